@@ -1,0 +1,50 @@
+"""evo_agent.session — record and restore agent conversations, crash-proof.
+
+A small library with no dependency on the rest of evo-agent. Layout, record
+schema and rules: SPEC.md §1–4; the README's "Using the session library".
+
+    from evo_agent.session import SessionStore
+
+    store = SessionStore(project_dir)
+    rec = store.create(model="claude-sonnet-4-5", provider="anthropic")
+    rec.user({"role": "user", "content": "hello"})
+    rec.assistant({"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+                  input_tokens=12, output_tokens=3)
+    rec.checkpoint()                      # end of a turn: refresh meta.json
+
+    row = store.latest()                  # --continue
+    resumed = store.resume(row.id, model=..., provider=...)
+    resumed.loaded.messages               # what to send the model next
+    resumed.recorder                      # the new session's recorder
+
+Every write is open/append/close and best effort: a failure prints one
+warning per kind on stderr and never raises. Errors about ids a user typed
+are `SessionError` subclasses whose message is one printable line.
+"""
+
+from .ids import (
+    AmbiguousSessionId,
+    InvalidSessionId,
+    SessionError,
+    SessionNotFound,
+    is_session_id,
+    new_session_id,
+    resolve_session_id,
+    sidechain_file_name,
+    slug_agent_name,
+)
+from .meta import SessionMeta, prompt_text, read_meta, rebuild_meta
+from .recorder import Recorder, SidechainRecorder, git_branch_of, now_iso
+from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
+from .resume import LoadedSession, load_for_resume, summary_message
+from .store import ResumedSession, SessionInfo, SessionStore
+
+__all__ = [
+    "AmbiguousSessionId", "InvalidSessionId", "SessionError", "SessionNotFound",
+    "is_session_id", "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name",
+    "SessionMeta", "prompt_text", "read_meta", "rebuild_meta",
+    "Recorder", "SidechainRecorder", "git_branch_of", "now_iso",
+    "INTERRUPTED_TEXT", "interrupted_result", "repair_history",
+    "LoadedSession", "load_for_resume", "summary_message",
+    "ResumedSession", "SessionInfo", "SessionStore",
+]

@@ -1,0 +1,290 @@
+"""Recorders: the only code that writes transcripts.
+
+A `Recorder` owns one session's messages.jsonl (and its meta.json); a
+`SidechainRecorder` owns one subagent's file under `subagent/`. Each record
+method builds the envelope, appends one line, and returns whether it landed;
+none of them ever raises into the agent loop.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from datetime import datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .ids import created_ms_of, sidechain_file_name
+from .jsonio import encode_line
+from .meta import SessionMeta, empty_meta, fold_record, write_meta
+from .writer import AppendWriter, make_private_dir, stderr_warning
+
+MESSAGES_NAME = "messages.jsonl"
+SUBAGENT_DIR = "subagent"
+META_INTERVAL_S = 1.0
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("evo-agent")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def git_branch_of(cwd: Path) -> str | None:
+    """`git rev-parse --abbrev-ref HEAD`, or None outside a repository."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--abbrev-ref", "HEAD"],
+            cwd=cwd, capture_output=True, text=True, timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    branch = out.stdout.strip()
+    return branch if out.returncode == 0 and branch else None
+
+
+def now_iso() -> str:
+    """Local time with milliseconds and offset: 2026-05-31T19:58:42.705+08:00."""
+    return datetime.now().astimezone().isoformat(timespec="milliseconds")
+
+
+class _TranscriptRecorder:
+    """Envelope + append for one transcript file. Shared by both recorder kinds."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        session_id: str,
+        cwd: str,
+        agent_version: str,
+        git_branch: str | None,
+        label: str,
+        warn: Callable[[str], None],
+    ) -> None:
+        self.path = path
+        self.session_id = session_id
+        self.cwd = cwd
+        self.agent_version = agent_version
+        self.git_branch = git_branch
+        self.prompt_id: str | None = None
+        self.writer = AppendWriter(path, label=label, warn=warn)
+
+    def _envelope(self, rtype: str, fields: dict) -> dict:
+        record = {
+            "type": rtype,
+            "timestamp": now_iso(),
+            "agent_version": self.agent_version,
+            "session_id": self.session_id,
+            "cwd": self.cwd,
+        }
+        if self.prompt_id is not None:
+            record["prompt_id"] = self.prompt_id
+        if self.git_branch is not None:
+            record["git_branch"] = self.git_branch
+        record.update(fields)
+        return record
+
+    def _after_append(self, record: dict, ok: bool) -> None:
+        """Hook for bookkeeping, called with the writer's lock held."""
+
+    def append(self, rtype: str, **fields) -> bool:
+        """Append one record of any type (readers skip types they do not know)."""
+        try:
+            record = self._envelope(rtype, fields)
+            line = encode_line(record)
+        except Exception as exc:  # a value the encoders cannot take: report, never raise
+            self.writer._fail(OSError(0, f"cannot encode a {rtype} record ({exc})"))
+            return False
+        with self.writer.lock:
+            ok = self.writer.append_locked(line)
+            self._after_append(record, ok)
+        return ok
+
+    def append_many(self, records: Iterable[tuple[str, dict]], batch_bytes: int = 1 << 20) -> bool:
+        """Append several records, several lines per write (used to copy restored history)."""
+        ok = True
+        batch: list[bytes] = []
+        size = 0
+        built: list[dict] = []
+        for rtype, fields in records:
+            record = self._envelope(rtype, fields)
+            built.append(record)
+            line = encode_line(record)
+            batch.append(line)
+            size += len(line)
+            if size >= batch_bytes:
+                ok = self._flush_batch(batch, built) and ok
+                batch, built, size = [], [], 0
+        if batch:
+            ok = self._flush_batch(batch, built) and ok
+        return ok
+
+    def _flush_batch(self, lines: list[bytes], records: list[dict]) -> bool:
+        with self.writer.lock:
+            ok = self.writer.append_locked(b"".join(lines))
+            for record in records:
+                self._after_append(record, ok)
+        return ok
+
+    # The record types of SPEC §2 -------------------------------------------
+
+    def user(self, message: dict, **extra) -> bool:
+        return self.append("user", message=message, **extra)
+
+    def assistant(
+        self,
+        message: dict,
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cache_creation_input_tokens: int | None = None,
+        cache_read_input_tokens: int | None = None,
+        **extra,
+    ) -> bool:
+        fields: dict = {"message": message, "input_tokens": input_tokens, "output_tokens": output_tokens}
+        if cache_creation_input_tokens is not None:
+            fields["cache_creation_input_tokens"] = cache_creation_input_tokens
+        if cache_read_input_tokens is not None:
+            fields["cache_read_input_tokens"] = cache_read_input_tokens
+        fields.update(extra)
+        return self.append("assistant", **fields)
+
+    def compact_boundary(self, summary: str, compact_count: int, trigger: str) -> bool:
+        return self.append("compact_boundary", summary=summary, compact_count=compact_count, trigger=trigger)
+
+
+class SidechainRecorder(_TranscriptRecorder):
+    """A subagent's own transcript: `subagent/<ms>_<name>_<4hex>.jsonl`."""
+
+    def __init__(self, path: Path, *, agent_name: str, relative_path: str, **kw) -> None:
+        super().__init__(path, **kw)
+        self.agent_name = agent_name
+        self.relative_path = relative_path
+
+
+class Recorder(_TranscriptRecorder):
+    """One session's main transcript plus its meta.json cache.
+
+    The meta is kept in memory, updated per record, and written to disk at
+    most once per `meta_interval` seconds and on `checkpoint()`/`close()`.
+    Listing notices a meta.json that lags the transcript and catches up, so
+    a lagging meta costs a little reading, never a wrong list.
+    """
+
+    def __init__(
+        self,
+        session_dir: Path,
+        session_id: str,
+        *,
+        cwd: str,
+        agent_version: str | None = None,
+        git_branch: str | None = None,
+        warn: Callable[[str], None] = stderr_warning,
+        meta_interval: float = META_INTERVAL_S,
+    ) -> None:
+        self.session_dir = Path(session_dir)
+        self._warn = warn
+        super().__init__(
+            self.session_dir / MESSAGES_NAME,
+            session_id=session_id,
+            cwd=cwd,
+            agent_version=agent_version or package_version(),
+            git_branch=git_branch,
+            label=f"session {session_id}",
+            warn=warn,
+        )
+        self.meta: SessionMeta = empty_meta(session_id, created_ms_of(session_id))
+        self._bytes = 0
+        self._meta_interval = meta_interval
+        self._meta_written_at = 0.0
+        self._meta_dirty = False
+        self._meta_failed = False
+
+    @property
+    def id(self) -> str:
+        return self.session_id
+
+    def _after_append(self, record: dict, ok: bool) -> None:
+        if not ok:
+            return
+        fold_record(self.meta, record)
+        self._meta_dirty = True
+        now = time.monotonic()
+        if now - self._meta_written_at >= self._meta_interval or record["type"] in ("session_start", "resume_marker"):
+            self._write_meta_locked(now)
+
+    def _write_meta_locked(self, now: float | None = None) -> None:
+        self._meta_written_at = time.monotonic() if now is None else now
+        try:
+            self.meta.messages_bytes = os.stat(self.path).st_size
+            write_meta(self.session_dir, self.meta)
+            self._meta_dirty = False
+        except OSError as exc:
+            if not self._meta_failed and not self.writer.failures:
+                self._meta_failed = True
+                self._warn(f"evo-agent: cannot update {self.session_dir / 'meta.json'}: {exc.strerror or exc}"
+                           "; listing will rebuild it from the transcript")
+
+    def checkpoint(self) -> None:
+        """Write meta.json now if records arrived since it was last written (end of a turn)."""
+        with self.writer.lock:
+            if self._meta_dirty:
+                self._write_meta_locked()
+
+    close = checkpoint
+
+    # Record types only the main transcript has ----------------------------
+
+    def session_start(self, *, model: str | None, provider: str | None, **extra) -> bool:
+        return self.append("session_start", model=model, provider=provider, **extra)
+
+    def resume_marker(self, from_session_id: str, restored_count: int, **extra) -> bool:
+        return self.append("resume_marker", from_session_id=from_session_id, restored_count=restored_count, **extra)
+
+    def start_subagent(
+        self,
+        agent_name: str,
+        tool_use_id: str,
+        *,
+        model: str | None = None,
+        provider: str | None = None,
+    ) -> SidechainRecorder:
+        """Write `subagent_start` here and open the child's sidechain (with its `session_start`)."""
+        name = sidechain_file_name(agent_name)
+        relative = f"{SUBAGENT_DIR}/{name}"
+        slug = name.split("_")[1]
+        try:
+            make_private_dir(self.session_dir / SUBAGENT_DIR)
+        except OSError:
+            pass  # the sidechain writer will report the failure once
+        side = SidechainRecorder(
+            self.session_dir / relative,
+            agent_name=slug,
+            relative_path=relative,
+            session_id=self.session_id,
+            cwd=self.cwd,
+            agent_version=self.agent_version,
+            git_branch=self.git_branch,
+            label=f"subagent transcript {relative} of session {self.session_id}",
+            warn=self._warn,
+        )
+        side.prompt_id = self.prompt_id
+        self.append("subagent_start", agent_name=slug, subagent_path=relative, tool_use_id=tool_use_id)
+        side.append(
+            "session_start", model=model, provider=provider, agent_name=slug, parent_session_id=self.session_id
+        )
+        return side
+
+    def end_subagent(self, side: SidechainRecorder, tool_use_id: str, result: str, **extra) -> bool:
+        return self.append(
+            "subagent_end",
+            agent_name=side.agent_name,
+            subagent_path=side.relative_path,
+            tool_use_id=tool_use_id,
+            result=result,
+            **extra,
+        )

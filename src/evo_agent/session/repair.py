@@ -1,0 +1,111 @@
+"""Make a replayed history valid for the Messages API (SPEC §4 step 4).
+
+The process may have died between an assistant's tool_use and its result,
+or a line may have been lost to corruption. The repairs are few and
+idempotent, so a history that is already valid passes through unchanged and
+repairing twice changes nothing:
+
+- a tool_use with no tool_result in the next user turn gets a synthetic
+  `is_error` result saying the tool was interrupted;
+- a tool_result with no tool_use in the previous assistant turn is dropped,
+  and so is a second result for the same tool_use;
+- empty text blocks and empty messages are dropped, and the history starts
+  with the user (a leading assistant turn has nobody to answer).
+
+Consecutive messages of one role are one turn, as the API treats them.
+"""
+
+from __future__ import annotations
+
+INTERRUPTED_TEXT = (
+    "The tool was interrupted before it returned a result (the session ended while it ran). "
+    "Its effects, if any, are unknown; check before relying on them."
+)
+
+
+def interrupted_result(tool_use_id: str, text: str = INTERRUPTED_TEXT) -> dict:
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": True}
+
+
+def _clean_content(content: object) -> str | list | None:
+    """The content without empty text blocks; None when nothing is left."""
+    if isinstance(content, str):
+        return content or None
+    if not isinstance(content, list):
+        return None
+    kept = [
+        b for b in content
+        if isinstance(b, dict) and isinstance(b.get("type"), str)
+        and not (b["type"] == "text" and not (isinstance(b.get("text"), str) and b["text"]))
+    ]
+    return kept or None
+
+
+def _tool_use_ids(content: str | list) -> list[str]:
+    if isinstance(content, str):
+        return []
+    return [b["id"] for b in content if b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
+
+
+def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
+    """Return (valid messages, number of repairs made). Input dicts are not mutated."""
+    out: list[dict] = []
+    repairs = 0
+    expected: list[str] = []  # tool_use ids of the latest assistant turn
+    answered: set[str] = set()
+    turn_start = 0  # index in `out` of the first user message after that assistant turn
+
+    def close_user_turn() -> None:
+        nonlocal repairs
+        missing = [i for i in expected if i not in answered]
+        if not missing:
+            return
+        repairs += len(missing)
+        synthetic = [interrupted_result(i) for i in missing]
+        if turn_start < len(out) and out[turn_start]["role"] == "user":
+            first = out[turn_start]
+            content = first["content"]
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+            lead = 0
+            while lead < len(blocks) and blocks[lead].get("type") == "tool_result":
+                lead += 1
+            out[turn_start] = {**first, "content": blocks[:lead] + synthetic + blocks[lead:]}
+        else:
+            out.append({"role": "user", "content": synthetic})
+
+    for message in messages:
+        role = message.get("role") if isinstance(message, dict) else None
+        content = _clean_content(message.get("content")) if role in ("user", "assistant") else None
+        if content is None:
+            repairs += 1
+            continue
+        if role == "assistant":
+            if not out:
+                repairs += 1  # nobody asked: a history starts with the user
+                continue
+            if out[-1]["role"] == "user":
+                close_user_turn()
+                expected, answered = [], set()
+            expected = expected + _tool_use_ids(content)
+            out.append({**message, "content": content})
+            turn_start = len(out)
+            continue
+        # role == "user"
+        if isinstance(content, list):
+            kept = []
+            for block in content:
+                if block.get("type") == "tool_result":
+                    tid = block.get("tool_use_id")
+                    if tid not in expected or tid in answered:
+                        repairs += 1
+                        continue
+                    answered.add(tid)
+                kept.append(block)
+            if not kept:
+                repairs += 1
+                continue
+            if len(kept) != len(content):
+                content = kept
+        out.append({**message, "content": content})
+    close_user_turn()
+    return out, repairs

@@ -1,0 +1,129 @@
+"""The append path: open, one write of the whole line, close — best effort.
+
+No handle stays open and nothing is buffered in the process, so a record that
+was written survives `kill -9`. A failure never raises into the agent: it is
+reported once per kind on stderr and the conversation goes on unsaved.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Callable
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+_OPEN_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def lock_for(path: Path) -> threading.Lock:
+    """One lock per file for the whole process, however many writers name it."""
+    key = os.path.abspath(path)
+    with _locks_guard:
+        lock = _locks.get(key)
+        if lock is None:
+            lock = _locks[key] = threading.Lock()
+        return lock
+
+
+def stderr_warning(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except Exception:  # stderr closed: nothing left to tell
+        pass
+
+
+def make_private_dir(path: Path) -> None:
+    """Create `path` (and missing parents) 0700, whatever the umask."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, DIR_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(d, DIR_MODE)
+
+
+class AppendWriter:
+    """Appends whole lines to one file; thread safe; never raises.
+
+    After a failed or short write the next write starts with `\\n`, so a torn
+    fragment can never merge with the good record that follows it.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        label: str,
+        warn: Callable[[str], None] = stderr_warning,
+    ) -> None:
+        self.path = Path(path)
+        self.label = label
+        self._warn = warn
+        self._lock = lock_for(self.path)
+        self._torn = False
+        self._created = False
+        self._warned: set[str] = set()
+        self.failures = 0
+
+    @property
+    def lock(self) -> threading.Lock:
+        return self._lock
+
+    def append(self, data: bytes) -> bool:
+        """Append `data` (one or more complete lines). True when all of it landed."""
+        with self._lock:
+            return self.append_locked(data)
+
+    def append_locked(self, data: bytes) -> bool:
+        """Like append(), for a caller that already holds `self.lock`."""
+        if self._torn:
+            data = b"\n" + data
+        try:
+            fd = os.open(self.path, _OPEN_FLAGS, FILE_MODE)
+        except OSError as exc:
+            self._fail(exc)
+            return False
+        try:
+            if not self._created:
+                os.fchmod(fd, FILE_MODE)  # the umask may have narrowed it; never wider than 0600
+                self._created = True
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                if written <= 0:
+                    raise OSError(errno.EIO, "short write")
+                view = view[written:]
+        except OSError as exc:
+            self._torn = True  # some bytes may have landed: guard the next record
+            self._fail(exc)
+            return False
+        finally:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._torn = False
+        return True
+
+    def _fail(self, exc: OSError) -> None:
+        self.failures += 1
+        reason = exc.strerror or str(exc)
+        kind = f"{type(exc).__name__}:{exc.errno}"
+        if kind in self._warned:
+            return
+        self._warned.add(kind)
+        self._warn(f"evo-agent: cannot write {self.label}: {reason}; this conversation is not being saved")
