@@ -1,0 +1,34 @@
+"""The shape of a tool: a JSON schema for the model and a function that runs it."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may know about the world around it."""
+
+    project_dir: Path
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class ToolResult:
+    content: str
+    is_error: bool = False
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    input_schema: dict
+    run: Callable[[dict, ToolContext], ToolResult]
+
+    def api_spec(self) -> dict:
+        """The tool as the Anthropic Messages API wants it in `tools`."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

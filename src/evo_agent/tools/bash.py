@@ -1,0 +1,230 @@
+"""The `bash` tool: run a shell command in the project, bounded in time and output.
+
+The command runs in its own session/process group so that a timeout or a
+cancel (Ctrl+C in the agent) can kill everything it started, including
+background children, with one SIGKILL to the group. Output is read in the
+calling thread with select() so a 10 MB flood neither deadlocks the pipe nor
+fills memory: only a head and a rolling tail are kept.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import select
+import signal
+import subprocess
+import time
+from collections import deque
+
+from ._common import error, guarded
+from .base import Tool, ToolContext, ToolResult
+
+DEFAULT_TIMEOUT_S = 120.0
+MAX_TIMEOUT_S = 600.0
+MAX_OUTPUT_CHARS = 50_000
+# Room kept for the cut notice and the status line, so the whole result
+# stays within MAX_OUTPUT_CHARS.
+_RESERVED_CHARS = 200
+_HEAD_CHARS = (MAX_OUTPUT_CHARS - _RESERVED_CHARS) // 2
+_TAIL_CHARS = MAX_OUTPUT_CHARS - _RESERVED_CHARS - _HEAD_CHARS
+_POLL_S = 0.05
+_CHUNK_BYTES = 65536
+# After the shell exits (or is killed), how long to keep draining output that
+# processes outside our control may still hold open.
+_DRAIN_GRACE_S = 0.5
+
+
+class _OutputCapture:
+    """Keeps the first and last characters of a byte stream, counting the rest.
+
+    Decoding is incremental with errors="replace", so a multi-byte character
+    split across reads is decoded correctly and invalid bytes become U+FFFD.
+    """
+
+    def __init__(self, head_chars: int = _HEAD_CHARS, tail_chars: int = _TAIL_CHARS) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head_limit = head_chars
+        self._tail_limit = tail_chars
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: deque[str] = deque()
+        self._tail_len = 0
+        self.total_chars = 0
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        if not text:
+            return
+        self.total_chars += len(text)
+        room = self._head_limit - self._head_len
+        if room > 0:
+            self._head.append(text[:room])
+            self._head_len += len(text[:room])
+            text = text[room:]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            # Drop whole chunks that lie entirely before the tail window.
+            while self._tail and self._tail_len - len(self._tail[0]) >= self._tail_limit:
+                self._tail_len -= len(self._tail.popleft())
+
+    def text(self) -> str:
+        self.feed(b"", final=True)
+        head = "".join(self._head)
+        tail = "".join(self._tail)
+        if len(tail) > self._tail_limit:
+            tail = tail[-self._tail_limit :]
+        cut = self.total_chars - len(head) - len(tail)
+        if cut <= 0:
+            return head + tail
+        sep = "" if head.endswith("\n") else "\n"
+        return f"{head}{sep}[... {cut} characters cut from the middle of the output ...]\n{tail}"
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the command's whole process group (its pgid is its pid)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _drain(fd: int, capture: _OutputCapture, grace_s: float) -> None:
+    """Read what is left in the pipe, giving up after `grace_s` if it stays open."""
+    end = time.monotonic() + grace_s
+    while (left := end - time.monotonic()) > 0:
+        ready, _, _ = select.select([fd], [], [], min(_POLL_S, left))
+        if ready:
+            chunk = os.read(fd, _CHUNK_BYTES)
+            if not chunk:
+                return
+            capture.feed(chunk)
+
+
+def _fmt_seconds(s: float) -> str:
+    return f"{s:g}"
+
+
+def _parse_timeout(tool_input: dict) -> float | str:
+    raw = tool_input.get("timeout")
+    if raw is None:
+        return DEFAULT_TIMEOUT_S
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        return "timeout must be a number of seconds"
+    if raw <= 0:
+        return "timeout must be greater than 0 seconds"
+    return min(float(raw), MAX_TIMEOUT_S)
+
+
+@guarded("bash")
+def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
+    """Run `bash -c command` in the project directory; see the module docstring."""
+    command = tool_input.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return error("command must be a non-empty string")
+    timeout = _parse_timeout(tool_input)
+    if isinstance(timeout, str):
+        return error(timeout)
+    if ctx.cancel.is_set():
+        return error("interrupted before the command started")
+
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=ctx.project_dir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        bufsize=0,
+    )
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    capture = _OutputCapture()
+    outcome = "exited"
+    deadline = time.monotonic() + timeout
+    try:
+        eof = False
+        exited_at: float | None = None
+        while True:
+            if ctx.cancel.is_set():
+                outcome = "interrupted"
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                outcome = "timeout"
+                break
+            wait = min(_POLL_S, remaining)
+            if not eof:
+                ready, _, _ = select.select([fd], [], [], wait)
+                if ready:
+                    chunk = os.read(fd, _CHUNK_BYTES)
+                    if chunk:
+                        capture.feed(chunk)
+                    else:
+                        eof = True
+            else:
+                try:
+                    proc.wait(timeout=wait)
+                except subprocess.TimeoutExpired:
+                    pass
+            if proc.poll() is not None:
+                if eof:
+                    break
+                # The shell is gone but a background child still holds the
+                # pipe: keep reading briefly, then return without waiting on it.
+                now = time.monotonic()
+                if exited_at is None:
+                    exited_at = now
+                elif now - exited_at > _DRAIN_GRACE_S:
+                    break
+        if outcome != "exited":
+            _kill_group(proc)
+            proc.wait()
+            _drain(fd, capture, _DRAIN_GRACE_S)
+    finally:
+        # Also reached on KeyboardInterrupt: never leave the group running.
+        if proc.poll() is None:
+            _kill_group(proc)
+            proc.wait()
+        proc.stdout.close()
+
+    output = capture.text()
+    body = output if output else "(no output)\n"
+    if not body.endswith("\n"):
+        body += "\n"
+    if outcome == "timeout":
+        return ToolResult(f"{body}[timed out after {_fmt_seconds(timeout)} s; process group killed]", is_error=True)
+    if outcome == "interrupted":
+        return ToolResult(f"{body}[interrupted; process group killed]", is_error=True)
+    code = proc.returncode
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return ToolResult(f"{body}[killed by signal {name}]", is_error=True)
+    return ToolResult(f"{body}[exit code {code}]", is_error=code != 0)
+
+
+BASH_TOOL = Tool(
+    name="bash",
+    description=(
+        "Run a shell command with `bash -c` in the project directory. stdin is empty; "
+        "stdout and stderr are merged. Output longer than 50,000 characters keeps its "
+        "head and tail. Default timeout 120 s, at most 600 s; on timeout the command and "
+        "everything it started are killed. The result ends with the exit code."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command to run."},
+            "timeout": {
+                "type": "number",
+                "description": "Seconds before the command is killed (default 120, max 600).",
+            },
+        },
+        "required": ["command"],
+    },
+    run=run_bash,
+)

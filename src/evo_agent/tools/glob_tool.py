@@ -1,0 +1,108 @@
+"""The `glob` tool: list project files matching a pattern such as `src/**/*.py`.
+
+Implemented on os.walk (not pathlib.glob) so that `.git` and `.evo-agent` are
+pruned instead of walked and filtered, and the walk starts at the pattern's
+literal prefix. Results are sorted by path, not by modification time: a stable
+order keeps transcripts and the offline demo provider deterministic, and makes
+the 500-result cap predictable.
+
+Semantics: `*`, `?` and `[...]` match within one path segment (dotfiles
+included); `**` as a whole segment matches zero or more directories.
+Directories that match are listed with a trailing `/`.
+"""
+
+from __future__ import annotations
+
+import os
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from pathlib import Path
+
+from ._common import SKIP_DIRS, error, guarded
+from .base import Tool, ToolContext, ToolResult
+
+MAX_RESULTS = 500
+_MAGIC = frozenset("*?[")
+
+
+def _is_magic(segment: str) -> bool:
+    return any(c in _MAGIC for c in segment)
+
+
+def _matcher(pattern: tuple[str, ...]):
+    """A function telling whether a tuple of path segments matches `pattern`."""
+
+    def matches(parts: tuple[str, ...]) -> bool:
+        @lru_cache(maxsize=None)
+        def m(i: int, j: int) -> bool:
+            if i == len(pattern):
+                return j == len(parts)
+            if pattern[i] == "**":
+                return any(m(i + 1, k) for k in range(j, len(parts) + 1))
+            return j < len(parts) and fnmatchcase(parts[j], pattern[i]) and m(i + 1, j + 1)
+
+        return m(0, 0)
+
+    return matches
+
+
+@guarded("glob")
+def run_glob(tool_input: dict, ctx: ToolContext) -> ToolResult:
+    pattern = tool_input.get("pattern")
+    if not isinstance(pattern, str) or not pattern.strip():
+        return error("pattern must be a non-empty string")
+    expanded = os.path.expanduser(pattern.strip())
+    absolute = os.path.isabs(expanded)
+    segments = [s for s in expanded.split("/") if s not in ("", ".")]
+    if not segments:
+        return error(f"pattern {pattern!r} names no files")
+
+    # Walk from the longest literal prefix; the rest is matched per segment.
+    prefix: list[str] = []
+    while len(segments) > 1 and not _is_magic(segments[0]):
+        prefix.append(segments.pop(0))
+    rest = tuple(segments)
+    base = Path("/" if absolute else ctx.project_dir).joinpath(*prefix)
+    matches = _matcher(rest)
+    max_depth = None if "**" in rest else len(rest)
+
+    found: list[str] = []
+    if base.is_dir():
+        for dirpath, dirnames, filenames in os.walk(base):
+            if ctx.cancel.is_set():
+                return error("interrupted")
+            rel_dir = Path(dirpath).relative_to(base).parts
+            dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+            for name, is_dir in [(d, True) for d in dirnames] + [(f, False) for f in filenames]:
+                parts = rel_dir + (name,)
+                if matches(parts):
+                    shown = "/".join(prefix + list(parts))
+                    if absolute:
+                        shown = "/" + shown
+                    found.append(shown + ("/" if is_dir else ""))
+            if max_depth is not None and len(rel_dir) + 1 >= max_depth:
+                dirnames[:] = []
+
+    if not found:
+        return ToolResult(f"No files match {pattern}")
+    found.sort()
+    text = "\n".join(found[:MAX_RESULTS])
+    if len(found) > MAX_RESULTS:
+        text += f"\n[showing the first {MAX_RESULTS} of {len(found)} matches; use a narrower pattern]"
+    return ToolResult(text)
+
+
+GLOB_TOOL = Tool(
+    name="glob",
+    description=(
+        "Find files by glob pattern relative to the project directory, e.g. `**/*.py` or "
+        "`src/*/test_*.py`. `**` matches any number of directories. Skips .git and "
+        ".evo-agent. Results are sorted by path, at most 500."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {"pattern": {"type": "string", "description": "Glob pattern."}},
+        "required": ["pattern"],
+    },
+    run=run_glob,
+)

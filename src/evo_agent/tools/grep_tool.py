@@ -1,0 +1,94 @@
+"""The `grep` tool: search file contents with a Python regular expression.
+
+Output is `path:lineno:line`, the format models already know from grep -rn,
+so matches can be fed straight to read_file/edit_file. Binary files and the
+`.git`/`.evo-agent` directories are skipped, and output is capped so one
+search cannot flood the context.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._common import display_path, error, guarded, is_binary_file, resolve_path, walk_files
+from .base import Tool, ToolContext, ToolResult
+
+MAX_MATCHES = 500
+MAX_OUTPUT_CHARS = 50_000
+MAX_LINE_CHARS = 1000
+
+
+@guarded("grep")
+def run_grep(tool_input: dict, ctx: ToolContext) -> ToolResult:
+    pattern = tool_input.get("pattern")
+    if not isinstance(pattern, str) or pattern == "":
+        return error("pattern must be a non-empty string")
+    path_arg = tool_input.get("path")
+    if path_arg is not None and not isinstance(path_arg, str):
+        return error("path must be a string")
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        return error(f"invalid regex {pattern!r}: {exc}")
+
+    root = resolve_path(ctx, path_arg) if path_arg else ctx.project_dir
+    if not root.exists():
+        return error(f"path not found: {display_path(ctx, root)}")
+    files = [root] if root.is_file() else walk_files(root)
+
+    out: list[str] = []
+    size = 0
+    capped = False
+    for file in files:
+        if ctx.cancel.is_set():
+            return error("interrupted")
+        try:
+            if is_binary_file(file):
+                continue
+            shown = display_path(ctx, file)
+            with open(file, encoding="utf-8", errors="replace") as f:
+                for n, line in enumerate(f, start=1):
+                    if not regex.search(line):
+                        continue
+                    line = line.rstrip("\r\n")
+                    if len(line) > MAX_LINE_CHARS:
+                        line = line[:MAX_LINE_CHARS] + " [... line truncated]"
+                    entry = f"{shown}:{n}:{line}"
+                    if len(out) >= MAX_MATCHES or size + len(entry) + 1 > MAX_OUTPUT_CHARS:
+                        capped = True
+                        break
+                    out.append(entry)
+                    size += len(entry) + 1
+        except OSError:
+            continue  # unreadable file (permissions, vanished): not the model's problem
+        if capped:
+            break
+
+    if not out:
+        return ToolResult(f"No matches for {pattern}")
+    text = "\n".join(out)
+    if capped:
+        text += (
+            f"\n[stopped after {len(out)} matches (limit {MAX_MATCHES} matches / "
+            f"{MAX_OUTPUT_CHARS} characters); narrow the pattern or path]"
+        )
+    return ToolResult(text)
+
+
+GREP_TOOL = Tool(
+    name="grep",
+    description=(
+        "Search file contents for a Python regular expression. path is a file or directory "
+        "(default: the project directory). Prints `path:line:text` for each matching line; "
+        "skips binary files, .git and .evo-agent; at most 500 matches."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Python regular expression."},
+            "path": {"type": "string", "description": "File or directory to search."},
+        },
+        "required": ["pattern"],
+    },
+    run=run_grep,
+)

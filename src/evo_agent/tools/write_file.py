@@ -1,0 +1,51 @@
+"""The `write_file` tool: create or overwrite a file with exact content.
+
+Content is written verbatim (no newline translation) as UTF-8, and missing
+parent directories are created, so the model can scaffold files in one call.
+"""
+
+from __future__ import annotations
+
+from ._common import display_path, error, guarded, resolve_path
+from .base import Tool, ToolContext, ToolResult
+
+
+@guarded("write_file")
+def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
+    path_arg = tool_input.get("path")
+    content = tool_input.get("content")
+    if not isinstance(path_arg, str) or not path_arg:
+        return error("path must be a non-empty string")
+    if not isinstance(content, str):
+        return error("content must be a string")
+
+    path = resolve_path(ctx, path_arg)
+    shown = display_path(ctx, path)
+    if path.is_dir():
+        return error(f"{shown} is a directory; cannot write a file there")
+    existed = path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = content.encode("utf-8")
+    with open(path, "wb") as f:
+        f.write(data)
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    verb = "Overwrote" if existed else "Created"
+    return ToolResult(f"{verb} {shown}: {len(data)} bytes, {lines} lines")
+
+
+WRITE_FILE_TOOL = Tool(
+    name="write_file",
+    description=(
+        "Write a file with exactly the given content, replacing it if it exists. "
+        "Parent directories are created. Relative paths are resolved against the project directory."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File to write."},
+            "content": {"type": "string", "description": "The complete new content."},
+        },
+        "required": ["path", "content"],
+    },
+    run=run_write_file,
+)
