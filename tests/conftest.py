@@ -1,0 +1,21 @@
+"""Fixtures shared by every test: temporary projects (and, below, the local model server)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A fresh project directory that is a git repository on branch `main`."""
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    (root / "README.md").write_text("# a test project\n")
+    subprocess.run([*git, "add", "README.md"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "init"], check=True)
+    return root
