@@ -55,33 +55,44 @@ class SessionMeta:
 
 _INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens", "message_count",
                "compact_count", "messages_bytes")
-_OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "resumed_from")
+_OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "resumed_from", "agent_version", "cwd")
+_KNOWN = frozenset(_INT_FIELDS + _OPT_STR_FIELDS + ("id",))
 
 
 def meta_from_json(data: object, session_id: str) -> SessionMeta | None:
-    """A SessionMeta when `data` is a well-formed meta for `session_id`, else None."""
-    if not isinstance(data, dict) or data.get("id") != session_id:
+    """A SessionMeta when `data` is a well-formed meta for `session_id`, else None.
+
+    On the listing's hot path (once per session), hence the plain loops.
+    """
+    if type(data) is not dict or data.get("id") != session_id:
         return None
     for name in _INT_FIELDS:
         value = data.get(name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        if type(value) is not int or value < 0:
             return None
     for name in _OPT_STR_FIELDS:
-        if data.get(name) is not None and not isinstance(data.get(name), str):
+        value = data.get(name)
+        if value is not None and type(value) is not str:
             return None
-    for name in ("agent_version", "cwd"):
-        if not isinstance(data.get(name, ""), str):
-            return None
-    known = {f for f in SessionMeta.__dataclass_fields__ if f != "extra"}
-    return SessionMeta(**{k: v for k, v in data.items() if k in known})
+    if len(data) != len(_KNOWN) or not _KNOWN.issuperset(data):
+        data = {k: v for k, v in data.items() if k in _KNOWN}
+    meta = SessionMeta(**data)
+    if meta.agent_version is None or meta.cwd is None:
+        return None
+    return meta
 
 
-def read_meta(session_dir: Path, session_id: str) -> SessionMeta | None:
+def read_meta(session_dir: Path | str, session_id: str) -> SessionMeta | None:
     try:
-        with open(session_dir / META_NAME, "rb") as f:
-            return meta_from_json(decode(f.read()), session_id)
+        fd = os.open(os.path.join(session_dir, META_NAME), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return meta_from_json(decode(os.read(fd, 1 << 16)), session_id)
     except (OSError, ValueError):
         return None
+    finally:
+        os.close(fd)
 
 
 def write_meta(session_dir: Path, meta: SessionMeta) -> None:
