@@ -44,6 +44,7 @@ def check_conversation(messages: list[dict]) -> None:
     if turns[0][0] != "user":
         raise InvalidConversation("messages.0: the first message must use the user role")
     pending: set[str] = set()
+    all_ids: set[str] = set()
     for t, (role, blocks) in enumerate(turns):
         for block in blocks:
             if not isinstance(block, dict) or "type" not in block:
@@ -71,11 +72,12 @@ def check_conversation(messages: list[dict]) -> None:
             pending = set()
         else:
             ids = [b.get("id") for b in blocks if b["type"] == "tool_use"]
-            if any(not isinstance(i, str) or not i for i in ids) or len(set(ids)) != len(ids):
+            if any(not isinstance(i, str) or not i for i in ids) or len(set(ids)) != len(ids) or all_ids & set(ids):
                 raise InvalidConversation(f"turn {t}: tool_use blocks need unique ids")
+            all_ids.update(ids)
             for b in blocks:
-                if b["type"] == "tool_use" and not isinstance(b.get("input"), dict):
-                    raise InvalidConversation(f"turn {t}: tool_use input must be an object")
+                if b["type"] == "tool_use" and not (isinstance(b.get("input"), dict) and isinstance(b.get("name"), str)):
+                    raise InvalidConversation(f"turn {t}: tool_use needs a name and an object input")
             pending = set(ids)
     if pending:
         # A history may end on the assistant's tool_use only if the caller is about

@@ -157,3 +157,23 @@ def test_large_transcript_resumes_reading_only_its_tail(tmp_path):
     assert loaded.messages[0]["content"][0]["text"] == SUMMARY.format("late summary")
     assert loaded.bytes_read < 3 * 1024 * 1024, loaded.bytes_read
     assert peak < 20 * 1024 * 1024, peak
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_good = [encode_line({"type": "user", "message": user_text("q")}),
+         encode_line({"type": "assistant", "message": assistant_tools("", "t")}),
+         encode_line({"type": "user", "message": tool_results("t")}),
+         encode_line({"type": "compact_boundary", "summary": "s", "compact_count": 1}),
+         b'{"type":"compact_boundary"\n', b"\xff\xfe\n", b"\n"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chunks=st.lists(st.one_of(st.binary(max_size=64), st.sampled_from(_good)), max_size=30))
+def test_fuzzed_bytes_never_raise_and_always_load_valid(tmp_path, chunks):
+    path = tmp_path / "fuzz.jsonl"
+    path.write_bytes(b"".join(chunks))
+    loaded = load_for_resume(path, "1780227556183_b525857d")
+    if loaded.messages:
+        check_conversation(loaded.messages)

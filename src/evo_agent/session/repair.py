@@ -9,6 +9,7 @@ repairing twice changes nothing:
   `is_error` result saying the tool was interrupted;
 - a tool_result with no tool_use in the previous assistant turn is dropped,
   and so is a second result for the same tool_use;
+- a tool_use without a unique id, a name or an object input is dropped;
 - empty text blocks and empty messages are dropped, and the history starts
   with the user (a leading assistant turn has nobody to answer).
 
@@ -47,6 +48,16 @@ def _tool_use_ids(content: str | list) -> list[str]:
     return [b["id"] for b in content if b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
 
 
+def _usable_tool_use(block: dict, seen: set[str]) -> bool:
+    tid = block.get("id")
+    if not isinstance(tid, str) or not tid or tid in seen:
+        return False
+    if not isinstance(block.get("name"), str) or not isinstance(block.get("input"), dict):
+        return False
+    seen.add(tid)
+    return True
+
+
 def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
     """Return (valid messages, number of repairs made). Input dicts are not mutated."""
     out: list[dict] = []
@@ -54,6 +65,7 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
     expected: list[str] = []  # tool_use ids of the latest assistant turn
     answered: set[str] = set()
     turn_start = 0  # index in `out` of the first user message after that assistant turn
+    seen_ids: set[str] = set()  # tool_use ids must be unique across the conversation
 
     def close_user_turn() -> None:
         nonlocal repairs
@@ -83,6 +95,12 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
             if not out:
                 repairs += 1  # nobody asked: a history starts with the user
                 continue
+            if isinstance(content, list):
+                kept = [b for b in content if b.get("type") != "tool_use" or _usable_tool_use(b, seen_ids)]
+                repairs += len(content) - len(kept)
+                if not kept:
+                    continue
+                content = kept if len(kept) != len(content) else content
             if out[-1]["role"] == "user":
                 close_user_turn()
                 expected, answered = [], set()
