@@ -48,6 +48,29 @@ def _tool_use_ids(content: str | list) -> list[str]:
     return [b["id"] for b in content if b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
 
 
+def _as_blocks(content: str | list) -> list:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _results_first(out: list[dict], start: int) -> int:
+    """In the user turn out[start:], tool_results must precede everything else.
+
+    A turn already in that order is left exactly as it is; otherwise every
+    result moves, in order, to the front of the turn's first message.
+    """
+    turn = [_as_blocks(m["content"]) for m in out[start:]]
+    flat = [b for blocks in turn for b in blocks]
+    n_results = sum(1 for b in flat if b.get("type") == "tool_result")
+    if all(b.get("type") == "tool_result" for b in flat[:n_results]):
+        return 0
+    results = [b for b in flat if b.get("type") == "tool_result"]
+    rest = [[b for b in blocks if b.get("type") != "tool_result"] for blocks in turn]
+    rest[0] = results + rest[0]
+    rebuilt = [{**m, "content": blocks} for m, blocks in zip(out[start:], rest) if blocks]
+    out[start:] = rebuilt
+    return 1
+
+
 def _usable_tool_use(block: dict, seen: set[str]) -> bool:
     tid = block.get("id")
     if not isinstance(tid, str) or not tid or tid in seen:
@@ -69,6 +92,8 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
 
     def close_user_turn() -> None:
         nonlocal repairs
+        if turn_start < len(out):
+            repairs += _results_first(out, turn_start)
         missing = [i for i in expected if i not in answered]
         if not missing:
             return
@@ -76,8 +101,7 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
         synthetic = [interrupted_result(i) for i in missing]
         if turn_start < len(out) and out[turn_start]["role"] == "user":
             first = out[turn_start]
-            content = first["content"]
-            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+            blocks = _as_blocks(first["content"])
             lead = 0
             while lead < len(blocks) and blocks[lead].get("type") == "tool_result":
                 lead += 1
