@@ -19,3 +19,19 @@ def project(tmp_path: Path) -> Path:
     subprocess.run([*git, "add", "README.md"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "init"], check=True)
     return root
+
+
+@pytest.fixture
+def model_server():
+    """A local Anthropic Messages API (tests/fake_model_server.py), fresh for each test.
+
+    Script answers with `model_server.script(text("hi"), tool_use("bash", {...}))`; point a
+    subprocess at it with `env=model_server.env()`. Nothing global is set.
+    """
+    from tests.fake_model_server import FakeModelServer
+
+    server = FakeModelServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

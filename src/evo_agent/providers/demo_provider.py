@@ -1,0 +1,240 @@
+"""The demo provider: offline, deterministic, no network, and says so.
+
+It lets anyone try evo-agent (sessions, tools, resume, the picker) without an API
+key. It understands a handful of plain requests and calls the real tools for them:
+
+    list the files          -> glob {"pattern": "**/*"}   (bash `ls` when there is no glob tool)
+    read <path>             -> read_file {"path": ...}
+    run <command>           -> bash {"command": ...}
+    search for <text>       -> grep {"pattern": ...}
+    delegate <text>         -> task {description, prompt, subagent_type: "general-purpose"}
+    summarize ...           -> a short summary of the conversation (used by compaction)
+
+After a tool ran it answers with a short text summarising the tool output. Same input,
+same output: ids and token counts are derived from the conversation itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+
+from .base import ModelResponse, ProviderCancelled, StreamCallbacks
+
+DEFAULT_MODEL = "demo"
+DEMO_LABEL = "[demo provider — offline, no model is called]"
+SUMMARY_LINES = 8
+LINE_CHARS = 200
+
+HELP = (
+    "I am the offline demo provider, so I only understand a few plain requests:\n"
+    "- list the files\n"
+    "- read <path>\n"
+    "- run <command>\n"
+    "- search for <text>\n"
+    "- delegate <task for a subagent>\n"
+    "Set ANTHROPIC_API_KEY (or use --provider anthropic) to talk to a real model."
+)
+
+_LIST = re.compile(r"^(?:please\s+)?(?:list|show)(?:\s+(?:me|all|of))*(?:\s+the)?\s+files\b", re.I)
+_READ = re.compile(r"^(?:please\s+)?(?:read|open|show|cat)\s+(?:the\s+file\s+)?(?P<path>\S+)\s*$", re.I)
+_RUN = re.compile(r"^(?:please\s+)?run\s+(?P<command>.+)$", re.I | re.S)
+_SEARCH = re.compile(r"^(?:please\s+)?(?:search|grep|look)(?:\s+for)?\s+(?P<text>.+)$", re.I | re.S)
+_DELEGATE = re.compile(r"^(?:please\s+)?delegate\s*:?\s+(?P<text>.+)$", re.I | re.S)
+_SUMMARY = re.compile(r"\bsummar(?:y|ise|ize|izing|ising)\b", re.I)
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "`'\"":
+        value = value[1:-1].strip()
+    return value
+
+
+def _blocks(content: object) -> list[dict]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _text_of(content: object) -> str:
+    return "\n".join(b.get("text", "") for b in _blocks(content) if b.get("type") == "text").strip()
+
+
+def _result_text(block: dict) -> str:
+    content = block.get("content", "")
+    return content if isinstance(content, str) else _text_of(content)
+
+
+def _head(text: str) -> str:
+    lines = text.splitlines() or [""]
+    shown = [line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…" for line in lines[:SUMMARY_LINES]]
+    out = "\n".join("    " + line for line in shown)
+    if len(lines) > SUMMARY_LINES:
+        out += f"\n    … ({len(lines) - SUMMARY_LINES} more lines)"
+    return out
+
+
+def _chunks(text: str, parts: int = 4) -> list[str]:
+    size = max(1, -(-len(text) // parts))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class DemoProvider:
+    name = "demo"
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model or DEFAULT_MODEL
+
+    def complete(
+        self,
+        *,
+        system: str,
+        messages: list[dict],
+        tools: list[dict],
+        max_tokens: int = 8192,
+        callbacks: StreamCallbacks | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ModelResponse:
+        callbacks = callbacks or StreamCallbacks()
+        if cancel is not None and cancel.is_set():
+            raise ProviderCancelled()
+        tool_names = {t.get("name") for t in tools or [] if isinstance(t, dict)}
+        text, uses = self._answer(messages, tool_names)
+        if not any(m.get("role") == "assistant" for m in messages if isinstance(m, dict)):
+            text = f"{DEMO_LABEL}\n{text}" if text else DEMO_LABEL
+
+        digest = hashlib.sha256(_dumps(messages).encode()).hexdigest()[:6]
+        content: list[dict] = [{"type": "text", "text": text}] if text else []
+        for i, (name, tool_input) in enumerate(uses):
+            tool_id = f"toolu_demo_{len(messages):04d}_{i}_{digest}"
+            content.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
+
+        for piece in _chunks(text) if text else []:
+            if cancel is not None and cancel.is_set():
+                raise ProviderCancelled()
+            if callbacks.on_text:
+                callbacks.on_text(piece)
+        for block in content:
+            if block["type"] == "tool_use" and callbacks.on_tool_use_start:
+                callbacks.on_tool_use_start(block["id"], block["name"])
+
+        return ModelResponse(
+            message={"role": "assistant", "content": content},
+            input_tokens=len(_dumps(messages)) // 4,
+            output_tokens=max(1, len(_dumps(content)) // 4),
+            stop_reason="tool_use" if uses else "end_turn",
+        )
+
+    # ------------------------------------------------------------------ the "model"
+    def _answer(self, messages: list[dict], tool_names: set) -> tuple[str, list[tuple[str, dict]]]:
+        last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"), None)
+        if last is None:
+            return HELP, []
+        blocks = _blocks(last.get("content"))
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        if results:
+            return self._summarise_results(messages, results), []
+        prompt = _text_of(last.get("content"))
+        if not tool_names and _SUMMARY.search(prompt):
+            return self._summarise_conversation(messages), []
+        return self._understand(prompt, tool_names)
+
+    def _summarise_results(self, messages: list[dict], results: list[dict]) -> str:
+        names: dict[str, tuple[str, dict]] = {}
+        for message in messages:
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                for b in _blocks(message.get("content")):
+                    if b.get("type") == "tool_use":
+                        names[b.get("id")] = (b.get("name", "tool"), b.get("input") or {})
+        parts = []
+        for block in results:
+            name, tool_input = names.get(block.get("tool_use_id"), ("tool", {}))
+            output = _result_text(block).strip()
+            if block.get("is_error"):
+                parts.append(f"The `{name}` tool reported an error:\n{_head(output or '(no details)')}")
+            elif not output:
+                parts.append(f"The `{name}` tool finished with no output.")
+            else:
+                count = len(output.splitlines())
+                parts.append(f"The `{name}` tool returned {count} line{'s' if count != 1 else ''}:\n{_head(output)}")
+        return "\n\n".join(parts)
+
+    def _summarise_conversation(self, messages: list[dict]) -> str:
+        prompts, tools_used = [], []
+        for message in messages:
+            if not isinstance(message, dict):
+                continue
+            for b in _blocks(message.get("content")):
+                if message.get("role") == "user" and b.get("type") == "text" and b.get("text"):
+                    first = b["text"].strip().splitlines()[0] if b["text"].strip() else ""
+                    if first and not first.startswith("<previous-conversation-summary>"):
+                        prompts.append(first[:LINE_CHARS])
+                if message.get("role") == "assistant" and b.get("type") == "tool_use":
+                    tools_used.append(b.get("name", "tool"))
+        # the last user text is the summary request itself
+        asked = prompts[:-1] if prompts else []
+        lines = [f"Demo summary of {len(messages)} messages."]
+        if asked:
+            lines.append("The user asked: " + "; ".join(asked[-10:]))
+        if tools_used:
+            lines.append("Tools used: " + ", ".join(sorted(set(tools_used))))
+        return "\n".join(lines)
+
+    def _understand(self, prompt: str, tool_names: set) -> tuple[str, list[tuple[str, dict]]]:
+        line = prompt.strip().rstrip(".!?").strip()
+
+        def unavailable(tool: str) -> tuple[str, list]:
+            return f"I would use the `{tool}` tool for that, but it is not available here.", []
+
+        if _LIST.match(line):
+            if "glob" in tool_names:
+                return "Listing the files.", [("glob", {"pattern": "**/*"})]
+            if "bash" in tool_names:
+                return "Listing the files.", [("bash", {"command": "ls -la"})]
+            return unavailable("glob")
+        m = _DELEGATE.match(line)
+        if m:
+            task = _unquote(m.group("text"))
+            if "task" not in tool_names:
+                return "I cannot delegate from here: the `task` tool is not available (a subagent cannot start another).", []
+            words = task.split()
+            description = " ".join(words[:6])[:60] + ("…" if len(words) > 6 else "")
+            return (
+                "Delegating to a general-purpose subagent.",
+                [("task", {"description": description, "prompt": task, "subagent_type": "general-purpose"})],
+            )
+        m = _RUN.match(prompt.strip())  # not `line`: a command may end in "." or "?"
+        if m:
+            command = _unquote(m.group("command"))
+            if "bash" not in tool_names:
+                return unavailable("bash")
+            return f"Running `{command}`.", [("bash", {"command": command})]
+        m = _SEARCH.match(line)
+        if m:
+            needle = _unquote(m.group("text"))
+            if "grep" not in tool_names:
+                return unavailable("grep")
+            try:
+                re.compile(needle)
+                pattern = needle
+            except re.error:
+                pattern = re.escape(needle)
+            return f"Searching for {needle!r}.", [("grep", {"pattern": pattern})]
+        m = _READ.match(line)
+        if m:
+            path = _unquote(m.group("path"))
+            if "read_file" not in tool_names:
+                return unavailable("read_file")
+            return f"Reading {path}.", [("read_file", {"path": path})]
+        echo = " ".join(prompt.split())
+        if len(echo) > LINE_CHARS:
+            echo = echo[: LINE_CHARS - 1] + "…"
+        said = f"You said: «{echo}»\n\n" if echo else ""
+        return said + HELP, []

@@ -1,0 +1,49 @@
+"""Which provider runs, and with which model."""
+
+from __future__ import annotations
+
+import pytest
+
+from evo_agent.providers import DEFAULT_MODELS, DEMO_NOTICE, ProviderError, choose_provider_name, make_provider
+from evo_agent.providers.anthropic_provider import DEFAULT_MODEL as ANTHROPIC_DEFAULT
+from evo_agent.providers.demo_provider import DemoProvider
+
+
+@pytest.mark.parametrize(
+    "explicit,env,expected",
+    [
+        ("demo", {"EVO_AGENT_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "k"}, ("demo", None)),
+        (" Anthropic ", {}, ("anthropic", None)),
+        (None, {"EVO_AGENT_PROVIDER": "demo", "ANTHROPIC_API_KEY": "k"}, ("demo", None)),
+        (None, {"ANTHROPIC_API_KEY": "k"}, ("anthropic", None)),
+        ("", {"EVO_AGENT_PROVIDER": "", "ANTHROPIC_API_KEY": "  "}, ("demo", DEMO_NOTICE)),
+        (None, {}, ("demo", DEMO_NOTICE)),
+    ],
+)
+def test_choose_provider_name(explicit, env, expected):
+    assert choose_provider_name(explicit, env) == expected
+
+
+def test_notice_is_one_line():
+    assert DEMO_NOTICE == "evo-agent: no ANTHROPIC_API_KEY set; using the offline demo provider"
+
+
+@pytest.mark.parametrize("explicit,env", [("gpt", {}), (None, {"EVO_AGENT_PROVIDER": "nope"})])
+def test_unknown_provider(explicit, env):
+    with pytest.raises(ProviderError) as info:
+        choose_provider_name(explicit, env)
+    name = explicit or env["EVO_AGENT_PROVIDER"]
+    assert str(info.value) == f"unknown provider '{name}' (choose anthropic or demo)"
+    with pytest.raises(ProviderError):
+        make_provider(name, None)
+
+
+def test_make_provider_defaults(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    assert DEFAULT_MODELS["anthropic"] == ANTHROPIC_DEFAULT
+    demo = make_provider("demo", None)
+    assert isinstance(demo, DemoProvider) and demo.model == "demo" and demo.name == "demo"
+    anthropic = make_provider("anthropic", None)
+    assert (anthropic.name, anthropic.model) == ("anthropic", ANTHROPIC_DEFAULT)
+    assert make_provider("anthropic", "claude-opus-4-1").model == "claude-opus-4-1"
+    assert make_provider("demo", "").model == "demo"
