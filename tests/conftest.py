@@ -35,3 +35,7 @@ def model_server():
         yield server
     finally:
         server.stop()
+
+
+# The chat-completions twin of model_server, defined beside its server.
+from tests.fake_openai_server import openai_server  # noqa: E402,F401

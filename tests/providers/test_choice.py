@@ -18,6 +18,9 @@ from evo_agent.providers.demo_provider import DemoProvider
         (None, {"ANTHROPIC_API_KEY": "k"}, ("anthropic", None)),
         ("", {"EVO_AGENT_PROVIDER": "", "ANTHROPIC_API_KEY": "  "}, ("demo", DEMO_NOTICE)),
         (None, {}, ("demo", DEMO_NOTICE)),
+        (None, {"OPENAI_API_KEY": "k"}, ("openai", None)),
+        (None, {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}, ("anthropic", None)),
+        (None, {"ANTHROPIC_API_KEY": " ", "OPENAI_API_KEY": "k"}, ("openai", None)),
     ],
 )
 def test_choose_provider_name(explicit, env, expected):
@@ -25,7 +28,7 @@ def test_choose_provider_name(explicit, env, expected):
 
 
 def test_notice_is_one_line():
-    assert DEMO_NOTICE == "evo-agent: no ANTHROPIC_API_KEY set; using the offline demo provider"
+    assert DEMO_NOTICE == "evo-agent: no ANTHROPIC_API_KEY or OPENAI_API_KEY set; using the offline demo provider"
 
 
 @pytest.mark.parametrize("explicit,env", [("gpt", {}), (None, {"EVO_AGENT_PROVIDER": "nope"})])
@@ -33,7 +36,7 @@ def test_unknown_provider(explicit, env):
     with pytest.raises(ProviderError) as info:
         choose_provider_name(explicit, env)
     name = explicit or env["EVO_AGENT_PROVIDER"]
-    assert str(info.value) == f"unknown provider '{name}' (choose anthropic or demo)"
+    assert str(info.value) == f"unknown provider '{name}' (choose anthropic, openai or demo)"
     with pytest.raises(ProviderError):
         make_provider(name, None)
 

@@ -16,15 +16,14 @@ from .base import ModelResponse, Provider, ProviderCancelled, ProviderError, Str
 
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-4.1",
     "demo": "demo",
-    # "openai": added with the OpenAI-compatible provider
 }
 
 # Automatic choice, in order: the first provider whose key is set in the environment.
-# (The OpenAI-compatible provider adds ("openai", "OPENAI_API_KEY") here.)
-_AUTO_BY_KEY: list[tuple[str, str]] = [("anthropic", "ANTHROPIC_API_KEY")]
+_AUTO_BY_KEY: list[tuple[str, str]] = [("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY")]
 
-DEMO_NOTICE = "evo-agent: no ANTHROPIC_API_KEY set; using the offline demo provider"
+DEMO_NOTICE = "evo-agent: no ANTHROPIC_API_KEY or OPENAI_API_KEY set; using the offline demo provider"
 
 
 def provider_names() -> list[str]:
@@ -65,6 +64,10 @@ def make_provider(name: str, model: str | None = None) -> Provider:
         from .anthropic_provider import AnthropicProvider
 
         return AnthropicProvider(model)
+    if name == "openai":
+        from .openai_provider import OpenAIProvider
+
+        return OpenAIProvider(model)
     raise ProviderError(f"provider {name!r} is not available in this version")  # pragma: no cover
 
 
