@@ -88,3 +88,13 @@ def test_tools_do_not_raise_on_os_errors(ctx, tmp_path):
     (ctx.project_dir / "f.txt").write_text("file")
     r = run_tool(BASIC_TOOLS, "write_file", {"path": "f.txt/child", "content": "y"}, ctx)
     assert r.is_error and "\n" not in r.content
+
+
+def test_arguments_that_were_not_json_get_a_clear_error_and_run_nothing(tmp_path):
+    from evo_agent.tools import BASIC_TOOLS, ToolContext, run_tool
+
+    marker = tmp_path / "ran"
+    result = run_tool(BASIC_TOOLS, "bash", {"__invalid_arguments__": '{"command": "touch ran'},
+                      ToolContext(project_dir=tmp_path))
+    assert result.is_error and "not one JSON object" in result.content and "nothing was run" in result.content
+    assert not marker.exists()

@@ -63,8 +63,16 @@ def validate_input(tool: Tool, tool_input: object) -> tuple[dict | None, str | N
     return cleaned, None
 
 
+# A provider that received arguments which were not one JSON object stores them
+# under this key (see providers/openai_provider.py), so the history stays valid.
+INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
+
+
 def run_tool(tools: list[Tool], name: str, input: dict, ctx: ToolContext) -> ToolResult:  # noqa: A002
     """Run the named tool from `tools`; every failure is an `is_error` result."""
+    if isinstance(input, dict) and isinstance(input.get(INVALID_ARGUMENTS_KEY), str):
+        return error(f"the arguments of this {name} call were not one JSON object; nothing was run. "
+                     f"Call {name} again with valid JSON arguments. Received: {input[INVALID_ARGUMENTS_KEY][:200]}")
     tool = next((t for t in tools if t.name == name), None)
     if tool is None:
         known = ", ".join(t.name for t in tools) or "none"
