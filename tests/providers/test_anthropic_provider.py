@@ -169,15 +169,21 @@ def test_cancel_during_a_hang_is_prompt(model_server):
     model_server.script(hang(30, text("never seen")))
     cancel = threading.Event()
     pieces = []
+    seen = threading.Event()
+
+    def on_text(piece):
+        pieces.append(piece)
+        seen.set()
 
     def cancel_when_hanging():
-        assert model_server.hanging.wait(10)
+        # Cancel once the server hangs and the streamed part has reached the UI, as a person would.
+        assert model_server.hanging.wait(10) and seen.wait(10)
         cancel.set()
 
     threading.Thread(target=cancel_when_hanging, daemon=True).start()
     started = time.monotonic()
     with pytest.raises(ProviderCancelled):
-        provider(model_server).complete(system="", messages=HELLO, tools=[], callbacks=StreamCallbacks(on_text=pieces.append), cancel=cancel)
+        provider(model_server).complete(system="", messages=HELLO, tools=[], callbacks=StreamCallbacks(on_text=on_text), cancel=cancel)
     assert time.monotonic() - started < 5
     assert pieces == ["Working on it"]
 
