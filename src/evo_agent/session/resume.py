@@ -9,6 +9,7 @@ accepts it.
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +124,19 @@ def load_for_resume(transcript: Path, session_id: str | None = None) -> LoadedSe
     Raises OSError only when the file cannot be opened; everything inside it
     is handled (skipped, counted, repaired).
     """
-    path = Path(transcript)
+    # Decoding allocates millions of containers and none of them form cycles:
+    # the cyclic GC would only walk the growing history again and again
+    # (benchmarks/RESULTS.md: pausing it is ~1.8x on a full scan).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(Path(transcript), session_id)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load(path: Path, session_id: str | None) -> LoadedSession:
     sid = session_id or path.parent.name
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size

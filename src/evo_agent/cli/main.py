@@ -1,0 +1,268 @@
+"""The `evo-agent` command line (SPEC §5).
+
+    evo-agent                      interactive (line REPL for now; see `use_tui`)
+    evo-agent -p PROMPT            one query to completion; the answer on stdout
+    evo-agent --resume [ID]        resume (a unique prefix is enough); no ID: choose from a list
+    evo-agent -c / --continue      resume the most recently updated session
+    evo-agent sessions list [--json] [--all]
+
+Every foreseeable failure is one line on stderr starting with "evo-agent: "
+and a non-zero exit (2 for usage, 1 otherwise), never a traceback. Every
+way out of a session ends with `Resume this session with: evo-agent --resume <id>`
+(stderr in print mode, stdout otherwise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from evo_agent import __version__
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+_PICK = "\0pick"  # `--resume` given without an id
+
+
+class UsageError(Exception):
+    """Bad command line: one line, exit 2."""
+
+
+class CommandError(Exception):
+    """The command cannot do its job: one line, exit 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"evo-agent: {message} (see evo-agent --help)\n")
+
+
+def _provider_choices() -> str:
+    from evo_agent.providers import provider_names
+
+    names = provider_names()
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="evo-agent",
+        description="A terminal coding agent whose sessions survive crashes, kills and restarts.",
+    )
+    parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT",
+                        help="run one query to completion and print the final answer")
+    parser.add_argument("--plain", action="store_true", help="use the line REPL instead of the TUI")
+    parser.add_argument("--resume", nargs="?", const=_PICK, default=None, metavar="ID",
+                        help="resume a session (a unique id prefix is enough); without ID choose from a list")
+    parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                        help="resume the most recently updated session of this project")
+    parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
+    parser.add_argument("--provider", help=f"{_provider_choices()} (env EVO_AGENT_PROVIDER)")
+    parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
+    parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
+
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sessions = sub.add_parser("sessions", help="list the sessions of this project")
+    sessions.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS)
+    sessions_sub = sessions.add_subparsers(dest="sessions_command", metavar="SUBCOMMAND")
+    listing = sessions_sub.add_parser("list", help="list sessions, most recently updated first")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.add_argument("--all", action="store_true", help="include sessions without any message")
+    listing.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS)
+    return parser
+
+
+def _project_dir(args: argparse.Namespace) -> Path:
+    raw = getattr(args, "project_dir", None)
+    path = Path(raw).expanduser() if raw else Path.cwd()
+    if not path.is_dir():
+        raise CommandError(f"project directory {str(path)!r} does not exist or is not a directory")
+    return path.absolute()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    sys.exit(run(argv))
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+    from evo_agent.providers import ProviderError
+    from evo_agent.session import SessionError
+
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "sessions":
+            return _sessions(args)
+        return _agent(args)
+    except UsageError as exc:
+        print(f"evo-agent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (CommandError, SessionError, ProviderError) as exc:
+        print(f"evo-agent: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:  # before a session exists (e.g. in the startup picker)
+        print("evo-agent: interrupted", file=sys.stderr)
+        return 130
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from evo_agent.session import SessionStore
+
+    from .sessions_cmd import sessions_list
+
+    store = SessionStore(_project_dir(args))
+    return sessions_list(store, sys.stdout, as_json=getattr(args, "json", False), include_all=getattr(args, "all", False))
+
+
+def use_tui(args: argparse.Namespace) -> bool:
+    """Whether the interactive session runs in the TUI.
+
+    The TUI arrives in a later issue. Until then every interactive session uses
+    the line REPL; plug it in with:  `not args.plain and sys.stdin.isatty() and sys.stdout.isatty()`.
+    """
+    return False
+
+
+def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001 - the hook for the TUI issue
+    from evo_agent.ui.app import run_tui as _run_tui
+
+    _run_tui(agent)
+    return 0
+
+
+def _agent(args: argparse.Namespace) -> int:
+    from evo_agent.agent import Agent
+    from evo_agent.providers import ProviderError, choose_provider_name, make_provider
+    from evo_agent.session import SessionStore
+
+    from .repl import Repl, resumed_line
+    from .runtime import Console, Signals, finish, hard_exit_if_stuck
+    from .sessions_cmd import pick_session
+
+    print_mode = args.print_prompt is not None
+    if args.resume is not None and args.continue_:
+        raise UsageError("--resume and --continue cannot be used together")
+    if print_mode and args.resume == _PICK:
+        raise UsageError("--resume needs a session id in print mode (evo-agent sessions list shows them)")
+    if print_mode and not args.print_prompt.strip():
+        raise UsageError("the prompt is empty")
+    if print_mode and args.plain:
+        raise UsageError("--plain is for interactive mode; it cannot be combined with --print")
+    project_dir = _project_dir(args)
+    stdin_tty = _isatty(sys.stdin)
+
+    try:
+        name, notice = choose_provider_name(args.provider, os.environ)
+    except ProviderError as exc:  # an unknown provider name is a usage error
+        raise UsageError(str(exc)) from None
+    store = SessionStore(project_dir)
+    console = Console()
+    notify = console.err_line if print_mode else console.line
+
+    # Which session to continue, if any — checked before anything is created.
+    source: str | None = None
+    if args.continue_:
+        row = store.latest()
+        if row is None:
+            raise CommandError(f"no session to continue in {project_dir}")
+        source = row.id
+    elif args.resume == _PICK:
+        rows = store.list()
+        if not rows:
+            raise CommandError(f"no session to resume in {project_dir}")
+
+        def read(prompt: str) -> str | None:
+            if stdin_tty:
+                try:
+                    return input(prompt)
+                except EOFError:
+                    return None
+            line = sys.stdin.readline()
+            return line.rstrip("\n") if line else None
+
+        chosen = pick_session(rows, console.line, read)
+        if chosen is None:
+            raise CommandError("no session chosen")
+        source = store.resolve(chosen)
+    elif args.resume is not None:
+        source = store.resolve(args.resume)
+
+    # After the ids are checked: importing a provider's SDK is the slow part of starting.
+    provider = make_provider(name, args.model or os.environ.get("EVO_AGENT_MODEL"))
+    if notice:
+        console.err_line(notice)
+    if source is not None:
+        resumed = store.resume(source, model=provider.model, provider=provider.name)
+        recorder, history = resumed.recorder, resumed.loaded.messages
+        notify(resumed_line(source, len(history), recorder.session_id))
+        if resumed.loaded.warning:
+            console.err_line(resumed.loaded.warning)
+    else:
+        recorder, history = store.create(model=provider.model, provider=provider.name), []
+
+    agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history)
+    signals = Signals(console)
+    signals.install()
+    code = EXIT_FAILURE
+    try:
+        if print_mode:
+            code = _print_mode(agent, args.print_prompt, console, signals)
+        elif use_tui(args):
+            code = run_tui(agent, store, console, signals)
+        else:
+            code = Repl(agent, store, console, signals, tty=stdin_tty).run()
+    finally:
+        signals.exiting = True
+        finish(agent, console, to_stderr=print_mode)
+    hard_exit_if_stuck(code)
+    return code
+
+
+def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001
+    from .runtime import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, crash_line, run_turn
+
+    class Quiet:
+        def on_notice(self, text: str) -> None:
+            console.err_line(text if text.startswith("evo-agent: ") else f"evo-agent: {text}")
+
+    try:
+        outcome = run_turn(agent, prompt, Quiet(), signals)
+    except KeyboardInterrupt:
+        console.error("interrupted")
+        return EXIT_INTERRUPTED
+    except Terminated:
+        console.error("terminated")
+        return EXIT_TERMINATED
+    if outcome.error is not None:
+        console.error(str(outcome.error))
+        return EXIT_FAILURE
+    if outcome.crash is not None:
+        console.err_line(crash_line(outcome.crash))
+        return EXIT_FAILURE
+    result = outcome.result
+    assert result is not None
+    if result.cancelled:
+        console.error("interrupted")
+        return EXIT_INTERRUPTED
+    text = result.text
+    if text:
+        console.write(text if text.endswith("\n") else text + "\n")
+    return 0 if result.status == "done" else EXIT_FAILURE
+
+
+def _isatty(stream) -> bool:  # noqa: ANN001
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""The line REPL: prompts in, streamed answers out, slash commands handled here.
+
+Used with --plain and whenever stdin is not a terminal (it works with piped
+input: one prompt or command per line). Slash commands never reach the model.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+from evo_agent import __version__
+from evo_agent.agent import Agent
+from evo_agent.session import SessionError, SessionStore
+
+from .runtime import EXIT_INTERRUPTED, EXIT_TERMINATED, Console, Signals, Terminated, crash_line, run_turn
+from .sessions_cmd import pick_session
+
+HELP_TEXT = """\
+Commands:
+  /resume ID   switch to a copy of session ID (a unique prefix is enough); this session stays resumable
+  /resume      choose a session from a numbered list
+  /clear       start a new, empty session (the current one stays resumable)
+  /cost        tokens used in this session
+  /compact     summarise the conversation (not available yet)
+  /help        this help
+  /exit        leave (Ctrl+D works too)
+Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves."""
+
+TOOL_LINE_CHARS = 100
+
+
+def _summary(tool_input: dict) -> str:
+    for key in ("command", "path", "pattern", "description", "focus"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return _one_line(value, TOOL_LINE_CHARS)
+    return _one_line(", ".join(f"{k}={v!r}" for k, v in tool_input.items()), TOOL_LINE_CHARS)
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class ConsoleCallbacks:
+    """Shows a turn as it happens: streamed text, one line per tool call and result."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def on_text(self, text: str) -> None:
+        self.console.write(text)
+
+    def on_thinking(self, text: str) -> None:
+        pass
+
+    def on_tool_start(self, tool_id: str, name: str, tool_input: dict) -> None:
+        self.console.line(f"⏺ {name}({_summary(tool_input)})")
+
+    def on_tool_end(self, tool_id: str, text: str, is_error: bool, duration: float) -> None:
+        lines = [line for line in (text or "").splitlines() if line.strip()]
+        first = _one_line(lines[0], TOOL_LINE_CHARS) if lines else "(no output)"
+        more = f" … (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+        self.console.line(f"  ⎿ {'error: ' if is_error else ''}{first}{more}")
+
+    def on_notice(self, text: str) -> None:
+        self.console.line(text)
+
+
+def resumed_line(source: str, restored: int, new_id: str) -> str:
+    return f"Resumed {source}: {restored} message{'s' if restored != 1 else ''} restored (new session {new_id})"
+
+
+class Repl:
+    def __init__(self, agent: Agent, store: SessionStore, console: Console, signals: Signals, *, tty: bool) -> None:
+        self.agent = agent
+        self.store = store
+        self.console = console
+        self.signals = signals
+        self.tty = tty
+        self.callbacks = ConsoleCallbacks(console)
+
+    # ---- input
+    def read(self, prompt: str) -> str | None:
+        """One line of input, or None at EOF. KeyboardInterrupt/Terminated propagate."""
+        if self.tty:
+            try:
+                return input(prompt)
+            except EOFError:
+                self.console.write("\n")  # the cursor is still after the prompt
+                return None
+            except BaseException:
+                self.console.write("\n")  # after the ^C the terminal echoed
+                raise
+        line = sys.stdin.readline()
+        if not line:
+            return None
+        return line.rstrip("\n").rstrip("\r")
+
+    # ---- the loop
+    def run(self) -> int:
+        """Returns the exit code; the caller prints the exit hint."""
+        if self.tty:
+            try:
+                import readline  # noqa: F401 - line editing and history for input()
+            except ImportError:
+                pass
+            self.console.line(
+                f"evo-agent {__version__} · {self.agent.provider.name}/{self.agent.model} · "
+                f"session {self.agent.session_id} · /help for commands"
+            )
+        try:
+            while True:
+                line = self.read("> " if self.tty else "")
+                if line is None:
+                    return 0
+                text = line.strip()
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    code = self.command(text)
+                    if code is not None:
+                        return code
+                    continue
+                self.turn(line)
+        except KeyboardInterrupt:
+            return EXIT_INTERRUPTED
+        except Terminated:
+            return EXIT_TERMINATED
+
+    def turn(self, prompt: str) -> None:
+        outcome = run_turn(self.agent, prompt, self.callbacks, self.signals)
+        self.console.end_line()
+        if outcome.error is not None:
+            self.console.error(str(outcome.error))
+        elif outcome.crash is not None:
+            self.console.err_line(crash_line(outcome.crash))
+        elif outcome.result is not None and outcome.result.cancelled:
+            self.console.line("(interrupted)")
+
+    # ---- slash commands
+    def command(self, text: str) -> int | None:
+        name, _, arg = text.partition(" ")
+        name, arg = name.lower(), arg.strip()
+        handlers: dict[str, Callable[[str], Any]] = {
+            "/exit": lambda _: 0,
+            "/quit": lambda _: 0,
+            "/help": self.cmd_help,
+            "/cost": self.cmd_cost,
+            "/clear": self.cmd_clear,
+            "/resume": self.cmd_resume,
+            "/compact": self.cmd_compact,
+        }
+        handler = handlers.get(name)
+        if handler is None:
+            self.console.error(f"unknown command {name} (try /help)")
+            return None
+        return handler(arg)
+
+    def cmd_help(self, _arg: str) -> None:
+        self.console.line(HELP_TEXT)
+
+    def cmd_cost(self, _arg: str) -> None:
+        self.console.line(self.agent.cost_text())
+
+    def cmd_compact(self, _arg: str) -> None:
+        self.console.error("/compact is not available in this version yet")
+
+    def cmd_clear(self, _arg: str) -> None:
+        old = self.agent.session_id
+        self.agent.clear()
+        self.console.line(f"Started new session {self.agent.session_id} (the previous one: evo-agent --resume {old})")
+
+    def cmd_resume(self, arg: str) -> None:
+        if not arg:
+            rows = [r for r in self.store.list() if r.id != self.agent.session_id]
+            if not rows:
+                self.console.line("No other session to resume in this project.")
+                return
+            chosen = pick_session(rows, self.console.line, self.read)
+            if chosen is None:
+                self.console.line("Resume cancelled.")
+                return
+            arg = chosen
+        try:
+            resumed = self.agent.resume(arg)
+        except SessionError as exc:
+            self.console.error(str(exc))
+            return
+        self.console.line(resumed_line(resumed.loaded.session_id, len(resumed.loaded.messages), self.agent.session_id))
+        if resumed.loaded.warning:
+            self.console.err_line(resumed.loaded.warning)

@@ -1,0 +1,246 @@
+"""Running turns from a command line: signals, a worker thread, and output that can be muted.
+
+A turn runs in a worker thread while the main thread waits, so a signal is
+handled at once whatever the turn is doing (a blocked socket read, a long
+`bash`). The rules:
+
+- SIGINT while a turn runs and has not been asked to stop: set its cancel
+  event (the turn records what was interrupted and returns);
+- SIGINT otherwise (at the prompt, or a second Ctrl+C while cancelling):
+  KeyboardInterrupt in the main thread, which means "exit";
+- SIGTERM (and SIGHUP): `Terminated` in the main thread, which means "exit" too.
+
+On the way out the running turn is cancelled and given a few seconds to
+record its interrupted tools, then output is muted so that the exit hint
+stays the last line printed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from evo_agent.agent import Agent, TurnResult
+from evo_agent.providers import ProviderError
+
+EXIT_GRACE_S = 5.0
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: leave like on Ctrl+C (a BaseException so `except Exception` lets it pass)."""
+
+
+class Console:
+    """stdout/stderr writes behind one lock, with a switch that silences late output."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self._lock = threading.RLock()  # re-entrant: the SIGINT handler prints from the main thread
+        self.muted = False
+        self.at_line_start = True  # of self.out
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        with self._lock:
+            if self.muted:
+                return
+            try:
+                self.out.write(text)
+                self.out.flush()
+            except (OSError, ValueError):
+                return
+            self.at_line_start = text.endswith("\n")
+
+    def line(self, text: str = "") -> None:
+        """A whole line on stdout, starting on a fresh line."""
+        with self._lock:
+            if self.muted:
+                return
+            try:
+                if not self.at_line_start:
+                    self.out.write("\n")
+                self.out.write(text + "\n")
+                self.out.flush()
+            except (OSError, ValueError):
+                return
+            self.at_line_start = True
+
+    def end_line(self) -> None:
+        with self._lock:
+            if self.muted or self.at_line_start:
+                return
+            try:
+                self.out.write("\n")
+                self.out.flush()
+            except (OSError, ValueError):
+                return
+            self.at_line_start = True
+
+    def err_line(self, text: str) -> None:
+        with self._lock:
+            if self.muted:
+                return
+            try:
+                if self.out is not self.err and not self.at_line_start and _same_terminal(self.out, self.err):
+                    self.out.write("\n")
+                    self.out.flush()
+                    self.at_line_start = True
+                self.err.write(text + "\n")
+                self.err.flush()
+            except (OSError, ValueError):
+                pass
+
+    def error(self, text: str) -> None:
+        self.err_line(text if text.startswith("evo-agent: ") else f"evo-agent: {text}")
+
+    def final(self, text: str, *, to_stderr: bool) -> None:
+        """The last line of the process: printed even when muted, and then nothing else."""
+        with self._lock:
+            self.muted = True
+            stream = self.err if to_stderr else self.out
+            try:
+                if not to_stderr and not self.at_line_start:
+                    stream.write("\n")
+                stream.write(text + "\n")
+                stream.flush()
+                if stream is not self.out:
+                    self.out.flush()
+            except (OSError, ValueError):
+                pass
+
+
+def _same_terminal(a: TextIO, b: TextIO) -> bool:
+    try:
+        return a.isatty() and b.isatty()
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+class Signals:
+    """SIGINT/SIGTERM handling for the main thread (see the module docstring)."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.turn_cancel: threading.Event | None = None
+        self.exiting = False
+        self.console = console
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        pairs = [(signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)]
+        if hasattr(signal, "SIGHUP"):  # the terminal went away: leave like on SIGTERM
+            pairs.append((signal.SIGHUP, self._on_sigterm))
+        for signum, handler in pairs:
+            try:
+                self._previous[signum] = signal.signal(signum, handler)
+            except (ValueError, OSError):
+                pass
+
+    def restore(self) -> None:
+        for signum, handler in self._previous.items():
+            try:
+                signal.signal(signum, handler)
+            except (ValueError, OSError, TypeError):
+                pass
+        self._previous.clear()
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        if self.exiting:
+            return
+        cancel = self.turn_cancel
+        if cancel is not None and not cancel.is_set():
+            cancel.set()
+            if self.console is not None:
+                self.console.err_line("evo-agent: interrupting… (Ctrl+C again to exit)")
+            return
+        raise KeyboardInterrupt
+
+    def _on_sigterm(self, signum: int, frame: Any) -> None:
+        if self.exiting:
+            return
+        raise Terminated()
+
+
+@dataclass
+class Outcome:
+    result: TurnResult | None = None
+    error: ProviderError | None = None
+    crash: BaseException | None = None
+
+
+_running: set[threading.Event] = set()  # "done" events of turns whose thread has not finished
+
+
+def run_turn(agent: Agent, prompt: str, callbacks: Any, signals: Signals) -> Outcome:
+    """Run one turn in a worker thread; KeyboardInterrupt/Terminated propagate (meaning: exit).
+
+    The main thread waits on an Event, not on Thread.join: a signal handler that
+    raises inside join() makes CPython 3.11 believe the thread has ended.
+    """
+    cancel = threading.Event()
+    done = threading.Event()
+    outcome = Outcome()
+
+    def work() -> None:
+        try:
+            outcome.result = agent.run_turn(prompt, callbacks, cancel)
+        except ProviderError as exc:
+            outcome.error = exc
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller as one line
+            outcome.crash = exc
+        finally:
+            done.set()
+            _running.discard(done)
+
+    thread = threading.Thread(target=work, name="evo-agent-turn", daemon=True)
+    signals.turn_cancel = cancel
+    _running.add(done)
+    thread.start()
+    try:
+        while not done.wait(0.05):
+            pass
+    except BaseException:
+        # Leaving: let the turn record what it was doing (bash kills its group) before we go.
+        signals.exiting = True
+        cancel.set()
+        done.wait(EXIT_GRACE_S)
+        raise
+    finally:
+        signals.turn_cancel = None
+    return outcome
+
+
+def crash_line(exc: BaseException) -> str:
+    return f"evo-agent: internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+def exit_hint(agent: Agent) -> str:
+    return f"Resume this session with: evo-agent --resume {agent.session_id}"
+
+
+def finish(agent: Agent, console: Console, *, to_stderr: bool) -> None:
+    """Save what is pending and print the exit hint as the very last line."""
+    try:
+        agent.recorder.checkpoint()
+    except Exception:  # noqa: BLE001
+        pass
+    console.final(exit_hint(agent), to_stderr=to_stderr)
+
+
+def hard_exit_if_stuck(code: int) -> None:
+    """If a turn thread is still running after the grace period, leave without waiting for it."""
+    if _running:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)

@@ -1,0 +1,89 @@
+"""`evo-agent sessions list` and the numbered session list of the plain REPL."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Callable, TextIO
+
+from evo_agent.session import SessionInfo, SessionStore
+
+PICKER_ROWS = 20
+
+
+def fmt_ms(ms: int) -> str:
+    try:
+        return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return "?"
+
+
+def short(text: str | None, limit: int) -> str:
+    line = " ".join((text or "").split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def row_json(row: SessionInfo) -> dict:
+    data = row.meta.to_json()
+    data.pop("messages_bytes", None)
+    data["total_tokens"] = row.meta.total_tokens
+    data["dir"] = row.dir
+    return data
+
+
+def sessions_list(store: SessionStore, out: TextIO, *, as_json: bool = False, include_all: bool = False) -> int:
+    rows = store.list(include_empty=include_all)
+    if as_json:
+        out.write(json.dumps([row_json(r) for r in rows], ensure_ascii=False, indent=2) + "\n")
+        return 0
+    if not rows:
+        out.write(f"No sessions in {store.sessions_dir}\n")
+        return 0
+    header = ("ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "FIRST PROMPT")
+    table = [header] + [
+        (
+            r.id,
+            fmt_ms(r.meta.created_ms),
+            fmt_ms(r.meta.updated_ms),
+            str(r.meta.message_count),
+            f"{r.meta.total_tokens:,}",
+            r.meta.git_branch or "-",
+            short(r.meta.first_prompt, 60) or "-",
+        )
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    right = {3, 4}
+    for row in table:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        out.write("  ".join(cells + [row[-1]]).rstrip() + "\n")
+    return 0
+
+
+def picker_line(n: int, row: SessionInfo) -> str:
+    prompt = short(row.meta.first_prompt, 60) or "(no prompt)"
+    return f"{n:>3}. {fmt_ms(row.meta.created_ms)}  tokens={row.meta.total_tokens:,}  「{prompt}」  {row.id}"
+
+
+def pick_session(
+    rows: list[SessionInfo],
+    write: Callable[[str], None],
+    read: Callable[[str], str | None],
+) -> str | None:
+    """Show a numbered list, read a number; the chosen id, or None (empty answer, EOF, bad number)."""
+    shown = rows[:PICKER_ROWS]
+    write("Sessions (most recent first):")
+    for i, row in enumerate(shown, 1):
+        write(picker_line(i, row))
+    if len(rows) > len(shown):
+        write(f"     … {len(rows) - len(shown)} older (evo-agent sessions list shows all; /resume ID takes any)")
+    answer = read(f"Resume which session? [1-{len(shown)}, Enter to cancel] ")
+    if answer is None:
+        return None
+    answer = answer.strip()
+    if not answer:
+        return None
+    if answer.isdigit() and 1 <= int(answer) <= len(shown):
+        return shown[int(answer) - 1].id
+    # An id or prefix typed instead of a number: let the caller resolve it.
+    return answer

@@ -1,0 +1,221 @@
+"""The piped REPL: every way out ends with the exit hint; Ctrl+C cancels a turn, not the session."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+from evo_agent.agent import INTERRUPTED_MARKER
+from evo_agent.session import load_for_resume
+from tests.api_rules import check_request
+from tests.fake_model_server import hang, text
+
+
+def wait_for(predicate, timeout=20.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def finish(proc, input=None, timeout=30):
+    out, err = proc.communicate(input, timeout=timeout)
+    return proc.returncode, out, err
+
+
+def last_line(text_):
+    lines = text_.splitlines()
+    return lines[-1] if lines else ""
+
+
+def hint_for(sid):
+    return f"Resume this session with: evo-agent --resume {sid}"
+
+
+def assert_resumable(cli, sid):
+    loaded = load_for_resume(cli.transcript(sid))
+    assert loaded.repairs == 0 and loaded.skipped_lines == 0
+    check_request(loaded.messages + [{"role": "user", "content": "next"}])
+    return loaded.messages
+
+
+def test_eof_and_exit_end_with_the_hint_and_nothing_after_exit_runs(demo_cli):
+    eof = demo_cli.run(input="run echo from-the-repl\n")
+    assert eof.rc == 0 and "from-the-repl" in eof.out
+    sid = eof.hint_id("out")
+    assert "⏺ bash(echo from-the-repl)" in eof.out
+
+    exited = demo_cli.run(input="/help\n/compact\n/nonsense\n/exit\nrun echo never\n")
+    assert exited.rc == 0
+    assert "/resume ID" in exited.out and "/clear" in exited.out
+    assert any("/compact is not available" in line for line in exited.err_lines)
+    assert any("unknown command /nonsense" in line for line in exited.err_lines)
+    sid2 = exited.hint_id("out")
+    assert sid2 != sid
+    assert [r["type"] for r in demo_cli.records(sid2)] == ["session_start"]  # "never" was not run
+    assert "never" not in exited.out
+
+
+def test_ctrl_c_at_the_prompt_exits_with_the_hint(demo_cli):
+    proc = demo_cli.popen()
+    try:
+        wait_for(lambda: any(demo_cli.sessions_dir.glob("*/messages.jsonl")), what="the session to start")
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        rc, out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    (sid,) = demo_cli.session_ids()
+    assert rc == 130 and "Traceback" not in err
+    assert last_line(out) == hint_for(sid)
+
+
+def test_ctrl_c_during_a_turn_cancels_it_and_the_session_goes_on(cli, model_server):
+    model_server.script(hang(30, text("never sent")), text("Second answer."))
+    proc = cli.popen()
+    try:
+        proc.stdin.write("think for a long time\n")
+        proc.stdin.flush()
+        assert model_server.hanging.wait(20)
+        proc.send_signal(signal.SIGINT)
+        rc, out, err = finish(proc, "next question\n")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert rc == 0, err
+    assert "(interrupted)" in out and "Second answer." in out
+    assert "Traceback" not in err
+    (sid,) = cli.session_ids()
+    assert last_line(out) == hint_for(sid)
+    model_server.assert_all_valid()
+    assert model_server.requests[1]["messages"] == [
+        {"role": "user", "content": "think for a long time"},
+        {"role": "user", "content": INTERRUPTED_MARKER},
+        {"role": "user", "content": "next question"},
+    ]
+    history = assert_resumable(cli, sid)
+    assert history == model_server.requests[1]["messages"] + [
+        {"role": "assistant", "content": [{"type": "text", "text": "Second answer."}]}]
+
+
+def test_a_second_ctrl_c_exits_and_the_transcript_stays_valid(cli, model_server):
+    model_server.script(hang(30, text("never sent")))
+    proc = cli.popen()
+    try:
+        proc.stdin.write("think\n")
+        proc.stdin.flush()
+        assert model_server.hanging.wait(20)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        rc, out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    (sid,) = cli.session_ids()
+    assert rc == 130 and "Traceback" not in err
+    assert last_line(out) == hint_for(sid)
+    assert assert_resumable(cli, sid) == [
+        {"role": "user", "content": "think"}, {"role": "user", "content": INTERRUPTED_MARKER}]
+
+
+def test_sigterm_during_a_turn_exits_cleanly_with_the_hint(cli, model_server):
+    model_server.script(hang(30, text("never sent")))
+    proc = cli.popen()
+    try:
+        proc.stdin.write("think\n")
+        proc.stdin.flush()
+        assert model_server.hanging.wait(20)
+        proc.send_signal(signal.SIGTERM)
+        rc, out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    (sid,) = cli.session_ids()
+    assert rc == 143 and "Traceback" not in err
+    assert last_line(out) == hint_for(sid)
+    assert assert_resumable(cli, sid) == [
+        {"role": "user", "content": "think"}, {"role": "user", "content": INTERRUPTED_MARKER}]
+
+
+def test_ctrl_c_in_print_mode_stops_with_the_hint_on_stderr(cli, model_server):
+    model_server.script(hang(30, text("never sent")))
+    proc = cli.popen("-p", "think")
+    try:
+        assert model_server.hanging.wait(20)
+        proc.send_signal(signal.SIGINT)
+        rc, out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    (sid,) = cli.session_ids()
+    assert rc == 130 and out == "" and "Traceback" not in err
+    assert last_line(err) == hint_for(sid)
+    assert_resumable(cli, sid)
+
+
+def test_on_a_terminal_ctrl_c_interrupts_a_tool_and_ctrl_d_leaves(demo_cli):
+    """A real pty: the terminal's ^C goes to the agent's process group, not to the tool's own session."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import subprocess
+    import termios
+
+    from tests.cli.conftest import COMMAND
+
+    master, slave = pty.openpty()
+
+    def controlling_terminal():
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(COMMAND, cwd=demo_cli.project, env=demo_cli.env, stdin=slave, stdout=slave,
+                            stderr=slave, preexec_fn=controlling_terminal)
+    os.close(slave)
+    screen = b""
+
+    seen = 0  # what earlier waits consumed: each wait looks for a new occurrence
+
+    def read_until(needle: bytes, timeout: float = 20.0) -> None:
+        nonlocal screen, seen
+        deadline = time.monotonic() + timeout
+        while needle not in screen[seen:]:
+            assert time.monotonic() < deadline, f"never saw {needle!r} in {screen!r}"
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    screen += os.read(master, 65536)
+                except OSError:
+                    return
+        seen = screen.index(needle, seen) + len(needle)
+
+    try:
+        read_until(b"> ")
+        assert b"/help for commands" in screen
+        started = time.monotonic()
+        os.write(master, b"run sleep 30\r")
+        read_until(b"bash(sleep 30)")
+        time.sleep(0.3)
+        os.write(master, b"\x03")
+        read_until(b"(interrupted)")
+        assert time.monotonic() - started < 15
+        read_until(b"> ")
+        os.write(master, b"\x04")
+        read_until(b"Resume this session with: ")
+        read_until(b"\n")
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    (sid,) = demo_cli.session_ids()
+    lines = [line.strip() for line in screen.decode("utf-8", "replace").splitlines() if line.strip()]
+    assert lines[-1] == hint_for(sid)
+    history = assert_resumable(demo_cli, sid)
+    result = history[2]["content"][0]
+    assert result["is_error"] is True and "interrupted" in result["content"]
+    assert history[2]["content"][-1] == {"type": "text", "text": INTERRUPTED_MARKER}
