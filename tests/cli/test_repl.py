@@ -156,7 +156,7 @@ def test_ctrl_c_in_print_mode_stops_with_the_hint_on_stderr(cli, model_server):
 
 
 def test_on_a_terminal_ctrl_c_interrupts_a_tool_and_ctrl_d_leaves(demo_cli):
-    """A real pty: the terminal's ^C goes to the agent's process group, not to the tool's own session."""
+    """A real pty (the line REPL, by --plain): the terminal's ^C goes to the agent's process group, not to the tool's own session."""
     import fcntl
     import os
     import pty
@@ -172,7 +172,7 @@ def test_on_a_terminal_ctrl_c_interrupts_a_tool_and_ctrl_d_leaves(demo_cli):
         os.setsid()
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    proc = subprocess.Popen(COMMAND, cwd=demo_cli.project, env=demo_cli.env, stdin=slave, stdout=slave,
+    proc = subprocess.Popen([*COMMAND, "--plain"], cwd=demo_cli.project, env=demo_cli.env, stdin=slave, stdout=slave,
                             stderr=slave, preexec_fn=controlling_terminal)
     os.close(slave)
     screen = b""

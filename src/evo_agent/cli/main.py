@@ -122,12 +122,8 @@ def _sessions(args: argparse.Namespace) -> int:
 
 
 def use_tui(args: argparse.Namespace) -> bool:
-    """Whether the interactive session runs in the TUI.
-
-    The TUI arrives in a later issue. Until then every interactive session uses
-    the line REPL; plug it in with:  `not args.plain and sys.stdin.isatty() and sys.stdout.isatty()`.
-    """
-    return False
+    """Whether the interactive session runs in the TUI: a terminal on both ends and no --plain."""
+    return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001 - the hook for the TUI issue
@@ -187,7 +183,12 @@ def _agent(args: argparse.Namespace) -> int:
             line = sys.stdin.readline()
             return line.rstrip("\n") if line else None
 
-        chosen = pick_session(rows, console.line, read)
+        if not print_mode and use_tui(args):
+            from evo_agent.ui.picker import run_picker
+
+            chosen = run_picker(project_dir)
+        else:
+            chosen = pick_session(rows, console.line, read)
         if chosen is None:
             raise CommandError("no session chosen")
         source = store.resolve(chosen)
