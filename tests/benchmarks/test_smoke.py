@@ -1,0 +1,28 @@
+"""The benchmark script runs end to end on tiny sizes (the numbers themselves are never tested)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "run.py"
+RESULTS = RUN.with_name("RESULTS.md")
+
+
+def test_smoke_run_prints_the_table_and_leaves_results_alone(tmp_path):
+    before = RESULTS.read_bytes() if RESULTS.exists() else None
+    out = tmp_path / "smoke.md"
+    proc = subprocess.run(
+        [sys.executable, str(RUN), "--smoke", "--out", str(out), "--cache", str(tmp_path / "cache")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for heading in ("## Verdicts", "## Append", "## Resume", "## Listing", "## Method"):
+        assert heading in proc.stdout, heading
+    assert "Recorder.user()" in proc.stdout
+    assert "picker first paint" in proc.stdout and "pending TUI issue" in proc.stdout
+    assert "1 MiB none" in proc.stdout and "| 50 | fresh |" in proc.stdout
+    assert out.read_text(encoding="utf-8").strip() == proc.stdout.strip()
+    after = RESULTS.read_bytes() if RESULTS.exists() else None
+    assert after == before, "a smoke run must never overwrite benchmarks/RESULTS.md"
