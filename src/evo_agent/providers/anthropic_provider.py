@@ -8,18 +8,17 @@ while the socket read is blocked; callbacks always run in the caller's thread.
 from __future__ import annotations
 
 import os
-import queue
 import threading
 from typing import Any
 
 import anthropic
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
+from .streaming import CONTINUE, Put, run_in_worker
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_RETRIES = 3
-_POLL_SECONDS = 0.05
 
 
 def _one_line(text: object, limit: int = 300) -> str:
@@ -146,65 +145,40 @@ class AnthropicProvider:
         if cancel is not None and cancel.is_set():
             raise ProviderCancelled()
 
-        events: queue.Queue = queue.Queue()
-        stop = threading.Event()
-        live: dict[str, Any] = {}
+        def work(put: Put, stop: threading.Event, live: dict) -> None:
+            with self._client.messages.stream(**params) as stream:
+                live["stream"] = stream
+                for event in stream:
+                    if stop.is_set():
+                        return
+                    if event.type == "content_block_delta":
+                        delta = event.delta
+                        if delta.type == "text_delta":
+                            put(("text", delta.text))
+                        elif delta.type == "thinking_delta":
+                            put(("thinking", delta.thinking))
+                    elif event.type == "content_block_start" and event.content_block.type == "tool_use":
+                        put(("tool_use", (event.content_block.id, event.content_block.name)))
+                message = stream.get_final_message()
+            put(("done", message))
 
-        def work() -> None:
-            try:
-                with self._client.messages.stream(**params) as stream:
-                    live["stream"] = stream
-                    for event in stream:
-                        if stop.is_set():
-                            return
-                        if event.type == "content_block_delta":
-                            delta = event.delta
-                            if delta.type == "text_delta":
-                                events.put(("text", delta.text))
-                            elif delta.type == "thinking_delta":
-                                events.put(("thinking", delta.thinking))
-                        elif event.type == "content_block_start" and event.content_block.type == "tool_use":
-                            events.put(("tool_use", (event.content_block.id, event.content_block.name)))
-                    message = stream.get_final_message()
-                events.put(("done", message))
-            except BaseException as exc:  # handed to the caller's thread
-                events.put(("error", exc))
+        def handle(kind: str, payload: Any) -> Any:
+            if kind == "text":
+                if callbacks.on_text and payload:
+                    callbacks.on_text(payload)
+            elif kind == "thinking":
+                if callbacks.on_thinking and payload:
+                    callbacks.on_thinking(payload)
+            elif kind == "tool_use":
+                if callbacks.on_tool_use_start:
+                    callbacks.on_tool_use_start(*payload)
+            elif kind == "error":
+                raise ProviderError(describe_error(payload, self.base_url)) from None
+            else:
+                return self._to_response(payload)
+            return CONTINUE
 
-        worker = threading.Thread(target=work, name="evo-agent-anthropic", daemon=True)
-        finished = False
-        worker.start()
-        try:
-            while True:
-                if cancel is not None and cancel.is_set():
-                    raise ProviderCancelled()
-                try:
-                    kind, payload = events.get(timeout=_POLL_SECONDS)
-                except queue.Empty:
-                    continue
-                if kind == "text":
-                    if callbacks.on_text and payload:
-                        callbacks.on_text(payload)
-                elif kind == "thinking":
-                    if callbacks.on_thinking and payload:
-                        callbacks.on_thinking(payload)
-                elif kind == "tool_use":
-                    if callbacks.on_tool_use_start:
-                        callbacks.on_tool_use_start(*payload)
-                elif kind == "error":
-                    finished = True
-                    raise ProviderError(describe_error(payload, self.base_url)) from None
-                else:
-                    finished = True
-                    return self._to_response(payload)
-        finally:
-            if not finished:  # cancelled, Ctrl+C or a failing callback: stop the worker and the stream
-                stop.set()
-                stream = live.get("stream")
-                if stream is not None:
-                    try:
-                        stream.close()
-                    except Exception:
-                        pass
+        return run_in_worker(work, handle, cancel=cancel, thread_name="evo-agent-anthropic")
 
     @staticmethod
     def _to_response(message: Any) -> ModelResponse:

@@ -63,7 +63,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import queue
 import re
 import threading
 from typing import Any, Iterable
@@ -72,6 +71,7 @@ from urllib.parse import urlsplit
 import openai
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
+from .streaming import CONTINUE, Put, run_in_worker
 
 DEFAULT_MODEL = "gpt-4.1"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -84,7 +84,6 @@ MISSING_KEY_MESSAGE = (
     "no OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama), "
     "or choose --provider demo"
 )
-_POLL_SECONDS = 0.05
 _ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _NAME_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -741,73 +740,46 @@ class OpenAIProvider:
         params = self.build_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens)
         assembler = ChatStreamAssembler(history_tool_ids(messages), seed=len(messages))
 
-        events: queue.Queue = queue.Queue()
-        stop = threading.Event()
-        live: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                while True:
-                    try:
-                        result = self._client.chat.completions.create(**params)
-                        break
-                    except openai.BadRequestError as exc:
-                        if not self._adapt(exc, params):
-                            raise
-                if not params.get("stream"):
-                    events.put(("completion", result.to_dict(mode="json")))
-                    return
-                live["stream"] = result
-                if stop.is_set():
-                    result.close()
-                    return
-                for chunk in result:
-                    if stop.is_set():
-                        return
-                    events.put(("chunk", chunk.to_dict(mode="json")))
-                events.put(("done", None))
-            except BaseException as exc:  # handed to the caller's thread
-                events.put(("error", exc))
-
-        worker = threading.Thread(target=work, name="evo-agent-openai", daemon=True)
-        finished = False
-        worker.start()
-        try:
+        def work(put: Put, stop: threading.Event, live: dict) -> None:
             while True:
-                if cancel is not None and cancel.is_set():
-                    raise ProviderCancelled()
                 try:
-                    kind, payload = events.get(timeout=_POLL_SECONDS)
-                except queue.Empty:
-                    continue
-                if kind in ("chunk", "completion"):
-                    for event, value in assembler.feed(payload):
-                        if event == "text":
-                            if callbacks.on_text:
-                                callbacks.on_text(value)
-                        elif event == "thinking":
-                            if callbacks.on_thinking:
-                                callbacks.on_thinking(value)
-                        elif event == "tool_use" and callbacks.on_tool_use_start:
-                            callbacks.on_tool_use_start(*value)
-                    if kind == "chunk":
-                        continue
-                    finished = True
-                    return self._finish(assembler)
-                if kind == "error":
-                    finished = True
-                    raise ProviderError(describe_error(payload, self.base_url)) from None
-                finished = True
+                    result = self._client.chat.completions.create(**params)
+                    break
+                except openai.BadRequestError as exc:
+                    if not self._adapt(exc, params):
+                        raise
+            if not params.get("stream"):
+                put(("completion", result.to_dict(mode="json")))
+                return
+            live["stream"] = result
+            if stop.is_set():
+                result.close()
+                return
+            for chunk in result:
+                if stop.is_set():
+                    return
+                put(("chunk", chunk.to_dict(mode="json")))
+            put(("done", None))
+
+        def handle(kind: str, payload: Any) -> Any:
+            if kind in ("chunk", "completion"):
+                for event, value in assembler.feed(payload):
+                    if event == "text":
+                        if callbacks.on_text:
+                            callbacks.on_text(value)
+                    elif event == "thinking":
+                        if callbacks.on_thinking:
+                            callbacks.on_thinking(value)
+                    elif event == "tool_use" and callbacks.on_tool_use_start:
+                        callbacks.on_tool_use_start(*value)
+                if kind == "chunk":
+                    return CONTINUE
                 return self._finish(assembler)
-        finally:
-            if not finished:  # cancelled, Ctrl+C or a failing callback: stop the worker and the stream
-                stop.set()
-                stream = live.get("stream")
-                if stream is not None:
-                    try:
-                        stream.close()
-                    except Exception:  # noqa: BLE001
-                        pass
+            if kind == "error":
+                raise ProviderError(describe_error(payload, self.base_url)) from None
+            return self._finish(assembler)
+
+        return run_in_worker(work, handle, cancel=cancel, thread_name="evo-agent-openai")
 
     def _finish(self, assembler: ChatStreamAssembler) -> ModelResponse:
         if assembler.chunks == 0:
