@@ -14,16 +14,12 @@ from typing import Any
 import anthropic
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
+from .base import one_line as _one_line
 from .streaming import CONTINUE, Put, run_in_worker
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_RETRIES = 3
-
-
-def _one_line(text: object, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _root_cause(exc: BaseException) -> BaseException:

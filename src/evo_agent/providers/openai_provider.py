@@ -71,6 +71,7 @@ from urllib.parse import urlsplit
 import openai
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
+from .base import one_line as _one_line
 from .streaming import CONTINUE, Put, run_in_worker
 
 DEFAULT_MODEL = "gpt-4.1"
@@ -97,11 +98,6 @@ _STOP_REASONS = {
 
 
 # --------------------------------------------------------------------------- small helpers
-
-
-def _one_line(text: object, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _digest(*parts: object) -> str:
