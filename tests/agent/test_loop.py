@@ -16,9 +16,9 @@ import pytest
 
 from evo_agent.agent import INTERRUPTED_MARKER, TOOL_INTERRUPTED_TEXT, Agent
 from evo_agent.providers import ModelResponse, ProviderCancelled, ProviderError
-from evo_agent.session import SessionStore, load_for_resume
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolResult
-from tests.api_rules import check_request
+from tests.agent.helpers import assert_faithful, make_agent
+from tests.agent.helpers import records as read_records
 
 
 class ScriptedProvider:
@@ -62,19 +62,6 @@ def records(recorder):
     return [json.loads(line) for line in Path(recorder.path).read_bytes().splitlines()]
 
 
-def make_agent(project: Path, provider, tools=None):
-    store = SessionStore(project, warn=lambda line: None)
-    recorder = store.create(model=provider.model, provider=provider.name)
-    return Agent(provider=provider, recorder=recorder, project_dir=project, store=store, tools=tools), store
-
-
-def assert_faithful(agent: Agent) -> None:
-    loaded = load_for_resume(agent.recorder.path)
-    assert loaded.messages == agent.history
-    assert loaded.repairs == 0 and loaded.skipped_lines == 0
-    check_request(agent.history + [{"role": "user", "content": "next"}])
-
-
 class Events:
     def __init__(self):
         self.seen = []
@@ -102,7 +89,7 @@ def test_a_tool_round_trip_records_four_messages_in_order_with_one_prompt_id(pro
     result = agent.run_turn("say hello", events)
     assert result.status == "done" and result.text == "It printed hello." and result.model_calls == 2
 
-    recs = records(agent.recorder)
+    recs = read_records(agent.recorder.path)
     assert [r["type"] for r in recs] == ["session_start", "user", "assistant", "user", "assistant"]
     assert len({r["prompt_id"] for r in recs[1:]}) == 1
     assert recs[1]["message"] == {"role": "user", "content": "say hello"}
@@ -113,7 +100,8 @@ def test_a_tool_round_trip_records_four_messages_in_order_with_one_prompt_id(pro
     assert "hello" in result_block["content"] and "is_error" not in result_block
     # The second call saw exactly the recorded history.
     assert provider.calls[1] == [r["message"] for r in recs[1:4]]
-    assert {t["name"] for t in provider.tools_seen[0]} == {t.name for t in BASIC_TOOLS}
+    # SPEC §6: the six file and shell tools, plus task and compact.
+    assert {t["name"] for t in provider.tools_seen[0]} == {t.name for t in BASIC_TOOLS} | {"task", "compact"}
     assert events.seen[0] == ("text", "Let me look.")
     assert ("start", "toolu_1", "bash") in events.seen and ("end", "toolu_1", False) in events.seen
     assert (agent.usage.input_tokens, agent.usage.output_tokens, agent.total_tokens) == (130, 11, 141)
@@ -124,7 +112,7 @@ def test_a_tool_round_trip_records_four_messages_in_order_with_one_prompt_id(pro
 
     second = agent.run_turn("thanks")
     assert second.status == "done"
-    recs = records(agent.recorder)
+    recs = read_records(agent.recorder.path)
     assert recs[5]["prompt_id"] != recs[1]["prompt_id"]
     assert_faithful(agent)
 
@@ -133,17 +121,17 @@ def test_each_record_is_on_disk_before_the_step_that_depends_on_it(project):
     seen = {}
 
     def check_probe(tool_input, ctx):
-        seen["at_tool"] = [r["type"] for r in records(agent.recorder)]
+        seen["at_tool"] = [r["type"] for r in read_records(agent.recorder.path)]
         return ToolResult("probed")
 
     probe = Tool("probe", "a probe", {"type": "object", "properties": {}}, check_probe)
 
     def first(messages, cancel):
-        seen["at_call_1"] = [r["type"] for r in records(agent.recorder)]
+        seen["at_call_1"] = [r["type"] for r in read_records(agent.recorder.path)]
         return reply(use("probe", {}, "t1"))
 
     def second(messages, cancel):
-        seen["at_call_2"] = [r["type"] for r in records(agent.recorder)]
+        seen["at_call_2"] = [r["type"] for r in read_records(agent.recorder.path)]
         return reply("done")
 
     agent, _ = make_agent(project, ScriptedProvider(first, second), tools=[probe])
@@ -263,17 +251,19 @@ def test_resume_and_clear_switch_sessions_without_touching_the_old_one(project):
     assert_faithful(agent)
 
 
-def test_agent_tools_plug_into_the_loop(project):
+def test_a_custom_tool_gets_its_call_id_and_validated_input(project):
     seen = {}
 
-    def handler(tool_input, ctx, tool_id):
-        seen["call"] = (tool_input, tool_id)
-        return ToolResult("summary written")
+    def probe(tool_input, ctx):
+        seen["call"] = (tool_input, ctx.tool_use_id)
+        return ToolResult("probed")
 
-    provider = ScriptedProvider(reply(use("compact", {"focus": "tests"}, "t1")), reply("ok"))
-    agent, _ = make_agent(project, provider)
-    agent.add_agent_tool({"name": "compact", "description": "compact", "input_schema": {"type": "object"}}, handler)
-    agent.run_turn("compact please")
-    assert seen["call"] == ({"focus": "tests"}, "t1")
-    assert "compact" in {t["name"] for t in provider.tools_seen[0]}
-    assert agent.history[2]["content"][0]["content"] == "summary written"
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    provider = ScriptedProvider(reply(use("probe", {"n": "x"}, "t0")), reply(use("probe", {"n": 3}, "t1")), reply("ok"))
+    agent, _ = make_agent(project, provider, tools=[Tool("probe", "a probe", schema, probe)])
+    agent.run_turn("probe twice")
+    assert seen["call"] == ({"n": 3}, "t1")
+    assert agent.history[2]["content"][0]["is_error"] and "integer" in agent.history[2]["content"][0]["content"]
+    assert agent.history[4]["content"][0]["content"] == "probed"
+    assert {"probe", "compact", "task"} <= {t["name"] for t in provider.tools_seen[0]}
+    assert_faithful(agent)

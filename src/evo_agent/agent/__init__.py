@@ -4,14 +4,18 @@
     agent = Agent(provider=provider, recorder=store.create(...), project_dir=root, store=store)
     result = agent.run_turn("fix the failing test", callbacks, cancel_event)
 
-See loop.py for the write points, cancellation and error semantics.
+See loop.py for the write points, cancellation and error semantics,
+compaction.py for compaction and subagents.py for the `task` tool.
 """
 
+from .compaction import history_chars, micro_compact, summary_request
 from .loop import (
     INTERRUPTED_MARKER,
     MAX_MODEL_CALLS,
     TOOL_INTERRUPTED_TEXT,
     Agent,
+    CompactionFailed,
+    CompactResult,
     TurnResult,
     Usage,
     text_of,
@@ -21,6 +25,11 @@ from .prompt import build_system_prompt
 
 __all__ = [
     "Agent",
+    "CompactResult",
+    "CompactionFailed",
+    "history_chars",
+    "micro_compact",
+    "summary_request",
     "INTERRUPTED_MARKER",
     "MAX_MODEL_CALLS",
     "TOOL_INTERRUPTED_TEXT",

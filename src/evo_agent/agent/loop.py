@@ -29,24 +29,44 @@ Cancellation (Ctrl+C, the `cancel` event):
 A `ProviderError` (API refused, network down) ends the turn and propagates:
 nothing is recorded for the failed call, the history ends with the user's
 message (or tool results) and stays valid and resumable.
+
+Compaction (compaction.py) replaces the history with the one synthetic
+summary message that resume builds from a `compact_boundary`; the boundary
+is recorded first. It runs on `/compact` (`compact()`), after a `compact`
+tool call (before the next model call), and automatically when the
+history's JSON size passes `compact_threshold` — checked before the user's
+prompt is added and before every further model call of a turn, so a new
+prompt is never summarised away. Requests are built by `request_messages()`,
+a pure view of the history (micro-compaction), never a change to it.
+
+Subagents (subagents.py): `task` calls run a child Agent recorded in a
+sidechain file; several task calls of one response run in parallel threads.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from evo_agent.providers.base import Provider, ProviderCancelled, StreamCallbacks
-from evo_agent.session import Recorder, ResumedSession, SessionStore
+from evo_agent.providers.base import Provider, ProviderCancelled, ProviderError, StreamCallbacks
+from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, summary_message
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool
 
+from .compaction import (
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_SYSTEM,
+    finish_summary,
+    history_chars,
+    micro_compact,
+    summary_request,
+)
 from .prompt import build_system_prompt
+from .subagents import task_tool
 
 MAX_MODEL_CALLS = 50
 DEFAULT_MAX_TOKENS = 8192
@@ -55,8 +75,36 @@ DEFAULT_COMPACT_CHARS = 50_000
 INTERRUPTED_MARKER = "[Request interrupted by user]"
 TOOL_INTERRUPTED_TEXT = "Not run: the user interrupted the turn (Ctrl+C) before this tool started."
 
-# (tool input, context, tool_use_id) -> result: tools that need the agent itself (task, compact)
-ToolHandler = Callable[[dict, ToolContext, str], ToolResult]
+PARALLEL_TOOLS = frozenset({"task"})  # several calls of these in one response run at once
+
+COMPACT_SCHEMA = {
+    "type": "object",
+    "properties": {"focus": {"type": "string", "description": "What the summary should concentrate on."}},
+}
+COMPACT_DESCRIPTION = (
+    "Summarise the conversation so far and continue from the summary, freeing context. Use it when the "
+    "history is long and mostly done with; the summary keeps goals, decisions, files and remaining work."
+)
+COMPACT_SCHEDULED = "Compaction scheduled: the conversation will be summarised before the next model call."
+
+
+class CompactionFailed(Exception):
+    """The summary could not be made; history and transcript are as they were. One printable line."""
+
+
+@dataclass
+class CompactResult:
+    summary: str
+    compact_count: int
+    trigger: str
+    messages_before: int
+    chars_before: int
+    chars_after: int
+
+    def describe(self) -> str:
+        return (f"Compacted {self.messages_before} message{'s' if self.messages_before != 1 else ''} "
+                f"({self.chars_before:,} characters) into a summary of {self.chars_after:,} characters "
+                f"(compaction #{self.compact_count}, {self.trigger})")
 
 
 @dataclass
@@ -83,6 +131,13 @@ class Usage:
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    def add(self, other: "Usage") -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens
+        self.cache_read_input_tokens += other.cache_read_input_tokens
+        self.model_calls += other.model_calls
 
 
 class _Callbacks:
@@ -159,29 +214,39 @@ class Agent:
         self,
         *,
         provider: Provider,
-        recorder: Recorder,
+        recorder: Recorder | SidechainRecorder,
         project_dir: Path | str,
         store: SessionStore | None = None,
         tools: list[Tool] | None = None,
         history: list[dict] | None = None,
         system_prompt: str | None = None,
+        system_note: str = "",
         max_model_calls: int = MAX_MODEL_CALLS,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        compact_threshold: int | None = None,
+        compact_count: int = 0,
+        allow_subagents: bool = True,
     ) -> None:
         self.provider = provider
         self.recorder = recorder
         self.project_dir = Path(project_dir)
         self.store = store
+        # The file and shell tools, then the tools that need the agent itself.
         self.tools: list[Tool] = list(BASIC_TOOLS if tools is None else tools)
-        # Tools that need the agent (task, compact): name -> (API spec, handler).
-        self.agent_tools: dict[str, tuple[dict, ToolHandler]] = {}
+        self.tools.append(Tool("compact", COMPACT_DESCRIPTION, COMPACT_SCHEMA, self._compact_tool))
+        if allow_subagents:
+            self.tools.append(task_tool(self))
         self.history: list[dict] = list(history or [])
         self._system_prompt = system_prompt
+        self._system_note = system_note
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
         self.usage = Usage()
-        self.compact_threshold = _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
-        self._lock = threading.Lock()  # one turn or session switch at a time
+        self.compact_threshold = compact_threshold or _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
+        self.compact_count = compact_count  # compactions so far, counted across resumes
+        self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
+        self._lock = threading.Lock()  # one turn, compaction or session switch at a time
+        self._usage_lock = threading.Lock()  # parallel subagents add their usage here
 
     # ---- what the UI reads (AgentLike)
     @property
@@ -202,31 +267,25 @@ class Agent:
 
     @property
     def context_chars(self) -> int:
-        return len(json.dumps(self.request_messages(), ensure_ascii=False, separators=(",", ":")))
+        """The history's JSON size: what is compared with `compact_threshold`."""
+        return history_chars(self.history)
 
     # ---- what the model sees
     def tool_specs(self) -> list[dict]:
-        return [t.api_spec() for t in self.tools] + [spec for spec, _ in self.agent_tools.values()]
-
-    def add_agent_tool(self, spec: dict, handler: ToolHandler) -> None:
-        """Register a tool that needs the agent loop itself (e.g. `task`, `compact`)."""
-        self.agent_tools[spec["name"]] = (spec, handler)
+        return [t.api_spec() for t in self.tools]
 
     @property
     def system_prompt(self) -> str:
         if self._system_prompt is None:
-            self._system_prompt = build_system_prompt(self.project_dir, self.tool_specs())
+            self._system_prompt = build_system_prompt(self.project_dir, self.tool_specs()) + self._system_note
         return self._system_prompt
 
     def request_messages(self) -> list[dict]:
         """The messages of the next request: a pure view of `history` (never a change to it)."""
-        return self.history
-
-    def before_model_call(self, callbacks: _Callbacks, cancel: threading.Event) -> None:
-        """Hook run before every model call (automatic compaction plugs in here)."""
+        return micro_compact(self.history)
 
     # ---- sessions
-    def switch_session(self, recorder: Recorder, history: list[dict]) -> None:
+    def switch_session(self, recorder: Recorder, history: list[dict], compact_count: int = 0) -> None:
         """Continue in another session (/resume ID, /clear): its recorder, its history, fresh totals."""
         with self._lock:
             try:
@@ -236,6 +295,8 @@ class Agent:
             self.recorder = recorder
             self.history = list(history)
             self.usage = Usage()
+            self.compact_count = compact_count
+            self._compact_request = None
 
     def _require_store(self) -> SessionStore:
         if self.store is None:
@@ -250,7 +311,7 @@ class Agent:
         store = self._require_store()
         source = store.resolve(session_id)
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name)
-        self.switch_session(resumed.recorder, resumed.loaded.messages)
+        self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
         return resumed
 
     def clear(self) -> Recorder:
@@ -260,8 +321,66 @@ class Agent:
         self.switch_session(recorder, [])
         return recorder
 
-    def compact(self, focus: str | None = None) -> None:
-        raise RuntimeError("compaction is not available in this version yet")
+    # ---- compaction
+    def compact(self, focus: str | None = None, cancel: threading.Event | None = None) -> CompactResult:
+        """Summarise the history now (`/compact [focus]`). Raises CompactionFailed (one line)."""
+        with self._lock:
+            return self._compact(focus, "manual", cancel or threading.Event())
+
+    def _compact(self, focus: str | None, trigger: str, cancel: threading.Event) -> CompactResult:
+        """One summary call; then the boundary is recorded and only then the history replaced."""
+        if not self.history:
+            raise CompactionFailed("there is nothing to compact yet")
+        try:
+            response = self.provider.complete(
+                system=SUMMARY_SYSTEM,
+                messages=summary_request(self.history, focus),
+                tools=[],
+                max_tokens=SUMMARY_MAX_TOKENS,
+                cancel=cancel,
+            )
+        except ProviderCancelled:
+            raise CompactionFailed("the summary was interrupted; nothing was compacted") from None
+        except ProviderError as exc:
+            raise CompactionFailed(f"the summary call failed ({exc}); nothing was compacted") from None
+        self._count(response)
+        model_text = text_of(response.message).strip()
+        if not model_text:
+            raise CompactionFailed("the model returned an empty summary; nothing was compacted")
+        summary = finish_summary(model_text, self.history)
+        before, chars_before = len(self.history), history_chars(self.history)
+        count = self.compact_count + 1
+        self.recorder.compact_boundary(summary, count, trigger, input_tokens=response.input_tokens,
+                                       output_tokens=response.output_tokens)
+        self.history = [summary_message(summary)]
+        self.compact_count = count
+        return CompactResult(summary, count, trigger, before, chars_before, history_chars(self.history))
+
+    def _compact_tool(self, tool_input: dict, ctx: ToolContext) -> ToolResult:
+        """The `compact` tool: the compaction itself runs once this response's tools are answered."""
+        self._compact_request = str(tool_input.get("focus") or "")
+        return ToolResult(COMPACT_SCHEDULED)
+
+    def _compact_if_due(self, cb: _Callbacks, cancel: threading.Event, turn: dict) -> None:
+        """Run a compaction the `compact` tool asked for, or an automatic one when the history is too big."""
+        if self._compact_request is not None:
+            focus, self._compact_request = self._compact_request, None
+            trigger = "tool"
+        elif (not turn.get("auto_failed") and len(self.history) >= 2
+              and history_chars(self.history) > self.compact_threshold):
+            focus, trigger = None, "auto"
+        else:
+            return
+        try:
+            cb.notice(self._compact(focus or None, trigger, cancel).describe())
+        except CompactionFailed as exc:
+            turn["auto_failed"] = trigger == "auto"  # warn once per turn, not before every call
+            cb.notice(f"evo-agent: {trigger} compaction failed: {exc}")
+
+    def add_usage(self, usage: Usage) -> None:
+        """Add a subagent's usage to this agent's totals (thread safe)."""
+        with self._usage_lock:
+            self.usage.add(usage)
 
     def cost_text(self) -> str:
         u = self.usage
@@ -281,11 +400,19 @@ class Agent:
             self.recorder.assistant(message, **record_fields)
         self.history.append(message)
 
-    def run_turn(self, prompt: str, callbacks: Any = None, cancel: threading.Event | None = None) -> TurnResult:
+    def run_turn(
+        self,
+        prompt: str,
+        callbacks: Any = None,
+        cancel: threading.Event | None = None,
+        *,
+        prompt_id: str | None = None,
+    ) -> TurnResult:
         """Run one user turn until the model stops asking for tools (or the turn is cancelled).
 
         `callbacks` may have any of on_text, on_thinking, on_tool_start,
         on_tool_end, on_notice (see `evo_agent.ui.bridge.TurnCallbacks`).
+        `prompt_id` is for a subagent, whose records belong to its parent's turn.
         Raises ProviderError when the model cannot be reached or refuses.
         """
         if not isinstance(prompt, str) or not prompt.strip():
@@ -293,14 +420,16 @@ class Agent:
         cb = _Callbacks(callbacks)
         cancel = cancel if cancel is not None else threading.Event()
         with self._lock:
-            self.recorder.prompt_id = str(uuid.uuid4())
+            self.recorder.prompt_id = prompt_id or str(uuid.uuid4())
+            turn: dict = {}
             try:
+                self._compact_if_due(cb, cancel, turn)  # before the prompt joins the history
                 self._add({"role": "user", "content": prompt})
-                return self._loop(cb, cancel)
+                return self._loop(cb, cancel, turn)
             finally:
                 self.recorder.checkpoint()
 
-    def _loop(self, cb: _Callbacks, cancel: threading.Event) -> TurnResult:
+    def _loop(self, cb: _Callbacks, cancel: threading.Event, turn: dict) -> TurnResult:
         calls = 0
         last_text = ""
         stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking)
@@ -311,7 +440,10 @@ class Agent:
             if calls >= self.max_model_calls:
                 cb.notice(f"stopped after {calls} model calls in one turn; send a message to continue")
                 return TurnResult("limit", last_text, calls)
-            self.before_model_call(cb, cancel)
+            if calls:
+                self._compact_if_due(cb, cancel, turn)
+                if cancel.is_set():
+                    continue
             calls += 1
             try:
                 response = self.provider.complete(
@@ -347,40 +479,50 @@ class Agent:
             self._add({"role": "user", "content": results})
 
     def _count(self, response: Any) -> None:
-        u = self.usage
-        u.model_calls += 1
-        u.input_tokens += response.input_tokens or 0
-        u.output_tokens += response.output_tokens or 0
-        u.cache_creation_input_tokens += response.cache_creation_input_tokens or 0
-        u.cache_read_input_tokens += response.cache_read_input_tokens or 0
+        with self._usage_lock:
+            u = self.usage
+            u.model_calls += 1
+            u.input_tokens += response.input_tokens or 0
+            u.output_tokens += response.output_tokens or 0
+            u.cache_creation_input_tokens += response.cache_creation_input_tokens or 0
+            u.cache_read_input_tokens += response.cache_read_input_tokens or 0
 
     def _run_tools(self, uses: list[dict], cb: _Callbacks, cancel: threading.Event) -> list[dict]:
-        """Run each tool_use in order; every one gets exactly one tool_result."""
-        ctx = ToolContext(project_dir=self.project_dir, cancel=cancel)
-        results = []
-        for block in uses:
+        """Run the tool_uses of one response; every one gets exactly one tool_result, in order.
+
+        Calls of PARALLEL_TOOLS (subagents) run at once in threads when there
+        are several; every other tool runs in order in this thread.
+        """
+        results: list[dict | None] = [None] * len(uses)
+
+        def run_one(i: int) -> None:
+            block = uses[i]
             tool_id, name = block.get("id", ""), block.get("name", "")
             tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
             if cancel.is_set():
-                results.append(tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, True))
+                results[i] = tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, True)
                 cb.tool_end(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0)
-                continue
+                return
             cb.tool_start(tool_id, name, tool_input)
             started = time.monotonic()
-            result = self.run_tool_block(name, tool_input, ctx, tool_id)
-            results.append(tool_result_block(tool_id, result.content, result.is_error))
+            ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id)
+            result = run_tool(self.tools, name, tool_input, ctx)
+            results[i] = tool_result_block(tool_id, result.content, result.is_error)
             cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)
-        return results
 
-    def run_tool_block(self, name: str, tool_input: dict, ctx: ToolContext, tool_id: str) -> ToolResult:
-        """Dispatch one tool call; never raises."""
-        agent_tool = self.agent_tools.get(name)
-        if agent_tool is None:
-            return run_tool(self.tools, name, tool_input, ctx)
-        try:
-            return agent_tool[1](tool_input, ctx, tool_id)
-        except Exception as exc:  # noqa: BLE001 - a failing tool never ends the loop
-            return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        parallel = [i for i, b in enumerate(uses) if b.get("name") in PARALLEL_TOOLS]
+        if len(parallel) < 2:
+            parallel = []
+        threads = [threading.Thread(target=run_one, args=(i,), name=f"evo-agent-{uses[i].get('name')}", daemon=True)
+                   for i in parallel]
+        for thread in threads:
+            thread.start()
+        for i in range(len(uses)):
+            if i not in parallel:
+                run_one(i)
+        for thread in threads:
+            thread.join()
+        return [r for r in results if r is not None]
 
 
 def _env_int(name: str, default: int) -> int:
@@ -393,6 +535,8 @@ def _env_int(name: str, default: int) -> int:
 
 __all__ = [
     "Agent",
+    "CompactResult",
+    "CompactionFailed",
     "INTERRUPTED_MARKER",
     "MAX_MODEL_CALLS",
     "TOOL_INTERRUPTED_TEXT",

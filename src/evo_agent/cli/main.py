@@ -199,16 +199,19 @@ def _agent(args: argparse.Namespace) -> int:
     provider = make_provider(name, args.model or os.environ.get("EVO_AGENT_MODEL"))
     if notice:
         console.err_line(notice)
+    compact_count = 0
     if source is not None:
         resumed = store.resume(source, model=provider.model, provider=provider.name)
         recorder, history = resumed.recorder, resumed.loaded.messages
+        compact_count = resumed.loaded.compact_count
         notify(resumed_line(source, len(history), recorder.session_id))
         if resumed.loaded.warning:
             console.err_line(resumed.loaded.warning)
     else:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
-    agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history)
+    agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
+                  compact_count=compact_count)
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE

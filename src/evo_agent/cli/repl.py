@@ -13,18 +13,27 @@ from evo_agent import __version__
 from evo_agent.agent import Agent
 from evo_agent.session import SessionError, SessionStore
 
-from .runtime import EXIT_INTERRUPTED, EXIT_TERMINATED, Console, Signals, Terminated, crash_line, run_turn
+from .runtime import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    Console,
+    Signals,
+    Terminated,
+    crash_line,
+    run_compact,
+    run_turn,
+)
 from .sessions_cmd import pick_session
 
 HELP_TEXT = """\
 Commands:
-  /resume ID   switch to a copy of session ID (a unique prefix is enough); this session stays resumable
-  /resume      choose a session from a numbered list
-  /clear       start a new, empty session (the current one stays resumable)
-  /cost        tokens used in this session
-  /compact     summarise the conversation (not available yet)
-  /help        this help
-  /exit        leave (Ctrl+D works too)
+  /resume ID        switch to a copy of session ID (a unique prefix is enough); this session stays resumable
+  /resume           choose a session from a numbered list
+  /clear            start a new, empty session (the current one stays resumable)
+  /compact [FOCUS]  summarise the conversation now and continue from the summary
+  /cost             tokens used in this session
+  /help             this help
+  /exit             leave (Ctrl+D works too)
 Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves."""
 
 TOOL_LINE_CHARS = 100
@@ -164,8 +173,14 @@ class Repl:
     def cmd_cost(self, _arg: str) -> None:
         self.console.line(self.agent.cost_text())
 
-    def cmd_compact(self, _arg: str) -> None:
-        self.console.error("/compact is not available in this version yet")
+    def cmd_compact(self, arg: str) -> None:
+        outcome = run_compact(self.agent, arg or None, self.signals)
+        if outcome.error is not None:
+            self.console.error(f"cannot compact: {outcome.error}")
+        elif outcome.crash is not None:
+            self.console.err_line(crash_line(outcome.crash))
+        else:
+            self.console.line(outcome.result.describe())
 
     def cmd_clear(self, _arg: str) -> None:
         old = self.agent.session_id

@@ -22,9 +22,9 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
-from evo_agent.agent import Agent, TurnResult
+from evo_agent.agent import Agent, CompactionFailed
 from evo_agent.providers import ProviderError
 
 EXIT_GRACE_S = 5.0
@@ -172,8 +172,8 @@ class Signals:
 
 @dataclass
 class Outcome:
-    result: TurnResult | None = None
-    error: ProviderError | None = None
+    result: Any = None  # a TurnResult for a turn, a CompactResult for /compact
+    error: ProviderError | CompactionFailed | None = None
     crash: BaseException | None = None
 
 
@@ -181,7 +181,17 @@ _running: set[threading.Event] = set()  # "done" events of turns whose thread ha
 
 
 def run_turn(agent: Agent, prompt: str, callbacks: Any, signals: Signals) -> Outcome:
-    """Run one turn in a worker thread; KeyboardInterrupt/Terminated propagate (meaning: exit).
+    """Run one turn in a worker thread; KeyboardInterrupt/Terminated propagate (meaning: exit)."""
+    return run_in_worker(lambda cancel: agent.run_turn(prompt, callbacks, cancel), signals)
+
+
+def run_compact(agent: Agent, focus: str | None, signals: Signals) -> Outcome:
+    """`/compact [focus]` in a worker thread, interruptible like a turn; failures land in `error`."""
+    return run_in_worker(lambda cancel: agent.compact(focus, cancel), signals)
+
+
+def run_in_worker(work_fn: Callable[[threading.Event], Any], signals: Signals) -> Outcome:
+    """Run `work_fn(cancel)` in a worker thread while the main thread stays ready for signals.
 
     The main thread waits on an Event, not on Thread.join: a signal handler that
     raises inside join() makes CPython 3.11 believe the thread has ended.
@@ -192,8 +202,8 @@ def run_turn(agent: Agent, prompt: str, callbacks: Any, signals: Signals) -> Out
 
     def work() -> None:
         try:
-            outcome.result = agent.run_turn(prompt, callbacks, cancel)
-        except ProviderError as exc:
+            outcome.result = work_fn(cancel)
+        except (ProviderError, CompactionFailed) as exc:
             outcome.error = exc
         except BaseException as exc:  # noqa: BLE001 - reported by the caller as one line
             outcome.crash = exc

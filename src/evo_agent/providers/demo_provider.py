@@ -8,7 +8,7 @@ key. It understands a handful of plain requests and calls the real tools for the
     run <command>           -> bash {"command": ...}
     search for <text>       -> grep {"pattern": ...}
     delegate <text>         -> task {description, prompt, subagent_type: "general-purpose"}
-    summarize ...           -> a short summary of the conversation (used by compaction)
+    summarize ...           -> a short summary of the conversation (compaction's request, without tools)
 
 After a tool ran it answers with a short text summarising the tool output. Same input,
 same output: ids and token counts are derived from the conversation itself.
@@ -44,6 +44,9 @@ _RUN = re.compile(r"^(?:please\s+)?run\s+(?P<command>.+)$", re.I | re.S)
 _SEARCH = re.compile(r"^(?:please\s+)?(?:search|grep|look)(?:\s+for)?\s+(?P<text>.+)$", re.I | re.S)
 _DELEGATE = re.compile(r"^(?:please\s+)?delegate\s*:?\s+(?P<text>.+)$", re.I | re.S)
 _SUMMARY = re.compile(r"\bsummar(?:y|ise|ize|izing|ising)\b", re.I)
+# The agent's compaction request (agent/compaction.py): "<conversation>\n[user]\n…\n\n[tool call: bash]\n…</conversation>"
+_FLATTENED = re.compile(r"<conversation>\n(.*)\n</conversation>", re.S)
+_PART = re.compile(r"^\[([^\]\n]+)\]\n(.*?)(?=\n\n\[[^\]\n]+\]\n|\Z)", re.S | re.M)
 
 
 def _dumps(value: object) -> str:
@@ -86,6 +89,12 @@ def _chunks(text: str, parts: int = 4) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+def _is_summary_request(messages: list[dict], tool_names: set) -> bool:
+    """Compaction's request: its summary is stored, so it carries no demo label."""
+    last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+    return not tool_names and bool(_FLATTENED.search(_text_of(last.get("content"))))
+
+
 class DemoProvider:
     name = "demo"
 
@@ -107,7 +116,8 @@ class DemoProvider:
             raise ProviderCancelled()
         tool_names = {t.get("name") for t in tools or [] if isinstance(t, dict)}
         text, uses = self._answer(messages, tool_names)
-        if not any(m.get("role") == "assistant" for m in messages if isinstance(m, dict)):
+        first_answer = not any(m.get("role") == "assistant" for m in messages if isinstance(m, dict))
+        if first_answer and not _is_summary_request(messages, tool_names):
             text = f"{DEMO_LABEL}\n{text}" if text else DEMO_LABEL
 
         digest = hashlib.sha256(_dumps(messages).encode()).hexdigest()[:6]
@@ -143,6 +153,9 @@ class DemoProvider:
             return self._summarise_results(messages, results), []
         prompt = _text_of(last.get("content"))
         if not tool_names and _SUMMARY.search(prompt):
+            flat = _FLATTENED.search(prompt)
+            if flat:
+                return self._summarise_flattened(flat.group(1)), []
             return self._summarise_conversation(messages), []
         return self._understand(prompt, tool_names)
 
@@ -165,6 +178,23 @@ class DemoProvider:
                 count = len(output.splitlines())
                 parts.append(f"The `{name}` tool returned {count} line{'s' if count != 1 else ''}:\n{_head(output)}")
         return "\n\n".join(parts)
+
+    def _summarise_flattened(self, conversation: str) -> str:
+        """A summary of the agent's compaction request: the conversation arrives as tagged text."""
+        asked, tools_used = [], []
+        for part in _PART.finditer(conversation):
+            tag, body = part.group(1), part.group(2).strip()
+            if tag == "user" and body and not body.startswith("<previous-conversation-summary>"):
+                asked.append(body.splitlines()[0][:LINE_CHARS])
+            elif tag.startswith("tool call: "):
+                tools_used.append(tag[len("tool call: "):])
+        lines = [f"Demo summary of {len(asked)} request{'s' if len(asked) != 1 else ''} "
+                 f"and {len(tools_used)} tool call{'s' if len(tools_used) != 1 else ''}."]
+        if asked:
+            lines.append("The user asked: " + "; ".join(asked[-10:]))
+        if tools_used:
+            lines.append("Tools used: " + ", ".join(sorted(set(tools_used))))
+        return "\n".join(lines)
 
     def _summarise_conversation(self, messages: list[dict]) -> str:
         prompts, tools_used = [], []

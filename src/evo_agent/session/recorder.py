@@ -153,8 +153,11 @@ class _TranscriptRecorder:
         fields.update(extra)
         return self.append("assistant", **fields)
 
-    def compact_boundary(self, summary: str, compact_count: int, trigger: str) -> bool:
-        return self.append("compact_boundary", summary=summary, compact_count=compact_count, trigger=trigger)
+    def compact_boundary(self, summary: str, compact_count: int, trigger: str, **extra) -> bool:
+        return self.append("compact_boundary", summary=summary, compact_count=compact_count, trigger=trigger, **extra)
+
+    def checkpoint(self) -> None:
+        """End of a turn. A sidechain keeps no meta.json, so there is nothing to refresh."""
 
 
 class SidechainRecorder(_TranscriptRecorder):
@@ -252,8 +255,12 @@ class Recorder(_TranscriptRecorder):
         *,
         model: str | None = None,
         provider: str | None = None,
+        **extra,
     ) -> SidechainRecorder:
-        """Write `subagent_start` here and open the child's sidechain (with its `session_start`)."""
+        """Write `subagent_start` here and open the child's sidechain (with its `session_start`).
+
+        `extra` fields (e.g. `subagent_type`) go into the `subagent_start` record.
+        """
         name = sidechain_file_name(agent_name)
         relative = f"{SUBAGENT_DIR}/{name}"
         slug = name.split("_")[1]
@@ -273,7 +280,7 @@ class Recorder(_TranscriptRecorder):
             warn=self._warn,
         )
         side.prompt_id = self.prompt_id
-        self.append("subagent_start", agent_name=slug, subagent_path=relative, tool_use_id=tool_use_id)
+        self.append("subagent_start", agent_name=slug, subagent_path=relative, tool_use_id=tool_use_id, **extra)
         side.append(
             "session_start", model=model, provider=provider, agent_name=slug, parent_session_id=self.session_id
         )

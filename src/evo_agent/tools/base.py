@@ -14,6 +14,7 @@ class ToolContext:
 
     project_dir: Path
     cancel: threading.Event = field(default_factory=threading.Event)
+    tool_use_id: str = ""  # the id of the call being run (the task tool names its sidechain by it)
 
 
 @dataclass

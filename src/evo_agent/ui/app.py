@@ -617,8 +617,9 @@ class AgentApp(App[None]):
     @work(thread=True, group="command", exit_on_error=False)
     def _compact(self, focus: str | None) -> None:
         try:
-            self.agent.compact(focus)
-            message, error = "conversation compacted", False
+            result = self.agent.compact(focus)
+            describe = getattr(result, "describe", None)
+            message, error = (describe() if callable(describe) else "conversation compacted"), False
         except Exception as exc:  # noqa: BLE001
             message, error = f"error: cannot compact: {exc}", True
         try:
@@ -629,6 +630,7 @@ class AgentApp(App[None]):
     def _command_done(self, message: str, error: bool) -> None:
         self.add_notice(message, error=error)
         self._set_running(False)
+        self.refresh_status()
 
     def open_picker(self) -> None:
         store = self.store or SessionStore(self.agent.project_dir)

@@ -70,8 +70,11 @@ class AgentLike(Protocol):
     def clear(self) -> None:
         """Start a fresh, empty session (the old one stays resumable)."""
 
-    def compact(self, focus: str | None) -> None:
-        """Summarise the history now (`/compact [focus]`); called in a worker thread."""
+    def compact(self, focus: str | None) -> Any:
+        """Summarise the history now (`/compact [focus]`); called in a worker thread.
+
+        May return an object with `describe() -> str`, the line the UI shows afterwards.
+        """
 
     def cost_text(self) -> str:
         """The text `/cost` shows (tokens, and money where known); may span lines."""

@@ -1,0 +1,191 @@
+"""Compaction: the summary request, and the per-request trimming of old tool results.
+
+Two mechanisms keep a long conversation inside the model's context:
+
+- **Full compaction** replaces the whole history with one synthetic user
+  message holding a summary (`summary_message` from the session library, the
+  very message resume builds from a `compact_boundary`). The summary is
+  written by one model call *without tools*: the history is flattened to
+  text here (`summary_request`), because the API refuses tool blocks in a
+  request that defines no tools, and because a flat text is what both
+  providers accept alike.
+- **Micro-compaction** (`micro_compact`) is a pure function applied when a
+  request is built: older, long tool results are shown to the model as a
+  short placeholder. The stored history is never changed, so a resumed
+  session builds exactly the same requests as the live one would have.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+SUMMARY_MAX_TOKENS = 4096
+
+# The flattened conversation sent to the summariser: per-part and total caps.
+TEXT_PART_CHARS = 6_000
+TOOL_PART_CHARS = 2_000
+SUMMARY_INPUT_CHARS = 240_000
+SUMMARY_INPUT_HEAD_CHARS = 40_000
+
+# Micro-compaction: the latest KEEP_RECENT_RESULTS tool results are always
+# sent in full; older ones longer than CLEAR_RESULT_CHARS become a placeholder.
+KEEP_RECENT_RESULTS = 3
+CLEAR_RESULT_CHARS = 2_000
+
+FILE_TOOLS = ("read_file", "write_file", "edit_file")
+TOUCHED_FILES_SHOWN = 15
+
+SUMMARY_SYSTEM = (
+    "You write the working summary of a coding session between a user and a coding agent. "
+    "The agent will continue the work from your summary alone: everything before it is discarded. "
+    "Be specific and complete; keep file paths, names, commands, numbers and error messages exact."
+)
+
+SUMMARY_INSTRUCTIONS = """\
+Summarise the conversation above for the agent that will continue it. Use these sections:
+
+1. Goal: what the user wants, in their words where it matters, and every explicit request or constraint they gave.
+2. Findings and decisions: what was learned about the code and why things were decided.
+3. Files: each file read, created or changed, and what changed in it.
+4. Done so far: the steps completed, with the commands run and their outcome.
+5. Remaining work: what is still to do, and the very next step.
+
+Answer with the summary only, no preamble."""
+
+
+def history_chars(messages: list[dict]) -> int:
+    """The JSON size of a message list in characters: what EVO_AGENT_COMPACT_CHARS is compared with."""
+    return len(json.dumps(messages, ensure_ascii=False, separators=(",", ":")))
+
+
+def _blocks(content: object) -> list[dict]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
+
+
+def result_text(block: dict) -> str:
+    """The text of a tool_result block (string content or its text blocks)."""
+    content = block.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in _blocks(content) if b.get("type") == "text")
+
+
+def tool_names_by_id(messages: Iterable[dict]) -> dict[str, str]:
+    return {
+        b["id"]: str(b.get("name", "tool"))
+        for m in messages if m.get("role") == "assistant"
+        for b in _blocks(m.get("content")) if b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+    }
+
+
+def flatten_conversation(messages: list[dict]) -> str:
+    """The conversation as plain text, one tagged part per block, long parts clipped."""
+    names = tool_names_by_id(messages)
+    parts: list[str] = []
+    for message in messages:
+        role = message.get("role")
+        for block in _blocks(message.get("content")):
+            kind = block.get("type")
+            if kind == "text" and block.get("text"):
+                parts.append(f"[{role}]\n{_clip(block['text'], TEXT_PART_CHARS)}")
+            elif kind == "tool_use":
+                arguments = json.dumps(block.get("input"), ensure_ascii=False)
+                parts.append(f"[tool call: {block.get('name')}]\n{_clip(arguments, TOOL_PART_CHARS)}")
+            elif kind == "tool_result":
+                name = names.get(block.get("tool_use_id"), "tool")
+                label = "tool error" if block.get("is_error") else "tool result"
+                parts.append(f"[{label}: {name}]\n{_clip(result_text(block), TOOL_PART_CHARS)}")
+            elif kind in ("thinking", "redacted_thinking"):
+                continue  # the agent's private reasoning; the decisions it led to are in the text
+            elif kind:
+                parts.append(f"[{role}: {kind} block]")
+    text = "\n\n".join(parts)
+    if len(text) > SUMMARY_INPUT_CHARS:
+        tail = SUMMARY_INPUT_CHARS - SUMMARY_INPUT_HEAD_CHARS
+        omitted = len(text) - SUMMARY_INPUT_CHARS
+        text = f"{text[:SUMMARY_INPUT_HEAD_CHARS]}\n\n[… {omitted:,} characters of the middle of the conversation omitted …]\n\n{text[-tail:]}"
+    return text
+
+
+def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> list[str]:
+    """Paths given to the file tools, most recent first, without repeats."""
+    seen: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") != "assistant":
+            continue
+        for block in reversed(_blocks(message.get("content"))):
+            path = (block.get("input") or {}).get("path") if block.get("type") == "tool_use" else None
+            if block.get("name") in FILE_TOOLS and isinstance(path, str) and path and path not in seen:
+                seen.append(path)
+    return seen[:limit]
+
+
+def summary_request(messages: list[dict], focus: str | None = None) -> list[dict]:
+    """The one user message of the summary call: the flattened conversation and what to write."""
+    instructions = SUMMARY_INSTRUCTIONS
+    if focus and focus.strip():
+        instructions += f"\n\nThe user asked the summary to focus on: {' '.join(focus.split())}"
+    files = touched_files(messages)
+    if files:
+        instructions += "\n\nFiles the agent touched recently (most recent first): " + ", ".join(files)
+    text = f"<conversation>\n{flatten_conversation(messages)}\n</conversation>\n\n{instructions}"
+    return [{"role": "user", "content": text}]
+
+
+def finish_summary(model_text: str, messages: list[dict]) -> str:
+    """The summary as stored in the boundary: the model's text plus the files touched recently."""
+    summary = model_text.strip()
+    files = touched_files(messages)
+    if files:
+        summary += "\n\nRecently touched files: " + ", ".join(files)
+    return summary
+
+
+def micro_compact(messages: list[dict]) -> list[dict]:
+    """The history as sent: old long tool results replaced by a placeholder.
+
+    Pure: the input is not modified, and the same history always gives the
+    same request (so live and resumed sessions send the same thing).
+    """
+    positions = [
+        (i, j)
+        for i, m in enumerate(messages) if m.get("role") == "user" and isinstance(m.get("content"), list)
+        for j, b in enumerate(m["content"]) if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+    old = positions[:-KEEP_RECENT_RESULTS] if KEEP_RECENT_RESULTS else positions
+    to_clear = [(i, j) for i, j in old if len(result_text(messages[i]["content"][j])) > CLEAR_RESULT_CHARS]
+    if not to_clear:
+        return messages
+    names = tool_names_by_id(messages)
+    out = list(messages)
+    for i, j in to_clear:
+        block = out[i]["content"][j]
+        size = len(result_text(block))
+        placeholder = dict(block, content=(
+            f"[Earlier {names.get(block.get('tool_use_id'), 'tool')} output cleared to save context "
+            f"({size:,} characters). Run the tool again if you need it.]"))
+        content = list(out[i]["content"])
+        content[j] = placeholder
+        out[i] = {**out[i], "content": content}
+    return out
+
+
+__all__ = [
+    "SUMMARY_MAX_TOKENS",
+    "SUMMARY_SYSTEM",
+    "finish_summary",
+    "flatten_conversation",
+    "history_chars",
+    "micro_compact",
+    "summary_request",
+    "touched_files",
+]

@@ -1,0 +1,91 @@
+"""The `task` tool: a child agent with a fresh history, recorded in its own sidechain file.
+
+The parent's transcript gets only `subagent_start` (before the child runs)
+and `subagent_end` (after it, before the task's tool_result is recorded);
+the child's whole run goes to `subagent/<ms>_<name>_<4hex>.jsonl`. The
+child has every tool but `task` (no recursion), at most SUBAGENT_MAX_CALLS
+model calls, and the parent's provider and model. Its final text is the
+tool_result; a child that fails or is interrupted still gets its
+`subagent_end`, and the parent an `is_error` result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evo_agent.providers import ProviderError
+from evo_agent.tools import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+SUBAGENT_MAX_CALLS = 30
+DEFAULT_SUBAGENT_TYPE = "general-purpose"
+
+TASK_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "description": {"type": "string", "description": "A short (3-6 words) name for the task."},
+        "prompt": {"type": "string", "description": "The complete task for the subagent: it sees nothing else."},
+        "subagent_type": {"type": "string", "description": f"The kind of agent (default {DEFAULT_SUBAGENT_TYPE})."},
+    },
+    "required": ["description", "prompt"],
+}
+
+TASK_DESCRIPTION = (
+    "Launch a subagent for a self-contained task (searching a codebase, investigating a question, "
+    "a focused change). The subagent starts with a fresh history, has every tool except task, and "
+    "returns one final report as the result. Give it everything it needs in `prompt`. Several task "
+    "calls in one response run in parallel."
+)
+
+SUBAGENT_NOTE = """
+You are a subagent started by another agent for one task. Work on it with your tools, then end with
+one final answer: a complete, self-contained report of what you found or did (paths, names, results).
+That answer is all the other agent will see of your work; it cannot answer questions back."""
+
+
+def run_subagent(parent: "Agent", tool_input: dict, ctx: ToolContext) -> ToolResult:
+    """Run one `task` call to completion; never raises."""
+    from .loop import Agent  # the child is an Agent too
+
+    description = str(tool_input.get("description") or "").strip()
+    subagent_type = str(tool_input.get("subagent_type") or DEFAULT_SUBAGENT_TYPE).strip() or DEFAULT_SUBAGENT_TYPE
+    side = parent.recorder.start_subagent(
+        description or subagent_type, ctx.tool_use_id,
+        model=parent.provider.model, provider=parent.provider.name, subagent_type=subagent_type,
+    )
+    child = Agent(
+        provider=parent.provider, recorder=side, project_dir=parent.project_dir,
+        allow_subagents=False, max_model_calls=SUBAGENT_MAX_CALLS, max_tokens=parent.max_tokens,
+        system_note=SUBAGENT_NOTE, compact_threshold=parent.compact_threshold,
+    )
+    text, is_error = _run_child(child, tool_input["prompt"], ctx, parent.recorder.prompt_id)
+    parent.add_usage(child.usage)
+    parent.recorder.end_subagent(side, ctx.tool_use_id, text, **({"is_error": True} if is_error else {}))
+    return ToolResult(text, is_error)
+
+
+def _run_child(child: "Agent", prompt: str, ctx: ToolContext, prompt_id: str | None) -> tuple[str, bool]:
+    """(final text, is_error) of the child's run."""
+    try:
+        result = child.run_turn(prompt, None, ctx.cancel, prompt_id=prompt_id)
+    except ProviderError as exc:
+        return f"The subagent failed: {exc}", True
+    except Exception as exc:  # noqa: BLE001 - a child's bug must not take the parent down
+        return f"The subagent failed: {type(exc).__name__}: {exc}", True
+    text = result.text.strip()
+    if result.cancelled:
+        note = "The subagent was interrupted (Ctrl+C) before it finished."
+        return f"{note}\n\nIts last words:\n{text}" if text else note, True
+    if result.status == "limit":
+        note = f"[The subagent stopped after {SUBAGENT_MAX_CALLS} model calls before it finished.]"
+        return f"{text}\n\n{note}" if text else note, True
+    return text or "(the subagent finished without a final answer)", False
+
+
+def task_tool(agent: "Agent") -> Tool:
+    return Tool("task", TASK_DESCRIPTION, TASK_SCHEMA, lambda tool_input, ctx: run_subagent(agent, tool_input, ctx))
+
+
+__all__ = ["DEFAULT_SUBAGENT_TYPE", "SUBAGENT_MAX_CALLS", "run_subagent", "task_tool"]

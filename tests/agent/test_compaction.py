@@ -1,0 +1,292 @@
+"""Compaction against the local Messages API: the three triggers, the boundary, fidelity across resume.
+
+What a user would notice: after a compaction the model is sent the summary
+and nothing from before it; a resumed session sends exactly what the live
+one would have; a failed summary loses nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evo_agent.agent import CompactionFailed, micro_compact
+from evo_agent.agent.compaction import CLEAR_RESULT_CHARS, KEEP_RECENT_RESULTS, history_chars
+from evo_agent.session import load_for_resume, summary_message
+from tests.agent.helpers import assert_faithful, make_agent, records, server_provider
+from tests.api_rules import check_request
+from tests.fake_model_server import error, text, tool_use
+
+BIG = "x" * 3000
+
+
+def summarizer(*summaries: str):
+    """A server answer: the next summary for a request without tools, else `ok`."""
+    queue = list(summaries)
+
+    def answer(body):
+        if body.get("tools"):
+            return text("ok")
+        return text(queue.pop(0) if queue else "SUMMARY")
+
+    return answer
+
+
+def summary_requests(server) -> list[dict]:
+    return [b for b in server.valid_requests if not b.get("tools")]
+
+
+def model_requests(server) -> list[dict]:
+    return [b for b in server.valid_requests if b.get("tools")]
+
+
+def boundaries(agent) -> list[dict]:
+    return [r for r in records(agent.recorder.path) if r["type"] == "compact_boundary"]
+
+
+def wrapped(summary: str) -> dict:
+    return summary_message(summary)
+
+
+def test_manual_compaction_writes_one_boundary_then_replaces_the_history(project, model_server):
+    model_server.default = summarizer("Goal: fix the upload test.")
+    agent, _ = make_agent(project, server_provider(model_server))
+    agent.run_turn("please look at the upload test")
+    agent.run_turn("and the retry logic")
+    before = list(agent.history)
+
+    result = agent.compact("the retry logic")
+
+    (boundary,) = boundaries(agent)
+    assert (boundary["compact_count"], boundary["trigger"]) == (1, "manual")
+    assert boundary["summary"] == "Goal: fix the upload test." == result.summary
+    assert agent.history == [wrapped(boundary["summary"])]
+    # The summary call had no tools, saw the whole conversation as text, and the focus.
+    (request,) = summary_requests(model_server)
+    sent = request["messages"][0]["content"]
+    assert "please look at the upload test" in sent and "and the retry logic" in sent
+    assert "focus on: the retry logic" in sent
+    assert "tools" not in request and len(request["messages"]) == 1
+    assert result.messages_before == len(before) and result.compact_count == agent.compact_count == 1
+
+    agent.run_turn("go on")
+    last = model_requests(model_server)[-1]["messages"]
+    assert last == [wrapped("Goal: fix the upload test."), {"role": "user", "content": "go on"}]
+    assert_faithful(agent)
+    model_server.assert_all_valid()
+
+
+def test_automatic_compaction_runs_before_the_prompt_joins_the_history(project, model_server):
+    model_server.default = summarizer("S-auto")
+    agent, _ = make_agent(project, server_provider(model_server), compact_threshold=500)
+    agent.run_turn("first " + "y" * 600)  # the history is empty before this prompt: nothing to compact
+    assert boundaries(agent) == []
+    notices = []
+
+    class Notices:
+        def on_notice(self, text):
+            notices.append(text)
+
+    agent.run_turn("second", Notices())
+
+    (boundary,) = boundaries(agent)
+    assert (boundary["trigger"], boundary["compact_count"]) == ("auto", 1)
+    # The new prompt was not summarised away: it comes right after the summary.
+    assert model_requests(model_server)[-1]["messages"] == [wrapped("S-auto"), {"role": "user", "content": "second"}]
+    assert any("compaction #1, auto" in n for n in notices)
+    types = [r["type"] for r in records(agent.recorder.path)]
+    assert types == ["session_start", "user", "assistant", "compact_boundary", "user", "assistant"]
+    assert_faithful(agent)
+
+
+def test_automatic_compaction_also_runs_between_the_model_calls_of_a_turn(project, model_server):
+    model_server.default = summarizer("S-mid")
+    model_server.script(tool_use("bash", {"command": f"printf '{BIG}'"}, id="toolu_big"))
+    agent, _ = make_agent(project, server_provider(model_server), compact_threshold=2000)
+    agent.run_turn("print a lot")
+
+    (boundary,) = boundaries(agent)
+    assert boundary["trigger"] == "auto"
+    sent = summary_requests(model_server)[0]["messages"][0]["content"]
+    assert "print a lot" in sent and "[tool result: bash]" in sent
+    # The call after the tool saw only the summary; the turn then ended on its answer.
+    assert model_requests(model_server)[-1]["messages"] == [wrapped("S-mid")]
+    assert agent.history == [wrapped("S-mid"), {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+    assert_faithful(agent)
+    model_server.assert_all_valid()
+
+
+def test_the_compact_tool_compacts_after_its_response_is_answered(project, model_server):
+    model_server.default = summarizer("S-tool")
+    model_server.script(
+        [tool_use("bash", {"command": "echo before"}, id="toolu_a"), tool_use("compact", {"focus": "the echo"}, id="toolu_c")],
+    )
+    agent, _ = make_agent(project, server_provider(model_server))
+    agent.run_turn("echo, then tidy up")
+
+    recs = records(agent.recorder.path)
+    types = [r["type"] for r in recs]
+    assert types == ["session_start", "user", "assistant", "user", "compact_boundary", "assistant"]
+    results = recs[3]["message"]["content"]
+    assert [b["tool_use_id"] for b in results] == ["toolu_a", "toolu_c"]  # both calls answered before
+    assert recs[4]["trigger"] == "tool" and recs[4]["summary"] == "S-tool"
+    assert "focus on: the echo" in summary_requests(model_server)[0]["messages"][0]["content"]
+    assert model_requests(model_server)[-1]["messages"] == [wrapped("S-tool")]
+    assert_faithful(agent)
+
+
+def test_resume_after_compaction_sends_what_the_live_agent_sends(project, model_server):
+    model_server.default = summarizer("S1")
+    live, store = make_agent(project, server_provider(model_server))
+    live.run_turn("read the config")
+    live.compact()
+    live.run_turn("now change it")
+
+    # Resume the session as it stands, then let both send the same next prompt.
+    other, _ = make_agent(project, server_provider(model_server))
+    other.resume(live.session_id)
+    assert other.compact_count == 1
+    live.run_turn("and test it")
+    other.run_turn("and test it")
+
+    live_request, resumed_request = model_requests(model_server)[-2:]
+    assert resumed_request["messages"] == live_request["messages"]
+    assert resumed_request["messages"][0] == wrapped("S1")
+    model_server.assert_all_valid()
+
+
+def test_two_compactions_restore_only_the_last_summary_and_counts_go_on_across_resumes(project, model_server):
+    model_server.default = summarizer("first summary", "second summary", "third summary")
+    agent, store = make_agent(project, server_provider(model_server))
+    agent.run_turn("one")
+    agent.compact()
+    agent.run_turn("two")
+    agent.compact()
+    agent.run_turn("three")
+
+    loaded = load_for_resume(agent.recorder.path)
+    assert loaded.compact_count == 2 and loaded.summary.startswith("second summary")
+    assert loaded.messages[0] == wrapped("second summary")
+    assert not any("first summary" in str(m) for m in loaded.messages)
+
+    resumed, _ = make_agent(project, server_provider(model_server))
+    resumed.resume(agent.session_id)
+    resumed.compact()
+    (boundary,) = boundaries(resumed)
+    assert boundary["compact_count"] == 3
+    # The summary of a compacted history summarises the previous summary too.
+    assert "second summary" in summary_requests(model_server)[-1]["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("failure", ["http", "empty"])
+def test_a_failed_summary_keeps_history_and_transcript_as_they_were(project, model_server, failure):
+    agent, _ = make_agent(project, server_provider(model_server))
+    agent.run_turn("keep me")
+    history, transcript = list(agent.history), agent.recorder.path.read_bytes()
+    model_server.script(error(500, "api_error", "boom") if failure == "http" else text(""))
+
+    with pytest.raises(CompactionFailed) as raised:
+        agent.compact()
+    assert "nothing was compacted" in str(raised.value) and "\n" not in str(raised.value)
+    assert agent.history == history and agent.recorder.path.read_bytes() == transcript and agent.compact_count == 0
+
+
+def test_a_failed_automatic_compaction_warns_once_and_the_turn_goes_on(project, model_server):
+    calls = iter(range(100))
+
+    def answer(body):
+        if not body.get("tools"):
+            return text("")  # every summary comes back empty
+        n = next(calls)
+        return tool_use("bash", {"command": "true"}, id=f"t{n}") if 1 <= n <= 2 else text("ok")
+
+    model_server.default = answer
+    agent, _ = make_agent(project, server_provider(model_server), compact_threshold=100)
+    agent.run_turn("warm up " + "z" * 200)
+    notices = []
+
+    class Notices:
+        def on_notice(self, text):
+            notices.append(text)
+
+    result = agent.run_turn("again", Notices())
+    assert result.status == "done" and result.model_calls == 3  # two tool rounds, then the answer
+    assert [n for n in notices if "compaction failed" in n] == [
+        "evo-agent: auto compaction failed: the model returned an empty summary; nothing was compacted"]
+    assert boundaries(agent) == []
+    assert_faithful(agent)
+
+
+def test_interrupting_a_compaction_before_a_turn_records_the_prompt_and_the_interruption(project, model_server):
+    agent, _ = make_agent(project, server_provider(model_server), compact_threshold=50)
+    agent.run_turn("a long enough first prompt to pass the threshold")
+    cancel = threading.Event()
+    cancel.set()
+    result = agent.run_turn("second", cancel=cancel)
+    assert result.cancelled and boundaries(agent) == []
+    assert agent.history[-2:] == [{"role": "user", "content": "second"},
+                                  {"role": "user", "content": "[Request interrupted by user]"}]
+    assert_faithful(agent)
+
+
+def test_compacting_an_empty_session_is_a_clear_error(project, model_server):
+    agent, _ = make_agent(project, server_provider(model_server))
+    with pytest.raises(CompactionFailed, match="nothing to compact"):
+        agent.compact()
+    assert model_server.requests == []
+
+
+# ---- micro-compaction: a pure view, identical for live and resumed sessions
+
+def test_old_long_tool_results_are_cleared_in_requests_but_kept_on_disk(project, model_server):
+    n = KEEP_RECENT_RESULTS + 2
+    model_server.script(*[tool_use("bash", {"command": f"printf '%0{CLEAR_RESULT_CHARS + 500}d' {i}"}, id=f"t{i}")
+                          for i in range(n)])
+    agent, _ = make_agent(project, server_provider(model_server), compact_threshold=10**9)
+    agent.run_turn("print big things")
+
+    last = model_requests(model_server)[-1]["messages"]
+    sent_results = [b for m in last if isinstance(m["content"], list) for b in m["content"] if b["type"] == "tool_result"]
+    cleared = [b for b in sent_results if b["content"].startswith("[Earlier bash output cleared")]
+    assert len(cleared) == n - KEEP_RECENT_RESULTS
+    assert all(len(b["content"]) > CLEAR_RESULT_CHARS for b in sent_results if b not in cleared)
+    # The stored history is whole, and a resumed session sends the very same request.
+    stored = [b for m in load_for_resume(agent.recorder.path).messages if isinstance(m["content"], list)
+              for b in m["content"] if b["type"] == "tool_result"]
+    assert all(len(b["content"]) > CLEAR_RESULT_CHARS for b in stored)
+    assert micro_compact(load_for_resume(agent.recorder.path).messages) == agent.request_messages()
+    assert_faithful(agent)
+
+
+tool_result_sizes = st.lists(st.integers(min_value=0, max_value=2 * CLEAR_RESULT_CHARS), min_size=0, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(tool_result_sizes, st.booleans())
+def test_micro_compaction_is_pure_valid_and_only_ever_shrinks(sizes, is_error):
+    history = [{"role": "user", "content": "go"}]
+    for i, size in enumerate(sizes):
+        history.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "bash", "input": {}}]})
+        block = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "r" * size}
+        if is_error:
+            block["is_error"] = True
+        history.append({"role": "user", "content": [block]})
+    snapshot = repr(history)
+    view = micro_compact(history)
+    assert repr(history) == snapshot  # the input is never changed
+    assert micro_compact(history) == view  # same history, same request
+    check_request(view + [{"role": "user", "content": "x"}] if view[-1]["role"] == "assistant" else view)
+    assert history_chars(view) <= history_chars(history)
+    assert len(view) == len(history)
+    for original, shown in zip(history, view):
+        if original["role"] == "assistant" or isinstance(original["content"], str):
+            assert shown == original
+            continue
+        (o,), (s,) = original["content"], shown["content"]
+        assert (s["tool_use_id"], s.get("is_error")) == (o["tool_use_id"], o.get("is_error"))
+        assert s == o or (len(o["content"]) > CLEAR_RESULT_CHARS and s["content"].startswith("[Earlier"))
+    recent = [m for m in history if m["role"] == "user" and isinstance(m["content"], list)][-KEEP_RECENT_RESULTS:]
+    assert all(m in view for m in recent)

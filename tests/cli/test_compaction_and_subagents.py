@@ -1,0 +1,143 @@
+"""Compaction and subagents through the real `evo-agent` script, against the local Messages API."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+from tests.agent.test_subagents import is_child, task
+from tests.api_rules import check_request
+from tests.fake_model_server import hang, text
+
+
+def summaries(*items: str):
+    queue = list(items)
+
+    def answer(body):
+        if body.get("tools"):
+            return text("ok")
+        return text(queue.pop(0) if queue else "SUMMARY")
+
+    return answer
+
+
+def model_requests(server) -> list[dict]:
+    return [b for b in server.valid_requests if b.get("tools")]
+
+
+def wait_for(predicate, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_a_resumed_session_sends_what_the_live_process_sends_after_an_auto_compaction(cli, model_server):
+    model_server.default = summaries("Summary: the user greeted twice.")
+    env = {**cli.env, "EVO_AGENT_COMPACT_CHARS": "300"}
+    live = cli.popen(env=env)
+    try:
+        live.stdin.write("hello " + "h" * 400 + "\n")
+        live.stdin.flush()
+        model_server.wait_for_requests(1)
+        live.stdin.write("hello again\n")  # over the threshold: compacted before this prompt joins
+        live.stdin.flush()
+        wait_for(lambda: len(model_requests(model_server)) == 2, "the second answer")
+        (sid,) = cli.session_ids()
+        wait_for(lambda: cli.records(sid)[-1]["type"] == "assistant", "the second answer on disk")
+
+        resumed = cli.run("--resume", sid, "-p", "what now?", env=env)
+        assert resumed.rc == 0 and resumed.out == "ok\n", resumed.err
+        live.stdin.write("what now?\n")
+        live.stdin.close()
+        out = live.stdout.read()
+        assert live.wait(30) == 0, live.stderr.read()
+    finally:
+        if live.poll() is None:
+            live.kill()
+        live.stdout.close()
+        live.stderr.close()
+
+    types = [r["type"] for r in cli.records(sid)]
+    assert types.count("compact_boundary") == 1
+    assert "compaction #1, auto" in out
+    resumed_request, live_request = model_requests(model_server)[-2:]
+    assert resumed_request["messages"] == live_request["messages"]
+    assert live_request["messages"][0]["content"][0]["text"].startswith(
+        "<previous-conversation-summary>\nSummary: the user greeted twice.")
+    assert not any("h" * 400 in json.dumps(m) for m in live_request["messages"])
+    model_server.assert_all_valid()
+
+
+def test_slash_compact_in_the_repl_and_resume_restores_only_the_summary(cli, model_server):
+    model_server.default = summaries("S-manual")
+    first = cli.run(input="remember the number 42\n/compact the number\n/cost\n")
+    assert first.rc == 0, first.err
+    assert "compaction #1, manual" in first.out
+    sid = first.hint_id("out")
+    (boundary,) = [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
+    assert boundary["summary"] == "S-manual" and boundary["trigger"] == "manual"
+    assert "focus on: the number" in model_server.valid_requests[-1]["messages"][0]["content"]
+
+    again = cli.run("--resume", sid, "-p", "which number?")
+    assert again.rc == 0, again.err
+    sent = model_requests(model_server)[-1]["messages"]
+    assert sent == [
+        {"role": "user", "content": [{"type": "text", "text": "<previous-conversation-summary>\nS-manual\n</previous-conversation-summary>"}]},
+        {"role": "user", "content": "which number?"},
+    ]
+    listing = json.loads(cli.run("sessions", "list", "--json").out)
+    by_id = {row["id"]: row for row in listing}
+    assert by_id[sid]["compact_count"] == 1 and by_id[again.hint_id()]["compact_count"] == 1
+    assert by_id[again.hint_id()]["first_prompt"] == "remember the number 42"
+
+
+def test_kill_9_during_a_subagent_then_the_parent_resumes_api_valid(cli, model_server):
+    def answer(body):
+        if is_child(body):
+            return hang(30, text("never finished"))
+        if len(body["messages"]) == 1:
+            return task("long research", "research forever", "toolu_task")
+        return text("The subagent was cut off.")
+
+    model_server.default = answer
+    proc = cli.popen("-p", "research it", start_new_session=True, stdin=open(os.devnull))
+    try:
+        assert model_server.hanging.wait(30), "the subagent never reached the model"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.stderr.close()
+
+    (sid,) = cli.session_ids()
+    recs = cli.records(sid)
+    assert [r["type"] for r in recs] == ["session_start", "user", "assistant", "subagent_start"]
+    side = cli.sessions_dir / sid / recs[3]["subagent_path"]
+    assert [json.loads(line)["type"] for line in side.read_text().splitlines()] == ["session_start", "user"]
+
+    model_server.default = lambda body: text("The subagent was cut off.")
+    resumed = cli.run("--resume", sid, "-p", "what happened?")
+    assert resumed.rc == 0 and resumed.out == "The subagent was cut off.\n", resumed.err
+    sent = model_server.valid_requests[-1]["messages"]
+    check_request(sent)
+    (result,) = sent[-2]["content"]
+    assert result["tool_use_id"] == "toolu_task" and result["is_error"] is True and "interrupted" in result["content"]
+    model_server.assert_all_valid()
+
+
+def test_the_demo_provider_delegates_to_a_subagent_offline(demo_cli):
+    result = demo_cli.run("-p", "delegate list the files")
+    assert result.rc == 0, result.err
+    sid = result.hint_id()
+    main = demo_cli.records(sid)
+    assert [r["type"] for r in main if r["type"].startswith("subagent")] == ["subagent_start", "subagent_end"]
+    end = next(r for r in main if r["type"] == "subagent_end")
+    assert "README.md" in end["result"]
+    side = demo_cli.sessions_dir / sid / end["subagent_path"]
+    types = [json.loads(line)["type"] for line in side.read_text().splitlines()]
+    assert types == ["session_start", "user", "assistant", "user", "assistant"]
