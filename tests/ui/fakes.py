@@ -62,7 +62,7 @@ class FakeAgent:
         self.session_id = "1780000088888_cccccccc"
         self.messages = []
 
-    def compact(self, focus) -> None:
+    def compact(self, focus, cancel=None) -> None:
         self.compacted.append(focus)
 
     def cost_text(self) -> str:

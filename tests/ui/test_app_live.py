@@ -103,3 +103,20 @@ async def test_slash_compact_records_a_boundary_and_the_next_request_starts_from
     sent = model_server.valid_requests[-1]["messages"]
     assert sent == [summary_message("S-tui"), {"role": "user", "content": "which colour?"}]
     check_request(sent)
+
+
+async def test_ctrl_c_during_slash_compact_stops_the_summary_and_changes_nothing(project, model_server):
+    model_server.default = lambda body: text("ok") if body.get("tools") else hang(30, text("too late"))
+    agent, _ = make_agent(project, server_provider(model_server))
+    app = AgentApp(agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"remember blue", "enter")
+        await settle(app, pilot)
+        history, transcript = list(agent.history), agent.recorder.path.read_bytes()
+        await pilot.press(*"/compact", "enter")
+        await wait_until(pilot, model_server.hanging.is_set, timeout=15)
+        assert "compacting" in status(app)
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: any("nothing was compacted" in n for n in notices(app)), timeout=15)
+        assert app.is_running and not app.running
+    assert agent.history == history and agent.recorder.path.read_bytes() == transcript

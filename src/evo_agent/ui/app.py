@@ -604,8 +604,9 @@ class AgentApp(App[None]):
             self.add_notice(f"new session {self.agent.session_id} (the previous one: evo-agent --resume {old})")
             self.refresh_status()
         elif name == "/compact":
-            self._set_running(True, "compacting…")
-            self._compact(arg or None)
+            self.cancel_event = threading.Event()  # Ctrl+C interrupts the summary call
+            self._set_running(True, "compacting… (Ctrl+C cancels)")
+            self._compact(arg or None, self.cancel_event)
         elif name == "/resume":
             if arg:
                 self.resume_session(arg)
@@ -615,9 +616,9 @@ class AgentApp(App[None]):
             self.add_notice(f"unknown command {name} (try /help)", error=True)
 
     @work(thread=True, group="command", exit_on_error=False)
-    def _compact(self, focus: str | None) -> None:
+    def _compact(self, focus: str | None, cancel: threading.Event) -> None:
         try:
-            result = self.agent.compact(focus)
+            result = self.agent.compact(focus, cancel)
             describe = getattr(result, "describe", None)
             message, error = (describe() if callable(describe) else "conversation compacted"), False
         except Exception as exc:  # noqa: BLE001

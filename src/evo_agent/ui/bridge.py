@@ -70,8 +70,8 @@ class AgentLike(Protocol):
     def clear(self) -> None:
         """Start a fresh, empty session (the old one stays resumable)."""
 
-    def compact(self, focus: str | None) -> Any:
-        """Summarise the history now (`/compact [focus]`); called in a worker thread.
+    def compact(self, focus: str | None, cancel: threading.Event | None = None) -> Any:
+        """Summarise the history now (`/compact [focus]`); called in a worker thread; `cancel` stops it.
 
         May return an object with `describe() -> str`, the line the UI shows afterwards.
         """
