@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evo_agent.agent import INTERRUPTED_MARKER, TOOL_INTERRUPTED_TEXT, Agent
+from evo_agent.agent import INTERRUPTED_MARKER, TOOL_INTERRUPTED_TEXT
 from evo_agent.providers import ModelResponse, ProviderCancelled, ProviderError
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolResult
 from tests.agent.helpers import assert_faithful, make_agent

@@ -10,7 +10,7 @@ import pytest
 
 from evo_agent.providers import ProviderCancelled, ProviderError, StreamCallbacks
 from evo_agent.providers.anthropic_provider import AnthropicProvider, block_to_param
-from tests.fake_model_server import error, hang, redacted_thinking, reply, text, thinking, tool_use, validate_request
+from tests.fake_model_server import error, hang, redacted_thinking, reply, text, thinking, tool_use
 
 TOOLS = [{"name": "bash", "description": "run a command", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
 HELLO = [{"role": "user", "content": "hello"}]

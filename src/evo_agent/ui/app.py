@@ -26,7 +26,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from evo_agent.session import SessionStore
 
-from .bridge import AgentLike, TurnCallbacks
+from .bridge import AgentLike
 from .picker import SessionPicker, truncate_cells
 
 __all__ = ["AgentApp", "run_tui", "SLASH_COMMANDS", "HELP_TEXT"]
