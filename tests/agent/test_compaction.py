@@ -23,13 +23,13 @@ from tests.fake_model_server import error, text, tool_use
 BIG = "x" * 3000
 
 
-def summarizer(*summaries: str):
-    """A server answer: the next summary for a request without tools, else `ok`."""
-    queue = list(summaries)
+def summarizer(*summaries: str, answers: tuple = ()):
+    """A server answer: the next summary for a request without tools, else the next of `answers` (then `ok`)."""
+    queue, replies = list(summaries), list(answers)
 
     def answer(body):
         if body.get("tools"):
-            return text("ok")
+            return replies.pop(0) if replies else text("ok")
         return text(queue.pop(0) if queue else "SUMMARY")
 
     return answer
@@ -103,20 +103,47 @@ def test_automatic_compaction_runs_before_the_prompt_joins_the_history(project, 
 
 
 def test_automatic_compaction_also_runs_between_the_model_calls_of_a_turn(project, model_server):
-    model_server.default = summarizer("S-mid")
-    model_server.script(tool_use("bash", {"command": f"printf '{BIG}'"}, id="toolu_big"))
+    model_server.default = summarizer("S-mid", answers=(
+        tool_use("bash", {"command": "printf '%01900d' 1"}, id="toolu_1"),
+        tool_use("bash", {"command": "printf '%01900d' 2"}, id="toolu_2"),
+    ))
     agent, _ = make_agent(project, server_provider(model_server), compact_threshold=2000)
-    agent.run_turn("print a lot")
+    agent.run_turn("print two things")
 
     (boundary,) = boundaries(agent)
     assert boundary["trigger"] == "auto"
     sent = summary_requests(model_server)[0]["messages"][0]["content"]
-    assert "print a lot" in sent and "[tool result: bash]" in sent
-    # The call after the tool saw only the summary; the turn then ended on its answer.
+    assert "print two things" in sent and sent.count("[tool result: bash]") == 2
+    # The call after the second tool saw only the summary; the turn then ended on its answer.
     assert model_requests(model_server)[-1]["messages"] == [wrapped("S-mid")]
     assert agent.history == [wrapped("S-mid"), {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
     assert_faithful(agent)
     model_server.assert_all_valid()
+
+
+def test_a_result_as_large_as_the_threshold_is_read_and_never_loops_compact_and_reread(project, model_server):
+    """Mid-turn, the results the model has not read yet do not count towards the threshold."""
+    big = "head -c 60000 /dev/zero | tr '\\0' x"  # bash caps its output at the default threshold
+    model_server.default = summarizer("S-big", answers=(
+        *[tool_use("bash", {"command": big}, id=f"toolu_{i}") for i in range(3)], text("read it")))
+    agent, _ = make_agent(project, server_provider(model_server))
+    assert agent.compact_threshold == 50_000
+    assert agent.run_turn("read the big output three times").status == "done"
+
+    def last_result(request):
+        return request["messages"][-1]["content"][0]
+
+    first, after_0, after_1, after_2 = model_requests(model_server)
+    (summary_call,) = summary_requests(model_server)  # one compaction, not one per call
+    # toolu_0 alone passes the threshold, yet the model reads it in full.
+    assert last_result(after_0)["tool_use_id"] == "toolu_0" and last_result(after_0)["content"].count("x") >= 49_000
+    # toolu_1 arrives when the history already holds toolu_0's output: compacted, its output
+    # given to the summariser at length, and the model continues from the summary.
+    assert after_1["messages"] == [wrapped("S-big")]
+    assert summary_call["messages"][0]["content"].count("x" * 1000) >= 19
+    # Run again after the compaction, the output is read in full: no compact-and-reread loop.
+    assert last_result(after_2)["tool_use_id"] == "toolu_2" and last_result(after_2)["content"].count("x") >= 49_000
+    assert_faithful(agent)
 
 
 def test_the_compact_tool_compacts_after_its_response_is_answered(project, model_server):
@@ -136,6 +163,65 @@ def test_the_compact_tool_compacts_after_its_response_is_answered(project, model
     assert "focus on: the echo" in summary_requests(model_server)[0]["messages"][0]["content"]
     assert model_requests(model_server)[-1]["messages"] == [wrapped("S-tool")]
     assert_faithful(agent)
+
+
+def test_a_compact_call_at_the_model_call_cap_still_compacts_so_resume_matches(project, model_server):
+    model_server.default = summarizer("S-cap", answers=(tool_use("compact", {"focus": "x"}, id="toolu_c"),))
+    agent, _ = make_agent(project, server_provider(model_server), max_model_calls=1)
+    assert agent.run_turn("tidy up").status == "limit"
+    assert [b["trigger"] for b in boundaries(agent)] == ["tool"] and agent.history == [wrapped("S-cap")]
+    agent.run_turn("next")
+    assert model_requests(model_server)[-1]["messages"] == [wrapped("S-cap"), {"role": "user", "content": "next"}]
+    assert_faithful(agent)
+
+
+def test_a_compact_call_interrupted_before_it_ran_is_forgotten_live_as_on_resume(project, model_server):
+    cancel = threading.Event()
+
+    def compact_then_ctrl_c(body):
+        cancel.set()
+        return tool_use("compact", {}, id="toolu_c")
+
+    model_server.default = summarizer("never")
+    model_server.script(compact_then_ctrl_c)
+    agent, _ = make_agent(project, server_provider(model_server))
+    assert agent.run_turn("tidy up", cancel=cancel).cancelled
+    agent.run_turn("next")
+    assert boundaries(agent) == [] and summary_requests(model_server) == []
+    assert_faithful(agent)
+
+
+def test_a_summary_that_cannot_be_saved_is_not_applied(project, model_server, monkeypatch):
+    """Live and resumed sessions must agree: no boundary on disk, no replaced history in memory."""
+    import errno
+    import os
+
+    model_server.default = summarizer("S-lost")
+    agent, _ = make_agent(project, server_provider(model_server))
+    agent.run_turn("first")
+    real_write = os.write
+
+    def disk_full_for_the_boundary(fd, data):
+        if b'"compact_boundary"' in bytes(data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", disk_full_for_the_boundary)
+    with pytest.raises(CompactionFailed, match="could not be saved"):
+        agent.compact()
+    monkeypatch.setattr(os, "write", real_write)
+    agent.run_turn("second")
+    assert boundaries(agent) == [] and agent.compact_count == 0
+    assert_faithful(agent)
+
+
+def test_slash_compact_is_its_own_prompt_id(project, model_server):
+    model_server.default = summarizer("S")
+    agent, _ = make_agent(project, server_provider(model_server))
+    agent.run_turn("first")
+    agent.compact()
+    recs = records(agent.recorder.path)
+    assert recs[-1]["type"] == "compact_boundary" and recs[-1]["prompt_id"] != recs[-2]["prompt_id"]
 
 
 def test_resume_after_compaction_sends_what_the_live_agent_sends(project, model_server):

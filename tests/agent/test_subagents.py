@@ -14,7 +14,7 @@ from evo_agent.agent.subagents import SUBAGENT_MAX_CALLS
 from evo_agent.session import load_for_resume
 from tests.agent.helpers import assert_faithful, make_agent, records, server_provider
 from tests.api_rules import check_request
-from tests.fake_model_server import error, text, tool_use
+from tests.fake_model_server import error, hang, text, tool_use
 
 SIDECHAIN_NAME = re.compile(r"^subagent/\d{13}_[a-z0-9-]{1,40}_[0-9a-f]{4}\.jsonl$")
 
@@ -187,3 +187,28 @@ def test_subagent_tokens_count_in_cost_but_not_in_the_main_transcripts_totals(pr
     agent.recorder.checkpoint()
     meta = (agent.recorder.session_dir / "meta.json").read_text()
     assert '"total_input_tokens": 200' in meta  # SPEC §3: sums over this file's assistant records
+
+
+def test_ctrl_c_during_two_parallel_subagents_ends_both_validly(project, model_server):
+    cancel = threading.Event()
+    both_asking = threading.Barrier(2, timeout=20)
+
+    def answer(body):
+        if is_child(body):
+            both_asking.wait()
+            cancel.set()  # Ctrl+C while both children stream
+            return hang(30, text("late"))
+        return [task("first", "one", "toolu_1"), task("second", "two", "toolu_2")]
+
+    model_server.default = answer
+    agent, _ = make_agent(project, server_provider(model_server))
+    assert agent.run_turn("go", cancel=cancel).cancelled
+
+    main = records(agent.recorder.path)
+    ends = [r for r in main if r["type"] == "subagent_end"]
+    assert sorted(r["tool_use_id"] for r in ends) == ["toolu_1", "toolu_2"]
+    assert all(r["is_error"] and "interrupted" in r["result"] for r in ends)
+    for end in ends:
+        side = load_for_resume(agent.recorder.session_dir / end["subagent_path"]).messages
+        check_request(side + [{"role": "user", "content": "x"}])
+    assert_faithful(agent)

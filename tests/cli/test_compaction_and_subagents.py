@@ -141,3 +141,23 @@ def test_the_demo_provider_delegates_to_a_subagent_offline(demo_cli):
     side = demo_cli.sessions_dir / sid / end["subagent_path"]
     types = [json.loads(line)["type"] for line in side.read_text().splitlines()]
     assert types == ["session_start", "user", "assistant", "user", "assistant"]
+
+
+def test_parallel_subagent_results_in_the_repl_name_their_task(cli, model_server):
+    def answer(body):
+        if is_child(body):
+            return text(f"report on {body['messages'][0]['content']}")
+        if len(body["messages"]) == 1:
+            return [task("alpha job", "alpha", "toolu_a"), task("beta job", "beta", "toolu_b")]
+        return text("both reported")
+
+    model_server.default = answer
+    result = cli.run(input="do both\n")
+    assert result.rc == 0, result.err
+    results = [line for line in result.out_lines if line.startswith("  ⎿ ")]
+    assert len(results) == 2
+    for line in results:
+        name = "alpha" if "report on alpha" in line else "beta"
+        # Whichever finished first, a result not right below its call says which call it answers.
+        assert line.startswith(f"  ⎿ task({name} job): report on {name}") or line == f"  ⎿ report on {name}"
+    assert sum(line.startswith("  ⎿ task(") for line in results) >= 1

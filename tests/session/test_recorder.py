@@ -86,6 +86,25 @@ def test_subagent_records_go_to_the_sidechain_and_markers_to_main(project):
     assert load_for_resume(rec.path).messages == [user_text("delegate")]
 
 
+def test_two_subagents_drawing_the_same_file_name_get_two_files(project, monkeypatch):
+    import evo_agent.session.ids as ids
+
+    draws = iter(["beef", "beef", "cafe"])  # the second child draws the first one's suffix
+    monkeypatch.setattr(ids.secrets, "token_hex", lambda n: next(draws))
+    monkeypatch.setattr(ids.time, "time", lambda: 1_780_000_000.0)
+    rec = store_for(project).create(model="m", provider="demo")
+    first = rec.start_subagent("explore", "toolu_1")
+    second = rec.start_subagent("explore", "toolu_2")
+    assert first.relative_path == "subagent/1780000000000_explore_beef.jsonl"
+    assert second.relative_path == "subagent/1780000000000_explore_cafe.jsonl"
+    first.user(user_text("one"))
+    second.user(user_text("two"))
+    for side, prompt in ((first, "one"), (second, "two")):
+        child = [json.loads(x) for x in lines_of(side.path)]
+        assert [r["type"] for r in child] == ["session_start", "user"] and child[1]["message"]["content"] == prompt
+        assert stat.S_IMODE(os.stat(side.path).st_mode) == 0o600
+
+
 def test_sessions_path_is_a_file_warns_once_and_never_raises(project):
     (project / ".evo-agent").mkdir()
     (project / ".evo-agent" / "sessions").write_text("not a directory")

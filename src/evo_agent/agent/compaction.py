@@ -25,6 +25,7 @@ SUMMARY_MAX_TOKENS = 4096
 # The flattened conversation sent to the summariser: per-part and total caps.
 TEXT_PART_CHARS = 6_000
 TOOL_PART_CHARS = 2_000
+LATEST_TOOL_PART_CHARS = 20_000  # results the model may not have read yet get more room
 SUMMARY_INPUT_CHARS = 240_000
 SUMMARY_INPUT_HEAD_CHARS = 40_000
 
@@ -45,11 +46,12 @@ SUMMARY_SYSTEM = (
 SUMMARY_INSTRUCTIONS = """\
 Summarise the conversation above for the agent that will continue it. Use these sections:
 
-1. Goal: what the user wants, in their words where it matters, and every explicit request or constraint they gave.
+1. Goal: what the user wants, and every explicit request or constraint they gave; quote their latest request verbatim.
 2. Findings and decisions: what was learned about the code and why things were decided.
 3. Files: each file read, created or changed, and what changed in it.
 4. Done so far: the steps completed, with the commands run and their outcome.
-5. Remaining work: what is still to do, and the very next step.
+5. Remaining work: what is still to do, and the very next step. If the conversation ends in the middle of a
+   task (tool results not yet acted on), say so and keep the facts from those results that the next step needs.
 
 Answer with the summary only, no preamble."""
 
@@ -91,8 +93,9 @@ def flatten_conversation(messages: list[dict]) -> str:
     """The conversation as plain text, one tagged part per block, long parts clipped."""
     names = tool_names_by_id(messages)
     parts: list[str] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         role = message.get("role")
+        tool_chars = LATEST_TOOL_PART_CHARS if index == len(messages) - 1 else TOOL_PART_CHARS
         for block in _blocks(message.get("content")):
             kind = block.get("type")
             if kind == "text" and block.get("text"):
@@ -103,7 +106,7 @@ def flatten_conversation(messages: list[dict]) -> str:
             elif kind == "tool_result":
                 name = names.get(block.get("tool_use_id"), "tool")
                 label = "tool error" if block.get("is_error") else "tool result"
-                parts.append(f"[{label}: {name}]\n{_clip(result_text(block), TOOL_PART_CHARS)}")
+                parts.append(f"[{label}: {name}]\n{_clip(result_text(block), tool_chars)}")
             elif kind in ("thinking", "redacted_thinking"):
                 continue  # the agent's private reasoning; the decisions it led to are in the text
             elif kind:

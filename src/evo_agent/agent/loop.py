@@ -35,8 +35,9 @@ summary message that resume builds from a `compact_boundary`; the boundary
 is recorded first. It runs on `/compact` (`compact()`), after a `compact`
 tool call (before the next model call), and automatically when the
 history's JSON size passes `compact_threshold` — checked before the user's
-prompt is added and before every further model call of a turn, so a new
-prompt is never summarised away. Requests are built by `request_messages()`,
+prompt is added (so a new prompt is not summarised before the model saw it)
+and before every further model call of a turn, not counting the tool
+results the model has yet to read. Requests are built by `request_messages()`,
 a pure view of the history (micro-compaction), never a change to it.
 
 Subagents (subagents.py): `task` calls run a child Agent recorded in a
@@ -325,6 +326,7 @@ class Agent:
     def compact(self, focus: str | None = None, cancel: threading.Event | None = None) -> CompactResult:
         """Summarise the history now (`/compact [focus]`). Raises CompactionFailed (one line)."""
         with self._lock:
+            self.recorder.prompt_id = str(uuid.uuid4())  # its own "turn", not the previous prompt's
             return self._compact(focus, "manual", cancel or threading.Event())
 
     def _compact(self, focus: str | None, trigger: str, cancel: threading.Event) -> CompactResult:
@@ -350,8 +352,10 @@ class Agent:
         summary = finish_summary(model_text, self.history)
         before, chars_before = len(self.history), history_chars(self.history)
         count = self.compact_count + 1
-        self.recorder.compact_boundary(summary, count, trigger, input_tokens=response.input_tokens,
-                                       output_tokens=response.output_tokens)
+        if not self.recorder.compact_boundary(summary, count, trigger, input_tokens=response.input_tokens,
+                                              output_tokens=response.output_tokens):
+            # Replacing the history now would make the live session differ from what resume restores.
+            raise CompactionFailed("the summary could not be saved to the transcript; nothing was compacted")
         self.history = [summary_message(summary)]
         self.compact_count = count
         return CompactResult(summary, count, trigger, before, chars_before, history_chars(self.history))
@@ -361,20 +365,27 @@ class Agent:
         self._compact_request = str(tool_input.get("focus") or "")
         return ToolResult(COMPACT_SCHEDULED)
 
-    def _compact_if_due(self, cb: _Callbacks, cancel: threading.Event, turn: dict) -> None:
-        """Run a compaction the `compact` tool asked for, or an automatic one when the history is too big."""
+    def _compact_if_due(self, cb: _Callbacks, cancel: threading.Event, turn: dict, *, mid_turn: bool) -> None:
+        """Run a compaction the `compact` tool asked for, or an automatic one when the history is too big.
+
+        Mid-turn, the newest message (tool results the model has not seen yet)
+        does not count towards the threshold: one large result can then never
+        be summarised away before the model reads it, and a model that runs the
+        tool again cannot be caught in a compact-and-reread loop.
+        """
         if self._compact_request is not None:
             focus, self._compact_request = self._compact_request, None
             trigger = "tool"
-        elif (not turn.get("auto_failed") and len(self.history) >= 2
-              and history_chars(self.history) > self.compact_threshold):
-            focus, trigger = None, "auto"
         else:
-            return
+            seen = self.history[:-1] if mid_turn else self.history
+            if turn.get("auto_failed") or len(seen) < 2 or history_chars(seen) <= self.compact_threshold:
+                return
+            focus, trigger = None, "auto"
         try:
             cb.notice(self._compact(focus or None, trigger, cancel).describe())
         except CompactionFailed as exc:
-            turn["auto_failed"] = trigger == "auto"  # warn once per turn, not before every call
+            if trigger == "auto":
+                turn["auto_failed"] = True  # warn once per turn, not before every call
             cb.notice(f"evo-agent: {trigger} compaction failed: {exc}")
 
     def add_usage(self, usage: Usage) -> None:
@@ -423,10 +434,13 @@ class Agent:
             self.recorder.prompt_id = prompt_id or str(uuid.uuid4())
             turn: dict = {}
             try:
-                self._compact_if_due(cb, cancel, turn)  # before the prompt joins the history
+                self._compact_if_due(cb, cancel, turn, mid_turn=False)  # before the prompt joins the history
                 self._add({"role": "user", "content": prompt})
                 return self._loop(cb, cancel, turn)
             finally:
+                # A compaction the model asked for but that never ran (Ctrl+C, an API error) is
+                # forgotten: the transcript has no trace of it, so a resume would not run it either.
+                self._compact_request = None
                 self.recorder.checkpoint()
 
     def _loop(self, cb: _Callbacks, cancel: threading.Event, turn: dict) -> TurnResult:
@@ -438,10 +452,12 @@ class Agent:
                 self._add({"role": "user", "content": INTERRUPTED_MARKER})
                 return TurnResult("cancelled", last_text, calls)
             if calls >= self.max_model_calls:
+                if self._compact_request is not None:  # the model's last act was to ask for it: do it now
+                    self._compact_if_due(cb, cancel, turn, mid_turn=True)
                 cb.notice(f"stopped after {calls} model calls in one turn; send a message to continue")
                 return TurnResult("limit", last_text, calls)
             if calls:
-                self._compact_if_due(cb, cancel, turn)
+                self._compact_if_due(cb, cancel, turn, mid_turn=True)
                 if cancel.is_set():
                     continue
             calls += 1

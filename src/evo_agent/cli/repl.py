@@ -53,10 +53,16 @@ def _one_line(text: str, limit: int) -> str:
 
 
 class ConsoleCallbacks:
-    """Shows a turn as it happens: streamed text, one line per tool call and result."""
+    """Shows a turn as it happens: streamed text, one line per tool call and result.
+
+    Parallel calls (subagents) may finish in any order: a result that does not
+    belong to the call shown just above it names its call.
+    """
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self._labels: dict[str, str] = {}
+        self._last_started = ""
 
     def on_text(self, text: str) -> None:
         self.console.write(text)
@@ -65,13 +71,19 @@ class ConsoleCallbacks:
         pass
 
     def on_tool_start(self, tool_id: str, name: str, tool_input: dict) -> None:
-        self.console.line(f"⏺ {name}({_summary(tool_input)})")
+        label = f"{name}({_summary(tool_input)})"
+        self._labels[tool_id] = label
+        self._last_started = tool_id
+        self.console.line(f"⏺ {label}")
 
     def on_tool_end(self, tool_id: str, text: str, is_error: bool, duration: float) -> None:
         lines = [line for line in (text or "").splitlines() if line.strip()]
         first = _one_line(lines[0], TOOL_LINE_CHARS) if lines else "(no output)"
         more = f" … (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-        self.console.line(f"  ⎿ {'error: ' if is_error else ''}{first}{more}")
+        label = self._labels.pop(tool_id, "")
+        owner = f"{label}: " if label and tool_id != self._last_started else ""
+        self._last_started = ""  # whatever ends next is no longer right below its call
+        self.console.line(f"  ⎿ {owner}{'error: ' if is_error else ''}{first}{more}")
 
     def on_notice(self, text: str) -> None:
         self.console.line(text)

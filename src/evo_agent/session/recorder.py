@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 from .ids import created_ms_of, sidechain_file_name
 from .jsonio import encode_line
 from .meta import SessionMeta, empty_meta, fold_record, write_meta
-from .writer import AppendWriter, make_private_dir, stderr_warning
+from .writer import FILE_MODE, AppendWriter, make_private_dir, stderr_warning
 
 MESSAGES_NAME = "messages.jsonl"
 SUBAGENT_DIR = "subagent"
@@ -261,13 +261,9 @@ class Recorder(_TranscriptRecorder):
 
         `extra` fields (e.g. `subagent_type`) go into the `subagent_start` record.
         """
-        name = sidechain_file_name(agent_name)
+        name = self._claim_sidechain_name(agent_name)
         relative = f"{SUBAGENT_DIR}/{name}"
         slug = name.split("_")[1]
-        try:
-            make_private_dir(self.session_dir / SUBAGENT_DIR)
-        except OSError:
-            pass  # the sidechain writer will report the failure once
         side = SidechainRecorder(
             self.session_dir / relative,
             agent_name=slug,
@@ -285,6 +281,29 @@ class Recorder(_TranscriptRecorder):
             "session_start", model=model, provider=provider, agent_name=slug, parent_session_id=self.session_id
         )
         return side
+
+    def _claim_sidechain_name(self, agent_name: str, attempts: int = 16) -> str:
+        """A sidechain file name no other subagent holds, created empty (0600) to claim it.
+
+        Parallel subagents with the same name started in the same millisecond
+        could draw the same 4 hex digits; O_EXCL makes the clash visible, and
+        a new name is drawn, so two children never share one file.
+        """
+        directory = self.session_dir / SUBAGENT_DIR
+        try:
+            make_private_dir(directory)
+        except OSError:
+            return sidechain_file_name(agent_name)  # the sidechain writer will report the failure once
+        for _ in range(attempts):
+            name = sidechain_file_name(agent_name)
+            try:
+                os.close(os.open(directory / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+                return name
+            except FileExistsError:
+                continue
+            except OSError:
+                break
+        return name
 
     def end_subagent(self, side: SidechainRecorder, tool_use_id: str, result: str, **extra) -> bool:
         return self.append(
