@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -66,6 +67,19 @@ class Cli:
             stdin=kw.pop("stdin", subprocess.PIPE), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, **kw,
         )
+
+    def kill_9_when(self, proc: subprocess.Popen, ready) -> None:
+        """Wait for `ready()` (the moment to strike), SIGKILL the process group, reap, close pipes."""
+        try:
+            ready()
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
 
     def session_ids(self) -> list[str]:
         if not self.sessions_dir.is_dir():

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
+import subprocess
 import time
 
 from tests.agent.test_subagents import is_child, task
@@ -103,16 +102,12 @@ def test_kill_9_during_a_subagent_then_the_parent_resumes_api_valid(cli, model_s
         return text("The subagent was cut off.")
 
     model_server.default = answer
-    proc = cli.popen("-p", "research it", start_new_session=True, stdin=open(os.devnull))
-    try:
+    proc = cli.popen("-p", "research it", start_new_session=True, stdin=subprocess.DEVNULL)
+
+    def subagent_waiting_for_the_model():
         assert model_server.hanging.wait(30), "the subagent never reached the model"
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-        proc.stderr.close()
+
+    cli.kill_9_when(proc, subagent_waiting_for_the_model)
 
     (sid,) = cli.session_ids()
     recs = cli.records(sid)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 
 from tests.cli.conftest import history_of, seed_session
@@ -61,27 +62,23 @@ def test_resume_and_continue_send_the_old_history_and_never_touch_the_source(cli
 def test_kill_9_while_a_tool_runs_then_resume_is_accepted_by_the_api(cli, model_server, tmp_path):
     pid_file = tmp_path / "sleep.pid"
     model_server.script(tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 30"}))
-    proc = cli.popen("-p", "run the long thing", start_new_session=True, stdin=open(os.devnull))
-    sleep_pid = None
-    try:
+    proc = cli.popen("-p", "run the long thing", start_new_session=True, stdin=subprocess.DEVNULL)
+
+    def bash_tool_running():
         deadline = time.monotonic() + 30
         while not (pid_file.exists() and pid_file.read_text().strip()):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the bash tool never started"
             time.sleep(0.05)
-        sleep_pid = int(pid_file.read_text())
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+
+    try:
+        cli.kill_9_when(proc, bash_tool_running)
     finally:
-        if sleep_pid is not None:
+        if pid_file.exists() and pid_file.read_text().strip():
             try:
-                os.killpg(sleep_pid, signal.SIGKILL)  # the bash tool ran it in its own session
+                os.killpg(int(pid_file.read_text()), signal.SIGKILL)  # the bash tool ran it in its own session
             except ProcessLookupError:
                 pass
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-        proc.stderr.close()
 
     (sid,) = cli.session_ids()
     recs = cli.records(sid)
