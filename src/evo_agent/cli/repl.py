@@ -14,7 +14,7 @@ from evo_agent.agent import Agent
 from evo_agent.session import SessionError, SessionStore
 
 from .runtime import EXIT_INTERRUPTED, EXIT_TERMINATED, Console, Signals, Terminated, crash_line, run_turn
-from .sessions_cmd import pick_session
+from .sessions.listing import pick_session
 
 HELP_TEXT = """\
 Commands:
