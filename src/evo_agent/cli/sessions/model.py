@@ -24,8 +24,11 @@ from evo_agent.session import (
     open_sidechain,
     probe_live,
     sidechain_paths,
+    summary_message,
 )
 
+# The synthetic message that stands for a compacted past (SPEC §4), split around its summary.
+SUMMARY_OPEN, SUMMARY_CLOSE = summary_message("\0")["content"][0]["text"].split("\0")
 MAX_SUBAGENT_DEPTH = 3
 MAX_LINEAGE = 100
 
@@ -54,7 +57,7 @@ class Tokens:
 @dataclass
 class Text:
     text: str
-    kind: str = "text"  # "text", "thinking", "summary"
+    kind: str = "text"  # "text", "thinking", or "summary" (the synthetic message standing for a compacted past)
 
 
 @dataclass
@@ -254,6 +257,12 @@ def describe_block(block: dict) -> str:
     return btype
 
 
+def _text(text: str, role: str) -> Text:
+    if role == "user" and text.startswith(SUMMARY_OPEN) and text.endswith(SUMMARY_CLOSE):
+        return Text(text[len(SUMMARY_OPEN):len(text) - len(SUMMARY_CLOSE)], kind="summary")
+    return Text(text)
+
+
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
@@ -322,11 +331,11 @@ class _Builder:
         content = message.get("content") if isinstance(message, dict) else None
         blocks: list[Block] = []
         if isinstance(content, str):
-            blocks.append(Text(content))
+            blocks.append(_text(content, role))
         elif isinstance(content, list):
             for block in content:
                 if isinstance(block, dict):
-                    self._block(block, blocks, stamp)
+                    self._block(block, blocks, stamp, role)
         turn = Turn(role, stamp, blocks, tokens, restored=record.get("restored") is True)
         if turn.restored and self.restored is not None:
             self.restored.message_count += 1
@@ -334,11 +343,11 @@ class _Builder:
             return  # only tool results: they are shown under their calls
         self._place(turn)
 
-    def _block(self, block: dict, blocks: list[Block], stamp: str | None) -> None:
+    def _block(self, block: dict, blocks: list[Block], stamp: str | None, role: str) -> None:
         btype = block.get("type")
         if btype == "text" and isinstance(block.get("text"), str):
             if block["text"]:
-                blocks.append(Text(block["text"]))
+                blocks.append(_text(block["text"], role))
         elif btype == "thinking" and isinstance(block.get("thinking"), str):
             blocks.append(Text(block["thinking"], kind="thinking"))
         elif btype == "tool_use":

@@ -118,7 +118,7 @@ def preview(text: str) -> str:
 
 
 def token_cells(tokens: Tokens, cache: bool) -> str:
-    values = (tokens.input, tokens.output) + ((tokens.cache_read, tokens.cache_creation) if cache else ())
+    values = (tokens.input, tokens.output, tokens.total) + ((tokens.cache_read, tokens.cache_creation) if cache else ())
     return "".join(f"<td>{n:,}</td>" for n in values)
 
 
@@ -181,7 +181,7 @@ class HtmlRenderer:
             rows += [("Subagents", view.subagent_tokens, ""), ("Total", view.all_tokens, "total")]
         cache = any(t.cache_read or t.cache_creation for _, t, _ in rows)
         body = "".join(f'<tr class="{cls}"><td>{label}</td>{token_cells(t, cache)}</tr>' for label, t, cls in rows)
-        heads = "<th>input</th><th>output</th>" + ("<th>cache read</th><th>cache write</th>" if cache else "")
+        heads = "<th>input</th><th>output</th><th>total</th>" + ("<th>cache read</th><th>cache write</th>" if cache else "")
         return f'<table class="tokens"><thead><tr><th>Tokens</th>{heads}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -222,6 +222,9 @@ class HtmlRenderer:
                 if block.kind == "thinking":
                     body.append(f'<details class="thinking"><summary>Thinking</summary>'
                                 f'<div class="md">{markdown(block.text)}</div></details>')
+                elif block.kind == "summary":
+                    body.append('<p class="path">Summary of the earlier conversation:</p>'
+                                f'<div class="md">{markdown(block.text)}</div>')
                 else:
                     body.append(f'<div class="md">{markdown(block.text)}</div>')
             elif isinstance(block, ToolCall):

@@ -120,6 +120,8 @@ class MarkdownRenderer:
             if isinstance(block, Text):
                 if block.kind == "thinking":
                     chunks += ["*Thinking:*", "\n".join(f"> {line}".rstrip() for line in block.text.split("\n"))]
+                elif block.kind == "summary":
+                    chunks += ["*Summary of the earlier conversation:*", block.text]
                 else:
                     chunks.append(block.text)
             elif isinstance(block, ToolCall):

@@ -164,6 +164,9 @@ class TextRenderer:
                 if block.kind == "thinking":
                     self.emit(inner, self.s("thinking:", "dim"))
                     self.block(inner + "  ", block.text, THINKING_LINES, "dim")
+                elif block.kind == "summary":
+                    self.emit(inner, self.s("summary of the earlier conversation:", "magenta"))
+                    self.block(inner + "  ", block.text, None)
                 else:
                     self.block(inner, block.text, None)
             elif isinstance(block, ToolCall):
