@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
 
 from evo_agent.session import SessionStore
+from tests.cli.conftest import COMMAND
 from tests.cli.sessions_helpers import HOSTILE, rich_session, simple_session
 
 
@@ -136,3 +139,15 @@ def test_list_limit_keeps_the_newest(demo_cli):
                                "first_prompt", "resumed_from", "dir"}
     assert "--limit" in one_line_error(demo_cli.run("sessions", "list", "--limit", "0"), rc=2)
     assert "--limit" in one_line_error(demo_cli.run("sessions", "list", "--limit", "x"), rc=2)
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(demo_cli):
+    rich = rich_session(demo_cli.project)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `| head` that has already quit
+    try:
+        proc = subprocess.run([*COMMAND, "sessions", "show", rich.source], cwd=demo_cli.project, env=demo_cli.env,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141 and proc.stderr == ""

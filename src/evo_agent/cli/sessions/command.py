@@ -106,7 +106,21 @@ def _ask(prompt: str) -> str | None:
     return line.rstrip("\n") if line else None
 
 
+EXIT_BROKEN_PIPE = 141  # what a tool killed by SIGPIPE reports, e.g. `evo-agent sessions show ID | head`
+
+
 def run_sessions(args: argparse.Namespace, project_dir: Path) -> int:
+    try:
+        return _run(args, project_dir)
+    except BrokenPipeError:
+        # The reader went away: say nothing more, and keep Python from complaining when it flushes at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+
+
+def _run(args: argparse.Namespace, project_dir: Path) -> int:
     command = getattr(args, "sessions_command", None) or "list"
     _check_ids(getattr(args, "id", None), *(getattr(args, "ids", None) or []))
     store = SessionStore(project_dir)
