@@ -102,6 +102,11 @@ def test_fsck_of_one_session_and_of_a_broken_directory(demo_cli):
     assert "messages.jsonl: missing: this session cannot be shown or resumed" in result.out
     assert result.out.endswith("checked 1 session: 1 problem\n")
     assert demo_cli.run("sessions", "fsck", good).rc == 0
+    (demo_cli.sessions_dir / good / "meta.json").write_text('{"id": "not this one"}')
+    assert kinds(demo_cli.run("sessions", "fsck", good, "--json")) == [("meta_unreadable", "meta.json")]
+    fixed = demo_cli.run("sessions", "fsck", good, "--repair")
+    assert fixed.rc == 0 and fixed.out.endswith("checked 1 session: 1 problem, 1 repaired\n")
+    assert demo_cli.run("sessions", "fsck", good).out == "checked 1 session: no problems\n"
 
 
 def test_a_live_sessions_lagging_meta_is_its_writers_business(demo_cli):

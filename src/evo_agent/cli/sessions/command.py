@@ -14,7 +14,7 @@ from pathlib import Path
 from evo_agent.session import InvalidSessionId, SessionStore, is_id_prefix
 
 from ..errors import CommandError
-from .common import resolve_session_dir, resolve_with_transcript, write_output
+from .common import resolve_session_dir, write_output
 
 SUBCOMMANDS = "list, show, export, fsck, rm or prune"
 
@@ -134,7 +134,7 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
         from .export import choose_format, export_jsonl, load_view, show_json
 
         fmt = choose_format(args.format, args.output) if command == "export" else None
-        view = load_view(store, resolve_with_transcript(store, args.id))
+        view = load_view(store, store.resolve(args.id))  # show and export need a transcript
         if command == "show":
             if args.json:
                 out.write(show_json(view))

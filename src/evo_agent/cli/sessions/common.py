@@ -59,11 +59,6 @@ def terminal_safe(text: str) -> str:
                            else f"\\x{ord(m.group()):02x}", text)
 
 
-def resolve_with_transcript(store: SessionStore, text: str) -> str:
-    """A full id for `show`/`export`: validated before the disk is touched, unique, with a transcript."""
-    return store.resolve(text)
-
-
 def resolve_session_dir(store: SessionStore, text: str) -> tuple[str, Path]:
     """A full id and its directory for `fsck`/`rm`, which must also handle sessions without a transcript.
 

@@ -36,7 +36,7 @@ from evo_agent.session.ids import created_ms_of
 from evo_agent.session.meta import META_NAME, write_meta
 from evo_agent.session.writer import DIR_MODE, FILE_MODE
 
-from .common import plural
+from .common import plural, terminal_safe
 
 MESSAGES = "messages.jsonl"
 SUBAGENT = "subagent"
@@ -61,7 +61,7 @@ class Finding:
             text += " — repaired"
         elif self.repair_error:
             text += f" — not repaired: {self.repair_error}"
-        return text
+        return terminal_safe(text)  # file names in a session directory can hold anything
 
     def to_json(self) -> dict:
         return {"session": self.session, "path": self.path, "kind": self.kind, "message": self.message,
@@ -252,7 +252,10 @@ def check_sessions_dir(store: SessionStore) -> list[Finding]:
 def fsck(store: SessionStore, session_ids: list[str], *, repair: bool) -> list[Finding]:
     findings = check_sessions_dir(store) if len(session_ids) != 1 else []
     for sid in session_ids:
-        findings += check_session(store, sid)
+        try:
+            findings += check_session(store, sid)
+        except OSError as exc:  # it changed under us (deleted, permissions): report it, check the rest
+            findings.append(Finding(sid, ".", "unreadable", f"cannot be checked: {exc.strerror or exc}"))
     if repair:
         for finding in findings:
             if finding.fix is None:
