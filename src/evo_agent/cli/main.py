@@ -4,7 +4,7 @@
     evo-agent -p PROMPT            one query to completion; the answer on stdout
     evo-agent --resume [ID]        resume (a unique prefix is enough); no ID: choose from a list
     evo-agent -c / --continue      resume the most recently updated session
-    evo-agent sessions list [--json] [--all]
+    evo-agent sessions list|show|export|fsck|rm|prune ...   (see cli/sessions/)
 
 Every foreseeable failure is one line on stderr starting with "evo-agent: "
 and a non-zero exit (2 for usage, 1 otherwise), never a traceback. Every
@@ -22,17 +22,9 @@ from typing import Sequence
 
 from evo_agent import __version__
 
-EXIT_USAGE = 2
-EXIT_FAILURE = 1
+from .errors import EXIT_FAILURE, EXIT_USAGE, CommandError, UsageError
+
 _PICK = "\0pick"  # `--resume` given without an id
-
-
-class UsageError(Exception):
-    """Bad command line: one line, exit 2."""
-
-
-class CommandError(Exception):
-    """The command cannot do its job: one line, exit 1."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,13 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sessions = sub.add_parser("sessions", help="list the sessions of this project")
-    sessions.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS)
-    sessions_sub = sessions.add_subparsers(dest="sessions_command", metavar="SUBCOMMAND")
-    listing = sessions_sub.add_parser("list", help="list sessions, most recently updated first")
-    listing.add_argument("--json", action="store_true", help="machine-readable output")
-    listing.add_argument("--all", action="store_true", help="include sessions without any message")
-    listing.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS)
+    from .sessions.command import add_sessions_parser
+
+    add_sessions_parser(sub)
     return parser
 
 
@@ -113,12 +101,9 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def _sessions(args: argparse.Namespace) -> int:
-    from evo_agent.session import SessionStore
+    from .sessions.command import run_sessions
 
-    from .sessions_cmd import sessions_list
-
-    store = SessionStore(_project_dir(args))
-    return sessions_list(store, sys.stdout, as_json=getattr(args, "json", False), include_all=getattr(args, "all", False))
+    return run_sessions(args, _project_dir(args))
 
 
 def use_tui(args: argparse.Namespace) -> bool:
@@ -136,11 +121,11 @@ def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001 - the hook f
 def _agent(args: argparse.Namespace) -> int:
     from evo_agent.agent import Agent
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
-    from evo_agent.session import SessionStore
+    from evo_agent.session import LiveSessionStore
 
     from .repl import Repl, resumed_line
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
-    from .sessions_cmd import pick_session
+    from .sessions.listing import pick_session
 
     print_mode = args.print_prompt is not None
     if args.resume is not None and args.continue_:
@@ -158,7 +143,7 @@ def _agent(args: argparse.Namespace) -> int:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
-    store = SessionStore(project_dir)
+    store = LiveSessionStore(project_dir)  # holds the live session's lock: `sessions rm/prune` leave it alone
     console = Console()
     notify = console.err_line if print_mode else console.line
 

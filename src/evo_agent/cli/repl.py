@@ -23,7 +23,7 @@ from .runtime import (
     run_compact,
     run_turn,
 )
-from .sessions_cmd import pick_session
+from .sessions.listing import pick_session
 
 HELP_TEXT = """\
 Commands:

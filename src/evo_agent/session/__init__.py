@@ -33,6 +33,17 @@ from .ids import (
     sidechain_file_name,
     slug_agent_name,
 )
+from .inspect import (
+    TranscriptLine,
+    first_records,
+    is_id_prefix,
+    is_sidechain_path,
+    iter_transcript,
+    open_sidechain,
+    read_records,
+    sidechain_paths,
+)
+from .live import LiveLock, LiveSessionStore, Liveness, SessionInUse, held_for_removal, probe_live
 from .meta import SessionMeta, prompt_text, read_meta, rebuild_meta
 from .recorder import Recorder, SidechainRecorder, git_branch_of, now_iso
 from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
@@ -47,4 +58,7 @@ __all__ = [
     "INTERRUPTED_TEXT", "interrupted_result", "repair_history",
     "LoadedSession", "load_for_resume", "summary_message",
     "ResumedSession", "SessionInfo", "SessionStore",
+    "TranscriptLine", "first_records", "is_id_prefix", "is_sidechain_path", "iter_transcript", "open_sidechain",
+    "read_records", "sidechain_paths",
+    "LiveLock", "LiveSessionStore", "Liveness", "SessionInUse", "held_for_removal", "probe_live",
 ]

@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Callable, TextIO
 
 from evo_agent.session import SessionInfo, SessionStore
 
+from .common import fmt_ms, short, terminal_safe
+
 PICKER_ROWS = 20
-
-
-def fmt_ms(ms: int) -> str:
-    try:
-        return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
-    except (OverflowError, OSError, ValueError):
-        return "?"
-
-
-def short(text: str | None, limit: int) -> str:
-    line = " ".join((text or "").split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def row_json(row: SessionInfo) -> dict:
@@ -31,8 +20,14 @@ def row_json(row: SessionInfo) -> dict:
     return data
 
 
-def sessions_list(store: SessionStore, out: TextIO, *, as_json: bool = False, include_all: bool = False) -> int:
+def sessions_list(
+    store: SessionStore, out: TextIO, *, as_json: bool = False, include_all: bool = False, limit: int | None = None,
+) -> int:
+    """The table (or JSON array) of sessions, most recently updated first; at most `limit` rows."""
     rows = store.list(include_empty=include_all)
+    hidden = max(0, len(rows) - limit) if limit else 0
+    if hidden:
+        rows = rows[:limit]
     if as_json:
         out.write(json.dumps([row_json(r) for r in rows], ensure_ascii=False, indent=2) + "\n")
         return 0
@@ -47,8 +42,8 @@ def sessions_list(store: SessionStore, out: TextIO, *, as_json: bool = False, in
             fmt_ms(r.meta.updated_ms),
             str(r.meta.message_count),
             f"{r.meta.total_tokens:,}",
-            r.meta.git_branch or "-",
-            short(r.meta.first_prompt, 60) or "-",
+            terminal_safe(r.meta.git_branch or "-"),
+            terminal_safe(short(r.meta.first_prompt, 60)) or "-",
         )
         for r in rows
     ]
@@ -57,11 +52,13 @@ def sessions_list(store: SessionStore, out: TextIO, *, as_json: bool = False, in
     for row in table:
         cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
         out.write("  ".join(cells + [row[-1]]).rstrip() + "\n")
+    if hidden:
+        out.write(f"… {hidden:,} older session{'s' if hidden != 1 else ''} not shown (--limit {limit})\n")
     return 0
 
 
 def picker_line(n: int, row: SessionInfo) -> str:
-    prompt = short(row.meta.first_prompt, 60) or "(no prompt)"
+    prompt = terminal_safe(short(row.meta.first_prompt, 60)) or "(no prompt)"
     return f"{n:>3}. {fmt_ms(row.meta.created_ms)}  tokens={row.meta.total_tokens:,}  「{prompt}」  {row.id}"
 
 

@@ -1,0 +1,17 @@
+"""`evo-agent sessions`: look at and look after the sessions of a project.
+
+    list     listing.py      the table (or JSON) of sessions; also the REPL's numbered picker
+    show     render_text.py  the conversation for a terminal
+    export   render_md.py, render_html.py, export.py (JSONL and show --json)
+    fsck     fsck.py         damage report; --repair for caches and permissions only
+    rm/prune remove.py       whole session directories, never a live one
+
+All of them read a session through `model.py`, which turns records into a
+conversation (tool calls with their results, subagent runs under their call,
+restored messages, compactions) once, for every renderer.
+"""
+
+from .command import add_sessions_parser, run_sessions
+from .listing import pick_session, sessions_list
+
+__all__ = ["add_sessions_parser", "run_sessions", "pick_session", "sessions_list"]

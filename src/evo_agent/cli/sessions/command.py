@@ -1,0 +1,174 @@
+"""The `evo-agent sessions …` command line: its parser and its dispatch.
+
+Every subcommand takes a full id or a unique prefix, checked against the id
+shape before anything on disk is looked at, and fails with one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from evo_agent.session import InvalidSessionId, SessionStore, is_id_prefix
+
+from ..errors import CommandError
+from .common import resolve_session_dir, write_output
+
+SUBCOMMANDS = "list, show, export, fsck, rm or prune"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return value
+
+
+def _duration(text: str) -> int:
+    from .remove import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
+    """`sessions` and its subcommands, added to the top-level parser's subcommands."""
+    sessions = sub.add_parser("sessions", help="list, show, export, check and delete the sessions of this project",
+                              description="Look at and look after the sessions of this project. "
+                                          "ID is a session id or a unique prefix of one.")
+    sessions.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS)
+    cmds = sessions.add_subparsers(dest="sessions_command", metavar="SUBCOMMAND")
+
+    def add(name: str, help_: str) -> argparse.ArgumentParser:
+        parser = cmds.add_parser(name, help=help_, description=help_)
+        parser.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS)
+        return parser
+
+    listing = add("list", "list sessions, most recently updated first")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.add_argument("--all", action="store_true", help="include sessions without any message")
+    listing.add_argument("--limit", type=_positive_int, metavar="N", help="at most N sessions")
+
+    show = add("show", "show a session's conversation: messages, tool calls and results, compactions, subagent runs")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="the records as JSON (main transcript and sidechains)")
+    show.add_argument("--full", action="store_true", help="do not shorten long tool inputs, results and thinking")
+    show.add_argument("--restored", action="store_true", help="also show the messages a resume copied in")
+
+    export = add("export", "export a session as Markdown, one self-contained HTML page, or JSONL")
+    export.add_argument("id", metavar="ID")
+    export.add_argument("--format", choices=("md", "html", "jsonl"),
+                        help="default: from the -o file's suffix, else md")
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (created 0600) instead of stdout")
+
+    fsck = add("fsck", "check sessions for damage; --repair rebuilds meta.json and fixes permissions "
+                       "(transcripts are never rewritten)")
+    fsck.add_argument("id", metavar="ID", nargs="?", help="check only this session (default: all)")
+    fsck.add_argument("--repair", action="store_true", help="fix what is safe to fix")
+    fsck.add_argument("--json", action="store_true", help="machine-readable output")
+
+    rm = add("rm", "delete sessions (asks first)")
+    rm.add_argument("ids", metavar="ID", nargs="+")
+    rm.add_argument("-y", "--yes", action="store_true", help="do not ask")
+
+    prune = add("prune", "delete every session last updated longer ago than a duration (never a live one)")
+    prune.add_argument("--older-than", type=_duration, required=True, metavar="DURATION",
+                       help="e.g. 30d, 12h, 2w (units: s, m, h, d, w)")
+    prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
+
+
+def _check_ids(*texts: str | None) -> None:
+    """Refuse anything not shaped like an id before a single path is built from any of them."""
+    for text in texts:
+        if text is not None and not is_id_prefix(text):
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise InvalidSessionId(f"invalid session id {shown!r}: expected <13 digits>_<8 hex>, "
+                                   "e.g. 1780227556183_b525857d, or a prefix of one")
+
+
+def _color() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def _ask(prompt: str) -> str | None:
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = sys.stdin.readline() if sys.stdin else ""
+    if not sys.stdin or not sys.stdin.isatty():
+        sys.stderr.write("\n")  # nothing echoed the answer: end the prompt's line
+    return line.rstrip("\n") if line else None
+
+
+EXIT_BROKEN_PIPE = 141  # what a tool killed by SIGPIPE reports, e.g. `evo-agent sessions show ID | head`
+
+
+def run_sessions(args: argparse.Namespace, project_dir: Path) -> int:
+    try:
+        return _run(args, project_dir)
+    except BrokenPipeError:
+        # The reader went away: say nothing more, and keep Python from complaining when it flushes at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+
+
+def _run(args: argparse.Namespace, project_dir: Path) -> int:
+    command = getattr(args, "sessions_command", None) or "list"
+    _check_ids(getattr(args, "id", None), *(getattr(args, "ids", None) or []))
+    store = SessionStore(project_dir)
+    out = sys.stdout
+    if command == "list":
+        from .listing import sessions_list
+
+        return sessions_list(store, out, as_json=getattr(args, "json", False), include_all=getattr(args, "all", False),
+                             limit=getattr(args, "limit", None))
+    if command in ("show", "export"):
+        from .export import choose_format, export_jsonl, load_view, show_json
+
+        fmt = choose_format(args.format, args.output) if command == "export" else None
+        view = load_view(store, store.resolve(args.id))  # show and export need a transcript
+        if command == "show":
+            if args.json:
+                out.write(show_json(view))
+            else:
+                from .render_text import render_show
+
+                out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
+            return 0
+        if fmt == "jsonl":
+            data = export_jsonl(view)
+        elif fmt == "html":
+            from .render_html import render_html
+
+            data = render_html(view).encode("utf-8", "replace")
+        else:
+            from .render_md import render_markdown
+
+            data = render_markdown(view).encode("utf-8", "replace")
+        write_output(data, args.output)
+        return 0
+    if command == "fsck":
+        from .fsck import all_session_ids, fsck, report
+
+        ids = [resolve_session_dir(store, args.id)[0]] if args.id else all_session_ids(store)
+        if args.id is None and not store.sessions_dir.is_dir():
+            out.write(f"No sessions in {store.sessions_dir}\n")
+            return 0
+        return report(fsck(store, ids, repair=args.repair), len(ids), out, as_json=args.json)
+    if command == "rm":
+        from .remove import rm
+
+        return rm(store, args.ids, yes=args.yes, out=out, err=sys.stderr, ask=_ask)
+    if command == "prune":
+        from .remove import prune
+
+        return prune(store, args.older_than, dry_run=args.dry_run, out=out)
+    raise CommandError(f"unknown sessions subcommand {command!r}: expected {SUBCOMMANDS}")  # pragma: no cover

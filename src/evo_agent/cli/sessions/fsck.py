@@ -1,0 +1,300 @@
+"""`evo-agent sessions fsck [ID] [--repair]`: find what is wrong with sessions on disk, fix what is safe to fix.
+
+Reported: unreadable lines and torn last lines (main transcript and
+sidechains), a meta.json that is missing, unreadable, stale or wrong,
+sidechain files no marker names and markers naming no file, files and
+directories more open than 0600/0700, leftovers of interrupted meta writes,
+and a sessions directory without its `.gitignore`.
+
+`--repair` only ever touches caches and metadata: it rebuilds meta.json from
+the transcript, narrows permissions, removes leftover temporary meta files
+and restores the `.gitignore`. A transcript is never rewritten: its damage
+stays reported (resume already skips it) and the exit status says so. A
+session in use by a running evo-agent is checked but its meta is left to
+its writer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, TextIO
+
+from evo_agent.session import (
+    SessionStore,
+    is_session_id,
+    is_sidechain_path,
+    iter_transcript,
+    probe_live,
+    read_meta,
+    rebuild_meta,
+)
+from evo_agent.session.ids import created_ms_of
+from evo_agent.session.meta import META_NAME, write_meta
+from evo_agent.session.writer import DIR_MODE, FILE_MODE
+
+from .common import plural, terminal_safe
+
+MESSAGES = "messages.jsonl"
+SUBAGENT = "subagent"
+GITIGNORE_TEXT = "*\n"
+
+
+@dataclass
+class Finding:
+    session: str | None  # None: the sessions directory itself
+    path: str  # relative to the session directory (or the sessions directory)
+    kind: str
+    message: str
+    fix: Callable[[], None] | None = field(default=None, repr=False)
+    no_fix_reason: str | None = None  # why --repair leaves it
+    repaired: bool = False
+    repair_error: str | None = None
+
+    def line(self) -> str:
+        where = f"{self.session}  " if self.session else ""
+        text = f"{where}{self.path}: {self.message}"
+        if self.repaired:
+            text += " — repaired"
+        elif self.repair_error:
+            text += f" — not repaired: {self.repair_error}"
+        return terminal_safe(text)  # file names in a session directory can hold anything
+
+    def to_json(self) -> dict:
+        return {"session": self.session, "path": self.path, "kind": self.kind, "message": self.message,
+                "repairable": self.fix is not None, "repaired": self.repaired, "repair_error": self.repair_error}
+
+
+def _mode_finding(session: str | None, rel: str, path: Path, want: int, st: os.stat_result) -> list[Finding]:
+    out = []
+    if st.st_uid != os.getuid():
+        out.append(Finding(session, rel, "owner", f"owned by uid {st.st_uid}, not by you (uid {os.getuid()})"))
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o077:
+        out.append(Finding(session, rel, "permissions", f"permissions {mode:04o} are too open (expected {want:04o})",
+                           fix=lambda: os.chmod(path, want)))
+    return out
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def check_lines(session: str, rel: str, path: Path) -> tuple[list[Finding], list[dict]]:
+    """Findings about the lines of one transcript file, and its readable records."""
+    findings: list[Finding] = []
+    records: list[dict] = []
+    try:
+        for line in iter_transcript(path):
+            if line.record is not None:
+                records.append(line.record)
+            elif line.torn:
+                findings.append(Finding(session, rel, "torn_last_line",
+                                        f"line {line.number}: torn last line ({plural(len(line.raw), 'byte')}, "
+                                        "an interrupted write); resume skips it",
+                                        no_fix_reason="transcripts are never rewritten"))
+            else:
+                findings.append(Finding(session, rel, "unreadable_line",
+                                        f"line {line.number}: unreadable ({plural(len(line.raw), 'byte')} that are "
+                                        "not a JSON record); resume skips it",
+                                        no_fix_reason="transcripts are never rewritten"))
+    except OSError as exc:
+        findings.append(Finding(session, rel, "unreadable_file", f"cannot be read: {exc.strerror or exc}"))
+    return findings, records
+
+
+def _rebuild(session_dir: Path, sid: str) -> Callable[[], None]:
+    def fix() -> None:
+        meta = rebuild_meta(session_dir, sid, created_ms_of(sid), None)
+        target = session_dir / META_NAME
+        if target.is_dir() and not target.is_symlink():
+            raise OSError(0, "meta.json is a directory; move it away first")
+        write_meta(session_dir, meta)
+    return fix
+
+
+def _differences(a: dict, b: dict) -> list[str]:
+    return [k for k in a if k != "messages_bytes" and a.get(k) != b.get(k)]
+
+
+def check_meta(sid: str, session_dir: Path, live: bool) -> list[Finding]:
+    transcript = session_dir / MESSAGES
+    fix = _rebuild(session_dir, sid)
+    meta_path = session_dir / META_NAME
+    st = _lstat(meta_path)
+    if st is None:
+        return [Finding(sid, META_NAME, "meta_missing", "missing; listing rebuilds it from the transcript each time",
+                        fix=fix)]
+    findings = [] if not stat.S_ISREG(st.st_mode) else _mode_finding(sid, META_NAME, meta_path, FILE_MODE, st)
+    cached = read_meta(session_dir, sid)
+    if cached is None:
+        return findings + [Finding(sid, META_NAME, "meta_unreadable",
+                                   "unreadable or not a meta for this session; listing rebuilds it each time", fix=fix)]
+    size = transcript.stat().st_size
+    if cached.messages_bytes != size:
+        if live:
+            return findings  # its writer refreshes it at the end of every turn
+        return findings + [Finding(sid, META_NAME, "meta_stale",
+                                   f"stale: describes {cached.messages_bytes:,} of the transcript's {size:,} bytes",
+                                   fix=fix)]
+    fresh = rebuild_meta(session_dir, sid, created_ms_of(sid), None).to_json()
+    wrong = _differences(fresh, cached.to_json())
+    if wrong:
+        shown = ", ".join(f"{k} {cached.to_json().get(k)!r} (transcript: {fresh.get(k)!r})" for k in wrong[:3])
+        findings.append(Finding(sid, META_NAME, "meta_wrong", f"disagrees with the transcript: {shown}", fix=fix))
+    return findings
+
+
+def check_sidechains(sid: str, session_dir: Path, records: list[dict]) -> list[Finding]:
+    findings: list[Finding] = []
+    named: dict[str, int] = {}
+    for record in records:
+        if record.get("type") not in ("subagent_start", "subagent_end"):
+            continue
+        path = record.get("subagent_path")
+        if not is_sidechain_path(path):
+            findings.append(Finding(sid, MESSAGES, "bad_marker_path",
+                                    f"a {record['type']} names {str(path)[:80]!r}, which is not a sidechain file name"))
+            continue
+        named[path] = named.get(path, 0) + 1
+    sub_dir = session_dir / SUBAGENT
+    st = _lstat(sub_dir)
+    present: set[str] = set()
+    if st is not None:
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            findings.append(Finding(sid, SUBAGENT, "not_a_directory", "is not a directory (or a symbolic link); not followed"))
+        else:
+            findings += _mode_finding(sid, SUBAGENT, sub_dir, DIR_MODE, st)
+            for name in sorted(os.listdir(sub_dir)):
+                rel = f"{SUBAGENT}/{name}"
+                path = sub_dir / name
+                fst = _lstat(path)
+                if fst is None:
+                    continue
+                if not is_sidechain_path(rel) or not stat.S_ISREG(fst.st_mode):
+                    findings.append(Finding(sid, rel, "unexpected_file",
+                                            "not a sidechain transcript (unexpected name, or not a regular file)"))
+                    continue
+                present.add(rel)
+                findings += _mode_finding(sid, rel, path, FILE_MODE, fst)
+                findings += check_lines(sid, rel, path)[0]
+    for rel in sorted(present - set(named)):
+        findings.append(Finding(sid, rel, "sidechain_without_marker",
+                                "no subagent_start or subagent_end in the transcript names this sidechain"))
+    for rel in sorted(set(named) - present):
+        findings.append(Finding(sid, rel, "marker_without_sidechain",
+                                "named by a marker in the transcript, but the file is missing"))
+    return findings
+
+
+def check_session(store: SessionStore, sid: str) -> list[Finding]:
+    session_dir = store.sessions_dir / sid
+    st = _lstat(session_dir)
+    if st is None:
+        return [Finding(sid, ".", "missing", "vanished while being checked")]
+    if stat.S_ISLNK(st.st_mode):
+        return [Finding(sid, ".", "symlink", "is a symbolic link; not followed")]
+    if not stat.S_ISDIR(st.st_mode):
+        return [Finding(sid, ".", "not_a_directory", "is not a directory")]
+    findings = _mode_finding(sid, ".", session_dir, DIR_MODE, st)
+    live = probe_live(session_dir).live
+    transcript = session_dir / MESSAGES
+    tst = _lstat(transcript)
+    if tst is None or not stat.S_ISREG(tst.st_mode):
+        what = "missing" if tst is None else "not a regular file"
+        findings.append(Finding(sid, MESSAGES, "no_transcript",
+                                f"{what}: this session cannot be shown or resumed (sessions rm deletes it)"))
+        return findings + check_sidechains(sid, session_dir, [])
+    findings += _mode_finding(sid, MESSAGES, transcript, FILE_MODE, tst)
+    line_findings, records = check_lines(sid, MESSAGES, transcript)
+    findings += line_findings
+    if not any(f.kind == "unreadable_file" for f in line_findings):
+        findings += check_meta(sid, session_dir, live)
+    findings += check_sidechains(sid, session_dir, records)
+    for name in sorted(os.listdir(session_dir)):
+        path = session_dir / name
+        if name.startswith(".meta.") and name.endswith(".tmp") and not live:
+            findings.append(Finding(sid, name, "leftover", "left by an interrupted meta.json write",
+                                    fix=lambda p=path: os.unlink(p)))
+        elif name == ".lock":
+            lst = _lstat(path)
+            if lst is not None and stat.S_ISREG(lst.st_mode):
+                findings += _mode_finding(sid, name, path, FILE_MODE, lst)
+    return findings
+
+
+def check_sessions_dir(store: SessionStore) -> list[Finding]:
+    root = store.sessions_dir
+    try:
+        st = os.stat(root)
+    except OSError:
+        return []
+    findings = _mode_finding(None, str(root), root, DIR_MODE, st)
+    ignore = root / ".gitignore"
+
+    def write_ignore() -> None:
+        fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(GITIGNORE_TEXT)
+
+    if not ignore.exists():
+        findings.append(Finding(None, str(ignore), "gitignore",
+                                "missing: transcripts could be committed to git by accident", fix=write_ignore))
+    return findings
+
+
+def fsck(store: SessionStore, session_ids: list[str], *, repair: bool) -> list[Finding]:
+    findings = check_sessions_dir(store) if len(session_ids) != 1 else []
+    for sid in session_ids:
+        try:
+            findings += check_session(store, sid)
+        except OSError as exc:  # it changed under us (deleted, permissions): report it, check the rest
+            findings.append(Finding(sid, ".", "unreadable", f"cannot be checked: {exc.strerror or exc}"))
+    if repair:
+        for finding in findings:
+            if finding.fix is None:
+                finding.repair_error = finding.no_fix_reason or "fsck does not repair this"
+                continue
+            try:
+                finding.fix()
+                finding.repaired = True
+            except OSError as exc:
+                finding.repair_error = exc.strerror or str(exc)
+    return findings
+
+
+def all_session_ids(store: SessionStore) -> list[str]:
+    try:
+        return sorted(e.name for e in os.scandir(store.sessions_dir) if is_session_id(e.name))
+    except OSError:
+        return []
+
+
+def report(findings: list[Finding], checked: int, out: TextIO, *, as_json: bool) -> int:
+    """Print the findings; the exit status is 1 while anything found is still unrepaired."""
+    left = [f for f in findings if not f.repaired]
+    repaired = len(findings) - len(left)
+    if as_json:
+        out.write(json.dumps({"checked": checked, "problems": [f.to_json() for f in findings],
+                              "unrepaired": len(left)}, ensure_ascii=False, indent=2) + "\n")
+        return 1 if left else 0
+    for finding in findings:
+        out.write(finding.line() + "\n")
+    summary = f"checked {plural(checked, 'session')}: "
+    if not findings:
+        summary += "no problems"
+    else:
+        summary += plural(len(findings), "problem")
+        if repaired:
+            summary += f", {repaired:,} repaired"
+        fixable = sum(1 for f in left if f.fix is not None and not f.repair_error)
+        if fixable:
+            summary += f" ({fixable:,} can be repaired with --repair)"
+    out.write(summary + "\n")
+    return 1 if left else 0

@@ -1,0 +1,193 @@
+"""`sessions rm ID…` and `sessions prune --older-than 30d`: delete whole session directories, never a live one.
+
+A session is live while a running evo-agent holds its lock (see
+`evo_agent.session.live`); deleting holds that lock, so a session cannot
+become live half-way through. Only directories directly inside
+`.evo-agent/sessions` whose names are session ids are ever deleted, never
+through a symbolic link.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TextIO
+
+from evo_agent.session import SessionInUse, SessionStore, held_for_removal, is_session_id, probe_live
+
+from ..errors import CommandError
+from .common import fmt_bytes, fmt_ms, plural, resolve_session_dir, short, terminal_safe
+
+_DURATION_RE = re.compile(r"\A(\d{1,9})([smhdw])\Z")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str) -> int:
+    """`30d` → seconds. Units: s, m, h, d, w. Raises ValueError with a message for anything else."""
+    match = _DURATION_RE.match(text.strip().lower())
+    if not match:
+        raise ValueError(f"invalid duration {text!r}: expected a number and a unit (s, m, h, d or w), e.g. 30d")
+    return int(match.group(1)) * _UNIT_S[match.group(2)]
+
+
+@dataclass
+class Candidate:
+    id: str
+    path: Path
+    updated_ms: int
+    messages: int | None
+    first_prompt: str | None
+    size: int
+
+    def describe(self) -> str:
+        parts = [f"updated {fmt_ms(self.updated_ms)}"]
+        if self.messages is not None:
+            parts.append(plural(self.messages, "message"))
+        parts.append(fmt_bytes(self.size))
+        text = f"{self.id} ({', '.join(parts)})"
+        if self.first_prompt:
+            text += f" 「{terminal_safe(short(self.first_prompt, 50))}」"
+        return text
+
+
+def _mtime_ms(path: Path) -> int:
+    try:
+        return int(os.lstat(path).st_mtime * 1000)
+    except OSError:
+        return 0
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):  # does not follow symlinks
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def describe(store: SessionStore, sid: str, path: Path) -> Candidate:
+    """What a session is, and when it was last updated: the newest of its last record's time and its
+    transcripts' modification times (meta.json and the directory are left out: fsck --repair rewrites them)."""
+    info = store.info(sid)
+    stamps = [_mtime_ms(path / "messages.jsonl")]
+    try:
+        stamps += [_mtime_ms(path / "subagent" / n) for n in os.listdir(path / "subagent")]
+    except OSError:
+        pass
+    if info is not None:
+        stamps.append(info.meta.updated_ms)
+    updated = max(stamps) or _mtime_ms(path)
+    return Candidate(sid, path, updated, info.meta.message_count if info else None,
+                     info.meta.first_prompt if info else None, _size(path))
+
+
+def delete_session(path: Path, sid: str) -> None:
+    """Delete one session directory while holding its lock. Raises CommandError."""
+    try:
+        with held_for_removal(path):
+            shutil.rmtree(path)
+    except SessionInUse as exc:
+        raise CommandError(f"{exc.liveness.describe(sid)}; not deleted") from None
+    except OSError as exc:
+        raise CommandError(f"cannot delete session {sid}: {exc.strerror or exc} ({exc.filename or path})") from None
+
+
+def rm(
+    store: SessionStore,
+    texts: list[str],
+    *,
+    yes: bool,
+    out: TextIO,
+    err: TextIO,
+    ask: Callable[[str], str | None],
+) -> int:
+    """Delete the named sessions after one confirmation; nothing is deleted if any of them cannot be."""
+    targets: dict[str, Path] = {}
+    for text in texts:  # every id is checked before anything is deleted
+        sid, path = resolve_session_dir(store, text)
+        targets[sid] = path
+    for sid, path in targets.items():
+        live = probe_live(path)
+        if live.live or live.error:
+            raise CommandError(f"{live.describe(sid)}; not deleted")
+    candidates = [describe(store, sid, path) for sid, path in targets.items()]
+    if not yes:
+        for c in candidates:
+            err.write(f"  {c.describe()}\n")
+        err.flush()
+        what = "this session" if len(candidates) == 1 else f"these {len(candidates)} sessions"
+        answer = ask(f"Delete {what}? This cannot be undone. [y/N] ")
+        if answer is None or answer.strip().lower() not in ("y", "yes"):
+            raise CommandError("nothing deleted" + (" (no answer; pass --yes to delete without asking)"
+                                                    if answer is None else ""))
+    for c in candidates:
+        delete_session(c.path, c.id)
+        out.write(f"deleted {c.id}\n")
+    return 0
+
+
+def session_dirs(store: SessionStore) -> list[tuple[str, Path, bool]]:
+    """(id, path, is a real directory) for every entry of the sessions directory named like a session."""
+    try:
+        entries = list(os.scandir(store.sessions_dir))
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        if is_session_id(entry.name):
+            try:
+                real = stat.S_ISDIR(entry.stat(follow_symlinks=False).st_mode)
+            except OSError:
+                continue
+            out.append((entry.name, Path(entry.path), real))
+    return sorted(out)
+
+
+def prune(store: SessionStore, older_than_s: int, *, dry_run: bool, out: TextIO, now_ms: int | None = None) -> int:
+    """Delete every session last updated more than `older_than_s` ago, except live ones and symlinks."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    cutoff = now - older_than_s * 1000
+    deleted: list[Candidate] = []
+    kept = 0
+    failures: list[str] = []
+    for sid, path, real in session_dirs(store):
+        if not real:
+            if _mtime_ms(path) < cutoff:
+                out.write(f"skipped {sid}: not a directory (a symbolic link?); prune deletes only real session directories\n")
+            continue
+        candidate = describe(store, sid, path)
+        if candidate.updated_ms >= cutoff:
+            continue
+        live = probe_live(path)
+        if live.live or live.error:
+            out.write(f"kept {sid}: {live.reason}\n")
+            kept += 1
+            continue
+        if dry_run:
+            out.write(f"would delete {candidate.describe()}\n")
+            deleted.append(candidate)
+            continue
+        try:
+            delete_session(path, sid)
+        except CommandError as exc:
+            failures.append(str(exc))
+            continue
+        out.write(f"deleted {candidate.describe()}\n")
+        deleted.append(candidate)
+    freed = sum(c.size for c in deleted)
+    verb = "would delete" if dry_run else "deleted"
+    summary = f"{verb} {plural(len(deleted), 'session')} ({fmt_bytes(freed)})" if deleted else "nothing to prune"
+    if kept:
+        summary += f"; kept {kept:,} in use"
+    out.write(summary + "\n")
+    if failures:
+        raise CommandError(failures[0] + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""))
+    return 0

@@ -1,0 +1,193 @@
+"""Knowing whether a session is being written right now, so nothing deletes it under a running agent.
+
+A running evo-agent holds an exclusive `flock` on `<session>/.lock` for as
+long as the session is its current one, with its pid written inside for
+the messages. The kernel drops the lock when the process ends — `exit`,
+a crash or `kill -9` alike — so there is no stale pid to guess about: a
+session is live exactly when somebody holds its lock.
+
+Why a lock and not "the transcript changed in the last few minutes": an
+agent waiting at its prompt writes nothing for hours and is still live,
+while a session whose writer was killed a minute ago is not.
+
+The file is hidden, holds nothing else, and readers of the format never
+look at it; SPEC §1's layout is unchanged. The plain `SessionStore` does
+not lock (a library user may open thousands of recorders); the CLI uses
+`LiveSessionStore`, which does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from .ids import new_session_id
+from .recorder import Recorder
+from .store import SessionStore
+from .writer import FILE_MODE, make_private_dir
+
+LOCK_NAME = ".lock"
+_FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """Whether a session is in use: `live`, the holder's `pid` when known, `error` when it cannot be told."""
+
+    live: bool
+    pid: int | None = None
+    error: str | None = None
+
+    @property
+    def reason(self) -> str:
+        """Why a session is left alone, without its id: `in use by a running evo-agent (pid 42)`."""
+        if self.error:
+            return f"cannot tell whether it is in use ({self.error})"
+        return "in use by a running evo-agent" + (f" (pid {self.pid})" if self.pid else "")
+
+    def describe(self, session_id: str) -> str:
+        if self.error:
+            return f"cannot tell whether session {session_id} is in use ({self.error})"
+        holder = f" (pid {self.pid})" if self.pid else ""
+        return f"session {session_id} is in use by a running evo-agent{holder}"
+
+
+class LiveLock:
+    """The lock a process holds on the session it is writing; released on `release()` or exit."""
+
+    def __init__(self, fd: int, session_dir: Path) -> None:
+        self._fd = fd
+        self.session_dir = session_dir
+
+    @classmethod
+    def acquire(cls, session_dir: Path | str) -> LiveLock | None:
+        """Take the session's lock, or None (it is held, or the file cannot be made: best effort)."""
+        path = os.path.join(session_dir, LOCK_NAME)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | _FLAGS, FILE_MODE)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            os.close(fd)
+            return None
+        return cls(fd, Path(session_dir))
+
+    @property
+    def held(self) -> bool:
+        return self._fd >= 0
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            with contextlib.suppress(OSError):
+                os.close(fd)  # closing the only descriptor drops the flock
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def _holder_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def probe_live(session_dir: Path | str) -> Liveness:
+    """Whether a running process holds the session's lock. Never creates or changes anything."""
+    try:
+        fd = os.open(os.path.join(session_dir, LOCK_NAME), os.O_RDONLY | _FLAGS)
+    except FileNotFoundError:
+        return Liveness(False)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Liveness(False, error=".lock is a symbolic link")
+        return Liveness(False, error=f".lock: {exc.strerror or exc}")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return Liveness(True, _holder_pid(fd))
+    except OSError as exc:
+        return Liveness(False, error=f".lock: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+    return Liveness(False)
+
+
+class SessionInUse(Exception):
+    """Raised by `held_for_removal` when a running process holds the session."""
+
+    def __init__(self, liveness: Liveness) -> None:
+        super().__init__(liveness)
+        self.liveness = liveness
+
+
+@contextlib.contextmanager
+def held_for_removal(session_dir: Path | str) -> Iterator[None]:
+    """Hold the session's lock exclusively while it is deleted; SessionInUse when a process has it.
+
+    Holding it closes the gap between "checked" and "deleted". A session
+    without a lock file was never written by a locking process, and no
+    process takes the lock of an existing session later (a resume writes a
+    new one), so there is nothing to hold then.
+    """
+    try:
+        fd = os.open(os.path.join(session_dir, LOCK_NAME), os.O_RDONLY | _FLAGS)
+    except FileNotFoundError:
+        yield
+        return
+    except OSError as exc:
+        raise SessionInUse(Liveness(False, error=f".lock: {exc.strerror or exc}")) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SessionInUse(Liveness(True, _holder_pid(fd))) from None
+        except OSError as exc:
+            raise SessionInUse(Liveness(False, error=f".lock: {exc.strerror or exc}")) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+class LiveSessionStore(SessionStore):
+    """A SessionStore whose process holds the lock of the session it created last.
+
+    One process, one live session: creating (or resuming into) a new session
+    releases the previous one's lock, which is what `/clear` and `/resume ID`
+    mean. The lock is taken before `session_start` is written, so no record
+    of the session exists on disk unguarded.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.live_lock: LiveLock | None = None
+
+    def create(self, **kwargs) -> Recorder:  # type: ignore[override]
+        sid = kwargs.pop("session_id", None) or new_session_id()
+        lock = None
+        if self.ensure_sessions_dir():
+            try:
+                make_private_dir(self.sessions_dir / sid)
+                lock = LiveLock.acquire(self.sessions_dir / sid)
+            except OSError:
+                pass  # the recorder reports the unwritable directory once
+        previous, self.live_lock = self.live_lock, lock
+        if previous is not None:
+            previous.release()
+        return super().create(session_id=sid, **kwargs)
+
+    def release(self) -> None:
+        if self.live_lock is not None:
+            self.live_lock.release()
+            self.live_lock = None
