@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -66,7 +67,57 @@ def test_resume_without_id_opens_the_picker_in_a_terminal(project):
         _wait_for(session, r"tokens=[\d,]+\s+「list the files")
         subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
         _wait_for(session, r"messages restored")
+        _wait_for(session, r"demo\s+·\s+session \d{13}_[0-9a-f]{8}")  # the app's status line: it reads keys now
         subprocess.run(["tmux", "send-keys", "-t", session, "/exit", "Enter"], check=True)
         _wait_for(session, r"Resume this session with: evo-agent --resume \d{13}_[0-9a-f]{8}\s+EXITED-0")
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def _start_with_pid(session: str, project: Path, pid_file: Path) -> int:
+    """Start the app in tmux through `exec`, so the pid written is the app's own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_"))}
+    env["EVO_AGENT_PROVIDER"] = "demo"
+    command = f"sh -c 'echo $$ > {pid_file}; exec {EVO}'; echo EXITED-$?; sleep 60"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "30", "-c", str(project),
+                    command], check=True, env=env)
+    _wait_for(session, r"session \d{13}_[0-9a-f]{8}")
+    return int(pid_file.read_text())
+
+
+def _gone(pid: int, timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_sigterm_ends_the_app_with_the_exit_hint_and_no_traceback(project, tmp_path):
+    session = f"evo-{os.getpid()}-{time.monotonic_ns()}"
+    pid = _start_with_pid(session, project, tmp_path / "pid")
+    try:
+        os.kill(pid, signal.SIGTERM)
+        screen = _wait_for(session, r"EXITED-\d+")
+        lines = [x for x in screen.splitlines() if x.strip()]
+        assert lines[-1] == "EXITED-143", screen
+        assert re.fullmatch(r"Resume this session with: evo-agent --resume \d{13}_[0-9a-f]{8}", lines[-2]), screen
+        assert "Traceback" not in screen
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def test_closing_the_terminal_ends_the_app_instead_of_leaving_it_spinning(project, tmp_path):
+    session = f"evo-{os.getpid()}-{time.monotonic_ns()}"
+    pid = _start_with_pid(session, project, tmp_path / "pid")
+    subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)  # SIGHUP, the tty is gone
+    try:
+        assert _gone(pid), "evo-agent kept running after its terminal went away"
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -111,11 +111,20 @@ def use_tui(args: argparse.Namespace) -> bool:
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001 - the hook for the TUI issue
+def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
+    """The TUI; SIGTERM and SIGHUP end it from inside its event loop (see AgentApp)."""
     from evo_agent.ui.app import run_tui as _run_tui
 
-    _run_tui(agent)
-    return 0
+    from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated
+
+    try:
+        return _run_tui(agent)
+    except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
+        return EXIT_INTERRUPTED
+    except Terminated:
+        return EXIT_TERMINATED
+    except OSError:  # the terminal went away under the app (EIO): leave as on SIGHUP
+        return EXIT_HANGUP
 
 
 def _agent(args: argparse.Namespace) -> int:

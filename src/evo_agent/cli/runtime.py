@@ -30,6 +30,7 @@ from evo_agent.providers import ProviderError
 EXIT_GRACE_S = 5.0
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+EXIT_HANGUP = 129  # the terminal went away
 
 
 class Terminated(BaseException):
@@ -247,10 +248,20 @@ def finish(agent: Agent, console: Console, *, to_stderr: bool) -> None:
 
 
 def hard_exit_if_stuck(code: int) -> None:
-    """If a turn thread is still running after the grace period, leave without waiting for it."""
-    if _running:
+    """Leave now if a thread would keep the process alive after everything was saved and said.
+
+    That is a turn still running after the grace period, or a thread a
+    library left behind — e.g. Textual's input thread, which can spin on a
+    terminal that went away (SIGHUP) and would keep the process alive forever.
+    Every record is already on disk (appends are synchronous) and the exit
+    hint printed, so nothing is lost by not waiting.
+    """
+    lingering = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+    if _running or lingering:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
         finally:
             os._exit(code)

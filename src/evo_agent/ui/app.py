@@ -8,7 +8,9 @@ completions, the prompt box, the status line.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 import threading
 import time
 from typing import Any, Callable, Sequence
@@ -376,6 +378,20 @@ class AgentApp(App[None]):
         self.conversation.anchor()
         self.prompt_input.focus()
         self.refresh_status()
+        self._handle_exit_signals()
+
+    def _handle_exit_signals(self) -> None:
+        """SIGTERM, and SIGHUP (the terminal went away), leave like /exit: the turn is cancelled,
+        the app leaves the screen and the caller prints the exit hint. Python-level handlers
+        would raise inside Textual's event loop (a traceback, or an app left running
+        without a terminal); the loop's own handlers run as ordinary callbacks."""
+        try:
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+                if signum is not None:
+                    loop.add_signal_handler(signum, self.quit, 128 + signum)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass  # not the main thread, or no signals here: the default handlers stay
 
     @property
     def conversation(self) -> VerticalScroll:
@@ -573,10 +589,10 @@ class AgentApp(App[None]):
         if not self.prompt_input.text:
             self.quit()
 
-    def quit(self) -> None:
+    def quit(self, return_code: int = 0) -> None:
         self.cancel_event.set()
         self.clear_notifications()
-        self.exit()
+        self.exit(return_code=return_code)
 
     # Slash commands -------------------------------------------------------
 
@@ -709,10 +725,13 @@ class AgentApp(App[None]):
             self.conversation.mount_all(widgets)
 
 
-def run_tui(agent: AgentLike, *, inline: bool = True) -> None:
-    """Run the TUI until the user quits; returns after the app has left the screen.
+def run_tui(agent: AgentLike, *, inline: bool = True) -> int:
+    """Run the TUI until the user quits; returns the exit code after the app has left the screen
+    (0, or 128 + the signal that ended it).
 
     The caller prints the exit hint (`Resume this session with: evo-agent --resume <id>`,
     naming `agent.session_id`, which /resume and /clear may have changed).
     """
-    AgentApp(agent).run(inline=inline, inline_no_clear=True)
+    app = AgentApp(agent)
+    app.run(inline=inline, inline_no_clear=True)
+    return app.return_code or 0
