@@ -75,6 +75,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_REDACT_ON = ("", "1", "true", "yes", "on")
+_REDACT_OFF = ("0", "false", "no", "off")
+
+
+def redaction_enabled(environ) -> bool:  # noqa: ANN001 - a Mapping[str, str]
+    """EVO_AGENT_REDACT: secret shapes are masked on disk unless it says 0/false/no/off (README, Secrets)."""
+    value = environ.get("EVO_AGENT_REDACT", "").strip().lower()
+    if value in _REDACT_ON:
+        return True
+    if value in _REDACT_OFF:
+        return False
+    raise UsageError(f"EVO_AGENT_REDACT must be 1 (mask secrets in transcripts, the default) or 0, not {value[:20]!r}")
+
+
 def _project_dir(args: argparse.Namespace) -> Path:
     raw = getattr(args, "project_dir", None)
     path = Path(raw).expanduser() if raw else Path.cwd()
@@ -153,12 +167,13 @@ def _agent(args: argparse.Namespace) -> int:
         raise UsageError("--plain is for interactive mode; it cannot be combined with --print")
     project_dir = _project_dir(args)
     stdin_tty = _isatty(sys.stdin)
+    redact = redaction_enabled(os.environ)
 
     try:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
-    store = SessionStore(project_dir)
+    store = SessionStore(project_dir, redact=redact)
     console = Console()
     notify = console.err_line if print_mode else console.line
 

@@ -52,8 +52,11 @@ class ResumedSession:
 
 
 class SessionStore:
-    def __init__(self, project_dir: Path | str, *, warn: Callable[[str], None] = stderr_warning) -> None:
+    def __init__(
+        self, project_dir: Path | str, *, warn: Callable[[str], None] = stderr_warning, redact: bool = True
+    ) -> None:
         self.project_dir = Path(project_dir).absolute()
+        self.redact = redact  # recorders mask secret shapes on disk (redact.py)
         self.sessions_dir = self.project_dir / SESSIONS_SUBDIR
         self._sessions_str = str(self.sessions_dir)
         self.warn = warn
@@ -102,7 +105,7 @@ class SessionStore:
         kwargs = {} if meta_interval is None else {"meta_interval": meta_interval}
         recorder = Recorder(
             session_dir, sid, cwd=str(self.project_dir), agent_version=agent_version,
-            git_branch=branch, warn=self.warn, **kwargs,
+            git_branch=branch, warn=self.warn, redact=self.redact, **kwargs,
         )
         recorder.session_start(model=model, provider=provider)
         return recorder

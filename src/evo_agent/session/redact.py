@@ -1,0 +1,232 @@
+"""Mask well-known secret shapes in what a session writes to disk.
+
+A coding agent reads `.env` files, prints `git remote -v`, cats key files:
+its transcript is a magnet for credentials. Before a record is written, every
+string in it is scanned for the shapes below, and each match is replaced by
+`[REDACTED:<kind>]`. Only the copy on disk is masked: the in-memory history,
+and so the model in the live turn, keeps the real value. The price is
+fidelity (SPEC §4): a resumed session sends the masked text.
+
+What is caught (ASCII, case-sensitive unless said otherwise):
+
+| kind | shape |
+|---|---|
+| `anthropic-key` | `sk-ant-` + 20 or more of `[A-Za-z0-9_-]` |
+| `openai-key` | `sk-` + 20 or more of `[A-Za-z0-9_-]` with at least one digit (OpenAI's `sk-proj-`, `sk-svcacct-`, `sk-admin-`, legacy keys, and the providers that copied the shape) |
+| `aws-access-key-id` | `AKIA` or `ASIA` + 16 of `[A-Z0-9]` |
+| `github-token` | `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` + 36 or more alphanumerics; `github_pat_` + 22 or more of `[A-Za-z0-9_]` |
+| `slack-token` | `xoxa-`, `xoxb-`, `xoxe-`, `xoxo-`, `xoxp-`, `xoxr-`, `xoxs-` + 10 or more of `[A-Za-z0-9-]` with a digit |
+| `google-api-key` | `AIza` + 35 of `[A-Za-z0-9_-]` |
+| `stripe-key` | `sk_live_` or `rk_live_` + 16 or more alphanumerics |
+| `jwt` | three dot-separated base64url parts, the first two starting `eyJ` |
+| `private-key` | a whole `-----BEGIN … PRIVATE KEY-----` … `-----END … PRIVATE KEY-----` block (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … KEY BLOCK); without its END line (a cut output), the BEGIN line and the base64 and header lines that follow it |
+| `bearer-token` | the token after `Bearer ` (any case), 16 or more of `[A-Za-z0-9._~+/-]` |
+| `url-password` | the password in `scheme://user:password@host` |
+| `secret` | the value of an assignment whose name ends in `password`, `passwd`, `secret`, `secret_key`, `token`, `api_key`/`apikey`/`api-key`, `access_key` or `private_key` (any case, any prefix: `DB_PASSWORD`, `aws_secret_access_key`, `accessToken`), written `name=value`, `name: value`, `name := value`, `"name": "value"`: a quoted value whatever it holds, an unquoted one when it has 4 or more characters and a digit (so code such as `token = None` or `password=password` stays); and the string value of a JSON/dict key with such a name |
+
+Only the secret itself is replaced: `password=[REDACTED:secret]`,
+`Authorization: Bearer [REDACTED:bearer-token]`. The pass is idempotent and
+never touches dictionary keys, the envelope (`type`, `timestamp`, `cwd`, …:
+metadata, not content) or the fields the format needs verbatim (ids,
+`tool_use_id`, session ids, thinking signatures, base64 payloads).
+
+The append path stays fast: a record is first encoded as usual, and only when
+its bytes contain one of the cheap trigger shapes (`_TRIGGERS`, a superset of
+everything above) is it walked and re-encoded.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .jsonio import encode_line
+
+MASK = "[REDACTED:{}]"
+_MASKED = re.compile(r"\[REDACTED:[a-z-]+\]\Z")
+
+_NAME_WORD = r"(?:passw(?:or)?d|secret(?:[_-]?key)?|token|api[_-]?key|access[_-]?key|private[_-]?key)"
+_NOT_MASK = r"(?!\[REDACTED:[a-z-]+\])"
+
+# One alternation, scanned once per string; each branch names its kind and
+# puts the secret (the part that is replaced) in a group named `s_<kind>`.
+_SHAPES = [
+    ("private_key",
+     r"(?P<s_private_key>-----BEGIN[ ](?:[A-Z0-9]+[ ])*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
+     r"(?:.*?-----END[ ](?:[A-Z0-9]+[ ])*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
+     r"|(?:(?:[ \t]*(?:\r?\n|(?:\\r)?\\n))+[ \t]*(?:[A-Za-z-]+:[ \t]*[^\r\n\\]*|[A-Za-z0-9+/=]++(?![_-])))*))"),
+    ("anthropic_key", r"(?<![A-Za-z0-9_-])(?P<s_anthropic_key>sk-ant-[A-Za-z0-9_-]{20,})"),
+    ("openai_key", r"(?<![A-Za-z0-9_-])(?P<s_openai_key>sk-(?!ant-)(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,})"),
+    ("aws_access_key_id", r"(?<![A-Za-z0-9])(?P<s_aws_access_key_id>A[KS]IA[A-Z0-9]{16})(?![A-Za-z0-9])"),
+    ("github_token",
+     r"(?<![A-Za-z0-9_])(?P<s_github_token>gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ("slack_token", r"(?<![A-Za-z0-9_-])(?P<s_slack_token>xox[abeoprs]-(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,})"),
+    ("google_api_key", r"(?<![A-Za-z0-9_-])(?P<s_google_api_key>AIza[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])"),
+    ("stripe_key", r"(?<![A-Za-z0-9_])(?P<s_stripe_key>[sr]k_live_[A-Za-z0-9]{16,})"),
+    ("jwt", r"(?<![A-Za-z0-9_-])(?P<s_jwt>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"),
+    ("bearer_token", r"(?i:\bbearer)[ \t]+(?P<s_bearer_token>[A-Za-z0-9._~+/-]{16,}=*)"),
+    ("url_password", r"://[^\s/@:]+:" + _NOT_MASK + r"(?P<s_url_password>[^\s/@]+)@"),
+    ("secret",
+     r"(?<![A-Za-z0-9_.-])(?i:[A-Za-z0-9_.-]*" + _NAME_WORD + r")[\"']?[ \t]*(?::=|=|:)(?!=)[ \t]*"
+     r"(?:\"" + _NOT_MASK + r"(?P<s_secret_dq>(?:[^\"\\\r\n]|\\.)+)\""
+     r"|'" + _NOT_MASK + r"(?P<s_secret_sq>[^'\r\n]+)'"
+     r"|(?=[^\s\"'`,;&()\[\]{}<>]*[0-9])(?P<s_secret>[^\s\"'`,;&()\[\]{}<>]{4,}+)(?![(\[]))"),
+]
+_SCAN = re.compile("|".join(pattern for _, pattern in _SHAPES), re.ASCII | re.DOTALL)
+
+_KIND_OF_GROUP = {
+    "s_private_key": "private-key",
+    "s_anthropic_key": "anthropic-key",
+    "s_openai_key": "openai-key",
+    "s_aws_access_key_id": "aws-access-key-id",
+    "s_github_token": "github-token",
+    "s_slack_token": "slack-token",
+    "s_google_api_key": "google-api-key",
+    "s_stripe_key": "stripe-key",
+    "s_jwt": "jwt",
+    "s_bearer_token": "bearer-token",
+    "s_url_password": "url-password",
+    "s_secret_dq": "secret",
+    "s_secret_sq": "secret",
+    "s_secret": "secret",
+}
+
+# A key whose string value is a secret whatever it looks like.
+_SECRET_NAME = re.compile(r"[A-Za-z0-9_.-]*" + _NAME_WORD + r"\Z", re.ASCII | re.IGNORECASE)
+
+# Cheap triggers over the encoded JSON line: every shape above leaves one of
+# these in the line's bytes (JSON escaping only touches `"`, `\\` and control
+# characters, which the triggers allow for), so a line without any is clean.
+# Each branch starts with one literal byte so that the regex engine can skip
+# from candidate to candidate; case-insensitive words are anchored on a rare
+# letter and checked backwards.
+_SEP = rb"(?:\\t|[\\\"' ])*[:=]"
+_TRIGGERS = re.compile(
+    rb"-(?:(?<=sk-)|(?<=xox[abeoprs]-)|----BEGIN )"
+    rb"|_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=[sr]k_live_))"
+    rb"|A(?:[KS]IA|Iza)|J(?<=eyJ)|:(?=//[^\s/@]*@)|b(?i:earer)|B(?i:earer)"
+    rb"|y(?<=[kK][eE]y)" + _SEP + rb"|Y(?<=[kK][eE]Y)" + _SEP
+    + rb"|k(?<=[tT][oO]k)(?i:en)" + _SEP + rb"|K(?<=[tT][oO]K)(?i:en)" + _SEP
+    + rb"|w(?<=[pP][aA][sS][sS]w)(?i:(?:or)?d)" + _SEP + rb"|W(?<=[pP][aA][sS][sS]W)(?i:(?:or)?d)" + _SEP
+    + rb"|c(?<=[sS][eE]c)(?i:ret)" + _SEP + rb"|C(?<=[sS][eE]C)(?i:ret)" + _SEP
+)
+
+# The envelope (SPEC §2) is metadata the recorder itself writes: never content, never scanned.
+ENVELOPE_KEYS = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_]+\Z")
+
+# Values the format needs byte for byte: never scanned, at any depth outside a tool input.
+_VERBATIM_KEYS = ENVELOPE_KEYS | {
+    "role", "id", "tool_use_id", "signature", "parent_session_id", "from_session_id", "subagent_path", "media_type",
+}
+_OPAQUE_DATA_TYPES = frozenset({"redacted_thinking", "base64"})
+
+
+def _mask(match: re.Match) -> str:
+    group = match.lastgroup
+    assert group is not None
+    start, end = match.span(group)
+    whole_start, whole_end = match.span()
+    text = match.string
+    return text[whole_start:start] + MASK.format(_KIND_OF_GROUP[group]) + text[end:whole_end]
+
+
+def redact_text(text: str) -> str:
+    """`text` with every secret shape replaced by its mask (the same object when there is none)."""
+    if not text:
+        return text
+    masked = _SCAN.sub(_mask, text)
+    if masked == text:
+        return text
+    while True:  # a mask can free a neighbour (`…-----sk-…`): repeat until nothing changes, so a second pass is a no-op
+        again = _SCAN.sub(_mask, masked)
+        if again == masked:
+            return masked
+        masked = again
+
+
+def may_hold_secret(line: bytes, start: int = 0) -> bool:
+    """False only when the encoded record certainly holds no secret shape from `start` on (the fast path)."""
+    return _TRIGGERS.search(line, start) is not None
+
+
+def _payload_start(line: bytes, first_field: str | None) -> int:
+    """Where the field `first_field` begins in `line`: the envelope before it is never scanned.
+
+    An unescaped `,"key":` can only be structure (inside a JSON string every
+    `"` is escaped), so its first occurrence is the field itself.
+    """
+    if first_field is None:
+        return 0
+    found = line.find(b',"' + first_field.encode() + b'":') if _PLAIN_KEY.match(first_field) else -1
+    return found if found >= 0 else 0
+
+
+def _is_secret_name(key: object) -> bool:
+    return isinstance(key, str) and _SECRET_NAME.match(key) is not None
+
+
+def _redact_value(value: Any, verbatim: bool) -> Any:
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return _redact_dict(value, verbatim)
+    if isinstance(value, list):
+        out = None
+        for i, item in enumerate(value):
+            new = _redact_value(item, verbatim)
+            if new is not item:
+                if out is None:
+                    out = list(value)
+                out[i] = new
+        return value if out is None else out
+    return value
+
+
+def _redact_dict(data: dict, verbatim: bool) -> dict:
+    """A copy with secrets masked, or `data` itself when nothing changed.
+
+    `verbatim`: outside tool inputs, the fields in _VERBATIM_KEYS are ids and
+    markers the format depends on; inside a tool input everything is content.
+    """
+    out = None
+    opaque_data = verbatim and data.get("type") in _OPAQUE_DATA_TYPES
+    is_tool_use = verbatim and data.get("type") == "tool_use"
+    for key, value in data.items():
+        if verbatim and (key in _VERBATIM_KEYS or (opaque_data and key == "data")):
+            continue
+        if isinstance(value, str) and value and _is_secret_name(key) and not _MASKED.match(value):
+            new: Any = MASK.format("secret")
+        else:
+            new = _redact_value(value, verbatim and not (is_tool_use and key == "input"))
+        if new is not value:
+            if out is None:
+                out = dict(data)
+            out[key] = new
+    return data if out is None else out
+
+
+def redact_record(record: dict) -> dict:
+    """The record with every secret shape masked; `record` itself (not a copy) when it has none.
+
+    Never mutates its argument: the caller's messages are the live history.
+    """
+    return _redact_dict(record, True)
+
+
+def encode_redacted(record: dict, first_field: str | None = None) -> tuple[dict, bytes]:
+    """(the record as it goes to disk, its line): the recorder's one call.
+
+    `first_field` names the first field after the envelope, when the caller
+    knows it, so the scan starts there. The common case costs one regex
+    search over the encoded fields on top of the encoding itself; only a
+    line with a trigger is walked and re-encoded.
+    """
+    line = encode_line(record)
+    if _TRIGGERS.search(line, _payload_start(line, first_field)) is None:
+        return record, line
+    clean = redact_record(record)
+    return clean, (line if clean is record else encode_line(clean))
+
+
+__all__ = ["ENVELOPE_KEYS", "MASK", "encode_redacted", "may_hold_secret", "redact_record", "redact_text"]
