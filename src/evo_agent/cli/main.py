@@ -102,7 +102,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    for stream in (sys.stdout, sys.stderr):
+    # Bytes that are not UTF-8 (a pasted Latin-1 line, a binary file piped in) become U+FFFD on the way
+    # in and out: they can neither crash a read nor reach the API or the transcript as lone surrogates.
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="replace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
@@ -157,6 +159,8 @@ def _agent(args: argparse.Namespace) -> int:
     from .sessions_cmd import pick_session
 
     print_mode = args.print_prompt is not None
+    if print_mode:
+        args.print_prompt = _valid_text(args.print_prompt)
     if args.resume is not None and args.continue_:
         raise UsageError("--resume and --continue cannot be used together")
     if print_mode and args.resume == _PICK:
@@ -271,6 +275,14 @@ def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001
     if text:
         console.write(text if text.endswith("\n") else text + "\n")
     return 0 if result.status == "done" else EXIT_FAILURE
+
+
+def _valid_text(value: str) -> str:
+    """argv keeps bytes that are not UTF-8 as lone surrogates (PEP 383); the API and the transcript need UTF-8."""
+    try:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "replace").decode("utf-8")
 
 
 def _isatty(stream) -> bool:  # noqa: ANN001

@@ -122,27 +122,40 @@ _VERBATIM_KEYS = ENVELOPE_KEYS | {
 _OPAQUE_DATA_TYPES = frozenset({"redacted_thinking", "base64"})
 
 
-def _mask(match: re.Match) -> str:
-    group = match.lastgroup
-    assert group is not None
-    start, end = match.span(group)
-    whole_start, whole_end = match.span()
-    text = match.string
-    return text[whole_start:start] + MASK.format(_KIND_OF_GROUP[group]) + text[end:whole_end]
+# A match that ends (starts) with one of these, glued to a non-space, may hide a
+# neighbour whose look-behind (look-ahead) refused that character: `…KEY-----sk-ant-…`.
+_GLUE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _masker(glued: list[bool]):
+    def mask(match: re.Match) -> str:
+        group = match.lastgroup
+        assert group is not None
+        start, end = match.span(group)
+        whole_start, whole_end = match.span()
+        text = match.string
+        if (whole_end < len(text) and text[whole_end - 1] in _GLUE and not text[whole_end].isspace()) or (
+                whole_start > 0 and text[whole_start] in _GLUE and not text[whole_start - 1].isspace()):
+            glued[0] = True
+        return text[whole_start:start] + MASK.format(_KIND_OF_GROUP[group]) + text[end:whole_end]
+
+    return mask
 
 
 def redact_text(text: str) -> str:
-    """`text` with every secret shape replaced by its mask (the same object when there is none)."""
+    """`text` with every secret shape replaced by its mask (the same object when there is none).
+
+    Idempotent: when a mask was glued to what follows it, the scan runs again
+    (the mask now separates them) until nothing changes.
+    """
     if not text:
         return text
-    masked = _SCAN.sub(_mask, text)
-    if masked == text:
-        return text
-    while True:  # a mask can free a neighbour (`…-----sk-…`): repeat until nothing changes, so a second pass is a no-op
-        again = _SCAN.sub(_mask, masked)
-        if again == masked:
-            return masked
-        masked = again
+    glued = [False]
+    masked = _SCAN.sub(_masker(glued), text)
+    while glued[0]:
+        glued[0] = False
+        masked = _SCAN.sub(_masker(glued), masked)
+    return text if masked == text else masked
 
 
 def may_hold_secret(line: bytes, start: int = 0) -> bool:

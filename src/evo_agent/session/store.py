@@ -8,6 +8,7 @@ always starts a new, self-contained session and only ever reads the source.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -129,7 +130,16 @@ class SessionStore:
         return path
 
     def _transcript(self, session_id: str) -> Path:
-        return self.session_dir(session_id) / MESSAGES_NAME
+        """The transcript of a real session: a regular file, never a link to somewhere else (or a FIFO)."""
+        path = self.session_dir(session_id) / MESSAGES_NAME
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return path  # missing: the caller says so
+        if not stat.S_ISREG(mode):
+            kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+            raise SessionNotFound(f"session {session_id}: {MESSAGES_NAME} is {kind}; refusing to read it")
+        return path
 
     def info(self, session_id: str) -> SessionInfo | None:
         """The listing row of one session, meta rebuilt from the transcript where it lags."""
