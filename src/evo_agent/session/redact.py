@@ -7,7 +7,8 @@ string in it is scanned for the shapes below, and each match is replaced by
 and so the model in the live turn, keeps the real value. The price is
 fidelity (SPEC §4): a resumed session sends the masked text.
 
-What is caught (ASCII, case-sensitive unless said otherwise):
+What is caught (ASCII, case-sensitive unless said otherwise; the README's
+"Secrets and redaction" says the same for users):
 
 | kind | shape |
 |---|---|
@@ -22,7 +23,7 @@ What is caught (ASCII, case-sensitive unless said otherwise):
 | `private-key` | a whole `-----BEGIN … PRIVATE KEY-----` … `-----END … PRIVATE KEY-----` block (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … KEY BLOCK); without its END line (a cut output), the BEGIN line and the base64 and header lines that follow it |
 | `bearer-token` | the token after `Bearer ` (any case), 16 or more of `[A-Za-z0-9._~+/-]` |
 | `url-password` | the password in `scheme://user:password@host` |
-| `secret` | the value of an assignment whose name ends in `password`, `passwd`, `secret`, `secret_key`, `token`, `api_key`/`apikey`/`api-key`, `access_key` or `private_key` (any case, any prefix: `DB_PASSWORD`, `aws_secret_access_key`, `accessToken`), written `name=value`, `name: value`, `name := value`, `"name": "value"`: a quoted value whatever it holds, an unquoted one when it has 4 or more characters and a digit (so code such as `token = None` or `password=password` stays); and the string value of a JSON/dict key with such a name |
+| `secret` | the value of an assignment whose name ends in `password`, `passwd`, `secret`, `secret_key`, `token`, `api_key`/`apikey`/`api-key`, `access_key` or `private_key` (any case, any prefix: `DB_PASSWORD`, `aws_secret_access_key`, `accessToken`), written `name=value`, `name: value`, `name := value`, `"name": "value"`: a quoted value whatever it holds, an unquoted one when it has 4 or more characters, a digit, and is not a call (so code such as `token = None`, `password=password` or `token = next_token()` stays); and the string value of a JSON/dict key with such a name |
 
 Only the secret itself is replaced: `password=[REDACTED:secret]`,
 `Authorization: Bearer [REDACTED:bearer-token]`. The pass is idempotent and
@@ -48,48 +49,56 @@ _MASKED = re.compile(r"\[REDACTED:[a-z-]+\]\Z")
 _NAME_WORD = r"(?:passw(?:or)?d|secret(?:[_-]?key)?|token|api[_-]?key|access[_-]?key|private[_-]?key)"
 _NOT_MASK = r"(?!\[REDACTED:[a-z-]+\])"
 
-# One alternation, scanned once per string; each branch names its kind and
-# puts the secret (the part that is replaced) in a group named `s_<kind>`.
-_SHAPES = [
-    ("private_key",
-     r"(?P<s_private_key>-----BEGIN[ ](?:[A-Z0-9]+[ ])*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
-     r"(?:.*?-----END[ ](?:[A-Z0-9]+[ ])*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
-     r"|(?:(?:[ \t]*(?:\r?\n|(?:\\r)?\\n))+[ \t]*(?:[A-Za-z-]+:[ \t]*[^\r\n\\]*|[A-Za-z0-9+/=]++(?![_-])))*))"),
-    ("anthropic_key", r"(?<![A-Za-z0-9_-])(?P<s_anthropic_key>sk-ant-[A-Za-z0-9_-]{20,})"),
-    ("openai_key", r"(?<![A-Za-z0-9_-])(?P<s_openai_key>sk-(?!ant-)(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,})"),
-    ("aws_access_key_id", r"(?<![A-Za-z0-9])(?P<s_aws_access_key_id>A[KS]IA[A-Z0-9]{16})(?![A-Za-z0-9])"),
-    ("github_token",
-     r"(?<![A-Za-z0-9_])(?P<s_github_token>gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
-    ("slack_token", r"(?<![A-Za-z0-9_-])(?P<s_slack_token>xox[abeoprs]-(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,})"),
-    ("google_api_key", r"(?<![A-Za-z0-9_-])(?P<s_google_api_key>AIza[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])"),
-    ("stripe_key", r"(?<![A-Za-z0-9_])(?P<s_stripe_key>[sr]k_live_[A-Za-z0-9]{16,})"),
-    ("jwt", r"(?<![A-Za-z0-9_-])(?P<s_jwt>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"),
-    ("bearer_token", r"(?i:\bbearer)[ \t]+(?P<s_bearer_token>[A-Za-z0-9._~+/-]{16,}=*)"),
-    ("url_password", r"://[^\s/@:]+:" + _NOT_MASK + r"(?P<s_url_password>[^\s/@]+)@"),
-    ("secret",
-     r"(?<![A-Za-z0-9_.-])(?i:[A-Za-z0-9_.-]*" + _NAME_WORD + r")[\"']?[ \t]*(?::=|=|:)(?!=)[ \t]*"
-     r"(?:\"" + _NOT_MASK + r"(?P<s_secret_dq>(?:[^\"\\\r\n]|\\.)+)\""
-     r"|'" + _NOT_MASK + r"(?P<s_secret_sq>[^'\r\n]+)'"
-     r"|(?=[^\s\"'`,;&()\[\]{}<>]*[0-9])(?P<s_secret>[^\s\"'`,;&()\[\]{}<>]{4,}+)(?![(\[]))"),
+# The shapes, as branches of one regex scanned once per string. Every branch
+# starts with a literal character, so the engine skips from candidate to
+# candidate instead of trying each branch at each position (~70x faster than
+# leading look-behinds); the word-boundary checks come right after it.
+# A branch ending in an empty group `k_<kind>` masks its whole match; one with
+# a group `s_<kind>...` masks only that group (`password=`, `Bearer `, `user:` stay).
+_VALUE = (r"[\"']?[ \t]*(?::=|=|:)(?!=)[ \t]*"
+          r"(?:\"" + _NOT_MASK + r"(?P<s_secret_dq_{n}>(?:[^\"\\\r\n]|\\.)+)\""
+          r"|'" + _NOT_MASK + r"(?P<s_secret_sq_{n}>[^'\r\n]+)'"
+          r"|(?=[^\s\"'`,;&()\[\]{{}}<>]*[0-9])(?P<s_secret_{n}>[^\s\"'`,;&()\[\]{{}}<>]{{4,}}+)(?![(\[]))")
+_NAME_BRANCHES = [  # _NAME_WORD, split by its first letter in either case (any prefix may come before it)
+    (first, rest) for letter, rest in (
+        ("p", r"assw(?:or)?d|rivate[_-]?key"), ("s", r"ecret(?:[_-]?key)?"), ("t", r"oken"),
+        ("a", r"pi[_-]?key|ccess[_-]?key"))
+    for first in (letter, letter.upper())
 ]
-_SCAN = re.compile("|".join(pattern for _, pattern in _SHAPES), re.ASCII | re.DOTALL)
+_SHAPES = [
+    r"-----BEGIN[ ](?:[A-Z0-9]+[ ])*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
+    r"(?:.*?-----END[ ](?:[A-Z0-9]+[ ])*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
+    r"|(?:(?:[ \t]*(?:\r?\n|(?:\\r)?\\n))+[ \t]*(?:[A-Za-z-]+:[ \t]*[^\r\n\\]*|[A-Za-z0-9+/=]++(?![_-])))*)"
+    r"(?P<k_private_key>)",
+    r"sk-ant-(?<![A-Za-z0-9_-]sk-ant-)[A-Za-z0-9_-]{20,}(?P<k_anthropic_key>)",
+    r"sk-(?<![A-Za-z0-9_-]sk-)(?!ant-)(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}(?P<k_openai_key>)",
+    r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])(?P<k_aws_access_key_id>)",
+    r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36,}(?P<k_github_token>)",
+    r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{22,}(?P<k_github_token_pat>)",
+    r"xox[abeoprs]-(?<![A-Za-z0-9_-]xox[abeoprs]-)(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,}(?P<k_slack_token>)",
+    r"AIza(?<![A-Za-z0-9_-]AIza)[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])(?P<k_google_api_key>)",
+    r"sk_live_(?<![A-Za-z0-9_]sk_live_)[A-Za-z0-9]{16,}(?P<k_stripe_key>)",
+    r"rk_live_(?<![A-Za-z0-9_]rk_live_)[A-Za-z0-9]{16,}(?P<k_stripe_key_restricted>)",
+    r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?P<k_jwt>)",
+    r"B(?<![A-Za-z0-9_]B)(?i:earer)[ \t]+(?P<s_bearer_token_B>[A-Za-z0-9._~+/-]{16,}=*)",
+    r"b(?<![A-Za-z0-9_]b)(?i:earer)[ \t]+(?P<s_bearer_token_b>[A-Za-z0-9._~+/-]{16,}=*)",
+    r"://[^\s/@:]+:" + _NOT_MASK + r"(?P<s_url_password>[^\s/@]+)@",
+    *(f"{first}(?i:{rest})" + _VALUE.format(n=n) for n, (first, rest) in enumerate(_NAME_BRANCHES)),
+]
+_SCAN = re.compile("|".join(_SHAPES), re.ASCII | re.DOTALL)
 
-_KIND_OF_GROUP = {
-    "s_private_key": "private-key",
-    "s_anthropic_key": "anthropic-key",
-    "s_openai_key": "openai-key",
-    "s_aws_access_key_id": "aws-access-key-id",
-    "s_github_token": "github-token",
-    "s_slack_token": "slack-token",
-    "s_google_api_key": "google-api-key",
-    "s_stripe_key": "stripe-key",
-    "s_jwt": "jwt",
-    "s_bearer_token": "bearer-token",
-    "s_url_password": "url-password",
-    "s_secret_dq": "secret",
-    "s_secret_sq": "secret",
-    "s_secret": "secret",
-}
+
+def _kind_of(group: str) -> str:
+    """`k_github_token_pat` → github-token, `s_secret_dq_3` → secret: the kind named in the mask."""
+    name = group[2:]
+    for kind in ("private_key", "anthropic_key", "openai_key", "aws_access_key_id", "github_token", "slack_token",
+                 "google_api_key", "stripe_key", "jwt", "bearer_token", "url_password", "secret"):
+        if name.startswith(kind):
+            return kind.replace("_", "-")
+    raise AssertionError(group)
+
+
+_KIND_OF_GROUP = {name: _kind_of(name) for name in _SCAN.groupindex}
 
 # A key whose string value is a secret whatever it looks like.
 _SECRET_NAME = re.compile(r"[A-Za-z0-9_.-]*" + _NAME_WORD + r"\Z", re.ASCII | re.IGNORECASE)
@@ -131,13 +140,16 @@ def _masker(glued: list[bool]):
     def mask(match: re.Match) -> str:
         group = match.lastgroup
         assert group is not None
-        start, end = match.span(group)
         whole_start, whole_end = match.span()
         text = match.string
         if (whole_end < len(text) and text[whole_end - 1] in _GLUE and not text[whole_end].isspace()) or (
                 whole_start > 0 and text[whole_start] in _GLUE and not text[whole_start - 1].isspace()):
             glued[0] = True
-        return text[whole_start:start] + MASK.format(_KIND_OF_GROUP[group]) + text[end:whole_end]
+        masked = MASK.format(_KIND_OF_GROUP[group])
+        if group.startswith("k_"):
+            return masked
+        start, end = match.span(group)
+        return text[whole_start:start] + masked + text[end:whole_end]
 
     return mask
 
