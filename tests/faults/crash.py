@@ -45,7 +45,15 @@ START_TIMEOUT_S = 30.0  # a process start under a loaded 2-core CI machine
 
 
 class HarnessError(AssertionError):
-    pass
+    """A check failed; `lost` counts the records it found missing (for the tally's figures)."""
+
+    def __init__(self, message: str, lost: int = 0) -> None:
+        super().__init__(message)
+        self.lost = lost
+
+
+def _common_prefix(a: list, b: list) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 # --------------------------------------------------------------------------- moments
@@ -148,6 +156,7 @@ class Run:
     proc: subprocess.Popen | None = None
     prompts_typed: list[str] = field(default_factory=list)
     session: str | None = None
+    before: set = field(default_factory=set)  # the sessions that existed when it started
     killed: bool = False
     exit_code: int | None = None
 
@@ -340,7 +349,7 @@ def check_conversation_file(
     """
     records, broken, torn = read_lines(transcript)
     if broken:
-        raise HarnessError(f"{where}: {broken} complete line(s) of {transcript.name} do not parse")
+        raise HarnessError(f"{where}: {broken} complete line(s) of {transcript.name} do not parse", lost=broken)
     first, recorded = conversation_of(records)
     requests = [r for r in all_requests if first is not None and r["messages"][:1] == [first]
                 and not is_compaction_request(r)]
@@ -351,9 +360,10 @@ def check_conversation_file(
         last = requests[-1]
         sent = last["messages"]
         if recorded[: len(sent)] != sent:
-            same = next((i for i, (a, b) in enumerate(zip(recorded, sent)) if a != b), min(len(recorded), len(sent)))
+            same = _common_prefix(recorded, sent)
             raise HarnessError(f"{where}: the model was sent {len(sent)} messages but the transcript holds only the "
-                               f"first {same} of them (then {recorded[same:same + 1]!r} instead of {sent[same:same + 1]!r})")
+                               f"first {same} of them (then {recorded[same:same + 1]!r} instead of {sent[same:same + 1]!r})",
+                               lost=len(sent) - same)
         tail = recorded[len(sent):]
         reply = answer_to(server, last)
         pending: list[str] = []
@@ -372,7 +382,8 @@ def check_conversation_file(
         expected = with_interrupted_results(sent + tail)
     if loaded.messages != expected:
         raise HarnessError(f"{where}: load_for_resume restored {len(loaded.messages)} messages that differ from "
-                           f"what the live process held ({len(expected)}):\n{loaded.messages!r}\n!=\n{expected!r}")
+                           f"what the live process held ({len(expected)}):\n{loaded.messages!r}\n!=\n{expected!r}",
+                           lost=len(expected) - _common_prefix(loaded.messages, expected))
     if loaded.messages:
         check_request(loaded.messages + [{"role": "user", "content": "next"}])
     return loaded.messages, requests, len(records) + torn
@@ -441,7 +452,7 @@ def check_run(run: Run, source_history: list[dict] | None, tally: Tally) -> list
     return history if mine or marker is not None or records else None
 
 
-def final_resume(run_label: str, workdir: Path, project: Path, home: Path, source: str,
+def final_resume(run_label: str, project: Path, home: Path, source: str,
                  source_history: list[dict], tally: Tally) -> None:
     """`evo-agent --resume SOURCE -p ...` to completion: exit 0, the request is the restored history + prompt."""
     with FakeModelServer() as server:
@@ -481,6 +492,7 @@ def run_chain(chain: int, links: int, seed: int, workdir: Path, project: Path, h
                 raise HarnessError(f"{run.describe()}: resuming changed the source transcript {source}")
         except HarnessError as exc:
             tally.failures.append(f"{exc} [EVO_AGENT_FAULT_SEED={seed}]")
+            tally.add(records_lost=exc.lost)
             history = None
         except Exception as exc:  # noqa: BLE001 - report, do not lose the other chains' figures
             tally.failures.append(f"{run.describe()}: {type(exc).__name__}: {exc} [EVO_AGENT_FAULT_SEED={seed}]")
@@ -499,7 +511,7 @@ def run_chain(chain: int, links: int, seed: int, workdir: Path, project: Path, h
             source, source_history = run.session, history
     if source is not None and source_history is not None:
         try:
-            final_resume(f"chain {chain}", workdir, project, home, source, source_history, tally)
+            final_resume(f"chain {chain}", project, home, source, source_history, tally)
         except HarnessError as exc:
             tally.failures.append(f"{exc} [EVO_AGENT_FAULT_SEED={seed}]")
 

@@ -35,7 +35,9 @@ def test_fifty_kills_at_random_moments_lose_nothing(tmp_path):
     assert not tally.failures, f"{report}\n" + "\n".join(tally.failures[:5])
     assert tally.runs == RUNS
     assert tally.records_lost == 0
-    assert tally.resumes == tally.resumes_valid >= RUNS - tally.partial_copies - len(tally.moments)
+    # Every run but a chain's first resumes, and each chain ends with one more `--resume -p`; a "startup"
+    # kill can leave nothing to check (no request) and make the next run start afresh.
+    assert tally.resumes == tally.resumes_valid >= RUNS - 2 * tally.moments.get("startup", 0)
     # A run can end on its own before the kill only at "startup" (an answer of one word); all the others die by -9.
     assert tally.killed >= RUNS - tally.moments.get("startup", 0)
 

@@ -8,7 +8,7 @@ import re
 import string
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from evo_agent.session import load_for_resume
