@@ -11,7 +11,12 @@ import pytest
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A fresh project directory that is a git repository on branch `main`."""
-    root = tmp_path / "project"
+    return make_git_project(tmp_path)
+
+
+def make_git_project(parent: Path) -> Path:
+    """`parent/project`: a git repository on branch `main` with one commit (the `project` fixture's)."""
+    root = parent / "project"
     root.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]

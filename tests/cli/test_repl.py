@@ -9,13 +9,7 @@ from evo_agent.agent import INTERRUPTED_MARKER
 from evo_agent.session import load_for_resume
 from tests.api_rules import check_request
 from tests.fake_model_server import hang, text
-
-
-def wait_for(predicate, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
+from tests.helpers import wait_for
 
 
 def finish(proc, input=None, timeout=30):

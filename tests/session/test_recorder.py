@@ -12,6 +12,8 @@ import pytest
 
 from evo_agent.session import SessionStore, load_for_resume
 
+from tests.helpers import mount_tmpfs, needs_root, remount, unmount
+
 from .helpers import assistant_tools, lines_of, store_for, tool_results, user_text
 
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d")
@@ -128,20 +130,11 @@ def test_unencodable_value_is_reported_not_raised(project):
     assert warnings == []
 
 
-def _mount_tmpfs(path, size: str, *options: str) -> None:
-    path.mkdir(parents=True, exist_ok=True)
-    opts = ",".join((f"size={size}", "mode=0700", *options))
-    subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)], check=True, capture_output=True)
-
-
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
-
-
 @needs_root
 def test_full_disk_warns_once_and_the_next_record_after_space_returns_is_intact(tmp_path):
     mnt = tmp_path / "small"
     try:
-        _mount_tmpfs(mnt, "64k")
+        mount_tmpfs(mnt, "64k")
     except subprocess.CalledProcessError:
         pytest.skip("cannot mount tmpfs here")
     try:
@@ -172,28 +165,28 @@ def test_full_disk_warns_once_and_the_next_record_after_space_returns_is_intact(
         assert [m["content"] for m in loaded.messages] == ["before the disk filled", "after space came back"]
         assert loaded.skipped_lines >= 1 and b"\n{" in raw
     finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+        unmount(mnt)
 
 
 @needs_root
 def test_read_only_directory_warns_once_and_never_raises(tmp_path):
     mnt = tmp_path / "ro"
     try:
-        _mount_tmpfs(mnt, "1m")
+        mount_tmpfs(mnt, "1m")
     except subprocess.CalledProcessError:
         pytest.skip("cannot mount tmpfs here")
     try:
         warnings: list[str] = []
         rec = SessionStore(mnt, warn=warnings.append).create(model="m", provider="demo")
         assert rec.user(user_text("written")) is True
-        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        remount(mnt, "ro")
         for _ in range(3):
             assert rec.user(user_text("lost")) is False
         rec.checkpoint()
         assert len(warnings) == 1 and "Read-only file system" in warnings[0], warnings
         assert [m["content"] for m in load_for_resume(rec.path).messages] == ["written"]
     finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+        unmount(mnt)
 
 
 SHORT_WRITE_CHILD = r"""

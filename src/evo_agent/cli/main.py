@@ -63,6 +63,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_REDACT_ON = ("", "1", "true", "yes", "on")
+_REDACT_OFF = ("0", "false", "no", "off")
+
+
+def redaction_enabled(environ) -> bool:  # noqa: ANN001 - a Mapping[str, str]
+    """EVO_AGENT_REDACT: secret shapes are masked on disk unless it says 0/false/no/off (README, Secrets)."""
+    value = environ.get("EVO_AGENT_REDACT", "").strip().lower()
+    if value in _REDACT_ON:
+        return True
+    if value in _REDACT_OFF:
+        return False
+    raise UsageError(f"EVO_AGENT_REDACT must be 1 (mask secrets in transcripts, the default) or 0, not {value[:20]!r}")
+
+
 def _project_dir(args: argparse.Namespace) -> Path:
     raw = getattr(args, "project_dir", None)
     path = Path(raw).expanduser() if raw else Path.cwd()
@@ -76,7 +90,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    for stream in (sys.stdout, sys.stderr):
+    # Bytes that are not UTF-8 (a pasted Latin-1 line, a binary file piped in) become U+FFFD on the way
+    # in and out: they can neither crash a read nor reach the API or the transcript as lone surrogates.
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="replace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
@@ -137,6 +153,8 @@ def _agent(args: argparse.Namespace) -> int:
     from .sessions.listing import pick_session
 
     print_mode = args.print_prompt is not None
+    if print_mode:
+        args.print_prompt = _valid_text(args.print_prompt)
     if args.resume is not None and args.continue_:
         raise UsageError("--resume and --continue cannot be used together")
     if print_mode and args.resume == _PICK:
@@ -147,12 +165,13 @@ def _agent(args: argparse.Namespace) -> int:
         raise UsageError("--plain is for interactive mode; it cannot be combined with --print")
     project_dir = _project_dir(args)
     stdin_tty = _isatty(sys.stdin)
+    redact = redaction_enabled(os.environ)
 
     try:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
-    store = LiveSessionStore(project_dir)  # holds the live session's lock: `sessions rm/prune` leave it alone
+    store = LiveSessionStore(project_dir, redact=redact)  # holds the live session's lock: `sessions rm/prune` leave it alone
     console = Console()
     notify = console.err_line if print_mode else console.line
 
@@ -253,6 +272,14 @@ def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001
     if text:
         console.write(text if text.endswith("\n") else text + "\n")
     return 0 if result.status == "done" else EXIT_FAILURE
+
+
+def _valid_text(value: str) -> str:
+    """argv keeps bytes that are not UTF-8 as lone surrogates (PEP 383); the API and the transcript need UTF-8."""
+    try:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "replace").decode("utf-8")
 
 
 def _isatty(stream) -> bool:  # noqa: ANN001

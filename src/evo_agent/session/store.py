@@ -8,6 +8,7 @@ always starts a new, self-contained session and only ever reads the source.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -52,8 +53,11 @@ class ResumedSession:
 
 
 class SessionStore:
-    def __init__(self, project_dir: Path | str, *, warn: Callable[[str], None] = stderr_warning) -> None:
+    def __init__(
+        self, project_dir: Path | str, *, warn: Callable[[str], None] = stderr_warning, redact: bool = True
+    ) -> None:
         self.project_dir = Path(project_dir).absolute()
+        self.redact = redact  # recorders mask secret shapes on disk (redact.py)
         self.sessions_dir = self.project_dir / SESSIONS_SUBDIR
         self._sessions_str = str(self.sessions_dir)
         self.warn = warn
@@ -102,7 +106,7 @@ class SessionStore:
         kwargs = {} if meta_interval is None else {"meta_interval": meta_interval}
         recorder = Recorder(
             session_dir, sid, cwd=str(self.project_dir), agent_version=agent_version,
-            git_branch=branch, warn=self.warn, **kwargs,
+            git_branch=branch, warn=self.warn, redact=self.redact, **kwargs,
         )
         recorder.session_start(model=model, provider=provider)
         return recorder
@@ -126,7 +130,16 @@ class SessionStore:
         return path
 
     def _transcript(self, session_id: str) -> Path:
-        return self.session_dir(session_id) / MESSAGES_NAME
+        """The transcript of a real session: a regular file, never a link to somewhere else (or a FIFO)."""
+        path = self.session_dir(session_id) / MESSAGES_NAME
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return path  # missing: the caller says so
+        if not stat.S_ISREG(mode):
+            kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+            raise SessionNotFound(f"session {session_id}: {MESSAGES_NAME} is {kind}; refusing to read it")
+        return path
 
     def info(self, session_id: str) -> SessionInfo | None:
         """The listing row of one session, meta rebuilt from the transcript where it lags."""

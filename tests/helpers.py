@@ -1,0 +1,34 @@
+"""Helpers shared across test packages: waiting for a condition, mounting a small filesystem."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+
+
+def wait_for(predicate, timeout: float = 20.0, what: str = "condition", interval: float = 0.02) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(interval)
+
+
+def mount_tmpfs(path: Path, size: str, *options: str) -> None:
+    """Mount a tmpfs of `size` at `path` (created if missing); CalledProcessError when it cannot be done."""
+    path.mkdir(parents=True, exist_ok=True)
+    opts = ",".join((f"size={size}", "mode=0700", *options))
+    subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)], check=True, capture_output=True)
+
+
+def remount(path: Path, *options: str) -> None:
+    subprocess.run(["mount", "-o", ",".join(("remount", *options)), str(path)], check=True, capture_output=True)
+
+
+def unmount(path: Path) -> None:
+    subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True)
