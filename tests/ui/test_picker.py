@@ -209,12 +209,14 @@ async def test_first_screen_is_drawn_before_the_whole_list_and_the_highlight_sta
         lst = screen.session_list
         assert [r.meta.first_prompt for r in lst.rows] == [f"prompt number {i}" for i in (9, 8, 7, 6)]
         assert "loading the rest" in str(screen.query_one("#picker-count").render())
+        drawn = app.export_screenshot()  # what the terminal shows: the rows, not a loading indicator
+        assert "prompt&#160;number&#160;9" in drawn and "prompt&#160;number&#160;6" in drawn
         await pilot.press("down", "down")
         assert lst.highlighted_info.meta.first_prompt == "prompt number 7"
         slow_store.release.set()
         for _ in range(50):
             await pilot.pause(0.02)
-            if not screen.loading:
+            if not screen.rest_pending:
                 break
         assert len(lst.rows) == 10 and "10 sessions" in str(screen.query_one("#picker-count").render())
         assert lst.highlighted_info.meta.first_prompt == "prompt number 7"  # the same session, not the same row
@@ -232,7 +234,7 @@ async def test_a_filter_typed_while_loading_applies_to_the_whole_list(slow_store
         slow_store.release.set()
         for _ in range(50):
             await pilot.pause(0.02)
-            if not app.screen.loading:
+            if not app.screen.rest_pending:
                 break
         assert [r.meta.first_prompt for r in lst.rows] == ["prompt number 1"]
 
@@ -244,7 +246,7 @@ async def test_excluded_session_is_never_shown(store):
         await app.push_screen(SessionPicker(store, exclude=[ids[2]]))
         await pilot.pause()
         assert [r.id for r in app.screen.session_list.rows] == [ids[1], ids[0]]
-        assert not app.screen.loading  # two rows: nothing more to load
+        assert not app.screen.rest_pending  # two rows: nothing more to load
 
 
 async def test_ten_thousand_sessions_from_the_store_alone(store):
@@ -256,6 +258,6 @@ async def test_ten_thousand_sessions_from_the_store_alone(store):
         assert "「prompt number 9999」" in lst.render_line(0).text
         for _ in range(200):
             await pilot.pause(0.05)
-            if not app.screen.loading:
+            if not app.screen.rest_pending:
                 break
         assert len(lst.rows) == 10_000 and lst.rows == store.list()

@@ -315,7 +315,7 @@ class SessionPicker(Screen[str | None]):
             load_rest = True if load_rest is None else load_rest
         rows = [row for row in (rows or []) if row.id not in self._exclude]
         # Fewer rows than a first screen asks for is every session there is.
-        self.loading = bool(load_rest) and store is not None and len(rows) >= FIRST_SCREEN_ROWS
+        self.rest_pending = bool(load_rest) and store is not None and len(rows) >= FIRST_SCREEN_ROWS
         self.all_rows: list[SessionInfo] = rows
         self.title_text = title
         self._filter = ""
@@ -329,7 +329,7 @@ class SessionPicker(Screen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#picker-filter", Input).focus()
-        if self.loading:
+        if self.rest_pending:
             self.call_after_refresh(self._load_rest)  # after the first screen is drawn
 
     @work(thread=True, exit_on_error=False, group="picker-rest")
@@ -339,7 +339,7 @@ class SessionPicker(Screen[str | None]):
 
     def on_session_picker_rest_loaded(self, event: RestLoaded) -> None:
         event.stop()
-        self.loading = False
+        self.rest_pending = False
         self.all_rows = [row for row in event.rows if row.id not in self._exclude]
         lst = self.session_list
         current = lst.highlighted_info
@@ -354,7 +354,7 @@ class SessionPicker(Screen[str | None]):
     def _count_text(self, shown: int) -> str:
         total = len(self.all_rows)
         text = f"{total:,} sessions" if shown == total else f"{shown:,} of {total:,} sessions"
-        return f"{text} shown · loading the rest…" if self.loading else text
+        return f"{text} shown · loading the rest…" if self.rest_pending else text
 
     # Filtering ------------------------------------------------------------
 
