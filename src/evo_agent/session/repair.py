@@ -130,8 +130,13 @@ def _intact_assistant_ids(content: list, seen: set[str]) -> list[str] | None:
     return ids
 
 
-def _intact_user_results(content: list, expected: list[str], answered: set[str]) -> list[str] | None:
-    """The tool_use ids a user turn's blocks answer when none needs a repair, else None."""
+def _intact_user_results(content: list, expected: list[str], answered: set[str], other: bool) -> list[str] | None:
+    """The tool_use ids a user message's blocks answer when none needs a repair, else None.
+
+    None too when a tool_result follows another kind of block of the turn
+    (`other`: an earlier message of the turn has one), so that a turn whose
+    messages all came through here is known to have its results first.
+    """
     ids: list[str] = []
     for block in content:
         if type(block) is not dict:
@@ -139,15 +144,17 @@ def _intact_user_results(content: list, expected: list[str], answered: set[str])
         btype = block.get("type")
         if btype == "tool_result":
             tid = block.get("tool_use_id")
-            if tid not in expected or tid in answered or tid in ids:
+            if other or tid not in expected or tid in answered or tid in ids:
                 return None
             ids.append(tid)
-        elif btype == "text":
-            text = block.get("text")
-            if type(text) is not str or not text:
+        else:
+            other = True
+            if btype == "text":
+                text = block.get("text")
+                if type(text) is not str or not text:
+                    return None
+            elif type(btype) is not str:
                 return None
-        elif type(btype) is not str:
-            return None
     return ids
 
 
@@ -164,11 +171,15 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
     answered: set[str] = set()
     turn_start = 0  # index in `out` of the first user message after that assistant turn
     seen_ids: set[str] = set()  # tool_use ids must be unique across the conversation
+    turn_ordered = True  # every message of the user turn came by the fast path: its results come first
+    turn_other = False  # the user turn so far has a block that is not a tool_result
 
     def close_user_turn() -> None:
         nonlocal repairs
-        if turn_start < len(out):
+        if turn_start < len(out) and not turn_ordered:
             repairs += _results_first(out, turn_start)
+        if len(answered) == len(expected):  # answered ⊆ expected, whose ids are unique: all answered
+            return
         missing = [i for i in expected if i not in answered]
         if not missing:
             return
@@ -194,22 +205,26 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
                     ids = _intact_assistant_ids(content, seen_ids)
                     if ids is not None:
                         if out[-1]["role"] == "user":
-                            close_user_turn()
+                            if not turn_ordered or len(answered) != len(expected):
+                                close_user_turn()
                             expected, answered = [], set()
                         seen_ids.update(ids)
                         expected.extend(ids)
                         append(message)
                         turn_start = len(out)
+                        turn_ordered, turn_other = True, False
                         continue
             elif role == "user" and content:
                 if type(content) is str:
                     append(message)
+                    turn_other = True
                     continue
                 if type(content) is list:
-                    ids = _intact_user_results(content, expected, answered)
+                    ids = _intact_user_results(content, expected, answered, turn_other)
                     if ids is not None:
                         answered.update(ids)
                         append(message)
+                        turn_other = turn_other or len(ids) != len(content)
                         continue
         # The general path: the same rules, building a repaired copy where needed.
         role = message.get("role") if isinstance(message, dict) else None
@@ -249,6 +264,7 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
             expected.extend(ids)
             append(message if content is original else {**message, "content": content})
             turn_start = len(out)
+            turn_ordered, turn_other = True, False
             continue
         # role == "user"
         if isinstance(content, list):
@@ -270,5 +286,6 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
                     continue
                 content = kept
         append(message if content is original else {**message, "content": content})
+        turn_ordered = False  # checked as a whole when the turn closes
     close_user_turn()
     return out, repairs
