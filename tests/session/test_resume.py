@@ -204,3 +204,15 @@ def test_a_line_nested_deeper_than_any_parser_goes_is_skipped_not_fatal(project)
     loaded = load_for_resume(rec.path)
     assert loaded.skipped_lines == 1 and [m["content"] for m in loaded.messages] == ["before", "after"]
     assert store_for(project).info(rec.id).meta.message_count == 2
+
+
+def test_resuming_writes_nothing_into_the_source_even_when_its_meta_lags(project):
+    store = store_for(project)
+    a = store.create(model="m", provider="demo", meta_interval=3600)
+    a.user(user_text("first"))
+    a.checkpoint()
+    a.assistant(assistant_text("answer"))  # the meta now lags the transcript
+    before = {p.name: _sha(p) for p in a.session_dir.iterdir()}
+    b = store.resume(a.id, model="m", provider="demo")
+    assert len(b.loaded.messages) == 2
+    assert {p.name: _sha(p) for p in a.session_dir.iterdir()} == before

@@ -156,8 +156,12 @@ class SessionStore:
     def _transcript(self, session_id: str) -> Path:
         return self.session_dir(session_id) / MESSAGES_NAME
 
-    def info(self, session_id: str) -> SessionInfo | None:
-        """The listing row of one session, meta rebuilt from the transcript where it lags."""
+    def info(self, session_id: str, *, write_back: bool | None = None) -> SessionInfo | None:
+        """The listing row of one session, meta rebuilt from the transcript where it lags.
+
+        A rebuilt meta is written back as a listing does (`write_back=None`:
+        as the store was made), unless `write_back=False`.
+        """
         path = os.path.join(self._sessions_str, session_id)  # str paths: this runs once per session
         try:
             st = os.stat(os.path.join(path, MESSAGES_NAME))
@@ -165,9 +169,9 @@ class SessionStore:
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
-        return self._row(session_id, path, st.st_size)
+        return self._row(session_id, path, st.st_size, write_back)
 
-    def _row(self, session_id: str, path: str, size: int) -> SessionInfo | None:
+    def _row(self, session_id: str, path: str, size: int, write_back: bool | None = None) -> SessionInfo | None:
         cached = read_meta(path, session_id)
         if cached is not None and cached.messages_bytes == size:
             return SessionInfo(cached, path)
@@ -175,7 +179,8 @@ class SessionStore:
             meta, complete = catch_up(path, session_id, created_ms_of(session_id), cached)
         except OSError:
             return None
-        if self.write_back and (cached is None or complete.messages_bytes != cached.messages_bytes):
+        if (self.write_back if write_back is None else write_back) and (
+                cached is None or complete.messages_bytes != cached.messages_bytes):
             write_back_meta(path, complete)  # best effort: a failure only means the next listing catches up again
         return SessionInfo(meta, path)
 
@@ -276,7 +281,7 @@ class SessionStore:
         a `user`/`assistant` record with `"restored": true`. The source is only read.
         """
         loaded = self.load(session_id)
-        source = self.info(session_id)
+        source = self.info(session_id, write_back=False)  # a resume writes nothing into the source's directory
         recorder = self.create(model=model, provider=provider, agent_version=agent_version, git_branch=git_branch)
         first_prompt = source.meta.first_prompt if source else loaded.first_prompt
         marker: dict = {"compact_count": loaded.compact_count}
