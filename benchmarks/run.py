@@ -1369,13 +1369,18 @@ def verdicts(app: dict | None, res: dict | None, lst: dict | None, full_sizes: b
                     why += (f"; the same decoding with each object dropped as soon as it is made runs at "
                             f"{mbps(fd):,.0f} MB/s ({split(fd)}), so keeping the objects costs "
                             f"{fmt_ms(fl['wall_s'] - fd['wall_s'])} here")
-                why += f". The library is at {rate / f:.0%} of that floor; the rest is the replay and the repair checks."
+                why += (f". Wall-clock the library is at {rate / f:.0%} of that floor (what a fault costs varies from "
+                        f"run to run here); in user CPU it spends {fmt_ms(e.get('user_s', 0) - fl.get('user_s', 0))} "
+                        f"more than the floor: the read, the replay and the repair checks (profile below).")
                 if rate < 400 and f >= 400:
                     why += (" The floor allows 400 MB/s here, so the gap is the library's own work: the replay "
                             "and the repair checks (profile below).")
                 elif rate < 400:
                     why += (" So on this machine no read path that materializes the history as Python objects "
-                            "can reach 400 MB/s, and `LoadedSession.messages` is a list of plain dicts by contract. "
+                            "can reach 400 MB/s: the first touch of the memory the messages need decides it"
+                            + (" (on a machine where a page fault costs well under 1 µs the user CPU figure above "
+                               "says the library would meet it)" if cpu_rate(e) >= 400 else "")
+                            + ", and `LoadedSession.messages` is a list of plain dicts by contract. "
                             "What would meet it (proposed, not built): keep the restored history as raw JSON — "
                             "decode each record only to check and repair it (the *objects dropped* column is that "
                             "cost) and keep each message's bytes (`orjson.Fragment`), which the resume copies into "
