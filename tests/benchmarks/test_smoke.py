@@ -21,8 +21,9 @@ def test_smoke_run_prints_the_table_and_leaves_results_alone(tmp_path):
     for heading in ("## Verdicts", "## Append", "## Resume", "## Listing", "## Method"):
         assert heading in proc.stdout, heading
     assert "Recorder.user()" in proc.stdout
-    assert "picker first paint" in proc.stdout and "pending TUI issue" in proc.stdout
+    assert "picker first paint" in proc.stdout and "pending" not in proc.stdout
     assert "1 MiB none" in proc.stdout and "| 50 | fresh |" in proc.stdout
+    assert "| 50 | 10% missing/stale, first listing |" in proc.stdout
     assert out.read_text(encoding="utf-8").strip() == proc.stdout.strip()
     after = RESULTS.read_bytes() if RESULTS.exists() else None
     assert after == before, "a smoke run must never overwrite benchmarks/RESULTS.md"

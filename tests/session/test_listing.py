@@ -2,12 +2,17 @@
 
 import json
 import os
+import subprocess
+import threading
 import time
+
+import pytest
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evo_agent.session import SessionStore, rebuild_meta
+from evo_agent.session import SessionStore, read_meta, rebuild_meta
+from evo_agent.session.jsonio import encode_line
 
 from .helpers import assistant_text, store_for, user_text
 
@@ -82,13 +87,146 @@ def test_session_killed_before_its_first_meta_with_messages_is_listed(project):
     assert row.id == rec.id and row.meta.first_prompt == "only on disk in the transcript"
 
 
-def test_listing_never_writes(project):
+def _stored(rec) -> dict:
+    return json.loads((rec.session_dir / "meta.json").read_bytes())
+
+
+def _truth(rec) -> dict:
+    return rebuild_meta(rec.session_dir, rec.id, int(rec.id[:13]), None).to_json()
+
+
+def test_listing_writes_back_a_meta_it_had_to_rebuild_once(project):
+    store = store_for(project)
+    missing, stale = _session(store, ["a"]), _session(store, ["b"], meta_interval=3600)
+    (missing.session_dir / "meta.json").unlink()
+    stale.user(user_text("after the last meta"))
+    assert _stored(stale)["message_count"] == 2
+    store.list()
+    for rec in (missing, stale):
+        path = rec.session_dir / "meta.json"
+        assert _stored(rec) == _truth(rec)
+        assert path.stat().st_mode & 0o777 == 0o600 and not path.is_symlink()
+        assert sorted(os.listdir(rec.session_dir)) == ["messages.jsonl", "meta.json"]  # no temp file left
+    inodes = [(r.session_dir / "meta.json").stat().st_ino for r in (missing, stale)]
+    store.list()
+    store.latest()
+    assert [(r.session_dir / "meta.json").stat().st_ino for r in (missing, stale)] == inodes  # not rewritten
+
+
+def test_a_read_only_store_never_writes(project):
+    rec = _session(store_for(project), ["a"])
+    (rec.session_dir / "meta.json").unlink()
+    store = SessionStore(project, warn=lambda _: None, write_back=False)
+    assert [r.meta.message_count for r in store.list()] == [2]
+    assert sorted(os.listdir(rec.session_dir)) == ["messages.jsonl"]
+
+
+def test_write_back_never_follows_a_symlinked_meta(project, tmp_path):
+    store = store_for(project)
+    rec = _session(store, ["a"])
+    target = tmp_path / "elsewhere.json"
+    target.write_text("not a meta")
+    (rec.session_dir / "meta.json").unlink()
+    (rec.session_dir / "meta.json").symlink_to(target)
+    [row] = store.list()
+    assert row.meta.message_count == 2
+    assert target.read_text() == "not a meta"  # the link's target is untouched ...
+    assert not (rec.session_dir / "meta.json").is_symlink() and _stored(rec) == _truth(rec)  # ... the link replaced
+
+
+def test_write_back_never_writes_through_a_symlinked_session_directory(project, tmp_path):
+    store = store_for(project)
+    outside = _session(SessionStore(tmp_path / "elsewhere", warn=lambda _: None), ["secret"])
+    (outside.session_dir / "meta.json").unlink()
+    store.ensure_sessions_dir()
+    (store.sessions_dir / outside.id).symlink_to(outside.session_dir)
+    store.list()
+    store.info(outside.id)  # asked for directly, it may read through the link, but never write there
+    assert sorted(os.listdir(outside.session_dir)) == ["messages.jsonl"]
+
+
+def _read_only(path):
+    """Make `path` unwritable even for root (a read-only bind mount); undo with the returned function."""
+    if os.geteuid() != 0:
+        path.chmod(0o500)
+        return lambda: path.chmod(0o700)
+    try:
+        subprocess.run(["mount", "--bind", str(path), str(path)], check=True, capture_output=True)
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(path)], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True)
+        pytest.skip("cannot make a read-only bind mount here")
+    return lambda: subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def test_listing_a_read_only_session_neither_fails_nor_leaves_anything(project):
+    store = store_for(project)
+    rec = _session(store, ["a"], meta_interval=3600)
+    rec.user(user_text("after the last meta"))
+    undo = _read_only(rec.session_dir)
+    try:
+        with pytest.raises(OSError):
+            (rec.session_dir / "probe").write_text("x")  # really read-only
+        [row] = store.list()
+        assert row.meta.to_json() == _truth(rec)
+        assert sorted(os.listdir(rec.session_dir)) == ["messages.jsonl", "meta.json"]
+    finally:
+        undo()
+    assert _stored(rec)["message_count"] == 2  # the lagging meta stayed as it was
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another user needs root")
+def test_write_back_never_writes_into_another_users_directory(project):
     store = store_for(project)
     rec = _session(store, ["a"])
     (rec.session_dir / "meta.json").unlink()
-    before = sorted(os.listdir(rec.session_dir))
-    store.list()
-    assert sorted(os.listdir(rec.session_dir)) == before
+    os.chown(rec.session_dir, 54321, 54321)
+    assert store.list()[0].meta.message_count == 2
+    assert sorted(os.listdir(rec.session_dir)) == ["messages.jsonl"]
+
+
+def test_write_back_next_to_a_live_writer_never_double_counts(project):
+    """A listing may see a record half-written: what it stores ends at the last newline."""
+    store = store_for(project)
+    rec = store.create(model="m", provider="demo", meta_interval=3600)
+    rec.user(user_text("first"))
+    rec.checkpoint()
+    line = encode_line({"type": "user", "message": {"role": "user", "content": "being written"}})
+    for cut in (1, len(line) // 2, len(line) - 1):  # a reader sees a prefix of an append in progress
+        with open(rec.path, "ab") as f:
+            f.write(line[:cut])
+        store.list(include_empty=True)
+        assert _stored(rec)["messages_bytes"] == rec.path.read_bytes().rindex(b"\n") + 1
+        with open(rec.path, "ab") as f:
+            f.write(line[cut:])  # the append completes
+        row = store.info(rec.id)
+        assert row.meta.to_json() == _truth(rec) and _stored(rec) == _truth(rec)
+    assert row.meta.message_count == 4
+
+
+def test_listing_and_a_recorder_writing_in_threads_end_right(project):
+    store = store_for(project)
+    rec = store.create(model="m", provider="demo", meta_interval=0.0)  # the recorder rewrites meta.json per record
+    stop = threading.Event()
+
+    def list_forever():
+        while not stop.is_set():
+            store.list(include_empty=True)
+
+    lister = threading.Thread(target=list_forever)
+    lister.start()
+    try:
+        for i in range(300):
+            rec.user(user_text(f"prompt {i}"))
+            rec.assistant(assistant_text("ok"), input_tokens=2, output_tokens=1)
+    finally:
+        stop.set()
+        lister.join()
+    assert store.info(rec.id).meta.to_json() == _truth(rec)
+    rec.checkpoint()
+    stored = _stored(rec)
+    assert stored == _truth(rec) and stored["message_count"] == 600
+    assert not [n for n in os.listdir(rec.session_dir) if n.endswith(".tmp")]
 
 
 def test_symlinked_session_directory_is_not_listed_or_loaded(project, tmp_path):
@@ -98,20 +236,28 @@ def test_symlinked_session_directory_is_not_listed_or_loaded(project, tmp_path):
     store.ensure_sessions_dir()
     link.symlink_to(outside.session_dir)
     assert store.list() == []
-    import pytest
     from evo_agent.session import SessionNotFound
     with pytest.raises(SessionNotFound, match="symbolic link"):
         store.resolve(outside.id)
+
+
+def _prefix_truth(rec, nbytes: int, scratch) -> dict:
+    """The meta of the first `nbytes` of the transcript, rebuilt from nothing."""
+    d = scratch / rec.id
+    d.mkdir(exist_ok=True)
+    (d / "messages.jsonl").write_bytes(rec.path.read_bytes()[:nbytes])
+    meta = rebuild_meta(d, rec.id, int(rec.id[:13]), None)
+    return meta.to_json()
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     prompts=st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=6),
     checkpoint_after=st.integers(min_value=0, max_value=12),
-    damage=st.sampled_from(["none", "missing", "garbage", "truncated", "stale"]),
+    damage=st.sampled_from(["none", "missing", "garbage", "truncated", "stale", "torn", "stale+torn"]),
 )
-def test_property_listed_meta_equals_a_full_rebuild(project, prompts, checkpoint_after, damage):
-    """Whatever became of meta.json, the row equals what the transcript says."""
+def test_property_listed_meta_equals_a_full_rebuild(project, tmp_path_factory, prompts, checkpoint_after, damage):
+    """Whatever became of meta.json, the row equals what the transcript says, and what is stored stays true."""
     store = store_for(project)
     rec = store.create(model="m", provider="demo", meta_interval=3600)
     n = 0
@@ -131,8 +277,75 @@ def test_property_listed_meta_equals_a_full_rebuild(project, prompts, checkpoint
         meta_path.write_bytes(b"\x00\xff garbage")
     elif damage == "truncated":
         meta_path.write_bytes(meta_path.read_bytes()[:20])
-    elif damage == "stale":
+    if damage.startswith("stale"):
         rec.user(user_text("late"))
+    if damage.endswith("torn"):
+        with open(rec.path, "ab") as f:
+            f.write(encode_line({"type": "user", "message": user_text("torn")})[:25])
     truth = rebuild_meta(rec.session_dir, rec.id, int(rec.id[:13]), None)
-    row = store.info(rec.id)
-    assert row.meta.to_json() == truth.to_json()
+    for _ in range(2):  # the first may write back, the second reads what was written
+        row = store.info(rec.id)
+        assert row.meta.to_json() == truth.to_json()
+        stored = read_meta(rec.session_dir, rec.id)
+        assert stored is not None and stored.to_json() == _prefix_truth(rec, stored.messages_bytes,
+                                                                         tmp_path_factory.mktemp("prefix"))
+
+
+def _stamp(rec, mtime_ms: int) -> None:
+    os.utime(rec.path, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    sessions=st.lists(st.tuples(st.integers(0, 3),  # messages (0: empty, hidden)
+                                st.integers(-1500, 10**7)),  # how much later than its last record its mtime is
+                      min_size=0, max_size=8),
+    damage=st.lists(st.sampled_from(["missing", "stale", "none"]), min_size=8, max_size=8),
+)
+def test_property_newest_and_latest_agree_with_the_full_list(tmp_path_factory, sessions, damage):
+    """However the transcripts' mtimes fall (not older than their last record, give or take the slack)."""
+    store = store_for(tmp_path_factory.mktemp("proj"))
+    for i, (messages, lag_ms) in enumerate(sessions):
+        rec = store.create(model="m", provider="demo", git_branch=None, meta_interval=3600)
+        for j in range(messages):
+            rec.user(user_text(f"s{i} m{j}"))
+        rec.checkpoint()
+        if damage[i] == "missing":
+            (rec.session_dir / "meta.json").unlink()
+        elif damage[i] == "stale" and messages:
+            rec.user(user_text("late"))
+        _stamp(rec, store.info(rec.id).meta.updated_ms + lag_ms)
+    full = store.list()
+    for count in range(1, len(sessions) + 2):
+        assert [r.id for r in store.newest(count)] == [r.id for r in full[:count]]
+        assert [r.meta for r in store.newest(count)] == [r.meta for r in full[:count]]
+    assert [r.id for r in store.newest(len(sessions) + 1, include_empty=True)] == \
+        [r.id for r in store.list(include_empty=True)]
+    assert (store.latest().id if full else None) == (full[0].id if full else None)
+
+
+def test_newest_reads_only_the_metas_it_needs(project, monkeypatch):
+    import evo_agent.session.store as store_mod
+    store = store_for(project)
+    recs = [_session(store, [f"p{i}"]) for i in range(12)]
+    for rec in recs:
+        _stamp(rec, store.info(rec.id).meta.updated_ms)
+    monkeypatch.setattr(store_mod, "MTIME_SLACK_MS", 0)  # these sessions are milliseconds apart
+    read: list[str] = []
+    real = store_mod.read_meta
+    monkeypatch.setattr(store_mod, "read_meta", lambda d, sid: read.append(sid) or real(d, sid))
+    assert store.latest().id == recs[-1].id and read == [recs[-1].id]
+    read.clear()
+    assert [r.id for r in store.newest(3)] == [r.id for r in reversed(recs[-3:])] and len(read) == 3
+
+
+def test_newest_learns_a_clock_skew_between_records_and_mtimes(project):
+    """A file server whose clock is a minute behind stamps every mtime a minute early."""
+    store = store_for(project)
+    recs = [_session(store, [f"p{i}"]) for i in range(6)]
+    for i, rec in enumerate(recs):  # a minute behind, jittered by more than the sessions are apart
+        _stamp(rec, store.info(rec.id).meta.updated_ms - 60_000 - (1500 if i % 2 else 0))
+    full = store.list()
+    assert [r.id for r in full] == [r.id for r in reversed(recs)]
+    for count in range(1, 7):
+        assert [r.id for r in store.newest(count)] == [r.id for r in full[:count]]

@@ -177,3 +177,42 @@ def test_fuzzed_bytes_never_raise_and_always_load_valid(tmp_path, chunks):
     loaded = load_for_resume(path, "1780227556183_b525857d")
     if loaded.messages:
         check_conversation(loaded.messages)
+
+
+def test_lines_the_stdlib_fallback_wrote_are_restored_listed_and_checkpointed(project):
+    """A lone surrogate (from a terminal's undecodable byte) or a NaN makes the recorder write
+    through the stdlib encoder; those lines are valid JSON and must come back, not count as torn."""
+    store = store_for(project)
+    rec = store.create(model="m", provider="demo", meta_interval=0.0)
+    prompt = "fix caf\udce9 please"
+    assert rec.user(user_text(prompt)) is True
+    rec.assistant(assistant_text("ok"), input_tokens=1, output_tokens=1, score=float("nan"))
+    rec.checkpoint()  # must not raise (meta.json holds the surrogate too)
+    loaded = load_for_resume(rec.path)
+    assert loaded.skipped_lines == 0 and loaded.messages == [user_text(prompt), assistant_text("ok")]
+    [row] = store.list()
+    assert row.meta.first_prompt == prompt and row.meta.message_count == 2
+    assert json.loads((rec.session_dir / "meta.json").read_bytes())["first_prompt"] == prompt
+
+
+def test_a_line_nested_deeper_than_any_parser_goes_is_skipped_not_fatal(project):
+    rec = store_for(project).create(model="m", provider="demo")
+    rec.user(user_text("before"))
+    with open(rec.path, "ab") as f:
+        f.write(b"[" * 100_000 + b"\n")
+    rec.user(user_text("after"))
+    loaded = load_for_resume(rec.path)
+    assert loaded.skipped_lines == 1 and [m["content"] for m in loaded.messages] == ["before", "after"]
+    assert store_for(project).info(rec.id).meta.message_count == 2
+
+
+def test_resuming_writes_nothing_into_the_source_even_when_its_meta_lags(project):
+    store = store_for(project)
+    a = store.create(model="m", provider="demo", meta_interval=3600)
+    a.user(user_text("first"))
+    a.checkpoint()
+    a.assistant(assistant_text("answer"))  # the meta now lags the transcript
+    before = {p.name: _sha(p) for p in a.session_dir.iterdir()}
+    b = store.resume(a.id, model="m", provider="demo")
+    assert len(b.loaded.messages) == 2
+    assert {p.name: _sha(p) for p in a.session_dir.iterdir()} == before

@@ -173,3 +173,90 @@ async def test_ten_thousand_sessions_first_screen(store):
         assert {r.meta.first_prompt for r in lst.rows} >= {"prompt number 42", "prompt number 4299"}
         await pilot.press("enter")
     assert store.info(app.return_value).meta.first_prompt.startswith("prompt number 42")
+
+
+# The first screen before the whole list -------------------------------------------------
+
+
+class SlowListStore(SessionStore):
+    """A store whose full list waits until the test lets it go (the first screen does not wait)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        import threading
+        self.release = threading.Event()
+
+    def list(self, *, include_empty: bool = False):
+        assert self.release.wait(10), "the test never let the list go"
+        return super().list(include_empty=include_empty)
+
+
+@pytest.fixture
+def slow_store(tmp_path, monkeypatch):
+    import evo_agent.ui.picker as picker_mod
+    monkeypatch.setattr(picker_mod, "FIRST_SCREEN_ROWS", 4)
+    store = SlowListStore(tmp_path / "proj", warn=lambda _: None)
+    write_sessions_fast(store, 10, base_ms=BASE_MS)
+    return store
+
+
+async def test_first_screen_is_drawn_before_the_whole_list_and_the_highlight_stays(slow_store):
+    app = PickerApp(slow_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        lst = screen.session_list
+        assert [r.meta.first_prompt for r in lst.rows] == [f"prompt number {i}" for i in (9, 8, 7, 6)]
+        assert "loading the rest" in str(screen.query_one("#picker-count").render())
+        drawn = app.export_screenshot()  # what the terminal shows: the rows, not a loading indicator
+        assert "prompt&#160;number&#160;9" in drawn and "prompt&#160;number&#160;6" in drawn
+        await pilot.press("down", "down")
+        assert lst.highlighted_info.meta.first_prompt == "prompt number 7"
+        slow_store.release.set()
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if not screen.rest_pending:
+                break
+        assert len(lst.rows) == 10 and "10 sessions" in str(screen.query_one("#picker-count").render())
+        assert lst.highlighted_info.meta.first_prompt == "prompt number 7"  # the same session, not the same row
+        await pilot.press("enter")
+    assert slow_store.info(app.return_value).meta.first_prompt == "prompt number 7"
+
+
+async def test_a_filter_typed_while_loading_applies_to_the_whole_list(slow_store):
+    app = PickerApp(slow_store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"number 1")  # only "prompt number 1" among the ten; not in the first screen
+        await pilot.pause()
+        lst = app.screen.session_list
+        assert lst.rows == []
+        slow_store.release.set()
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if not app.screen.rest_pending:
+                break
+        assert [r.meta.first_prompt for r in lst.rows] == ["prompt number 1"]
+
+
+async def test_excluded_session_is_never_shown(store):
+    ids = three_sessions(store)
+    app = PickerApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(SessionPicker(store, exclude=[ids[2]]))
+        await pilot.pause()
+        assert [r.id for r in app.screen.session_list.rows] == [ids[1], ids[0]]
+        assert not app.screen.rest_pending  # two rows: nothing more to load
+
+
+async def test_ten_thousand_sessions_from_the_store_alone(store):
+    write_sessions_fast(store, 10_000, base_ms=BASE_MS)
+    app = PickerApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        lst = app.screen.session_list
+        assert "「prompt number 9999」" in lst.render_line(0).text
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if not app.screen.rest_pending:
+                break
+        assert len(lst.rows) == 10_000 and lst.rows == store.list()

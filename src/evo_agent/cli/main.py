@@ -183,8 +183,7 @@ def _agent(args: argparse.Namespace) -> int:
             raise CommandError(f"no session to continue in {project_dir}")
         source = row.id
     elif args.resume == _PICK:
-        rows = store.list()
-        if not rows:
+        if store.latest() is None:  # reads one meta.json, not all of them: the picker lists the rest
             raise CommandError(f"no session to resume in {project_dir}")
 
         def read(prompt: str) -> str | None:
@@ -201,7 +200,7 @@ def _agent(args: argparse.Namespace) -> int:
 
             chosen = run_picker(project_dir)
         else:
-            chosen = pick_session(rows, console.line, read)
+            chosen = pick_session(store.list(), console.line, read)
         if chosen is None:
             raise CommandError("no session chosen")
         source = store.resolve(chosen)

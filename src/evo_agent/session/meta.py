@@ -5,21 +5,37 @@ describes (`messages_bytes`); when that differs from the file's size the
 listing folds the missing tail (or the whole file) into it, so a session that
 was killed before its meta was written is still listed, and listed right.
 Writers therefore only need to refresh it now and then (see Recorder).
+
+Two writers may replace it: the session's recorder (its own in-memory fold,
+under the file's lock, through a fixed temp name) and a listing that had to
+catch up (`write_back_meta`, through a unique temp name). Either way the file
+on disk is always the fold of the complete lines in the first
+`messages_bytes` bytes of an append-only transcript, so whichever replace
+lands last, the next reader only folds what follows.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Iterable
 
-from .jsonio import decode, encode_pretty
+from .jsonio import decode
 from .writer import FILE_MODE
 
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a declared dependency
+    _orjson = None
+
 META_NAME = "meta.json"
+META_TMP_NAME = ".meta.json.tmp"  # the recorder's: one writer per session, under the file's lock
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 FIRST_PROMPT_MAX = 200
 SUMMARY_PREFIX = "<previous-conversation-summary>\n"
 
@@ -48,9 +64,47 @@ class SessionMeta:
         return self.total_input_tokens + self.total_output_tokens
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data.pop("extra")
-        return data
+        """The fields meta.json holds (built directly: `dataclasses.asdict` deep-copies, on every checkpoint)."""
+        return {
+            "id": self.id, "created_ms": self.created_ms, "updated_ms": self.updated_ms,
+            "agent_version": self.agent_version, "cwd": self.cwd, "git_branch": self.git_branch,
+            "model": self.model, "provider": self.provider, "first_prompt": self.first_prompt,
+            "total_input_tokens": self.total_input_tokens, "total_output_tokens": self.total_output_tokens,
+            "message_count": self.message_count, "compact_count": self.compact_count,
+            "resumed_from": self.resumed_from, "messages_bytes": self.messages_bytes,
+        }
+
+    def copy(self) -> "SessionMeta":
+        return SessionMeta(**self.to_json())
+
+
+def decode_lenient(data) -> object:
+    """Parse one JSON document as orjson does, else as the stdlib does; ValueError when neither can.
+
+    The recorder writes through the stdlib when orjson refuses a value (a lone
+    surrogate from a terminal, a NaN): those lines are the stdlib's JSON and
+    must read back, not count as torn. Only lines orjson rejects pay for the
+    second try.
+    """
+    try:
+        return decode(data)
+    except ValueError:
+        pass
+    try:
+        return json.loads(bytes(data))
+    except RecursionError:  # "[[[[…" deeper than the stdlib parser goes: as unreadable as any garbage
+        raise ValueError("JSON nested too deeply") from None
+
+
+def encode_meta(meta: SessionMeta) -> bytes:
+    """meta.json's bytes: two-space indented UTF-8 (what `json.dumps(indent=2)` writes, at orjson's speed)."""
+    data = meta.to_json()
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(data, option=_orjson.OPT_INDENT_2 | _orjson.OPT_APPEND_NEWLINE)
+        except TypeError:
+            pass  # a lone surrogate: the stdlib escapes it, so the file stays valid UTF-8
+    return (json.dumps(data, ensure_ascii=True, indent=2) + "\n").encode("ascii")
 
 
 _INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens", "message_count",
@@ -83,35 +137,77 @@ def meta_from_json(data: object, session_id: str) -> SessionMeta | None:
 
 
 def read_meta(session_dir: Path | str, session_id: str) -> SessionMeta | None:
-    try:
-        fd = os.open(os.path.join(session_dir, META_NAME), os.O_RDONLY)
+    """The cached meta of a session, or None when missing, unreadable, a symlink or someone else's."""
+    try:  # O_NOFOLLOW: a symlink is not our cache; O_NONBLOCK: a FIFO planted there cannot hang a listing
+        fd = os.open(os.path.join(session_dir, META_NAME), os.O_RDONLY | os.O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC)
     except OSError:
         return None
     try:
-        return meta_from_json(decode(os.read(fd, 1 << 16)), session_id)
+        return meta_from_json(decode_lenient(os.read(fd, 1 << 16)), session_id)
     except (OSError, ValueError):
         return None
     finally:
         os.close(fd)
 
 
-def write_meta(session_dir: Path, meta: SessionMeta) -> None:
-    """Replace meta.json atomically: a reader sees the old file or the new one, never half."""
-    fd, tmp = tempfile.mkstemp(prefix=".meta.", suffix=".tmp", dir=session_dir)
+def _write_file(name: str, data: bytes, flags: int, dir_fd: int | None) -> None:
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC | flags, FILE_MODE, dir_fd=dir_fd)
     try:
-        os.fchmod(fd, FILE_MODE)
-        os.write(fd, encode_pretty(meta.to_json()))
+        os.fchmod(fd, FILE_MODE)  # the umask may have narrowed it, and a leftover may be wider: exactly 0600
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
         os.close(fd)
-        fd = -1
-        os.replace(tmp, session_dir / META_NAME)
+
+
+def write_meta(session_dir: Path | str, meta: SessionMeta) -> None:
+    """Replace meta.json atomically: a reader sees the old file or the new one, never half.
+
+    For the session's own recorder, which holds the file's lock: a fixed temp
+    name (no random name to make), truncated if a crash left one behind.
+    Raises OSError.
+    """
+    tmp = os.path.join(session_dir, META_TMP_NAME)
+    try:
+        _write_file(tmp, encode_meta(meta), os.O_TRUNC, None)
+        os.replace(tmp, os.path.join(session_dir, META_NAME))
     except BaseException:
-        if fd >= 0:
-            os.close(fd)
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def write_back_meta(session_dir: str, meta: SessionMeta) -> bool:
+    """Store a meta a listing had to rebuild, so the next listing need not; True when it landed.
+
+    It may run next to the session's live recorder and other listings, so the
+    temp name is unique. It never follows a symlink (the session directory is
+    opened O_NOFOLLOW and everything else is relative to it), never writes
+    into a directory another user owns, and never raises: a read-only or
+    foreign directory only means the next listing catches up again.
+    """
+    try:
+        dir_fd = os.open(session_dir, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
+    except (OSError, TypeError):
+        return False
+    tmp = f".meta.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
+        if os.fstat(dir_fd).st_uid != os.geteuid():
+            return False
+        _write_file(tmp, encode_meta(meta), os.O_EXCL, dir_fd)
+        try:
+            os.replace(tmp, META_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except OSError:
+            os.unlink(tmp, dir_fd=dir_fd)
+            return False
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(dir_fd)
 
 
 def timestamp_ms(stamp: object) -> int | None:
@@ -180,7 +276,7 @@ def fold_lines(meta: SessionMeta, lines: Iterable[bytes]) -> None:
         if not line.strip():
             continue
         try:
-            record = decode(line)
+            record = decode_lenient(line)
         except ValueError:
             continue
         if isinstance(record, dict):
@@ -191,17 +287,38 @@ def empty_meta(session_id: str, created_ms: int) -> SessionMeta:
     return SessionMeta(id=session_id, created_ms=created_ms, updated_ms=created_ms)
 
 
-def rebuild_meta(session_dir: Path, session_id: str, created_ms: int, cached: SessionMeta | None) -> SessionMeta:
-    """Bring `cached` up to date with messages.jsonl, reading only what it has not seen."""
-    path = session_dir / "messages.jsonl"
-    with open(path, "rb") as f:
+def catch_up(session_dir: Path | str, session_id: str, created_ms: int,
+             cached: SessionMeta | None) -> tuple[SessionMeta, SessionMeta]:
+    """Bring `cached` up to date with messages.jsonl, reading only what it has not seen.
+
+    Returns (the meta of the whole file, the meta of its complete lines). They
+    differ only when the file ends in a line without its newline: a torn
+    write, or a record being appended right now. Only the second may be
+    stored (its `messages_bytes` ends at a newline, so the next catch-up never
+    starts inside a line).
+    """
+    with open(os.path.join(session_dir, "messages.jsonl"), "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if cached is not None and 0 < cached.messages_bytes <= size:
-            meta = SessionMeta(**{k: getattr(cached, k) for k in SessionMeta.__dataclass_fields__})
+            meta = cached.copy()
             f.seek(cached.messages_bytes)
         else:
             meta = empty_meta(session_id, created_ms)
-        data = f.read(size - f.tell())
-    fold_lines(meta, data.split(b"\n"))
-    meta.messages_bytes = size
-    return meta
+        offset = f.tell()
+        data = f.read(size - offset)
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    fold_lines(meta, lines)
+    meta.messages_bytes = offset + len(data) - len(tail)
+    if not tail.strip():
+        whole = meta.copy() if tail else meta
+    else:
+        whole = meta.copy()
+        fold_lines(whole, [tail])
+    whole.messages_bytes = offset + len(data)
+    return whole, meta
+
+
+def rebuild_meta(session_dir: Path | str, session_id: str, created_ms: int, cached: SessionMeta | None) -> SessionMeta:
+    """The meta of the whole transcript: `cached` brought up to date, reading only what it has not seen."""
+    return catch_up(session_dir, session_id, created_ms, cached)[0]

@@ -14,6 +14,11 @@ repairing twice changes nothing:
   with the user (a leading assistant turn has nobody to answer).
 
 Consecutive messages of one role are one turn, as the API treats them.
+
+Copy on write: a message that needs no repair is returned as the very same
+object (nothing is ever mutated), so repairing a long valid history costs
+one check per block and no copies (benchmarks/RESULTS.md: rebuilding every
+message was a third of a full-scan resume).
 """
 
 from __future__ import annotations
@@ -29,11 +34,23 @@ def interrupted_result(tool_use_id: str, text: str = INTERRUPTED_TEXT) -> dict:
 
 
 def _clean_content(content: object) -> str | list | None:
-    """The content without empty text blocks; None when nothing is left."""
+    """The content without empty text blocks (the same object when none is dropped); None when nothing is left."""
     if isinstance(content, str):
         return content or None
     if not isinstance(content, list):
         return None
+    for block in content:
+        if not isinstance(block, dict):
+            break
+        btype = block.get("type")
+        if not isinstance(btype, str):
+            break
+        if btype == "text":
+            text = block.get("text")
+            if not (isinstance(text, str) and text):
+                break
+    else:
+        return content or None
     kept = [
         b for b in content
         if isinstance(b, dict) and isinstance(b.get("type"), str)
@@ -42,14 +59,25 @@ def _clean_content(content: object) -> str | list | None:
     return kept or None
 
 
-def _tool_use_ids(content: str | list) -> list[str]:
-    if isinstance(content, str):
-        return []
-    return [b["id"] for b in content if b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
-
-
 def _as_blocks(content: str | list) -> list:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _results_lead(out: list[dict], start: int) -> bool:
+    """Do the tool_results of the user turn out[start:] all come before its other blocks?"""
+    other = False
+    for i in range(start, len(out)):
+        content = out[i]["content"]
+        if isinstance(content, str):
+            other = True
+            continue
+        for block in content:
+            if block.get("type") == "tool_result":
+                if other:
+                    return False
+            else:
+                other = True
+    return True
 
 
 def _results_first(out: list[dict], start: int) -> int:
@@ -58,12 +86,10 @@ def _results_first(out: list[dict], start: int) -> int:
     A turn already in that order is left exactly as it is; otherwise every
     result moves, in order, to the front of the turn's first message.
     """
-    turn = [_as_blocks(m["content"]) for m in out[start:]]
-    flat = [b for blocks in turn for b in blocks]
-    n_results = sum(1 for b in flat if b.get("type") == "tool_result")
-    if all(b.get("type") == "tool_result" for b in flat[:n_results]):
+    if _results_lead(out, start):
         return 0
-    results = [b for b in flat if b.get("type") == "tool_result"]
+    turn = [_as_blocks(m["content"]) for m in out[start:]]
+    results = [b for blocks in turn for b in blocks if b.get("type") == "tool_result"]
     rest = [[b for b in blocks if b.get("type") != "tool_result"] for blocks in turn]
     rest[0] = results + rest[0]
     rebuilt = [{**m, "content": blocks} for m, blocks in zip(out[start:], rest) if blocks]
@@ -81,19 +107,79 @@ def _usable_tool_use(block: dict, seen: set[str]) -> bool:
     return True
 
 
+def _intact_assistant_ids(content: list, seen: set[str]) -> list[str] | None:
+    """The tool_use ids of an assistant turn's blocks when none needs a repair, else None."""
+    ids: list[str] = []
+    for block in content:
+        if type(block) is not dict:
+            return None
+        btype = block.get("type")
+        if btype == "text":
+            text = block.get("text")
+            if type(text) is not str or not text:
+                return None
+        elif btype == "tool_use":
+            tid = block.get("id")
+            if type(tid) is not str or not tid or tid in seen or tid in ids:
+                return None
+            if type(block.get("name")) is not str or type(block.get("input")) is not dict:
+                return None
+            ids.append(tid)
+        elif type(btype) is not str:
+            return None
+    return ids
+
+
+def _intact_user_results(content: list, expected: list[str], answered: set[str], other: bool) -> list[str] | None:
+    """The tool_use ids a user message's blocks answer when none needs a repair, else None.
+
+    None too when a tool_result follows another kind of block of the turn
+    (`other`: an earlier message of the turn has one), so that a turn whose
+    messages all came through here is known to have its results first.
+    """
+    ids: list[str] = []
+    for block in content:
+        if type(block) is not dict:
+            return None
+        btype = block.get("type")
+        if btype == "tool_result":
+            tid = block.get("tool_use_id")
+            if other or tid not in expected or tid in answered or tid in ids:
+                return None
+            ids.append(tid)
+        else:
+            other = True
+            if btype == "text":
+                text = block.get("text")
+                if type(text) is not str or not text:
+                    return None
+            elif type(btype) is not str:
+                return None
+    return ids
+
+
 def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
-    """Return (valid messages, number of repairs made). Input dicts are not mutated."""
+    """Return (valid messages, number of repairs made).
+
+    Input dicts are never mutated; those that need no repair are returned as
+    they are (the same objects), the others as repaired copies.
+    """
     out: list[dict] = []
+    append = out.append
     repairs = 0
     expected: list[str] = []  # tool_use ids of the latest assistant turn
     answered: set[str] = set()
     turn_start = 0  # index in `out` of the first user message after that assistant turn
     seen_ids: set[str] = set()  # tool_use ids must be unique across the conversation
+    turn_ordered = True  # every message of the user turn came by the fast path: its results come first
+    turn_other = False  # the user turn so far has a block that is not a tool_result
 
     def close_user_turn() -> None:
         nonlocal repairs
-        if turn_start < len(out):
+        if turn_start < len(out) and not turn_ordered:
             repairs += _results_first(out, turn_start)
+        if len(answered) == len(expected):  # answered ⊆ expected, whose ids are unique: all answered
+            return
         missing = [i for i in expected if i not in answered]
         if not missing:
             return
@@ -110,8 +196,43 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
             out.append({"role": "user", "content": synthetic})
 
     for message in messages:
+        # The fast path: a message that needs no repair is checked in one pass and kept as it is.
+        if type(message) is dict:
+            role = message.get("role")
+            content = message.get("content")
+            if role == "assistant":
+                if out and type(content) is list and content:
+                    ids = _intact_assistant_ids(content, seen_ids)
+                    if ids is not None:
+                        if out[-1]["role"] == "user":
+                            if not turn_ordered or len(answered) != len(expected):
+                                close_user_turn()
+                            expected, answered = [], set()
+                        seen_ids.update(ids)
+                        expected.extend(ids)
+                        append(message)
+                        turn_start = len(out)
+                        turn_ordered, turn_other = True, False
+                        continue
+            elif role == "user" and content:
+                if type(content) is str:
+                    append(message)
+                    turn_other = True
+                    continue
+                if type(content) is list:
+                    ids = _intact_user_results(content, expected, answered, turn_other)
+                    if ids is not None:
+                        answered.update(ids)
+                        append(message)
+                        turn_other = turn_other or len(ids) != len(content)
+                        continue
+        # The general path: the same rules, building a repaired copy where needed.
         role = message.get("role") if isinstance(message, dict) else None
-        content = _clean_content(message.get("content")) if role in ("user", "assistant") else None
+        if role != "user" and role != "assistant":
+            repairs += 1
+            continue
+        original = message.get("content")
+        content = _clean_content(original)
         if content is None:
             repairs += 1
             continue
@@ -119,35 +240,52 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
             if not out:
                 repairs += 1  # nobody asked: a history starts with the user
                 continue
+            ids: list[str] = []
             if isinstance(content, list):
-                kept = [b for b in content if b.get("type") != "tool_use" or _usable_tool_use(b, seen_ids)]
-                repairs += len(content) - len(kept)
-                if not kept:
-                    continue
-                content = kept if len(kept) != len(content) else content
+                kept = None  # built only once a block is dropped
+                for i, block in enumerate(content):
+                    if block.get("type") == "tool_use":
+                        if _usable_tool_use(block, seen_ids):
+                            ids.append(block["id"])
+                        else:
+                            if kept is None:
+                                kept = content[:i]
+                            continue
+                    if kept is not None:
+                        kept.append(block)
+                if kept is not None:
+                    repairs += len(content) - len(kept)
+                    if not kept:
+                        continue
+                    content = kept
             if out[-1]["role"] == "user":
                 close_user_turn()
                 expected, answered = [], set()
-            expected = expected + _tool_use_ids(content)
-            out.append({**message, "content": content})
+            expected.extend(ids)
+            append(message if content is original else {**message, "content": content})
             turn_start = len(out)
+            turn_ordered, turn_other = True, False
             continue
         # role == "user"
         if isinstance(content, list):
-            kept = []
-            for block in content:
+            kept = None
+            for i, block in enumerate(content):
                 if block.get("type") == "tool_result":
                     tid = block.get("tool_use_id")
                     if tid not in expected or tid in answered:
                         repairs += 1
+                        if kept is None:
+                            kept = content[:i]
                         continue
                     answered.add(tid)
-                kept.append(block)
-            if not kept:
-                repairs += 1
-                continue
-            if len(kept) != len(content):
+                if kept is not None:
+                    kept.append(block)
+            if kept is not None:
+                if not kept:
+                    repairs += 1
+                    continue
                 content = kept
-        out.append({**message, "content": content})
+        append(message if content is original else {**message, "content": content})
+        turn_ordered = False  # checked as a whole when the turn closes
     close_user_turn()
     return out, repairs

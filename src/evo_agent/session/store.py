@@ -1,12 +1,23 @@
 """Where sessions live in a project, and the operations on them as a whole.
 
 `SessionStore(project_dir)` creates sessions, lists them (from meta.json,
-rebuilt where it lags), resolves ids a user typed, and resumes: a resume
-always starts a new, self-contained session and only ever reads the source.
+rebuilt where it lags and written back), resolves ids a user typed, and
+resumes: a resume always starts a new, self-contained session and only ever
+reads the source.
+
+Listing has two speeds. `list()` reads every meta.json: the whole, exact
+list. `newest(n)` (the picker's first screen, `latest()` for --continue)
+orders the sessions by their transcript's mtime, one stat each, and reads the
+meta of only as many as it must: a record's timestamp is taken before it is
+appended, so a session's `updated_ms` is never later than its transcript's
+mtime (give or take the clock's granularity, `MTIME_SLACK_MS`, and any skew
+seen between the two), and once the next mtime cannot beat the n-th row, no
+later one can.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
 import stat
 from dataclasses import dataclass
@@ -20,13 +31,16 @@ from .ids import (
     new_session_id,
     resolve_session_id,
 )
-from .meta import SessionMeta, read_meta, rebuild_meta
+from .meta import SessionMeta, catch_up, read_meta, write_back_meta
 from .recorder import MESSAGES_NAME, Recorder, git_branch_of
 from .resume import LoadedSession, load_for_resume
 from .writer import make_private_dir, stderr_warning
 
 SESSIONS_SUBDIR = Path(".evo-agent") / "sessions"
 GITIGNORE_TEXT = "*\n"
+# How much later than its transcript's mtime a session's last record may be stamped: the kernel
+# stamps files from a coarse clock (a tick behind), FAT keeps 2-second mtimes.
+MTIME_SLACK_MS = 2000
 
 
 @dataclass
@@ -46,6 +60,11 @@ class SessionInfo:
         return Path(self.dir)
 
 
+def _order(row: SessionInfo) -> tuple[int, str]:
+    """Newest update first; the id (creation order) breaks ties."""
+    return (row.meta.updated_ms, row.meta.id)
+
+
 @dataclass
 class ResumedSession:
     recorder: Recorder
@@ -53,14 +72,21 @@ class ResumedSession:
 
 
 class SessionStore:
-    def __init__(
-        self, project_dir: Path | str, *, warn: Callable[[str], None] = stderr_warning, redact: bool = True
-    ) -> None:
+    """The sessions of one project.
+
+    `write_back=False` makes listing read-only (it still catches up in
+    memory): for looking at someone else's sessions without touching them.
+    `redact=False` writes secret shapes to disk as they are (see redact.py).
+    """
+
+    def __init__(self, project_dir: Path | str, *, warn: Callable[[str], None] = stderr_warning,
+                 write_back: bool = True, redact: bool = True) -> None:
         self.project_dir = Path(project_dir).absolute()
         self.redact = redact  # recorders mask secret shapes on disk (redact.py)
         self.sessions_dir = self.project_dir / SESSIONS_SUBDIR
         self._sessions_str = str(self.sessions_dir)
         self.warn = warn
+        self.write_back = write_back
 
     # Creating -------------------------------------------------------------
 
@@ -141,43 +167,105 @@ class SessionStore:
             raise SessionNotFound(f"session {session_id}: {MESSAGES_NAME} is {kind}; refusing to read it")
         return path
 
-    def info(self, session_id: str) -> SessionInfo | None:
-        """The listing row of one session, meta rebuilt from the transcript where it lags."""
+    def info(self, session_id: str, *, write_back: bool | None = None) -> SessionInfo | None:
+        """The listing row of one session, meta rebuilt from the transcript where it lags.
+
+        A rebuilt meta is written back as a listing does (`write_back=None`:
+        as the store was made), unless `write_back=False`.
+        """
         path = os.path.join(self._sessions_str, session_id)  # str paths: this runs once per session
         try:
-            size = os.stat(os.path.join(path, MESSAGES_NAME)).st_size
+            st = os.stat(os.path.join(path, MESSAGES_NAME))
         except OSError:
             return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return self._row(session_id, path, st.st_size, write_back)
+
+    def _row(self, session_id: str, path: str, size: int, write_back: bool | None = None) -> SessionInfo | None:
         cached = read_meta(path, session_id)
-        if cached is None or cached.messages_bytes != size:
-            try:
-                cached = rebuild_meta(Path(path), session_id, created_ms_of(session_id), cached)
-            except OSError:
-                return None
-        return SessionInfo(cached, path)
+        if cached is not None and cached.messages_bytes == size:
+            return SessionInfo(cached, path)
+        try:
+            meta, complete = catch_up(path, session_id, created_ms_of(session_id), cached)
+        except OSError:
+            return None
+        if (self.write_back if write_back is None else write_back) and (
+                cached is None or complete.messages_bytes != cached.messages_bytes):
+            write_back_meta(path, complete)  # best effort: a failure only means the next listing catches up again
+        return SessionInfo(meta, path)
+
+    def _transcripts(self) -> list[tuple[int, str, int]]:
+        """(mtime in ns, id, size) of every session directory's transcript; symlinks are never followed."""
+        base = self._sessions_str
+        found = []
+        try:
+            with os.scandir(base) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if not is_session_id(name) or not entry.is_dir(follow_symlinks=False):
+                        continue
+                    try:
+                        st = os.stat(os.path.join(base, name, MESSAGES_NAME))
+                    except OSError:
+                        continue
+                    if stat.S_ISREG(st.st_mode):
+                        found.append((st.st_mtime_ns, name, st.st_size))
+        except OSError:
+            return []
+        return found
 
     def list(self, *, include_empty: bool = False) -> list[SessionInfo]:
         """Every session of the project, most recently updated first.
 
         Sessions without a single user or assistant message are hidden
-        unless `include_empty`. Symlinked entries are never followed.
+        unless `include_empty`. Symlinked entries are never followed. A
+        meta.json that had to be rebuilt is written back (see `meta.write_back_meta`).
         """
-        try:
-            entries = [e.name for e in os.scandir(self.sessions_dir)
-                       if is_session_id(e.name) and e.is_dir(follow_symlinks=False)]
-        except OSError:
-            return []
+        base = self._sessions_str
         rows = []
-        for name in entries:
-            row = self.info(name)
+        for _, name, size in self._transcripts():
+            row = self._row(name, os.path.join(base, name), size)
             if row is not None and (include_empty or row.meta.message_count > 0):
                 rows.append(row)
-        rows.sort(key=lambda r: (r.meta.updated_ms, r.meta.id), reverse=True)
+        rows.sort(key=_order, reverse=True)
         return rows
+
+    def newest(self, count: int, *, include_empty: bool = False) -> list[SessionInfo]:
+        """The first `count` rows of `list()`, reading the meta of only as many sessions as it must.
+
+        Sessions are visited newest transcript mtime first; a visit stops when
+        the next mtime (plus the slack and the largest skew seen so far
+        between a session's `updated_ms` and its mtime) is older than the
+        `count`-th best row found. So it reads about `count` metas whatever
+        the number of sessions, and agrees with `list()` unless a transcript's
+        mtime was set back by hand (e.g. `touch -d`) further than that.
+        """
+        if count <= 0:
+            return []
+        base = self._sessions_str
+        found = self._transcripts()
+        found.sort(reverse=True)
+        best: list[tuple[tuple[int, str], SessionInfo]] = []  # a min-heap of the `count` best so far
+        skew = MTIME_SLACK_MS
+        for mtime_ns, name, size in found:
+            mtime_ms = mtime_ns // 1_000_000
+            if len(best) == count and mtime_ms + skew < best[0][0][0]:
+                break
+            row = self._row(name, os.path.join(base, name), size)
+            if row is None or not (include_empty or row.meta.message_count > 0):
+                continue
+            skew = max(skew, row.meta.updated_ms - mtime_ms + MTIME_SLACK_MS)
+            item = (_order(row), row)
+            if len(best) < count:
+                heapq.heappush(best, item)
+            elif item[0] > best[0][0]:
+                heapq.heapreplace(best, item)
+        return [row for _, row in sorted(best, key=lambda item: item[0], reverse=True)]
 
     def latest(self) -> SessionInfo | None:
         """The most recently updated session with at least one message (for --continue)."""
-        rows = self.list()
+        rows = self.newest(1)
         return rows[0] if rows else None
 
     # Resuming ---------------------------------------------------------------
@@ -204,7 +292,7 @@ class SessionStore:
         a `user`/`assistant` record with `"restored": true`. The source is only read.
         """
         loaded = self.load(session_id)
-        source = self.info(session_id)
+        source = self.info(session_id, write_back=False)  # a resume writes nothing into the source's directory
         recorder = self.create(model=model, provider=provider, agent_version=agent_version, git_branch=git_branch)
         first_prompt = source.meta.first_prompt if source else loaded.first_prompt
         marker: dict = {"compact_count": loaded.compact_count}

@@ -651,8 +651,8 @@ class AgentApp(App[None]):
 
     def open_picker(self) -> None:
         store = self.store or SessionStore(self.agent.project_dir)
-        rows = [r for r in store.list() if r.id != self.agent.session_id]
-        if not rows:
+        picker = SessionPicker(store, exclude=[self.agent.session_id])  # the first screen now, the rest after
+        if not picker.all_rows:
             self.add_notice("no other session to resume in this project")
             return
 
@@ -661,7 +661,7 @@ class AgentApp(App[None]):
             if session_id:
                 self.resume_session(session_id)
 
-        self.push_screen(SessionPicker(rows=rows), chosen)
+        self.push_screen(picker, chosen)
 
     def resume_session(self, session_id: str) -> None:
         self._set_running(True, "resuming…")

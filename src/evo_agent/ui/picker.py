@@ -1,8 +1,12 @@
 """The /resume picker (SPEC §5): pick a session of this project, newest update first.
 
-It reads meta.json only (through `SessionStore.list()`), and draws its rows
-lazily: `SessionList` is a Line-API widget that formats just the rows on
-screen, so 10,000 sessions cost one list and a sort, not 10,000 widgets.
+It reads meta.json only, and only what the first screen needs before it is
+drawn: `SessionStore.newest()` orders the sessions by their transcripts'
+mtimes (one stat each) and reads the metas of the newest; the whole list
+(`SessionStore.list()`, which typing-to-filter needs) is loaded in a worker
+thread after the first paint and swapped in without moving the highlight.
+`SessionList` is a Line-API widget that formats just the rows on screen, so
+10,000 sessions cost one list and a sort, not 10,000 widgets.
 
     screen = SessionPicker(store)          # push_screen(screen, callback) → id | None
     run_picker(project_dir)                # standalone, for `evo-agent --resume` without an id
@@ -17,7 +21,7 @@ from typing import Iterable, Sequence
 from rich.cells import cell_len, get_character_cell_size
 from rich.segment import Segment
 from rich.style import Style
-from textual import events
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.geometry import Size
@@ -30,10 +34,12 @@ from textual.widgets import Input, Static
 
 from evo_agent.session import SessionInfo, SessionStore
 
-__all__ = ["SessionList", "SessionPicker", "PickerApp", "run_picker", "format_row", "truncate_cells"]
+__all__ = ["SessionList", "SessionPicker", "PickerApp", "run_picker", "format_row", "truncate_cells",
+           "FIRST_SCREEN_ROWS"]
 
 ELLIPSIS = "…"
 NO_PROMPT = "(no prompt)"
+FIRST_SCREEN_ROWS = 100  # more than a terminal shows; the rest arrives after the first paint
 
 
 def truncate_cells(text: str, width: int) -> str:
@@ -127,12 +133,17 @@ class SessionList(ScrollView, can_focus=True):
 
     # Data -----------------------------------------------------------------
 
-    def set_rows(self, rows: Iterable[SessionInfo]) -> None:
+    def set_rows(self, rows: Iterable[SessionInfo], *, keep: str | None = None) -> None:
+        """Show `rows`; the highlight goes to the session `keep` when it is among them, else to the top."""
         self.rows = list(rows)
         self._cache.clear()
         self.virtual_size = Size(0, max(len(self.rows), 1))
-        self.highlighted = 0
-        self.scroll_to(y=0, animate=False)
+        index = next((i for i, row in enumerate(self.rows) if row.id == keep), None) if keep else None
+        if index is None:
+            self.highlighted = 0
+            self.scroll_to(y=0, animate=False)
+        else:
+            self.highlighted = index
         self.refresh()
 
     @property
@@ -282,13 +293,30 @@ class SessionPicker(Screen[str | None]):
         Binding("ctrl+end", "edge(1)", "Last", show=False, priority=True),
     ]
 
+    class RestLoaded(Message):
+        """The whole list, from the worker thread."""
+
+        def __init__(self, rows: list[SessionInfo]) -> None:
+            super().__init__()
+            self.rows = rows
+
     def __init__(self, store: SessionStore | None = None, *, rows: Sequence[SessionInfo] | None = None,
+                 load_rest: bool | None = None, exclude: Iterable[str] = (),
                  title: str = "Resume a session  (↑/↓ move · Enter resume · Esc cancel · type to filter)",
                  name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        """`store` alone: its newest sessions now, the rest after the first paint. `rows` alone:
+        exactly those. Both: `rows` is the first screen (e.g. `store.newest()` already called) and,
+        with `load_rest`, the rest comes from `store`. Sessions in `exclude` are never shown."""
         super().__init__(name=name, id=id, classes=classes)
-        if rows is None:
-            rows = store.list() if store is not None else []
-        self.all_rows: list[SessionInfo] = list(rows)
+        self.store = store
+        self._exclude = frozenset(exclude)
+        if rows is None and store is not None:
+            rows = store.newest(FIRST_SCREEN_ROWS + len(self._exclude))
+            load_rest = True if load_rest is None else load_rest
+        rows = [row for row in (rows or []) if row.id not in self._exclude]
+        # Fewer rows than a first screen asks for is every session there is.
+        self.rest_pending = bool(load_rest) and store is not None and len(rows) >= FIRST_SCREEN_ROWS
+        self.all_rows: list[SessionInfo] = rows
         self.title_text = title
         self._filter = ""
 
@@ -301,6 +329,23 @@ class SessionPicker(Screen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#picker-filter", Input).focus()
+        if self.rest_pending:
+            self.call_after_refresh(self._load_rest)  # after the first screen is drawn
+
+    @work(thread=True, exit_on_error=False, group="picker-rest")
+    def _load_rest(self) -> None:
+        rows = self.store.list() if self.store is not None else []
+        self.post_message(self.RestLoaded(rows))
+
+    def on_session_picker_rest_loaded(self, event: RestLoaded) -> None:
+        event.stop()
+        self.rest_pending = False
+        self.all_rows = [row for row in event.rows if row.id not in self._exclude]
+        lst = self.session_list
+        current = lst.highlighted_info
+        rows = self.filtered(self._filter)
+        lst.set_rows(rows, keep=current.id if current else None)
+        self.query_one("#picker-count", Static).update(self._count_text(len(rows)))
 
     @property
     def session_list(self) -> SessionList:
@@ -308,7 +353,8 @@ class SessionPicker(Screen[str | None]):
 
     def _count_text(self, shown: int) -> str:
         total = len(self.all_rows)
-        return f"{total:,} sessions" if shown == total else f"{shown:,} of {total:,} sessions"
+        text = f"{total:,} sessions" if shown == total else f"{shown:,} of {total:,} sessions"
+        return f"{text} shown · loading the rest…" if self.rest_pending else text
 
     # Filtering ------------------------------------------------------------
 
@@ -362,23 +408,25 @@ class SessionPicker(Screen[str | None]):
 class PickerApp(App[str | None]):
     """The picker on its own: `PickerApp(store).run(inline=True)` → id or None."""
 
-    def __init__(self, store: SessionStore | None = None, *, rows: Sequence[SessionInfo] | None = None) -> None:
+    def __init__(self, store: SessionStore | None = None, *, rows: Sequence[SessionInfo] | None = None,
+                 load_rest: bool | None = None) -> None:
         super().__init__()
         self.store = store
         self.rows = rows
+        self.load_rest = load_rest
 
     def on_mount(self) -> None:
-        self.push_screen(SessionPicker(self.store, rows=self.rows), self.exit)
+        self.push_screen(SessionPicker(self.store, rows=self.rows, load_rest=self.load_rest), self.exit)
 
 
 def run_picker(project_dir: Path | str, *, inline: bool = True) -> str | None:
     """Show the picker for `project_dir`; the chosen session id, or None (cancelled, or no sessions).
 
-    Lists first: with no session at all it returns None without drawing anything
-    (the caller says "no sessions to resume").
+    Reads the first screen first: with no session at all it returns None without
+    drawing anything (the caller says "no sessions to resume").
     """
     store = SessionStore(project_dir)
-    rows = store.list()
+    rows = store.newest(FIRST_SCREEN_ROWS)
     if not rows:
         return None
-    return PickerApp(store, rows=rows).run(inline=inline)
+    return PickerApp(store, rows=rows, load_rest=True).run(inline=inline)
