@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
 from rich.cells import cell_len
 
 from evo_agent.session import SessionInfo, SessionMeta, SessionStore

@@ -69,16 +69,24 @@ class LiveLock:
         """Take the session's lock, or None (it is held, or the file cannot be made: best effort)."""
         path = os.path.join(session_dir, LOCK_NAME)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | _FLAGS, FILE_MODE)
+            # Held through a read-only descriptor: an open writable file would keep the file
+            # system from being remounted read-only under a running agent (the fault suite does).
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT | _FLAGS, FILE_MODE)
         except OSError:
             return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
         except OSError:
             os.close(fd)
             return None
+        try:  # the holder's pid, for the message of `sessions rm`; the flock lives on `fd` regardless
+            writer = os.open(path, os.O_WRONLY | os.O_TRUNC | _FLAGS)
+            try:
+                os.write(writer, f"{os.getpid()}\n".encode())
+            finally:
+                os.close(writer)
+        except OSError:
+            pass
         return cls(fd, Path(session_dir))
 
     @property

@@ -23,6 +23,7 @@ from .redact import encode_redacted
 from .writer import FILE_MODE, AppendWriter, make_private_dir, stderr_warning
 
 MESSAGES_NAME = "messages.jsonl"
+STAGING_NAME = ".messages.jsonl.partial"  # a resume's copy until it is complete (Recorder.publish)
 SUBAGENT_DIR = "subagent"
 META_INTERVAL_S = 1.0
 
@@ -211,11 +212,12 @@ class Recorder(_TranscriptRecorder):
         warn: Callable[[str], None] = stderr_warning,
         meta_interval: float = META_INTERVAL_S,
         redact: bool = True,
+        staged: bool = False,
     ) -> None:
         self.session_dir = Path(session_dir)
         self._warn = warn
         super().__init__(
-            self.session_dir / MESSAGES_NAME,
+            self.session_dir / (STAGING_NAME if staged else MESSAGES_NAME),
             session_id=session_id,
             cwd=cwd,
             agent_version=agent_version or package_version(),
@@ -234,6 +236,26 @@ class Recorder(_TranscriptRecorder):
     @property
     def id(self) -> str:
         return self.session_id
+
+    def publish(self) -> bool:
+        """Make a staged transcript the session's `messages.jsonl` (one rename); later records append there.
+
+        A resume copies the restored history into a staged file first, so a
+        copy cut short by a crash is never listed, continued or resumed as
+        if it were the whole conversation.
+        """
+        final = self.session_dir / MESSAGES_NAME
+        with self.writer.lock:
+            if self.path == final:
+                return True
+            try:
+                os.rename(self.path, final)
+            except OSError as exc:
+                self.writer._fail(exc)
+                return False
+            self.path = final
+            self.writer.moved_to(final)
+            return True
 
     def _after_append(self, record: dict, ok: bool) -> None:
         if not ok:

@@ -114,10 +114,12 @@ class SessionStore:
         git_branch: str | None | bool = True,
         session_id: str | None = None,
         meta_interval: float | None = None,
+        staged: bool = False,
     ) -> Recorder:
         """Start a new session and write its `session_start`. Never raises.
 
         `git_branch=True` asks git; a string uses it; None records none.
+        `staged=True` writes to a staging file until `recorder.publish()`.
         When the directory cannot be made the recorder still works: its
         writes fail and warn once, and the conversation goes on.
         """
@@ -132,7 +134,7 @@ class SessionStore:
         kwargs = {} if meta_interval is None else {"meta_interval": meta_interval}
         recorder = Recorder(
             session_dir, sid, cwd=str(self.project_dir), agent_version=agent_version,
-            git_branch=branch, warn=self.warn, redact=self.redact, **kwargs,
+            git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, **kwargs,
         )
         recorder.session_start(model=model, provider=provider)
         return recorder
@@ -289,16 +291,20 @@ class SessionStore:
         """Start a new session that holds the whole restored history of `session_id`.
 
         Writes `session_start`, `resume_marker`, then every restored message as
-        a `user`/`assistant` record with `"restored": true`. The source is only read.
+        a `user`/`assistant` record with `"restored": true` — into a staging
+        file that becomes `messages.jsonl` only once the copy is complete, so
+        a crash mid-copy leaves nothing to list or continue. The source is only read.
         """
         loaded = self.load(session_id)
         source = self.info(session_id, write_back=False)  # a resume writes nothing into the source's directory
-        recorder = self.create(model=model, provider=provider, agent_version=agent_version, git_branch=git_branch)
+        recorder = self.create(model=model, provider=provider, agent_version=agent_version, git_branch=git_branch,
+                               staged=True)
         first_prompt = source.meta.first_prompt if source else loaded.first_prompt
         marker: dict = {"compact_count": loaded.compact_count}
         if first_prompt:
             marker["first_prompt"] = first_prompt
         recorder.resume_marker(session_id, len(loaded.messages), **marker)
         recorder.append_many((m["role"], {"message": m, "restored": True}) for m in loaded.messages)
+        recorder.publish()
         recorder.checkpoint()
         return ResumedSession(recorder, loaded)

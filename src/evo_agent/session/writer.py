@@ -83,6 +83,12 @@ class AppendWriter:
     def lock(self) -> threading.Lock:
         return self._lock
 
+    def moved_to(self, path: Path) -> None:
+        """The file was renamed to `path` (caller holds the lock): keep appending there, under the same lock."""
+        self.path = Path(path)
+        with _locks_guard:
+            _locks[os.path.abspath(path)] = self._lock
+
     def append(self, data: bytes) -> bool:
         """Append `data` (one or more complete lines). True when all of it landed."""
         with self._lock:

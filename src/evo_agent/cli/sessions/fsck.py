@@ -3,7 +3,8 @@
 Reported: unreadable lines and torn last lines (main transcript and
 sidechains), a meta.json that is missing, unreadable, stale or wrong,
 sidechain files no marker names and markers naming no file, files and
-directories more open than 0600/0700, leftovers of interrupted meta writes,
+directories more open than 0600/0700, leftovers of interrupted meta writes
+and of resumes that ended while copying,
 and a sessions directory without its `.gitignore`.
 
 `--repair` only ever touches caches and metadata: it rebuilds meta.json from
@@ -34,6 +35,7 @@ from evo_agent.session import (
 )
 from evo_agent.session.ids import created_ms_of
 from evo_agent.session.meta import META_NAME, write_meta
+from evo_agent.session.recorder import STAGING_NAME
 from evo_agent.session.writer import DIR_MODE, FILE_MODE
 
 from .common import plural, terminal_safe
@@ -207,6 +209,11 @@ def check_session(store: SessionStore, sid: str) -> list[Finding]:
     transcript = session_dir / MESSAGES
     tst = _lstat(transcript)
     if tst is None or not stat.S_ISREG(tst.st_mode):
+        if tst is None and (session_dir / STAGING_NAME).exists() and not live:
+            findings.append(Finding(sid, STAGING_NAME, "unfinished_resume",
+                                    "a resume that ended while copying its history (its source is untouched); "
+                                    "it is never listed or continued (sessions rm deletes it)"))
+            return findings
         what = "missing" if tst is None else "not a regular file"
         findings.append(Finding(sid, MESSAGES, "no_transcript",
                                 f"{what}: this session cannot be shown or resumed (sessions rm deletes it)"))
