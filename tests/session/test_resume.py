@@ -64,6 +64,19 @@ def test_orphan_results_empty_messages_and_unparseable_lines(project):
     assert "skipped 3 unreadable lines" in loaded.warning
 
 
+def test_a_message_with_keys_the_api_refuses_keeps_only_role_and_content(project):
+    """A hand-edited or foreign transcript: `"extra"` in a message would make every request fail."""
+    from tests.fake_model_server import validate_request
+
+    rec = store_for(project).create(model="m", provider="demo")
+    rec.user({"role": "user", "content": "hello", "id": "msg_1"})
+    rec.assistant({"role": "assistant", "content": [{"type": "text", "text": "hi"}], "model": "x", "stop_reason": None})
+    loaded = load_for_resume(rec.path)
+    assert loaded.messages == [user_text("hello"), assistant_text("hi")] and loaded.repairs == 2
+    validate_request({"model": "m", "max_tokens": 10, "messages": loaded.messages + [user_text("next")]})
+    assert repair_history(loaded.messages) == (loaded.messages, 0)
+
+
 def test_repair_is_idempotent_and_leaves_valid_histories_alone():
     valid = [user_text("a"), assistant_tools("", "x"), tool_results("x"), user_text("b"), assistant_text("c")]
     assert repair_history(valid) == (valid, 0)

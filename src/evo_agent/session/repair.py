@@ -11,7 +11,9 @@ repairing twice changes nothing:
   and so is a second result for the same tool_use;
 - a tool_use without a unique id, a name or an object input is dropped;
 - empty text blocks and empty messages are dropped, and the history starts
-  with the user (a leading assistant turn has nobody to answer).
+  with the user (a leading assistant turn has nobody to answer);
+- a message with keys besides `role` and `content` keeps only those two
+  (the API refuses any other key).
 
 Consecutive messages of one role are one turn, as the API treats them.
 
@@ -197,7 +199,7 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
 
     for message in messages:
         # The fast path: a message that needs no repair is checked in one pass and kept as it is.
-        if type(message) is dict:
+        if type(message) is dict and len(message) == 2:  # exactly role and content, nothing the API refuses
             role = message.get("role")
             content = message.get("content")
             if role == "assistant":
@@ -236,6 +238,9 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
         if content is None:
             repairs += 1
             continue
+        if len(message) != 2:  # keys besides role and content ("Extra inputs are not permitted")
+            repairs += 1
+            message = {"role": role, "content": original}
         if role == "assistant":
             if not out:
                 repairs += 1  # nobody asked: a history starts with the user
