@@ -121,3 +121,21 @@ def test_closing_the_terminal_ends_the_app_instead_of_leaving_it_spinning(projec
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_sigterm_in_the_startup_picker_restores_the_terminal_and_says_so(project, tmp_path):
+    subprocess.run([EVO, "-p", "list the files"], cwd=project, capture_output=True, check=True,
+                   env={**os.environ, "EVO_AGENT_PROVIDER": "demo"})
+    session = f"evo-{os.getpid()}-{time.monotonic_ns()}"
+    pid_file = tmp_path / "pid"
+    command = f"sh -c 'echo $$ > {pid_file}; exec {EVO} --resume'; echo EXITED-$?; sleep 60"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "30", "-c", str(project), command],
+                   check=True, env={**os.environ, "EVO_AGENT_PROVIDER": "demo"})
+    try:
+        _wait_for(session, r"tokens=[\d,]+\s+「list the files")
+        os.kill(int(pid_file.read_text()), signal.SIGTERM)
+        screen = _wait_for(session, r"EXITED-\d+")
+        lines = [x for x in screen.splitlines() if x.strip()]
+        assert lines[-2:] == ["evo-agent: terminated", "EXITED-143"], screen
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

@@ -99,6 +99,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             pass
     from evo_agent.providers import ProviderError
     from evo_agent.session import SessionError
+    from evo_agent.ui.signals import SignalExit  # stdlib only: no Textual import on this path
 
     args = build_parser().parse_args(argv)
     try:
@@ -114,6 +115,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # before a session exists (e.g. in the startup picker)
         print("evo-agent: interrupted", file=sys.stderr)
         return 130
+    except SignalExit as exc:  # SIGTERM/SIGHUP in the startup picker, before a session exists
+        print(f"evo-agent: {exc}", file=sys.stderr)
+        return exc.code
 
 
 def _sessions(args: argparse.Namespace) -> int:

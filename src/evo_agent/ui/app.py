@@ -8,9 +8,7 @@ completions, the prompt box, the status line.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import signal
 import threading
 import time
 from typing import Any, Callable, Sequence
@@ -30,6 +28,7 @@ from evo_agent.session import SessionStore
 
 from .bridge import AgentLike
 from .picker import SessionPicker, truncate_cells
+from .signals import exit_on_signals
 
 __all__ = ["AgentApp", "run_tui", "SLASH_COMMANDS", "HELP_TEXT"]
 
@@ -378,20 +377,7 @@ class AgentApp(App[None]):
         self.conversation.anchor()
         self.prompt_input.focus()
         self.refresh_status()
-        self._handle_exit_signals()
-
-    def _handle_exit_signals(self) -> None:
-        """SIGTERM, and SIGHUP (the terminal went away), leave like /exit: the turn is cancelled,
-        the app leaves the screen and the caller prints the exit hint. Python-level handlers
-        would raise inside Textual's event loop (a traceback, or an app left running
-        without a terminal); the loop's own handlers run as ordinary callbacks."""
-        try:
-            loop = asyncio.get_running_loop()
-            for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-                if signum is not None:
-                    loop.add_signal_handler(signum, self.quit, 128 + signum)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass  # not the main thread, or no signals here: the default handlers stay
+        exit_on_signals(self.quit)  # SIGTERM/SIGHUP leave like /exit (see signals.py)
 
     @property
     def conversation(self) -> VerticalScroll:

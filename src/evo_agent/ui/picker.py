@@ -34,6 +34,8 @@ from textual.widgets import Input, Static
 
 from evo_agent.session import SessionInfo, SessionStore
 
+from .signals import SignalExit, exit_on_signals
+
 __all__ = ["SessionList", "SessionPicker", "PickerApp", "run_picker", "format_row", "truncate_cells",
            "FIRST_SCREEN_ROWS"]
 
@@ -417,16 +419,22 @@ class PickerApp(App[str | None]):
 
     def on_mount(self) -> None:
         self.push_screen(SessionPicker(self.store, rows=self.rows, load_rest=self.load_rest), self.exit)
+        exit_on_signals(lambda code: self.exit(None, return_code=code))
 
 
 def run_picker(project_dir: Path | str, *, inline: bool = True) -> str | None:
     """Show the picker for `project_dir`; the chosen session id, or None (cancelled, or no sessions).
 
     Reads the first screen first: with no session at all it returns None without
-    drawing anything (the caller says "no sessions to resume").
+    drawing anything (the caller says "no sessions to resume"). Raises SignalExit
+    when SIGTERM or SIGHUP ended it (the terminal is restored first).
     """
     store = SessionStore(project_dir)
     rows = store.newest(FIRST_SCREEN_ROWS)
     if not rows:
         return None
-    return PickerApp(store, rows=rows, load_rest=True).run(inline=inline)
+    app = PickerApp(store, rows=rows, load_rest=True)
+    chosen = app.run(inline=inline)
+    if app.return_code:
+        raise SignalExit(app.return_code)
+    return chosen

@@ -1,0 +1,33 @@
+"""SIGTERM and SIGHUP for a Textual app: leave cleanly from inside its event loop.
+
+A Python-level signal handler would raise inside Textual's event loop (a
+traceback, a terminal left in raw mode, or an app left running without its
+terminal). The loop's own handlers run as ordinary callbacks instead, so the
+app can cancel what it does and restore the terminal before it exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Callable
+
+EXIT_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
+
+
+class SignalExit(Exception):
+    """An app ended by SIGTERM or SIGHUP; `code` is 128 + the signal number."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__("terminated" if code == 128 + signal.SIGTERM else "the terminal went away")
+        self.code = code
+
+
+def exit_on_signals(leave: Callable[[int], None]) -> None:
+    """Call `leave(128 + signum)` in the running event loop when SIGTERM or SIGHUP arrives."""
+    try:
+        loop = asyncio.get_running_loop()
+        for signum in EXIT_SIGNALS:
+            loop.add_signal_handler(signum, leave, 128 + signum)
+    except (NotImplementedError, RuntimeError, ValueError):
+        pass  # not the main thread, or no signals here: the default handlers stay
