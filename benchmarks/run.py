@@ -372,7 +372,6 @@ def append_bare(workdir: Path, n: int, k: int, line: bytes, fsync: bool = False)
 
 def append_evo(workdir: Path, n: int, k: int, length: int, checkpoint_each: bool = False,
                previous_meta: bool = False) -> float:
-    from evo_agent.session import SessionStore
     from evo_agent.session import recorder as recorder_mod
     if previous_meta:  # the meta writer as it was before this run's library (benchmarks/previous.py)
         sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -1314,7 +1313,7 @@ def verdicts(app: dict | None, res: dict | None, lst: dict | None, full_sizes: b
             big = max(tail, key=lambda r: r["size"])
             e = big["evo"]
             ok = e["wall_s"] < 0.050 and e["rss_growth"] < 50 * MiB
-            note = "" if big["size"] >= GiB else f" (1 GiB only in the full run)"
+            note = "" if big["size"] >= GiB else " (1 GiB only in the full run)"
             why = (f"The read goes backwards once, in 1 MiB blocks, replaying each block as it is read, and stops "
                    f"at the block that holds the last boundary: {fmt_mib(e['bytes_read'])} of the "
                    f"{fmt_size(big['size'])} file for the {fmt_mib(big['tail_bytes'])} after the boundary and the "
@@ -1337,7 +1336,7 @@ def verdicts(app: dict | None, res: dict | None, lst: dict | None, full_sizes: b
             mbps = lambda r: big["bytes"] / r["wall_s"] / 1e6  # noqa: E731
             e = big["evo"]
             rate = mbps(e)
-            note = "" if big["size"] >= GiB else f" (1 GiB only in the full run)"
+            note = "" if big["size"] >= GiB else " (1 GiB only in the full run)"
             worst = min(r["bytes"] / r["evo"]["wall_s"] / 1e6 for r in none)
             split = lambda r: (f"{fmt_ms(r.get('user_s', 0))} user, {fmt_ms(r.get('sys_s', 0))} in the kernel for "  # noqa: E731
                                f"{r.get('minor_faults', 0):,} first-touch page faults")
