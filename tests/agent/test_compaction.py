@@ -16,31 +16,19 @@ from hypothesis import strategies as st
 from evo_agent.agent import CompactionFailed, micro_compact
 from evo_agent.agent.compaction import CLEAR_RESULT_CHARS, KEEP_RECENT_RESULTS, history_chars
 from evo_agent.session import load_for_resume, summary_message
-from tests.agent.helpers import assert_faithful, make_agent, records, server_provider
+from tests.agent.helpers import (
+    assert_faithful,
+    make_agent,
+    model_requests,
+    records,
+    server_provider,
+    summarizer,
+    summary_requests,
+)
 from tests.api_rules import check_request
 from tests.fake_model_server import error, text, tool_use
 
 BIG = "x" * 3000
-
-
-def summarizer(*summaries: str, answers: tuple = ()):
-    """A server answer: the next summary for a request without tools, else the next of `answers` (then `ok`)."""
-    queue, replies = list(summaries), list(answers)
-
-    def answer(body):
-        if body.get("tools"):
-            return replies.pop(0) if replies else text("ok")
-        return text(queue.pop(0) if queue else "SUMMARY")
-
-    return answer
-
-
-def summary_requests(server) -> list[dict]:
-    return [b for b in server.valid_requests if not b.get("tools")]
-
-
-def model_requests(server) -> list[dict]:
-    return [b for b in server.valid_requests if b.get("tools")]
 
 
 def boundaries(agent) -> list[dict]:

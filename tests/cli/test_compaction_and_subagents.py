@@ -4,37 +4,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 
+from tests.agent.helpers import model_requests, summarizer
 from tests.agent.test_subagents import is_child, task
 from tests.api_rules import check_request
 from tests.fake_model_server import hang, text
-
-
-def summaries(*items: str):
-    queue = list(items)
-
-    def answer(body):
-        if body.get("tools"):
-            return text("ok")
-        return text(queue.pop(0) if queue else "SUMMARY")
-
-    return answer
-
-
-def model_requests(server) -> list[dict]:
-    return [b for b in server.valid_requests if b.get("tools")]
-
-
-def wait_for(predicate, what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+from tests.helpers import wait_for
 
 
 def test_a_resumed_session_sends_what_the_live_process_sends_after_an_auto_compaction(cli, model_server):
-    model_server.default = summaries("Summary: the user greeted twice.")
+    model_server.default = summarizer("Summary: the user greeted twice.")
     env = {**cli.env, "EVO_AGENT_COMPACT_CHARS": "300"}
     live = cli.popen(env=env)
     try:
@@ -43,9 +22,9 @@ def test_a_resumed_session_sends_what_the_live_process_sends_after_an_auto_compa
         model_server.wait_for_requests(1)
         live.stdin.write("hello again\n")  # over the threshold: compacted before this prompt joins
         live.stdin.flush()
-        wait_for(lambda: len(model_requests(model_server)) == 2, "the second answer")
+        wait_for(lambda: len(model_requests(model_server)) == 2, 30, "the second answer")
         (sid,) = cli.session_ids()
-        wait_for(lambda: cli.records(sid)[-1]["type"] == "assistant", "the second answer on disk")
+        wait_for(lambda: cli.records(sid)[-1]["type"] == "assistant", 30, "the second answer on disk")
 
         resumed = cli.run("--resume", sid, "-p", "what now?", env=env)
         assert resumed.rc == 0 and resumed.out == "ok\n", resumed.err
@@ -71,7 +50,7 @@ def test_a_resumed_session_sends_what_the_live_process_sends_after_an_auto_compa
 
 
 def test_slash_compact_in_the_repl_and_resume_restores_only_the_summary(cli, model_server):
-    model_server.default = summaries("S-manual")
+    model_server.default = summarizer("S-manual")
     first = cli.run(input="remember the number 42\n/compact the number\n/cost\n")
     assert first.rc == 0, first.err
     assert "compaction #1, manual" in first.out

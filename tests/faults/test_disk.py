@@ -16,7 +16,7 @@ import pytest
 from evo_agent.session import load_for_resume
 from tests.api_rules import check_request
 from tests.fake_model_server import text, tool_use
-from tests.helpers import mount_tmpfs, needs_root, remount, unmount
+from tests.helpers import fill_disk, mount_tmpfs, needs_root, remount, unmount
 
 from .driver import Repl
 
@@ -32,20 +32,6 @@ def _sessions_on_tmpfs(project, size: str):
     except subprocess.CalledProcessError as exc:
         pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
     return sessions
-
-
-def _fill(mount_point, leave: int) -> None:
-    """Fill the filesystem, then free `leave` bytes (whole pages) so the next big write is cut short."""
-    filler = mount_point / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while os.write(fd, b"f" * 65536) > 0:
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    os.truncate(filler, max(0, filler.stat().st_size - leave))
 
 
 def _only_session(sessions) -> str:
@@ -83,7 +69,7 @@ def test_a_full_disk_mid_session_warns_once_and_the_records_after_it_land_whole(
         big_prompt = "second question " + "y" * 20_000  # one record larger than what is left
         with Repl(project, cli.env) as repl:
             repl.ask("first question", "First answer.")
-            _fill(sessions, leave=4096)
+            fill_disk(sessions, leave=4096)
             repl.ask(big_prompt, "Second answer.")
             assert len(_write_warnings(repl.err.text)) == 1
             (sessions / "filler").unlink()  # space is back

@@ -12,7 +12,7 @@ import pytest
 
 from evo_agent.session import SessionStore, load_for_resume
 
-from tests.helpers import mount_tmpfs, needs_root, remount, unmount
+from tests.helpers import fill_disk, mount_tmpfs, needs_root, remount, unmount
 
 from .helpers import assistant_tools, lines_of, store_for, tool_results, user_text
 
@@ -142,23 +142,12 @@ def test_full_disk_warns_once_and_the_next_record_after_space_returns_is_intact(
         store = SessionStore(mnt, warn=warnings.append)
         rec = store.create(model="m", provider="demo", meta_interval=3600)
         rec.user(user_text("before the disk filled"))
-        filler = mnt / "filler"
-        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-        try:
-            while os.write(fd, b"x" * 512) > 0:
-                pass
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-        free = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
-        assert free == 0
-        os.truncate(filler, os.path.getsize(filler) - 4096)  # one page free: the next record lands torn
+        fill_disk(mnt, leave=4096)  # one page free: the next record lands torn
         big = "y" * 20000
         for _ in range(3):
             assert rec.user(user_text(big)) is False  # torn: only part of it fits
         assert len(warnings) == 1 and "No space left on device" in warnings[0]
-        filler.unlink()
+        (mnt / "filler").unlink()
         assert rec.user(user_text("after space came back")) is True
         raw = rec.path.read_bytes()
         loaded = load_for_resume(rec.path)
