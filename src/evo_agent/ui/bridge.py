@@ -40,6 +40,12 @@ class TurnCallbacks(Protocol):
     def on_notice(self, text: str) -> None:
         """A one-line system notice (compaction happened, a write failed, a retry...)."""
 
+    # Optional (issue #15): `on_approval(request: ApprovalRequest) -> ApprovalDecision`, from
+    # `evo_agent.tools.approval`. Called from the worker thread when a tool call needs the user's
+    # approval; blocks until the user answers (Esc/Ctrl+C mean "no"). A front end without it
+    # cannot ask, and the call is refused as in print mode. Not declared here so that existing
+    # callbacks objects keep satisfying the runtime-checkable Protocol.
+
 
 @runtime_checkable
 class AgentLike(Protocol):

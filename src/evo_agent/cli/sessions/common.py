@@ -9,12 +9,11 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
+from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionStore, resolve_session_id
 
 from ..errors import CommandError
 
-# C0 controls but tab and newline, DEL, and C1 controls: a transcript's text must not drive the terminal.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 
 
 def fmt_ms(ms: int) -> str:
@@ -51,12 +50,6 @@ def fmt_bytes(n: int) -> str:
             return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} bytes"  # pragma: no cover
-
-
-def terminal_safe(text: str) -> str:
-    """Control characters made visible (ESC as `^[`), so printed text cannot move the cursor or retitle the window."""
-    return _CONTROL_RE.sub(lambda m: "^" + chr((ord(m.group()) + 64) % 128) if ord(m.group()) < 128
-                           else f"\\x{ord(m.group()):02x}", text)
 
 
 def resolve_session_dir(store: SessionStore, text: str) -> tuple[str, Path]:
