@@ -66,6 +66,7 @@ from .compaction import (
     micro_compact,
     summary_request,
 )
+from .permissions import INTERNAL_TOOLS, Asker, GateResult, PermissionGate, Policy
 from .prompt import build_system_prompt
 from .subagents import task_tool
 
@@ -171,6 +172,20 @@ class _Callbacks:
     def notice(self, text: str) -> None:
         self._call("on_notice", text)
 
+    @property
+    def asker(self) -> Asker | None:
+        """The front end's `on_approval`, or None when it cannot ask (print mode)."""
+        fn = getattr(self.target, "on_approval", None) if self.target is not None else None
+        return fn if callable(fn) else None
+
+
+@dataclass
+class FrontEnd:
+    """How a turn reaches the user for approvals and notices; a subagent borrows its parent's."""
+
+    ask: Asker | None = None
+    notice: Any = None  # Callable[[str], None] | None
+
 
 def text_of(message: dict) -> str:
     """The visible text of a message (text blocks joined)."""
@@ -227,6 +242,9 @@ class Agent:
         compact_threshold: int | None = None,
         compact_count: int = 0,
         allow_subagents: bool = True,
+        permissions: PermissionGate | None = None,
+        agent_label: str = "",
+        front_end: FrontEnd | None = None,
     ) -> None:
         self.provider = provider
         self.recorder = recorder
@@ -248,6 +266,16 @@ class Agent:
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
         self._lock = threading.Lock()  # one turn, compaction or session switch at a time
         self._usage_lock = threading.Lock()  # parallel subagents add their usage here
+        # Who may run what: shared with subagents, so their approvals queue on one lock.
+        self.permissions = permissions or PermissionGate(Policy(self.project_dir))
+        self.agent_label = agent_label  # "" for the main agent; a subagent's name labels its requests
+        self._inherited_front = front_end  # a subagent asks through its parent's front end
+        self.front_end = front_end or FrontEnd()
+
+    @property
+    def permission_mode(self) -> str:
+        """ask | accept-edits | read-only | bypass (shown in the status line and by /permissions)."""
+        return self.permissions.mode
 
     # ---- what the UI reads (AgentLike)
     @property
@@ -431,6 +459,10 @@ class Agent:
         cb = _Callbacks(callbacks)
         cancel = cancel if cancel is not None else threading.Event()
         with self._lock:
+            if callbacks is None and self._inherited_front is not None:
+                self.front_end = self._inherited_front
+            else:
+                self.front_end = FrontEnd(cb.asker, cb.notice)
             self.recorder.prompt_id = prompt_id or str(uuid.uuid4())
             turn: dict = {}
             try:
@@ -519,10 +551,14 @@ class Agent:
                 results[i] = tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, True)
                 cb.tool_end(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0)
                 return
+            refusal = self._gate(tool_id, name, tool_input, cancel)
             cb.tool_start(tool_id, name, tool_input)
             started = time.monotonic()
-            ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id)
-            result = run_tool(self.tools, name, tool_input, ctx)
+            if refusal is not None:
+                result = refusal
+            else:
+                ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id)
+                result = run_tool(self.tools, name, tool_input, ctx)
             results[i] = tool_result_block(tool_id, result.content, result.is_error)
             cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)
 
@@ -539,6 +575,30 @@ class Agent:
         for thread in threads:
             thread.join()
         return [r for r in results if r is not None]
+
+
+    def _gate(self, tool_id: str, name: str, tool_input: dict, cancel: threading.Event) -> ToolResult | None:
+        """None when the call may run; else the `is_error` result that says why it did not.
+
+        Every decision (outside bypass mode) is recorded as a `permission` record before the tool
+        runs; a refused call's result says why it was not run.
+        """
+        if name in INTERNAL_TOOLS:
+            return None
+        front = self.front_end
+        outcome = self.permissions.decide(name, tool_input, front.ask, self.agent_label)
+        if outcome.run and cancel.is_set():  # Ctrl+C while the user was being asked
+            outcome = GateResult(False, "refused", "interrupted", TOOL_INTERRUPTED_TEXT)
+        if self.permissions.mode != "bypass":  # bypass decides nothing; its start-up warning says so
+            self.recorder.append("permission", tool_use_id=tool_id, tool=name, decision=outcome.decision,
+                                 rule=outcome.rule, **({"agent_name": self.agent_label} if self.agent_label else {}))
+        if outcome.notice and front.notice is not None:
+            label = f"evo-agent: [{self.agent_label}]" if self.agent_label else "evo-agent:"
+            try:
+                front.notice(outcome.notice.replace("evo-agent:", label, 1))
+            except Exception:  # noqa: BLE001
+                pass
+        return None if outcome.run else ToolResult(outcome.message, is_error=True)
 
 
 def _env_int(name: str, default: int) -> int:
