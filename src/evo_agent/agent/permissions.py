@@ -289,9 +289,11 @@ class PermissionGate:
         message = (f"Not run: {what} needs the user's approval because {verdict.reason}, and this session "
                    "cannot ask (print mode). Do the task without it if you can; otherwise tell the user "
                    "what you need to run and that it must be allowed.")
-        rule = f' --allowed-tools "{verdict.suggestion}"' if verdict.suggestion else ""
-        notice = (f"evo-agent: not run (needs approval): {what}; allow it with --permission-mode "
-                  f"accept-edits|bypass,{rule or ' --allowed-tools RULE'} or a rule in .evo-agent/settings.json")
+        rule = f'--allowed-tools "{verdict.suggestion}"' if verdict.suggestion else "--allowed-tools RULE"
+        target = self.policy.target(name, tool_input)
+        mode = "accept-edits" if target.kind == "Edit" and target.relative is not None else "bypass"
+        notice = (f"evo-agent: not run (needs approval): {what}; allow it with --permission-mode {mode}, "
+                  f"{rule} or a rule in .evo-agent/settings.json")
         return GateResult(False, "refused", f"{verdict.rule}: cannot ask", message, notice)
 
 

@@ -54,6 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{_provider_choices()} (env EVO_AGENT_PROVIDER)")
     parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
+    parser.add_argument("--permission-mode", metavar="MODE",
+                        help="ask (default), accept-edits, read-only or bypass (env EVO_AGENT_PERMISSION_MODE)")
+    parser.add_argument("--allowed-tools", metavar="RULES",
+                        help='allow these calls for this run, e.g. "Bash(npm test),Bash(git commit:*),Edit(src/**)"')
+    parser.add_argument("--sandbox", action="store_true",
+                        help="run bash in a bubblewrap sandbox: the project writable, the rest read-only, no network")
+    parser.add_argument("--sandbox-network", action="store_true", help="with --sandbox: allow network access")
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -75,6 +82,39 @@ def redaction_enabled(environ) -> bool:  # noqa: ANN001 - a Mapping[str, str]
     if value in _REDACT_OFF:
         return False
     raise UsageError(f"EVO_AGENT_REDACT must be 1 (mask secrets in transcripts, the default) or 0, not {value[:20]!r}")
+
+
+BYPASS_WARNING = ("evo-agent: permission mode bypass: every tool call runs unasked "
+                  "(edits, any command, files outside the project)")
+
+
+def permission_gate(args: argparse.Namespace, project_dir: Path, environ):  # noqa: ANN001, ANN201
+    """The permission gate for this run: mode from --permission-mode, the env, settings, else ask.
+
+    A bad mode or rule is a usage error; an unusable settings file a plain error.
+    """
+    from evo_agent.agent.permissions import DEFAULT_MODE, ModeError, PermissionGate, Policy, check_mode
+    from evo_agent.agent.rules import RuleError, parse_rules
+    from evo_agent.agent.settings import SettingsError, add_project_rule, load_settings
+
+    try:
+        settings = load_settings(project_dir)
+    except SettingsError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        if args.permission_mode is not None:
+            mode = check_mode(args.permission_mode)
+        elif environ.get("EVO_AGENT_PERMISSION_MODE", "").strip():
+            mode = check_mode(environ["EVO_AGENT_PERMISSION_MODE"], "EVO_AGENT_PERMISSION_MODE")
+        elif settings.permission_mode:
+            mode = check_mode(settings.permission_mode, ".evo-agent/settings.json permission_mode")
+        else:
+            mode = DEFAULT_MODE
+        cli_rules = parse_rules(args.allowed_tools or "")
+    except (ModeError, RuleError) as exc:
+        raise UsageError(str(exc)) from None
+    policy = Policy(project_dir, mode, cli_rules, settings.allow)
+    return PermissionGate(policy, persist=lambda rule: add_project_rule(project_dir, rule))
 
 
 def _project_dir(args: argparse.Namespace) -> Path:
@@ -175,6 +215,7 @@ def _agent(args: argparse.Namespace) -> int:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
+    gate = permission_gate(args, project_dir, os.environ)
     store = LiveSessionStore(project_dir, redact=redact)  # holds the live session's lock: `sessions rm/prune` leave it alone
     console = Console()
     notify = console.err_line if print_mode else console.line
@@ -227,7 +268,9 @@ def _agent(args: argparse.Namespace) -> int:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
-                  compact_count=compact_count)
+                  compact_count=compact_count, permissions=gate)
+    if gate.mode == "bypass":
+        console.err_line(BYPASS_WARNING)
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE

@@ -13,6 +13,7 @@ from evo_agent import __version__
 from evo_agent.agent import Agent
 from evo_agent.session import SessionError, SessionStore
 
+from .approvals import ReplApprovals
 from .runtime import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
@@ -32,6 +33,7 @@ Commands:
   /clear            start a new, empty session (the current one stays resumable)
   /compact [FOCUS]  summarise the conversation now and continue from the summary
   /cost             tokens used in this session
+  /permissions      the permission mode and the allow rules in force
   /help             this help
   /exit             leave (Ctrl+D works too)
 Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves."""
@@ -101,6 +103,8 @@ class Repl:
         self.signals = signals
         self.tty = tty
         self.callbacks = ConsoleCallbacks(console)
+        self.approvals = ReplApprovals(console, signals, self.read)
+        self.callbacks.on_approval = self.approvals.on_approval  # type: ignore[attr-defined]
 
     # ---- input
     def read(self, prompt: str) -> str | None:
@@ -129,7 +133,7 @@ class Repl:
                 pass
             self.console.line(
                 f"evo-agent {__version__} · {self.agent.provider.name}/{self.agent.model} · "
-                f"session {self.agent.session_id} · /help for commands"
+                f"session {self.agent.session_id} · permissions: {self.agent.permission_mode} · /help for commands"
             )
         try:
             while True:
@@ -149,9 +153,11 @@ class Repl:
             return EXIT_INTERRUPTED
         except Terminated:
             return EXIT_TERMINATED
+        finally:
+            self.approvals.closed = True
 
     def turn(self, prompt: str) -> None:
-        outcome = run_turn(self.agent, prompt, self.callbacks, self.signals)
+        outcome = run_turn(self.agent, prompt, self.callbacks, self.signals, self.approvals.service)
         self.console.end_line()
         if outcome.error is not None:
             self.console.error(str(outcome.error))
@@ -169,6 +175,7 @@ class Repl:
             "/quit": lambda _: 0,
             "/help": self.cmd_help,
             "/cost": self.cmd_cost,
+            "/permissions": self.cmd_permissions,
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
             "/compact": self.cmd_compact,
@@ -184,6 +191,9 @@ class Repl:
 
     def cmd_cost(self, _arg: str) -> None:
         self.console.line(self.agent.cost_text())
+
+    def cmd_permissions(self, _arg: str) -> None:
+        self.console.line(self.agent.permissions.policy.describe())
 
     def cmd_compact(self, arg: str) -> None:
         outcome = run_compact(self.agent, arg or None, self.signals)
