@@ -47,7 +47,7 @@ PATH_PROGRAMS = frozenset({
     "du", "nl", "cut", "sort", "uniq", "diff", "tr", "git",
 })
 # Programs that only print their arguments: nothing to check but the characters above.
-ECHO_PROGRAMS = frozenset({"echo", "printf", "pwd", "true", "false", "basename", "dirname", "whoami"})
+ECHO_PROGRAMS = frozenset({"echo", "printf", "pwd", "true", "false", "basename", "dirname", "whoami", "sleep"})
 # Options that write, execute or leave the project, per program (prefix match on the option).
 DENIED_OPTIONS: dict[str, tuple[str, ...]] = {
     "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fls", "-L", "-follow"),
