@@ -245,6 +245,7 @@ class Agent:
         permissions: PermissionGate | None = None,
         agent_label: str = "",
         front_end: FrontEnd | None = None,
+        sandbox: Any = None,
     ) -> None:
         self.provider = provider
         self.recorder = recorder
@@ -271,6 +272,7 @@ class Agent:
         self.agent_label = agent_label  # "" for the main agent; a subagent's name labels its requests
         self._inherited_front = front_end  # a subagent asks through its parent's front end
         self.front_end = front_end or FrontEnd()
+        self.sandbox = sandbox  # a tools.sandbox.Sandbox: bash runs inside bubblewrap
 
     @property
     def permission_mode(self) -> str:
@@ -557,7 +559,7 @@ class Agent:
             if refusal is not None:
                 result = refusal
             else:
-                ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id)
+                ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id, sandbox=self.sandbox)
                 result = run_tool(self.tools, name, tool_input, ctx)
             results[i] = tool_result_block(tool_id, result.content, result.is_error)
             cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)

@@ -114,7 +114,21 @@ def permission_gate(args: argparse.Namespace, project_dir: Path, environ):  # no
     except (ModeError, RuleError) as exc:
         raise UsageError(str(exc)) from None
     policy = Policy(project_dir, mode, cli_rules, settings.allow)
-    return PermissionGate(policy, persist=lambda rule: add_project_rule(project_dir, rule))
+    return PermissionGate(policy, persist=lambda rule: add_project_rule(project_dir, rule)), settings
+
+
+def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa: ANN001, ANN201
+    """The bubblewrap sandbox when --sandbox (or the setting) asks for one; an error where it cannot run."""
+    from evo_agent.tools.sandbox import SandboxError, check_sandbox
+
+    if args.sandbox_network and not (args.sandbox or settings.sandbox):
+        raise UsageError("--sandbox-network only makes sense with --sandbox")
+    if not (args.sandbox or settings.sandbox):
+        return None
+    try:
+        return check_sandbox(project_dir, network=args.sandbox_network or settings.sandbox_network)
+    except SandboxError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _project_dir(args: argparse.Namespace) -> Path:
@@ -215,7 +229,8 @@ def _agent(args: argparse.Namespace) -> int:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
-    gate = permission_gate(args, project_dir, os.environ)
+    gate, settings = permission_gate(args, project_dir, os.environ)
+    sandbox = sandbox_for(args, settings, project_dir)
     store = LiveSessionStore(project_dir, redact=redact)  # holds the live session's lock: `sessions rm/prune` leave it alone
     console = Console()
     notify = console.err_line if print_mode else console.line
@@ -268,7 +283,7 @@ def _agent(args: argparse.Namespace) -> int:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
-                  compact_count=compact_count, permissions=gate)
+                  compact_count=compact_count, permissions=gate, sandbox=sandbox)
     if gate.mode == "bypass":
         console.err_line(BYPASS_WARNING)
     signals = Signals(console)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 
 @dataclass
@@ -15,6 +15,7 @@ class ToolContext:
     project_dir: Path
     cancel: threading.Event = field(default_factory=threading.Event)
     tool_use_id: str = ""  # the id of the call being run (the task tool names its sidechain by it)
+    sandbox: Any = None  # a tools.sandbox.Sandbox when bash must run inside bubblewrap (--sandbox)
 
 
 @dataclass

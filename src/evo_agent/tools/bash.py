@@ -14,11 +14,16 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import time
 from collections import deque
+from pathlib import Path
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolResult
+from .tool_env import tool_environment
+
+REAPER = str(Path(__file__).with_name("reaper.py"))
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
@@ -129,9 +134,14 @@ def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
     if ctx.cancel.is_set():
         return error("interrupted before the command started")
 
+    argv = ["bash", "-c", command]
+    if ctx.sandbox is not None:
+        argv = ctx.sandbox.wrap(argv)
     proc = subprocess.Popen(
-        ["bash", "-c", command],
+        # The reaper leads the command's process group and kills it if the agent dies (reaper.py).
+        [sys.executable, "-I", "-S", REAPER, str(os.getpid()), "--", *argv],
         cwd=ctx.project_dir,
+        env=tool_environment(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
