@@ -280,3 +280,15 @@ def test_the_gate_is_the_policy_plus_one_lock(project):
     out = gate.decide("bash", {"command": "ls"}, None)
     assert out.run and out.rule == "mode ask: read-only command"
     assert not os.path.exists(project / ".evo-agent" / "settings.json")
+
+
+def test_grep_in_the_project_never_reads_through_a_symlink_out_of_it(project, tmp_path):
+    from evo_agent.tools import ToolContext
+    from evo_agent.tools.grep_tool import run_grep
+
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY material\n")
+    (project / "innocent.txt").symlink_to(secret)
+    (project / "notes.txt").write_text("KEY ideas\n")
+    out = run_grep({"pattern": "KEY"}, ToolContext(project_dir=project))
+    assert "notes.txt:1:KEY ideas" in out.content and "PRIVATE" not in out.content

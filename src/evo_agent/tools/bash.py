@@ -14,16 +14,13 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import time
 from collections import deque
-from pathlib import Path
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolResult
+from .reaper import with_reaper
 from .tool_env import tool_environment
-
-REAPER = str(Path(__file__).with_name("reaper.py"))
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
@@ -139,7 +136,7 @@ def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
         argv = ctx.sandbox.wrap(argv)
     proc = subprocess.Popen(
         # The reaper leads the command's process group and kills it if the agent dies (reaper.py).
-        [sys.executable, "-I", "-S", REAPER, str(os.getpid()), "--", *argv],
+        with_reaper(argv),
         cwd=ctx.project_dir,
         env=tool_environment(),
         stdin=subprocess.DEVNULL,

@@ -1,62 +1,52 @@
-"""The tool's process-group leader: runs the command, and kills the whole group if the agent dies.
+"""A killed agent leaves no tool running: each bash call runs under a small group-leading shell.
 
-    python -I -S reaper.py AGENT_PID -- bash -c COMMAND
+    setpriv --pdeathsig TERM -- bash -c REAPER evo-agent-tool AGENT_PID bash -c COMMAND
 
-The bash tool starts this script in a new session (so Ctrl+C and timeouts still kill the
-group with one `killpg`). It first arms a parent-death signal (`PR_SET_PDEATHSIG`, SIGTERM),
-then checks that the agent is still its parent (it may have died in between). A `kill -9` of
-the agent delivers that SIGTERM here, and this process SIGKILLs its group — the command and
-everything it started — instead of leaving them under init. A parent-death signal set on bash
-itself would reach only bash, not `npm test`'s grandchildren. (Arming it here rather than in
-`preexec_fn` keeps the agent's fork free of Python code, which is unsafe with threads.)
+`setpriv` (util-linux) arms a parent-death signal and execs the reaper shell, which leads the
+tool's process group (the bash tool starts it in a new session, so Ctrl+C and timeouts still
+kill the whole group with one `killpg`). When the agent dies — even by `kill -9` — the kernel
+sends the reaper SIGTERM, and its trap SIGKILLs the group: the command and everything it
+started. A parent-death signal on bash itself would reach bash only, not `npm test`'s
+grandchildren. The reaper also checks the agent is still its parent (it may have died before
+the signal was armed).
 
-Stdlib only, no evo_agent import: it starts in a few milliseconds (`-I -S`).
+The command runs as a background job so that `wait` can be interrupted by the trap; its
+subshell restores SIGINT/SIGQUIT (a non-interactive bash ignores them for background jobs,
+which would change how the command's own programs behave). A command killed by a signal
+makes the reaper end by the same signal, so the tool still reports "killed by signal".
+
+A shell, not a Python shim: it starts in a few milliseconds (a Python interpreter costs
+30-60 ms per call). Without `setpriv` (not Linux) commands run as plain `bash -c`.
 """
 
-import ctypes
+from __future__ import annotations
+
 import os
-import signal
-import sys
+import shutil
 
-PR_SET_PDEATHSIG = 1
+REAPER_SCRIPT = r"""
+trap 'trap - TERM HUP; kill -KILL 0' TERM HUP
+[ "$PPID" = "$1" ] || kill -KILL 0
+shift
+( trap - INT QUIT; exec "$@" ) &
+{ wait $!; } 2>/dev/null
+status=$?
+if [ "$status" -gt 128 ]; then
+  trap - TERM HUP
+  kill -s "$((status - 128))" $$ 2>/dev/null
+fi
+exit "$status"
+"""
 
-
-def _kill_group(signum, frame):  # noqa: ANN001
-    os.killpg(os.getpgrp(), signal.SIGKILL)  # this process too
-
-
-def main(argv: list) -> int:
-    signal.signal(signal.SIGTERM, _kill_group)
-    signal.signal(signal.SIGHUP, _kill_group)
-    agent_pid = int(argv[1])
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the group is still killed on Ctrl+C and timeouts
-        pass
-    if os.getppid() != agent_pid:  # the agent died before the parent-death signal was armed
-        _kill_group(None, None)
-    command = argv[argv.index("--") + 1:]
-    pid = os.fork()
-    if pid == 0:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGHUP, signal.SIG_DFL)
-        try:
-            os.execvp(command[0], command)
-        except OSError as exc:
-            os.write(2, f"evo-agent: cannot run {command[0]}: {exc.strerror}\n".encode())
-            os._exit(127)
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except InterruptedError:
-            continue
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-    return os.WEXITSTATUS(status)
+_SETPRIV = shutil.which("setpriv")
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+def with_reaper(argv: list[str]) -> list[str]:
+    """`argv` run under the reaper when this system can arm a parent-death signal."""
+    if _SETPRIV is None:
+        return argv
+    return [_SETPRIV, "--pdeathsig", "TERM", "--", "bash", "-c", REAPER_SCRIPT, "evo-agent-tool",
+            str(os.getpid()), *argv]
+
+
+__all__ = ["REAPER_SCRIPT", "with_reaper"]
