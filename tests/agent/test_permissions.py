@@ -292,3 +292,16 @@ def test_grep_in_the_project_never_reads_through_a_symlink_out_of_it(project, tm
     (project / "notes.txt").write_text("KEY ideas\n")
     out = run_grep({"pattern": "KEY"}, ToolContext(project_dir=project))
     assert "notes.txt:1:KEY ideas" in out.content and "PRIVATE" not in out.content
+
+
+def test_a_malformed_call_is_refused_by_its_tool_without_asking(project, model_server):
+    model_server.script(tool_use("bash", {"cmd": "touch x"}, id="t_bad"), text("Oops."))
+    agent, _ = make_agent(project, server_provider(model_server), mode="ask")
+
+    class Front:
+        def on_approval(self, request):  # pragma: no cover - must not be called
+            raise AssertionError("asked about a call that cannot run")
+
+    agent.run_turn("go", Front())
+    result = model_server.requests[1]["messages"][-1]["content"][0]
+    assert result["is_error"] and "missing required field" in result["content"]

@@ -56,7 +56,8 @@ from typing import Any
 
 from evo_agent.providers.base import Provider, ProviderCancelled, ProviderError, StreamCallbacks
 from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, summary_message
-from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool
+from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool, validate_input
+from evo_agent.tools.runner import INVALID_ARGUMENTS_KEY
 
 from .compaction import (
     SUMMARY_MAX_TOKENS,
@@ -585,8 +586,8 @@ class Agent:
         Every decision (outside bypass mode) is recorded as a `permission` record before the tool
         runs; a refused call's result says why it was not run.
         """
-        if name in INTERNAL_TOOLS:
-            return None
+        if name in INTERNAL_TOOLS or not self._well_formed(name, tool_input):
+            return None  # the tool refuses it itself, without running anything
         front = self.front_end
         outcome = self.permissions.decide(name, tool_input, front.ask, self.agent_label)
         if outcome.run and cancel.is_set():  # Ctrl+C while the user was being asked
@@ -601,6 +602,13 @@ class Agent:
             except Exception:  # noqa: BLE001
                 pass
         return None if outcome.run else ToolResult(outcome.message, is_error=True)
+
+
+    def _well_formed(self, name: str, tool_input: dict) -> bool:
+        tool = next((t for t in self.tools if t.name == name), None)
+        if tool is None or INVALID_ARGUMENTS_KEY in tool_input:
+            return False
+        return validate_input(tool, tool_input)[1] is None
 
 
 def _env_int(name: str, default: int) -> int:
