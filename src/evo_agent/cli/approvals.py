@@ -28,7 +28,9 @@ ANSWERS = {"y": "yes", "yes": "yes", "a": "always-session", "always": "always-se
 
 
 class ReplApprovals:
-    def __init__(self, console: Console, signals: Signals, read: Callable[[str], str | None]) -> None:
+    def __init__(self, console: Console, signals: Signals, read: Callable[[str], str | None],
+                 interactive: bool = True) -> None:
+        self.interactive = interactive  # piped input: an answer that is not one is a no, never a re-ask
         self.console = console
         self.signals = signals
         self.read = read
@@ -86,6 +88,9 @@ class ReplApprovals:
             if answer is None and word.lower().startswith("n") and not rest:  # "no," "nope"
                 answer = "no"
             if answer is None or (answer.startswith("always") and not offers_rule):
+                if not self.interactive:
+                    self.console.line("(no: not an answer)")
+                    return ApprovalDecision("no")
                 self.console.line("  answer y, n [reason]" + (", a or p" if offers_rule else ""))
                 continue
             return ApprovalDecision(answer, rest.strip() if answer == "no" else "")

@@ -103,7 +103,7 @@ class Repl:
         self.signals = signals
         self.tty = tty
         self.callbacks = ConsoleCallbacks(console)
-        self.approvals = ReplApprovals(console, signals, self.read)
+        self.approvals = ReplApprovals(console, signals, self.read, interactive=tty)
         self.callbacks.on_approval = self.approvals.on_approval  # type: ignore[attr-defined]
 
     # ---- input
