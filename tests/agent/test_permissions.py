@@ -305,3 +305,11 @@ def test_a_malformed_call_is_refused_by_its_tool_without_asking(project, model_s
     agent.run_turn("go", Front())
     result = model_server.requests[1]["messages"][-1]["content"][0]
     assert result["is_error"] and "missing required field" in result["content"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(tail=_words, marker=st.sampled_from([";", "&", "|", "$(", "`", ">", "<", "\n", "${"]),
+       more=_words.filter(lambda w: w.strip()))
+def test_a_prefix_rule_never_covers_a_second_command(tail, marker, more):
+    rule = Rule.parse("Bash(npm test:*)")
+    assert not rule.covers_command(f"npm test {tail}{marker}{more}")
