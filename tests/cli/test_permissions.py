@@ -254,3 +254,27 @@ def test_sandboxed_bash_cannot_write_outside_or_reach_the_network(cli, model_ser
             assert not os.path.exists(outside) and not private.exists() and (project / "inside.txt").exists()
     finally:
         listener.close()
+
+
+def test_settings_give_the_mode_and_the_sandbox_and_a_broken_file_is_one_line(cli, model_server, project):
+    settings = project / ".evo-agent" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permission_mode": "accept-edits", "sandbox": true}')
+    model_server.script(tool_use("write_file", {"path": "a.txt", "content": "a"}), text("Wrote."))
+    from evo_agent.tools.sandbox import SandboxError, check_sandbox
+
+    try:
+        check_sandbox(project)
+        usable = True
+    except SandboxError:
+        usable = False
+    result = cli.run("-p", "write")
+    if usable:
+        assert result.rc == 0 and (project / "a.txt").read_text() == "a", result.err
+    else:
+        assert result.rc == 1 and "bubblewrap" in result.err_lines[0]
+    no_bwrap = cli.run("-p", "write", env={**cli.env, "PATH": "/nonexistent"})  # the setting is no silent fallback
+    assert no_bwrap.rc == 1 and no_bwrap.err_lines[0].startswith("evo-agent: --sandbox needs bubblewrap")
+    settings.write_text("{not json")
+    broken = cli.run("-p", "hi")
+    assert broken.rc == 1 and len(broken.err_lines) == 1 and "settings.json is not valid JSON" in broken.err_lines[0]
