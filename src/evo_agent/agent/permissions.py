@@ -243,16 +243,14 @@ class PermissionGate:
 
     def decide(self, name: str, tool_input: dict, ask: Asker | None, agent: str = "") -> GateResult:
         verdict = self.policy.check(name, tool_input)
-        if verdict.action == "allow":
-            return GateResult(True, "allowed", verdict.rule)
-        if verdict.action == "deny":
-            return GateResult(False, "refused", verdict.rule, f"Not run: {verdict.reason}.")
+        if verdict.action != "ask":
+            return _settled(verdict)
         if ask is None:
             return self._cannot_ask(name, tool_input, verdict)
         with self._lock:
             verdict = self.policy.check(name, tool_input)  # an answer given meanwhile may cover it now
             if verdict.action != "ask":
-                return self.decide(name, tool_input, ask, agent)
+                return _settled(verdict)
             request = build_request(self.policy, name, tool_input, verdict, agent)
             try:
                 answer = ask(request)
@@ -295,6 +293,13 @@ class PermissionGate:
         notice = (f"evo-agent: not run (needs approval): {what}; allow it with --permission-mode {mode}, "
                   f"{rule} or a rule in .evo-agent/settings.json")
         return GateResult(False, "refused", f"{verdict.rule}: cannot ask", message, notice)
+
+
+def _settled(verdict: Verdict) -> GateResult:
+    """The result of a verdict that needs nobody's answer."""
+    if verdict.action == "allow":
+        return GateResult(True, "allowed", verdict.rule)
+    return GateResult(False, "refused", verdict.rule, f"Not run: {verdict.reason}.")
 
 
 def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
