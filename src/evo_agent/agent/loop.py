@@ -42,6 +42,13 @@ a pure view of the history (micro-compaction), never a change to it.
 
 Subagents (subagents.py): `task` calls run a child Agent recorded in a
 sidechain file; several task calls of one response run in parallel threads.
+
+Permissions (permissions.py): before a tool runs, `_gate` asks the shared
+`PermissionGate` whether the mode and rules let it run, ask the front end
+(`on_approval`, one question at a time, labelled with a subagent's name), or
+refuse it. The decision is recorded as a `permission` record (except in bypass
+mode) before the tool runs; a refused call gets an `is_error` tool_result that
+tells the model it was not run and why, and the turn goes on.
 """
 
 from __future__ import annotations
@@ -579,7 +586,6 @@ class Agent:
             thread.join()
         return [r for r in results if r is not None]
 
-
     def _gate(self, tool_id: str, name: str, tool_input: dict, cancel: threading.Event) -> ToolResult | None:
         """None when the call may run; else the `is_error` result that says why it did not.
 
@@ -602,7 +608,6 @@ class Agent:
             except Exception:  # noqa: BLE001
                 pass
         return None if outcome.run else ToolResult(outcome.message, is_error=True)
-
 
     def _well_formed(self, name: str, tool_input: dict) -> bool:
         tool = next((t for t in self.tools if t.name == name), None)
