@@ -287,6 +287,10 @@ class Agent:
         """ask | accept-edits | read-only | bypass (shown in the status line and by /permissions)."""
         return self.permissions.mode
 
+    def permissions_text(self) -> str:
+        """What `/permissions` shows: the mode and the allow rules in force (may span lines)."""
+        return self.permissions.policy.describe()
+
     # ---- what the UI reads (AgentLike)
     @property
     def session_id(self) -> str:

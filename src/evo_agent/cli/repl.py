@@ -193,7 +193,7 @@ class Repl:
         self.console.line(self.agent.cost_text())
 
     def cmd_permissions(self, _arg: str) -> None:
-        self.console.line(self.agent.permissions.policy.describe())
+        self.console.line(self.agent.permissions_text())
 
     def cmd_compact(self, arg: str) -> None:
         outcome = run_compact(self.agent, arg or None, self.signals)
