@@ -313,3 +313,18 @@ def test_a_malformed_call_is_refused_by_its_tool_without_asking(project, model_s
 def test_a_prefix_rule_never_covers_a_second_command(tail, marker, more):
     rule = Rule.parse("Bash(npm test:*)")
     assert not rule.covers_command(f"npm test {tail}{marker}{more}")
+
+
+def test_the_file_tools_themselves_never_write_the_agent_dir(project):
+    from evo_agent.tools import ToolContext
+    from evo_agent.tools.edit_file import run_edit_file
+    from evo_agent.tools.write_file import run_write_file
+
+    (project / ".evo-agent").mkdir()
+    settings = project / ".evo-agent" / "settings.json"
+    settings.write_text("{}")
+    (project / "alias").symlink_to(project / ".evo-agent")
+    ctx = ToolContext(project_dir=project)
+    assert run_write_file({"path": "alias/settings.json", "content": "x"}, ctx).is_error
+    assert run_edit_file({"path": ".evo-agent/settings.json", "old_string": "{}", "new_string": "[]"}, ctx).is_error
+    assert settings.read_text() == "{}"
