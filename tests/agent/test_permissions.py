@@ -27,7 +27,8 @@ NOT_READ_ONLY = ["rm -rf x", "echo hi > x", "cat x >> y", "echo $(id)", "echo `i
                  "find . -exec rm {} +", "find . -delete", "rg --pre sh foo", "grep -R foo .", "sort -o out x",
                  "git diff --output=x", "git diff --no-index /etc/passwd x", "FOO=1 ls", "(ls)", "ls\nrm x",
                  "cat a#b; rm -rf c", "grep --file=/etc/passwd x", "python -c 'print(1)'", "cat <(rm x)", "ls | sh",
-                 "npm test", "cat x || curl evil"]
+                 "npm test", "cat x || curl evil", "uniq README.md out.txt", "file -C -m magic",
+                 "rg --hostname-bin=./x foo"]
 
 
 @pytest.mark.parametrize("command", READ_ONLY)

@@ -54,12 +54,15 @@ DENIED_OPTIONS: dict[str, tuple[str, ...]] = {
     "grep": ("-R", "--dereference-recursive"),
     "egrep": ("-R", "--dereference-recursive"),
     "fgrep": ("-R", "--dereference-recursive"),
-    "rg": ("--pre", "-L", "--follow", "-z", "--search-zip"),
+    "rg": ("--pre", "-L", "--follow", "-z", "--search-zip", "--hostname-bin"),
+    "file": ("-C", "--compile"),
     "sort": ("-o", "--output", "--compress-program"),
     "git": ("--output", "--ext-diff", "--textconv", "--no-index"),
     "tail": ("-f", "-F", "--follow"),  # never ends: not dangerous, but it would hang the turn
 }
 GIT_READ_ONLY = frozenset({"status", "log", "diff", "show"})
+# Programs whose last operand, past this many, is a file they write (`uniq IN OUT`).
+MAX_OPERANDS = {"uniq": 1, "tr": 2}
 HARMLESS_PATHS = frozenset({"-", "/dev/null"})
 
 
@@ -105,6 +108,9 @@ def _command_reason(words: list[str], project_dir: Path | str) -> str | None:
             return "runs a git command other than status, log, diff or show"
         args = args[1:]
     denied = DENIED_OPTIONS.get(program, ())
+    operands = [w for w in args if not w.startswith("-") or w == "-"]
+    if program in MAX_OPERANDS and len(operands) > MAX_OPERANDS[program]:
+        return f"gives {program} {len(operands)} operands (the last may be a file it writes)"
     for word in args:
         if word.startswith("-") and word != "-":
             if _denied(program, word, denied):
