@@ -205,8 +205,9 @@ def _agent(args: argparse.Namespace) -> int:
             chosen = run_picker(project_dir)
         else:
             chosen = pick_session(store.list(), console.line, read)
-        if chosen is None:
-            raise CommandError("no session chosen")
+        if chosen is None:  # Esc in the picker: nothing to do, and nothing went wrong
+            console.line("No session chosen; nothing was resumed.")
+            return 0
         source = store.resolve(chosen)
     elif args.resume is not None:
         source = store.resolve(args.resume)
