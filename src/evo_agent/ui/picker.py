@@ -36,6 +36,7 @@ ELLIPSIS = "…"
 NO_PROMPT = "(no prompt)"
 FIRST_SCREEN_ROWS = 100  # more than a terminal shows; the rest arrives after the first paint
 TAIL_BYTES = 64 * 1024  # how much of a transcript the preview reads, from its end
+LARGE_TAIL_BYTES = 1024 * 1024  # read once more, when the last record alone is longer than that
 BRANCH_CELLS = 18
 INTERRUPTED_MARKER = "[Request interrupted by user]"
 MESSAGES_NAME = "messages.jsonl"
@@ -127,7 +128,7 @@ def wrap_cells(body: str, width: int, max_lines: int) -> list[str]:
         out.pop()
     if len(out) > max_lines:
         out = out[:max_lines]
-        out[-1] = truncate_cells(out[-1] + " " + ELLIPSIS * 2, width)
+        out[-1] = truncate_cells(out[-1], max(width - 1, 0)).rstrip(" " + ELLIPSIS) + ELLIPSIS
     return out
 
 
@@ -286,11 +287,19 @@ def tail_lines(path: str | os.PathLike, limit: int = TAIL_BYTES) -> list[bytes]:
 def read_last_exchange(session_dir: str | os.PathLike, limit: int = TAIL_BYTES,
                        answer_chars: int = 600) -> Exchange | None:
     """The last human prompt of a session and the start of the answer to it, from the last
-    `limit` bytes of its transcript; None when the tail holds neither (or cannot be read)."""
+    `limit` bytes of its transcript (`LARGE_TAIL_BYTES` when those hold not one whole message,
+    e.g. a single huge answer); None when the tail holds neither (or cannot be read)."""
+    path = os.path.join(session_dir, MESSAGES_NAME)
     try:
-        lines = tail_lines(os.path.join(session_dir, MESSAGES_NAME), limit)
+        found = _exchange_in(tail_lines(path, limit), answer_chars)
+        if found is None and limit < LARGE_TAIL_BYTES and os.path.getsize(path) > limit:
+            found = _exchange_in(tail_lines(path, LARGE_TAIL_BYTES), answer_chars)
     except OSError:
         return None
+    return found
+
+
+def _exchange_in(lines: list[bytes], answer_chars: int) -> Exchange | None:
     answers: list[str] = []  # assistant texts after the prompt, newest first
     prompt = None
     for line in reversed(lines):

@@ -108,6 +108,7 @@ class PickerView:
         self._row_cache: dict[tuple[str, int], str] = {}
         self._hangup: int | None = None
         self._started_rest = False
+        self._follow_end = False
         self.filter = Buffer(multiline=False, on_text_changed=self._on_filter_changed)
         if input is None:
             input = create_input(always_prefer_tty=True)
@@ -172,6 +173,11 @@ class PickerView:
         self.top = 0
         self.move_to(index or 0)
 
+    def _end(self) -> int:
+        """End: the last row; while the rest is loading, the last row of the whole list when it arrives."""
+        self._follow_end = self.rest_pending
+        return len(self.rows) - 1
+
     def _on_filter_changed(self, _buffer: Buffer) -> None:
         self.set_rows(text.filter_rows(self.all_rows, self.filter.text))
 
@@ -180,7 +186,11 @@ class PickerView:
         self.rest_pending = False
         current = self.highlighted_info
         self.all_rows = [r for r in rows if r.id not in self.exclude]
-        self.set_rows(text.filter_rows(self.all_rows, self.filter.text), keep=current.id if current else None)
+        rows = text.filter_rows(self.all_rows, self.filter.text)
+        at_end = self._follow_end and current is not None and current is self.rows[-1]
+        self.set_rows(rows, keep=current.id if current else None)
+        if at_end:
+            self.move_to(len(rows) - 1)
         self.app.invalidate()
 
     def _load_rest_in_thread(self) -> None:
@@ -314,7 +324,7 @@ class PickerView:
             "pageup": lambda: self.highlighted - page(),
             "pagedown": lambda: self.highlighted + page(),
             "home": lambda: 0,
-            "end": lambda: len(self.rows) - 1,
+            "end": self._end,
         }
         for key, target in moves.items():
             kb.add(key, eager=True)(lambda _event, target=target: self.move_to(target()))
