@@ -37,7 +37,7 @@ NO_PROMPT = "(no prompt)"
 FIRST_SCREEN_ROWS = 100  # more than a terminal shows; the rest arrives after the first paint
 TAIL_BYTES = 64 * 1024  # how much of a transcript the preview reads, from its end
 LARGE_TAIL_BYTES = 1024 * 1024  # read once more, when the last record alone is longer than that
-BRANCH_CELLS = 18
+BRANCH_CELLS = 12
 INTERRUPTED_MARKER = "[Request interrupted by user]"
 MESSAGES_NAME = "messages.jsonl"
 
