@@ -248,12 +248,12 @@ async def test_ten_thousand_sessions_first_screen_then_the_whole_list(store):
     with create_pipe_input() as inp:
         out = Vt100_Output(io.StringIO(), lambda: Size(rows=24, columns=80), term="xterm", enable_cpr=False)
         view = PickerView.for_project(store.project_dir, store=store, input=inp, output=out)
-        assert len(view.all_rows) == picker.FIRST_SCREEN_ROWS and view.rest_pending  # the first screen only
+        assert len(view.all_rows) == plan_heights(24, 10_000)[0] and view.rest_pending  # the first screen only
         rows_text = "".join(t for _, t in view.list_fragments()).splitlines()
         assert rows_text[0].startswith("> ") and rows_text[0].rstrip().endswith('"prompt number 9999"')
-        assert len(rows_text) == plan_heights(24, picker.FIRST_SCREEN_ROWS)[0]
+        assert len(rows_text) == len(view.all_rows)
         task = asyncio.create_task(view.run())
-        inp.send_text(END)  # pressed before the rest arrives: the end of the whole list when it does
+        inp.send_text(END)  # pressed before the rest arrives: the end of the whole list all the same
         await wait_until(lambda: not view.rest_pending, "the whole list")
         await wait_until(lambda: view.highlighted_info.id == ids[0], "End to reach the oldest session")
         assert len(view.all_rows) == 10_000 and [r.id for r in view.all_rows] == [r.id for r in store.list()]
@@ -272,3 +272,46 @@ def test_importing_the_picker_loads_neither_prompt_toolkit_nor_textual():
 
 def test_module_exports_the_two_entry_points():
     assert callable(picker.run_picker) and asyncio.iscoroutinefunction(picker.pick_session)
+
+
+async def test_sigterm_ends_pick_session_and_the_loops_own_handlers_come_back(store):
+    """Inside the app: SIGTERM/SIGHUP end the picker with SignalExit, then the app's handlers are back."""
+    import signal
+
+    three_out_of_order(store)
+    loop = asyncio.get_running_loop()
+    app_handled: list[int] = []
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, app_handled.append, signum)
+    try:
+        with create_pipe_input() as inp:
+            out = Vt100_Output(io.StringIO(), lambda: Size(rows=24, columns=80), term="xterm", enable_cpr=False)
+            view = PickerView.for_project(store.project_dir, store=store, input=inp, output=out)
+            painted = asyncio.Event()
+            view.app.after_render += lambda _app: painted.set()
+            task = asyncio.create_task(view.run())
+            await asyncio.wait_for(painted.wait(), 20)
+            os.kill(os.getpid(), signal.SIGTERM)
+            with pytest.raises(picker.SignalExit) as ended:
+                await asyncio.wait_for(task, 20)
+            assert ended.value.code == 143 and app_handled == []
+        os.kill(os.getpid(), signal.SIGHUP)  # the picker is gone: the app's handler answers again
+        await wait_until(lambda: app_handled == [signal.SIGHUP], "the app's own SIGHUP handler")
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
+
+
+async def test_closed_input_ends_pick_session_as_a_hangup(store):
+    three_out_of_order(store)
+    with create_pipe_input() as inp:
+        out = Vt100_Output(io.StringIO(), lambda: Size(rows=24, columns=80), term="xterm", enable_cpr=False)
+        view = PickerView.for_project(store.project_dir, store=store, input=inp, output=out)
+        painted = asyncio.Event()
+        view.app.after_render += lambda _app: painted.set()
+        task = asyncio.create_task(view.run())
+        await asyncio.wait_for(painted.wait(), 20)
+        inp.close()  # the write end: reads now hit EOF
+        with pytest.raises(picker.SignalExit) as ended:
+            await asyncio.wait_for(task, 20)
+        assert ended.value.code == 129

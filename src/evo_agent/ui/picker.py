@@ -29,12 +29,11 @@ from evo_agent.session import SessionInfo
 from .signals import SignalExit
 
 __all__ = ["run_picker", "pick_session", "format_row", "format_updated", "format_tokens", "truncate_cells",
-           "matches", "filter_rows", "Exchange", "read_last_exchange", "session_name", "FIRST_SCREEN_ROWS",
-           "TAIL_BYTES", "SignalExit", "plan_heights", "wrap_cells"]
+           "matches", "filter_rows", "Exchange", "read_last_exchange", "session_name",
+           "TAIL_BYTES", "SignalExit", "plan_heights", "wrap_cells", "first_screen_rows"]
 
 ELLIPSIS = "…"
 NO_PROMPT = "(no prompt)"
-FIRST_SCREEN_ROWS = 100  # more than a terminal shows; the rest arrives after the first paint
 TAIL_BYTES = 64 * 1024  # how much of a transcript the preview reads, from its end
 LARGE_TAIL_BYTES = 1024 * 1024  # read once more, when the last record alone is longer than that
 BRANCH_CELLS = 12
@@ -99,6 +98,14 @@ def plan_heights(term_rows: int, count: int) -> tuple[int, int]:
     if avail - preview >= min(want, 5):
         return min(want, avail - preview), preview
     return min(want, avail), 0
+
+
+def first_screen_rows(term_rows: int) -> int:
+    """How many sessions to read before the first paint: the rows a terminal this high shows.
+
+    The rest (typing-to-filter needs every session) is read after the first paint.
+    """
+    return plan_heights(term_rows, 1 << 30)[0]
 
 
 def wrap_cells(body: str, width: int, max_lines: int) -> list[str]:

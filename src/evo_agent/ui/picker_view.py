@@ -108,7 +108,6 @@ class PickerView:
         self._row_cache: dict[tuple[str, int], str] = {}
         self._hangup: int | None = None
         self._started_rest = False
-        self._follow_end = False
         self.filter = Buffer(multiline=False, on_text_changed=self._on_filter_changed)
         if input is None:
             input = create_input(always_prefer_tty=True)
@@ -129,11 +128,14 @@ class PickerView:
         """A view over a project's sessions with the first screen read; None when there is none."""
         store = store or SessionStore(project_dir, warn=lambda _message: None)  # a warning would tear the screen
         exclude = frozenset(exclude)
-        first = store.newest(text.FIRST_SCREEN_ROWS + len(exclude))
+        if output is None:
+            output = create_output(always_prefer_tty=True)
+        want = text.first_screen_rows(output.get_size().rows) + len(exclude)
+        first = store.newest(want)
         rows = [r for r in first if r.id not in exclude]
         if not rows:
             return None
-        pending = len(first) >= text.FIRST_SCREEN_ROWS + len(exclude)  # fewer: every session there is
+        pending = len(first) >= want  # fewer: every session there is
         return cls(store, rows, rest_pending=pending, exclude=exclude, input=input, output=output)
 
     # Sizes --------------------------------------------------------------------------------------
@@ -174,8 +176,12 @@ class PickerView:
         self.move_to(index or 0)
 
     def _end(self) -> int:
-        """End: the last row; while the rest is loading, the last row of the whole list when it arrives."""
-        self._follow_end = self.rest_pending
+        """End: the last row of the whole list (read now if it has not arrived yet: End means all of it)."""
+        if self.rest_pending and self.store is not None:
+            try:
+                self.rest_loaded(self.store.list())
+            except Exception:  # noqa: BLE001 - the rows at hand will do
+                pass
         return len(self.rows) - 1
 
     def _on_filter_changed(self, _buffer: Buffer) -> None:
@@ -183,14 +189,12 @@ class PickerView:
 
     def rest_loaded(self, rows: list[SessionInfo]) -> None:
         """The whole list arrived (in the loop's thread): swap it in, the highlight stays on its session."""
+        if not self.rest_pending:
+            return  # End read it already
         self.rest_pending = False
         current = self.highlighted_info
         self.all_rows = [r for r in rows if r.id not in self.exclude]
-        rows = text.filter_rows(self.all_rows, self.filter.text)
-        at_end = self._follow_end and current is not None and current is self.rows[-1]
-        self.set_rows(rows, keep=current.id if current else None)
-        if at_end:
-            self.move_to(len(rows) - 1)
+        self.set_rows(text.filter_rows(self.all_rows, self.filter.text), keep=current.id if current else None)
         self.app.invalidate()
 
     def _load_rest_in_thread(self) -> None:
