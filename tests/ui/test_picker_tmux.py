@@ -43,17 +43,17 @@ def clean_env() -> dict[str, str]:
 class Pane:
     """One tmux session running `evo-agent --resume` (exec'd, so `pid` is evo-agent's own)."""
 
-    def __init__(self, project: Path, pid_file: Path, size: tuple[int, int]) -> None:
+    def __init__(self, project: Path, pid_file: Path, size: tuple[int, int], env: dict[str, str] | None = None) -> None:
         self.name = f"picker-{os.getpid()}-{time.monotonic_ns()}"
         command = f"sh -c 'echo $$ > {pid_file}; exec {EVO} --resume'; echo EXITED-$?; sleep 60"
         subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1]),
-                        "-c", str(project), command], check=True, env=clean_env())
+                        "-c", str(project), command], check=True, env={**clean_env(), **(env or {})})
         wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the pid file")
         self.pid = int(pid_file.read_text())
 
-    def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-t", self.name, "-p"], capture_output=True,
-                              text=True).stdout
+    def screen(self, *, attributes: bool = False) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-t", self.name, "-p", *(["-e"] if attributes else [])],
+                              capture_output=True, text=True).stdout
 
     def lines(self) -> list[str]:
         return self.screen().splitlines()
@@ -99,8 +99,8 @@ def gone(pid: int) -> bool:
 def pane_for(tmp_path):
     panes: list[Pane] = []
 
-    def start(project: Path, size: tuple[int, int]) -> Pane:
-        pane = Pane(project, tmp_path / f"pid{len(panes)}", size)
+    def start(project: Path, size: tuple[int, int], env: dict[str, str] | None = None) -> Pane:
+        pane = Pane(project, tmp_path / f"pid{len(panes)}", size, env)
         panes.append(pane)
         return pane
 
@@ -249,3 +249,17 @@ def test_reads_failing_with_eio_end_the_picker_without_a_sighup(planted):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("no_color", [False, True], ids=["colours", "NO_COLOR"])
+def test_the_picker_paints_in_the_terminals_own_colours(planted, pane_for, no_color):
+    project, _, _ = planted
+    pane = pane_for(project, (80, 24), {"NO_COLOR": "1"} if no_color else {"COLORTERM": "truecolor"})
+    pane.wait(r'"fix the flaky upload')
+    screen = pane.screen(attributes=True)
+    params = [p for sgr in re.findall(r"\x1b\[([\d;]*)m", screen) for p in sgr.split(";") if p]
+    assert "7" in params  # the highlight: reverse video, which needs no colour
+    colours = [p for p in params if p not in ("0", "1", "2", "3", "4", "7", "22", "23", "24", "27", "39", "49")]
+    assert colours == [], screen  # no foreground or background colour of its own, only the defaults
+    pane.keys("Escape")
+    pane.wait(r"EXITED-0")
