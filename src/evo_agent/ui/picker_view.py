@@ -258,6 +258,12 @@ class PickerView:
                 out.append(("", "  " + row))
         return out
 
+    def title_fragments(self) -> list[tuple[str, str]]:
+        _, columns = self._size()
+        title = "Resume a session"
+        keys = "   Up/Down move, Enter resume, Esc cancel, type to filter"
+        return [("class:title", title), ("class:help", text.truncate_cells(keys, columns - len(title)))]
+
     def status_text(self) -> str:
         total, shown = len(self.all_rows), len(self.rows)
         counted = f"{total:,} session{'s' * (total != 1)}" if shown == total else f"{shown:,} of {total:,} sessions"
@@ -292,10 +298,7 @@ class PickerView:
         return out
 
     def _layout(self) -> Layout:
-        title = Window(FormattedTextControl([
-            ("class:title", "Resume a session"),
-            ("class:help", "   Up/Down move, Enter resume, Esc cancel, type to filter"),
-        ]), height=1, wrap_lines=False)
+        title = Window(FormattedTextControl(self.title_fragments), height=1, wrap_lines=False)
         filter_line = VSplit([
             Window(FormattedTextControl([("class:label", "Filter: ")]), width=8, height=1),
             Window(BufferControl(self.filter), height=1, wrap_lines=False),
@@ -304,7 +307,8 @@ class PickerView:
             max(self._size()[1] - 2, 1)))]), height=1, wrap_lines=False)
         rows = Window(FormattedTextControl(self.list_fragments), height=lambda: Dimension.exact(self.list_height()),
                       wrap_lines=False)
-        status = Window(FormattedTextControl(lambda: [("class:status", "  " + self.status_text())]), height=1,
+        status = Window(FormattedTextControl(lambda: [("class:status", "  " + text.truncate_cells(
+            self.status_text(), max(self._size()[1] - 2, 1)))]), height=1,
                         wrap_lines=False)
         preview = Window(FormattedTextControl(self.preview_fragments),
                          height=lambda: Dimension.exact(self.heights()[1]), wrap_lines=False)
