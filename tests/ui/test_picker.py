@@ -315,3 +315,43 @@ async def test_closed_input_ends_pick_session_as_a_hangup(store):
         with pytest.raises(picker.SignalExit) as ended:
             await asyncio.wait_for(task, 20)
         assert ended.value.code == 129
+
+
+async def test_pick_session_inside_a_running_prompt_while_it_is_suspended(store, monkeypatch):
+    """How the app calls it: from a key binding (or a /resume handler) of a running prompt_toolkit
+    prompt, inside `in_terminal()`; the prompt comes back afterwards with its text intact."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.application import in_terminal
+    from prompt_toolkit.key_binding import KeyBindings
+
+    readme, parser, upload = three_out_of_order(store)
+    chosen: list[str | None] = []
+    views: list[PickerView] = []
+    run = PickerView.run
+
+    async def run_and_note(self):
+        views.append(self)
+        return await run(self)
+
+    monkeypatch.setattr(PickerView, "run", run_and_note)
+    with create_pipe_input() as inp:
+        out = Vt100_Output(io.StringIO(), lambda: Size(rows=24, columns=80), term="xterm", enable_cpr=False)
+        kb = KeyBindings()
+
+        @kb.add("c-r")
+        def _resume(event) -> None:
+            async def pick() -> None:
+                async with in_terminal():
+                    chosen.append(await pick_session(store.project_dir, store=store, input=inp, output=out))
+            event.app.create_background_task(pick())
+
+        session = PromptSession(input=inp, output=out, key_bindings=kb)
+        prompt = asyncio.create_task(session.prompt_async("> "))
+        inp.send_text("ab\x12")  # typed text, then Ctrl+R
+        await wait_until(lambda: session.app.is_running and session.default_buffer.text == "ab", "the prompt")
+        await wait_until(lambda: views and views[0].painted, "the picker")
+        inp.send_text(DOWN + ENTER)
+        await wait_until(lambda: chosen, "the picker's answer")
+        inp.send_text("c\r")
+        assert await asyncio.wait_for(prompt, 20) == "abc"
+    assert chosen == [parser.id]

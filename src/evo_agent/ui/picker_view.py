@@ -108,6 +108,7 @@ class PickerView:
         self._row_cache: dict[tuple[str, int], str] = {}
         self._hangup: int | None = None
         self._started_rest = False
+        self.painted = False  # the first screen is on the terminal (keys reach the picker from now on)
         self.filter = Buffer(multiline=False, on_text_changed=self._on_filter_changed)
         if input is None:
             input = create_input(always_prefer_tty=True)
@@ -218,6 +219,7 @@ class PickerView:
         self.app.invalidate()
 
     def _after_render(self, _app: Application) -> None:
+        self.painted = True
         if self.rest_pending and not self._started_rest:
             self._started_rest = True
             self._load_rest_in_thread()  # after the first screen is on the terminal
