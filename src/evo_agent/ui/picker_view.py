@@ -107,6 +107,7 @@ class PickerView:
         self._previews: dict[str, text.Exchange | None] = {}
         self._row_cache: dict[tuple[str, int], str] = {}
         self._hangup: int | None = None
+        self._previous_handler: Callable | None = None
         self._started_rest = False
         self.painted = False  # the first screen is on the terminal (keys reach the picker from now on)
         self.filter = Buffer(multiline=False, on_text_changed=self._on_filter_changed)
@@ -163,7 +164,10 @@ class PickerView:
     def move_to(self, index: int) -> None:
         """Highlight row `index` (clamped) and scroll so it is on screen."""
         self.highlighted = max(0, min(index, len(self.rows) - 1)) if self.rows else 0
-        height = self.list_height()
+        self._scroll_into_view(self.list_height())
+
+    def _scroll_into_view(self, height: int) -> None:
+        """Keep the highlight among the `height` rows shown (the terminal may have been resized)."""
         if self.highlighted < self.top:
             self.top = self.highlighted
         elif self.highlighted >= self.top + height:
@@ -249,6 +253,7 @@ class PickerView:
         if not self.rows:
             message = "no sessions match" if self.all_rows or self.rest_pending else "no sessions in this project yet"
             return [("class:empty", "  " + text.truncate_cells(message, width))]
+        self._scroll_into_view(height)
         out: list[tuple[str, str]] = []
         for index in range(self.top, min(self.top + height, len(self.rows))):
             row = self._row_text(self.rows[index], width)
@@ -369,18 +374,20 @@ class PickerView:
             self.app.exit(exception=SignalExit(code))
 
     def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        """A write to a terminal that is gone (EIO) ends the picker; anything else (e.g. a task of
+        the app around it) goes where it went before."""
         exc = context.get("exception")
-        if isinstance(exc, OSError):
-            self._leave(HANGUP_CODE)  # a write to a terminal that is gone (EIO)
-        elif self.app.is_running and not self.app.is_done and isinstance(exc, Exception):
-            self.app.exit(exception=exc)
+        if isinstance(exc, OSError) and exc.errno in (errno.EIO, errno.ENXIO):
+            self._leave(HANGUP_CODE)
+        elif self._previous_handler is not None:
+            self._previous_handler(loop, context)
         else:
             loop.default_exception_handler(context)
 
     async def run(self) -> str | None:
         loop = asyncio.get_running_loop()
         saved = _take_signals(loop, self._leave)
-        previous_handler = loop.get_exception_handler()
+        previous_handler = self._previous_handler = loop.get_exception_handler()
         loop.set_exception_handler(self._loop_error)
         try:
             return await self.app.run_async(set_exception_handler=False, handle_sigint=False)
