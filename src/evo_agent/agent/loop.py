@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from evo_agent.providers.base import Provider, ProviderCancelled, ProviderError, StreamCallbacks
-from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, summary_message
+from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, clean_name, summary_message
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool
 
 from .compaction import (
@@ -314,6 +314,21 @@ class Agent:
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
         return resumed
+
+    @property
+    def name(self) -> str | None:
+        """The live session's name (set by -n or /rename, or inherited by a resume), if any."""
+        meta = getattr(self.recorder, "meta", None)
+        return getattr(meta, "name", None)
+
+    def rename(self, name: str) -> str:
+        """Name the live session (`/rename NAME`); returns the name as stored. ValueError for an empty one."""
+        cleaned = clean_name(name)
+        if not cleaned:
+            raise ValueError("a session name needs at least one visible character")
+        self.recorder.session_name(cleaned)
+        self.recorder.checkpoint()
+        return cleaned
 
     def clear(self) -> Recorder:
         """Start a fresh, empty session; the old one stays resumable."""

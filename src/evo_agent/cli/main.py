@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="resume a session (a unique id prefix is enough); without ID choose from a list")
     parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="resume the most recently updated session of this project")
+    parser.add_argument("-n", "--name", metavar="NAME",
+                        help="name the session (shown in lists; --resume NAME finds it); see also /rename")
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{_provider_choices()} (env EVO_AGENT_PROVIDER)")
     parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
@@ -228,6 +230,11 @@ def _agent(args: argparse.Namespace) -> int:
 
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
                   compact_count=compact_count)
+    if args.name is not None:
+        try:
+            agent.rename(args.name)
+        except ValueError as exc:
+            raise UsageError(f"--name: {exc}") from None
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from evo_agent import __version__
 from evo_agent.agent import Agent
+from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore
 
 from .runtime import (
@@ -27,10 +28,11 @@ from .sessions.listing import pick_session
 
 HELP_TEXT = """\
 Commands:
-  /resume ID        switch to a copy of session ID (a unique prefix is enough); this session stays resumable
+  /resume ID|NAME   switch to a copy of session ID (a unique prefix or name is enough); this session stays resumable
   /resume           choose a session from a numbered list
   /clear            start a new, empty session (the current one stays resumable)
   /compact [FOCUS]  summarise the conversation now and continue from the summary
+  /rename NAME      name this session (lists show it; --resume NAME finds it)
   /cost             tokens used in this session
   /help             this help
   /exit             leave (Ctrl+D works too)
@@ -172,6 +174,7 @@ class Repl:
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
             "/compact": self.cmd_compact,
+            "/rename": self.cmd_rename,
         }
         handler = handlers.get(name)
         if handler is None:
@@ -193,6 +196,20 @@ class Repl:
             self.console.err_line(crash_line(outcome.crash))
         else:
             self.console.line(outcome.result.describe())
+
+    def cmd_rename(self, arg: str) -> None:
+        if not arg:
+            current = self.agent.name
+            self.console.line(f"This session is named {terminal_safe(current)!r}." if current
+                              else "This session has no name. Usage: /rename NAME")
+            return
+        try:
+            name = self.agent.rename(arg)
+        except ValueError as exc:
+            self.console.error(str(exc))
+            return
+        self.console.line(f"Session {self.agent.session_id} is now named {terminal_safe(name)!r} "
+                          f"(evo-agent --resume {terminal_safe(name)!r} finds it).")
 
     def cmd_clear(self, _arg: str) -> None:
         old = self.agent.session_id

@@ -25,13 +25,16 @@ from pathlib import Path
 from typing import Callable
 
 from .ids import (
+    AmbiguousSessionId,
+    InvalidSessionId,
     SessionNotFound,
     created_ms_of,
     is_session_id,
     new_session_id,
     resolve_session_id,
 )
-from .meta import SessionMeta, catch_up, read_meta, write_back_meta
+from .inspect import is_id_prefix
+from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
 from .recorder import MESSAGES_NAME, Recorder, git_branch_of
 from .resume import LoadedSession, load_for_resume
 from .writer import make_private_dir, stderr_warning
@@ -142,11 +145,45 @@ class SessionStore:
     # Finding --------------------------------------------------------------
 
     def resolve(self, text: str) -> str:
-        """A full id from a full id or unique prefix; raises a SessionError subclass."""
-        sid = resolve_session_id(self.sessions_dir, text)
+        """A full id from a full id, a unique prefix or a unique session name; raises a SessionError subclass.
+
+        Id-shaped text is tried as an id first; a name is looked up only when no id matches.
+        """
+        if not is_id_prefix(text):
+            return self.resolve_name(text)
+        try:
+            sid = resolve_session_id(self.sessions_dir, text)
+        except SessionNotFound:
+            try:
+                return self.resolve_name(text)
+            except SessionNotFound:
+                raise SessionNotFound(f"no session {text} in {self.sessions_dir}") from None
         if not self._transcript(sid).is_file():
             raise SessionNotFound(f"session {sid} has no transcript ({self._transcript(sid)})")
         return sid
+
+    def resolve_name(self, text: str) -> str:
+        """The session named `text` (case-insensitive). A resume chain shares its name: its newest wins.
+
+        Raises SessionNotFound, or AmbiguousSessionId listing the candidates.
+        """
+        wanted = clean_name(text).casefold() if isinstance(text, str) else ""
+        if not wanted:
+            raise InvalidSessionId("invalid session id '': expected <13 digits>_<8 hex>, a prefix of one, or a session's name")
+        named = [row for row in self.list() if row.meta.name and row.meta.name.casefold() == wanted]
+        superseded = {row.meta.resumed_from for row in named}
+        heads = [row for row in named if row.id not in superseded]
+        if not heads:
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            if is_id_prefix(text):
+                raise SessionNotFound(f"no session id or name {shown!r} in {self.sessions_dir}")
+            raise InvalidSessionId(f"invalid session id and no session named {shown!r}: expected <13 digits>_<8 hex> "
+                                   "(e.g. 1780227556183_b525857d), a prefix of one, or a session's name")
+        if len(heads) > 1:
+            listed = ", ".join(row.id for row in heads[:5]) + (", ..." if len(heads) > 5 else "")
+            raise AmbiguousSessionId(f"{len(heads)} sessions are named {heads[0].meta.name!r} ({listed}); "
+                                     "name one by its id")
+        return heads[0].id
 
     def session_dir(self, session_id: str) -> Path:
         """The directory of a real session; refuses symlinks that could point outside the project."""
@@ -303,6 +340,8 @@ class SessionStore:
         marker: dict = {"compact_count": loaded.compact_count}
         if first_prompt:
             marker["first_prompt"] = first_prompt
+        if source and source.meta.name:
+            marker["name"] = source.meta.name  # the continuation keeps its name (meta folds it)
         recorder.resume_marker(session_id, len(loaded.messages), **marker)
         recorder.append_many((m["role"], {"message": m, "restored": True}) for m in loaded.messages)
         recorder.publish()

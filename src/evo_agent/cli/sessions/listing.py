@@ -12,6 +12,13 @@ from .common import fmt_ms, short, terminal_safe
 PICKER_ROWS = 20
 
 
+def title(row: SessionInfo, limit: int = 60) -> str:
+    """A session's name in brackets when it has one, else its first prompt: one terminal-safe line."""
+    if row.meta.name:
+        return terminal_safe(f"[{short(row.meta.name, limit - 2)}]")
+    return terminal_safe(short(row.meta.first_prompt, limit)) or "-"
+
+
 def row_json(row: SessionInfo) -> dict:
     data = row.meta.to_json()
     data.pop("messages_bytes", None)
@@ -34,7 +41,7 @@ def sessions_list(
     if not rows:
         out.write(f"No sessions in {store.sessions_dir}\n")
         return 0
-    header = ("ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "FIRST PROMPT")
+    header = ("ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "NAME OR FIRST PROMPT")
     table = [header] + [
         (
             r.id,
@@ -43,7 +50,7 @@ def sessions_list(
             str(r.meta.message_count),
             f"{r.meta.total_tokens:,}",
             terminal_safe(r.meta.git_branch or "-"),
-            terminal_safe(short(r.meta.first_prompt, 60)) or "-",
+            title(r),
         )
         for r in rows
     ]
@@ -58,8 +65,7 @@ def sessions_list(
 
 
 def picker_line(n: int, row: SessionInfo) -> str:
-    prompt = terminal_safe(short(row.meta.first_prompt, 60)) or "(no prompt)"
-    return f"{n:>3}. {fmt_ms(row.meta.created_ms)}  tokens={row.meta.total_tokens:,}  「{prompt}」  {row.id}"
+    return f"{n:>3}. {fmt_ms(row.meta.updated_ms)}  tokens={row.meta.total_tokens:,}  {title(row)}  {row.id}"
 
 
 def pick_session(
