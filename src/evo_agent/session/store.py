@@ -324,20 +324,37 @@ class SessionStore:
         provider: str | None,
         agent_version: str | None = None,
         git_branch: str | None | bool = True,
+        before_turn: int | None = None,
     ) -> ResumedSession:
         """Start a new session that holds the whole restored history of `session_id`.
+
+        With `before_turn=N` (a rewind), the history is what the session held just before its
+        user turn N (numbered as `rewind.prompt_turns` numbers them).
 
         Writes `session_start`, `resume_marker`, then every restored message as
         a `user`/`assistant` record with `"restored": true` — into a staging
         file that becomes `messages.jsonl` only once the copy is complete, so
         a crash mid-copy leaves nothing to list or continue. The source is only read.
         """
-        loaded = self.load(session_id)
+        marker: dict = {}
+        if before_turn is None:
+            loaded = self.load(session_id)
+            marker["source_bytes"] = loaded.file_size
+        else:  # a rewind: the history just before user turn `before_turn`
+            from .rewind import choose_turn, load_before
+
+            transcript = self._transcript(session_id)
+            try:
+                turn = choose_turn(transcript, before_turn)
+                loaded = load_before(transcript, session_id, turn.offset)
+            except OSError as exc:
+                raise SessionNotFound(f"cannot read session {session_id}: {exc.strerror or exc}") from None
+            marker.update(at_turn=before_turn, source_bytes=turn.offset)
         source = self.info(session_id, write_back=False)  # a resume writes nothing into the source's directory
         recorder = self.create(model=model, provider=provider, agent_version=agent_version, git_branch=git_branch,
                                staged=True)
         first_prompt = source.meta.first_prompt if source else loaded.first_prompt
-        marker: dict = {"compact_count": loaded.compact_count}
+        marker["compact_count"] = loaded.compact_count
         if first_prompt:
             marker["first_prompt"] = first_prompt
         if source and source.meta.name:
