@@ -118,6 +118,7 @@ class SessionStore:
         session_id: str | None = None,
         meta_interval: float | None = None,
         staged: bool = False,
+        start_fields: dict | None = None,
     ) -> Recorder:
         """Start a new session and write its `session_start`. Never raises.
 
@@ -139,7 +140,7 @@ class SessionStore:
             session_dir, sid, cwd=str(self.project_dir), agent_version=agent_version,
             git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, **kwargs,
         )
-        recorder.session_start(model=model, provider=provider)
+        recorder.session_start(model=model, provider=provider, **(start_fields or {}))
         return recorder
 
     # Finding --------------------------------------------------------------

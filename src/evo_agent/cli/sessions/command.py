@@ -16,7 +16,7 @@ from evo_agent.session import InvalidSessionId, SessionStore, is_id_prefix
 from ..errors import CommandError
 from .common import resolve_session_dir, write_output
 
-SUBCOMMANDS = "list, show, search, rename, export, fsck, rm or prune"
+SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm or prune"
 
 
 def _positive_int(text: str) -> int:
@@ -72,6 +72,13 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     rename = add("rename", "name a session (a name is one line; --resume NAME and /resume NAME find it)")
     rename.add_argument("id", metavar="ID")
     rename.add_argument("name", metavar="NAME")
+
+    importing = add("import", "import another agent's sessions of this project (Claude Code); "
+                              "without SOURCE, list the importable ones")
+    importing.add_argument("agent", choices=("claude-code", "codex"), metavar="AGENT", help="claude-code")
+    importing.add_argument("sources", metavar="SOURCE", nargs="*", help="a transcript path or a session id")
+    importing.add_argument("--all", action="store_true", help="import every session of this project")
+    importing.add_argument("--dry-run", action="store_true", help="say what would be imported, write nothing")
 
     export = add("export", "export a session as Markdown, one self-contained HTML page, or JSONL")
     export.add_argument("id", metavar="ID")
@@ -148,6 +155,10 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
         from .rename import rename
 
         return rename(store, args.id, args.name, out)
+    if command == "import":
+        from .importing import sessions_import
+
+        return sessions_import(store, args.agent, args.sources, import_all=args.all, dry_run=args.dry_run, out=out)
     if command == "search":
         from .search import sessions_search
 

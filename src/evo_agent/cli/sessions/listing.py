@@ -10,13 +10,15 @@ from evo_agent.session import SessionInfo, SessionStore
 from .common import fmt_ms, short, terminal_safe
 
 PICKER_ROWS = 20
+IMPORTED_FROM = ("claude-code", "codex")  # session_start's provider of an imported session
 
 
 def title(row: SessionInfo, limit: int = 60) -> str:
     """A session's name in brackets when it has one, else its first prompt: one terminal-safe line."""
+    origin = f"(from {row.meta.provider}) " if row.meta.provider in IMPORTED_FROM else ""
     if row.meta.name:
-        return terminal_safe(f"[{short(row.meta.name, limit - 2)}]")
-    return terminal_safe(short(row.meta.first_prompt, limit)) or "-"
+        return terminal_safe(origin + f"[{short(row.meta.name, limit - 2)}]")
+    return terminal_safe(origin + short(row.meta.first_prompt, limit)) or "-"
 
 
 def row_json(row: SessionInfo) -> dict:
