@@ -73,9 +73,9 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     rename.add_argument("id", metavar="ID")
     rename.add_argument("name", metavar="NAME")
 
-    importing = add("import", "import another agent's sessions of this project (Claude Code); "
+    importing = add("import", "import another agent's sessions of this project (Claude Code, Codex CLI); "
                               "without SOURCE, list the importable ones")
-    importing.add_argument("agent", choices=("claude-code", "codex"), metavar="AGENT", help="claude-code")
+    importing.add_argument("agent", choices=("claude-code", "codex"), metavar="AGENT", help="claude-code or codex")
     importing.add_argument("sources", metavar="SOURCE", nargs="*", help="a transcript path or a session id")
     importing.add_argument("--all", action="store_true", help="import every session of this project")
     importing.add_argument("--dry-run", action="store_true", help="say what would be imported, write nothing")

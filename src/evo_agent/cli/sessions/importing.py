@@ -1,4 +1,4 @@
-"""`evo-agent sessions import claude-code [SOURCE…] [--all] [--dry-run]` (issue #20)."""
+"""`evo-agent sessions import claude-code|codex [SOURCE…] [--all] [--dry-run]` (issue #20)."""
 
 from __future__ import annotations
 
@@ -7,34 +7,34 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from evo_agent.importers.claude_code import source_id_of
-from evo_agent.importers import (earlier_imports, find_claude_code_sources, read_claude_code, source_fingerprint,
-                                 write_import)
+from evo_agent.importers import claude_code, codex
+from evo_agent.importers import earlier_imports, source_fingerprint, write_import
+from evo_agent.importers.model import ImportedSession, Message
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionStore
 
 from ..errors import CommandError
 
+AGENTS = {  # agent -> (its sessions of a project, read one, its session id, what the user calls it)
+    "claude-code": (claude_code.find_sources, claude_code.read_claude_code, claude_code.source_id_of, "Claude Code"),
+    "codex": (codex.find_sources, codex.read_codex, codex.source_id_of, "Codex"),
+}
 
-def _first_prompt(path: Path) -> str:
-    try:
-        with open(path, "rb") as f:
-            for raw in f:
-                try:
-                    record = json.loads(raw)
-                except ValueError:
-                    continue
-                message = record.get("message") if isinstance(record, dict) else None
-                if record.get("type") == "user" and not record.get("isMeta") and isinstance(message, dict):
-                    content = message.get("content")
-                    if isinstance(content, str) and not content.lstrip().startswith("<"):
-                        return " ".join(content.split())[:60]
-    except OSError:
-        pass
+
+def _first_prompt(imported: ImportedSession) -> str:
+    for event in imported.events:
+        if isinstance(event, Message) and event.message["role"] == "user":
+            content = event.message["content"]
+            texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content
+                                                                  if b.get("type") == "text"]
+            text = " ".join(" ".join(texts).split())
+            if text:
+                return text[:60]
     return ""
 
 
-def _source(text: str, known: list[Path]) -> Path:
+def _source(text: str, known: list[Path], agent: str) -> Path:
+    _, _, source_id_of, label = AGENTS[agent]
     path = Path(text).expanduser()
     if path.is_file():
         return path
@@ -42,32 +42,34 @@ def _source(text: str, known: list[Path]) -> Path:
     if len(matches) == 1:
         return matches[0]
     if matches:
-        raise CommandError(f"{text!r} matches {len(matches)} Claude Code sessions; give more of the id")
-    raise CommandError(f"no Claude Code transcript {text!r} (a path, or a session id of this project)")
+        raise CommandError(f"{text!r} matches {len(matches)} {label} sessions; give more of the id")
+    raise CommandError(f"no {label} transcript {text!r} (a path, or a session id of this project)")
 
 
 def sessions_import(store: SessionStore, agent: str, sources: list[str], *, import_all: bool, dry_run: bool,
                     out: TextIO) -> int:
-    if agent != "claude-code":
-        raise CommandError(f"importing from {agent} is not supported yet (claude-code is)")
-    known = find_claude_code_sources(store.project_dir)
+    find_sources, read, source_id_of, label = AGENTS[agent]
+    known = find_sources(store.project_dir)
     if not sources and not import_all:
         if not known:
-            out.write(f"No Claude Code sessions recorded in {store.project_dir} or below it\n")
+            out.write(f"No {label} sessions recorded in {store.project_dir} or below it\n")
             return 0
         for path in known:
-            done = earlier_imports(store, "claude-code", source_id_of(path))
+            done = earlier_imports(store, agent, source_id_of(path))
             when = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
             mark = f"imported as {done[-1][0]}" if done else "not imported"
             out.write(f"{path.stem}  {when}  {path.stat().st_size:>9,} bytes  {mark:<34}  "
-                      f"{terminal_safe(_first_prompt(path), keep_newlines=False)}\n")
-        out.write("Import with: evo-agent sessions import claude-code ID… (or --all)\n")
+                      f"{terminal_safe(_first_prompt(read(path)), keep_newlines=False)}\n")
+        out.write(f"Import with: evo-agent sessions import {agent} ID… (or --all)\n")
         return 0
-    paths = known if import_all else [_source(s, known) for s in sources]
+    paths = known if import_all else [_source(s, known, agent) for s in sources]
     for path in paths:
         fingerprint = source_fingerprint(path)
-        imported = read_claude_code(path)
-        earlier = earlier_imports(store, "claude-code", imported.source_id)
+        try:
+            imported = read(path)
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+        earlier = earlier_imports(store, agent, imported.source_id)
         same = [sid for sid, origin in earlier if origin.get("sha256") == fingerprint["sha256"]]
         if same:
             out.write(f"{path} was already imported as {same[-1]} (unchanged since)\n")
