@@ -61,6 +61,7 @@ def run_subagent(parent: "Agent", tool_input: dict, ctx: ToolContext) -> ToolRes
         system_note=SUBAGENT_NOTE, compact_threshold=parent.compact_threshold,
         permissions=parent.permissions, agent_label=description or subagent_type, front_end=parent.front_end,
         sandbox=parent.sandbox,
+        file_history=parent.file_history,
     )
     text, is_error = _run_child(child, tool_input["prompt"], ctx, parent.recorder.prompt_id)
     parent.add_usage(child.usage)
