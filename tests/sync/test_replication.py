@@ -91,7 +91,7 @@ def test_the_store_not_the_local_hint_says_where_to_resume(sync_url: str, projec
     with connect(sync_url) as conn:
         push_session(conn, identity, store, rec.session_id)
         assert read_hint(store, rec.session_id)["messages.jsonl"] == rec.path.stat().st_size
-        (store.sessions_dir / ".sync" / f"{rec.session_id}.json").unlink()  # hint lost: nothing pushed twice
+        (store.sessions_dir / rec.session_id / ".pushed.json").unlink()  # hint lost: nothing pushed twice
         assert push_session(conn, identity, store, rec.session_id).lines == 0
         conn.execute("DELETE FROM evo_agent_lines WHERE session_id = %s AND byte_offset > 0", (rec.session_id,))
         assert push_session(conn, identity, store, rec.session_id).lines == 1  # store lost rows: they come back

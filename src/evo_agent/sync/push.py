@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -30,7 +31,7 @@ META = "meta.json"
 BATCH_BYTES = 4 << 20  # one transaction per ~4 MB of lines
 BATCH_LINES = 5000
 READ_BLOCK = 1 << 20
-HINTS_DIR = ".sync"  # <sessions>/.sync/<id>.json: what this machine last pushed (a hint, never trusted for offsets)
+HINT_NAME = ".pushed.json"  # <session>/.pushed.json: what this machine last pushed (a hint, never trusted for offsets)
 
 
 @dataclass
@@ -216,15 +217,14 @@ def _meta_json(session_dir: Path, messages_size: int) -> dict | None:
 
 
 def _hint_path(store: SessionStore, session_id: str) -> Path:
-    return store.sessions_dir / HINTS_DIR / f"{session_id}.json"
+    return store.sessions_dir / session_id / HINT_NAME
 
 
 def write_hint(store: SessionStore, session_id: str, sizes: dict[str, int]) -> None:
     """Remember the file sizes the store has caught up with (best effort, atomic)."""
     path = _hint_path(store, session_id)
     try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        tmp = path.with_name(f".{session_id}.{os.getpid()}.tmp")
+        tmp = path.with_name(f".pushed.{os.getpid()}.{threading.get_ident()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             json.dump(sizes, f)

@@ -65,14 +65,17 @@ class SchemaTooNew(Exception):
 
 
 def ensure_schema(conn) -> int:  # noqa: ANN001 - a psycopg Connection
-    """Create or migrate the tables to SCHEMA_VERSION; SchemaTooNew for a store a newer evo-agent made."""
-    with conn.transaction():
-        conn.execute("CREATE TABLE IF NOT EXISTS evo_agent_schema (version integer NOT NULL)")
-    version = _version(conn)
-    if version == SCHEMA_VERSION:
-        return version
+    """Create or migrate the tables to SCHEMA_VERSION; SchemaTooNew for a store a newer evo-agent made.
+
+    The common case (up to date) is one read without a lock; anything else
+    happens in one transaction under an advisory lock, so two clients
+    starting against an empty database create it once.
+    """
+    if _current_version(conn) == SCHEMA_VERSION:
+        return SCHEMA_VERSION
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute("CREATE TABLE IF NOT EXISTS evo_agent_schema (version integer NOT NULL)")
         version = _version(conn)
         if version > SCHEMA_VERSION:
             raise SchemaTooNew(f"the team store's schema is version {version}, newer than this evo-agent "
@@ -80,9 +83,16 @@ def ensure_schema(conn) -> int:  # noqa: ANN001 - a psycopg Connection
         for step in range(version + 1, SCHEMA_VERSION + 1):
             for statement in MIGRATIONS[step]:
                 conn.execute(statement)
-        conn.execute("DELETE FROM evo_agent_schema")
-        conn.execute("INSERT INTO evo_agent_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+        if version != SCHEMA_VERSION:
+            conn.execute("DELETE FROM evo_agent_schema")
+            conn.execute("INSERT INTO evo_agent_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
     return SCHEMA_VERSION
+
+
+def _current_version(conn) -> int | None:  # noqa: ANN001
+    """The version, or None when the table does not exist yet."""
+    row = conn.execute("SELECT to_regclass('evo_agent_schema')").fetchone()
+    return _version(conn) if row and row[0] is not None else None
 
 
 def _version(conn) -> int:  # noqa: ANN001
