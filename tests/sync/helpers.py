@@ -33,6 +33,8 @@ def line_rows(url: str, session_id: str | None = None) -> int:
     import psycopg
 
     with psycopg.connect(url) as conn:
+        if conn.execute("SELECT to_regclass('evo_agent_lines')").fetchone()[0] is None:
+            return 0  # nothing was ever pushed: the tables do not exist yet
         if session_id is None:
             return conn.execute("SELECT count(*) FROM evo_agent_lines").fetchone()[0]
         return conn.execute("SELECT count(*) FROM evo_agent_lines WHERE session_id = %s", (session_id,)).fetchone()[0]

@@ -5,7 +5,9 @@ The server refuses to run as root, so as root `initdb` and `pg_ctl` run as
 private temp dir removed by `stop()`. It listens on a free 127.0.0.1 port
 with password (SCRAM) authentication, so a wrong password is a real refusal.
 `crash()` stops it the way `kill -9` of the server would (immediate mode: no
-checkpoint, crash recovery on the next `start()`).
+checkpoint, crash recovery on the next `start()`). `fsync=off` only gives up
+durability against the machine losing power; commits are still synchronous,
+so a committed transaction survives a crash of the server.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class PgCluster:
 
     def start(self) -> "PgCluster":
         options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60")
+                   "-c max_connections=60")
         self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options,
                   "-w", "-t", "60", "start")
         return self
