@@ -80,12 +80,12 @@ def complete_lines(path: Path, start: int) -> Iterator[tuple[int, bytes]]:
         os.close(fd)
 
 
-def remote_offsets(conn, session_id: str) -> dict[str, int]:  # noqa: ANN001
-    """How far each of the session's files is in the store: {file: end of its last line}."""
+def remote_offsets(conn, session_id: str, files: list[str]) -> dict[str, int]:  # noqa: ANN001
+    """How far each of the session's files is in the store: {file: end of its last line}; one index probe each."""
     rows = conn.execute(
-        "SELECT DISTINCT ON (file) file, next_offset FROM evo_agent_lines WHERE session_id = %s "
-        "ORDER BY file, byte_offset DESC", (session_id,)).fetchall()
-    return {file: int(end) for file, end in rows}
+        "SELECT f, (SELECT next_offset FROM evo_agent_lines WHERE session_id = %s AND file = f "
+        "ORDER BY byte_offset DESC LIMIT 1) FROM unnest(%s::text[]) AS f", (session_id, files)).fetchall()
+    return {file: int(end) for file, end in rows if end is not None}
 
 
 def _insert(conn, session_id: str, file: str, batch: list[tuple[int, bytes]]) -> None:  # noqa: ANN001
@@ -109,7 +109,7 @@ def _insert(conn, session_id: str, file: str, batch: list[tuple[int, bytes]]) ->
         if texts[0]:
             conn.execute(
                 "INSERT INTO evo_agent_lines (session_id, file, byte_offset, next_offset, line) "
-                "SELECT %s, %s, o, n, l FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS t(o, n, l) "
+                "SELECT %s, %s, o, n, l FROM unnest(%b::bigint[], %b::bigint[], %b::text[]) AS t(o, n, l) "
                 "ON CONFLICT DO NOTHING", (session_id, file, *texts))
         if raws:
             with conn.cursor() as cur:
@@ -146,7 +146,7 @@ def push_session(conn, identity: Identity, store: SessionStore, session_id: str)
     if MESSAGES not in files:
         return report
     sizes = {rel: _size(session_dir / rel) for rel in files}
-    remote = remote_offsets(conn, session_id)
+    remote = remote_offsets(conn, session_id, files)
     ends = dict(remote)
     for rel in files:
         start = remote.get(rel, 0)
