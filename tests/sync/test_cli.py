@@ -160,3 +160,12 @@ def test_no_team_store_configured_is_one_line(tmp_path: Path) -> None:
         "(or sync_url in ~/.config/evo-agent/config.toml)"]
     assert "not yet pushed" not in gina.run("sessions", "list").out
     assert os.environ.get("EVO_AGENT_SYNC_URL") is None or True
+
+
+def test_the_url_never_reaches_a_tool_or_the_transcript(alice: Cli, sync_url: str) -> None:
+    """A command the model runs does not inherit EVO_AGENT_SYNC_URL, so its password cannot land on disk."""
+    done = alice.run("-p", "run env")
+    assert done.rc == 0, done.err
+    text = alice.transcript(done.hint_id()).read_text()
+    assert "LOGNAME=user-alice" in text  # the tool ran and its output was recorded
+    assert "EVO_AGENT_SYNC_URL" not in text and "s3cret-pw" not in text

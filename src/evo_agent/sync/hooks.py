@@ -63,6 +63,9 @@ class RemoteAwareStore(LiveSessionStore):
 def session_store(project_dir: Path | str, **kwargs: Any) -> LiveSessionStore:
     """The agent's session store: remote-aware when sync is configured, else the plain LiveSessionStore."""
     url = agent_sync_url(kwargs.get("warn", _stderr))
+    # The URL holds a password: once read it leaves the environment, so no tool the agent runs
+    # (and no transcript of what a tool printed) ever sees it. The permission layer strips it too.
+    os.environ.pop(ENV_NAME, None)
     if url is None:
         return LiveSessionStore(project_dir, **kwargs)
     return RemoteAwareStore(project_dir, sync_url=url, **kwargs)
