@@ -169,3 +169,13 @@ def test_the_url_never_reaches_a_tool_or_the_transcript(alice: Cli, sync_url: st
     text = alice.transcript(done.hint_id()).read_text()
     assert "LOGNAME=user-alice" in text  # the tool ran and its output was recorded
     assert "EVO_AGENT_SYNC_URL" not in text and "s3cret-pw" not in text
+
+
+def test_a_store_that_never_answers_costs_a_bounded_wait_at_exit(tmp_path: Path) -> None:
+    """A host that drops packets (TEST-NET-1): the turn is unaffected, the exit waits at most the bound."""
+    kim = team_cli(tmp_path, "kim", "git@github.com:team/app.git", "postgresql://evo:pw@192.0.2.1:5432/team",
+                   EVO_AGENT_SYNC_CONNECT_TIMEOUT="30", EVO_AGENT_SYNC_EXIT_WAIT="1")
+    done = kim.run("-p", "hello while the network swallows packets", timeout=25)
+    assert done.rc == 0 and "hello while the network" in done.out or done.out, done.err
+    assert done.hint_id()  # still the last line, whatever the sync thread is doing
+    assert len([line for line in done.err_lines if "team store" in line]) == 1, done.err

@@ -72,7 +72,10 @@ class BackgroundSync:
         if thread is None:
             return True
         done = self._idle.wait(exit_wait() if wait is None else wait)
-        if not done and not self._warned:
+        with self._lock:
+            warn_now = not done and not self._warned
+            self._warned = True  # from here on the thread stays silent: the exit hint must be the last line
+        if warn_now:
             self.warn("evo-agent: the team store did not answer in time; this session will be pushed by the next "
                       "run or by `evo-agent sessions push`")
         return done
@@ -128,8 +131,9 @@ class BackgroundSync:
 
     def _fail(self, message: str) -> None:
         self.failures += 1
-        if not self._warned:
-            self._warned = True
+        with self._lock:
+            first, self._warned = not self._warned, True
+        if first:
             text = message if message.startswith("evo-agent: ") else f"evo-agent: {message}"
             self.warn(f"{text}; sessions will be pushed when it is back (or: evo-agent sessions push)")
 

@@ -59,7 +59,7 @@ def one_line(exc: BaseException, url: str | None = None) -> str:
     """The gist of a driver error on one line, the password never in it."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     # libpq repeats the attempt per address; the first clause says it.
-    for marker in (" Multiple connection attempts failed.",):
+    for marker in (" Multiple connection attempts failed.", " This probably means"):
         text = text.split(marker)[0]
     if text.startswith("connection failed: "):
         text = text[len("connection failed: "):]
