@@ -61,6 +61,8 @@ def test_a_session_written_in_one_clone_is_listed_shown_and_resumed_in_another(a
     new_sid = resumed.hint_id()
     assert sorted(bob.session_ids()) == sorted([sid, new_sid])
     assert session_files(bob.sessions_dir / sid) == session_files(alice.sessions_dir / sid)  # byte-identical
+    meta = json.loads((bob.sessions_dir / sid / "meta.json").read_text())  # the meta travelled too
+    assert meta == json.loads((alice.sessions_dir / sid / "meta.json").read_text())
     assert_private(bob.sessions_dir / sid)
     restored = [r for r in bob.records(new_sid) if r.get("restored")]
     assert restored[0]["message"]["content"] == "hello from alice"
@@ -179,3 +181,13 @@ def test_a_store_that_never_answers_costs_a_bounded_wait_at_exit(tmp_path: Path)
     assert done.rc == 0 and "hello while the network" in done.out or done.out, done.err
     assert done.hint_id()  # still the last line, whatever the sync thread is doing
     assert len([line for line in done.err_lines if "team store" in line]) == 1, done.err
+
+
+def test_slash_resume_fetches_a_teammates_session_too(alice: Cli, bob: Cli) -> None:
+    sid = alice.run("-p", "alice's question").hint_id()
+    done = bob.run("--plain", input=f"/resume {sid[:18]}\n/exit\n")
+    assert done.rc == 0, done.err
+    assert "fetched session" in done.err and sid in done.out, (done.out, done.err)
+    new_sid = done.hint_id("out")
+    assert new_sid != sid and (bob.sessions_dir / sid / "messages.jsonl").read_bytes() == alice.transcript(sid).read_bytes()
+    assert bob.records(new_sid)[1]["type"] == "resume_marker"
