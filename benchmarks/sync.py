@@ -162,7 +162,8 @@ def bench_resume(url: str, tmp: Path) -> list[tuple[str, str, str]]:
         remote.append(time.perf_counter() - t0)
         other.release()
     return [
-        ("resume a local 10 MB session", f"{statistics.median(local) * 1000:.0f} ms", "store.resume: copy + new session"),
+        ("resume a local 10 MB session", f"{statistics.median(local) * 1000:.0f} ms",
+         "store.resume: copy + new session"),
         ("resume it from the store (not local)", f"{statistics.median(remote) * 1000:.0f} ms",
          f"fetch + the same resume; {statistics.median(remote) / statistics.median(local):.1f}× local"),
     ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -88,7 +87,7 @@ def test_sessions_not_yet_pushed_are_named_and_push_says_what_was_behind(tmp_pat
     assert pushed.rc == 0, pushed.err
     lines = offline.transcript(sid).read_bytes().count(b"\n")
     assert f"{sid}: pushed {lines} lines" in pushed.out
-    assert "1 session were behind" in pushed.out or "1 sessions were behind" in pushed.out
+    assert "1 session was behind" in pushed.out
     assert "pw@" not in pushed.out and "s3cret" not in pushed.out
     again = offline.run("sessions", "push", sid, env=online)
     assert "0 sessions were behind" in again.out and "1 already up to date" in again.out
@@ -161,7 +160,6 @@ def test_no_team_store_configured_is_one_line(tmp_path: Path) -> None:
         "evo-agent: no team store configured: set EVO_AGENT_SYNC_URL=postgresql://… "
         "(or sync_url in ~/.config/evo-agent/config.toml)"]
     assert "not yet pushed" not in gina.run("sessions", "list").out
-    assert os.environ.get("EVO_AGENT_SYNC_URL") is None or True
 
 
 def test_the_url_never_reaches_a_tool_or_the_transcript(alice: Cli, sync_url: str) -> None:
@@ -189,5 +187,6 @@ def test_slash_resume_fetches_a_teammates_session_too(alice: Cli, bob: Cli) -> N
     assert done.rc == 0, done.err
     assert "fetched session" in done.err and sid in done.out, (done.out, done.err)
     new_sid = done.hint_id("out")
-    assert new_sid != sid and (bob.sessions_dir / sid / "messages.jsonl").read_bytes() == alice.transcript(sid).read_bytes()
+    assert new_sid != sid
+    assert (bob.sessions_dir / sid / "messages.jsonl").read_bytes() == alice.transcript(sid).read_bytes()
     assert bob.records(new_sid)[1]["type"] == "resume_marker"

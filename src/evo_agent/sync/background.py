@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import Callable
 
 from evo_agent.session import SessionStore
@@ -145,7 +144,3 @@ def _drop(conn):  # noqa: ANN001, ANN202
         except Exception:  # noqa: BLE001
             pass
     return None
-
-
-def session_dir_of(store: SessionStore, session_id: str) -> Path:
-    return store.sessions_dir / session_id

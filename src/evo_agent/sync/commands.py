@@ -11,7 +11,6 @@ import json
 import os
 import tempfile
 import time
-from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
 from evo_agent.session import SessionStore
@@ -91,7 +90,7 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
                 out.write(f"{sid}: pushed {report.lines:,} line{'s' if report.lines != 1 else ''}, "
                           f"{_size(report.bytes)}{extra}\n")
     up_to_date = len(targets) - caught_up
-    out.write(f"{caught_up} session{'s' if caught_up != 1 else ''} were behind ({total_lines:,} lines, "
+    out.write(f"{caught_up} session{' was' if caught_up == 1 else 's were'} behind ({total_lines:,} lines, "
               f"{_size(total_bytes)}); {up_to_date} already up to date; to {redact_url(url)} "
               f"in {time.monotonic() - started:.1f}s\n")
     return 0

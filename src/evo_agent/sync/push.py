@@ -238,7 +238,9 @@ def read_hint(store: SessionStore, session_id: str) -> dict[str, int]:
         data = json.loads(_hint_path(store, session_id).read_bytes())
     except (OSError, ValueError):
         return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, int)} if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, int)}
 
 
 def behind(store: SessionStore, session_id: str) -> bool:
