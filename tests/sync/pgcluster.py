@@ -45,7 +45,9 @@ def free_port() -> int:
 class PgCluster:
     def __init__(self, bin_dir: Path) -> None:
         self.bin_dir = bin_dir
-        self.root = Path(tempfile.mkdtemp(prefix="evo-pg-"))
+        # As root the server runs as nobody, who must be able to reach the directory: /tmp, not a private TMPDIR.
+        base = "/tmp" if os.geteuid() == 0 and os.path.isdir("/tmp") else None
+        self.root = Path(tempfile.mkdtemp(prefix="evo-pg-", dir=base))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self.port = free_port()
