@@ -255,4 +255,6 @@ def local_session_ids(store: SessionStore) -> list[str]:
         names = os.listdir(store.sessions_dir)
     except OSError:
         return []
-    return sorted(n for n in names if is_session_id(n) and _regular(store.sessions_dir / n / MESSAGES))
+    base = store.sessions_dir
+    return sorted(n for n in names
+                  if is_session_id(n) and not os.path.islink(base / n) and _regular(base / n / MESSAGES))
