@@ -117,3 +117,38 @@ def test_two_machines_pushing_and_resuming_at_once(sync_url: str, tmp_path: Path
     total = sum(complete_line_count(c.transcript(s)) for c in (ivan, jade) for s in c.session_ids()
                 if not (c is jade and s == shared))
     assert line_rows(sync_url) == total  # every line of every session once, the shared one once
+
+
+def test_push_killed_mid_way_then_run_again(sync_url: str, tmp_path: Path) -> None:
+    """`sessions push` SIGKILLed between its transactions: the next push sends exactly the rest."""
+    from tests.helpers import wait_for
+
+    lena = team_cli(tmp_path, "lena", "git@github.com:team/app.git", sync_url)
+    store, rec = big_session(lena.project, 30000)
+    total = complete_line_count(rec.path)
+    proc = lena.popen("sessions", "push", "--all", stdin=subprocess.DEVNULL, start_new_session=True)
+    lena.kill_9_when(proc, lambda: wait_for(lambda: line_rows(sync_url, rec.session_id) > 0, what="a first batch"))
+    assert line_rows(sync_url, rec.session_id) <= total
+    again = lena.run("sessions", "push", rec.session_id)
+    assert again.rc == 0, again.err
+    assert line_rows(sync_url, rec.session_id) == total
+    with connect(sync_url) as conn:
+        dest = tmp_path / "dest"
+        dest.mkdir()
+        assert (fetch_session(conn, rec.session_id, dest) / "messages.jsonl").read_bytes() == rec.path.read_bytes()
+
+
+def test_without_psycopg_a_configured_store_is_one_line(sync_url: str, tmp_path: Path) -> None:
+    blocker = tmp_path / "no-psycopg" / "psycopg"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('psycopg is not installed here')\n")
+    mia = team_cli(tmp_path, "mia", "git@github.com:team/app.git", sync_url,
+                   PYTHONPATH=str(blocker.parent))
+    done = mia.run("-p", "hello")
+    assert done.rc == 0 and done.hint_id(), done.err
+    assert [line for line in done.err_lines if "psycopg" in line] == [
+        "evo-agent: the team store needs psycopg: pip install 'evo-agent[sync]'; sessions will be pushed when it is "
+        "back (or: evo-agent sessions push)"]
+    listed = mia.run("sessions", "list", "--remote")
+    assert listed.rc == 1
+    assert listed.err_lines == ["evo-agent: the team store needs psycopg: pip install 'evo-agent[sync]'"]
