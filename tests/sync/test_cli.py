@@ -190,3 +190,19 @@ def test_slash_resume_fetches_a_teammates_session_too(alice: Cli, bob: Cli) -> N
     assert new_sid != sid
     assert (bob.sessions_dir / sid / "messages.jsonl").read_bytes() == alice.transcript(sid).read_bytes()
     assert bob.records(new_sid)[1]["type"] == "resume_marker"
+
+
+def test_team_sessions_for_the_picker(alice: Cli, bob: Cli, sync_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evo_agent.sync.hooks import team_sessions
+
+    sid = alice.run("-p", "for the team view").hint_id()
+    monkeypatch.setenv("EVO_AGENT_SYNC_URL", sync_url)
+    rows, error = team_sessions(bob.project)
+    assert error is None and [(r.id, r.user) for r in rows] == [(sid, "user-alice")]
+    monkeypatch.setenv("EVO_AGENT_SYNC_URL", "postgresql://evo:pw@127.0.0.1:9/x")
+    rows, error = team_sessions(bob.project)
+    assert rows == [] and error.startswith("evo-agent: cannot connect to the team store postgresql://evo:***@")
+    monkeypatch.delenv("EVO_AGENT_SYNC_URL")
+    monkeypatch.setenv("HOME", str(bob.project))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    assert team_sessions(bob.project) == ([], None)

@@ -66,6 +66,7 @@ def session_store(project_dir: Path | str, **kwargs: Any) -> LiveSessionStore:
     # The URL holds a password: once read it leaves the environment, so no tool the agent runs
     # (and no transcript of what a tool printed) ever sees it. The permission layer strips it too.
     os.environ.pop(ENV_NAME, None)
+    _AGENT_URL.value = url
     if url is None:
         return LiveSessionStore(project_dir, **kwargs)
     return RemoteAwareStore(project_dir, sync_url=url, **kwargs)
@@ -94,3 +95,34 @@ def stop_agent_sync(sync: Any, agent: Any) -> None:
     except Exception:  # noqa: BLE001
         pass
     sync.close(agent.session_id)
+
+
+def team_sessions(project_dir: Path | str, *, limit: int = 500) -> tuple[list[Any], str | None]:
+    """For a "team" view in the picker: this project's sessions in the store, newest first, and an error line.
+
+    Never raises: ([], None) when sync is off, ([], "evo-agent: …") when the store cannot be read.
+    Choosing a row is `store.resolve(row.id)` on the agent's store, which fetches it (RemoteAwareStore).
+    """
+    try:
+        url = configured_url(os.environ)
+    except SyncConfigError as exc:
+        return [], f"evo-agent: {exc}"
+    url = url or getattr(_AGENT_URL, "value", None)
+    if url is None:
+        return [], None
+    from .commands import SyncCommandError, store_connection
+    from .identity import project_identity
+    from .remote import list_remote
+
+    try:
+        with store_connection(url) as conn:
+            return list_remote(conn, project_identity(project_dir), limit=limit), None
+    except SyncCommandError as exc:
+        return [], f"evo-agent: {exc}"
+
+
+class _AgentUrl:
+    value: str | None = None
+
+
+_AGENT_URL = _AgentUrl()  # the URL the agent read (and took out of its environment), for team_sessions()
