@@ -47,6 +47,8 @@ def test_a_session_written_in_one_clone_is_listed_shown_and_resumed_in_another(a
     table = bob.run("sessions", "list", "--remote")
     assert sid in table.out and "user-alice@" in table.out and "hello from alice" in table.out
     assert bob.run("sessions", "list", "--remote", "--user", "nobody-else").out.startswith("No sessions")
+    assert sid in bob.run("sessions", "list", "--remote", "--branch", "main", "--user", "user-alice").out
+    assert bob.run("sessions", "list", "--remote", "--branch", "elsewhere").out.startswith("No sessions")
 
     shown = bob.run("sessions", "show", sid[:16])
     assert shown.rc == 0 and "hello from alice" in shown.out, shown.err
