@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import tempfile
 import time
 from typing import Callable, Iterator, TextIO
@@ -78,9 +79,16 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
     identity = _identity(store)
     total_lines = total_bytes = caught_up = 0
     started = time.monotonic()
+    unreadable = 0
     with store_connection(url) as conn:
         for sid in targets:
-            report = push_session(conn, identity, store, sid)
+            try:
+                report = push_session(conn, identity, store, sid)
+            except OSError as exc:  # removed or unreadable meanwhile: say so, push the others
+                unreadable += 1
+                out.flush()
+                print(f"evo-agent: cannot read session {sid}: {exc.strerror or exc}", file=sys.stderr)
+                continue
             if report.lines:
                 caught_up += 1
                 total_lines += report.lines
@@ -93,7 +101,7 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
     out.write(f"{caught_up} session{' was' if caught_up == 1 else 's were'} behind ({total_lines:,} lines, "
               f"{_size(total_bytes)}); {up_to_date} already up to date; to {redact_url(url)} "
               f"in {time.monotonic() - started:.1f}s\n")
-    return 0
+    return 1 if unreadable else 0
 
 
 def _size(n: int) -> str:
@@ -205,6 +213,8 @@ def fetch_into(store: SessionStore, url: str, text: str, *, announce: Callable[[
             fetch_session(conn, row.id, store.sessions_dir)
     except SyncCommandError as exc:
         raise SessionNotFound(f"no session {text} here, and {exc}") from None
+    except OSError as exc:
+        raise SessionNotFound(f"cannot copy session {text} into {store.sessions_dir}: {exc.strerror or exc}") from None
     if announce is not None:
         announce(f"evo-agent: fetched session {row.id} ({row.who}, {row.message_count} messages) from the team "
                  f"store in {time.monotonic() - started:.2f}s")
@@ -223,5 +233,8 @@ def fetched_copy(store: SessionStore, text: str) -> Iterator[tuple[SessionStore,
         with store_connection(url) as conn:
             row = resolve_remote(conn, _identity(store), text)
             temp_store.ensure_sessions_dir()
-            fetch_session(conn, row.id, temp_store.sessions_dir)
+            try:
+                fetch_session(conn, row.id, temp_store.sessions_dir)
+            except OSError as exc:
+                raise SyncCommandError(f"cannot copy session {row.id} into {tmp}: {exc.strerror or exc}") from None
         yield temp_store, row.id
