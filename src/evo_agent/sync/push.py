@@ -184,7 +184,7 @@ def _upsert_session(conn, identity: Identity, store: SessionStore, session_id: s
         return
     meta = info.meta
     meta_json = _meta_json(store.sessions_dir / session_id, messages_size)
-    name = meta_json.get("name") if isinstance(meta_json, dict) and isinstance(meta_json.get("name"), str) else None
+    name = getattr(meta, "name", None)  # `session_name` records (-n, /rename) folded from the transcript
     from psycopg.types.json import Jsonb
 
     conn.execute(

@@ -9,7 +9,7 @@ import argparse
 import contextlib
 from typing import Callable, Iterator, TextIO
 
-from evo_agent.session import SessionNotFound, SessionStore
+from evo_agent.session import SessionNotFound, SessionStore, is_id_prefix
 
 from ..errors import CommandError
 from .common import fmt_ms, terminal_safe
@@ -27,15 +27,15 @@ def add_remote_parsers(add: Callable[[str, str], argparse.ArgumentParser]) -> No
                        "EVO_AGENT_SYNC_URL is set) and say what was behind")
     push.add_argument("ids", metavar="ID", nargs="*")
     push.add_argument("--all", action="store_true", help="every session of this project")
-    search = add("search", "search this repository's sessions in the team store (PostgreSQL full-text search)")
-    search.add_argument("text", metavar="TEXT")
-    search.add_argument("--remote", action="store_true", help="search the team store (the only kind for now)")
-    search.add_argument("--json", action="store_true", help="machine-readable output")
-    search.add_argument("--limit", type=int, metavar="N", help="at most N lines (default 20)")
+
+
+def add_remote_search_option(search: argparse.ArgumentParser) -> None:
+    search.add_argument("--remote", action="store_true",
+                        help="search this repository's sessions in the team store (PostgreSQL full-text search)")
 
 
 def handles(command: str, args: argparse.Namespace) -> bool:
-    return command in ("push", "search") or bool(getattr(args, "remote", False))
+    return command == "push" or bool(getattr(args, "remote", False))
 
 
 def run_remote(command: str, args: argparse.Namespace, store: SessionStore, out: TextIO) -> int:
@@ -45,6 +45,8 @@ def run_remote(command: str, args: argparse.Namespace, store: SessionStore, out:
         if command == "push":
             return commands.push(store, list(args.ids), all_=args.all, out=out)
         if command == "search":
+            if getattr(args, "regex", False):
+                raise CommandError("--regex is for this machine's sessions; --remote uses PostgreSQL full-text search")
             return commands.search_remote(store, args.text, out, as_json=args.json, limit=args.limit,
                                           safe=terminal_safe)
         if command == "list":
@@ -65,7 +67,7 @@ def local_or_fetched(store: SessionStore, text: str) -> Iterator[tuple[SessionSt
     except SessionNotFound:
         from evo_agent.sync.commands import SyncCommandError, fetched_copy, optional_url
 
-        if optional_url() is None:
+        if optional_url() is None or not is_id_prefix(text):  # names are local: the store is asked for ids
             raise
         try:
             with fetched_copy(store, text) as found:
