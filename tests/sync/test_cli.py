@@ -208,3 +208,10 @@ def test_team_sessions_for_the_picker(alice: Cli, bob: Cli, sync_url: str, monke
     monkeypatch.setenv("HOME", str(bob.project))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     assert team_sessions(bob.project) == ([], None)
+
+
+def test_a_sessions_name_travels_to_the_team_listing(alice: Cli, bob: Cli) -> None:
+    sid = alice.run("-n", "fix the uploads", "-p", "first prompt here").hint_id()
+    (row,) = json.loads(bob.run("sessions", "list", "--remote", "--json").out)
+    assert (row["id"], row["name"]) == (sid, "fix the uploads")
+    assert "fix the uploads" in bob.run("sessions", "list", "--remote").out
