@@ -216,7 +216,6 @@ def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
 def _agent(args: argparse.Namespace) -> int:
     from evo_agent.agent import Agent
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
-    from evo_agent.session import LiveSessionStore
 
     from .repl import Repl, resumed_line
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
@@ -247,7 +246,10 @@ def _agent(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     gate, settings = permission_gate(args, project_dir, os.environ)
     sandbox = sandbox_for(args, settings, project_dir)
-    store = LiveSessionStore(project_dir, redact=redact)  # holds the live session's lock: `sessions rm/prune` leave it alone
+    from evo_agent.sync.hooks import session_store, start_agent_sync, stop_agent_sync
+
+    # holds the live session's lock (`sessions rm/prune` leave it alone); fetches from the team store when configured
+    store = session_store(project_dir, redact=redact)
     console = Console()
     notify = console.err_line if print_mode else console.line
 
@@ -314,6 +316,7 @@ def _agent(args: argparse.Namespace) -> int:
             raise UsageError(f"--name: {exc}") from None
     if gate.mode == "bypass":
         console.err_line(BYPASS_WARNING)
+    sync = start_agent_sync(agent, store)  # None unless EVO_AGENT_SYNC_URL: then each turn is pushed off its path
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
@@ -326,6 +329,7 @@ def _agent(args: argparse.Namespace) -> int:
             code = Repl(agent, store, console, signals, tty=stdin_tty).run()
     finally:
         signals.exiting = True
+        stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
         finish(agent, console, to_stderr=print_mode)
     hard_exit_if_stuck(code)
     return code
