@@ -1,0 +1,343 @@
+"""gitleaks' rule set as data: its vendored `gitleaks_rules.toml`, read with gitleaks' own semantics.
+
+gitleaks keeps a maintained list of vendor secret shapes (221 rules), each a Go
+RE2 regex with keywords for a cheap first pass, an optional entropy floor, the
+group holding the secret and allowlists. Rather than grow a hand-written list,
+redaction reads that file (vendored with its licence, `gitleaks_rules.LICENSE`)
+and applies it as gitleaks does when it scans stdin (no file path):
+
+1. keywords: a rule runs only when one of its keywords occurs in the text (ASCII
+   case-insensitively), found by one Aho-Corasick pass (ahocorasick-rs) over the
+   lower-cased bytes for all keywords at once;
+2. the rule's regex, translated from RE2 to Python `re` (`translate`), finds
+   matches; the secret is `secretGroup`, else the first non-empty group, else the
+   whole match;
+3. a secret is dropped when its Shannon entropy is at or below the rule's
+   `entropy`, when a `generic-*` secret has no digit, and when the global or the
+   rule's allowlist allows it (regexes on the secret, the match or the line;
+   stopwords; AND conditions). Rules and allowlists that need a file path never
+   apply: a transcript has none.
+
+Rules are compiled lazily, one at a time, the first time a keyword asks for them
+(importing this module reads nothing). A rule whose regex does not translate is
+kept in `skipped_rules()` with the reason, and a test asserts that list.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Iterator
+
+import ahocorasick_rs
+
+GITLEAKS_VERSION = "8.30.1"
+RULES_FILE = "gitleaks_rules.toml"
+
+_FLAGS = re.ASCII  # RE2's \w, \d, \s and \b are ASCII, as Python's are with re.ASCII
+
+
+# --------------------------------------------------------------------------- RE2 → Python
+
+
+def translate(go: str) -> str:
+    """A Go RE2 pattern as an equivalent Python `re` pattern.
+
+    Differences handled: `(?i)` (any flag group without `:`) in the middle of a
+    pattern, which Python refuses, becomes a scoped `(?i:…)` around the rest of
+    each alternative of its group; `\\z` becomes `\\Z`; `[` and doubled `&|~-`
+    inside a class are escaped (Python reserves them for set operations).
+    """
+    out: list[str] = []
+    # Per open group: how many scoped-flag wrappers are open in the current alternative, and their flags.
+    stack: list[list[str]] = [[]]
+    i, n = 0, len(go)
+    in_class = False
+    while i < n:
+        c = go[i]
+        if c == "\\" and i + 1 < n:
+            pair = go[i:i + 2]
+            out.append("\\Z" if pair == "\\z" else pair)
+            i += 2
+            continue
+        if in_class:
+            if c == "]" and not (out and out[-1] in ("[", "[^")):
+                in_class = False
+                out.append(c)
+            elif c == "[":
+                out.append("\\[")
+            elif c in "&|~-" and i + 1 < n and go[i + 1] == c:
+                out.append(c + "\\" + c)
+                i += 1
+            else:
+                out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            if go.startswith("[^", i):
+                out.append("[^")
+                i += 2
+            else:
+                out.append("[")
+                i += 1
+            if i < n and go[i] == "]":  # a leading ] is a literal member
+                out.append("\\]")
+                i += 1
+            continue
+        if c == "(":
+            flags = re.match(r"\(\?([imsU-]+)\)", go[i:])
+            if flags:
+                spec = flags.group(1)
+                if "U" in spec:
+                    raise ValueError("ungreedy flag (?U) has no Python equivalent")
+                out.append(f"(?{spec}:")
+                stack[-1].append(spec)
+                i += flags.end()
+                continue
+            stack.append([])
+            if go.startswith("(?P<", i):
+                out.append("(?P<")
+                i += 4
+            else:
+                out.append(c)
+                i += 1
+            continue
+        if c == "|":
+            wrappers = stack[-1]
+            out.append(")" * len(wrappers) + "|" + "".join(f"(?{spec}:" for spec in wrappers))
+            i += 1
+            continue
+        if c == ")":
+            out.append(")" * len(stack[-1]))
+            stack.pop()
+            if not stack:
+                raise ValueError("unbalanced )")
+            out.append(")")
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    if in_class or len(stack) != 1:
+        raise ValueError("unterminated class or group")
+    out.append(")" * len(stack[0]))
+    return "".join(out)
+
+
+# A leading `[\w.-]{0,50}?` (lazy, may be empty) changes where a match starts, never whether
+# there is one or which group holds the secret; Python would retry it 50 times at each
+# position, so it is dropped, and put back (`_extend_left`) for allowlists that read the match.
+_LAZY_PREFIX = r"[\w.-]{0,50}?"
+
+
+def _strip_lazy_prefix(go: str) -> tuple[str, bool]:
+    for head in ("(?i)" + _LAZY_PREFIX, _LAZY_PREFIX + "(?i:" + _LAZY_PREFIX):
+        if go.startswith(head):
+            rest = go[len(head):]
+            return ("(?i)" + rest if head.startswith("(?i)") else "(?i:" + rest), True
+    return go, False
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character, as gitleaks computes it."""
+    if not text:
+        return 0.0
+    total = len(text)
+    return -sum(count / total * math.log2(count / total) for count in Counter(text).values())
+
+
+@dataclass
+class Allowlist:
+    target: str  # "secret", "match" or "line"
+    regexes: list[re.Pattern]
+    stopwords: tuple[str, ...]
+    needs_path: bool  # an AND with paths or commits: never true for a transcript
+    and_condition: bool
+
+    def allows(self, secret: str, match: str, line: str) -> bool:
+        if self.and_condition and self.needs_path:
+            return False
+        target = {"secret": secret, "match": match, "line": line}[self.target]
+        by_regex = any(r.search(target) for r in self.regexes)
+        lowered = secret.lower()
+        by_stopword = any(word in lowered for word in self.stopwords)
+        if self.and_condition:
+            checks = ([by_regex] if self.regexes else []) + ([by_stopword] if self.stopwords else [])
+            return bool(checks) and all(checks)
+        return by_regex or by_stopword
+
+
+@dataclass
+class Rule:
+    id: str
+    source: str  # the Go pattern, as in the file
+    keywords: tuple[str, ...]
+    entropy: float
+    secret_group: int
+    allowlists: list[Allowlist]
+    stripped_prefix: bool = False
+    _compiled: re.Pattern | None = field(default=None, repr=False)
+
+    @property
+    def pattern(self) -> re.Pattern:
+        if self._compiled is None:
+            self._compiled = re.compile(translate(self.source), _FLAGS)
+        return self._compiled
+
+
+def _allowlist(spec: dict) -> Allowlist:
+    return Allowlist(
+        target=spec.get("regexTarget", "secret"),
+        regexes=[re.compile(translate(r), _FLAGS) for r in spec.get("regexes", [])],
+        stopwords=tuple(w.lower() for w in spec.get("stopwords", [])),
+        needs_path=bool(spec.get("paths") or spec.get("commits")),
+        and_condition=spec.get("condition", "OR").upper() == "AND",
+    )
+
+
+@dataclass
+class RuleSet:
+    rules: list[Rule]
+    global_allowlist: Allowlist
+    skipped: dict[str, str]  # rule id → why it never applies here
+    rules_by_keyword: dict[str, list[Rule]]
+    keywords: tuple[str, ...]
+
+    keyword_automaton: ahocorasick_rs.BytesAhoCorasick = field(repr=False)
+
+
+def _load_toml() -> dict:
+    return tomllib.loads(resources.files(__package__).joinpath(RULES_FILE).read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def rule_set() -> RuleSet:
+    """The vendored rules, parsed once (their regexes compile on first use)."""
+    data = _load_toml()
+    glob = data.get("allowlist", {})
+    global_allowlist = _allowlist(glob)
+    rules: list[Rule] = []
+    skipped: dict[str, str] = {}
+    for spec in data["rules"]:
+        rid = spec["id"]
+        if "regex" not in spec:
+            skipped[rid] = "matches file paths only"
+            continue
+        if "path" in spec:
+            skipped[rid] = "applies only to files whose path matches"
+            continue
+        source, stripped = _strip_lazy_prefix(spec["regex"])
+        try:
+            allowlists = [_allowlist(a) for a in spec.get("allowlists", [])]
+            rule = Rule(rid, source, tuple(k.lower() for k in spec.get("keywords", [])), float(spec.get("entropy", 0)),
+                        int(spec.get("secretGroup", 0)), allowlists, stripped)
+        except (re.error, ValueError) as exc:
+            skipped[rid] = f"allowlist does not translate: {exc}"
+            continue
+        rules.append(rule)
+    by_keyword: dict[str, list[Rule]] = {}
+    for rule in rules:
+        for kw in rule.keywords:
+            by_keyword.setdefault(kw, []).append(rule)
+    keywords = tuple(sorted(by_keyword))
+    automaton = ahocorasick_rs.BytesAhoCorasick([kw.encode() for kw in keywords],
+                                                implementation=ahocorasick_rs.Implementation.DFA)
+    return RuleSet(rules, global_allowlist, skipped, by_keyword, keywords, automaton)
+
+
+def compile_all() -> dict[str, str]:
+    """Compile every rule now; {rule id: why it is not applied} for the rules that cannot be (tests, fsck)."""
+    rs = rule_set()
+    out = dict(rs.skipped)
+    for rule in rs.rules:
+        try:
+            rule.pattern  # noqa: B018 - compiles and caches
+        except (re.error, ValueError) as exc:
+            out[rule.id] = f"regex does not translate: {exc}"
+    return out
+
+
+def skipped_rules() -> dict[str, str]:
+    return compile_all()
+
+
+# --------------------------------------------------------------------------- matching
+
+
+@dataclass(frozen=True)
+class Hit:
+    start: int
+    end: int
+    rule_id: str
+
+
+def _line_around(text: str, start: int, end: int) -> str:
+    return text[text.rfind("\n", 0, start) + 1: (lambda e: len(text) if e < 0 else e)(text.find("\n", end))]
+
+
+def _extend_left(text: str, start: int) -> int:
+    """Where the dropped lazy `[\\w.-]{0,50}?` prefix would have started the match."""
+    i = start
+    while i > 0 and start - i < 50 and (text[i - 1].isascii() and (text[i - 1].isalnum() or text[i - 1] in "_.-")):
+        i -= 1
+    return i
+
+
+def _secret_span(match: re.Match, group: int) -> tuple[int, int]:
+    if group and group <= (match.re.groups or 0):
+        return match.span(group)
+    for g in range(1, (match.re.groups or 0) + 1):
+        if match.group(g):
+            return match.span(g)
+    return match.span()
+
+
+def rules_for(text: str) -> list[Rule]:
+    """The rules whose keywords occur in `text`, ASCII case-insensitively (gitleaks' first pass)."""
+    rs = rule_set()
+    lowered = text.encode("utf-8", "surrogatepass").lower()  # bytes.lower() folds ASCII only, as the regexes do
+    hits = {index for index, _start, _end in rs.keyword_automaton.find_matches_as_indexes(lowered, overlapping=True)}
+    found: dict[str, Rule] = {}
+    for index in sorted(hits):
+        for rule in rs.rules_by_keyword[rs.keywords[index]]:
+            found[rule.id] = rule
+    return list(found.values())
+
+
+def find(text: str) -> Iterator[Hit]:
+    """Every secret the gitleaks rules find in `text`, as gitleaks would report it (stdin, no path)."""
+    rs = rule_set()
+    for rule in rules_for(text):
+        try:
+            pattern = rule.pattern
+        except (re.error, ValueError):
+            continue  # reported by compile_all()
+        for match in pattern.finditer(text):
+            start, end = _secret_span(match, rule.secret_group)
+            if start == end:
+                continue
+            secret = text[start:end]
+            if rule.entropy and shannon_entropy(secret) <= rule.entropy:
+                continue
+            if rule.id.startswith("generic") and not any(ch.isdigit() for ch in secret):
+                continue
+            m_start = _extend_left(text, match.start()) if rule.stripped_prefix else match.start()
+            whole = text[m_start:match.end()]
+            line = _line_around(text, match.start(), match.end())
+            if rs.global_allowlist.allows(secret, whole, line):
+                continue
+            if any(a.allows(secret, whole, line) for a in rule.allowlists):
+                continue
+            yield Hit(start, end, rule.id)
+
+
+__all__ = ["GITLEAKS_VERSION", "Hit", "compile_all", "find", "rule_set", "rules_for", "shannon_entropy",
+           "skipped_rules", "translate"]
