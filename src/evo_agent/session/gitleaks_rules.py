@@ -48,7 +48,7 @@ _FLAGS = re.ASCII  # RE2's \w, \d, \s and \b are ASCII, as Python's are with re.
 def translate(go: str) -> str:
     """A Go RE2 pattern as an equivalent Python `re` pattern.
 
-    Differences handled: `(?i)` (any flag group without `:`) in the middle of a
+    Differences handled: POSIX classes (`[[:alnum:]]`); `(?i)` (any flag group without `:`) in the middle of a
     pattern, which Python refuses, becomes a scoped `(?i:…)` around the rest of
     each alternative of its group; `\\z` becomes `\\Z`; `[` and doubled `&|~-`
     inside a class are escaped (Python reserves them for set operations).
@@ -66,6 +66,13 @@ def translate(go: str) -> str:
             i += 2
             continue
         if in_class:
+            posix = re.match(r"\[:(\^?)([a-z]+):\]", go[i:])
+            if posix and posix.group(2) in _POSIX:
+                if posix.group(1):
+                    raise ValueError("negated POSIX class")
+                out.append(_POSIX[posix.group(2)])
+                i += posix.end()
+                continue
             if c == "]" and not (out and out[-1] in ("[", "[^")):
                 in_class = False
                 out.append(c)
@@ -128,6 +135,10 @@ def translate(go: str) -> str:
     out.append(")" * len(stack[0]))
     return "".join(out)
 
+
+_POSIX = {"alnum": "A-Za-z0-9", "alpha": "A-Za-z", "digit": "0-9", "xdigit": "0-9A-Fa-f", "upper": "A-Z",
+          "lower": "a-z", "space": r"\t\n\v\f\r ", "word": r"\w", "punct": r"!-/:-@\[-`{-~", "blank": r" \t",
+          "cntrl": r"\x00-\x1f\x7f", "print": r" -~", "graph": r"!-~", "ascii": r"\x00-\x7f"}
 
 # A leading `[\w.-]{0,50}?` (lazy, may be empty) changes where a match starts, never whether
 # there is one or which group holds the secret; Python would retry it 50 times at each
@@ -292,11 +303,18 @@ def _extend_left(text: str, start: int) -> int:
 
 
 def _secret_span(match: re.Match, group: int) -> tuple[int, int]:
+    """gitleaks' secret: `secretGroup`, else the first non-empty group, else the match.
+
+    One departure: a first group shorter than 6 characters is a repeated piece of
+    the shape (microsoft-teams-webhook's `([a-z0-9]{4}-){3}`), not the secret;
+    the whole match is masked instead.
+    """
     if group and group <= (match.re.groups or 0):
         return match.span(group)
     for g in range(1, (match.re.groups or 0) + 1):
         if match.group(g):
-            return match.span(g)
+            start, end = match.span(g)
+            return (start, end) if end - start >= 6 else match.span()
     return match.span()
 
 

@@ -28,10 +28,15 @@ _NOT_MASK = r"(?!\[REDACTED:[a-z0-9-]+\])"
 
 # name=value in .env, YAML, JSON (plain or escaped), shell and code.
 _VALUE = (r"(?:\\?[\"'])?[ \t]*(?::=|=|:)(?!=)[ \t]*"
-          r"(?:\\\"" + _NOT_MASK + r"(?P<s_secret_esc_{n}>(?:[^\"\\\r\n]|\\[^\"\r\n])+)(?:\\\"|(?=[\r\n]|\Z))"
-          r"|\"" + _NOT_MASK + r"(?P<s_secret_dq_{n}>(?:[^\"\\\r\n]|\\[^\r\n])+)(?:\"|(?=[\r\n]|\Z))"
-          r"|'" + _NOT_MASK + r"(?P<s_secret_sq_{n}>[^'\r\n]+)(?:'|(?=[\r\n]|\Z))"
-          r"|(?=[^\s\"'`,;&()\[\]{{}}<>]*[0-9])(?P<s_secret_{n}>[^\s\"'`,;&()\[\]{{}}<>]{{4,}}+)(?![(\[]))")
+          r"(?:\\\"" + _NOT_MASK + r"(?P<s_secret_esc_{n}>(?:[^\"\\\r\n]|\\[^\"\r\n])+)\\\""
+          r"|\"" + _NOT_MASK + r"(?P<s_secret_dq_{n}>(?:[^\"\\\r\n]|\\[^\r\n])+)\""
+          r"|'" + _NOT_MASK + r"(?P<s_secret_sq_{n}>[^'\r\n]+)'"
+          # a quoted value cut before its closing quote: one token up to the end of the line
+          r"|[\"']" + _NOT_MASK + r"(?P<s_secret_cut_{n}>[^\s\"'\\(),;]+)(?=[\r\n]|\Z)"
+          r"|(?=[^\s\"'`,;&()\[\]{{}}<>]*[0-9])(?P<s_secret_{n}>[^\s\"'`,;&()\[\]{{}}<>]{{4,}}+)(?![(\[])"
+          # no digit: still a secret when it is 20+ base64 characters of mixed case (an AWS secret key)
+          r"|(?=[A-Za-z+/]*[a-z])(?=[A-Za-z+/]*[A-Z])(?P<s_secret_b64_{n}>[A-Za-z+/]{{20,}}+={{0,2}})"
+          r"(?![^\s\"'`,;&()\[\]{{}}<>]))")
 
 # Telling names, split by their first letter in either case so that every branch starts with a
 # literal (the engine then skips from candidate to candidate); any prefix may come before them.
@@ -70,6 +75,7 @@ SHAPES = [
     r"b(?<![A-Za-z0-9_]b)(?i:asic)[ \t]+(?P<s_basic_auth_b>" + _B64 + r")(?![A-Za-z0-9+/=])",
     r"\"(?<![A-Za-z0-9_]\")auth\\?\"[ \t]*:[ \t]*\\?\"(?P<s_basic_auth_json>" + _B64 + r")\\?\"",
     r"_auth[ \t]*=[ \t]*[\"']?(?P<s_basic_auth_npmrc>" + _B64 + r")(?![A-Za-z0-9+/=])",
+    r"d(?<![A-Za-z0-9_]d)iscord(?:app)?\.com/api/webhooks/[0-9]+/(?P<s_discord_webhook>[A-Za-z0-9_-]{20,})",
     r"://[^\s/@:]*:" + _NOT_MASK + r"(?P<s_url_password>[^\s/@]+)@",
     # .netrc: `machine h login u password p`, or a line `password p` (checked: alone on its line)
     r"l(?<![A-Za-z0-9_]l)ogin[ \t]+\S+[ \t]+password[ \t]+" + _NOT_MASK + r"(?P<s_netrc_password>\S+)",
@@ -80,10 +86,11 @@ SHAPES = [
     *(f"{first}(?i:{rest})" + _VALUE.format(n=n) for n, (first, rest) in enumerate(_NAME_BRANCHES)),
 ]
 SCAN = re.compile("|".join(SHAPES), re.ASCII | re.DOTALL)
+_KEY_BRANCH_SUFFIX = f"_{len(_NAME_BRANCHES) - 2}"  # the group names of the `…_KEY` branch end so
 
 _KINDS = ("private_key", "anthropic_key", "openai_key", "aws_access_key_id", "github_token", "slack_token",
           "google_api_key", "stripe_key", "jwt", "bearer_token", "basic_auth", "url_password", "netrc_password",
-          "mysql_password", "secret")
+          "mysql_password", "discord_webhook", "secret")
 
 
 def _kind_of(group: str) -> str:
@@ -114,10 +121,27 @@ _NOT_A_VALUE = re.compile(
     re.ASCII)
 
 
+_PLACEHOLDER = re.compile(r"%[-+#0 ]?[0-9.]*[sdrfxX]|%\([A-Za-z_]+\)|\{[A-Za-z0-9_.]*\}", re.ASCII)
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+", re.ASCII)
+_WORD = re.compile(r"[A-Za-z]+[.,:;!?]?", re.ASCII)
+
+
 def plausible_value(value: str) -> bool:
     """False for what a telling name is often given in code and config but is no secret."""
     stripped = value.strip()
-    return bool(stripped) and not MASKED.search(value) and _NOT_A_VALUE.fullmatch(stripped) is None
+    return (any(ch.isalnum() for ch in stripped) and not MASKED.search(value) and stripped[0] not in ",);+%"
+            and _NOT_A_VALUE.fullmatch(stripped) is None and _PLACEHOLDER.search(stripped) is None)
+
+
+def plausible_key_value(value: str) -> bool:
+    """A value named only `…_KEY` (SORT_KEY, CACHE_KEY…) must also look random: 8+ characters, a digit or mixed case."""
+    return (len(value) >= 8 and " " not in value and plausible_value(value)
+            and (any(ch.isdigit() for ch in value) or (value.lower() != value and value.upper() != value)))
+
+
+def is_dotted_name(value: str) -> bool:
+    """`win32api.RegEnumKey`, `settings.SECRET_KEY`: code, not a credential."""
+    return _DOTTED_NAME.fullmatch(value) is not None
 
 
 def _basic_pair(b64: str) -> bool:
@@ -161,16 +185,17 @@ def find_shapes(text: str) -> Iterator[tuple[int, int, str]]:
             continue
         start, end = match.span(group)
         value = match.group(group)
-        if kind == "secret" and not plausible_value(value):
+        if kind == "secret" and not (plausible_key_value(value) if group.endswith(_KEY_BRANCH_SUFFIX)
+                                     else plausible_value(value)):
             continue
         if kind == "basic-auth" and not _basic_pair(value):
             continue
         if kind in ("netrc-password", "mysql-password"):
             if not plausible_value(value.strip("'\"")):
                 continue
-            if group == "s_netrc_password_line" and not _alone_on_line(text, match.start()):
-                continue
+            if group == "s_netrc_password_line" and (not _alone_on_line(text, match.start()) or _WORD.fullmatch(value)):
+                continue  # `password x` alone on its line, and not a word of prose ("password combination.")
         yield start, end, kind
 
 
-__all__ = ["KIND_OF_GROUP", "MASKED", "SCAN", "find_shapes", "plausible_value"]
+__all__ = ["KIND_OF_GROUP", "MASKED", "SCAN", "find_shapes", "is_dotted_name", "plausible_value"]
