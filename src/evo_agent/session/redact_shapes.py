@@ -129,7 +129,8 @@ _WORD = re.compile(r"[A-Za-z]+[.,:;!?]?", re.ASCII)
 def plausible_value(value: str) -> bool:
     """False for what a telling name is often given in code and config but is no secret."""
     stripped = value.strip()
-    return (any(ch.isalnum() for ch in stripped) and not MASKED.search(value) and stripped[0] not in ",);+%"
+    return (any(ch.isalnum() for ch in stripped) and not MASKED.search(value) and value[0] not in " ,);%"
+            and not stripped.startswith("+ ")
             and _NOT_A_VALUE.fullmatch(stripped) is None and _PLACEHOLDER.search(stripped) is None)
 
 
