@@ -42,7 +42,8 @@ import json
 import os
 import re
 import threading
-from typing import Any, Iterable, Mapping
+from collections import Counter
+from typing import Any, Mapping
 
 import ahocorasick_rs
 
@@ -52,6 +53,7 @@ from .redact_shapes import MASKED, find_shapes, is_dotted_name, plausible_value
 
 MASK = "[REDACTED:{}]"
 _MASKED = re.compile(r"\[REDACTED:[a-z0-9-]+\]\Z")
+_KIND_IN_MASK = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 
 # --------------------------------------------------------------------------- exact values
 
@@ -103,6 +105,9 @@ _OWN_TRIGGERS = (b"-----begin", b"ls0tls1crudjt", b"sk-", b"sk_live_", b"rk_live
 
 _lock = threading.Lock()
 _matchers: _Matchers | None = None
+# The credentials of the agent's own environment, read once at start (before anything scrubs the
+# environment for tools); the matchers that use them are compiled at first use.
+_start_values = secret_env_values(os.environ)
 
 
 def _get_matchers() -> _Matchers:
@@ -110,15 +115,12 @@ def _get_matchers() -> _Matchers:
     if _matchers is None:
         with _lock:
             if _matchers is None:
-                _matchers = _Matchers(secret_env_values(os.environ))
+                _matchers = _Matchers(_start_values)
     return _matchers
 
 
 def use_environment(environ: Mapping[str, str] | None) -> None:
-    """Take the exact values to mask from `environ` (default: read os.environ at first use).
-
-    Called once at start by the CLI; tests call it to set their own.
-    """
+    """Take the exact values to mask from `environ` (None: back to the values read at start; tests)."""
     global _matchers
     with _lock:
         _matchers = None if environ is None else _Matchers(secret_env_values(environ))
@@ -275,6 +277,18 @@ def redact_record(record: dict) -> dict:
     return _redact_dict(record, True)
 
 
+def count_secrets(record: dict) -> Counter[str]:
+    """{kind: count} of what redaction masks in `record` today (never the values): `sessions fsck --secrets`.
+
+    Masks already in the record (it was redacted when written) are not counted again.
+    """
+    clean = redact_record(record)
+    if clean is record:
+        return Counter()
+    return Counter(_KIND_IN_MASK.findall(encode_line(clean).decode("utf-8", "replace"))) - Counter(
+        _KIND_IN_MASK.findall(encode_line(record).decode("utf-8", "replace")))
+
+
 def encode_redacted(record: dict, first_field: str | None = None) -> tuple[dict, bytes]:
     """(the record as it goes to disk, its line): the recorder's one call.
 
@@ -290,5 +304,5 @@ def encode_redacted(record: dict, first_field: str | None = None) -> tuple[dict,
     return clean, (line if clean is record else encode_line(clean))
 
 
-__all__ = ["ENVELOPE_KEYS", "MASK", "encode_redacted", "find_secrets", "may_hold_secret", "redact_record", "redact_text",
+__all__ = ["ENVELOPE_KEYS", "MASK", "count_secrets", "encode_redacted", "find_secrets", "may_hold_secret", "redact_record", "redact_text",
            "secret_env_values", "use_environment"]
