@@ -39,6 +39,11 @@ def test_every_gitleaks_rule_applies_but_those_that_need_a_file_path():
         assert f"gitleaks v{gitleaks_rules.GITLEAKS_VERSION} (MIT" in vendored.readline()
 
 
+def test_the_json_cache_is_the_vendored_toml():
+    """gitleaks_rules.json is what `python -m evo_agent.session.gitleaks_rules --refresh` makes of the toml."""
+    assert gitleaks_rules._load() == gitleaks_rules.load_toml()
+
+
 @pytest.mark.parametrize("go, python", [
     (r"\b(p8e-(?i)[a-z0-9]{32})(?:x|$)", r"\b(p8e-(?i:[a-z0-9]{32}))(?:x|$)"),
     (r"a(?i)b|c", r"a(?i:b)|(?i:c)"),

@@ -25,19 +25,21 @@ kept in `skipped_rules()` with the reason, and a test asserts that list.
 
 from __future__ import annotations
 
+import json
 import math
 import re
-import tomllib
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
-from typing import Iterator
+from pathlib import Path
+from typing import Any, Iterator
 
-import ahocorasick_rs
+from .jsonio import decode
 
 GITLEAKS_VERSION = "8.30.1"
 RULES_FILE = "gitleaks_rules.toml"
+RULES_JSON = "gitleaks_rules.json"
 
 _FLAGS = re.ASCII  # RE2's \w, \d, \s and \b are ASCII, as Python's are with re.ASCII
 
@@ -168,10 +170,17 @@ def shannon_entropy(text: str) -> float:
 @dataclass
 class Allowlist:
     target: str  # "secret", "match" or "line"
-    regexes: list[re.Pattern]
+    sources: list[str]  # Go patterns, compiled at first use
     stopwords: tuple[str, ...]
     needs_path: bool  # an AND with paths or commits: never true for a transcript
     and_condition: bool
+    _regexes: list[re.Pattern] | None = field(default=None, repr=False)
+
+    @property
+    def regexes(self) -> list[re.Pattern]:
+        if self._regexes is None:
+            self._regexes = [re.compile(translate(r), _FLAGS) for r in self.sources]
+        return self._regexes
 
     def allows(self, secret: str, match: str, line: str) -> bool:
         if self.and_condition and self.needs_path:
@@ -181,7 +190,7 @@ class Allowlist:
         lowered = secret.lower()
         by_stopword = any(word in lowered for word in self.stopwords)
         if self.and_condition:
-            checks = ([by_regex] if self.regexes else []) + ([by_stopword] if self.stopwords else [])
+            checks = ([by_regex] if self.sources else []) + ([by_stopword] if self.stopwords else [])
             return bool(checks) and all(checks)
         return by_regex or by_stopword
 
@@ -207,7 +216,7 @@ class Rule:
 def _allowlist(spec: dict) -> Allowlist:
     return Allowlist(
         target=spec.get("regexTarget", "secret"),
-        regexes=[re.compile(translate(r), _FLAGS) for r in spec.get("regexes", [])],
+        sources=list(spec.get("regexes", [])),
         stopwords=tuple(w.lower() for w in spec.get("stopwords", [])),
         needs_path=bool(spec.get("paths") or spec.get("commits")),
         and_condition=spec.get("condition", "OR").upper() == "AND",
@@ -222,17 +231,31 @@ class RuleSet:
     rules_by_keyword: dict[str, list[Rule]]
     keywords: tuple[str, ...]
 
-    keyword_automaton: ahocorasick_rs.BytesAhoCorasick = field(repr=False)
+    keyword_automaton: Any = field(repr=False)  # an ahocorasick_rs.BytesAhoCorasick
 
 
-def _load_toml() -> dict:
-    return tomllib.loads(resources.files(__package__).joinpath(RULES_FILE).read_text(encoding="utf-8"))
+def load_toml() -> dict:
+    """The vendored file, parsed (~50 ms: what `refresh_json` caches)."""
+    import tomllib
+
+    return tomllib.loads(Path(__file__).with_name(RULES_FILE).read_text(encoding="utf-8"))
+
+
+def _load() -> dict:
+    """The rules from `gitleaks_rules.json`, the toml's parse kept beside it (orjson reads it in ~1 ms)."""
+    return decode(Path(__file__).with_name(RULES_JSON).read_bytes())
+
+
+def refresh_json() -> None:
+    """Rewrite `gitleaks_rules.json` from the toml (after updating the toml; a test checks they agree)."""
+    path = Path(__file__).with_name(RULES_JSON)
+    path.write_text(json.dumps(load_toml(), indent=None, separators=(",", ":"), sort_keys=False) + "\n")
 
 
 @lru_cache(maxsize=1)
 def rule_set() -> RuleSet:
     """The vendored rules, parsed once (their regexes compile on first use)."""
-    data = _load_toml()
+    data = _load()
     glob = data.get("allowlist", {})
     global_allowlist = _allowlist(glob)
     rules: list[Rule] = []
@@ -246,19 +269,16 @@ def rule_set() -> RuleSet:
             skipped[rid] = "applies only to files whose path matches"
             continue
         source, stripped = _strip_lazy_prefix(spec["regex"])
-        try:
-            allowlists = [_allowlist(a) for a in spec.get("allowlists", [])]
-            rule = Rule(rid, source, tuple(k.lower() for k in spec.get("keywords", [])), float(spec.get("entropy", 0)),
-                        int(spec.get("secretGroup", 0)), allowlists, stripped)
-        except (re.error, ValueError) as exc:
-            skipped[rid] = f"allowlist does not translate: {exc}"
-            continue
-        rules.append(rule)
+        allowlists = [_allowlist(a) for a in spec.get("allowlists", [])]
+        rules.append(Rule(rid, source, tuple(k.lower() for k in spec.get("keywords", [])),
+                          float(spec.get("entropy", 0)), int(spec.get("secretGroup", 0)), allowlists, stripped))
     by_keyword: dict[str, list[Rule]] = {}
     for rule in rules:
         for kw in rule.keywords:
             by_keyword.setdefault(kw, []).append(rule)
     keywords = tuple(sorted(by_keyword))
+    import ahocorasick_rs  # imported here: importing this module stays cheap
+
     automaton = ahocorasick_rs.BytesAhoCorasick([kw.encode() for kw in keywords],
                                                 implementation=ahocorasick_rs.Implementation.DFA)
     return RuleSet(rules, global_allowlist, skipped, by_keyword, keywords, automaton)
@@ -268,9 +288,13 @@ def compile_all() -> dict[str, str]:
     """Compile every rule now; {rule id: why it is not applied} for the rules that cannot be (tests, fsck)."""
     rs = rule_set()
     out = dict(rs.skipped)
+    for allowlist in [rs.global_allowlist]:
+        allowlist.regexes  # noqa: B018 - a global allowlist that does not translate is a bug: let it raise
     for rule in rs.rules:
         try:
             rule.pattern  # noqa: B018 - compiles and caches
+            for allowlist in rule.allowlists:
+                allowlist.regexes  # noqa: B018
         except (re.error, ValueError) as exc:
             out[rule.id] = f"regex does not translate: {exc}"
     return out
@@ -336,6 +360,8 @@ def find(text: str) -> Iterator[Hit]:
     for rule in rules_for(text):
         try:
             pattern = rule.pattern
+            for allowlist in rule.allowlists:
+                allowlist.regexes  # noqa: B018 - compiled with the rule, so a bad one skips the rule
         except (re.error, ValueError):
             continue  # reported by compile_all()
         for match in pattern.finditer(text):
@@ -359,3 +385,8 @@ def find(text: str) -> Iterator[Hit]:
 
 __all__ = ["GITLEAKS_VERSION", "Hit", "compile_all", "find", "rule_set", "rules_for", "shannon_entropy",
            "skipped_rules", "translate"]
+
+if __name__ == "__main__":  # python -m evo_agent.session.gitleaks_rules --refresh
+    if sys.argv[1:] != ["--refresh"]:
+        sys.exit("usage: python -m evo_agent.session.gitleaks_rules --refresh")
+    refresh_json()

@@ -45,8 +45,6 @@ import threading
 from collections import Counter
 from typing import Any, Mapping
 
-import ahocorasick_rs
-
 from . import gitleaks_rules
 from .jsonio import encode_line
 from .redact_shapes import MASKED, find_shapes, is_dotted_name, plausible_value
@@ -94,6 +92,8 @@ class _Matchers:
         for value in exact:
             for form in (value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
                 literals.add(form.encode("utf-8", "surrogatepass").lower())
+        import ahocorasick_rs  # imported at first use: importing the session library stays cheap
+
         self.triggers = ahocorasick_rs.BytesAhoCorasick(sorted(literals),
                                                         implementation=ahocorasick_rs.Implementation.DFA)
 
@@ -117,6 +117,28 @@ def _get_matchers() -> _Matchers:
             if _matchers is None:
                 _matchers = _Matchers(_start_values)
     return _matchers
+
+
+_warm_up_started = False
+
+
+def start_warm_up() -> None:
+    """Compile what redaction needs in a daemon thread, once per process.
+
+    Compiling the rules (~100 ms) would otherwise fall on the first record
+    that holds a keyword; a session store starts this when it is created, so
+    the work overlaps the time a person takes to type the first prompt.
+    """
+    global _warm_up_started
+    if _warm_up_started:
+        return
+    _warm_up_started = True
+    threading.Thread(target=_warm_up, name="evo-agent-redaction-warm-up", daemon=True).start()
+
+
+def _warm_up() -> None:
+    # Common keywords (api key token secret password auth access, "ey", "s.", "sk") compile the rules they select.
+    redact_text("api_key = 'x1' token ey s. sk key auth access password secret credential Bearer Basic ://")
 
 
 def use_environment(environ: Mapping[str, str] | None) -> None:
@@ -304,5 +326,5 @@ def encode_redacted(record: dict, first_field: str | None = None) -> tuple[dict,
     return clean, (line if clean is record else encode_line(clean))
 
 
-__all__ = ["ENVELOPE_KEYS", "MASK", "count_secrets", "encode_redacted", "find_secrets", "may_hold_secret", "redact_record", "redact_text",
+__all__ = ["ENVELOPE_KEYS", "MASK", "count_secrets", "start_warm_up", "encode_redacted", "find_secrets", "may_hold_secret", "redact_record", "redact_text",
            "secret_env_values", "use_environment"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from functools import lru_cache
 from typing import Iterator
 
 MASKED = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -83,10 +84,18 @@ SHAPES = [
     # mysql -pPASS (the password glued to -p), mysqldump, mysqladmin, mariadb
     r"m(?<![A-Za-z0-9_]m)(?:ysql(?:dump|admin)?|ariadb)\b[^\r\n|;&]*?[ \t]-p(?P<s_mysql_password>[^\s'\"-][^\s'\"]*"
     r"|'[^'\r\n]+'|\"[^\"\r\n]+\")",
-    *(f"{first}(?i:{rest})" + _VALUE.format(n=n) for n, (first, rest) in enumerate(_NAME_BRANCHES)),
+    # One group of names (each branch starts with a literal) before one value: compiling ten copies of
+    # the value pattern cost ~100 ms at first use. The `…_KEY` names are captured to be checked harder.
+    "(?:" + "|".join(f"{first}(?i:{rest})" for first, rest in _NAME_BRANCHES[:-2])
+    + f"|(?P<n_key>_(?i:{_NAME_BRANCHES[-2][1]}))|_(?i:{_NAME_BRANCHES[-1][1]}))" + _VALUE.format(n=0),
 ]
-SCAN = re.compile("|".join(SHAPES), re.ASCII | re.DOTALL)
-_KEY_BRANCH_SUFFIX = f"_{len(_NAME_BRANCHES) - 2}"  # the group names of the `…_KEY` branch end so
+
+
+@lru_cache(maxsize=1)
+def scan_pattern() -> tuple[re.Pattern, dict[str, str]]:
+    """(the shapes as one regex, the kind each masking group names), compiled at first use (~30 ms)."""
+    scan = re.compile("|".join(SHAPES), re.ASCII | re.DOTALL)
+    return scan, {name: _kind_of(name) for name in scan.groupindex if name[:2] in ("k_", "s_")}
 
 _KINDS = ("private_key", "anthropic_key", "openai_key", "aws_access_key_id", "github_token", "slack_token",
           "google_api_key", "stripe_key", "jwt", "bearer_token", "basic_auth", "url_password", "netrc_password",
@@ -102,7 +111,6 @@ def _kind_of(group: str) -> str:
     raise AssertionError(group)
 
 
-KIND_OF_GROUP = {name: _kind_of(name) for name in SCAN.groupindex}
 
 # --------------------------------------------------------------------------- plausibility
 
@@ -175,10 +183,11 @@ def _alone_on_line(text: str, start: int) -> bool:
 
 def find_shapes(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of every secret these shapes find in `text`."""
-    for match in SCAN.finditer(text):
+    scan, kind_of_group = scan_pattern()
+    for match in scan.finditer(text):
         group = match.lastgroup
         assert group is not None
-        kind = KIND_OF_GROUP[group]
+        kind = kind_of_group[group]
         if group.startswith("k_"):
             if group == "k_private_key_b64" and not _b64_private_key(match.group()):
                 continue
@@ -186,8 +195,7 @@ def find_shapes(text: str) -> Iterator[tuple[int, int, str]]:
             continue
         start, end = match.span(group)
         value = match.group(group)
-        if kind == "secret" and not (plausible_key_value(value) if group.endswith(_KEY_BRANCH_SUFFIX)
-                                     else plausible_value(value)):
+        if kind == "secret" and not (plausible_key_value(value) if match.group("n_key") else plausible_value(value)):
             continue
         if kind == "basic-auth" and not _basic_pair(value):
             continue
@@ -199,4 +207,4 @@ def find_shapes(text: str) -> Iterator[tuple[int, int, str]]:
         yield start, end, kind
 
 
-__all__ = ["KIND_OF_GROUP", "MASKED", "SCAN", "find_shapes", "is_dotted_name", "plausible_value"]
+__all__ = ["MASKED", "find_shapes", "scan_pattern", "is_dotted_name", "plausible_value"]
