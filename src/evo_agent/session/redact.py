@@ -47,7 +47,7 @@ from typing import Any, Mapping
 
 from . import gitleaks_rules
 from .jsonio import encode_line
-from .redact_shapes import MASKED, find_shapes, is_dotted_name, plausible_value
+from .redact_shapes import MASKED, find_shapes, is_code_name, plausible_value
 
 MASK = "[REDACTED:{}]"
 _MASKED = re.compile(r"\[REDACTED:[a-z0-9-]+\]\Z")
@@ -163,7 +163,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     for start, end, kind in find_shapes(text):
         found.append((start, end, 1, kind))
     for hit in gitleaks_rules.find(text):
-        if hit.rule_id.startswith("generic") and is_dotted_name(text[hit.start:hit.end]):
+        if hit.rule_id.startswith("generic") and is_code_name(text[hit.start:hit.end]):
             continue  # `RegEnumKey = win32api.RegEnumKey`: gitleaks flags it, it is code
         found.append((hit.start, hit.end, 2, hit.rule_id))
     if not found:

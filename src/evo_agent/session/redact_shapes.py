@@ -36,7 +36,8 @@ _VALUE = (r"(?:\\?[\"'])?[ \t]*(?::=|=|:)(?!=)[ \t]*"
           r"|[\"']" + _NOT_MASK + r"(?P<s_secret_cut_{n}>[^\s\"'\\(),;]+)(?=[\r\n]|\Z)"
           r"|(?=[^\s\"'`,;&()\[\]{{}}<>]*[0-9])(?P<s_secret_{n}>[^\s\"'`,;&()\[\]{{}}<>]{{4,}}+)(?![(\[])"
           # no digit: still a secret when it is 20+ base64 characters of mixed case (an AWS secret key)
-          r"|(?=[A-Za-z+/]*[a-z])(?=[A-Za-z+/]*[A-Z])(?P<s_secret_b64_{n}>[A-Za-z+/]{{20,}}+={{0,2}})"
+          r"|(?=[A-Za-z+/]*[a-z])(?=[A-Za-z+/]*[A-Z])(?=[A-Za-z]{{32}}|[A-Za-z]*[+/=])"
+          r"(?P<s_secret_b64_{n}>[A-Za-z+/]{{20,}}+={{0,2}})"
           r"(?![^\s\"'`,;&()\[\]{{}}<>]))")
 
 # Telling names, split by their first letter in either case so that every branch starts with a
@@ -142,6 +143,28 @@ def plausible_value(value: str) -> bool:
             and _NOT_A_VALUE.fullmatch(stripped) is None and _PLACEHOLDER.search(stripped) is None)
 
 
+_TYPE_NAMES = frozenset({"str", "string", "bytes", "int", "integer", "bool", "boolean", "float", "number", "object",
+                         "any", "optional", "text", "secret", "password", "token"})
+_REGEX_LIKE = re.compile(r"\[\^?[^\]]*[a-zA-Z0-9]-[a-zA-Z0-9][^\]]*\][*+?{]|\\[dwsbDWS]|\(\?[:=!<P]", re.ASCII)
+_SNAKE_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", re.ASCII)
+
+
+def plausible_named_value(name: str, value: str) -> bool:
+    """`plausible_value`, and not the name itself (`TOKEN = "token"`, `token: "Token"`), a type, or a regex."""
+    folded = value.strip().lower().replace("-", "_")
+    return (plausible_value(value) and folded not in name.lower().replace("-", "_") and folded not in _TYPE_NAMES
+            and _REGEX_LIKE.search(value) is None)
+
+
+def is_code_name(value: str) -> bool:
+    """`win32api.RegEnumKey`, `x509_safe_environment_headers`: names in code, not credentials."""
+    if _DOTTED_NAME.fullmatch(value) is not None:
+        return True
+    # snake_case words, each with at most 3 digits (x509_safe_headers; not live_pub_80d1469ee8105…)
+    return _SNAKE_NAME.fullmatch(value) is not None and all(
+        sum(ch.isdigit() for ch in part) <= 3 for part in value.split("_"))
+
+
 def plausible_key_value(value: str) -> bool:
     """A value named only `…_KEY` (SORT_KEY, CACHE_KEY…) must also look random: 8+ characters, a digit or mixed case."""
     return (len(value) >= 8 and " " not in value and plausible_value(value)
@@ -176,6 +199,14 @@ def _b64_private_key(b64: str) -> bool:
     return b"PRIVATE KEY" in decoded
 
 
+def _name_start(text: str, start: int) -> int:
+    """Where the identifier that ends in the matched name word begins (`GRANT_TYPE_REFRESH_` + `TOKEN`)."""
+    i = start
+    while i > 0 and start - i < 80 and (text[i - 1].isascii() and (text[i - 1].isalnum() or text[i - 1] in "_.-")):
+        i -= 1
+    return i
+
+
 def _alone_on_line(text: str, start: int) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     return text[line_start:start].strip() == ""
@@ -195,8 +226,10 @@ def find_shapes(text: str) -> Iterator[tuple[int, int, str]]:
             continue
         start, end = match.span(group)
         value = match.group(group)
-        if kind == "secret" and not (plausible_key_value(value) if match.group("n_key") else plausible_value(value)):
-            continue
+        if kind == "secret":
+            name = text[_name_start(text, match.start()):start]
+            if not (plausible_key_value(value) if match.group("n_key") else plausible_named_value(name, value)):
+                continue
         if kind == "basic-auth" and not _basic_pair(value):
             continue
         if kind in ("netrc-password", "mysql-password"):
