@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .redact import start_warm_up
 from .ids import (
     SessionNotFound,
     created_ms_of,
@@ -84,8 +83,6 @@ class SessionStore:
                  write_back: bool = True, redact: bool = True) -> None:
         self.project_dir = Path(project_dir).absolute()
         self.redact = redact  # recorders mask secret shapes on disk (redact.py)
-        if redact:
-            start_warm_up()  # compile the redaction rules off the first record's path
         self.sessions_dir = self.project_dir / SESSIONS_SUBDIR
         self._sessions_str = str(self.sessions_dir)
         self.warn = warn
