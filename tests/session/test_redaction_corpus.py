@@ -65,6 +65,26 @@ def test_entropy_and_allowlists_work_as_in_gitleaks():
     assert find("token glpat-abcdefgh12345678ZYXW here") == ["gitlab-pat"]
 
 
+def test_anchored_scans_find_what_full_scans_find(samples):
+    """Rules that begin with their keyword, and evo-agent's shapes, are tried only where an anchor begins:
+    the same matches as a scan at every position, on the rule samples, the carriers and real code."""
+    from evo_agent.session import redact_shapes
+
+    scan, _ = redact_shapes.scan_pattern()
+    texts = [s.text for s in samples] + [s.text for s in carrier_samples()]
+    texts += [p.read_text(encoding="utf-8", errors="replace") for p in python_sources(False)[::8]]
+    texts += ["ÄÖ token = 'k3Jx9Qv2Lm8N' İİ api_key=Xabcdefgh1jklmnopqrstuvw ß"]  # not ASCII: positions hold
+    anchored = [r for r in gitleaks_rules.rule_set().rules if r.stripped_prefix]
+    assert len(anchored) >= 90
+    for text in texts:
+        assert [m.span() for m in redact_shapes._matches(scan, text)] == [m.span() for m in scan.finditer(text)]
+        hits = gitleaks_rules.keyword_hits(text)
+        for rule in gitleaks_rules.rules_for(text, hits):
+            if rule.stripped_prefix:
+                got = [m.span() for m in gitleaks_rules._matches(rule, text, hits)]
+                assert got == [m.span() for m in rule.pattern.finditer(text)], (rule.id, text[:200])
+
+
 # --------------------------------------------------------------------------- catch rates
 
 

@@ -232,6 +232,7 @@ class RuleSet:
     keywords: tuple[str, ...]
 
     keyword_automaton: Any = field(repr=False)  # an ahocorasick_rs.BytesAhoCorasick
+    keyword_automaton_str: Any = field(repr=False)  # the same over str (for text that is not ASCII)
 
 
 def load_toml() -> dict:
@@ -281,7 +282,8 @@ def rule_set() -> RuleSet:
 
     automaton = ahocorasick_rs.BytesAhoCorasick([kw.encode() for kw in keywords],
                                                 implementation=ahocorasick_rs.Implementation.DFA)
-    return RuleSet(rules, global_allowlist, skipped, by_keyword, keywords, automaton)
+    return RuleSet(rules, global_allowlist, skipped, by_keyword, keywords, automaton,
+                   ahocorasick_rs.AhoCorasick(list(keywords)))
 
 
 def compile_all() -> dict[str, str]:
@@ -342,29 +344,65 @@ def _secret_span(match: re.Match, group: int) -> tuple[int, int]:
     return match.span()
 
 
-def rules_for(text: str) -> list[Rule]:
-    """The rules whose keywords occur in `text`, ASCII case-insensitively (gitleaks' first pass)."""
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def keyword_hits(text: str) -> dict[str, list[int]]:
+    """{keyword: sorted start positions (str indices)} of the keywords in `text`, ASCII case-insensitively."""
     rs = rule_set()
-    lowered = text.encode("utf-8", "surrogatepass").lower()  # bytes.lower() folds ASCII only, as the regexes do
-    hits = {index for index, _start, _end in rs.keyword_automaton.find_matches_as_indexes(lowered, overlapping=True)}
+    if text.isascii():  # bytes.lower() folds ASCII only, as the regexes do
+        hits = rs.keyword_automaton.find_matches_as_indexes(text.encode("ascii").lower(), overlapping=True)
+    else:  # lower-case ASCII only, so that positions do not move
+        hits = rs.keyword_automaton_str.find_matches_as_indexes(text.translate(_ASCII_LOWER), overlapping=True)
+    out: dict[str, list[int]] = {}
+    for index, start, _end in hits:
+        out.setdefault(rs.keywords[index], []).append(start)
+    return out
+
+
+def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]:
+    """The rules whose keywords occur in `text` (gitleaks' first pass)."""
+    rs = rule_set()
     found: dict[str, Rule] = {}
-    for index in sorted(hits):
-        for rule in rs.rules_by_keyword[rs.keywords[index]]:
+    for kw in sorted(keyword_hits(text) if hits is None else hits):
+        for rule in rs.rules_by_keyword[kw]:
             found[rule.id] = rule
     return list(found.values())
+
+
+def _matches(rule: Rule, text: str, hits: dict[str, list[int]]) -> Iterator[re.Match]:
+    """`rule.pattern.finditer(text)`; for a rule that starts with its keyword, tried only where one begins.
+
+    gitleaks' semi-generic rules read `[\w.-]{0,50}?(?:kw1|kw2…)…`: once the lazy prefix is
+    dropped, a match begins with one of the keywords, so only their positions can start one
+    (tests/session/test_redaction_corpus.py checks this against the full scan, rule by rule).
+    """
+    if not rule.stripped_prefix:
+        yield from rule.pattern.finditer(text)
+        return
+    positions = sorted({p for kw in rule.keywords for p in hits.get(kw, ())})
+    end = 0
+    for pos in positions:
+        if pos < end:
+            continue
+        match = rule.pattern.match(text, pos)
+        if match is not None:
+            end = max(match.end(), pos + 1)
+            yield match
 
 
 def find(text: str) -> Iterator[Hit]:
     """Every secret the gitleaks rules find in `text`, as gitleaks would report it (stdin, no path)."""
     rs = rule_set()
-    for rule in rules_for(text):
+    hits = keyword_hits(text)
+    for rule in rules_for(text, hits):
         try:
-            pattern = rule.pattern
+            rule.pattern  # noqa: B018 - compiles it
             for allowlist in rule.allowlists:
                 allowlist.regexes  # noqa: B018 - compiled with the rule, so a bad one skips the rule
         except (re.error, ValueError):
             continue  # reported by compile_all()
-        for match in pattern.finditer(text):
+        for match in _matches(rule, text, hits):
             start, end = _secret_span(match, rule.secret_group)
             if start == end:
                 continue
