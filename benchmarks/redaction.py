@@ -201,7 +201,8 @@ def cost_rows(repeats: int) -> list[tuple[str, float, float, float]]:
         bare_t, off_t, on_t = [], [], []
         for r in range(repeats):
             content = pool[r * 7919 % (len(pool) - size):][:size]
-            record = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}
+            result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": content}
+            record = {"role": "user", "content": [result]}
             for redact, times in ((False, off_t), (True, on_t)):
                 with tempfile.TemporaryDirectory(prefix="evo-red-cost-") as d:
                     store = SessionStore(d, warn=lambda _: None, redact=redact)
@@ -276,7 +277,8 @@ def main() -> int:
     binary = gitleaks_binary()
     versions = ", ".join(
         [f"gitleaks {gitleaks_version(binary)}" if binary else "gitleaks not installed"]
-        + [f"detect-secrets {detect_secrets_version()}" if detect_secrets_available() else "detect-secrets not installed"])
+        + [f"detect-secrets {detect_secrets_version()}" if detect_secrets_available()
+           else "detect-secrets not installed"])
     if args.missed:
         Path(args.missed).write_text(json.dumps(
             {t: [s.__dict__ for s in missed[t] + carrier_missed[t]] for t in tools}, indent=1))

@@ -7,23 +7,16 @@ string in it is scanned for the shapes below, and each match is replaced by
 and so the model in the live turn, keeps the real value. The price is
 fidelity (SPEC §4): a resumed session sends the masked text.
 
-What is caught (ASCII, case-sensitive unless said otherwise; the README's
-"Secrets and redaction" says the same for users):
+What is caught (the README's "Redaction" says the same for users), three
+sources applied together, overlaps merged:
 
-| kind | shape |
-|---|---|
-| `anthropic-key` | `sk-ant-` + 20 or more of `[A-Za-z0-9_-]` |
-| `openai-key` | `sk-` + 20 or more of `[A-Za-z0-9_-]` with at least one digit (OpenAI's `sk-proj-`, `sk-svcacct-`, `sk-admin-`, legacy keys, and the providers that copied the shape) |
-| `aws-access-key-id` | `AKIA` or `ASIA` + 16 of `[A-Z0-9]` |
-| `github-token` | `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` + 36 or more alphanumerics; `github_pat_` + 22 or more of `[A-Za-z0-9_]` |
-| `slack-token` | `xoxa-`, `xoxb-`, `xoxe-`, `xoxo-`, `xoxp-`, `xoxr-`, `xoxs-` + 10 or more of `[A-Za-z0-9-]` with a digit |
-| `google-api-key` | `AIza` + 35 of `[A-Za-z0-9_-]` |
-| `stripe-key` | `sk_live_` or `rk_live_` + 16 or more alphanumerics |
-| `jwt` | three dot-separated base64url parts, the first two starting `eyJ` |
-| `private-key` | a whole `-----BEGIN … PRIVATE KEY-----` … `-----END … PRIVATE KEY-----` block (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … KEY BLOCK); without its END line (a cut output), the BEGIN line and the base64 and header lines that follow it |
-| `bearer-token` | the token after `Bearer ` (any case), 16 or more of `[A-Za-z0-9._~+/-]` |
-| `url-password` | the password in `scheme://user:password@host` |
-| `secret` | the value of an assignment whose name ends in `password`, `passwd`, `secret`, `secret_key`, `token`, `api_key`/`apikey`/`api-key`, `access_key` or `private_key` (any case, any prefix: `DB_PASSWORD`, `aws_secret_access_key`, `accessToken`), written `name=value`, `name: value`, `name := value`, `"name": "value"`: a quoted value whatever it holds, an unquoted one when it has 4 or more characters, a digit, and is not a call (so code such as `token = None`, `password=password` or `token = next_token()` stays); and the string value of a JSON/dict key with such a name |
+1. gitleaks' rule set as data (gitleaks_rules.py: the vendored toml, its
+   keywords, entropy floors and allowlists); the mask names the rule id;
+2. evo-agent's own shapes (redact_shapes.py): PEM blocks, URL passwords,
+   telling names (`…password`, `…token`, `…_KEY`, `…_PASS`, …) in every
+   quoting, base64 `user:pass`, `.netrc`, `mysql -p`, the provider keys;
+3. the exact values of the agent's own credentials in its environment
+   (`secret_env_values`), read once at start.
 
 Only the secret itself is replaced: `password=[REDACTED:secret]`,
 `Authorization: Bearer [REDACTED:bearer-token]`. The pass is idempotent and
@@ -32,8 +25,9 @@ metadata, not content) or the fields the format needs verbatim (ids,
 `tool_use_id`, session ids, thinking signatures, base64 payloads).
 
 The append path stays fast: a record is first encoded as usual, and only when
-its bytes contain one of the cheap trigger shapes (`_TRIGGERS`, a superset of
-everything above) is it walked and re-encoded.
+its bytes hold one of the trigger literals (`may_hold_secret`: one Aho-Corasick
+pass for the rules' keywords, the shapes' anchors and the environment's
+values, a superset of everything above) is it walked and re-encoded.
 """
 
 from __future__ import annotations
@@ -48,7 +42,7 @@ from typing import Any, Mapping
 
 from . import gitleaks_rules
 from .jsonio import encode_line
-from .redact_shapes import MASKED, find_shapes, is_code_name, plausible_value
+from .redact_shapes import ANCHORS, MASKED, find_shapes, is_code_name, plausible_value
 
 MASK = "[REDACTED:{}]"
 _MASKED = re.compile(r"\[REDACTED:[a-z0-9-]+\]\Z")
@@ -99,10 +93,9 @@ class _Matchers:
                                                         implementation=ahocorasick_rs.Implementation.DFA)
 
 
-# Literals (lower case) of which every shape in redact_shapes.py leaves at least one in its text.
-_OWN_TRIGGERS = (b"-----begin", b"ls0tls1crudjt", b"sk-", b"sk_live_", b"rk_live_", b"akia", b"asia", b"gh", b"xox",
-                 b"aiza", b"eyj", b"bearer", b"basic", b"auth", b"://", b"login", b"passw", b"mysql", b"mariadb", b"discord",
-                 b"secret", b"token", b"key", b"pass", b"pwd")
+# Literals (lower case) of which every shape in redact_shapes.py leaves at least one in its text:
+# its anchors, and (for the JSON fields with telling names) a few shorter words.
+_OWN_TRIGGERS = tuple(sorted({a.encode() for a in ANCHORS} | {b"key", b"pass", b"pwd", b"auth", b"gh"}))
 
 _lock = threading.Lock()
 _matchers: _Matchers | None = None
@@ -331,5 +324,5 @@ def encode_redacted(record: dict, first_field: str | None = None) -> tuple[dict,
     return clean, (line if clean is record else encode_line(clean))
 
 
-__all__ = ["ENVELOPE_KEYS", "MASK", "count_secrets", "start_warm_up", "encode_redacted", "find_secrets", "may_hold_secret", "redact_record", "redact_text",
-           "secret_env_values", "use_environment"]
+__all__ = ["ENVELOPE_KEYS", "MASK", "count_secrets", "encode_redacted", "find_secrets", "may_hold_secret",
+           "redact_record", "redact_text", "secret_env_values", "start_warm_up", "use_environment"]

@@ -166,7 +166,7 @@ def is_code_name(value: str) -> bool:
 
 
 def plausible_key_value(value: str) -> bool:
-    """A value named only `…_KEY` (SORT_KEY, CACHE_KEY…) must also look random: 8+ characters, a digit or mixed case."""
+    """A value named only `…_KEY` (SORT_KEY, CACHE_KEY…) must look random: 8+ characters, a digit or mixed case."""
     return (len(value) >= 8 and " " not in value and plausible_value(value)
             and (any(ch.isdigit() for ch in value) or (value.lower() != value and value.upper() != value)))
 

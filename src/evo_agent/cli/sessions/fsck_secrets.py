@@ -38,7 +38,8 @@ class SecretsFound:
                 "kinds": dict(sorted(self.kinds.items()))}
 
     def line(self) -> str:
-        kinds = ", ".join(f"{kind} {count:,}" for kind, count in sorted(self.kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+        ordered = sorted(self.kinds.items(), key=lambda kv: (-kv[1], kv[0]))  # most frequent first
+        kinds = ", ".join(f"{kind} {count:,}" for kind, count in ordered)
         return terminal_safe(f"{self.session}  {self.path}: {plural(sum(self.kinds.values()), 'secret')} ({kinds})")
 
 
