@@ -373,7 +373,7 @@ def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]
 def _matches(rule: Rule, text: str, hits: dict[str, list[int]]) -> Iterator[re.Match]:
     """`rule.pattern.finditer(text)`; for a rule that starts with its keyword, tried only where one begins.
 
-    gitleaks' semi-generic rules read `[\w.-]{0,50}?(?:kw1|kw2…)…`: once the lazy prefix is
+    gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:kw1|kw2…)…`: once the lazy prefix is
     dropped, a match begins with one of the keywords, so only their positions can start one
     (tests/session/test_redaction_corpus.py checks this against the full scan, rule by rule).
     """
