@@ -127,6 +127,15 @@ class _Gen:
         raise ValueError(f"cannot generate {op}")
 
 
+def raw_sample(rule: gitleaks_rules.Rule, rng: random.Random) -> str:
+    """A text generated from the rule's regex, with a keyword in front when it holds none (no other check)."""
+    pattern = rule.pattern
+    text = _Gen(rng, bool(pattern.flags & re.IGNORECASE)).emit(_parser.parse(pattern.pattern, pattern.flags))
+    if rule.keywords and not any(kw in text.lower() for kw in rule.keywords):
+        text = f"{rule.keywords[0]}: {text}"
+    return text + "\n"
+
+
 def synthesize(rule: gitleaks_rules.Rule, rng: random.Random, tries: int = 60) -> tuple[str, str] | None:
     """(a text the rule matches, its secret), both passing the rule's entropy, digit and allowlist checks."""
     pattern = rule.pattern
@@ -215,7 +224,7 @@ def masked_lines(text: str, masked: str) -> int:
 
 
 __all__ = ["SETTINGS", "Sample", "caught", "carrier_samples", "in_settings", "masked_lines", "python_sources",
-           "rule_samples", "synthesize"]
+           "raw_sample", "rule_samples", "synthesize"]
 
 if __name__ == "__main__":  # pragma: no cover - a quick look
     samples = rule_samples(1)

@@ -148,12 +148,67 @@ _POSIX = {"alnum": "A-Za-z0-9", "alpha": "A-Za-z", "digit": "0-9", "xdigit": "0-
 _LAZY_PREFIX = r"[\w.-]{0,50}?"
 
 
-def _strip_lazy_prefix(go: str) -> tuple[str, bool]:
+def _strip_lazy_prefix(go: str) -> tuple[str, str | None]:
+    """(the pattern without its lazy prefix, the name alternation that then begins it, or None)."""
     for head in ("(?i)" + _LAZY_PREFIX, _LAZY_PREFIX + "(?i:" + _LAZY_PREFIX):
         if go.startswith(head):
             rest = go[len(head):]
-            return ("(?i)" + rest if head.startswith("(?i)") else "(?i:" + rest), True
-    return go, False
+            return ("(?i)" + rest if head.startswith("(?i)") else "(?i:" + rest), _group_at(rest)
+    return go, None
+
+
+def _group_at(src: str) -> str | None:
+    """The inside of the `(?:…)` group `src` starts with, or None."""
+    if not src.startswith("(?:"):
+        return None
+    depth = 0
+    for i, ch in enumerate(src):
+        if ch == "\\":
+            return None  # escapes: not a plain list of names
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return src[3:i]
+    return None
+
+
+def _split_top(alternation: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(alternation):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "|" and depth == 0:
+            parts.append(alternation[start:i])
+            start = i + 1
+    return parts + [alternation[start:]]
+
+
+def name_prefixes(alternation: str) -> list[str] | None:
+    """The literal (lower-case) beginnings of every way `alternation` can match, or None when unsure.
+
+    `access|(?-i:[Aa]pi|API)|passw(?:or)?d` → access, api, api, passwd, password.
+    """
+    out: list[str] = []
+    for alt in _split_top(alternation):
+        inner = re.fullmatch(r"\(\?(?:-i:|:)(.*)\)", alt)
+        if inner:
+            more = name_prefixes(inner.group(1))
+            if more is None:
+                return None
+            out += more
+            continue
+        optional = re.fullmatch(r"([a-z0-9_-]+)\(\?:([a-z0-9_-]+)\)\?([a-z0-9_-]*)", alt, re.IGNORECASE)
+        if optional:
+            out += [(optional.group(1) + optional.group(3)).lower(),
+                    (optional.group(1) + optional.group(2) + optional.group(3)).lower()]
+            continue
+        literal = re.sub(r"\[([A-Za-z])([A-Za-z])\]", lambda m: m.group(1) if m.group(1).lower() == m.group(2).lower()
+                         else "\x00", alt)
+        prefix = re.match(r"[A-Za-z0-9_ -]*", literal).group().lower()
+        if not prefix:
+            return None
+        out.append(prefix)
+    return out
 
 
 # --------------------------------------------------------------------------- rules
@@ -204,6 +259,7 @@ class Rule:
     secret_group: int
     allowlists: list[Allowlist]
     stripped_prefix: bool = False
+    anchored: bool = False  # every match begins with one of its keywords: tried only where they occur
     _compiled: re.Pattern | None = field(default=None, repr=False)
 
     @property
@@ -269,10 +325,13 @@ def rule_set() -> RuleSet:
         if "path" in spec:
             skipped[rid] = "applies only to files whose path matches"
             continue
-        source, stripped = _strip_lazy_prefix(spec["regex"])
+        source, names = _strip_lazy_prefix(spec["regex"])
         allowlists = [_allowlist(a) for a in spec.get("allowlists", [])]
-        rules.append(Rule(rid, source, tuple(k.lower() for k in spec.get("keywords", [])),
-                          float(spec.get("entropy", 0)), int(spec.get("secretGroup", 0)), allowlists, stripped))
+        keywords = tuple(k.lower() for k in spec.get("keywords", []))
+        prefixes = name_prefixes(names) if names is not None else None
+        anchored = prefixes is not None and all(any(p.startswith(k) for k in keywords) for p in prefixes)
+        rules.append(Rule(rid, source, keywords, float(spec.get("entropy", 0)), int(spec.get("secretGroup", 0)),
+                          allowlists, names is not None, anchored))
     by_keyword: dict[str, list[Rule]] = {}
     for rule in rules:
         for kw in rule.keywords:
@@ -373,11 +432,13 @@ def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]
 def _matches(rule: Rule, text: str, hits: dict[str, list[int]]) -> Iterator[re.Match]:
     """`rule.pattern.finditer(text)`; for a rule that starts with its keyword, tried only where one begins.
 
-    gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:kw1|kw2…)…`: once the lazy prefix is
-    dropped, a match begins with one of the keywords, so only their positions can start one
-    (tests/session/test_redaction_corpus.py checks this against the full scan, rule by rule).
+    gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:name1|name2…)…`: once the lazy prefix is
+    dropped, a match begins with one of the names; when each name begins with a keyword
+    (`name_prefixes`), only the keywords' positions can start one (typeform's keyword `tfp_` is
+    not its name: that rule scans everywhere). tests/session/test_redaction_corpus.py checks
+    this against the full scan, rule by rule.
     """
-    if not rule.stripped_prefix:
+    if not rule.anchored:
         yield from rule.pattern.finditer(text)
         return
     positions = sorted({p for kw in rule.keywords for p in hits.get(kw, ())})
