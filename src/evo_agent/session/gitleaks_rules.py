@@ -153,7 +153,8 @@ def _strip_lazy_prefix(go: str) -> tuple[str, str | None]:
     for head in ("(?i)" + _LAZY_PREFIX, _LAZY_PREFIX + "(?i:" + _LAZY_PREFIX):
         if go.startswith(head):
             rest = go[len(head):]
-            return ("(?i)" + rest if head.startswith("(?i)") else "(?i:" + rest), _group_at(rest)
+            names = _group_at(rest) if len(_split_top(rest)) == 1 else None  # atlassian: `…|\\b(ATATT3…)`
+            return ("(?i)" + rest if head.startswith("(?i)") else "(?i:" + rest), names
     return go, None
 
 
@@ -173,13 +174,23 @@ def _group_at(src: str) -> str | None:
 
 
 def _split_top(alternation: str) -> list[str]:
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(alternation):
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "|" and depth == 0:
+    """`alternation` split at its `|`s outside groups, classes and escapes."""
+    parts, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(alternation):
+        ch = alternation[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif ch == "|" and depth == 0:
             parts.append(alternation[start:i])
             start = i + 1
+        i += 1
     return parts + [alternation[start:]]
 
 
@@ -259,7 +270,7 @@ class Rule:
     secret_group: int
     allowlists: list[Allowlist]
     stripped_prefix: bool = False
-    anchored: bool = False  # every match begins with one of its keywords: tried only where they occur
+    anchors: tuple[str, ...] | None = None  # every match begins with one of these (lower case): tried only there
     _compiled: re.Pattern | None = field(default=None, repr=False)
 
     @property
@@ -329,9 +340,9 @@ def rule_set() -> RuleSet:
         allowlists = [_allowlist(a) for a in spec.get("allowlists", [])]
         keywords = tuple(k.lower() for k in spec.get("keywords", []))
         prefixes = name_prefixes(names) if names is not None else None
-        anchored = prefixes is not None and all(any(p.startswith(k) for k in keywords) for p in prefixes)
+        anchors = tuple(sorted(set(prefixes))) if prefixes else None
         rules.append(Rule(rid, source, keywords, float(spec.get("entropy", 0)), int(spec.get("secretGroup", 0)),
-                          allowlists, names is not None, anchored))
+                          allowlists, source != spec["regex"], anchors))
     by_keyword: dict[str, list[Rule]] = {}
     for rule in rules:
         for kw in rule.keywords:
@@ -429,19 +440,31 @@ def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]
     return list(found.values())
 
 
-def _matches(rule: Rule, text: str, hits: dict[str, list[int]]) -> Iterator[re.Match]:
-    """`rule.pattern.finditer(text)`; for a rule that starts with its keyword, tried only where one begins.
+def _folded(text: str) -> bytes | str:
+    """`text` with ASCII letters in lower case and every position kept (bytes when it is ASCII: faster)."""
+    return text.encode("ascii").lower() if text.isascii() else text.translate(_ASCII_LOWER)
+
+
+def _occurrences(folded: bytes | str, anchor: str) -> Iterator[int]:
+    needle = anchor.encode() if isinstance(folded, bytes) else anchor
+    pos = folded.find(needle)  # type: ignore[arg-type]
+    while pos >= 0:
+        yield pos
+        pos = folded.find(needle, pos + 1)  # type: ignore[arg-type]
+
+
+def _matches(rule: Rule, text: str, folded: bytes | str) -> Iterator[re.Match]:
+    """`rule.pattern.finditer(text)`; for a rule with anchors, tried only where one begins.
 
     gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:name1|name2…)…`: once the lazy prefix is
-    dropped, a match begins with one of the names; when each name begins with a keyword
-    (`name_prefixes`), only the keywords' positions can start one (typeform's keyword `tfp_` is
-    not its name: that rule scans everywhere). tests/session/test_redaction_corpus.py checks
-    this against the full scan, rule by rule.
+    dropped, a match begins with one of the names (`name_prefixes`), so only their positions can
+    start one; Python's `re` would otherwise try the case-insensitive names at every position.
+    tests/session/test_redaction_corpus.py checks this against the full scan, rule by rule.
     """
-    if not rule.anchored:
+    if rule.anchors is None:
         yield from rule.pattern.finditer(text)
         return
-    positions = sorted({p for kw in rule.keywords for p in hits.get(kw, ())})
+    positions = sorted({p for anchor in rule.anchors for p in _occurrences(folded, anchor)})
     end = 0
     for pos in positions:
         if pos < end:
@@ -456,6 +479,7 @@ def find(text: str) -> Iterator[Hit]:
     """Every secret the gitleaks rules find in `text`, as gitleaks would report it (stdin, no path)."""
     rs = rule_set()
     hits = keyword_hits(text)
+    folded = _folded(text)
     for rule in rules_for(text, hits):
         try:
             rule.pattern  # noqa: B018 - compiles it
@@ -463,7 +487,7 @@ def find(text: str) -> Iterator[Hit]:
                 allowlist.regexes  # noqa: B018 - compiled with the rule, so a bad one skips the rule
         except (re.error, ValueError):
             continue  # reported by compile_all()
-        for match in _matches(rule, text, hits):
+        for match in _matches(rule, text, folded):
             start, end = _secret_span(match, rule.secret_group)
             if start == end:
                 continue
