@@ -89,7 +89,39 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(run(argv))
 
 
+_restore_tty = None  # set while keys typed during start-up are held for the app (ui/typeahead.py)
+
+
+def _app_likely(argv: Sequence[str] | None) -> bool:
+    """A cheap look at argv, before parsing: will this run start the interactive app?"""
+    words = sys.argv[1:] if argv is None else list(argv)
+    if any(w in ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions") or w.startswith("--print=")
+           for w in words):
+        return False
+    return _isatty(sys.stdin) and _isatty(sys.stdout)
+
+
+def release_tty() -> None:
+    """Give the terminal back its own mode (echo, line editing) if start-up held the keys."""
+    global _restore_tty
+    if _restore_tty is not None:
+        restore, _restore_tty = _restore_tty, None
+        restore()
+
+
 def run(argv: Sequence[str] | None = None) -> int:
+    global _restore_tty
+    if _app_likely(argv):
+        from evo_agent.ui.typeahead import hold_keys
+
+        _restore_tty = hold_keys()  # as early as possible: keys typed while we start wait for the app
+    try:
+        return _run(argv)
+    finally:
+        release_tty()
+
+
+def _run(argv: Sequence[str] | None = None) -> int:
     # Bytes that are not UTF-8 (a pasted Latin-1 line, a binary file piped in) become U+FFFD on the way
     # in and out: they can neither crash a read nor reach the API or the transcript as lone surrogates.
     for stream in (sys.stdin, sys.stdout, sys.stderr):
@@ -102,6 +134,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     from evo_agent.ui.signals import SignalExit  # stdlib only: no Textual import on this path
 
     args = build_parser().parse_args(argv)
+    if args.command == "sessions" or args.print_prompt is not None or not use_tui(args):
+        release_tty()
     try:
         if args.command == "sessions":
             return _sessions(args)
@@ -131,14 +165,14 @@ def use_tui(args: argparse.Namespace) -> bool:
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
-    """The TUI; SIGTERM and SIGHUP end it from inside its event loop (see AgentApp)."""
-    from evo_agent.ui.app import run_tui as _run_tui
+def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: str | None = None) -> int:  # noqa: ANN001
+    """The app; SIGTERM and SIGHUP end it from inside its event loop (see ui/app.py)."""
+    from evo_agent.ui.app import run_app
 
     from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated
 
     try:
-        return _run_tui(agent)
+        return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from)
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
     except Terminated:
@@ -220,7 +254,8 @@ def _agent(args: argparse.Namespace) -> int:
         resumed = store.resume(source, model=provider.model, provider=provider.name)
         recorder, history = resumed.recorder, resumed.loaded.messages
         compact_count = resumed.loaded.compact_count
-        notify(resumed_line(source, len(history), recorder.session_id))
+        if print_mode or not use_tui(args):  # the app shows the restored conversation, then this line
+            notify(resumed_line(source, len(history), recorder.session_id))
         if resumed.loaded.warning:
             console.err_line(resumed.loaded.warning)
     else:
@@ -235,12 +270,13 @@ def _agent(args: argparse.Namespace) -> int:
         if print_mode:
             code = _print_mode(agent, args.print_prompt, console, signals)
         elif use_tui(args):
-            code = run_tui(agent, store, console, signals)
+            code = run_tui(agent, store, initial_prompt=getattr(args, "initial_prompt", None), resumed_from=source)
         else:
             code = Repl(agent, store, console, signals, tty=stdin_tty).run()
     finally:
         signals.exiting = True
         finish(agent, console, to_stderr=print_mode)
+    release_tty()
     hard_exit_if_stuck(code)
     return code
 
