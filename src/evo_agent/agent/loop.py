@@ -68,6 +68,7 @@ from .compaction import (
 )
 from .prompt import build_system_prompt
 from .subagents import task_tool
+from .usage_chain import chain_usage
 
 MAX_MODEL_CALLS = 50
 DEFAULT_MAX_TOKENS = 8192
@@ -227,6 +228,7 @@ class Agent:
         compact_threshold: int | None = None,
         compact_count: int = 0,
         allow_subagents: bool = True,
+        usage: "Usage | None" = None,
     ) -> None:
         self.provider = provider
         self.recorder = recorder
@@ -242,7 +244,7 @@ class Agent:
         self._system_note = system_note
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
-        self.usage = Usage()
+        self.usage = usage or Usage()  # a resumed session continues its sources' totals (resumed_usage)
         self.compact_threshold = compact_threshold or _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
         self.compact_count = compact_count  # compactions so far, counted across resumes
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
@@ -313,6 +315,7 @@ class Agent:
         source = store.resolve(session_id)
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        self.usage = resumed_usage(store, source)
         return resumed
 
     def clear(self) -> Recorder:
@@ -541,6 +544,12 @@ class Agent:
         return [r for r in results if r is not None]
 
 
+def resumed_usage(store: SessionStore, source: str) -> Usage:
+    """The totals a session resumed from `source` starts with: everything its resume chain spent."""
+    input_tokens, output_tokens = chain_usage(store, source)
+    return Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+
+
 def _env_int(name: str, default: int) -> int:
     try:
         value = int(os.environ.get(name, ""))
@@ -558,6 +567,7 @@ __all__ = [
     "TOOL_INTERRUPTED_TEXT",
     "TurnResult",
     "Usage",
+    "resumed_usage",
     "text_of",
     "tool_result_block",
 ]

@@ -261,8 +261,10 @@ def _agent(args: argparse.Namespace) -> int:
     else:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
+    from evo_agent.agent.loop import resumed_usage
+
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
-                  compact_count=compact_count)
+                  compact_count=compact_count, usage=resumed_usage(store, source) if source is not None else None)
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
