@@ -186,7 +186,7 @@ def _agent(args: argparse.Namespace) -> int:
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
     from evo_agent.session import LiveSessionStore
 
-    from .repl import Repl, resumed_line
+    from .repl import Repl, restored_view, resumed_line
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
     from .sessions.listing import pick_session
 
@@ -254,6 +254,8 @@ def _agent(args: argparse.Namespace) -> int:
         resumed = store.resume(source, model=provider.model, provider=provider.name)
         recorder, history = resumed.recorder, resumed.loaded.messages
         compact_count = resumed.loaded.compact_count
+        if not print_mode and not use_tui(args):  # the REPL shows the restored conversation first
+            console.write(restored_view(history, tty=stdin_tty and _isatty(sys.stdout)))
         if print_mode or not use_tui(args):  # the app shows the restored conversation, then this line
             notify(resumed_line(source, len(history), recorder.session_id))
         if resumed.loaded.warning:

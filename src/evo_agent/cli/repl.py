@@ -89,6 +89,22 @@ class ConsoleCallbacks:
         self.console.line(text)
 
 
+def restored_view(messages: list, *, tty: bool) -> str:
+    """The restored conversation as text for the REPL (colours only on a terminal), see ui/transcript_view.py."""
+    import io
+    import shutil
+
+    from evo_agent.ui.render import make_console
+    from evo_agent.ui.transcript_view import history_renderables
+
+    out = io.StringIO()
+    width = shutil.get_terminal_size((80, 24)).columns if tty else 80
+    console = make_console(out, width=width, force_terminal=tty, color_system="auto" if tty else None)
+    for item in history_renderables(messages):
+        console.print(item)
+    return out.getvalue()
+
+
 def resumed_line(source: str, restored: int, new_id: str) -> str:
     return f"Resumed {source}: {restored} message{'s' if restored != 1 else ''} restored (new session {new_id})"
 
@@ -215,6 +231,8 @@ class Repl:
         except SessionError as exc:
             self.console.error(str(exc))
             return
+        self.console.end_line()
+        self.console.write(restored_view(resumed.loaded.messages, tty=self.tty))
         self.console.line(resumed_line(resumed.loaded.session_id, len(resumed.loaded.messages), self.agent.session_id))
         if resumed.loaded.warning:
             self.console.err_line(resumed.loaded.warning)
