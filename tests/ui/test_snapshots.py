@@ -1,4 +1,4 @@
-"""Snapshot tests (pytest-textual-snapshot) of the picker and the main screen.
+"""Snapshot tests (pytest-textual-snapshot) of the picker (the app's rendering tests are in test_render.py).
 
 Regenerate after a deliberate visual change with
 `.venv/bin/python -m pytest tests/ui/test_snapshots.py --snapshot-update`.
@@ -11,10 +11,8 @@ import time
 import pytest
 
 from evo_agent.session import SessionInfo, SessionMeta
-from evo_agent.ui.app import AgentApp
 from evo_agent.ui.picker import PickerApp
 
-from .fakes import FakeAgent
 
 pytest.importorskip("pytest_textual_snapshot")
 
@@ -42,20 +40,3 @@ def fixed_rows() -> list[SessionInfo]:
 
 def test_picker_snapshot(snap_compare, utc):
     assert snap_compare(PickerApp(rows=fixed_rows()), terminal_size=(90, 12), press=["down"])
-
-
-def test_main_screen_snapshot(snap_compare, tmp_path):
-    agent = FakeAgent(tmp_path, script=[
-        ("on_text", ("Here are the files:\n\n- `a.txt`\n- `b.txt`\n",)),
-        ("on_tool_start", ("tu_1", "bash", {"command": "ls"})),
-        ("on_tool_end", ("tu_1", "a.txt\nb.txt", False, 0.04)),
-        ("on_text", ("Done.",)),
-    ])
-
-    async def run_before(pilot) -> None:
-        await pilot.press(*"list the files", "enter")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        await pilot.pause(0.1)
-
-    assert snap_compare(AgentApp(agent), terminal_size=(90, 24), run_before=run_before)

@@ -94,6 +94,8 @@ def restored_view(messages: list, *, tty: bool) -> str:
     import io
     import shutil
 
+    from rich.text import Text
+
     from evo_agent.ui.render import make_console
     from evo_agent.ui.transcript_view import history_renderables
 
@@ -101,7 +103,7 @@ def restored_view(messages: list, *, tty: bool) -> str:
     width = shutil.get_terminal_size((80, 24)).columns if tty else 80
     console = make_console(out, width=width, force_terminal=tty, color_system="auto" if tty else None)
     for item in history_renderables(messages):
-        console.print(item)
+        console.print(item, soft_wrap=isinstance(item, Text))
     return out.getvalue()
 
 

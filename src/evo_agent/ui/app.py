@@ -60,9 +60,10 @@ __all__ = ["AgentApp", "run_app", "run_tui", "KEYS_HELP", "EXIT_GRACE_S"]
 
 KEYS_HELP = """\
 Keys:
-  Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ prompt history · Tab completes a command
-  Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits · Ctrl+D on an empty prompt quits
-  Ctrl+O shows the last tool output in full · a prompt sent while the agent works is queued"""
+  Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
+  Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
+  Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool output in full
+  A prompt sent while the agent works is queued and sent after the turn"""
 
 DOUBLE_CTRL_C_SECONDS = 2.0
 EXIT_GRACE_S = 5.0          # how long an interrupted turn may take to record itself on the way out
@@ -262,7 +263,8 @@ class AgentApp:
     def render_ansi(self, *renderables: RenderableType) -> str:
         console = render.make_console(io.StringIO(), width=self.width(), force_terminal=True)
         for item in renderables:
-            console.print(item)
+            # Lines of text are wrapped by the terminal (a copied id or path stays one line); Markdown by Rich.
+            console.print(item, soft_wrap=isinstance(item, Text))
         return console.file.getvalue()  # type: ignore[attr-defined]
 
     def emit(self, *renderables: RenderableType) -> None:

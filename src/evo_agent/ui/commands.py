@@ -19,9 +19,9 @@ class SlashCommand:
 
 
 COMMANDS: tuple[SlashCommand, ...] = (
-    SlashCommand("/resume", "[ID]", "resume a session (a unique id prefix is enough); without ID choose from a list"),
-    SlashCommand("/clear", "", "start a new, empty session (the current one stays resumable)"),
-    SlashCommand("/compact", "[FOCUS]", "summarise the conversation now and continue from the summary"),
+    SlashCommand("/resume", "[ID]", "resume a session (an id prefix is enough); no ID: choose"),
+    SlashCommand("/clear", "", "start a new session (this one stays resumable)"),
+    SlashCommand("/compact", "[FOCUS]", "summarise the conversation now, optionally focused"),
     SlashCommand("/cost", "", "tokens used in this session"),
     SlashCommand("/help", "", "this help"),
     SlashCommand("/exit", "", "leave (Ctrl+D works too)"),
