@@ -150,7 +150,7 @@ def test_screenshot_for_the_readme_is_generated(tmp_path):
     from pathlib import Path
 
     c = render.make_console(width=80, record=True, force_terminal=True, color_system="truecolor")
-    c.print(render.welcome_line("claude-sonnet-4-5", "anthropic", "~/src/shop", "1780227556183_b525857d"),
+    c.print(render.welcome_line("claude-sonnet-4-5", "anthropic", "~/src/shop", 80),
             soft_wrap=True)
     c.print()
     c.print(render.user_prompt("the price test fails, fix it"))
@@ -175,3 +175,9 @@ def test_screenshot_for_the_readme_is_generated(tmp_path):
     if not target.exists() or target.read_text() != svg:
         target.write_text(svg)
     assert "pytest -q tests/test_price.py" in svg.replace("&#160;", " ")
+
+
+def test_the_welcome_line_fits_the_terminal():
+    line = shown(render.welcome_line("claude-sonnet-4-5", "anthropic", "/tmp/" + "deep/" * 30 + "project", 80))
+    assert len(line.rstrip("\n")) <= 80 and line.startswith("evo-agent · anthropic/claude-sonnet-4-5 · …")
+    assert line.rstrip().endswith("/project · /help for help")

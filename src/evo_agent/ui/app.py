@@ -40,6 +40,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.renderer import CPR_Support
 from prompt_toolkit.styles import Style
 from rich.console import RenderableType
 from rich.text import Text
@@ -166,6 +167,9 @@ class AgentApp:
             erase_when_done=True, input=input, output=output, include_default_pygments_style=False,
         )
         self.app.layout.focus(self._input_window)
+        # No cursor-position requests: the live region is exactly as tall as its content. (A late answer
+        # to one, after keys typed during start-up, stretched it to the bottom of the screen.)
+        self.app.renderer.cpr_support = CPR_Support.NOT_SUPPORTED
         self.app.timeoutlen = 0.3   # Esc alone fires after this; Alt+Enter arrives as one read and is not delayed
         self.app.ttimeoutlen = 0.05
 
@@ -738,7 +742,7 @@ class AgentApp:
         a = self.agent
         provider = getattr(getattr(a, "provider", None), "name", None) or getattr(a, "provider_name", "?")
         self.emit(render.welcome_line(str(getattr(a, "model", "?")), str(provider), str(a.project_dir),
-                                      str(getattr(a, "session_id", ""))))
+                                      self.width()))
         if self.resumed_from is not None:
             self.show_history(self.resumed_from)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from typing import Any, Iterable
 
@@ -294,9 +295,18 @@ def tool_output_full(result_text: str) -> Text:
     return safe("\n".join("     " + line for line in (result_text or "(no output)").splitlines()), "")
 
 
-def welcome_line(model: str, provider: str, project_dir: str, session_id: str) -> Text:
+def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -> Text:
+    """`evo-agent · anthropic/claude-sonnet-4-5 · ~/src/shop · /help for help`, one line of `width` cells."""
+    home = os.path.expanduser("~")
+    where = "~" + project_dir[len(home):] if home not in ("", "/") and (
+        project_dir == home or project_dir.startswith(home + os.sep)) else project_dir
+    head, tail = "evo-agent", " · /help for help"
+    middle = f" · {provider}/{model} · "
+    room = width - len(head) - len(middle) - len(tail) - 1
+    if len(where) > room:
+        where = "…" + where[-max(room - 1, 8):]
     out = Text()
-    out.append("evo-agent", style="bold")
-    out.append_text(safe(f" · {provider}/{model} · {project_dir}", ""))
-    out.append(" · /help for help", style="evo.dim")
+    out.append(head, style="bold")
+    out.append_text(safe(middle + where))
+    out.append(tail, style="evo.dim")
     return out
