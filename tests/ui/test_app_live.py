@@ -109,3 +109,22 @@ async def test_ctrl_c_during_slash_compact_stops_the_summary_and_changes_nothing
         await run.until(lambda: "nothing was compacted" in run.printed, timeout=15)
         assert not run.task.done() and not run.app.running
     assert agent.history == history and agent.recorder.path.read_bytes() == transcript
+
+
+async def test_a_subagents_tool_calls_are_shown_nested_under_its_task(project, model_server):
+    model_server.script(
+        tool_use("task", {"description": "look around", "prompt": "list the files",
+                          "subagent_type": "general-purpose"}, id="toolu_task"),
+        tool_use("bash", {"command": "echo from-the-child"}, id="toolu_child"),
+        text("The child saw one line."),
+        text("All done."),
+    )
+    agent, _ = make_agent(project, server_provider(model_server))
+    async with running(agent) as run:
+        run.type("delegate it" + ENTER)
+        await run.until(lambda: "All done." in run.printed and not run.app.running, timeout=60)
+        shown = run.printed
+        order = ["⏺ task(look around)", "  ⏺ bash(echo from-the-child)", "    ⎿  from-the-child",
+                 "  ⎿  The child saw one line.", "All done."]
+        assert [shown.index(p) for p in order] == sorted(shown.index(p) for p in order), shown
+    model_server.assert_all_valid()

@@ -248,6 +248,7 @@ class Agent:
         self.compact_threshold = compact_threshold or _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
         self.compact_count = compact_count  # compactions so far, counted across resumes
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
+        self.turn_callbacks: Any = None  # the running turn's front-end callbacks (subagents nest theirs under it)
         self._lock = threading.Lock()  # one turn, compaction or session switch at a time
         self._usage_lock = threading.Lock()  # parallel subagents add their usage here
 
@@ -435,6 +436,7 @@ class Agent:
         cancel = cancel if cancel is not None else threading.Event()
         with self._lock:
             self.recorder.prompt_id = prompt_id or str(uuid.uuid4())
+            self.turn_callbacks = callbacks
             turn: dict = {}
             try:
                 self._compact_if_due(cb, cancel, turn, mid_turn=False)  # before the prompt joins the history

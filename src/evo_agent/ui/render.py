@@ -221,7 +221,7 @@ def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool,
         out.append(gutter, style="evo.dim")
         out.append_text(safe("error: " + one_line(first[0] if first else "(no output)", 200), "evo.error"))
         if more:
-            out.append(f" (+{more} lines)", style="evo.dim")
+            out.append(f" (+{more} line{'s' if more != 1 else ''})", style="evo.dim")
         return out
     if name in ("edit_file", "write_file") and isinstance(tool_input, dict):
         diff = _edit_diff(name, tool_input, text, pad)
@@ -241,7 +241,7 @@ def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool,
             out.append("\n")
     if more:
         hint = " (Ctrl+O shows all)" if expand_hint else ""
-        out.append(f"\n{pad}… +{more} lines{hint}", style="evo.dim")
+        out.append(f"\n{pad}… +{more} line{'s' if more != 1 else ''}{hint}", style="evo.dim")
     return out
 
 
