@@ -118,7 +118,7 @@ async def test_esc_interrupts_the_running_turn_and_says_so(tmp_path):
         await run.until(lambda: "bash(sleep 30)" in run.status())
         run.type(ESC)
         await run.until(lambda: agent.cancelled.is_set() and not run.app.running)
-        assert "⎿  interrupted" in run.printed and "Interrupted by user" in run.printed
+        assert "└  interrupted" in run.printed and "Interrupted by user" in run.printed
         assert "error" not in run.printed
 
 
@@ -171,7 +171,7 @@ async def test_resume_with_an_id_shows_the_restored_conversation(tmp_path):
         await run.until(lambda: "messages restored" in run.printed)
         text = run.printed
         assert text.index("› restored question") < text.index("restored answer") < text.index("bash(ls)")
-        assert "⎿  a.txt" in text
+        assert "└  a.txt" in text
         assert "Resumed 1780000000000_aaaaaaaa: 3 messages restored (new session 1780000099999_bbbbbbbb)" in text
         run.type("/resume nope" + ENTER)
         await run.until(lambda: "error: invalid session id 'nope'" in run.printed)
@@ -227,9 +227,9 @@ async def test_tools_nested_subagent_calls_retry_notices_and_errors(tmp_path):
         assert "retrying" not in run.printed
         text = run.printed
         assert "✻ thinking (12 characters)" in text
-        assert "⏺ task(find the bug)" in text and '  ⏺ grep("def main" in src)' in text
-        assert "    ⎿  src/a.py:1:def main" in text
-        assert "⎿  error: no such file: nope" in text
+        assert "● task(find the bug)" in text and '  ● grep("def main" in src)' in text
+        assert "    └  src/a.py:1:def main" in text
+        assert "└  error: no such file: nope" in text
         agent.gate.set()
 
 

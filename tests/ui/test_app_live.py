@@ -26,8 +26,8 @@ async def test_a_streamed_turn_with_a_tool_is_printed_and_recorded_the_same(proj
         run.type("what is this project?" + ENTER)
         await run.until(lambda: len(model_server.valid_requests) == 2 and not run.app.running, timeout=30)
         shown = run.printed
-        order = ["› what is this project?", "✻ thinking", "Let me look at it.", "⏺ read_file(README.md)",
-                 "⎿  ", "It is a test project.\nSecond line."]
+        order = ["› what is this project?", "✻ thinking", "Let me look at it.", "● read_file(README.md)",
+                 "└  ", "It is a test project.\nSecond line."]
         positions = [shown.index(part) for part in order]
         assert positions == sorted(positions), shown
         assert "420 tokens" in run.status()  # 2 calls × (200 in + 10 out), as the API reported
@@ -124,7 +124,7 @@ async def test_a_subagents_tool_calls_are_shown_nested_under_its_task(project, m
         run.type("delegate it" + ENTER)
         await run.until(lambda: "All done." in run.printed and not run.app.running, timeout=60)
         shown = run.printed
-        order = ["⏺ task(look around)", "  ⏺ bash(echo from-the-child)", "    ⎿  from-the-child",
-                 "  ⎿  The child saw one line.", "All done."]
+        order = ["● task(look around)", "  ● bash(echo from-the-child)", "    └  from-the-child",
+                 "  └  The child saw one line.", "All done."]
         assert [shown.index(p) for p in order] == sorted(shown.index(p) for p in order), shown
     model_server.assert_all_valid()

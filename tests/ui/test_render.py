@@ -66,17 +66,17 @@ def test_no_color_drops_every_colour(monkeypatch):
 
 
 def test_tool_call_labels_and_one_line_previews():
-    assert shown(render.tool_call("grep", {"pattern": "def main", "path": "src"})) == '⏺ grep("def main" in src)\n'
-    assert shown(render.tool_call("read_file", {"path": "README.md"}, depth=1)) == "  ⏺ read_file(README.md)\n"
+    assert shown(render.tool_call("grep", {"pattern": "def main", "path": "src"})) == '● grep("def main" in src)\n'
+    assert shown(render.tool_call("read_file", {"path": "README.md"}, depth=1)) == "  ● read_file(README.md)\n"
     out = shown(render.tool_result("bash", {"command": "seq 10"}, "\n".join(map(str, range(1, 11))), is_error=False))
-    assert out == "  ⎿  1\n     2\n     3\n     … +7 lines (Ctrl+O shows all)\n"
+    assert out == "  └  1\n     2\n     3\n     … +7 lines (Ctrl+O shows all)\n"
 
 
 def test_an_interrupted_tool_is_interrupted_not_an_error():
     for text in ("Not run: the user interrupted the turn (Ctrl+C) before this tool started.",
                  "partial output\n[interrupted; process group killed]",
                  "The tool was interrupted before it returned a result (the session ended while it ran)."):
-        assert shown(render.tool_result("bash", {}, text, is_error=True)) == "  ⎿  interrupted\n"
+        assert shown(render.tool_result("bash", {}, text, is_error=True)) == "  └  interrupted\n"
     assert "error: boom" in shown(render.tool_result("bash", {}, "boom", is_error=True))
 
 
@@ -86,7 +86,7 @@ def test_edit_file_is_a_coloured_unified_diff_numbered_from_the_edited_line():
                                 is_error=False)
     text = shown(result)
     assert text.splitlines() == [
-        "  ⎿  Edited app.py at line 10: replaced 3 line(s) with 3 line(s)",
+        "  └  Edited app.py at line 10: replaced 3 line(s) with 3 line(s)",
         "       10  a = 1",
         "       11 -b = 2",
         "          +b = 20",
@@ -118,8 +118,8 @@ def test_restored_history_shows_prompts_answers_tools_notices_and_the_folded_sum
     text = shown(*history_renderables(messages))
     assert "▸ summary of the earlier conversation" in text and "<previous-conversation-summary>" not in text
     assert "› list the files" in text and "› [Request" not in text
-    order = ["▸ summary", "› list the files", "Listing.", "⏺ bash(ls)", "⎿  README.md", "⏺ bash(sleep 9)",
-             "⎿  interrupted", "⎿  Interrupted by user"]
+    order = ["▸ summary", "› list the files", "Listing.", "● bash(ls)", "└  README.md", "● bash(sleep 9)",
+             "└  interrupted", "└  Interrupted by user"]
     assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
 
 
@@ -167,8 +167,7 @@ def test_screenshot_for_the_readme_is_generated(tmp_path):
     c.print("─" * 80, style="evo.dim")
     c.print("› ", style="bold")
     c.print("─" * 80, style="evo.dim")
-    c.print("claude-sonnet-4-5 · 12,480 tokens · context 9% · mode ask · session 1780227556183_b525857d",
-            style="evo.dim")
+    c.print("claude-sonnet-4-5 · 12,480 tokens · context 9% · mode ask · /help", style="evo.dim")
     svg = c.export_svg(title="evo-agent")
     target = Path(__file__).resolve().parents[2] / "docs" / "app.svg"
     target.parent.mkdir(exist_ok=True)

@@ -148,11 +148,11 @@ def test_esc_interrupts_the_running_tool(terminals, project):
     t.wait(r"working \d+ s .*bash\(sleep 30\)")
     t.keys("Escape")
     screen = t.wait(r"Interrupted by user")
-    assert "⎿  interrupted" in screen and "error" not in screen
+    assert "└  interrupted" in screen and "error" not in screen
     t.wait(r"tokens · context")  # idle again: the prompt takes the next message
     t.type("list the files")
     t.keys("Enter")
-    t.wait(r"⎿  README\.md")
+    t.wait(r"└  README\.md")
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -162,7 +162,7 @@ def test_resume_shows_the_restored_conversation(terminals, project, size):
     source = re.search(HINT, first.stderr).group(1)
     t = open_app(terminals, project, "--resume", source, size=size)
     screen = t.wait(rf"Resumed {source}: 4 messages restored")
-    assert screen.index("› list the files") < screen.index("⏺ glob(**/*)") < screen.index("⎿  README.md")
+    assert screen.index("› list the files") < screen.index("● glob(**/*)") < screen.index("└  README.md")
     assert "[Request interrupted" not in screen and "previous-conversation-summary" not in screen
     tokens = int(re.search(r"· ([\d,]+) tokens", t.wait(r"tokens · context")).group(1).replace(",", ""))
     assert tokens > 0  # the totals continue from the source

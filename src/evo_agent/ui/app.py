@@ -619,7 +619,7 @@ class AgentApp:
             self.buffer.cursor_position = len(self.buffer.text)
         words = {"yes": "allowed", "no": "refused", "always-session": "allowed for this session",
                  "always-project": "allowed in this project" + (f" ({request.rule})" if request.rule else "")}
-        line = f"  ⎿  {words.get(answer, answer)}" + (f": {message}" if message else "")
+        line = f"  └  {words.get(answer, answer)}" + (f": {message}" if message else "")
         self.emit(render.safe(line, "evo.dim" if answer != "no" else "evo.warn"))
         if not future.done():
             future.set_result(ApprovalDecision(answer, message))  # type: ignore[arg-type]

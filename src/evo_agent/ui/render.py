@@ -129,7 +129,7 @@ def error_line(text: str) -> Text:
 
 def interrupted_notice() -> Text:
     """`[Request interrupted by user]` in a history: a notice, never a prompt."""
-    return Text("  ⎿  Interrupted by user", style="evo.warn")
+    return Text("  └  Interrupted by user", style="evo.warn")
 
 
 def summary_block(summary: str) -> Text:
@@ -179,9 +179,9 @@ def tool_label(name: str, tool_input: Any) -> str:
 
 
 def tool_call(name: str, tool_input: Any, *, depth: int = 0) -> Text:
-    """`⏺ bash(ls -la)`; a subagent's calls are indented under its task (`depth` 1)."""
+    """`● bash(ls -la)`; a subagent's calls are indented under its task (`depth` 1)."""
     out = Text()
-    out.append("  " * depth + "⏺ ", style="evo.dim" if depth else "")
+    out.append("  " * depth + "● ", style="evo.dim" if depth else "")
     label = tool_label(name, tool_input)
     head, _, rest = label.partition("(")
     out.append(head, style="evo.tool")
@@ -199,7 +199,7 @@ def is_interrupted_result(text: str, is_error: bool) -> bool:
 
 
 def _gutter(depth: int) -> str:
-    return "  " * depth + "  ⎿  "
+    return "  " * depth + "  └  "
 
 
 def _preview(text: str, lines: int) -> tuple[list[str], int]:
