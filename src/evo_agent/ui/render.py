@@ -290,9 +290,16 @@ def diff_lines(old: str, new: str, *, pad: str = "     ", start: int = 1, limit:
     return out
 
 
+FULL_OUTPUT_MAX_LINES = 2000  # Ctrl+O: more than any screen, few enough never to stall the terminal
+
+
 def tool_output_full(result_text: str) -> Text:
-    """A tool's whole output (Ctrl+O), indented."""
-    return safe("\n".join("     " + line for line in (result_text or "(no output)").splitlines()), "")
+    """A tool's whole output (Ctrl+O), indented; a huge one is cut with a count of what was left out."""
+    lines = (result_text or "(no output)").splitlines()
+    out = safe("\n".join("     " + line for line in lines[:FULL_OUTPUT_MAX_LINES]), "")
+    if len(lines) > FULL_OUTPUT_MAX_LINES:
+        out.append(f"\n     … {len(lines) - FULL_OUTPUT_MAX_LINES:,} more lines", style="evo.dim")
+    return out
 
 
 def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -> Text:
