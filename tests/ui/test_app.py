@@ -264,3 +264,22 @@ async def test_a_long_answer_leaves_the_prompt_in_a_small_live_region(tmp_path):
         agent.gate.set()
         await run.until(lambda: not run.app.running)
         assert all(f"line {i}\n" in run.printed for i in range(1, 81))
+
+
+async def test_slash_resume_without_an_id_asks_the_picker_and_resumes_the_choice(tmp_path, monkeypatch):
+    """The picker's API for a running loop (`ui.picker.pick_session`); a stand-in here, the real one in tmux."""
+    import evo_agent.ui.picker as picker
+
+    asked: list[Path] = []
+
+    async def pick_session(project_dir):
+        asked.append(Path(project_dir))
+        return "1780000000000_aaaaaaaa"
+
+    monkeypatch.setattr(picker, "pick_session", pick_session, raising=False)
+    agent = FakeAgent(tmp_path)
+    async with running(agent) as run:
+        run.type("/resume" + ENTER)
+        await run.until(lambda: "messages restored" in run.printed)
+        assert asked == [tmp_path] and agent.resumed == ["1780000000000_aaaaaaaa"]
+        assert "› restored question" in run.printed
