@@ -12,6 +12,7 @@ from typing import Any, Callable
 from evo_agent import __version__
 from evo_agent.agent import Agent
 from evo_agent.session import SessionError, SessionStore
+from evo_agent.ui.commands import help_text, lookup
 
 from .runtime import (
     EXIT_INTERRUPTED,
@@ -25,16 +26,9 @@ from .runtime import (
 )
 from .sessions.listing import pick_session
 
-HELP_TEXT = """\
-Commands:
-  /resume ID        switch to a copy of session ID (a unique prefix is enough); this session stays resumable
-  /resume           choose a session from a numbered list
-  /clear            start a new, empty session (the current one stays resumable)
-  /compact [FOCUS]  summarise the conversation now and continue from the summary
-  /cost             tokens used in this session
-  /help             this help
-  /exit             leave (Ctrl+D works too)
-Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves."""
+HELP_TEXT = help_text(
+    "In the REPL /resume without an ID shows a numbered list.\n"
+    "Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves.")
 
 TOOL_LINE_CHARS = 100
 
@@ -182,9 +176,9 @@ class Repl:
     def command(self, text: str) -> int | None:
         name, _, arg = text.partition(" ")
         name, arg = name.lower(), arg.strip()
+        name = lookup(name) or name  # the command table (ui/commands.py) knows the aliases
         handlers: dict[str, Callable[[str], Any]] = {
             "/exit": lambda _: 0,
-            "/quit": lambda _: 0,
             "/help": self.cmd_help,
             "/cost": self.cmd_cost,
             "/clear": self.cmd_clear,

@@ -32,7 +32,6 @@ from typing import Any, Callable
 from prompt_toolkit.application import Application
 from prompt_toolkit.application.run_in_terminal import in_terminal
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI, FormattedText
 from prompt_toolkit.history import History, InMemoryHistory
@@ -80,14 +79,6 @@ STYLE = Style.from_dict({
     "status.busy": "",
     "approval": "bold",
 })
-
-
-class _SlashCompleter(Completer):
-    def get_completions(self, document, complete_event):  # noqa: ANN001, ANN201 - prompt_toolkit's signature
-        text = document.text_before_cursor
-        for command in complete_command(text):
-            yield Completion(command.name + " ", start_position=-len(text), display=command.name,
-                             display_meta=command.help)
 
 
 class _Callbacks:
@@ -159,8 +150,7 @@ class AgentApp:
         self._stashed_text = ""
         self._exiting = False
         self._tick_task: asyncio.Task | None = None
-        self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), completer=_SlashCompleter(),
-                             complete_while_typing=False, enable_history_search=False)
+        self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
         self.app: Application = Application(
             layout=Layout(self._layout(), focused_element=None),
             key_bindings=self._key_bindings(), style=STYLE, full_screen=False, mouse_support=False,
@@ -313,8 +303,6 @@ class AgentApp:
             if self._reason_mode:
                 self._answer_approval("no", self.buffer.text.strip())
                 return
-            if self.buffer.complete_state:
-                self.buffer.complete_state = None
             self.submit(self.buffer.text)
 
         @kb.add("escape", "enter")
@@ -328,8 +316,6 @@ class AgentApp:
                 self._answer_approval("no", "")
             elif self.running:
                 self.interrupt()
-            elif self.buffer.complete_state:
-                self.buffer.cancel_completion()
 
         @kb.add("c-c")
         def _(event) -> None:  # noqa: ANN001
