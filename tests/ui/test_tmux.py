@@ -264,3 +264,23 @@ def test_sigterm_in_the_startup_picker_restores_the_terminal_and_says_so(termina
     os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
     t.wait(r"EXITED-\d+")
     assert t.last_lines(2) == ["evo-agent: terminated", "EXITED-143"], t.screen()
+
+
+def test_sigterm_during_a_tool_records_it_as_interrupted_before_the_hint(terminals, project, tmp_path):
+    t = open_app(terminals, project, pid_file=tmp_path / "pid")
+    ready(t)
+    t.type("run sleep 30")
+    t.keys("Enter")
+    t.wait(r"bash\(sleep 30\)")
+    os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
+    t.wait(r"EXITED-\d+", timeout=20)
+    hint, exited = t.last_lines(2)
+    assert exited == "EXITED-143", t.screen()
+    session = re.fullmatch(HINT, hint).group(1)
+    import json
+
+    lines = (project / ".evo-agent" / "sessions" / session / "messages.jsonl").read_text().splitlines()
+    results = [b for r in map(json.loads, lines) if r.get("type") == "user"
+               for b in (r["message"]["content"] if isinstance(r["message"]["content"], list) else [])
+               if b.get("type") == "tool_result"]
+    assert results and results[-1]["is_error"] and "interrupted" in results[-1]["content"]
