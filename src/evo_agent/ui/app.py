@@ -150,6 +150,7 @@ class AgentApp:
         self._stashed_text = ""
         self._exiting = False
         self._tick_task: asyncio.Task | None = None
+        self._held: list[str] = []            # output that arrived while the picker had the terminal
         self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
         self.app: Application = Application(
             layout=Layout(self._layout(), focused_element=None),
@@ -266,7 +267,7 @@ class AgentApp:
         self.write(self.render_ansi(*renderables))
 
     def write(self, text: str) -> None:
-        if not text:
+        if not text and not self._held:
             return
         app = self.app
         if not app.is_running or self._exiting:
@@ -276,6 +277,11 @@ class AgentApp:
             except (OSError, ValueError):
                 pass
             return
+        if getattr(app, "_running_in_terminal", False):  # the picker has the terminal: print after it
+            self._held.append(text)
+            return
+        if self._held:
+            text, self._held = "".join(self._held) + text, []
         try:
             app.renderer.erase()
             app.output.write_raw(text)
@@ -690,6 +696,8 @@ class AgentApp:
         except Exception as exc:  # noqa: BLE001
             self.emit(render.error_line(f"error: {exc}"))
             return
+        if self._held:
+            self.write("")
         if chosen:
             self.resume(chosen)
 
