@@ -17,7 +17,7 @@ import difflib
 import json
 import os
 import re
-from typing import Any, Iterable
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markdown import CodeBlock, Markdown
