@@ -272,7 +272,7 @@ async def test_slash_resume_without_an_id_asks_the_picker_and_resumes_the_choice
 
     asked: list[Path] = []
 
-    async def pick_session(project_dir):
+    async def pick_session(project_dir, **kwargs):
         asked.append(Path(project_dir))
         return "1780000000000_aaaaaaaa"
 

@@ -59,6 +59,7 @@ def run_subagent(parent: "Agent", tool_input: dict, ctx: ToolContext) -> ToolRes
         provider=parent.provider, recorder=side, project_dir=parent.project_dir,
         allow_subagents=False, max_model_calls=SUBAGENT_MAX_CALLS, max_tokens=parent.max_tokens,
         system_note=SUBAGENT_NOTE, compact_threshold=parent.compact_threshold,
+        file_history=parent.file_history,
     )
     front_end = getattr(parent, "turn_callbacks", None)
     nested = NestedCallbacks(front_end, ctx.tool_use_id) if front_end is not None else None

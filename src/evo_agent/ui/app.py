@@ -647,6 +647,10 @@ class AgentApp:
             turn = self._turn
             self._in_worker(lambda: self.agent.compact(arg or None, cancel),
                             lambda result, error: self._command_done(turn, _describe(result), error))
+        elif command == "/rename":
+            self._rename(arg)
+        elif command == "/rewind":
+            self._rewind(arg)
         elif command == "/resume":
             if arg:
                 self.resume(arg)
@@ -654,6 +658,59 @@ class AgentApp:
                 asyncio.ensure_future(self._pick_and_resume())
         else:
             self.emit(render.error_line(f"unknown command {terminal_safe(name, keep_newlines=False)} (try /help)"))
+
+    def _rename(self, arg: str) -> None:
+        if not arg:
+            current = getattr(self.agent, "name", None)
+            self.emit(render.notice(f"This session is named {current!r}." if current
+                                    else "This session has no name. Usage: /rename NAME"))
+            return
+        try:
+            name = self.agent.rename(arg)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - ValueError for an empty name; one line either way
+            self.emit(render.error_line(f"error: {exc}"))
+            return
+        self.emit(render.notice(f"Session {self.agent.session_id} is now named {name!r} "
+                                f"(evo-agent --resume {name!r} finds it)"))
+
+    def _rewind(self, arg: str) -> None:
+        """`/rewind`: the prompts of this session, numbered; `/rewind N`: a new session from before prompt N."""
+        from evo_agent.session.rewind import prompt_turns
+
+        path = getattr(getattr(self.agent, "recorder", None), "path", None)
+        turns = prompt_turns(path) if path is not None else []
+        if not turns:
+            self.emit(render.notice("Nothing to rewind: no prompt in this session yet."))
+            return
+        if not arg:
+            lines = [f"{t.number:>4}. {render.one_line(t.text, 70)}" for t in reversed(turns[-20:])]
+            self.emit(render.notice("Go back to before which prompt? /rewind N (a new session starts there; "
+                                    "this one stays resumable)\n" + "\n".join(lines)))
+            return
+        if not arg.isdigit() or not 1 <= int(arg) <= len(turns):
+            self.emit(render.error_line(f"no turn {arg}: choose 1 to {len(turns)}"))
+            return
+        number, source = int(arg), self.agent.session_id
+        self._begin("rewinding", hint="")
+        self._turn += 1
+        turn = self._turn
+
+        def done(result: Any, error: str | None) -> None:
+            if turn != self._turn:
+                return
+            if error:
+                self.emit(render.error_line(f"error: {error}"))
+            else:
+                messages = list(getattr(self.agent, "messages", []) or [])
+                self.emit(*history_renderables(messages))
+                self.emit(render.notice(
+                    f"Rewound to before turn {number}: new session {self.agent.session_id} ({len(messages)} messages; "
+                    f"the previous one: evo-agent --resume {source}). Files are as they are now; "
+                    f"evo-agent --resume {source} --at {number} --restore-files restores them."))
+            self._end()
+            self._next_from_queue()
+
+        self._in_worker(lambda: self.agent.rewind(number), done)  # type: ignore[attr-defined]
 
     def _command_done(self, turn: int, message: str, error: str | None) -> None:
         if turn == self._turn:
@@ -692,7 +749,7 @@ class AgentApp:
             return
         try:
             async with in_terminal():
-                chosen = await pick_session(self.agent.project_dir)
+                chosen = await pick_session(self.agent.project_dir, exclude=[self.agent.session_id])
         except Exception as exc:  # noqa: BLE001
             self.emit(render.error_line(f"error: {exc}"))
             return

@@ -19,9 +19,11 @@ class SlashCommand:
 
 
 COMMANDS: tuple[SlashCommand, ...] = (
-    SlashCommand("/resume", "[ID]", "resume a session (an id prefix is enough); no ID: choose"),
+    SlashCommand("/resume", "[ID|NAME]", "resume a session (an id prefix or name is enough)"),
     SlashCommand("/clear", "", "start a new session (this one stays resumable)"),
     SlashCommand("/compact", "[FOCUS]", "summarise the conversation now, optionally focused"),
+    SlashCommand("/rename", "NAME", "name this session (--resume NAME finds it)"),
+    SlashCommand("/rewind", "[N]", "go back to before prompt N (a new session)"),
     SlashCommand("/cost", "", "tokens used in this session"),
     SlashCommand("/help", "", "this help"),
     SlashCommand("/exit", "", "leave (Ctrl+D works too)"),
