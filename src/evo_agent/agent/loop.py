@@ -52,7 +52,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from evo_agent.providers.base import Provider, ProviderCancelled, ProviderError, StreamCallbacks
 from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, clean_name, summary_message
@@ -254,6 +254,9 @@ class Agent:
         self.turn_callbacks: Any = None  # the running turn's front-end callbacks (subagents nest theirs under it)
         self._lock = threading.Lock()  # one turn, compaction or session switch at a time
         self._usage_lock = threading.Lock()  # parallel subagents add their usage here
+        # Called with the agent after each turn, its records on disk (e.g. the team store's push).
+        # They run on the turn's thread: each must return at once and never raise.
+        self.turn_listeners: list[Callable[["Agent"], None]] = []
 
     # ---- what the UI reads (AgentLike)
     @property
@@ -484,6 +487,14 @@ class Agent:
                 # forgotten: the transcript has no trace of it, so a resume would not run it either.
                 self._compact_request = None
                 self.recorder.checkpoint()
+                self._tell_turn_listeners()
+
+    def _tell_turn_listeners(self) -> None:
+        for listener in self.turn_listeners:
+            try:
+                listener(self)
+            except Exception:  # noqa: BLE001 - a listener never breaks a turn
+                pass
 
     def _loop(self, cb: _Callbacks, cancel: threading.Event, turn: dict) -> TurnResult:
         calls = 0

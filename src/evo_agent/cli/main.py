@@ -196,7 +196,6 @@ def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: st
 def _agent(args: argparse.Namespace) -> int:
     from evo_agent.agent import Agent
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
-    from evo_agent.session import LiveSessionStore
 
     from .repl import Repl, restored_view, resumed_line
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
@@ -225,7 +224,10 @@ def _agent(args: argparse.Namespace) -> int:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
-    store = LiveSessionStore(project_dir, redact=redact)  # holds the live session's lock: `sessions rm/prune` leave it alone
+    from evo_agent.sync.hooks import session_store, start_agent_sync, stop_agent_sync
+
+    # holds the live session's lock (`sessions rm/prune` leave it alone); fetches from the team store when configured
+    store = session_store(project_dir, redact=redact)
     console = Console()
     notify = console.err_line if print_mode else console.line
 
@@ -295,6 +297,7 @@ def _agent(args: argparse.Namespace) -> int:
             agent.rename(args.name)
         except ValueError as exc:
             raise UsageError(f"--name: {exc}") from None
+    sync = start_agent_sync(agent, store)  # None unless EVO_AGENT_SYNC_URL: then each turn is pushed off its path
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
@@ -307,6 +310,7 @@ def _agent(args: argparse.Namespace) -> int:
             code = Repl(agent, store, console, signals, tty=stdin_tty).run()
     finally:
         signals.exiting = True
+        stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
         finish(agent, console, to_stderr=print_mode)
     release_tty()
     hard_exit_if_stuck(code)
