@@ -446,7 +446,7 @@ class Agent:
     def _loop(self, cb: _Callbacks, cancel: threading.Event, turn: dict) -> TurnResult:
         calls = 0
         last_text = ""
-        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking)
+        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking, on_notice=cb.notice)
         while True:
             if cancel.is_set():
                 self._add({"role": "user", "content": INTERRUPTED_MARKER})
