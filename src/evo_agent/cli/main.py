@@ -32,11 +32,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"evo-agent: {message} (see evo-agent --help)\n")
 
 
-def _provider_choices() -> str:
-    from evo_agent.providers import provider_names
-
-    names = provider_names()
-    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+# The provider names as --help shows them, without importing the providers (test_choice checks it).
+PROVIDER_CHOICES = "anthropic, openai or demo"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="resume the most recently updated session of this project")
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
-    parser.add_argument("--provider", help=f"{_provider_choices()} (env EVO_AGENT_PROVIDER)")
+    parser.add_argument("--provider", help=f"{PROVIDER_CHOICES} (env EVO_AGENT_PROVIDER)")
     parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
@@ -97,11 +94,15 @@ def run(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="replace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
             pass
-    from evo_agent.providers import ProviderError
-    from evo_agent.session import SessionError
-    from evo_agent.ui.signals import SignalExit  # stdlib only: no Textual import on this path
+    args = build_parser().parse_args(argv)  # --help and --version end here, before the imports below
 
-    args = build_parser().parse_args(argv)
+    from evo_agent.session import SessionError
+
+    failures: tuple[type[Exception], ...] = (CommandError, SessionError)
+    if args.command != "sessions":  # `sessions ...` never loads a provider
+        from evo_agent.providers import ProviderError
+
+        failures += (ProviderError,)
     try:
         if args.command == "sessions":
             return _sessions(args)
@@ -109,15 +110,29 @@ def run(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"evo-agent: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (CommandError, SessionError, ProviderError) as exc:
+    except failures as exc:
         print(f"evo-agent: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:  # before a session exists (e.g. in the startup picker)
         print("evo-agent: interrupted", file=sys.stderr)
         return 130
-    except SignalExit as exc:  # SIGTERM/SIGHUP in the startup picker, before a session exists
+    except Exception as exc:
+        code = _signal_exit_code(exc)
+        if code is None:
+            raise
         print(f"evo-agent: {exc}", file=sys.stderr)
-        return exc.code
+        return code
+
+
+def _signal_exit_code(exc: BaseException) -> int | None:
+    """The exit code of a SignalExit (SIGTERM/SIGHUP in the startup picker), else None.
+
+    Looked up in sys.modules rather than imported: the module imports asyncio (~15 ms),
+    and only the app or the picker, which import it themselves, can raise it.
+    """
+    signals = sys.modules.get("evo_agent.ui.signals")
+    exit_type = getattr(signals, "SignalExit", None)
+    return exc.code if exit_type is not None and isinstance(exc, exit_type) else None
 
 
 def _sessions(args: argparse.Namespace) -> int:
