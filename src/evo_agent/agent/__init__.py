@@ -18,6 +18,7 @@ from .loop import (
     CompactResult,
     TurnResult,
     Usage,
+    default_compact_threshold,
     text_of,
     tool_result_block,
 )
@@ -25,6 +26,7 @@ from .prompt import build_system_prompt
 
 __all__ = [
     "Agent",
+    "default_compact_threshold",
     "CompactResult",
     "CompactionFailed",
     "history_chars",

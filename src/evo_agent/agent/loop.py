@@ -243,7 +243,7 @@ class Agent:
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
         self.usage = Usage()
-        self.compact_threshold = compact_threshold or _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
+        self.compact_threshold = compact_threshold or default_compact_threshold()
         self.compact_count = compact_count  # compactions so far, counted across resumes
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
         self._lock = threading.Lock()  # one turn, compaction or session switch at a time
@@ -323,11 +323,15 @@ class Agent:
         return recorder
 
     # ---- compaction
-    def compact(self, focus: str | None = None, cancel: threading.Event | None = None) -> CompactResult:
-        """Summarise the history now (`/compact [focus]`). Raises CompactionFailed (one line)."""
+    def compact(self, focus: str | None = None, cancel: threading.Event | None = None, *,
+                trigger: str = "manual") -> CompactResult:
+        """Summarise the history now (`/compact [focus]`; "auto" for a resumed history over the threshold).
+
+        Raises CompactionFailed (one line).
+        """
         with self._lock:
             self.recorder.prompt_id = str(uuid.uuid4())  # its own "turn", not the previous prompt's
-            return self._compact(focus, "manual", cancel or threading.Event())
+            return self._compact(focus, trigger, cancel or threading.Event())
 
     def _compact(self, focus: str | None, trigger: str, cancel: threading.Event) -> CompactResult:
         """One summary call; then the boundary is recorded and only then the history replaced."""
@@ -541,6 +545,11 @@ class Agent:
         return [r for r in results if r is not None]
 
 
+def default_compact_threshold() -> int:
+    """The history size (JSON characters) that triggers automatic compaction: EVO_AGENT_COMPACT_CHARS."""
+    return _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
+
+
 def _env_int(name: str, default: int) -> int:
     try:
         value = int(os.environ.get(name, ""))
@@ -551,6 +560,7 @@ def _env_int(name: str, default: int) -> int:
 
 __all__ = [
     "Agent",
+    "default_compact_threshold",
     "CompactResult",
     "CompactionFailed",
     "INTERRUPTED_MARKER",

@@ -163,7 +163,7 @@ def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
 
 
 def _agent(args: argparse.Namespace) -> int:
-    from evo_agent.agent import Agent
+    from evo_agent.agent import Agent, default_compact_threshold, history_chars
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
     from evo_agent.session import LiveSessionStore
 
@@ -226,23 +226,29 @@ def _agent(args: argparse.Namespace) -> int:
     elif args.resume is not None:
         source = store.resolve(args.resume)
 
-    # After the ids are checked: importing a provider's SDK is the slow part of starting.
     provider = make_provider(name, args.model or os.environ.get("EVO_AGENT_MODEL"))
     if notice:
         console.err_line(notice)
     compact_count = 0
+    resumed = None
+    oversized = False
     if source is not None:
-        resumed = store.resume(source, model=provider.model, provider=provider.name)
-        recorder, history = resumed.recorder, resumed.loaded.messages
-        compact_count = resumed.loaded.compact_count
+        loaded = store.load(source)
+        oversized = len(loaded.messages) >= 2 and history_chars(loaded.messages) > default_compact_threshold()
+        resumed = store.resume(source, model=provider.model, provider=provider.name, loaded=loaded,
+                               copy=not oversized)
+        recorder, history = resumed.recorder, list(loaded.messages)
+        compact_count = loaded.compact_count
         notify(resumed_line(source, len(history), recorder.session_id))
-        if resumed.loaded.warning:
-            console.err_line(resumed.loaded.warning)
+        if loaded.warning:
+            console.err_line(loaded.warning)
     else:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
                   compact_count=compact_count)
+    if resumed is not None and oversized:
+        _compact_restored(agent, resumed, notify, console)
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
@@ -258,6 +264,26 @@ def _agent(args: argparse.Namespace) -> int:
         finish(agent, console, to_stderr=print_mode)
     hard_exit_if_stuck(code)
     return code
+
+
+def _compact_restored(agent, resumed, notify, console) -> None:  # noqa: ANN001
+    """A restored history over the compaction threshold is summarised before anything else is sent.
+
+    The new session (still staged: not listed, not continued) then holds the summary as its
+    compact_boundary instead of a re-redacted copy of the whole history, so it stores what
+    is sent. Should the summary fail, the history is copied as usual and the agent retries
+    at its first turn (a request over the API's size limit is refused before it is sent).
+    """
+    from evo_agent.agent import CompactionFailed
+
+    try:
+        result = agent.compact(trigger="auto")
+    except CompactionFailed as exc:
+        console.err_line(f"evo-agent: the restored history could not be compacted ({exc}); it is kept whole")
+        resumed.copy_history()
+        return
+    resumed.publish()
+    notify(result.describe())
 
 
 def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001

@@ -70,6 +70,16 @@ class ResumedSession:
     recorder: Recorder
     loaded: LoadedSession
 
+    def copy_history(self) -> None:
+        """Write the restored messages into the new session and publish it (what `resume` does by default)."""
+        self.recorder.append_many((m["role"], {"message": m, "restored": True}) for m in self.loaded.messages)
+        self.publish()
+
+    def publish(self) -> None:
+        """Make the staged new session listable and resumable (after the copy, or after its compaction)."""
+        self.recorder.publish()
+        self.recorder.checkpoint()
+
 
 class SessionStore:
     """The sessions of one project.
@@ -287,6 +297,8 @@ class SessionStore:
         provider: str | None,
         agent_version: str | None = None,
         git_branch: str | None | bool = True,
+        loaded: LoadedSession | None = None,
+        copy: bool = True,
     ) -> ResumedSession:
         """Start a new session that holds the whole restored history of `session_id`.
 
@@ -294,8 +306,12 @@ class SessionStore:
         a `user`/`assistant` record with `"restored": true` — into a staging
         file that becomes `messages.jsonl` only once the copy is complete, so
         a crash mid-copy leaves nothing to list or continue. The source is only read.
+
+        `loaded`: the source already loaded (`load`). `copy=False` stops after the
+        resume_marker and leaves the session staged: the caller writes what replaces
+        the history (a compact_boundary) and calls `publish()`, or `copy_history()`.
         """
-        loaded = self.load(session_id)
+        loaded = loaded if loaded is not None else self.load(session_id)
         source = self.info(session_id, write_back=False)  # a resume writes nothing into the source's directory
         recorder = self.create(model=model, provider=provider, agent_version=agent_version, git_branch=git_branch,
                                staged=True)
@@ -304,7 +320,7 @@ class SessionStore:
         if first_prompt:
             marker["first_prompt"] = first_prompt
         recorder.resume_marker(session_id, len(loaded.messages), **marker)
-        recorder.append_many((m["role"], {"message": m, "restored": True}) for m in loaded.messages)
-        recorder.publish()
-        recorder.checkpoint()
-        return ResumedSession(recorder, loaded)
+        resumed = ResumedSession(recorder, loaded)
+        if copy:
+            resumed.copy_history()
+        return resumed
