@@ -172,14 +172,15 @@ class Response:
     def read(self) -> bytes:
         try:
             data = self._raw.read()
-        except socket.timeout as exc:
-            self.close()
-            raise Timeout("read timed out") from exc
-        except (OSError, http.client.HTTPException) as exc:
-            self.close()
-            if self._closed_by_us():
+        except Exception as exc:  # noqa: BLE001 - sorted out below
+            if self._closed:  # close() from another thread
                 return b""
-            raise StreamBroken(_short_os_reason(exc)) from exc
+            self.close()
+            if isinstance(exc, socket.timeout):
+                raise Timeout("read timed out") from exc
+            if isinstance(exc, (OSError, ValueError, http.client.HTTPException)):
+                raise StreamBroken(_short_os_reason(exc)) from exc
+            raise
         self._release()
         return data
 
@@ -194,14 +195,15 @@ class Response:
         while True:
             try:
                 line = raw.readline()
-            except socket.timeout as exc:
-                self.close()
-                raise Timeout("no data within the read timeout") from exc
-            except (OSError, ValueError, http.client.HTTPException) as exc:
-                self.close()
-                if self._closed_by_us():
+            except Exception as exc:  # noqa: BLE001 - sorted out below
+                if self._closed:  # close() from another thread (cancel): http.client fails in many ways
                     return
-                raise StreamBroken(_short_os_reason(exc)) from exc
+                self.close()
+                if isinstance(exc, socket.timeout):
+                    raise Timeout("no data within the read timeout") from exc
+                if isinstance(exc, (OSError, ValueError, http.client.HTTPException)):
+                    raise StreamBroken(_short_os_reason(exc)) from exc
+                raise
             if not line:
                 self._release()
                 return
@@ -226,9 +228,6 @@ class Response:
                     data.append(value)
         if data:
             yield name or "message", "\n".join(data)
-
-    def _closed_by_us(self) -> bool:
-        return self._closed
 
     def _release(self) -> None:
         """The body was read to its end: the connection may serve the next request."""
