@@ -8,7 +8,7 @@ See loop.py for the write points, cancellation and error semantics,
 compaction.py for compaction and subagents.py for the `task` tool.
 """
 
-from .compaction import history_chars, micro_compact, summary_request
+from .compaction import history_chars, history_exceeds, micro_compact, summary_request
 from .loop import (
     INTERRUPTED_MARKER,
     MAX_MODEL_CALLS,
@@ -30,6 +30,7 @@ __all__ = [
     "CompactResult",
     "CompactionFailed",
     "history_chars",
+    "history_exceeds",
     "micro_compact",
     "summary_request",
     "INTERRUPTED_MARKER",

@@ -163,7 +163,7 @@ def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
 
 
 def _agent(args: argparse.Namespace) -> int:
-    from evo_agent.agent import Agent, default_compact_threshold, history_chars
+    from evo_agent.agent import Agent, default_compact_threshold, history_exceeds
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
     from evo_agent.session import LiveSessionStore
 
@@ -234,7 +234,7 @@ def _agent(args: argparse.Namespace) -> int:
     oversized = False
     if source is not None:
         loaded = store.load(source)
-        oversized = len(loaded.messages) >= 2 and history_chars(loaded.messages) > default_compact_threshold()
+        oversized = len(loaded.messages) >= 2 and history_exceeds(loaded.messages, default_compact_threshold())
         resumed = store.resume(source, model=provider.model, provider=provider.name, loaded=loaded,
                                copy=not oversized)
         recorder, history = resumed.recorder, list(loaded.messages)
