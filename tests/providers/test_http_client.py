@@ -102,3 +102,27 @@ def test_close_from_another_thread_ends_a_blocked_read(server):
     threading.Thread(target=read, daemon=True).start()
     assert done.wait(10), "close() did not end the blocked read"
     assert seen == ["one", "two"]
+
+
+def test_a_warmed_connection_serves_the_first_request(server):
+    from tests.helpers import wait_for
+
+    client = Client(f"http://127.0.0.1:{server.server_address[1]}", max_retries=0)
+    client.warm()
+    wait_for(lambda: any(client._idle.values()), 10, "the background connection")
+    assert [name for name, _ in client.post("/v1/x", b"{}").events()] == ["one", "two", "message"]
+    assert server.connections == 1
+
+
+def test_warming_an_unreachable_server_is_silent_and_the_request_says_why():
+    import socket
+
+    from evo_agent.providers.http_client import ConnectError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = Client(f"http://127.0.0.1:{port}", max_retries=0)
+    client.warm()
+    with pytest.raises(ConnectError, match="connection refused"):
+        client.post("/v1/x", b"{}")

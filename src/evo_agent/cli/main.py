@@ -227,6 +227,9 @@ def _agent(args: argparse.Namespace) -> int:
         source = store.resolve(args.resume)
 
     provider = make_provider(name, args.model or os.environ.get("EVO_AGENT_MODEL"))
+    warm_up = getattr(provider, "warm_up", None)
+    if warm_up is not None:
+        warm_up()  # the TCP and TLS handshakes overlap loading the session
     if notice:
         console.err_line(notice)
     compact_count = 0

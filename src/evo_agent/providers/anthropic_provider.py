@@ -177,6 +177,10 @@ class AnthropicProvider:
         except ValueError as exc:  # a malformed base URL
             raise ProviderError(f"{exc}: check ANTHROPIC_BASE_URL") from None
 
+    def warm_up(self) -> None:
+        """Connect to the API in the background so the first request does not wait for the handshake."""
+        self._client.warm()
+
     def build_body(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int) -> bytes:
         params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": messages}
         if system:

@@ -321,6 +321,26 @@ class Client:
                 return
         conn.close()
 
+    def warm(self) -> None:
+        """Open a connection (TCP and TLS) in the background, for the first request to find ready.
+
+        Start-up overlaps the handshake (a round trip or two to a remote API) with loading the
+        session; a failure here is silent: the request itself reports it.
+        """
+        def connect() -> None:
+            try:
+                conn, absolute = self._new_connection()
+                if absolute:  # plain HTTP through a proxy: requests name the URL, keep it simple
+                    return
+                conn.connect()
+                if conn.sock is not None:
+                    conn.sock.settimeout(self.timeout)
+            except Exception:  # noqa: BLE001 - best effort
+                return
+            self._put_idle((self.scheme, self.host, self.port), conn)
+
+        threading.Thread(target=connect, name="evo-agent-connect", daemon=True).start()
+
     # ---- requests
     def post(self, path: str, body: bytes, *, headers: dict[str, str] | None = None,
              stop: threading.Event | None = None, on_retry: Callable[[Retry], None] | None = None) -> Response:

@@ -621,6 +621,10 @@ class OpenAIProvider:
         except ValueError as exc:  # a malformed base URL
             raise ProviderError(f"{exc}: check OPENAI_BASE_URL") from None
 
+    def warm_up(self) -> None:
+        """Connect to the API in the background so the first request does not wait for the handshake."""
+        self._client.warm()
+
     # ---- request building
     def build_params(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int) -> dict:
         params: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(system, messages)}
