@@ -36,6 +36,12 @@ class _Parser(argparse.ArgumentParser):
 PROVIDER_CHOICES = "anthropic, openai or demo"
 
 
+def _turn_number(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a user turn number (1, 2, ...), not {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="evo-agent",
@@ -46,8 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plain", action="store_true", help="use the line REPL instead of the TUI")
     parser.add_argument("--resume", nargs="?", const=_PICK, default=None, metavar="ID",
                         help="resume a session (a unique id prefix is enough); without ID choose from a list")
+    parser.add_argument("--at", type=_turn_number, metavar="N",
+                        help="with --resume/-c: start from just before user turn N (a rewind; the old session stays)")
+    parser.add_argument("--restore-files", action="store_true",
+                        help="with --at: also put back the files evo-agent's file tools changed since turn N")
     parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="resume the most recently updated session of this project")
+    parser.add_argument("-n", "--name", metavar="NAME",
+                        help="name the session (shown in lists; --resume NAME finds it); see also /rename")
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{PROVIDER_CHOICES} (env EVO_AGENT_PROVIDER)")
     parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
@@ -176,6 +188,10 @@ def _agent(args: argparse.Namespace) -> int:
         args.print_prompt = _valid_text(args.print_prompt)
     if args.resume is not None and args.continue_:
         raise UsageError("--resume and --continue cannot be used together")
+    if args.at is not None and args.resume is None and not args.continue_:
+        raise UsageError("--at needs --resume ID or --continue: it names a turn of that session")
+    if args.restore_files and args.at is None:
+        raise UsageError("--restore-files needs --at N: the files are restored to before turn N")
     if print_mode and args.resume == _PICK:
         raise UsageError("--resume needs a session id in print mode (evo-agent sessions list shows them)")
     if print_mode and not args.print_prompt.strip():
@@ -220,8 +236,9 @@ def _agent(args: argparse.Namespace) -> int:
             chosen = run_picker(project_dir)
         else:
             chosen = pick_session(store.list(), console.line, read)
-        if chosen is None:
-            raise CommandError("no session chosen")
+        if chosen is None:  # Esc in the picker: nothing to do, and nothing went wrong
+            console.line("No session chosen; nothing was resumed.")
+            return 0
         source = store.resolve(chosen)
     elif args.resume is not None:
         source = store.resolve(args.resume)
@@ -236,10 +253,19 @@ def _agent(args: argparse.Namespace) -> int:
     resumed = None
     oversized = False
     if source is not None:
-        loaded = store.load(source)
+        # Staged until its history is written: a copy, or (over the compaction threshold) a summary.
+        resumed = store.resume(source, model=provider.model, provider=provider.name, before_turn=args.at,
+                               copy=False)
+        loaded = resumed.loaded
         oversized = len(loaded.messages) >= 2 and history_exceeds(loaded.messages, default_compact_threshold())
-        resumed = store.resume(source, model=provider.model, provider=provider.name, loaded=loaded,
-                               copy=not oversized)
+        if not oversized:
+            resumed.copy_history()
+        if args.at is not None and args.restore_files:
+            from .rewind import pending_changes, restore_files
+
+            ask = None if print_mode or not stdin_tty else (lambda q: (input(q).strip().lower() in ("y", "yes")))
+            restore_files(pending_changes(store, source, args.at), console.err_line if print_mode else console.line,
+                          ask)
         recorder, history = resumed.recorder, list(loaded.messages)
         compact_count = loaded.compact_count
         notify(resumed_line(source, len(history), recorder.session_id))
@@ -252,6 +278,11 @@ def _agent(args: argparse.Namespace) -> int:
                   compact_count=compact_count)
     if resumed is not None and oversized:
         _compact_restored(agent, resumed, notify, console)
+    if args.name is not None:
+        try:
+            agent.rename(args.name)
+        except ValueError as exc:
+            raise UsageError(f"--name: {exc}") from None
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
