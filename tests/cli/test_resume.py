@@ -62,7 +62,8 @@ def test_resume_and_continue_send_the_old_history_and_never_touch_the_source(cli
 def test_kill_9_while_a_tool_runs_then_resume_is_accepted_by_the_api(cli, model_server, tmp_path):
     pid_file = tmp_path / "sleep.pid"
     model_server.script(tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 30"}))
-    proc = cli.popen("-p", "run the long thing", start_new_session=True, stdin=subprocess.DEVNULL)
+    proc = cli.popen("-p", "run the long thing", "--permission-mode", "bypass", start_new_session=True,
+                     stdin=subprocess.DEVNULL)
 
     def bash_tool_running():
         deadline = time.monotonic() + 30

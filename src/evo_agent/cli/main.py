@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{PROVIDER_CHOICES} (env EVO_AGENT_PROVIDER)")
     parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
+    parser.add_argument("--permission-mode", metavar="MODE",
+                        help="ask (default), accept-edits, read-only or bypass (env EVO_AGENT_PERMISSION_MODE)")
+    parser.add_argument("--allowed-tools", metavar="RULES",
+                        help='allow these calls for this run, e.g. "Bash(npm test),Bash(git commit:*),Edit(src/**)"')
+    parser.add_argument("--sandbox", action="store_true",
+                        help="run bash in a bubblewrap sandbox: the project writable, the rest read-only, no network")
+    parser.add_argument("--sandbox-network", action="store_true", help="with --sandbox: allow network access")
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -84,6 +91,53 @@ def redaction_enabled(environ) -> bool:  # noqa: ANN001 - a Mapping[str, str]
     if value in _REDACT_OFF:
         return False
     raise UsageError(f"EVO_AGENT_REDACT must be 1 (mask secrets in transcripts, the default) or 0, not {value[:20]!r}")
+
+
+BYPASS_WARNING = ("evo-agent: permission mode bypass: every tool call runs unasked "
+                  "(edits, any command, files outside the project)")
+
+
+def permission_gate(args: argparse.Namespace, project_dir: Path, environ):  # noqa: ANN001, ANN201
+    """The permission gate for this run: mode from --permission-mode, the env, settings, else ask.
+
+    A bad mode or rule is a usage error; an unusable settings file a plain error.
+    """
+    from evo_agent.agent.permissions import DEFAULT_MODE, ModeError, PermissionGate, Policy, check_mode
+    from evo_agent.agent.rules import RuleError, parse_rules
+    from evo_agent.agent.settings import SettingsError, add_project_rule, load_settings
+
+    try:
+        settings = load_settings(project_dir)
+    except SettingsError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        if args.permission_mode is not None:
+            mode = check_mode(args.permission_mode)
+        elif environ.get("EVO_AGENT_PERMISSION_MODE", "").strip():
+            mode = check_mode(environ["EVO_AGENT_PERMISSION_MODE"], "EVO_AGENT_PERMISSION_MODE")
+        elif settings.permission_mode:
+            mode = check_mode(settings.permission_mode, ".evo-agent/settings.json permission_mode")
+        else:
+            mode = DEFAULT_MODE
+        cli_rules = parse_rules(args.allowed_tools or "")
+    except (ModeError, RuleError) as exc:
+        raise UsageError(str(exc)) from None
+    policy = Policy(project_dir, mode, cli_rules, settings.allow)
+    return PermissionGate(policy, persist=lambda rule: add_project_rule(project_dir, rule)), settings
+
+
+def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa: ANN001, ANN201
+    """The bubblewrap sandbox when --sandbox (or the setting) asks for one; an error where it cannot run."""
+    from evo_agent.tools.sandbox import SandboxError, check_sandbox
+
+    if args.sandbox_network and not (args.sandbox or settings.sandbox):
+        raise UsageError("--sandbox-network only makes sense with --sandbox")
+    if not (args.sandbox or settings.sandbox):
+        return None
+    try:
+        return check_sandbox(project_dir, network=args.sandbox_network or settings.sandbox_network)
+    except SandboxError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _project_dir(args: argparse.Namespace) -> Path:
@@ -177,7 +231,6 @@ def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
 def _agent(args: argparse.Namespace) -> int:
     from evo_agent.agent import Agent, default_compact_threshold, history_exceeds
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
-    from evo_agent.session import LiveSessionStore
 
     from .repl import Repl, resumed_line
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
@@ -206,7 +259,12 @@ def _agent(args: argparse.Namespace) -> int:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
-    store = LiveSessionStore(project_dir, redact=redact)  # holds the live session's lock: `sessions rm/prune` leave it alone
+    gate, settings = permission_gate(args, project_dir, os.environ)
+    sandbox = sandbox_for(args, settings, project_dir)
+    from evo_agent.sync.hooks import session_store, start_agent_sync, stop_agent_sync
+
+    # holds the live session's lock (`sessions rm/prune` leave it alone); fetches from the team store when configured
+    store = session_store(project_dir, redact=redact)
     console = Console()
     notify = console.err_line if print_mode else console.line
 
@@ -275,7 +333,7 @@ def _agent(args: argparse.Namespace) -> int:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
-                  compact_count=compact_count)
+                  compact_count=compact_count, permissions=gate, sandbox=sandbox)
     if resumed is not None and oversized:
         _compact_restored(agent, resumed, notify, console)
     if args.name is not None:
@@ -283,6 +341,9 @@ def _agent(args: argparse.Namespace) -> int:
             agent.rename(args.name)
         except ValueError as exc:
             raise UsageError(f"--name: {exc}") from None
+    if gate.mode == "bypass":
+        console.err_line(BYPASS_WARNING)
+    sync = start_agent_sync(agent, store)  # None unless EVO_AGENT_SYNC_URL: then each turn is pushed off its path
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
@@ -295,6 +356,7 @@ def _agent(args: argparse.Namespace) -> int:
             code = Repl(agent, store, console, signals, tty=stdin_tty).run()
     finally:
         signals.exiting = True
+        stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
         finish(agent, console, to_stderr=print_mode)
     hard_exit_if_stuck(code)
     return code

@@ -14,6 +14,7 @@ from evo_agent.agent import Agent
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore
 
+from .approvals import ReplApprovals
 from .runtime import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
@@ -35,6 +36,7 @@ Commands:
   /rename NAME      name this session (lists show it; --resume NAME finds it)
   /rewind           go back to before one of your prompts (a new session), optionally restoring files
   /cost             tokens used in this session
+  /permissions      the permission mode and the allow rules in force
   /help             this help
   /exit             leave (Ctrl+D works too)
 Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves."""
@@ -104,6 +106,8 @@ class Repl:
         self.signals = signals
         self.tty = tty
         self.callbacks = ConsoleCallbacks(console)
+        self.approvals = ReplApprovals(console, signals, self.read, interactive=tty)
+        self.callbacks.on_approval = self.approvals.on_approval  # type: ignore[attr-defined]
 
     # ---- input
     def read(self, prompt: str) -> str | None:
@@ -132,7 +136,7 @@ class Repl:
                 pass
             self.console.line(
                 f"evo-agent {__version__} · {self.agent.provider.name}/{self.agent.model} · "
-                f"session {self.agent.session_id} · /help for commands"
+                f"session {self.agent.session_id} · permissions: {self.agent.permission_mode} · /help for commands"
             )
         try:
             while True:
@@ -152,9 +156,11 @@ class Repl:
             return EXIT_INTERRUPTED
         except Terminated:
             return EXIT_TERMINATED
+        finally:
+            self.approvals.closed = True
 
     def turn(self, prompt: str) -> None:
-        outcome = run_turn(self.agent, prompt, self.callbacks, self.signals)
+        outcome = run_turn(self.agent, prompt, self.callbacks, self.signals, self.approvals.service)
         self.console.end_line()
         if outcome.error is not None:
             self.console.error(str(outcome.error))
@@ -172,6 +178,7 @@ class Repl:
             "/quit": lambda _: 0,
             "/help": self.cmd_help,
             "/cost": self.cmd_cost,
+            "/permissions": self.cmd_permissions,
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
             "/compact": self.cmd_compact,
@@ -189,6 +196,9 @@ class Repl:
 
     def cmd_cost(self, _arg: str) -> None:
         self.console.line(self.agent.cost_text())
+
+    def cmd_permissions(self, _arg: str) -> None:
+        self.console.line(self.agent.permissions_text())
 
     def cmd_compact(self, arg: str) -> None:
         outcome = run_compact(self.agent, arg or None, self.signals)

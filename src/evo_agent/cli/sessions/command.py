@@ -16,7 +16,7 @@ from ..errors import CommandError
 # evo_agent.session and .common are imported where they are used: `evo-agent --help` builds
 # this parser and should not pay for the session library (SPEC §8, < 150 ms).
 
-SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm or prune"
+SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm, prune or push"
 
 
 def _positive_int(text: str) -> int:
@@ -55,6 +55,9 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.add_argument("--all", action="store_true", help="include sessions without any message")
     listing.add_argument("--limit", type=_positive_int, metavar="N", help="at most N sessions")
+    from .remote import add_remote_listing_options, add_remote_parsers, add_remote_search_option
+
+    add_remote_listing_options(listing)
 
     show = add("show", "show a session's conversation: messages, tool calls and results, compactions, subagent runs")
     show.add_argument("id", metavar="ID")
@@ -68,6 +71,7 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     search.add_argument("--regex", action="store_true", help="TEXT is a Python regular expression")
     search.add_argument("--json", action="store_true", help="machine-readable output")
     search.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="stop after N hits (default 20)")
+    add_remote_search_option(search)
 
     rename = add("rename", "name a session (a name is one line; --resume NAME and /resume NAME find it)")
     rename.add_argument("id", metavar="ID")
@@ -100,6 +104,8 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     prune.add_argument("--older-than", type=_duration, required=True, metavar="DURATION",
                        help="e.g. 30d, 12h, 2w (units: s, m, h, d, w)")
     prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
+    prune.add_argument("--remote", action="store_true", help="prune this project's sessions in the team store")
+    add_remote_parsers(add)
 
 
 def _check_ids(*texts: str | None) -> None:
@@ -152,11 +158,22 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     _check_ids(None if command in NAMED_OK else getattr(args, "id", None), *(getattr(args, "ids", None) or []))
     store = SessionStore(project_dir)
     out = sys.stdout
+    from .remote import handles, run_remote
+
+    if handles(command, args):  # push, search and --remote: the team store (evo_agent.sync)
+        return run_remote(command, args, store, out)
     if command == "list":
         from .listing import sessions_list
 
-        return sessions_list(store, out, as_json=getattr(args, "json", False), include_all=getattr(args, "all", False),
-                             limit=getattr(args, "limit", None))
+        code = sessions_list(store, out, as_json=getattr(args, "json", False),
+                             include_all=getattr(args, "all", False), limit=getattr(args, "limit", None))
+        if not getattr(args, "json", False):
+            from .remote import unpushed_footer
+
+            footer = unpushed_footer(store)  # None unless a team store is configured
+            if footer:
+                out.write(footer + "\n")
+        return code
     if command == "rename":
         from .rename import rename
 
@@ -170,30 +187,15 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
 
         return sessions_search(store, args.text, out, regex=args.regex, as_json=args.json, limit=args.limit)
     if command in ("show", "export"):
-        from .export import choose_format, export_jsonl, load_view, show_json
+        from .remote import local_or_fetched
 
-        fmt = choose_format(args.format, args.output) if command == "export" else None
-        view = load_view(store, store.resolve(args.id))  # show and export need a transcript
-        if command == "show":
-            if args.json:
-                out.write(show_json(view))
-            else:
-                from .render_text import render_show
+        fmt = None
+        if command == "export":
+            from .export import choose_format
 
-                out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
-            return 0
-        if fmt == "jsonl":
-            data = export_jsonl(view)
-        elif fmt == "html":
-            from .render_html import render_html
-
-            data = render_html(view).encode("utf-8", "replace")
-        else:
-            from .render_md import render_markdown
-
-            data = render_markdown(view).encode("utf-8", "replace")
-        write_output(data, args.output)
-        return 0
+            fmt = choose_format(args.format, args.output)
+        with local_or_fetched(store, args.id) as (found_in, sid):  # only in the team store: a temporary copy
+            return _show_or_export(command, args, found_in, sid, fmt, out)
     if command == "fsck":
         from .fsck import all_session_ids, fsck, report
 
@@ -211,3 +213,30 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
 
         return prune(store, args.older_than, dry_run=args.dry_run, out=out)
     raise CommandError(f"unknown sessions subcommand {command!r}: expected {SUBCOMMANDS}")  # pragma: no cover
+
+
+def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore, sid: str, fmt: str | None,
+                    out) -> int:  # noqa: ANN001
+    from .export import export_jsonl, load_view, show_json
+
+    view = load_view(store, sid)  # show and export need a transcript
+    if command == "show":
+        if args.json:
+            out.write(show_json(view))
+        else:
+            from .render_text import render_show
+
+            out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
+        return 0
+    if fmt == "jsonl":
+        data = export_jsonl(view)
+    elif fmt == "html":
+        from .render_html import render_html
+
+        data = render_html(view).encode("utf-8", "replace")
+    else:
+        from .render_md import render_markdown
+
+        data = render_markdown(view).encode("utf-8", "replace")
+    write_output(data, args.output)
+    return 0
