@@ -152,7 +152,7 @@ NAMED_OK = ("show", "export", "rename")  # subcommands that also accept a sessio
 def _run(args: argparse.Namespace, project_dir: Path) -> int:
     from evo_agent.session import SessionStore
 
-    from .common import resolve_session_dir, write_output
+    from .common import resolve_session_dir
 
     command = getattr(args, "sessions_command", None) or "list"
     _check_ids(None if command in NAMED_OK else getattr(args, "id", None), *(getattr(args, "ids", None) or []))
@@ -238,5 +238,7 @@ def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore,
         from .render_md import render_markdown
 
         data = render_markdown(view).encode("utf-8", "replace")
+    from .common import write_output
+
     write_output(data, args.output)
     return 0
