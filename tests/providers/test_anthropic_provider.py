@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import socket
 import threading
 import time
@@ -95,7 +97,7 @@ def test_overloaded_then_success_is_retried_and_each_retry_is_a_notice(model_ser
     model_server.script(error(529, "overloaded_error"), error(429, "rate_limit_error"), text("finally"))
     notices = []
     response = provider(model_server).complete(system="", messages=HELLO, tools=[],
-                                               callbacks=StreamCallbacks(on_notice=notices.append))
+                                               callbacks=StreamCallbacks(on_retry=notices.append))
     assert response.message["content"] == [{"type": "text", "text": "finally"}]
     assert len(model_server.requests) == 3
     assert notices == [  # the fake asks for a 10 ms wait (retry-after-ms)

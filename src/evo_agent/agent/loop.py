@@ -78,6 +78,7 @@ from .compaction import (
 from .permissions import INTERNAL_TOOLS, Asker, GateResult, PermissionGate, Policy
 from .prompt import build_system_prompt
 from .subagents import task_tool
+from .usage_chain import chain_usage
 
 MAX_MODEL_CALLS = 50
 DEFAULT_MAX_TOKENS = 8192
@@ -251,6 +252,7 @@ class Agent:
         compact_threshold: int | None = None,
         compact_count: int = 0,
         allow_subagents: bool = True,
+        usage: "Usage | None" = None,
         file_history: FileHistory | None = None,
         permissions: PermissionGate | None = None,
         agent_label: str = "",
@@ -272,10 +274,11 @@ class Agent:
         self._system_note = system_note
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
-        self.usage = Usage()
+        self.usage = usage or Usage()  # a resumed session continues its sources' totals (resumed_usage)
         self.compact_threshold = compact_threshold or default_compact_threshold()
         self.compact_count = compact_count  # compactions so far, counted across resumes
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
+        self.turn_callbacks: Any = None  # the running turn's front-end callbacks (subagents nest theirs under it)
         self._lock = threading.Lock()  # one turn, compaction or session switch at a time
         self._usage_lock = threading.Lock()  # parallel subagents add their usage here
         # Called with the agent after each turn, its records on disk (e.g. the team store's push).
@@ -361,6 +364,7 @@ class Agent:
         source = store.resolve(session_id)
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        self.usage = resumed_usage(store, source)
         return resumed
 
     @property
@@ -394,6 +398,7 @@ class Agent:
         self.recorder.checkpoint()
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name, before_turn=turn)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        self.usage = resumed_usage(store, source)
         return resumed
 
     def clear(self) -> Recorder:
@@ -521,6 +526,7 @@ class Agent:
             else:
                 self.front_end = FrontEnd(cb.asker, cb.notice)
             self.recorder.prompt_id = prompt_id or str(uuid.uuid4())
+            self.turn_callbacks = callbacks
             turn: dict = {}
             try:
                 self._compact_if_due(cb, cancel, turn, mid_turn=False)  # before the prompt joins the history
@@ -543,7 +549,7 @@ class Agent:
     def _loop(self, cb: _Callbacks, cancel: threading.Event, turn: dict) -> TurnResult:
         calls = 0
         last_text = ""
-        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking, on_notice=cb.notice)
+        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking, on_retry=cb.notice)
         while True:
             if cancel.is_set():
                 self._add({"role": "user", "content": INTERRUPTED_MARKER})
@@ -677,6 +683,12 @@ def default_compact_threshold() -> int:
     return _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
 
 
+def resumed_usage(store: SessionStore, source: str) -> Usage:
+    """The totals a session resumed from `source` starts with: everything its resume chain spent."""
+    input_tokens, output_tokens = chain_usage(store, source)
+    return Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+
+
 def _env_int(name: str, default: int) -> int:
     try:
         value = int(os.environ.get(name, ""))
@@ -695,6 +707,7 @@ __all__ = [
     "TOOL_INTERRUPTED_TEXT",
     "TurnResult",
     "Usage",
+    "resumed_usage",
     "text_of",
     "tool_result_block",
 ]

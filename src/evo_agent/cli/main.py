@@ -152,7 +152,39 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(run(argv))
 
 
+_restore_tty = None  # set while keys typed during start-up are held for the app (ui/typeahead.py)
+
+
+def _app_likely(argv: Sequence[str] | None) -> bool:
+    """A cheap look at argv, before parsing: will this run start the interactive app?"""
+    words = sys.argv[1:] if argv is None else list(argv)
+    if any(w in ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions") or w.startswith("--print=")
+           for w in words):
+        return False
+    return _isatty(sys.stdin) and _isatty(sys.stdout)
+
+
+def release_tty() -> None:
+    """Give the terminal back its own mode (echo, line editing) if start-up held the keys."""
+    global _restore_tty
+    if _restore_tty is not None:
+        restore, _restore_tty = _restore_tty, None
+        restore()
+
+
 def run(argv: Sequence[str] | None = None) -> int:
+    global _restore_tty
+    if _app_likely(argv):
+        from evo_agent.ui.typeahead import hold_keys
+
+        _restore_tty = hold_keys()  # as early as possible: keys typed while we start wait for the app
+    try:
+        return _run(argv)
+    finally:
+        release_tty()
+
+
+def _run(argv: Sequence[str] | None = None) -> int:
     # Bytes that are not UTF-8 (a pasted Latin-1 line, a binary file piped in) become U+FFFD on the way
     # in and out: they can neither crash a read nor reach the API or the transcript as lone surrogates.
     for stream in (sys.stdin, sys.stdout, sys.stderr):
@@ -162,6 +194,8 @@ def run(argv: Sequence[str] | None = None) -> int:
             pass
     args = build_parser().parse_args(argv)  # --help and --version end here, before the imports below
 
+    if args.command == "sessions" or args.print_prompt is not None or not use_tui(args):
+        release_tty()
     from evo_agent.session import SessionError
 
     failures: tuple[type[Exception], ...] = (CommandError, SessionError)
@@ -212,14 +246,14 @@ def use_tui(args: argparse.Namespace) -> bool:
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
-    """The TUI; SIGTERM and SIGHUP end it from inside its event loop (see AgentApp)."""
-    from evo_agent.ui.app import run_tui as _run_tui
+def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: str | None = None) -> int:  # noqa: ANN001
+    """The app; SIGTERM and SIGHUP end it from inside its event loop (see ui/app.py)."""
+    from evo_agent.ui.app import run_app
 
     from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated
 
     try:
-        return _run_tui(agent)
+        return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from)
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
     except Terminated:
@@ -232,7 +266,7 @@ def _agent(args: argparse.Namespace) -> int:
     from evo_agent.agent import Agent, default_compact_threshold, history_exceeds
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
 
-    from .repl import Repl, resumed_line
+    from .repl import Repl, restored_view, resumed_line
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
     from .sessions.listing import pick_session
 
@@ -326,14 +360,20 @@ def _agent(args: argparse.Namespace) -> int:
                           ask)
         recorder, history = resumed.recorder, list(loaded.messages)
         compact_count = loaded.compact_count
-        notify(resumed_line(source, len(history), recorder.session_id))
+        if not print_mode and not use_tui(args):  # the REPL shows the restored conversation first
+            console.write(restored_view(history, tty=stdin_tty and _isatty(sys.stdout)))
+        if print_mode or not use_tui(args):  # the app shows the restored conversation, then this line
+            notify(resumed_line(source, len(history), recorder.session_id))
         if loaded.warning:
             console.err_line(loaded.warning)
     else:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
+    from evo_agent.agent.loop import resumed_usage
+
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
-                  compact_count=compact_count, permissions=gate, sandbox=sandbox)
+                  compact_count=compact_count, permissions=gate, sandbox=sandbox,
+                  usage=resumed_usage(store, source) if source is not None else None)
     if resumed is not None and oversized:
         _compact_restored(agent, resumed, notify, console)
     if args.name is not None:
@@ -351,13 +391,14 @@ def _agent(args: argparse.Namespace) -> int:
         if print_mode:
             code = _print_mode(agent, args.print_prompt, console, signals)
         elif use_tui(args):
-            code = run_tui(agent, store, console, signals)
+            code = run_tui(agent, store, initial_prompt=getattr(args, "initial_prompt", None), resumed_from=source)
         else:
             code = Repl(agent, store, console, signals, tty=stdin_tty).run()
     finally:
         signals.exiting = True
         stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
         finish(agent, console, to_stderr=print_mode)
+    release_tty()
     hard_exit_if_stuck(code)
     return code
 

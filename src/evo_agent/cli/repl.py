@@ -13,6 +13,7 @@ from evo_agent import __version__
 from evo_agent.agent import Agent
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore
+from evo_agent.ui.commands import help_text, lookup
 
 from .approvals import ReplApprovals
 from .runtime import (
@@ -27,19 +28,9 @@ from .runtime import (
 )
 from .sessions.listing import pick_session
 
-HELP_TEXT = """\
-Commands:
-  /resume ID|NAME   switch to a copy of session ID (a unique prefix or name is enough); this session stays resumable
-  /resume           choose a session from a numbered list
-  /clear            start a new, empty session (the current one stays resumable)
-  /compact [FOCUS]  summarise the conversation now and continue from the summary
-  /rename NAME      name this session (lists show it; --resume NAME finds it)
-  /rewind           go back to before one of your prompts (a new session), optionally restoring files
-  /cost             tokens used in this session
-  /permissions      the permission mode and the allow rules in force
-  /help             this help
-  /exit             leave (Ctrl+D works too)
-Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves."""
+HELP_TEXT = help_text(
+    "In the REPL /resume and /rewind without an argument show a numbered list.\n"
+    "Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves.")
 
 TOOL_LINE_CHARS = 100
 
@@ -92,6 +83,24 @@ class ConsoleCallbacks:
 
     def on_notice(self, text: str) -> None:
         self.console.line(text)
+
+
+def restored_view(messages: list, *, tty: bool) -> str:
+    """The restored conversation as text for the REPL (colours only on a terminal), see ui/transcript_view.py."""
+    import io
+    import shutil
+
+    from rich.text import Text
+
+    from evo_agent.ui.render import make_console
+    from evo_agent.ui.transcript_view import history_renderables
+
+    out = io.StringIO()
+    width = shutil.get_terminal_size((80, 24)).columns if tty else 80
+    console = make_console(out, width=width, force_terminal=tty, color_system="auto" if tty else None)
+    for item in history_renderables(messages):
+        console.print(item, soft_wrap=isinstance(item, Text))
+    return out.getvalue()
 
 
 def resumed_line(source: str, restored: int, new_id: str) -> str:
@@ -173,9 +182,9 @@ class Repl:
     def command(self, text: str) -> int | None:
         name, _, arg = text.partition(" ")
         name, arg = name.lower(), arg.strip()
+        name = lookup(name) or name  # the command table (ui/commands.py) knows the aliases
         handlers: dict[str, Callable[[str], Any]] = {
             "/exit": lambda _: 0,
-            "/quit": lambda _: 0,
             "/help": self.cmd_help,
             "/cost": self.cmd_cost,
             "/permissions": self.cmd_permissions,
@@ -281,6 +290,8 @@ class Repl:
         except SessionError as exc:
             self.console.error(str(exc))
             return
+        self.console.end_line()
+        self.console.write(restored_view(resumed.loaded.messages, tty=self.tty))
         self.console.line(resumed_line(resumed.loaded.session_id, len(resumed.loaded.messages), self.agent.session_id))
         if resumed.loaded.warning:
             self.console.err_line(resumed.loaded.warning)

@@ -3,7 +3,7 @@
 It keeps what the official SDK gave (which cost 1.5–3 s to import): server-sent events
 folded into one message (text, thinking with its signature, redacted thinking, tool_use
 with its streamed JSON input), usage with the cache counts, retries with backoff on
-429/5xx/529 reported through `on_notice`, ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN /
+429/5xx/529 reported through `on_retry`, ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN /
 ANTHROPIC_BASE_URL, and one clear line per failure (providers/errors.py).
 
 The request runs in a worker thread and hands its events to the caller's thread through
@@ -241,8 +241,8 @@ class AnthropicProvider:
                         callbacks.on_tool_use_start(*value)
                 return CONTINUE
             if kind == "notice":
-                if callbacks.on_notice:
-                    callbacks.on_notice(payload)
+                if callbacks.on_retry:
+                    callbacks.on_retry(payload)
                 return CONTINUE
             if kind == "error":
                 if isinstance(payload, HTTPFailure):

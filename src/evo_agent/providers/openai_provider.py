@@ -722,8 +722,8 @@ class OpenAIProvider:
                     return CONTINUE
                 return self._finish(assembler)
             if kind == "notice":
-                if callbacks.on_notice:
-                    callbacks.on_notice(payload)
+                if callbacks.on_retry:
+                    callbacks.on_retry(payload)
                 return CONTINUE
             if kind == "error":
                 if isinstance(payload, HTTPFailure):

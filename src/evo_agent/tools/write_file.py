@@ -37,7 +37,7 @@ def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
         ctx.file_history.after_change(path, ctx.tool_use_id)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "Overwrote" if existed else "Created"
-    return ToolResult(f"{verb} {shown}: {len(data)} bytes, {lines} lines")
+    return ToolResult(f"{verb} {shown}: {len(data)} bytes, {lines} line{'s' if lines != 1 else ''}")
 
 
 WRITE_FILE_TOOL = Tool(
