@@ -237,7 +237,8 @@ def test_server_error_then_success_is_retried(openai_server):
                                          callbacks=StreamCallbacks(on_retry=retries.append))
     assert r.message["content"] == [{"type": "text", "text": "finally"}]
     assert len(openai_server.requests) == 4 and time.monotonic() - started < 5
-    assert [r.split(", retrying")[0] for r in retries] == ["API error (500)", "API error (503)", "rate limited (429)"]
+    assert [r.split(", retrying")[0] for r in retries] == [
+        "OpenAI-compatible API error 500", "OpenAI-compatible API error 503", "OpenAI-compatible API rate limit reached (429)"]
 
 
 def test_errors_beyond_the_retries_are_one_line(openai_server):
