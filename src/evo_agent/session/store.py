@@ -73,6 +73,16 @@ class ResumedSession:
     recorder: Recorder
     loaded: LoadedSession
 
+    def copy_history(self) -> None:
+        """Write the restored messages into the new session and publish it (what `resume` does by default)."""
+        self.recorder.append_many((m["role"], {"message": m, "restored": True}) for m in self.loaded.messages)
+        self.publish()
+
+    def publish(self) -> None:
+        """Make the staged new session listable and resumable (after the copy, or after its compaction)."""
+        self.recorder.publish()
+        self.recorder.checkpoint()
+
 
 class SessionStore:
     """The sessions of one project.
@@ -326,6 +336,7 @@ class SessionStore:
         agent_version: str | None = None,
         git_branch: str | None | bool = True,
         before_turn: int | None = None,
+        copy: bool = True,
     ) -> ResumedSession:
         """Start a new session that holds the whole restored history of `session_id`.
 
@@ -336,6 +347,10 @@ class SessionStore:
         a `user`/`assistant` record with `"restored": true` — into a staging
         file that becomes `messages.jsonl` only once the copy is complete, so
         a crash mid-copy leaves nothing to list or continue. The source is only read.
+
+        `copy=False` stops after the
+        resume_marker and leaves the session staged: the caller writes what replaces
+        the history (a compact_boundary) and calls `publish()`, or `copy_history()`.
         """
         marker: dict = {}
         if before_turn is None:
@@ -361,7 +376,7 @@ class SessionStore:
         if source and source.meta.name:
             marker["name"] = source.meta.name  # the continuation keeps its name (meta folds it)
         recorder.resume_marker(session_id, len(loaded.messages), **marker)
-        recorder.append_many((m["role"], {"message": m, "restored": True}) for m in loaded.messages)
-        recorder.publish()
-        recorder.checkpoint()
-        return ResumedSession(recorder, loaded)
+        resumed = ResumedSession(recorder, loaded)
+        if copy:
+            resumed.copy_history()
+        return resumed
