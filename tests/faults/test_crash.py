@@ -38,7 +38,7 @@ CHILD_PROMPT = "find the README and report its first line"
 def _subagent_script(run):
     def route(body):
         if body["messages"][0] == {"role": "user", "content": CHILD_PROMPT}:
-            return [text("Looking."), tool_use("bash", {"command": f"echo $$ >> {run.pidfile}; exec sleep 5"})]
+            return [text("Looking."), tool_use("bash", {"command": f"echo $$ >> {run.pidfile}; exec sleep 30"})]
         return text("The subagent did not finish.")
 
     task = tool_use("task", {"description": "read the readme", "prompt": CHILD_PROMPT,
