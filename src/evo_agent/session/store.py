@@ -34,7 +34,8 @@ from .ids import (
 from .meta import SessionMeta, catch_up, read_meta, write_back_meta
 from .recorder import MESSAGES_NAME, Recorder, git_branch_of
 from .resume import LoadedSession, load_for_resume
-from .writer import make_private_dir, stderr_warning
+from .trust import ForeignSession, check_sessions_dir, foreign_reason, tracked_session_ids
+from .writer import DirHandle, open_private_dirs, stderr_warning
 
 SESSIONS_SUBDIR = Path(".evo-agent") / "sessions"
 GITIGNORE_TEXT = "*\n"
@@ -49,6 +50,7 @@ class SessionInfo:
 
     meta: SessionMeta
     dir: str  # kept as str: building a Path per row is a measurable share of listing 10,000
+    foreign: str | None = None  # why this user did not record it here (trust.foreign_reason), None when ours
 
     @property
     def id(self) -> str:
@@ -58,6 +60,9 @@ class SessionInfo:
     def path(self) -> Path:
         """The session directory."""
         return Path(self.dir)
+
+
+_Found = tuple[int, str, int, os.stat_result, os.stat_result]  # (mtime ns, id, size, transcript lstat, dir lstat)
 
 
 def _order(row: SessionInfo) -> tuple[int, str]:
@@ -88,22 +93,56 @@ class SessionStore:
         self.warn = warn
         self.write_back = write_back
 
+    # Trusting -------------------------------------------------------------
+
+    def check_dir(self) -> str | None:
+        """Refuse a symlinked or foreign-owned `.evo-agent`/`sessions` (SessionsDirRefused); narrow one too open.
+
+        Returns a notice line when it narrowed permissions. Front ends call it
+        once before anything else, so nothing is read or written through a
+        directory this user does not own.
+        """
+        return check_sessions_dir(self.project_dir, self.sessions_dir)
+
+    def tracked_ids(self) -> frozenset[str]:
+        """Ids of sessions git tracks (one `git ls-files` for the whole directory)."""
+        return tracked_session_ids(self.sessions_dir)
+
+    def foreign_reason(self, session_id: str) -> str | None:
+        """Why one session is foreign (`tracked by git`, …), or None when this user recorded it here."""
+        path = self.session_dir(session_id)
+        try:
+            dst = os.lstat(path)
+            fst = os.lstat(path / MESSAGES_NAME)
+        except OSError:
+            return None  # missing: whoever asked reports that
+        cached = read_meta(path, session_id)
+        return foreign_reason(dst, fst, tracked=session_id in self.tracked_ids(), created_ms=created_ms_of(session_id),
+                              updated_ms=cached.updated_ms if cached else None)
+
     # Creating -------------------------------------------------------------
 
     def ensure_sessions_dir(self) -> bool:
-        """Create `.evo-agent/sessions` (0700) with its `.gitignore`; False when impossible."""
+        """Create `.evo-agent/sessions` (0700) with its `.gitignore`; False when impossible.
+
+        Never through a symbolic link: `.evo-agent` and `sessions` are opened `O_NOFOLLOW`.
+        """
         try:
-            make_private_dir(self.sessions_dir)
-            ignore = self.sessions_dir / ".gitignore"
-            if not ignore.exists():
-                fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "w") as f:
-                    f.write(GITIGNORE_TEXT)
-            return True
-        except FileExistsError:
-            return True
+            fd = open_private_dirs(self.project_dir, list(SESSIONS_SUBDIR.parts))
         except OSError:
             return False
+        try:
+            ignore = os.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             0o600, dir_fd=fd)
+            with os.fdopen(ignore, "w") as f:
+                f.write(GITIGNORE_TEXT)
+        except FileExistsError:
+            pass
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return True
 
     def create(
         self,
@@ -126,15 +165,16 @@ class SessionStore:
         sid = session_id or new_session_id()
         branch = git_branch_of(self.project_dir) if git_branch is True else (git_branch or None)
         session_dir = self.sessions_dir / sid
+        directory = DirHandle(session_dir)  # opened at the first record if it cannot be now; reported then
         if self.ensure_sessions_dir():
             try:
-                make_private_dir(session_dir)
+                directory = DirHandle(session_dir, fd=open_private_dirs(self.project_dir, [*SESSIONS_SUBDIR.parts, sid]))
             except OSError:
-                pass  # reported by the first append
+                pass
         kwargs = {} if meta_interval is None else {"meta_interval": meta_interval}
         recorder = Recorder(
             session_dir, sid, cwd=str(self.project_dir), agent_version=agent_version,
-            git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, **kwargs,
+            git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, directory=directory, **kwargs,
         )
         recorder.session_start(model=model, provider=provider)
         return recorder
@@ -177,28 +217,36 @@ class SessionStore:
         """
         path = os.path.join(self._sessions_str, session_id)  # str paths: this runs once per session
         try:
-            st = os.stat(os.path.join(path, MESSAGES_NAME))
+            dst = os.lstat(path)
+            st = os.lstat(os.path.join(path, MESSAGES_NAME))
         except OSError:
             return None
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or not stat.S_ISDIR(dst.st_mode):
             return None
-        return self._row(session_id, path, st.st_size, write_back)
+        return self._row((st.st_mtime_ns, session_id, st.st_size, st, dst), self.tracked_ids(), write_back)
 
-    def _row(self, session_id: str, path: str, size: int, write_back: bool | None = None) -> SessionInfo | None:
+    def _row(self, found: _Found, tracked: frozenset[str], write_back: bool | None = None) -> SessionInfo | None:
+        """The listing row of one found session: its meta (caught up where it lags) and whether it is foreign."""
+        _, session_id, size, fst, dst = found
+        path = os.path.join(self._sessions_str, session_id)
         cached = read_meta(path, session_id)
         if cached is not None and cached.messages_bytes == size:
-            return SessionInfo(cached, path)
-        try:
-            meta, complete = catch_up(path, session_id, created_ms_of(session_id), cached)
-        except OSError:
-            return None
-        if (self.write_back if write_back is None else write_back) and (
-                cached is None or complete.messages_bytes != cached.messages_bytes):
-            write_back_meta(path, complete)  # best effort: a failure only means the next listing catches up again
-        return SessionInfo(meta, path)
+            meta = cached
+        else:
+            try:
+                meta, complete = catch_up(path, session_id, created_ms_of(session_id), cached)
+            except OSError:
+                return None
+            if (self.write_back if write_back is None else write_back) and (
+                    cached is None or complete.messages_bytes != cached.messages_bytes) and not (
+                    session_id in tracked or _foreign_by_stat(fst, dst)):
+                write_back_meta(path, complete)  # best effort: a failure only means the next listing catches up again
+        reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=meta.created_ms,
+                                updated_ms=meta.updated_ms)
+        return SessionInfo(meta, path, reason)
 
-    def _transcripts(self) -> list[tuple[int, str, int]]:
-        """(mtime in ns, id, size) of every session directory's transcript; symlinks are never followed."""
+    def _transcripts(self) -> list[_Found]:
+        """Every session directory's transcript with its lstat and its directory's; symlinks are never followed."""
         base = self._sessions_str
         found = []
         try:
@@ -208,11 +256,12 @@ class SessionStore:
                     if not is_session_id(name) or not entry.is_dir(follow_symlinks=False):
                         continue
                     try:
-                        st = os.stat(os.path.join(base, name, MESSAGES_NAME))
+                        st = os.lstat(os.path.join(base, name, MESSAGES_NAME))
+                        dst = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
                     if stat.S_ISREG(st.st_mode):
-                        found.append((st.st_mtime_ns, name, st.st_size))
+                        found.append((st.st_mtime_ns, name, st.st_size, st, dst))
         except OSError:
             return []
         return found
@@ -224,16 +273,17 @@ class SessionStore:
         unless `include_empty`. Symlinked entries are never followed. A
         meta.json that had to be rebuilt is written back (see `meta.write_back_meta`).
         """
-        base = self._sessions_str
         rows = []
-        for _, name, size in self._transcripts():
-            row = self._row(name, os.path.join(base, name), size)
+        found = self._transcripts()
+        tracked = self.tracked_ids() if found else frozenset()
+        for item in found:
+            row = self._row(item, tracked)
             if row is not None and (include_empty or row.meta.message_count > 0):
                 rows.append(row)
         rows.sort(key=_order, reverse=True)
         return rows
 
-    def newest(self, count: int, *, include_empty: bool = False) -> list[SessionInfo]:
+    def newest(self, count: int, *, include_empty: bool = False, include_foreign: bool = True) -> list[SessionInfo]:
         """The first `count` rows of `list()`, reading the meta of only as many sessions as it must.
 
         Sessions are visited newest transcript mtime first; a visit stops when
@@ -245,17 +295,19 @@ class SessionStore:
         """
         if count <= 0:
             return []
-        base = self._sessions_str
         found = self._transcripts()
-        found.sort(reverse=True)
+        found.sort(key=lambda item: (item[0], item[1]), reverse=True)
+        tracked = self.tracked_ids() if found else frozenset()
         best: list[tuple[tuple[int, str], SessionInfo]] = []  # a min-heap of the `count` best so far
         skew = MTIME_SLACK_MS
-        for mtime_ns, name, size in found:
-            mtime_ms = mtime_ns // 1_000_000
+        for item in found:
+            mtime_ms = item[0] // 1_000_000
             if len(best) == count and mtime_ms + skew < best[0][0][0]:
                 break
-            row = self._row(name, os.path.join(base, name), size)
+            row = self._row(item, tracked)
             if row is None or not (include_empty or row.meta.message_count > 0):
+                continue
+            if row.foreign and not include_foreign:
                 continue
             skew = max(skew, row.meta.updated_ms - mtime_ms + MTIME_SLACK_MS)
             item = (_order(row), row)
@@ -266,8 +318,11 @@ class SessionStore:
         return [row for _, row in sorted(best, key=lambda item: item[0], reverse=True)]
 
     def latest(self) -> SessionInfo | None:
-        """The most recently updated session with at least one message (for --continue)."""
-        rows = self.newest(1)
+        """The most recently updated session of this user with at least one message (for --continue).
+
+        Foreign sessions (planted by a clone, another user's, dated in the future) are never picked.
+        """
+        rows = self.newest(1, include_foreign=False)
         return rows[0] if rows else None
 
     # Resuming ---------------------------------------------------------------
@@ -287,14 +342,23 @@ class SessionStore:
         provider: str | None,
         agent_version: str | None = None,
         git_branch: str | None | bool = True,
+        allow_foreign: bool = False,
     ) -> ResumedSession:
         """Start a new session that holds the whole restored history of `session_id`.
+
+        A foreign session (see `foreign_reason`) raises ForeignSession unless
+        `allow_foreign` says the user confirmed it; the new session's
+        `resume_marker` then records `adopted` (the reason), so a foreign
+        history never enters a session of this user unnoticed.
 
         Writes `session_start`, `resume_marker`, then every restored message as
         a `user`/`assistant` record with `"restored": true` — into a staging
         file that becomes `messages.jsonl` only once the copy is complete, so
         a crash mid-copy leaves nothing to list or continue. The source is only read.
         """
+        reason = self.foreign_reason(session_id)
+        if reason and not allow_foreign:
+            raise ForeignSession(session_id, reason)
         loaded = self.load(session_id)
         source = self.info(session_id, write_back=False)  # a resume writes nothing into the source's directory
         recorder = self.create(model=model, provider=provider, agent_version=agent_version, git_branch=git_branch,
@@ -303,8 +367,15 @@ class SessionStore:
         marker: dict = {"compact_count": loaded.compact_count}
         if first_prompt:
             marker["first_prompt"] = first_prompt
+        if reason:
+            marker["adopted"] = reason
         recorder.resume_marker(session_id, len(loaded.messages), **marker)
         recorder.append_many((m["role"], {"message": m, "restored": True}) for m in loaded.messages)
         recorder.publish()
         recorder.checkpoint()
         return ResumedSession(recorder, loaded)
+
+
+def _foreign_by_stat(fst: os.stat_result, dst: os.stat_result) -> bool:
+    """Whether ownership or modes alone make a session foreign (then listing writes nothing into it)."""
+    return foreign_reason(dst, fst, tracked=False) is not None
