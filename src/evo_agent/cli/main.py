@@ -152,7 +152,10 @@ def _agent(args: argparse.Namespace) -> int:
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
     from evo_agent.session import LiveSessionStore
 
+    from evo_agent.safe_text import terminal_safe
+
     from .repl import Repl, resumed_line
+    from .trust import allow_foreign, live_note
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
     from .sessions.listing import pick_session
 
@@ -178,13 +181,19 @@ def _agent(args: argparse.Namespace) -> int:
     store = LiveSessionStore(project_dir, redact=redact)  # holds the live session's lock: `sessions rm/prune` leave it alone
     console = Console()
     notify = console.err_line if print_mode else console.line
+    dir_notice = store.check_dir()  # a symlinked or foreign-owned sessions directory: one line, nothing created
+    if dir_notice:
+        console.err_line(dir_notice)
 
     # Which session to continue, if any — checked before anything is created.
     source: str | None = None
     if args.continue_:
-        row = store.latest()
+        row = store.latest()  # never a foreign session
         if row is None:
-            raise CommandError(f"no session to continue in {project_dir}")
+            foreign = [r for r in store.newest(1) if r.foreign]
+            planted = (f" (sessions recorded elsewhere are never continued: {foreign[0].id} is "
+                       f"{terminal_safe(foreign[0].foreign)}; see evo-agent sessions list)") if foreign else ""
+            raise CommandError(f"no session to continue in {project_dir}{planted}")
         source = row.id
     elif args.resume == _PICK:
         if store.latest() is None:  # reads one meta.json, not all of them: the picker lists the rest
@@ -210,6 +219,15 @@ def _agent(args: argparse.Namespace) -> int:
         source = store.resolve(chosen)
     elif args.resume is not None:
         source = store.resolve(args.resume)
+    foreign_ok = False
+    if source is not None and not args.continue_:
+        def ask(prompt: str) -> str | None:
+            try:
+                return input(prompt)
+            except EOFError:
+                return None
+
+        foreign_ok = allow_foreign(store, source, interactive=not print_mode and stdin_tty, ask=ask)
 
     # After the ids are checked: importing a provider's SDK is the slow part of starting.
     provider = make_provider(name, args.model or os.environ.get("EVO_AGENT_MODEL"))
@@ -217,7 +235,10 @@ def _agent(args: argparse.Namespace) -> int:
         console.err_line(notice)
     compact_count = 0
     if source is not None:
-        resumed = store.resume(source, model=provider.model, provider=provider.name)
+        note = live_note(store, source)
+        resumed = store.resume(source, model=provider.model, provider=provider.name, allow_foreign=foreign_ok)
+        if note:
+            console.err_line(note)
         recorder, history = resumed.recorder, resumed.loaded.messages
         compact_count = resumed.loaded.compact_count
         notify(resumed_line(source, len(history), recorder.session_id))
@@ -272,6 +293,10 @@ def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001
         console.error("interrupted")
         return EXIT_INTERRUPTED
     text = result.text
+    if text and _isatty(console.out):  # a terminal acts on escape sequences; a pipe gets the answer as it is
+        from evo_agent.safe_text import terminal_safe
+
+        text = terminal_safe(text)
     if text:
         console.write(text if text.endswith("\n") else text + "\n")
     return 0 if result.status == "done" else EXIT_FAILURE

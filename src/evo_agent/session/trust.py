@@ -179,7 +179,8 @@ def check_sessions_dir(project_dir: Path, sessions_dir: Path) -> str | None:
             except OSError as exc:
                 raise SessionsDirRefused(f"{path} is open to others (mode {mode:04o}) and cannot be narrowed: "
                                          f"{exc.strerror or exc}") from None
-            notices.append(f"evo-agent: narrowed {path} from mode {mode:04o} to {wanted:04o}: sessions are private")
+            if mode & 0o022:  # others could have planted or swapped sessions: say so (read bits are narrowed quietly)
+                notices.append(f"evo-agent: {path} was writable by others (mode {mode:04o}); narrowed to {wanted:04o}")
         if path == sessions_dir:
             try:
                 with os.scandir(sessions_dir):

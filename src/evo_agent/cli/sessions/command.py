@@ -16,7 +16,7 @@ from evo_agent.session import InvalidSessionId, SessionStore, is_id_prefix
 from ..errors import CommandError
 from .common import resolve_session_dir, write_output
 
-SUBCOMMANDS = "list, show, export, fsck, rm or prune"
+SUBCOMMANDS = "list, show, export, fsck, rm, prune or adopt"
 
 
 def _positive_int(text: str) -> int:
@@ -78,6 +78,10 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     rm.add_argument("ids", metavar="ID", nargs="+")
     rm.add_argument("-y", "--yes", action="store_true", help="do not ask")
 
+    adopt = add("adopt", "copy a session recorded elsewhere (tracked by git, another user's, too open) into a new "
+                         "session of your own, so it can be resumed and continued")
+    adopt.add_argument("id", metavar="ID")
+
     prune = add("prune", "delete every session last updated longer ago than a duration (never a live one)")
     prune.add_argument("--older-than", type=_duration, required=True, metavar="DURATION",
                        help="e.g. 30d, 12h, 2w (units: s, m, h, d, w)")
@@ -124,6 +128,9 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     command = getattr(args, "sessions_command", None) or "list"
     _check_ids(getattr(args, "id", None), *(getattr(args, "ids", None) or []))
     store = SessionStore(project_dir)
+    notice = store.check_dir()  # a symlinked, foreign-owned or unreadable sessions directory: one line, exit 1
+    if notice:
+        print(notice, file=sys.stderr)
     out = sys.stdout
     if command == "list":
         from .listing import sessions_list
@@ -162,11 +169,15 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
         if args.id is None and not store.sessions_dir.is_dir():
             out.write(f"No sessions in {store.sessions_dir}\n")
             return 0
-        return report(fsck(store, ids, repair=args.repair), len(ids), out, as_json=args.json)
+        return report(fsck(store, ids, repair=args.repair, whole=args.id is None), len(ids), out, as_json=args.json)
     if command == "rm":
         from .remove import rm
 
         return rm(store, args.ids, yes=args.yes, out=out, err=sys.stderr, ask=_ask)
+    if command == "adopt":
+        from .adopt import adopt
+
+        return adopt(store, args.id, out)
     if command == "prune":
         from .remove import prune
 

@@ -9,6 +9,7 @@ printed, and printing that raw could drive the terminal.
 from __future__ import annotations
 
 import json
+import re
 
 from .common import fmt_ms, fmt_stamp, plural, terminal_safe
 from .model import (
@@ -211,5 +212,24 @@ class TextRenderer:
             self.emit(prefix, self.s("└ never finished (interrupted, or still running)", "magenta"))
 
 
+# The only escape sequences `show` ever prints: its own colours (Style.CODES) and the reset.
+_OWN_SGR_RE = re.compile(r"(\x1b\[(?:0|[123]|3[1-6])(?:;(?:[12]|3[1-6]))*m)")
+
+
+def safe_output(text: str, *, color: bool) -> str:
+    """The rendered page with every control sequence made visible but `show`'s own colours.
+
+    Fields are sanitised where they are formatted too; doing it once more on
+    the whole page means a field that was missed (a compaction's trigger, a
+    resume marker's id, whatever a future change adds) still cannot reach the
+    terminal raw.
+    """
+    if not color:
+        return terminal_safe(text)
+    parts = _OWN_SGR_RE.split(text)
+    return "".join(part if i % 2 else terminal_safe(part) for i, part in enumerate(parts))
+
+
 def render_show(view: SessionView, *, color: bool, full: bool, restored: bool) -> str:
-    return TextRenderer(style=Style(color), full=full, restored=restored).session(view)
+    page = TextRenderer(style=Style(color), full=full, restored=restored).session(view)
+    return safe_output(page, color=color)
