@@ -217,7 +217,7 @@ class AppendWriter:
         self.failures += 1
         reason = exc.strerror or str(exc)
         if exc.errno in (errno.ELOOP, errno.ENOTDIR) and self.directory is not None:
-            reason = f"{self.directory.path} is no longer the session's directory (a symbolic link or not a directory)"
+            reason = f"{self.directory.path} is a symbolic link or not a directory; nothing is written through it"
         kind = f"{type(exc).__name__}:{exc.errno}"
         if kind in self._warned:
             return

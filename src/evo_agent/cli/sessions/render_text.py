@@ -107,10 +107,11 @@ class TextRenderer:
             tokens += f"   subagents {fmt_tokens(sub)}   total {view.all_tokens.total:,}"
         self.emit("  ", f"messages {view.transcript.message_count:,}   {tokens}")
         if view.lineage:
-            chain = " ← ".join(view.lineage) + (" ← …" if view.lineage_missing else "")
+            chain = " ← ".join(terminal_safe(s, keep_newlines=False) for s in view.lineage) + (
+                " ← …" if view.lineage_missing else "")
             self.emit("  ", f"resumed from {chain}")
         if view.resumed_as:
-            self.emit("  ", f"resumed as   {', '.join(view.resumed_as)}")
+            self.emit("  ", f"resumed as   {', '.join(terminal_safe(s, keep_newlines=False) for s in view.resumed_as)}")
         self.transcript(view.transcript, "")
         for run in view.unlinked:
             self.emit("")
@@ -129,12 +130,13 @@ class TextRenderer:
             self.emit(prefix)
             head = " · ".join(p for p in ("compacted", f"#{item.compact_count}" if item.compact_count else "",
                                           item.trigger or "", fmt_stamp(item.timestamp)) if p)
-            self.emit(prefix, self.s(f"── {head} ──", "magenta"))
+            self.emit(prefix, self.s(f"── {terminal_safe(head, keep_newlines=False)} ──", "magenta"))
             self.block(prefix + "  ", item.summary, None)
         elif isinstance(item, ResumeMarker):
             self.emit(prefix)
             count = f" · {plural(item.restored_count, 'message')} restored" if item.restored_count is not None else ""
-            self.emit(prefix, self.s(f"── resumed from {item.from_session_id or '?'}{count} ──", "blue"))
+            source = terminal_safe(str(item.from_session_id or "?"), keep_newlines=False)
+            self.emit(prefix, self.s(f"── resumed from {source}{count} ──", "blue"))
         elif isinstance(item, Restored):
             if not item.items:
                 return
