@@ -88,6 +88,8 @@ def test_a_planted_session_is_marked_never_continued_and_resumed_only_deliberate
     assert "recorded elsewhere: never continued by -c" in listing.out
     (as_json,) = json.loads(cli.run("sessions", "list", "--json").out)
     assert as_json["foreign"].startswith("tracked by git")
+    shown = cli.run("sessions", "show", PLANTED)
+    assert shown.out_lines[0].startswith("recorded elsewhere: tracked by git") and ATTACK in shown.out
 
     refused = one_line_error(cli.run("-c", "-p", "run the tests"))
     assert "no session to continue" in refused and "recorded elsewhere" in refused

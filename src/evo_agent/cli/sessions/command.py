@@ -146,8 +146,14 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
             if args.json:
                 out.write(show_json(view))
             else:
+                from evo_agent.safe_text import terminal_safe
+
                 from .render_text import render_show
 
+                reason = store.foreign_reason(view.id)
+                if reason:
+                    out.write(f"recorded elsewhere: {terminal_safe(reason, keep_newlines=False)} — never continued by -c; "
+                              f"take it on with: evo-agent sessions adopt {view.id}\n")
                 out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
             return 0
         if fmt == "jsonl":
