@@ -309,7 +309,8 @@ class SessionStore:
                 continue
             if row.foreign and not include_foreign:
                 continue
-            skew = max(skew, row.meta.updated_ms - mtime_ms + MTIME_SLACK_MS)
+            if not row.foreign:  # a planted session dated 2033 must not make every later visit read its meta
+                skew = max(skew, row.meta.updated_ms - mtime_ms + MTIME_SLACK_MS)
             item = (_order(row), row)
             if len(best) < count:
                 heapq.heappush(best, item)
