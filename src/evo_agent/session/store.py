@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 import os
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -34,7 +35,7 @@ from .ids import (
 from .meta import SessionMeta, catch_up, read_meta, write_back_meta
 from .recorder import MESSAGES_NAME, Recorder, git_branch_of
 from .resume import LoadedSession, load_for_resume
-from .trust import ForeignSession, check_sessions_dir, foreign_reason, tracked_session_ids
+from .trust import ForeignSession, check_sessions_dir, foreign_reason, start_tracked_session_ids
 from .writer import DirHandle, open_private_dirs, stderr_warning
 
 SESSIONS_SUBDIR = Path(".evo-agent") / "sessions"
@@ -42,6 +43,7 @@ GITIGNORE_TEXT = "*\n"
 # How much later than its transcript's mtime a session's last record may be stamped: the kernel
 # stamps files from a coarse clock (a tick behind), FAT keeps 2-second mtimes.
 MTIME_SLACK_MS = 2000
+TRACKED_TTL_S = 1.0
 
 
 @dataclass
@@ -92,6 +94,7 @@ class SessionStore:
         self._sessions_str = str(self.sessions_dir)
         self.warn = warn
         self.write_back = write_back
+        self._tracked: tuple[float, frozenset[str]] | None = None
 
     # Trusting -------------------------------------------------------------
 
@@ -104,9 +107,27 @@ class SessionStore:
         """
         return check_sessions_dir(self.project_dir, self.sessions_dir)
 
-    def tracked_ids(self) -> frozenset[str]:
-        """Ids of sessions git tracks (one `git ls-files` for the whole directory)."""
-        return tracked_session_ids(self.sessions_dir)
+    def tracked_ids(self, pending: Callable[[], frozenset[str]] | None = None) -> frozenset[str]:
+        """Ids of sessions git tracks: one `git ls-files` for the whole directory, reused for a second.
+
+        A resume asks twice in a row (the front end to word its question, `resume()` to enforce it);
+        a second later, a listing asks git again. `pending`: an answer already started
+        (`_start_tracked`), so git runs while the directory is scanned.
+        """
+        now = time.monotonic()
+        cached = self._tracked
+        if cached is not None and now - cached[0] < TRACKED_TTL_S:
+            return cached[1]
+        ids = (pending or start_tracked_session_ids(self.sessions_dir))()
+        self._tracked = (now, ids)
+        return ids
+
+    def _start_tracked(self) -> Callable[[], frozenset[str]] | None:
+        """Start git for `tracked_ids` unless a fresh answer is cached (None then)."""
+        cached = self._tracked
+        if cached is not None and time.monotonic() - cached[0] < TRACKED_TTL_S:
+            return None
+        return start_tracked_session_ids(self.sessions_dir)
 
     def foreign_reason(self, session_id: str) -> str | None:
         """Why one session is foreign (`tracked by git`, …), or None when this user recorded it here."""
@@ -274,8 +295,9 @@ class SessionStore:
         meta.json that had to be rebuilt is written back (see `meta.write_back_meta`).
         """
         rows = []
+        pending = self._start_tracked()
         found = self._transcripts()
-        tracked = self.tracked_ids() if found else frozenset()
+        tracked = self.tracked_ids(pending) if found or pending else frozenset()
         for item in found:
             row = self._row(item, tracked)
             if row is not None and (include_empty or row.meta.message_count > 0):
@@ -295,9 +317,10 @@ class SessionStore:
         """
         if count <= 0:
             return []
+        pending = self._start_tracked()
         found = self._transcripts()
         found.sort(key=lambda item: (item[0], item[1]), reverse=True)
-        tracked = self.tracked_ids() if found else frozenset()
+        tracked = self.tracked_ids(pending) if found or pending else frozenset()
         best: list[tuple[tuple[int, str], SessionInfo]] = []  # a min-heap of the `count` best so far
         skew = MTIME_SLACK_MS
         for item in found:
