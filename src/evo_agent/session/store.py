@@ -64,7 +64,9 @@ class SessionInfo:
         return Path(self.dir)
 
 
-_Found = tuple[int, str, int, os.stat_result, os.stat_result]  # (mtime ns, id, size, transcript lstat, dir lstat)
+# (mtime ns, id, size, transcript lstat, directory lstat or None). Listing stats only the transcript: a
+# second stat per session is a tenth of listing 10,000, and a clone or an archive sets both modes alike.
+_Found = tuple[int, str, int, os.stat_result, "os.stat_result | None"]
 
 
 def _order(row: SessionInfo) -> tuple[int, str]:
@@ -130,7 +132,11 @@ class SessionStore:
         return start_tracked_session_ids(self.sessions_dir)
 
     def foreign_reason(self, session_id: str) -> str | None:
-        """Why one session is foreign (`tracked by git`, …), or None when this user recorded it here."""
+        """Why one session is foreign (`tracked by git`, …), or None when this user recorded it here.
+
+        Also judges the directory's owner and mode (listing looks at the transcript's only), so a
+        resume can refuse what a listing let through, never the other way round.
+        """
         path = self.session_dir(session_id)
         try:
             dst = os.lstat(path)
@@ -267,7 +273,7 @@ class SessionStore:
         return SessionInfo(meta, path, reason)
 
     def _transcripts(self) -> list[_Found]:
-        """Every session directory's transcript with its lstat and its directory's; symlinks are never followed."""
+        """Every session directory's transcript with its lstat; symlinks are never followed."""
         base = self._sessions_str
         found = []
         try:
@@ -278,11 +284,10 @@ class SessionStore:
                         continue
                     try:
                         st = os.lstat(os.path.join(base, name, MESSAGES_NAME))
-                        dst = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
                     if stat.S_ISREG(st.st_mode):
-                        found.append((st.st_mtime_ns, name, st.st_size, st, dst))
+                        found.append((st.st_mtime_ns, name, st.st_size, st, None))
         except OSError:
             return []
         return found
@@ -400,6 +405,6 @@ class SessionStore:
         return ResumedSession(recorder, loaded)
 
 
-def _foreign_by_stat(fst: os.stat_result, dst: os.stat_result) -> bool:
+def _foreign_by_stat(fst: os.stat_result, dst: os.stat_result | None) -> bool:
     """Whether ownership or modes alone make a session foreign (then listing writes nothing into it)."""
     return foreign_reason(dst, fst, tracked=False) is not None
