@@ -162,3 +162,19 @@ def test_a_recorder_never_opens_its_directory_through_a_link(tmp_path):
     assert rec.user(user_text("hello")) is False
     assert os.listdir(target) == []
     assert len(warnings) == 1 and "is a symbolic link or not a directory" in warnings[0]
+
+
+def test_a_store_never_writes_through_a_symlinked_sessions_directory_even_unchecked(tmp_path):
+    project = tmp_path / "p"
+    outside = tmp_path / "outside"
+    (project / ".evo-agent").mkdir(parents=True)
+    outside.mkdir()
+    (project / ".evo-agent" / "sessions").symlink_to(outside)
+    warnings: list[str] = []
+    store = SessionStore(project, warn=warnings.append)
+    rec = store.create(model="m", provider="demo", session_id="1780227556183_b525857d")
+    (outside / rec.session_id).mkdir()  # even if the target later holds a directory of that name
+    rec.user(user_text("secret"))
+    rec.checkpoint()
+    assert os.listdir(outside / rec.session_id) == [] and sorted(os.listdir(outside)) == [rec.session_id]
+    assert len(warnings) == 1 and "symbolic link" in warnings[0]

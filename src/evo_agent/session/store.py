@@ -36,7 +36,7 @@ from .meta import SessionMeta, catch_up, read_meta, write_back_meta
 from .recorder import MESSAGES_NAME, Recorder, git_branch_of
 from .resume import LoadedSession, load_for_resume
 from .trust import ForeignSession, check_sessions_dir, foreign_reason, start_tracked_session_ids
-from .writer import DirHandle, open_private_dirs, stderr_warning
+from .writer import DirHandle, dir_chain, open_private_dirs, stderr_warning
 
 SESSIONS_SUBDIR = Path(".evo-agent") / "sessions"
 GITIGNORE_TEXT = "*\n"
@@ -192,7 +192,8 @@ class SessionStore:
         sid = session_id or new_session_id()
         branch = git_branch_of(self.project_dir) if git_branch is True else (git_branch or None)
         session_dir = self.sessions_dir / sid
-        directory = DirHandle(session_dir)  # opened at the first record if it cannot be now; reported then
+        # Opened at the first record if it cannot be now (reported then), never through a link below the project.
+        directory = dir_chain(self.project_dir, [*SESSIONS_SUBDIR.parts, sid])
         if self.ensure_sessions_dir():
             try:
                 directory = DirHandle(session_dir, fd=open_private_dirs(self.project_dir, [*SESSIONS_SUBDIR.parts, sid]))

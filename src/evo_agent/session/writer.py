@@ -67,10 +67,13 @@ class DirHandle:
     link in the last component; a `parent` handle makes the whole chain so.
     """
 
-    def __init__(self, path: Path | str, *, parent: "DirHandle | None" = None, fd: int | None = None) -> None:
+    def __init__(self, path: Path | str, *, parent: "DirHandle | None" = None, fd: int | None = None,
+                 follow: bool = False) -> None:
+        """`follow=True` for the root of a chain only (a project reached through a link is still the project)."""
         self.path = Path(path)
         self.parent = parent
         self._fd = fd
+        self._flags = _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow else _DIR_FLAGS
         self._guard = threading.Lock()
 
     def fileno(self) -> int:
@@ -81,9 +84,9 @@ class DirHandle:
         with self._guard:
             if self._fd is None:
                 if self.parent is not None:
-                    self._fd = os.open(self.path.name, _DIR_FLAGS, dir_fd=self.parent.fileno())
+                    self._fd = os.open(self.path.name, self._flags, dir_fd=self.parent.fileno())
                 else:
-                    self._fd = os.open(self.path, _DIR_FLAGS)
+                    self._fd = os.open(self.path, self._flags)
             return self._fd
 
     def make_subdir(self, name: str) -> "DirHandle":
@@ -137,6 +140,14 @@ def open_private_dirs(base: Path | str, names: list[str]) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def dir_chain(base: Path | str, names: list[str]) -> DirHandle:
+    """A lazily opened handle on `base/names…` whose every step below `base` is opened `O_NOFOLLOW`."""
+    handle = DirHandle(base, follow=True)
+    for name in names:
+        handle = DirHandle(handle.path / name, parent=handle)
+    return handle
 
 
 class AppendWriter:
