@@ -35,7 +35,7 @@ from .ids import (
 from .meta import SessionMeta, catch_up, read_meta, write_back_meta
 from .recorder import MESSAGES_NAME, Recorder, git_branch_of
 from .resume import LoadedSession, load_for_resume
-from .trust import ForeignSession, check_sessions_dir, foreign_reason, start_tracked_session_ids
+from .trust import FUTURE_SLACK_MS, ForeignSession, check_sessions_dir, foreign_reason, start_tracked_session_ids
 from .writer import DirHandle, dir_chain, open_private_dirs, stderr_warning
 
 SESSIONS_SUBDIR = Path(".evo-agent") / "sessions"
@@ -269,6 +269,9 @@ class SessionStore:
                     cached is None or complete.messages_bytes != cached.messages_bytes) and not (
                     session_id in tracked or _foreign_by_stat(fst, dst)):
                 write_back_meta(path, complete)  # best effort: a failure only means the next listing catches up again
+        if (fst.st_uid == _EUID and not fst.st_mode & 0o077 and dst is None and session_id not in tracked
+                and meta.updated_ms <= _future_ms() and meta.created_ms <= _future_ms()):
+            return SessionInfo(meta, path)  # the common case, without building a reason (once per session)
         reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=meta.created_ms,
                                 updated_ms=meta.updated_ms)
         return SessionInfo(meta, path, reason)
@@ -404,6 +407,14 @@ class SessionStore:
         recorder.publish()
         recorder.checkpoint()
         return ResumedSession(recorder, loaded)
+
+
+_EUID = os.geteuid()
+
+
+def _future_ms() -> int:
+    """The latest time a session of ours can be dated (now plus the clock slack of trust.foreign_reason)."""
+    return int(time.time() * 1000) + FUTURE_SLACK_MS
 
 
 def _foreign_by_stat(fst: os.stat_result, dst: os.stat_result | None) -> bool:
