@@ -64,9 +64,10 @@ class SessionInfo:
         return Path(self.dir)
 
 
-# (mtime ns, id, size, transcript lstat, directory lstat or None). Listing stats only the transcript: a
-# second stat per session is a tenth of listing 10,000, and a clone or an archive sets both modes alike.
-_Found = tuple[int, str, int, os.stat_result, "os.stat_result | None"]
+# (mtime ns, id, size, stats): `stats` is None when the transcript is ours by owner and mode (the common
+# case), else (transcript lstat, directory lstat or None). Listing stats only the transcript: a second
+# stat per session is a tenth of listing 10,000, and a clone or an archive sets both modes alike.
+_Found = tuple[int, str, int, "tuple[os.stat_result, os.stat_result | None] | None"]
 
 
 def _order(row: SessionInfo) -> tuple[int, str]:
@@ -251,11 +252,11 @@ class SessionStore:
             return None
         if not stat.S_ISREG(st.st_mode) or not stat.S_ISDIR(dst.st_mode):
             return None
-        return self._row((st.st_mtime_ns, session_id, st.st_size, st, dst), self.tracked_ids(), write_back)
+        return self._row((st.st_mtime_ns, session_id, st.st_size, (st, dst)), self.tracked_ids(), write_back)
 
     def _row(self, found: _Found, tracked: frozenset[str], write_back: bool | None = None) -> SessionInfo | None:
         """The listing row of one found session: its meta (caught up where it lags) and whether it is foreign."""
-        _, session_id, size, fst, dst = found
+        _, session_id, size, stats = found
         path = os.path.join(self._sessions_str, session_id)
         cached = read_meta(path, session_id)
         if cached is not None and cached.messages_bytes == size:
@@ -267,11 +268,12 @@ class SessionStore:
                 return None
             if (self.write_back if write_back is None else write_back) and (
                     cached is None or complete.messages_bytes != cached.messages_bytes) and not (
-                    session_id in tracked or _foreign_by_stat(fst, dst)):
+                    session_id in tracked or (stats is not None and _foreign_by_stat(*stats))):
                 write_back_meta(path, complete)  # best effort: a failure only means the next listing catches up again
-        if (fst.st_uid == _EUID and not fst.st_mode & 0o077 and dst is None and session_id not in tracked
+        if (stats is None and session_id not in tracked
                 and meta.updated_ms <= _future_ms() and meta.created_ms <= _future_ms()):
             return SessionInfo(meta, path)  # the common case, without building a reason (once per session)
+        fst, dst = stats if stats is not None else (None, None)
         reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=meta.created_ms,
                                 updated_ms=meta.updated_ms)
         return SessionInfo(meta, path, reason)
@@ -280,6 +282,7 @@ class SessionStore:
         """Every session directory's transcript with its lstat; symlinks are never followed."""
         base = self._sessions_str
         found = []
+        me = _EUID
         try:
             with os.scandir(base) as entries:
                 for entry in entries:
@@ -291,7 +294,8 @@ class SessionStore:
                     except OSError:
                         continue
                     if stat.S_ISREG(st.st_mode):
-                        found.append((st.st_mtime_ns, name, st.st_size, st, None))
+                        ours = st.st_uid == me and not st.st_mode & 0o077
+                        found.append((st.st_mtime_ns, name, st.st_size, None if ours else (st, None)))
         except OSError:
             return []
         return found
@@ -328,7 +332,7 @@ class SessionStore:
             return []
         pending = self._start_tracked()
         found = self._transcripts()
-        found.sort(key=lambda item: (item[0], item[1]), reverse=True)
+        found.sort(reverse=True)  # ids are unique: the stats are never compared
         tracked = self.tracked_ids(pending) if found or pending else frozenset()
         best: list[tuple[tuple[int, str], SessionInfo]] = []  # a min-heap of the `count` best so far
         skew = MTIME_SLACK_MS
@@ -417,6 +421,6 @@ def _future_ms() -> int:
     return int(time.time() * 1000) + FUTURE_SLACK_MS
 
 
-def _foreign_by_stat(fst: os.stat_result, dst: os.stat_result | None) -> bool:
+def _foreign_by_stat(fst: os.stat_result | None, dst: os.stat_result | None) -> bool:
     """Whether ownership or modes alone make a session foreign (then listing writes nothing into it)."""
     return foreign_reason(dst, fst, tracked=False) is not None
