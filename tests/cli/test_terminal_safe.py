@@ -124,3 +124,19 @@ def test_json_output_escapes_controls_and_bidi_marks_and_parses_to_the_same_data
     fsck = demo_cli.run("sessions", "fsck", "--json")
     for char in RAW:
         assert char not in fsck.out
+
+
+def test_an_export_to_a_terminal_is_made_harmless_and_to_a_pipe_stays_exact(demo_cli):
+    sid, _ = _hostile_session(demo_cli.project)
+    rc, screen, err = _run_on_a_pty(demo_cli, "sessions", "export", sid)
+    assert rc == 0, err
+    assert_harmless(screen)
+    rc, screen, err = _run_on_a_pty(demo_cli, "sessions", "export", sid, "--format", "jsonl")
+    assert rc == 0, err
+    for char in RAW:
+        assert char not in screen
+    records = [json.loads(line) for line in screen.replace("\r\n", "\n").splitlines() if line.strip()]
+    assert records[3]["trigger"] == PAYLOAD
+    piped = demo_cli.run("sessions", "export", sid, "--format", "jsonl")
+    transcript = (demo_cli.sessions_dir / sid / "messages.jsonl").read_text()
+    assert piped.rc == 0 and piped.out == transcript  # to a program: the records byte for byte

@@ -31,7 +31,11 @@ def json_safe_dumps(data: object, **kwargs) -> str:
     Only the characters are rewritten, and only as JSON escapes, so the
     document parses to exactly the same data.
     """
-    text = json.dumps(data, ensure_ascii=False, **kwargs)
+    return json_escape_unsafe(json.dumps(data, ensure_ascii=False, **kwargs))
+
+
+def json_escape_unsafe(text: str) -> str:
+    """JSON text with its raw DEL, C1 and bidi characters written as `\\u` escapes (still valid, same data)."""
     return _JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

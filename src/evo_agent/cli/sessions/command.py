@@ -166,6 +166,13 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
             from .render_md import render_markdown
 
             data = render_markdown(view).encode("utf-8", "replace")
+        if args.output in (None, "-") and sys.stdout.isatty():  # to a terminal: no escape sequence acts
+            from evo_agent.safe_text import terminal_safe
+
+            from ..trust import json_escape_unsafe
+
+            text = data.decode("utf-8", "replace")
+            data = (json_escape_unsafe(text) if fmt == "jsonl" else terminal_safe(text)).encode("utf-8")
         write_output(data, args.output)
         return 0
     if command == "fsck":
