@@ -270,11 +270,12 @@ class SessionStore:
                     cached is None or complete.messages_bytes != cached.messages_bytes) and not (
                     session_id in tracked or (stats is not None and _foreign_by_stat(*stats))):
                 write_back_meta(path, complete)  # best effort: a failure only means the next listing catches up again
+        created_ms = created_ms_of(session_id)  # the id's, not meta.json's: a planted meta.json can say anything
         if (stats is None and session_id not in tracked
-                and meta.updated_ms <= _future_ms() and meta.created_ms <= _future_ms()):
+                and meta.updated_ms <= _future_ms() and created_ms <= _future_ms()):
             return SessionInfo(meta, path)  # the common case, without building a reason (once per session)
         fst, dst = stats if stats is not None else (None, None)
-        reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=meta.created_ms,
+        reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=created_ms,
                                 updated_ms=meta.updated_ms)
         return SessionInfo(meta, path, reason)
 
