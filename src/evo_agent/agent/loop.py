@@ -52,10 +52,11 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from evo_agent.providers.base import Provider, ProviderCancelled, ProviderError, StreamCallbacks
-from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, summary_message
+from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, clean_name, summary_message
+from evo_agent.session.file_history import FileHistory
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool
 
 from .compaction import (
@@ -227,8 +228,10 @@ class Agent:
         compact_threshold: int | None = None,
         compact_count: int = 0,
         allow_subagents: bool = True,
+        file_history: FileHistory | None = None,
     ) -> None:
         self.provider = provider
+        self._file_history = file_history  # a subagent keeps its file backups in the main session
         self.recorder = recorder
         self.project_dir = Path(project_dir)
         self.store = store
@@ -248,6 +251,9 @@ class Agent:
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
         self._lock = threading.Lock()  # one turn, compaction or session switch at a time
         self._usage_lock = threading.Lock()  # parallel subagents add their usage here
+        # Called with the agent after each turn, its records on disk (e.g. the team store's push).
+        # They run on the turn's thread: each must return at once and never raise.
+        self.turn_listeners: list[Callable[["Agent"], None]] = []
 
     # ---- what the UI reads (AgentLike)
     @property
@@ -315,6 +321,39 @@ class Agent:
         source = store.resolve(session_id)
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name,
                                allow_foreign=allow_foreign)
+        self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        return resumed
+
+    @property
+    def file_history(self) -> FileHistory | None:
+        """Where the file tools keep what they change (for rewinds): the live session's directory."""
+        if self._file_history is not None:
+            return self._file_history
+        if isinstance(self.recorder, Recorder):
+            return FileHistory(self.recorder.session_dir, self.recorder.append)
+        return None
+
+    @property
+    def name(self) -> str | None:
+        """The live session's name (set by -n or /rename, or inherited by a resume), if any."""
+        meta = getattr(self.recorder, "meta", None)
+        return getattr(meta, "name", None)
+
+    def rename(self, name: str) -> str:
+        """Name the live session (`/rename NAME`); returns the name as stored. ValueError for an empty one."""
+        cleaned = clean_name(name)
+        if not cleaned:
+            raise ValueError("a session name needs at least one visible character")
+        self.recorder.session_name(cleaned)
+        self.recorder.checkpoint()
+        return cleaned
+
+    def rewind(self, turn: int) -> ResumedSession:
+        """Continue in a new session whose history ends just before user turn `turn` of this one (/rewind)."""
+        store = self._require_store()
+        source = self.session_id
+        self.recorder.checkpoint()
+        resumed = store.resume(source, model=self.provider.model, provider=self.provider.name, before_turn=turn)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
         return resumed
 
@@ -445,6 +484,14 @@ class Agent:
                 # forgotten: the transcript has no trace of it, so a resume would not run it either.
                 self._compact_request = None
                 self.recorder.checkpoint()
+                self._tell_turn_listeners()
+
+    def _tell_turn_listeners(self) -> None:
+        for listener in self.turn_listeners:
+            try:
+                listener(self)
+            except Exception:  # noqa: BLE001 - a listener never breaks a turn
+                pass
 
     def _loop(self, cb: _Callbacks, cancel: threading.Event, turn: dict) -> TurnResult:
         calls = 0
@@ -524,7 +571,8 @@ class Agent:
                 return
             cb.tool_start(tool_id, name, tool_input)
             started = time.monotonic()
-            ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id)
+            ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
+                              file_history=self.file_history)
             result = run_tool(self.tools, name, tool_input, ctx)
             results[i] = tool_result_block(tool_id, result.content, result.is_error)
             cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)

@@ -39,6 +39,12 @@ def _provider_choices() -> str:
     return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
 
 
+def _turn_number(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a user turn number (1, 2, ...), not {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="evo-agent",
@@ -49,8 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plain", action="store_true", help="use the line REPL instead of the TUI")
     parser.add_argument("--resume", nargs="?", const=_PICK, default=None, metavar="ID",
                         help="resume a session (a unique id prefix is enough); without ID choose from a list")
+    parser.add_argument("--at", type=_turn_number, metavar="N",
+                        help="with --resume/-c: start from just before user turn N (a rewind; the old session stays)")
+    parser.add_argument("--restore-files", action="store_true",
+                        help="with --at: also put back the files evo-agent's file tools changed since turn N")
     parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="resume the most recently updated session of this project")
+    parser.add_argument("-n", "--name", metavar="NAME",
+                        help="name the session (shown in lists; --resume NAME finds it); see also /rename")
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{_provider_choices()} (env EVO_AGENT_PROVIDER)")
     parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
@@ -150,7 +162,6 @@ def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
 def _agent(args: argparse.Namespace) -> int:
     from evo_agent.agent import Agent
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
-    from evo_agent.session import LiveSessionStore
 
     from evo_agent.safe_text import terminal_safe
 
@@ -164,6 +175,10 @@ def _agent(args: argparse.Namespace) -> int:
         args.print_prompt = _valid_text(args.print_prompt)
     if args.resume is not None and args.continue_:
         raise UsageError("--resume and --continue cannot be used together")
+    if args.at is not None and args.resume is None and not args.continue_:
+        raise UsageError("--at needs --resume ID or --continue: it names a turn of that session")
+    if args.restore_files and args.at is None:
+        raise UsageError("--restore-files needs --at N: the files are restored to before turn N")
     if print_mode and args.resume == _PICK:
         raise UsageError("--resume needs a session id in print mode (evo-agent sessions list shows them)")
     if print_mode and not args.print_prompt.strip():
@@ -178,7 +193,10 @@ def _agent(args: argparse.Namespace) -> int:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
-    store = LiveSessionStore(project_dir, redact=redact)  # holds the live session's lock: `sessions rm/prune` leave it alone
+    from evo_agent.sync.hooks import session_store, start_agent_sync, stop_agent_sync
+
+    # holds the live session's lock (`sessions rm/prune` leave it alone); fetches from the team store when configured
+    store = session_store(project_dir, redact=redact)
     console = Console()
     notify = console.err_line if print_mode else console.line
     dir_notice = store.check_dir()  # a symlinked or foreign-owned sessions directory: one line, nothing created
@@ -214,8 +232,9 @@ def _agent(args: argparse.Namespace) -> int:
             chosen = run_picker(project_dir)
         else:
             chosen = pick_session(store.list(), console.line, read)
-        if chosen is None:
-            raise CommandError("no session chosen")
+        if chosen is None:  # Esc in the picker: nothing to do, and nothing went wrong
+            console.line("No session chosen; nothing was resumed.")
+            return 0
         source = store.resolve(chosen)
     elif args.resume is not None:
         source = store.resolve(args.resume)
@@ -236,9 +255,16 @@ def _agent(args: argparse.Namespace) -> int:
     compact_count = 0
     if source is not None:
         note = live_note(store, source)
-        resumed = store.resume(source, model=provider.model, provider=provider.name, allow_foreign=foreign_ok)
+        resumed = store.resume(source, model=provider.model, provider=provider.name, before_turn=args.at,
+                               allow_foreign=foreign_ok)
         if note:
             console.err_line(note)
+        if args.at is not None and args.restore_files:
+            from .rewind import pending_changes, restore_files
+
+            ask = None if print_mode or not stdin_tty else (lambda q: (input(q).strip().lower() in ("y", "yes")))
+            restore_files(pending_changes(store, source, args.at), console.err_line if print_mode else console.line,
+                          ask)
         recorder, history = resumed.recorder, resumed.loaded.messages
         compact_count = resumed.loaded.compact_count
         notify(resumed_line(source, len(history), recorder.session_id))
@@ -249,6 +275,12 @@ def _agent(args: argparse.Namespace) -> int:
 
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
                   compact_count=compact_count)
+    if args.name is not None:
+        try:
+            agent.rename(args.name)
+        except ValueError as exc:
+            raise UsageError(f"--name: {exc}") from None
+    sync = start_agent_sync(agent, store)  # None unless EVO_AGENT_SYNC_URL: then each turn is pushed off its path
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
@@ -261,6 +293,7 @@ def _agent(args: argparse.Namespace) -> int:
             code = Repl(agent, store, console, signals, tty=stdin_tty).run()
     finally:
         signals.exiting = True
+        stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
         finish(agent, console, to_stderr=print_mode)
     hard_exit_if_stuck(code)
     return code

@@ -44,7 +44,7 @@ from .inspect import (
     sidechain_paths,
 )
 from .live import LiveLock, LiveSessionStore, Liveness, SessionInUse, held_for_removal, probe_live
-from .meta import SessionMeta, prompt_text, read_meta, rebuild_meta
+from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta
 from .recorder import Recorder, SidechainRecorder, git_branch_of, now_iso
 from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
 from .resume import LoadedSession, load_for_resume, summary_message
@@ -54,7 +54,7 @@ from .trust import ForeignSession, SessionsDirRefused, foreign_reason, tracked_s
 __all__ = [
     "AmbiguousSessionId", "InvalidSessionId", "SessionError", "SessionNotFound",
     "is_session_id", "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name",
-    "SessionMeta", "prompt_text", "read_meta", "rebuild_meta",
+    "SessionMeta", "clean_name", "prompt_text", "read_meta", "rebuild_meta",
     "Recorder", "SidechainRecorder", "git_branch_of", "now_iso",
     "INTERRUPTED_TEXT", "interrupted_result", "repair_history",
     "LoadedSession", "load_for_resume", "summary_message",

@@ -16,7 +16,7 @@ from evo_agent.session import InvalidSessionId, SessionStore, is_id_prefix
 from ..errors import CommandError
 from .common import resolve_session_dir, write_output
 
-SUBCOMMANDS = "list, show, export, fsck, rm, prune or adopt"
+SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm, prune, push or adopt"
 
 
 def _positive_int(text: str) -> int:
@@ -55,12 +55,34 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.add_argument("--all", action="store_true", help="include sessions without any message")
     listing.add_argument("--limit", type=_positive_int, metavar="N", help="at most N sessions")
+    from .remote import add_remote_listing_options, add_remote_parsers, add_remote_search_option
+
+    add_remote_listing_options(listing)
 
     show = add("show", "show a session's conversation: messages, tool calls and results, compactions, subagent runs")
     show.add_argument("id", metavar="ID")
     show.add_argument("--json", action="store_true", help="the records as JSON (main transcript and sidechains)")
     show.add_argument("--full", action="store_true", help="do not shorten long tool inputs, results and thinking")
     show.add_argument("--restored", action="store_true", help="also show the messages a resume copied in")
+
+    search = add("search", "find sessions by what was said in them: prompts, answers, tool calls and results, "
+                           "summaries, subagents (newest first; case-insensitive)")
+    search.add_argument("text", metavar="TEXT")
+    search.add_argument("--regex", action="store_true", help="TEXT is a Python regular expression")
+    search.add_argument("--json", action="store_true", help="machine-readable output")
+    search.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="stop after N hits (default 20)")
+    add_remote_search_option(search)
+
+    rename = add("rename", "name a session (a name is one line; --resume NAME and /resume NAME find it)")
+    rename.add_argument("id", metavar="ID")
+    rename.add_argument("name", metavar="NAME")
+
+    importing = add("import", "import another agent's sessions of this project (Claude Code, Codex CLI); "
+                              "without SOURCE, list the importable ones")
+    importing.add_argument("agent", choices=("claude-code", "codex"), metavar="AGENT", help="claude-code or codex")
+    importing.add_argument("sources", metavar="SOURCE", nargs="*", help="a transcript path or a session id")
+    importing.add_argument("--all", action="store_true", help="import every session of this project")
+    importing.add_argument("--dry-run", action="store_true", help="say what would be imported, write nothing")
 
     export = add("export", "export a session as Markdown, one self-contained HTML page, or JSONL")
     export.add_argument("id", metavar="ID")
@@ -86,6 +108,8 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     prune.add_argument("--older-than", type=_duration, required=True, metavar="DURATION",
                        help="e.g. 30d, 12h, 2w (units: s, m, h, d, w)")
     prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
+    prune.add_argument("--remote", action="store_true", help="prune this project's sessions in the team store")
+    add_remote_parsers(add)
 
 
 def _check_ids(*texts: str | None) -> None:
@@ -124,57 +148,55 @@ def run_sessions(args: argparse.Namespace, project_dir: Path) -> int:
         return EXIT_BROKEN_PIPE
 
 
+NAMED_OK = ("show", "export", "rename")  # subcommands that also accept a session name for ID
+
+
 def _run(args: argparse.Namespace, project_dir: Path) -> int:
     command = getattr(args, "sessions_command", None) or "list"
-    _check_ids(getattr(args, "id", None), *(getattr(args, "ids", None) or []))
+    _check_ids(None if command in NAMED_OK else getattr(args, "id", None), *(getattr(args, "ids", None) or []))
     store = SessionStore(project_dir)
     notice = store.check_dir()  # a symlinked, foreign-owned or unreadable sessions directory: one line, exit 1
     if notice:
         print(notice, file=sys.stderr)
     out = sys.stdout
+    from .remote import handles, run_remote
+
+    if handles(command, args):  # push, search and --remote: the team store (evo_agent.sync)
+        return run_remote(command, args, store, out)
     if command == "list":
         from .listing import sessions_list
 
-        return sessions_list(store, out, as_json=getattr(args, "json", False), include_all=getattr(args, "all", False),
-                             limit=getattr(args, "limit", None))
+        code = sessions_list(store, out, as_json=getattr(args, "json", False),
+                             include_all=getattr(args, "all", False), limit=getattr(args, "limit", None))
+        if not getattr(args, "json", False):
+            from .remote import unpushed_footer
+
+            footer = unpushed_footer(store)  # None unless a team store is configured
+            if footer:
+                out.write(footer + "\n")
+        return code
+    if command == "rename":
+        from .rename import rename
+
+        return rename(store, args.id, args.name, out)
+    if command == "import":
+        from .importing import sessions_import
+
+        return sessions_import(store, args.agent, args.sources, import_all=args.all, dry_run=args.dry_run, out=out)
+    if command == "search":
+        from .search import sessions_search
+
+        return sessions_search(store, args.text, out, regex=args.regex, as_json=args.json, limit=args.limit)
     if command in ("show", "export"):
-        from .export import choose_format, export_jsonl, load_view, show_json
+        from .remote import local_or_fetched
 
-        fmt = choose_format(args.format, args.output) if command == "export" else None
-        view = load_view(store, store.resolve(args.id))  # show and export need a transcript
-        if command == "show":
-            if args.json:
-                out.write(show_json(view))
-            else:
-                from evo_agent.safe_text import terminal_safe
+        fmt = None
+        if command == "export":
+            from .export import choose_format
 
-                from .render_text import render_show
-
-                reason = store.foreign_reason(view.id)
-                if reason:
-                    out.write(f"recorded elsewhere: {terminal_safe(reason, keep_newlines=False)} — never continued by -c; "
-                              f"take it on with: evo-agent sessions adopt {view.id}\n")
-                out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
-            return 0
-        if fmt == "jsonl":
-            data = export_jsonl(view)
-        elif fmt == "html":
-            from .render_html import render_html
-
-            data = render_html(view).encode("utf-8", "replace")
-        else:
-            from .render_md import render_markdown
-
-            data = render_markdown(view).encode("utf-8", "replace")
-        if args.output in (None, "-") and sys.stdout.isatty():  # to a terminal: no escape sequence acts
-            from evo_agent.safe_text import terminal_safe
-
-            from ..trust import json_escape_unsafe
-
-            text = data.decode("utf-8", "replace")
-            data = (json_escape_unsafe(text) if fmt == "jsonl" else terminal_safe(text)).encode("utf-8")
-        write_output(data, args.output)
-        return 0
+            fmt = choose_format(args.format, args.output)
+        with local_or_fetched(store, args.id) as (found_in, sid):  # only in the team store: a temporary copy
+            return _show_or_export(command, args, found_in, sid, fmt, out)
     if command == "fsck":
         from .fsck import all_session_ids, fsck, report
 
@@ -196,3 +218,43 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
 
         return prune(store, args.older_than, dry_run=args.dry_run, out=out)
     raise CommandError(f"unknown sessions subcommand {command!r}: expected {SUBCOMMANDS}")  # pragma: no cover
+
+
+def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore, sid: str, fmt: str | None,
+                    out) -> int:  # noqa: ANN001
+    from .export import export_jsonl, load_view, show_json
+
+    view = load_view(store, sid)  # show and export need a transcript
+    if command == "show":
+        if args.json:
+            out.write(show_json(view))
+        else:
+            from evo_agent.safe_text import terminal_safe
+
+            from .render_text import render_show
+
+            reason = store.foreign_reason(view.id)
+            if reason:
+                out.write(f"recorded elsewhere: {terminal_safe(reason, keep_newlines=False)} — never continued by -c; "
+                          f"take it on with: evo-agent sessions adopt {view.id}\n")
+            out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
+        return 0
+    if fmt == "jsonl":
+        data = export_jsonl(view)
+    elif fmt == "html":
+        from .render_html import render_html
+
+        data = render_html(view).encode("utf-8", "replace")
+    else:
+        from .render_md import render_markdown
+
+        data = render_markdown(view).encode("utf-8", "replace")
+    if args.output in (None, "-") and sys.stdout.isatty():  # to a terminal: no escape sequence acts
+        from evo_agent.safe_text import terminal_safe
+
+        from ..trust import json_escape_unsafe
+
+        text = data.decode("utf-8", "replace")
+        data = (json_escape_unsafe(text) if fmt == "jsonl" else terminal_safe(text)).encode("utf-8")
+    write_output(data, args.output)
+    return 0

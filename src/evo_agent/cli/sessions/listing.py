@@ -10,6 +10,15 @@ from ..trust import json_safe_dumps
 from .common import fmt_ms, short, terminal_safe
 
 PICKER_ROWS = 20
+IMPORTED_FROM = ("claude-code", "codex")  # session_start's provider of an imported session
+
+
+def title(row: SessionInfo, limit: int = 60) -> str:
+    """A session's name in brackets when it has one, else its first prompt: one terminal-safe line."""
+    origin = f"(from {row.meta.provider}) " if row.meta.provider in IMPORTED_FROM else ""
+    if row.meta.name:
+        return terminal_safe(origin + f"[{short(row.meta.name, limit - 2)}]")
+    return terminal_safe(origin + short(row.meta.first_prompt, limit)) or "-"
 
 
 def row_json(row: SessionInfo) -> dict:
@@ -40,7 +49,7 @@ def sessions_list(
     if not rows:
         out.write(f"No sessions in {store.sessions_dir}\n")
         return 0
-    header = ("ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "FIRST PROMPT")
+    header = ("ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "NAME OR FIRST PROMPT")
     table = [header] + [
         (
             r.id,
@@ -49,7 +58,7 @@ def sessions_list(
             str(r.meta.message_count),
             f"{r.meta.total_tokens:,}",
             terminal_safe(r.meta.git_branch or "-"),
-            foreign_mark(r) + (terminal_safe(short(r.meta.first_prompt, 60)) or "-"),
+            foreign_mark(r) + title(r),
         )
         for r in rows
     ]
@@ -68,8 +77,7 @@ def sessions_list(
 
 
 def picker_line(n: int, row: SessionInfo) -> str:
-    prompt = foreign_mark(row) + (terminal_safe(short(row.meta.first_prompt, 60)) or "(no prompt)")
-    return f"{n:>3}. {fmt_ms(row.meta.created_ms)}  tokens={row.meta.total_tokens:,}  「{prompt}」  {row.id}"
+    return f"{n:>3}. {fmt_ms(row.meta.updated_ms)}  tokens={row.meta.total_tokens:,}  {foreign_mark(row)}{title(row)}  {row.id}"
 
 
 def pick_session(
