@@ -42,6 +42,13 @@ a pure view of the history (micro-compaction), never a change to it.
 
 Subagents (subagents.py): `task` calls run a child Agent recorded in a
 sidechain file; several task calls of one response run in parallel threads.
+
+Permissions (permissions.py): before a tool runs, `_gate` asks the shared
+`PermissionGate` whether the mode and rules let it run, ask the front end
+(`on_approval`, one question at a time, labelled with a subagent's name), or
+refuse it. The decision is recorded as a `permission` record (except in bypass
+mode) before the tool runs; a refused call gets an `is_error` tool_result that
+tells the model it was not run and why, and the turn goes on.
 """
 
 from __future__ import annotations
@@ -57,7 +64,8 @@ from typing import Any, Callable
 from evo_agent.providers.base import Provider, ProviderCancelled, ProviderError, StreamCallbacks
 from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, clean_name, summary_message
 from evo_agent.session.file_history import FileHistory
-from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool
+from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool, validate_input
+from evo_agent.tools.runner import INVALID_ARGUMENTS_KEY
 
 from .compaction import (
     SUMMARY_MAX_TOKENS,
@@ -67,8 +75,10 @@ from .compaction import (
     micro_compact,
     summary_request,
 )
+from .permissions import INTERNAL_TOOLS, Asker, GateResult, PermissionGate, Policy
 from .prompt import build_system_prompt
 from .subagents import task_tool
+from .usage_chain import chain_usage
 
 MAX_MODEL_CALLS = 50
 DEFAULT_MAX_TOKENS = 8192
@@ -172,6 +182,20 @@ class _Callbacks:
     def notice(self, text: str) -> None:
         self._call("on_notice", text)
 
+    @property
+    def asker(self) -> Asker | None:
+        """The front end's `on_approval`, or None when it cannot ask (print mode)."""
+        fn = getattr(self.target, "on_approval", None) if self.target is not None else None
+        return fn if callable(fn) else None
+
+
+@dataclass
+class FrontEnd:
+    """How a turn reaches the user for approvals and notices; a subagent borrows its parent's."""
+
+    ask: Asker | None = None
+    notice: Any = None  # Callable[[str], None] | None
+
 
 def text_of(message: dict) -> str:
     """The visible text of a message (text blocks joined)."""
@@ -228,7 +252,12 @@ class Agent:
         compact_threshold: int | None = None,
         compact_count: int = 0,
         allow_subagents: bool = True,
+        usage: "Usage | None" = None,
         file_history: FileHistory | None = None,
+        permissions: PermissionGate | None = None,
+        agent_label: str = "",
+        front_end: FrontEnd | None = None,
+        sandbox: Any = None,
     ) -> None:
         self.provider = provider
         self._file_history = file_history  # a subagent keeps its file backups in the main session
@@ -245,15 +274,31 @@ class Agent:
         self._system_note = system_note
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
-        self.usage = Usage()
+        self.usage = usage or Usage()  # a resumed session continues its sources' totals (resumed_usage)
         self.compact_threshold = compact_threshold or _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
         self.compact_count = compact_count  # compactions so far, counted across resumes
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
+        self.turn_callbacks: Any = None  # the running turn's front-end callbacks (subagents nest theirs under it)
         self._lock = threading.Lock()  # one turn, compaction or session switch at a time
         self._usage_lock = threading.Lock()  # parallel subagents add their usage here
         # Called with the agent after each turn, its records on disk (e.g. the team store's push).
         # They run on the turn's thread: each must return at once and never raise.
         self.turn_listeners: list[Callable[["Agent"], None]] = []
+        # Who may run what: shared with subagents, so their approvals queue on one lock.
+        self.permissions = permissions or PermissionGate(Policy(self.project_dir))
+        self.agent_label = agent_label  # "" for the main agent; a subagent's name labels its requests
+        self._inherited_front = front_end  # a subagent asks through its parent's front end
+        self.front_end = front_end or FrontEnd()
+        self.sandbox = sandbox  # a tools.sandbox.Sandbox: bash runs inside bubblewrap
+
+    @property
+    def permission_mode(self) -> str:
+        """ask | accept-edits | read-only | bypass (shown in the status line and by /permissions)."""
+        return self.permissions.mode
+
+    def permissions_text(self) -> str:
+        """What `/permissions` shows: the mode and the allow rules in force (may span lines)."""
+        return self.permissions.policy.describe()
 
     # ---- what the UI reads (AgentLike)
     @property
@@ -322,6 +367,7 @@ class Agent:
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name,
                                allow_foreign=allow_foreign)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        self.usage = resumed_usage(store, source)
         return resumed
 
     @property
@@ -355,6 +401,7 @@ class Agent:
         self.recorder.checkpoint()
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name, before_turn=turn)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        self.usage = resumed_usage(store, source)
         return resumed
 
     def clear(self) -> Recorder:
@@ -473,7 +520,12 @@ class Agent:
         cb = _Callbacks(callbacks)
         cancel = cancel if cancel is not None else threading.Event()
         with self._lock:
+            if callbacks is None and self._inherited_front is not None:
+                self.front_end = self._inherited_front
+            else:
+                self.front_end = FrontEnd(cb.asker, cb.notice)
             self.recorder.prompt_id = prompt_id or str(uuid.uuid4())
+            self.turn_callbacks = callbacks
             turn: dict = {}
             try:
                 self._compact_if_due(cb, cancel, turn, mid_turn=False)  # before the prompt joins the history
@@ -496,7 +548,7 @@ class Agent:
     def _loop(self, cb: _Callbacks, cancel: threading.Event, turn: dict) -> TurnResult:
         calls = 0
         last_text = ""
-        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking)
+        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking, on_retry=cb.notice)
         while True:
             if cancel.is_set():
                 self._add({"role": "user", "content": INTERRUPTED_MARKER})
@@ -569,11 +621,15 @@ class Agent:
                 results[i] = tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, True)
                 cb.tool_end(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0)
                 return
+            refusal = self._gate(tool_id, name, tool_input, cancel)
             cb.tool_start(tool_id, name, tool_input)
             started = time.monotonic()
-            ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
-                              file_history=self.file_history)
-            result = run_tool(self.tools, name, tool_input, ctx)
+            if refusal is not None:
+                result = refusal
+            else:
+                ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
+                                  file_history=self.file_history, sandbox=self.sandbox)
+                result = run_tool(self.tools, name, tool_input, ctx)
             results[i] = tool_result_block(tool_id, result.content, result.is_error)
             cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)
 
@@ -590,6 +646,41 @@ class Agent:
         for thread in threads:
             thread.join()
         return [r for r in results if r is not None]
+
+    def _gate(self, tool_id: str, name: str, tool_input: dict, cancel: threading.Event) -> ToolResult | None:
+        """None when the call may run; else the `is_error` result that says why it did not.
+
+        Every decision (outside bypass mode) is recorded as a `permission` record before the tool
+        runs; a refused call's result says why it was not run.
+        """
+        if name in INTERNAL_TOOLS or not self._well_formed(name, tool_input):
+            return None  # the tool refuses it itself, without running anything
+        front = self.front_end
+        outcome = self.permissions.decide(name, tool_input, front.ask, self.agent_label)
+        if outcome.run and cancel.is_set():  # Ctrl+C while the user was being asked
+            outcome = GateResult(False, "refused", "interrupted", TOOL_INTERRUPTED_TEXT)
+        if self.permissions.mode != "bypass":  # bypass decides nothing; its start-up warning says so
+            self.recorder.append("permission", tool_use_id=tool_id, tool=name, decision=outcome.decision,
+                                 rule=outcome.rule, **({"agent_name": self.agent_label} if self.agent_label else {}))
+        if outcome.notice and front.notice is not None:
+            label = f"evo-agent: [{self.agent_label}]" if self.agent_label else "evo-agent:"
+            try:
+                front.notice(outcome.notice.replace("evo-agent:", label, 1))
+            except Exception:  # noqa: BLE001
+                pass
+        return None if outcome.run else ToolResult(outcome.message, is_error=True)
+
+    def _well_formed(self, name: str, tool_input: dict) -> bool:
+        tool = next((t for t in self.tools if t.name == name), None)
+        if tool is None or INVALID_ARGUMENTS_KEY in tool_input:
+            return False
+        return validate_input(tool, tool_input)[1] is None
+
+
+def resumed_usage(store: SessionStore, source: str) -> Usage:
+    """The totals a session resumed from `source` starts with: everything its resume chain spent."""
+    input_tokens, output_tokens = chain_usage(store, source)
+    return Usage(input_tokens=input_tokens, output_tokens=output_tokens)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -609,6 +700,7 @@ __all__ = [
     "TOOL_INTERRUPTED_TEXT",
     "TurnResult",
     "Usage",
+    "resumed_usage",
     "text_of",
     "tool_result_block",
 ]

@@ -66,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{_provider_choices()} (env EVO_AGENT_PROVIDER)")
     parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
+    parser.add_argument("--permission-mode", metavar="MODE",
+                        help="ask (default), accept-edits, read-only or bypass (env EVO_AGENT_PERMISSION_MODE)")
+    parser.add_argument("--allowed-tools", metavar="RULES",
+                        help='allow these calls for this run, e.g. "Bash(npm test),Bash(git commit:*),Edit(src/**)"')
+    parser.add_argument("--sandbox", action="store_true",
+                        help="run bash in a bubblewrap sandbox: the project writable, the rest read-only, no network")
+    parser.add_argument("--sandbox-network", action="store_true", help="with --sandbox: allow network access")
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -89,6 +96,53 @@ def redaction_enabled(environ) -> bool:  # noqa: ANN001 - a Mapping[str, str]
     raise UsageError(f"EVO_AGENT_REDACT must be 1 (mask secrets in transcripts, the default) or 0, not {value[:20]!r}")
 
 
+BYPASS_WARNING = ("evo-agent: permission mode bypass: every tool call runs unasked "
+                  "(edits, any command, files outside the project)")
+
+
+def permission_gate(args: argparse.Namespace, project_dir: Path, environ):  # noqa: ANN001, ANN201
+    """The permission gate for this run: mode from --permission-mode, the env, settings, else ask.
+
+    A bad mode or rule is a usage error; an unusable settings file a plain error.
+    """
+    from evo_agent.agent.permissions import DEFAULT_MODE, ModeError, PermissionGate, Policy, check_mode
+    from evo_agent.agent.rules import RuleError, parse_rules
+    from evo_agent.agent.settings import SettingsError, add_project_rule, load_settings
+
+    try:
+        settings = load_settings(project_dir)
+    except SettingsError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        if args.permission_mode is not None:
+            mode = check_mode(args.permission_mode)
+        elif environ.get("EVO_AGENT_PERMISSION_MODE", "").strip():
+            mode = check_mode(environ["EVO_AGENT_PERMISSION_MODE"], "EVO_AGENT_PERMISSION_MODE")
+        elif settings.permission_mode:
+            mode = check_mode(settings.permission_mode, ".evo-agent/settings.json permission_mode")
+        else:
+            mode = DEFAULT_MODE
+        cli_rules = parse_rules(args.allowed_tools or "")
+    except (ModeError, RuleError) as exc:
+        raise UsageError(str(exc)) from None
+    policy = Policy(project_dir, mode, cli_rules, settings.allow)
+    return PermissionGate(policy, persist=lambda rule: add_project_rule(project_dir, rule)), settings
+
+
+def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa: ANN001, ANN201
+    """The bubblewrap sandbox when --sandbox (or the setting) asks for one; an error where it cannot run."""
+    from evo_agent.tools.sandbox import SandboxError, check_sandbox
+
+    if args.sandbox_network and not (args.sandbox or settings.sandbox):
+        raise UsageError("--sandbox-network only makes sense with --sandbox")
+    if not (args.sandbox or settings.sandbox):
+        return None
+    try:
+        return check_sandbox(project_dir, network=args.sandbox_network or settings.sandbox_network)
+    except SandboxError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def _project_dir(args: argparse.Namespace) -> Path:
     raw = getattr(args, "project_dir", None)
     path = Path(raw).expanduser() if raw else Path.cwd()
@@ -101,7 +155,39 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(run(argv))
 
 
+_restore_tty = None  # set while keys typed during start-up are held for the app (ui/typeahead.py)
+
+
+def _app_likely(argv: Sequence[str] | None) -> bool:
+    """A cheap look at argv, before parsing: will this run start the interactive app?"""
+    words = sys.argv[1:] if argv is None else list(argv)
+    if any(w in ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions") or w.startswith("--print=")
+           for w in words):
+        return False
+    return _isatty(sys.stdin) and _isatty(sys.stdout)
+
+
+def release_tty() -> None:
+    """Give the terminal back its own mode (echo, line editing) if start-up held the keys."""
+    global _restore_tty
+    if _restore_tty is not None:
+        restore, _restore_tty = _restore_tty, None
+        restore()
+
+
 def run(argv: Sequence[str] | None = None) -> int:
+    global _restore_tty
+    if _app_likely(argv):
+        from evo_agent.ui.typeahead import hold_keys
+
+        _restore_tty = hold_keys()  # as early as possible: keys typed while we start wait for the app
+    try:
+        return _run(argv)
+    finally:
+        release_tty()
+
+
+def _run(argv: Sequence[str] | None = None) -> int:
     # Bytes that are not UTF-8 (a pasted Latin-1 line, a binary file piped in) become U+FFFD on the way
     # in and out: they can neither crash a read nor reach the API or the transcript as lone surrogates.
     for stream in (sys.stdin, sys.stdout, sys.stderr):
@@ -114,6 +200,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     from evo_agent.ui.signals import SignalExit  # stdlib only: no Textual import on this path
 
     args = build_parser().parse_args(argv)
+    if args.command == "sessions" or args.print_prompt is not None or not use_tui(args):
+        release_tty()
     try:
         if args.command == "sessions":
             return _sessions(args)
@@ -143,14 +231,14 @@ def use_tui(args: argparse.Namespace) -> bool:
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
-    """The TUI; SIGTERM and SIGHUP end it from inside its event loop (see AgentApp)."""
-    from evo_agent.ui.app import run_tui as _run_tui
+def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: str | None = None) -> int:  # noqa: ANN001
+    """The app; SIGTERM and SIGHUP end it from inside its event loop (see ui/app.py)."""
+    from evo_agent.ui.app import run_app
 
     from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated
 
     try:
-        return _run_tui(agent)
+        return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from)
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
     except Terminated:
@@ -165,7 +253,7 @@ def _agent(args: argparse.Namespace) -> int:
 
     from evo_agent.safe_text import terminal_safe
 
-    from .repl import Repl, resumed_line
+    from .repl import Repl, restored_view, resumed_line
     from .trust import allow_foreign, live_note
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
     from .sessions.listing import pick_session
@@ -193,6 +281,8 @@ def _agent(args: argparse.Namespace) -> int:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
+    gate, settings = permission_gate(args, project_dir, os.environ)
+    sandbox = sandbox_for(args, settings, project_dir)
     from evo_agent.sync.hooks import session_store, start_agent_sync, stop_agent_sync
 
     # holds the live session's lock (`sessions rm/prune` leave it alone); fetches from the team store when configured
@@ -267,19 +357,27 @@ def _agent(args: argparse.Namespace) -> int:
                           ask)
         recorder, history = resumed.recorder, resumed.loaded.messages
         compact_count = resumed.loaded.compact_count
-        notify(resumed_line(source, len(history), recorder.session_id))
+        if not print_mode and not use_tui(args):  # the REPL shows the restored conversation first
+            console.write(restored_view(history, tty=stdin_tty and _isatty(sys.stdout)))
+        if print_mode or not use_tui(args):  # the app shows the restored conversation, then this line
+            notify(resumed_line(source, len(history), recorder.session_id))
         if resumed.loaded.warning:
             console.err_line(resumed.loaded.warning)
     else:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
+    from evo_agent.agent.loop import resumed_usage
+
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
-                  compact_count=compact_count)
+                  compact_count=compact_count, permissions=gate, sandbox=sandbox,
+                  usage=resumed_usage(store, source) if source is not None else None)
     if args.name is not None:
         try:
             agent.rename(args.name)
         except ValueError as exc:
             raise UsageError(f"--name: {exc}") from None
+    if gate.mode == "bypass":
+        console.err_line(BYPASS_WARNING)
     sync = start_agent_sync(agent, store)  # None unless EVO_AGENT_SYNC_URL: then each turn is pushed off its path
     signals = Signals(console)
     signals.install()
@@ -288,13 +386,14 @@ def _agent(args: argparse.Namespace) -> int:
         if print_mode:
             code = _print_mode(agent, args.print_prompt, console, signals)
         elif use_tui(args):
-            code = run_tui(agent, store, console, signals)
+            code = run_tui(agent, store, initial_prompt=getattr(args, "initial_prompt", None), resumed_from=source)
         else:
             code = Repl(agent, store, console, signals, tty=stdin_tty).run()
     finally:
         signals.exiting = True
         stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
         finish(agent, console, to_stderr=print_mode)
+    release_tty()
     hard_exit_if_stuck(code)
     return code
 

@@ -95,6 +95,9 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     fsck.add_argument("id", metavar="ID", nargs="?", help="check only this session (default: all)")
     fsck.add_argument("--repair", action="store_true", help="fix what is safe to fix")
     fsck.add_argument("--json", action="store_true", help="machine-readable output")
+    fsck.add_argument("--secrets", action="store_true",
+                      help="also report the secrets today's rules find in the transcripts (kind and count, never "
+                           "the value; nothing is rewritten; the exit status stays about integrity)")
 
     rm = add("rm", "delete sessions (asks first)")
     rm.add_argument("ids", metavar="ID", nargs="+")
@@ -204,6 +207,10 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
         if args.id is None and not store.sessions_dir.is_dir():
             out.write(f"No sessions in {store.sessions_dir}\n")
             return 0
+        if args.secrets:
+            from .fsck_secrets import fsck_with_secrets
+
+            return fsck_with_secrets(store, ids, args.repair, args.json, out, whole=args.id is None)
         return report(fsck(store, ids, repair=args.repair, whole=args.id is None), len(ids), out, as_json=args.json)
     if command == "rm":
         from .remove import rm
