@@ -281,6 +281,11 @@ def _agent(args: argparse.Namespace) -> int:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
+    # Before anything is read from `.evo-agent` (settings.json too): a symlinked or foreign-owned one is one line.
+    from evo_agent.session.store import SESSIONS_SUBDIR
+    from evo_agent.session.trust import check_sessions_dir
+
+    dir_notice = check_sessions_dir(project_dir, project_dir / SESSIONS_SUBDIR)
     gate, settings = permission_gate(args, project_dir, os.environ)
     sandbox = sandbox_for(args, settings, project_dir)
     from evo_agent.sync.hooks import session_store, start_agent_sync, stop_agent_sync
@@ -289,7 +294,6 @@ def _agent(args: argparse.Namespace) -> int:
     store = session_store(project_dir, redact=redact)
     console = Console()
     notify = console.err_line if print_mode else console.line
-    dir_notice = store.check_dir()  # a symlinked or foreign-owned sessions directory: one line, nothing created
     if dir_notice:
         console.err_line(dir_notice)
 
