@@ -364,3 +364,19 @@ def test_micro_compaction_is_pure_valid_and_only_ever_shrinks(sizes, is_error):
         assert s == o or (len(o["content"]) > CLEAR_RESULT_CHARS and s["content"].startswith("[Earlier"))
     recent = [m for m in history if m["role"] == "user" and isinstance(m["content"], list)][-KEEP_RECENT_RESULTS:]
     assert all(m in view for m in recent)
+
+
+def test_history_exceeds_agrees_with_history_chars():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from evo_agent.agent import history_chars, history_exceeds
+
+    message = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": st.text(max_size=30)})
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(message, max_size=6), st.integers(min_value=0, max_value=300))
+    def check(messages, limit):
+        assert history_exceeds(messages, limit) == (history_chars(messages) > limit)
+
+    check()

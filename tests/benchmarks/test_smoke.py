@@ -27,3 +27,16 @@ def test_smoke_run_prints_the_table_and_leaves_results_alone(tmp_path):
     assert out.read_text(encoding="utf-8").strip() == proc.stdout.strip()
     after = RESULTS.read_bytes() if RESULTS.exists() else None
     assert after == before, "a smoke run must never overwrite benchmarks/RESULTS.md"
+
+
+def test_startup_smoke_run_prints_the_table(tmp_path):
+    script = RUN.with_name("startup.py")
+    proc = subprocess.run(
+        [sys.executable, str(script), "--smoke", "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "s.md")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "## Start-up: launch to the first model request" in proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| evo-agent"))
+    assert row.count(" ms") >= 2 and "no request" not in row, row
+    assert (tmp_path / "s.md").read_text(encoding="utf-8").strip() == proc.stdout.strip()

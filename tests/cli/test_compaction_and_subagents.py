@@ -135,3 +135,52 @@ def test_parallel_subagent_results_in_the_repl_name_their_task(cli, model_server
         # Whichever finished first, a result not right below its call says which call it answers.
         assert line.startswith(f"  ⎿ task({name} job): report on {name}") or line == f"  ⎿ report on {name}"
     assert sum(line.startswith("  ⎿ task(") for line in results) >= 1
+
+
+def test_a_resumed_history_over_the_threshold_is_compacted_first_and_never_copied(cli, model_server):
+    """Issue #14 item 4: the new session stores what is sent (the summary), not a re-redacted copy."""
+    from evo_agent.session import summary_message
+    from tests.agent.helpers import summary_requests
+    from tests.cli.conftest import seed_session
+
+    big = "x" * 3000
+    sid = seed_session(cli.project, ("read the log " + big, "it says " + big), ("and now?", "done " + big))
+    model_server.default = summarizer("Summary: the log was read twice.")
+    env = {**cli.env, "EVO_AGENT_COMPACT_CHARS": "5000"}
+    result = cli.run("--resume", sid, "-p", "what next?", env=env)
+    assert result.rc == 0 and result.out == "ok\n", result.err
+    assert "Compacted 4 messages" in result.err
+
+    requests = model_server.valid_requests
+    assert len(requests) == 2 and requests[0] == summary_requests(model_server)[0]  # the summary came first
+    assert model_requests(model_server)[0]["messages"] == [
+        summary_message("Summary: the log was read twice."), {"role": "user", "content": "what next?"}]
+    new = result.hint_id()
+    records = cli.records(new)
+    assert [r["type"] for r in records] == ["session_start", "resume_marker", "compact_boundary", "user", "assistant"]
+    assert records[1]["from_session_id"] == sid and records[2]["trigger"] == "auto"
+    assert not any(r.get("restored") for r in records)
+    assert big not in cli.transcript(new).read_text()
+
+    again = cli.run("--resume", new, "-p", "and then?", env=env)  # what was stored is what is restored
+    assert again.rc == 0, again.err
+    assert model_requests(model_server)[-1]["messages"][:3] == model_requests(model_server)[0]["messages"] + [
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+    model_server.assert_all_valid()
+
+
+def test_when_the_resumed_history_cannot_be_compacted_it_is_kept_whole(cli, model_server):
+    from tests.cli.conftest import seed_session
+    from tests.fake_model_server import error
+
+    big = "y" * 3000
+    sid = seed_session(cli.project, ("one " + big, "two " + big), ("three", "four " + big))
+    model_server.script(error(400, "invalid_request_error", "no summaries today"))
+    model_server.default = summarizer("Summary at the first turn.")
+    env = {**cli.env, "EVO_AGENT_COMPACT_CHARS": "5000"}
+    result = cli.run("--resume", sid, "-p", "go on", env=env)
+    assert result.rc == 0, result.err
+    assert "the restored history could not be compacted" in result.err and "no summaries today" in result.err
+    records = cli.records(result.hint_id())
+    assert [r["type"] for r in records][:6] == ["session_start", "resume_marker", "user", "assistant", "user", "assistant"]
+    assert all(r.get("restored") for r in records[2:6])

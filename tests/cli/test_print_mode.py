@@ -96,9 +96,11 @@ def test_an_api_error_is_one_line_and_the_session_stays_resumable(cli, model_ser
     assert failed.err_lines[0].startswith("evo-agent: ") and "401" in failed.err_lines[0]
     assert failed.out == ""
 
-    model_server.script(*[error(500, "api_error")] * 4)  # the SDK retries 5xx three times
+    model_server.script(*[error(500, "api_error")] * 5)  # a 5xx is retried four times, each retry a notice
     failed_again = cli.run("--resume", sid, "-p", "still there?")
     assert failed_again.rc == 1 and "500" in failed_again.err_lines[-2] and "Traceback" not in failed_again.err
+    retries = [line for line in failed_again.err_lines if "retrying in" in line]
+    assert retries == [f"evo-agent: Anthropic API error 500, retrying in 10 ms, attempt {n} of 5" for n in (2, 3, 4, 5)]
     second = failed_again.hint_id()
 
     model_server.script(text("back"))

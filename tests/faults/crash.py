@@ -424,6 +424,13 @@ def check_run(run: Run, source_history: list[dict] | None, tally: Tally) -> list
         return None
     transcript = run.sessions_dir / run.session / "messages.jsonl"
     if not transcript.exists():
+        staged = transcript.with_name(".messages.jsonl.partial")
+        if requests and staged.exists() and all(is_compaction_request(r) for r in requests):
+            # Killed while summarising a resumed history over the threshold: the new session is
+            # published only once its compact_boundary is on disk, so it is a staged file, never
+            # listed or continued, and the source stays the session to resume (issue #14 item 4).
+            tally.add(partial_copies=1)
+            return None
         if requests:
             raise HarnessError(f"{where}: requests were sent but {transcript} does not exist")
         return None

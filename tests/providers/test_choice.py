@@ -50,3 +50,11 @@ def test_make_provider_defaults(monkeypatch):
     assert (anthropic.name, anthropic.model) == ("anthropic", ANTHROPIC_DEFAULT)
     assert make_provider("anthropic", "claude-opus-4-1").model == "claude-opus-4-1"
     assert make_provider("demo", "").model == "demo"
+
+
+def test_the_help_text_names_every_provider():
+    from evo_agent.cli.main import PROVIDER_CHOICES
+    from evo_agent.providers import provider_names
+
+    names = provider_names()
+    assert PROVIDER_CHOICES == ", ".join(names[:-1]) + " or " + names[-1]

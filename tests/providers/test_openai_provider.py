@@ -229,7 +229,7 @@ def test_plain_json_completion_without_streaming(openai_server):
     assert tool["name"] == "bash" and tool["input"] == {"command": "ls"} and tool["id"].startswith("call_")
 
 
-def test_server_error_then_success_is_retried_by_the_sdk(openai_server):
+def test_server_error_then_success_is_retried(openai_server):
     openai_server.script(error(500), error(503), error(429), text("finally"))
     started = time.monotonic()
     retries: list[str] = []
@@ -237,7 +237,8 @@ def test_server_error_then_success_is_retried_by_the_sdk(openai_server):
                                          callbacks=StreamCallbacks(on_retry=retries.append))
     assert r.message["content"] == [{"type": "text", "text": "finally"}]
     assert len(openai_server.requests) == 4 and time.monotonic() - started < 5
-    assert [r.split(", retrying")[0] for r in retries] == ["API error (500)", "API error (503)", "rate limited (429)"]
+    assert [r.split(", retrying")[0] for r in retries] == [
+        "OpenAI-compatible API error 500", "OpenAI-compatible API error 503", "OpenAI-compatible API rate limit reached (429)"]
 
 
 def test_errors_beyond_the_retries_are_one_line(openai_server):
@@ -245,7 +246,8 @@ def test_errors_beyond_the_retries_are_one_line(openai_server):
     with pytest.raises(ProviderError) as info:
         provider(openai_server, max_retries=2).complete(system="", messages=HELLO, tools=[])
     assert str(info.value) == (
-        f"OpenAI-compatible API error 503 (server_error) at {openai_server.base_url}: The engine is currently overloaded"
+        f"OpenAI-compatible API error 503 (server_error) at {openai_server.base_url}: The engine is currently overloaded; "
+        "the server failed (3 attempts): try again later"
     )
     assert len(openai_server.requests) == 3
 
@@ -256,7 +258,7 @@ def test_wrong_key_is_one_line_and_not_retried(openai_server):
         provider(openai_server, api_key="wrong").complete(system="", messages=HELLO, tools=[])
     assert str(info.value) == (
         f"OpenAI-compatible API error 401 (invalid_api_key) at {openai_server.base_url}: "
-        "Incorrect API key provided: wro***. (check OPENAI_API_KEY)"
+        "Incorrect API key provided: wro***; check OPENAI_API_KEY"
     )
     assert len(openai_server.requests) == 1
 
@@ -266,7 +268,8 @@ def test_ollama_style_error_body_is_one_line(openai_server):
     with pytest.raises(ProviderError) as info:
         provider(openai_server).complete(system="", messages=HELLO, tools=[])
     assert str(info.value) == (
-        f"OpenAI-compatible API error 404 at {openai_server.base_url}: model \"llama9\" not found, try pulling it first"
+        f"OpenAI-compatible API error 404 at {openai_server.base_url}: model \"llama9\" not found, try pulling it first; "
+        "check the model name 'gpt-test' (choose another with --model) and OPENAI_BASE_URL"
     )
 
 
@@ -312,7 +315,9 @@ def test_connection_refused_is_one_line():
     url = f"http://127.0.0.1:{port}/v1"
     with pytest.raises(ProviderError) as info:
         OpenAIProvider("m", api_key="k", base_url=url, max_retries=0).complete(system="", messages=HELLO, tools=[])
-    assert str(info.value) == f"cannot reach the OpenAI-compatible API at {url}: connection refused"
+    assert str(info.value) == (
+        f"cannot reach the OpenAI-compatible API at {url}: connection refused; is the server running? (OPENAI_BASE_URL sets the URL)"
+    )
 
 
 def test_timeout_is_one_line(openai_server):

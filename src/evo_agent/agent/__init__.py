@@ -8,7 +8,7 @@ See loop.py for the write points, cancellation and error semantics,
 compaction.py for compaction and subagents.py for the `task` tool.
 """
 
-from .compaction import history_chars, micro_compact, summary_request
+from .compaction import history_chars, history_exceeds, micro_compact, summary_request
 from .loop import (
     INTERRUPTED_MARKER,
     MAX_MODEL_CALLS,
@@ -18,6 +18,7 @@ from .loop import (
     CompactResult,
     TurnResult,
     Usage,
+    default_compact_threshold,
     text_of,
     tool_result_block,
 )
@@ -25,9 +26,11 @@ from .prompt import build_system_prompt
 
 __all__ = [
     "Agent",
+    "default_compact_threshold",
     "CompactResult",
     "CompactionFailed",
     "history_chars",
+    "history_exceeds",
     "micro_compact",
     "summary_request",
     "INTERRUPTED_MARKER",

@@ -61,6 +61,17 @@ def history_chars(messages: list[dict]) -> int:
     return len(json.dumps(messages, ensure_ascii=False, separators=(",", ":")))
 
 
+def history_exceeds(messages: list[dict], limit: int) -> bool:
+    """Whether `history_chars(messages) > limit`, stopping as soon as it is (a resumed 1 GB history
+    is not serialised whole just to learn that it is over a 50,000-character threshold)."""
+    total = 1  # "[" ... "]" and the commas: n + 1 characters for n messages
+    for message in messages:
+        total += len(json.dumps(message, ensure_ascii=False, separators=(",", ":"))) + 1
+        if total > limit:
+            return True
+    return max(total, 2) > limit
+
+
 def _blocks(content: object) -> list[dict]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]

@@ -275,7 +275,7 @@ class Agent:
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
         self.usage = usage or Usage()  # a resumed session continues its sources' totals (resumed_usage)
-        self.compact_threshold = compact_threshold or _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
+        self.compact_threshold = compact_threshold or default_compact_threshold()
         self.compact_count = compact_count  # compactions so far, counted across resumes
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
         self.turn_callbacks: Any = None  # the running turn's front-end callbacks (subagents nest theirs under it)
@@ -412,11 +412,15 @@ class Agent:
         return recorder
 
     # ---- compaction
-    def compact(self, focus: str | None = None, cancel: threading.Event | None = None) -> CompactResult:
-        """Summarise the history now (`/compact [focus]`). Raises CompactionFailed (one line)."""
+    def compact(self, focus: str | None = None, cancel: threading.Event | None = None, *,
+                trigger: str = "manual") -> CompactResult:
+        """Summarise the history now (`/compact [focus]`; "auto" for a resumed history over the threshold).
+
+        Raises CompactionFailed (one line).
+        """
         with self._lock:
             self.recorder.prompt_id = str(uuid.uuid4())  # its own "turn", not the previous prompt's
-            return self._compact(focus, "manual", cancel or threading.Event())
+            return self._compact(focus, trigger, cancel or threading.Event())
 
     def _compact(self, focus: str | None, trigger: str, cancel: threading.Event) -> CompactResult:
         """One summary call; then the boundary is recorded and only then the history replaced."""
@@ -677,6 +681,11 @@ class Agent:
         return validate_input(tool, tool_input)[1] is None
 
 
+def default_compact_threshold() -> int:
+    """The history size (JSON characters) that triggers automatic compaction: EVO_AGENT_COMPACT_CHARS."""
+    return _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
+
+
 def resumed_usage(store: SessionStore, source: str) -> Usage:
     """The totals a session resumed from `source` starts with: everything its resume chain spent."""
     input_tokens, output_tokens = chain_usage(store, source)
@@ -693,6 +702,7 @@ def _env_int(name: str, default: int) -> int:
 
 __all__ = [
     "Agent",
+    "default_compact_threshold",
     "CompactResult",
     "CompactionFailed",
     "INTERRUPTED_MARKER",

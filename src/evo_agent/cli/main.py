@@ -32,11 +32,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"evo-agent: {message} (see evo-agent --help)\n")
 
 
-def _provider_choices() -> str:
-    from evo_agent.providers import provider_names
-
-    names = provider_names()
-    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+# The provider names as --help shows them, without importing the providers (test_choice checks it).
+PROVIDER_CHOICES = "anthropic, openai or demo"
 
 
 def _turn_number(text: str) -> int:
@@ -64,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-n", "--name", metavar="NAME",
                         help="name the session (shown in lists; --resume NAME finds it); see also /rename")
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
-    parser.add_argument("--provider", help=f"{_provider_choices()} (env EVO_AGENT_PROVIDER)")
+    parser.add_argument("--provider", help=f"{PROVIDER_CHOICES} (env EVO_AGENT_PROVIDER)")
     parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
     parser.add_argument("--permission-mode", metavar="MODE",
                         help="ask (default), accept-edits, read-only or bypass (env EVO_AGENT_PERMISSION_MODE)")
@@ -195,13 +192,17 @@ def _run(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="replace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
             pass
-    from evo_agent.providers import ProviderError
-    from evo_agent.session import SessionError
-    from evo_agent.ui.signals import SignalExit  # stdlib only: no Textual import on this path
+    args = build_parser().parse_args(argv)  # --help and --version end here, before the imports below
 
-    args = build_parser().parse_args(argv)
     if args.command == "sessions" or args.print_prompt is not None or not use_tui(args):
         release_tty()
+    from evo_agent.session import SessionError
+
+    failures: tuple[type[Exception], ...] = (CommandError, SessionError)
+    if args.command != "sessions":  # `sessions ...` never loads a provider
+        from evo_agent.providers import ProviderError
+
+        failures += (ProviderError,)
     try:
         if args.command == "sessions":
             return _sessions(args)
@@ -209,15 +210,29 @@ def _run(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"evo-agent: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (CommandError, SessionError, ProviderError) as exc:
+    except failures as exc:
         print(f"evo-agent: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:  # before a session exists (e.g. in the startup picker)
         print("evo-agent: interrupted", file=sys.stderr)
         return 130
-    except SignalExit as exc:  # SIGTERM/SIGHUP in the startup picker, before a session exists
+    except Exception as exc:
+        code = _signal_exit_code(exc)
+        if code is None:
+            raise
         print(f"evo-agent: {exc}", file=sys.stderr)
-        return exc.code
+        return code
+
+
+def _signal_exit_code(exc: BaseException) -> int | None:
+    """The exit code of a SignalExit (SIGTERM/SIGHUP in the startup picker), else None.
+
+    Looked up in sys.modules rather than imported: the module imports asyncio (~15 ms),
+    and only the app or the picker, which import it themselves, can raise it.
+    """
+    signals = sys.modules.get("evo_agent.ui.signals")
+    exit_type = getattr(signals, "SignalExit", None)
+    return exc.code if exit_type is not None and isinstance(exc, exit_type) else None
 
 
 def _sessions(args: argparse.Namespace) -> int:
@@ -248,7 +263,7 @@ def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: st
 
 
 def _agent(args: argparse.Namespace) -> int:
-    from evo_agent.agent import Agent
+    from evo_agent.agent import Agent, default_compact_threshold, history_exceeds
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
 
     from evo_agent.safe_text import terminal_safe
@@ -342,31 +357,40 @@ def _agent(args: argparse.Namespace) -> int:
 
         foreign_ok = allow_foreign(store, source, interactive=not print_mode and stdin_tty, ask=ask)
 
-    # After the ids are checked: importing a provider's SDK is the slow part of starting.
     provider = make_provider(name, args.model or os.environ.get("EVO_AGENT_MODEL"))
+    warm_up = getattr(provider, "warm_up", None)
+    if warm_up is not None:
+        warm_up()  # the TCP and TLS handshakes overlap loading the session
     if notice:
         console.err_line(notice)
     compact_count = 0
+    resumed = None
+    oversized = False
     if source is not None:
+        # Staged until its history is written: a copy, or (over the compaction threshold) a summary.
         note = live_note(store, source)
         resumed = store.resume(source, model=provider.model, provider=provider.name, before_turn=args.at,
-                               allow_foreign=foreign_ok)
+                               copy=False, allow_foreign=foreign_ok)
         if note:
             console.err_line(note)
+        loaded = resumed.loaded
+        oversized = len(loaded.messages) >= 2 and history_exceeds(loaded.messages, default_compact_threshold())
+        if not oversized:
+            resumed.copy_history()
         if args.at is not None and args.restore_files:
             from .rewind import pending_changes, restore_files
 
             ask = None if print_mode or not stdin_tty else (lambda q: (input(q).strip().lower() in ("y", "yes")))
             restore_files(pending_changes(store, source, args.at), console.err_line if print_mode else console.line,
                           ask)
-        recorder, history = resumed.recorder, resumed.loaded.messages
-        compact_count = resumed.loaded.compact_count
+        recorder, history = resumed.recorder, list(loaded.messages)
+        compact_count = loaded.compact_count
         if not print_mode and not use_tui(args):  # the REPL shows the restored conversation first
             console.write(restored_view(history, tty=stdin_tty and _isatty(sys.stdout)))
         if print_mode or not use_tui(args):  # the app shows the restored conversation, then this line
             notify(resumed_line(source, len(history), recorder.session_id))
-        if resumed.loaded.warning:
-            console.err_line(resumed.loaded.warning)
+        if loaded.warning:
+            console.err_line(loaded.warning)
     else:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
@@ -375,6 +399,8 @@ def _agent(args: argparse.Namespace) -> int:
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
                   compact_count=compact_count, permissions=gate, sandbox=sandbox,
                   usage=resumed_usage(store, source) if source is not None else None)
+    if resumed is not None and oversized:
+        _compact_restored(agent, resumed, notify, console)
     if args.name is not None:
         try:
             agent.rename(args.name)
@@ -400,6 +426,26 @@ def _agent(args: argparse.Namespace) -> int:
     release_tty()
     hard_exit_if_stuck(code)
     return code
+
+
+def _compact_restored(agent, resumed, notify, console) -> None:  # noqa: ANN001
+    """A restored history over the compaction threshold is summarised before anything else is sent.
+
+    The new session (still staged: not listed, not continued) then holds the summary as its
+    compact_boundary instead of a re-redacted copy of the whole history, so it stores what
+    is sent. Should the summary fail, the history is copied as usual and the agent retries
+    at its first turn (a request over the API's size limit is refused before it is sent).
+    """
+    from evo_agent.agent import CompactionFailed
+
+    try:
+        result = agent.compact(trigger="auto")
+    except CompactionFailed as exc:
+        console.err_line(f"evo-agent: the restored history could not be compacted ({exc}); it is kept whole")
+        resumed.copy_history()
+        return
+    resumed.publish()
+    notify(result.describe())
 
 
 def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible provider: the official `openai` SDK, chat completions, streaming.
+"""The OpenAI-compatible provider: chat completions, streamed, over a small stdlib HTTP client.
 
 It talks to anything that speaks `POST {base_url}/chat/completions` with tool calling:
 OpenAI itself, Ollama, vLLM, llama.cpp's server, OpenRouter, LM Studio. Configuration
@@ -53,7 +53,8 @@ a 400 that names `stream_options` drops it, a 400 that asks for
 `max_completion_tokens` instead of `max_tokens` switches (api.openai.com gets
 `max_completion_tokens` from the start).
 
-The SDK call runs in a worker thread and hands the chunks to the caller's thread
+The request (over the small stdlib client in http_client.py: the `openai` SDK cost ~1.1 s
+to import) runs in a worker thread and hands the chunks to the caller's thread
 through a queue, so `cancel` (and Ctrl+C) act at once even while a socket read is
 blocked; callbacks always run in the caller's thread.
 """
@@ -68,16 +69,15 @@ import threading
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
-import openai
-
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .base import one_line as _one_line
-from .retries import report_retries
+from .errors import ApiLabel, error_detail, failure_line, retry_notice, status_line
+from .http_client import Client, HTTPFailure, StatusError, encode_json
 from .streaming import CONTINUE, Put, run_in_worker
 
 DEFAULT_MODEL = "gpt-4.1"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_MAX_RETRIES = 3
+DEFAULT_MAX_RETRIES = 4
 NO_KEY_PLACEHOLDER = "sk-no-key-required"  # sent to a local server that wants no key
 INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
 TOOL_ERROR_PREFIX = "Error: "
@@ -570,81 +570,13 @@ def from_openai_messages(messages: list[dict]) -> tuple[str, list[dict]]:
 # --------------------------------------------------------------------------- errors
 
 
-def _reason(exc: BaseException) -> str:
-    """The most specific short reason behind a connection failure, e.g. "connection refused"."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    last: BaseException = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.strerror:
-            return current.strerror[0].lower() + current.strerror[1:]
-        last = current
-        current = current.__cause__ or current.__context__
-    text = str(last) or type(last).__name__
-    if "[Errno" in text and "]" in text:
-        text = text.split("]", 1)[1].strip()
-    if "connection refused" in text.lower():
-        return "connection refused"
-    return text
-
-
-def _status_detail(exc: "openai.APIStatusError") -> tuple[str, str | None]:
-    """(message, kind) from the many error bodies OpenAI-compatible servers send."""
-    body = exc.body
-    message: Any = None
-    kind: Any = None
-    if isinstance(body, dict):
-        message = body.get("message") or body.get("detail") or body.get("error")
-        kind = body.get("code") or body.get("type")
-        if isinstance(message, dict):
-            message = message.get("message") or json.dumps(message)
-        if message is None:
-            message = json.dumps(body, ensure_ascii=False)
-    elif isinstance(body, str) and body.strip() and not body.lstrip().startswith("<"):
-        message = body
-    if not message:
-        try:
-            text = exc.response.text
-        except Exception:  # noqa: BLE001 - a streamed body that was never read
-            text = ""
-        if text.strip() and not text.lstrip().startswith("<"):
-            message = text
-        else:
-            message = getattr(exc.response, "reason_phrase", "") or "no details"
-    return str(message), (str(kind) if kind not in (None, "") else None)
-
-
-def describe_error(exc: BaseException, base_url: str) -> str:
-    """One clear line for a failed call (no traceback, no SDK repr)."""
-    if isinstance(exc, openai.APIStatusError):
-        message, kind = _status_detail(exc)
-        kind_part = f" ({kind})" if kind and kind != str(exc.status_code) else ""
-        hint = " (check OPENAI_API_KEY)" if exc.status_code == 401 else ""
-        return _one_line(f"OpenAI-compatible API error {exc.status_code}{kind_part} at {base_url}: {message}{hint}")
-    if isinstance(exc, openai.APITimeoutError):
-        return f"the OpenAI-compatible API at {base_url} did not answer in time (request timed out)"
-    if isinstance(exc, openai.APIConnectionError):
-        return _one_line(f"cannot reach the OpenAI-compatible API at {base_url}: {_reason(exc)}")
-    if isinstance(exc, openai.APIError):  # an error event in the middle of the stream
-        kind = exc.code or exc.type
-        kind_part = f" ({kind})" if kind else ""
-        return _one_line(f"OpenAI-compatible API error{kind_part} at {base_url}: {exc.message}")
-    if isinstance(exc, openai.OpenAIError):
-        return _one_line(f"OpenAI client error: {exc}")
-    module = type(exc).__module__.split(".")[0]
-    if module.startswith(("httpx", "httpcore", "h11")) or isinstance(exc, OSError):
-        return _one_line(f"the connection to the OpenAI-compatible API at {base_url} broke: {_reason(exc)}")
-    if isinstance(exc, ValueError):  # e.g. a chunk that is not JSON
-        return _one_line(f"the OpenAI-compatible API at {base_url} sent a response that could not be read: {exc}")
-    return _one_line(f"OpenAI-compatible API call failed: {type(exc).__name__}: {exc}")
-
-
 def _error_text(exc: BaseException) -> str:
-    if isinstance(exc, openai.APIStatusError):
-        message, kind = _status_detail(exc)
-        param = getattr(exc, "param", None) or ""
-        return f"{message} {kind or ''} {param}".lower()
+    """What a 400 says, lower-cased, to recognise a parameter the server refuses."""
+    if isinstance(exc, StatusError):
+        message, kind = error_detail(exc.body, exc.reason)
+        inner = exc.body.get("error", exc.body) if isinstance(exc.body, dict) else None
+        param = inner.get("param") if isinstance(inner, dict) else None
+        return f"{message} {kind or ''} {param or ''}".lower()
     return str(exc).lower()
 
 
@@ -673,18 +605,25 @@ class OpenAIProvider:
         if not key:
             key = NO_KEY_PLACEHOLDER  # a local server needs none; without a URL, complete() says so
         self.stream = stream
+        self.max_retries = max_retries
         host = (urlsplit(self.base_url).hostname or "").lower()
         self.max_tokens_param = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
         self.send_stream_options = True
         self._compat_tried: set[str] = set()
-        kwargs: dict[str, Any] = {"api_key": key, "base_url": self.base_url, "max_retries": max_retries}
-        if timeout is not None:
-            kwargs["timeout"] = timeout
+        self.label = ApiLabel("OpenAI-compatible API", "OPENAI_API_KEY", "OPENAI_BASE_URL", self.base_url,
+                              self.model, DEFAULT_BASE_URL, url_in_status=True)
+        headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}
+        for env, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
+            if (os.environ.get(env) or "").strip():
+                headers[header] = os.environ[env].strip()
         try:
-            self._client = openai.OpenAI(**kwargs)
-            report_retries(self._client)  # retries become notices (retries.py)
-        except Exception as exc:  # e.g. a malformed base URL
-            raise ProviderError(describe_error(exc, self.base_url)) from None
+            self._client = Client(self.base_url, timeout=timeout, max_retries=max_retries, headers=headers)
+        except ValueError as exc:  # a malformed base URL
+            raise ProviderError(f"{exc}: check OPENAI_BASE_URL") from None
+
+    def warm_up(self) -> None:
+        """Connect to the API in the background so the first request does not wait for the handshake."""
+        self._client.warm()
 
     # ---- request building
     def build_params(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int) -> dict:
@@ -700,7 +639,7 @@ class OpenAIProvider:
 
     def _adapt(self, exc: BaseException, params: dict) -> bool:
         """After a 400: adjust `params` for a server that refuses a parameter; False when nothing applies."""
-        if not isinstance(exc, openai.BadRequestError):
+        if not (isinstance(exc, StatusError) and exc.status == 400):
             return False
         text = _error_text(exc)
         if "stream_options" in params and "stream_options" in text and "stream_options" not in self._compat_tried:
@@ -737,31 +676,40 @@ class OpenAIProvider:
             raise ProviderError(MISSING_KEY_MESSAGE)
         params = self.build_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens)
         assembler = ChatStreamAssembler(history_tool_ids(messages), seed=len(messages))
+        attempts = 1 + self.max_retries
 
         def work(put: Put, stop: threading.Event, live: dict) -> None:
+            def on_retry(retry: Any) -> None:
+                put(("notice", retry_notice(self.label, retry)))
+
             while True:
                 try:
-                    result = self._client.chat.completions.create(**params)
+                    response = self._client.post("/chat/completions", encode_json(params), stop=stop,
+                                                 on_retry=on_retry)
                     break
-                except openai.BadRequestError as exc:
+                except StatusError as exc:
                     if not self._adapt(exc, params):
                         raise
-            if not params.get("stream"):
-                put(("completion", result.to_dict(mode="json")))
-                return
-            live["stream"] = result
+            live["stream"] = response
             if stop.is_set():
-                result.close()
+                response.close()
                 return
-            for chunk in result:
+            if not params.get("stream"):
+                put(("completion", response.json()))
+                return
+            for _name, data in response.events():
                 if stop.is_set():
                     return
-                put(("chunk", chunk.to_dict(mode="json")))
+                if data.strip() == "[DONE]":
+                    break
+                put(("chunk", data))
+            response.close()
             put(("done", None))
 
         def handle(kind: str, payload: Any) -> Any:
             if kind in ("chunk", "completion"):
-                for event, value in assembler.feed(payload):
+                chunk = self._parse_chunk(payload) if kind == "chunk" else payload
+                for event, value in assembler.feed(chunk):
                     if event == "text":
                         if callbacks.on_text:
                             callbacks.on_text(value)
@@ -773,11 +721,33 @@ class OpenAIProvider:
                 if kind == "chunk":
                     return CONTINUE
                 return self._finish(assembler)
+            if kind == "notice":
+                if callbacks.on_retry:
+                    callbacks.on_retry(payload)
+                return CONTINUE
             if kind == "error":
-                raise ProviderError(describe_error(payload, self.base_url)) from None
+                if isinstance(payload, HTTPFailure):
+                    raise ProviderError(failure_line(self.label, payload, attempts)) from None
+                if isinstance(payload, ValueError):  # e.g. a completion that is not JSON
+                    raise ProviderError(_one_line(
+                        f"the OpenAI-compatible API at {self.base_url} sent a response that could not be read: {payload}"
+                    )) from None
+                raise ProviderError(failure_line(self.label, payload)) from None
             return self._finish(assembler)
 
-        return run_in_worker(work, handle, cancel=cancel, thread_name="evo-agent-openai", on_retry=callbacks.on_retry)
+        return run_in_worker(work, handle, cancel=cancel, thread_name="evo-agent-openai")
+
+    def _parse_chunk(self, data: str) -> dict:
+        try:
+            chunk = json.loads(data)
+        except ValueError as exc:
+            raise ProviderError(_one_line(
+                f"the OpenAI-compatible API at {self.base_url} sent a chunk that could not be read: {exc}"
+            )) from None
+        if isinstance(chunk, dict) and chunk.get("error") is not None:
+            message, kind = error_detail(chunk)
+            raise ProviderError(status_line(self.label, None, kind, message)) from None
+        return chunk if isinstance(chunk, dict) else {}
 
     def _finish(self, assembler: ChatStreamAssembler) -> ModelResponse:
         if assembler.chunks == 0:
@@ -801,7 +771,6 @@ __all__ = [
     "ChatStreamAssembler",
     "OpenAIProvider",
     "assemble",
-    "describe_error",
     "from_openai_messages",
     "history_tool_ids",
     "invalid_arguments_message",

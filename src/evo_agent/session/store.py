@@ -83,6 +83,16 @@ class ResumedSession:
     recorder: Recorder
     loaded: LoadedSession
 
+    def copy_history(self) -> None:
+        """Write the restored messages into the new session and publish it (what `resume` does by default)."""
+        self.recorder.append_many((m["role"], {"message": m, "restored": True}) for m in self.loaded.messages)
+        self.publish()
+
+    def publish(self) -> None:
+        """Make the staged new session listable and resumable (after the copy, or after its compaction)."""
+        self.recorder.publish()
+        self.recorder.checkpoint()
+
 
 class SessionStore:
     """The sessions of one project.
@@ -420,6 +430,7 @@ class SessionStore:
         git_branch: str | None | bool = True,
         before_turn: int | None = None,
         allow_foreign: bool = False,
+        copy: bool = True,
     ) -> ResumedSession:
         """Start a new session that holds the whole restored history of `session_id`.
 
@@ -435,6 +446,10 @@ class SessionStore:
         a `user`/`assistant` record with `"restored": true` — into a staging
         file that becomes `messages.jsonl` only once the copy is complete, so
         a crash mid-copy leaves nothing to list or continue. The source is only read.
+
+        `copy=False` stops after the
+        resume_marker and leaves the session staged: the caller writes what replaces
+        the history (a compact_boundary) and calls `publish()`, or `copy_history()`.
         """
         reason = self.foreign_reason(session_id)
         if reason and not allow_foreign:
@@ -465,10 +480,10 @@ class SessionStore:
         if reason:
             marker["adopted"] = reason
         recorder.resume_marker(session_id, len(loaded.messages), **marker)
-        recorder.append_many((m["role"], {"message": m, "restored": True}) for m in loaded.messages)
-        recorder.publish()
-        recorder.checkpoint()
-        return ResumedSession(recorder, loaded)
+        resumed = ResumedSession(recorder, loaded)
+        if copy:
+            resumed.copy_history()
+        return resumed
 
 
 _EUID = os.geteuid()

@@ -12,6 +12,14 @@ restored messages, compactions) once, for every renderer.
 """
 
 from .command import add_sessions_parser, run_sessions
-from .listing import pick_session, sessions_list
+
+
+def __getattr__(name: str):  # noqa: ANN202 - listing loads the session library: only when asked (--help does not)
+    if name in ("pick_session", "sessions_list"):
+        from . import listing
+
+        return getattr(listing, name)
+    raise AttributeError(name)
+
 
 __all__ = ["add_sessions_parser", "run_sessions", "pick_session", "sessions_list"]

@@ -11,10 +11,10 @@ import os
 import sys
 from pathlib import Path
 
-from evo_agent.session import InvalidSessionId, SessionStore, is_id_prefix
-
 from ..errors import CommandError
-from .common import resolve_session_dir, write_output
+
+# evo_agent.session and .common are imported where they are used: `evo-agent --help` builds
+# this parser and should not pay for the session library (SPEC §8, < 150 ms).
 
 SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm, prune, push or adopt"
 
@@ -117,6 +117,8 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
 
 def _check_ids(*texts: str | None) -> None:
     """Refuse anything not shaped like an id before a single path is built from any of them."""
+    from evo_agent.session import InvalidSessionId, is_id_prefix
+
     for text in texts:
         if text is not None and not is_id_prefix(text):
             shown = text if len(text) <= 40 else text[:37] + "..."
@@ -155,6 +157,10 @@ NAMED_OK = ("show", "export", "rename")  # subcommands that also accept a sessio
 
 
 def _run(args: argparse.Namespace, project_dir: Path) -> int:
+    from evo_agent.session import SessionStore
+
+    from .common import resolve_session_dir
+
     command = getattr(args, "sessions_command", None) or "list"
     _check_ids(None if command in NAMED_OK else getattr(args, "id", None), *(getattr(args, "ids", None) or []))
     store = SessionStore(project_dir)
@@ -256,6 +262,8 @@ def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore,
         from .render_md import render_markdown
 
         data = render_markdown(view).encode("utf-8", "replace")
+    from .common import write_output
+
     if args.output in (None, "-") and sys.stdout.isatty():  # to a terminal: no escape sequence acts
         from evo_agent.safe_text import terminal_safe
 

@@ -9,10 +9,15 @@ import argparse
 import contextlib
 from typing import Callable, Iterator, TextIO
 
-from evo_agent.session import SessionNotFound, SessionStore, is_id_prefix
+from typing import TYPE_CHECKING
 
 from ..errors import CommandError
-from .common import fmt_ms, terminal_safe
+
+if TYPE_CHECKING:
+    from evo_agent.session import SessionStore
+
+# evo_agent.session and .common are imported where they are used: `evo-agent --help` builds the
+# parsers below and should not load the session library (SPEC §8, < 150 ms).
 
 
 def add_remote_listing_options(listing: argparse.ArgumentParser) -> None:
@@ -41,6 +46,8 @@ def handles(command: str, args: argparse.Namespace) -> bool:
 def run_remote(command: str, args: argparse.Namespace, store: SessionStore, out: TextIO) -> int:
     from evo_agent.sync import commands
 
+    from .common import fmt_ms, terminal_safe
+
     try:
         if command == "push":
             return commands.push(store, list(args.ids), all_=args.all, out=out)
@@ -62,6 +69,8 @@ def run_remote(command: str, args: argparse.Namespace, store: SessionStore, out:
 @contextlib.contextmanager
 def local_or_fetched(store: SessionStore, text: str) -> Iterator[tuple[SessionStore, str]]:
     """(store, id) of a local session, else — when a team store is configured — of a temporary copy of it."""
+    from evo_agent.session import SessionNotFound, is_id_prefix
+
     try:
         sid = store.resolve(text)
     except SessionNotFound:

@@ -1,0 +1,135 @@
+"""One line for every way a model call fails, saying what to do about it (both providers).
+
+    label = ApiLabel("Anthropic API", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", base_url, model)
+    failure_line(label, failure, attempts)   -> "Anthropic API error 401 (authentication_error): ...; check ANTHROPIC_API_KEY"
+    retry_notice(label, retry)               -> "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5"
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .base import one_line
+from .http_client import ConnectError, HTTPFailure, Retry, StatusError, StreamBroken, Timeout
+
+_TOO_LONG = ("prompt is too long", "context_length_exceeded", "maximum context length", "context length",
+             "too many tokens", "request too large", "too large")
+
+
+@dataclass(frozen=True)
+class ApiLabel:
+    """How one provider names itself and the settings a user can change."""
+
+    name: str  # "Anthropic API"
+    key_env: str  # "ANTHROPIC_API_KEY"
+    url_env: str  # "ANTHROPIC_BASE_URL"
+    base_url: str
+    model: str
+    default_url: str
+    url_in_status: bool = False  # OpenAI-compatible servers are many: name which one answered
+
+
+def error_detail(body: Any, reason: str = "") -> tuple[str, str | None]:
+    """(message, kind) from the many error bodies servers send ({"error": {...}}, {"error": "..."}, text)."""
+    inner = body.get("error", body) if isinstance(body, dict) else body
+    message: Any = None
+    kind: Any = None
+    if isinstance(inner, dict):
+        message = inner.get("message") or inner.get("detail") or inner.get("error")
+        kind = inner.get("code") or inner.get("type")
+        if isinstance(message, dict):
+            message = message.get("message") or json.dumps(message)
+        if message is None:
+            message = json.dumps(inner, ensure_ascii=False)
+        if kind == "error" and isinstance(body, dict) and body.get("type") == "error":
+            kind = None
+    elif isinstance(inner, str) and inner.strip() and not inner.lstrip().startswith("<"):
+        message = inner
+    if not message:
+        message = reason or "no details"
+    return str(message), (str(kind) if kind not in (None, "") else None)
+
+
+def is_too_long(status: int | None, message: str) -> bool:
+    text = message.lower()
+    return status == 413 or any(marker in text for marker in _TOO_LONG)
+
+
+def _hint(label: ApiLabel, status: int | None, kind: str | None, message: str, attempts: int) -> str:
+    tried = f" ({attempts} attempts)" if attempts > 1 else ""
+    if status == 401:
+        return f"check {label.key_env}"
+    if status == 403:
+        return f"the key in {label.key_env} may not use this model or API: check its permissions"
+    if is_too_long(status, message):
+        return "the conversation is too long for the model: run /compact, or start a new session"
+    if status == 404:
+        return f"check the model name {label.model!r} (choose another with --model) and {label.url_env}"
+    if status == 429:
+        return f"rate limited{tried}: wait a minute and try again"
+    if status == 529 or kind == "overloaded_error":
+        return f"the API is overloaded{tried}: try again in a minute"
+    if status is not None and status >= 500:
+        return f"the server failed{tried}: try again later"
+    return ""
+
+
+def status_line(label: ApiLabel, status: int | None, kind: str | None, message: str, attempts: int = 1) -> str:
+    """An API error answer (an HTTP status, or an error event inside a stream when `status` is None)."""
+    where = f"{label.name} error {status}" if status else f"{label.name} error"
+    kind_part = f" ({kind})" if kind and kind != str(status) else ""
+    at = f" at {label.base_url}" if label.url_in_status else ""
+    hint = _hint(label, status, kind, message, attempts)
+    text = f"{where}{kind_part}{at}: {one_line(message, 240).rstrip('.')}"
+    return one_line(f"{text}; {hint}" if hint else text, 400)
+
+
+def failure_line(label: ApiLabel, failure: BaseException, attempts: int = 1) -> str:
+    """One line for a failed request (no traceback, no repr)."""
+    if isinstance(failure, StatusError):
+        message, kind = error_detail(failure.body, failure.reason)
+        return status_line(label, failure.status, kind, message, attempts)
+    if isinstance(failure, Timeout):
+        return f"the {label.name} at {label.base_url} did not answer in time (request timed out)"
+    if isinstance(failure, ConnectError):
+        if failure.tls:
+            return one_line(f"cannot connect securely to the {label.name} at {label.base_url}: {failure.reason}; "
+                            "behind a TLS-inspecting proxy, set SSL_CERT_FILE to its CA bundle")
+        if label.base_url.rstrip("/") == label.default_url.rstrip("/"):
+            advice = "check your network connection"
+        else:
+            advice = f"is the server running? ({label.url_env} sets the URL)"
+        return one_line(f"cannot reach the {label.name} at {label.base_url}: {failure.reason}; {advice}")
+    if isinstance(failure, StreamBroken):
+        return one_line(f"the connection to the {label.name} at {label.base_url} broke: {failure}")
+    if isinstance(failure, HTTPFailure):
+        return one_line(f"the {label.name} at {label.base_url} failed: {failure}")
+    return one_line(f"{label.name} call failed: {type(failure).__name__}: {failure}")
+
+
+def _seconds(delay: float) -> str:
+    if delay < 1:
+        return f"{delay * 1000:.0f} ms"
+    return f"{delay:.0f} s" if delay >= 10 or delay == int(delay) else f"{delay:.1f} s"
+
+
+def retry_notice(label: ApiLabel, retry: Retry) -> str:
+    """What a user sees while a request is retried, e.g. "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5"."""
+    failure = retry.failure
+    if isinstance(failure, StatusError):
+        _, kind = error_detail(failure.body)
+        if failure.status == 529 or kind == "overloaded_error":
+            what = f"{label.name} overloaded ({failure.status})"
+        elif failure.status == 429:
+            what = f"{label.name} rate limit reached (429)"
+        else:
+            what = f"{label.name} error {failure.status}"
+    elif isinstance(failure, Timeout):
+        what = f"the {label.name} did not answer in time"
+    elif isinstance(failure, ConnectError):
+        what = f"cannot reach the {label.name} at {label.base_url} ({failure.reason})"
+    else:
+        what = f"the {label.name} request failed ({failure})"
+    return f"{what}, retrying in {_seconds(retry.delay)}, attempt {retry.attempt} of {retry.attempts}"

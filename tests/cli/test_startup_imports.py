@@ -1,0 +1,62 @@
+"""What starting costs: the modules each entry point loads (the speed itself is in benchmarks/startup.py).
+
+Importing the SDKs took 1.5–3 s, Textual and asyncio tens of milliseconds; none of them may creep
+back onto the `-p` path, and `--help` must not load the session library or the providers.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.cli.conftest import seed_session
+
+_DRIVER = """
+import json, sys
+from evo_agent.cli.main import run
+try:
+    code = run(sys.argv[2:])
+except SystemExit as exc:
+    code = exc.code
+with open(sys.argv[1], "w") as f:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, f)
+"""
+
+NEVER_ON_THE_PRINT_PATH = ("anthropic", "openai", "httpx", "httpx2", "pydantic", "textual", "rich", "markdown_it",
+                           "asyncio", "prompt_toolkit", "importlib.metadata", "evo_agent.ui.app")
+
+
+def loaded(cli, tmp_path, *args: str) -> tuple[int, set[str]]:
+    out = tmp_path / "modules.json"
+    subprocess.run([sys.executable, "-c", _DRIVER, str(out), *args], cwd=cli.project, env=cli.env,
+                   capture_output=True, text=True, timeout=60, input="")
+    data = json.loads(out.read_text())
+    return data["code"], set(data["modules"])
+
+
+def test_print_mode_loads_no_sdk_no_ui_and_no_asyncio(cli, model_server, tmp_path):
+    code, modules = loaded(cli, tmp_path, "-p", "hi")
+    assert code == 0 and len(model_server.requests) == 1
+    assert "evo_agent.providers.anthropic_provider" in modules
+    assert not [m for m in modules if m.split(".")[0] in NEVER_ON_THE_PRINT_PATH or m in NEVER_ON_THE_PRINT_PATH]
+
+
+def test_resuming_in_print_mode_loads_no_sdk_no_ui_and_no_asyncio(cli, model_server, tmp_path):
+    sid = seed_session(cli.project, ("first", "one"), ("second", "two"))
+    code, modules = loaded(cli, tmp_path, "--resume", sid, "-p", "third")
+    assert code == 0 and len(model_server.requests[-1]["messages"]) == 5
+    assert not [m for m in modules if m.split(".")[0] in NEVER_ON_THE_PRINT_PATH or m in NEVER_ON_THE_PRINT_PATH]
+
+
+def test_help_loads_neither_the_session_library_nor_a_provider(cli, tmp_path):
+    code, modules = loaded(cli, tmp_path, "--help")
+    assert code == 0
+    assert not [m for m in modules if m.startswith(("evo_agent.session", "evo_agent.providers", "evo_agent.agent"))]
+
+
+def test_sessions_list_loads_no_provider(cli, tmp_path):
+    seed_session(cli.project, ("hello", "hi"))
+    code, modules = loaded(cli, tmp_path, "sessions", "list")
+    assert code == 0
+    assert not [m for m in modules if m.startswith(("evo_agent.providers.", "evo_agent.agent", "asyncio"))]
