@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from evo_agent.providers import ProviderError, StreamCallbacks
@@ -104,8 +106,16 @@ def test_tls_to_a_plain_http_server_is_one_line_naming_the_url(model_server):
     assert line.endswith("behind a TLS-inspecting proxy, set SSL_CERT_FILE to its CA bundle") and "\n" not in line
 
 
-def test_an_unknown_host_names_the_url(openai_server):
+def test_an_unknown_host_names_the_url(openai_server, monkeypatch):
     url = "http://no-such-host.invalid:9/v1"
+    real = socket.getaddrinfo
+
+    def no_dns(host, *args, **kwargs):  # answer as a resolver would, without sending a query off the machine
+        if host == "no-such-host.invalid":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
     with pytest.raises(ProviderError) as info:
         OpenAIProvider("m", api_key="k", base_url=url, max_retries=0).complete(system="", messages=HELLO, tools=[])
     assert str(info.value).startswith(f"cannot reach the OpenAI-compatible API at {url}: cannot resolve the host name")

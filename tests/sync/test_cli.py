@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -166,7 +167,7 @@ def test_no_team_store_configured_is_one_line(tmp_path: Path) -> None:
 
 def test_the_url_never_reaches_a_tool_or_the_transcript(alice: Cli, sync_url: str) -> None:
     """A command the model runs does not inherit EVO_AGENT_SYNC_URL, so its password cannot land on disk."""
-    done = alice.run("-p", "run env")
+    done = alice.run("-p", "run env", env={**alice.env, "EVO_AGENT_PERMISSION_MODE": "bypass"})
     assert done.rc == 0, done.err
     text = alice.transcript(done.hint_id()).read_text()
     assert "LOGNAME=user-alice" in text  # the tool ran and its output was recorded
@@ -174,13 +175,20 @@ def test_the_url_never_reaches_a_tool_or_the_transcript(alice: Cli, sync_url: st
 
 
 def test_a_store_that_never_answers_costs_a_bounded_wait_at_exit(tmp_path: Path) -> None:
-    """A host that drops packets (TEST-NET-1): the turn is unaffected, the exit waits at most the bound."""
-    kim = team_cli(tmp_path, "kim", "git@github.com:team/app.git", "postgresql://evo:pw@192.0.2.1:5432/team",
-                   EVO_AGENT_SYNC_CONNECT_TIMEOUT="30", EVO_AGENT_SYNC_EXIT_WAIT="1")
-    done = kim.run("-p", "hello while the network swallows packets", timeout=25)
-    assert done.rc == 0 and "hello while the network" in done.out or done.out, done.err
-    assert done.hint_id()  # still the last line, whatever the sync thread is doing
-    assert len([line for line in done.err_lines if "team store" in line]) == 1, done.err
+    """A server on loopback that accepts and then never says a word: the turn is unaffected, the exit waits at most the bound."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)  # the kernel completes the handshakes; nobody ever answers
+    try:
+        port = silent.getsockname()[1]
+        kim = team_cli(tmp_path, "kim", "git@github.com:team/app.git", f"postgresql://evo:pw@127.0.0.1:{port}/team",
+                       EVO_AGENT_SYNC_CONNECT_TIMEOUT="30", EVO_AGENT_SYNC_EXIT_WAIT="1")
+        done = kim.run("-p", "hello while the store stays silent", timeout=25)
+        assert done.rc == 0, done.err
+        assert done.hint_id()  # still the last line, whatever the sync thread is doing
+        assert len([line for line in done.err_lines if "team store" in line]) == 1, done.err
+    finally:
+        silent.close()
 
 
 def test_slash_resume_fetches_a_teammates_session_too(alice: Cli, bob: Cli) -> None:
