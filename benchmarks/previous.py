@@ -32,7 +32,8 @@ BLOCK = 1 << 20
 _NEEDLE = b'"compact_boundary"'
 
 
-def write_meta_previous(session_dir: Path, meta: SessionMeta) -> None:
+def write_meta_previous(session_dir: Path, meta: SessionMeta, *, dir_fd: int | None = None) -> None:
+    """The old writer, by path (`dir_fd`, which today's recorder passes, is ignored: the old one had none)."""
     data = dataclasses.asdict(meta)
     data.pop("extra", None)
     fd, tmp = tempfile.mkstemp(prefix=".meta.", suffix=".tmp", dir=session_dir)

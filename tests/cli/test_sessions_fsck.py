@@ -65,6 +65,7 @@ def test_every_kind_of_damage_is_reported_and_only_safe_things_are_repaired(demo
     assert ("marker_without_sidechain", rich.sidechain) in found
     assert ("sidechain_without_marker", orphan_rel) in found
     assert ("permissions", ".") in found and ("permissions", "messages.jsonl") in found
+    assert ("foreign", ".") in found  # modes wider than 0700/0600: not recorded by this user's evo-agent
     assert ("leftover", ".meta.abc123.tmp") in found
     assert ("meta_stale", "meta.json") in found  # the damaged transcript grew past what meta.json describes
     assert ("meta_wrong", "meta.json") in found
@@ -78,8 +79,10 @@ def test_every_kind_of_damage_is_reported_and_only_safe_things_are_repaired(demo
     assert repaired.rc == 1  # transcript damage stays: it is never rewritten
     assert "— not repaired: transcripts are never rewritten" in repaired.out
     assert digest(transcripts(session_dir) + transcripts(other) + transcripts(missing)) == before
-    assert stat.S_IMODE(session_dir.stat().st_mode) == 0o700
-    assert stat.S_IMODE((session_dir / "messages.jsonl").stat().st_mode) == 0o600
+    # A foreign session's modes are never narrowed: that would make it look like the user's own.
+    assert stat.S_IMODE(session_dir.stat().st_mode) == 0o755
+    assert stat.S_IMODE((session_dir / "messages.jsonl").stat().st_mode) == 0o644
+    assert f"take it on deliberately with: evo-agent sessions adopt {rich.source}" in repaired.out
     assert not (session_dir / ".meta.abc123.tmp").exists()
     assert (demo_cli.sessions_dir / ".gitignore").read_text() == "*\n"
     store = SessionStore(demo_cli.project, warn=lambda line: None)
@@ -89,7 +92,7 @@ def test_every_kind_of_damage_is_reported_and_only_safe_things_are_repaired(demo
 
     after = kinds(demo_cli.run("sessions", "fsck", "--json"))
     assert sorted(k for k, _ in after) == sorted(["torn_last_line", "unreadable_line", "marker_without_sidechain",
-                                                  "sidechain_without_marker"])
+                                                  "sidechain_without_marker", "foreign", "permissions", "permissions"])
     assert demo_cli.run("sessions", "fsck", rich.resumed).rc == 0  # fully repaired
 
 

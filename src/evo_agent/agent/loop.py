@@ -355,14 +355,17 @@ class Agent:
             raise RuntimeError("this agent has no session store")
         return self.store
 
-    def resume(self, session_id: str) -> ResumedSession:
+    def resume(self, session_id: str, *, allow_foreign: bool = False) -> ResumedSession:
         """Switch to a new session holding the restored history of `session_id` (id or unique prefix).
 
-        Raises a SessionError (one printable line) for a bad, ambiguous or unknown id.
+        Raises a SessionError (one printable line) for a bad, ambiguous or unknown id, and
+        ForeignSession for a session this user did not record here unless `allow_foreign`
+        (the user confirmed it: "recorded elsewhere: … — resume anyway?").
         """
         store = self._require_store()
         source = store.resolve(session_id)
-        resumed = store.resume(source, model=self.provider.model, provider=self.provider.name)
+        resumed = store.resume(source, model=self.provider.model, provider=self.provider.name,
+                               allow_foreign=allow_foreign)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
         self.usage = resumed_usage(store, source)
         return resumed

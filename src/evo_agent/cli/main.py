@@ -266,7 +266,10 @@ def _agent(args: argparse.Namespace) -> int:
     from evo_agent.agent import Agent, default_compact_threshold, history_exceeds
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
 
+    from evo_agent.safe_text import terminal_safe
+
     from .repl import Repl, restored_view, resumed_line
+    from .trust import allow_foreign, live_note
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
     from .sessions.listing import pick_session
 
@@ -293,6 +296,11 @@ def _agent(args: argparse.Namespace) -> int:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
+    # Before anything is read from `.evo-agent` (settings.json too): a symlinked or foreign-owned one is one line.
+    from evo_agent.session.store import SESSIONS_SUBDIR
+    from evo_agent.session.trust import check_sessions_dir
+
+    dir_notice = check_sessions_dir(project_dir, project_dir / SESSIONS_SUBDIR)
     gate, settings = permission_gate(args, project_dir, os.environ)
     sandbox = sandbox_for(args, settings, project_dir)
     from evo_agent.sync.hooks import session_store, start_agent_sync, stop_agent_sync
@@ -301,13 +309,18 @@ def _agent(args: argparse.Namespace) -> int:
     store = session_store(project_dir, redact=redact)
     console = Console()
     notify = console.err_line if print_mode else console.line
+    if dir_notice:
+        console.err_line(dir_notice)
 
     # Which session to continue, if any — checked before anything is created.
     source: str | None = None
     if args.continue_:
-        row = store.latest()
+        row = store.latest()  # never a foreign session
         if row is None:
-            raise CommandError(f"no session to continue in {project_dir}")
+            foreign = [r for r in store.newest(1) if r.foreign]
+            planted = (f" (sessions recorded elsewhere are never continued: {foreign[0].id} is "
+                       f"{terminal_safe(foreign[0].foreign)}; see evo-agent sessions list)") if foreign else ""
+            raise CommandError(f"no session to continue in {project_dir}{planted}")
         source = row.id
     elif args.resume == _PICK:
         if store.latest() is None:  # reads one meta.json, not all of them: the picker lists the rest
@@ -334,6 +347,15 @@ def _agent(args: argparse.Namespace) -> int:
         source = store.resolve(chosen)
     elif args.resume is not None:
         source = store.resolve(args.resume)
+    foreign_ok = False
+    if source is not None and not args.continue_:
+        def ask(prompt: str) -> str | None:
+            try:
+                return input(prompt)
+            except EOFError:
+                return None
+
+        foreign_ok = allow_foreign(store, source, interactive=not print_mode and stdin_tty, ask=ask)
 
     provider = make_provider(name, args.model or os.environ.get("EVO_AGENT_MODEL"))
     warm_up = getattr(provider, "warm_up", None)
@@ -346,8 +368,11 @@ def _agent(args: argparse.Namespace) -> int:
     oversized = False
     if source is not None:
         # Staged until its history is written: a copy, or (over the compaction threshold) a summary.
+        note = live_note(store, source)
         resumed = store.resume(source, model=provider.model, provider=provider.name, before_turn=args.at,
-                               copy=False)
+                               copy=False, allow_foreign=foreign_ok)
+        if note:
+            console.err_line(note)
         loaded = resumed.loaded
         oversized = len(loaded.messages) >= 2 and history_exceeds(loaded.messages, default_compact_threshold())
         if not oversized:
@@ -450,6 +475,10 @@ def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001
         console.error("interrupted")
         return EXIT_INTERRUPTED
     text = result.text
+    if text and _isatty(console.out):  # a terminal acts on escape sequences; a pipe gets the answer as it is
+        from evo_agent.safe_text import terminal_safe
+
+        text = terminal_safe(text)
     if text:
         console.write(text if text.endswith("\n") else text + "\n")
     return 0 if result.status == "done" else EXIT_FAILURE

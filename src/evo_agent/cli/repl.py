@@ -16,6 +16,7 @@ from evo_agent.session import SessionError, SessionStore
 from evo_agent.ui.commands import help_text, lookup
 
 from .approvals import ReplApprovals
+from .errors import CommandError
 from .runtime import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
@@ -27,6 +28,7 @@ from .runtime import (
     run_turn,
 )
 from .sessions.listing import pick_session
+from .trust import allow_foreign, live_note
 
 HELP_TEXT = help_text(
     "In the REPL /resume and /rewind without an argument show a numbered list.\n"
@@ -44,8 +46,10 @@ def _summary(tool_input: dict) -> str:
 
 
 def _one_line(text: str, limit: int) -> str:
+    """One shortened line of a tool's input or output, its control sequences made visible (safe_text)."""
     line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    line = line if len(line) <= limit else line[: limit - 1] + "…"
+    return terminal_safe(line, keep_newlines=False)
 
 
 class ConsoleCallbacks:
@@ -59,15 +63,20 @@ class ConsoleCallbacks:
         self.console = console
         self._labels: dict[str, str] = {}
         self._last_started = ""
+        try:
+            self._to_terminal = bool(console.out.isatty())
+        except (AttributeError, ValueError, OSError):
+            self._to_terminal = False
 
     def on_text(self, text: str) -> None:
-        self.console.write(text)
+        # Character by character, so a sequence split across two chunks is made harmless all the same.
+        self.console.write(terminal_safe(text) if self._to_terminal else text)
 
     def on_thinking(self, text: str) -> None:
         pass
 
     def on_tool_start(self, tool_id: str, name: str, tool_input: dict) -> None:
-        label = f"{name}({_summary(tool_input)})"
+        label = f"{terminal_safe(name, keep_newlines=False)}({_summary(tool_input)})"
         self._labels[tool_id] = label
         self._last_started = tool_id
         self.console.line(f"⏺ {label}")
@@ -82,7 +91,7 @@ class ConsoleCallbacks:
         self.console.line(f"  ⎿ {owner}{'error: ' if is_error else ''}{first}{more}")
 
     def on_notice(self, text: str) -> None:
-        self.console.line(text)
+        self.console.line(terminal_safe(text))
 
 
 def restored_view(messages: list, *, tty: bool) -> str:
@@ -286,12 +295,17 @@ class Repl:
                 return
             arg = chosen
         try:
-            resumed = self.agent.resume(arg)
-        except SessionError as exc:
+            source = self.store.resolve(arg)
+            confirmed = allow_foreign(self.store, source, interactive=self.tty, ask=self.read)
+            note = live_note(self.store, source)
+            resumed = self.agent.resume(source, allow_foreign=confirmed)
+        except (SessionError, CommandError) as exc:
             self.console.error(str(exc))
             return
         self.console.end_line()
         self.console.write(restored_view(resumed.loaded.messages, tty=self.tty))
+        if note:
+            self.console.err_line(note)
         self.console.line(resumed_line(resumed.loaded.session_id, len(resumed.loaded.messages), self.agent.session_id))
         if resumed.loaded.warning:
             self.console.err_line(resumed.loaded.warning)

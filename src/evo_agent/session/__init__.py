@@ -12,7 +12,7 @@ schema and rules: SPEC.md §1–4; the README's "Using the session library".
                   input_tokens=12, output_tokens=3)
     rec.checkpoint()                      # end of a turn: refresh meta.json
 
-    row = store.latest()                  # --continue
+    row = store.latest()                  # --continue (never a foreign session: row.foreign is None)
     resumed = store.resume(row.id, model=..., provider=...)
     resumed.loaded.messages               # what to send the model next
     resumed.recorder                      # the new session's recorder
@@ -49,6 +49,7 @@ from .recorder import Recorder, SidechainRecorder, git_branch_of, now_iso
 from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
 from .resume import LoadedSession, load_for_resume, summary_message
 from .store import ResumedSession, SessionInfo, SessionStore
+from .trust import ForeignSession, SessionsDirRefused, foreign_reason, tracked_session_ids
 
 __all__ = [
     "AmbiguousSessionId", "InvalidSessionId", "SessionError", "SessionNotFound",
@@ -61,4 +62,5 @@ __all__ = [
     "TranscriptLine", "first_records", "is_id_prefix", "is_sidechain_path", "iter_transcript", "open_sidechain",
     "read_records", "sidechain_paths",
     "LiveLock", "LiveSessionStore", "Liveness", "SessionInUse", "held_for_removal", "probe_live",
+    "ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids",
 ]

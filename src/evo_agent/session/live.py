@@ -28,8 +28,8 @@ from typing import Iterator
 
 from .ids import new_session_id
 from .recorder import Recorder
-from .store import SessionStore
-from .writer import FILE_MODE, make_private_dir
+from .store import SESSIONS_SUBDIR, SessionStore
+from .writer import FILE_MODE, open_private_dirs
 
 LOCK_NAME = ".lock"
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
@@ -186,7 +186,7 @@ class LiveSessionStore(SessionStore):
         lock = None
         if self.ensure_sessions_dir():
             try:
-                make_private_dir(self.sessions_dir / sid)
+                os.close(open_private_dirs(self.project_dir, [*SESSIONS_SUBDIR.parts, sid]))
                 lock = LiveLock.acquire(self.sessions_dir / sid)
             except OSError:
                 pass  # the recorder reports the unwritable directory once

@@ -162,20 +162,25 @@ def _write_file(name: str, data: bytes, flags: int, dir_fd: int | None) -> None:
         os.close(fd)
 
 
-def write_meta(session_dir: Path | str, meta: SessionMeta) -> None:
+def write_meta(session_dir: Path | str, meta: SessionMeta, *, dir_fd: int | None = None) -> None:
     """Replace meta.json atomically: a reader sees the old file or the new one, never half.
 
     For the session's own recorder, which holds the file's lock: a fixed temp
     name (no random name to make), truncated if a crash left one behind.
+    With `dir_fd` (the session directory, already open) both names are
+    relative to it, so a directory swapped for a link cannot redirect them.
     Raises OSError.
     """
-    tmp = os.path.join(session_dir, META_TMP_NAME)
+    if dir_fd is None:
+        tmp, final = os.path.join(session_dir, META_TMP_NAME), os.path.join(session_dir, META_NAME)
+    else:
+        tmp, final = META_TMP_NAME, META_NAME
     try:
-        _write_file(tmp, encode_meta(meta), os.O_TRUNC, None)
-        os.replace(tmp, os.path.join(session_dir, META_NAME))
+        _write_file(tmp, encode_meta(meta), os.O_TRUNC, dir_fd)
+        os.replace(tmp, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         except OSError:
             pass
         raise

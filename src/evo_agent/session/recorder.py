@@ -20,7 +20,7 @@ from .ids import created_ms_of, sidechain_file_name
 from .jsonio import encode_line
 from .meta import SessionMeta, empty_meta, fold_record, write_meta
 from .redact import encode_redacted
-from .writer import FILE_MODE, AppendWriter, make_private_dir, stderr_warning
+from .writer import FILE_MODE, AppendWriter, DirHandle, stderr_warning
 
 MESSAGES_NAME = "messages.jsonl"
 STAGING_NAME = ".messages.jsonl.partial"  # a resume's copy until it is complete (Recorder.publish)
@@ -91,6 +91,7 @@ class _TranscriptRecorder:
         label: str,
         warn: Callable[[str], None],
         redact: bool = True,
+        directory: DirHandle | None = None,
     ) -> None:
         self.path = path
         self.session_id = session_id
@@ -99,7 +100,8 @@ class _TranscriptRecorder:
         self.git_branch = git_branch
         self.prompt_id: str | None = None
         self.redact = redact  # mask secret shapes in what goes to disk (redact.py); the caller's dicts stay as they are
-        self.writer = AppendWriter(path, label=label, warn=warn)
+        self.directory = directory or DirHandle(path.parent)
+        self.writer = AppendWriter(path, label=label, warn=warn, directory=self.directory)
 
     def _envelope(self, rtype: str, fields: dict) -> dict:
         record = {
@@ -222,7 +224,10 @@ class Recorder(_TranscriptRecorder):
         meta_interval: float = META_INTERVAL_S,
         redact: bool = True,
         staged: bool = False,
+        directory: DirHandle | None = None,
     ) -> None:
+        """`directory`: the session directory already opened (SessionStore.create opens the whole chain
+        without following links); by default it is opened at the first record, `O_NOFOLLOW`."""
         self.session_dir = Path(session_dir)
         self._warn = warn
         super().__init__(
@@ -234,6 +239,7 @@ class Recorder(_TranscriptRecorder):
             label=f"session {session_id}",
             warn=warn,
             redact=redact,
+            directory=directory or DirHandle(self.session_dir),
         )
         self.meta: SessionMeta = empty_meta(session_id, created_ms_of(session_id))
         self._bytes = 0
@@ -258,7 +264,8 @@ class Recorder(_TranscriptRecorder):
             if self.path == final:
                 return True
             try:
-                os.rename(self.path, final)
+                dir_fd = self.directory.fileno()
+                os.rename(self.path.name, MESSAGES_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             except OSError as exc:
                 self.writer._fail(exc)
                 return False
@@ -278,8 +285,9 @@ class Recorder(_TranscriptRecorder):
     def _write_meta_locked(self, now: float | None = None) -> None:
         self._meta_written_at = time.monotonic() if now is None else now
         try:
-            self.meta.messages_bytes = os.stat(self.path).st_size
-            write_meta(self.session_dir, self.meta)
+            dir_fd = self.directory.fileno()
+            self.meta.messages_bytes = os.stat(self.path.name, dir_fd=dir_fd, follow_symlinks=False).st_size
+            write_meta(self.session_dir, self.meta, dir_fd=dir_fd)
             self._meta_dirty = False
         except OSError as exc:
             if not self._meta_failed and not self.writer.failures:
@@ -320,7 +328,7 @@ class Recorder(_TranscriptRecorder):
 
         `extra` fields (e.g. `subagent_type`) go into the `subagent_start` record.
         """
-        name = self._claim_sidechain_name(agent_name)
+        name, directory = self._claim_sidechain_name(agent_name)
         relative = f"{SUBAGENT_DIR}/{name}"
         slug = name.split("_")[1]
         side = SidechainRecorder(
@@ -334,6 +342,7 @@ class Recorder(_TranscriptRecorder):
             label=f"subagent transcript {relative} of session {self.session_id}",
             warn=self._warn,
             redact=self.redact,
+            directory=directory,
         )
         side.prompt_id = self.prompt_id
         self.append("subagent_start", agent_name=slug, subagent_path=relative, tool_use_id=tool_use_id, **extra)
@@ -342,28 +351,31 @@ class Recorder(_TranscriptRecorder):
         )
         return side
 
-    def _claim_sidechain_name(self, agent_name: str, attempts: int = 16) -> str:
+    def _claim_sidechain_name(self, agent_name: str, attempts: int = 16) -> tuple[str, DirHandle]:
         """A sidechain file name no other subagent holds, created empty (0600) to claim it.
 
         Parallel subagents with the same name started in the same millisecond
         could draw the same 4 hex digits; O_EXCL makes the clash visible, and
-        a new name is drawn, so two children never share one file.
+        a new name is drawn, so two children never share one file. The
+        directory is made and opened relative to the session's open directory,
+        never through a symbolic link.
         """
-        directory = self.session_dir / SUBAGENT_DIR
         try:
-            make_private_dir(directory)
+            directory = self.directory.make_subdir(SUBAGENT_DIR)
         except OSError:
-            return sidechain_file_name(agent_name)  # the sidechain writer will report the failure once
+            # the sidechain writer will report the failure once
+            return sidechain_file_name(agent_name), DirHandle(self.session_dir / SUBAGENT_DIR, parent=self.directory)
         for _ in range(attempts):
             name = sidechain_file_name(agent_name)
             try:
-                os.close(os.open(directory / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
-                return name
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+                os.close(os.open(name, flags, FILE_MODE, dir_fd=directory.fileno()))
+                return name, directory
             except FileExistsError:
                 continue
             except OSError:
                 break
-        return name
+        return name, directory
 
     def end_subagent(self, side: SidechainRecorder, tool_use_id: str, result: str, **extra) -> bool:
         return self.append(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 import os
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -37,13 +38,15 @@ from .inspect import is_id_prefix
 from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
 from .recorder import MESSAGES_NAME, Recorder, git_branch_of
 from .resume import LoadedSession, load_for_resume
-from .writer import make_private_dir, stderr_warning
+from .trust import FUTURE_SLACK_MS, ForeignSession, check_sessions_dir, foreign_reason, start_tracked_session_ids
+from .writer import DirHandle, dir_chain, open_private_dirs, stderr_warning
 
 SESSIONS_SUBDIR = Path(".evo-agent") / "sessions"
 GITIGNORE_TEXT = "*\n"
 # How much later than its transcript's mtime a session's last record may be stamped: the kernel
 # stamps files from a coarse clock (a tick behind), FAT keeps 2-second mtimes.
 MTIME_SLACK_MS = 2000
+TRACKED_TTL_S = 1.0
 
 
 @dataclass
@@ -52,6 +55,7 @@ class SessionInfo:
 
     meta: SessionMeta
     dir: str  # kept as str: building a Path per row is a measurable share of listing 10,000
+    foreign: str | None = None  # why this user did not record it here (trust.foreign_reason), None when ours
 
     @property
     def id(self) -> str:
@@ -61,6 +65,12 @@ class SessionInfo:
     def path(self) -> Path:
         """The session directory."""
         return Path(self.dir)
+
+
+# (mtime ns, id, size, stats): `stats` is None when the transcript is ours by owner and mode (the common
+# case), else (transcript lstat, directory lstat or None). Listing stats only the transcript: a second
+# stat per session is a tenth of listing 10,000, and a clone or an archive sets both modes alike.
+_Found = tuple[int, str, int, "tuple[os.stat_result, os.stat_result | None] | None"]
 
 
 def _order(row: SessionInfo) -> tuple[int, str]:
@@ -100,23 +110,80 @@ class SessionStore:
         self._sessions_str = str(self.sessions_dir)
         self.warn = warn
         self.write_back = write_back
+        self._tracked: tuple[float, frozenset[str]] | None = None
+
+    # Trusting -------------------------------------------------------------
+
+    def check_dir(self) -> str | None:
+        """Refuse a symlinked or foreign-owned `.evo-agent`/`sessions` (SessionsDirRefused); narrow one too open.
+
+        Returns a notice line when it narrowed permissions. Front ends call it
+        once before anything else, so nothing is read or written through a
+        directory this user does not own.
+        """
+        return check_sessions_dir(self.project_dir, self.sessions_dir)
+
+    def tracked_ids(self, pending: Callable[[], frozenset[str]] | None = None) -> frozenset[str]:
+        """Ids of sessions git tracks: one `git ls-files` for the whole directory, reused for a second.
+
+        A resume asks twice in a row (the front end to word its question, `resume()` to enforce it);
+        a second later, a listing asks git again. `pending`: an answer already started
+        (`_start_tracked`), so git runs while the directory is scanned.
+        """
+        now = time.monotonic()
+        cached = self._tracked
+        if cached is not None and now - cached[0] < TRACKED_TTL_S:
+            return cached[1]
+        ids = (pending or start_tracked_session_ids(self.sessions_dir))()
+        self._tracked = (now, ids)
+        return ids
+
+    def _start_tracked(self) -> Callable[[], frozenset[str]] | None:
+        """Start git for `tracked_ids` unless a fresh answer is cached (None then)."""
+        cached = self._tracked
+        if cached is not None and time.monotonic() - cached[0] < TRACKED_TTL_S:
+            return None
+        return start_tracked_session_ids(self.sessions_dir)
+
+    def foreign_reason(self, session_id: str) -> str | None:
+        """Why one session is foreign (`tracked by git`, …), or None when this user recorded it here.
+
+        Also judges the directory's owner and mode (listing looks at the transcript's only), so a
+        resume can refuse what a listing let through, never the other way round.
+        """
+        path = self.session_dir(session_id)
+        try:
+            dst = os.lstat(path)
+            fst = os.lstat(path / MESSAGES_NAME)
+        except OSError:
+            return None  # missing: whoever asked reports that
+        cached = read_meta(path, session_id)
+        return foreign_reason(dst, fst, tracked=session_id in self.tracked_ids(), created_ms=created_ms_of(session_id),
+                              updated_ms=cached.updated_ms if cached else None)
 
     # Creating -------------------------------------------------------------
 
     def ensure_sessions_dir(self) -> bool:
-        """Create `.evo-agent/sessions` (0700) with its `.gitignore`; False when impossible."""
+        """Create `.evo-agent/sessions` (0700) with its `.gitignore`; False when impossible.
+
+        Never through a symbolic link: `.evo-agent` and `sessions` are opened `O_NOFOLLOW`.
+        """
         try:
-            make_private_dir(self.sessions_dir)
-            ignore = self.sessions_dir / ".gitignore"
-            if not ignore.exists():
-                fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "w") as f:
-                    f.write(GITIGNORE_TEXT)
-            return True
-        except FileExistsError:
-            return True
+            fd = open_private_dirs(self.project_dir, list(SESSIONS_SUBDIR.parts))
         except OSError:
             return False
+        try:
+            ignore = os.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             0o600, dir_fd=fd)
+            with os.fdopen(ignore, "w") as f:
+                f.write(GITIGNORE_TEXT)
+        except FileExistsError:
+            pass
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return True
 
     def create(
         self,
@@ -140,15 +207,17 @@ class SessionStore:
         sid = session_id or new_session_id()
         branch = git_branch_of(self.project_dir) if git_branch is True else (git_branch or None)
         session_dir = self.sessions_dir / sid
+        # Opened at the first record if it cannot be now (reported then), never through a link below the project.
+        directory = dir_chain(self.project_dir, [*SESSIONS_SUBDIR.parts, sid])
         if self.ensure_sessions_dir():
             try:
-                make_private_dir(session_dir)
+                directory = DirHandle(session_dir, fd=open_private_dirs(self.project_dir, [*SESSIONS_SUBDIR.parts, sid]))
             except OSError:
-                pass  # reported by the first append
+                pass
         kwargs = {} if meta_interval is None else {"meta_interval": meta_interval}
         recorder = Recorder(
             session_dir, sid, cwd=str(self.project_dir), agent_version=agent_version,
-            git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, **kwargs,
+            git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, directory=directory, **kwargs,
         )
         recorder.session_start(model=model, provider=provider, **(start_fields or {}))
         return recorder
@@ -225,30 +294,44 @@ class SessionStore:
         """
         path = os.path.join(self._sessions_str, session_id)  # str paths: this runs once per session
         try:
-            st = os.stat(os.path.join(path, MESSAGES_NAME))
+            dst = os.lstat(path)
+            st = os.lstat(os.path.join(path, MESSAGES_NAME))
         except OSError:
             return None
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or not stat.S_ISDIR(dst.st_mode):
             return None
-        return self._row(session_id, path, st.st_size, write_back)
+        return self._row((st.st_mtime_ns, session_id, st.st_size, (st, dst)), self.tracked_ids(), write_back)
 
-    def _row(self, session_id: str, path: str, size: int, write_back: bool | None = None) -> SessionInfo | None:
+    def _row(self, found: _Found, tracked: frozenset[str], write_back: bool | None = None) -> SessionInfo | None:
+        """The listing row of one found session: its meta (caught up where it lags) and whether it is foreign."""
+        _, session_id, size, stats = found
+        path = os.path.join(self._sessions_str, session_id)
         cached = read_meta(path, session_id)
         if cached is not None and cached.messages_bytes == size:
-            return SessionInfo(cached, path)
-        try:
-            meta, complete = catch_up(path, session_id, created_ms_of(session_id), cached)
-        except OSError:
-            return None
-        if (self.write_back if write_back is None else write_back) and (
-                cached is None or complete.messages_bytes != cached.messages_bytes):
-            write_back_meta(path, complete)  # best effort: a failure only means the next listing catches up again
-        return SessionInfo(meta, path)
+            meta = cached
+        else:
+            try:
+                meta, complete = catch_up(path, session_id, created_ms_of(session_id), cached)
+            except OSError:
+                return None
+            if (self.write_back if write_back is None else write_back) and (
+                    cached is None or complete.messages_bytes != cached.messages_bytes) and not (
+                    session_id in tracked or (stats is not None and _foreign_by_stat(*stats))):
+                write_back_meta(path, complete)  # best effort: a failure only means the next listing catches up again
+        created_ms = created_ms_of(session_id)  # the id's, not meta.json's: a planted meta.json can say anything
+        if (stats is None and session_id not in tracked
+                and meta.updated_ms <= _future_ms() and created_ms <= _future_ms()):
+            return SessionInfo(meta, path)  # the common case, without building a reason (once per session)
+        fst, dst = stats if stats is not None else (None, None)
+        reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=created_ms,
+                                updated_ms=meta.updated_ms)
+        return SessionInfo(meta, path, reason)
 
-    def _transcripts(self) -> list[tuple[int, str, int]]:
-        """(mtime in ns, id, size) of every session directory's transcript; symlinks are never followed."""
+    def _transcripts(self) -> list[_Found]:
+        """Every session directory's transcript with its lstat; symlinks are never followed."""
         base = self._sessions_str
         found = []
+        me = _EUID
         try:
             with os.scandir(base) as entries:
                 for entry in entries:
@@ -256,11 +339,12 @@ class SessionStore:
                     if not is_session_id(name) or not entry.is_dir(follow_symlinks=False):
                         continue
                     try:
-                        st = os.stat(os.path.join(base, name, MESSAGES_NAME))
+                        st = os.lstat(os.path.join(base, name, MESSAGES_NAME))
                     except OSError:
                         continue
                     if stat.S_ISREG(st.st_mode):
-                        found.append((st.st_mtime_ns, name, st.st_size))
+                        ours = st.st_uid == me and not st.st_mode & 0o077
+                        found.append((st.st_mtime_ns, name, st.st_size, None if ours else (st, None)))
         except OSError:
             return []
         return found
@@ -272,16 +356,18 @@ class SessionStore:
         unless `include_empty`. Symlinked entries are never followed. A
         meta.json that had to be rebuilt is written back (see `meta.write_back_meta`).
         """
-        base = self._sessions_str
         rows = []
-        for _, name, size in self._transcripts():
-            row = self._row(name, os.path.join(base, name), size)
+        pending = self._start_tracked()
+        found = self._transcripts()
+        tracked = self.tracked_ids(pending) if found or pending else frozenset()
+        for item in found:
+            row = self._row(item, tracked)
             if row is not None and (include_empty or row.meta.message_count > 0):
                 rows.append(row)
         rows.sort(key=_order, reverse=True)
         return rows
 
-    def newest(self, count: int, *, include_empty: bool = False) -> list[SessionInfo]:
+    def newest(self, count: int, *, include_empty: bool = False, include_foreign: bool = True) -> list[SessionInfo]:
         """The first `count` rows of `list()`, reading the meta of only as many sessions as it must.
 
         Sessions are visited newest transcript mtime first; a visit stops when
@@ -293,19 +379,23 @@ class SessionStore:
         """
         if count <= 0:
             return []
-        base = self._sessions_str
+        pending = self._start_tracked()
         found = self._transcripts()
-        found.sort(reverse=True)
+        found.sort(reverse=True)  # ids are unique: the stats are never compared
+        tracked = self.tracked_ids(pending) if found or pending else frozenset()
         best: list[tuple[tuple[int, str], SessionInfo]] = []  # a min-heap of the `count` best so far
         skew = MTIME_SLACK_MS
-        for mtime_ns, name, size in found:
-            mtime_ms = mtime_ns // 1_000_000
+        for item in found:
+            mtime_ms = item[0] // 1_000_000
             if len(best) == count and mtime_ms + skew < best[0][0][0]:
                 break
-            row = self._row(name, os.path.join(base, name), size)
+            row = self._row(item, tracked)
             if row is None or not (include_empty or row.meta.message_count > 0):
                 continue
-            skew = max(skew, row.meta.updated_ms - mtime_ms + MTIME_SLACK_MS)
+            if row.foreign and not include_foreign:
+                continue
+            if not row.foreign:  # a planted session dated 2033 must not make every later visit read its meta
+                skew = max(skew, row.meta.updated_ms - mtime_ms + MTIME_SLACK_MS)
             item = (_order(row), row)
             if len(best) < count:
                 heapq.heappush(best, item)
@@ -314,8 +404,11 @@ class SessionStore:
         return [row for _, row in sorted(best, key=lambda item: item[0], reverse=True)]
 
     def latest(self) -> SessionInfo | None:
-        """The most recently updated session with at least one message (for --continue)."""
-        rows = self.newest(1)
+        """The most recently updated session of this user with at least one message (for --continue).
+
+        Foreign sessions (planted by a clone, another user's, dated in the future) are never picked.
+        """
+        rows = self.newest(1, include_foreign=False)
         return rows[0] if rows else None
 
     # Resuming ---------------------------------------------------------------
@@ -336,12 +429,18 @@ class SessionStore:
         agent_version: str | None = None,
         git_branch: str | None | bool = True,
         before_turn: int | None = None,
+        allow_foreign: bool = False,
         copy: bool = True,
     ) -> ResumedSession:
         """Start a new session that holds the whole restored history of `session_id`.
 
         With `before_turn=N` (a rewind), the history is what the session held just before its
         user turn N (numbered as `rewind.prompt_turns` numbers them).
+
+        A foreign session (see `foreign_reason`) raises ForeignSession unless
+        `allow_foreign` says the user confirmed it; the new session's
+        `resume_marker` then records `adopted` (the reason), so a foreign
+        history never enters a session of this user unnoticed.
 
         Writes `session_start`, `resume_marker`, then every restored message as
         a `user`/`assistant` record with `"restored": true` — into a staging
@@ -352,6 +451,9 @@ class SessionStore:
         resume_marker and leaves the session staged: the caller writes what replaces
         the history (a compact_boundary) and calls `publish()`, or `copy_history()`.
         """
+        reason = self.foreign_reason(session_id)
+        if reason and not allow_foreign:
+            raise ForeignSession(session_id, reason)
         marker: dict = {}
         if before_turn is None:
             loaded = self.load(session_id)
@@ -375,8 +477,23 @@ class SessionStore:
             marker["first_prompt"] = first_prompt
         if source and source.meta.name:
             marker["name"] = source.meta.name  # the continuation keeps its name (meta folds it)
+        if reason:
+            marker["adopted"] = reason
         recorder.resume_marker(session_id, len(loaded.messages), **marker)
         resumed = ResumedSession(recorder, loaded)
         if copy:
             resumed.copy_history()
         return resumed
+
+
+_EUID = os.geteuid()
+
+
+def _future_ms() -> int:
+    """The latest time a session of ours can be dated (now plus the clock slack of trust.foreign_reason)."""
+    return int(time.time() * 1000) + FUTURE_SLACK_MS
+
+
+def _foreign_by_stat(fst: os.stat_result | None, dst: os.stat_result | None) -> bool:
+    """Whether ownership or modes alone make a session foreign (then listing writes nothing into it)."""
+    return foreign_reason(dst, fst, tracked=False) is not None

@@ -16,7 +16,8 @@ from typing import Callable
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
-_OPEN_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+_OPEN_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -56,6 +57,99 @@ def make_private_dir(path: Path) -> None:
         os.chmod(d, DIR_MODE)
 
 
+class DirHandle:
+    """A directory opened once (`O_DIRECTORY|O_NOFOLLOW`) that files are then opened relative to (`dir_fd=`).
+
+    Once open, the directory that is written is the one that was opened: a
+    directory renamed away and replaced by a symbolic link between two turns
+    cannot redirect a single record. Opening is lazy and retried while it
+    fails (the directory may not exist yet), and never follows a symbolic
+    link in the last component; a `parent` handle makes the whole chain so.
+    """
+
+    def __init__(self, path: Path | str, *, parent: "DirHandle | None" = None, fd: int | None = None,
+                 follow: bool = False) -> None:
+        """`follow=True` for the root of a chain only (a project reached through a link is still the project)."""
+        self.path = Path(path)
+        self.parent = parent
+        self._fd = fd
+        self._flags = _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow else _DIR_FLAGS
+        self._guard = threading.Lock()
+
+    def fileno(self) -> int:
+        """The open directory's descriptor; raises OSError (ELOOP for a symbolic link) when it cannot be opened."""
+        fd = self._fd
+        if fd is not None:
+            return fd
+        with self._guard:
+            if self._fd is None:
+                if self.parent is not None:
+                    self._fd = os.open(self.path.name, self._flags, dir_fd=self.parent.fileno())
+                else:
+                    self._fd = os.open(self.path, self._flags)
+            return self._fd
+
+    def make_subdir(self, name: str) -> "DirHandle":
+        """Create `name` (0700) inside this directory if missing, and a handle on it (opened lazily)."""
+        try:
+            os.mkdir(name, DIR_MODE, dir_fd=self.fileno())
+        except FileExistsError:
+            pass
+        return DirHandle(self.path / name, parent=self)
+
+    def close(self) -> None:
+        with self._guard:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+
+def open_private_dirs(base: Path | str, names: list[str]) -> int:
+    """Open `base/names[0]/names[1]/…`, creating what is missing 0700, never following a link below `base`.
+
+    Returns the descriptor of the last directory (the caller closes it). Raises OSError.
+    """
+    try:
+        fd = os.open(base, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:  # a library user's project that does not exist yet
+        make_private_dir(Path(base))
+        fd = os.open(base, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    try:
+        for name in names:
+            created = False
+            try:
+                os.mkdir(name, DIR_MODE, dir_fd=fd)
+                created = True
+            except FileExistsError:
+                pass
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            if created:
+                os.fchmod(fd, DIR_MODE)  # whatever the umask
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def dir_chain(base: Path | str, names: list[str]) -> DirHandle:
+    """A lazily opened handle on `base/names…` whose every step below `base` is opened `O_NOFOLLOW`."""
+    handle = DirHandle(base, follow=True)
+    for name in names:
+        handle = DirHandle(handle.path / name, parent=handle)
+    return handle
+
+
 class AppendWriter:
     """Appends whole lines to one file; thread safe; never raises.
 
@@ -69,8 +163,10 @@ class AppendWriter:
         *,
         label: str,
         warn: Callable[[str], None] = stderr_warning,
+        directory: DirHandle | None = None,
     ) -> None:
         self.path = Path(path)
+        self.directory = directory  # when set, the file is opened relative to it (see DirHandle)
         self.label = label
         self._warn = warn
         self._lock = lock_for(self.path)
@@ -99,7 +195,10 @@ class AppendWriter:
         if self._torn:
             data = b"\n" + data
         try:
-            fd = os.open(self.path, _OPEN_FLAGS, FILE_MODE)
+            if self.directory is not None:
+                fd = os.open(self.path.name, _OPEN_FLAGS, FILE_MODE, dir_fd=self.directory.fileno())
+            else:
+                fd = os.open(self.path, _OPEN_FLAGS, FILE_MODE)
         except OSError as exc:
             self._fail(exc)
             return False
@@ -128,6 +227,8 @@ class AppendWriter:
     def _fail(self, exc: OSError) -> None:
         self.failures += 1
         reason = exc.strerror or str(exc)
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and self.directory is not None:
+            reason = f"{self.directory.path} is a symbolic link or not a directory; nothing is written through it"
         kind = f"{type(exc).__name__}:{exc.errno}"
         if kind in self._warned:
             return

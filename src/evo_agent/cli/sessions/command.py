@@ -16,7 +16,7 @@ from ..errors import CommandError
 # evo_agent.session and .common are imported where they are used: `evo-agent --help` builds
 # this parser and should not pay for the session library (SPEC §8, < 150 ms).
 
-SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm, prune or push"
+SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm, prune, push or adopt"
 
 
 def _positive_int(text: str) -> int:
@@ -103,6 +103,10 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     rm.add_argument("ids", metavar="ID", nargs="+")
     rm.add_argument("-y", "--yes", action="store_true", help="do not ask")
 
+    adopt = add("adopt", "copy a session recorded elsewhere (tracked by git, another user's, too open) into a new "
+                         "session of your own, so it can be resumed and continued")
+    adopt.add_argument("id", metavar="ID")
+
     prune = add("prune", "delete every session last updated longer ago than a duration (never a live one)")
     prune.add_argument("--older-than", type=_duration, required=True, metavar="DURATION",
                        help="e.g. 30d, 12h, 2w (units: s, m, h, d, w)")
@@ -160,6 +164,9 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     command = getattr(args, "sessions_command", None) or "list"
     _check_ids(None if command in NAMED_OK else getattr(args, "id", None), *(getattr(args, "ids", None) or []))
     store = SessionStore(project_dir)
+    notice = store.check_dir()  # a symlinked, foreign-owned or unreadable sessions directory: one line, exit 1
+    if notice:
+        print(notice, file=sys.stderr)
     out = sys.stdout
     from .remote import handles, run_remote
 
@@ -209,12 +216,16 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
         if args.secrets:
             from .fsck_secrets import fsck_with_secrets
 
-            return fsck_with_secrets(store, ids, args.repair, args.json, out)
-        return report(fsck(store, ids, repair=args.repair), len(ids), out, as_json=args.json)
+            return fsck_with_secrets(store, ids, args.repair, args.json, out, whole=args.id is None)
+        return report(fsck(store, ids, repair=args.repair, whole=args.id is None), len(ids), out, as_json=args.json)
     if command == "rm":
         from .remove import rm
 
         return rm(store, args.ids, yes=args.yes, out=out, err=sys.stderr, ask=_ask)
+    if command == "adopt":
+        from .adopt import adopt
+
+        return adopt(store, args.id, out)
     if command == "prune":
         from .remove import prune
 
@@ -231,8 +242,14 @@ def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore,
         if args.json:
             out.write(show_json(view))
         else:
+            from evo_agent.safe_text import terminal_safe
+
             from .render_text import render_show
 
+            reason = store.foreign_reason(view.id)
+            if reason:
+                out.write(f"recorded elsewhere: {terminal_safe(reason, keep_newlines=False)} — never continued by -c; "
+                          f"take it on with: evo-agent sessions adopt {view.id}\n")
             out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
         return 0
     if fmt == "jsonl":
@@ -247,5 +264,12 @@ def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore,
         data = render_markdown(view).encode("utf-8", "replace")
     from .common import write_output
 
+    if args.output in (None, "-") and sys.stdout.isatty():  # to a terminal: no escape sequence acts
+        from evo_agent.safe_text import terminal_safe
+
+        from ..trust import json_escape_unsafe
+
+        text = data.decode("utf-8", "replace")
+        data = (json_escape_unsafe(text) if fmt == "jsonl" else terminal_safe(text)).encode("utf-8")
     write_output(data, args.output)
     return 0

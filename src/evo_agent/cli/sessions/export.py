@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from evo_agent.session import SessionInfo, SessionStore, iter_transcript
 from evo_agent.session.jsonio import encode_line
 
 from ..errors import CommandError, UsageError
+from ..trust import json_safe_dumps
 from .listing import row_json
 from .model import SessionView, SubagentRun, load_session
 
@@ -56,7 +56,7 @@ def show_json(view: SessionView) -> str:
             for s in view.transcript.skipped + [g for r in _all_runs(view) if r.transcript for g in r.transcript.skipped]
         ],
     }
-    return json.dumps(doc, ensure_ascii=False, indent=2, default=str) + "\n"
+    return json_safe_dumps(doc, indent=2, default=str) + "\n"
 
 
 def row_json_of(view: SessionView) -> dict:

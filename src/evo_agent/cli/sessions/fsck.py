@@ -4,12 +4,15 @@ Reported: unreadable lines and torn last lines (main transcript and
 sidechains), a meta.json that is missing, unreadable, stale or wrong,
 sidechain files no marker names and markers naming no file, files and
 directories more open than 0600/0700, leftovers of interrupted meta writes
-and of resumes that ended while copying,
-and a sessions directory without its `.gitignore`.
+and of resumes that ended while copying, foreign sessions (recorded
+elsewhere: tracked by git, another owner, too open, dated in the future),
+and a sessions directory without a `.gitignore` holding `*`.
 
 `--repair` only ever touches caches and metadata: it rebuilds meta.json from
 the transcript, narrows permissions, removes leftover temporary meta files
-and restores the `.gitignore`. A transcript is never rewritten: its damage
+and restores the `.gitignore`. It never narrows the permissions of a foreign
+session: that would make a planted session look like the user's own
+(`sessions adopt` takes one on deliberately). A transcript is never rewritten: its damage
 stays reported (resume already skips it) and the exit status says so. A
 session in use by a running evo-agent is checked but its meta is left to
 its writer.
@@ -17,7 +20,6 @@ its writer.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass, field
@@ -36,8 +38,10 @@ from evo_agent.session import (
 from evo_agent.session.ids import created_ms_of
 from evo_agent.session.meta import META_NAME, write_meta
 from evo_agent.session.recorder import STAGING_NAME
+from evo_agent.session.trust import foreign_reason
 from evo_agent.session.writer import DIR_MODE, FILE_MODE
 
+from ..trust import json_safe_dumps
 from .common import plural, terminal_safe
 
 MESSAGES = "messages.jsonl"
@@ -70,14 +74,22 @@ class Finding:
                 "repairable": self.fix is not None, "repaired": self.repaired, "repair_error": self.repair_error}
 
 
+_foreign_sessions: set[str] = set()  # sessions being checked that are foreign: their modes are never narrowed
+
+
 def _mode_finding(session: str | None, rel: str, path: Path, want: int, st: os.stat_result) -> list[Finding]:
     out = []
     if st.st_uid != os.getuid():
         out.append(Finding(session, rel, "owner", f"owned by uid {st.st_uid}, not by you (uid {os.getuid()})"))
     mode = stat.S_IMODE(st.st_mode)
     if mode & 0o077:
-        out.append(Finding(session, rel, "permissions", f"permissions {mode:04o} are too open (expected {want:04o})",
-                           fix=lambda: os.chmod(path, want)))
+        if session is not None and session in _foreign_sessions:
+            out.append(Finding(session, rel, "permissions", f"permissions {mode:04o} are too open (expected {want:04o})",
+                               no_fix_reason=f"a foreign session is not made to look like yours; "
+                                             f"take it on with: evo-agent sessions adopt {session}"))
+        else:
+            out.append(Finding(session, rel, "permissions", f"permissions {mode:04o} are too open (expected {want:04o})",
+                               fix=lambda: os.chmod(path, want)))
     return out
 
 
@@ -195,7 +207,21 @@ def check_sidechains(sid: str, session_dir: Path, records: list[dict]) -> list[F
     return findings
 
 
-def check_session(store: SessionStore, sid: str) -> list[Finding]:
+def check_foreign(sid: str, session_dir: Path, st: os.stat_result, tst: os.stat_result | None,
+                  tracked: frozenset[str]) -> list[Finding]:
+    """A finding when the session was recorded elsewhere (and it is then remembered as foreign)."""
+    cached = read_meta(session_dir, sid)
+    reason = foreign_reason(st, tst if tst is not None and stat.S_ISREG(tst.st_mode) else None,
+                            tracked=sid in tracked, created_ms=created_ms_of(sid),
+                            updated_ms=cached.updated_ms if cached else None)
+    if not reason:
+        return []
+    _foreign_sessions.add(sid)
+    return [Finding(sid, ".", "foreign", f"recorded elsewhere: {reason}; never continued by -c, resuming asks first",
+                    no_fix_reason=f"take it on deliberately with: evo-agent sessions adopt {sid}")]
+
+
+def check_session(store: SessionStore, sid: str, tracked: frozenset[str] = frozenset()) -> list[Finding]:
     session_dir = store.sessions_dir / sid
     st = _lstat(session_dir)
     if st is None:
@@ -204,10 +230,11 @@ def check_session(store: SessionStore, sid: str) -> list[Finding]:
         return [Finding(sid, ".", "symlink", "is a symbolic link; not followed")]
     if not stat.S_ISDIR(st.st_mode):
         return [Finding(sid, ".", "not_a_directory", "is not a directory")]
-    findings = _mode_finding(sid, ".", session_dir, DIR_MODE, st)
-    live = probe_live(session_dir).live
     transcript = session_dir / MESSAGES
     tst = _lstat(transcript)
+    findings = check_foreign(sid, session_dir, st, tst, tracked)
+    findings += _mode_finding(sid, ".", session_dir, DIR_MODE, st)
+    live = probe_live(session_dir).live
     if tst is None or not stat.S_ISREG(tst.st_mode):
         if tst is None and (session_dir / STAGING_NAME).exists() and not live:
             findings.append(Finding(sid, STAGING_NAME, "unfinished_resume",
@@ -244,23 +271,63 @@ def check_sessions_dir(store: SessionStore) -> list[Finding]:
         return []
     findings = _mode_finding(None, str(root), root, DIR_MODE, st)
     ignore = root / ".gitignore"
-
-    def write_ignore() -> None:
-        fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(GITIGNORE_TEXT)
-
-    if not ignore.exists():
+    problem = gitignore_problem(ignore)
+    if problem:
         findings.append(Finding(None, str(ignore), "gitignore",
-                                "missing: transcripts could be committed to git by accident", fix=write_ignore))
+                                f"{problem}: transcripts could be committed to git by accident",
+                                fix=lambda: restore_gitignore(root)))
     return findings
 
 
-def fsck(store: SessionStore, session_ids: list[str], *, repair: bool) -> list[Finding]:
-    findings = check_sessions_dir(store) if len(session_ids) != 1 else []
+def gitignore_problem(ignore: Path) -> str | None:
+    """What is wrong with `sessions/.gitignore`, or None when it holds `*` (every transcript ignored)."""
+    try:
+        fd = os.open(ignore, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "not a regular file"
+        text = os.read(fd, 1 << 16).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    lines = [line.strip() for line in text.splitlines()]
+    if "*" not in lines:
+        return "does not hold `*`"
+    if any(line.startswith("!") for line in lines):
+        return "re-includes files (a line starting with `!`)"
+    return None
+
+
+def restore_gitignore(root: Path) -> None:
+    """Replace `sessions/.gitignore` with `*` atomically, relative to the opened directory (never through a link)."""
+    dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    tmp = f".gitignore.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE, dir_fd=dir_fd)
+        with os.fdopen(fd, "w") as f:
+            f.write(GITIGNORE_TEXT)
+        os.replace(tmp, ".gitignore", src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+    finally:
+        os.close(dir_fd)
+
+
+def fsck(store: SessionStore, session_ids: list[str], *, repair: bool, whole: bool = True) -> list[Finding]:
+    """Check `session_ids`, and the sessions directory itself when `whole` (every session is being checked)."""
+    findings = check_sessions_dir(store) if whole else []
+    tracked = store.tracked_ids() if session_ids else frozenset()
+    _foreign_sessions.clear()
     for sid in session_ids:
         try:
-            findings += check_session(store, sid)
+            findings += check_session(store, sid, tracked)
         except OSError as exc:  # it changed under us (deleted, permissions): report it, check the rest
             findings.append(Finding(sid, ".", "unreadable", f"cannot be checked: {exc.strerror or exc}"))
     if repair:
@@ -288,8 +355,8 @@ def report(findings: list[Finding], checked: int, out: TextIO, *, as_json: bool)
     left = [f for f in findings if not f.repaired]
     repaired = len(findings) - len(left)
     if as_json:
-        out.write(json.dumps({"checked": checked, "problems": [f.to_json() for f in findings],
-                              "unrepaired": len(left)}, ensure_ascii=False, indent=2) + "\n")
+        out.write(json_safe_dumps({"checked": checked, "problems": [f.to_json() for f in findings],
+                              "unrepaired": len(left)}, indent=2) + "\n")
         return 1 if left else 0
     for finding in findings:
         out.write(finding.line() + "\n")

@@ -98,11 +98,12 @@ def merge_json(integrity_json: str, findings: list[SecretsFound]) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
-def fsck_with_secrets(store: SessionStore, ids: list[str], repair: bool, as_json: bool, out: TextIO) -> int:
+def fsck_with_secrets(store: SessionStore, ids: list[str], repair: bool, as_json: bool, out: TextIO,
+                      whole: bool = True) -> int:
     """The ordinary fsck, then the secrets; its exit status is the ordinary one."""
     from .fsck import fsck, report
 
-    problems = fsck(store, ids, repair=repair)
+    problems = fsck(store, ids, repair=repair, whole=whole)
     findings = scan_sessions(store, ids)
     if as_json:
         buffer = io.StringIO()

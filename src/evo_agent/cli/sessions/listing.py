@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Callable, TextIO
 
 from evo_agent.session import SessionInfo, SessionStore
 
+from ..trust import json_safe_dumps
 from .common import fmt_ms, short, terminal_safe
 
 PICKER_ROWS = 20
@@ -26,7 +26,13 @@ def row_json(row: SessionInfo) -> dict:
     data.pop("messages_bytes", None)
     data["total_tokens"] = row.meta.total_tokens
     data["dir"] = row.dir
+    data["foreign"] = row.foreign  # why this user did not record it here, or null
     return data
+
+
+def foreign_mark(row: SessionInfo) -> str:
+    """`[recorded elsewhere: tracked by git] ` before a foreign session's prompt; nothing for one of ours."""
+    return f"[recorded elsewhere: {terminal_safe(row.foreign, keep_newlines=False)}] " if row.foreign else ""
 
 
 def sessions_list(
@@ -38,7 +44,7 @@ def sessions_list(
     if hidden:
         rows = rows[:limit]
     if as_json:
-        out.write(json.dumps([row_json(r) for r in rows], ensure_ascii=False, indent=2) + "\n")
+        out.write(json_safe_dumps([row_json(r) for r in rows], indent=2) + "\n")
         return 0
     if not rows:
         out.write(f"No sessions in {store.sessions_dir}\n")
@@ -52,7 +58,7 @@ def sessions_list(
             str(r.meta.message_count),
             f"{r.meta.total_tokens:,}",
             terminal_safe(r.meta.git_branch or "-"),
-            title(r),
+            foreign_mark(r) + title(r),
         )
         for r in rows
     ]
@@ -61,13 +67,17 @@ def sessions_list(
     for row in table:
         cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
         out.write("  ".join(cells + [row[-1]]).rstrip() + "\n")
+    foreign = sum(1 for r in rows if r.foreign)
+    if foreign:
+        out.write(f"{foreign:,} session{'s were' if foreign != 1 else ' was'} recorded elsewhere: never continued by -c; "
+                  "resuming asks first (evo-agent sessions adopt ID takes one on)\n")
     if hidden:
         out.write(f"… {hidden:,} older session{'s' if hidden != 1 else ''} not shown (--limit {limit})\n")
     return 0
 
 
 def picker_line(n: int, row: SessionInfo) -> str:
-    return f"{n:>3}. {fmt_ms(row.meta.updated_ms)}  tokens={row.meta.total_tokens:,}  {title(row)}  {row.id}"
+    return f"{n:>3}. {fmt_ms(row.meta.updated_ms)}  tokens={row.meta.total_tokens:,}  {foreign_mark(row)}{title(row)}  {row.id}"
 
 
 def pick_session(

@@ -9,6 +9,7 @@ printed, and printing that raw could drive the terminal.
 from __future__ import annotations
 
 import json
+import re
 
 from .common import fmt_ms, fmt_stamp, plural, terminal_safe
 from .model import (
@@ -108,10 +109,11 @@ class TextRenderer:
             tokens += f"   subagents {fmt_tokens(sub)}   total {view.all_tokens.total:,}"
         self.emit("  ", f"messages {view.transcript.message_count:,}   {tokens}")
         if view.lineage:
-            chain = " ← ".join(view.lineage) + (" ← …" if view.lineage_missing else "")
+            chain = " ← ".join(terminal_safe(s, keep_newlines=False) for s in view.lineage) + (
+                " ← …" if view.lineage_missing else "")
             self.emit("  ", f"resumed from {chain}")
         if view.resumed_as:
-            self.emit("  ", f"resumed as   {', '.join(view.resumed_as)}")
+            self.emit("  ", f"resumed as   {', '.join(terminal_safe(s, keep_newlines=False) for s in view.resumed_as)}")
         self.transcript(view.transcript, "")
         for run in view.unlinked:
             self.emit("")
@@ -130,12 +132,13 @@ class TextRenderer:
             self.emit(prefix)
             head = " · ".join(p for p in ("compacted", f"#{item.compact_count}" if item.compact_count else "",
                                           item.trigger or "", fmt_stamp(item.timestamp)) if p)
-            self.emit(prefix, self.s(f"── {head} ──", "magenta"))
+            self.emit(prefix, self.s(f"── {terminal_safe(head, keep_newlines=False)} ──", "magenta"))
             self.block(prefix + "  ", item.summary, None)
         elif isinstance(item, ResumeMarker):
             self.emit(prefix)
             count = f" · {plural(item.restored_count, 'message')} restored" if item.restored_count is not None else ""
-            self.emit(prefix, self.s(f"── resumed from {item.from_session_id or '?'}{count} ──", "blue"))
+            source = terminal_safe(str(item.from_session_id or "?"), keep_newlines=False)
+            self.emit(prefix, self.s(f"── resumed from {source}{count} ──", "blue"))
         elif isinstance(item, Restored):
             if not item.items:
                 return
@@ -213,5 +216,24 @@ class TextRenderer:
             self.emit(prefix, self.s("└ never finished (interrupted, or still running)", "magenta"))
 
 
+# The only escape sequences `show` ever prints: its own colours (Style.CODES) and the reset.
+_OWN_SGR_RE = re.compile(r"(\x1b\[(?:0|[123]|3[1-6])(?:;(?:[12]|3[1-6]))*m)")
+
+
+def safe_output(text: str, *, color: bool) -> str:
+    """The rendered page with every control sequence made visible but `show`'s own colours.
+
+    Fields are sanitised where they are formatted too; doing it once more on
+    the whole page means a field that was missed (a compaction's trigger, a
+    resume marker's id, whatever a future change adds) still cannot reach the
+    terminal raw.
+    """
+    if not color:
+        return terminal_safe(text)
+    parts = _OWN_SGR_RE.split(text)
+    return "".join(part if i % 2 else terminal_safe(part) for i, part in enumerate(parts))
+
+
 def render_show(view: SessionView, *, color: bool, full: bool, restored: bool) -> str:
-    return TextRenderer(style=Style(color), full=full, restored=restored).session(view)
+    page = TextRenderer(style=Style(color), full=full, restored=restored).session(view)
+    return safe_output(page, color=color)

@@ -1,0 +1,210 @@
+"""Whether a session was recorded here, by this user — or planted, copied or shared ("foreign").
+
+Sessions live inside the project, which is exactly where a cloned repository
+(or an unpacked archive, or a colleague with write access) can put files. A
+planted transcript resumed as if it were the user's own would hand the model
+a stranger's words as the user's history. So every session is judged before
+it is continued, and one that this user did not record here is *foreign*:
+
+- any of its files is tracked by git (evo-agent never lets git see them:
+  `sessions/.gitignore` holds `*`);
+- its directory or transcript belongs to another user;
+- its directory or transcript is more open than 0700/0600 (evo-agent creates
+  them exactly so, whatever the umask; git checkouts and archives do not);
+- it is dated in the future (its id or its last record), which would sort it
+  above everything the user really did.
+
+The judgement is cheap: two `stat` results a session (which listing has
+anyway) and one `git ls-files` per listing, never per session.
+
+The sessions directory itself is checked the same way before anything is read
+or written through it (`check_sessions_dir`): a symbolic link or another
+owner is refused, a directory that is ours but open to others is tightened.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+from .ids import SessionError, is_session_id
+
+FUTURE_SLACK_MS = 3600 * 1000  # a clock that jumped back an hour is not an attack
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+class ForeignSession(SessionError):
+    """A resume of a foreign session that was not confirmed. `reason` says why it is foreign."""
+
+    def __init__(self, session_id: str, reason: str) -> None:
+        super().__init__(
+            f"session {session_id} was recorded elsewhere ({reason}); not resumed. "
+            f"To take it on deliberately, copy it into a session of your own: evo-agent sessions adopt {session_id}"
+        )
+        self.session_id = session_id
+        self.reason = reason
+
+
+class SessionsDirRefused(SessionError):
+    """The sessions directory (or `.evo-agent`) cannot be trusted or read: nothing is read or written through it."""
+
+
+def foreign_reason(
+    dir_stat: os.stat_result | None,
+    file_stat: os.stat_result | None,
+    *,
+    tracked: bool = False,
+    created_ms: int | None = None,
+    updated_ms: int | None = None,
+    now_ms: int | None = None,
+    uid: int | None = None,
+) -> str | None:
+    """Why a session is foreign, as a short phrase (`tracked by git`, `owned by uid 0`, …), or None when it is ours.
+
+    `dir_stat`/`file_stat` are the `lstat` of the session directory and of its
+    transcript (either may be None when unknown); `tracked` whether git tracks
+    any file of it; `created_ms`/`updated_ms` its id's time and its last record's.
+    Several reasons are joined with ", ".
+    """
+    me = os.geteuid() if uid is None else uid
+    reasons: list[str] = []
+    if tracked:
+        reasons.append("tracked by git")
+    owners = {st.st_uid for st in (dir_stat, file_stat) if st is not None and st.st_uid != me}
+    if owners:
+        reasons.append(f"owned by uid {min(owners)}, not you")
+    for st, want, what in ((dir_stat, DIR_MODE, "directory"), (file_stat, FILE_MODE, "transcript")):
+        if st is not None and stat.S_IMODE(st.st_mode) & 0o077:
+            reasons.append(f"{what} mode {stat.S_IMODE(st.st_mode):04o}, wider than {want:04o}")
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    stamps = [ms for ms in (created_ms, updated_ms) if ms is not None]
+    if stamps and max(stamps) > now + FUTURE_SLACK_MS:
+        reasons.append("dated in the future")
+    return ", ".join(reasons) or None
+
+
+def _git_worktree_of(path: Path) -> Path | None:
+    """The nearest ancestor of `path` holding `.git` (a directory or a worktree's file), without running git."""
+    for candidate in (path, *path.parents):
+        try:
+            os.lstat(candidate / ".git")
+            return candidate
+        except OSError:
+            continue
+    return None
+
+
+def tracked_session_ids(sessions_dir: Path | str) -> frozenset[str]:
+    """The ids of the sessions any of whose files git tracks: one `git ls-files` for the whole directory.
+
+    Outside a git worktree (no `.git` above) git is not run at all. When git
+    cannot answer (not installed, a repository it refuses to read) the answer
+    is "none tracked"; ownership and modes still catch what a clone plants.
+    """
+    return start_tracked_session_ids(sessions_dir)()
+
+
+def start_tracked_session_ids(sessions_dir: Path | str) -> Callable[[], frozenset[str]]:
+    """Start `git ls-files` now and return the function that waits for its answer.
+
+    Listing scans the directory while git runs (a few milliseconds of process
+    start that would otherwise add to every listing).
+    """
+    sessions_dir = Path(sessions_dir)
+    if _git_worktree_of(sessions_dir.parent) is None or not sessions_dir.is_dir():
+        return lambda: frozenset()
+    try:
+        proc = subprocess.Popen(
+            ["git", "ls-files", "-z", "--", "."],
+            cwd=sessions_dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
+    except OSError:
+        return lambda: frozenset()
+
+    def answer() -> frozenset[str]:
+        try:
+            out, _ = proc.communicate(timeout=10)
+        except subprocess.SubprocessError:
+            proc.kill()
+            proc.communicate()
+            return frozenset()
+        if proc.returncode != 0:
+            return frozenset()
+        ids = set()
+        for raw in out.split(b"\0"):
+            first = raw.split(b"/", 1)[0].decode("utf-8", "replace")
+            if is_session_id(first):
+                ids.add(first)
+        return frozenset(ids)
+
+    return answer
+
+
+def _narrow(path: Path, st: os.stat_result, mode: int) -> None:
+    """chmod a directory we just lstat'ed, through a descriptor that cannot follow a swapped-in link."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            raise OSError(0, "it changed while being checked")
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def check_sessions_dir(project_dir: Path, sessions_dir: Path) -> str | None:
+    """Refuse what cannot be trusted on the way to the sessions; tighten what is ours but too open.
+
+    Checks `.evo-agent` and `.evo-agent/sessions` (when they exist): a
+    symbolic link or another owner raises SessionsDirRefused (nothing is read
+    or written through them); a sessions directory of ours more open than
+    0700 is narrowed to 0700 (`.evo-agent` only loses group/world write) and
+    the returned notice says so; one that cannot be read raises too.
+    Something that is not a directory is left to the writers, which report it
+    once and carry on unsaved.
+    """
+    me = os.geteuid()
+    notices = []
+    for path in (sessions_dir.parent, sessions_dir):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            break
+        except OSError as exc:
+            raise SessionsDirRefused(f"cannot use {path}: {exc.strerror or exc}") from None
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = f" (to {os.readlink(path)})"
+            except OSError:
+                target = ""
+            raise SessionsDirRefused(
+                f"{path} is a symbolic link{target}; refusing to keep sessions through it (they stay inside the project)")
+        if not stat.S_ISDIR(st.st_mode):
+            break
+        if st.st_uid != me:
+            raise SessionsDirRefused(
+                f"{path} belongs to uid {st.st_uid}, not to you (uid {me}); refusing to read or write sessions there "
+                f"(made by sudo? take it back with: sudo chown -R {me} {path})")
+        mode = stat.S_IMODE(st.st_mode)
+        wanted = DIR_MODE if path == sessions_dir else mode & ~0o022
+        if mode & ~wanted & 0o777:
+            try:
+                _narrow(path, st, wanted)
+            except OSError as exc:
+                raise SessionsDirRefused(f"{path} is open to others (mode {mode:04o}) and cannot be narrowed: "
+                                         f"{exc.strerror or exc}") from None
+            if mode & 0o022:  # others could have planted or swapped sessions: say so (read bits are narrowed quietly)
+                notices.append(f"evo-agent: {path} was writable by others (mode {mode:04o}); narrowed to {wanted:04o}")
+        if path == sessions_dir:
+            try:
+                with os.scandir(sessions_dir):
+                    pass
+            except OSError as exc:
+                raise SessionsDirRefused(f"cannot read {sessions_dir}: {exc.strerror or exc}") from None
+    return "\n".join(notices) or None
