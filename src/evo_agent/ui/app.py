@@ -725,8 +725,24 @@ class AgentApp:
         self._begin("resuming", hint="")
         self._turn += 1
         turn = self._turn
-        self._in_worker(lambda: self.agent.resume(session_id),
+        self._in_worker(lambda: self._resume_asking(session_id),
                         lambda result, error: self._resumed(turn, session_id, error))
+
+    def _resume_asking(self, session_id: str) -> Any:
+        """In the worker: resume; a session recorded elsewhere is resumed only when the user says yes."""
+        from evo_agent.session.trust import ForeignSession
+
+        try:
+            return self.agent.resume(session_id)
+        except ForeignSession as exc:
+            decision = self.ask_approval(ApprovalRequest(
+                tool="resume", summary=f"resume {exc.session_id}, recorded elsewhere: {exc.reason}",
+                detail="Its history goes to the model as if you had written it. "
+                       "To keep a copy of your own instead: evo-agent sessions adopt " + exc.session_id,
+                reason="recorded elsewhere"))
+            if decision.answer == "no":
+                raise
+            return self.agent.resume(session_id, allow_foreign=True)
 
     def _resumed(self, turn: int, source: str, error: str | None) -> None:
         if turn != self._turn:

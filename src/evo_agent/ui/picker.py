@@ -200,6 +200,9 @@ def format_row(info: SessionInfo, width: int = 100) -> str:
     row = f"{format_updated(meta.updated_ms)}  {meta.message_count:>4}  {format_tokens(meta.total_tokens):>6}  "
     if show_branch(width):
         row += pad_cells(one_line(meta.git_branch) or "-", BRANCH_CELLS) + "  "
+    foreign = getattr(info, "foreign", None)
+    if foreign:  # recorded elsewhere (session/trust.py): marked, and resuming it asks first
+        row += f"[elsewhere: {one_line(foreign)}] "
     name = session_name(info)
     if name:
         row += f"{name}: "
