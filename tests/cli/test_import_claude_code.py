@@ -183,3 +183,28 @@ def test_any_import_resumes_api_valid_and_keeps_every_text(tmp_path_factory, dat
     kept = [b.get("text") for m in messages for b in (m["content"] if isinstance(m["content"], list)
                                                        else [{"text": m["content"]}])]
     assert [t for t in kept if t in texts] == texts
+
+
+def test_a_big_source_imports_in_bounded_memory(tmp_path):
+    """Streaming: a 24 MB transcript imports with far less memory than its size."""
+    import tracemalloc
+
+    source = tmp_path / "big.jsonl"
+    line_user = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * 4000}}) + "\n"
+    line_assistant = json.dumps({"type": "assistant", "message": {"id": "m", "role": "assistant",
+                                 "content": [{"type": "text", "text": "y" * 4000}]}}) + "\n"
+    with open(source, "w") as f:
+        for _ in range(3000):
+            f.write(line_user)
+            f.write(line_assistant)
+    store = SessionStore(tmp_path / "project", warn=lambda line: None, redact=False)
+    tracemalloc.start()
+    try:
+        imported = read_claude_code(source)
+        sid = write_import(store, imported, source_fingerprint(source), None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert imported.counts() == (6000, 0, 0)
+    assert store.info(sid).meta.message_count == 6000
+    assert peak < 4 << 20, f"peak {peak / (1 << 20):.1f} MiB for a {source.stat().st_size >> 20} MiB source"

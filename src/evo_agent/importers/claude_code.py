@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from .model import Compaction, ImportedSession, Message, Subagent
 
@@ -183,19 +184,35 @@ class _Builder:
         if role == "assistant":
             self._response_id = response_id
 
+    def finished(self, everything: bool = False) -> list[Message]:
+        """Messages that can no longer grow (all but the last, or all of them), removed from the builder."""
+        cut = len(self.messages) if everything else max(0, len(self.messages) - 1)
+        done, self.messages = self.messages[:cut], self.messages[cut:]
+        return done
 
-def _conversation(records: list[dict], imported: ImportedSession) -> tuple[list, dict[str, dict]]:
-    """(events in order, uuid -> record), with compactions; subagents are attached by the caller."""
-    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
-    builder = _Builder()
-    events: list = []
-    pending_boundary: dict | None = None
 
-    def flush() -> None:
-        events.extend(builder.messages)
-        builder.messages = []
-
+def _preserved_uuids(records: Iterable[dict]) -> set[str]:
+    """The uuids Claude Code kept across its compactions (named by its compact_boundary records)."""
+    kept: set[str] = set()
     for record in records:
+        if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
+            meta = record.get("compactMetadata") or {}
+            uuids = (meta.get("preservedMessages") or {}).get("uuids") if isinstance(meta, dict) else None
+            kept.update(u for u in uuids or [] if isinstance(u, str))
+    return kept
+
+
+def _conversation(records: Iterable[dict], imported: ImportedSession, preserved: set[str]) -> Iterator:
+    """The events in order, streamed: compactions, then messages as soon as they can no longer grow.
+
+    Only the records a later compaction keeps (`preserved`) are held back in memory.
+    """
+    kept_records: dict[str, dict] = {}
+    builder = _Builder()
+    pending_boundary: dict | None = None
+    for record in records:
+        if isinstance(record.get("uuid"), str) and record["uuid"] in preserved:
+            kept_records[record["uuid"]] = record
         rtype = record.get("type")
         if rtype == "system" and record.get("subtype") == "compact_boundary":
             pending_boundary = record
@@ -213,12 +230,10 @@ def _conversation(records: list[dict], imported: ImportedSession) -> tuple[list,
         if rtype == "user" and record.get("isCompactSummary"):
             summary = "\n".join(b["text"] for b in _content(message) if b.get("type") == "text")
             meta = (pending_boundary or {}).get("compactMetadata") or {}
-            flush()
-            events.append(Compaction(summary, "auto" if meta.get("trigger") == "auto" else "manual",
-                                     record.get("timestamp")))
-            kept = (meta.get("preservedMessages") or {}).get("uuids") or []
-            for uuid in kept:
-                old = by_uuid.get(uuid)
+            yield from builder.finished(everything=True)
+            yield Compaction(summary, "auto" if meta.get("trigger") == "auto" else "manual", record.get("timestamp"))
+            for uuid in (meta.get("preservedMessages") or {}).get("uuids") or []:
+                old = kept_records.get(uuid)
                 if old and isinstance(old.get("message"), dict):
                     builder.add(old["type"], _content(old["message"]), old.get("timestamp"),
                                 _tokens(old["message"].get("usage")) if old["type"] == "assistant" else {},
@@ -227,14 +242,10 @@ def _conversation(records: list[dict], imported: ImportedSession) -> tuple[list,
             continue
         if record.get("isMeta"):
             continue
-        if record.get("model") and not imported.model:
-            imported.model = record["model"]
-        if rtype == "assistant" and isinstance(message.get("model"), str):
-            imported.model = message["model"]
         builder.add(rtype, _content(message), record.get("timestamp"),
                     _tokens(message.get("usage")) if rtype == "assistant" else {}, message.get("id"))
-    flush()
-    return events, by_uuid
+        yield from builder.finished()
+    yield from builder.finished(everything=True)
 
 
 def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
@@ -251,13 +262,12 @@ def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             meta = {}
-        records = list(_lines(file, imported))
         tool_use_id = meta.get("toolUseId") if isinstance(meta, dict) else None
         if not isinstance(tool_use_id, str):
             imported.skipped["subagent without its tool call"] += 1
             continue
-        events, _ = _conversation(records, imported)
-        messages = [e for e in events if isinstance(e, Message)]
+        records = list(_lines(file, imported))  # a sidechain is one task's conversation: held whole
+        messages = [e for e in _conversation(records, imported, _preserved_uuids(records)) if isinstance(e, Message)]
         answer = next((_text_of(m.message["content"]) for m in reversed(messages)
                        if m.message["role"] == "assistant"), "")
         runs[tool_use_id] = Subagent(tool_use_id, str(meta.get("agentType") or "subagent"), messages, answer,
@@ -266,23 +276,34 @@ def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
 
 
 def read_claude_code(path: Path) -> ImportedSession:
-    """One Claude Code session (main transcript and its subagents) as an ImportedSession. Only reads."""
+    """One Claude Code session (main transcript and its subagents). Only reads; `events` streams.
+
+    A first pass reads what session_start needs (cwd, version, branch, model) and which messages
+    a compaction keeps; the events then stream in a second pass, holding only those.
+    """
     imported = ImportedSession(AGENT, path.resolve(), source_id_of(path))
-    records = list(_lines(path, imported))
-    for record in records:
+    scan = Counter()  # the first pass counts nothing: its skips are counted by the second
+    preserved: set[str] = set()
+    for record in _lines(path, ImportedSession(AGENT, path, "", skipped=scan)):
         if imported.cwd is None and isinstance(record.get("cwd"), str):
             imported.cwd = record["cwd"]
         if imported.version is None and isinstance(record.get("version"), str):
             imported.version = record["version"]
         if imported.git_branch is None and isinstance(record.get("gitBranch"), str):
             imported.git_branch = record["gitBranch"]
-    events, _ = _conversation(records, imported)
+        message = record.get("message")
+        if record.get("type") == "assistant" and isinstance(message, dict) and isinstance(message.get("model"), str):
+            imported.model = message["model"]
+        preserved |= _preserved_uuids((record,))
+    imported.events = _with_subagents(path, imported, preserved)
+    return imported
+
+
+def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str]) -> Iterator:
     runs = _subagents(path, imported)
-    for event in events:
-        imported.events.append(event)
+    for event in _conversation(_lines(path, imported), imported, preserved):
+        yield event
         if isinstance(event, Message) and event.message["role"] == "assistant":
             for block in event.message["content"]:
                 if block.get("type") == "tool_use" and block.get("id") in runs:
-                    imported.events.append(runs.pop(block["id"]))
-    imported.skipped = +imported.skipped  # drop zero counts
-    return imported
+                    yield runs.pop(block["id"])

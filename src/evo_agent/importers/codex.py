@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Iterator
 
 from .claude_code import _Builder
-from .model import Compaction, ImportedSession, Message
+from .model import Compaction, ImportedSession
 
 AGENT = "codex"
 TOOL_NAMES = {"exec_command": "bash", "shell": "bash", "shell_command": "bash", "local_shell": "bash"}
@@ -129,15 +130,36 @@ def _add_item(builder: _Builder, item: dict, stamp: str | None, imported: Import
 
 
 def read_codex(path: Path) -> ImportedSession:
-    """One Codex rollout as an ImportedSession. Only reads."""
+    """One Codex rollout. Only reads; `events` streams the file (bounded memory)."""
     meta = _meta(path)
     imported = ImportedSession(AGENT, path.resolve(), source_id_of(path))
     imported.cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else None
     imported.version = meta.get("cli_version") if isinstance(meta.get("cli_version"), str) else None
     git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
     imported.git_branch = git.get("branch") if isinstance(git.get("branch"), str) else None
+    imported.model = _first_model(path)
+    imported.events = _events(path, imported)
+    return imported
+
+
+def _first_model(path: Path, look: int = 400) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            for _, raw in zip(range(look), f):
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    continue
+                payload = line.get("payload") if isinstance(line, dict) else None
+                if line.get("type") == "turn_context" and isinstance(payload, dict) and isinstance(payload.get("model"), str):
+                    return payload["model"]
+    except OSError:
+        pass
+    return None
+
+
+def _events(path: Path, imported: ImportedSession) -> Iterator:
     builder = _Builder()
-    events: list = []
     with open(path, "rb") as f:
         for raw in f:
             if not raw.strip():
@@ -154,16 +176,13 @@ def read_codex(path: Path) -> ImportedSession:
             if ltype == "response_item":
                 _add_item(builder, payload, stamp, imported)
             elif ltype == "compacted":
-                events.extend(builder.messages)
-                builder.messages = []
+                yield from (m for m in builder.finished(everything=True) if m.message["content"])
                 summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
-                events.append(Compaction(summary, "auto", stamp))
+                yield Compaction(summary, "auto", stamp)
                 for item in payload.get("replacement_history") or []:
                     if isinstance(item, dict) and not (item.get("type") == "message"
                                                        and _texts(item.get("content")) == [summary]):
                         _add_item(builder, item, stamp, imported)
-            elif ltype == "turn_context" and isinstance(payload.get("model"), str):
-                imported.model = payload["model"]
             elif ltype == "token_usage_record":
                 usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
                 last = next((m for m in reversed(builder.messages) if m.message["role"] == "assistant"), None)
@@ -172,7 +191,5 @@ def read_codex(path: Path) -> ImportedSession:
                     last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + int(usage.get("output_tokens") or 0)
             elif ltype not in _QUIET:
                 imported.skipped[str(ltype)] += 1
-    events.extend(builder.messages)
-    imported.events = [e for e in events if not isinstance(e, Message) or e.message["content"]]
-    imported.skipped = +imported.skipped
-    return imported
+            yield from (m for m in builder.finished() if m.message["content"])
+    yield from (m for m in builder.finished(everything=True) if m.message["content"])

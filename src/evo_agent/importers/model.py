@@ -14,6 +14,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from evo_agent.session import SessionStore, first_records
 
@@ -53,17 +54,27 @@ class ImportedSession:
     cwd: str | None = None
     git_branch: str | None = None
     model: str | None = None
-    events: list[Event] = field(default_factory=list)
+    # The conversation in order. Readers make it a generator that streams the source, so a 1 GB
+    # transcript imports in bounded memory; it can be consumed once (by write_import or consume).
+    events: Iterable[Event] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)   # record type -> how many were not understood
-
-    @property
-    def message_count(self) -> int:
-        return sum(1 for e in self.events if isinstance(e, Message))
+    totals: Counter = field(default_factory=Counter)    # messages, subagents, compactions: filled while consumed
 
     def counts(self) -> tuple[int, int, int]:
-        """(messages, subagents, compactions)."""
-        return (self.message_count, sum(1 for e in self.events if isinstance(e, Subagent)),
-                sum(1 for e in self.events if isinstance(e, Compaction)))
+        """(messages, subagents, compactions) seen so far (all of them once the events were consumed)."""
+        return self.totals["messages"], self.totals["subagents"], self.totals["compactions"]
+
+    def tally(self, event: Event) -> Event:
+        kind = "messages" if isinstance(event, Message) else "compactions" if isinstance(event, Compaction) \
+            else "subagents"
+        self.totals[kind] += 1
+        return event
+
+
+def consume(imported: ImportedSession) -> None:
+    """Read every event without writing anything (--dry-run): fills `totals` and `skipped`."""
+    for event in imported.events:
+        imported.tally(event)
 
 
 def source_fingerprint(path: Path) -> dict:
@@ -98,6 +109,7 @@ def write_import(store: SessionStore, imported: ImportedSession, fingerprint: di
                             git_branch=imported.git_branch, start_fields={"imported_from": origin})
     compactions = 0
     for event in imported.events:
+        imported.tally(event)
         stamp = {"timestamp": event.timestamp} if event.timestamp else {}
         if isinstance(event, Message):
             if event.message["role"] == "assistant":

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from itertools import islice
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
 from evo_agent.importers import claude_code, codex
 from evo_agent.importers import earlier_imports, source_fingerprint, write_import
-from evo_agent.importers.model import ImportedSession, Message
+from evo_agent.importers.model import ImportedSession, Message, consume
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionStore
 
@@ -22,7 +23,7 @@ AGENTS = {  # agent -> (its sessions of a project, read one, its session id, wha
 
 
 def _first_prompt(imported: ImportedSession) -> str:
-    for event in imported.events:
+    for event in islice(imported.events, 50):
         if isinstance(event, Message) and event.message["role"] == "user":
             content = event.message["content"]
             texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content
@@ -74,10 +75,16 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
         if same:
             out.write(f"{path} was already imported as {same[-1]} (unchanged since)\n")
             continue
+        try:
+            if dry_run:
+                consume(imported)
+                new_id = "(dry run)"
+            else:
+                new_id = write_import(store, imported, fingerprint, earlier[-1][0] if earlier else None)
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
         messages, subagents, compactions = imported.counts()
         skipped = sum(imported.skipped.values())
-        new_id = "(dry run)" if dry_run else write_import(store, imported, fingerprint,
-                                                           earlier[-1][0] if earlier else None)
         note = f"; it grew since {earlier[-1][0]}" if earlier else ""
         out.write(f"{path} → {new_id} ({messages} messages, {subagents} subagents, {compactions} compactions, "
                   f"{skipped} lines skipped{note})\n")
