@@ -246,6 +246,8 @@ class Agent:
         self.compact_threshold = compact_threshold or _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
         self.compact_count = compact_count  # compactions so far, counted across resumes
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
+        self._cleared_holder: str | None = None  # who held the conversation before /clear (holder_session_id)
+        self._wrote_own = False  # this process added a message or a compaction to the current session
         self._lock = threading.Lock()  # one turn, compaction or session switch at a time
         self._usage_lock = threading.Lock()  # parallel subagents add their usage here
 
@@ -298,6 +300,8 @@ class Agent:
             self.usage = Usage()
             self.compact_count = compact_count
             self._compact_request = None
+            self._cleared_holder = None
+            self._wrote_own = False
 
     def _require_store(self) -> SessionStore:
         if self.store is None:
@@ -318,9 +322,24 @@ class Agent:
     def clear(self) -> Recorder:
         """Start a fresh, empty session; the old one stays resumable."""
         store = self._require_store()
+        previous = self.holder_session_id()
         recorder = store.create(model=self.provider.model, provider=self.provider.name)
         self.switch_session(recorder, [])
+        self._cleared_holder = previous
         return recorder
+
+    def holder_session_id(self) -> str:
+        """The session a user should resume to get this conversation back (what the exit hint names).
+
+        The live session once anything was said in it (even a prompt the API
+        refused: resuming it keeps that prompt); before that, the session it
+        was resumed from (resume-then-exit adds nothing), or after /clear the
+        one that held the conversation before; else the live one.
+        """
+        meta = getattr(self.recorder, "meta", None)
+        if meta is None or self._wrote_own or meta.has_conversation:
+            return self.session_id
+        return meta.resumed_from or self._cleared_holder or self.session_id
 
     # ---- compaction
     def compact(self, focus: str | None = None, cancel: threading.Event | None = None) -> CompactResult:
@@ -358,6 +377,7 @@ class Agent:
             raise CompactionFailed("the summary could not be saved to the transcript; nothing was compacted")
         self.history = [summary_message(summary)]
         self.compact_count = count
+        self._wrote_own = True
         return CompactResult(summary, count, trigger, before, chars_before, history_chars(self.history))
 
     def _compact_tool(self, tool_input: dict, ctx: ToolContext) -> ToolResult:
@@ -405,6 +425,7 @@ class Agent:
     # ---- the loop
     def _add(self, message: dict, **record_fields: Any) -> None:
         """Record `message` in the transcript, then append it to the history (one path for both)."""
+        self._wrote_own = True
         if message["role"] == "user":
             self.recorder.user(message)
         else:

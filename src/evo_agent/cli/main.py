@@ -29,7 +29,7 @@ _PICK = "\0pick"  # `--resume` given without an id
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"evo-agent: {message} (see evo-agent --help)\n")
+        self.exit(EXIT_USAGE, f"evo-agent: {message} (see {self.prog} --help)\n")
 
 
 def _provider_choices() -> str:
@@ -53,12 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="resume the most recently updated session of this project")
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{_provider_choices()} (env EVO_AGENT_PROVIDER)")
-    parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
+    from .sessions.command import PROJECT_DIR_HELP, add_sessions_parser
+
+    parser.add_argument("--project-dir", metavar="DIR", help=PROJECT_DIR_HELP)
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    from .sessions.command import add_sessions_parser
-
     add_sessions_parser(sub)
     return parser
 
@@ -78,11 +78,16 @@ def redaction_enabled(environ) -> bool:  # noqa: ANN001 - a Mapping[str, str]
 
 
 def _project_dir(args: argparse.Namespace) -> Path:
+    """--project-dir as given, else found from the current directory as git finds its repository (SPEC §1)."""
+    from evo_agent.session import find_project_dir
+
     raw = getattr(args, "project_dir", None)
-    path = Path(raw).expanduser() if raw else Path.cwd()
+    if not raw:
+        return find_project_dir(Path.cwd())
+    path = Path(raw).expanduser()
     if not path.is_dir():
         raise CommandError(f"project directory {str(path)!r} does not exist or is not a directory")
-    return path.absolute()
+    return Path(os.path.abspath(path))  # `../..` made absolute and normal: recorded as `cwd`, named by the exit hint
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -101,7 +106,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     from evo_agent.session import SessionError
     from evo_agent.ui.signals import SignalExit  # stdlib only: no Textual import on this path
 
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(build_parser(), argv)
     try:
         if args.command == "sessions":
             return _sessions(args)
@@ -118,6 +123,19 @@ def run(argv: Sequence[str] | None = None) -> int:
     except SignalExit as exc:  # SIGTERM/SIGHUP in the startup picker, before a session exists
         print(f"evo-agent: {exc}", file=sys.stderr)
         return exc.code
+
+
+def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """parse_args, with unknown arguments blamed on the (sub)command they were given to, whose --help helps."""
+    from .sessions.command import SUBPARSERS
+
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        words = [args.command, getattr(args, "sessions_command", None)] if args.command else []
+        name = " ".join(w for w in words if w)
+        target = SUBPARSERS.get(name) or SUBPARSERS.get(args.command or "") or parser
+        target.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _sessions(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from .runtime import (
     Signals,
     Terminated,
     crash_line,
+    resume_command,
     run_compact,
     run_turn,
 )
@@ -195,9 +196,9 @@ class Repl:
             self.console.line(outcome.result.describe())
 
     def cmd_clear(self, _arg: str) -> None:
-        old = self.agent.session_id
         self.agent.clear()
-        self.console.line(f"Started new session {self.agent.session_id} (the previous one: evo-agent --resume {old})")
+        previous = resume_command(self.agent.holder_session_id(), self.agent.project_dir)
+        self.console.line(f"Started new session {self.agent.session_id} (the previous one: {previous})")
 
     def cmd_resume(self, arg: str) -> None:
         if not arg:

@@ -18,14 +18,17 @@ stays the last line printed.
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from evo_agent.agent import Agent, CompactionFailed
 from evo_agent.providers import ProviderError
+from evo_agent.session import find_project_dir
 
 EXIT_GRACE_S = 5.0
 EXIT_INTERRUPTED = 130
@@ -234,8 +237,24 @@ def crash_line(exc: BaseException) -> str:
     return f"evo-agent: internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
+def resume_command(session_id: str, project_dir: Path | str) -> str:
+    """`evo-agent --resume ID`, with `--project-dir DIR` when the current directory would not find the session."""
+    command = f"evo-agent --resume {session_id}"
+    project = Path(project_dir).absolute()
+    try:
+        found = find_project_dir(Path.cwd())
+    except OSError:  # the current directory was deleted under us
+        found = None
+    if found is None or os.path.realpath(found) != os.path.realpath(project):
+        command += f" --project-dir {shlex.quote(str(project))}"
+    return command
+
+
 def exit_hint(agent: Agent) -> str:
-    return f"Resume this session with: evo-agent --resume {agent.session_id}"
+    """The last line of every way out, naming the session that holds the conversation (`Agent.holder_session_id`)."""
+    holder = getattr(agent, "holder_session_id", None)
+    session_id = holder() if callable(holder) else agent.session_id
+    return f"Resume this session with: {resume_command(session_id, agent.project_dir)}"
 
 
 def finish(agent: Agent, console: Console, *, to_stderr: bool) -> None:

@@ -54,10 +54,21 @@ class SessionMeta:
     total_input_tokens: int = 0
     total_output_tokens: int = 0
     message_count: int = 0
+    answer_count: int = 0  # assistant records this session got from a model itself (not restored copies)
     compact_count: int = 0
     resumed_from: str | None = None
     messages_bytes: int = 0
     extra: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def has_conversation(self) -> bool:
+        """Whether this session holds an exchange of its own: a model answered in it.
+
+        False for an empty session, a resume with nothing new said, and a start
+        the API refused: listing hides those (they repeat another row or hold
+        nothing) and `sessions prune` removes them.
+        """
+        return self.answer_count > 0
 
     @property
     def total_tokens(self) -> int:
@@ -70,7 +81,8 @@ class SessionMeta:
             "agent_version": self.agent_version, "cwd": self.cwd, "git_branch": self.git_branch,
             "model": self.model, "provider": self.provider, "first_prompt": self.first_prompt,
             "total_input_tokens": self.total_input_tokens, "total_output_tokens": self.total_output_tokens,
-            "message_count": self.message_count, "compact_count": self.compact_count,
+            "message_count": self.message_count, "answer_count": self.answer_count,
+            "compact_count": self.compact_count,
             "resumed_from": self.resumed_from, "messages_bytes": self.messages_bytes,
         }
 
@@ -108,7 +120,7 @@ def encode_meta(meta: SessionMeta) -> bytes:
 
 
 _INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens", "message_count",
-               "compact_count", "messages_bytes")
+               "answer_count", "compact_count", "messages_bytes")
 _OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "resumed_from", "agent_version", "cwd")
 _KNOWN = frozenset(_INT_FIELDS + _OPT_STR_FIELDS + ("id",))
 
@@ -257,6 +269,8 @@ def fold_record(meta: SessionMeta, record: dict) -> None:
     elif rtype in ("user", "assistant"):
         meta.message_count += 1
         if rtype == "assistant":
+            if not record.get("restored"):
+                meta.answer_count += 1
             meta.total_input_tokens += _int(record.get("input_tokens"))
             meta.total_output_tokens += _int(record.get("output_tokens"))
         elif meta.first_prompt is None:

@@ -32,7 +32,8 @@ from .ids import (
     resolve_session_id,
 )
 from .meta import SessionMeta, catch_up, read_meta, write_back_meta
-from .recorder import MESSAGES_NAME, Recorder, git_branch_of
+from .project import git_branch_of
+from .recorder import MESSAGES_NAME, Recorder
 from .resume import LoadedSession, load_for_resume
 from .writer import make_private_dir, stderr_warning
 
@@ -220,7 +221,8 @@ class SessionStore:
     def list(self, *, include_empty: bool = False) -> list[SessionInfo]:
         """Every session of the project, most recently updated first.
 
-        Sessions without a single user or assistant message are hidden
+        Sessions without an exchange of their own (`SessionMeta.has_conversation`:
+        empty, resumed with nothing new said, refused by the API) are hidden
         unless `include_empty`. Symlinked entries are never followed. A
         meta.json that had to be rebuilt is written back (see `meta.write_back_meta`).
         """
@@ -228,7 +230,7 @@ class SessionStore:
         rows = []
         for _, name, size in self._transcripts():
             row = self._row(name, os.path.join(base, name), size)
-            if row is not None and (include_empty or row.meta.message_count > 0):
+            if row is not None and (include_empty or row.meta.has_conversation):
                 rows.append(row)
         rows.sort(key=_order, reverse=True)
         return rows
@@ -255,7 +257,7 @@ class SessionStore:
             if len(best) == count and mtime_ms + skew < best[0][0][0]:
                 break
             row = self._row(name, os.path.join(base, name), size)
-            if row is None or not (include_empty or row.meta.message_count > 0):
+            if row is None or not (include_empty or row.meta.has_conversation):
                 continue
             skew = max(skew, row.meta.updated_ms - mtime_ms + MTIME_SLACK_MS)
             item = (_order(row), row)
@@ -266,7 +268,7 @@ class SessionStore:
         return [row for _, row in sorted(best, key=lambda item: item[0], reverse=True)]
 
     def latest(self) -> SessionInfo | None:
-        """The most recently updated session with at least one message (for --continue)."""
+        """The most recently updated session with a conversation of its own (for --continue)."""
         rows = self.newest(1)
         return rows[0] if rows else None
 

@@ -17,6 +17,9 @@ from ..errors import CommandError
 from .common import resolve_session_dir, write_output
 
 SUBCOMMANDS = "list, show, export, fsck, rm or prune"
+SUBPARSERS: dict[str, argparse.ArgumentParser] = {}  # "sessions list" → its parser: usage errors name its --help
+PROJECT_DIR_HELP = ("the project whose sessions to use (default: the nearest directory above holding .evo-agent/, "
+                    "else the git worktree root, else the current directory)")
 
 
 def _positive_int(text: str) -> int:
@@ -43,18 +46,24 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     sessions = sub.add_parser("sessions", help="list, show, export, check and delete the sessions of this project",
                               description="Look at and look after the sessions of this project. "
                                           "ID is a session id or a unique prefix of one.")
-    sessions.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS)
+    sessions.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS, help=PROJECT_DIR_HELP)
     cmds = sessions.add_subparsers(dest="sessions_command", metavar="SUBCOMMAND")
+    SUBPARSERS["sessions"] = sessions
 
     def add(name: str, help_: str) -> argparse.ArgumentParser:
         parser = cmds.add_parser(name, help=help_, description=help_)
-        parser.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS)
+        parser.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS, help=PROJECT_DIR_HELP)
+        SUBPARSERS[f"sessions {name}"] = parser
         return parser
 
     listing = add("list", "list sessions, most recently updated first")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
-    listing.add_argument("--all", action="store_true", help="include sessions without any message")
+    listing.add_argument("--all", action="store_true",
+                         help="include the sessions the list hides: empty ones, resumes with nothing new said, "
+                              "starts the API refused")
     listing.add_argument("--limit", type=_positive_int, metavar="N", help="at most N sessions")
+    listing.add_argument("--worktrees", action="store_true",
+                         help="also list the sessions of the repository's other git worktrees")
 
     show = add("show", "show a session's conversation: messages, tool calls and results, compactions, subagent runs")
     show.add_argument("id", metavar="ID")
@@ -78,10 +87,13 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     rm.add_argument("ids", metavar="ID", nargs="+")
     rm.add_argument("-y", "--yes", action="store_true", help="do not ask")
 
-    prune = add("prune", "delete every session last updated longer ago than a duration (never a live one)")
-    prune.add_argument("--older-than", type=_duration, required=True, metavar="DURATION",
-                       help="e.g. 30d, 12h, 2w (units: s, m, h, d, w)")
+    prune = add("prune", "delete the sessions the list hides (empty, resumed with nothing new, refused by the API) "
+                         "and, with --older-than, every session last updated longer ago (never a live one); asks first")
+    prune.add_argument("--older-than", type=_duration, metavar="DURATION",
+                       help="also delete sessions last updated longer ago than this, e.g. 30d, 12h, 2w "
+                            "(units: s, m, h, d, w)")
     prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
+    prune.add_argument("-y", "--yes", action="store_true", help="do not ask (needed when stdin is not a terminal)")
 
 
 def _check_ids(*texts: str | None) -> None:
@@ -106,6 +118,13 @@ def _ask(prompt: str) -> str | None:
     return line.rstrip("\n") if line else None
 
 
+def _stdin_is_terminal() -> bool:
+    try:
+        return bool(sys.stdin) and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
 EXIT_BROKEN_PIPE = 141  # what a tool killed by SIGPIPE reports, e.g. `evo-agent sessions show ID | head`
 
 
@@ -126,10 +145,11 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     store = SessionStore(project_dir)
     out = sys.stdout
     if command == "list":
-        from .listing import sessions_list
+        from .listing import other_worktrees, sessions_list
 
+        trees = other_worktrees(project_dir) if getattr(args, "worktrees", False) else []
         return sessions_list(store, out, as_json=getattr(args, "json", False), include_all=getattr(args, "all", False),
-                             limit=getattr(args, "limit", None))
+                             limit=getattr(args, "limit", None), worktrees=trees)
     if command in ("show", "export"):
         from .export import choose_format, export_jsonl, load_view, show_json
 
@@ -170,5 +190,6 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     if command == "prune":
         from .remove import prune
 
-        return prune(store, args.older_than, dry_run=args.dry_run, out=out)
+        return prune(store, args.older_than, dry_run=args.dry_run, out=out, yes=args.yes, err=sys.stderr, ask=_ask,
+                     interactive=_stdin_is_terminal())
     raise CommandError(f"unknown sessions subcommand {command!r}: expected {SUBCOMMANDS}")  # pragma: no cover
