@@ -22,7 +22,7 @@ from typing import Sequence
 
 from evo_agent import __version__
 
-from .errors import EXIT_FAILURE, EXIT_USAGE, CommandError, UsageError
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandError, UsageError
 
 _PICK = "\0pick"  # `--resume` given without an id
 
@@ -119,7 +119,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
     except KeyboardInterrupt:  # before a session exists (e.g. in the startup picker)
         print("evo-agent: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except SignalExit as exc:  # SIGTERM/SIGHUP in the startup picker, before a session exists
         print(f"evo-agent: {exc}", file=sys.stderr)
         return exc.code
@@ -153,14 +153,14 @@ def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
     """The TUI; SIGTERM and SIGHUP end it from inside its event loop (see AgentApp)."""
     from evo_agent.ui.app import run_tui as _run_tui
 
-    from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated
+    from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, Terminated
 
     try:
         return _run_tui(agent)
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
-    except Terminated:
-        return EXIT_TERMINATED
+    except Terminated as exc:
+        return exc.code
     except OSError:  # the terminal went away under the app (EIO): leave as on SIGHUP
         return EXIT_HANGUP
 
@@ -258,13 +258,13 @@ def _agent(args: argparse.Namespace) -> int:
             code = Repl(agent, store, console, signals, tty=stdin_tty).run()
     finally:
         signals.exiting = True
-        finish(agent, console, to_stderr=print_mode)
+        finish(agent, console, to_stderr=print_mode or not _isatty(sys.stdout))  # stdout stays the answer
     hard_exit_if_stuck(code)
     return code
 
 
 def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001
-    from .runtime import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, crash_line, run_turn
+    from .runtime import EXIT_INTERRUPTED, Terminated, crash_line, run_turn
 
     class Quiet:
         def on_notice(self, text: str) -> None:
@@ -275,9 +275,9 @@ def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001
     except KeyboardInterrupt:
         console.error("interrupted")
         return EXIT_INTERRUPTED
-    except Terminated:
-        console.error("terminated")
-        return EXIT_TERMINATED
+    except Terminated as exc:
+        console.error(exc.what)
+        return exc.code
     if outcome.error is not None:
         console.error(str(outcome.error))
         return EXIT_FAILURE
@@ -292,7 +292,7 @@ def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001
     text = result.text
     if text:
         console.write(text if text.endswith("\n") else text + "\n")
-    return 0 if result.status == "done" else EXIT_FAILURE
+    return EXIT_OK if result.status == "done" else EXIT_FAILURE
 
 
 def _valid_text(value: str) -> str:

@@ -15,7 +15,6 @@ from evo_agent.session import SessionError, SessionStore
 
 from .runtime import (
     EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
     Console,
     Signals,
     Terminated,
@@ -148,8 +147,8 @@ class Repl:
                 self.turn(line)
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
-        except Terminated:
-            return EXIT_TERMINATED
+        except Terminated as exc:
+            return exc.code
 
     def turn(self, prompt: str) -> None:
         outcome = run_turn(self.agent, prompt, self.callbacks, self.signals)

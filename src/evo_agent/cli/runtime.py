@@ -8,7 +8,7 @@ handled at once whatever the turn is doing (a blocked socket read, a long
   event (the turn records what was interrupted and returns);
 - SIGINT otherwise (at the prompt, or a second Ctrl+C while cancelling):
   KeyboardInterrupt in the main thread, which means "exit";
-- SIGTERM (and SIGHUP): `Terminated` in the main thread, which means "exit" too.
+- SIGTERM (and SIGHUP): `Terminated` in the main thread, which means "exit" too (143, or 129 for SIGHUP).
 
 On the way out the running turn is cancelled and given a few seconds to
 record its interrupted tools, then output is muted so that the exit hint
@@ -30,14 +30,21 @@ from evo_agent.agent import Agent, CompactionFailed
 from evo_agent.providers import ProviderError
 from evo_agent.session import find_project_dir
 
+from .errors import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED  # noqa: F401 - re-exported for callers
+
 EXIT_GRACE_S = 5.0
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
-EXIT_HANGUP = 129  # the terminal went away
 
 
 class Terminated(BaseException):
-    """SIGTERM arrived: leave like on Ctrl+C (a BaseException so `except Exception` lets it pass)."""
+    """SIGTERM or SIGHUP arrived: leave like on Ctrl+C (a BaseException so `except Exception` lets it pass).
+
+    `code` is the exit code (143 for SIGTERM, 129 for SIGHUP), `what` the word for the one-line notice.
+    """
+
+    def __init__(self, code: int = EXIT_TERMINATED, what: str = "terminated") -> None:
+        super().__init__(what)
+        self.code = code
+        self.what = what
 
 
 class Console:
@@ -141,8 +148,8 @@ class Signals:
         if threading.current_thread() is not threading.main_thread():
             return
         pairs = [(signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)]
-        if hasattr(signal, "SIGHUP"):  # the terminal went away: leave like on SIGTERM
-            pairs.append((signal.SIGHUP, self._on_sigterm))
+        if hasattr(signal, "SIGHUP"):  # the terminal went away: leave like on SIGTERM, exit 129
+            pairs.append((signal.SIGHUP, self._on_sighup))
         for signum, handler in pairs:
             try:
                 self._previous[signum] = signal.signal(signum, handler)
@@ -171,7 +178,12 @@ class Signals:
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         if self.exiting:
             return
-        raise Terminated()
+        raise Terminated(EXIT_TERMINATED, "terminated")
+
+    def _on_sighup(self, signum: int, frame: Any) -> None:
+        if self.exiting:
+            return
+        raise Terminated(EXIT_HANGUP, "hangup: the terminal went away")
 
 
 @dataclass

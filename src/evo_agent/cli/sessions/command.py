@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evo_agent.session import InvalidSessionId, SessionStore, is_id_prefix
 
-from ..errors import CommandError
+from ..errors import EXIT_BROKEN_PIPE, CommandError
 from .common import resolve_session_dir, write_output
 
 SUBCOMMANDS = "list, show, export, fsck, rm or prune"
@@ -125,7 +125,6 @@ def _stdin_is_terminal() -> bool:
         return False
 
 
-EXIT_BROKEN_PIPE = 141  # what a tool killed by SIGPIPE reports, e.g. `evo-agent sessions show ID | head`
 
 
 def run_sessions(args: argparse.Namespace, project_dir: Path) -> int:
