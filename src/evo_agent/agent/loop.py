@@ -66,6 +66,7 @@ from .compaction import (
     micro_compact,
     summary_request,
 )
+from .pricing import PRICES_AS_OF, cost_usd, format_usd
 from .prompt import build_system_prompt
 from .subagents import task_tool
 
@@ -413,14 +414,53 @@ class Agent:
         with self._usage_lock:
             self.usage.add(usage)
 
+    def cost_usd(self) -> float | None:
+        """This session's dollars so far (this process's model calls), None when the model's price is unknown."""
+        u = self.usage
+        return cost_usd(self.model, input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                        cache_creation_input_tokens=u.cache_creation_input_tokens,
+                        cache_read_input_tokens=u.cache_read_input_tokens)
+
     def cost_text(self) -> str:
+        """`/cost`: tokens and dollars of this session, then of the whole resume chain it continues."""
         u = self.usage
         text = (f"session {self.session_id}: {u.input_tokens:,} input + {u.output_tokens:,} output "
                 f"= {u.total:,} tokens in {u.model_calls} model call{'s' if u.model_calls != 1 else ''}")
         if u.cache_read_input_tokens or u.cache_creation_input_tokens:
             text += (f" (cache: {u.cache_read_input_tokens:,} read, "
                      f"{u.cache_creation_input_tokens:,} written)")
+        dollars = self.cost_usd()
+        text += f" · {format_usd(dollars)}" if dollars is not None else f" · no price known for {self.model}"
+        chain = self._resume_chain_text(u, dollars)
+        if chain:
+            text += "\n" + chain
+        if dollars is not None or chain:
+            text += f"\n(list prices of {PRICES_AS_OF}; earlier sessions as their transcripts recorded them)"
         return text
+
+    def _resume_chain_text(self, usage: Usage, dollars: float | None) -> str:
+        """The totals across the sessions this one was resumed from, and this one: '' when it is not a resume."""
+        if self.store is None or not getattr(getattr(self.recorder, "meta", None), "resumed_from", None):
+            return ""
+        try:
+            chain = self.store.lineage(self.session_id)
+        except OSError:
+            return ""
+        if not chain:
+            return ""
+        tokens = usage.total
+        total = dollars
+        for info in chain:
+            m = info.meta
+            tokens += m.total_input_tokens + m.total_output_tokens + m.total_cache_creation_tokens \
+                + m.total_cache_read_tokens
+            part = cost_usd(m.model, input_tokens=m.total_input_tokens, output_tokens=m.total_output_tokens,
+                            cache_creation_input_tokens=m.total_cache_creation_tokens,
+                            cache_read_input_tokens=m.total_cache_read_tokens)
+            total = None if part is None or total is None else total + part
+        n = len(chain)
+        money = format_usd(total) if total is not None else "dollars unknown (a model without a known price)"
+        return (f"with the {n} session{'s' if n != 1 else ''} it continues: {tokens:,} tokens · {money}")
 
     # ---- the loop
     def _add(self, message: dict, **record_fields: Any) -> None:

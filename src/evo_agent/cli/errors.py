@@ -21,8 +21,8 @@ EXIT_TERMINATED = 128 + signal.SIGTERM  # 143: SIGTERM
 
 EXIT_CODES: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "success"),
-    (EXIT_FAILURE, "error: the command could not do its job (API error, missing session, …)"),
-    (EXIT_USAGE, "usage error: bad arguments or environment variable"),
+    (EXIT_FAILURE, "error: the command could not do its job (API error, …)"),
+    (EXIT_USAGE, "usage error: a bad argument or environment variable"),
     (EXIT_HANGUP, "SIGHUP: the terminal went away"),
     (EXIT_INTERRUPTED, "Ctrl+C (SIGINT)"),
     (EXIT_TERMINATED, "SIGTERM"),

@@ -39,13 +39,30 @@ def _provider_choices() -> str:
     return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="evo-agent",
-        description="A terminal coding agent whose sessions survive crashes, kills and restarts.",
-    )
-    parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT",
-                        help="run one query to completion and print the final answer")
+USAGE = """evo-agent [options] [PROMPT]
+       evo-agent -p [PROMPT] [--output-format text|json|stream-json] [options]
+       evo-agent sessions {list,show,export,fsck,rm,prune} ..."""
+
+DESCRIPTION = """\
+A terminal coding agent whose sessions survive crashes, kills and restarts.
+
+PROMPT starts the interactive session with that prompt. With -p the prompt runs to
+completion and the answer is printed; text piped into -p is appended to the prompt
+(`cat err.log | evo-agent -p "explain"`)."""
+
+
+def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
+    """The command line. `sessions=False`: the agent's options plus a positional PROMPT (see parse_arguments)."""
+    from .help_text import EPILOG
+    from .print_output import OUTPUT_FORMATS
+
+    parser = _Parser(prog="evo-agent", usage=USAGE, description=DESCRIPTION, epilog=EPILOG, add_help=sessions,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", nargs="?", const="",
+                        help="run one query to completion and print the final answer (piped stdin is appended)")
+    parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
+                        help="print mode's output: text (default), json (one result object) or stream-json "
+                             "(one JSON event per line)")
     parser.add_argument("--plain", action="store_true", help="use the line REPL instead of the TUI")
     parser.add_argument("--resume", nargs="?", const=_PICK, default=None, metavar="ID",
                         help="resume a session (a unique id prefix is enough); without ID choose from a list")
@@ -58,8 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--project-dir", metavar="DIR", help=PROJECT_DIR_HELP)
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_sessions_parser(sub)
+    if sessions:
+        sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+        add_sessions_parser(sub)
+    else:
+        parser.add_argument("-h", "--help", action="store_true")
+        parser.add_argument("prompt", nargs="?", default=None)
     return parser
 
 
@@ -106,7 +127,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     from evo_agent.session import SessionError
     from evo_agent.ui.signals import SignalExit  # stdlib only: no Textual import on this path
 
-    args = parse_arguments(build_parser(), argv)
+    args = parse_arguments(argv)
     try:
         if args.command == "sessions":
             return _sessions(args)
@@ -125,15 +146,31 @@ def run(argv: Sequence[str] | None = None) -> int:
         return exc.code
 
 
-def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
-    """parse_args, with unknown arguments blamed on the (sub)command they were given to, whose --help helps."""
+def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments, whether they start a session (`evo-agent [PROMPT]`) or name a command (`evo-agent sessions …`).
+
+    argparse cannot have an optional positional PROMPT beside subcommands, so the agent's parser (with
+    PROMPT) reads first; when its PROMPT is `sessions` the full parser reads again. Unknown arguments are
+    blamed on the (sub)command they were given to, whose --help helps.
+    """
     from .sessions.command import SUBPARSERS
 
-    args, extra = parser.parse_known_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args, extra = build_parser(sessions=False).parse_known_args(argv)
+    if args.prompt != "sessions":
+        full = build_parser()
+        if args.help:
+            full.print_help()
+            raise SystemExit(EXIT_OK)
+        if extra:
+            full.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.command = None
+        return args
+    full = build_parser()
+    args, extra = full.parse_known_args(argv)
     if extra:
-        words = [args.command, getattr(args, "sessions_command", None)] if args.command else []
-        name = " ".join(w for w in words if w)
-        target = SUBPARSERS.get(name) or SUBPARSERS.get(args.command or "") or parser
+        name = " ".join(w for w in (args.command, getattr(args, "sessions_command", None)) if w)
+        target = SUBPARSERS.get(name) or SUBPARSERS.get(args.command or "") or full
         target.error(f"unrecognized arguments: {' '.join(extra)}")
     return args
 
@@ -149,14 +186,14 @@ def use_tui(args: argparse.Namespace) -> bool:
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def run_tui(agent, store, console, signals) -> int:  # noqa: ANN001
+def run_tui(agent, store, console, signals, *, initial_prompt: str | None = None) -> int:  # noqa: ANN001
     """The TUI; SIGTERM and SIGHUP end it from inside its event loop (see AgentApp)."""
     from evo_agent.ui.app import run_tui as _run_tui
 
     from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, Terminated
 
     try:
-        return _run_tui(agent)
+        return _run_tui(agent, initial_prompt=initial_prompt) if initial_prompt else _run_tui(agent)
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
     except Terminated as exc:
@@ -175,19 +212,18 @@ def _agent(args: argparse.Namespace) -> int:
     from .sessions.listing import pick_session
 
     print_mode = args.print_prompt is not None
-    if print_mode:
-        args.print_prompt = _valid_text(args.print_prompt)
-    if args.resume is not None and args.continue_:
-        raise UsageError("--resume and --continue cannot be used together")
-    if print_mode and args.resume == _PICK:
-        raise UsageError("--resume needs a session id in print mode (evo-agent sessions list shows them)")
-    if print_mode and not args.print_prompt.strip():
-        raise UsageError("the prompt is empty")
-    if print_mode and args.plain:
-        raise UsageError("--plain is for interactive mode; it cannot be combined with --print")
-    project_dir = _project_dir(args)
+    _check_mode_arguments(args, print_mode)
     stdin_tty = _isatty(sys.stdin)
+    compact_chars = compact_threshold(os.environ)
+    project_dir = _project_dir(args)
     redact = redaction_enabled(os.environ)
+    initial_prompt = None
+    if print_mode:
+        args.print_prompt = print_prompt_text(args, None if stdin_tty else sys.stdin)
+    elif args.prompt is not None:
+        initial_prompt = _valid_text(args.prompt)
+        if not initial_prompt.strip():
+            raise UsageError("the prompt is empty")
 
     try:
         name, notice = choose_provider_name(args.provider, os.environ)
@@ -245,17 +281,17 @@ def _agent(args: argparse.Namespace) -> int:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
-                  compact_count=compact_count)
+                  compact_count=compact_count, compact_threshold=compact_chars)
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
     try:
         if print_mode:
-            code = _print_mode(agent, args.print_prompt, console, signals)
-        elif use_tui(args):
-            code = run_tui(agent, store, console, signals)
+            code = _print_mode(agent, args.print_prompt, console, signals, args.output_format or "text")
+        elif use_tui(args) and tui_takes_initial_prompt(initial_prompt):
+            code = run_tui(agent, store, console, signals, initial_prompt=initial_prompt)
         else:
-            code = Repl(agent, store, console, signals, tty=stdin_tty).run()
+            code = Repl(agent, store, console, signals, tty=stdin_tty).run(initial_prompt=initial_prompt)
     finally:
         signals.exiting = True
         finish(agent, console, to_stderr=print_mode or not _isatty(sys.stdout))  # stdout stays the answer
@@ -263,36 +299,97 @@ def _agent(args: argparse.Namespace) -> int:
     return code
 
 
-def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001
+def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:
+    """Combinations that make no sense, refused before anything is read or created (exit 2)."""
+    if args.resume is not None and args.continue_:
+        raise UsageError("--resume and --continue cannot be used together")
+    if print_mode and args.resume == _PICK:
+        raise UsageError("--resume needs a session id in print mode (evo-agent sessions list shows them)")
+    if print_mode and args.plain:
+        raise UsageError("--plain is for interactive mode; it cannot be combined with --print")
+    if args.output_format is not None and not print_mode:
+        raise UsageError("--output-format is for print mode: use it with -p")
+
+
+def print_prompt_text(args: argparse.Namespace, piped) -> str:  # noqa: ANN001 - a text stream or None
+    """-p's prompt: its value and/or the positional PROMPT, then what was piped into stdin (`cat log | evo-agent -p`)."""
+    parts = [p for p in (args.print_prompt, args.prompt) if p]
+    if piped is not None:
+        try:
+            data = piped.read()
+        except (OSError, ValueError):
+            data = ""
+        if data and data.strip():
+            parts.append(data.rstrip("\n"))
+    prompt = _valid_text("\n\n".join(parts))
+    if not prompt.strip():
+        raise UsageError("the prompt is empty (give one after -p, or pipe text into stdin)")
+    return prompt
+
+
+def compact_threshold(environ) -> int | None:  # noqa: ANN001 - a Mapping[str, str]
+    """EVO_AGENT_COMPACT_CHARS as a whole number of characters > 0; None when unset (the default applies)."""
+    raw = environ.get("EVO_AGENT_COMPACT_CHARS")
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise UsageError(f"EVO_AGENT_COMPACT_CHARS must be a whole number of characters above 0, not {raw[:20]!r}")
+    return value
+
+
+def tui_takes_initial_prompt(initial_prompt: str | None) -> bool:
+    """Whether the app can start with a prompt (its `run_tui(agent, initial_prompt=…)`); else the REPL runs it."""
+    if initial_prompt is None:
+        return True
+    import inspect
+
+    from evo_agent.ui.app import run_tui as app_run_tui
+
+    return "initial_prompt" in inspect.signature(app_run_tui).parameters
+
+
+def _print_mode(agent, prompt: str, console, signals, output_format: str = "text") -> int:  # noqa: ANN001
+    """One turn to completion; stdout gets the answer as `output_format` says (print_output.py)."""
+    from .print_output import PrintOutput
     from .runtime import EXIT_INTERRUPTED, Terminated, crash_line, run_turn
 
-    class Quiet:
-        def on_notice(self, text: str) -> None:
-            console.err_line(text if text.startswith("evo-agent: ") else f"evo-agent: {text}")
-
+    output = PrintOutput(output_format, agent, console)
     try:
-        outcome = run_turn(agent, prompt, Quiet(), signals)
+        outcome = run_turn(agent, prompt, output.callbacks(), signals)
     except KeyboardInterrupt:
         console.error("interrupted")
+        output.failure("interrupted", "error_interrupted")
         return EXIT_INTERRUPTED
     except Terminated as exc:
         console.error(exc.what)
+        output.failure(exc.what, "error_interrupted")
         return exc.code
     if outcome.error is not None:
         console.error(str(outcome.error))
+        output.failure(str(outcome.error))
         return EXIT_FAILURE
     if outcome.crash is not None:
         console.err_line(crash_line(outcome.crash))
+        output.failure(crash_line(outcome.crash))
         return EXIT_FAILURE
     result = outcome.result
     assert result is not None
     if result.cancelled:
         console.error("interrupted")
+        output.failure("interrupted", "error_interrupted")
         return EXIT_INTERRUPTED
-    text = result.text
-    if text:
-        console.write(text if text.endswith("\n") else text + "\n")
-    return EXIT_OK if result.status == "done" else EXIT_FAILURE
+    if result.status != "done":  # stopped at the model-call limit: what there is, and a failure
+        if output_format == "text":
+            output.answer(result.text)
+        else:
+            output.failure(result.text or f"stopped: {result.status}", "error_max_turns")
+        return EXIT_FAILURE
+    output.answer(result.text)
+    return EXIT_OK
 
 
 def _valid_text(value: str) -> str:

@@ -23,18 +23,10 @@ from .runtime import (
     run_compact,
     run_turn,
 )
+from .help_text import slash_help
 from .sessions.listing import pick_session
 
-HELP_TEXT = """\
-Commands:
-  /resume ID        switch to a copy of session ID (a unique prefix is enough); this session stays resumable
-  /resume           choose a session from a numbered list
-  /clear            start a new, empty session (the current one stays resumable)
-  /compact [FOCUS]  summarise the conversation now and continue from the summary
-  /cost             tokens used in this session
-  /help             this help
-  /exit             leave (Ctrl+D works too)
-Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves."""
+HELP_TEXT = slash_help()
 
 TOOL_LINE_CHARS = 100
 
@@ -120,8 +112,8 @@ class Repl:
         return line.rstrip("\n").rstrip("\r")
 
     # ---- the loop
-    def run(self) -> int:
-        """Returns the exit code; the caller prints the exit hint."""
+    def run(self, initial_prompt: str | None = None) -> int:
+        """Returns the exit code; the caller prints the exit hint. `initial_prompt` (`evo-agent "PROMPT"`) runs first."""
         if self.tty:
             try:
                 import readline  # noqa: F401 - line editing and history for input()
@@ -132,6 +124,10 @@ class Repl:
                 f"session {self.agent.session_id} · /help for commands"
             )
         try:
+            if initial_prompt:
+                if self.tty:
+                    self.console.line(f"> {initial_prompt}")
+                self.turn(initial_prompt)
             while True:
                 line = self.read("> " if self.tty else "")
                 if line is None:

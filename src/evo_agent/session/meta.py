@@ -53,6 +53,8 @@ class SessionMeta:
     first_prompt: str | None = None
     total_input_tokens: int = 0
     total_output_tokens: int = 0
+    total_cache_creation_tokens: int = 0
+    total_cache_read_tokens: int = 0
     message_count: int = 0
     answer_count: int = 0  # assistant records this session got from a model itself (not restored copies)
     compact_count: int = 0
@@ -81,6 +83,8 @@ class SessionMeta:
             "agent_version": self.agent_version, "cwd": self.cwd, "git_branch": self.git_branch,
             "model": self.model, "provider": self.provider, "first_prompt": self.first_prompt,
             "total_input_tokens": self.total_input_tokens, "total_output_tokens": self.total_output_tokens,
+            "total_cache_creation_tokens": self.total_cache_creation_tokens,
+            "total_cache_read_tokens": self.total_cache_read_tokens,
             "message_count": self.message_count, "answer_count": self.answer_count,
             "compact_count": self.compact_count,
             "resumed_from": self.resumed_from, "messages_bytes": self.messages_bytes,
@@ -119,8 +123,9 @@ def encode_meta(meta: SessionMeta) -> bytes:
     return (json.dumps(data, ensure_ascii=True, indent=2) + "\n").encode("ascii")
 
 
-_INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens", "message_count",
-               "answer_count", "compact_count", "messages_bytes")
+_INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens",
+               "total_cache_creation_tokens", "total_cache_read_tokens", "message_count", "answer_count",
+               "compact_count", "messages_bytes")
 _OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "resumed_from", "agent_version", "cwd")
 _KNOWN = frozenset(_INT_FIELDS + _OPT_STR_FIELDS + ("id",))
 
@@ -273,6 +278,8 @@ def fold_record(meta: SessionMeta, record: dict) -> None:
                 meta.answer_count += 1
             meta.total_input_tokens += _int(record.get("input_tokens"))
             meta.total_output_tokens += _int(record.get("output_tokens"))
+            meta.total_cache_creation_tokens += _int(record.get("cache_creation_input_tokens"))
+            meta.total_cache_read_tokens += _int(record.get("cache_read_input_tokens"))
         elif meta.first_prompt is None:
             meta.first_prompt = prompt_text(record.get("message"))
     elif rtype == "compact_boundary":

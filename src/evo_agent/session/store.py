@@ -272,6 +272,24 @@ class SessionStore:
         rows = self.newest(1)
         return rows[0] if rows else None
 
+    def lineage(self, session_id: str, *, limit: int = 1000) -> list[SessionInfo]:
+        """The sessions `session_id` was resumed from, nearest first, following each meta's `resumed_from`.
+
+        Stops at a session that is missing (deleted) or seen before, and after `limit` steps.
+        """
+        chain: list[SessionInfo] = []
+        seen = {session_id}
+        info = self.info(session_id, write_back=False)
+        while info is not None and len(chain) < limit:
+            source = info.meta.resumed_from
+            if not source or source in seen or not is_session_id(source):
+                break
+            seen.add(source)
+            info = self.info(source, write_back=False)
+            if info is not None:
+                chain.append(info)
+        return chain
+
     # Resuming ---------------------------------------------------------------
 
     def load(self, session_id: str) -> LoadedSession:
