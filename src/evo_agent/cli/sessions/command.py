@@ -43,7 +43,7 @@ def _duration(text: str) -> int:
 
 def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     """`sessions` and its subcommands, added to the top-level parser's subcommands."""
-    sessions = sub.add_parser("sessions", help="list, show, export, check and delete the sessions of this project",
+    sessions = sub.add_parser("sessions", prog="evo-agent sessions", help="list, show, export, check and delete the sessions of this project",
                               description="Look at and look after the sessions of this project. "
                                           "ID is a session id or a unique prefix of one.")
     sessions.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS, help=PROJECT_DIR_HELP)
@@ -51,7 +51,7 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     SUBPARSERS["sessions"] = sessions
 
     def add(name: str, help_: str) -> argparse.ArgumentParser:
-        parser = cmds.add_parser(name, help=help_, description=help_)
+        parser = cmds.add_parser(name, prog=f"evo-agent sessions {name}", help=help_, description=help_)
         parser.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS, help=PROJECT_DIR_HELP)
         SUBPARSERS[f"sessions {name}"] = parser
         return parser
