@@ -353,6 +353,8 @@ class Agent:
         """One summary call; then the boundary is recorded and only then the history replaced."""
         if not self.history:
             raise CompactionFailed("there is nothing to compact yet")
+        if len(self.history) == 1 and self.history[0] == summary_message(_summary_text(self.history[0])):
+            raise CompactionFailed("there is nothing to compact: the conversation is already one summary")
         try:
             response = self.provider.complete(
                 system=SUMMARY_SYSTEM,
@@ -600,6 +602,15 @@ class Agent:
         for thread in threads:
             thread.join()
         return [r for r in results if r is not None]
+
+
+def _summary_text(message: dict) -> str:
+    """The summary inside a synthetic summary message (or '' for any other message)."""
+    content = text_of(message)
+    prefix, suffix = "<previous-conversation-summary>\n", "\n</previous-conversation-summary>"
+    if message.get("role") == "user" and content.startswith(prefix) and content.endswith(suffix):
+        return content[len(prefix):-len(suffix)]
+    return ""
 
 
 def _env_int(name: str, default: int) -> int:

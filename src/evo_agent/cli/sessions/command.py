@@ -74,7 +74,7 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     export = add("export", "export a session as Markdown, one self-contained HTML page, or JSONL")
     export.add_argument("id", metavar="ID")
     export.add_argument("--format", choices=("md", "html", "jsonl"),
-                        help="default: from the -o file's suffix, else md")
+                        help="default: from the -o file's suffix (.html, .jsonl, .md), else md")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (created 0600) instead of stdout")
 
     fsck = add("fsck", "check sessions for damage; --repair rebuilds meta.json and fixes permissions "
@@ -173,6 +173,11 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
 
             data = render_markdown(view).encode("utf-8", "replace")
         write_output(data, args.output)
+        if args.output and args.output != "-":
+            from .common import fmt_bytes
+            from .export import FORMAT_NAMES
+
+            out.write(f"Wrote {args.output} ({FORMAT_NAMES[fmt]}, {fmt_bytes(len(data))})\n")
         return 0
     if command == "fsck":
         from .fsck import all_session_ids, fsck, report
