@@ -81,3 +81,36 @@ def test_prune_asks_and_refuses_without_a_terminal(cli, model_server):
         "evo-agent: prune would delete 1 session; nothing deleted: no terminal to ask on "
         "(pass --yes to delete without asking, --dry-run to see the list)"]
     assert len(cli.session_ids()) == 2
+
+
+def test_prune_asks_on_a_terminal_and_deletes_only_after_yes(cli, model_server):
+    import os
+    import pty
+    import subprocess
+
+    from .conftest import COMMAND
+
+    model_server.script(text("x"))
+    source = cli.run("-p", "q").hint_id()
+    copy = cli.run("--resume", source, "--plain", input="")
+    assert copy.rc == 0
+    (copy_id,) = [s for s in cli.session_ids() if s != source]
+
+    def prune_answering(answer: str) -> subprocess.CompletedProcess:
+        master, slave = pty.openpty()
+        try:
+            proc = subprocess.Popen([*COMMAND, "sessions", "prune"], cwd=cli.project, env=cli.env, stdin=slave,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            os.write(master, answer.encode() + b"\n")
+            out, err = proc.communicate(timeout=60)
+        finally:
+            os.close(slave)
+            os.close(master)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+    declined = prune_answering("n")
+    assert declined.returncode == 1 and "Delete 1 session? This cannot be undone. [y/N]" in declined.stderr
+    assert copy_id in declined.stderr and len(cli.session_ids()) == 2
+    accepted = prune_answering("y")
+    assert accepted.returncode == 0 and accepted.stdout.splitlines()[-1].startswith("deleted 1 session")
+    assert cli.session_ids() == [source]
