@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 
 import pytest
@@ -138,7 +139,7 @@ def test_sigterm_during_a_turn_exits_cleanly_with_the_hint(cli, model_server):
 @pytest.mark.parametrize("mode", [(), ("-p", "think")], ids=["repl", "print"])
 def test_sighup_during_a_turn_exits_129_with_the_hint_on_stderr(cli, model_server, mode):
     model_server.script(hang(30, text("never sent")))
-    proc = cli.popen(*mode)
+    proc = cli.popen(*mode, **({"stdin": subprocess.DEVNULL} if mode else {}))  # -p reads piped stdin to EOF
     try:
         if not mode:
             proc.stdin.write("think\n")
@@ -158,7 +159,7 @@ def test_sighup_during_a_turn_exits_129_with_the_hint_on_stderr(cli, model_serve
 
 def test_ctrl_c_in_print_mode_stops_with_the_hint_on_stderr(cli, model_server):
     model_server.script(hang(30, text("never sent")))
-    proc = cli.popen("-p", "think")
+    proc = cli.popen("-p", "think", stdin=subprocess.DEVNULL)  # -p reads piped stdin to its end first
     try:
         assert model_server.hanging.wait(20)
         proc.send_signal(signal.SIGINT)
