@@ -99,7 +99,7 @@ def test_a_broken_meta_json_is_still_listed(demo_cli):
     (demo_cli.sessions_dir / sid / "meta.json").write_text('{"id": "broken", "created_ms": ')
     listing = demo_cli.run("sessions", "list")
     assert listing.rc == 0 and "Traceback" not in listing.err
-    assert listing.out_lines[0].split() == ["ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "FIRST", "PROMPT"]
+    assert listing.out_lines[0].split() == ["ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "NAME", "OR", "FIRST", "PROMPT"]
     (row,) = [line for line in listing.out_lines if line.startswith(sid)]
     assert row.split()[5:8] == ["4", "220", "main"] and row.endswith("fix the flaky upload test")
     assert empty not in listing.out

@@ -149,7 +149,7 @@ def test_resume_without_an_id_in_the_repl_offers_a_numbered_list(cli, model_serv
     chosen = cli.run("--resume", input="2\nand now?\n/resume\n1\nand then?\n")  # newest first: 2 is the older one
     assert chosen.rc == 0, chosen.err
     listing = [line for line in chosen.out_lines if "tokens=" in line]
-    assert new in listing[0] and old in listing[1] and "「the newer one」" in listing[0] and "tokens=110" in listing[0]
+    assert new in listing[0] and old in listing[1] and "  the newer one  " in listing[0] and "tokens=110" in listing[0]
     assert any(line.startswith(f"Resumed {old}: 2 messages restored") for line in chosen.out_lines)
     assert model_server.requests[0]["messages"] == history_of(("the older one", "Older answer.")) + [
         {"role": "user", "content": "and now?"}]

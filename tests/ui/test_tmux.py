@@ -64,7 +64,7 @@ def test_resume_without_id_opens_the_picker_in_a_terminal(project):
     session = f"evo-{os.getpid()}-{time.monotonic_ns()}"
     _start(session, project, "--resume")
     try:
-        _wait_for(session, r"tokens=[\d,]+\s+「list the files")
+        _wait_for(session, r"\"list the files\"")  # a picker row
         subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
         _wait_for(session, r"messages restored")
         _wait_for(session, r"demo\s+·\s+session \d{13}_[0-9a-f]{8}")  # the app's status line: it reads keys now
@@ -132,7 +132,7 @@ def test_sigterm_in_the_startup_picker_restores_the_terminal_and_says_so(project
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "30", "-c", str(project), command],
                    check=True, env={**os.environ, "EVO_AGENT_PROVIDER": "demo"})
     try:
-        _wait_for(session, r"tokens=[\d,]+\s+「list the files")
+        _wait_for(session, r"\"list the files\"")  # a picker row
         os.kill(int(pid_file.read_text()), signal.SIGTERM)
         screen = _wait_for(session, r"EXITED-\d+")
         lines = [x for x in screen.splitlines() if x.strip()]

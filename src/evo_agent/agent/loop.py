@@ -55,7 +55,8 @@ from pathlib import Path
 from typing import Any
 
 from evo_agent.providers.base import Provider, ProviderCancelled, ProviderError, StreamCallbacks
-from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, summary_message
+from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, clean_name, summary_message
+from evo_agent.session.file_history import FileHistory
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool
 
 from .compaction import (
@@ -228,8 +229,10 @@ class Agent:
         compact_threshold: int | None = None,
         compact_count: int = 0,
         allow_subagents: bool = True,
+        file_history: FileHistory | None = None,
     ) -> None:
         self.provider = provider
+        self._file_history = file_history  # a subagent keeps its file backups in the main session
         self.recorder = recorder
         self.project_dir = Path(project_dir)
         self.store = store
@@ -319,6 +322,44 @@ class Agent:
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
         return resumed
+
+    @property
+    def file_history(self) -> FileHistory | None:
+        """Where the file tools keep what they change (for rewinds): the live session's directory."""
+        if self._file_history is not None:
+            return self._file_history
+        if isinstance(self.recorder, Recorder):
+            return FileHistory(self.recorder.session_dir, self.recorder.append)
+        return None
+
+    @property
+    def name(self) -> str | None:
+        """The live session's name (set by -n or /rename, or inherited by a resume), if any."""
+        meta = getattr(self.recorder, "meta", None)
+        return getattr(meta, "name", None)
+
+    def rename(self, name: str) -> str:
+        """Name the live session (`/rename NAME`); returns the name as stored. ValueError for an empty one."""
+        cleaned = clean_name(name)
+        if not cleaned:
+            raise ValueError("a session name needs at least one visible character")
+        self.recorder.session_name(cleaned)
+        self.recorder.checkpoint()
+        return cleaned
+
+    def rewind(self, turn: int) -> ResumedSession:
+        """Continue in a new session whose history ends just before user turn `turn` of this one (/rewind)."""
+        store = self._require_store()
+        source = self.session_id
+        self.recorder.checkpoint()
+        resumed = store.resume(source, model=self.provider.model, provider=self.provider.name, before_turn=turn)
+        self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        self.hold_conversation()
+        return resumed
+
+    def hold_conversation(self) -> None:
+        """This session holds the conversation even before anything is said in it (a rewind: not the source's)."""
+        self._wrote_own = True
 
     def clear(self) -> Recorder:
         """Start a fresh, empty session; the old one stays resumable."""
@@ -584,7 +625,8 @@ class Agent:
                 return
             cb.tool_start(tool_id, name, tool_input)
             started = time.monotonic()
-            ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id)
+            ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
+                              file_history=self.file_history)
             result = run_tool(self.tools, name, tool_input, ctx)
             results[i] = tool_result_block(tool_id, result.content, result.is_error)
             cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)

@@ -59,6 +59,7 @@ def run_subagent(parent: "Agent", tool_input: dict, ctx: ToolContext) -> ToolRes
         provider=parent.provider, recorder=side, project_dir=parent.project_dir,
         allow_subagents=False, max_model_calls=SUBAGENT_MAX_CALLS, max_tokens=parent.max_tokens,
         system_note=SUBAGENT_NOTE, compact_threshold=parent.compact_threshold,
+        file_history=parent.file_history,
     )
     text, is_error = _run_child(child, tool_input["prompt"], ctx, parent.recorder.prompt_id)
     parent.add_usage(child.usage)

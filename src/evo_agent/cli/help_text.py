@@ -8,10 +8,12 @@ from __future__ import annotations
 from .errors import EXIT_CODES
 
 SLASH_COMMANDS: tuple[tuple[str, str], ...] = (
-    ("/resume ID", "switch to a copy of session ID (or a unique prefix of it)"),
+    ("/resume ID|NAME", "switch to a copy of a session (id, unique prefix or name)"),
     ("/resume", "choose a session from a list"),
     ("/clear", "start a new, empty session (this one stays resumable)"),
     ("/compact [FOCUS]", "summarise the conversation now and go on from the summary"),
+    ("/rename NAME", "name this session (lists show it; --resume NAME finds it)"),
+    ("/rewind", "go back to before one of your prompts (a new session)"),
     ("/cost", "tokens and dollars, this session and the ones it continues"),
     ("/help", "the commands"),
     ("/exit", "leave (Ctrl+D works too)"),

@@ -39,9 +39,15 @@ def _provider_choices() -> str:
     return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
 
 
+def _turn_number(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a user turn number (1, 2, ...), not {text!r}")
+    return int(text)
+
+
 USAGE = """evo-agent [options] [PROMPT]
        evo-agent -p [PROMPT] [--output-format text|json|stream-json] [options]
-       evo-agent sessions {list,show,export,fsck,rm,prune} ..."""
+       evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune} ..."""
 
 DESCRIPTION = """\
 A terminal coding agent whose sessions survive crashes, kills and restarts.
@@ -66,8 +72,14 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     parser.add_argument("--plain", action="store_true", help="use the line REPL instead of the TUI")
     parser.add_argument("--resume", nargs="?", const=_PICK, default=None, metavar="ID",
                         help="resume a session (a unique id prefix is enough); without ID choose from a list")
+    parser.add_argument("--at", type=_turn_number, metavar="N",
+                        help="with --resume/-c: start from just before user turn N (a rewind; the old session stays)")
+    parser.add_argument("--restore-files", action="store_true",
+                        help="with --at: also put back the files evo-agent's file tools changed since turn N")
     parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="resume the most recently updated session of this project")
+    parser.add_argument("-n", "--name", metavar="NAME",
+                        help="name the session (shown in lists; --resume NAME finds it); see also /rename")
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{_provider_choices()} (env EVO_AGENT_PROVIDER)")
     from .sessions.command import PROJECT_DIR_HELP, add_sessions_parser
@@ -259,8 +271,9 @@ def _agent(args: argparse.Namespace) -> int:
             chosen = run_picker(project_dir)
         else:
             chosen = pick_session(store.list(), console.line, read)
-        if chosen is None:
-            raise CommandError("no session chosen")
+        if chosen is None:  # Esc in the picker: nothing to do, and nothing went wrong
+            console.line("No session chosen; nothing was resumed.")
+            return 0
         source = store.resolve(chosen)
     elif args.resume is not None:
         source = store.resolve(args.resume)
@@ -271,7 +284,13 @@ def _agent(args: argparse.Namespace) -> int:
         console.err_line(notice)
     compact_count = 0
     if source is not None:
-        resumed = store.resume(source, model=provider.model, provider=provider.name)
+        resumed = store.resume(source, model=provider.model, provider=provider.name, before_turn=args.at)
+        if args.at is not None and args.restore_files:
+            from .rewind import pending_changes, restore_files
+
+            ask = None if print_mode or not stdin_tty else (lambda q: (input(q).strip().lower() in ("y", "yes")))
+            restore_files(pending_changes(store, source, args.at), console.err_line if print_mode else console.line,
+                          ask)
         recorder, history = resumed.recorder, resumed.loaded.messages
         compact_count = resumed.loaded.compact_count
         notify(resumed_line(source, len(history), recorder.session_id))
@@ -282,6 +301,13 @@ def _agent(args: argparse.Namespace) -> int:
 
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
                   compact_count=compact_count, compact_threshold=compact_chars)
+    if args.at is not None:
+        agent.hold_conversation()  # a rewind: the exit hint names it, not its source
+    if args.name is not None:
+        try:
+            agent.rename(args.name)
+        except ValueError as exc:
+            raise UsageError(f"--name: {exc}") from None
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
@@ -303,6 +329,10 @@ def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:
     """Combinations that make no sense, refused before anything is read or created (exit 2)."""
     if args.resume is not None and args.continue_:
         raise UsageError("--resume and --continue cannot be used together")
+    if args.at is not None and args.resume is None and not args.continue_:
+        raise UsageError("--at needs --resume ID or --continue: it names a turn of that session")
+    if args.restore_files and args.at is None:
+        raise UsageError("--restore-files needs --at N: the files are restored to before turn N")
     if print_mode and args.resume == _PICK:
         raise UsageError("--resume needs a session id in print mode (evo-agent sessions list shows them)")
     if print_mode and args.plain:

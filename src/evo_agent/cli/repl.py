@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from evo_agent import __version__
 from evo_agent.agent import Agent
+from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore
 
 from .runtime import (
@@ -168,6 +169,8 @@ class Repl:
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
             "/compact": self.cmd_compact,
+            "/rename": self.cmd_rename,
+            "/rewind": self.cmd_rewind,
         }
         handler = handlers.get(name)
         if handler is None:
@@ -189,6 +192,57 @@ class Repl:
             self.console.err_line(crash_line(outcome.crash))
         else:
             self.console.line(outcome.result.describe())
+
+    def cmd_rename(self, arg: str) -> None:
+        if not arg:
+            current = self.agent.name
+            self.console.line(f"This session is named {terminal_safe(current)!r}." if current
+                              else "This session has no name. Usage: /rename NAME")
+            return
+        try:
+            name = self.agent.rename(arg)
+        except ValueError as exc:
+            self.console.error(str(exc))
+            return
+        self.console.line(f"Session {self.agent.session_id} is now named {terminal_safe(name)!r} "
+                          f"(evo-agent --resume {terminal_safe(name)!r} finds it).")
+
+    def cmd_rewind(self, arg: str) -> None:
+        from evo_agent.session.rewind import prompt_turns
+
+        from .rewind import BASH_NOTE, pending_changes, restore_files
+
+        turns = prompt_turns(self.agent.recorder.path)
+        if not turns:
+            self.console.line("Nothing to rewind: no prompt in this session yet.")
+            return
+        if not arg:
+            self.console.line("Go back to before which prompt? (newest first; a new session starts there, "
+                              f"this one stays resumable. {BASH_NOTE})")
+            for turn in reversed(turns[-20:]):
+                self.console.line(f"{turn.number:>4}. {terminal_safe(turn.text[:70], keep_newlines=False)}")
+            answer = self.read(f"Turn [1-{len(turns)}, Enter to cancel] ")
+            arg = (answer or "").strip()
+            if not arg:
+                self.console.line("Rewind cancelled.")
+                return
+        if not arg.isdigit() or not 1 <= int(arg) <= len(turns):
+            self.console.error(f"no turn {terminal_safe(arg, keep_newlines=False)}: choose 1 to {len(turns)}")
+            return
+        number, source = int(arg), self.agent.session_id
+        changes = pending_changes(self.store, source, number)
+        try:
+            self.agent.rewind(number)
+        except SessionError as exc:
+            self.console.error(str(exc))
+            return
+        self.console.line(f"Rewound to before turn {number}: new session {self.agent.session_id} "
+                          f"({len(self.agent.messages)} messages; the previous one: evo-agent --resume {source})")
+        if changes:
+            answer = self.read(f"Restore {len(changes)} file{'s' if len(changes) != 1 else ''} changed since? [y/N] ")
+            if (answer or "").strip().lower() in ("y", "yes"):
+                yes = lambda question: (self.read(question) or "").strip().lower() in ("y", "yes")  # noqa: E731
+                restore_files(changes, self.console.line, yes)
 
     def cmd_clear(self, _arg: str) -> None:
         self.agent.clear()

@@ -44,7 +44,7 @@ from .inspect import (
     sidechain_paths,
 )
 from .live import LiveLock, LiveSessionStore, Liveness, SessionInUse, held_for_removal, probe_live
-from .meta import SessionMeta, prompt_text, read_meta, rebuild_meta
+from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta
 from .project import Worktree, find_project_dir, git_branch_of, git_worktree_root, git_worktrees
 from .recorder import Recorder, SidechainRecorder, now_iso
 from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
@@ -54,7 +54,7 @@ from .store import ResumedSession, SessionInfo, SessionStore
 __all__ = [
     "AmbiguousSessionId", "InvalidSessionId", "SessionError", "SessionNotFound",
     "is_session_id", "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name",
-    "SessionMeta", "prompt_text", "read_meta", "rebuild_meta",
+    "SessionMeta", "clean_name", "prompt_text", "read_meta", "rebuild_meta",
     "Recorder", "SidechainRecorder", "git_branch_of", "now_iso",
     "Worktree", "find_project_dir", "git_worktree_root", "git_worktrees",
     "INTERRUPTED_TEXT", "interrupted_result", "repair_history",

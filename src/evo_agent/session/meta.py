@@ -51,6 +51,7 @@ class SessionMeta:
     model: str | None = None
     provider: str | None = None
     first_prompt: str | None = None
+    name: str | None = None  # set by `session_name` records (-n, /rename, sessions rename) or inherited on resume
     total_input_tokens: int = 0
     total_output_tokens: int = 0
     total_cache_creation_tokens: int = 0
@@ -81,7 +82,7 @@ class SessionMeta:
         return {
             "id": self.id, "created_ms": self.created_ms, "updated_ms": self.updated_ms,
             "agent_version": self.agent_version, "cwd": self.cwd, "git_branch": self.git_branch,
-            "model": self.model, "provider": self.provider, "first_prompt": self.first_prompt,
+            "model": self.model, "provider": self.provider, "first_prompt": self.first_prompt, "name": self.name,
             "total_input_tokens": self.total_input_tokens, "total_output_tokens": self.total_output_tokens,
             "total_cache_creation_tokens": self.total_cache_creation_tokens,
             "total_cache_read_tokens": self.total_cache_read_tokens,
@@ -126,7 +127,7 @@ def encode_meta(meta: SessionMeta) -> bytes:
 _INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens",
                "total_cache_creation_tokens", "total_cache_read_tokens", "message_count", "answer_count",
                "compact_count", "messages_bytes")
-_OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "resumed_from", "agent_version", "cwd")
+_OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "name", "resumed_from", "agent_version", "cwd")
 _KNOWN = frozenset(_INT_FIELDS + _OPT_STR_FIELDS + ("id",))
 
 
@@ -256,6 +257,14 @@ def prompt_text(message: object) -> str | None:
     return line[:FIRST_PROMPT_MAX] or None
 
 
+NAME_MAX = 100
+
+
+def clean_name(text: str) -> str:
+    """A session name as it is stored and matched: one line, single spaces, at most NAME_MAX characters."""
+    return " ".join(text.split())[:NAME_MAX]
+
+
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
@@ -290,6 +299,11 @@ def fold_record(meta: SessionMeta, record: dict) -> None:
         meta.compact_count = max(meta.compact_count, _int(record.get("compact_count")))
         if isinstance(record.get("first_prompt"), str):
             meta.first_prompt = record["first_prompt"]
+        if isinstance(record.get("name"), str):
+            meta.name = clean_name(record["name"]) or None
+    elif rtype == "session_name":
+        if isinstance(record.get("name"), str):
+            meta.name = clean_name(record["name"]) or None
 
 
 def fold_lines(meta: SessionMeta, lines: Iterable[bytes]) -> None:

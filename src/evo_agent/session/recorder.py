@@ -278,6 +278,10 @@ class Recorder(_TranscriptRecorder):
     def session_start(self, *, model: str | None, provider: str | None, **extra) -> bool:
         return self.append("session_start", model=model, provider=provider, **extra)
 
+    def session_name(self, name: str, **extra) -> bool:
+        """Name (or rename) this session: `-n`, `/rename`, `sessions rename` (meta folds the latest)."""
+        return self.append("session_name", name=name, **extra)
+
     def resume_marker(self, from_session_id: str, restored_count: int, **extra) -> bool:
         return self.append("resume_marker", from_session_id=from_session_id, restored_count=restored_count, **extra)
 

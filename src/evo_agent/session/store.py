@@ -25,13 +25,16 @@ from pathlib import Path
 from typing import Callable
 
 from .ids import (
+    AmbiguousSessionId,
+    InvalidSessionId,
     SessionNotFound,
     created_ms_of,
     is_session_id,
     new_session_id,
     resolve_session_id,
 )
-from .meta import SessionMeta, catch_up, read_meta, write_back_meta
+from .inspect import is_id_prefix
+from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
 from .project import git_branch_of
 from .recorder import MESSAGES_NAME, Recorder
 from .resume import LoadedSession, load_for_resume
@@ -116,6 +119,7 @@ class SessionStore:
         session_id: str | None = None,
         meta_interval: float | None = None,
         staged: bool = False,
+        start_fields: dict | None = None,
     ) -> Recorder:
         """Start a new session and write its `session_start`. Never raises.
 
@@ -137,17 +141,51 @@ class SessionStore:
             session_dir, sid, cwd=str(self.project_dir), agent_version=agent_version,
             git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, **kwargs,
         )
-        recorder.session_start(model=model, provider=provider)
+        recorder.session_start(model=model, provider=provider, **(start_fields or {}))
         return recorder
 
     # Finding --------------------------------------------------------------
 
     def resolve(self, text: str) -> str:
-        """A full id from a full id or unique prefix; raises a SessionError subclass."""
-        sid = resolve_session_id(self.sessions_dir, text)
+        """A full id from a full id, a unique prefix or a unique session name; raises a SessionError subclass.
+
+        Id-shaped text is tried as an id first; a name is looked up only when no id matches.
+        """
+        if not is_id_prefix(text):
+            return self.resolve_name(text)
+        try:
+            sid = resolve_session_id(self.sessions_dir, text)
+        except SessionNotFound:
+            try:
+                return self.resolve_name(text)
+            except SessionNotFound:
+                raise SessionNotFound(f"no session {text} in {self.sessions_dir}") from None
         if not self._transcript(sid).is_file():
             raise SessionNotFound(f"session {sid} has no transcript ({self._transcript(sid)})")
         return sid
+
+    def resolve_name(self, text: str) -> str:
+        """The session named `text` (case-insensitive). A resume chain shares its name: its newest wins.
+
+        Raises SessionNotFound, or AmbiguousSessionId listing the candidates.
+        """
+        wanted = clean_name(text).casefold() if isinstance(text, str) else ""
+        if not wanted:
+            raise InvalidSessionId("invalid session id '': expected <13 digits>_<8 hex>, a prefix of one, or a session's name")
+        named = [row for row in self.list() if row.meta.name and row.meta.name.casefold() == wanted]
+        superseded = {row.meta.resumed_from for row in named}
+        heads = [row for row in named if row.id not in superseded]
+        if not heads:
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            if is_id_prefix(text):
+                raise SessionNotFound(f"no session id or name {shown!r} in {self.sessions_dir}")
+            raise InvalidSessionId(f"invalid session id and no session named {shown!r}: expected <13 digits>_<8 hex> "
+                                   "(e.g. 1780227556183_b525857d), a prefix of one, or a session's name")
+        if len(heads) > 1:
+            listed = ", ".join(row.id for row in heads[:5]) + (", ..." if len(heads) > 5 else "")
+            raise AmbiguousSessionId(f"{len(heads)} sessions are named {heads[0].meta.name!r} ({listed}); "
+                                     "name one by its id")
+        return heads[0].id
 
     def session_dir(self, session_id: str) -> Path:
         """The directory of a real session; refuses symlinks that could point outside the project."""
@@ -307,22 +345,41 @@ class SessionStore:
         provider: str | None,
         agent_version: str | None = None,
         git_branch: str | None | bool = True,
+        before_turn: int | None = None,
     ) -> ResumedSession:
         """Start a new session that holds the whole restored history of `session_id`.
+
+        With `before_turn=N` (a rewind), the history is what the session held just before its
+        user turn N (numbered as `rewind.prompt_turns` numbers them).
 
         Writes `session_start`, `resume_marker`, then every restored message as
         a `user`/`assistant` record with `"restored": true` — into a staging
         file that becomes `messages.jsonl` only once the copy is complete, so
         a crash mid-copy leaves nothing to list or continue. The source is only read.
         """
-        loaded = self.load(session_id)
+        marker: dict = {}
+        if before_turn is None:
+            loaded = self.load(session_id)
+            marker["source_bytes"] = loaded.file_size
+        else:  # a rewind: the history just before user turn `before_turn`
+            from .rewind import choose_turn, load_before
+
+            transcript = self._transcript(session_id)
+            try:
+                turn = choose_turn(transcript, before_turn)
+                loaded = load_before(transcript, session_id, turn.offset)
+            except OSError as exc:
+                raise SessionNotFound(f"cannot read session {session_id}: {exc.strerror or exc}") from None
+            marker.update(at_turn=before_turn, source_bytes=turn.offset)
         source = self.info(session_id, write_back=False)  # a resume writes nothing into the source's directory
         recorder = self.create(model=model, provider=provider, agent_version=agent_version, git_branch=git_branch,
                                staged=True)
         first_prompt = source.meta.first_prompt if source else loaded.first_prompt
-        marker: dict = {"compact_count": loaded.compact_count}
+        marker["compact_count"] = loaded.compact_count
         if first_prompt:
             marker["first_prompt"] = first_prompt
+        if source and source.meta.name:
+            marker["name"] = source.meta.name  # the continuation keeps its name (meta folds it)
         recorder.resume_marker(session_id, len(loaded.messages), **marker)
         recorder.append_many((m["role"], {"message": m, "restored": True}) for m in loaded.messages)
         recorder.publish()

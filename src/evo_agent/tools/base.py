@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 
 @dataclass
@@ -15,6 +15,9 @@ class ToolContext:
     project_dir: Path
     cancel: threading.Event = field(default_factory=threading.Event)
     tool_use_id: str = ""  # the id of the call being run (the task tool names its sidechain by it)
+    # Keeps what the file tools change, for rewinds (`before_change(path, tool_use_id)`/`after_change`);
+    # a `evo_agent.session.file_history.FileHistory`, or None when nothing is recorded.
+    file_history: Any = None
 
 
 @dataclass

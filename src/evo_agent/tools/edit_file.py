@@ -48,8 +48,12 @@ def run_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
 
     start = text.index(old)
     line = text.count("\n", 0, start) + 1
+    if ctx.file_history is not None:
+        ctx.file_history.before_change(path, ctx.tool_use_id)
     with open(path, "w", encoding="utf-8", newline="") as f:
         f.write(text.replace(old, new, 1))
+    if ctx.file_history is not None:
+        ctx.file_history.after_change(path, ctx.tool_use_id)
     removed = old.count("\n") + 1
     added = new.count("\n") + 1
     return ToolResult(f"Edited {shown} at line {line}: replaced {removed} line(s) with {added} line(s)")

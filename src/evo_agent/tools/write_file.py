@@ -26,8 +26,12 @@ def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
     existed = path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
     data = content.encode("utf-8")
+    if ctx.file_history is not None:
+        ctx.file_history.before_change(path, ctx.tool_use_id)
     with open(path, "wb") as f:
         f.write(data)
+    if ctx.file_history is not None:
+        ctx.file_history.after_change(path, ctx.tool_use_id)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "Overwrote" if existed else "Created"
     return ToolResult(f"{verb} {shown}: {len(data)} bytes, {lines} lines")

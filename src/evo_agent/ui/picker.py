@@ -1,47 +1,60 @@
-"""The /resume picker (SPEC §5): pick a session of this project, newest update first.
+"""The session picker (SPEC §5): choose a session of this project to resume, newest update first.
 
-It reads meta.json only, and only what the first screen needs before it is
-drawn: `SessionStore.newest()` orders the sessions by their transcripts'
-mtimes (one stat each) and reads the metas of the newest; the whole list
-(`SessionStore.list()`, which typing-to-filter needs) is loaded in a worker
-thread after the first paint and swapped in without moving the highlight.
-`SessionList` is a Line-API widget that formats just the rows on screen, so
-10,000 sessions cost one list and a sort, not 10,000 widgets.
+Two ways in, one screen (drawn by `picker_view`, prompt_toolkit, below the cursor, erased on exit):
 
-    screen = SessionPicker(store)          # push_screen(screen, callback) → id | None
-    run_picker(project_dir)                # standalone, for `evo-agent --resume` without an id
+    run_picker(project_dir)              # standalone: `evo-agent --resume` without an id
+    await pick_session(project_dir)      # inside a running asyncio loop: `/resume` in the app
+
+Both return the chosen session id, or None (Esc, Ctrl+C, or no session at all), and raise
+`SignalExit` (129 for a closed terminal, 143 for SIGTERM) when the terminal goes away: the picker
+never outlives its terminal.
+
+This module holds what the screen shows, as pure functions (row text, filtering, the preview of a
+session's last exchange, read from the transcript's tail). It imports nothing heavy: prompt_toolkit
+is imported only when a picker is drawn, so `evo-agent --resume` pays for it once, when it needs it.
+Every string that comes from a session passes through `terminal_safe` before it is drawn.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from rich.cells import cell_len, get_character_cell_size
-from rich.segment import Segment
-from rich.style import Style
-from textual import events, work
-from textual.app import App, ComposeResult
-from textual.binding import Binding
-from textual.geometry import Size
-from textual.message import Message
-from textual.reactive import reactive
-from textual.screen import Screen
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
-from textual.widgets import Input, Static
+from evo_agent.safe_text import terminal_safe
+from evo_agent.session import SessionInfo
 
-from evo_agent.session import SessionInfo, SessionStore
+from .signals import SignalExit
 
-from .signals import SignalExit, exit_on_signals
-
-__all__ = ["SessionList", "SessionPicker", "PickerApp", "run_picker", "format_row", "truncate_cells",
-           "FIRST_SCREEN_ROWS"]
+__all__ = ["run_picker", "pick_session", "format_row", "format_updated", "format_tokens", "truncate_cells",
+           "matches", "filter_rows", "Exchange", "read_last_exchange", "session_name",
+           "TAIL_BYTES", "SignalExit", "plan_heights", "wrap_cells", "first_screen_rows"]
 
 ELLIPSIS = "…"
 NO_PROMPT = "(no prompt)"
-FIRST_SCREEN_ROWS = 100  # more than a terminal shows; the rest arrives after the first paint
+TAIL_BYTES = 64 * 1024  # how much of a transcript the preview reads, from its end
+LARGE_TAIL_BYTES = 1024 * 1024  # read once more, when the last record alone is longer than that
+BRANCH_CELLS = 12
+INTERRUPTED_MARKER = "[Request interrupted by user]"
+MESSAGES_NAME = "messages.jsonl"
+
+
+# Text widths ------------------------------------------------------------------------------------
+
+
+def _cell_width(char: str) -> int:
+    from prompt_toolkit.utils import get_cwidth  # what the renderer counts, so rows fit exactly
+
+    return max(get_cwidth(char), 0)
+
+
+def cell_len(text: str) -> int:
+    """Terminal cells `text` takes (wide CJK characters count two)."""
+    if text.isascii():
+        return len(text)
+    return sum(_cell_width(ch) for ch in text)
 
 
 def truncate_cells(text: str, width: int) -> str:
@@ -54,7 +67,7 @@ def truncate_cells(text: str, width: int) -> str:
     used = 0
     out = []
     for ch in text:
-        size = get_character_cell_size(ch)
+        size = _cell_width(ch)
         if used + size > budget:
             break
         out.append(ch)
@@ -62,379 +75,297 @@ def truncate_cells(text: str, width: int) -> str:
     return "".join(out) + ELLIPSIS
 
 
-def format_created(created_ms: int) -> str:
-    """Local creation time, `2026-05-31 19:58`."""
+def pad_cells(text: str, width: int) -> str:
+    """`text` cut or padded with spaces to exactly `width` cells."""
+    text = truncate_cells(text, width)
+    return text + " " * (width - cell_len(text))
+
+
+# Sizes ------------------------------------------------------------------------------------------
+
+
+def plan_heights(term_rows: int, count: int) -> tuple[int, int]:
+    """(list rows, preview rows) for a terminal `term_rows` high showing `count` sessions.
+
+    Four lines of chrome (title, filter, column titles, status) and one spare line; the list gets
+    what is left, the preview (a detail line, the prompt, 2–6 lines of answer) only when the list
+    still shows at least five rows (or all of them).
+    """
+    avail = max(term_rows - 5, 1)
+    want = max(count, 1)
+    answer_lines = min(max((term_rows - 20) // 4, 2), 6)
+    preview = 2 + answer_lines
+    if avail - preview >= min(want, 5):
+        return min(want, avail - preview), preview
+    return min(want, avail), 0
+
+
+def first_screen_rows(term_rows: int) -> int:
+    """How many sessions to read before the first paint: the rows a terminal this high shows.
+
+    The rest (typing-to-filter needs every session) is read after the first paint.
+    """
+    return plan_heights(term_rows, 1 << 30)[0]
+
+
+def wrap_cells(body: str, width: int, max_lines: int) -> list[str]:
+    """`body` wrapped to `width` cells, at most `max_lines` lines (the last ends in … when cut)."""
+    if width <= 0 or max_lines <= 0:
+        return []
+    out: list[str] = []
+    for para in body.splitlines() or [""]:
+        line = ""
+        for word in para.split(" "):
+            candidate = f"{line} {word}" if line else word
+            if cell_len(candidate) <= width:
+                line = candidate
+                continue
+            if line:
+                out.append(line)
+            while cell_len(word) > width:  # a word longer than the line: hard cut
+                head = truncate_cells(word, width + 1)[:-1] if width > 0 else ""
+                head = head or word[:1]
+                out.append(head)
+                word = word[len(head):]
+            line = word
+        out.append(line)
+        if len(out) > max_lines:
+            break
+    while out and not out[-1].strip() and len(out) > 1:
+        out.pop()
+    if len(out) > max_lines:
+        out = out[:max_lines]
+        out[-1] = truncate_cells(out[-1], max(width - 1, 0)).rstrip(" " + ELLIPSIS) + ELLIPSIS
+    return out
+
+
+
+# One row ----------------------------------------------------------------------------------------
+
+
+def one_line(text: str | None) -> str:
+    """A session's string made safe for a terminal and squeezed onto one line."""
+    if not text:
+        return ""
+    return " ".join(terminal_safe(text, keep_newlines=False).replace("^J", " ").split())
+
+
+def session_name(info: SessionInfo) -> str:
+    """The session's name, when it has one (meta `name`, from the names feature), else ''."""
+    name = getattr(info.meta, "name", None) or getattr(info, "name", None)
+    if not name and isinstance(getattr(info.meta, "extra", None), dict):
+        name = info.meta.extra.get("name")
+    return one_line(name) if isinstance(name, str) else ""
+
+
+def format_updated(updated_ms: int) -> str:
+    """Local time of the last update, `2026-05-31 19:58` (the rows are sorted by it)."""
     try:
-        return datetime.fromtimestamp(created_ms / 1000).strftime("%Y-%m-%d %H:%M")
+        return datetime.fromtimestamp(updated_ms / 1000).strftime("%Y-%m-%d %H:%M")
     except (OverflowError, OSError, ValueError):
         return "????-??-?? ??:??"
 
 
-def format_row(info: SessionInfo, width: int | None = None) -> str:
-    """One picker row: `2026-05-31 19:58  tokens=12,450  「fix the flaky upload test…」`.
+def format_tokens(tokens: int) -> str:
+    """Compact token count: 950, 12.4k, 3.1M."""
+    if tokens < 1000:
+        return str(tokens)
+    if tokens < 1_000_000:
+        return f"{tokens / 1000:.1f}k" if tokens < 100_000 else f"{tokens // 1000}k"
+    return f"{tokens / 1_000_000:.1f}M"
 
-    With `width`, the first prompt is truncated (with …) so the row fits in that many cells.
+
+def show_branch(width: int) -> bool:
+    """The branch column is dropped on narrow terminals (the preview still names it)."""
+    return width >= 72
+
+
+def header_row(width: int) -> str:
+    """The column titles above the rows, aligned with `format_row`."""
+    head = f"{'Updated':<16}  {'Msgs':>4}  {'Tokens':>6}  "
+    if show_branch(width):
+        head += f"{'Branch':<{BRANCH_CELLS}}  "
+    return truncate_cells(head + "Name / first prompt", width)
+
+
+def format_row(info: SessionInfo, width: int = 100) -> str:
+    """One picker row, exactly `width` cells at most:
+
+    `2026-05-31 19:58    12   12.4k  main                "fix the flaky upload test"`
+
+    Last update time, message count, total tokens, branch (when there is room), the name when the
+    session has one, and the first prompt in plain quotes, cut with … to fit.
     """
     meta = info.meta
-    prefix = f"{format_created(meta.created_ms)}  tokens={meta.total_tokens:,}  "
-    prompt = " ".join((meta.first_prompt or NO_PROMPT).split()) or NO_PROMPT
-    if width is not None:
-        room = width - cell_len(prefix) - 4  # 「 and 」 are two cells each
-        prompt = truncate_cells(prompt, max(room, 1))
-    return f"{prefix}「{prompt}」"
+    row = f"{format_updated(meta.updated_ms)}  {meta.message_count:>4}  {format_tokens(meta.total_tokens):>6}  "
+    if show_branch(width):
+        row += pad_cells(one_line(meta.git_branch) or "-", BRANCH_CELLS) + "  "
+    name = session_name(info)
+    if name:
+        row += f"{name}: "
+    prompt = one_line(meta.first_prompt) or NO_PROMPT
+    room = width - cell_len(row) - 2  # the two quotes
+    if room < 4:
+        return truncate_cells(row.rstrip(), width)
+    return f'{row}"{truncate_cells(prompt, room)}"'
 
 
-class SessionList(ScrollView, can_focus=True):
-    """A virtual list of sessions: only the visible rows are ever formatted."""
+# Filtering --------------------------------------------------------------------------------------
 
-    COMPONENT_CLASSES = {"session-list--highlight", "session-list--empty"}
 
-    DEFAULT_CSS = """
-    SessionList {
-        height: 1fr;
-        overflow-x: hidden;
-        overflow-y: auto;
-        scrollbar-size-vertical: 1;
-    }
-    SessionList > .session-list--highlight {
-        background: $accent 40%;
-        text-style: bold;
-    }
-    SessionList:focus > .session-list--highlight {
-        background: $accent;
-    }
-    SessionList > .session-list--empty {
-        color: $text-muted;
-        text-style: italic;
-    }
-    """
-
-    BINDINGS = [
-        Binding("up", "cursor_up", "Up", show=False),
-        Binding("down", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
-        Binding("enter", "select", "Resume", show=False),
-    ]
-
-    highlighted: reactive[int] = reactive(0, always_update=True, repaint=True)
-
-    class Selected(Message):
-        def __init__(self, session_id: str) -> None:
-            super().__init__()
-            self.session_id = session_id
-
-    def __init__(self, rows: Sequence[SessionInfo] = (), *, empty_text: str = "no sessions",
-                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(name=name, id=id, classes=classes)
-        self.rows: list[SessionInfo] = list(rows)
-        self.empty_text = empty_text
-        self._cache: dict[tuple[int, int], str] = {}
-
-    # Data -----------------------------------------------------------------
-
-    def set_rows(self, rows: Iterable[SessionInfo], *, keep: str | None = None) -> None:
-        """Show `rows`; the highlight goes to the session `keep` when it is among them, else to the top."""
-        self.rows = list(rows)
-        self._cache.clear()
-        self.virtual_size = Size(0, max(len(self.rows), 1))
-        index = next((i for i, row in enumerate(self.rows) if row.id == keep), None) if keep else None
-        if index is None:
-            self.highlighted = 0
-            self.scroll_to(y=0, animate=False)
-        else:
-            self.highlighted = index
-        self.refresh()
-
-    @property
-    def highlighted_info(self) -> SessionInfo | None:
-        if 0 <= self.highlighted < len(self.rows):
-            return self.rows[self.highlighted]
-        return None
-
-    def on_mount(self) -> None:
-        self.virtual_size = Size(0, max(len(self.rows), 1))
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return max(len(self.rows), 1)
-
-    # Drawing --------------------------------------------------------------
-
-    def _row_text(self, index: int, width: int) -> str:
-        key = (index, width)
-        text = self._cache.get(key)
-        if text is None:
-            if len(self._cache) > 4096:
-                self._cache.clear()
-            text = self._cache[key] = format_row(self.rows[index], width)
-        return text
-
-    def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        index = round(self.scroll_y) + y
-        base = self.rich_style
-        if not self.rows:
-            if y == 0:
-                style = self.get_component_rich_style("session-list--empty")
-                return Strip([Segment(truncate_cells(self.empty_text, width), style)]).extend_cell_length(width, base)
-            return Strip.blank(width, base)
-        if index >= len(self.rows):
-            return Strip.blank(width, base)
-        text = self._row_text(index, width)
-        style: Style = self.get_component_rich_style("session-list--highlight") if index == self.highlighted else base
-        return Strip([Segment(text, style)]).extend_cell_length(width, style).crop(0, width)
-
-    # Moving ---------------------------------------------------------------
-
-    def validate_highlighted(self, value: int) -> int:
-        if not self.rows:
-            return 0
-        return max(0, min(value, len(self.rows) - 1))
-
-    def watch_highlighted(self, value: int) -> None:
-        self._keep_visible(value)
-
-    def _keep_visible(self, index: int) -> None:
-        height = self.scrollable_content_region.height
-        if height <= 0:
-            return
-        top = round(self.scroll_y)
-        if index < top:
-            self.scroll_to(y=index, animate=False)
-        elif index >= top + height:
-            self.scroll_to(y=index - height + 1, animate=False)
-
-    def action_cursor_up(self) -> None:
-        self.highlighted -= 1
-
-    def action_cursor_down(self) -> None:
-        self.highlighted += 1
-
-    def action_page_up(self) -> None:
-        self.highlighted -= max(self.scrollable_content_region.height - 1, 1)
-
-    def action_page_down(self) -> None:
-        self.highlighted += max(self.scrollable_content_region.height - 1, 1)
-
-    def action_first(self) -> None:
-        self.highlighted = 0
-
-    def action_last(self) -> None:
-        self.highlighted = len(self.rows) - 1
-
-    def action_select(self) -> None:
-        info = self.highlighted_info
-        if info is not None:
-            self.post_message(self.Selected(info.id))
-
-    def on_click(self, event: events.Click) -> None:
-        index = round(self.scroll_y) + event.y
-        if 0 <= index < len(self.rows):
-            if index == self.highlighted and event.chain >= 2:
-                self.action_select()
-            self.highlighted = index
+def normalise_filter(text: str) -> str:
+    return " ".join(text.split()).lower()
 
 
 def matches(info: SessionInfo, needle: str) -> bool:
-    """Does a (lowercased) filter match this session's first prompt or id?"""
-    if needle in info.meta.id:
+    """Does a (normalised) filter match this session's first prompt, name, branch or id?"""
+    meta = info.meta
+    if needle in meta.id:
         return True
-    prompt = info.meta.first_prompt
-    return prompt is not None and needle in prompt.lower()
+    for text in (meta.first_prompt, session_name(info), meta.git_branch):
+        if text and needle in " ".join(text.split()).lower():
+            return True
+    return False
 
 
-class SessionPicker(Screen[str | None]):
-    """Choose a session to resume: dismisses with its id, or None on Esc.
-
-    Give it a `SessionStore` (listed when the screen is built) or the rows
-    themselves (`rows=`), e.g. when the caller has listed already.
-    """
-
-    DEFAULT_CSS = """
-    SessionPicker {
-        layout: vertical;
-    }
-    SessionPicker:inline {
-        height: auto;
-    }
-    SessionPicker #picker-title {
-        height: 1;
-        color: $text-muted;
-        padding: 0 1;
-    }
-    SessionPicker #picker-filter {
-        border: none;
-        height: 1;
-        padding: 0 1;
-        margin: 0 0 1 0;
-    }
-    SessionPicker SessionList {
-        height: 1fr;
-        padding: 0 1;
-    }
-    SessionPicker:inline SessionList {
-        height: auto;
-        max-height: 15;
-    }
-    SessionPicker #picker-count {
-        height: 1;
-        color: $text-muted;
-        padding: 0 1;
-    }
-    """
-
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel", show=False),
-        Binding("up", "move(-1)", "Up", show=False, priority=True),
-        Binding("down", "move(1)", "Down", show=False, priority=True),
-        Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
-        Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
-        Binding("ctrl+home", "edge(0)", "First", show=False, priority=True),
-        Binding("ctrl+end", "edge(1)", "Last", show=False, priority=True),
-    ]
-
-    class RestLoaded(Message):
-        """The whole list, from the worker thread."""
-
-        def __init__(self, rows: list[SessionInfo]) -> None:
-            super().__init__()
-            self.rows = rows
-
-    def __init__(self, store: SessionStore | None = None, *, rows: Sequence[SessionInfo] | None = None,
-                 load_rest: bool | None = None, exclude: Iterable[str] = (),
-                 title: str = "Resume a session  (↑/↓ move · Enter resume · Esc cancel · type to filter)",
-                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
-        """`store` alone: its newest sessions now, the rest after the first paint. `rows` alone:
-        exactly those. Both: `rows` is the first screen (e.g. `store.newest()` already called) and,
-        with `load_rest`, the rest comes from `store`. Sessions in `exclude` are never shown."""
-        super().__init__(name=name, id=id, classes=classes)
-        self.store = store
-        self._exclude = frozenset(exclude)
-        if rows is None and store is not None:
-            rows = store.newest(FIRST_SCREEN_ROWS + len(self._exclude))
-            load_rest = True if load_rest is None else load_rest
-        rows = [row for row in (rows or []) if row.id not in self._exclude]
-        # Fewer rows than a first screen asks for is every session there is.
-        self.rest_pending = bool(load_rest) and store is not None and len(rows) >= FIRST_SCREEN_ROWS
-        self.all_rows: list[SessionInfo] = rows
-        self.title_text = title
-        self._filter = ""
-
-    def compose(self) -> ComposeResult:
-        yield Static(self.title_text, id="picker-title")
-        yield Input(placeholder="filter by prompt text or id", id="picker-filter")
-        yield SessionList(self.all_rows, id="picker-list",
-                          empty_text="no sessions in this project yet" if not self.all_rows else "no match")
-        yield Static(self._count_text(len(self.all_rows)), id="picker-count")
-
-    def on_mount(self) -> None:
-        self.query_one("#picker-filter", Input).focus()
-        if self.rest_pending:
-            self.call_after_refresh(self._load_rest)  # after the first screen is drawn
-
-    @work(thread=True, exit_on_error=False, group="picker-rest")
-    def _load_rest(self) -> None:
-        rows = self.store.list() if self.store is not None else []
-        self.post_message(self.RestLoaded(rows))
-
-    def on_session_picker_rest_loaded(self, event: RestLoaded) -> None:
-        event.stop()
-        self.rest_pending = False
-        self.all_rows = [row for row in event.rows if row.id not in self._exclude]
-        lst = self.session_list
-        current = lst.highlighted_info
-        rows = self.filtered(self._filter)
-        lst.set_rows(rows, keep=current.id if current else None)
-        self.query_one("#picker-count", Static).update(self._count_text(len(rows)))
-
-    @property
-    def session_list(self) -> SessionList:
-        return self.query_one("#picker-list", SessionList)
-
-    def _count_text(self, shown: int) -> str:
-        total = len(self.all_rows)
-        text = f"{total:,} sessions" if shown == total else f"{shown:,} of {total:,} sessions"
-        return f"{text} shown · loading the rest…" if self.rest_pending else text
-
-    # Filtering ------------------------------------------------------------
-
-    def filtered(self, text: str) -> list[SessionInfo]:
-        needle = " ".join(text.split()).lower()
-        if not needle:
-            return self.all_rows
-        return [row for row in self.all_rows if matches(row, needle)]
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        event.stop()
-        if event.value == self._filter:
-            return
-        self._filter = event.value
-        rows = self.filtered(event.value)
-        lst = self.session_list
-        lst.empty_text = "no match" if self.all_rows else "no sessions in this project yet"
-        lst.set_rows(rows)
-        self.query_one("#picker-count", Static).update(self._count_text(len(rows)))
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.action_choose()
-
-    def on_session_list_selected(self, event: SessionList.Selected) -> None:
-        event.stop()
-        self.dismiss(event.session_id)
-
-    # Actions --------------------------------------------------------------
-
-    def action_move(self, delta: int) -> None:
-        self.session_list.highlighted += delta
-
-    def action_page(self, delta: int) -> None:
-        lst = self.session_list
-        lst.highlighted += delta * max(lst.scrollable_content_region.height - 1, 1)
-
-    def action_edge(self, last: int) -> None:
-        lst = self.session_list
-        lst.highlighted = len(lst.rows) - 1 if last else 0
-
-    def action_choose(self) -> None:
-        info = self.session_list.highlighted_info
-        if info is not None:
-            self.dismiss(info.id)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+def filter_rows(rows: Sequence[SessionInfo], text: str) -> Sequence[SessionInfo]:
+    """The rows matching `text` (case-insensitive substring), in their order; all rows for ''."""
+    needle = normalise_filter(text)
+    if not needle:
+        return rows
+    return [row for row in rows if matches(row, needle)]
 
 
-class PickerApp(App[str | None]):
-    """The picker on its own: `PickerApp(store).run(inline=True)` → id or None."""
-
-    def __init__(self, store: SessionStore | None = None, *, rows: Sequence[SessionInfo] | None = None,
-                 load_rest: bool | None = None) -> None:
-        super().__init__()
-        self.store = store
-        self.rows = rows
-        self.load_rest = load_rest
-
-    def on_mount(self) -> None:
-        self.push_screen(SessionPicker(self.store, rows=self.rows, load_rest=self.load_rest), self.exit)
-        exit_on_signals(lambda code: self.exit(None, return_code=code))
+# The preview: the last exchange, from the transcript's tail --------------------------------------
 
 
-def run_picker(project_dir: Path | str, *, inline: bool = True) -> str | None:
-    """Show the picker for `project_dir`; the chosen session id, or None (cancelled, or no sessions).
+@dataclass(frozen=True)
+class Exchange:
+    """The last thing the user asked and the start of what came back (both terminal-safe)."""
 
-    Reads the first screen first: with no session at all it returns None without
-    drawing anything (the caller says "no sessions to resume"). Raises SignalExit
-    when SIGTERM or SIGHUP ended it (the terminal is restored first).
-    """
-    store = SessionStore(project_dir)
-    rows = store.newest(FIRST_SCREEN_ROWS)
-    if not rows:
+    prompt: str | None  # None: the prompt is further back than the tail that was read
+    answer: str
+
+
+def _decode(line: bytes) -> dict | None:
+    from evo_agent.session.jsonio import decode
+
+    try:
+        record = decode(line)
+    except ValueError:
         return None
-    app = PickerApp(store, rows=rows, load_rest=True)
-    chosen = app.run(inline=inline)
-    if app.return_code:
-        raise SignalExit(app.return_code)
-    return chosen
+    return record if isinstance(record, dict) else None
+
+
+def _human_prompt(message: object) -> str | None:
+    from evo_agent.session import prompt_text
+
+    text = prompt_text(message)
+    if text is None or text == INTERRUPTED_MARKER:
+        return None
+    return text
+
+
+def _answer_text(message: object) -> str:
+    if not isinstance(message, dict):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content
+                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+    return ""
+
+
+def tail_lines(path: str | os.PathLike, limit: int = TAIL_BYTES) -> list[bytes]:
+    """The complete lines among the last `limit` bytes of a file (one read, never the whole file)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        start = max(0, size - limit)
+        f.seek(start)
+        data = f.read(limit)
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first one began before the tail
+    return [line for line in lines if line.strip()]
+
+
+def read_last_exchange(session_dir: str | os.PathLike, limit: int = TAIL_BYTES,
+                       answer_chars: int = 600) -> Exchange | None:
+    """The last human prompt of a session and the start of the answer to it, from the last
+    `limit` bytes of its transcript (`LARGE_TAIL_BYTES` when those hold not one whole message,
+    e.g. a single huge answer); None when the tail holds neither (or cannot be read)."""
+    path = os.path.join(session_dir, MESSAGES_NAME)
+    try:
+        found = _exchange_in(tail_lines(path, limit), answer_chars)
+        if found is None and limit < LARGE_TAIL_BYTES and os.path.getsize(path) > limit:
+            found = _exchange_in(tail_lines(path, LARGE_TAIL_BYTES), answer_chars)
+    except OSError:
+        return None
+    return found
+
+
+def _exchange_in(lines: list[bytes], answer_chars: int) -> Exchange | None:
+    answers: list[str] = []  # assistant texts after the prompt, newest first
+    prompt = None
+    for line in reversed(lines):
+        record = _decode(line)
+        if record is None:
+            continue
+        kind = record.get("type")
+        if kind == "assistant":
+            text = _answer_text(record.get("message"))
+            if text.strip():
+                answers.append(text)
+        elif kind == "user":
+            prompt = _human_prompt(record.get("message"))
+            if prompt is not None:
+                break
+        elif kind == "compact_boundary" and answers:
+            break
+    answer = "\n".join(reversed(answers)).strip()
+    if prompt is None and not answer:
+        return None
+    answer = terminal_safe(answer[:answer_chars]).replace("\t", "    ")
+    return Exchange(one_line(prompt) if prompt is not None else None, answer)
+
+
+# Running it ---------------------------------------------------------------------------------------
+
+
+async def pick_session(project_dir: Path | str, *, exclude: Iterable[str] = (), store=None,  # noqa: ANN001
+                       input=None, output=None) -> str | None:  # noqa: A002 - prompt_toolkit's names
+    """Show the picker in the running asyncio loop (e.g. while the app's prompt is suspended).
+
+    Returns the chosen id, or None (Esc/Ctrl+C, or no session to show: then nothing is drawn).
+    Sessions in `exclude` (the live one) are not offered. Raises `SignalExit` when SIGHUP or
+    SIGTERM arrives or the terminal is gone (reads hit EOF or EIO); the loop's own SIGHUP/SIGTERM
+    handlers are put back afterwards. `input`/`output` are prompt_toolkit objects (tests, benchmarks).
+    """
+    from .picker_view import PickerView
+
+    view = PickerView.for_project(project_dir, exclude=exclude, store=store, input=input, output=output)
+    if view is None:
+        return None
+    return await view.run()
+
+
+def run_picker(project_dir: Path | str, **kwargs) -> str | None:  # noqa: ANN003
+    """The picker on its own (no loop running yet): `evo-agent --resume` without an id.
+
+    With no session at all it returns None without drawing anything. Raises `SignalExit` when the
+    terminal goes away or SIGTERM arrives (the terminal is restored first, where there is one).
+    """
+    import asyncio
+
+    return asyncio.run(pick_session(project_dir, **kwargs))
+
+
+def __getattr__(name: str):  # noqa: ANN202
+    """The Textual screen of the Textual app, until that app is replaced (see textual_picker)."""
+    if name in ("SessionPicker", "PickerApp", "SessionList"):
+        from . import textual_picker
+
+        return getattr(textual_picker, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

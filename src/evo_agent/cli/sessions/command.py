@@ -16,7 +16,7 @@ from evo_agent.session import InvalidSessionId, SessionStore, is_id_prefix
 from ..errors import EXIT_BROKEN_PIPE, CommandError
 from .common import resolve_session_dir, write_output
 
-SUBCOMMANDS = "list, show, export, fsck, rm or prune"
+SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm or prune"
 SUBPARSERS: dict[str, argparse.ArgumentParser] = {}  # "sessions list" → its parser: usage errors name its --help
 PROJECT_DIR_HELP = ("the project whose sessions to use (default: the nearest directory above holding .evo-agent/, "
                     "else the git worktree root, else the current directory)")
@@ -70,6 +70,24 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="the records as JSON (main transcript and sidechains)")
     show.add_argument("--full", action="store_true", help="do not shorten long tool inputs, results and thinking")
     show.add_argument("--restored", action="store_true", help="also show the messages a resume copied in")
+
+    search = add("search", "find sessions by what was said in them: prompts, answers, tool calls and results, "
+                           "summaries, subagents (newest first; case-insensitive)")
+    search.add_argument("text", metavar="TEXT")
+    search.add_argument("--regex", action="store_true", help="TEXT is a Python regular expression")
+    search.add_argument("--json", action="store_true", help="machine-readable output")
+    search.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="stop after N hits (default 20)")
+
+    rename = add("rename", "name a session (a name is one line; --resume NAME and /resume NAME find it)")
+    rename.add_argument("id", metavar="ID")
+    rename.add_argument("name", metavar="NAME")
+
+    importing = add("import", "import another agent's sessions of this project (Claude Code, Codex CLI); "
+                              "without SOURCE, list the importable ones")
+    importing.add_argument("agent", choices=("claude-code", "codex"), metavar="AGENT", help="claude-code or codex")
+    importing.add_argument("sources", metavar="SOURCE", nargs="*", help="a transcript path or a session id")
+    importing.add_argument("--all", action="store_true", help="import every session of this project")
+    importing.add_argument("--dry-run", action="store_true", help="say what would be imported, write nothing")
 
     export = add("export", "export a session as Markdown, one self-contained HTML page, or JSONL")
     export.add_argument("id", metavar="ID")
@@ -138,9 +156,12 @@ def run_sessions(args: argparse.Namespace, project_dir: Path) -> int:
         return EXIT_BROKEN_PIPE
 
 
+NAMED_OK = ("show", "export", "rename")  # subcommands that also accept a session name for ID
+
+
 def _run(args: argparse.Namespace, project_dir: Path) -> int:
     command = getattr(args, "sessions_command", None) or "list"
-    _check_ids(getattr(args, "id", None), *(getattr(args, "ids", None) or []))
+    _check_ids(None if command in NAMED_OK else getattr(args, "id", None), *(getattr(args, "ids", None) or []))
     store = SessionStore(project_dir)
     out = sys.stdout
     if command == "list":
@@ -149,6 +170,18 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
         trees = other_worktrees(project_dir) if getattr(args, "worktrees", False) else []
         return sessions_list(store, out, as_json=getattr(args, "json", False), include_all=getattr(args, "all", False),
                              limit=getattr(args, "limit", None), worktrees=trees)
+    if command == "rename":
+        from .rename import rename
+
+        return rename(store, args.id, args.name, out)
+    if command == "import":
+        from .importing import sessions_import
+
+        return sessions_import(store, args.agent, args.sources, import_all=args.all, dry_run=args.dry_run, out=out)
+    if command == "search":
+        from .search import sessions_search
+
+        return sessions_search(store, args.text, out, regex=args.regex, as_json=args.json, limit=args.limit)
     if command in ("show", "export"):
         from .export import choose_format, export_jsonl, load_view, show_json
 

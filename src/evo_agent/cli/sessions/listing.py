@@ -13,6 +13,15 @@ from evo_agent.session import SessionInfo, SessionStore, Worktree, git_worktrees
 from .common import fmt_ms, short, terminal_safe
 
 PICKER_ROWS = 20
+IMPORTED_FROM = ("claude-code", "codex")  # session_start's provider of an imported session
+
+
+def title(row: SessionInfo, limit: int = 60) -> str:
+    """A session's name in brackets when it has one, else its first prompt: one terminal-safe line."""
+    origin = f"(from {row.meta.provider}) " if row.meta.provider in IMPORTED_FROM else ""
+    if row.meta.name:
+        return terminal_safe(origin + f"[{short(row.meta.name, limit - 2)}]")
+    return terminal_safe(origin + short(row.meta.first_prompt, limit)) or "-"
 
 
 def row_json(row: SessionInfo) -> dict:
@@ -59,7 +68,7 @@ def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None) -> Non
         rows = rows[:limit]
     if not rows:
         return
-    header = ("ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "FIRST PROMPT")
+    header = ("ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "NAME OR FIRST PROMPT")
     table = [header] + [
         (
             r.id,
@@ -68,7 +77,7 @@ def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None) -> Non
             str(r.meta.message_count),
             f"{r.meta.total_tokens:,}",
             terminal_safe(r.meta.git_branch or "-"),
-            terminal_safe(short(r.meta.first_prompt, 60)) or "-",
+            title(r),
         )
         for r in rows
     ]
@@ -89,8 +98,7 @@ def other_worktrees(project_dir: Path) -> list[Worktree]:
 
 
 def picker_line(n: int, row: SessionInfo) -> str:
-    prompt = terminal_safe(short(row.meta.first_prompt, 60)) or "(no prompt)"
-    return f"{n:>3}. {fmt_ms(row.meta.created_ms)}  tokens={row.meta.total_tokens:,}  「{prompt}」  {row.id}"
+    return f"{n:>3}. {fmt_ms(row.meta.updated_ms)}  tokens={row.meta.total_tokens:,}  {title(row)}  {row.id}"
 
 
 def pick_session(

@@ -125,7 +125,8 @@ def token_cells(tokens: Tokens, cache: bool) -> str:
 class HtmlRenderer:
     def session(self, view: SessionView) -> str:
         meta = view.meta
-        title = short(meta.first_prompt, 80) if meta and meta.first_prompt else f"Session {view.id}"
+        title = (short(meta.name, 80) if meta and meta.name else
+                 short(meta.first_prompt, 80) if meta and meta.first_prompt else f"Session {view.id}")
         facts: list[tuple[str, str]] = []
         if meta is not None:
             facts += [("Created", esc(fmt_ms(meta.created_ms))), ("Updated", esc(fmt_ms(meta.updated_ms))),

@@ -59,6 +59,8 @@ class MarkdownRenderer:
         meta = view.meta
         facts = []
         if meta is not None:
+            if meta.name:
+                facts.append(f"- **Name** {inline_code(meta.name)}")
             facts.append(f"- **Created** {fmt_ms(meta.created_ms)} · **Updated** {fmt_ms(meta.updated_ms)}")
             model = inline_code(meta.model or "?") + (f" ({meta.provider})" if meta.provider else "")
             facts.append(f"- **Model** {model} · **Branch** {inline_code(meta.git_branch or '-')}")

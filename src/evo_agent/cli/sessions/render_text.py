@@ -94,6 +94,8 @@ class TextRenderer:
         live = self.s("  ● live" + (f" (pid {view.live_pid})" if view.live_pid else ""), "green") if view.live else ""
         self.emit("", self.s(f"Session {view.id}", "bold") + live)
         if meta is not None:
+            if meta.name:
+                self.emit("  ", f"name     {terminal_safe(meta.name, keep_newlines=False)}")
             self.emit("  ", f"created  {fmt_ms(meta.created_ms)}   updated {fmt_ms(meta.updated_ms)}")
             model = meta.model or "?"
             if meta.provider:

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""`evo-agent sessions search` speed, beside `grep -r` on the same files (issue #19).
+
+    python benchmarks/search.py                 a 1 GiB project (generated once under --cache)
+    python benchmarks/search.py --mb 64         a smaller one
+
+Generates a project of sessions (prompts, answers, tool calls, 2–20 KB tool outputs of code-like
+text, a compaction now and then), then times, each as the best of 3 runs in this process:
+a full scan for a word that is nowhere (the worst case: every byte is tested), the same as
+`--regex`, a search that stops at 20 hits, and `grep -r -F -i -c` over the same files.
+Prints a Markdown table with MB/s and the ratio to grep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))  # measure this work tree, installed or not
+
+from evo_agent.session import SessionStore  # noqa: E402
+from evo_agent.session.search import search_sessions  # noqa: E402
+
+WORDS = ("def class return import self value result error retry upload test assert config path file "
+         "request response session token model agent tool output line print status branch commit").split()
+
+
+def _text(rng: random.Random, n_words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n_words))
+
+
+def _code(rng: random.Random, size: int) -> str:
+    lines, total = [], 0
+    while total < size:
+        line = f"    {rng.choice(WORDS)}_{rng.randrange(999)} = {rng.choice(WORDS)}({rng.randrange(99)})"
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)
+
+
+def generate(project: Path, megabytes: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    store = SessionStore(project, warn=lambda line: None, redact=False)
+    target = megabytes << 20
+    written = 0
+    while written < target:
+        rec = store.create(model="m", provider="demo", git_branch=None)
+        for turn in range(rng.randrange(5, 40)):
+            rec.user({"role": "user", "content": _text(rng, 20)})
+            tool_id = f"toolu_{turn}"
+            rec.assistant({"role": "assistant", "content": [
+                {"type": "text", "text": _text(rng, 60)},
+                {"type": "tool_use", "id": tool_id, "name": "bash", "input": {"command": f"pytest -q tests/{turn}"}}]})
+            rec.user({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": tool_id, "content": _code(rng, rng.randrange(2000, 20000))}]})
+            rec.assistant({"role": "assistant", "content": [{"type": "text", "text": _text(rng, 80)}]})
+            if rng.random() < 0.05:
+                rec.compact_boundary(_text(rng, 200), compact_count=1, trigger="auto")
+        rec.checkpoint()
+        written += os.path.getsize(rec.path)
+
+
+def _best(fn, repeats: int = 3) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - started)
+    return best, out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=int, default=1024, help="size of the generated project (default 1024)")
+    parser.add_argument("--cache", default="/tmp/evo-agent-bench-cache", help="where generated projects are kept")
+    args = parser.parse_args()
+    project = Path(args.cache) / f"search-{args.mb}mb"
+    if not (project / ".done").exists():
+        shutil.rmtree(project, ignore_errors=True)
+        project.mkdir(parents=True)
+        generate(project, args.mb)
+        (project / ".done").write_text("ok")
+    store = SessionStore(project, warn=lambda line: None)
+    rows = store.list()
+    sessions = [(r.id, r.dir, r.meta.resumed_from) for r in rows]
+    size = sum(os.path.getsize(os.path.join(r.dir, "messages.jsonl")) for r in rows)
+    mb = size / (1 << 20)
+
+    def scan(needle: str, **kw):
+        return lambda: sum(1 for _ in search_sessions(sessions, needle, limit=None, **kw))
+
+    timings = {
+        "evo-agent search, word found nowhere (full scan)": _best(scan("zanzibar")),
+        "evo-agent search --regex, found nowhere (full scan)": _best(scan(r"zanz[i]bar", regex=True), repeats=1),
+        "evo-agent search, common word, --limit 20": _best(lambda: sum(1 for _ in search_sessions(sessions, "retry", limit=20))),
+    }
+    grep = shutil.which("grep")
+    if grep:
+        cmd = [grep, "-r", "-F", "-i", "-c", "zanzibar", str(store.sessions_dir)]
+        timings["grep -r -F -i -c (same files)"] = _best(lambda: subprocess.run(cmd, capture_output=True))
+    grep_s = timings.get("grep -r -F -i -c (same files)", (None,))[0]
+    print(f"## Search: {len(rows):,} sessions, {mb:,.0f} MB of transcripts\n")
+    print("| work | time | MB/s | × grep |")
+    print("|---|---:|---:|---:|")
+    for label, (seconds, _) in timings.items():
+        ratio = f"{seconds / grep_s:.2f}" if grep_s else "n/a"
+        rate = f"{mb / seconds:,.0f}" if "limit" not in label else "—"
+        print(f"| {label} | {seconds * 1000:,.0f} ms | {rate} | {ratio} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""`evo-agent sessions import claude-code|codex [SOURCE…] [--all] [--dry-run]` (issue #20)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+from evo_agent.importers import claude_code, codex
+from evo_agent.importers import earlier_imports, source_fingerprint, write_import
+from evo_agent.importers.model import ImportedSession, Message
+from evo_agent.safe_text import terminal_safe
+from evo_agent.session import SessionStore
+
+from ..errors import CommandError
+
+AGENTS = {  # agent -> (its sessions of a project, read one, its session id, what the user calls it)
+    "claude-code": (claude_code.find_sources, claude_code.read_claude_code, claude_code.source_id_of, "Claude Code"),
+    "codex": (codex.find_sources, codex.read_codex, codex.source_id_of, "Codex"),
+}
+
+
+def _first_prompt(imported: ImportedSession) -> str:
+    for event in imported.events:
+        if isinstance(event, Message) and event.message["role"] == "user":
+            content = event.message["content"]
+            texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content
+                                                                  if b.get("type") == "text"]
+            text = " ".join(" ".join(texts).split())
+            if text:
+                return text[:60]
+    return ""
+
+
+def _source(text: str, known: list[Path], agent: str) -> Path:
+    _, _, source_id_of, label = AGENTS[agent]
+    path = Path(text).expanduser()
+    if path.is_file():
+        return path
+    matches = [p for p in known if p.stem.startswith(text) or source_id_of(p).startswith(text)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise CommandError(f"{text!r} matches {len(matches)} {label} sessions; give more of the id")
+    raise CommandError(f"no {label} transcript {text!r} (a path, or a session id of this project)")
+
+
+def sessions_import(store: SessionStore, agent: str, sources: list[str], *, import_all: bool, dry_run: bool,
+                    out: TextIO) -> int:
+    find_sources, read, source_id_of, label = AGENTS[agent]
+    known = find_sources(store.project_dir)
+    if not sources and not import_all:
+        if not known:
+            out.write(f"No {label} sessions recorded in {store.project_dir} or below it\n")
+            return 0
+        for path in known:
+            done = earlier_imports(store, agent, source_id_of(path))
+            when = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+            mark = f"imported as {done[-1][0]}" if done else "not imported"
+            out.write(f"{path.stem}  {when}  {path.stat().st_size:>9,} bytes  {mark:<34}  "
+                      f"{terminal_safe(_first_prompt(read(path)), keep_newlines=False)}\n")
+        out.write(f"Import with: evo-agent sessions import {agent} ID… (or --all)\n")
+        return 0
+    paths = known if import_all else [_source(s, known, agent) for s in sources]
+    for path in paths:
+        fingerprint = source_fingerprint(path)
+        try:
+            imported = read(path)
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+        earlier = earlier_imports(store, agent, imported.source_id)
+        same = [sid for sid, origin in earlier if origin.get("sha256") == fingerprint["sha256"]]
+        if same:
+            out.write(f"{path} was already imported as {same[-1]} (unchanged since)\n")
+            continue
+        messages, subagents, compactions = imported.counts()
+        skipped = sum(imported.skipped.values())
+        new_id = "(dry run)" if dry_run else write_import(store, imported, fingerprint,
+                                                           earlier[-1][0] if earlier else None)
+        note = f"; it grew since {earlier[-1][0]}" if earlier else ""
+        out.write(f"{path} → {new_id} ({messages} messages, {subagents} subagents, {compactions} compactions, "
+                  f"{skipped} lines skipped{note})\n")
+        if imported.skipped:
+            kinds = ", ".join(f"{n} {kind}" for kind, n in imported.skipped.most_common())
+            out.write(f"  not understood: {terminal_safe(kinds, keep_newlines=False)}\n")
+    return 0

@@ -1,0 +1,288 @@
+"""Claude Code (2.1.x) transcripts: `~/.claude/projects/<cwd, "/" and "." as "-">/<uuid>.jsonl`.
+
+What becomes what:
+- `user`/`assistant` records carry API messages. Claude Code writes one line per content block of
+  a response (each repeating the response's usage); lines of one response (same `message.id`) are
+  merged into one assistant message. Consecutive messages of one role are merged too, as the API
+  would see them.
+- `isMeta` user records and local-command records (`<command-name>`, `<local-command-stdout>`,
+  the caveat) are the UI's, not the conversation: skipped (not counted as "not understood").
+- A `system` record with subtype `compact_boundary` plus the next `isCompactSummary` user record
+  become one evo-agent `compact_boundary` whose summary is the source's own summary text (so a
+  resume sends it wrapped as evo-agent's summary message), followed again by the messages Claude
+  Code kept (`compactMetadata.preservedMessages`), as Claude Code sends them after a compaction.
+- A subagent (`<uuid>/subagents/agent-<id>.jsonl`, its `.meta.json` naming the `toolUseId`)
+  becomes a sidechain file with `subagent_start`/`subagent_end` before its tool_result.
+- Tool names map to evo-agent's where there is an equivalent (`Bash`→`bash`, `Read`→`read_file`,
+  `Agent`/`Task`→`task`, ...; `file_path` becomes `path`); others keep their names.
+- Every other record type (attachment, queue-operation, file-history-snapshot, last-prompt, mode,
+  permission-mode, summary, ...) is UI or bookkeeping: skipped and counted by type.
+Unreadable lines (a torn last line after a kill) are counted and skipped; a trailing tool_use
+without its result is left for the usual resume repair.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Iterator
+
+from .model import Compaction, ImportedSession, Message, Subagent
+
+AGENT = "claude-code"
+TOOL_NAMES = {"Bash": "bash", "Read": "read_file", "Write": "write_file", "Edit": "edit_file", "Glob": "glob",
+              "Grep": "grep", "Agent": "task", "Task": "task"}
+_UI_TEXT = re.compile(r"\A\s*<(command-name|command-message|local-command-stdout|local-command-stderr|"
+                      r"local-command-caveat)>")
+_QUIET_TYPES = {"attachment", "queue-operation", "file-history-snapshot", "last-prompt", "mode", "permission-mode",
+                "summary", "custom-title", "agent-name"}
+
+
+def project_folder(cwd: str | os.PathLike) -> str:
+    """The folder name Claude Code keeps a directory's sessions under."""
+    return re.sub(r"[/.]", "-", str(cwd))
+
+
+def claude_home() -> Path:
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+
+
+def find_sources(project_dir: Path) -> list[Path]:
+    """This project's Claude Code transcripts (sessions recorded in it or below it), oldest first."""
+    root = claude_home() / "projects"
+    prefix = project_folder(project_dir)
+    try:
+        folders = [p for p in root.iterdir() if p.name == prefix or p.name.startswith(prefix + "-")]
+    except OSError:
+        return []
+    files = [f for folder in folders for f in folder.glob("*.jsonl") if f.is_file()]
+    return sorted(files, key=lambda f: f.stat().st_mtime)
+
+
+def source_id_of(path: Path, look: int = 50) -> str:
+    """The session id Claude Code recorded first in a transcript (its file name when none is found)."""
+    try:
+        with open(path, "rb") as f:
+            for _, raw in zip(range(look), f):
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("sessionId"), str):
+                    return record["sessionId"]
+    except OSError:
+        pass
+    return path.stem
+
+
+def _lines(path: Path, imported: ImportedSession) -> Iterator[dict]:
+    with open(path, "rb") as f:
+        for raw in f:
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                imported.skipped["unreadable line"] += 1
+                continue
+            if isinstance(record, dict):
+                yield record
+            else:
+                imported.skipped["unreadable line"] += 1
+
+
+def _map_block(block: object) -> dict | None:
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        return None
+    btype = block["type"]
+    if btype == "text":
+        text = block.get("text")
+        if not isinstance(text, str) or not text.strip() or _UI_TEXT.match(text):
+            return None
+        return {"type": "text", "text": text}
+    if btype == "tool_use":
+        name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+        tool_input = dict(block.get("input")) if isinstance(block.get("input"), dict) else {}
+        if "file_path" in tool_input and "path" not in tool_input:
+            tool_input["path"] = tool_input.pop("file_path")
+        return {"type": "tool_use", "id": block.get("id"), "name": TOOL_NAMES.get(name, name), "input": tool_input}
+    if btype == "tool_result":
+        out = {"type": "tool_result", "tool_use_id": block.get("tool_use_id"), "content": _result_content(block)}
+        if block.get("is_error"):
+            out["is_error"] = True
+        return out
+    if btype == "thinking":
+        out = {"type": "thinking", "thinking": block.get("thinking", "")}
+        if isinstance(block.get("signature"), str):
+            out["signature"] = block["signature"]
+        return out
+    if btype in ("redacted_thinking", "image"):
+        return {k: v for k, v in block.items() if k != "cache_control"}
+    return None
+
+
+def _result_content(block: dict) -> object:
+    content = block.get("content")
+    if isinstance(content, list):
+        return [{k: v for k, v in part.items() if k in ("type", "text", "source")}
+                for part in content if isinstance(part, dict) and part.get("type") in ("text", "image")]
+    return content if isinstance(content, str) else ""
+
+
+def _content(message: dict) -> list[dict]:
+    content = message.get("content")
+    if isinstance(content, str):
+        blocks: list = [{"type": "text", "text": content}]
+    elif isinstance(content, list):
+        blocks = content
+    else:
+        return []
+    return [mapped for mapped in (_map_block(b) for b in blocks) if mapped is not None]
+
+
+def _tokens(usage: object) -> dict:
+    if not isinstance(usage, dict):
+        return {}
+    out = {}
+    for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        if isinstance(usage.get(key), int):
+            out[key] = usage[key]
+    return out
+
+
+def _text_of(result: object) -> str:
+    if isinstance(result, str):
+        return result
+    if isinstance(result, list):
+        return "\n".join(p.get("text", "") for p in result if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+class _Builder:
+    """Merges Claude Code's per-block lines into API messages, one role at a time."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._response_id: str | None = None
+
+    def add(self, role: str, blocks: list[dict], timestamp: str | None, tokens: dict, response_id: str | None) -> None:
+        if not blocks:
+            return
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last.message["role"] == role:
+            last.message["content"].extend(blocks)
+            if role == "assistant" and response_id != self._response_id:
+                for key, value in tokens.items():  # another response merged in: its tokens were spent too
+                    last.tokens[key] = last.tokens.get(key, 0) + value
+            elif tokens:
+                last.tokens = dict(tokens)  # the same response's usage, repeated per line: keep the last
+        else:
+            self.messages.append(Message({"role": role, "content": list(blocks)}, timestamp, dict(tokens)))
+        if role == "assistant":
+            self._response_id = response_id
+
+
+def _conversation(records: list[dict], imported: ImportedSession) -> tuple[list, dict[str, dict]]:
+    """(events in order, uuid -> record), with compactions; subagents are attached by the caller."""
+    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
+    builder = _Builder()
+    events: list = []
+    pending_boundary: dict | None = None
+
+    def flush() -> None:
+        events.extend(builder.messages)
+        builder.messages = []
+
+    for record in records:
+        rtype = record.get("type")
+        if rtype == "system" and record.get("subtype") == "compact_boundary":
+            pending_boundary = record
+            continue
+        if rtype == "system":  # UI notes (turn_duration, api errors, ...): not conversation
+            continue
+        if rtype not in ("user", "assistant"):
+            if rtype not in _QUIET_TYPES:
+                imported.skipped[str(rtype)] += 1
+            continue
+        message = record.get("message")
+        if not isinstance(message, dict):
+            imported.skipped[str(rtype)] += 1
+            continue
+        if rtype == "user" and record.get("isCompactSummary"):
+            summary = "\n".join(b["text"] for b in _content(message) if b.get("type") == "text")
+            meta = (pending_boundary or {}).get("compactMetadata") or {}
+            flush()
+            events.append(Compaction(summary, "auto" if meta.get("trigger") == "auto" else "manual",
+                                     record.get("timestamp")))
+            kept = (meta.get("preservedMessages") or {}).get("uuids") or []
+            for uuid in kept:
+                old = by_uuid.get(uuid)
+                if old and isinstance(old.get("message"), dict):
+                    builder.add(old["type"], _content(old["message"]), old.get("timestamp"),
+                                _tokens(old["message"].get("usage")) if old["type"] == "assistant" else {},
+                                old["message"].get("id"))
+            pending_boundary = None
+            continue
+        if record.get("isMeta"):
+            continue
+        if record.get("model") and not imported.model:
+            imported.model = record["model"]
+        if rtype == "assistant" and isinstance(message.get("model"), str):
+            imported.model = message["model"]
+        builder.add(rtype, _content(message), record.get("timestamp"),
+                    _tokens(message.get("usage")) if rtype == "assistant" else {}, message.get("id"))
+    flush()
+    return events, by_uuid
+
+
+def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
+    """Sidechains by the tool_use id that started them."""
+    folder = path.with_suffix("") / "subagents"
+    runs: dict[str, Subagent] = {}
+    try:
+        files = sorted(folder.glob("agent-*.jsonl"))
+    except OSError:
+        return runs
+    for file in files:
+        meta_path = file.with_name(file.name[: -len(".jsonl")] + ".meta.json")
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError):
+            meta = {}
+        records = list(_lines(file, imported))
+        tool_use_id = meta.get("toolUseId") if isinstance(meta, dict) else None
+        if not isinstance(tool_use_id, str):
+            imported.skipped["subagent without its tool call"] += 1
+            continue
+        events, _ = _conversation(records, imported)
+        messages = [e for e in events if isinstance(e, Message)]
+        answer = next((_text_of(m.message["content"]) for m in reversed(messages)
+                       if m.message["role"] == "assistant"), "")
+        runs[tool_use_id] = Subagent(tool_use_id, str(meta.get("agentType") or "subagent"), messages, answer,
+                                     messages[0].timestamp if messages else None)
+    return runs
+
+
+def read_claude_code(path: Path) -> ImportedSession:
+    """One Claude Code session (main transcript and its subagents) as an ImportedSession. Only reads."""
+    imported = ImportedSession(AGENT, path.resolve(), source_id_of(path))
+    records = list(_lines(path, imported))
+    for record in records:
+        if imported.cwd is None and isinstance(record.get("cwd"), str):
+            imported.cwd = record["cwd"]
+        if imported.version is None and isinstance(record.get("version"), str):
+            imported.version = record["version"]
+        if imported.git_branch is None and isinstance(record.get("gitBranch"), str):
+            imported.git_branch = record["gitBranch"]
+    events, _ = _conversation(records, imported)
+    runs = _subagents(path, imported)
+    for event in events:
+        imported.events.append(event)
+        if isinstance(event, Message) and event.message["role"] == "assistant":
+            for block in event.message["content"]:
+                if block.get("type") == "tool_use" and block.get("id") in runs:
+                    imported.events.append(runs.pop(block["id"]))
+    imported.skipped = +imported.skipped  # drop zero counts
+    return imported

@@ -1,0 +1,178 @@
+"""Codex CLI (0.17x) rollouts: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
+
+Lines are `{timestamp, type, payload}`. What becomes what:
+- `session_meta` gives the id, cwd and version; `turn_context` the model.
+- `response_item` `message`s of role user/assistant are the conversation; role developer and the
+  `<environment_context>`/`<user_instructions>` user messages are Codex's own instructions: skipped.
+- `function_call`/`custom_tool_call` become tool_use blocks of the assistant message (arguments
+  parsed; `exec_command`/`shell` map to `bash` with `cmd` as `command`), their outputs tool_result
+  blocks of a user message.
+- `reasoning` items are encrypted for OpenAI's servers only: skipped and counted.
+- `compacted` becomes a `compact_boundary` (its `message` as the summary) followed by its
+  `replacement_history` — what Codex sends after the compaction.
+- `token_usage_record` tokens go to the assistant message they paid for; `event_msg`,
+  `world_state` and other bookkeeping are skipped quietly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .claude_code import _Builder
+from .model import Compaction, ImportedSession, Message
+
+AGENT = "codex"
+TOOL_NAMES = {"exec_command": "bash", "shell": "bash", "shell_command": "bash", "local_shell": "bash"}
+_INSTRUCTION_PREFIXES = ("<environment_context>", "<user_instructions>", "<permissions instructions>",
+                         "<skills_instructions>", "# AGENTS.md instructions")
+_QUIET = {"event_msg", "turn_context", "world_state", "token_usage_record", "session_meta"}
+
+
+def codex_home() -> Path:
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+
+
+def _meta(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            for _, raw in zip(range(20), f):
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(line, dict) and line.get("type") == "session_meta" and isinstance(line.get("payload"), dict):
+                    return line["payload"]
+    except OSError:
+        pass
+    return {}
+
+
+def source_id_of(path: Path) -> str:
+    meta_id = _meta(path).get("id")
+    return meta_id if isinstance(meta_id, str) else path.stem
+
+
+def find_sources(project_dir: Path) -> list[Path]:
+    """Codex rollouts recorded in this project or below it, oldest first."""
+    root = codex_home() / "sessions"
+    project = str(project_dir)
+    found = []
+    try:
+        candidates = list(root.rglob("rollout-*.jsonl"))
+    except OSError:
+        return []
+    for path in candidates:
+        cwd = _meta(path).get("cwd")
+        if isinstance(cwd, str) and (cwd == project or cwd.startswith(project.rstrip("/") + "/")):
+            found.append(path)
+    return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def _texts(content: object) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
+
+
+def _tool_use(item: dict) -> dict:
+    name = item.get("name") if isinstance(item.get("name"), str) else "tool"
+    raw = item.get("arguments") if item.get("type") == "function_call" else item.get("input")
+    try:
+        tool_input = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        tool_input = {"input": raw}
+    if not isinstance(tool_input, dict):
+        tool_input = {"input": tool_input}
+    if name in TOOL_NAMES and "cmd" in tool_input and "command" not in tool_input:
+        tool_input["command"] = tool_input.pop("cmd")
+    if isinstance(tool_input.get("command"), list):  # `shell` takes argv
+        tool_input["command"] = " ".join(str(a) for a in tool_input["command"])
+    return {"type": "tool_use", "id": item.get("call_id") or item.get("id"), "name": TOOL_NAMES.get(name, name),
+            "input": tool_input}
+
+
+def _add_item(builder: _Builder, item: dict, stamp: str | None, imported: ImportedSession) -> None:
+    itype = item.get("type")
+    if itype == "message":
+        role = item.get("role")
+        texts = [t for t in _texts(item.get("content")) if t.strip()]
+        if role == "developer" or role == "system" or not texts:
+            return
+        if role == "user" and all(t.lstrip().startswith(_INSTRUCTION_PREFIXES) for t in texts):
+            return
+        if role not in ("user", "assistant"):
+            imported.skipped[f"message/{role}"] += 1
+            return
+        builder.add(role, [{"type": "text", "text": t} for t in texts], stamp, {}, None)
+    elif itype in ("function_call", "custom_tool_call", "local_shell_call"):
+        builder.add("assistant", [_tool_use(item)], stamp, {}, builder._response_id)
+    elif itype in ("function_call_output", "custom_tool_call_output"):
+        output = item.get("output")
+        if isinstance(output, dict):  # older rollouts: {"content": ..., "success": ...}
+            is_error = output.get("success") is False
+            output = output.get("content")
+        else:
+            is_error = False
+        block = {"type": "tool_result", "tool_use_id": item.get("call_id"),
+                 "content": output if isinstance(output, str) else json.dumps(output)}
+        if is_error:
+            block["is_error"] = True
+        builder.add("user", [block], stamp, {}, None)
+    elif itype == "reasoning":
+        imported.skipped["reasoning (encrypted)"] += 1
+    else:
+        imported.skipped[f"response_item/{itype}"] += 1
+
+
+def read_codex(path: Path) -> ImportedSession:
+    """One Codex rollout as an ImportedSession. Only reads."""
+    meta = _meta(path)
+    imported = ImportedSession(AGENT, path.resolve(), source_id_of(path))
+    imported.cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else None
+    imported.version = meta.get("cli_version") if isinstance(meta.get("cli_version"), str) else None
+    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    imported.git_branch = git.get("branch") if isinstance(git.get("branch"), str) else None
+    builder = _Builder()
+    events: list = []
+    with open(path, "rb") as f:
+        for raw in f:
+            if not raw.strip():
+                continue
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                imported.skipped["unreadable line"] += 1
+                continue
+            if not isinstance(line, dict) or not isinstance(line.get("payload"), dict):
+                imported.skipped["unreadable line"] += 1
+                continue
+            ltype, payload, stamp = line.get("type"), line["payload"], line.get("timestamp")
+            if ltype == "response_item":
+                _add_item(builder, payload, stamp, imported)
+            elif ltype == "compacted":
+                events.extend(builder.messages)
+                builder.messages = []
+                summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
+                events.append(Compaction(summary, "auto", stamp))
+                for item in payload.get("replacement_history") or []:
+                    if isinstance(item, dict) and not (item.get("type") == "message"
+                                                       and _texts(item.get("content")) == [summary]):
+                        _add_item(builder, item, stamp, imported)
+            elif ltype == "turn_context" and isinstance(payload.get("model"), str):
+                imported.model = payload["model"]
+            elif ltype == "token_usage_record":
+                usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+                last = next((m for m in reversed(builder.messages) if m.message["role"] == "assistant"), None)
+                if last is not None and isinstance(usage.get("input_tokens"), int):
+                    last.tokens["input_tokens"] = last.tokens.get("input_tokens", 0) + usage["input_tokens"]
+                    last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + int(usage.get("output_tokens") or 0)
+            elif ltype not in _QUIET:
+                imported.skipped[str(ltype)] += 1
+    events.extend(builder.messages)
+    imported.events = [e for e in events if not isinstance(e, Message) or e.message["content"]]
+    imported.skipped = +imported.skipped
+    return imported

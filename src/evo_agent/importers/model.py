@@ -1,0 +1,122 @@
+"""What an importer produces, and how it becomes an evo-agent session (issue #20).
+
+An importer reads another agent's transcript (read only, streaming) and yields `Event`s in
+conversation order: messages in the Anthropic MessageParam shape, compactions, and subagent runs.
+`write_import` records them as evo-agent would have recorded them live — user/assistant records,
+`compact_boundary` before the kept messages, `subagent_start`/`subagent_end` around a sidechain
+file — keeping the source's timestamps, and `session_start` names the source (`imported_from`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evo_agent.session import SessionStore, first_records
+
+
+@dataclass
+class Message:
+    message: dict                  # {"role": ..., "content": ...}
+    timestamp: str | None = None
+    tokens: dict = field(default_factory=dict)   # input_tokens, output_tokens, cache_* (assistant only)
+
+
+@dataclass
+class Compaction:
+    summary: str
+    trigger: str                   # manual | auto
+    timestamp: str | None = None
+
+
+@dataclass
+class Subagent:
+    tool_use_id: str
+    agent_name: str
+    messages: list[Message]
+    result: str
+    timestamp: str | None = None
+
+
+Event = Message | Compaction | Subagent
+
+
+@dataclass
+class ImportedSession:
+    agent: str                     # "claude-code" | "codex"
+    source_path: Path
+    source_id: str
+    version: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    model: str | None = None
+    events: list[Event] = field(default_factory=list)
+    skipped: Counter = field(default_factory=Counter)   # record type -> how many were not understood
+
+    @property
+    def message_count(self) -> int:
+        return sum(1 for e in self.events if isinstance(e, Message))
+
+    def counts(self) -> tuple[int, int, int]:
+        """(messages, subagents, compactions)."""
+        return (self.message_count, sum(1 for e in self.events if isinstance(e, Subagent)),
+                sum(1 for e in self.events if isinstance(e, Compaction)))
+
+
+def source_fingerprint(path: Path) -> dict:
+    """Size and hash of a source file: an unchanged source names its earlier import instead of duplicating."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"size": size, "sha256": digest.hexdigest()}
+
+
+def earlier_imports(store: SessionStore, agent: str, source_id: str) -> list[tuple[str, dict]]:
+    """(evo-agent id, imported_from) of every earlier import of this source, oldest first."""
+    found = []
+    for row in sorted(store.list(include_empty=True), key=lambda r: r.id):
+        records = first_records(os.path.join(row.dir, "messages.jsonl"), 1)
+        origin = records[0].get("imported_from") if records else None
+        if isinstance(origin, dict) and origin.get("agent") == agent and origin.get("source_id") == source_id:
+            found.append((row.id, origin))
+    return found
+
+
+def write_import(store: SessionStore, imported: ImportedSession, fingerprint: dict, previous: str | None) -> str:
+    """Record `imported` as a new session of `store`; returns its id. The source is never written."""
+    origin = {"agent": imported.agent, "version": imported.version, "source_path": str(imported.source_path),
+              "source_id": imported.source_id, **fingerprint}
+    if previous:
+        origin["previous_import"] = previous
+    recorder = store.create(model=imported.model, provider=imported.agent, staged=True,
+                            git_branch=imported.git_branch, start_fields={"imported_from": origin})
+    compactions = 0
+    for event in imported.events:
+        stamp = {"timestamp": event.timestamp} if event.timestamp else {}
+        if isinstance(event, Message):
+            if event.message["role"] == "assistant":
+                recorder.assistant(event.message, **event.tokens, **stamp)
+            else:
+                recorder.user(event.message, **stamp)
+        elif isinstance(event, Compaction):
+            compactions += 1
+            recorder.compact_boundary(event.summary, compactions, event.trigger, **stamp)
+        else:
+            side = recorder.start_subagent(event.agent_name, event.tool_use_id, model=imported.model,
+                                           provider=imported.agent)
+            for message in event.messages:
+                side_stamp = {"timestamp": message.timestamp} if message.timestamp else {}
+                if message.message["role"] == "assistant":
+                    side.assistant(message.message, **message.tokens, **side_stamp)
+                else:
+                    side.user(message.message, **side_stamp)
+            recorder.end_subagent(side, event.tool_use_id, event.result)
+    recorder.publish()
+    recorder.checkpoint()
+    return recorder.session_id

@@ -1,0 +1,166 @@
+"""What the file tools changed, kept so a rewind can put files back (issue #19).
+
+Before `write_file` or `edit_file` changes a file, the previous content is copied into the session
+directory (`file-history/<unix ms>_<4 hex>`, 0600) and a `file_backup` record names it; after the
+change a `file_written` record holds the hash of what the tool wrote. A rewind to before user turn
+N restores, for every file changed since, the earliest backup taken after N — but only where the
+file still holds what evo-agent last wrote: a file someone changed since is left alone unless the
+user says otherwise. Changes made through `bash` leave no record and cannot be restored.
+
+Both records carry `tool_use_id`; readers that do not know them skip them (SPEC §2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .writer import FILE_MODE, make_private_dir
+
+HISTORY_DIR = "file-history"
+_BACKUP_NAME_RE = re.compile(r"\Afile-history/[0-9]{13}_[0-9a-f]{4}\Z")  # never a path out of the session
+MAX_BACKUP_BYTES = 10 << 20  # a bigger file is noted as too big to keep, never copied
+BACKUP, WRITTEN = "file_backup", "file_written"
+
+
+def file_sha256(path: Path | str) -> str | None:
+    """The hash of a regular file's bytes, or None when there is none (missing, a directory, unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            digest = hashlib.sha256()
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+            return digest.hexdigest()
+    except OSError:
+        return None
+
+
+class FileHistory:
+    """The file tools' hook into a session: `before_change` and `after_change` around each write.
+
+    `append(rtype, **fields)` is the session recorder's append (thread safe, never raises);
+    `session_dir` is where backups go. Every method is best effort: a failure to keep a backup is
+    recorded as such and never stops the tool.
+    """
+
+    def __init__(self, session_dir: Path, append: Callable[..., bool]) -> None:
+        self.session_dir = Path(session_dir)
+        self._append = append
+
+    def before_change(self, path: Path, tool_use_id: str) -> None:
+        path = Path(path)
+        fields: dict = {"tool_use_id": tool_use_id, "path": str(path), "existed": False}
+        try:
+            st = os.stat(path)
+        except OSError:
+            self._append(BACKUP, **fields)
+            return
+        if not stat.S_ISREG(st.st_mode):
+            self._append(BACKUP, **fields)
+            return
+        fields.update(existed=True, size=st.st_size, mode=stat.S_IMODE(st.st_mode))
+        if st.st_size > MAX_BACKUP_BYTES:
+            fields.update(too_big=True, sha256=file_sha256(path))
+            self._append(BACKUP, **fields)
+            return
+        try:
+            data = path.read_bytes()
+            name = f"{HISTORY_DIR}/{int(time.time() * 1000):013d}_{secrets.token_hex(2)}"
+            make_private_dir(self.session_dir / HISTORY_DIR)
+            fd = os.open(self.session_dir / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                         FILE_MODE)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            fields.update(backup=name, sha256=hashlib.sha256(data).hexdigest())
+        except OSError as exc:
+            fields.update(error=exc.strerror or str(exc))
+        self._append(BACKUP, **fields)
+
+    def after_change(self, path: Path, tool_use_id: str) -> None:
+        self._append(WRITTEN, tool_use_id=tool_use_id, path=str(path), sha256=file_sha256(path))
+
+
+@dataclass
+class FileChange:
+    """One file changed by the file tools since a point in the conversation."""
+
+    path: str
+    existed: bool                  # whether the file existed before the first change
+    backup: Path | None            # its content before the first change (None: did not exist, or not kept)
+    before_sha256: str | None
+    mode: int | None
+    last_written_sha256: str | None  # what evo-agent's tools last left in it
+    not_kept: str = ""             # why the previous content cannot be restored ("" when it can)
+
+    def state(self) -> str:
+        """`restorable`, `unchanged` (already as before), or `changed-since` (someone else changed it)."""
+        now = file_sha256(self.path)
+        if (now is None and not self.existed) or (now is not None and now == self.before_sha256):
+            return "unchanged"
+        if now != self.last_written_sha256:
+            return "changed-since"
+        return "restorable"
+
+
+def collect_changes(events: list[tuple[Path, dict]]) -> list[FileChange]:
+    """Fold `(session_dir, record)` file records, oldest first, into one FileChange per path."""
+    changes: dict[str, FileChange] = {}
+    for session_dir, record in events:
+        path = record.get("path")
+        if not isinstance(path, str):
+            continue
+        if record.get("type") == BACKUP and path not in changes:
+            backup = record.get("backup")
+            kept = isinstance(backup, str) and _BACKUP_NAME_RE.match(backup) is not None
+            existed = record.get("existed") is True
+            reason = ""
+            if existed and not kept:
+                reason = "too big to keep" if record.get("too_big") else "its previous content was not kept"
+            changes[path] = FileChange(
+                path=path, existed=existed, backup=Path(session_dir) / backup if kept else None,
+                before_sha256=record.get("sha256") if existed else None,
+                mode=record.get("mode") if isinstance(record.get("mode"), int) else None,
+                last_written_sha256=None, not_kept=reason)
+        elif record.get("type") == WRITTEN and path in changes:
+            sha = record.get("sha256")
+            changes[path].last_written_sha256 = sha if isinstance(sha, str) else None
+    return list(changes.values())
+
+
+def restore_change(change: FileChange) -> None:
+    """Put one file back as it was before its first change (atomic: temp file + rename). Raises OSError."""
+    target = Path(change.path)
+    if not change.existed:
+        try:
+            target.unlink()
+        except FileNotFoundError:
+            pass
+        return
+    if change.backup is None:
+        raise OSError(0, change.not_kept or "no backup")
+    with open(change.backup, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(0, "the backup is not a regular file")
+        data = f.read()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.evo-restore-{secrets.token_hex(3)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, change.mode if change.mode is not None else 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

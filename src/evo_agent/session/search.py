@@ -1,0 +1,196 @@
+"""Search inside sessions: prompts, answers, tool inputs and outputs, summaries, sidechains.
+
+People look for "the session where we fixed the flaky login test", not for an id. A project can
+hold gigabytes of transcripts, so the search streams each file in large chunks and tests the raw
+bytes before decoding anything: a line is parsed only when its bytes contain the needle (as it
+would appear inside a JSON string), which keeps a search over a gigabyte close to the speed of
+`grep -F`. A `--regex` search cannot be tested on raw bytes, so it decodes every record (slower;
+measured in benchmarks/).
+
+Matching is case-insensitive (ASCII letters in the byte test, full case folding when confirming).
+Records a resume copied in (`"restored": true`) are skipped while their source session is still
+in the project, so a conversation resumed five times is found once, where it was said.
+Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+from .inspect import open_sidechain, parse_record, sidechain_paths
+
+__all__ = ["SearchHit", "search_sessions", "record_texts"]
+
+CHUNK_BYTES = 8 << 20
+SNIPPET_CONTEXT = 50  # characters shown on each side of the match
+SEARCHED_TYPES = frozenset({"user", "assistant", "compact_boundary", "subagent_end"})
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    session_id: str
+    file: str            # "messages.jsonl", or "subagent/<file>" for a subagent's transcript
+    line: int            # 1-based line number in that file
+    timestamp: str       # the record's own timestamp ("" when it has none)
+    kind: str            # prompt, answer, tool call, tool result, thinking, summary, subagent result
+    snippet: str         # one line around the first match (not yet made terminal-safe)
+
+
+def _block_texts(role: str, content: object) -> Iterator[tuple[str, str]]:
+    if isinstance(content, str):
+        yield ("prompt" if role == "user" else "answer"), content
+        return
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text" and isinstance(block.get("text"), str):
+            yield ("prompt" if role == "user" else "answer"), block["text"]
+        elif btype == "thinking" and isinstance(block.get("thinking"), str):
+            yield "thinking", block["thinking"]
+        elif btype == "tool_use":
+            name = block.get("name") if isinstance(block.get("name"), str) else "?"
+            yield "tool call", f"{name} " + json.dumps(block.get("input"), ensure_ascii=False)
+        elif btype == "tool_result":
+            inner = block.get("content")
+            if isinstance(inner, str):
+                yield "tool result", inner
+            elif isinstance(inner, list):
+                for part in inner:
+                    if isinstance(part, dict) and isinstance(part.get("text"), str):
+                        yield "tool result", part["text"]
+
+
+def record_texts(record: dict) -> Iterator[tuple[str, str]]:
+    """(kind, text) for every searchable piece of text in one record."""
+    rtype = record.get("type")
+    if rtype in ("user", "assistant"):
+        message = record.get("message")
+        if isinstance(message, dict):
+            yield from _block_texts(rtype, message.get("content"))
+    elif rtype == "compact_boundary" and isinstance(record.get("summary"), str):
+        yield "summary", record["summary"]
+    elif rtype == "subagent_end" and isinstance(record.get("result"), str):
+        yield "subagent result", record["result"]
+
+
+def _snippet(text: str, start: int, end: int) -> str:
+    left = max(0, start - SNIPPET_CONTEXT)
+    right = min(len(text), end + SNIPPET_CONTEXT)
+    piece = " ".join(text[left:right].split())
+    return ("…" if left > 0 else "") + piece + ("…" if right < len(text) else "")
+
+
+class _Matcher:
+    """The needle as a byte test for raw lines and as a confirming search over decoded text."""
+
+    def __init__(self, needle: str, regex: bool) -> None:
+        self.regex = regex
+        if regex:
+            try:
+                self._pattern = re.compile(needle, re.IGNORECASE)
+            except re.error as exc:
+                raise ValueError(f"invalid regular expression {needle!r}: {exc}") from None
+            self.raw: tuple[bytes, ...] = ()
+            return
+        self._pattern = re.compile(re.escape(needle), re.IGNORECASE)
+        # The byte test looks for the needle's longest ASCII run as it appears inside a JSON string on
+        # disk (quotes and backslashes escaped), lowercased: both encoders write ASCII the same way,
+        # and bytes.lower() folds only ASCII, so non-ASCII letters are left to the confirming search.
+        run = max(re.findall(r"[\x00-\x7f]+", needle) or [""], key=len)
+        self.raw = (json.dumps(run)[1:-1].encode("ascii").lower(),) if len(run.strip()) >= 2 else ()
+        self.regex = not self.raw  # nothing to test cheaply: decode every record
+
+    def find(self, text: str) -> tuple[int, int] | None:
+        found = self._pattern.search(text)
+        return found.span() if found else None
+
+
+def _candidate_lines(path: str, matcher: _Matcher) -> Iterator[tuple[int, bytes]]:
+    """(line number, raw line) of every line that may match, streaming the file in big chunks."""
+    with open(path, "rb", buffering=0) as f:
+        number = 0
+        carry = b""
+        while True:
+            chunk = f.read(CHUNK_BYTES)
+            if not chunk:
+                if carry:
+                    yield number + 1, carry
+                return
+            data = carry + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+                continue
+            block, carry = data[:cut], data[cut:]
+            if matcher.regex:
+                for line in block.split(b"\n")[:-1]:
+                    number += 1
+                    yield number, line
+                continue
+            lowered = block.lower()
+            hits: set[int] = set()
+            for form in matcher.raw:
+                pos = lowered.find(form)
+                while pos != -1:
+                    start = lowered.rfind(b"\n", 0, pos) + 1
+                    hits.add(start)
+                    nxt = lowered.find(b"\n", pos)
+                    pos = lowered.find(form, nxt + 1) if nxt != -1 else -1
+            line_no, counted = number, 0
+            for start in sorted(hits):
+                line_no += block.count(b"\n", counted, start)
+                counted = start
+                end = block.find(b"\n", start)
+                yield line_no + 1, block[start:end]
+            number += block.count(b"\n")
+
+
+def _file_hits(session_id: str, session_dir: str, relative: str, matcher: _Matcher,
+               skip_restored: bool) -> Iterator[SearchHit]:
+    path = os.path.join(session_dir, relative)
+    try:
+        for number, raw in _candidate_lines(path, matcher):
+            record = parse_record(raw)
+            if record is None or record.get("type") not in SEARCHED_TYPES:
+                continue
+            if skip_restored and record.get("restored") is True:
+                continue
+            for kind, text in record_texts(record):
+                span = matcher.find(text)
+                if span is not None:
+                    stamp = record.get("timestamp")
+                    yield SearchHit(session_id, relative, number, stamp if isinstance(stamp, str) else "",
+                                    kind, _snippet(text, *span))
+                    break  # one hit per record is enough to find it
+    except OSError:
+        return
+
+
+def search_sessions(sessions: Iterable[tuple[str, str, str | None]], needle: str, *, regex: bool = False,
+                    limit: int | None = 50, exists: Callable[[str], bool] = lambda sid: False) -> Iterator[SearchHit]:
+    """Hits for `needle` in `sessions` ((id, session dir, resumed_from) in the order to report).
+
+    `exists(id)` says whether a session is still in the project: a resumed session's copied-in
+    records are searched only when its source is gone. Raises ValueError for a bad regex.
+    """
+    if not needle:
+        raise ValueError("nothing to search for")
+    matcher = _Matcher(needle, regex)
+    found = 0
+    for session_id, session_dir, resumed_from in sessions:
+        skip_restored = bool(resumed_from) and exists(resumed_from)
+        files = ["messages.jsonl"] + [p for p in sidechain_paths(session_dir)
+                                      if open_sidechain(session_dir, p) is not None]
+        for relative in files:
+            for hit in _file_hits(session_id, session_dir, relative, matcher, skip_restored):
+                yield hit
+                found += 1
+                if limit is not None and found >= limit:
+                    return

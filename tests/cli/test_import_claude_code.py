@@ -1,0 +1,185 @@
+"""Importing real Claude Code transcripts (tests/fixtures/claude_code, made by make_fixtures.py) (issue #20)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evo_agent.importers import read_claude_code, source_fingerprint, write_import
+from evo_agent.session import SessionStore
+from tests.api_rules import check_request
+from tests.fake_model_server import text
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
+
+
+def _fixture(name: str) -> Path:
+    (path,) = (FIXTURES / name).glob("*.jsonl")
+    return path
+
+
+def _text(message: dict) -> str:
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(b["text"] for b in content if b.get("type") == "text")
+
+
+def _import(cli, path: Path) -> str:
+    result = cli.run("sessions", "import", "claude-code", str(path))
+    assert result.rc == 0, result.err
+    assert result.out.startswith(f"{path} → ")
+    return result.out.split(" → ", 1)[1].split(" ", 1)[0]
+
+
+def _resume_request(cli, model_server, sid: str) -> list[dict]:
+    model_server.script(text("continuing"))
+    result = cli.run("--resume", sid, "-p", "next")
+    assert result.rc == 0, result.err
+    messages = model_server.requests[-1]["messages"]
+    check_request(messages)
+    return messages
+
+
+def test_tools_and_a_resume_by_claude_code_itself(cli, model_server):
+    source = _fixture("tools")
+    before = (source.read_bytes(), source.stat().st_mtime_ns)
+    sid = _import(cli, source)
+    assert (source.read_bytes(), source.stat().st_mtime_ns) == before  # only read
+    start = cli.records(sid)[0]
+    assert start["type"] == "session_start" and start["provider"] == "claude-code"
+    assert start["imported_from"]["agent"] == "claude-code" and start["imported_from"]["version"] == "2.1.197"
+    sent = _resume_request(cli, model_server, sid)
+    calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert [c["name"] for c in calls] == ["bash", "write_file", "edit_file"]
+    assert calls[1]["input"]["path"] == "/home/user/project/notes.md"  # file_path became path
+    prompts = [_text(m) for m in sent if m["role"] == "user" and _text(m)]
+    assert prompts == ["what files are here?", "write notes and fix the greeting", "next"]
+    answers = [b["text"] for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "text"]
+    assert answers[-1] == "Wrote notes.md and changed the greeting."
+    # Original timestamps are kept.
+    source_stamps = {json.loads(line).get("timestamp") for line in source.read_text().splitlines()}
+    assert all(r["timestamp"] in source_stamps for r in cli.records(sid)[1:] if r["type"] in ("user", "assistant")
+               and not r.get("restored"))
+
+
+def test_compaction_resumes_with_the_summary_and_the_kept_messages(cli, model_server):
+    sid = _import(cli, _fixture("compact"))
+    boundary = [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
+    assert len(boundary) == 1 and boundary[0]["trigger"] == "manual"
+    assert "The user asked to remember 42 and blue." in boundary[0]["summary"]
+    sent = _resume_request(cli, model_server, sid)
+    assert sent[0]["content"][0]["text"].startswith("<previous-conversation-summary>\nThis session is being continued")
+    assert [b["text"] for b in sent[1]["content"]] == ["Second answer.", "No response requested."]
+    assert _text(sent[2]) == "what did I say?"
+    assert not any("local-command" in json.dumps(m) or "<command-name>" in json.dumps(m) for m in sent)
+
+
+def test_a_subagent_becomes_a_sidechain(cli, model_server):
+    sid = _import(cli, _fixture("subagent"))
+    records = cli.records(sid)
+    kinds = [r["type"] for r in records]
+    start, end = kinds.index("subagent_start"), kinds.index("subagent_end")
+    assert records[start - 1]["type"] == "assistant" and records[end + 1]["type"] == "user"
+    assert records[end]["result"] == "app.py is the entry point."
+    side = cli.sessions_dir / sid / records[start]["subagent_path"]
+    side_records = [json.loads(line) for line in side.read_text().splitlines()]
+    assert [r["type"] for r in side_records] == ["session_start", "user", "assistant", "user", "assistant"]
+    assert side_records[2]["message"]["content"][0]["name"] == "bash"
+    _resume_request(cli, model_server, sid)
+
+
+def test_a_source_killed_mid_tool_resumes_api_valid(cli, model_server):
+    sid = _import(cli, _fixture("killed"))
+    sent = _resume_request(cli, model_server, sid)
+    result = sent[2]["content"][0]
+    assert result["type"] == "tool_result" and result.get("is_error") is True
+
+
+def test_unchanged_sources_are_not_imported_twice_and_grown_ones_are_new(cli, tmp_path):
+    source = tmp_path / "s.jsonl"
+    shutil.copy(_fixture("tools"), source)
+    first = _import(cli, source)
+    again = cli.run("sessions", "import", "claude-code", str(source))
+    assert again.out == f"{source} was already imported as {first} (unchanged since)\n"
+    with open(source, "a") as f:
+        f.write('{"type":"user","message":{"role":"user","content":"one more"},"uuid":"x","timestamp":"2026-01-01T00:00:00Z"}\n')
+        f.write('{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","te')  # torn by a kill
+    grown = cli.run("sessions", "import", "claude-code", str(source))
+    assert f"1 lines skipped; it grew since {first})" in grown.out
+    assert "not understood: 1 unreadable line" in grown.out
+    new = grown.out.split(" → ", 1)[1].split(" ", 1)[0]
+    assert cli.records(new)[0]["imported_from"]["previous_import"] == first
+
+
+def test_without_source_it_lists_this_projects_sessions(cli, tmp_path):
+    config = tmp_path / "claude"
+    folder = config / "projects" / str(cli.project).replace("/", "-").replace(".", "-")
+    folder.mkdir(parents=True)
+    shutil.copy(_fixture("tools"), folder / "abc.jsonl")
+    env = {**cli.env, "CLAUDE_CONFIG_DIR": str(config)}
+    listed = cli.run("sessions", "import", "claude-code", env=env)
+    assert listed.rc == 0 and "abc" in listed.out and "not imported" in listed.out and "what files are here?" in listed.out
+    done = cli.run("sessions", "import", "claude-code", "--all", env=env)
+    assert "(10 messages, 0 subagents, 0 compactions, 0 lines skipped)" in done.out
+    assert "imported as " in cli.run("sessions", "import", "claude-code", env=env).out
+
+
+def test_unknown_sources_are_one_line_errors(cli):
+    result = cli.run("sessions", "import", "claude-code", "no-such-thing")
+    assert result.rc == 1 and len(result.err_lines) == 1 and "no Claude Code transcript" in result.err
+
+
+# Property: whatever the shape of per-block lines, an import resumes API-valid and keeps every text.
+_words = st.text(alphabet="abcdefghij ", min_size=1, max_size=12).map(lambda s: s.strip() or "w")
+
+
+@st.composite
+def _claude_lines(draw):
+    lines, texts, n = [], [], 0
+    for turn in range(draw(st.integers(1, 4))):
+        prompt = draw(_words)
+        texts.append(prompt)
+        lines.append({"type": "user", "message": {"role": "user", "content": prompt}})
+        for step in range(draw(st.integers(0, 2))):
+            n += 1
+            msg_id = f"msg_{n}"
+            said = draw(_words)
+            texts.append(said)
+            lines.append({"type": "assistant", "message": {"id": msg_id, "role": "assistant",
+                          "content": [{"type": "text", "text": said}], "usage": {"input_tokens": 5, "output_tokens": 1}}})
+            tool_id = f"toolu_{n}"
+            lines.append({"type": "assistant", "message": {"id": msg_id, "role": "assistant",
+                          "content": [{"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": "ls"}}]}})
+            if draw(st.booleans()):
+                lines.append({"type": "user", "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": tool_id, "content": "out"}]}})
+            if draw(st.booleans()):
+                lines.append({"type": "attachment", "attachment": {}})
+        answer = draw(_words)
+        texts.append(answer)
+        lines.append({"type": "assistant", "message": {"id": f"msg_end{turn}", "role": "assistant",
+                      "content": [{"type": "text", "text": answer}]}})
+    return lines, texts
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=_claude_lines())
+def test_any_import_resumes_api_valid_and_keeps_every_text(tmp_path_factory, data):
+    lines, texts = data
+    work = tmp_path_factory.mktemp("imp")
+    source = work / "s.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = SessionStore(work / "project", warn=lambda line: None)
+    imported = read_claude_code(source)
+    sid = write_import(store, imported, source_fingerprint(source), None)
+    messages = store.load(sid).messages
+    check_request(messages + [{"role": "user", "content": "next"}] if messages[-1]["role"] == "assistant"
+                  else messages)
+    kept = [b.get("text") for m in messages for b in (m["content"] if isinstance(m["content"], list)
+                                                       else [{"text": m["content"]}])]
+    assert [t for t in kept if t in texts] == texts

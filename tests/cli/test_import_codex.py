@@ -1,0 +1,96 @@
+"""Importing real Codex CLI rollouts (tests/fixtures/codex, made by make_fixtures.py) (issue #20)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.api_rules import check_request
+from tests.fake_model_server import text
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
+
+
+def _fixture(name: str) -> Path:
+    (path,) = (FIXTURES / name).glob("*.jsonl")
+    return path
+
+
+def _import(cli, path: Path) -> str:
+    result = cli.run("sessions", "import", "codex", str(path))
+    assert result.rc == 0, result.err
+    return result.out.split(" → ", 1)[1].split(" ", 1)[0]
+
+
+def _texts(message: dict) -> list[str]:
+    content = message["content"]
+    return [content] if isinstance(content, str) else [b["text"] for b in content if b.get("type") == "text"]
+
+
+def _resume(cli, model_server, sid: str) -> list[dict]:
+    model_server.script(text("continuing"))
+    result = cli.run("--resume", sid, "-p", "next")
+    assert result.rc == 0, result.err
+    sent = model_server.requests[-1]["messages"]
+    check_request(sent)
+    return sent
+
+
+def test_tools_and_a_resume_by_codex_itself(cli, model_server):
+    source = _fixture("tools")
+    before = source.read_bytes()
+    sid = _import(cli, source)
+    assert source.read_bytes() == before
+    start = cli.records(sid)[0]
+    assert start["imported_from"]["agent"] == "codex" and start["imported_from"]["version"] == "0.171.0"
+    sent = _resume(cli, model_server, sid)
+    prompts = [t for m in sent if m["role"] == "user" for t in _texts(m)]
+    assert prompts == ["what files are here?", "write notes", "next"]  # no developer or environment messages
+    calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert [(c["name"], c["input"]["command"]) for c in calls] == [("bash", "ls"), ("bash", "echo '# Notes' > notes.md")]
+    results = [b for m in sent if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"] if b["type"] == "tool_result"]
+    assert [r["tool_use_id"] for r in results] == [c["id"] for c in calls]
+
+
+def test_killed_mid_tool_resumes_with_the_tool_marked_interrupted(cli, model_server):
+    sent = _resume(cli, model_server, _import(cli, _fixture("killed")))
+    assert sent[2]["content"][0]["type"] == "tool_result" and sent[2]["content"][0]["is_error"] is True
+
+
+def test_a_compacted_record_resumes_with_its_replacement_history(cli, model_server, tmp_path):
+    source = tmp_path / "rollout-compacted.jsonl"
+    shutil.copy(_fixture("tools"), source)
+    replacement = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "what files are here?"}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Summary: app.py and notes.md."}]},
+    ]
+    with open(source, "a") as f:
+        f.write(json.dumps({"timestamp": "2026-12-03T15:00:00.000Z", "type": "compacted",
+                            "payload": {"message": "Summary: app.py and notes.md.",
+                                        "replacement_history": replacement}}) + "\n")
+        f.write(json.dumps({"timestamp": "2026-12-03T15:00:01.000Z", "type": "response_item",
+                            "payload": {"type": "message", "role": "assistant",
+                                        "content": [{"type": "output_text", "text": "Compacted; go on."}]}}) + "\n")
+    sid = _import(cli, source)
+    (boundary,) = [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
+    assert boundary["summary"] == "Summary: app.py and notes.md." and boundary["trigger"] == "auto"
+    sent = _resume(cli, model_server, sid)
+    assert sent[0]["content"][0]["text"] == ("<previous-conversation-summary>\nSummary: app.py and notes.md.\n"
+                                             "</previous-conversation-summary>")
+    flat = [t for m in sent for t in _texts(m)]
+    assert flat[1:] == ["what files are here?", "Compacted; go on.", "next"]
+
+
+def test_listing_by_recorded_cwd(cli, tmp_path):
+    codex_home = tmp_path / "codex"
+    day = codex_home / "sessions" / "2026" / "12" / "03"
+    day.mkdir(parents=True)
+    mine = day / _fixture("tools").name
+    mine.write_text(_fixture("tools").read_text().replace("/home/user/project", str(cli.project)))
+    other = day / _fixture("killed").name  # recorded in /home/user/project: not this project
+    shutil.copy(_fixture("killed"), other)
+    listed = cli.run("sessions", "import", "codex", env={**cli.env, "CODEX_HOME": str(codex_home)})
+    assert listed.rc == 0, listed.err
+    assert "what files are here?" in listed.out and "run the slow tests" not in listed.out

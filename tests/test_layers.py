@@ -1,0 +1,63 @@
+"""The layer rules of docs/architecture.md, held by a test: what each package may import from evo_agent.
+
+cli → ui, agent → tools, providers → session; evo_agent.safe_text and evo_agent.__init__ are leaves
+anyone may use. The session library imports nothing from the rest of evo_agent, so it can be reused
+(and replaced) on its own. Lazy imports inside functions count too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "evo_agent"
+LEAVES = {"evo_agent", "evo_agent.safe_text"}
+ALLOWED = {  # package -> the evo_agent packages it may import (besides itself and the leaves)
+    "session": set(),
+    "providers": {"session"},
+    "tools": {"session"},
+    "importers": {"session"},
+    "sync": {"session"},
+    "agent": {"session", "providers", "tools"},
+    "ui": {"session", "providers", "tools", "agent"},
+    "cli": {"session", "providers", "tools", "agent", "ui", "importers", "sync"},
+}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    package = ".".join(path.relative_to(SRC.parent).with_suffix("").parts[:-1])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against this module's package
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            names.add(module)
+    return {n for n in names if n == "evo_agent" or n.startswith("evo_agent.")}
+
+
+def _package_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (SRC / parts[1]).is_dir() else None
+
+
+@pytest.mark.parametrize("package", sorted(p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()))
+def test_each_package_imports_only_what_its_layer_allows(package):
+    assert package in ALLOWED, f"evo_agent.{package} is new: give it a row in ALLOWED (and docs/architecture.md)"
+    bad = []
+    for path in sorted((SRC / package).rglob("*.py")):
+        for module in _imports(path):
+            if ".".join(module.split(".")[:2]) in LEAVES:
+                continue
+            target = _package_of(module)
+            if target == package or target in ALLOWED[package]:
+                continue
+            bad.append(f"{path.relative_to(SRC.parent)} imports {module}")
+    assert not bad, "\n".join(bad)
