@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from .errors import EXIT_CODES
 
+OUTPUT_FORMATS = ("text", "json", "stream-json")  # print mode's --output-format (print_output.py writes them)
+
 SLASH_COMMANDS: tuple[tuple[str, str], ...] = (
     ("/resume ID|NAME", "switch to a copy of a session (id, unique prefix or name)"),
     ("/resume", "choose a session from a list"),

@@ -59,8 +59,7 @@ completion and the answer is printed; text piped into -p is appended to the prom
 
 def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     """The command line. `sessions=False`: the agent's options plus a positional PROMPT (see parse_arguments)."""
-    from .help_text import EPILOG
-    from .print_output import OUTPUT_FORMATS
+    from .help_text import EPILOG, OUTPUT_FORMATS
 
     parser = _Parser(prog="evo-agent", usage=USAGE, description=DESCRIPTION, epilog=EPILOG, add_help=sessions,
                      formatter_class=argparse.RawDescriptionHelpFormatter)

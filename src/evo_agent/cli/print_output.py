@@ -17,9 +17,8 @@ import json
 import time
 from typing import Any
 
+from .help_text import OUTPUT_FORMATS  # noqa: F401 - the parser reads it from help_text (no agent import)
 from .runtime import Console
-
-OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 
 def _line(obj: dict) -> str:

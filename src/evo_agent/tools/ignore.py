@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 ALWAYS_SKIPPED = frozenset({".git", ".evo-agent"})
 
@@ -29,7 +31,11 @@ def _read_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
     except OSError:
         return None
     lines = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+    if not lines:
+        return None
+    import pathspec  # here, not at the top: ~25 ms that starting the agent need not pay before the first search
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _repository_root(start: Path) -> Path | None:
