@@ -12,9 +12,13 @@ from tests.api_rules import check_request
 from tests.fake_model_server import text
 
 
-def make_agent(project: Path, provider, tools=None, **kw) -> tuple[Agent, SessionStore]:
+def make_agent(project: Path, provider, tools=None, mode: str = "bypass", **kw) -> tuple[Agent, SessionStore]:
+    """An agent on a fresh session; `mode` is its permission mode (these tests are about the loop: bypass)."""
+    from evo_agent.agent.permissions import PermissionGate, Policy
+
     store = SessionStore(project, warn=lambda line: None)
     recorder = store.create(model=provider.model, provider=provider.name)
+    kw.setdefault("permissions", PermissionGate(Policy(project, mode)))
     return Agent(provider=provider, recorder=recorder, project_dir=project, store=store, tools=tools, **kw), store
 
 

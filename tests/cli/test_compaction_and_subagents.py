@@ -114,7 +114,7 @@ def test_the_demo_provider_delegates_to_a_subagent_offline(demo_cli):
     assert "README.md" in end["result"]
     side = demo_cli.sessions_dir / sid / end["subagent_path"]
     types = [json.loads(line)["type"] for line in side.read_text().splitlines()]
-    assert types == ["session_start", "user", "assistant", "user", "assistant"]
+    assert types == ["session_start", "user", "assistant", "permission", "user", "assistant"]
 
 
 def test_parallel_subagent_results_in_the_repl_name_their_task(cli, model_server):

@@ -44,7 +44,7 @@ def test_eof_and_exit_end_with_the_hint_and_nothing_after_exit_runs(demo_cli):
 
     exited = demo_cli.run(input="/help\n/compact\n/nonsense\n/exit\nrun echo never\n")
     assert exited.rc == 0
-    assert "/resume ID" in exited.out and "/clear" in exited.out
+    assert "/resume [ID|NAME]" in exited.out and "/clear" in exited.out and "numbered list" in exited.out
     assert "evo-agent: cannot compact: there is nothing to compact yet" in exited.err_lines
     assert any("unknown command /nonsense" in line for line in exited.err_lines)
     sid2 = exited.hint_id("err")

@@ -62,7 +62,8 @@ def test_resume_and_continue_send_the_old_history_and_never_touch_the_source(cli
 def test_kill_9_while_a_tool_runs_then_resume_is_accepted_by_the_api(cli, model_server, tmp_path):
     pid_file = tmp_path / "sleep.pid"
     model_server.script(tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 30"}))
-    proc = cli.popen("-p", "run the long thing", start_new_session=True, stdin=subprocess.DEVNULL)
+    proc = cli.popen("-p", "run the long thing", "--permission-mode", "bypass", start_new_session=True,
+                     stdin=subprocess.DEVNULL)
 
     def bash_tool_running():
         deadline = time.monotonic() + 30
@@ -128,7 +129,8 @@ def test_slash_resume_in_the_piped_repl_swaps_history_without_a_model_call(cli, 
     assert requests[2]["messages"] == [{"role": "user", "content": "fresh start"}]
     resumed_lines = [line for line in repl.out_lines if line.startswith(f"Resumed {s1}: 2 messages restored")]
     assert len(resumed_lines) == 1
-    assert any(line.startswith("session ") and "0 input + 0 output = 0 tokens" in line for line in repl.out_lines)
+    # The totals continue from the source (seed_session: 100 in + 10 out), not from zero.
+    assert any(line.startswith("session ") and "100 input + 10 output = 110 tokens" in line for line in repl.out_lines)
     assert "Answer three." in repl.out and "Fresh answer." in repl.out
     final = repl.hint_id("err")
     assert final not in (s1, s2)
@@ -157,3 +159,17 @@ def test_resume_without_an_id_in_the_repl_offers_a_numbered_list(cli, model_serv
     assert model_server.requests[1]["messages"] == history_of(("the newer one", "Newer answer.")) + [
         {"role": "user", "content": "and then?"}]
     assert len(model_server.requests) == 2
+
+
+def test_token_totals_continue_along_a_resume_chain(cli, model_server):
+    """`/cost` after `-c` of a resumed session counts every session of the chain, not only the last."""
+    s1 = seed_session(cli.project, ("question one", "Answer one."))  # 100 in + 10 out
+    model_server.script(text("Answer two."))
+    second = cli.run("--resume", s1, "-p", "question two")
+    assert second.rc == 0, second.err
+    spent_second = model_server.log[-1]["usage"]
+    third = cli.run("-c", input="/cost\n")
+    assert third.rc == 0, third.err
+    total_in = 100 + spent_second["input_tokens"]
+    total_out = 10 + spent_second["output_tokens"]
+    assert any(f"{total_in:,} input + {total_out:,} output" in line for line in third.out_lines), third.out

@@ -115,6 +115,10 @@ MOMENTS: dict[str, Moment] = {m.name: m for m in [
     ], lambda run: run.server.requests_seen >= 1, jitter=(0.0, 1.2),
         prompts=lambda run: [f"first question {run.label}", f"second question {run.label}",
                              f"third question {run.label}"], weight=2),
+    # The REPL asks whether a command may run, and nobody answers: the tool_use is on disk, unanswered.
+    Moment("approval-repl", "repl", lambda run: [[text("May I?"), _bash(run, "touch approved")], text("done")],
+           lambda run: b"wants to run" in (run.dir / "stdout").read_bytes(), jitter=(0.0, 0.2),
+           env={"EVO_AGENT_PERMISSION_MODE": "ask"}, weight=1),
     # As soon as the session exists: while a resume copies the restored records, before any request.
     Moment("startup", "print", lambda run: [text("ok")],
            lambda run: bool(session_ids(run.sessions_dir) - run.before), jitter=(0.0, 0.03),
@@ -195,7 +199,8 @@ def _kill_tool_groups(pidfile: Path) -> None:
 def start(run: Run) -> None:
     moment = run.moment
     run.server.script(*moment.script(run))
-    env = run.server.env(clean_env(run.home), **moment.env)
+    # Tools run unasked (bypass) unless the moment is about asking.
+    env = run.server.env(clean_env(run.home), **{"EVO_AGENT_PERMISSION_MODE": "bypass", **moment.env})
     prompts = moment.prompts(run)
     args = ["--resume", run.source] if run.source else []
     if moment.mode == "print":

@@ -166,7 +166,7 @@ def test_a_ten_megabyte_tool_output_is_capped_recorded_whole_and_resumable(cli, 
         tool_use("bash", {"command": "head -c 10485760 /dev/zero | tr '\\0' a; echo; echo END-OF-OUTPUT"}),
         text("That was long."),
     )
-    result = cli.run("-p", "print a lot")
+    result = cli.run("-p", "print a lot", "--permission-mode", "bypass")
     assert result.rc == 0 and result.out == "That was long.\n", result.err
     model_server.assert_all_valid()
     sid = result.hint_id()
@@ -207,7 +207,7 @@ def test_bytes_that_are_not_utf8_from_a_command_and_from_the_user(cli, model_ser
         text("Decoded."),
         text("Typed."),
     )
-    result = cli.run("-p", "print some bytes")
+    result = cli.run("-p", "print some bytes", "--permission-mode", "bypass")
     assert result.rc == 0 and result.out == "Decoded.\n", result.err
     model_server.assert_all_valid()
     sid = result.hint_id()

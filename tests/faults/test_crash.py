@@ -85,8 +85,8 @@ def test_fifty_kills_at_random_moments_lose_nothing(tmp_path):
     assert tally.killed >= RUNS - tally.moments.get("startup", 0)
 
 
-@pytest.mark.parametrize("moment", [SUBAGENT, COMPACTION], ids=lambda m: m.name)
-def test_kills_during_a_subagent_and_during_compaction_lose_nothing(tmp_path, moment):
+@pytest.mark.parametrize("moment", [SUBAGENT, COMPACTION, MOMENTS["approval-repl"]], ids=lambda m: m.name)
+def test_kills_during_a_subagent_compaction_or_pending_approval_lose_nothing(tmp_path, moment):
     seed = fault_seed()
     tally = run_chains(4, 2, seed, tmp_path, make_git_project, [moment])
     report = f"seed {seed}: {tally.summary()}"

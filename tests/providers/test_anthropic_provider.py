@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import socket
 import threading
 import time
@@ -96,9 +98,14 @@ def test_non_text_blocks_are_converted_explicitly():
 def test_overloaded_then_success_is_retried_by_the_sdk(model_server):
     model_server.script(error(529, "overloaded_error"), error(429, "rate_limit_error"), text("finally"))
     started = time.monotonic()
-    response = provider(model_server).complete(system="", messages=HELLO, tools=[])
+    retries: list[str] = []
+    response = provider(model_server).complete(system="", messages=HELLO, tools=[],
+                                               callbacks=StreamCallbacks(on_retry=retries.append))
     assert response.message["content"] == [{"type": "text", "text": "finally"}]
     assert len(model_server.requests) == 3 and time.monotonic() - started < 5
+    # Each retry is reported before the SDK sleeps (the app shows it in its activity line).
+    assert [re.sub(r"in \d+ s", "in N s", r) for r in retries] == [
+        "API overloaded (529), retrying in N s, attempt 2 of 4", "rate limited (429), retrying in N s, attempt 3 of 4"]
 
 
 def test_overloaded_beyond_the_retries_is_one_line(model_server):

@@ -232,9 +232,12 @@ def test_plain_json_completion_without_streaming(openai_server):
 def test_server_error_then_success_is_retried_by_the_sdk(openai_server):
     openai_server.script(error(500), error(503), error(429), text("finally"))
     started = time.monotonic()
-    r = provider(openai_server).complete(system="", messages=HELLO, tools=[])
+    retries: list[str] = []
+    r = provider(openai_server).complete(system="", messages=HELLO, tools=[],
+                                         callbacks=StreamCallbacks(on_retry=retries.append))
     assert r.message["content"] == [{"type": "text", "text": "finally"}]
     assert len(openai_server.requests) == 4 and time.monotonic() - started < 5
+    assert [r.split(", retrying")[0] for r in retries] == ["API error (500)", "API error (503)", "rate limited (429)"]
 
 
 def test_errors_beyond_the_retries_are_one_line(openai_server):

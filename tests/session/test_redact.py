@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from evo_agent.session import load_for_resume
 from evo_agent.session.jsonio import _stdlib_line, encode_line
 from evo_agent.session.redact import encode_redacted, redact_record, redact_text
+from evo_agent.session.redact_shapes import plausible_named_value
 from evo_agent.session.store import SessionStore
 from tests.api_rules import check_conversation
 
@@ -22,7 +23,7 @@ from .helpers import store_for
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits
 URLSAFE = ALNUM + "_-"
-MASK_RE = re.compile(r"\[REDACTED:[a-z-]+\]")
+MASK_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 
 def run(alphabet: str, min_size: int, max_size: int | None = None):
@@ -91,6 +92,8 @@ def assignments(draw):
         value = draw(st.text(alphabet=st.characters(blacklist_characters="\"'\r\n\\", blacklist_categories=["Cs"]),
                              min_size=1, max_size=30))
         assume(not MASK_RE.fullmatch(value))
+        # What code gives a telling name but is no secret stays (issue #17): "%s", ":", "ANTHROPIC_API_KEY", "#f8f8f2".
+        assume(plausible_named_value(name, value))
         quote = draw(st.sampled_from(["\"", "'"]))
         form = draw(st.sampled_from(["{n}={q}{v}{q}", "{n} = {q}{v}{q}", "{q}{n}{q}: {q}{v}{q}", "{n}: {q}{v}{q}",
                                      "{n} := {q}{v}{q}"]))
@@ -98,6 +101,7 @@ def assignments(draw):
     else:
         value = draw(with_digit(ALNUM + "!#$%*+.:=?^_|~/-", 4, 40))
         assume(not value.startswith("="))  # `==` is a comparison, not an assignment
+        assume(plausible_named_value(name, value))
         text = draw(st.sampled_from(["{n}={v}", "{n}: {v}", "export {n}={v}", "{n}\t=\t{v}"])).format(n=name, v=value)
     return "secret", text, value
 

@@ -15,7 +15,8 @@ class FakeAgent:
     turn is inside `run_turn`.
     """
 
-    def __init__(self, project_dir: Path, script: list[tuple[str, tuple]] | None = None, *, block: bool = False):
+    def __init__(self, project_dir: Path, script: list[tuple[str, tuple]] | None = None, *, block: bool = False,
+                 gate: threading.Event | None = None):
         self.project_dir = Path(project_dir)
         self.session_id = "1780000000000_aaaaaaaa"
         self.model = "fake-model"
@@ -25,6 +26,8 @@ class FakeAgent:
         self.messages: list[dict[str, Any]] = []
         self.script = script or [("on_text", ("Hello ",)), ("on_text", ("**world**",))]
         self.block = block
+        self.gate = gate  # when given, a turn waits for it (or for its cancel event) after the script
+        self.decisions: list = []  # what on_approval answered, for ("on_approval", (request,)) steps
         self.started = threading.Event()
         self.cancelled = threading.Event()
         self.turns: list[str] = []
@@ -37,7 +40,12 @@ class FakeAgent:
         self.messages.append({"role": "user", "content": prompt})
         self.started.set()
         for name, args in self.script:
-            getattr(callbacks, name)(*args)
+            result = getattr(callbacks, name)(*args)
+            if name == "on_approval":
+                self.decisions.append(result)
+        if self.gate is not None:
+            while not (self.gate.wait(0.02) or cancel.is_set()):
+                pass
         if self.block:
             if cancel.wait(10):
                 self.cancelled.set()

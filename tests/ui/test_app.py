@@ -1,274 +1,285 @@
-"""The main TUI against a fake agent: streaming blocks, Ctrl+C, slash commands, input keys."""
+"""The app in-process against a fake agent: keys, the queue, slash commands, approvals, history.
+
+prompt_toolkit reads a pipe instead of a terminal and writes to a real VT100 output over a
+StringIO; what the app prints into the scrollback is captured beside it (`Run.printed`). Every wait
+is for a condition, never a sleep.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import io
+import os
+import re
+import stat
+import threading
+from contextlib import asynccontextmanager
+from pathlib import Path
 
-from evo_agent.ui.app import (
-    AgentApp, AssistantBlock, NoticeBlock, ThinkingBlock, ToolBlock, UserBlock, complete_command,
-)
-from evo_agent.ui.bridge import AgentLike, TurnCallbacks
-from evo_agent.ui.picker import SessionPicker
+from prompt_toolkit.data_structures import Size
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output.vt100 import Vt100_Output
 
-from .conftest import make_session
+from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
+from evo_agent.ui.app import AgentApp
+from evo_agent.ui.bridge import AgentLike
+from evo_agent.ui.prompt_history import ProjectHistory, history_path
+
 from .fakes import FakeAgent
 
-SIZE = (100, 40)
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+ESC, ENTER, CTRL_C, CTRL_D, CTRL_J, TAB = "\x1b", "\r", "\x03", "\x04", "\n", "\t"
 
 
-async def settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+class Run:
+    def __init__(self, app: AgentApp, pipe, task: asyncio.Task) -> None:
+        self.app, self.pipe, self.task = app, pipe, task
+        self.chunks: list[str] = []
+
+    @property
+    def printed(self) -> str:
+        """Everything printed into the scrollback so far, without colours."""
+        return ANSI.sub("", "".join(self.chunks))
+
+    def type(self, text: str) -> None:
+        self.pipe.send_text(text)
+
+    async def until(self, predicate, timeout: float = 10.0) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not predicate():
+            assert loop.time() < deadline, f"condition not reached; printed so far:\n{self.printed}"
+            await asyncio.sleep(0.01)
+
+    def status(self) -> str:
+        return "".join(text for _, text in self.app._status_text())
 
 
-async def wait_until(pilot, predicate, timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "condition not reached"
-        await pilot.pause(0.02)
+@asynccontextmanager
+async def running(agent, *, rows: int = 24, columns: int = 80, **kwargs):
+    """The app running on a pipe; leaves it with Ctrl+D if the test did not."""
+    with create_pipe_input() as pipe:
+        output = Vt100_Output(io.StringIO(), lambda: Size(rows, columns), term="xterm")
+        app = AgentApp(agent, input=pipe, output=output, **kwargs)
+        run = None
+        original = app.write
 
+        def write(text: str) -> None:
+            run.chunks.append(text)
+            original(text)
 
-def status(app) -> str:
-    return str(app.query_one("#status").render())
-
-
-def notices(app) -> list[str]:
-    return [b.text for b in app.blocks(NoticeBlock)]
+        app.write = write  # type: ignore[method-assign]
+        task = asyncio.ensure_future(app.run_async())
+        run = Run(app, pipe, task)
+        await run.until(lambda: app.app.is_running and app.loop is not None)
+        try:
+            yield run
+        finally:
+            if not task.done():
+                app.leave(0)
+            await asyncio.wait_for(task, 10)
 
 
 def test_fake_agent_matches_protocol(tmp_path):
     assert isinstance(FakeAgent(tmp_path), AgentLike)
 
 
-async def test_streaming_blocks_appear_in_order(tmp_path):
+async def test_enter_sends_and_the_answer_is_printed_above_the_prompt(tmp_path):
+    agent = FakeAgent(tmp_path, script=[("on_text", ("Line one\nline two\n",)), ("on_text", ("**done**",))])
+    async with running(agent) as run:
+        run.type("hello" + ENTER)
+        await run.until(lambda: agent.turns == ["hello"] and not run.app.running)
+        assert "› hello" in run.printed
+        assert "Line one\nline two\ndone" in run.printed  # single line breaks kept, markdown rendered
+        assert "1,334 tokens" in run.status()
+
+
+async def test_ctrl_d_on_an_empty_prompt_quits_with_0_and_not_with_text(tmp_path):
+    async with running(FakeAgent(tmp_path)) as run:
+        run.type("abc" + CTRL_D)
+        await run.until(lambda: run.app.buffer.text == "abc")
+        assert not run.task.done()
+        run.type("\x15" + CTRL_D)  # Ctrl+U empties the line, then Ctrl+D
+        assert await asyncio.wait_for(run.task, 10) == 0
+
+
+async def test_ctrl_c_twice_quits_with_130(tmp_path):
+    async with running(FakeAgent(tmp_path)) as run:
+        run.type(CTRL_C)
+        await run.until(lambda: "Ctrl+C again" in run.status())
+        run.type(CTRL_C)
+        assert await asyncio.wait_for(run.task, 10) == 130
+
+
+async def test_esc_interrupts_the_running_turn_and_says_so(tmp_path):
+    agent = FakeAgent(tmp_path, script=[("on_tool_start", ("t1", "bash", {"command": "sleep 30"}))], block=True)
+    async with running(agent) as run:
+        run.type("wait" + ENTER)
+        await run.until(lambda: "bash(sleep 30)" in run.status())
+        run.type(ESC)
+        await run.until(lambda: agent.cancelled.is_set() and not run.app.running)
+        assert "└  interrupted" in run.printed and "Interrupted by user" in run.printed
+        assert "error" not in run.printed
+
+
+async def test_alt_enter_and_ctrl_j_insert_newlines(tmp_path):
+    agent = FakeAgent(tmp_path)
+    async with running(agent) as run:
+        run.type("a" + ESC + ENTER + "b" + CTRL_J + "c" + ENTER)
+        await run.until(lambda: agent.turns == ["a\nb\nc"])
+
+
+async def test_a_prompt_sent_during_a_turn_is_queued_shown_and_sent_after(tmp_path):
+    gate = threading.Event()
+    agent = FakeAgent(tmp_path, gate=gate)
+    async with running(agent) as run:
+        run.type("first" + ENTER)
+        await run.until(lambda: agent.started.is_set())
+        run.type("second" + ENTER)
+        await run.until(lambda: run.app.queue == ["second"])
+        assert "second  (queued)" in "".join(t for _, t in run.app._queue_text())
+        assert agent.turns == ["first"]
+        gate.set()
+        await run.until(lambda: agent.turns == ["first", "second"] and not run.app.running)
+        assert run.printed.index("› first") < run.printed.index("› second")
+
+
+async def test_tab_completes_slash_commands(tmp_path):
+    async with running(FakeAgent(tmp_path)) as run:
+        run.type("/cl" + TAB)
+        await run.until(lambda: run.app.buffer.text == "/clear ")
+        run.type("\x15/c")
+        await run.until(lambda: run.app._completion_text() == "/clear  /compact  /cost")
+
+
+async def test_slash_commands_help_cost_clear_unknown(tmp_path):
+    agent = FakeAgent(tmp_path)
+    async with running(agent) as run:
+        for line in ("/help", "/cost", "/clear", "/nope"):
+            run.type(line + ENTER)
+        await run.until(lambda: "unknown command /nope" in run.printed)
+        assert "/compact [FOCUS]" in run.printed and "Ctrl+D on an empty prompt quits" in run.printed
+        assert "tokens: 1,234" in run.printed
+        assert "Started new session 1780000088888_cccccccc" in run.printed and agent.cleared == 1
+        assert agent.turns == []  # slash commands never reach the model
+
+
+async def test_resume_with_an_id_shows_the_restored_conversation(tmp_path):
+    agent = FakeAgent(tmp_path)
+    async with running(agent) as run:
+        run.type("/resume 1780000000000_aaaaaaaa" + ENTER)
+        await run.until(lambda: "messages restored" in run.printed)
+        text = run.printed
+        assert text.index("› restored question") < text.index("restored answer") < text.index("bash(ls)")
+        assert "└  a.txt" in text
+        assert "Resumed 1780000000000_aaaaaaaa: 3 messages restored (new session 1780000099999_bbbbbbbb)" in text
+        run.type("/resume nope" + ENTER)
+        await run.until(lambda: "error: invalid session id 'nope'" in run.printed)
+
+
+async def test_approval_yes_no_with_reason_and_esc(tmp_path):
+    edit = ApprovalRequest("edit_file", "edit README.md", "--- a\n+++ b\n-old\n+new", reason="may write files")
+    agent = FakeAgent(tmp_path, script=[("on_approval", (edit,)), ("on_approval", (edit,)),
+                                        ("on_approval", (edit,)), ("on_approval", (edit,))])
+    async with running(agent) as run:
+        run.type("go" + ENTER)
+        await run.until(lambda: run.app._approval is not None)
+        assert "? edit README.md  (may write files)" in run.printed and "+new" in run.printed
+        assert "Allow? y yes" in run.status()
+        run.type("y")
+        await run.until(lambda: len(agent.decisions) == 1 and run.app._approval is not None)
+        run.type("n" + "not now" + ENTER)
+        await run.until(lambda: len(agent.decisions) == 2 and run.app._approval is not None)
+        run.type("p")
+        await run.until(lambda: len(agent.decisions) == 3 and run.app._approval is not None)
+        run.type(ESC)
+        await run.until(lambda: len(agent.decisions) == 4 and not run.app.running)
+    assert agent.decisions == [ApprovalDecision("yes"), ApprovalDecision("no", "not now"),
+                               ApprovalDecision("always-project"), ApprovalDecision("no")]
+
+
+async def test_leaving_while_an_approval_waits_answers_no(tmp_path):
+    request = ApprovalRequest("bash", "run: rm -rf build")
+    agent = FakeAgent(tmp_path, script=[("on_approval", (request,))])
+    async with running(agent) as run:
+        run.type("go" + ENTER)
+        await run.until(lambda: run.app._approval is not None)
+        run.app.leave(143)
+        assert await asyncio.wait_for(run.task, 10) == 143
+    assert run.app.worker_done.wait(5) and agent.decisions == [ApprovalDecision("no")]
+
+
+async def test_tools_nested_subagent_calls_retry_notices_and_errors(tmp_path):
     agent = FakeAgent(tmp_path, script=[
-        ("on_thinking", ("let me ",)), ("on_thinking", ("look",)),
-        ("on_text", ("I will **list** ",)), ("on_text", ("the files.",)),
-        ("on_tool_start", ("tu_1", "bash", {"command": "ls [dir]"})),
-        ("on_tool_end", ("tu_1", "a.txt\nb.txt", False, 0.25)),
-        ("on_tool_start", ("tu_2", "read_file", {"path": "missing.txt"})),
-        ("on_tool_end", ("tu_2", "no such file", True, 0.01)),
-        ("on_notice", ("context compacted",)),
-        ("on_text", ("Done.",)),
-    ])
-    app = AgentApp(agent)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"list files", "enter")
-        await settle(app, pilot)
-        kinds = [type(b).__name__ for b in app.blocks()]
-        assert kinds == ["UserBlock", "ThinkingBlock", "AssistantBlock", "ToolBlock", "ToolBlock",
-                         "NoticeBlock", "AssistantBlock"]
-        user, thinking, text, ok_tool, bad_tool, notice, last = app.blocks()
-        assert user.prompt == "list files" and agent.turns == ["list files"]
-        assert thinking.text == "let me look"
-        assert text.text == "I will **list** the files."
-        assert ok_tool.status == "done" and ok_tool.result_text == "a.txt\nb.txt"
-        assert str(ok_tool.title) == "⏺ bash(ls [dir])  ✓ 0.2s"
-        assert ok_tool.collapsed  # results start collapsed
-        assert bad_tool.status == "error" and "error" in str(bad_tool.title)
-        assert notice.text == "context compacted"
-        assert last.text == "Done."
-        assert not app.running
-        assert "tokens 1,334" in status(app)
-        assert "fake-model" in status(app) and agent.session_id in status(app)
-        assert "context 5,000/50,000 chars" in status(app)
+        ("on_thinking", ("let me think",)),
+        ("on_tool_start", ("t1", "task", {"description": "find the bug", "prompt": "..."})),
+        ("on_nested_tool_start", ("t1", "n1", "grep", {"pattern": "def main", "path": "src"})),
+        ("on_nested_tool_end", ("t1", "n1", "src/a.py:1:def main", False, 0.1)),
+        ("on_tool_end", ("t1", "The bug is in a.py", False, 1.0)),
+        ("on_tool_start", ("t2", "read_file", {"path": "nope"})),
+        ("on_tool_end", ("t2", "no such file: nope", True, 0.0)),
+        ("on_notice", ("API overloaded (529), retrying in 4 s, attempt 2 of 5",)),
+    ], gate=threading.Event())
+    async with running(agent) as run:
+        run.type("go" + ENTER)
+        await run.until(lambda: "no such file" in run.printed and "retrying" in run.status())
+        assert "retrying in 4 s, attempt 2 of 5" in run.status()  # in the activity line, not printed
+        assert "retrying" not in run.printed
+        text = run.printed
+        assert "✻ thinking (12 characters)" in text
+        assert "● task(find the bug)" in text and '  ● grep("def main" in src)' in text
+        assert "    └  src/a.py:1:def main" in text
+        assert "└  error: no such file: nope" in text
+        agent.gate.set()
 
 
-async def test_ctrl_c_cancels_running_turn_then_second_quits(tmp_path):
-    agent = FakeAgent(tmp_path, script=[("on_text", ("working on it",)),
-                                        ("on_tool_start", ("tu_1", "bash", {"command": "sleep 100"}))],
-                      block=True)
-    app = AgentApp(agent)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"go", "enter")
-        await wait_until(pilot, lambda: app.blocks(ToolBlock))
-        assert app.running and "working" in status(app)
-        await pilot.press("ctrl+c")
-        await wait_until(pilot, agent.cancelled.is_set)
-        await settle(app, pilot)
-        assert not app.running
-        assert "cancelled" in notices(app)
-        assert app.blocks(ToolBlock)[0].status == "error"  # interrupted
-        assert app.is_running  # one Ctrl+C does not quit
-        await pilot.press("ctrl+c")
-        await pilot.pause()
-    assert not app.is_running
-
-
-async def test_single_ctrl_c_when_idle_clears_box_and_keeps_running(tmp_path):
-    app = AgentApp(FakeAgent(tmp_path))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"draft")
-        await pilot.press("ctrl+c")
-        await pilot.pause()
-        assert app.prompt_input.text == "" and app.is_running
-        app._last_ctrl_c = 0.0  # a later Ctrl+C starts over
-        await pilot.press("ctrl+c")
-        await pilot.pause()
-        assert app.is_running
-
-
-async def test_resume_with_id_calls_agent_and_swaps_history(tmp_path):
+async def test_initial_prompt_runs_at_start(tmp_path):
     agent = FakeAgent(tmp_path)
-    app = AgentApp(agent)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"hello", "enter")
-        await settle(app, pilot)
-        await pilot.press(*"/resume 1780000012345", "enter")
-        await settle(app, pilot)
-        assert agent.resumed == ["1780000012345"]
-        assert agent.turns == ["hello"]  # the command never reached the model
-        blocks = app.blocks()
-        assert [type(b).__name__ for b in blocks] == ["UserBlock", "AssistantBlock", "ToolBlock", "NoticeBlock"]
-        assert blocks[0].prompt == "restored question"
-        assert blocks[1].text == "restored answer"
-        assert blocks[2].result_text == "a.txt"
-        assert "3 messages restored" in blocks[3].text
-        assert "1780000099999_bbbbbbbb" in status(app)
+    async with running(agent, initial_prompt="fix the test") as run:
+        await run.until(lambda: agent.turns == ["fix the test"] and not run.app.running)
 
 
-async def test_resume_bad_id_is_one_error_line(tmp_path):
+async def test_prompt_history_is_kept_per_project_private_and_redacted(tmp_path):
+    path = history_path(tmp_path)
+    key = "sk-ant-" + "a1" * 20
+    async with running(FakeAgent(tmp_path), history=ProjectHistory(path)) as run:
+        run.type(f"use {key} please" + ENTER)
+        await run.until(lambda: path.exists() and "please" in path.read_text())
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert key not in path.read_text() and "[REDACTED:anthropic-key]" in path.read_text()
+    assert "/history" in (tmp_path / ".evo-agent" / ".gitignore").read_text()
+    async with running(FakeAgent(tmp_path), history=ProjectHistory(path)) as run:
+        run.type("\x1b[A")  # ↑ in a new run recalls the last prompt
+        await run.until(lambda: run.app.buffer.text == "use [REDACTED:anthropic-key] please")
+
+
+async def test_a_long_answer_leaves_the_prompt_in_a_small_live_region(tmp_path):
+    lines = "".join(f"line {i}\n" for i in range(1, 81))
+    agent = FakeAgent(tmp_path, script=[("on_text", (lines[: len(lines) // 2],)), ("on_text", (lines[len(lines) // 2:],))],
+                      gate=threading.Event())
+    async with running(agent, rows=15, columns=60) as run:
+        run.type("long" + ENTER)
+        await run.until(lambda: "line 70" in run.printed)
+        assert len(run.app.stream.tail.splitlines()) <= run.app._max_tail_rows()
+        agent.gate.set()
+        await run.until(lambda: not run.app.running)
+        assert all(f"line {i}\n" in run.printed for i in range(1, 81))
+
+
+async def test_slash_resume_without_an_id_asks_the_picker_and_resumes_the_choice(tmp_path, monkeypatch):
+    """The picker's API for a running loop (`ui.picker.pick_session`); a stand-in here, the real one in tmux."""
+    import evo_agent.ui.picker as picker
+
+    asked: list[Path] = []
+
+    async def pick_session(project_dir, **kwargs):
+        asked.append(Path(project_dir))
+        return "1780000000000_aaaaaaaa"
+
+    monkeypatch.setattr(picker, "pick_session", pick_session, raising=False)
     agent = FakeAgent(tmp_path)
-    app = AgentApp(agent)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"/resume nope", "enter")
-        await settle(app, pilot)
-        assert agent.resumed == []
-        assert notices(app) == ["error: invalid session id 'nope'"]
-        assert app.is_running and not app.running
-
-
-async def test_resume_without_id_opens_picker_and_resumes_choice(tmp_path, store):
-    ids = [make_session(store, f"task {i}", session_id=f"{1_780_000_000_000 + i}_{i:08x}").session_id
-           for i in range(3)]
-    agent = FakeAgent(store.project_dir)
-    app = AgentApp(agent)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"/resume", "enter")
-        await pilot.pause()
-        assert isinstance(app.screen, SessionPicker)
-        await pilot.press("down", "enter")
-        await settle(app, pilot)
-        assert not isinstance(app.screen, SessionPicker)
-        assert agent.resumed == [ids[1]]
-        await pilot.press(*"/resume", "enter")
-        await pilot.pause()
-        await pilot.press("escape")
-        await settle(app, pilot)
-        assert agent.resumed == [ids[1]]
-        assert app.focused is app.prompt_input
-
-
-async def test_resume_without_sessions_says_so(tmp_path):
-    app = AgentApp(FakeAgent(tmp_path))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"/resume", "enter")
-        await pilot.pause()
-        assert not isinstance(app.screen, SessionPicker)
-        assert notices(app) == ["no other session to resume in this project"]
-
-
-async def test_clear_compact_cost_help_unknown(tmp_path):
-    agent = FakeAgent(tmp_path)
-    app = AgentApp(agent)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"hi", "enter")
-        await settle(app, pilot)
-        await pilot.press(*"/clear", "enter")
-        await settle(app, pilot)
-        assert agent.cleared == 1
-        assert [type(b) for b in app.blocks()] == [NoticeBlock]
-        assert "1780000088888_cccccccc" in notices(app)[0] and "1780000000000_aaaaaaaa" in notices(app)[0]
-        await pilot.press(*"/compact keep the API notes", "enter")
-        await settle(app, pilot)
-        assert agent.compacted == ["keep the API notes"]
-        await pilot.press(*"/compact", "enter")
-        await settle(app, pilot)
-        assert agent.compacted == ["keep the API notes", None]
-        await pilot.press(*"/cost", "enter")
-        await pilot.press(*"/help", "enter")
-        await pilot.press(*"/frobnicate", "enter")
-        await pilot.pause()
-        texts = notices(app)
-        assert "tokens: 1,334" in texts
-        assert any(t.startswith("Commands:") and "/resume [ID]" in t for t in texts)
-        assert texts[-1] == "unknown command /frobnicate (try /help)"
-        assert agent.turns == ["hi"]
-
-
-async def test_exit_command_quits(tmp_path):
-    app = AgentApp(FakeAgent(tmp_path))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"/exit", "enter")
-        await pilot.pause()
-    assert not app.is_running
-
-
-async def test_newline_keys_and_enter_sends(tmp_path):
-    agent = FakeAgent(tmp_path)
-    app = AgentApp(agent)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("a", "shift+enter", "b", "alt+enter", "c", "ctrl+j", "d")
-        assert app.prompt_input.text == "a\nb\nc\nd"
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert agent.turns == ["a\nb\nc\nd"]
-        assert app.prompt_input.text == ""
-
-
-async def test_history_with_up_down_in_empty_box(tmp_path):
-    agent = FakeAgent(tmp_path)
-    app = AgentApp(agent)
-    async with app.run_test(size=SIZE) as pilot:
-        for prompt in ("first", "second"):
-            await pilot.press(*prompt, "enter")
-            await settle(app, pilot)
-        box = app.prompt_input
-        await pilot.press("up")
-        assert box.text == "second"
-        await pilot.press("up")
-        assert box.text == "first"
-        await pilot.press("up")
-        assert box.text == "first"
-        await pilot.press("down")
-        assert box.text == "second"
-        await pilot.press("down")
-        assert box.text == ""
-        await pilot.press(*"typed", "up")
-        assert box.text == "typed"  # history only from an empty box
-
-
-async def test_slash_completion(tmp_path):
-    assert [n for n, _ in complete_command("/c")] == ["/clear", "/compact", "/cost"]
-    assert complete_command("/resume 123") == []
-    assert complete_command("hello") == []
-    app = AgentApp(FakeAgent(tmp_path))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"/c")
-        await pilot.pause()
-        shown = str(app.query_one("#completions").render())
-        assert "/clear" in shown and "/compact" in shown and "/cost" in shown
-        assert app.query_one("#completions").display
-        await pilot.press(*"l", "tab")
-        assert app.prompt_input.text == "/clear "
-        await pilot.pause()
-        assert not app.query_one("#completions").display
-
-
-async def test_turn_error_is_one_line_and_app_goes_on(tmp_path):
-    class Broken(FakeAgent):
-        def run_turn(self, prompt, callbacks, cancel):
-            raise ConnectionError("cannot reach the model server")
-
-    app = AgentApp(Broken(tmp_path))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press(*"hi", "enter")
-        await settle(app, pilot)
-        assert notices(app) == ["error: cannot reach the model server"]
-        assert not app.running and app.is_running
-
-
-def test_callbacks_protocol_shape():
-    from evo_agent.ui.app import _UICallbacks
-    assert issubclass(_UICallbacks, TurnCallbacks)
+    async with running(agent) as run:
+        run.type("/resume" + ENTER)
+        await run.until(lambda: "messages restored" in run.printed)
+        assert asked == [tmp_path] and agent.resumed == ["1780000000000_aaaaaaaa"]
+        assert "› restored question" in run.printed

@@ -1,9 +1,14 @@
-"""The real console script in a real terminal (tmux): start → prompt → /exit → the exit hint."""
+"""The real console script in a real terminal (tmux), at 80×24 and 120×40, as a new user meets it.
+
+Each test runs in its own tmux server (`-L`), so nothing leaks between tests or into a user's tmux.
+Every wait is for something on the screen (or a process to end), never a fixed sleep.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -13,76 +18,176 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_model_server import reply, text
+
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 EVO = str(Path(sys.executable).with_name("evo-agent"))
+HINT = r"Resume this session with: evo-agent --resume (\d{13}_[0-9a-f]{8})"
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 
 
-def _screen(session: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-t", session, "-p"], capture_output=True, text=True).stdout
+class Terminal:
+    """One tmux window running `evo-agent ARGS; echo EXITED-$?` in `project`."""
+
+    def __init__(self, project: Path, args: list[str], *, size=(80, 24), env: dict | None = None,
+                 pid_file: Path | None = None) -> None:
+        self.socket = f"evo-{os.getpid()}-{time.monotonic_ns()}"
+        self.name = "app"
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_"))}
+        base.setdefault("EVO_AGENT_PROVIDER", "demo")
+        base.update(env or {})
+        base.pop("NO_COLOR", None) if "NO_COLOR" not in (env or {}) else None
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in base.items() if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k))
+        program = " ".join([shlex.quote(EVO), *map(shlex.quote, args)])
+        if pid_file is not None:
+            program = f"sh -c {shlex.quote(f'echo $$ > {pid_file}; exec {program}')}"
+        command = f"env {exports} {program}; echo EXITED-$?; sleep 120"
+        self.tmux("new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1]), "-c", str(project),
+                  command)
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True).stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-t", self.name, "-p")
+
+    def scrollback(self) -> str:
+        return self.tmux("capture-pane", "-t", self.name, "-p", "-S", "-")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.name, *keys)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", self.name, "-l", text)
+
+    def wait(self, pattern: str, timeout: float = 40, *, where: str = "screen") -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            shown = self.screen() if where == "screen" else self.scrollback()
+            if re.search(pattern, shown):
+                return shown
+            time.sleep(0.1)
+        raise AssertionError(f"{pattern!r} never appeared:\n{self.scrollback()}")
+
+    def last_lines(self, n: int) -> list[str]:
+        return [x for x in self.screen().splitlines() if x.strip()][-n:]
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 
 
-def _wait_for(session: str, pattern: str, timeout: float = 30) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        screen = _screen(session)
-        if re.search(pattern, screen):
-            return screen
-        time.sleep(0.2)
-    raise AssertionError(f"{pattern!r} never appeared on screen:\n{_screen(session)}")
+@pytest.fixture
+def terminals():
+    opened: list[Terminal] = []
+    yield opened
+    for t in opened:
+        t.close()
 
 
-def _start(session: str, project: Path, *args: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_"))}
-    env["EVO_AGENT_PROVIDER"] = "demo"
-    command = " ".join([EVO, *args]) + "; echo EXITED-$?; sleep 60"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "30", "-c", str(project),
-                    command], check=True, env=env)
+def open_app(terminals, project, *args, **kwargs) -> Terminal:
+    t = Terminal(project, list(args), **kwargs)
+    terminals.append(t)
+    return t
 
 
-def test_tui_in_tmux_prompt_answer_exit_hint(project):
-    session = f"evo-{os.getpid()}-{time.monotonic_ns()}"
-    _start(session, project)
-    try:
-        _wait_for(session, r"session \d{13}_[0-9a-f]{8}")
-        subprocess.run(["tmux", "send-keys", "-t", session, "list the files", "Enter"], check=True)
-        _wait_for(session, r"README\.md")
-        subprocess.run(["tmux", "send-keys", "-t", session, "/exit", "Enter"], check=True)
-        screen = _wait_for(session, r"EXITED-0")
-        hint = re.search(r"Resume this session with: evo-agent --resume (\d{13}_[0-9a-f]{8})", screen)
-        assert hint, screen
-        lines = [x for x in screen.splitlines() if x.strip()]
-        assert lines[-1] == "EXITED-0" and lines[-2].startswith("Resume this session with")
-        transcript = project / ".evo-agent" / "sessions" / hint.group(1) / "messages.jsonl"
-        assert b"list the files" in transcript.read_bytes()
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+def ready(t: Terminal) -> None:
+    t.wait(r"/help for help")
+    t.wait(r"tokens · context")  # the status line: the app reads keys now
 
 
-def test_resume_without_id_opens_the_picker_in_a_terminal(project):
-    subprocess.run([EVO, "-p", "list the files"], cwd=project, capture_output=True, check=True,
-                   env={**os.environ, "EVO_AGENT_PROVIDER": "demo"})
-    session = f"evo-{os.getpid()}-{time.monotonic_ns()}"
-    _start(session, project, "--resume")
-    try:
-        _wait_for(session, r"\"list the files\"")  # a picker row
-        subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
-        _wait_for(session, r"messages restored")
-        _wait_for(session, r"demo\s+·\s+session \d{13}_[0-9a-f]{8}")  # the app's status line: it reads keys now
-        subprocess.run(["tmux", "send-keys", "-t", session, "/exit", "Enter"], check=True)
-        _wait_for(session, r"Resume this session with: evo-agent --resume \d{13}_[0-9a-f]{8}\s+EXITED-0")
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+@pytest.mark.parametrize("size", SIZES)
+def test_after_a_long_answer_the_prompt_is_visible_and_after_exit_the_answer_is_in_the_scrollback(
+        terminals, project, model_server, size):
+    long_answer = "Here it is:\n" + "".join(f"answer line {i:02d}\n" for i in range(1, 81)) + "That was all."
+    model_server.script(reply(text(long_answer)))
+    t = open_app(terminals, project, size=size, env=model_server.env())
+    ready(t)
+    t.type("give me eighty lines")
+    t.keys("Enter")
+    t.wait(r"That was all\.")
+    t.wait(r"tokens · context")  # the turn is over
+    t.type("the text I am typing")
+    screen = t.wait(r"› the text I am typing")
+    assert "answer line 80" in screen  # the end of the answer is on screen, right above the prompt
+    lines = [x for x in screen.splitlines() if x.strip()]
+    assert lines[-1].startswith("claude-sonnet-4-5 · ") and "the text I am typing" in lines[-3]
+    t.keys("C-u")
+    t.type("/exit")
+    t.keys("Enter")
+    t.wait(r"EXITED-0")
+    assert re.fullmatch(HINT, t.last_lines(2)[0]), t.screen()
+    history = t.scrollback()
+    assert all(f"answer line {i:02d}" in history for i in range(1, 81))
+    assert "› give me eighty lines" in history and "─" * 20 not in history.split("That was all.")[1]
 
 
-def _start_with_pid(session: str, project: Path, pid_file: Path) -> int:
-    """Start the app in tmux through `exec`, so the pid written is the app's own."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_"))}
-    env["EVO_AGENT_PROVIDER"] = "demo"
-    command = f"sh -c 'echo $$ > {pid_file}; exec {EVO}'; echo EXITED-$?; sleep 60"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "30", "-c", str(project),
-                    command], check=True, env=env)
-    _wait_for(session, r"session \d{13}_[0-9a-f]{8}")
-    return int(pid_file.read_text())
+def test_ctrl_d_on_an_empty_prompt_quits_with_the_exit_hint(terminals, project):
+    t = open_app(terminals, project)
+    ready(t)
+    t.keys("C-d")
+    t.wait(r"EXITED-0")
+    hint, exited = t.last_lines(2)
+    assert re.fullmatch(HINT, hint) and exited == "EXITED-0"
+
+
+def test_ctrl_c_twice_quits_with_130(terminals, project):
+    t = open_app(terminals, project)
+    ready(t)
+    t.keys("C-c")
+    t.wait(r"Ctrl\+C again to exit")
+    t.keys("C-c")
+    t.wait(r"EXITED-130")
+    assert re.fullmatch(HINT, t.last_lines(2)[0])
+
+
+def test_esc_interrupts_the_running_tool(terminals, project):
+    t = open_app(terminals, project)
+    ready(t)
+    t.type("run sleep 30")
+    t.keys("Enter")
+    t.wait(r"working \d+ s .*bash\(sleep 30\)")
+    t.keys("Escape")
+    screen = t.wait(r"Interrupted by user")
+    assert "└  interrupted" in screen and "error" not in screen
+    t.wait(r"tokens · context")  # idle again: the prompt takes the next message
+    t.type("list the files")
+    t.keys("Enter")
+    t.wait(r"└  README\.md")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_resume_shows_the_restored_conversation(terminals, project, size):
+    first = subprocess.run([EVO, "-p", "list the files"], cwd=project, capture_output=True, text=True,
+                           env={**os.environ, "EVO_AGENT_PROVIDER": "demo"})
+    source = re.search(HINT, first.stderr).group(1)
+    t = open_app(terminals, project, "--resume", source, size=size)
+    screen = t.wait(rf"Resumed {source}: 4 messages restored")
+    assert screen.index("› list the files") < screen.index("● glob(**/*)") < screen.index("└  README.md")
+    assert "[Request interrupted" not in screen and "previous-conversation-summary" not in screen
+    tokens = int(re.search(r"· ([\d,]+) tokens", t.wait(r"tokens · context")).group(1).replace(",", ""))
+    assert tokens > 0  # the totals continue from the source
+
+
+def test_keys_typed_while_the_app_starts_are_kept(terminals, project, model_server, tmp_path):
+    model_server.script(text("Kept them."))
+    pid_file = tmp_path / "pid"
+    t = open_app(terminals, project, env=model_server.env(), pid_file=pid_file)
+    deadline = time.monotonic() + 20
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        assert time.monotonic() < deadline, "the app never started"
+        time.sleep(0.01)
+    tty = t.tmux("display", "-p", "-t", t.name, "#{pane_tty}").strip()
+    while not re.search(r"(^|\s)-echo(\s|$)", subprocess.run(["stty", "-F", tty, "-a"], capture_output=True,
+                                                             text=True).stdout):
+        assert time.monotonic() < deadline, "the terminal was never put in the app's mode"
+        time.sleep(0.01)
+    t.type("typed early")
+    t.keys("Enter")
+    screen = t.wait(r"Kept them\.")
+    assert "› typed early" in screen, screen
+    everything = t.scrollback()
+    assert everything.index("/help for help") < everything.index("› typed early"), everything  # not echoed above
+    assert everything.count("typed early") == 1, everything
 
 
 def _gone(pid: int, timeout: float = 10) -> bool:
@@ -96,24 +201,21 @@ def _gone(pid: int, timeout: float = 10) -> bool:
     return False
 
 
-def test_sigterm_ends_the_app_with_the_exit_hint_and_no_traceback(project, tmp_path):
-    session = f"evo-{os.getpid()}-{time.monotonic_ns()}"
-    pid = _start_with_pid(session, project, tmp_path / "pid")
-    try:
-        os.kill(pid, signal.SIGTERM)
-        screen = _wait_for(session, r"EXITED-\d+")
-        lines = [x for x in screen.splitlines() if x.strip()]
-        assert lines[-1] == "EXITED-143", screen
-        assert re.fullmatch(r"Resume this session with: evo-agent --resume \d{13}_[0-9a-f]{8}", lines[-2]), screen
-        assert "Traceback" not in screen
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+def test_sigterm_ends_the_app_with_the_exit_hint_and_no_traceback(terminals, project, tmp_path):
+    t = open_app(terminals, project, pid_file=tmp_path / "pid")
+    ready(t)
+    os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
+    screen = t.wait(r"EXITED-\d+")
+    hint, exited = t.last_lines(2)
+    assert exited == "EXITED-143" and re.fullmatch(HINT, hint), screen
+    assert "Traceback" not in t.scrollback()
 
 
-def test_closing_the_terminal_ends_the_app_instead_of_leaving_it_spinning(project, tmp_path):
-    session = f"evo-{os.getpid()}-{time.monotonic_ns()}"
-    pid = _start_with_pid(session, project, tmp_path / "pid")
-    subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)  # SIGHUP, the tty is gone
+def test_closing_the_terminal_ends_the_app_instead_of_leaving_it_running(terminals, project, tmp_path):
+    t = open_app(terminals, project, pid_file=tmp_path / "pid")
+    ready(t)
+    pid = int((tmp_path / "pid").read_text())
+    t.tmux("kill-window", "-t", t.name)  # the terminal goes away: SIGHUP
     try:
         assert _gone(pid), "evo-agent kept running after its terminal went away"
     finally:
@@ -123,19 +225,61 @@ def test_closing_the_terminal_ends_the_app_instead_of_leaving_it_spinning(projec
             pass
 
 
-def test_sigterm_in_the_startup_picker_restores_the_terminal_and_says_so(project, tmp_path):
+def test_closing_the_terminal_during_a_turn_ends_the_app_too(terminals, project, tmp_path):
+    t = open_app(terminals, project, pid_file=tmp_path / "pid")
+    ready(t)
+    t.type("run sleep 30")
+    t.keys("Enter")
+    t.wait(r"bash\(sleep 30\)")
+    pid = int((tmp_path / "pid").read_text())
+    t.tmux("kill-window", "-t", t.name)
+    try:
+        assert _gone(pid), "evo-agent kept running after its terminal went away"
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_resume_without_id_opens_the_picker_in_a_terminal(terminals, project):
     subprocess.run([EVO, "-p", "list the files"], cwd=project, capture_output=True, check=True,
                    env={**os.environ, "EVO_AGENT_PROVIDER": "demo"})
-    session = f"evo-{os.getpid()}-{time.monotonic_ns()}"
-    pid_file = tmp_path / "pid"
-    command = f"sh -c 'echo $$ > {pid_file}; exec {EVO} --resume'; echo EXITED-$?; sleep 60"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "30", "-c", str(project), command],
-                   check=True, env={**os.environ, "EVO_AGENT_PROVIDER": "demo"})
-    try:
-        _wait_for(session, r"\"list the files\"")  # a picker row
-        os.kill(int(pid_file.read_text()), signal.SIGTERM)
-        screen = _wait_for(session, r"EXITED-\d+")
-        lines = [x for x in screen.splitlines() if x.strip()]
-        assert lines[-2:] == ["evo-agent: terminated", "EXITED-143"], screen
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    t = open_app(terminals, project, "--resume", size=(110, 30))
+    t.wait(r"\"list the files\"")  # a row of the picker
+    t.keys("Enter")
+    t.wait(r"messages restored")
+    t.wait(r"demo · [\d,]+ tokens")  # the app's status line: it reads keys now
+    t.type("/exit")
+    t.keys("Enter")
+    t.wait(r"Resume this session with: evo-agent --resume \d{13}_[0-9a-f]{8}\s+EXITED-0")
+
+
+def test_sigterm_in_the_startup_picker_restores_the_terminal_and_says_so(terminals, project, tmp_path):
+    subprocess.run([EVO, "-p", "list the files"], cwd=project, capture_output=True, check=True,
+                   env={**os.environ, "EVO_AGENT_PROVIDER": "demo"})
+    t = open_app(terminals, project, "--resume", size=(110, 30), pid_file=tmp_path / "pid")
+    t.wait(r"\"list the files\"")  # a row of the picker
+    os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
+    t.wait(r"EXITED-\d+")
+    assert t.last_lines(2) == ["evo-agent: terminated", "EXITED-143"], t.screen()
+
+
+def test_sigterm_during_a_tool_records_it_as_interrupted_before_the_hint(terminals, project, tmp_path):
+    t = open_app(terminals, project, pid_file=tmp_path / "pid")
+    ready(t)
+    t.type("run sleep 30")
+    t.keys("Enter")
+    t.wait(r"bash\(sleep 30\)")
+    os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
+    t.wait(r"EXITED-\d+", timeout=20)
+    hint, exited = t.last_lines(2)
+    assert exited == "EXITED-143", t.screen()
+    session = re.fullmatch(HINT, hint).group(1)
+    import json
+
+    lines = (project / ".evo-agent" / "sessions" / session / "messages.jsonl").read_text().splitlines()
+    results = [b for r in map(json.loads, lines) if r.get("type") == "user"
+               for b in (r["message"]["content"] if isinstance(r["message"]["content"], list) else [])
+               if b.get("type") == "tool_result"]
+    assert results and results[-1]["is_error"] and "interrupted" in results[-1]["content"]

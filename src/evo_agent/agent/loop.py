@@ -42,6 +42,13 @@ a pure view of the history (micro-compaction), never a change to it.
 
 Subagents (subagents.py): `task` calls run a child Agent recorded in a
 sidechain file; several task calls of one response run in parallel threads.
+
+Permissions (permissions.py): before a tool runs, `_gate` asks the shared
+`PermissionGate` whether the mode and rules let it run, ask the front end
+(`on_approval`, one question at a time, labelled with a subagent's name), or
+refuse it. The decision is recorded as a `permission` record (except in bypass
+mode) before the tool runs; a refused call gets an `is_error` tool_result that
+tells the model it was not run and why, and the turn goes on.
 """
 
 from __future__ import annotations
@@ -52,12 +59,13 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from evo_agent.providers.base import Provider, ProviderCancelled, ProviderError, StreamCallbacks
 from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, clean_name, summary_message
 from evo_agent.session.file_history import FileHistory
-from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool
+from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool, validate_input
+from evo_agent.tools.runner import INVALID_ARGUMENTS_KEY
 
 from .compaction import (
     SUMMARY_MAX_TOKENS,
@@ -68,8 +76,10 @@ from .compaction import (
     summary_request,
 )
 from .pricing import PRICES_AS_OF, cost_usd, format_usd
+from .permissions import INTERNAL_TOOLS, Asker, GateResult, PermissionGate, Policy
 from .prompt import build_system_prompt
 from .subagents import task_tool
+from .usage_chain import chain_usage
 
 MAX_MODEL_CALLS = 50
 DEFAULT_MAX_TOKENS = 8192
@@ -173,6 +183,20 @@ class _Callbacks:
     def notice(self, text: str) -> None:
         self._call("on_notice", text)
 
+    @property
+    def asker(self) -> Asker | None:
+        """The front end's `on_approval`, or None when it cannot ask (print mode)."""
+        fn = getattr(self.target, "on_approval", None) if self.target is not None else None
+        return fn if callable(fn) else None
+
+
+@dataclass
+class FrontEnd:
+    """How a turn reaches the user for approvals and notices; a subagent borrows its parent's."""
+
+    ask: Asker | None = None
+    notice: Any = None  # Callable[[str], None] | None
+
 
 def text_of(message: dict) -> str:
     """The visible text of a message (text blocks joined)."""
@@ -229,7 +253,12 @@ class Agent:
         compact_threshold: int | None = None,
         compact_count: int = 0,
         allow_subagents: bool = True,
+        usage: "Usage | None" = None,
         file_history: FileHistory | None = None,
+        permissions: PermissionGate | None = None,
+        agent_label: str = "",
+        front_end: FrontEnd | None = None,
+        sandbox: Any = None,
     ) -> None:
         self.provider = provider
         self._file_history = file_history  # a subagent keeps its file backups in the main session
@@ -246,14 +275,33 @@ class Agent:
         self._system_note = system_note
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
-        self.usage = Usage()
+        self.usage = usage or Usage()  # a resumed session continues its sources' totals (resumed_usage)
         self.compact_threshold = compact_threshold or _env_int("EVO_AGENT_COMPACT_CHARS", DEFAULT_COMPACT_CHARS)
         self.compact_count = compact_count  # compactions so far, counted across resumes
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
         self._cleared_holder: str | None = None  # who held the conversation before /clear (holder_session_id)
         self._wrote_own = False  # this process added a message or a compaction to the current session
+        self.turn_callbacks: Any = None  # the running turn's front-end callbacks (subagents nest theirs under it)
         self._lock = threading.Lock()  # one turn, compaction or session switch at a time
         self._usage_lock = threading.Lock()  # parallel subagents add their usage here
+        # Called with the agent after each turn, its records on disk (e.g. the team store's push).
+        # They run on the turn's thread: each must return at once and never raise.
+        self.turn_listeners: list[Callable[["Agent"], None]] = []
+        # Who may run what: shared with subagents, so their approvals queue on one lock.
+        self.permissions = permissions or PermissionGate(Policy(self.project_dir))
+        self.agent_label = agent_label  # "" for the main agent; a subagent's name labels its requests
+        self._inherited_front = front_end  # a subagent asks through its parent's front end
+        self.front_end = front_end or FrontEnd()
+        self.sandbox = sandbox  # a tools.sandbox.Sandbox: bash runs inside bubblewrap
+
+    @property
+    def permission_mode(self) -> str:
+        """ask | accept-edits | read-only | bypass (shown in the status line and by /permissions)."""
+        return self.permissions.mode
+
+    def permissions_text(self) -> str:
+        """What `/permissions` shows: the mode and the allow rules in force (may span lines)."""
+        return self.permissions.policy.describe()
 
     # ---- what the UI reads (AgentLike)
     @property
@@ -321,6 +369,7 @@ class Agent:
         source = store.resolve(session_id)
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        self.usage = resumed_usage(store, source)
         return resumed
 
     @property
@@ -354,6 +403,7 @@ class Agent:
         self.recorder.checkpoint()
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name, before_turn=turn)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        self.usage = resumed_usage(store, source)
         self.hold_conversation()
         return resumed
 
@@ -457,16 +507,34 @@ class Agent:
         with self._usage_lock:
             self.usage.add(usage)
 
-    def cost_usd(self) -> float | None:
-        """This session's dollars so far (this process's model calls), None when the model's price is unknown."""
+    def _chain(self) -> list:
+        """The metas of the sessions this one continues (nearest first); [] when it is not a resume."""
+        if self.store is None or not getattr(getattr(self.recorder, "meta", None), "resumed_from", None):
+            return []
+        try:
+            return self.store.lineage(self.session_id)
+        except OSError:
+            return []
+
+    def own_usage(self) -> Usage:
+        """This session's own usage: `usage` less the resume chain's totals it started from (resumed_usage)."""
         u = self.usage
+        chain_in = chain_out = 0
+        if self.store is not None and getattr(getattr(self.recorder, "meta", None), "resumed_from", None):
+            chain_in, chain_out = chain_usage(self.store, self.recorder.meta.resumed_from)
+        return Usage(max(0, u.input_tokens - chain_in), max(0, u.output_tokens - chain_out),
+                     u.cache_creation_input_tokens, u.cache_read_input_tokens, u.model_calls)
+
+    def cost_usd(self) -> float | None:
+        """This session's own dollars so far, None when the model's price is unknown."""
+        u = self.own_usage()
         return cost_usd(self.model, input_tokens=u.input_tokens, output_tokens=u.output_tokens,
                         cache_creation_input_tokens=u.cache_creation_input_tokens,
                         cache_read_input_tokens=u.cache_read_input_tokens)
 
     def cost_text(self) -> str:
         """`/cost`: tokens and dollars of this session, then of the whole resume chain it continues."""
-        u = self.usage
+        u = self.own_usage()
         text = (f"session {self.session_id}: {u.input_tokens:,} input + {u.output_tokens:,} output "
                 f"= {u.total:,} tokens in {u.model_calls} model call{'s' if u.model_calls != 1 else ''}")
         if u.cache_read_input_tokens or u.cache_creation_input_tokens:
@@ -483,15 +551,10 @@ class Agent:
 
     def _resume_chain_text(self, usage: Usage, dollars: float | None) -> str:
         """The totals across the sessions this one was resumed from, and this one: '' when it is not a resume."""
-        if self.store is None or not getattr(getattr(self.recorder, "meta", None), "resumed_from", None):
-            return ""
-        try:
-            chain = self.store.lineage(self.session_id)
-        except OSError:
-            return ""
+        chain = self._chain()
         if not chain:
             return ""
-        tokens = usage.total
+        tokens = usage.total + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
         total = dollars
         for info in chain:
             m = info.meta
@@ -503,7 +566,7 @@ class Agent:
             total = None if part is None or total is None else total + part
         n = len(chain)
         money = format_usd(total) if total is not None else "dollars unknown (a model without a known price)"
-        return (f"with the {n} session{'s' if n != 1 else ''} it continues: {tokens:,} tokens · {money}")
+        return f"with the {n} session{'s' if n != 1 else ''} it continues: {tokens:,} tokens · {money}"
 
     # ---- the loop
     def _add(self, message: dict, **record_fields: Any) -> None:
@@ -535,7 +598,12 @@ class Agent:
         cb = _Callbacks(callbacks)
         cancel = cancel if cancel is not None else threading.Event()
         with self._lock:
+            if callbacks is None and self._inherited_front is not None:
+                self.front_end = self._inherited_front
+            else:
+                self.front_end = FrontEnd(cb.asker, cb.notice)
             self.recorder.prompt_id = prompt_id or str(uuid.uuid4())
+            self.turn_callbacks = callbacks
             turn: dict = {}
             try:
                 self._compact_if_due(cb, cancel, turn, mid_turn=False)  # before the prompt joins the history
@@ -546,11 +614,19 @@ class Agent:
                 # forgotten: the transcript has no trace of it, so a resume would not run it either.
                 self._compact_request = None
                 self.recorder.checkpoint()
+                self._tell_turn_listeners()
+
+    def _tell_turn_listeners(self) -> None:
+        for listener in self.turn_listeners:
+            try:
+                listener(self)
+            except Exception:  # noqa: BLE001 - a listener never breaks a turn
+                pass
 
     def _loop(self, cb: _Callbacks, cancel: threading.Event, turn: dict) -> TurnResult:
         calls = 0
         last_text = ""
-        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking)
+        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking, on_retry=cb.notice)
         while True:
             if cancel.is_set():
                 self._add({"role": "user", "content": INTERRUPTED_MARKER})
@@ -623,11 +699,15 @@ class Agent:
                 results[i] = tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, True)
                 cb.tool_end(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0)
                 return
+            refusal = self._gate(tool_id, name, tool_input, cancel)
             cb.tool_start(tool_id, name, tool_input)
             started = time.monotonic()
-            ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
-                              file_history=self.file_history)
-            result = run_tool(self.tools, name, tool_input, ctx)
+            if refusal is not None:
+                result = refusal
+            else:
+                ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
+                                  file_history=self.file_history, sandbox=self.sandbox)
+                result = run_tool(self.tools, name, tool_input, ctx)
             results[i] = tool_result_block(tool_id, result.content, result.is_error)
             cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)
 
@@ -644,6 +724,41 @@ class Agent:
         for thread in threads:
             thread.join()
         return [r for r in results if r is not None]
+
+    def _gate(self, tool_id: str, name: str, tool_input: dict, cancel: threading.Event) -> ToolResult | None:
+        """None when the call may run; else the `is_error` result that says why it did not.
+
+        Every decision (outside bypass mode) is recorded as a `permission` record before the tool
+        runs; a refused call's result says why it was not run.
+        """
+        if name in INTERNAL_TOOLS or not self._well_formed(name, tool_input):
+            return None  # the tool refuses it itself, without running anything
+        front = self.front_end
+        outcome = self.permissions.decide(name, tool_input, front.ask, self.agent_label)
+        if outcome.run and cancel.is_set():  # Ctrl+C while the user was being asked
+            outcome = GateResult(False, "refused", "interrupted", TOOL_INTERRUPTED_TEXT)
+        if self.permissions.mode != "bypass":  # bypass decides nothing; its start-up warning says so
+            self.recorder.append("permission", tool_use_id=tool_id, tool=name, decision=outcome.decision,
+                                 rule=outcome.rule, **({"agent_name": self.agent_label} if self.agent_label else {}))
+        if outcome.notice and front.notice is not None:
+            label = f"evo-agent: [{self.agent_label}]" if self.agent_label else "evo-agent:"
+            try:
+                front.notice(outcome.notice.replace("evo-agent:", label, 1))
+            except Exception:  # noqa: BLE001
+                pass
+        return None if outcome.run else ToolResult(outcome.message, is_error=True)
+
+    def _well_formed(self, name: str, tool_input: dict) -> bool:
+        tool = next((t for t in self.tools if t.name == name), None)
+        if tool is None or INVALID_ARGUMENTS_KEY in tool_input:
+            return False
+        return validate_input(tool, tool_input)[1] is None
+
+
+def resumed_usage(store: SessionStore, source: str) -> Usage:
+    """The totals a session resumed from `source` starts with: everything its resume chain spent."""
+    input_tokens, output_tokens = chain_usage(store, source)
+    return Usage(input_tokens=input_tokens, output_tokens=output_tokens)
 
 
 def _summary_text(message: dict) -> str:
@@ -672,6 +787,7 @@ __all__ = [
     "TOOL_INTERRUPTED_TEXT",
     "TurnResult",
     "Usage",
+    "resumed_usage",
     "text_of",
     "tool_result_block",
 ]

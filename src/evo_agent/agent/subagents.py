@@ -11,7 +11,7 @@ tool_result; a child that fails or is interrupted still gets its
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, TYPE_CHECKING
 
 from evo_agent.providers import ProviderError
 from evo_agent.tools import Tool, ToolContext, ToolResult
@@ -59,18 +59,55 @@ def run_subagent(parent: "Agent", tool_input: dict, ctx: ToolContext) -> ToolRes
         provider=parent.provider, recorder=side, project_dir=parent.project_dir,
         allow_subagents=False, max_model_calls=SUBAGENT_MAX_CALLS, max_tokens=parent.max_tokens,
         system_note=SUBAGENT_NOTE, compact_threshold=parent.compact_threshold,
+        permissions=parent.permissions, agent_label=description or subagent_type, front_end=parent.front_end,
+        sandbox=parent.sandbox,
         file_history=parent.file_history,
     )
-    text, is_error = _run_child(child, tool_input["prompt"], ctx, parent.recorder.prompt_id)
+    front_end = getattr(parent, "turn_callbacks", None)
+    nested = NestedCallbacks(front_end, ctx.tool_use_id) if front_end is not None else None
+    text, is_error = _run_child(child, tool_input["prompt"], ctx, parent.recorder.prompt_id, nested)
     parent.add_usage(child.usage)
     parent.recorder.end_subagent(side, ctx.tool_use_id, text, **({"is_error": True} if is_error else {}))
     return ToolResult(text, is_error)
 
 
-def _run_child(child: "Agent", prompt: str, ctx: ToolContext, prompt_id: str | None) -> tuple[str, bool]:
+class NestedCallbacks:
+    """A subagent's callbacks: its tool calls reach the parent's front end, nested under the task call.
+
+    The front end may offer `on_nested_tool_start(parent_id, tool_id, name, input)` and
+    `on_nested_tool_end(parent_id, tool_id, text, is_error, duration)` (the app shows them indented);
+    notices (retries) go up as they are, and so does `on_approval` when the front end has it. The
+    child's streamed text is not shown: its final answer is the task's result.
+    """
+
+    def __init__(self, parent: Any, parent_tool_id: str) -> None:
+        self._parent = parent
+        self._parent_tool_id = parent_tool_id
+
+    def _forward(self, name: str, *args: Any) -> Any:
+        fn = getattr(self._parent, name, None)
+        return fn(*args) if fn is not None else None
+
+    def on_tool_start(self, tool_id: str, name: str, tool_input: dict) -> None:
+        self._forward("on_nested_tool_start", self._parent_tool_id, tool_id, name, tool_input)
+
+    def on_tool_end(self, tool_id: str, text: str, is_error: bool, duration: float) -> None:
+        self._forward("on_nested_tool_end", self._parent_tool_id, tool_id, text, is_error, duration)
+
+    def on_notice(self, text: str) -> None:
+        self._forward("on_notice", text)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "on_approval" and self._parent is not None:
+            return getattr(self._parent, name)  # AttributeError when the front end cannot ask
+        raise AttributeError(name)
+
+
+def _run_child(child: "Agent", prompt: str, ctx: ToolContext, prompt_id: str | None,
+               callbacks: Any = None) -> tuple[str, bool]:
     """(final text, is_error) of the child's run."""
     try:
-        result = child.run_turn(prompt, None, ctx.cancel, prompt_id=prompt_id)
+        result = child.run_turn(prompt, callbacks, ctx.cancel, prompt_id=prompt_id)
     except ProviderError as exc:
         return f"The subagent failed: {exc}", True
     except Exception as exc:  # noqa: BLE001 - a child's bug must not take the parent down
@@ -89,4 +126,4 @@ def task_tool(agent: "Agent") -> Tool:
     return Tool("task", TASK_DESCRIPTION, TASK_SCHEMA, lambda tool_input, ctx: run_subagent(agent, tool_input, ctx))
 
 
-__all__ = ["DEFAULT_SUBAGENT_TYPE", "SUBAGENT_MAX_CALLS", "run_subagent", "task_tool"]
+__all__ = ["NestedCallbacks", "DEFAULT_SUBAGENT_TYPE", "SUBAGENT_MAX_CALLS", "run_subagent", "task_tool"]

@@ -59,9 +59,9 @@ completion and the answer is printed; text piped into -p is appended to the prom
 
 def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     """The command line. `sessions=False`: the agent's options plus a positional PROMPT (see parse_arguments)."""
-    from .help_text import EPILOG, OUTPUT_FORMATS
+    from .help_text import OUTPUT_FORMATS, epilog
 
-    parser = _Parser(prog="evo-agent", usage=USAGE, description=DESCRIPTION, epilog=EPILOG, add_help=sessions,
+    parser = _Parser(prog="evo-agent", usage=USAGE, description=DESCRIPTION, epilog=epilog(), add_help=sessions,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", nargs="?", const="",
                         help="run one query to completion and print the final answer (piped stdin is appended)")
@@ -84,6 +84,13 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     from .sessions.command import PROJECT_DIR_HELP, add_sessions_parser
 
     parser.add_argument("--project-dir", metavar="DIR", help=PROJECT_DIR_HELP)
+    parser.add_argument("--permission-mode", metavar="MODE",
+                        help="ask (default), accept-edits, read-only or bypass (env EVO_AGENT_PERMISSION_MODE)")
+    parser.add_argument("--allowed-tools", metavar="RULES",
+                        help='allow these calls for this run, e.g. "Bash(npm test),Bash(git commit:*),Edit(src/**)"')
+    parser.add_argument("--sandbox", action="store_true",
+                        help="run bash in a bubblewrap sandbox: the project writable, the rest read-only, no network")
+    parser.add_argument("--sandbox-network", action="store_true", help="with --sandbox: allow network access")
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
     if sessions:
@@ -109,6 +116,53 @@ def redaction_enabled(environ) -> bool:  # noqa: ANN001 - a Mapping[str, str]
     raise UsageError(f"EVO_AGENT_REDACT must be 1 (mask secrets in transcripts, the default) or 0, not {value[:20]!r}")
 
 
+BYPASS_WARNING = ("evo-agent: permission mode bypass: every tool call runs unasked "
+                  "(edits, any command, files outside the project)")
+
+
+def permission_gate(args: argparse.Namespace, project_dir: Path, environ):  # noqa: ANN001, ANN201
+    """The permission gate for this run: mode from --permission-mode, the env, settings, else ask.
+
+    A bad mode or rule is a usage error; an unusable settings file a plain error.
+    """
+    from evo_agent.agent.permissions import DEFAULT_MODE, ModeError, PermissionGate, Policy, check_mode
+    from evo_agent.agent.rules import RuleError, parse_rules
+    from evo_agent.agent.settings import SettingsError, add_project_rule, load_settings
+
+    try:
+        settings = load_settings(project_dir)
+    except SettingsError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        if args.permission_mode is not None:
+            mode = check_mode(args.permission_mode)
+        elif environ.get("EVO_AGENT_PERMISSION_MODE", "").strip():
+            mode = check_mode(environ["EVO_AGENT_PERMISSION_MODE"], "EVO_AGENT_PERMISSION_MODE")
+        elif settings.permission_mode:
+            mode = check_mode(settings.permission_mode, ".evo-agent/settings.json permission_mode")
+        else:
+            mode = DEFAULT_MODE
+        cli_rules = parse_rules(args.allowed_tools or "")
+    except (ModeError, RuleError) as exc:
+        raise UsageError(str(exc)) from None
+    policy = Policy(project_dir, mode, cli_rules, settings.allow)
+    return PermissionGate(policy, persist=lambda rule: add_project_rule(project_dir, rule)), settings
+
+
+def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa: ANN001, ANN201
+    """The bubblewrap sandbox when --sandbox (or the setting) asks for one; an error where it cannot run."""
+    from evo_agent.tools.sandbox import SandboxError, check_sandbox
+
+    if args.sandbox_network and not (args.sandbox or settings.sandbox):
+        raise UsageError("--sandbox-network only makes sense with --sandbox")
+    if not (args.sandbox or settings.sandbox):
+        return None
+    try:
+        return check_sandbox(project_dir, network=args.sandbox_network or settings.sandbox_network)
+    except SandboxError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def _project_dir(args: argparse.Namespace) -> Path:
     """--project-dir as given, else found from the current directory as git finds its repository (SPEC §1)."""
     from evo_agent.session import find_project_dir
@@ -126,7 +180,39 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(run(argv))
 
 
+_restore_tty = None  # set while keys typed during start-up are held for the app (ui/typeahead.py)
+
+
+def _app_likely(argv: Sequence[str] | None) -> bool:
+    """A cheap look at argv, before parsing: will this run start the interactive app?"""
+    words = sys.argv[1:] if argv is None else list(argv)
+    if any(w in ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions") or w.startswith("--print=")
+           for w in words):
+        return False
+    return _isatty(sys.stdin) and _isatty(sys.stdout)
+
+
+def release_tty() -> None:
+    """Give the terminal back its own mode (echo, line editing) if start-up held the keys."""
+    global _restore_tty
+    if _restore_tty is not None:
+        restore, _restore_tty = _restore_tty, None
+        restore()
+
+
 def run(argv: Sequence[str] | None = None) -> int:
+    global _restore_tty
+    if _app_likely(argv):
+        from evo_agent.ui.typeahead import hold_keys
+
+        _restore_tty = hold_keys()  # as early as possible: keys typed while we start wait for the app
+    try:
+        return _run(argv)
+    finally:
+        release_tty()
+
+
+def _run(argv: Sequence[str] | None = None) -> int:
     # Bytes that are not UTF-8 (a pasted Latin-1 line, a binary file piped in) become U+FFFD on the way
     # in and out: they can neither crash a read nor reach the API or the transcript as lone surrogates.
     for stream in (sys.stdin, sys.stdout, sys.stderr):
@@ -139,6 +225,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     from evo_agent.ui.signals import SignalExit  # stdlib only: no Textual import on this path
 
     args = parse_arguments(argv)
+    if args.command == "sessions" or args.print_prompt is not None or not use_tui(args):
+        release_tty()
     try:
         if args.command == "sessions":
             return _sessions(args)
@@ -197,14 +285,14 @@ def use_tui(args: argparse.Namespace) -> bool:
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def run_tui(agent, store, console, signals, *, initial_prompt: str | None = None) -> int:  # noqa: ANN001
-    """The TUI; SIGTERM and SIGHUP end it from inside its event loop (see AgentApp)."""
-    from evo_agent.ui.app import run_tui as _run_tui
+def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: str | None = None) -> int:  # noqa: ANN001
+    """The app; SIGTERM and SIGHUP end it from inside its event loop (see ui/app.py)."""
+    from evo_agent.ui.app import run_app
 
     from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, Terminated
 
     try:
-        return _run_tui(agent, initial_prompt=initial_prompt) if initial_prompt else _run_tui(agent)
+        return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from)
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
     except Terminated as exc:
@@ -216,9 +304,8 @@ def run_tui(agent, store, console, signals, *, initial_prompt: str | None = None
 def _agent(args: argparse.Namespace) -> int:
     from evo_agent.agent import Agent
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
-    from evo_agent.session import LiveSessionStore
 
-    from .repl import Repl, resumed_line
+    from .repl import Repl, restored_view, resumed_line
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
     from .sessions.listing import pick_session
 
@@ -240,7 +327,12 @@ def _agent(args: argparse.Namespace) -> int:
         name, notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
-    store = LiveSessionStore(project_dir, redact=redact)  # holds the live session's lock: `sessions rm/prune` leave it alone
+    gate, settings = permission_gate(args, project_dir, os.environ)
+    sandbox = sandbox_for(args, settings, project_dir)
+    from evo_agent.sync.hooks import session_store, start_agent_sync, stop_agent_sync
+
+    # holds the live session's lock (`sessions rm/prune` leave it alone); fetches from the team store when configured
+    store = session_store(project_dir, redact=redact)
     console = Console()
     notify = console.err_line if print_mode else console.line
 
@@ -292,14 +384,20 @@ def _agent(args: argparse.Namespace) -> int:
                           ask)
         recorder, history = resumed.recorder, resumed.loaded.messages
         compact_count = resumed.loaded.compact_count
-        notify(resumed_line(source, len(history), recorder.session_id))
+        if not print_mode and not use_tui(args):  # the REPL shows the restored conversation first
+            console.write(restored_view(history, tty=stdin_tty and _isatty(sys.stdout)))
+        if print_mode or not use_tui(args):  # the app shows the restored conversation, then this line
+            notify(resumed_line(source, len(history), recorder.session_id))
         if resumed.loaded.warning:
             console.err_line(resumed.loaded.warning)
     else:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
+    from evo_agent.agent.loop import resumed_usage
+
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
-                  compact_count=compact_count, compact_threshold=compact_chars)
+                  compact_count=compact_count, compact_threshold=compact_chars, permissions=gate, sandbox=sandbox,
+                  usage=resumed_usage(store, source) if source is not None else None)
     if args.at is not None:
         agent.hold_conversation()  # a rewind: the exit hint names it, not its source
     if args.name is not None:
@@ -307,19 +405,24 @@ def _agent(args: argparse.Namespace) -> int:
             agent.rename(args.name)
         except ValueError as exc:
             raise UsageError(f"--name: {exc}") from None
+    if gate.mode == "bypass":
+        console.err_line(BYPASS_WARNING)
+    sync = start_agent_sync(agent, store)  # None unless EVO_AGENT_SYNC_URL: then each turn is pushed off its path
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
     try:
         if print_mode:
             code = _print_mode(agent, args.print_prompt, console, signals, args.output_format or "text")
-        elif use_tui(args) and tui_takes_initial_prompt(initial_prompt):
-            code = run_tui(agent, store, console, signals, initial_prompt=initial_prompt)
+        elif use_tui(args):
+            code = run_tui(agent, store, initial_prompt=initial_prompt, resumed_from=source)
         else:
             code = Repl(agent, store, console, signals, tty=stdin_tty).run(initial_prompt=initial_prompt)
     finally:
         signals.exiting = True
+        stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
         finish(agent, console, to_stderr=print_mode or not _isatty(sys.stdout))  # stdout stays the answer
+    release_tty()
     hard_exit_if_stuck(code)
     return code
 
@@ -368,17 +471,6 @@ def compact_threshold(environ) -> int | None:  # noqa: ANN001 - a Mapping[str, s
     if value <= 0:
         raise UsageError(f"EVO_AGENT_COMPACT_CHARS must be a whole number of characters above 0, not {raw[:20]!r}")
     return value
-
-
-def tui_takes_initial_prompt(initial_prompt: str | None) -> bool:
-    """Whether the app can start with a prompt (its `run_tui(agent, initial_prompt=…)`); else the REPL runs it."""
-    if initial_prompt is None:
-        return True
-    import inspect
-
-    from evo_agent.ui.app import run_tui as app_run_tui
-
-    return "initial_prompt" in inspect.signature(app_run_tui).parameters
 
 
 def _print_mode(agent, prompt: str, console, signals, output_format: str = "text") -> int:  # noqa: ANN001

@@ -13,7 +13,9 @@ from evo_agent import __version__
 from evo_agent.agent import Agent
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore
+from evo_agent.ui.commands import help_text, lookup
 
+from .approvals import ReplApprovals
 from .runtime import (
     EXIT_INTERRUPTED,
     Console,
@@ -24,10 +26,11 @@ from .runtime import (
     run_compact,
     run_turn,
 )
-from .help_text import slash_help
 from .sessions.listing import pick_session
 
-HELP_TEXT = slash_help()
+HELP_TEXT = help_text(
+    "In the REPL /resume and /rewind without an argument show a numbered list.\n"
+    "Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves.")
 
 TOOL_LINE_CHARS = 100
 
@@ -82,6 +85,24 @@ class ConsoleCallbacks:
         self.console.line(text)
 
 
+def restored_view(messages: list, *, tty: bool) -> str:
+    """The restored conversation as text for the REPL (colours only on a terminal), see ui/transcript_view.py."""
+    import io
+    import shutil
+
+    from rich.text import Text
+
+    from evo_agent.ui.render import make_console
+    from evo_agent.ui.transcript_view import history_renderables
+
+    out = io.StringIO()
+    width = shutil.get_terminal_size((80, 24)).columns if tty else 80
+    console = make_console(out, width=width, force_terminal=tty, color_system="auto" if tty else None)
+    for item in history_renderables(messages):
+        console.print(item, soft_wrap=isinstance(item, Text))
+    return out.getvalue()
+
+
 def resumed_line(source: str, restored: int, new_id: str) -> str:
     return f"Resumed {source}: {restored} message{'s' if restored != 1 else ''} restored (new session {new_id})"
 
@@ -94,6 +115,8 @@ class Repl:
         self.signals = signals
         self.tty = tty
         self.callbacks = ConsoleCallbacks(console)
+        self.approvals = ReplApprovals(console, signals, self.read, interactive=tty)
+        self.callbacks.on_approval = self.approvals.on_approval  # type: ignore[attr-defined]
 
     # ---- input
     def read(self, prompt: str) -> str | None:
@@ -122,7 +145,7 @@ class Repl:
                 pass
             self.console.line(
                 f"evo-agent {__version__} · {self.agent.provider.name}/{self.agent.model} · "
-                f"session {self.agent.session_id} · /help for commands"
+                f"session {self.agent.session_id} · permissions: {self.agent.permission_mode} · /help for commands"
             )
         try:
             if initial_prompt:
@@ -146,9 +169,11 @@ class Repl:
             return EXIT_INTERRUPTED
         except Terminated as exc:
             return exc.code
+        finally:
+            self.approvals.closed = True
 
     def turn(self, prompt: str) -> None:
-        outcome = run_turn(self.agent, prompt, self.callbacks, self.signals)
+        outcome = run_turn(self.agent, prompt, self.callbacks, self.signals, self.approvals.service)
         self.console.end_line()
         if outcome.error is not None:
             self.console.error(str(outcome.error))
@@ -161,11 +186,12 @@ class Repl:
     def command(self, text: str) -> int | None:
         name, _, arg = text.partition(" ")
         name, arg = name.lower(), arg.strip()
+        name = lookup(name) or name  # the command table (ui/commands.py) knows the aliases
         handlers: dict[str, Callable[[str], Any]] = {
             "/exit": lambda _: 0,
-            "/quit": lambda _: 0,
             "/help": self.cmd_help,
             "/cost": self.cmd_cost,
+            "/permissions": self.cmd_permissions,
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
             "/compact": self.cmd_compact,
@@ -183,6 +209,9 @@ class Repl:
 
     def cmd_cost(self, _arg: str) -> None:
         self.console.line(self.agent.cost_text())
+
+    def cmd_permissions(self, _arg: str) -> None:
+        self.console.line(self.agent.permissions_text())
 
     def cmd_compact(self, arg: str) -> None:
         outcome = run_compact(self.agent, arg or None, self.signals)
@@ -265,6 +294,8 @@ class Repl:
         except SessionError as exc:
             self.console.error(str(exc))
             return
+        self.console.end_line()
+        self.console.write(restored_view(resumed.loaded.messages, tty=self.tty))
         self.console.line(resumed_line(resumed.loaded.session_id, len(resumed.loaded.messages), self.agent.session_id))
         if resumed.loaded.warning:
             self.console.err_line(resumed.loaded.warning)

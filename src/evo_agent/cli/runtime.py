@@ -141,6 +141,7 @@ class Signals:
     def __init__(self, console: Console | None = None) -> None:
         self.turn_cancel: threading.Event | None = None
         self.exiting = False
+        self.asking = False  # a question is on screen in the main thread: Ctrl+C answers it ("no")
         self.console = console
         self._previous: dict[int, Any] = {}
 
@@ -168,7 +169,7 @@ class Signals:
         if self.exiting:
             return
         cancel = self.turn_cancel
-        if cancel is not None and not cancel.is_set():
+        if cancel is not None and not cancel.is_set() and not self.asking:
             cancel.set()
             if self.console is not None:
                 self.console.err_line("evo-agent: interrupting… (Ctrl+C again to exit)")
@@ -196,9 +197,13 @@ class Outcome:
 _running: set[threading.Event] = set()  # "done" events of turns whose thread has not finished
 
 
-def run_turn(agent: Agent, prompt: str, callbacks: Any, signals: Signals) -> Outcome:
-    """Run one turn in a worker thread; KeyboardInterrupt/Terminated propagate (meaning: exit)."""
-    return run_in_worker(lambda cancel: agent.run_turn(prompt, callbacks, cancel), signals)
+def run_turn(agent: Agent, prompt: str, callbacks: Any, signals: Signals,
+             service: Callable[[], None] | None = None) -> Outcome:
+    """Run one turn in a worker thread; KeyboardInterrupt/Terminated propagate (meaning: exit).
+
+    `service` runs in the main thread while it waits (the REPL answers approval requests there).
+    """
+    return run_in_worker(lambda cancel: agent.run_turn(prompt, callbacks, cancel), signals, service)
 
 
 def run_compact(agent: Agent, focus: str | None, signals: Signals) -> Outcome:
@@ -206,7 +211,8 @@ def run_compact(agent: Agent, focus: str | None, signals: Signals) -> Outcome:
     return run_in_worker(lambda cancel: agent.compact(focus, cancel), signals)
 
 
-def run_in_worker(work_fn: Callable[[threading.Event], Any], signals: Signals) -> Outcome:
+def run_in_worker(work_fn: Callable[[threading.Event], Any], signals: Signals,
+                  service: Callable[[], None] | None = None) -> Outcome:
     """Run `work_fn(cancel)` in a worker thread while the main thread stays ready for signals.
 
     The main thread waits on an Event, not on Thread.join: a signal handler that
@@ -233,7 +239,8 @@ def run_in_worker(work_fn: Callable[[threading.Event], Any], signals: Signals) -
     thread.start()
     try:
         while not done.wait(0.05):
-            pass
+            if service is not None:
+                service()
     except BaseException:
         # Leaving: let the turn record what it was doing (bash kills its group) before we go.
         signals.exiting = True

@@ -15,6 +15,7 @@ import anthropic
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .base import one_line as _one_line
+from .retries import report_retries
 from .streaming import CONTINUE, Put, run_in_worker
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -119,6 +120,7 @@ class AnthropicProvider:
             kwargs["timeout"] = timeout
         try:
             self._client = anthropic.Anthropic(**kwargs)
+            report_retries(self._client)  # retries become notices (retries.py)
         except Exception as exc:  # e.g. a malformed base URL
             raise ProviderError(describe_error(exc, self.base_url)) from None
 
@@ -174,7 +176,7 @@ class AnthropicProvider:
                 return self._to_response(payload)
             return CONTINUE
 
-        return run_in_worker(work, handle, cancel=cancel, thread_name="evo-agent-anthropic")
+        return run_in_worker(work, handle, cancel=cancel, thread_name="evo-agent-anthropic", on_retry=callbacks.on_retry)
 
     @staticmethod
     def _to_response(message: Any) -> ModelResponse:

@@ -30,6 +30,7 @@ class StreamCallbacks:
     on_text: Callable[[str], None] | None = None
     on_thinking: Callable[[str], None] | None = None
     on_tool_use_start: Callable[[str, str], None] | None = None  # (tool_use_id, name)
+    on_retry: Callable[[str], None] | None = None  # "API overloaded (529), retrying in 4 s, attempt 2 of 4"
 
 
 def one_line(text: object, limit: int = 300) -> str:

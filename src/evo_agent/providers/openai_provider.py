@@ -72,6 +72,7 @@ import openai
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .base import one_line as _one_line
+from .retries import report_retries
 from .streaming import CONTINUE, Put, run_in_worker
 
 DEFAULT_MODEL = "gpt-4.1"
@@ -681,6 +682,7 @@ class OpenAIProvider:
             kwargs["timeout"] = timeout
         try:
             self._client = openai.OpenAI(**kwargs)
+            report_retries(self._client)  # retries become notices (retries.py)
         except Exception as exc:  # e.g. a malformed base URL
             raise ProviderError(describe_error(exc, self.base_url)) from None
 
@@ -775,7 +777,7 @@ class OpenAIProvider:
                 raise ProviderError(describe_error(payload, self.base_url)) from None
             return self._finish(assembler)
 
-        return run_in_worker(work, handle, cancel=cancel, thread_name="evo-agent-openai")
+        return run_in_worker(work, handle, cancel=cancel, thread_name="evo-agent-openai", on_retry=callbacks.on_retry)
 
     def _finish(self, assembler: ChatStreamAssembler) -> ModelResponse:
         if assembler.chunks == 0:

@@ -15,6 +15,7 @@ import threading
 from typing import Any, Callable
 
 from .base import ProviderCancelled
+from .retries import reporting_to
 
 POLL_SECONDS = 0.05
 CONTINUE = object()  # what `handle` returns to keep reading events
@@ -28,10 +29,12 @@ def run_in_worker(
     *,
     cancel: threading.Event | None,
     thread_name: str,
+    on_retry: Callable[[str], None] | None = None,
 ) -> Any:
     """Run `work(put, stop, live)` in a daemon thread; return the first non-CONTINUE `handle` result.
 
-    An exception in `work` arrives as an ("error", exc) event.
+    An exception in `work` arrives as an ("error", exc) event. The SDK's retries (retries.py) arrive
+    as ("retry", text) events and go to `on_retry` in the caller's thread.
     """
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
@@ -39,7 +42,8 @@ def run_in_worker(
 
     def target() -> None:
         try:
-            work(events.put, stop, live)
+            with reporting_to(lambda text: events.put(("retry", text))):
+                work(events.put, stop, live)
         except BaseException as exc:  # handed to the caller's thread
             events.put(("error", exc))
 
@@ -52,6 +56,10 @@ def run_in_worker(
             try:
                 kind, payload = events.get(timeout=POLL_SECONDS)
             except queue.Empty:
+                continue
+            if kind == "retry":
+                if on_retry is not None:
+                    on_retry(payload)
                 continue
             result = handle(kind, payload)
             if result is not CONTINUE:

@@ -7,23 +7,16 @@ string in it is scanned for the shapes below, and each match is replaced by
 and so the model in the live turn, keeps the real value. The price is
 fidelity (SPEC §4): a resumed session sends the masked text.
 
-What is caught (ASCII, case-sensitive unless said otherwise; the README's
-"Secrets and redaction" says the same for users):
+What is caught (the README's "Redaction" says the same for users), three
+sources applied together, overlaps merged:
 
-| kind | shape |
-|---|---|
-| `anthropic-key` | `sk-ant-` + 20 or more of `[A-Za-z0-9_-]` |
-| `openai-key` | `sk-` + 20 or more of `[A-Za-z0-9_-]` with at least one digit (OpenAI's `sk-proj-`, `sk-svcacct-`, `sk-admin-`, legacy keys, and the providers that copied the shape) |
-| `aws-access-key-id` | `AKIA` or `ASIA` + 16 of `[A-Z0-9]` |
-| `github-token` | `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` + 36 or more alphanumerics; `github_pat_` + 22 or more of `[A-Za-z0-9_]` |
-| `slack-token` | `xoxa-`, `xoxb-`, `xoxe-`, `xoxo-`, `xoxp-`, `xoxr-`, `xoxs-` + 10 or more of `[A-Za-z0-9-]` with a digit |
-| `google-api-key` | `AIza` + 35 of `[A-Za-z0-9_-]` |
-| `stripe-key` | `sk_live_` or `rk_live_` + 16 or more alphanumerics |
-| `jwt` | three dot-separated base64url parts, the first two starting `eyJ` |
-| `private-key` | a whole `-----BEGIN … PRIVATE KEY-----` … `-----END … PRIVATE KEY-----` block (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … KEY BLOCK); without its END line (a cut output), the BEGIN line and the base64 and header lines that follow it |
-| `bearer-token` | the token after `Bearer ` (any case), 16 or more of `[A-Za-z0-9._~+/-]` |
-| `url-password` | the password in `scheme://user:password@host` |
-| `secret` | the value of an assignment whose name ends in `password`, `passwd`, `secret`, `secret_key`, `token`, `api_key`/`apikey`/`api-key`, `access_key` or `private_key` (any case, any prefix: `DB_PASSWORD`, `aws_secret_access_key`, `accessToken`), written `name=value`, `name: value`, `name := value`, `"name": "value"`: a quoted value whatever it holds, an unquoted one when it has 4 or more characters, a digit, and is not a call (so code such as `token = None`, `password=password` or `token = next_token()` stays); and the string value of a JSON/dict key with such a name |
+1. gitleaks' rule set as data (gitleaks_rules.py: the vendored toml, its
+   keywords, entropy floors and allowlists); the mask names the rule id;
+2. evo-agent's own shapes (redact_shapes.py): PEM blocks, URL passwords,
+   telling names (`…password`, `…token`, `…_KEY`, `…_PASS`, …) in every
+   quoting, base64 `user:pass`, `.netrc`, `mysql -p`, the provider keys;
+3. the exact values of the agent's own credentials in its environment
+   (`secret_env_values`), read once at start.
 
 Only the secret itself is replaced: `password=[REDACTED:secret]`,
 `Authorization: Bearer [REDACTED:bearer-token]`. The pass is idempotent and
@@ -32,147 +25,195 @@ metadata, not content) or the fields the format needs verbatim (ids,
 `tool_use_id`, session ids, thinking signatures, base64 payloads).
 
 The append path stays fast: a record is first encoded as usual, and only when
-its bytes contain one of the cheap trigger shapes (`_TRIGGERS`, a superset of
-everything above) is it walked and re-encoded.
+its bytes hold one of the trigger literals (`may_hold_secret`: one Aho-Corasick
+pass for the rules' keywords, the shapes' anchors and the environment's
+values, a superset of everything above) is it walked and re-encoded.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
+import os
 import re
-from typing import Any
+import threading
+from collections import Counter
+from typing import Any, Mapping
 
+from . import gitleaks_rules
 from .jsonio import encode_line
+from .redact_shapes import ANCHORS, MASKED, find_shapes, is_code_name, plausible_value
 
 MASK = "[REDACTED:{}]"
-_MASKED = re.compile(r"\[REDACTED:[a-z-]+\]\Z")
+_MASKED = re.compile(r"\[REDACTED:[a-z0-9-]+\]\Z")
+_KIND_IN_MASK = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 
-_NAME_WORD = r"(?:passw(?:or)?d|secret(?:[_-]?key)?|token|api[_-]?key|access[_-]?key|private[_-]?key)"
-_NOT_MASK = r"(?!\[REDACTED:[a-z-]+\])"
+# --------------------------------------------------------------------------- exact values
 
-# The shapes, as branches of one regex scanned once per string. Every branch
-# starts with a literal character, so the engine skips from candidate to
-# candidate instead of trying each branch at each position (~70x faster than
-# leading look-behinds); the word-boundary checks come right after it.
-# A branch ending in an empty group `k_<kind>` masks its whole match; one with
-# a group `s_<kind>...` masks only that group (`password=`, `Bearer `, `user:` stay).
-_VALUE = (r"[\"']?[ \t]*(?::=|=|:)(?!=)[ \t]*"
-          r"(?:\"" + _NOT_MASK + r"(?P<s_secret_dq_{n}>(?:[^\"\\\r\n]|\\.)+)\""
-          r"|'" + _NOT_MASK + r"(?P<s_secret_sq_{n}>[^'\r\n]+)'"
-          r"|(?=[^\s\"'`,;&()\[\]{{}}<>]*[0-9])(?P<s_secret_{n}>[^\s\"'`,;&()\[\]{{}}<>]{{4,}}+)(?![(\[]))")
-_NAME_BRANCHES = [  # _NAME_WORD, split by its first letter in either case (any prefix may come before it)
-    (first, rest) for letter, rest in (
-        ("p", r"assw(?:or)?d|rivate[_-]?key"), ("s", r"ecret(?:[_-]?key)?"), ("t", r"oken"),
-        ("a", r"pi[_-]?key|ccess[_-]?key"))
-    for first in (letter, letter.upper())
-]
-_SHAPES = [
-    r"-----BEGIN[ ](?:[A-Z0-9]+[ ])*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
-    r"(?:.*?-----END[ ](?:[A-Z0-9]+[ ])*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
-    r"|(?:(?:[ \t]*(?:\r?\n|(?:\\r)?\\n))+[ \t]*(?:[A-Za-z-]+:[ \t]*[^\r\n\\]*|[A-Za-z0-9+/=]++(?![_-])))*)"
-    r"(?P<k_private_key>)",
-    r"sk-ant-(?<![A-Za-z0-9_-]sk-ant-)[A-Za-z0-9_-]{20,}(?P<k_anthropic_key>)",
-    r"sk-(?<![A-Za-z0-9_-]sk-)(?!ant-)(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}(?P<k_openai_key>)",
-    r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])(?P<k_aws_access_key_id>)",
-    r"gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36,}(?P<k_github_token>)",
-    r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{22,}(?P<k_github_token_pat>)",
-    r"xox[abeoprs]-(?<![A-Za-z0-9_-]xox[abeoprs]-)(?=[A-Za-z-]*[0-9])[A-Za-z0-9-]{10,}(?P<k_slack_token>)",
-    r"AIza(?<![A-Za-z0-9_-]AIza)[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])(?P<k_google_api_key>)",
-    r"sk_live_(?<![A-Za-z0-9_]sk_live_)[A-Za-z0-9]{16,}(?P<k_stripe_key>)",
-    r"rk_live_(?<![A-Za-z0-9_]rk_live_)[A-Za-z0-9]{16,}(?P<k_stripe_key_restricted>)",
-    r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}(?P<k_jwt>)",
-    r"B(?<![A-Za-z0-9_]B)(?i:earer)[ \t]+(?P<s_bearer_token_B>[A-Za-z0-9._~+/-]{16,}=*)",
-    r"b(?<![A-Za-z0-9_]b)(?i:earer)[ \t]+(?P<s_bearer_token_b>[A-Za-z0-9._~+/-]{16,}=*)",
-    r"://[^\s/@:]+:" + _NOT_MASK + r"(?P<s_url_password>[^\s/@]+)@",
-    *(f"{first}(?i:{rest})" + _VALUE.format(n=n) for n, (first, rest) in enumerate(_NAME_BRANCHES)),
-]
-_SCAN = re.compile("|".join(_SHAPES), re.ASCII | re.DOTALL)
+# An environment variable is a credential when a word of its name says so (ANTHROPIC_API_KEY,
+# GITHUB_TOKEN, PGPASSWORD, DB_PASS, AWS_SECRET_ACCESS_KEY) and its value is 8 characters or more.
+_SECRET_ENV_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD", "CREDENTIAL",
+                               "CREDENTIALS", "AUTH", "PASSPHRASE", "PAT"})
+_SECRET_ENV_SUFFIXES = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "APIKEY")
+_NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY", "GPG_AGENT_INFO", "KRB5CCNAME"})
+_NOT_SECRET_VALUE = re.compile(r"[/~.].*|\d+|(?i:true|false|yes|no|on|off|none|null)|https?://[^@]*", re.DOTALL)
 
 
-def _kind_of(group: str) -> str:
-    """`k_github_token_pat` → github-token, `s_secret_dq_3` → secret: the kind named in the mask."""
-    name = group[2:]
-    for kind in ("private_key", "anthropic_key", "openai_key", "aws_access_key_id", "github_token", "slack_token",
-                 "google_api_key", "stripe_key", "jwt", "bearer_token", "url_password", "secret"):
-        if name.startswith(kind):
-            return kind.replace("_", "-")
-    raise AssertionError(group)
+def secret_env_values(environ: Mapping[str, str]) -> dict[str, str]:
+    """{value: variable name} of the credentials in `environ` (SPEC §9: masked wherever they appear)."""
+    out: dict[str, str] = {}
+    for name, value in environ.items():
+        upper = name.upper()
+        if upper in _NOT_SECRET_ENV or len(value) < 8 or _NOT_SECRET_VALUE.fullmatch(value):
+            continue
+        words = [w for w in re.split(r"[^A-Z0-9]+", upper) if w]
+        if any(w in _SECRET_ENV_WORDS or w.endswith(_SECRET_ENV_SUFFIXES) for w in words):
+            out.setdefault(value, name)
+    return out
 
 
-_KIND_OF_GROUP = {name: _kind_of(name) for name in _SCAN.groupindex}
-
-# A key whose string value is a secret whatever it looks like.
-_SECRET_NAME = re.compile(r"[A-Za-z0-9_.-]*" + _NAME_WORD + r"\Z", re.ASCII | re.IGNORECASE)
-
-# Cheap triggers over the encoded JSON line: every shape above leaves one of
-# these in the line's bytes (JSON escaping only touches `"`, `\\` and control
-# characters, which the triggers allow for), so a line without any is clean.
-# Each branch starts with one literal byte so that the regex engine can skip
-# from candidate to candidate; case-insensitive words are anchored on a rare
-# letter and checked backwards.
-_SEP = rb"(?:\\t|[\\\"' ])*[:=]"
-_TRIGGERS = re.compile(
-    rb"-(?:(?<=sk-)|(?<=xox[abeoprs]-)|----BEGIN )"
-    rb"|_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=[sr]k_live_))"
-    rb"|A(?:[KS]IA|Iza)|J(?<=eyJ)|:(?=//[^\s/@]*@)|b(?i:earer)|B(?i:earer)"
-    rb"|y(?<=[kK][eE]y)" + _SEP + rb"|Y(?<=[kK][eE]Y)" + _SEP
-    + rb"|k(?<=[tT][oO]k)(?i:en)" + _SEP + rb"|K(?<=[tT][oO]K)(?i:en)" + _SEP
-    + rb"|w(?<=[pP][aA][sS][sS]w)(?i:(?:or)?d)" + _SEP + rb"|W(?<=[pP][aA][sS][sS]W)(?i:(?:or)?d)" + _SEP
-    + rb"|c(?<=[sS][eE]c)(?i:ret)" + _SEP + rb"|C(?<=[sS][eE]C)(?i:ret)" + _SEP
-)
-
-# The envelope (SPEC §2) is metadata the recorder itself writes: never content, never scanned.
-ENVELOPE_KEYS = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_]+\Z")
-
-# Values the format needs byte for byte: never scanned, at any depth outside a tool input.
-_VERBATIM_KEYS = ENVELOPE_KEYS | {
-    "role", "id", "tool_use_id", "signature", "parent_session_id", "from_session_id", "subagent_path", "media_type",
-}
-_OPAQUE_DATA_TYPES = frozenset({"redacted_thinking", "base64"})
+def _env_kind(name: str) -> str:
+    return "env-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
-# A match that ends (starts) with one of these, glued to a non-space, may hide a
-# neighbour whose look-behind (look-ahead) refused that character: `…KEY-----sk-ant-…`.
-_GLUE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+class _Matchers:
+    """What redaction compiles once: the exact values and the fast path's literal triggers."""
+
+    def __init__(self, exact: dict[str, str]) -> None:
+        self.exact = exact
+        self.exact_scan = (re.compile("|".join(re.escape(v) for v in sorted(exact, key=len, reverse=True)))
+                           if exact else None)
+        literals = {kw.encode() for kw in gitleaks_rules.rule_set().keywords} | set(_OWN_TRIGGERS)
+        for value in exact:
+            for form in (value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
+                literals.add(form.encode("utf-8", "surrogatepass").lower())
+        import ahocorasick_rs  # imported at first use: importing the session library stays cheap
+
+        self.triggers = ahocorasick_rs.BytesAhoCorasick(sorted(literals),
+                                                        implementation=ahocorasick_rs.Implementation.DFA)
 
 
-def _masker(glued: list[bool]):
-    def mask(match: re.Match) -> str:
-        group = match.lastgroup
-        assert group is not None
-        whole_start, whole_end = match.span()
-        text = match.string
-        if (whole_end < len(text) and text[whole_end - 1] in _GLUE and not text[whole_end].isspace()) or (
-                whole_start > 0 and text[whole_start] in _GLUE and not text[whole_start - 1].isspace()):
-            glued[0] = True
-        masked = MASK.format(_KIND_OF_GROUP[group])
-        if group.startswith("k_"):
-            return masked
-        start, end = match.span(group)
-        return text[whole_start:start] + masked + text[end:whole_end]
+# Literals (lower case) of which every shape in redact_shapes.py leaves at least one in its text:
+# its anchors, and (for the JSON fields with telling names) a few shorter words.
+_OWN_TRIGGERS = tuple(sorted({a.encode() for a in ANCHORS} | {b"key", b"pass", b"pwd", b"auth", b"gh"}))
 
-    return mask
+_lock = threading.Lock()
+_matchers: _Matchers | None = None
+# The credentials of the agent's own environment, read once at start (before anything scrubs the
+# environment for tools); the matchers that use them are compiled at first use.
+_start_values = secret_env_values(os.environ)
+
+
+def _get_matchers() -> _Matchers:
+    global _matchers
+    if _matchers is None:
+        with _lock:
+            if _matchers is None:
+                _matchers = _Matchers(_start_values)
+    return _matchers
+
+
+_warm_up_thread: threading.Thread | None = None
+
+
+def start_warm_up() -> None:
+    """Compile what redaction needs (~0.1 s) in a background thread, once per process.
+
+    Otherwise the work falls on the first record that holds a keyword. The
+    interactive app calls this when it starts, so the work overlaps the time a
+    person takes to type the first prompt. The thread is joined at exit: a
+    daemon thread cut off inside the Aho-Corasick extension at interpreter
+    shutdown aborts the process ("FATAL: exception not rethrown").
+    """
+    global _warm_up_thread
+    with _lock:
+        if _warm_up_thread is not None:
+            return
+        _warm_up_thread = threading.Thread(target=_warm_up, name="evo-agent-redaction-warm-up", daemon=True)
+    atexit.register(_warm_up_thread.join)
+    _warm_up_thread.start()
+
+
+def _warm_up() -> None:
+    # Common keywords (api key token secret password auth access, "ey", "s.", "sk") compile the rules they select.
+    redact_text("api_key = 'x1' token ey s. sk key auth access password secret credential Bearer Basic ://")
+
+
+def use_environment(environ: Mapping[str, str] | None) -> None:
+    """Take the exact values to mask from `environ` (None: back to the values read at start; tests)."""
+    global _matchers
+    with _lock:
+        _matchers = None if environ is None else _Matchers(secret_env_values(environ))
+
+
+# --------------------------------------------------------------------------- text
+
+
+def find_secrets(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every secret in `text`, overlaps merged, in order; masks already there are left."""
+    if not text:
+        return []
+    matchers = _get_matchers()
+    found: list[tuple[int, int, int, str]] = []  # start, end, priority (lower wins a tie), kind
+    if matchers.exact_scan is not None:
+        for match in matchers.exact_scan.finditer(text):
+            found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
+    for start, end, kind in find_shapes(text):
+        found.append((start, end, 1, kind))
+    for hit in gitleaks_rules.find(text):
+        if hit.rule_id.startswith("generic") and is_code_name(text[hit.start:hit.end]):
+            continue  # `RegEnumKey = win32api.RegEnumKey`: gitleaks flags it, it is code
+        found.append((hit.start, hit.end, 2, hit.rule_id))
+    if not found:
+        return []
+    masks = [m.span() for m in MASKED.finditer(text)] if "[REDACTED:" in text else []
+    found.sort(key=lambda f: (f[0], -f[1], f[2]))
+    merged: list[list] = []
+    for start, end, _prio, kind in found:
+        if any(start < m_end and m_start < end for m_start, m_end in masks):
+            continue
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+            continue
+        merged.append([start, end, kind])
+    return [(s, e, k) for s, e, k in merged]
+
+
+def _mask_once(text: str) -> str:
+    spans = find_secrets(text)
+    if not spans:
+        return text
+    parts, pos = [], 0
+    for start, end, kind in spans:
+        parts += [text[pos:start], MASK.format(kind)]
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def redact_text(text: str) -> str:
-    """`text` with every secret shape replaced by its mask (the same object when there is none).
+    """`text` with every secret replaced by its mask (the same object when there is none).
 
-    Idempotent: when a mask was glued to what follows it, the scan runs again
-    (the mask now separates them) until nothing changes.
+    Idempotent: a mask can make a neighbour visible to a shape that refused it
+    (`…KEY-----sk-ant-…`), so the pass repeats until nothing changes.
     """
     if not text:
         return text
-    glued = [False]
-    masked = _SCAN.sub(_masker(glued), text)
-    while glued[0]:
-        glued[0] = False
-        masked = _SCAN.sub(_masker(glued), masked)
-    return text if masked == text else masked
+    masked = _mask_once(text)
+    if masked is text:
+        return text
+    for _ in range(4):
+        again = _mask_once(masked)
+        if again is masked:
+            break
+        masked = again
+    return masked
 
 
 def may_hold_secret(line: bytes, start: int = 0) -> bool:
-    """False only when the encoded record certainly holds no secret shape from `start` on (the fast path)."""
-    return _TRIGGERS.search(line, start) is not None
+    """False only when the encoded record certainly holds no secret from `start` on (the fast path)."""
+    view = memoryview(line.lower())[start:]
+    return bool(_get_matchers().triggers.find_matches_as_indexes(view))
 
 
 def _payload_start(line: bytes, first_field: str | None) -> int:
@@ -185,6 +226,23 @@ def _payload_start(line: bytes, first_field: str | None) -> int:
         return 0
     found = line.find(b',"' + first_field.encode() + b'":') if _PLAIN_KEY.match(first_field) else -1
     return found if found >= 0 else 0
+
+
+# The envelope (SPEC §2) is metadata the recorder itself writes: never content, never scanned.
+ENVELOPE_KEYS = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_]+\Z")
+
+# Values the format needs byte for byte: never scanned, at any depth outside a tool input.
+_VERBATIM_KEYS = ENVELOPE_KEYS | {
+    "role", "id", "tool_use_id", "signature", "parent_session_id", "from_session_id", "subagent_path", "media_type",
+}
+_OPAQUE_DATA_TYPES = frozenset({"redacted_thinking", "base64"})
+
+
+# A key whose string value is a secret whatever it looks like (JSON fields with telling names).
+_SECRET_NAME = re.compile(
+    r"[A-Za-z0-9_.-]*(?:(?i:passw(?:or)?d|secret(?:[_-]?key)?|token|api[_-]?key|access[_-]?key|private[_-]?key)"
+    r"|[A-Z0-9]_KEY|(?i:[A-Za-z0-9]_(?:pass|pwd)))\Z|_?auth\Z", re.ASCII)
 
 
 def _is_secret_name(key: object) -> bool:
@@ -220,7 +278,7 @@ def _redact_dict(data: dict, verbatim: bool) -> dict:
     for key, value in data.items():
         if verbatim and (key in _VERBATIM_KEYS or (opaque_data and key == "data")):
             continue
-        if isinstance(value, str) and value and _is_secret_name(key) and not _MASKED.match(value):
+        if isinstance(value, str) and _is_secret_name(key) and plausible_value(value):
             new: Any = MASK.format("secret")
         else:
             new = _redact_value(value, verbatim and not (is_tool_use and key == "input"))
@@ -239,6 +297,18 @@ def redact_record(record: dict) -> dict:
     return _redact_dict(record, True)
 
 
+def count_secrets(record: dict) -> Counter[str]:
+    """{kind: count} of what redaction masks in `record` today (never the values): `sessions fsck --secrets`.
+
+    Masks already in the record (it was redacted when written) are not counted again.
+    """
+    clean = redact_record(record)
+    if clean is record:
+        return Counter()
+    return Counter(_KIND_IN_MASK.findall(encode_line(clean).decode("utf-8", "replace"))) - Counter(
+        _KIND_IN_MASK.findall(encode_line(record).decode("utf-8", "replace")))
+
+
 def encode_redacted(record: dict, first_field: str | None = None) -> tuple[dict, bytes]:
     """(the record as it goes to disk, its line): the recorder's one call.
 
@@ -248,10 +318,11 @@ def encode_redacted(record: dict, first_field: str | None = None) -> tuple[dict,
     line with a trigger is walked and re-encoded.
     """
     line = encode_line(record)
-    if _TRIGGERS.search(line, _payload_start(line, first_field)) is None:
+    if not may_hold_secret(line, _payload_start(line, first_field)):
         return record, line
     clean = redact_record(record)
     return clean, (line if clean is record else encode_line(clean))
 
 
-__all__ = ["ENVELOPE_KEYS", "MASK", "encode_redacted", "may_hold_secret", "redact_record", "redact_text"]
+__all__ = ["ENVELOPE_KEYS", "MASK", "count_secrets", "encode_redacted", "find_secrets", "may_hold_secret",
+           "redact_record", "redact_text", "secret_env_values", "start_warm_up", "use_environment"]

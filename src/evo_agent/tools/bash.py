@@ -19,6 +19,8 @@ from collections import deque
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolResult
+from .reaper import with_reaper
+from .tool_env import tool_environment
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
@@ -129,9 +131,14 @@ def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
     if ctx.cancel.is_set():
         return error("interrupted before the command started")
 
+    argv = ["bash", "-c", command]
+    if ctx.sandbox is not None:
+        argv = ctx.sandbox.wrap(argv)
     proc = subprocess.Popen(
-        ["bash", "-c", command],
+        # The reaper leads the command's process group and kills it if the agent dies (reaper.py).
+        with_reaper(argv),
         cwd=ctx.project_dir,
+        env=tool_environment(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ._common import display_path, error, guarded, is_binary_file, resolve_path
 from .base import Tool, ToolContext, ToolResult
+from .confine import in_agent_dir, real
 
 
 @guarded("edit_file")
@@ -28,6 +29,8 @@ def run_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
 
     path = resolve_path(ctx, path_arg)
     shown = display_path(ctx, path)
+    if in_agent_dir(ctx.project_dir, real(path)):  # also checked by the permission gate; kept here too
+        return error(f"{shown} is in .evo-agent/, the agent's own transcripts and rules; not edited")
     if not path.exists():
         return error(f"file not found: {shown}")
     if not path.is_file():

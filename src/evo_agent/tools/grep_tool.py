@@ -16,6 +16,7 @@ from typing import Iterator
 from ._common import display_path, error, guarded, is_binary_file, resolve_path
 from .ignore import IgnoreRules, walk
 from .base import Tool, ToolContext, ToolResult
+from .confine import inside_project, is_within, real
 
 MAX_MATCHES = 500
 MAX_OUTPUT_CHARS = 50_000
@@ -57,6 +58,8 @@ def run_grep(tool_input: dict, ctx: ToolContext) -> ToolResult:
         if ctx.cancel.is_set():
             return error("interrupted")
         try:
+            if _escapes(file, root, ctx):
+                continue  # a symlink out of what was searched (and approved): never read through it
             if is_binary_file(file):
                 continue
             shown = display_path(ctx, file)
@@ -89,6 +92,11 @@ def run_grep(tool_input: dict, ctx: ToolContext) -> ToolResult:
             f"{MAX_OUTPUT_CHARS} characters); narrow the pattern or path]"
         )
     return ToolResult(text)
+
+
+def _escapes(file, root, ctx: ToolContext) -> bool:  # noqa: ANN001
+    target = real(file)
+    return not inside_project(ctx.project_dir, target) and not is_within(target, real(root))
 
 
 GREP_TOOL = Tool(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._common import display_path, error, guarded, resolve_path
 from .base import Tool, ToolContext, ToolResult
+from .confine import in_agent_dir, real
 
 
 @guarded("write_file")
@@ -21,6 +22,8 @@ def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
 
     path = resolve_path(ctx, path_arg)
     shown = display_path(ctx, path)
+    if in_agent_dir(ctx.project_dir, real(path)):  # also checked by the permission gate; kept here too
+        return error(f"{shown} is in .evo-agent/, the agent's own transcripts and rules; not written")
     if path.is_dir():
         return error(f"{shown} is a directory; cannot write a file there")
     existed = path.exists()
@@ -34,7 +37,7 @@ def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
         ctx.file_history.after_change(path, ctx.tool_use_id)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "Overwrote" if existed else "Created"
-    return ToolResult(f"{verb} {shown}: {len(data)} bytes, {lines} lines")
+    return ToolResult(f"{verb} {shown}: {len(data)} bytes, {lines} line{'s' if lines != 1 else ''}")
 
 
 WRITE_FILE_TOOL = Tool(

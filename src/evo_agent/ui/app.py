@@ -1,323 +1,95 @@
-"""The interactive TUI: an inline Textual app around an `AgentLike` (see bridge.py).
+"""The interactive app: prompt_toolkit for the input, Rich for the output, the terminal's scrollback for history.
 
-    run_tui(agent)      # returns once the app has left the screen; the caller prints the exit hint
+    code = run_app(agent, initial_prompt=None, resumed_from=None)   # the caller prints the exit hint
 
-Layout, top to bottom: the conversation (blocks), the slash-command
-completions, the prompt box, the status line.
+Finished output (prompts, answers, tool calls, notices) is printed into the terminal's own
+scrollback, as IPython, pgcli and aider do: after exit the whole conversation is still there to
+scroll, search and copy with the terminal's own selection (no alternate screen, no mouse capture).
+Only a small live region stays at the bottom: the unfinished tail of a streaming answer, queued
+prompts, the prompt box and one activity/status line. It fits any terminal from 60×15 up.
+
+The agent's turn runs in a worker thread (the `AgentLike`/`TurnCallbacks` interface of bridge.py);
+each callback is handed to the event loop with `call_soon_threadsafe`, so all drawing happens in
+one thread. Keys: Enter sends; Alt+Enter or Ctrl+J insert a newline; Esc interrupts the running
+turn (like Ctrl+C); Ctrl+C twice quits (130); Ctrl+D on an empty prompt quits (0); ↑/↓ walk the
+project's prompt history; Tab completes slash commands; Ctrl+O prints the last tool output in full.
+A prompt sent while a turn runs is queued and shown as queued.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import concurrent.futures
+import io
+import os
+import shutil
+import sys
 import threading
 import time
-from typing import Any, Callable, Sequence
+from pathlib import Path
+from typing import Any, Callable
 
+from prompt_toolkit.application import Application
+from prompt_toolkit.application.run_in_terminal import in_terminal
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, VSplit, Window
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.renderer import CPR_Support
+from prompt_toolkit.styles import Style
+from rich.console import RenderableType
 from rich.text import Text
-from textual import events, work
-from textual.app import App, ComposeResult
-from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.content import Content
-from textual.message import Message
-from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static, TextArea
-from textual.widgets.markdown import MarkdownStream
 
-from evo_agent.session import SessionStore
+from evo_agent.safe_text import terminal_safe
+from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
+from . import render
+from .activity import Activity, fit
 from .bridge import AgentLike
-from .picker import SessionPicker, truncate_cells
+from .commands import complete as complete_command
+from .commands import help_text, lookup
 from .signals import exit_on_signals
+from .stream import MarkdownStream
+from .transcript_view import history_renderables
 
-__all__ = ["AgentApp", "run_tui", "SLASH_COMMANDS", "HELP_TEXT"]
+__all__ = ["AgentApp", "run_app", "run_tui", "KEYS_HELP", "EXIT_GRACE_S"]
 
-SLASH_COMMANDS: list[tuple[str, str]] = [
-    ("/resume", "[ID]  resume a session (no id: pick one)"),
-    ("/clear", "start a fresh session (the old one stays resumable)"),
-    ("/compact", "[focus]  summarise the conversation now"),
-    ("/cost", "tokens spent in this session"),
-    ("/help", "commands and keys"),
-    ("/exit", "quit"),
-]
-
-HELP_TEXT = """\
-Commands:
-  /resume [ID]      resume a session; without an id, pick one from a list
-  /clear            start a fresh session (the old one stays resumable)
-  /compact [focus]  summarise the conversation now, optionally focused
-  /cost             tokens spent in this session
-  /help             this text
-  /exit             quit (also Ctrl+D in an empty box)
+KEYS_HELP = """\
 Keys:
-  Enter sends · Shift+Enter / Alt+Enter / Ctrl+J new line · ↑/↓ history (in an empty box)
-  Tab completes a command · Ctrl+C cancels the running turn · Ctrl+C twice quits"""
+  Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
+  Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
+  Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool output in full
+  A prompt sent while the agent works is queued and sent after the turn"""
 
 DOUBLE_CTRL_C_SECONDS = 2.0
-TOOL_INPUT_MAX = 120
-RESULT_MAX_CHARS = 20_000
+EXIT_GRACE_S = 5.0          # how long an interrupted turn may take to record itself on the way out
+TICK_S = 0.12               # spinner and elapsed-time refresh while the agent works
+EXIT_INTERRUPTED, EXIT_HANGUP = 130, 129
+
+STYLE = Style.from_dict({
+    "rule": "fg:ansibrightblack",
+    "prompt": "bold",
+    "dim": "fg:ansibrightblack",
+    "queued": "fg:ansibrightblack italic",
+    "status": "fg:ansibrightblack",
+    "status.busy": "",
+    "approval": "bold",
+})
 
 
-def _plain(text: str) -> Content:
-    return Content(text)
-
-
-def summarize_input(name: str, tool_input: Any) -> str:
-    """A one-line view of a tool call's input: `bash(ls -la)`, `read_file(src/x.py)`."""
-    if isinstance(tool_input, dict):
-        for key in ("command", "path", "pattern", "description", "focus"):
-            value = tool_input.get(key)
-            if isinstance(value, str) and value:
-                arg = value
-                break
-        else:
-            arg = json.dumps(tool_input, ensure_ascii=False) if tool_input else ""
-    else:
-        arg = str(tool_input)
-    arg = " ".join(arg.split())
-    return f"{name}({truncate_cells(arg, TOOL_INPUT_MAX)})"
-
-
-# Blocks -----------------------------------------------------------------------
-
-
-class UserBlock(Static):
-    DEFAULT_CSS = """
-    UserBlock { margin: 1 0 0 0; padding: 0 1; color: $text; background: $boost; text-style: bold; }
-    """
-
-    def __init__(self, prompt: str, **kwargs: Any) -> None:
-        super().__init__(Text("› " + prompt), **kwargs)
-        self.prompt = prompt
-
-
-class NoticeBlock(Static):
-    DEFAULT_CSS = """
-    NoticeBlock { padding: 0 1; color: $text-muted; }
-    NoticeBlock.-error { color: $error; }
-    """
-
-    def __init__(self, text: str, *, error: bool = False, **kwargs: Any) -> None:
-        super().__init__(Text(text), **kwargs)
-        self.text = text
-        if error:
-            self.add_class("-error")
-
-
-class AssistantBlock(Markdown):
-    """The model's text, streamed in as Markdown."""
-
-    DEFAULT_CSS = """
-    AssistantBlock { margin: 0; padding: 0 1; background: transparent; }
-    """
-
-    def __init__(self, text: str = "", **kwargs: Any) -> None:
-        super().__init__(text, **kwargs)
-        self.text = text
-        self._stream: MarkdownStream | None = None
-
-    async def add(self, fragment: str) -> None:
-        self.text += fragment
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        await self._stream.write(fragment)
-
-    async def finish(self) -> None:
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
-
-
-class ThinkingBlock(Collapsible):
-    DEFAULT_CSS = """
-    ThinkingBlock { background: transparent; border-top: none; padding: 0; color: $text-muted; }
-    ThinkingBlock Static { color: $text-muted; text-style: italic; }
-    """
-
-    def __init__(self, text: str = "") -> None:
-        self.text = text
-        self._body = Static(Text(text))
-        super().__init__(self._body, title=_plain("thinking"), collapsed=True)
-
-    def add(self, fragment: str) -> None:
-        self.text += fragment
-        self._body.update(Text(self.text))
-        self.title = _plain(f"thinking ({len(self.text):,} chars)")
-
-
-class ToolBlock(Collapsible):
-    """One tool call: its input, status, duration and (collapsed) result."""
-
-    DEFAULT_CSS = """
-    ToolBlock { background: transparent; border-top: none; padding: 0; }
-    ToolBlock .tool-input { color: $text-muted; padding: 0 0 0 2; }
-    ToolBlock .tool-result { padding: 0 0 0 2; }
-    ToolBlock.-error .tool-result { color: $error; }
-    """
-
-    def __init__(self, tool_id: str, name: str, tool_input: Any) -> None:
-        self.tool_id = tool_id
-        self.tool_name = name
-        self.tool_input = tool_input
-        self.status = "running"
-        self.result_text: str | None = None
-        self.duration: float | None = None
-        self.summary = summarize_input(name, tool_input)
-        try:
-            full_input = json.dumps(tool_input, ensure_ascii=False, indent=2)
-        except (TypeError, ValueError):
-            full_input = str(tool_input)
-        self._result = Static(Text(""), classes="tool-result")
-        super().__init__(Static(Text(full_input), classes="tool-input"), self._result,
-                         title=self._make_title(), collapsed=True)
-
-    def _make_title(self) -> Content:
-        if self.status == "running":
-            tail = "running…"
-        else:
-            mark = "✗ error" if self.status == "error" else "✓"
-            tail = f"{mark} {self.duration:.1f}s" if self.duration is not None else mark
-        return _plain(f"⏺ {self.summary}  {tail}")
-
-    def finish(self, result_text: str, is_error: bool, duration: float) -> None:
-        self.status = "error" if is_error else "done"
-        self.result_text = result_text
-        self.duration = duration
-        shown = result_text if len(result_text) <= RESULT_MAX_CHARS else (
-            result_text[:RESULT_MAX_CHARS] + f"\n… ({len(result_text) - RESULT_MAX_CHARS:,} more characters)")
-        self._result.update(Text(shown))
-        if is_error:
-            self.add_class("-error")
-        self.title = self._make_title()
-
-    def interrupt(self) -> None:
-        if self.status == "running":
-            self.status = "error"
-            self.result_text = "interrupted"
-            self._result.update(Text("interrupted"))
-            self.add_class("-error")
-            self.title = self._make_title()
-
-
-# Input ------------------------------------------------------------------------
-
-
-class PromptInput(TextArea):
-    """The prompt box: Enter sends, Shift+Enter/Alt+Enter/Ctrl+J insert a newline, ↑/↓ history."""
-
-    DEFAULT_CSS = """
-    PromptInput { height: auto; min-height: 3; max-height: 10; border: round $primary 60%; padding: 0 1; }
-    PromptInput:focus { border: round $primary; }
-    """
-
-    NEWLINE_KEYS = frozenset({"shift+enter", "alt+enter", "ctrl+j", "ctrl+enter"})
-
-    class Submitted(Message):
-        def __init__(self, text: str) -> None:
-            super().__init__()
-            self.text = text
-
-    class CompleteRequested(Message):
-        pass
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
-        self.prompt_history: list[str] = []
-        self._hist_index: int | None = None
-        self._draft = ""
-
-    def remember(self, text: str) -> None:
-        if text and (not self.prompt_history or self.prompt_history[-1] != text):
-            self.prompt_history.append(text)
-        self._hist_index = None
-
-    def _set_text(self, text: str) -> None:
-        self.text = text
-        self.move_cursor(self.document.end)
-
-    def _history_step(self, delta: int) -> bool:
-        if not self.prompt_history:
-            return False
-        browsing = self._hist_index is not None and self.text == self.prompt_history[self._hist_index]
-        if not browsing and self.text != "":
-            return False
-        if self._hist_index is None or not browsing:
-            if delta > 0:
-                return False
-            self._hist_index = len(self.prompt_history) - 1
-        else:
-            new = self._hist_index + delta
-            if new >= len(self.prompt_history):
-                self._hist_index = None
-                self._set_text("")
-                return True
-            self._hist_index = max(new, 0)
-        self._set_text(self.prompt_history[self._hist_index])
-        return True
-
-    async def _on_key(self, event: events.Key) -> None:
-        key = event.key
-        if key == "enter":
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.Submitted(self.text))
-            return
-        if key in self.NEWLINE_KEYS:
-            event.stop()
-            event.prevent_default()
-            start, end = self.selection
-            self._replace_via_keyboard("\n", start, end)
-            return
-        if key == "tab" and self.text.startswith("/"):
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.CompleteRequested())
-            return
-        if key in ("up", "down"):
-            if self._history_step(-1 if key == "up" else 1):
-                event.stop()
-                event.prevent_default()
-                return
-        await super()._on_key(event)
-
-
-class StatusLine(Static):
-    DEFAULT_CSS = """
-    StatusLine { height: 1; padding: 0 1; color: $text-muted; }
-    """
-
-
-class Completions(Static):
-    DEFAULT_CSS = """
-    Completions { height: auto; padding: 0 2; color: $text-muted; display: none; }
-    Completions.-visible { display: block; }
-    """
-
-
-def complete_command(text: str) -> list[tuple[str, str]]:
-    """The slash commands that `text` (a prefix, no space yet) could become."""
-    if not text.startswith("/") or any(ch.isspace() for ch in text):
-        return []
-    return [(name, desc) for name, desc in SLASH_COMMANDS if name.startswith(text)]
-
-
-# Thread → UI ------------------------------------------------------------------
-
-
-class _UICallbacks:
-    """TurnCallbacks that forward each call from the worker thread to the app's loop."""
+class _Callbacks:
+    """TurnCallbacks for one turn: every call is handed to the app's event loop (any thread may call)."""
 
     def __init__(self, app: "AgentApp", turn: int) -> None:
         self._app = app
         self._turn = turn
 
     def _send(self, fn: Callable[..., Any], *args: Any) -> None:
-        if self._app._turn != self._turn:
-            return  # a cancelled turn's late output
-        try:
-            self._app.call_from_thread(self._app._deliver, self._turn, fn, *args)
-        except RuntimeError:
-            pass  # the app is gone
+        self._app.call_in_loop(self._turn, fn, *args)
 
     def on_text(self, text: str) -> None:
         self._send(self._app._on_text, text)
@@ -326,398 +98,745 @@ class _UICallbacks:
         self._send(self._app._on_thinking, text)
 
     def on_tool_start(self, tool_id: str, name: str, input: dict[str, Any]) -> None:
-        self._send(self._app._on_tool_start, tool_id, name, input)
+        self._send(self._app._on_tool_start, tool_id, name, input, 0)
 
     def on_tool_end(self, tool_id: str, result_text: str, is_error: bool, duration: float) -> None:
         self._send(self._app._on_tool_end, tool_id, result_text, is_error, duration)
 
+    def on_nested_tool_start(self, parent_id: str, tool_id: str, name: str, input: dict[str, Any]) -> None:
+        """A subagent's tool call, shown indented under its task."""
+        self._send(self._app._on_tool_start, tool_id, name, input, 1)
+
+    def on_nested_tool_end(self, parent_id: str, tool_id: str, result_text: str, is_error: bool,
+                           duration: float) -> None:
+        self._send(self._app._on_tool_end, tool_id, result_text, is_error, duration)
+
     def on_notice(self, text: str) -> None:
-        self._send(self._app.add_notice, text)
+        self._send(self._app._on_notice, text)
+
+    def on_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Blocks this (worker) thread until the user answers in the app; Esc/Ctrl+C/exit mean no."""
+        return self._app.ask_approval(request)
 
 
-# The app ----------------------------------------------------------------------
+class AgentApp:
+    """The conversation printed above, a small live region below (see the module docstring)."""
 
-
-class AgentApp(App[None]):
-    """The conversation, a prompt box and a status line, inline under the shell prompt."""
-
-    CSS = """
-    Screen:inline { height: auto; max-height: 100%; border-top: none; border-bottom: none; }
-    #conversation { height: auto; max-height: 1fr; scrollbar-size-vertical: 1; }
-    Screen:inline #conversation { max-height: 40; }
-    """
-
-    BINDINGS = [
-        Binding("ctrl+c", "interrupt", "Cancel / quit", show=False, priority=True),
-        Binding("ctrl+d", "eof", "Quit", show=False),
-    ]
-
-    def __init__(self, agent: AgentLike, *, store: SessionStore | None = None) -> None:
-        super().__init__()
+    def __init__(self, agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,
+                 resumed_from: str | None = None, history: History | None = None,
+                 input: Any = None, output: Any = None) -> None:
         self.agent = agent
         self.store = store
-        self.cancel_event = threading.Event()
+        self.initial_prompt = initial_prompt
+        self.resumed_from = resumed_from
+        self.activity = Activity()
+        self.stream = MarkdownStream()
+        self.queue: list[str] = []
         self.running = False
+        self.exit_code = 0
+        self.cancel = threading.Event()
+        self.worker_done = threading.Event()
+        self.worker_done.set()
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._turn = 0
+        self._thinking = ""
+        self._tools: dict[str, tuple[str, Any, int]] = {}
+        self._last_tool_output: str | None = None
         self._last_ctrl_c = 0.0
-        self._current_text: AssistantBlock | None = None
-        self._current_thinking: ThinkingBlock | None = None
-        self._tools: dict[str, ToolBlock] = {}
-        self._busy_label = ""
+        self._flash = ""                      # a short hint in the status line ("Ctrl+C again to exit")
+        self._flash_until = 0.0
+        self._approval: tuple[ApprovalRequest, concurrent.futures.Future] | None = None
+        self._reason_mode = False
+        self._stashed_text = ""
+        self._exiting = False
+        self._tick_task: asyncio.Task | None = None
+        self._held: list[str] = []            # output that arrived while the picker had the terminal
+        self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
+        self.app: Application = Application(
+            layout=Layout(self._layout(), focused_element=None),
+            key_bindings=self._key_bindings(), style=STYLE, full_screen=False, mouse_support=False,
+            erase_when_done=True, input=input, output=output, include_default_pygments_style=False,
+        )
+        self.app.layout.focus(self._input_window)
+        # No cursor-position requests: the live region is exactly as tall as its content. (A late answer
+        # to one, after keys typed during start-up, stretched it to the bottom of the screen.)
+        self.app.renderer.cpr_support = CPR_Support.NOT_SUPPORTED
+        self.app.timeoutlen = 0.3   # Esc alone fires after this; Alt+Enter arrives as one read and is not delayed
+        self.app.ttimeoutlen = 0.05
 
-    # Layout ---------------------------------------------------------------
+    # ------------------------------------------------------------------ layout
+    def _layout(self) -> HSplit:
+        has_tail = Condition(lambda: bool(self.stream.tail.strip()))
+        has_queue = Condition(lambda: bool(self.queue))
+        has_completions = Condition(lambda: bool(self._completion_text()))
+        self._input_window = Window(BufferControl(self.buffer), wrap_lines=True, dont_extend_height=True,
+                                    height=lambda: Dimension(min=1, max=self._max_input_rows()))
+        return HSplit([
+            ConditionalContainer(Window(FormattedTextControl(self._tail_text), wrap_lines=True, dont_extend_height=True,
+                                        height=lambda: Dimension(max=self._max_tail_rows())), has_tail),
+            ConditionalContainer(Window(FormattedTextControl(self._queue_text), wrap_lines=False,
+                                        dont_extend_height=True, height=lambda: Dimension(max=3)), has_queue),
+            Window(height=1, char="─", style="class:rule"),
+            VSplit([Window(FormattedTextControl(self._prompt_label), dont_extend_width=True), self._input_window]),
+            Window(height=1, char="─", style="class:rule"),
+            ConditionalContainer(Window(FormattedTextControl(self._completions_line), height=1), has_completions),
+            Window(FormattedTextControl(self._status_text), height=1),
+        ])
 
-    def compose(self) -> ComposeResult:
-        yield VerticalScroll(id="conversation")
-        yield Completions(id="completions")
-        yield PromptInput(id="prompt")
-        yield StatusLine(id="status")
+    def _rows(self) -> int:
+        try:
+            return self.app.output.get_size().rows
+        except Exception:  # noqa: BLE001
+            return shutil.get_terminal_size().lines
 
-    def on_mount(self) -> None:
-        self.conversation.anchor()
-        self.prompt_input.focus()
-        self.refresh_status()
-        exit_on_signals(self.quit)  # SIGTERM/SIGHUP leave like /exit (see signals.py)
+    def width(self) -> int:
+        try:
+            return max(self.app.output.get_size().columns, 20)
+        except Exception:  # noqa: BLE001
+            return shutil.get_terminal_size().columns
 
-    @property
-    def conversation(self) -> VerticalScroll:
-        return self.query_one("#conversation", VerticalScroll)
+    def _max_input_rows(self) -> int:
+        return max(1, min(10, self._rows() - 8))
 
-    @property
-    def prompt_input(self) -> PromptInput:
-        return self.query_one("#prompt", PromptInput)
+    def _max_tail_rows(self) -> int:
+        return max(1, self._rows() - 7 - min(self.buffer.document.line_count, self._max_input_rows()))
 
-    def blocks(self, kind: type[Widget] | None = None) -> list[Widget]:
-        """The conversation's blocks, oldest first (optionally of one kind) — for tests too."""
-        children = list(self.conversation.children)
-        return [c for c in children if kind is None or isinstance(c, kind)]
+    def _tail_text(self) -> FormattedText:
+        lines = self.stream.tail.rstrip("\n").split("\n")[-self._max_tail_rows():]
+        return FormattedText([("", terminal_safe("\n".join(lines)))])
 
-    def _mount(self, widget: Widget) -> None:
-        self.conversation.mount(widget)
+    def _queue_text(self) -> FormattedText:
+        parts: list[tuple[str, str]] = []
+        for i, text in enumerate(self.queue[-3:]):
+            line = render.one_line(terminal_safe(text), self.width() - 14)
+            parts.append(("class:queued", f"{'' if i == 0 else chr(10)}› {line}  (queued)"))
+        return FormattedText(parts)
 
-    def add_notice(self, text: str, *, error: bool = False) -> None:
-        self._end_segment()
-        self._mount(NoticeBlock(text, error=error))
+    def _prompt_label(self) -> FormattedText:
+        if self._reason_mode:
+            return FormattedText([("class:approval", "reason for no (optional) › ")])
+        return FormattedText([("class:prompt", "› ")])
 
-    def refresh_status(self) -> None:
+    def _completion_text(self) -> str:
+        text = self.buffer.text
+        matches = complete_command(text) if text.startswith("/") and "\n" not in text else []
+        if not matches or (len(matches) == 1 and matches[0].name == text.strip()):
+            return ""
+        if len(matches) == 1:
+            return f"{matches[0].name} {matches[0].args}  {matches[0].help}"
+        return "  ".join(m.name for m in matches)
+
+    def _completions_line(self) -> FormattedText:
+        return FormattedText([("class:dim", render.one_line(self._completion_text(), self.width() - 1))])
+
+    def _status_text(self) -> FormattedText:
+        width = self.width() - 1
+        if self._approval is not None:
+            question = ("Enter sends the reason · Esc says no without one" if self._reason_mode else
+                        "Allow? y yes · n no · a always this session · p always in this project · Esc no")
+            return FormattedText([("class:approval", fit([question], width))])
+        if self._flash and time.monotonic() < self._flash_until:
+            return FormattedText([("class:status.busy", fit([self._flash], width))])
+        if self.activity.running:
+            return FormattedText([("class:status.busy", self.activity.line(width))])
+        return FormattedText([("class:status", fit(self._idle_parts(), width))])
+
+    def _idle_parts(self) -> list[str]:
         a = self.agent
         try:
             threshold = int(getattr(a, "compact_threshold", 0) or 0)
             chars = int(getattr(a, "context_chars", 0) or 0)
-            pct = f" ({100 * chars // threshold}%)" if threshold else ""
-            parts = [str(getattr(a, "model", "?")), f"session {getattr(a, 'session_id', '?')}",
-                     f"tokens {int(getattr(a, 'total_tokens', 0) or 0):,}",
-                     f"context {chars:,}/{threshold:,} chars{pct}"]
-        except Exception:  # a status line never takes the app down
+            parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens",
+                     f"context {100 * chars // threshold}%" if threshold else "",
+                     f"mode {getattr(a, 'permission_mode')}" if getattr(a, "permission_mode", None) else "",
+                     f"session {getattr(a, 'session_id', '?')}", "/help"]
+        except Exception:  # noqa: BLE001 - a status line never takes the app down
             parts = ["status unavailable"]
-        if self.running:
-            parts.append(self._busy_label or "working… (Ctrl+C cancels)")
-        self.query_one("#status", StatusLine).update(Text("  ·  ".join(parts)))
+        return [p for p in parts if p]
 
-    # Streaming handlers (main thread) -------------------------------------
+    # ------------------------------------------------------------------ printing above the live region
+    def render_ansi(self, *renderables: RenderableType) -> str:
+        console = render.make_console(io.StringIO(), width=self.width(), force_terminal=True)
+        for item in renderables:
+            # Lines of text are wrapped by the terminal (a copied id or path stays one line); Markdown by Rich.
+            console.print(item, soft_wrap=isinstance(item, Text))
+        return console.file.getvalue()  # type: ignore[attr-defined]
 
-    async def _deliver(self, turn: int, fn: Callable[..., Any], *args: Any) -> None:
-        if turn != self._turn:
-            return  # the turn was cancelled while this was on its way
-        result = fn(*args)
-        if hasattr(result, "__await__"):
-            await result
+    def emit(self, *renderables: RenderableType) -> None:
+        """Print into the scrollback, above the live region (call in the loop's thread)."""
+        self.write(self.render_ansi(*renderables))
 
-    def _end_segment(self) -> None:
-        if self._current_text is not None:
-            block, self._current_text = self._current_text, None
-            self.run_worker(block.finish(), exclusive=False)
-        self._current_thinking = None
-
-    async def _on_text(self, text: str) -> None:
-        self._current_thinking = None
-        if self._current_text is None:
-            self._current_text = AssistantBlock()
-            await self.conversation.mount(self._current_text)
-        await self._current_text.add(text)
-
-    def _on_thinking(self, text: str) -> None:
-        if self._current_thinking is None:
-            self._end_segment()
-            self._current_thinking = ThinkingBlock()
-            self._mount(self._current_thinking)
-        self._current_thinking.add(text)
-
-    def _on_tool_start(self, tool_id: str, name: str, tool_input: dict[str, Any]) -> None:
-        self._end_segment()
-        block = ToolBlock(tool_id, name, tool_input)
-        self._tools[tool_id] = block
-        self._mount(block)
-
-    def _on_tool_end(self, tool_id: str, result_text: str, is_error: bool, duration: float) -> None:
-        block = self._tools.get(tool_id)
-        if block is None:
-            block = ToolBlock(tool_id, "tool", {})
-            self._tools[tool_id] = block
-            self._mount(block)
-        block.finish(result_text, is_error, duration)
-        self.refresh_status()
-
-    # Input ----------------------------------------------------------------
-
-    def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        self._update_completions()
-
-    def _update_completions(self) -> None:
-        widget = self.query_one("#completions", Completions)
-        matches = complete_command(self.prompt_input.text)
-        if matches:
-            widget.update(Text("\n".join(f"{name:<10} {desc}" for name, desc in matches)))
-            widget.add_class("-visible")
-        else:
-            widget.remove_class("-visible")
-
-    def on_prompt_input_complete_requested(self, event: PromptInput.CompleteRequested) -> None:
-        box = self.prompt_input
-        matches = complete_command(box.text)
-        if not matches:
+    def write(self, text: str) -> None:
+        if not text and not self._held:
             return
-        if len(matches) == 1:
-            box._set_text(matches[0][0] + " ")
-        else:
-            names = [m[0] for m in matches]
-            common = names[0]
-            for n in names[1:]:
-                while not n.startswith(common):
-                    common = common[:-1]
-            if len(common) > len(box.text):
-                box._set_text(common)
-
-    async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
-        text = event.text
-        stripped = text.strip()
-        if not stripped:
+        app = self.app
+        if not app.is_running or self._exiting:
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except (OSError, ValueError):
+                pass
             return
-        if self.running:
-            self.add_notice("a turn is running: wait for it, or press Ctrl+C to cancel it")
+        if getattr(app, "_running_in_terminal", False):  # the picker has the terminal: print after it
+            self._held.append(text)
             return
-        box = self.prompt_input
-        box.remember(text)
-        box._set_text("")
-        if stripped.startswith("/"):
-            await self.handle_command(stripped)
-        else:
-            self.start_turn(text)
-
-    # Turns ----------------------------------------------------------------
-
-    def start_turn(self, prompt: str) -> None:
-        self._end_segment()
-        self._mount(UserBlock(prompt))
-        self._turn += 1
-        self.cancel_event = threading.Event()
-        self._set_running(True)
-        self._run_turn(prompt, self._turn, self.cancel_event)
-
-    def _set_running(self, running: bool, label: str = "") -> None:
-        self.running = running
-        self._busy_label = label
-        self.refresh_status()
-
-    @work(thread=True, group="turn", exit_on_error=False)
-    def _run_turn(self, prompt: str, turn: int, cancel: threading.Event) -> None:
-        error: str | None = None
+        if self._held:
+            text, self._held = "".join(self._held) + text, []
         try:
-            self.agent.run_turn(prompt, _UICallbacks(self, turn), cancel)
-        except Exception as exc:  # noqa: BLE001 - shown as one line, never a traceback
-            error = f"error: {exc}" if str(exc) else f"error: {type(exc).__name__}"
-        try:
-            self.call_from_thread(self._turn_done, turn, error)
-        except RuntimeError:
-            pass
+            app.renderer.erase()
+            app.output.write_raw(text)
+            app.output.flush()
+            app._redraw()  # draw the live region again at once, below what was printed
+        except (OSError, ValueError):
+            self.leave(EXIT_HANGUP)  # the terminal went away
 
-    def _turn_done(self, turn: int, error: str | None) -> None:
-        if turn != self._turn:
-            return  # already reported as cancelled
-        self._end_segment()
-        for block in self._tools.values():
-            block.interrupt()  # a tool that never reported its end
-        self._tools.clear()
-        if error and not self.cancel_event.is_set():
-            self.add_notice(error, error=True)
-        self._set_running(False)
+    def refit(self) -> None:
+        """Shrink the live region (prompt_toolkit never shrinks it by itself) after something left it."""
+        if self.app.is_running and not self._exiting:
+            try:
+                self.app.renderer.erase()
+                self.app._redraw()
+            except (OSError, ValueError):
+                self.leave(EXIT_HANGUP)
 
-    def cancel_turn(self) -> None:
-        """Ctrl+C during a turn: tell the agent, and free the prompt box at once."""
-        if not self.running:
-            return
-        self.cancel_event.set()
-        self._end_segment()
-        for block in self._tools.values():
-            block.interrupt()
-        self._tools.clear()
-        self._turn += 1  # late output of the cancelled turn is dropped
-        self.add_notice("cancelled")
-        self._set_running(False)
+    # ------------------------------------------------------------------ keys
+    def _key_bindings(self) -> KeyBindings:
+        kb = KeyBindings()
+        asking = Condition(lambda: self._approval is not None and not self._reason_mode)
 
-    # Keys -----------------------------------------------------------------
+        @kb.add("enter", filter=~asking)
+        def _(event) -> None:  # noqa: ANN001
+            if self._reason_mode:
+                self._answer_approval("no", self.buffer.text.strip())
+                return
+            self.submit(self.buffer.text)
 
-    def action_interrupt(self) -> None:
+        @kb.add("escape", "enter")
+        @kb.add("c-j")
+        def _(event) -> None:  # noqa: ANN001
+            self.buffer.insert_text("\n")
+
+        @kb.add("escape")
+        def _(event) -> None:  # noqa: ANN001
+            if self._approval is not None:
+                self._answer_approval("no", "")
+            elif self.running:
+                self.interrupt()
+
+        @kb.add("c-c")
+        def _(event) -> None:  # noqa: ANN001
+            self.ctrl_c()
+
+        @kb.add("c-d")
+        def _(event) -> None:  # noqa: ANN001
+            if self._approval is not None:
+                return
+            if not self.buffer.text:
+                self.leave(0)
+            else:
+                self.buffer.delete()
+
+        @kb.add("tab")
+        def _(event) -> None:  # noqa: ANN001
+            matches = complete_command(self.buffer.text)
+            if len(matches) == 1:
+                self.buffer.text = matches[0].name + " "
+                self.buffer.cursor_position = len(self.buffer.text)
+            elif matches:
+                names = [m.name for m in matches]
+                common = os.path.commonprefix(names)
+                if len(common) > len(self.buffer.text):
+                    self.buffer.text = common
+                    self.buffer.cursor_position = len(common)
+
+        @kb.add("c-o")
+        def _(event) -> None:  # noqa: ANN001
+            if self._last_tool_output is not None:
+                self.emit(render.tool_output_full(self._last_tool_output))
+
+        for key, answer in (("y", "yes"), ("a", "always-session"), ("p", "always-project")):
+            kb.add(key, filter=asking)(lambda event, answer=answer: self._answer_approval(answer, ""))
+
+        @kb.add("n", filter=asking)
+        def _(event) -> None:  # noqa: ANN001
+            self._reason_mode = True
+            self._stashed_text = self.buffer.text
+            self.buffer.reset()
+
+        @kb.add("<any>", filter=asking)
+        def _(event) -> None:  # noqa: ANN001
+            pass  # while asking, other keys do nothing (a stray key must not answer or vanish into the prompt)
+
+        return kb
+
+    def ctrl_c(self) -> None:
         now = time.monotonic()
+        if self._approval is not None:
+            self._answer_approval("no", "")
+            return
         if now - self._last_ctrl_c < DOUBLE_CTRL_C_SECONDS:
-            self.quit()
+            self.leave(EXIT_INTERRUPTED)
             return
         self._last_ctrl_c = now
         if self.running:
-            self.cancel_turn()
+            self.interrupt()
+        elif self.buffer.text:
+            self.buffer.reset()
+        self._flash, self._flash_until = "Press Ctrl+C again to exit", now + DOUBLE_CTRL_C_SECONDS
+        self._schedule_redraw(DOUBLE_CTRL_C_SECONDS + 0.05)
+
+    def _schedule_redraw(self, delay: float) -> None:
+        if self.loop is not None:
+            self.loop.call_later(delay, self.app.invalidate)
+
+    # ------------------------------------------------------------------ prompts
+    def submit(self, text: str) -> None:
+        stripped = text.strip()
+        if not stripped:
             return
-        box = self.prompt_input
-        if box.text:
-            box._set_text("")
-        self.notify("Press Ctrl+C again to exit", timeout=DOUBLE_CTRL_C_SECONDS)
+        self.buffer.reset(append_to_history=True)
+        if stripped.startswith("/"):
+            name = stripped.split(None, 1)[0]
+            if self.running and lookup(name) not in ("/exit", "/help", "/cost", "/permissions"):
+                self.queue.append(stripped)
+                self.app.invalidate()
+                return
+            self.handle_command(stripped)
+            return
+        if self.running:
+            self.queue.append(text)
+            self.app.invalidate()
+            return
+        self.start_turn(text)
 
-    def action_eof(self) -> None:
-        if not self.prompt_input.text:
-            self.quit()
+    def _next_from_queue(self) -> None:
+        if self.running or not self.queue or self._exiting:
+            return
+        text = self.queue.pop(0)
+        self.refit()
+        if text.startswith("/"):
+            self.handle_command(text)
+        else:
+            self.start_turn(text)
 
-    def quit(self, return_code: int = 0) -> None:
-        self.cancel_event.set()
-        self.clear_notifications()
-        self.exit(return_code=return_code)
+    # ------------------------------------------------------------------ turns
+    def start_turn(self, prompt: str) -> None:
+        self.emit(Text(""), render.user_prompt(prompt))
+        self._turn += 1
+        self.cancel = threading.Event()
+        self.stream = MarkdownStream(max(2, self._max_tail_rows()))
+        self._thinking = ""
+        self._tools.clear()
+        self._begin("working")
+        turn, cancel = self._turn, self.cancel
+        callbacks = _Callbacks(self, turn)
+        self._in_worker(lambda: self.agent.run_turn(prompt, callbacks, cancel), lambda result, error: self._turn_done(turn, result, error))
 
-    # Slash commands -------------------------------------------------------
+    def _begin(self, label: str, hint: str = "Esc interrupts") -> None:
+        self.running = True
+        self.worker_done.clear()
+        self.activity.start(label, hint)
+        if self._tick_task is None or self._tick_task.done():
+            self._tick_task = asyncio.ensure_future(self._tick())
+        self.app.invalidate()
 
-    async def handle_command(self, line: str) -> None:
+    def _in_worker(self, work: Callable[[], Any], done: Callable[[Any, str | None], None]) -> None:
+        """Run `work` in a thread; `done(result, error line)` then runs in the loop."""
+        loop = self.loop
+
+        def run() -> None:
+            result, error = None, None
+            try:
+                result = work()
+            except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+                error = " ".join(str(exc).split()) or type(exc).__name__
+            finally:
+                self.worker_done.set()
+            if loop is not None:
+                try:
+                    loop.call_soon_threadsafe(done, result, error)
+                except RuntimeError:
+                    pass  # the loop is closed: the app has gone
+
+        threading.Thread(target=run, name="evo-agent-turn", daemon=True).start()
+
+    async def _tick(self) -> None:
+        while self.running and not self._exiting:
+            self.app.invalidate()
+            await asyncio.sleep(TICK_S)
+
+    def call_in_loop(self, turn: int, fn: Callable[..., Any], *args: Any) -> None:
+        loop = self.loop
+        if loop is None:
+            return
+
+        def deliver() -> None:
+            if turn == self._turn and not self._exiting:
+                fn(*args)
+        try:
+            loop.call_soon_threadsafe(deliver)
+        except RuntimeError:
+            pass
+
+    def _end(self) -> None:
+        self.running = False
+        self.activity.stop()
+        self.refit()
+        self.app.invalidate()
+
+    def _turn_done(self, turn: int, result: Any, error: str | None) -> None:
+        if turn != self._turn:
+            return
+        self._flush_text()
+        for tool_id in list(self._tools):
+            name, tool_input, depth = self._tools.pop(tool_id)
+            self.emit(render.tool_result(name, tool_input, "interrupted", is_error=True, depth=depth))
+        cancelled = bool(getattr(result, "cancelled", False)) or self.cancel.is_set()
+        if error and not cancelled:
+            self.emit(render.error_line(f"error: {error}"))
+        elif cancelled:
+            self.emit(render.interrupted_notice())
+        self._end()
+        if cancelled and self.queue:
+            # Interrupted: the queued prompts come back into the box instead of being sent.
+            self.buffer.text = "\n".join(self.queue) + ("\n" + self.buffer.text if self.buffer.text else "")
+            self.buffer.cursor_position = len(self.buffer.text)
+            self.queue.clear()
+            self.refit()
+        self._next_from_queue()
+
+    def interrupt(self) -> None:
+        """Esc or Ctrl+C during a turn: ask the agent to stop; it records what was interrupted and returns."""
+        if self.running and not self.cancel.is_set():
+            self.cancel.set()
+            self.activity.label = "interrupting"
+            self.activity.hint = ""
+            self.app.invalidate()
+
+    # streamed output (loop thread)
+    def _flush_thinking(self) -> None:
+        if self._thinking:
+            self.emit(render.thinking_line(self._thinking))
+            self._thinking = ""
+            self.activity.label = "working"
+
+    def _flush_text(self) -> None:
+        self._flush_thinking()
+        pieces = self.stream.finish()
+        if pieces:
+            self.emit(*[render.answer(p) for p in pieces])
+        self.refit()
+
+    def _on_text(self, text: str) -> None:
+        self._flush_thinking()
+        self.activity.text(text)
+        pieces = self.stream.feed(text)
+        if pieces:
+            self.emit(*[render.answer(p) for p in pieces])
+        self.app.invalidate()
+
+    def _on_thinking(self, text: str) -> None:
+        self._thinking += text
+        self.activity.label = "thinking"
+        self.activity.streamed_chars += len(text)
+
+    def _on_tool_start(self, tool_id: str, name: str, tool_input: dict, depth: int) -> None:
+        self._flush_text()
+        self._tools[tool_id] = (name, tool_input, depth)
+        self.emit(render.tool_call(name, tool_input, depth=depth))
+        self.activity.tool_started(render.tool_label(name, tool_input))
+
+    def _on_tool_end(self, tool_id: str, result_text: str, is_error: bool, duration: float) -> None:
+        name, tool_input, depth = self._tools.pop(tool_id, ("tool", {}, 0))
+        self._last_tool_output = result_text
+        self.emit(render.tool_result(name, tool_input, result_text, is_error=is_error, duration=duration, depth=depth))
+        self.activity.tool_finished()
+        if self._tools:
+            last = next(reversed(self._tools.values()))
+            self.activity.tool_started(render.tool_label(last[0], last[1]))
+
+    def _on_notice(self, text: str) -> None:
+        if self.activity.notice(text):
+            self.app.invalidate()
+            return
+        self._flush_text()
+        self.emit(render.notice(text))
+
+    # ------------------------------------------------------------------ approvals (issue #15)
+    def ask_approval(self, request: ApprovalRequest) -> ApprovalDecision:
+        """Called from the worker thread; blocks it until the user answers (exit and Ctrl+C mean no)."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        loop = self.loop
+        if loop is None or self._exiting:
+            return ApprovalDecision("no")
+        try:
+            loop.call_soon_threadsafe(self._show_approval, request, future)
+        except RuntimeError:
+            return ApprovalDecision("no")
+        while True:
+            try:
+                return future.result(timeout=0.2)
+            except concurrent.futures.TimeoutError:
+                if self._exiting or self.cancel.is_set():
+                    return ApprovalDecision("no")
+            except Exception:  # noqa: BLE001
+                return ApprovalDecision("no")
+
+    def _show_approval(self, request: ApprovalRequest, future: concurrent.futures.Future) -> None:
+        if self._exiting:
+            future.set_result(ApprovalDecision("no"))
+            return
+        self._flush_text()
+        who = f"{request.agent}: " if request.agent else ""
+        head = Text()
+        head.append("? ", style="evo.warn")
+        head.append_text(render.safe(f"{who}{request.summary}", "bold"))
+        if request.reason:
+            head.append_text(render.safe(f"  ({request.reason})", "evo.dim"))
+        items: list[RenderableType] = [head]
+        if request.detail:
+            items.append(_detail(request.detail))
+        self.emit(*items)
+        self._approval = (request, future)
+        self.app.invalidate()
+
+    def _answer_approval(self, answer: str, message: str) -> None:
+        if self._approval is None:
+            return
+        request, future = self._approval
+        self._approval = None
+        if self._reason_mode:
+            self._reason_mode = False
+            self.buffer.text = self._stashed_text
+            self.buffer.cursor_position = len(self.buffer.text)
+        words = {"yes": "allowed", "no": "refused", "always-session": "allowed for this session",
+                 "always-project": "allowed in this project" + (f" ({request.rule})" if request.rule else "")}
+        line = f"  └  {words.get(answer, answer)}" + (f": {message}" if message else "")
+        self.emit(render.safe(line, "evo.dim" if answer != "no" else "evo.warn"))
+        if not future.done():
+            future.set_result(ApprovalDecision(answer, message))  # type: ignore[arg-type]
+        self.refit()
+
+    # ------------------------------------------------------------------ slash commands
+    def handle_command(self, line: str) -> None:
         name, _, arg = line.partition(" ")
         arg = arg.strip()
-        name = name.lower()
-        if name in ("/exit", "/quit"):
-            self.quit()
-        elif name == "/help":
-            self.add_notice(HELP_TEXT)
-        elif name == "/cost":
+        command = lookup(name)
+        if command == "/exit":
+            self.leave(0)
+        elif command == "/help":
+            self.emit(render.notice(help_text(KEYS_HELP)))
+        elif command == "/cost":
             try:
-                self.add_notice(self.agent.cost_text())
+                self.emit(render.notice(self.agent.cost_text()))
             except Exception as exc:  # noqa: BLE001
-                self.add_notice(f"error: {exc}", error=True)
-        elif name == "/clear":
+                self.emit(render.error_line(f"error: {exc}"))
+        elif command == "/permissions":
+            describe = getattr(self.agent, "permissions_text", None)
+            self.emit(render.notice(describe() if describe else "permissions: every tool runs (no policy)"))
+        elif command == "/clear":
             old = self.agent.session_id
             try:
                 self.agent.clear()
             except Exception as exc:  # noqa: BLE001
-                self.add_notice(f"error: {exc}", error=True)
+                self.emit(render.error_line(f"error: {exc}"))
                 return
-            await self.conversation.remove_children()
-            self.add_notice(f"new session {self.agent.session_id} (the previous one: evo-agent --resume {old})")
-            self.refresh_status()
-        elif name == "/compact":
-            self.cancel_event = threading.Event()  # Ctrl+C interrupts the summary call
-            self._set_running(True, "compacting… (Ctrl+C cancels)")
-            self._compact(arg or None, self.cancel_event)
-        elif name == "/resume":
+            self.emit(render.notice(f"Started new session {self.agent.session_id} "
+                                    f"(the previous one: evo-agent --resume {old})"))
+        elif command == "/compact":
+            self._begin("compacting")
+            cancel = self.cancel = threading.Event()
+            self._turn += 1
+            turn = self._turn
+            self._in_worker(lambda: self.agent.compact(arg or None, cancel),
+                            lambda result, error: self._command_done(turn, _describe(result), error))
+        elif command == "/rename":
+            self._rename(arg)
+        elif command == "/rewind":
+            self._rewind(arg)
+        elif command == "/resume":
             if arg:
-                self.resume_session(arg)
+                self.resume(arg)
             else:
-                self.open_picker()
+                asyncio.ensure_future(self._pick_and_resume())
         else:
-            self.add_notice(f"unknown command {name} (try /help)", error=True)
+            self.emit(render.error_line(f"unknown command {terminal_safe(name, keep_newlines=False)} (try /help)"))
 
-    @work(thread=True, group="command", exit_on_error=False)
-    def _compact(self, focus: str | None, cancel: threading.Event) -> None:
-        try:
-            result = self.agent.compact(focus, cancel)
-            describe = getattr(result, "describe", None)
-            message, error = (describe() if callable(describe) else "conversation compacted"), False
-        except Exception as exc:  # noqa: BLE001
-            message, error = f"error: cannot compact: {exc}", True
-        try:
-            self.call_from_thread(self._command_done, message, error)
-        except RuntimeError:
-            pass
-
-    def _command_done(self, message: str, error: bool) -> None:
-        self.add_notice(message, error=error)
-        self._set_running(False)
-        self.refresh_status()
-
-    def open_picker(self) -> None:
-        store = self.store or SessionStore(self.agent.project_dir)
-        picker = SessionPicker(store, exclude=[self.agent.session_id])  # the first screen now, the rest after
-        if not picker.all_rows:
-            self.add_notice("no other session to resume in this project")
+    def _rename(self, arg: str) -> None:
+        if not arg:
+            current = getattr(self.agent, "name", None)
+            self.emit(render.notice(f"This session is named {current!r}." if current
+                                    else "This session has no name. Usage: /rename NAME"))
             return
-
-        def chosen(session_id: str | None) -> None:
-            self.prompt_input.focus()
-            if session_id:
-                self.resume_session(session_id)
-
-        self.push_screen(picker, chosen)
-
-    def resume_session(self, session_id: str) -> None:
-        self._set_running(True, "resuming…")
-        self._resume(session_id)
-
-    @work(thread=True, group="command", exit_on_error=False)
-    def _resume(self, session_id: str) -> None:
-        error: str | None = None
         try:
-            self.agent.resume(session_id)
-        except Exception as exc:  # noqa: BLE001
-            error = str(exc) or type(exc).__name__
-        try:
-            self.call_from_thread(self._resumed, session_id, error)
-        except RuntimeError:
-            pass
+            name = self.agent.rename(arg)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - ValueError for an empty name; one line either way
+            self.emit(render.error_line(f"error: {exc}"))
+            return
+        self.emit(render.notice(f"Session {self.agent.session_id} is now named {name!r} "
+                                f"(evo-agent --resume {name!r} finds it)"))
 
-    async def _resumed(self, source: str, error: str | None) -> None:
-        self._set_running(False)
+    def _rewind(self, arg: str) -> None:
+        """`/rewind`: the prompts of this session, numbered; `/rewind N`: a new session from before prompt N."""
+        from evo_agent.session.rewind import prompt_turns
+
+        path = getattr(getattr(self.agent, "recorder", None), "path", None)
+        turns = prompt_turns(path) if path is not None else []
+        if not turns:
+            self.emit(render.notice("Nothing to rewind: no prompt in this session yet."))
+            return
+        if not arg:
+            lines = [f"{t.number:>4}. {render.one_line(t.text, 70)}" for t in reversed(turns[-20:])]
+            self.emit(render.notice("Go back to before which prompt? /rewind N (a new session starts there; "
+                                    "this one stays resumable)\n" + "\n".join(lines)))
+            return
+        if not arg.isdigit() or not 1 <= int(arg) <= len(turns):
+            self.emit(render.error_line(f"no turn {arg}: choose 1 to {len(turns)}"))
+            return
+        number, source = int(arg), self.agent.session_id
+        self._begin("rewinding", hint="")
+        self._turn += 1
+        turn = self._turn
+
+        def done(result: Any, error: str | None) -> None:
+            if turn != self._turn:
+                return
+            if error:
+                self.emit(render.error_line(f"error: {error}"))
+            else:
+                messages = list(getattr(self.agent, "messages", []) or [])
+                self.emit(*history_renderables(messages))
+                self.emit(render.notice(
+                    f"Rewound to before turn {number}: new session {self.agent.session_id} ({len(messages)} messages; "
+                    f"the previous one: evo-agent --resume {source}). Files are as they are now; "
+                    f"evo-agent --resume {source} --at {number} --restore-files restores them."))
+            self._end()
+            self._next_from_queue()
+
+        self._in_worker(lambda: self.agent.rewind(number), done)  # type: ignore[attr-defined]
+
+    def _command_done(self, turn: int, message: str, error: str | None) -> None:
+        if turn == self._turn:
+            self.emit(render.error_line(f"error: {error}") if error else render.notice(message))
+            self._end()
+            self._next_from_queue()
+
+    def resume(self, session_id: str) -> None:
+        self._begin("resuming", hint="")
+        self._turn += 1
+        turn = self._turn
+        self._in_worker(lambda: self.agent.resume(session_id),
+                        lambda result, error: self._resumed(turn, session_id, error))
+
+    def _resumed(self, turn: int, source: str, error: str | None) -> None:
+        if turn != self._turn:
+            return
         if error:
-            self.add_notice(f"error: {error}", error=True)
-            return
-        await self.conversation.remove_children()
+            self.emit(render.error_line(f"error: {error}"))
+        else:
+            self.show_history(source)
+        self._end()
+        self._next_from_queue()
+
+    def show_history(self, source: str) -> None:
         messages = list(getattr(self.agent, "messages", []) or [])
-        self.show_history(messages)
-        self.add_notice(f"resumed {source}: {len(messages)} messages restored, "
-                        f"now session {self.agent.session_id}")
-        self.refresh_status()
+        self.emit(*history_renderables(messages))
+        self.emit(render.notice(resumed_line(source, len(messages), self.agent.session_id)))
 
-    def show_history(self, messages: Sequence[dict[str, Any]]) -> None:
-        """Render a restored history as blocks (text in full, tool calls as finished blocks)."""
-        widgets: list[Widget] = []
-        tools: dict[str, ToolBlock] = {}
-        for message in messages:
-            role = message.get("role") if isinstance(message, dict) else None
-            content = message.get("content") if isinstance(message, dict) else None
-            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
-            for b in blocks:
-                if not isinstance(b, dict):
-                    continue
-                kind = b.get("type")
-                if kind == "text" and isinstance(b.get("text"), str):
-                    widgets.append(UserBlock(b["text"]) if role == "user" else AssistantBlock(b["text"]))
-                elif kind == "thinking" and isinstance(b.get("thinking"), str):
-                    widgets.append(ThinkingBlock(b["thinking"]))
-                elif kind == "tool_use":
-                    tb = ToolBlock(str(b.get("id")), str(b.get("name", "tool")), b.get("input", {}))
-                    tools[str(b.get("id"))] = tb
-                    widgets.append(tb)
-                elif kind == "tool_result":
-                    tb = tools.get(str(b.get("tool_use_id")))
-                    if tb is not None:
-                        result = b.get("content")
-                        if isinstance(result, list):
-                            result = "\n".join(x.get("text", "") for x in result if isinstance(x, dict))
-                        tb.status = "error" if b.get("is_error") else "done"
-                        tb.result_text = str(result or "")
-                        tb._result.update(Text(tb.result_text[:RESULT_MAX_CHARS]))
-                        tb.title = tb._make_title()
-        if widgets:
-            self.conversation.mount_all(widgets)
+    async def _pick_and_resume(self) -> None:
+        try:
+            from .picker import pick_session  # the picker's API for a running loop (ui/picker.py)
+        except ImportError:
+            self.emit(render.notice("the session list is not available here: use /resume ID "
+                                    "(evo-agent sessions list shows the ids)"))
+            return
+        try:
+            async with in_terminal():
+                chosen = await pick_session(self.agent.project_dir, exclude=[self.agent.session_id])
+        except Exception as exc:  # noqa: BLE001
+            self.emit(render.error_line(f"error: {exc}"))
+            return
+        if self._held:
+            self.write("")
+        if chosen:
+            self.resume(chosen)
+
+    # ------------------------------------------------------------------ running
+    def leave(self, code: int) -> None:
+        """Every way out: stop the turn, answer a pending approval with no, end the app with `code`."""
+        if self._exiting:
+            return
+        self.exit_code = code
+        self.cancel.set()
+        if self._approval is not None and not self._approval[1].done():
+            self._approval[1].set_result(ApprovalDecision("no"))
+        try:
+            self.app.exit(result=code)
+        except Exception:  # noqa: BLE001 - not running yet, or already leaving
+            pass
+        self._exiting = True
+
+    def _started(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        exit_on_signals(self.leave)  # SIGTERM 143, SIGHUP 129 (the terminal closed)
+        if self.initial_prompt and self.initial_prompt.strip():
+            self.loop.call_soon(self.submit, self.initial_prompt)
+
+    async def run_async(self) -> int:
+        try:
+            result = await self.app.run_async(pre_run=self._started)
+        except EOFError:  # stdin closed: the terminal went away
+            result = EXIT_HANGUP
+        except (OSError, ValueError):
+            result = EXIT_HANGUP
+        self._exiting = True
+        return self.exit_code if result is None else int(result)
+
+    def print_welcome(self) -> None:
+        a = self.agent
+        provider = getattr(getattr(a, "provider", None), "name", None) or getattr(a, "provider_name", "?")
+        self.emit(render.welcome_line(str(getattr(a, "model", "?")), str(provider), str(a.project_dir),
+                                      self.width()))
+        if self.resumed_from is not None:
+            self.show_history(self.resumed_from)
+
+    def run(self) -> int:
+        """Run until the user leaves; returns the exit code once the live region is gone."""
+        self.print_welcome()
+        code = asyncio.run(self.run_async())
+        self.worker_done.wait(EXIT_GRACE_S)  # an interrupted turn records its tools before the hint
+        return code
 
 
-def run_tui(agent: AgentLike, *, inline: bool = True) -> int:
-    """Run the TUI until the user quits; returns the exit code after the app has left the screen
-    (0, or 128 + the signal that ended it).
+def _describe(result: Any) -> str:
+    describe = getattr(result, "describe", None)
+    return describe() if callable(describe) else "conversation compacted"
 
-    The caller prints the exit hint (`Resume this session with: evo-agent --resume <id>`,
-    naming `agent.session_id`, which /resume and /clear may have changed).
-    """
-    app = AgentApp(agent)
-    app.run(inline=inline, inline_no_clear=True)
-    return app.return_code or 0
+
+def _detail(detail: str) -> RenderableType:
+    """An approval's detail: a unified diff coloured, anything else dim, indented."""
+    out = Text()
+    for i, line in enumerate(detail.splitlines()[:60]):
+        if i:
+            out.append("\n")
+        style = ("evo.added" if line.startswith("+") and not line.startswith("+++") else
+                 "evo.removed" if line.startswith("-") and not line.startswith("---") else "evo.dim")
+        out.append_text(render.safe("    " + line, style))
+    return out
+
+
+def resumed_line(source: str, restored: int, new_id: str) -> str:
+    return f"Resumed {source}: {restored} message{'s' if restored != 1 else ''} restored (new session {new_id})"
+
+
+def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,
+            resumed_from: str | None = None, project_dir: Path | None = None) -> int:
+    """The interactive app with ↑ history of the project; returns 0, 130 or 128 + a signal."""
+    from .prompt_history import ProjectHistory, history_path
+
+    history = ProjectHistory(history_path(project_dir or agent.project_dir))
+    app = AgentApp(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from, history=history)
+    return app.run()
+
+
+run_tui = run_app  # the name cli/main.py used for the Textual app

@@ -40,6 +40,12 @@ class TurnCallbacks(Protocol):
     def on_notice(self, text: str) -> None:
         """A one-line system notice (compaction happened, a write failed, a retry...)."""
 
+    # Optional: `on_nested_tool_start(parent_id, tool_id, name, input)` and
+    # `on_nested_tool_end(parent_id, tool_id, result_text, is_error, duration)`: a subagent's tool calls
+    # (agent/subagents.py NestedCallbacks), shown under the `task` call `parent_id`. Retries of the model
+    # call arrive as `on_notice` texts containing "retrying" (providers/retries.py); the app shows them
+    # in its activity line instead of printing them.
+    #
     # Optional (issue #15): `on_approval(request: ApprovalRequest) -> ApprovalDecision`, from
     # `evo_agent.tools.approval`. Called from the worker thread when a tool call needs the user's
     # approval; blocks until the user answers (Esc/Ctrl+C mean "no"). A front end without it

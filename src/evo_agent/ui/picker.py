@@ -360,12 +360,3 @@ def run_picker(project_dir: Path | str, **kwargs) -> str | None:  # noqa: ANN003
     import asyncio
 
     return asyncio.run(pick_session(project_dir, **kwargs))
-
-
-def __getattr__(name: str):  # noqa: ANN202
-    """The Textual screen of the Textual app, until that app is replaced (see textual_picker)."""
-    if name in ("SessionPicker", "PickerApp", "SessionList"):
-        from . import textual_picker
-
-        return getattr(textual_picker, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ from evo_agent.session import InvalidSessionId, SessionStore, is_id_prefix
 from ..errors import EXIT_BROKEN_PIPE, CommandError
 from .common import resolve_session_dir, write_output
 
-SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm or prune"
+SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm, prune or push"
 SUBPARSERS: dict[str, argparse.ArgumentParser] = {}  # "sessions list" → its parser: usage errors name its --help
 PROJECT_DIR_HELP = ("the project whose sessions to use (default: the nearest directory above holding .evo-agent/, "
                     "else the git worktree root, else the current directory)")
@@ -64,6 +64,9 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     listing.add_argument("--limit", type=_positive_int, metavar="N", help="at most N sessions")
     listing.add_argument("--worktrees", action="store_true",
                          help="also list the sessions of the repository's other git worktrees")
+    from .remote import add_remote_listing_options, add_remote_parsers, add_remote_search_option
+
+    add_remote_listing_options(listing)
 
     show = add("show", "show a session's conversation: messages, tool calls and results, compactions, subagent runs")
     show.add_argument("id", metavar="ID")
@@ -77,6 +80,7 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     search.add_argument("--regex", action="store_true", help="TEXT is a Python regular expression")
     search.add_argument("--json", action="store_true", help="machine-readable output")
     search.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="stop after N hits (default 20)")
+    add_remote_search_option(search)
 
     rename = add("rename", "name a session (a name is one line; --resume NAME and /resume NAME find it)")
     rename.add_argument("id", metavar="ID")
@@ -100,6 +104,9 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     fsck.add_argument("id", metavar="ID", nargs="?", help="check only this session (default: all)")
     fsck.add_argument("--repair", action="store_true", help="fix what is safe to fix")
     fsck.add_argument("--json", action="store_true", help="machine-readable output")
+    fsck.add_argument("--secrets", action="store_true",
+                      help="also report the secrets today's rules find in the transcripts (kind and count, never "
+                           "the value; nothing is rewritten; the exit status stays about integrity)")
 
     rm = add("rm", "delete sessions (asks first)")
     rm.add_argument("ids", metavar="ID", nargs="+")
@@ -112,6 +119,8 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
                             "(units: s, m, h, d, w)")
     prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
     prune.add_argument("-y", "--yes", action="store_true", help="do not ask (needed when stdin is not a terminal)")
+    prune.add_argument("--remote", action="store_true", help="prune this project's sessions in the team store")
+    add_remote_parsers(add)
 
 
 def _check_ids(*texts: str | None) -> None:
@@ -164,12 +173,23 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     _check_ids(None if command in NAMED_OK else getattr(args, "id", None), *(getattr(args, "ids", None) or []))
     store = SessionStore(project_dir)
     out = sys.stdout
+    from .remote import handles, run_remote
+
+    if handles(command, args):  # push, search and --remote: the team store (evo_agent.sync)
+        return run_remote(command, args, store, out)
     if command == "list":
         from .listing import other_worktrees, sessions_list
 
         trees = other_worktrees(project_dir) if getattr(args, "worktrees", False) else []
-        return sessions_list(store, out, as_json=getattr(args, "json", False), include_all=getattr(args, "all", False),
-                             limit=getattr(args, "limit", None), worktrees=trees)
+        code = sessions_list(store, out, as_json=getattr(args, "json", False),
+                             include_all=getattr(args, "all", False), limit=getattr(args, "limit", None), worktrees=trees)
+        if not getattr(args, "json", False):
+            from .remote import unpushed_footer
+
+            footer = unpushed_footer(store)  # None unless a team store is configured
+            if footer:
+                out.write(footer + "\n")
+        return code
     if command == "rename":
         from .rename import rename
 
@@ -183,35 +203,15 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
 
         return sessions_search(store, args.text, out, regex=args.regex, as_json=args.json, limit=args.limit)
     if command in ("show", "export"):
-        from .export import choose_format, export_jsonl, load_view, show_json
+        from .remote import local_or_fetched
 
-        fmt = choose_format(args.format, args.output) if command == "export" else None
-        view = load_view(store, store.resolve(args.id))  # show and export need a transcript
-        if command == "show":
-            if args.json:
-                out.write(show_json(view))
-            else:
-                from .render_text import render_show
+        fmt = None
+        if command == "export":
+            from .export import choose_format
 
-                out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
-            return 0
-        if fmt == "jsonl":
-            data = export_jsonl(view)
-        elif fmt == "html":
-            from .render_html import render_html
-
-            data = render_html(view).encode("utf-8", "replace")
-        else:
-            from .render_md import render_markdown
-
-            data = render_markdown(view).encode("utf-8", "replace")
-        write_output(data, args.output)
-        if args.output and args.output != "-":
-            from .common import fmt_bytes
-            from .export import FORMAT_NAMES
-
-            out.write(f"Wrote {args.output} ({FORMAT_NAMES[fmt]}, {fmt_bytes(len(data))})\n")
-        return 0
+            fmt = choose_format(args.format, args.output)
+        with local_or_fetched(store, args.id) as (found_in, sid):  # only in the team store: a temporary copy
+            return _show_or_export(command, args, found_in, sid, fmt, out)
     if command == "fsck":
         from .fsck import all_session_ids, fsck, report
 
@@ -219,6 +219,10 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
         if args.id is None and not store.sessions_dir.is_dir():
             out.write(f"No sessions in {store.sessions_dir}\n")
             return 0
+        if args.secrets:
+            from .fsck_secrets import fsck_with_secrets
+
+            return fsck_with_secrets(store, ids, args.repair, args.json, out)
         return report(fsck(store, ids, repair=args.repair), len(ids), out, as_json=args.json)
     if command == "rm":
         from .remove import rm
@@ -230,3 +234,35 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
         return prune(store, args.older_than, dry_run=args.dry_run, out=out, yes=args.yes, err=sys.stderr, ask=_ask,
                      interactive=_stdin_is_terminal())
     raise CommandError(f"unknown sessions subcommand {command!r}: expected {SUBCOMMANDS}")  # pragma: no cover
+
+
+def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore, sid: str, fmt: str | None,
+                    out) -> int:  # noqa: ANN001
+    from .export import export_jsonl, load_view, show_json
+
+    view = load_view(store, sid)  # show and export need a transcript
+    if command == "show":
+        if args.json:
+            out.write(show_json(view))
+        else:
+            from .render_text import render_show
+
+            out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
+        return 0
+    if fmt == "jsonl":
+        data = export_jsonl(view)
+    elif fmt == "html":
+        from .render_html import render_html
+
+        data = render_html(view).encode("utf-8", "replace")
+    else:
+        from .render_md import render_markdown
+
+        data = render_markdown(view).encode("utf-8", "replace")
+    write_output(data, args.output)
+    if args.output and args.output != "-":
+        from .common import fmt_bytes
+        from .export import FORMAT_NAMES
+
+        out.write(f"Wrote {args.output} ({FORMAT_NAMES[fmt]}, {fmt_bytes(len(data))})\n")
+    return 0

@@ -1,0 +1,61 @@
+"""What the bash tool's safety costs per call: the reaper (parent death) and the sandbox (bubblewrap).
+
+    .venv/bin/python benchmarks/bash_tool.py [--calls N]
+
+Runs `true` through the real `run_bash` N times per row and prints the median and the ratio to
+a plain `bash -c` (the tool before issue #15), plus the read-only classifier's cost per command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import evo_agent.tools.bash as bash_tool
+from evo_agent.tools import ToolContext
+from evo_agent.tools.sandbox import SandboxError, check_sandbox
+from evo_agent.tools.shell_readonly import read_only_reason
+
+
+def _median_ms(fn, calls: int) -> float:
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=30)
+    calls = parser.parse_args().calls
+    project = Path(tempfile.mkdtemp(prefix="evo-bench-bash-"))
+    reaper = bash_tool.with_reaper
+    rows: list[tuple[str, float]] = []
+
+    bash_tool.with_reaper = lambda argv: argv
+    rows.append(("plain bash -c (before #15)", _median_ms(lambda: bash_tool.run_bash({"command": "true"}, ToolContext(project)), calls)))
+    bash_tool.with_reaper = reaper
+    rows.append(("with the reaper (default)", _median_ms(lambda: bash_tool.run_bash({"command": "true"}, ToolContext(project)), calls)))
+    try:
+        sandbox = check_sandbox(project)
+        ctx = ToolContext(project, sandbox=sandbox)
+        rows.append(("reaper + --sandbox", _median_ms(lambda: bash_tool.run_bash({"command": "true"}, ctx), calls)))
+    except SandboxError as exc:
+        print(f"(sandbox row skipped: {exc})")
+    base = rows[0][1]
+    print(f"| bash tool, `true`, median of {calls} | ms | × plain |")
+    print("|---|---|---|")
+    for label, ms in rows:
+        print(f"| {label} | {ms:.1f} | {ms / base:.2f} |")
+    commands = ["git status", "cat README.md | wc -l", "grep -rn foo src", "rm -rf build; make"]
+    per = _median_ms(lambda: [read_only_reason(c, project) for c in commands], calls * 10) / len(commands)
+    print(f"\nread-only classifier: {per * 1000:.0f} µs per command")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,374 @@
+"""Which tool calls run unasked, which ask, which are refused (SPEC §9, issue #15).
+
+`Policy.check(tool, input)` is a pure decision from the permission mode and the allow rules:
+
+| call                                   | ask   | accept-edits | read-only | bypass |
+|----------------------------------------|-------|--------------|-----------|--------|
+| read_file/glob/grep inside the project | run   | run          | run       | run    |
+| ... outside the project                | ask   | ask          | ask       | run    |
+| bash, read-only by shell_readonly      | run   | run          | run       | run    |
+| bash, anything else                    | ask   | ask          | refused   | run    |
+| write_file/edit_file inside            | ask   | run          | refused   | run    |
+| ... in .git/ or outside the project    | ask   | ask          | refused   | run    |
+| write_file/edit_file in .evo-agent/    | refused in every mode                      |
+| bash mentioning .evo-agent (not r/o)   | ask even when a rule matches | refused | run |
+
+A matching allow rule turns "ask" into "run" (never "refused" into anything). Rules come from
+`.evo-agent/settings.json`, `--allowed-tools`, and "always" answers (see rules.py).
+
+`PermissionGate.decide` applies a verdict: it asks the front end (`on_approval`) one request at
+a time — parallel subagents share one gate and queue on its lock — re-checking the rules after
+the lock is taken, since an "always" answer given meanwhile may already cover the call.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Literal
+
+from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
+from evo_agent.tools.confine import (
+    AGENT_DIR,
+    in_agent_dir,
+    in_sensitive_dir,
+    relative_posix,
+    resolve_in,
+)
+from evo_agent.tools.shell_readonly import read_only_reason
+
+from .rules import TOOL_KINDS, Rule
+
+MODES = ("ask", "accept-edits", "read-only", "bypass")
+DEFAULT_MODE = "ask"
+INTERNAL_TOOLS = frozenset({"compact", "task"})  # no side effects of their own; a subagent's calls are gated
+MAX_DETAIL_LINES = 200
+
+Action = Literal["allow", "ask", "deny"]
+Asker = Callable[[ApprovalRequest], ApprovalDecision]
+
+
+class ModeError(ValueError):
+    """An unknown permission mode; one printable line."""
+
+
+def check_mode(value: str, where: str = "--permission-mode") -> str:
+    mode = value.strip().lower()
+    if mode not in MODES:
+        raise ModeError(f"{where} must be one of {', '.join(MODES)}, not {value.strip()[:30]!r}")
+    return mode
+
+
+@dataclass(frozen=True)
+class Verdict:
+    action: Action
+    rule: str              # what decided: "mode ask: read inside the project", "rule Bash(npm test)", ...
+    reason: str = ""       # why it asks or is refused, completing "needs approval because it ..."
+    suggestion: Rule | None = None  # the rule an "always" answer would add
+
+
+@dataclass
+class Target:
+    """What a call touches, as far as permissions care."""
+
+    kind: str | None                 # "Bash", "Edit", "Read" or None (a tool the policy does not know)
+    command: str = ""
+    path: Path | None = None         # resolved (symlinks followed)
+    relative: str | None = None      # project-relative when inside the project
+    shown: str = ""                  # as the user should read it
+
+
+class Policy:
+    def __init__(self, project_dir: Path | str, mode: str = DEFAULT_MODE, rules: list[Rule] | None = None,
+                 project_rules: list[Rule] | None = None) -> None:
+        self.project_dir = Path(project_dir)
+        self.mode = check_mode(mode)
+        self.cli_rules = list(rules or [])          # --allowed-tools: this run only
+        self.project_rules = list(project_rules or [])  # .evo-agent/settings.json
+        self.session_rules: list[Rule] = []         # "always in this session"
+
+    @property
+    def rules(self) -> list[Rule]:
+        return self.cli_rules + self.project_rules + self.session_rules
+
+    def describe(self) -> str:
+        """What `/permissions` shows."""
+        lines = [f"Permission mode: {self.mode} ({MODE_SUMMARY[self.mode]})"]
+        for title, rules in (("this run (--allowed-tools)", self.cli_rules),
+                             ("this project (.evo-agent/settings.json)", self.project_rules),
+                             ("this session", self.session_rules)):
+            lines.append(f"Allowed for {title}: " + (", ".join(map(str, rules)) if rules else "none"))
+        return "\n".join(lines)
+
+    # ---- the decision
+    def target(self, name: str, tool_input: dict) -> Target:
+        kind = TOOL_KINDS.get(name)
+        if kind == "Bash":
+            command = tool_input.get("command")
+            return Target(kind, command=command if isinstance(command, str) else "")
+        if kind is None:
+            return Target(None)
+        raw = _path_argument(name, tool_input)
+        path = resolve_in(self.project_dir, raw)
+        rel = relative_posix(self.project_dir, path)
+        return Target(kind, path=path, relative=rel, shown=rel if rel is not None else str(path))
+
+    def check(self, name: str, tool_input: dict) -> Verdict:
+        if name in INTERNAL_TOOLS:
+            return Verdict("allow", "internal tool")
+        target = self.target(name, tool_input)
+        if target.kind == "Bash":
+            return self._check_bash(target.command)
+        if target.kind is None:
+            if self.mode == "bypass":
+                return Verdict("allow", "mode bypass")
+            if self.mode == "read-only":
+                return Verdict("deny", "mode read-only", f"the tool {name} may have side effects (read-only mode)")
+            return Verdict("ask", f"mode {self.mode}", f"the tool {name} may have side effects")
+        if target.kind == "Edit":
+            return self._check_edit(target)
+        return self._check_read(target)
+
+    def _matching(self, check: Callable[[Rule], bool]) -> Rule | None:
+        return next((r for r in self.rules if check(r)), None)
+
+    def _check_bash(self, command: str) -> Verdict:
+        if self.mode == "bypass":
+            return Verdict("allow", "mode bypass")
+        why = read_only_reason(command, self.project_dir)
+        if why is None:
+            return Verdict("allow", f"mode {self.mode}: read-only command")
+        if self.mode == "read-only":
+            return Verdict("deny", "mode read-only", f"the command {why} (read-only mode runs only read-only commands)")
+        suggestion = Rule("Bash", command.strip()) if command.strip() else None
+        if AGENT_DIR in command:
+            return Verdict("ask", f"mode {self.mode}: mentions {AGENT_DIR}",
+                           f"the command may write {AGENT_DIR}/ (the agent's transcripts and rules)", None)
+        rule = self._matching(lambda r: r.covers_command(command))
+        if rule is not None:
+            return Verdict("allow", f"rule {rule}")
+        return Verdict("ask", f"mode {self.mode}", f"the command {why}", suggestion)
+
+    def _check_edit(self, t: Target) -> Verdict:
+        assert t.path is not None
+        if in_agent_dir(self.project_dir, t.path):
+            return Verdict("deny", "agent directory",
+                           f"{t.shown} is in {AGENT_DIR}/, which holds the agent's own transcripts and rules: "
+                           "tools may read it but never write it")
+        if self.mode == "bypass":
+            return Verdict("allow", "mode bypass")
+        if self.mode == "read-only":
+            return Verdict("deny", "mode read-only", f"editing {t.shown} has side effects (read-only mode)")
+        sensitive = t.relative is not None and in_sensitive_dir(self.project_dir, t.path)
+        if not sensitive:
+            rule = self._matching(lambda r: r.covers_path("Edit", t.relative, str(t.path)))
+            if rule is not None:
+                return Verdict("allow", f"rule {rule}")
+        if t.relative is None:
+            return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project", Rule("Edit", str(t.path)))
+        if sensitive:
+            return Verdict("ask", f"mode {self.mode}", f"{t.shown} is in .git/, which can make git run commands", None)
+        if self.mode == "accept-edits":
+            return Verdict("allow", "mode accept-edits: edit inside the project")
+        parent = t.relative.rpartition("/")[0]
+        return Verdict("ask", f"mode {self.mode}", f"it changes {t.shown}",
+                       Rule("Edit", f"{parent}/**" if parent else t.relative))
+
+    def _check_read(self, t: Target) -> Verdict:
+        assert t.path is not None
+        if t.relative is not None:
+            return Verdict("allow", f"mode {self.mode}: read inside the project")
+        if self.mode == "bypass":
+            return Verdict("allow", "mode bypass")
+        rule = self._matching(lambda r: r.covers_path("Read", None, str(t.path)))
+        if rule is not None:
+            return Verdict("allow", f"rule {rule}")
+        base = t.path if t.path.is_dir() else t.path.parent
+        return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project", Rule("Read", f"{base}/**"))
+
+
+MODE_SUMMARY = {
+    "ask": "reads in the project and read-only commands run; everything else asks",
+    "accept-edits": "as ask, and file edits inside the project run too",
+    "read-only": "nothing with side effects runs",
+    "bypass": "everything runs unasked",
+}
+
+
+def _path_argument(name: str, tool_input: dict) -> str:
+    """The path a file tool will touch: for glob the literal directory its pattern starts from."""
+    if name == "glob":
+        pattern = str(tool_input.get("pattern") or "")
+        segments = os.path.expanduser(pattern.strip()).split("/")
+        prefix: list[str] = []
+        for i, seg in enumerate(segments):
+            if any(c in seg for c in "*?["):
+                if ".." in segments[i:]:
+                    return "/"  # climbs out after a wildcard: treat as outside
+                break
+            prefix.append(seg)
+        joined = "/".join(prefix)
+        return joined if joined else ("/" if pattern.startswith("/") else ".")
+    value = tool_input.get("path")
+    return value if isinstance(value, str) and value else "."
+
+
+# ---- asking -------------------------------------------------------------------------------------
+
+
+@dataclass
+class GateResult:
+    run: bool
+    decision: str          # "allowed" | "refused"
+    rule: str              # what decided
+    message: str = ""      # for a refused call: the tool_result text the model reads
+    notice: str = ""       # for the user when a call is refused without asking (print mode)
+
+
+@dataclass
+class PermissionGate:
+    """Applies `Policy` verdicts, asking through the front end one request at a time."""
+
+    policy: Policy
+    persist: Callable[[Rule], object] | None = None  # writes "always in this project" rules
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def mode(self) -> str:
+        return self.policy.mode
+
+    def decide(self, name: str, tool_input: dict, ask: Asker | None, agent: str = "") -> GateResult:
+        verdict = self.policy.check(name, tool_input)
+        if verdict.action != "ask":
+            return _settled(verdict)
+        if ask is None:
+            return self._cannot_ask(name, tool_input, verdict)
+        with self._lock:
+            verdict = self.policy.check(name, tool_input)  # an answer given meanwhile may cover it now
+            if verdict.action != "ask":
+                return _settled(verdict)
+            request = build_request(self.policy, name, tool_input, verdict, agent)
+            try:
+                answer = ask(request)
+            except Exception:  # noqa: BLE001 - a front end that fails to ask has not said yes
+                answer = ApprovalDecision("no", "")
+            return self._apply(answer, verdict)
+
+    def _apply(self, answer: ApprovalDecision, verdict: Verdict) -> GateResult:
+        kind = getattr(answer, "answer", "no")
+        rule = verdict.suggestion
+        if kind in ("always-session", "always-project") and rule is not None:
+            if kind == "always-session":
+                self.policy.session_rules.append(rule)
+                return GateResult(True, "allowed", f"user: always in this session {rule}")
+            self.policy.project_rules.append(rule)
+            if self.persist is not None:
+                try:
+                    self.persist(rule)
+                except Exception as exc:  # noqa: BLE001 - the approval stands for this run
+                    return GateResult(True, "allowed", f"user: always in this project {rule} (not saved: {exc})")
+            return GateResult(True, "allowed", f"user: always in this project {rule}")
+        if kind in ("yes", "always-session", "always-project"):
+            return GateResult(True, "allowed", "user: yes")
+        reason = " ".join(str(getattr(answer, "message", "") or "").split())
+        text = "Not run: the user refused this call."
+        if reason:
+            text += f" Their reason: {reason}"
+        else:
+            text += " Ask them what to do instead, or take another approach."
+        return GateResult(False, "refused", "user: no", text)
+
+    def _cannot_ask(self, name: str, tool_input: dict, verdict: Verdict) -> GateResult:
+        what = describe_call(self.policy, name, tool_input)
+        message = (f"Not run: {what} needs the user's approval because {verdict.reason}, and this session "
+                   "cannot ask (print mode). Do the task without it if you can; otherwise tell the user "
+                   "what you need to run and that it must be allowed.")
+        rule = f'--allowed-tools "{verdict.suggestion}"' if verdict.suggestion else "--allowed-tools RULE"
+        target = self.policy.target(name, tool_input)
+        mode = "accept-edits" if target.kind == "Edit" and target.relative is not None else "bypass"
+        notice = (f"evo-agent: not run (needs approval): {what}; allow it with --permission-mode {mode}, "
+                  f"{rule} or a rule in .evo-agent/settings.json")
+        return GateResult(False, "refused", f"{verdict.rule}: cannot ask", message, notice)
+
+
+def _settled(verdict: Verdict) -> GateResult:
+    """The result of a verdict that needs nobody's answer."""
+    if verdict.action == "allow":
+        return GateResult(True, "allowed", verdict.rule)
+    return GateResult(False, "refused", verdict.rule, f"Not run: {verdict.reason}.")
+
+
+def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
+    """One line naming the tool and what it will do."""
+    target = policy.target(name, tool_input)
+    if target.kind == "Bash":
+        return f"bash `{_one_line(target.command)}`"
+    if target.kind is not None:
+        verb = {"write_file": "write", "edit_file": "edit"}.get(name, name)
+        return f"{name} ({verb} {target.shown})" if verb != name else f"{name} {target.shown}"
+    return f"the tool {name}"
+
+
+def build_request(policy: Policy, name: str, tool_input: dict, verdict: Verdict, agent: str) -> ApprovalRequest:
+    target = policy.target(name, tool_input)
+    rule = str(verdict.suggestion) if verdict.suggestion else ""
+    if target.kind == "Bash":
+        command = target.command
+        single = "\n" not in command and len(command) <= 200
+        return ApprovalRequest("bash", f"run: {_one_line(command)}", "" if single else command, agent, rule,
+                               verdict.reason)
+    if target.kind == "Edit":
+        verb = "edit" if name == "edit_file" else "write"
+        return ApprovalRequest(name, f"{verb} {target.shown}", _edit_diff(name, tool_input, target), agent, rule,
+                               verdict.reason)
+    if target.kind == "Read":
+        return ApprovalRequest(name, f"read {target.shown}", "", agent, rule, verdict.reason)
+    detail = json.dumps(tool_input, ensure_ascii=False, indent=2)[:4000]
+    return ApprovalRequest(name, f"call {name}", detail, agent, rule, verdict.reason)
+
+
+def _edit_diff(name: str, tool_input: dict, target: Target) -> str:
+    """The unified diff the call would make (as far as it can be known before running it)."""
+    assert target.path is not None
+    try:
+        old = target.path.read_text(encoding="utf-8", errors="replace") if target.path.is_file() else ""
+    except OSError:
+        old = ""
+    if name == "write_file":
+        new = str(tool_input.get("content", ""))
+    else:
+        before, after = str(tool_input.get("old_string", "")), str(tool_input.get("new_string", ""))
+        new = old.replace(before, after, 1) if before and old.count(before) == 1 else None
+        if new is None:
+            old, new = before, after  # it will fail in the tool; show what was asked
+    lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                      f"a/{target.shown}", f"b/{target.shown}"))
+    lines = [line if line.endswith("\n") else line + "\n" for line in lines]
+    if len(lines) > MAX_DETAIL_LINES:
+        cut = len(lines) - MAX_DETAIL_LINES
+        lines = lines[:MAX_DETAIL_LINES] + [f"[... {cut} more diff lines ...]\n"]
+    return "".join(lines).rstrip("\n") or "(no change)"
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+__all__ = [
+    "DEFAULT_MODE",
+    "GateResult",
+    "MODES",
+    "MODE_SUMMARY",
+    "ModeError",
+    "PermissionGate",
+    "Policy",
+    "Verdict",
+    "build_request",
+    "check_mode",
+    "describe_call",
+]

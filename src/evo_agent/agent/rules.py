@@ -1,0 +1,129 @@
+"""Allow rules: `Bash(npm test)`, `Bash(npm test:*)`, `Edit(src/**)`, `Read(/usr/share/**)`, `Edit`.
+
+A rule names a kind of call and, in parentheses, what it covers:
+
+- `Bash(cmd)` exactly that command; `Bash(prefix:*)` the prefix alone or followed by arguments,
+  but only for a simple command (no `;`, `&`, `|`, `$`, backticks, redirection, newlines), so
+  `Bash(npm test:*)` never covers `npm test; curl …`. Bare `Bash` covers every command.
+- `Edit(glob)` covers write_file/edit_file, `Read(glob)` read_file/glob/grep. A glob relative
+  to the project matches project-relative paths (`*` within a segment, `**` across them); a
+  glob starting with `/` or `~` matches absolute paths outside the project. Bare `Edit`/`Read`
+  cover the whole project (never outside it).
+
+Rules come from `.evo-agent/settings.json`, `--allowed-tools` and "always" answers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+KINDS = ("Bash", "Edit", "Read")
+TOOL_KINDS = {"bash": "Bash", "write_file": "Edit", "edit_file": "Edit", "read_file": "Read", "glob": "Read", "grep": "Read"}
+_RULE_RE = re.compile(r"\A(Bash|Edit|Read)(?:\((.*)\))?\Z", re.DOTALL)
+_NOT_SIMPLE = re.compile(r"[;&|<>$`\n\r(){}\\]")
+
+
+class RuleError(ValueError):
+    """A rule that does not parse; the message is one printable line."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    spec: str | None  # None: the bare kind
+
+    @classmethod
+    def parse(cls, text: str) -> "Rule":
+        m = _RULE_RE.match(text.strip())
+        if not m:
+            raise RuleError(f"bad permission rule {text.strip()[:60]!r}: expected Bash(cmd), Bash(prefix:*), "
+                            "Edit(glob), Read(glob), or a bare Bash, Edit or Read")
+        spec = m.group(2)
+        if spec is not None and not spec.strip():
+            raise RuleError(f"bad permission rule {text.strip()!r}: empty parentheses")
+        return cls(m.group(1), spec.strip() if spec is not None else None)
+
+    def __str__(self) -> str:
+        return self.kind if self.spec is None else f"{self.kind}({self.spec})"
+
+    def covers_command(self, command: str) -> bool:
+        if self.kind != "Bash":
+            return False
+        if self.spec is None:
+            return True
+        command = command.strip()
+        if self.spec.endswith(":*"):
+            prefix = self.spec[:-2].strip()
+            if _NOT_SIMPLE.search(command):
+                return False
+            return command == prefix or command.startswith(prefix + " ")
+        return command == self.spec
+
+    def covers_path(self, kind: str, relative: str | None, absolute: str) -> bool:
+        """`relative` is the project-relative path, None when the path is outside the project."""
+        if self.kind != kind:
+            return False
+        if self.spec is None:
+            return relative is not None
+        spec = os.path.expanduser(self.spec)
+        if os.path.isabs(spec):
+            return glob_match(spec, absolute)
+        return relative is not None and glob_match(spec, relative)
+
+
+def parse_rules(texts: list[str] | str) -> list[Rule]:
+    """Rules from a list, or from one comma-separated string (commas inside parentheses are kept)."""
+    if isinstance(texts, str):
+        texts = split_rule_list(texts)
+    return [Rule.parse(t) for t in texts if t.strip()]
+
+
+def split_rule_list(text: str) -> list[str]:
+    """`Bash(npm test),Edit` -> ['Bash(npm test)', 'Edit']; commas within parentheses stay."""
+    out, depth, current = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        if ch == "," and depth == 0:
+            out.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    out.append("".join(current))
+    return [s.strip() for s in out if s.strip()]
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern:
+    parts: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            parts.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            parts.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            parts.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            parts.append("[^/]")
+            i += 1
+        else:
+            parts.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("\\A" + "".join(parts) + "\\Z", re.DOTALL)
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """`*` and `?` within one segment, `**` across segments (`src/**` matches everything under src)."""
+    return bool(_glob_regex(pattern.rstrip("/") or "/").match(path))
+
+
+__all__ = ["KINDS", "TOOL_KINDS", "Rule", "RuleError", "glob_match", "parse_rules", "split_rule_list"]

@@ -1,0 +1,240 @@
+"""`evo-agent sessions push | list --remote | search --remote | prune --remote`, and fetching for show/resume.
+
+Each opens one connection, does its job and says what it did; a store that
+cannot be reached is one line (`CommandError`), never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from typing import Callable, Iterator, TextIO
+
+from evo_agent.session import SessionStore
+
+from .config import SyncConfigError, configured_url, redact_url
+
+
+class SyncCommandError(Exception):
+    """The command cannot do its job: one line (the CLI maps it to its own CommandError)."""
+
+
+def require_url() -> str:
+    try:
+        url = configured_url(os.environ)
+    except SyncConfigError as exc:
+        raise SyncCommandError(str(exc)) from None
+    if url is None:
+        raise SyncCommandError("no team store configured: set EVO_AGENT_SYNC_URL=postgresql://… "
+                               "(or sync_url in ~/.config/evo-agent/config.toml)")
+    return url
+
+
+def optional_url() -> str | None:
+    try:
+        return configured_url(os.environ)
+    except SyncConfigError:
+        return None
+
+
+@contextlib.contextmanager
+def store_connection(url: str) -> Iterator:
+    """One connection for one command; every driver failure becomes one line."""
+    from .db import StoreUnavailable, connect, driver_errors, one_line
+
+    try:
+        conn = connect(url)
+    except StoreUnavailable as exc:
+        raise SyncCommandError(str(exc)) from None
+    try:
+        yield conn
+    except driver_errors() as exc:
+        raise SyncCommandError(f"the team store {redact_url(url)} failed: {one_line(exc, url)}") from None
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()
+
+
+def _identity(store: SessionStore):  # noqa: ANN202
+    from .identity import project_identity
+
+    return project_identity(store.project_dir)
+
+
+# push -------------------------------------------------------------------------------------------------------
+
+
+def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int:
+    """Push the named sessions (or all of this project's) and say what each had behind."""
+    from .push import local_session_ids, push_session
+
+    url = require_url()
+    if not ids and not all_:
+        raise SyncCommandError("name the sessions to push, or --all")
+    targets = local_session_ids(store) if all_ else [store.resolve(i) for i in ids]
+    identity = _identity(store)
+    total_lines = total_bytes = caught_up = 0
+    started = time.monotonic()
+    unreadable = 0
+    with store_connection(url) as conn:
+        for sid in targets:
+            try:
+                report = push_session(conn, identity, store, sid)
+            except OSError as exc:  # removed or unreadable meanwhile: say so, push the others
+                unreadable += 1
+                out.flush()
+                print(f"evo-agent: cannot read session {sid}: {exc.strerror or exc}", file=sys.stderr)
+                continue
+            if report.lines:
+                caught_up += 1
+                total_lines += report.lines
+                total_bytes += report.bytes
+                sidechains = len([f for f in report.files if f != "messages.jsonl"])
+                extra = f" (incl. {sidechains} sidechain{'s' if sidechains != 1 else ''})" if sidechains else ""
+                out.write(f"{sid}: pushed {report.lines:,} line{'s' if report.lines != 1 else ''}, "
+                          f"{_size(report.bytes)}{extra}\n")
+    up_to_date = len(targets) - caught_up
+    out.write(f"{caught_up} session{' was' if caught_up == 1 else 's were'} behind ({total_lines:,} lines, "
+              f"{_size(total_bytes)}); {up_to_date} already up to date; to {redact_url(url)} "
+              f"in {time.monotonic() - started:.1f}s\n")
+    return 1 if unreadable else 0
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def unpushed_ids(store: SessionStore, ids: list[str]) -> list[str] | None:
+    """Which of `ids` this machine has not fully pushed (None when sync is not configured)."""
+    if optional_url() is None:
+        return None
+    from .push import behind
+
+    return [sid for sid in ids if behind(store, sid)]
+
+
+# list / search / prune --remote ----------------------------------------------------------------------------
+
+
+def list_remote(store: SessionStore, out: TextIO, *, user: str | None, branch: str | None, as_json: bool,
+                limit: int | None, safe: Callable[[str], str], fmt_ms: Callable[[int], str]) -> int:
+    from .remote import list_remote as query
+
+    url = require_url()
+    identity = _identity(store)
+    with store_connection(url) as conn:
+        rows = query(conn, identity, user=user, branch=branch, limit=limit)
+    if as_json:
+        out.write(json.dumps([r.to_json() for r in rows], ensure_ascii=False, indent=2) + "\n")
+        return 0
+    if not rows:
+        where = identity.repo + (f" ({identity.subdir})" if identity.subdir else "")
+        out.write(f"No sessions of {safe(where)} in the team store\n")
+        return 0
+    header = ("ID", "WHO", "BRANCH", "UPDATED", "MESSAGES", "NAME OR FIRST PROMPT")
+    table = [header] + [(r.id, safe(r.who), safe(r.branch or "-"), fmt_ms(r.updated_ms), str(r.message_count),
+                         safe(_short(r.name or r.first_prompt or "-", 60))) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    for row in table:
+        cells = [c.rjust(w) if i == 4 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        out.write("  ".join(cells + [row[-1]]).rstrip() + "\n")
+    return 0
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def search_remote(store: SessionStore, text: str, out: TextIO, *, as_json: bool, limit: int | None,
+                  safe: Callable[[str], str]) -> int:
+    from .remote import search_remote as query
+
+    if not text.strip():
+        raise SyncCommandError("nothing to search for")
+    url = require_url()
+    with store_connection(url) as conn:
+        hits = query(conn, _identity(store), text, limit=limit or 20)
+    if as_json:
+        out.write(json.dumps([{"id": h.session.id, "who": h.session.who, "file": h.file, "snippet": h.snippet}
+                              for h in hits], ensure_ascii=False, indent=2) + "\n")
+        return 0
+    if not hits:
+        out.write(f"No line of this repository's sessions in the team store matches {safe(text)!r}\n")
+        return 1
+    for h in hits:
+        where = "" if h.file == "messages.jsonl" else f" [{safe(h.file)}]"
+        out.write(f"{h.session.id}  {safe(h.session.who)}{where}  {safe(_short(h.snippet, 140))}\n")
+    return 0
+
+
+def prune_remote(store: SessionStore, older_than_s: int, *, dry_run: bool, out: TextIO,
+                 fmt_ms: Callable[[int], str]) -> int:
+    from .remote import prune_remote as delete
+
+    url = require_url()
+    cutoff = int(time.time() * 1000) - older_than_s * 1000
+    with store_connection(url) as conn:
+        rows = delete(conn, _identity(store), cutoff, dry_run=dry_run)
+    verb = "would delete" if dry_run else "deleted"
+    for r in rows:
+        out.write(f"{verb} {r.id}  {r.who}  updated {fmt_ms(r.updated_ms)}\n")
+    out.write(f"{verb} {len(rows)} session{'s' if len(rows) != 1 else ''} from the team store\n")
+    return 0
+
+
+# fetching ---------------------------------------------------------------------------------------------------
+
+
+def fetch_into(store: SessionStore, url: str, text: str, *, announce: Callable[[str], None] | None = None) -> str:
+    """Copy the repository's session `text` (id or unique prefix) from the store into `store`; its full id.
+
+    Raises SessionNotFound / AmbiguousSessionId (SessionErrors) when the store has no such session, and a
+    SessionNotFound naming the store when it cannot be reached.
+    """
+    from evo_agent.session import SessionNotFound
+
+    from .remote import fetch_session, resolve_remote
+
+    try:
+        with store_connection(url) as conn:
+            row = resolve_remote(conn, _identity(store), text)
+            started = time.monotonic()
+            if not store.ensure_sessions_dir():
+                raise SyncCommandError(f"cannot create {store.sessions_dir}")
+            fetch_session(conn, row.id, store.sessions_dir)
+    except SyncCommandError as exc:
+        raise SessionNotFound(f"no session {text} here, and {exc}") from None
+    except OSError as exc:
+        raise SessionNotFound(f"cannot copy session {text} into {store.sessions_dir}: {exc.strerror or exc}") from None
+    if announce is not None:
+        announce(f"evo-agent: fetched session {row.id} ({row.who}, {row.message_count} messages) from the team "
+                 f"store in {time.monotonic() - started:.2f}s")
+    return row.id
+
+
+@contextlib.contextmanager
+def fetched_copy(store: SessionStore, text: str) -> Iterator[tuple[SessionStore, str]]:
+    """This repository's remote session `text` in a temporary store (removed afterwards), for show/export."""
+    from .remote import fetch_session, resolve_remote
+
+    url = require_url()
+    with tempfile.TemporaryDirectory(prefix="evo-agent-remote-") as tmp:
+        os.chmod(tmp, 0o700)
+        temp_store = SessionStore(tmp, write_back=False, warn=lambda line: None)
+        with store_connection(url) as conn:
+            row = resolve_remote(conn, _identity(store), text)
+            temp_store.ensure_sessions_dir()
+            try:
+                fetch_session(conn, row.id, temp_store.sessions_dir)
+            except OSError as exc:
+                raise SyncCommandError(f"cannot copy session {row.id} into {tmp}: {exc.strerror or exc}") from None
+        yield temp_store, row.id

@@ -1,0 +1,82 @@
+"""Where the team store is: `EVO_AGENT_SYNC_URL`, else `sync_url` in the user's config file.
+
+The config file is user-level (`$XDG_CONFIG_HOME/evo-agent/config.toml`, else
+`~/.config/evo-agent/config.toml`), never the project's: a URL holds a
+password, and a project's files get committed. `EVO_AGENT_SYNC_URL=` (set but
+empty) turns sync off even when the file names a URL.
+
+The URL is never printed as is: `redact_url` replaces the password, and every
+message about the store names it that way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Mapping
+
+ENV_NAME = "EVO_AGENT_SYNC_URL"
+CONFIG_KEY = "sync_url"
+_SCHEMES = ("postgresql://", "postgres://")
+
+
+class SyncConfigError(Exception):
+    """The configured URL or config file cannot be used: one printable line."""
+
+
+def config_path(environ: Mapping[str, str]) -> Path:
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
+    return Path(base) / "evo-agent" / "config.toml"
+
+
+def configured_url(environ: Mapping[str, str] | None = None) -> str | None:
+    """The store's URL, or None when sync is off. Raises SyncConfigError for a URL that cannot be one."""
+    environ = os.environ if environ is None else environ
+    if ENV_NAME in environ:
+        url = environ[ENV_NAME].strip()
+        source = ENV_NAME
+    else:
+        url, source = _from_file(config_path(environ))
+    if not url:
+        return None
+    if not url.startswith(_SCHEMES):
+        raise SyncConfigError(f"{source} must be a postgresql://… URL, not {redact_url(url)[:60]!r}")
+    return url
+
+
+def _from_file(path: Path) -> tuple[str | None, str]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, str(path)
+    except OSError as exc:
+        raise SyncConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    import tomllib
+
+    try:
+        table = tomllib.loads(data.decode("utf-8", "replace"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SyncConfigError(f"{path} is not valid TOML: {exc}") from None
+    value = table.get(CONFIG_KEY)
+    if value is None:
+        return None, str(path)
+    if not isinstance(value, str):
+        raise SyncConfigError(f"{path}: {CONFIG_KEY} must be a string")
+    return value.strip(), f"{CONFIG_KEY} in {path}"
+
+
+_PASSWORD_PARAM = re.compile(r"(password=)[^&\s]*", re.IGNORECASE)
+
+
+def redact_url(url: str) -> str:
+    """The URL with its password (in the user part or a `password=` parameter) replaced by `***`."""
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        end = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+        netloc, tail = rest[:end], rest[end:]
+        userinfo, at, hostport = netloc.rpartition("@")
+        if at and ":" in userinfo:
+            netloc = f"{userinfo.partition(':')[0]}:***@{hostport}"
+        url = f"{scheme}://{netloc}{tail}"
+    return _PASSWORD_PARAM.sub(r"\1***", url)

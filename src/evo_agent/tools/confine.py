@@ -1,0 +1,67 @@
+"""Where a path really points: inside the project, inside `.evo-agent/`, or outside (SPEC §9).
+
+Every check resolves the path the way the kernel will when the tool opens it: `~` expanded,
+relative to the project (never to the agent's own working directory), `..` and symlinks
+followed (`os.path.realpath`, which also resolves a missing tail as far as it exists). A
+symlink inside the project that points at `~/.ssh` is therefore outside the project.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+AGENT_DIR = ".evo-agent"
+# Paths whose change would let a later "read-only" command execute code (git runs
+# `core.fsmonitor`, pagers, diff drivers from `.git/config`): edits here always ask.
+SENSITIVE_DIRS = (".git",)
+
+
+def real(path: str | os.PathLike) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def resolve_in(project_dir: Path | str, path: str) -> Path:
+    """The real path a tool would touch for `path` given by the model."""
+    p = os.path.expanduser(path)
+    if not os.path.isabs(p):
+        p = os.path.join(project_dir, p)
+    return real(p)
+
+
+def is_within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def inside_project(project_dir: Path | str, resolved: Path) -> bool:
+    return is_within(resolved, real(project_dir))
+
+
+def in_agent_dir(project_dir: Path | str, resolved: Path) -> bool:
+    """True when `resolved` lies in the project's `.evo-agent/` (its transcripts and rules)."""
+    return is_within(resolved, real(project_dir) / AGENT_DIR)
+
+
+def in_sensitive_dir(project_dir: Path | str, resolved: Path) -> bool:
+    root = real(project_dir)
+    return any(is_within(resolved, root / d) for d in SENSITIVE_DIRS)
+
+
+def relative_posix(project_dir: Path | str, resolved: Path) -> str | None:
+    """The project-relative path (posix), or None when `resolved` is outside the project."""
+    root = real(project_dir)
+    if not is_within(resolved, root):
+        return None
+    return resolved.relative_to(root).as_posix() or "."
+
+
+__all__ = [
+    "AGENT_DIR",
+    "in_agent_dir",
+    "in_sensitive_dir",
+    "inside_project",
+    "is_within",
+    "real",
+    "relative_posix",
+    "resolve_in",
+]

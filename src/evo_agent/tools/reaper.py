@@ -1,0 +1,52 @@
+"""A killed agent leaves no tool running: each bash call runs under a small group-leading shell.
+
+    setpriv --pdeathsig TERM -- bash -c REAPER evo-agent-tool AGENT_PID bash -c COMMAND
+
+`setpriv` (util-linux) arms a parent-death signal and execs the reaper shell, which leads the
+tool's process group (the bash tool starts it in a new session, so Ctrl+C and timeouts still
+kill the whole group with one `killpg`). When the agent dies — even by `kill -9` — the kernel
+sends the reaper SIGTERM, and its trap SIGKILLs the group: the command and everything it
+started. A parent-death signal on bash itself would reach bash only, not `npm test`'s
+grandchildren. The reaper also checks the agent is still its parent (it may have died before
+the signal was armed).
+
+The command runs as a background job so that `wait` can be interrupted by the trap; its
+subshell restores SIGINT/SIGQUIT (a non-interactive bash ignores them for background jobs,
+which would change how the command's own programs behave). A command killed by a signal
+makes the reaper end by the same signal, so the tool still reports "killed by signal".
+
+A shell, not a Python shim: it starts in a few milliseconds (a Python interpreter costs
+30-60 ms per call). Without `setpriv` (not Linux) commands run as plain `bash -c`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+REAPER_SCRIPT = r"""
+trap 'trap - TERM HUP; kill -KILL 0' TERM HUP
+[ "$PPID" = "$1" ] || kill -KILL 0
+shift
+( trap - INT QUIT; exec "$@" ) &
+{ wait $!; } 2>/dev/null
+status=$?
+if [ "$status" -gt 128 ]; then
+  trap - TERM HUP
+  kill -s "$((status - 128))" $$ 2>/dev/null
+fi
+exit "$status"
+"""
+
+_SETPRIV = shutil.which("setpriv")
+
+
+def with_reaper(argv: list[str]) -> list[str]:
+    """`argv` run under the reaper when this system can arm a parent-death signal."""
+    if _SETPRIV is None:
+        return argv
+    return [_SETPRIV, "--pdeathsig", "TERM", "--", "bash", "-c", REAPER_SCRIPT, "evo-agent-tool",
+            str(os.getpid()), *argv]
+
+
+__all__ = ["REAPER_SCRIPT", "with_reaper"]

@@ -1,0 +1,100 @@
+"""The one-line activity/status line under the prompt: what the agent is doing right now.
+
+While a turn runs: `⠹ working 12 s · ~340 tokens · bash(npm test) · Esc interrupts`, and a retry
+notice from the provider ("API overloaded (529), retrying in 4 s, attempt 2 of 5") takes the place of
+the tool. When idle: model, session, tokens, context use and the permission mode. It fits 80 columns
+by dropping the least important parts first, never the spinner and the elapsed time.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from rich.cells import cell_len
+
+from .render import one_line
+
+__all__ = ["Activity", "SPINNER", "is_retry_notice", "fit"]
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+CHARS_PER_TOKEN = 4  # a rough, honest estimate while streaming ("~" says so)
+_RETRY = re.compile(r"\bretry(?:ing)?\b", re.I)
+
+
+def is_retry_notice(text: str) -> bool:
+    """Whether a notice reports a retry of the model call (shown in the activity line while it lasts)."""
+    return bool(_RETRY.search(text))
+
+
+def fit(parts: list[str], width: int, sep: str = " · ") -> str:
+    """Join `parts`, dropping from the end (after the first two) until the line fits `width` cells."""
+    parts = [p for p in parts if p]
+    while len(parts) > 2 and cell_len(sep.join(parts)) > width:
+        parts.pop()
+    line = sep.join(parts)
+    if cell_len(line) > width:
+        line = line[: max(width - 1, 0)] + "…"
+    return line
+
+
+@dataclass
+class Activity:
+    """The state behind the line; the app updates it from callbacks and redraws it every tick."""
+
+    running: bool = False
+    label: str = "working"
+    started: float = 0.0
+    streamed_chars: int = 0
+    tool: str = ""
+    retry: str = ""
+    frame: int = 0
+    tools_done: int = 0
+    hint: str = "Esc interrupts"
+    _retry_at: float = field(default=0.0, repr=False)
+
+    def start(self, label: str = "working", hint: str = "Esc interrupts") -> None:
+        self.running, self.label, self.hint = True, label, hint
+        self.started = time.monotonic()
+        self.streamed_chars, self.tool, self.retry, self.tools_done = 0, "", "", 0
+
+    def stop(self) -> None:
+        self.running, self.tool, self.retry = False, "", ""
+
+    def text(self, fragment: str) -> None:
+        self.streamed_chars += len(fragment)
+        self.retry = ""  # the model answers again
+
+    def tool_started(self, label: str) -> None:
+        self.tool = label
+        self.retry = ""
+
+    def tool_finished(self) -> None:
+        self.tool = ""
+        self.tools_done += 1
+
+    def notice(self, text: str) -> bool:
+        """Take a retry notice (True: it is shown here, not printed)."""
+        if self.running and is_retry_notice(text):
+            self.retry = one_line(text, 120)
+            self._retry_at = time.monotonic()
+            return True
+        return False
+
+    def line(self, width: int, now: float | None = None) -> str:
+        now = time.monotonic() if now is None else now
+        self.frame += 1
+        spinner = SPINNER[self.frame % len(SPINNER)]
+        elapsed = int(now - self.started)
+        parts = [f"{spinner} {self.label} {elapsed} s"]
+        if self.retry:
+            parts.append(self.retry)
+        tokens = self.streamed_chars // CHARS_PER_TOKEN
+        if self.tool:
+            parts.append(self.tool)
+        if self.hint:
+            parts.append(self.hint)
+        if tokens:
+            parts.insert(1 + bool(self.retry), f"~{tokens:,} tokens")
+        return fit(parts, width)

@@ -1,0 +1,52 @@
+"""The slash commands: one table of names, arguments and help that the app and the REPL both use.
+
+Slash commands are handled by the front end and never reach the model (SPEC §5). Adding one means
+a row here and a handler in each front end (`Repl.command`, `AgentApp.handle_command`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["SlashCommand", "COMMANDS", "ALIASES", "complete", "help_text", "lookup"]
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    args: str
+    help: str
+
+
+COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("/resume", "[ID|NAME]", "resume a session (an id prefix or name is enough)"),
+    SlashCommand("/clear", "", "start a new session (this one stays resumable)"),
+    SlashCommand("/compact", "[FOCUS]", "summarise the conversation now, optionally focused"),
+    SlashCommand("/rename", "NAME", "name this session (--resume NAME finds it)"),
+    SlashCommand("/rewind", "[N]", "go back to before prompt N (a new session)"),
+    SlashCommand("/cost", "", "tokens used in this session"),
+    SlashCommand("/permissions", "", "the permission mode and the allow rules in force"),
+    SlashCommand("/help", "", "this help"),
+    SlashCommand("/exit", "", "leave (Ctrl+D works too)"),
+)
+ALIASES = {"/quit": "/exit"}
+
+
+def lookup(name: str) -> str | None:
+    """The canonical name of a typed command (`/QUIT` -> `/exit`), or None when there is no such command."""
+    name = name.lower()
+    name = ALIASES.get(name, name)
+    return name if any(c.name == name for c in COMMANDS) else None
+
+
+def complete(prefix: str) -> list[SlashCommand]:
+    """The commands `prefix` (a `/word` without a space yet) could become."""
+    if not prefix.startswith("/") or any(ch.isspace() for ch in prefix):
+        return []
+    return [c for c in COMMANDS if c.name.startswith(prefix.lower())]
+
+
+def help_text(keys: str) -> str:
+    """The /help text: the commands, then the front end's own `keys` paragraph."""
+    rows = [f"  {(c.name + ' ' + c.args).strip():<17} {c.help}" for c in COMMANDS]
+    return "Commands:\n" + "\n".join(rows) + ("\n" + keys if keys else "")

@@ -1,0 +1,319 @@
+"""Rich renderables for what the app prints into the terminal's scrollback, one function per kind.
+
+Every string that comes from a transcript, a model or a tool goes through `safe()` (the one
+terminal sanitiser, then a plain `Text`), so neither escape sequences nor Rich markup in model
+text can act on the terminal. Nothing here forces a background colour: the terminal's own
+colours stay, and with NO_COLOR set Rich drops the colours that are left.
+
+    console.print(user_prompt("fix the test"))
+    console.print(answer("Line one\\nline two"))        # single line breaks kept
+    console.print(tool_call("bash", {"command": "ls"}))
+    console.print(tool_result("bash", {"command": "ls"}, "a\\nb", is_error=False))
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.markdown import CodeBlock, Markdown
+from rich.syntax import Syntax
+from rich.text import Text
+from rich.theme import Theme
+
+from evo_agent.safe_text import terminal_safe
+
+__all__ = [
+    "THEME", "INTERRUPTED_MARKER", "SUMMARY_OPEN", "Answer", "answer", "diff_lines", "error_line",
+    "interrupted_notice", "is_interrupted_result", "make_console", "notice", "one_line", "safe",
+    "summary_block", "thinking_line", "tool_call", "tool_label", "tool_output_full", "tool_result", "user_prompt",
+    "welcome_line",
+]
+
+INTERRUPTED_MARKER = "[Request interrupted by user]"   # agent/loop.py writes it; the UI never imports the agent
+SUMMARY_OPEN = "<previous-conversation-summary>"      # session.summary_message's first line
+PREVIEW_LINES = 3          # lines of a tool result shown under its call
+DIFF_MAX_LINES = 40        # diff lines shown for one edit (the rest are counted)
+LABEL_MAX = 100            # cells of a tool call's argument
+
+# Foreground colours and text attributes only: no background anywhere, so light and dark themes both work.
+THEME = Theme({
+    "markdown.code": "bold cyan",
+    "markdown.code_block": "cyan",
+    "evo.user": "bold",
+    "evo.tool": "bold",
+    "evo.dim": "dim",
+    "evo.error": "red",
+    "evo.warn": "yellow",
+    "evo.added": "green",
+    "evo.removed": "red",
+    "evo.hunk": "cyan",
+    "evo.queued": "dim italic",
+})
+
+
+def make_console(file: Any = None, *, width: int | None = None, force_terminal: bool | None = None,
+                 record: bool = False, color_system: str | None = "auto") -> Console:
+    """A Console with the app's theme; NO_COLOR (in the environment) is honoured by Rich itself."""
+    return Console(file=file, width=width, force_terminal=force_terminal, record=record, theme=THEME,
+                   color_system=color_system, highlight=False, emoji=False, markup=False, soft_wrap=False)
+
+
+def safe(text: object, style: str = "") -> Text:
+    """Untrusted text as a plain `Text`: control sequences made visible, no markup interpreted."""
+    return Text(terminal_safe(str(text)), style=style)
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` folded to one line of at most `limit` characters (… when cut)."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: max(limit - 1, 0)] + "…"
+
+
+# ---------------------------------------------------------------- prompts and answers
+
+def user_prompt(text: str, *, queued: bool = False) -> Text:
+    """`› the prompt` in bold; later lines of a multi-line prompt indented under the first."""
+    body = terminal_safe(text.rstrip("\n")).replace("\n", "\n  ")
+    out = Text()
+    out.append("› ", style="evo.dim")
+    out.append(body, style="evo.queued" if queued else "evo.user")
+    if queued:
+        out.append("  (queued)", style="evo.dim")
+    return out
+
+
+class _PlainCodeBlock(CodeBlock):
+    """A fenced code block without the theme's background (the terminal's own colours stay)."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text).rstrip()
+        yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, padding=(0, 2),
+                     background_color="default")
+
+
+class Answer(Markdown):
+    """The model's Markdown with single line breaks kept (line-by-line output stays line by line)."""
+
+    elements = {**Markdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock}
+
+    def __init__(self, markup: str) -> None:
+        markup = terminal_safe(markup)
+        super().__init__(markup, hyperlinks=False, code_theme="ansi_dark", justify="default")
+        for token in self.parsed:
+            for child in token.children or ():
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+
+
+def answer(text: str) -> Answer:
+    return Answer(text)
+
+
+def thinking_line(text: str) -> Text:
+    """Thinking folded to one dim line (its size), as Claude Code shows it."""
+    return Text(f"✻ thinking ({len(text):,} characters)", style="evo.dim italic")
+
+
+def notice(text: str) -> Text:
+    return safe(text, "evo.dim")
+
+
+def error_line(text: str) -> Text:
+    return safe(text, "evo.error")
+
+
+def interrupted_notice() -> Text:
+    """`[Request interrupted by user]` in a history: a notice, never a prompt."""
+    return Text("  └  Interrupted by user", style="evo.warn")
+
+
+def summary_block(summary: str) -> Text:
+    """A compaction summary as one folded line: the conversation before it was summarised."""
+    body = summary
+    if body.startswith(SUMMARY_OPEN):
+        body = body[len(SUMMARY_OPEN):]
+    body = body.replace("</previous-conversation-summary>", "").strip()
+    first = next((line for line in body.splitlines() if line.strip()), "")
+    out = Text()
+    out.append("▸ summary", style="evo.tool")
+    out.append(f" of the earlier conversation ({len(body):,} characters, folded)", style="evo.dim")
+    if first:
+        out.append("\n  ")
+        out.append_text(safe(one_line(first.lstrip("# "), LABEL_MAX), "evo.dim italic"))
+    return out
+
+
+# ---------------------------------------------------------------- tools
+
+_MAIN_ARG = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path",
+             "glob": "pattern", "grep": "pattern", "task": "description", "compact": "focus"}
+
+
+def tool_label(name: str, tool_input: Any) -> str:
+    """A one-line view of a call: `bash(ls -la)`, `grep("def main" in src)`, `read_file(README.md)`."""
+    arg = ""
+    if isinstance(tool_input, dict):
+        key = _MAIN_ARG.get(name)
+        value = tool_input.get(key) if key else None
+        if name == "grep" and isinstance(value, str):
+            where = tool_input.get("path")
+            arg = json.dumps(value, ensure_ascii=False) + (f" in {where}" if isinstance(where, str) and where else "")
+        elif isinstance(value, str) and value:
+            arg = value
+        else:
+            for key in ("command", "path", "pattern", "description", "focus"):
+                value = tool_input.get(key)
+                if isinstance(value, str) and value:
+                    arg = value
+                    break
+            else:
+                arg = json.dumps(tool_input, ensure_ascii=False) if tool_input else ""
+    elif tool_input:
+        arg = str(tool_input)
+    return f"{name}({one_line(terminal_safe(arg, keep_newlines=False).replace('^J', ' '), LABEL_MAX)})"
+
+
+def tool_call(name: str, tool_input: Any, *, depth: int = 0) -> Text:
+    """`● bash(ls -la)`; a subagent's calls are indented under its task (`depth` 1)."""
+    out = Text()
+    out.append("  " * depth + "● ", style="evo.dim" if depth else "")
+    label = tool_label(name, tool_input)
+    head, _, rest = label.partition("(")
+    out.append(head, style="evo.tool")
+    out.append("(" + rest)
+    return out
+
+
+def is_interrupted_result(text: str, is_error: bool) -> bool:
+    """A result that says the tool was interrupted (Ctrl+C, or a session that ended while it ran)."""
+    if not is_error:
+        return False
+    lowered = text.lower()
+    return "interrupted" in lowered and ("not run" in lowered or "was interrupted" in lowered
+                                          or "[interrupted" in lowered or lowered.startswith("interrupted"))
+
+
+def _gutter(depth: int) -> str:
+    return "  " * depth + "  └  "
+
+
+def _preview(text: str, lines: int) -> tuple[list[str], int]:
+    shown = [line for line in text.splitlines() if line.strip()]
+    return shown[:lines], max(len(shown) - lines, 0)
+
+
+def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool, duration: float | None = None,
+                depth: int = 0, expand_hint: bool = True) -> RenderableType:
+    """The result under its call: a short preview, a coloured diff for edits, "interrupted" marked as such."""
+    gutter = _gutter(depth)
+    pad = " " * len(gutter)
+    text = result_text or ""
+    if is_interrupted_result(text, is_error):
+        return Text(gutter + "interrupted", style="evo.warn")
+    if is_error:
+        first, more = _preview(text, 1)
+        out = Text()
+        out.append(gutter, style="evo.dim")
+        out.append_text(safe("error: " + one_line(first[0] if first else "(no output)", 200), "evo.error"))
+        if more:
+            out.append(f" (+{more} line{'s' if more != 1 else ''})", style="evo.dim")
+        return out
+    if name in ("edit_file", "write_file") and isinstance(tool_input, dict):
+        diff = _edit_diff(name, tool_input, text, pad)
+        if diff is not None:
+            head = Text()
+            head.append(gutter, style="evo.dim")
+            head.append_text(safe(one_line(text.splitlines()[0] if text else "done", 200)))
+            return Group(head, diff)
+    first, more = _preview(text, 1 if name in ("read_file", "task") else PREVIEW_LINES)
+    if not first:
+        return Text(gutter + "(no output)", style="evo.dim")
+    out = Text()
+    for i, line in enumerate(first):
+        out.append(gutter if i == 0 else pad, style="evo.dim")
+        out.append_text(safe(one_line(line, 200)))
+        if i < len(first) - 1:
+            out.append("\n")
+    if more:
+        hint = " (Ctrl+O shows all)" if expand_hint else ""
+        out.append(f"\n{pad}… +{more} line{'s' if more != 1 else ''}{hint}", style="evo.dim")
+    return out
+
+
+def _edit_diff(name: str, tool_input: dict, result_text: str, pad: str) -> Text | None:
+    if name == "edit_file":
+        old, new = tool_input.get("old_string"), tool_input.get("new_string")
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        match = re.search(r"at line (\d+)", result_text)
+        start = int(match.group(1)) if match else 1
+        return diff_lines(old, new, pad=pad, start=start)
+    content = tool_input.get("content")
+    if not isinstance(content, str):
+        return None
+    return diff_lines("", content, pad=pad, start=1)
+
+
+def diff_lines(old: str, new: str, *, pad: str = "     ", start: int = 1, limit: int = DIFF_MAX_LINES) -> Text:
+    """A unified diff of `old` → `new`, coloured (- red, + green), numbered from line `start`."""
+    a, b = old.splitlines(), new.splitlines()
+    body = list(difflib.unified_diff(a, b, lineterm="", n=2))[2:]  # drop the ---/+++ header
+    out = Text()
+    shown = 0
+    line_no = start
+    for line in body:
+        if shown >= limit:
+            break
+        if line.startswith("@@"):
+            match = re.match(r"@@ -(\d+)", line)
+            line_no = start + (int(match.group(1)) - 1 if match else 0)
+            continue
+        style = "evo.added" if line.startswith("+") else "evo.removed" if line.startswith("-") else "evo.dim"
+        number = "" if line.startswith("+") else f"{line_no}"
+        if not line.startswith("+"):
+            line_no += 1
+        if shown:
+            out.append("\n")
+        out.append(f"{pad}{number:>4} ", style="evo.dim")
+        out.append_text(safe(line, style))
+        shown += 1
+    rest = len([x for x in body if not x.startswith("@@")]) - shown
+    if rest > 0:
+        out.append(f"\n{pad}… +{rest} more diff lines", style="evo.dim")
+    if not body:
+        out.append(f"{pad}(no change)", style="evo.dim")
+    return out
+
+
+FULL_OUTPUT_MAX_LINES = 2000  # Ctrl+O: more than any screen, few enough never to stall the terminal
+
+
+def tool_output_full(result_text: str) -> Text:
+    """A tool's whole output (Ctrl+O), indented; a huge one is cut with a count of what was left out."""
+    lines = (result_text or "(no output)").splitlines()
+    out = safe("\n".join("     " + line for line in lines[:FULL_OUTPUT_MAX_LINES]), "")
+    if len(lines) > FULL_OUTPUT_MAX_LINES:
+        out.append(f"\n     … {len(lines) - FULL_OUTPUT_MAX_LINES:,} more lines", style="evo.dim")
+    return out
+
+
+def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -> Text:
+    """`evo-agent · anthropic/claude-sonnet-4-5 · ~/src/shop · /help for help`, one line of `width` cells."""
+    home = os.path.expanduser("~")
+    where = "~" + project_dir[len(home):] if home not in ("", "/") and (
+        project_dir == home or project_dir.startswith(home + os.sep)) else project_dir
+    head, tail = "evo-agent", " · /help for help"
+    middle = f" · {provider}/{model} · "
+    room = width - len(head) - len(middle) - len(tail) - 1
+    if len(where) > room:
+        where = "…" + where[-max(room - 1, 8):]
+    out = Text()
+    out.append(head, style="bold")
+    out.append_text(safe(middle + where))
+    out.append(tail, style="evo.dim")
+    return out

@@ -1,0 +1,117 @@
+"""A restored history as the live session showed it: prompts, answers, tool calls with one-line results.
+
+Used at every resume entry point (`--resume ID`, `-c`, the startup picker, `/resume` in the app and
+the REPL). A long history shows its tail and says how many earlier exchanges the transcript holds
+(an exchange = one prompt of the user and everything up to the next). The compaction summary is one
+folded block; `[Request interrupted by user]` is a notice; a tool that never finished is "interrupted".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from rich.console import RenderableType
+from rich.text import Text
+
+from . import render
+
+__all__ = ["history_renderables", "split_exchanges", "TAIL_EXCHANGES"]
+
+TAIL_EXCHANGES = 10
+
+
+def _blocks(message: dict) -> list[dict]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _result_text(block: dict) -> str:
+    content = block.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(x.get("text", "")) for x in content if isinstance(x, dict) and x.get("type") == "text")
+    return "" if content is None else str(content)
+
+
+def _is_prompt(message: Any) -> bool:
+    """A user message a person typed (not tool results, not the interruption marker, not a summary)."""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return False
+    texts = [b.get("text", "") for b in _blocks(message) if b.get("type") == "text"]
+    if not texts or any(b.get("type") == "tool_result" for b in _blocks(message)):
+        return False
+    joined = "".join(t for t in texts if isinstance(t, str)).strip()
+    return bool(joined) and joined != render.INTERRUPTED_MARKER and not joined.startswith(render.SUMMARY_OPEN)
+
+
+def split_exchanges(messages: Sequence[dict]) -> list[list[dict]]:
+    """The history cut before each typed prompt; what precedes the first prompt is an exchange too."""
+    exchanges: list[list[dict]] = []
+    for message in messages:
+        if _is_prompt(message) or not exchanges:
+            exchanges.append([])
+        exchanges[-1].append(message)
+    return exchanges
+
+
+def history_renderables(messages: Sequence[dict], *, tail: int = TAIL_EXCHANGES) -> list[RenderableType]:
+    """What to print for a restored history: a count of what is left out, then the tail, in order."""
+    exchanges = split_exchanges(messages)
+    out: list[RenderableType] = []
+    earlier = exchanges[:-tail] if tail and len(exchanges) > tail else []
+    shown = exchanges[len(earlier):]
+    # A summary at the very start stays visible even when its exchange is left out.
+    if earlier and any(_is_summary(m) for m in earlier[0]):
+        out.append(render.summary_block(_text(earlier[0][0])))
+    if earlier:
+        n = len(earlier)
+        out.append(Text(f"… {n} earlier exchange{'s' if n != 1 else ''} in this transcript "
+                        f"(evo-agent sessions show prints them all)", style="evo.dim"))
+    tools: dict[str, tuple[str, Any]] = {}
+    for exchange in shown:
+        for message in exchange:
+            out.extend(_message(message, tools))
+    return out
+
+
+def _text(message: dict) -> str:
+    return "".join(str(b.get("text", "")) for b in _blocks(message) if b.get("type") == "text")
+
+
+def _is_summary(message: dict) -> bool:
+    return message.get("role") == "user" and _text(message).startswith(render.SUMMARY_OPEN)
+
+
+def _message(message: Any, tools: dict[str, tuple[str, Any]]) -> list[RenderableType]:
+    if not isinstance(message, dict):
+        return []
+    role = message.get("role")
+    out: list[RenderableType] = []
+    if role == "user":
+        text = _text(message).strip()
+        if text.startswith(render.SUMMARY_OPEN):
+            return [render.summary_block(text)]
+        for block in _blocks(message):
+            if block.get("type") == "tool_result":
+                name, tool_input = tools.get(str(block.get("tool_use_id")), ("tool", {}))
+                out.append(render.tool_result(name, tool_input, _result_text(block),
+                                              is_error=bool(block.get("is_error")), expand_hint=False))
+        if text == render.INTERRUPTED_MARKER or text.endswith(render.INTERRUPTED_MARKER) and not _is_prompt(message):
+            out.append(render.interrupted_notice())
+        elif _is_prompt(message):
+            out.append(Text(""))
+            out.append(render.user_prompt(text))
+        return out
+    if role == "assistant":
+        for block in _blocks(message):
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+                out.append(render.answer(block["text"]))
+            elif kind == "thinking" and isinstance(block.get("thinking"), str):
+                out.append(render.thinking_line(block["thinking"]))
+            elif kind == "tool_use":
+                name = str(block.get("name", "tool"))
+                tools[str(block.get("id"))] = (name, block.get("input", {}))
+                out.append(render.tool_call(name, block.get("input", {})))
+    return out

@@ -1,0 +1,55 @@
+"""Keep the keys a user types while the app starts (stdlib only: it runs before anything slow is imported).
+
+A terminal in its normal (canonical, echoing) mode shows early keys above the app and hands a typed
+Enter over as a newline. `hold_keys()` switches the terminal, as soon as the command line is known
+to start the app, to the mode prompt_toolkit will use: no echo, no line buffering, Enter kept as
+Enter (no CR→NL translation). Keys then wait, unechoed, in the terminal's input queue until the app
+reads them; Ctrl+C still interrupts. The returned function (also registered with atexit) puts the
+terminal back as it was.
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+from typing import Callable
+
+__all__ = ["hold_keys"]
+
+
+def hold_keys(stream=None) -> Callable[[], None] | None:  # noqa: ANN001 - a file object with fileno()
+    """Switch the terminal on `stream` (stdin) to no-echo, non-canonical input; None if it is no terminal."""
+    try:
+        import termios
+    except ImportError:  # not a POSIX terminal
+        return None
+    stream = stream or sys.stdin
+    try:
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+    except (OSError, ValueError, AttributeError, termios.error):
+        return None
+    held = list(saved)
+    held[0] &= ~(termios.ICRNL | termios.IXON)                      # iflag: Enter stays \r
+    held[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN)     # lflag: no echo, no line editing; ISIG kept
+    held[6] = list(saved[6])
+    held[6][termios.VMIN] = 1
+    held[6][termios.VTIME] = 0
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, held)  # TCSANOW: what was typed already stays queued
+    except (OSError, termios.error):
+        return None
+    done = False
+
+    def restore() -> None:
+        nonlocal done
+        if done:
+            return
+        done = True
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+        except (OSError, termios.error):
+            pass
+
+    atexit.register(restore)
+    return restore

@@ -1,0 +1,62 @@
+"""Shared bits of the sync tests: a project with an origin, a store connection, counting and comparing."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+from evo_agent.session import SessionStore
+from evo_agent.sync.identity import Identity, project_identity
+
+from tests.conftest import make_git_project
+
+
+def project_with_origin(parent: Path, origin: str) -> Path:
+    """A git project (one commit) whose `origin` is `origin` (never contacted)."""
+    parent.mkdir(parents=True, exist_ok=True)
+    root = make_git_project(parent)
+    subprocess.run(["git", "-C", str(root), "remote", "add", "origin", origin], check=True)
+    return root
+
+
+def quiet_store(project: Path) -> SessionStore:
+    return SessionStore(project, warn=lambda line: None)
+
+
+def identity_of(project: Path) -> Identity:
+    return project_identity(project)
+
+
+def line_rows(url: str, session_id: str | None = None) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        if conn.execute("SELECT to_regclass('evo_agent_lines')").fetchone()[0] is None:
+            return 0  # nothing was ever pushed: the tables do not exist yet
+        if session_id is None:
+            return conn.execute("SELECT count(*) FROM evo_agent_lines").fetchone()[0]
+        return conn.execute("SELECT count(*) FROM evo_agent_lines WHERE session_id = %s", (session_id,)).fetchone()[0]
+
+
+def complete_line_count(path: Path) -> int:
+    return path.read_bytes().count(b"\n")
+
+
+def session_files(session_dir: Path) -> dict[str, bytes]:
+    """Every replicated file of a session (main transcript and sidechains) by relative path."""
+    files = {"messages.jsonl": (session_dir / "messages.jsonl").read_bytes()}
+    sub = session_dir / "subagent"
+    if sub.is_dir():
+        for p in sorted(sub.iterdir()):
+            files[f"subagent/{p.name}"] = p.read_bytes()
+    return files
+
+
+def assert_private(session_dir: Path) -> None:
+    """0700 directories, 0600 files, all the way down."""
+    for dirpath, dirnames, filenames in os.walk(session_dir):
+        assert stat.S_IMODE(os.stat(dirpath).st_mode) == 0o700, dirpath
+        for name in filenames:
+            assert stat.S_IMODE(os.stat(os.path.join(dirpath, name)).st_mode) == 0o600, name

@@ -1,0 +1,104 @@
+"""A throwaway PostgreSQL cluster for the sync tests and benchmarks: real server, temp dir, loopback port.
+
+The server refuses to run as root, so as root `initdb` and `pg_ctl` run as
+`nobody` (via `runuser`) over a data directory that user owns, inside a
+private temp dir removed by `stop()`. It listens on a free 127.0.0.1 port
+with password (SCRAM) authentication, so a wrong password is a real refusal.
+`crash()` stops it the way `kill -9` of the server would (immediate mode: no
+checkpoint, crash recovery on the next `start()`). `fsync=off` only gives up
+durability against the machine losing power; commits are still synchronous,
+so a committed transaction survives a crash of the server.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+
+USER = "evo"
+PASSWORD = "s3cret-pw"
+_BIN_GLOB = "/usr/lib/postgresql/*/bin"
+
+
+def find_bin_dir() -> Path | None:
+    """The directory holding initdb and pg_ctl (Debian's layout, else PATH), or None."""
+    for candidate in sorted(glob.glob(_BIN_GLOB), reverse=True):
+        if os.access(os.path.join(candidate, "initdb"), os.X_OK):
+            return Path(candidate)
+    found = shutil.which("initdb")
+    return Path(found).parent if found else None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PgCluster:
+    def __init__(self, bin_dir: Path) -> None:
+        self.bin_dir = bin_dir
+        # As root the server runs as nobody, who must be able to reach the directory: /tmp, not a private TMPDIR.
+        base = "/tmp" if os.geteuid() == 0 and os.path.isdir("/tmp") else None
+        self.root = Path(tempfile.mkdtemp(prefix="evo-pg-", dir=base))
+        self.data = self.root / "data"
+        self.log = self.root / "server.log"
+        self.port = free_port()
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:
+            nobody = pwd.getpwnam("nobody")
+            os.chown(self.root, nobody.pw_uid, nobody.pw_gid)
+            self.as_user = ["runuser", "-u", "nobody", "--"]
+        os.chmod(self.root, 0o700)
+
+    def _run(self, *args: str) -> None:
+        subprocess.run([*self.as_user, *args], check=True, capture_output=True, cwd=self.root, timeout=120)
+
+    def init(self) -> "PgCluster":
+        pwfile = self.root / "pw"
+        pwfile.write_text(PASSWORD + "\n")
+        if self.as_user:
+            nobody = pwd.getpwnam("nobody")
+            os.chown(pwfile, nobody.pw_uid, nobody.pw_gid)
+        self._run(str(self.bin_dir / "initdb"), "-D", str(self.data), "-U", USER, "--auth=scram-sha-256",
+                  f"--pwfile={pwfile}", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
+        pwfile.unlink()
+        return self
+
+    def start(self) -> "PgCluster":
+        options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
+                   "-c max_connections=60")
+        self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options,
+                  "-w", "-t", "60", "start")
+        return self
+
+    def stop(self, mode: str = "fast") -> None:
+        subprocess.run([*self.as_user, str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w",
+                        "stop"], capture_output=True, cwd=self.root, timeout=120)
+
+    def crash(self) -> None:
+        """Stop like a killed server: no shutdown checkpoint; open transactions are lost, committed ones kept."""
+        self.stop("immediate")
+
+    def remove(self) -> None:
+        self.stop("immediate")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def url(self, database: str = "postgres", password: str = PASSWORD) -> str:
+        return f"postgresql://{USER}:{password}@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """A fresh, empty database; its URL."""
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)

@@ -1,0 +1,182 @@
+"""What the app prints, rendered by Rich into a recording console (80 columns): text and colours.
+
+Deterministic: no terminal, no clock, a fixed width and colour system.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from evo_agent.ui import render
+from evo_agent.ui.stream import MarkdownStream
+from evo_agent.ui.transcript_view import history_renderables
+
+
+def console(**kwargs) -> Console:
+    return render.make_console(width=80, record=True, force_terminal=True, color_system="standard", **kwargs)
+
+
+def shown(*items, **kwargs) -> str:
+    c = console(**kwargs)
+    for item in items:
+        c.print(item)
+    return c.export_text(styles=False)
+
+
+def ansi(*items) -> str:
+    c = console()
+    for item in items:
+        c.print(item)
+    return c.export_text(styles=True)
+
+
+def test_markdown_keeps_single_line_breaks_and_renders_markup():
+    text = shown(render.answer("first line\nsecond line\n\n**bold** and `code`"))
+    assert "first line\nsecond line\n" in text
+    assert "bold and code" in text and "**" not in text
+
+
+def test_model_text_cannot_inject_rich_markup_or_escape_sequences():
+    hostile = "[bold red]x[/] \x1b]0;pwned\x07 \x1b[2J \u202eevil"
+    out = ansi(render.answer(hostile), render.user_prompt(hostile), render.tool_result("bash", {}, hostile, is_error=False))
+    assert "\x1b]0" not in out and "\x1b[2J" not in out and "\u202e" not in out and "\x07" not in out
+    assert "[bold red]x[/]" in shown(render.user_prompt(hostile))
+    assert "^[]0;pwned^G" in shown(render.answer(hostile))
+
+
+def test_no_background_colours_anywhere():
+    items = [render.user_prompt("hi"), render.answer("`code`\n\n```python\nx = 1\n```"),
+             render.tool_call("bash", {"command": "ls"}), render.tool_result("bash", {}, "a\nb", is_error=False),
+             render.summary_block("<previous-conversation-summary>\nS\n</previous-conversation-summary>")]
+    out = ansi(*items)
+    assert not any(f"\x1b[{code}m" in out or f";{code}m" in out for code in range(40, 48))
+    assert "\x1b[4" not in out.replace("\x1b[49m", "")  # 49 = the terminal's own background
+
+
+def test_no_color_drops_every_colour(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    import io
+
+    c = render.make_console(io.StringIO(), width=80, force_terminal=True)
+    c.print(render.tool_result("edit_file", {"path": "a", "old_string": "x\n", "new_string": "y\n"},
+                               "Edited a at line 3: replaced 1 line(s) with 1 line(s)", is_error=False))
+    out = c.file.getvalue()
+    assert "-x" in out and "\x1b[2m" in out  # dim stays: NO_COLOR is about colour
+    assert not any(f"\x1b[{n}m" in out or f";{n}m" in out for n in list(range(30, 38)) + list(range(90, 98)))
+
+
+def test_tool_call_labels_and_one_line_previews():
+    assert shown(render.tool_call("grep", {"pattern": "def main", "path": "src"})) == '● grep("def main" in src)\n'
+    assert shown(render.tool_call("read_file", {"path": "README.md"}, depth=1)) == "  ● read_file(README.md)\n"
+    out = shown(render.tool_result("bash", {"command": "seq 10"}, "\n".join(map(str, range(1, 11))), is_error=False))
+    assert out == "  └  1\n     2\n     3\n     … +7 lines (Ctrl+O shows all)\n"
+
+
+def test_an_interrupted_tool_is_interrupted_not_an_error():
+    for text in ("Not run: the user interrupted the turn (Ctrl+C) before this tool started.",
+                 "partial output\n[interrupted; process group killed]",
+                 "The tool was interrupted before it returned a result (the session ended while it ran)."):
+        assert shown(render.tool_result("bash", {}, text, is_error=True)) == "  └  interrupted\n"
+    assert "error: boom" in shown(render.tool_result("bash", {}, "boom", is_error=True))
+
+
+def test_edit_file_is_a_coloured_unified_diff_numbered_from_the_edited_line():
+    edit = {"path": "app.py", "old_string": "a = 1\nb = 2\nc = 3\n", "new_string": "a = 1\nb = 20\nc = 3\n"}
+    result = render.tool_result("edit_file", edit, "Edited app.py at line 10: replaced 3 line(s) with 3 line(s)",
+                                is_error=False)
+    text = shown(result)
+    assert text.splitlines() == [
+        "  └  Edited app.py at line 10: replaced 3 line(s) with 3 line(s)",
+        "       10  a = 1",
+        "       11 -b = 2",
+        "          +b = 20",
+        "       12  c = 3",
+    ]
+    coloured = ansi(result)
+    assert "\x1b[31m-b = 2" in coloured and "\x1b[32m+b = 20" in coloured
+
+
+def test_write_file_shows_its_lines_as_added():
+    text = shown(render.tool_result("write_file", {"path": "n.txt", "content": "one\ntwo\n"},
+                                    "Wrote n.txt: 8 bytes, 2 lines", is_error=False))
+    assert "+one" in text and "+two" in text
+
+
+def test_restored_history_shows_prompts_answers_tools_notices_and_the_folded_summary():
+    messages = [
+        {"role": "user", "content": "<previous-conversation-summary>\n# Goal\nship it\n</previous-conversation-summary>"},
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Listing."},
+                                          {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "README.md",
+                                      }]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "bash", "input": {"command": "sleep 9"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "is_error": True,
+                                      "content": "Not run: the user interrupted the turn (Ctrl+C) before this tool started."},
+                                     {"type": "text", "text": "[Request interrupted by user]"}]},
+    ]
+    text = shown(*history_renderables(messages))
+    assert "▸ summary of the earlier conversation" in text and "<previous-conversation-summary>" not in text
+    assert "› list the files" in text and "› [Request" not in text
+    order = ["▸ summary", "› list the files", "Listing.", "● bash(ls)", "└  README.md", "● bash(sleep 9)",
+             "└  interrupted", "└  Interrupted by user"]
+    assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
+
+
+def test_a_long_history_shows_its_tail_and_counts_the_rest():
+    messages = []
+    for i in range(25):
+        messages += [{"role": "user", "content": f"question {i}"},
+                     {"role": "assistant", "content": [{"type": "text", "text": f"answer {i}"}]}]
+    text = shown(*history_renderables(messages, tail=10))
+    assert "15 earlier exchanges in this transcript" in text
+    assert "question 14\n" not in text and "› question 15" in text and "answer 24" in text
+
+
+def test_markdown_stream_prints_whole_blocks_and_keeps_the_tail_small():
+    stream = MarkdownStream(max_tail_lines=4)
+    pieces = stream.feed("para one\nstill one\n\npara two")
+    assert pieces == ["para one\nstill one\n\n"] and stream.tail == "para two"
+    pieces = stream.feed("\n```py\n" + "".join(f"x{i}\n" for i in range(8)))
+    assert all(p.count("```") % 2 == 0 for p in pieces)  # a code block cut in two is closed and reopened
+    assert stream.tail.count("\n") < 4
+    rest = stream.finish()
+    joined = "".join(pieces + rest)
+    assert all(f"x{i}" in joined for i in range(8)) and stream.tail == ""
+
+
+def test_screenshot_for_the_readme_is_generated(tmp_path):
+    """docs/app.svg: a rendered conversation, remade by this test (the README shows it)."""
+    from pathlib import Path
+
+    c = render.make_console(width=80, record=True, force_terminal=True, color_system="truecolor")
+    c.print(render.welcome_line("claude-sonnet-4-5", "anthropic", "~/src/shop", 80),
+            soft_wrap=True)
+    c.print()
+    c.print(render.user_prompt("the price test fails, fix it"))
+    c.print(render.answer("Let me look at the test first."))
+    c.print(render.tool_call("bash", {"command": "pytest -q tests/test_price.py"}))
+    c.print(render.tool_result("bash", {}, "F.\nFAILED tests/test_price.py::test_vat - assert 119 == 119.0\n"
+                                           "1 failed, 1 passed in 0.03s", is_error=False))
+    edit = {"path": "shop/price.py", "old_string": "def gross(net):\n    return round(net * 1.19)\n",
+            "new_string": "def gross(net):\n    return round(net * 1.19, 2)\n"}
+    c.print(render.tool_call("edit_file", edit))
+    c.print(render.tool_result("edit_file", edit, "Edited shop/price.py at line 12: replaced 2 line(s) with 2 line(s)",
+                               is_error=False))
+    c.print(render.answer("Fixed: `gross()` rounded to whole euros.\nThe test passes now."))
+    c.print("─" * 80, style="evo.dim")
+    c.print("› ", style="bold")
+    c.print("─" * 80, style="evo.dim")
+    c.print("claude-sonnet-4-5 · 12,480 tokens · context 9% · mode ask · /help", style="evo.dim")
+    svg = c.export_svg(title="evo-agent")
+    target = Path(__file__).resolve().parents[2] / "docs" / "app.svg"
+    target.parent.mkdir(exist_ok=True)
+    if not target.exists() or target.read_text() != svg:
+        target.write_text(svg)
+    assert "pytest -q tests/test_price.py" in svg.replace("&#160;", " ")
+
+
+def test_the_welcome_line_fits_the_terminal():
+    line = shown(render.welcome_line("claude-sonnet-4-5", "anthropic", "/tmp/" + "deep/" * 30 + "project", 80))
+    assert len(line.rstrip("\n")) <= 80 and line.startswith("evo-agent · anthropic/claude-sonnet-4-5 · …")
+    assert line.rstrip().endswith("/project · /help for help")
