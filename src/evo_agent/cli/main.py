@@ -32,6 +32,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"evo-agent: {message} (see {self.prog} --help)\n")
 
 
+class _ProbeError(Exception):
+    """The agent-options probe could not read the arguments (see parse_arguments)."""
+
+
+class _Probe(_Parser):
+    def error(self, message: str):  # type: ignore[override]
+        raise _ProbeError(message)
+
+
 def _provider_choices() -> str:
     from evo_agent.providers import provider_names
 
@@ -61,8 +70,9 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     """The command line. `sessions=False`: the agent's options plus a positional PROMPT (see parse_arguments)."""
     from .help_text import OUTPUT_FORMATS, epilog
 
-    parser = _Parser(prog="evo-agent", usage=USAGE, description=DESCRIPTION, epilog=epilog(), add_help=sessions,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = (_Parser if sessions else _Probe)(prog="evo-agent", usage=USAGE, description=DESCRIPTION, epilog=epilog(), add_help=sessions,
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     allow_abbrev=sessions)  # the probe must not read `sessions list --all` as --allowed-tools
     parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", nargs="?", const="",
                         help="run one query to completion and print the final answer (piped stdin is appended)")
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
@@ -255,7 +265,13 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     from .sessions.command import SUBPARSERS
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    args, extra = build_parser(sessions=False).parse_known_args(argv)
+    probe = build_parser(sessions=False)
+    try:
+        args, extra = probe.parse_known_args(argv)
+    except _ProbeError as exc:
+        if "sessions" not in argv:
+            build_parser().error(str(exc))
+        args, extra = argparse.Namespace(prompt="sessions"), []  # a subcommand's option the probe misread
     if args.prompt != "sessions":
         full = build_parser()
         if args.help:
