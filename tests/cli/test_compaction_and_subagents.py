@@ -54,7 +54,7 @@ def test_slash_compact_in_the_repl_and_resume_restores_only_the_summary(cli, mod
     first = cli.run(input="remember the number 42\n/compact the number\n/cost\n")
     assert first.rc == 0, first.err
     assert "compaction #1, manual" in first.out
-    sid = first.hint_id("out")
+    sid = first.hint_id("err")
     (boundary,) = [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
     assert boundary["summary"] == "S-manual" and boundary["trigger"] == "manual"
     assert "focus on: the number" in model_server.valid_requests[-1]["messages"][0]["content"]

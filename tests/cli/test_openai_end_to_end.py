@@ -90,7 +90,7 @@ def test_compaction_over_openai_sends_no_tools_and_resume_starts_from_the_summar
     summary_call = openai_server.valid_requests[-1]
     assert "tools" not in summary_call and [m["role"] for m in summary_call["messages"]] == ["system", "user"]
 
-    resumed = cli.run("--resume", first.hint_id("out"), "--provider", "openai", "-p", "which colour?", env=both_env)
+    resumed = cli.run("--resume", first.hint_id("err"), "--provider", "openai", "-p", "which colour?", env=both_env)
     assert resumed.rc == 0, resumed.err
     sent = openai_server.valid_requests[-1]["messages"]
     assert sent[1] == {"role": "user", "content": "<previous-conversation-summary>\nS-openai\n</previous-conversation-summary>"}

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
+
+import pytest
 
 from evo_agent.agent import INTERRUPTED_MARKER
 from evo_agent.session import load_for_resume
@@ -36,7 +39,7 @@ def assert_resumable(cli, sid):
 def test_eof_and_exit_end_with_the_hint_and_nothing_after_exit_runs(demo_cli):
     eof = demo_cli.run(input="run echo from-the-repl\n")
     assert eof.rc == 0 and "from-the-repl" in eof.out
-    sid = eof.hint_id("out")
+    sid = eof.hint_id("err")
     assert "⏺ bash(echo from-the-repl)" in eof.out
 
     exited = demo_cli.run(input="/help\n/compact\n/nonsense\n/exit\nrun echo never\n")
@@ -44,7 +47,7 @@ def test_eof_and_exit_end_with_the_hint_and_nothing_after_exit_runs(demo_cli):
     assert "/resume [ID|NAME]" in exited.out and "/clear" in exited.out and "numbered list" in exited.out
     assert "evo-agent: cannot compact: there is nothing to compact yet" in exited.err_lines
     assert any("unknown command /nonsense" in line for line in exited.err_lines)
-    sid2 = exited.hint_id("out")
+    sid2 = exited.hint_id("err")
     assert sid2 != sid
     assert [r["type"] for r in demo_cli.records(sid2)] == ["session_start"]  # "never" was not run
     assert "never" not in exited.out
@@ -62,7 +65,7 @@ def test_ctrl_c_at_the_prompt_exits_with_the_hint(demo_cli):
             proc.kill()
     (sid,) = demo_cli.session_ids()
     assert rc == 130 and "Traceback" not in err
-    assert last_line(out) == hint_for(sid)
+    assert last_line(err) == hint_for(sid)  # stdout is a pipe: the hint goes to stderr
 
 
 def test_ctrl_c_during_a_turn_cancels_it_and_the_session_goes_on(cli, model_server):
@@ -81,7 +84,7 @@ def test_ctrl_c_during_a_turn_cancels_it_and_the_session_goes_on(cli, model_serv
     assert "(interrupted)" in out and "Second answer." in out
     assert "Traceback" not in err
     (sid,) = cli.session_ids()
-    assert last_line(out) == hint_for(sid)
+    assert last_line(err) == hint_for(sid)  # stdout is a pipe: the hint goes to stderr
     model_server.assert_all_valid()
     assert model_server.requests[1]["messages"] == [
         {"role": "user", "content": "think for a long time"},
@@ -109,7 +112,7 @@ def test_a_second_ctrl_c_exits_and_the_transcript_stays_valid(cli, model_server)
             proc.kill()
     (sid,) = cli.session_ids()
     assert rc == 130 and "Traceback" not in err
-    assert last_line(out) == hint_for(sid)
+    assert last_line(err) == hint_for(sid)  # stdout is a pipe: the hint goes to stderr
     assert assert_resumable(cli, sid) == [
         {"role": "user", "content": "think"}, {"role": "user", "content": INTERRUPTED_MARKER}]
 
@@ -128,14 +131,35 @@ def test_sigterm_during_a_turn_exits_cleanly_with_the_hint(cli, model_server):
             proc.kill()
     (sid,) = cli.session_ids()
     assert rc == 143 and "Traceback" not in err
-    assert last_line(out) == hint_for(sid)
+    assert last_line(err) == hint_for(sid)  # stdout is a pipe: the hint goes to stderr
+    assert assert_resumable(cli, sid) == [
+        {"role": "user", "content": "think"}, {"role": "user", "content": INTERRUPTED_MARKER}]
+
+
+@pytest.mark.parametrize("mode", [(), ("-p", "think")], ids=["repl", "print"])
+def test_sighup_during_a_turn_exits_129_with_the_hint_on_stderr(cli, model_server, mode):
+    model_server.script(hang(30, text("never sent")))
+    proc = cli.popen(*mode, **({"stdin": subprocess.DEVNULL} if mode else {}))  # -p reads piped stdin to EOF
+    try:
+        if not mode:
+            proc.stdin.write("think\n")
+            proc.stdin.flush()
+        assert model_server.hanging.wait(20)
+        proc.send_signal(signal.SIGHUP)
+        rc, out, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    (sid,) = cli.session_ids()
+    assert rc == 129 and "Traceback" not in err
+    assert "Resume this session" not in out and last_line(err) == hint_for(sid)
     assert assert_resumable(cli, sid) == [
         {"role": "user", "content": "think"}, {"role": "user", "content": INTERRUPTED_MARKER}]
 
 
 def test_ctrl_c_in_print_mode_stops_with_the_hint_on_stderr(cli, model_server):
     model_server.script(hang(30, text("never sent")))
-    proc = cli.popen("-p", "think")
+    proc = cli.popen("-p", "think", stdin=subprocess.DEVNULL)  # -p reads piped stdin to its end first
     try:
         assert model_server.hanging.wait(20)
         proc.send_signal(signal.SIGINT)

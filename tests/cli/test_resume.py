@@ -132,7 +132,7 @@ def test_slash_resume_in_the_piped_repl_swaps_history_without_a_model_call(cli, 
     # The totals continue from the source (seed_session: 100 in + 10 out), not from zero.
     assert any(line.startswith("session ") and "100 input + 10 output = 110 tokens" in line for line in repl.out_lines)
     assert "Answer three." in repl.out and "Fresh answer." in repl.out
-    final = repl.hint_id("out")
+    final = repl.hint_id("err")
     assert final not in (s1, s2)
     assert cli.messages(final) == history_of(("fresh start", "Fresh answer."))
     # /clear left the resumed session resumable, with s1's history and the new turn.

@@ -20,7 +20,24 @@ def transcripts(session_dir):
 
 
 def kinds(result) -> list[tuple[str, str]]:
-    return sorted((p["kind"], p["path"]) for p in json.loads(result.out)["problems"])
+    """Problems and notes alike."""
+    data = json.loads(result.out)
+    return sorted((p["kind"], p["path"]) for p in data["problems"] + data["notes"])
+
+
+def test_a_torn_last_line_of_a_finished_session_is_a_harmless_note(demo_cli):
+    sid = simple_session(demo_cli.project)
+    with open(demo_cli.sessions_dir / sid / "messages.jsonl", "ab") as f:
+        f.write(b'{"type":"assistant","message":{"role":"assis')  # the crash cut this write short
+    result = demo_cli.run("sessions", "fsck")
+    assert result.rc == 0, result.out
+    lines = result.out.splitlines()
+    assert lines[0].startswith(f"note: {sid}  messages.jsonl: line ") and "torn last line" in lines[0]
+    assert "harmless" in lines[0]
+    assert lines[-1] == "checked 1 session: no problems; 1 harmless note"
+    data = json.loads(demo_cli.run("sessions", "fsck", "--json").out)
+    assert data["problems"] == [] and [n["kind"] for n in data["notes"]] == ["torn_last_line"]
+    assert demo_cli.run("sessions", "fsck", "--repair").rc == 0
 
 
 def test_healthy_sessions_pass(demo_cli):

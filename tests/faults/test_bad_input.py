@@ -103,7 +103,7 @@ def test_every_hostile_id_typed_in_the_repl_is_one_error_line_and_the_session_go
     assert len(model_server.requests) == 1 and model_server.requests[0]["messages"] == [
         {"role": "user", "content": "hello?"}]
     assert not (cli.project / "pwned").exists()
-    sid = result.hint_id("out")
+    sid = result.hint_id("err")
     assert cli.session_ids() == [sid]  # no other session was created
     assert _tree_hash(cli.project, skip=".evo-agent") == before  # and nothing else in the project changed
 
@@ -140,7 +140,7 @@ def test_a_symlinked_session_directory_is_refused_everywhere(cli, model_server, 
     slash = cli.run(input=f"/resume {REAL}\n")
     assert slash.rc == 0 and sum("symbolic link" in line for line in slash.err_lines) == 1
     listed = [row.id for row in SessionStore(cli.project).list(include_empty=True)]
-    assert REAL not in listed and listed == [slash.hint_id("out")]  # only the REPL's own session
+    assert REAL not in listed and listed == [slash.hint_id("err")]  # only the REPL's own session
     assert model_server.requests == []
     assert _tree_hash(tmp_path / "outside") == before
     copies = [p / "messages.jsonl" for p in cli.sessions_dir.iterdir() if p.is_dir() and not p.is_symlink()]

@@ -80,7 +80,7 @@ def test_a_full_disk_mid_session_warns_once_and_the_records_after_it_land_whole(
         warnings = _write_warnings(err)
         assert warnings == [f"{WARNING_START}{sid}: No space left on device; this conversation is not being saved"]
         assert "Traceback" not in err
-        assert repl.out.text.rstrip("\n").splitlines()[-1] == f"Resume this session with: evo-agent --resume {sid}"
+        assert repl.err.text.rstrip("\n").splitlines()[-1] == f"Resume this session with: evo-agent --resume {sid}"
         model_server.assert_all_valid()
         # The live process kept the lost turn in memory: the model saw it.
         assert model_server.requests[-1]["messages"][2]["content"] == big_prompt

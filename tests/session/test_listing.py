@@ -83,8 +83,11 @@ def test_session_killed_before_its_first_meta_with_messages_is_listed(project):
     rec.user(user_text("only on disk in the transcript"))
     # no checkpoint: as if killed. The meta on disk says 0 messages.
     assert json.loads((rec.session_dir / "meta.json").read_text())["message_count"] == 0
+    assert store.list() == []  # a prompt no model answered yet: no exchange of its own (hidden like an empty one)
+    rec.assistant(assistant_text("an answer, also only in the transcript"))
     [row] = store.list()
     assert row.id == rec.id and row.meta.first_prompt == "only on disk in the transcript"
+    assert row.meta.answer_count == 1
 
 
 def _stored(rec) -> dict:

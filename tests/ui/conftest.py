@@ -34,11 +34,14 @@ def write_sessions_fast(store: SessionStore, count: int, *, base_ms: int = 1_780
         os.mkdir(d, 0o700)
         line = json.dumps({"type": "user", "session_id": sid,
                            "message": {"role": "user", "content": f"prompt number {i}"}}) + "\n"
+        line += json.dumps({"type": "assistant", "session_id": sid, "input_tokens": i, "output_tokens": 1,
+                            "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}}) + "\n"
         (d / "messages.jsonl").write_text(line)
         meta = {"id": sid, "created_ms": created, "updated_ms": created + 500, "agent_version": "0.1.0",
                 "cwd": str(store.project_dir), "git_branch": None, "model": "m", "provider": "demo",
                 "first_prompt": f"prompt number {i}", "total_input_tokens": i, "total_output_tokens": 1,
-                "message_count": 1, "compact_count": 0, "resumed_from": None,
+                "total_cache_creation_tokens": 0, "total_cache_read_tokens": 0,
+                "message_count": 2, "answer_count": 1, "compact_count": 0, "resumed_from": None,
                 "messages_bytes": len(line.encode())}
         (d / "meta.json").write_text(json.dumps(meta))
         ids.append(sid)

@@ -75,6 +75,7 @@ from .compaction import (
     micro_compact,
     summary_request,
 )
+from .pricing import PRICES_AS_OF, cost_usd, format_usd
 from .permissions import INTERNAL_TOOLS, Asker, GateResult, PermissionGate, Policy
 from .prompt import build_system_prompt
 from .subagents import task_tool
@@ -278,6 +279,8 @@ class Agent:
         self.compact_threshold = compact_threshold or default_compact_threshold()
         self.compact_count = compact_count  # compactions so far, counted across resumes
         self._compact_request: str | None = None  # the focus of a `compact` tool call, until it runs
+        self._cleared_holder: str | None = None  # who held the conversation before /clear (holder_session_id)
+        self._wrote_own = False  # this process added a message or a compaction to the current session
         self.turn_callbacks: Any = None  # the running turn's front-end callbacks (subagents nest theirs under it)
         self._lock = threading.Lock()  # one turn, compaction or session switch at a time
         self._usage_lock = threading.Lock()  # parallel subagents add their usage here
@@ -349,6 +352,8 @@ class Agent:
             self.usage = Usage()
             self.compact_count = compact_count
             self._compact_request = None
+            self._cleared_holder = None
+            self._wrote_own = False
 
     def _require_store(self) -> SessionStore:
         if self.store is None:
@@ -402,14 +407,34 @@ class Agent:
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name, before_turn=turn)
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
         self.usage = resumed_usage(store, source)
+        self.hold_conversation()
         return resumed
+
+    def hold_conversation(self) -> None:
+        """This session holds the conversation even before anything is said in it (a rewind: not the source's)."""
+        self._wrote_own = True
 
     def clear(self) -> Recorder:
         """Start a fresh, empty session; the old one stays resumable."""
         store = self._require_store()
+        previous = self.holder_session_id()
         recorder = store.create(model=self.provider.model, provider=self.provider.name)
         self.switch_session(recorder, [])
+        self._cleared_holder = previous
         return recorder
+
+    def holder_session_id(self) -> str:
+        """The session a user should resume to get this conversation back (what the exit hint names).
+
+        The live session once anything was said in it (even a prompt the API
+        refused: resuming it keeps that prompt); before that, the session it
+        was resumed from (resume-then-exit adds nothing), or after /clear the
+        one that held the conversation before; else the live one.
+        """
+        meta = getattr(self.recorder, "meta", None)
+        if meta is None or self._wrote_own or meta.has_conversation:
+            return self.session_id
+        return meta.resumed_from or self._cleared_holder or self.session_id
 
     # ---- compaction
     def compact(self, focus: str | None = None, cancel: threading.Event | None = None, *,
@@ -426,6 +451,8 @@ class Agent:
         """One summary call; then the boundary is recorded and only then the history replaced."""
         if not self.history:
             raise CompactionFailed("there is nothing to compact yet")
+        if len(self.history) == 1 and self.history[0] == summary_message(_summary_text(self.history[0])):
+            raise CompactionFailed("there is nothing to compact: the conversation is already one summary")
         try:
             response = self.provider.complete(
                 system=SUMMARY_SYSTEM,
@@ -451,6 +478,7 @@ class Agent:
             raise CompactionFailed("the summary could not be saved to the transcript; nothing was compacted")
         self.history = [summary_message(summary)]
         self.compact_count = count
+        self._wrote_own = True
         return CompactResult(summary, count, trigger, before, chars_before, history_chars(self.history))
 
     def _compact_tool(self, tool_input: dict, ctx: ToolContext) -> ToolResult:
@@ -486,18 +514,71 @@ class Agent:
         with self._usage_lock:
             self.usage.add(usage)
 
-    def cost_text(self) -> str:
+    def _chain(self) -> list:
+        """The metas of the sessions this one continues (nearest first); [] when it is not a resume."""
+        if self.store is None or not getattr(getattr(self.recorder, "meta", None), "resumed_from", None):
+            return []
+        try:
+            return self.store.lineage(self.session_id)
+        except OSError:
+            return []
+
+    def own_usage(self) -> Usage:
+        """This session's own usage: `usage` less the resume chain's totals it started from (resumed_usage)."""
         u = self.usage
+        chain_in = chain_out = 0
+        if self.store is not None and getattr(getattr(self.recorder, "meta", None), "resumed_from", None):
+            chain_in, chain_out = chain_usage(self.store, self.recorder.meta.resumed_from)
+        return Usage(max(0, u.input_tokens - chain_in), max(0, u.output_tokens - chain_out),
+                     u.cache_creation_input_tokens, u.cache_read_input_tokens, u.model_calls)
+
+    def cost_usd(self) -> float | None:
+        """This session's own dollars so far, None when the model's price is unknown."""
+        u = self.own_usage()
+        return cost_usd(self.model, input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                        cache_creation_input_tokens=u.cache_creation_input_tokens,
+                        cache_read_input_tokens=u.cache_read_input_tokens)
+
+    def cost_text(self) -> str:
+        """`/cost`: tokens and dollars of this session, then of the whole resume chain it continues."""
+        u = self.own_usage()
         text = (f"session {self.session_id}: {u.input_tokens:,} input + {u.output_tokens:,} output "
                 f"= {u.total:,} tokens in {u.model_calls} model call{'s' if u.model_calls != 1 else ''}")
         if u.cache_read_input_tokens or u.cache_creation_input_tokens:
             text += (f" (cache: {u.cache_read_input_tokens:,} read, "
                      f"{u.cache_creation_input_tokens:,} written)")
+        dollars = self.cost_usd()
+        text += f" · {format_usd(dollars)}" if dollars is not None else f" · no price known for {self.model}"
+        chain = self._resume_chain_text(u, dollars)
+        if chain:
+            text += "\n" + chain
+        if dollars is not None or chain:
+            text += f"\n(list prices of {PRICES_AS_OF}; earlier sessions as their transcripts recorded them)"
         return text
+
+    def _resume_chain_text(self, usage: Usage, dollars: float | None) -> str:
+        """The totals across the sessions this one was resumed from, and this one: '' when it is not a resume."""
+        chain = self._chain()
+        if not chain:
+            return ""
+        tokens = usage.total + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+        total = dollars
+        for info in chain:
+            m = info.meta
+            tokens += m.total_input_tokens + m.total_output_tokens + m.total_cache_creation_tokens \
+                + m.total_cache_read_tokens
+            part = cost_usd(m.model, input_tokens=m.total_input_tokens, output_tokens=m.total_output_tokens,
+                            cache_creation_input_tokens=m.total_cache_creation_tokens,
+                            cache_read_input_tokens=m.total_cache_read_tokens)
+            total = None if part is None or total is None else total + part
+        n = len(chain)
+        money = format_usd(total) if total is not None else "dollars unknown (a model without a known price)"
+        return f"with the {n} session{'s' if n != 1 else ''} it continues: {tokens:,} tokens · {money}"
 
     # ---- the loop
     def _add(self, message: dict, **record_fields: Any) -> None:
         """Record `message` in the transcript, then append it to the history (one path for both)."""
+        self._wrote_own = True
         if message["role"] == "user":
             self.recorder.user(message)
         else:
@@ -690,6 +771,15 @@ def resumed_usage(store: SessionStore, source: str) -> Usage:
     """The totals a session resumed from `source` starts with: everything its resume chain spent."""
     input_tokens, output_tokens = chain_usage(store, source)
     return Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+
+
+def _summary_text(message: dict) -> str:
+    """The summary inside a synthetic summary message (or '' for any other message)."""
+    content = text_of(message)
+    prefix, suffix = "<previous-conversation-summary>\n", "\n</previous-conversation-summary>"
+    if message.get("role") == "user" and content.startswith(prefix) and content.endswith(suffix):
+        return content[len(prefix):-len(suffix)]
+    return ""
 
 
 def _env_int(name: str, default: int) -> int:

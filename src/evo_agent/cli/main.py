@@ -22,14 +22,23 @@ from typing import Sequence
 
 from evo_agent import __version__
 
-from .errors import EXIT_FAILURE, EXIT_USAGE, CommandError, UsageError
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandError, UsageError
 
 _PICK = "\0pick"  # `--resume` given without an id
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"evo-agent: {message} (see evo-agent --help)\n")
+        self.exit(EXIT_USAGE, f"evo-agent: {message} (see {self.prog} --help)\n")
+
+
+class _ProbeError(Exception):
+    """The agent-options probe could not read the arguments (see parse_arguments)."""
+
+
+class _Probe(_Parser):
+    def error(self, message: str):  # type: ignore[override]
+        raise _ProbeError(message)
 
 
 # The provider names as --help shows them, without importing the providers (test_choice checks it).
@@ -42,13 +51,30 @@ def _turn_number(text: str) -> int:
     return int(text)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="evo-agent",
-        description="A terminal coding agent whose sessions survive crashes, kills and restarts.",
-    )
-    parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT",
-                        help="run one query to completion and print the final answer")
+USAGE = """evo-agent [options] [PROMPT]
+       evo-agent -p [PROMPT] [--output-format text|json|stream-json] [options]
+       evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune} ..."""
+
+DESCRIPTION = """\
+A terminal coding agent whose sessions survive crashes, kills and restarts.
+
+PROMPT starts the interactive session with that prompt. With -p the prompt runs to
+completion and the answer is printed; text piped into -p is appended to the prompt
+(`cat err.log | evo-agent -p "explain"`)."""
+
+
+def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
+    """The command line. `sessions=False`: the agent's options plus a positional PROMPT (see parse_arguments)."""
+    from .help_text import OUTPUT_FORMATS, epilog
+
+    parser = (_Parser if sessions else _Probe)(prog="evo-agent", usage=USAGE, description=DESCRIPTION, epilog=epilog(), add_help=sessions,
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     allow_abbrev=sessions)  # the probe must not read `sessions list --all` as --allowed-tools
+    parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", nargs="?", const="",
+                        help="run one query to completion and print the final answer (piped stdin is appended)")
+    parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
+                        help="print mode's output: text (default), json (one result object) or stream-json "
+                             "(one JSON event per line)")
     parser.add_argument("--plain", action="store_true", help="use the line REPL instead of the TUI")
     parser.add_argument("--resume", nargs="?", const=_PICK, default=None, metavar="ID",
                         help="resume a session (a unique id prefix is enough); without ID choose from a list")
@@ -62,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="name the session (shown in lists; --resume NAME finds it); see also /rename")
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{PROVIDER_CHOICES} (env EVO_AGENT_PROVIDER)")
-    parser.add_argument("--project-dir", metavar="DIR", help="the project (default: the current directory)")
+    from .sessions.command import PROJECT_DIR_HELP, add_sessions_parser
+
+    parser.add_argument("--project-dir", metavar="DIR", help=PROJECT_DIR_HELP)
     parser.add_argument("--permission-mode", metavar="MODE",
                         help="ask (default), accept-edits, read-only or bypass (env EVO_AGENT_PERMISSION_MODE)")
     parser.add_argument("--allowed-tools", metavar="RULES",
@@ -72,10 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sandbox-network", action="store_true", help="with --sandbox: allow network access")
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    from .sessions.command import add_sessions_parser
-
-    add_sessions_parser(sub)
+    if sessions:
+        sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+        add_sessions_parser(sub)
+    else:
+        parser.add_argument("-h", "--help", action="store_true")
+        parser.add_argument("prompt", nargs="?", default=None)
     return parser
 
 
@@ -141,11 +171,16 @@ def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa:
 
 
 def _project_dir(args: argparse.Namespace) -> Path:
+    """--project-dir as given, else found from the current directory as git finds its repository (SPEC §1)."""
+    from evo_agent.session import find_project_dir
+
     raw = getattr(args, "project_dir", None)
-    path = Path(raw).expanduser() if raw else Path.cwd()
+    if not raw:
+        return find_project_dir(Path.cwd())
+    path = Path(raw).expanduser()
     if not path.is_dir():
         raise CommandError(f"project directory {str(path)!r} does not exist or is not a directory")
-    return path.absolute()
+    return Path(os.path.abspath(path))  # `../..` made absolute and normal: recorded as `cwd`, named by the exit hint
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -192,8 +227,7 @@ def _run(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="replace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
             pass
-    args = build_parser().parse_args(argv)  # --help and --version end here, before the imports below
-
+    args = parse_arguments(argv)  # --help and --version end here, before the imports below
     if args.command == "sessions" or args.print_prompt is not None or not use_tui(args):
         release_tty()
     from evo_agent.session import SessionError
@@ -215,7 +249,7 @@ def _run(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
     except KeyboardInterrupt:  # before a session exists (e.g. in the startup picker)
         print("evo-agent: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:
         code = _signal_exit_code(exc)
         if code is None:
@@ -235,6 +269,41 @@ def _signal_exit_code(exc: BaseException) -> int | None:
     return exc.code if exit_type is not None and isinstance(exc, exit_type) else None
 
 
+def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments, whether they start a session (`evo-agent [PROMPT]`) or name a command (`evo-agent sessions …`).
+
+    argparse cannot have an optional positional PROMPT beside subcommands, so the agent's parser (with
+    PROMPT) reads first; when its PROMPT is `sessions` the full parser reads again. Unknown arguments are
+    blamed on the (sub)command they were given to, whose --help helps.
+    """
+    from .sessions.command import SUBPARSERS
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    probe = build_parser(sessions=False)
+    try:
+        args, extra = probe.parse_known_args(argv)
+    except _ProbeError as exc:
+        if "sessions" not in argv:
+            build_parser().error(str(exc))
+        args, extra = argparse.Namespace(prompt="sessions"), []  # a subcommand's option the probe misread
+    if args.prompt != "sessions":
+        full = build_parser()
+        if args.help:
+            full.print_help()
+            raise SystemExit(EXIT_OK)
+        if extra:
+            full.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.command = None
+        return args
+    full = build_parser()
+    args, extra = full.parse_known_args(argv)
+    if extra:
+        name = " ".join(w for w in (args.command, getattr(args, "sessions_command", None)) if w)
+        target = SUBPARSERS.get(name) or SUBPARSERS.get(args.command or "") or full
+        target.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def _sessions(args: argparse.Namespace) -> int:
     from .sessions.command import run_sessions
 
@@ -250,14 +319,14 @@ def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: st
     """The app; SIGTERM and SIGHUP end it from inside its event loop (see ui/app.py)."""
     from evo_agent.ui.app import run_app
 
-    from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated
+    from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, Terminated
 
     try:
         return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from)
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
-    except Terminated:
-        return EXIT_TERMINATED
+    except Terminated as exc:
+        return exc.code
     except OSError:  # the terminal went away under the app (EIO): leave as on SIGHUP
         return EXIT_HANGUP
 
@@ -274,23 +343,18 @@ def _agent(args: argparse.Namespace) -> int:
     from .sessions.listing import pick_session
 
     print_mode = args.print_prompt is not None
-    if print_mode:
-        args.print_prompt = _valid_text(args.print_prompt)
-    if args.resume is not None and args.continue_:
-        raise UsageError("--resume and --continue cannot be used together")
-    if args.at is not None and args.resume is None and not args.continue_:
-        raise UsageError("--at needs --resume ID or --continue: it names a turn of that session")
-    if args.restore_files and args.at is None:
-        raise UsageError("--restore-files needs --at N: the files are restored to before turn N")
-    if print_mode and args.resume == _PICK:
-        raise UsageError("--resume needs a session id in print mode (evo-agent sessions list shows them)")
-    if print_mode and not args.print_prompt.strip():
-        raise UsageError("the prompt is empty")
-    if print_mode and args.plain:
-        raise UsageError("--plain is for interactive mode; it cannot be combined with --print")
-    project_dir = _project_dir(args)
+    _check_mode_arguments(args, print_mode)
     stdin_tty = _isatty(sys.stdin)
+    compact_chars = compact_threshold(os.environ)
+    project_dir = _project_dir(args)
     redact = redaction_enabled(os.environ)
+    initial_prompt = None
+    if print_mode:
+        args.print_prompt = print_prompt_text(args, None if stdin_tty else sys.stdin)
+    elif args.prompt is not None:
+        initial_prompt = _valid_text(args.prompt)
+        if not initial_prompt.strip():
+            raise UsageError("the prompt is empty")
 
     try:
         name, notice = choose_provider_name(args.provider, os.environ)
@@ -397,10 +461,12 @@ def _agent(args: argparse.Namespace) -> int:
     from evo_agent.agent.loop import resumed_usage
 
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
-                  compact_count=compact_count, permissions=gate, sandbox=sandbox,
+                  compact_count=compact_count, compact_threshold=compact_chars, permissions=gate, sandbox=sandbox,
                   usage=resumed_usage(store, source) if source is not None else None)
     if resumed is not None and oversized:
         _compact_restored(agent, resumed, notify, console)
+    if args.at is not None:
+        agent.hold_conversation()  # a rewind: the exit hint names it, not its source
     if args.name is not None:
         try:
             agent.rename(args.name)
@@ -414,15 +480,15 @@ def _agent(args: argparse.Namespace) -> int:
     code = EXIT_FAILURE
     try:
         if print_mode:
-            code = _print_mode(agent, args.print_prompt, console, signals)
+            code = _print_mode(agent, args.print_prompt, console, signals, args.output_format or "text")
         elif use_tui(args):
-            code = run_tui(agent, store, initial_prompt=getattr(args, "initial_prompt", None), resumed_from=source)
+            code = run_tui(agent, store, initial_prompt=initial_prompt, resumed_from=source)
         else:
-            code = Repl(agent, store, console, signals, tty=stdin_tty).run()
+            code = Repl(agent, store, console, signals, tty=stdin_tty).run(initial_prompt=initial_prompt)
     finally:
         signals.exiting = True
         stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
-        finish(agent, console, to_stderr=print_mode)
+        finish(agent, console, to_stderr=print_mode or not _isatty(sys.stdout))  # stdout stays the answer
     release_tty()
     hard_exit_if_stuck(code)
     return code
@@ -448,40 +514,90 @@ def _compact_restored(agent, resumed, notify, console) -> None:  # noqa: ANN001
     notify(result.describe())
 
 
-def _print_mode(agent, prompt: str, console, signals) -> int:  # noqa: ANN001
-    from .runtime import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, crash_line, run_turn
+def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:
+    """Combinations that make no sense, refused before anything is read or created (exit 2)."""
+    if args.resume is not None and args.continue_:
+        raise UsageError("--resume and --continue cannot be used together")
+    if args.at is not None and args.resume is None and not args.continue_:
+        raise UsageError("--at needs --resume ID or --continue: it names a turn of that session")
+    if args.restore_files and args.at is None:
+        raise UsageError("--restore-files needs --at N: the files are restored to before turn N")
+    if print_mode and args.resume == _PICK:
+        raise UsageError("--resume needs a session id in print mode (evo-agent sessions list shows them)")
+    if print_mode and args.plain:
+        raise UsageError("--plain is for interactive mode; it cannot be combined with --print")
+    if args.output_format is not None and not print_mode:
+        raise UsageError("--output-format is for print mode: use it with -p")
 
-    class Quiet:
-        def on_notice(self, text: str) -> None:
-            console.err_line(text if text.startswith("evo-agent: ") else f"evo-agent: {text}")
 
+def print_prompt_text(args: argparse.Namespace, piped) -> str:  # noqa: ANN001 - a text stream or None
+    """-p's prompt: its value and/or the positional PROMPT, then what was piped into stdin (`cat log | evo-agent -p`)."""
+    parts = [p for p in (args.print_prompt, args.prompt) if p]
+    if piped is not None:
+        try:
+            data = piped.read()
+        except (OSError, ValueError):
+            data = ""
+        if data and data.strip():
+            parts.append(data.rstrip("\n"))
+    prompt = _valid_text("\n\n".join(parts))
+    if not prompt.strip():
+        raise UsageError("the prompt is empty (give one after -p, or pipe text into stdin)")
+    return prompt
+
+
+def compact_threshold(environ) -> int | None:  # noqa: ANN001 - a Mapping[str, str]
+    """EVO_AGENT_COMPACT_CHARS as a whole number of characters > 0; None when unset (the default applies)."""
+    raw = environ.get("EVO_AGENT_COMPACT_CHARS")
+    if raw is None or not raw.strip():
+        return None
     try:
-        outcome = run_turn(agent, prompt, Quiet(), signals)
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise UsageError(f"EVO_AGENT_COMPACT_CHARS must be a whole number of characters above 0, not {raw[:20]!r}")
+    return value
+
+
+def _print_mode(agent, prompt: str, console, signals, output_format: str = "text") -> int:  # noqa: ANN001
+    """One turn to completion; stdout gets the answer as `output_format` says (print_output.py)."""
+    from .print_output import PrintOutput
+    from .runtime import EXIT_INTERRUPTED, Terminated, crash_line, run_turn
+
+    output = PrintOutput(output_format, agent, console)
+    try:
+        outcome = run_turn(agent, prompt, output.callbacks(), signals)
     except KeyboardInterrupt:
         console.error("interrupted")
+        output.failure("interrupted", "error_interrupted")
         return EXIT_INTERRUPTED
-    except Terminated:
-        console.error("terminated")
-        return EXIT_TERMINATED
+    except Terminated as exc:
+        console.error(exc.what)
+        output.failure(exc.what, "error_interrupted")
+        return exc.code
     if outcome.error is not None:
         console.error(str(outcome.error))
+        output.failure(str(outcome.error))
         return EXIT_FAILURE
     if outcome.crash is not None:
         console.err_line(crash_line(outcome.crash))
+        output.failure(crash_line(outcome.crash))
         return EXIT_FAILURE
     result = outcome.result
     assert result is not None
     if result.cancelled:
         console.error("interrupted")
+        output.failure("interrupted", "error_interrupted")
         return EXIT_INTERRUPTED
-    text = result.text
-    if text and _isatty(console.out):  # a terminal acts on escape sequences; a pipe gets the answer as it is
-        from evo_agent.safe_text import terminal_safe
-
-        text = terminal_safe(text)
-    if text:
-        console.write(text if text.endswith("\n") else text + "\n")
-    return 0 if result.status == "done" else EXIT_FAILURE
+    if result.status != "done":  # stopped at the model-call limit: what there is, and a failure
+        if output_format == "text":
+            output.answer(result.text)
+        else:
+            output.failure(result.text or f"stopped: {result.status}", "error_max_turns")
+        return EXIT_FAILURE
+    output.answer(result.text)
+    return EXIT_OK
 
 
 def _valid_text(value: str) -> str:

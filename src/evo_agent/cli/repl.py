@@ -19,11 +19,11 @@ from .approvals import ReplApprovals
 from .errors import CommandError
 from .runtime import (
     EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
     Console,
     Signals,
     Terminated,
     crash_line,
+    resume_command,
     run_compact,
     run_turn,
 )
@@ -145,8 +145,8 @@ class Repl:
         return line.rstrip("\n").rstrip("\r")
 
     # ---- the loop
-    def run(self) -> int:
-        """Returns the exit code; the caller prints the exit hint."""
+    def run(self, initial_prompt: str | None = None) -> int:
+        """Returns the exit code; the caller prints the exit hint. `initial_prompt` (`evo-agent "PROMPT"`) runs first."""
         if self.tty:
             try:
                 import readline  # noqa: F401 - line editing and history for input()
@@ -157,6 +157,10 @@ class Repl:
                 f"session {self.agent.session_id} · permissions: {self.agent.permission_mode} · /help for commands"
             )
         try:
+            if initial_prompt:
+                if self.tty:
+                    self.console.line(f"> {initial_prompt}")
+                self.turn(initial_prompt)
             while True:
                 line = self.read("> " if self.tty else "")
                 if line is None:
@@ -172,8 +176,8 @@ class Repl:
                 self.turn(line)
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
-        except Terminated:
-            return EXIT_TERMINATED
+        except Terminated as exc:
+            return exc.code
         finally:
             self.approvals.closed = True
 
@@ -279,9 +283,9 @@ class Repl:
                 restore_files(changes, self.console.line, yes)
 
     def cmd_clear(self, _arg: str) -> None:
-        old = self.agent.session_id
         self.agent.clear()
-        self.console.line(f"Started new session {self.agent.session_id} (the previous one: evo-agent --resume {old})")
+        previous = resume_command(self.agent.holder_session_id(), self.agent.project_dir)
+        self.console.line(f"Started new session {self.agent.session_id} (the previous one: {previous})")
 
     def cmd_resume(self, arg: str) -> None:
         if not arg:

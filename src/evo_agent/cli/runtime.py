@@ -8,7 +8,7 @@ handled at once whatever the turn is doing (a blocked socket read, a long
   event (the turn records what was interrupted and returns);
 - SIGINT otherwise (at the prompt, or a second Ctrl+C while cancelling):
   KeyboardInterrupt in the main thread, which means "exit";
-- SIGTERM (and SIGHUP): `Terminated` in the main thread, which means "exit" too.
+- SIGTERM (and SIGHUP): `Terminated` in the main thread, which means "exit" too (143, or 129 for SIGHUP).
 
 On the way out the running turn is cancelled and given a few seconds to
 record its interrupted tools, then output is muted so that the exit hint
@@ -18,23 +18,33 @@ stays the last line printed.
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from evo_agent.agent import Agent, CompactionFailed
 from evo_agent.providers import ProviderError
+from evo_agent.session import find_project_dir
+
+from .errors import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED  # noqa: F401 - re-exported for callers
 
 EXIT_GRACE_S = 5.0
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
-EXIT_HANGUP = 129  # the terminal went away
 
 
 class Terminated(BaseException):
-    """SIGTERM arrived: leave like on Ctrl+C (a BaseException so `except Exception` lets it pass)."""
+    """SIGTERM or SIGHUP arrived: leave like on Ctrl+C (a BaseException so `except Exception` lets it pass).
+
+    `code` is the exit code (143 for SIGTERM, 129 for SIGHUP), `what` the word for the one-line notice.
+    """
+
+    def __init__(self, code: int = EXIT_TERMINATED, what: str = "terminated") -> None:
+        super().__init__(what)
+        self.code = code
+        self.what = what
 
 
 class Console:
@@ -139,8 +149,8 @@ class Signals:
         if threading.current_thread() is not threading.main_thread():
             return
         pairs = [(signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)]
-        if hasattr(signal, "SIGHUP"):  # the terminal went away: leave like on SIGTERM
-            pairs.append((signal.SIGHUP, self._on_sigterm))
+        if hasattr(signal, "SIGHUP"):  # the terminal went away: leave like on SIGTERM, exit 129
+            pairs.append((signal.SIGHUP, self._on_sighup))
         for signum, handler in pairs:
             try:
                 self._previous[signum] = signal.signal(signum, handler)
@@ -169,7 +179,12 @@ class Signals:
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         if self.exiting:
             return
-        raise Terminated()
+        raise Terminated(EXIT_TERMINATED, "terminated")
+
+    def _on_sighup(self, signum: int, frame: Any) -> None:
+        if self.exiting:
+            return
+        raise Terminated(EXIT_HANGUP, "hangup: the terminal went away")
 
 
 @dataclass
@@ -241,8 +256,24 @@ def crash_line(exc: BaseException) -> str:
     return f"evo-agent: internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
+def resume_command(session_id: str, project_dir: Path | str) -> str:
+    """`evo-agent --resume ID`, with `--project-dir DIR` when the current directory would not find the session."""
+    command = f"evo-agent --resume {session_id}"
+    project = Path(project_dir).absolute()
+    try:
+        found = find_project_dir(Path.cwd())
+    except OSError:  # the current directory was deleted under us
+        found = None
+    if found is None or os.path.realpath(found) != os.path.realpath(project):
+        command += f" --project-dir {shlex.quote(str(project))}"
+    return command
+
+
 def exit_hint(agent: Agent) -> str:
-    return f"Resume this session with: evo-agent --resume {agent.session_id}"
+    """The last line of every way out, naming the session that holds the conversation (`Agent.holder_session_id`)."""
+    holder = getattr(agent, "holder_session_id", None)
+    session_id = holder() if callable(holder) else agent.session_id
+    return f"Resume this session with: {resume_command(session_id, agent.project_dir)}"
 
 
 def finish(agent: Agent, console: Console, *, to_stderr: bool) -> None:

@@ -45,7 +45,8 @@ from .inspect import (
 )
 from .live import LiveLock, LiveSessionStore, Liveness, SessionInUse, held_for_removal, probe_live
 from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta
-from .recorder import Recorder, SidechainRecorder, git_branch_of, now_iso
+from .project import Worktree, find_project_dir, git_branch_of, git_worktree_root, git_worktrees
+from .recorder import Recorder, SidechainRecorder, now_iso
 from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
 from .resume import LoadedSession, load_for_resume, summary_message
 from .store import ResumedSession, SessionInfo, SessionStore
@@ -56,6 +57,7 @@ __all__ = [
     "is_session_id", "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name",
     "SessionMeta", "clean_name", "prompt_text", "read_meta", "rebuild_meta",
     "Recorder", "SidechainRecorder", "git_branch_of", "now_iso",
+    "Worktree", "find_project_dir", "git_worktree_root", "git_worktrees",
     "INTERRUPTED_TEXT", "interrupted_result", "repair_history",
     "LoadedSession", "load_for_resume", "summary_message",
     "ResumedSession", "SessionInfo", "SessionStore",

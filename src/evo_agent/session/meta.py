@@ -54,11 +54,24 @@ class SessionMeta:
     name: str | None = None  # set by `session_name` records (-n, /rename, sessions rename) or inherited on resume
     total_input_tokens: int = 0
     total_output_tokens: int = 0
+    total_cache_creation_tokens: int = 0
+    total_cache_read_tokens: int = 0
     message_count: int = 0
+    answer_count: int = 0  # assistant records this session got from a model itself (not restored copies)
     compact_count: int = 0
     resumed_from: str | None = None
     messages_bytes: int = 0
     extra: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def has_conversation(self) -> bool:
+        """Whether this session holds an exchange of its own: a model answered in it.
+
+        False for an empty session, a resume with nothing new said, and a start
+        the API refused: listing hides those (they repeat another row or hold
+        nothing) and `sessions prune` removes them.
+        """
+        return self.answer_count > 0
 
     @property
     def total_tokens(self) -> int:
@@ -71,7 +84,10 @@ class SessionMeta:
             "agent_version": self.agent_version, "cwd": self.cwd, "git_branch": self.git_branch,
             "model": self.model, "provider": self.provider, "first_prompt": self.first_prompt, "name": self.name,
             "total_input_tokens": self.total_input_tokens, "total_output_tokens": self.total_output_tokens,
-            "message_count": self.message_count, "compact_count": self.compact_count,
+            "total_cache_creation_tokens": self.total_cache_creation_tokens,
+            "total_cache_read_tokens": self.total_cache_read_tokens,
+            "message_count": self.message_count, "answer_count": self.answer_count,
+            "compact_count": self.compact_count,
             "resumed_from": self.resumed_from, "messages_bytes": self.messages_bytes,
         }
 
@@ -108,7 +124,8 @@ def encode_meta(meta: SessionMeta) -> bytes:
     return (json.dumps(data, ensure_ascii=True, indent=2) + "\n").encode("ascii")
 
 
-_INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens", "message_count",
+_INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens",
+               "total_cache_creation_tokens", "total_cache_read_tokens", "message_count", "answer_count",
                "compact_count", "messages_bytes")
 _OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "name", "resumed_from", "agent_version", "cwd")
 _KNOWN = frozenset(_INT_FIELDS + _OPT_STR_FIELDS + ("id",))
@@ -271,8 +288,12 @@ def fold_record(meta: SessionMeta, record: dict) -> None:
     elif rtype in ("user", "assistant"):
         meta.message_count += 1
         if rtype == "assistant":
+            if not record.get("restored"):
+                meta.answer_count += 1
             meta.total_input_tokens += _int(record.get("input_tokens"))
             meta.total_output_tokens += _int(record.get("output_tokens"))
+            meta.total_cache_creation_tokens += _int(record.get("cache_creation_input_tokens"))
+            meta.total_cache_read_tokens += _int(record.get("cache_read_input_tokens"))
         elif meta.first_prompt is None:
             meta.first_prompt = prompt_text(record.get("message"))
     elif rtype == "compact_boundary":

@@ -9,7 +9,6 @@ none of them ever raises into the agent loop.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from datetime import datetime
@@ -19,6 +18,7 @@ from typing import Callable, Iterable
 from .ids import created_ms_of, sidechain_file_name
 from .jsonio import encode_line
 from .meta import SessionMeta, empty_meta, fold_record, write_meta
+from .project import git_branch_of  # noqa: F401 - re-exported: the library's old home of it
 from .redact import encode_redacted
 from .writer import FILE_MODE, AppendWriter, DirHandle, stderr_warning
 
@@ -42,19 +42,6 @@ def package_version() -> str:
         return metadata.version("evo-agent")
     except metadata.PackageNotFoundError:
         return "0+unknown"
-
-
-def git_branch_of(cwd: Path) -> str | None:
-    """`git rev-parse --abbrev-ref HEAD`, or None outside a repository."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--abbrev-ref", "HEAD"],
-            cwd=cwd, capture_output=True, text=True, timeout=5,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    branch = out.stdout.strip()
-    return branch if out.returncode == 0 and branch else None
 
 
 _second_stamp: tuple[int, str, str] = (-1, "", "")  # (unix second, "YYYY-MM-DDTHH:MM:SS", "+08:00")

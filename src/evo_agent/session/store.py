@@ -36,7 +36,8 @@ from .ids import (
 )
 from .inspect import is_id_prefix
 from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
-from .recorder import MESSAGES_NAME, Recorder, git_branch_of
+from .project import git_branch_of
+from .recorder import MESSAGES_NAME, Recorder
 from .resume import LoadedSession, load_for_resume
 from .trust import FUTURE_SLACK_MS, ForeignSession, check_sessions_dir, foreign_reason, start_tracked_session_ids
 from .writer import DirHandle, dir_chain, open_private_dirs, stderr_warning
@@ -352,7 +353,8 @@ class SessionStore:
     def list(self, *, include_empty: bool = False) -> list[SessionInfo]:
         """Every session of the project, most recently updated first.
 
-        Sessions without a single user or assistant message are hidden
+        Sessions without an exchange of their own (`SessionMeta.has_conversation`:
+        empty, resumed with nothing new said, refused by the API) are hidden
         unless `include_empty`. Symlinked entries are never followed. A
         meta.json that had to be rebuilt is written back (see `meta.write_back_meta`).
         """
@@ -362,7 +364,7 @@ class SessionStore:
         tracked = self.tracked_ids(pending) if found or pending else frozenset()
         for item in found:
             row = self._row(item, tracked)
-            if row is not None and (include_empty or row.meta.message_count > 0):
+            if row is not None and (include_empty or row.meta.has_conversation):
                 rows.append(row)
         rows.sort(key=_order, reverse=True)
         return rows
@@ -390,7 +392,7 @@ class SessionStore:
             if len(best) == count and mtime_ms + skew < best[0][0][0]:
                 break
             row = self._row(item, tracked)
-            if row is None or not (include_empty or row.meta.message_count > 0):
+            if row is None or not (include_empty or row.meta.has_conversation):
                 continue
             if row.foreign and not include_foreign:
                 continue
@@ -404,12 +406,30 @@ class SessionStore:
         return [row for _, row in sorted(best, key=lambda item: item[0], reverse=True)]
 
     def latest(self) -> SessionInfo | None:
-        """The most recently updated session of this user with at least one message (for --continue).
+        """The most recently updated session of this user with a conversation of its own (for --continue).
 
         Foreign sessions (planted by a clone, another user's, dated in the future) are never picked.
         """
         rows = self.newest(1, include_foreign=False)
         return rows[0] if rows else None
+
+    def lineage(self, session_id: str, *, limit: int = 1000) -> list[SessionInfo]:
+        """The sessions `session_id` was resumed from, nearest first, following each meta's `resumed_from`.
+
+        Stops at a session that is missing (deleted) or seen before, and after `limit` steps.
+        """
+        chain: list[SessionInfo] = []
+        seen = {session_id}
+        info = self.info(session_id, write_back=False)
+        while info is not None and len(chain) < limit:
+            source = info.meta.resumed_from
+            if not source or source in seen or not is_session_id(source):
+                break
+            seen.add(source)
+            info = self.info(source, write_back=False)
+            if info is not None:
+                chain.append(info)
+        return chain
 
     # Resuming ---------------------------------------------------------------
 

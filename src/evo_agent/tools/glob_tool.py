@@ -1,7 +1,8 @@
 """The `glob` tool: list project files matching a pattern such as `src/**/*.py`.
 
-Implemented on os.walk (not pathlib.glob) so that `.git` and `.evo-agent` are
-pruned instead of walked and filtered, and the walk starts at the pattern's
+Implemented on os.walk (not pathlib.glob) so that `.git`, `.evo-agent` and
+what git ignores (ignore.py; `include_ignored` lists it too) are pruned
+instead of walked and filtered, and the walk starts at the pattern's
 literal prefix. Results are sorted by path, not by modification time: a stable
 order keeps transcripts and the offline demo provider deterministic, and makes
 the 500-result cap predictable.
@@ -18,7 +19,8 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 
-from ._common import SKIP_DIRS, error, guarded
+from ._common import error, guarded
+from .ignore import IgnoreRules, walk
 from .base import Tool, ToolContext, ToolResult
 
 MAX_RESULTS = 500
@@ -66,13 +68,14 @@ def run_glob(tool_input: dict, ctx: ToolContext) -> ToolResult:
     matches = _matcher(rest)
     max_depth = None if "**" in rest else len(rest)
 
+    include_ignored = tool_input.get("include_ignored") is True
+    rules = None if include_ignored else IgnoreRules(ctx.project_dir)
     found: list[str] = []
     if base.is_dir():
-        for dirpath, dirnames, filenames in os.walk(base):
+        for dirpath, dirnames, filenames in walk(base, rules):
             if ctx.cancel.is_set():
                 return error("interrupted")
             rel_dir = Path(dirpath).relative_to(base).parts
-            dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
             for name, is_dir in [(d, True) for d in dirnames] + [(f, False) for f in filenames]:
                 parts = rel_dir + (name,)
                 if matches(parts):
@@ -84,7 +87,8 @@ def run_glob(tool_input: dict, ctx: ToolContext) -> ToolResult:
                 dirnames[:] = []
 
     if not found:
-        return ToolResult(f"No files match {pattern}")
+        hint = "" if include_ignored else " (files git ignores are skipped; include_ignored: true searches them)"
+        return ToolResult(f"No files match {pattern}{hint}")
     found.sort()
     text = "\n".join(found[:MAX_RESULTS])
     if len(found) > MAX_RESULTS:
@@ -96,12 +100,17 @@ GLOB_TOOL = Tool(
     name="glob",
     description=(
         "Find files by glob pattern relative to the project directory, e.g. `**/*.py` or "
-        "`src/*/test_*.py`. `**` matches any number of directories. Skips .git and "
+        "`src/*/test_*.py`. `**` matches any number of directories. Skips what git ignores "
+        "(.gitignore, .git/info/exclude) unless include_ignored is true, and always .git and "
         ".evo-agent. Results are sorted by path, at most 500."
     ),
     input_schema={
         "type": "object",
-        "properties": {"pattern": {"type": "string", "description": "Glob pattern."}},
+        "properties": {
+            "pattern": {"type": "string", "description": "Glob pattern."},
+            "include_ignored": {"type": "boolean",
+                                "description": "Also list files .gitignore excludes (default false)."},
+        },
         "required": ["pattern"],
     },
     run=run_glob,

@@ -1,6 +1,7 @@
 """The `grep` tool: search file contents with a Python regular expression.
 
-Output is `path:lineno:line`, the format models already know from grep -rn,
+Files git ignores are skipped as ripgrep skips them (ignore.py) unless
+`include_ignored` is true. Output is `path:lineno:line`, the format models already know from grep -rn,
 so matches can be fed straight to read_file/edit_file. Binary files and the
 `.git`/`.evo-agent` directories are skipped, and output is capped so one
 search cannot flood the context.
@@ -9,14 +10,26 @@ search cannot flood the context.
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Iterator
 
-from ._common import display_path, error, guarded, is_binary_file, resolve_path, walk_files
+from ._common import display_path, error, guarded, is_binary_file, resolve_path
+from .ignore import IgnoreRules, walk
 from .base import Tool, ToolContext, ToolResult
 from .confine import inside_project, is_within, real
 
 MAX_MATCHES = 500
 MAX_OUTPUT_CHARS = 50_000
 MAX_LINE_CHARS = 1000
+
+
+def _files(root: Path, rules: IgnoreRules | None) -> Iterator[Path]:
+    """Every regular file under `root` in name order, without what `rules` ignore (symlinked dirs not followed)."""
+    for dirpath, _dirnames, filenames in walk(root, rules):
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.is_file():
+                yield path
 
 
 @guarded("grep")
@@ -35,7 +48,8 @@ def run_grep(tool_input: dict, ctx: ToolContext) -> ToolResult:
     root = resolve_path(ctx, path_arg) if path_arg else ctx.project_dir
     if not root.exists():
         return error(f"path not found: {display_path(ctx, root)}")
-    files = [root] if root.is_file() else walk_files(root)
+    include_ignored = tool_input.get("include_ignored") is True
+    files = [root] if root.is_file() else _files(root, None if include_ignored else IgnoreRules(ctx.project_dir))
 
     out: list[str] = []
     size = 0
@@ -68,7 +82,9 @@ def run_grep(tool_input: dict, ctx: ToolContext) -> ToolResult:
             break
 
     if not out:
-        return ToolResult(f"No matches for {pattern}")
+        hint = "" if include_ignored or root.is_file() else \
+            " (files git ignores are skipped; include_ignored: true searches them)"
+        return ToolResult(f"No matches for {pattern}{hint}")
     text = "\n".join(out)
     if capped:
         text += (
@@ -88,13 +104,16 @@ GREP_TOOL = Tool(
     description=(
         "Search file contents for a Python regular expression. path is a file or directory "
         "(default: the project directory). Prints `path:line:text` for each matching line; "
-        "skips binary files, .git and .evo-agent; at most 500 matches."
+        "skips binary files, what git ignores (unless include_ignored is true), .git and .evo-agent; "
+        "at most 500 matches."
     ),
     input_schema={
         "type": "object",
         "properties": {
             "pattern": {"type": "string", "description": "Python regular expression."},
             "path": {"type": "string", "description": "File or directory to search."},
+            "include_ignored": {"type": "boolean",
+                                "description": "Also search files .gitignore excludes (default false)."},
         },
         "required": ["pattern"],
     },

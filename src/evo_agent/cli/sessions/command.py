@@ -11,12 +11,15 @@ import os
 import sys
 from pathlib import Path
 
-from ..errors import CommandError
+from ..errors import EXIT_BROKEN_PIPE, CommandError
 
 # evo_agent.session and .common are imported where they are used: `evo-agent --help` builds
 # this parser and should not pay for the session library (SPEC §8, < 150 ms).
 
 SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm, prune, push or adopt"
+SUBPARSERS: dict[str, argparse.ArgumentParser] = {}  # "sessions list" → its parser: usage errors name its --help
+PROJECT_DIR_HELP = ("the project whose sessions to use (default: the nearest directory above holding .evo-agent/, "
+                    "else the git worktree root, else the current directory)")
 
 
 def _positive_int(text: str) -> int:
@@ -40,21 +43,27 @@ def _duration(text: str) -> int:
 
 def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     """`sessions` and its subcommands, added to the top-level parser's subcommands."""
-    sessions = sub.add_parser("sessions", help="list, show, export, check and delete the sessions of this project",
+    sessions = sub.add_parser("sessions", prog="evo-agent sessions", help="list, show, export, check and delete the sessions of this project",
                               description="Look at and look after the sessions of this project. "
                                           "ID is a session id or a unique prefix of one.")
-    sessions.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS)
+    sessions.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS, help=PROJECT_DIR_HELP)
     cmds = sessions.add_subparsers(dest="sessions_command", metavar="SUBCOMMAND")
+    SUBPARSERS["sessions"] = sessions
 
     def add(name: str, help_: str) -> argparse.ArgumentParser:
-        parser = cmds.add_parser(name, help=help_, description=help_)
-        parser.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS)
+        parser = cmds.add_parser(name, prog=f"evo-agent sessions {name}", help=help_, description=help_)
+        parser.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS, help=PROJECT_DIR_HELP)
+        SUBPARSERS[f"sessions {name}"] = parser
         return parser
 
     listing = add("list", "list sessions, most recently updated first")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
-    listing.add_argument("--all", action="store_true", help="include sessions without any message")
+    listing.add_argument("--all", action="store_true",
+                         help="include the sessions the list hides: empty ones, resumes with nothing new said, "
+                              "starts the API refused")
     listing.add_argument("--limit", type=_positive_int, metavar="N", help="at most N sessions")
+    listing.add_argument("--worktrees", action="store_true",
+                         help="also list the sessions of the repository's other git worktrees")
     from .remote import add_remote_listing_options, add_remote_parsers, add_remote_search_option
 
     add_remote_listing_options(listing)
@@ -87,7 +96,7 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     export = add("export", "export a session as Markdown, one self-contained HTML page, or JSONL")
     export.add_argument("id", metavar="ID")
     export.add_argument("--format", choices=("md", "html", "jsonl"),
-                        help="default: from the -o file's suffix, else md")
+                        help="default: from the -o file's suffix (.html, .jsonl, .md), else md")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (created 0600) instead of stdout")
 
     fsck = add("fsck", "check sessions for damage; --repair rebuilds meta.json and fixes permissions "
@@ -107,10 +116,13 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
                          "session of your own, so it can be resumed and continued")
     adopt.add_argument("id", metavar="ID")
 
-    prune = add("prune", "delete every session last updated longer ago than a duration (never a live one)")
-    prune.add_argument("--older-than", type=_duration, required=True, metavar="DURATION",
-                       help="e.g. 30d, 12h, 2w (units: s, m, h, d, w)")
+    prune = add("prune", "delete the sessions the list hides (empty, resumed with nothing new, refused by the API) "
+                         "and, with --older-than, every session last updated longer ago (never a live one); asks first")
+    prune.add_argument("--older-than", type=_duration, metavar="DURATION",
+                       help="also delete sessions last updated longer ago than this, e.g. 30d, 12h, 2w "
+                            "(units: s, m, h, d, w)")
     prune.add_argument("--dry-run", action="store_true", help="only list what would be deleted")
+    prune.add_argument("-y", "--yes", action="store_true", help="do not ask (needed when stdin is not a terminal)")
     prune.add_argument("--remote", action="store_true", help="prune this project's sessions in the team store")
     add_remote_parsers(add)
 
@@ -139,7 +151,13 @@ def _ask(prompt: str) -> str | None:
     return line.rstrip("\n") if line else None
 
 
-EXIT_BROKEN_PIPE = 141  # what a tool killed by SIGPIPE reports, e.g. `evo-agent sessions show ID | head`
+def _stdin_is_terminal() -> bool:
+    try:
+        return bool(sys.stdin) and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
 
 
 def run_sessions(args: argparse.Namespace, project_dir: Path) -> int:
@@ -173,10 +191,11 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     if handles(command, args):  # push, search and --remote: the team store (evo_agent.sync)
         return run_remote(command, args, store, out)
     if command == "list":
-        from .listing import sessions_list
+        from .listing import other_worktrees, sessions_list
 
+        trees = other_worktrees(project_dir) if getattr(args, "worktrees", False) else []
         code = sessions_list(store, out, as_json=getattr(args, "json", False),
-                             include_all=getattr(args, "all", False), limit=getattr(args, "limit", None))
+                             include_all=getattr(args, "all", False), limit=getattr(args, "limit", None), worktrees=trees)
         if not getattr(args, "json", False):
             from .remote import unpushed_footer
 
@@ -229,7 +248,8 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     if command == "prune":
         from .remove import prune
 
-        return prune(store, args.older_than, dry_run=args.dry_run, out=out)
+        return prune(store, args.older_than, dry_run=args.dry_run, out=out, yes=args.yes, err=sys.stderr, ask=_ask,
+                     interactive=_stdin_is_terminal())
     raise CommandError(f"unknown sessions subcommand {command!r}: expected {SUBCOMMANDS}")  # pragma: no cover
 
 
@@ -272,4 +292,9 @@ def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore,
         text = data.decode("utf-8", "replace")
         data = (json_escape_unsafe(text) if fmt == "jsonl" else terminal_safe(text)).encode("utf-8")
     write_output(data, args.output)
+    if args.output and args.output != "-":
+        from .common import fmt_bytes
+        from .export import FORMAT_NAMES
+
+        out.write(f"Wrote {args.output} ({FORMAT_NAMES[fmt]}, {fmt_bytes(len(data))})\n")
     return 0

@@ -7,7 +7,7 @@ from pathlib import Path
 from evo_agent.session import SessionInfo, SessionStore, iter_transcript
 from evo_agent.session.jsonio import encode_line
 
-from ..errors import CommandError, UsageError
+from ..errors import CommandError
 from ..trust import json_safe_dumps
 from .listing import row_json
 from .model import SessionView, SubagentRun, load_session
@@ -24,15 +24,15 @@ def load_view(store: SessionStore, session_id: str) -> SessionView:
 
 
 def choose_format(fmt: str | None, output: str | None) -> str:
-    """--format, else the output file's suffix, else Markdown."""
+    """--format, else the output file's suffix (.html/.htm, .jsonl, .md/.markdown), else Markdown (`notes.txt` too)."""
     if fmt:
         return fmt
     if output and output != "-":
-        suffix = Path(output).suffix.lower()
-        if suffix in _SUFFIXES:
-            return _SUFFIXES[suffix]
-        raise UsageError(f"cannot tell the format from {output!r}: pass --format md, html or jsonl")
+        return _SUFFIXES.get(Path(output).suffix.lower(), "md")
     return "md"
+
+
+FORMAT_NAMES = {"md": "Markdown", "html": "HTML", "jsonl": "JSONL"}
 
 
 def _all_runs(view: SessionView) -> list[SubagentRun]:

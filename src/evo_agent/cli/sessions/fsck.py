@@ -59,10 +59,11 @@ class Finding:
     no_fix_reason: str | None = None  # why --repair leaves it
     repaired: bool = False
     repair_error: str | None = None
+    note: bool = False  # harmless: reported, never a failure (a torn last line of a finished session)
 
     def line(self) -> str:
         where = f"{self.session}  " if self.session else ""
-        text = f"{where}{self.path}: {self.message}"
+        text = f"{'note: ' if self.note else ''}{where}{self.path}: {self.message}"
         if self.repaired:
             text += " — repaired"
         elif self.repair_error:
@@ -71,7 +72,8 @@ class Finding:
 
     def to_json(self) -> dict:
         return {"session": self.session, "path": self.path, "kind": self.kind, "message": self.message,
-                "repairable": self.fix is not None, "repaired": self.repaired, "repair_error": self.repair_error}
+                "repairable": self.fix is not None, "repaired": self.repaired, "repair_error": self.repair_error,
+                "note": self.note}
 
 
 _foreign_sessions: set[str] = set()  # sessions being checked that are foreign: their modes are never narrowed
@@ -111,8 +113,9 @@ def check_lines(session: str, rel: str, path: Path) -> tuple[list[Finding], list
             elif line.torn:
                 findings.append(Finding(session, rel, "torn_last_line",
                                         f"line {line.number}: torn last line ({plural(len(line.raw), 'byte')}, "
-                                        "an interrupted write); resume skips it",
-                                        no_fix_reason="transcripts are never rewritten"))
+                                        "a write cut short by a crash); harmless: resume skips it and the next "
+                                        "record starts on a fresh line",
+                                        no_fix_reason="transcripts are never rewritten", note=True))
             else:
                 findings.append(Finding(session, rel, "unreadable_line",
                                         f"line {line.number}: unreadable ({plural(len(line.raw), 'byte')} that are "
@@ -121,6 +124,24 @@ def check_lines(session: str, rel: str, path: Path) -> tuple[list[Finding], list
     except OSError as exc:
         findings.append(Finding(session, rel, "unreadable_file", f"cannot be read: {exc.strerror or exc}"))
     return findings, records
+
+
+def complete_bytes(path: Path, size: int, chunk: int = 1 << 16) -> int:
+    """How many bytes of `path` end at its last newline: all of them unless a torn last line follows."""
+    try:
+        with open(path, "rb") as f:
+            end = size
+            while end > 0:
+                start = max(0, end - chunk)
+                f.seek(start)
+                data = f.read(end - start)
+                at = data.rfind(b"\n")
+                if at >= 0:
+                    return start + at + 1
+                end = start
+    except OSError:
+        return size
+    return 0
 
 
 def _rebuild(session_dir: Path, sid: str) -> Callable[[], None]:
@@ -151,7 +172,7 @@ def check_meta(sid: str, session_dir: Path, live: bool) -> list[Finding]:
         return findings + [Finding(sid, META_NAME, "meta_unreadable",
                                    "unreadable or not a meta for this session; listing rebuilds it each time", fix=fix)]
     size = transcript.stat().st_size
-    if cached.messages_bytes != size:
+    if cached.messages_bytes not in (size, complete_bytes(transcript, size)):  # a torn tail is never described
         if live:
             return findings  # its writer refreshes it at the end of every turn
         return findings + [Finding(sid, META_NAME, "meta_stale",
@@ -332,6 +353,8 @@ def fsck(store: SessionStore, session_ids: list[str], *, repair: bool, whole: bo
             findings.append(Finding(sid, ".", "unreadable", f"cannot be checked: {exc.strerror or exc}"))
     if repair:
         for finding in findings:
+            if finding.note:
+                continue  # nothing to repair
             if finding.fix is None:
                 finding.repair_error = finding.no_fix_reason or "fsck does not repair this"
                 continue
@@ -351,24 +374,29 @@ def all_session_ids(store: SessionStore) -> list[str]:
 
 
 def report(findings: list[Finding], checked: int, out: TextIO, *, as_json: bool) -> int:
-    """Print the findings; the exit status is 1 while anything found is still unrepaired."""
-    left = [f for f in findings if not f.repaired]
-    repaired = len(findings) - len(left)
+    """Print the findings; the exit status is 1 while a problem (not a note) is still unrepaired."""
+    notes = [f for f in findings if f.note]
+    problems = [f for f in findings if not f.note]
+    left = [f for f in problems if not f.repaired]
+    repaired = len(problems) - len(left)
     if as_json:
-        out.write(json_safe_dumps({"checked": checked, "problems": [f.to_json() for f in findings],
-                              "unrepaired": len(left)}, indent=2) + "\n")
+        out.write(json_safe_dumps({"checked": checked, "problems": [f.to_json() for f in problems],
+                                   "notes": [f.to_json() for f in notes], "unrepaired": len(left)},
+                                  indent=2) + "\n")
         return 1 if left else 0
-    for finding in findings:
+    for finding in problems + notes:
         out.write(finding.line() + "\n")
     summary = f"checked {plural(checked, 'session')}: "
-    if not findings:
+    if not problems:
         summary += "no problems"
     else:
-        summary += plural(len(findings), "problem")
+        summary += plural(len(problems), "problem")
         if repaired:
             summary += f", {repaired:,} repaired"
         fixable = sum(1 for f in left if f.fix is not None and not f.repair_error)
         if fixable:
             summary += f" ({fixable:,} can be repaired with --repair)"
+    if notes:
+        summary += f"; {plural(len(notes), 'harmless note')}"
     out.write(summary + "\n")
     return 1 if left else 0

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Callable, TextIO
+import os
+import shlex
+from pathlib import Path
+from typing import Callable, Sequence, TextIO
 
-from evo_agent.session import SessionInfo, SessionStore
+from evo_agent.session import SessionInfo, SessionStore, Worktree, git_worktrees
 
 from ..trust import json_safe_dumps
 from .common import fmt_ms, short, terminal_safe
@@ -37,18 +40,40 @@ def foreign_mark(row: SessionInfo) -> str:
 
 def sessions_list(
     store: SessionStore, out: TextIO, *, as_json: bool = False, include_all: bool = False, limit: int | None = None,
+    worktrees: Sequence[Worktree] = (),
 ) -> int:
-    """The table (or JSON array) of sessions, most recently updated first; at most `limit` rows."""
+    """The table (or JSON array) of sessions, most recently updated first; at most `limit` rows.
+
+    `worktrees`: the repository's other worktrees, whose sessions follow, one table each (in JSON, every
+    row says its `worktree`); resuming one of them takes `--project-dir` with that path.
+    """
     rows = store.list(include_empty=include_all)
+    others = [(tree, SessionStore(tree.path, write_back=False).list(include_empty=include_all)) for tree in worktrees]
+    if as_json:
+        data = [row_json(r) for r in (rows[:limit] if limit else rows)]
+        for tree, tree_rows in others:
+            data += [{**row_json(r), "worktree": str(tree.path)} for r in (tree_rows[:limit] if limit else tree_rows)]
+        out.write(json_safe_dumps(data, indent=2) + "\n")
+        return 0
+    if not rows and not any(tree_rows for _, tree_rows in others):
+        out.write(f"No sessions in {store.sessions_dir}\n")
+        return 0
+    _write_table(rows, out, limit)
+    for tree, tree_rows in others:
+        if tree_rows:
+            branch = f" ({terminal_safe(tree.branch)})" if tree.branch else ""
+            out.write(f"\nWorktree {terminal_safe(str(tree.path))}{branch} — resume with "
+                      f"--project-dir {terminal_safe(shlex.quote(str(tree.path)))}:\n")
+            _write_table(tree_rows, out, limit)
+    return 0
+
+
+def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None) -> None:
     hidden = max(0, len(rows) - limit) if limit else 0
     if hidden:
         rows = rows[:limit]
-    if as_json:
-        out.write(json_safe_dumps([row_json(r) for r in rows], indent=2) + "\n")
-        return 0
     if not rows:
-        out.write(f"No sessions in {store.sessions_dir}\n")
-        return 0
+        return
     header = ("ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "NAME OR FIRST PROMPT")
     table = [header] + [
         (
@@ -73,7 +98,13 @@ def sessions_list(
                   "resuming asks first (evo-agent sessions adopt ID takes one on)\n")
     if hidden:
         out.write(f"… {hidden:,} older session{'s' if hidden != 1 else ''} not shown (--limit {limit})\n")
-    return 0
+
+
+def other_worktrees(project_dir: Path) -> list[Worktree]:
+    """The repository's worktrees other than the one `project_dir` is in (`git worktree list --porcelain`)."""
+    here = os.path.realpath(project_dir)
+    return [tree for tree in git_worktrees(project_dir)
+            if os.path.realpath(tree.path) != here and not here.startswith(os.path.realpath(tree.path) + os.sep)]
 
 
 def picker_line(n: int, row: SessionInfo) -> str:

@@ -151,43 +151,80 @@ def session_dirs(store: SessionStore) -> list[tuple[str, Path, bool]]:
     return sorted(out)
 
 
-def prune(store: SessionStore, older_than_s: int, *, dry_run: bool, out: TextIO, now_ms: int | None = None) -> int:
-    """Delete every session last updated more than `older_than_s` ago, except live ones and symlinks."""
+def _is_clutter(store: SessionStore, sid: str) -> bool:
+    """A session listing hides (`SessionMeta.has_conversation` is false): empty, a resume with nothing new, refused."""
+    info = store.info(sid)
+    return info is not None and not info.meta.has_conversation
+
+
+def prune(
+    store: SessionStore,
+    older_than_s: int | None,
+    *,
+    dry_run: bool,
+    out: TextIO,
+    now_ms: int | None = None,
+    yes: bool = True,
+    err: TextIO | None = None,
+    ask: Callable[[str], str | None] | None = None,
+    interactive: bool = True,
+) -> int:
+    """Delete the sessions listing hides (no exchange of their own) and, with `older_than_s`, every session
+    last updated longer ago than that — never a live one or a symlink. Asks first unless `yes` or `dry_run`."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    cutoff = now - older_than_s * 1000
-    deleted: list[Candidate] = []
+    cutoff = None if older_than_s is None else now - older_than_s * 1000
+    chosen: list[Candidate] = []
     kept = 0
-    failures: list[str] = []
     for sid, path, real in session_dirs(store):
         if not real:
-            if _mtime_ms(path) < cutoff:
+            if cutoff is not None and _mtime_ms(path) < cutoff:
                 out.write(f"skipped {sid}: not a directory (a symbolic link?); prune deletes only real session directories\n")
             continue
         candidate = describe(store, sid, path)
-        if candidate.updated_ms >= cutoff:
+        if not (cutoff is not None and candidate.updated_ms < cutoff) and not _is_clutter(store, sid):
             continue
         live = probe_live(path)
         if live.live or live.error:
             out.write(f"kept {sid}: {live.reason}\n")
             kept += 1
             continue
-        if dry_run:
+        chosen.append(candidate)
+    if dry_run:
+        for candidate in chosen:
             out.write(f"would delete {candidate.describe()}\n")
-            deleted.append(candidate)
-            continue
+    elif chosen and not yes:
+        _confirm_prune(chosen, err or out, ask, interactive)
+    deleted: list[Candidate] = []
+    failures: list[str] = []
+    for candidate in [] if dry_run else chosen:
         try:
-            delete_session(path, sid)
+            delete_session(candidate.path, candidate.id)
         except CommandError as exc:
             failures.append(str(exc))
             continue
         out.write(f"deleted {candidate.describe()}\n")
         deleted.append(candidate)
-    freed = sum(c.size for c in deleted)
+    done = chosen if dry_run else deleted
+    freed = sum(c.size for c in done)
     verb = "would delete" if dry_run else "deleted"
-    summary = f"{verb} {plural(len(deleted), 'session')} ({fmt_bytes(freed)})" if deleted else "nothing to prune"
+    summary = f"{verb} {plural(len(done), 'session')} ({fmt_bytes(freed)})" if done else "nothing to prune"
     if kept:
         summary += f"; kept {kept:,} in use"
     out.write(summary + "\n")
     if failures:
         raise CommandError(failures[0] + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""))
     return 0
+
+
+def _confirm_prune(chosen: list[Candidate], err: TextIO, ask: Callable[[str], str | None] | None,
+                   interactive: bool) -> None:
+    """List what would go and ask, like `rm -i`; without a terminal to ask on, refuse (raises CommandError)."""
+    if not interactive or ask is None:
+        raise CommandError(f"prune would delete {plural(len(chosen), 'session')}; nothing deleted: "
+                           "no terminal to ask on (pass --yes to delete without asking, --dry-run to see the list)")
+    for c in chosen:
+        err.write(f"  {c.describe()}\n")
+    err.flush()
+    answer = ask(f"Delete {plural(len(chosen), 'session')}? This cannot be undone. [y/N] ")
+    if answer is None or answer.strip().lower() not in ("y", "yes"):
+        raise CommandError("nothing deleted")

@@ -1,0 +1,136 @@
+"""Print mode's output for scripts: `--output-format text | json | stream-json`, shaped like Claude Code's.
+
+- text: the final answer on stdout (the default);
+- json: one JSON object once the turn is over: `type: "result"`, `subtype`, `is_error`, `result`
+  (the final text, or the error), `session_id`, `usage`, `total_cost_usd` (null when the model's
+  price is unknown), `duration_ms`, `num_turns`;
+- stream-json: one JSON object per line as things happen: `system`/`init` (session_id, model,
+  cwd, tools), `stream_event` text deltas, `assistant` messages holding a `tool_use`, `user`
+  messages holding its `tool_result`, and the same `result` object last.
+
+Notices and errors still go to stderr as one line each; stdout holds only JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from .help_text import OUTPUT_FORMATS  # noqa: F401 - the parser reads it from help_text (no agent import)
+from .runtime import Console
+
+
+def _line(obj: dict) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def usage_of(agent: Any) -> dict:
+    u = agent.usage
+    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+            "cache_creation_input_tokens": u.cache_creation_input_tokens,
+            "cache_read_input_tokens": u.cache_read_input_tokens}
+
+
+def init_event(agent: Any) -> dict:
+    return {"type": "system", "subtype": "init", "session_id": agent.session_id, "model": agent.model,
+            "provider": agent.provider.name, "cwd": str(agent.project_dir), "tools": [t.name for t in agent.tools]}
+
+
+def result_event(agent: Any, *, text: str, subtype: str, started: float) -> dict:
+    """The final object of json and stream-json output; `subtype` is "success" or "error_…"."""
+    return {
+        "type": "result",
+        "subtype": subtype,
+        "is_error": subtype != "success",
+        "result": text,
+        "session_id": agent.session_id,
+        "usage": usage_of(agent),
+        "total_cost_usd": agent.cost_usd(),
+        "duration_ms": int((time.monotonic() - started) * 1000),
+        "num_turns": agent.usage.model_calls,
+    }
+
+
+class StreamJsonCallbacks:
+    """Turn callbacks that print one JSON event per line on stdout, as it happens."""
+
+    def __init__(self, agent: Any, console: Console) -> None:
+        self.agent = agent
+        self.console = console
+
+    def emit(self, event: dict) -> None:
+        self.console.write(_line(event) + "\n")
+
+    def on_text(self, text: str) -> None:
+        self.emit({"type": "stream_event", "session_id": self.agent.session_id,
+                   "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": text}}})
+
+    def on_thinking(self, text: str) -> None:
+        pass
+
+    def on_tool_start(self, tool_id: str, name: str, tool_input: dict) -> None:
+        block = {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+        self.emit({"type": "assistant", "session_id": self.agent.session_id,
+                   "message": {"role": "assistant", "content": [block]}})
+
+    def on_tool_end(self, tool_id: str, text: str, is_error: bool, duration: float) -> None:
+        block = {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": bool(is_error)}
+        self.emit({"type": "user", "session_id": self.agent.session_id,
+                   "message": {"role": "user", "content": [block]}})
+
+    def on_notice(self, text: str) -> None:
+        self.console.error(text)
+
+
+class QuietCallbacks:
+    """text and json output: nothing on stdout during the turn; notices on stderr."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def on_notice(self, text: str) -> None:
+        self.console.error(text)
+
+
+class PrintOutput:
+    """What print mode writes on stdout for one of OUTPUT_FORMATS."""
+
+    def __init__(self, fmt: str, agent: Any, console: Console) -> None:
+        self.fmt = fmt
+        self.agent = agent
+        self.console = console
+        self.started = time.monotonic()
+
+    def callbacks(self) -> Any:
+        if self.fmt == "stream-json":
+            self.console.write(_line(init_event(self.agent)) + "\n")
+            return StreamJsonCallbacks(self.agent, self.console)
+        return QuietCallbacks(self.console)
+
+    def answer(self, text: str) -> None:
+        """The turn finished: the final text."""
+        if self.fmt == "text":
+            if text and _isatty(self.console.out):  # a terminal acts on escape sequences; a pipe gets the answer as is
+                from evo_agent.safe_text import terminal_safe
+
+                text = terminal_safe(text)
+            if text:
+                self.console.write(text if text.endswith("\n") else text + "\n")
+            return
+        self._result(text, "success")
+
+    def failure(self, message: str, subtype: str = "error_during_execution") -> None:
+        """The turn failed or was stopped (the one-line error is on stderr already)."""
+        if self.fmt != "text":
+            self._result(message, subtype)
+
+    def _result(self, text: str, subtype: str) -> None:
+        self.console.write(_line(result_event(self.agent, text=text, subtype=subtype, started=self.started)) + "\n")
+
+
+def _isatty(stream) -> bool:  # noqa: ANN001
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False

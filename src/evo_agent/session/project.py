@@ -1,0 +1,143 @@
+"""Which directory is the project, and what git says about it — found the way git finds its repository.
+
+SPEC §1: the project is `--project-dir`, else the nearest ancestor of the
+current directory holding `.evo-agent/`, else the git worktree root, else the
+current directory. So `-c` from `src/deep/dir` finds the sessions started at
+the top, and no second `.evo-agent/` appears in a subdirectory.
+
+The search for `.evo-agent/` stops at the git worktree root, as git stops at
+its repository: a `~/.evo-agent/` left by a run in the home directory does
+not capture every repository below it.
+
+The branch is read from the repository's `HEAD` file, not by spawning git:
+one small read against a process start (benchmarks/git_branch.py measures
+both). Worktrees and submodules, whose `.git` is a file (`gitdir: …`), are
+followed. An unborn HEAD (`git init`, no commit yet) gives the branch it
+points at (`main`), a detached HEAD its short commit. When the file cannot be
+understood, git itself is asked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_MARKER = ".evo-agent"
+SHORT_COMMIT = 7  # git's default abbreviation (core.abbrev) in a small repository
+_SHA_RE = re.compile(r"\A[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")  # SHA-1 or SHA-256
+GIT_TIMEOUT_S = 5
+
+
+def git_worktree_root(start: Path | str) -> Path | None:
+    """The nearest ancestor of `start` (itself included) holding `.git` (a directory or a worktree's file)."""
+    here = Path(start).absolute()
+    for directory in (here, *here.parents):
+        if os.path.lexists(directory / ".git"):
+            return directory
+    return None
+
+
+def find_project_dir(start: Path | str) -> Path:
+    """The project of a command run in `start`: nearest `.evo-agent/` up to the git root, else the git root, else `start`."""
+    here = Path(start).absolute()
+    for directory in (here, *here.parents):
+        if (directory / PROJECT_MARKER).is_dir():
+            return directory
+        if os.path.lexists(directory / ".git"):
+            return directory  # the worktree root: the search stops here, as git's does
+    return here
+
+
+def git_dir_of(worktree_root: Path) -> Path | None:
+    """The git directory of a worktree root: `.git` itself, or where its `gitdir: …` file points."""
+    dot_git = worktree_root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("gitdir:"):
+            target = Path(line[len("gitdir:"):].strip())
+            return target if target.is_absolute() else (worktree_root / target)
+    return None
+
+
+def branch_from_head(head: str) -> str | None:
+    """What `HEAD`'s text names: the branch of `ref: refs/heads/X`, the short commit of a detached HEAD."""
+    head = head.strip()
+    if head.startswith("ref:"):
+        ref = head[len("ref:"):].strip()
+        for prefix in ("refs/heads/", "refs/"):
+            if ref.startswith(prefix):
+                return ref[len(prefix):] or None
+        return ref or None
+    if _SHA_RE.match(head):
+        return head[:SHORT_COMMIT]
+    return None
+
+
+def git_branch_of(cwd: Path | str) -> str | None:
+    """The branch at `cwd` (unborn included), the short commit when detached, None outside a repository."""
+    root = git_worktree_root(cwd)
+    if root is None:
+        return None
+    git_dir = git_dir_of(root)
+    if git_dir is not None:
+        try:
+            with open(git_dir / "HEAD", encoding="utf-8", errors="replace") as f:
+                branch = branch_from_head(f.read(4096))
+        except OSError:
+            branch = None
+        if branch:
+            return branch
+    return git_branch_by_spawning(cwd)
+
+
+def _git(cwd: Path | str, *args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def git_branch_by_spawning(cwd: Path | str) -> str | None:
+    """The same answer from git itself: `symbolic-ref --short HEAD`, else `rev-parse --short HEAD`."""
+    for args in (("symbolic-ref", "--short", "HEAD"), ("rev-parse", "--short", "HEAD")):
+        out = _git(cwd, *args)
+        if out and out.strip():
+            return out.strip()
+    return None
+
+
+@dataclass(frozen=True)
+class Worktree:
+    path: Path
+    branch: str | None
+
+
+def git_worktrees(cwd: Path | str) -> list[Worktree]:
+    """Every worktree of the repository at `cwd` (`git worktree list --porcelain`); [] outside one."""
+    out = _git(cwd, "worktree", "list", "--porcelain")
+    if out is None:
+        return []
+    trees: list[Worktree] = []
+    path: Path | None = None
+    branch: str | None = None
+    for line in out.splitlines() + [""]:
+        if line.startswith("worktree "):
+            path, branch = Path(line[len("worktree "):]), None
+        elif line.startswith("branch "):
+            branch = branch_from_head("ref: " + line[len("branch "):])
+        elif line.startswith("HEAD ") and branch is None:
+            branch = branch_from_head(line[len("HEAD "):])
+        elif not line and path is not None:
+            trees.append(Worktree(path, branch))
+            path, branch = None, None
+    return trees
