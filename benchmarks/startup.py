@@ -196,7 +196,11 @@ def run_once(cmd: list[str], env: dict, cwd: Path, fake: Fake, timeout: float) -
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
-    arrival = fake.first_after(t0, timeout)
+    arrival = None
+    while arrival is None and proc.poll() is None and time.monotonic() - t0 < timeout:
+        arrival = fake.first_after(t0, 0.2)  # a program that exits without a request is not waited for
+    if arrival is None:
+        arrival = fake.first_after(t0, 0.5)
     try:
         out, err = proc.communicate(timeout=60 if arrival else 1)
     except subprocess.TimeoutExpired:
@@ -278,6 +282,7 @@ class Evo(Program):
         link = target / "messages.jsonl"
         if not link.exists():
             os.link(info["path"], link) if _same_fs(Path(info["path"]), target) else shutil.copy(info["path"], link)
+        link.chmod(0o600)  # as the recorder writes it: a wider mode marks a session foreign (SPEC §9)
         self.resume_id = sid
         from evo_agent.session import SessionStore
 
