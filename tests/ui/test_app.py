@@ -283,3 +283,28 @@ async def test_slash_resume_without_an_id_asks_the_picker_and_resumes_the_choice
         await run.until(lambda: "messages restored" in run.printed)
         assert asked == [tmp_path] and agent.resumed == ["1780000000000_aaaaaaaa"]
         assert "› restored question" in run.printed
+
+
+async def test_resuming_a_session_recorded_elsewhere_asks_first(tmp_path):
+    """SPEC §9: a foreign session is resumed in the app only when the user confirms it."""
+    from evo_agent.session.trust import ForeignSession
+
+    class CarefulAgent(FakeAgent):
+        def resume(self, session_id: str, *, allow_foreign: bool = False) -> None:  # type: ignore[override]
+            if not allow_foreign:
+                raise ForeignSession(session_id, "tracked by git")
+            super().resume(session_id)
+
+    agent = CarefulAgent(tmp_path)
+    async with running(agent) as run:
+        run.type("/resume 1780000000000_aaaaaaaa" + ENTER)
+        await run.until(lambda: run.app._approval is not None)
+        assert "recorded elsewhere: tracked by git" in run.printed
+        run.type("n" + ENTER)  # no, without a reason
+        await run.until(lambda: "error: session 1780000000000_aaaaaaaa was recorded elsewhere" in run.printed)
+        assert agent.resumed == [] and "sessions adopt 1780000000000_aaaaaaaa" in run.printed
+        run.type("/resume 1780000000000_aaaaaaaa" + ENTER)
+        await run.until(lambda: run.app._approval is not None)
+        run.type("y")
+        await run.until(lambda: "messages restored" in run.printed)
+        assert agent.resumed == ["1780000000000_aaaaaaaa"]
