@@ -29,7 +29,7 @@ def test_resume_then_exit_is_not_listed_and_the_hint_names_the_source(cli, model
     assert listed(cli) == [source]  # one row, not four look-alikes
     assert len(listed(cli, "--all")) == 4
 
-    switched = cli.run("--plain", input=f"/resume {source[:10]}\n")  # /resume of a session, nothing said after it
+    switched = cli.run("--plain", input=f"/resume {source}\n")  # /resume of a session, nothing said after it
     assert switched.hint_id() == source
     assert listed(cli) == [source]
 

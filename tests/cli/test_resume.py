@@ -130,7 +130,7 @@ def test_slash_resume_in_the_piped_repl_swaps_history_without_a_model_call(cli, 
     resumed_lines = [line for line in repl.out_lines if line.startswith(f"Resumed {s1}: 2 messages restored")]
     assert len(resumed_lines) == 1
     # The totals continue from the source (seed_session: 100 in + 10 out), not from zero.
-    assert any(line.startswith("session ") and "100 input + 10 output = 110 tokens" in line for line in repl.out_lines)
+    assert any(line.startswith("with the 1 session it continues: 110 tokens") for line in repl.out_lines), repl.out
     assert "Answer three." in repl.out and "Fresh answer." in repl.out
     final = repl.hint_id("err")
     assert final not in (s1, s2)
@@ -172,4 +172,5 @@ def test_token_totals_continue_along_a_resume_chain(cli, model_server):
     assert third.rc == 0, third.err
     total_in = 100 + spent_second["input_tokens"]
     total_out = 10 + spent_second["output_tokens"]
-    assert any(f"{total_in:,} input + {total_out:,} output" in line for line in third.out_lines), third.out
+    assert any(line.startswith(f"with the 2 sessions it continues: {total_in + total_out:,} tokens")
+               for line in third.out_lines), third.out

@@ -141,7 +141,8 @@ def test_adopting_copies_a_planted_session_into_one_of_ours(clone_cli, model_ser
     marker = cli.records(new_id)[1]
     assert marker["type"] == "resume_marker" and marker["from_session_id"] == PLANTED
     assert marker["adopted"].startswith("tracked by git")
-    rows = {r["id"]: r for r in json.loads(cli.run("sessions", "list", "--json").out)}
+    # --all: the copy holds nothing said here yet, so the plain list hides it until it is continued.
+    rows = {r["id"]: r for r in json.loads(cli.run("sessions", "list", "--json", "--all").out)}
     assert rows[new_id]["foreign"] is None and rows[PLANTED]["foreign"]
     model_server.script(text("Okay."))
     resumed = cli.run("--resume", new_id, "-p", "go on")

@@ -233,10 +233,12 @@ def kill_at_moment(run: Run) -> None:
     time.sleep(run.rng.uniform(*run.moment.jitter))
     try:
         os.killpg(run.proc.pid, signal.SIGKILL)
-        run.killed = run.proc.poll() is None
     except ProcessLookupError:
         pass
     run.exit_code = run.proc.wait(10)
+    # Killed by us when it died of SIGKILL: asking `poll()` right after the kill raced the kernel
+    # (a process already dead of the signal looked like one that had ended on its own).
+    run.killed = run.exit_code == -signal.SIGKILL
     _kill_tool_groups(run.pidfile)
     if run.proc.stdin is not None:
         try:

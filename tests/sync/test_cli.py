@@ -196,10 +196,11 @@ def test_slash_resume_fetches_a_teammates_session_too(alice: Cli, bob: Cli) -> N
     done = bob.run("--plain", input=f"/resume {sid[:18]}\n/exit\n")
     assert done.rc == 0, done.err
     assert "fetched session" in done.err and sid in done.out, (done.out, done.err)
-    new_sid = done.hint_id("out")
-    assert new_sid != sid
+    assert done.hint_id("err") == sid  # nothing was said after the resume: the hint names the conversation
     assert (bob.sessions_dir / sid / "messages.jsonl").read_bytes() == alice.transcript(sid).read_bytes()
-    assert bob.records(new_sid)[1]["type"] == "resume_marker"
+    copies = [s for s in bob.session_ids() if s != sid and len(bob.records(s)) > 1
+              and bob.records(s)[1]["type"] == "resume_marker"]
+    assert len(copies) == 1 and bob.records(copies[0])[1]["from_session_id"] == sid
 
 
 def test_team_sessions_for_the_picker(alice: Cli, bob: Cli, sync_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -37,6 +37,7 @@ def write_sessions_fast(store: SessionStore, count: int, *, base_ms: int = 1_780
         line += json.dumps({"type": "assistant", "session_id": sid, "input_tokens": i, "output_tokens": 1,
                             "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}}) + "\n"
         (d / "messages.jsonl").write_text(line)
+        os.chmod(d / "messages.jsonl", 0o600)  # as the recorder writes it: wider modes mark a session foreign
         meta = {"id": sid, "created_ms": created, "updated_ms": created + 500, "agent_version": "0.1.0",
                 "cwd": str(store.project_dir), "git_branch": None, "model": "m", "provider": "demo",
                 "first_prompt": f"prompt number {i}", "total_input_tokens": i, "total_output_tokens": 1,
