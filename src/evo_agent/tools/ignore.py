@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evo_agent.session.project import git_dir_of
+
 if TYPE_CHECKING:
     import pathspec
 
@@ -55,24 +57,14 @@ class IgnoreRules:
         self._exclude = _read_spec(self._git_dir() / "info" / "exclude") if self._git_dir() else None
 
     def _git_dir(self) -> Path | None:
-        dot_git = self.root / ".git"
-        if dot_git.is_dir():
-            return dot_git
-        try:
-            text = dot_git.read_text(encoding="utf-8", errors="replace")
+        target = git_dir_of(self.root)
+        if target is None or target == self.root / ".git":
+            return target
+        try:  # a linked worktree keeps info/exclude in the main .git (its `commondir`)
+            shared = Path((target / "commondir").read_text().strip())
+            return shared if shared.is_absolute() else (target / shared)
         except OSError:
-            return None
-        for line in text.splitlines():
-            if line.startswith("gitdir:"):
-                target = Path(line[len("gitdir:"):].strip())
-                target = target if target.is_absolute() else self.root / target
-                common = target / "commondir"  # a linked worktree keeps info/exclude in the main .git
-                try:
-                    shared = Path(common.read_text().strip())
-                    return shared if shared.is_absolute() else (target / shared)
-                except OSError:
-                    return target
-        return None
+            return target
 
     def _spec_of(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
         if rel_dir not in self._specs:
