@@ -92,7 +92,7 @@ def test_two_subagents_drawing_the_same_file_name_get_two_files(project, monkeyp
     import evo_agent.session.ids as ids
 
     draws = iter(["beef", "beef", "cafe"])  # the second child draws the first one's suffix
-    monkeypatch.setattr(ids.secrets, "token_hex", lambda n: next(draws))
+    monkeypatch.setattr(ids, "random_hex", lambda n: next(draws))
     monkeypatch.setattr(ids.time, "time", lambda: 1_780_000_000.0)
     rec = store_for(project).create(model="m", provider="demo")
     first = rec.start_subagent("explore", "toolu_1")

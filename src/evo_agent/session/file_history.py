@@ -12,10 +12,8 @@ Both records carry `tool_use_id`; readers that do not know them skip them (SPEC 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import secrets
 import stat
 import time
 from dataclasses import dataclass
@@ -32,6 +30,8 @@ BACKUP, WRITTEN = "file_backup", "file_written"
 
 def file_sha256(path: Path | str) -> str | None:
     """The hash of a regular file's bytes, or None when there is none (missing, a directory, unreadable)."""
+    import hashlib  # here, not at the top: start-up does not pay for it (SPEC §8)
+
     try:
         with open(path, "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
@@ -74,12 +74,14 @@ class FileHistory:
             return
         try:
             data = path.read_bytes()
-            name = f"{HISTORY_DIR}/{int(time.time() * 1000):013d}_{secrets.token_hex(2)}"
+            name = f"{HISTORY_DIR}/{int(time.time() * 1000):013d}_{os.urandom(2).hex()}"
             make_private_dir(self.session_dir / HISTORY_DIR)
             fd = os.open(self.session_dir / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                          FILE_MODE)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
+            import hashlib
+
             fields.update(backup=name, sha256=hashlib.sha256(data).hexdigest())
         except OSError as exc:
             fields.update(error=exc.strerror or str(exc))
@@ -152,7 +154,7 @@ def restore_change(change: FileChange) -> None:
             raise OSError(0, "the backup is not a regular file")
         data = f.read()
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.evo-restore-{secrets.token_hex(3)}")
+    tmp = target.with_name(f".{target.name}.evo-restore-{os.urandom(3).hex()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, change.mode if change.mode is not None else 0o644)
     try:
         with os.fdopen(fd, "wb") as f:

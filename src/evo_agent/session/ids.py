@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import time
 from pathlib import Path
 
@@ -35,9 +34,14 @@ class AmbiguousSessionId(SessionError):
     pass
 
 
+def random_hex(nbytes: int) -> str:
+    """`nbytes` random bytes as hex (what `secrets.token_hex` does, without importing hmac/hashlib at start-up)."""
+    return os.urandom(nbytes).hex()
+
+
 def new_session_id(now_ms: int | None = None) -> str:
     ms = int(time.time() * 1000) if now_ms is None else now_ms
-    return f"{ms:013d}_{secrets.token_hex(4)}"
+    return f"{ms:013d}_{random_hex(4)}"
 
 
 def is_session_id(text: object) -> bool:
@@ -88,4 +92,4 @@ def slug_agent_name(name: str) -> str:
 
 def sidechain_file_name(agent_name: str, now_ms: int | None = None) -> str:
     ms = int(time.time() * 1000) if now_ms is None else now_ms
-    return f"{ms:013d}_{slug_agent_name(agent_name)}_{secrets.token_hex(2)}.jsonl"
+    return f"{ms:013d}_{slug_agent_name(agent_name)}_{random_hex(2)}.jsonl"
