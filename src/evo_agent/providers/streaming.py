@@ -1,4 +1,4 @@
-"""Run an SDK's blocking stream in a worker thread so the caller can cancel it.
+"""Run a blocking HTTP stream in a worker thread so the caller can cancel it.
 
 A socket read can block for as long as the server likes; Ctrl+C and the
 cancel event must not. The worker puts `(kind, payload)` events on a queue;
@@ -15,7 +15,6 @@ import threading
 from typing import Any, Callable
 
 from .base import ProviderCancelled
-from .retries import reporting_to
 
 POLL_SECONDS = 0.05
 CONTINUE = object()  # what `handle` returns to keep reading events
@@ -29,12 +28,10 @@ def run_in_worker(
     *,
     cancel: threading.Event | None,
     thread_name: str,
-    on_retry: Callable[[str], None] | None = None,
 ) -> Any:
     """Run `work(put, stop, live)` in a daemon thread; return the first non-CONTINUE `handle` result.
 
-    An exception in `work` arrives as an ("error", exc) event. The SDK's retries (retries.py) arrive
-    as ("retry", text) events and go to `on_retry` in the caller's thread.
+    An exception in `work` arrives as an ("error", exc) event.
     """
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
@@ -42,8 +39,7 @@ def run_in_worker(
 
     def target() -> None:
         try:
-            with reporting_to(lambda text: events.put(("retry", text))):
-                work(events.put, stop, live)
+            work(events.put, stop, live)
         except BaseException as exc:  # handed to the caller's thread
             events.put(("error", exc))
 
@@ -56,10 +52,6 @@ def run_in_worker(
             try:
                 kind, payload = events.get(timeout=POLL_SECONDS)
             except queue.Empty:
-                continue
-            if kind == "retry":
-                if on_retry is not None:
-                    on_retry(payload)
                 continue
             result = handle(kind, payload)
             if result is not CONTINUE:

@@ -43,7 +43,7 @@ class TurnCallbacks(Protocol):
     # Optional: `on_nested_tool_start(parent_id, tool_id, name, input)` and
     # `on_nested_tool_end(parent_id, tool_id, result_text, is_error, duration)`: a subagent's tool calls
     # (agent/subagents.py NestedCallbacks), shown under the `task` call `parent_id`. Retries of the model
-    # call arrive as `on_notice` texts containing "retrying" (providers/retries.py); the app shows them
+    # call arrive as `on_notice` texts containing "retrying" (providers/http_client.py); the app shows them
     # in its activity line instead of printing them.
     #
     # Optional (issue #15): `on_approval(request: ApprovalRequest) -> ApprovalDecision`, from
