@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from evo_agent.session.search import record_texts, search_sessions
@@ -99,6 +99,8 @@ _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=4
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(prompts=st.lists(_text, min_size=1, max_size=5), pick=st.integers(0, 4), start=st.integers(0, 40),
        length=st.integers(2, 12))
+@example(prompts=["0\x7f"], pick=0, start=0, length=2)  # DEL: json escapes it, orjson writes it raw
+@example(prompts=["a\tb"], pick=0, start=0, length=3)  # a control character every encoder escapes
 def test_byte_test_finds_what_decoding_finds(tmp_path_factory, prompts, pick, start, length):
     project = tmp_path_factory.mktemp("p")
     store = store_for(project)

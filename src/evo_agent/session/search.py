@@ -100,10 +100,11 @@ class _Matcher:
             self.raw: tuple[bytes, ...] = ()
             return
         self._pattern = re.compile(re.escape(needle), re.IGNORECASE)
-        # The byte test looks for the needle's longest ASCII run as it appears inside a JSON string on
-        # disk (quotes and backslashes escaped), lowercased: both encoders write ASCII the same way,
-        # and bytes.lower() folds only ASCII, so non-ASCII letters are left to the confirming search.
-        run = max(re.findall(r"[\x00-\x7f]+", needle) or [""], key=len)
+        # The byte test looks for the needle's longest printable-ASCII run as it appears inside a JSON
+        # string on disk (quotes and backslashes escaped), lowercased. Encoders agree on printable
+        # ASCII but not on control characters (orjson writes DEL raw, json writes \u007f), and
+        # bytes.lower() folds only ASCII, so everything else is left to the confirming search.
+        run = max(re.findall(r"[\x20-\x7e]+", needle) or [""], key=len)
         self.raw = (json.dumps(run)[1:-1].encode("ascii").lower(),) if len(run.strip()) >= 2 else ()
         self.regex = not self.raw  # nothing to test cheaply: decode every record
 
