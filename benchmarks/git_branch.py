@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from evo_agent.session.project import git_branch_by_spawning, git_branch_of  # noqa: E402
+from evo_agent.session.project import git_branch_by_spawning, git_branch_of
 
 
 def _median_us(fn, arg, repeat: int) -> float:

@@ -15,8 +15,8 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from evo_agent.session.jsonio import decode
 from evo_agent.session.meta import META_NAME, SessionMeta, prompt_text
@@ -26,7 +26,7 @@ from evo_agent.session.writer import FILE_MODE
 # The repair before copy-on-write is kept verbatim once, in the tests (they check the library
 # against it); the repo root makes `tests` importable from this script.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.session.reference import reference_repair as repair_history_previous  # noqa: E402
+from tests.session.reference import reference_repair as repair_history_previous
 
 BLOCK = 1 << 20
 _NEEDLE = b'"compact_boundary"'

@@ -189,7 +189,7 @@ def run_child(spec: dict, timeout: float = 900) -> dict:
     """Run one measurement in a fresh interpreter; it prints one JSON line."""
     proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
                           capture_output=True, text=True, timeout=timeout)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"child {spec.get('kind')}/{spec.get('impl')} failed ({proc.returncode}): "
                            f"{(proc.stderr or proc.stdout).strip()[-2000:]}")
@@ -453,6 +453,7 @@ def _lg_checkpoint(step: int, messages: list) -> dict:
 
 def append_langgraph(workdir: Path, n: int, k: int, length: int) -> float:
     import sqlite3
+
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.sqlite import SqliteSaver
     conn = sqlite3.connect(str(workdir / "langgraph.db"), check_same_thread=False)
@@ -481,8 +482,9 @@ def bench_meta_writer(scratch: Path, rounds: int = 7, calls: int = 500) -> dict:
     """`write_meta` alone, current against previous, on tmpfs where there is one: the Python side of a checkpoint
     without the filesystem's rename (which dominates on ext4 and varies with other I/O)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from evo_agent.session.meta import SessionMeta, write_meta
     from previous import write_meta_previous
+
+    from evo_agent.session.meta import SessionMeta, write_meta
     base = Path("/dev/shm") if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK) else scratch
     meta = SessionMeta(id="1780227556183_b525857d", created_ms=1780227556183, updated_ms=1780227559000,
                        agent_version="0.1.0", cwd="/home/dev/projects/evo-agent", git_branch="main",
@@ -759,6 +761,7 @@ def build_peer_store(peer: str, info: dict, db: Path) -> dict:
         asyncio.run(fill())
     else:
         import sqlite3
+
         from langgraph.checkpoint.sqlite import SqliteSaver
         conn = sqlite3.connect(str(db), check_same_thread=False)
         limit = conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
@@ -819,7 +822,7 @@ def session_template(scratch: Path) -> tuple[list[dict], dict]:
         rec.assistant({"role": "assistant", "content": [{"type": "text", "text": "Fixed."}]},
                       input_tokens=1500, output_tokens=300)
         rec.checkpoint()
-        records = [decode(l) for l in rec.path.read_bytes().splitlines()]
+        records = [decode(line) for line in rec.path.read_bytes().splitlines()]
         meta = decode((rec.session_dir / "meta.json").read_bytes())
     return records, meta
 
@@ -1031,8 +1034,9 @@ def child_main(spec: dict) -> None:
                            skipped_lines=loaded.skipped_lines, repairs=loaded.repairs)
         elif impl == "verify":
             sys.path.insert(0, str(Path(__file__).resolve().parent))
-            from evo_agent.session import load_for_resume
             from previous import load_for_resume_previous
+
+            from evo_agent.session import load_for_resume
 
             def work():
                 a, b = load_for_resume(Path(path)), load_for_resume_previous(Path(path))
@@ -1070,6 +1074,7 @@ def child_main(spec: dict) -> None:
                     session.close()
         elif impl == "langgraph":
             import sqlite3
+
             from langgraph.checkpoint.sqlite import SqliteSaver
 
             def work():
@@ -1104,8 +1109,8 @@ def child_main(spec: dict) -> None:
                            ids=[r.id for r in rows])
         elif impl == "picker":
             t_import = time.perf_counter()
-            from evo_agent.session import SessionStore
             import evo_agent.ui.picker  # noqa: F401 - light: prompt_toolkit comes inside the clock
+            from evo_agent.session import SessionStore
             out["import_s"] = time.perf_counter() - t_import
             work = picker_first_paint(project, out, SessionStore)
         else:
@@ -1253,7 +1258,7 @@ def bench_list(counts: list[int], repeats: int, cache: Path, scratch: Path) -> d
             if state == "stale-again":
                 run_child({"kind": "list", "impl": "evo", "project": str(project)})  # the first listing writes back
 
-            def prepare(damage=state == "stale-first") -> None:
+            def prepare(damage=state == "stale-first", project=project) -> None:
                 if damage:
                     redamage(project)
                 os.sync()  # no dirty metas from the last run or the re-damage left to flush during the next
@@ -1413,7 +1418,6 @@ def verdicts(app: dict | None, res: dict | None, lst: dict | None, full_sizes: b
         note = "" if n == 10000 else f" (at {n:,} sessions: 10,000 only in the quick and full runs)"
         fresh, first, again = at["fresh"], at["stale-first"], at["stale-again"]
         worst = max(r["evo_newest"]["wall_s"] for r in at.values())
-        worst_run = max(r["evo_newest"].get("wall_max", r["evo_newest"]["wall_s"]) for r in at.values())
         why = (f"The first screen is `SessionStore.newest(30)`: one scandir and one stat per session "
                f"(the transcript's mtime), a sort, then meta.json for only as many sessions as can still beat "
                f"the 30th row (a record is stamped before it is appended, so a session's last update is never "
@@ -1606,7 +1610,7 @@ def render(mode: str, info: dict, peers: dict, app: dict | None, res: dict | Non
         for row in lst["rows"]:
             e, m, s_ = row["evo"], row["evo_newest"], row["seed"]
             pk = row.get("picker")
-            ratio = lambda r: f"({r['wall_s'] / e['wall_s']:,.2f}×)"  # noqa: E731
+            ratio = lambda r, e=e: f"({r['wall_s'] / e['wall_s']:,.2f}×)"  # noqa: E731
             add(f"| {row['sessions']:,} | {label[row['state']]} | {fmt_ms(m['wall_s'])} {ratio(m)} | "
                 + (f"{fmt_ms(pk['wall_s'])} {ratio(pk)} | {fmt_ms(pk['all_s'])} | " if pk else "— | — | ")
                 + f"{fmt_ms(e['wall_s'])}, +{fmt_mib(e['rss_growth'])} | "

@@ -28,8 +28,7 @@ sys.path.insert(0, str(ROOT / "src"))  # measure this work tree, installed or no
 from evo_agent.session import SessionStore  # noqa: E402
 from evo_agent.session.search import search_sessions  # noqa: E402
 
-WORDS = ("def class return import self value result error retry upload test assert config path file "
-         "request response session token model agent tool output line print status branch commit").split()
+WORDS = ["def", "class", "return", "import", "self", "value", "result", "error", "retry", "upload", "test", "assert", "config", "path", "file", "request", "response", "session", "token", "model", "agent", "tool", "output", "line", "print", "status", "branch", "commit"]
 
 
 def _text(rng: random.Random, n_words: int) -> str:

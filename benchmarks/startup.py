@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -218,8 +218,8 @@ def run_once(cmd: list[str], env: dict, cwd: Path, fake: Fake, timeout: float) -
 def measure_rss(cmd: list[str], env: dict, cwd: Path, timeout: float) -> float | None:
     """Peak RSS (MiB) of one run, read by a throwaway Python that spawns it (ru_maxrss of its child)."""
     code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, "
-            "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=%r); "
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)" % timeout)
+            f"stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout={timeout!r}); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
     try:
         proc = subprocess.run([sys.executable, "-c", code, *cmd], env=env, cwd=cwd, capture_output=True,
                               text=True, timeout=timeout + 10)
@@ -333,7 +333,7 @@ def _version(exe: Path) -> str:
         return "?"
 
 
-TZ = timezone.utc
+TZ = UTC
 
 
 def _iso(t: datetime) -> str:
@@ -556,14 +556,14 @@ def main(argv: list[str] | None = None) -> int:
                     try:
                         print(f"preparing {cls.name} ({size // MiB} MiB transcript) ...", file=sys.stderr)
                         programs.append(cls(bin_dir, work, fake, size))
-                    except Exception as exc:  # noqa: BLE001 - a peer that cannot run is a row, not a crash
+                    except Exception as exc:
                         peer_rows[cls.name] = f"could not run: {exc}"
         results: dict[tuple[str, str], list[dict]] = {}
         for scenario in ("new", "resume"):
             for i in range(args.runs):
                 for program in programs:
                     cmd = program.new_cmd() if scenario == "new" else program.resume_cmd()
-                    cwd = getattr(program, "project")
+                    cwd = program.project
                     print(f"{scenario} {i + 1}/{args.runs} {program.name} ...", file=sys.stderr)
                     results.setdefault((program.name, scenario), []).append(
                         run_once(cmd, program.env(), cwd, fake, 300))

@@ -36,9 +36,8 @@ from evo_agent.session import SessionStore  # noqa: E402
 from evo_agent.sync.db import connect  # noqa: E402
 from evo_agent.sync.identity import project_identity  # noqa: E402
 from evo_agent.sync.push import push_session  # noqa: E402
-from tests.sync.pgcluster import PgCluster, find_bin_dir  # noqa: E402
-
 from tests.conftest import make_git_project  # noqa: E402
+from tests.sync.pgcluster import PgCluster, find_bin_dir  # noqa: E402
 
 
 def quiet(line: str) -> None:
@@ -132,9 +131,9 @@ def bench_turn_path(url: str, project: Path, turns: int) -> list[tuple[str, str,
 
 
 def bench_resume(url: str, tmp: Path) -> list[tuple[str, str, str]]:
-    from evo_agent.sync.hooks import RemoteAwareStore
-
     import subprocess
+
+    from evo_agent.sync.hooks import RemoteAwareStore
 
     (tmp / "source-parent").mkdir()
     source = make_git_project(tmp / "source-parent")

@@ -41,13 +41,13 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tests.api_rules import InvalidConversation, check_request
-
 
 # --------------------------------------------------------------------------- script items
 
@@ -261,7 +261,7 @@ class _Gone(Exception):
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
-    fake: "FakeModelServer"
+    fake: FakeModelServer
 
 
 class FakeModelServer:
@@ -283,7 +283,7 @@ class FakeModelServer:
         self._thread: threading.Thread | None = None
 
     # ---- lifecycle
-    def start(self) -> "FakeModelServer":
+    def start(self) -> FakeModelServer:
         httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
         httpd.fake = self
         self._httpd = httpd
@@ -298,7 +298,7 @@ class FakeModelServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "FakeModelServer":
+    def __enter__(self) -> FakeModelServer:
         return self.start() if self._httpd is None else self
 
     def __exit__(self, *exc) -> None:
@@ -328,7 +328,7 @@ class FakeModelServer:
         return env
 
     # ---- scripting
-    def script(self, *items: Any) -> "FakeModelServer":
+    def script(self, *items: Any) -> FakeModelServer:
         with self._lock:
             self._script.extend(items)
         return self

@@ -59,9 +59,10 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -386,7 +387,7 @@ class _Gone(Exception):
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
-    fake: "FakeOpenAIServer"
+    fake: FakeOpenAIServer
 
 
 class FakeOpenAIServer:
@@ -415,7 +416,7 @@ class FakeOpenAIServer:
         self._httpd: _HTTPServer | None = None
 
     # ---- lifecycle
-    def start(self) -> "FakeOpenAIServer":
+    def start(self) -> FakeOpenAIServer:
         httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
         httpd.fake = self
         self._httpd = httpd
@@ -429,7 +430,7 @@ class FakeOpenAIServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:
         return self.start() if self._httpd is None else self
 
     def __exit__(self, *exc: object) -> None:
@@ -455,7 +456,7 @@ class FakeOpenAIServer:
         return env
 
     # ---- scripting and inspection
-    def script(self, *items: Any) -> "FakeOpenAIServer":
+    def script(self, *items: Any) -> FakeOpenAIServer:
         with self._lock:
             self._script.extend(items)
         return self

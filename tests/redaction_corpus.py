@@ -21,7 +21,6 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
-
 from re import _constants as C  # noqa: N812 - the parser's opcodes
 from re import _parser
 

@@ -37,7 +37,7 @@ def test_hostile_or_unknown_ids_are_refused_before_anything_is_created(cli, mode
 def test_an_ambiguous_prefix_names_the_candidates(cli, model_server):
     a = seed_session(cli.project, ("one", "1"))
     b = seed_session(cli.project, ("two", "2"))
-    prefix = os.path.commonprefix([a, b])
+    prefix = os.path.commonprefix([a, b])  # noqa: RUF071 — ids, not paths
     before = tree(cli.project)
     result = cli.run("--resume", prefix, "-p", "hi")
     assert_one_line_error(result, rc=1)

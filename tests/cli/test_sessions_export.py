@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from evo_agent.cli.sessions.common import terminal_safe
 from evo_agent.cli.sessions.model import load_session
 from evo_agent.cli.sessions.render_html import render_html
 from evo_agent.cli.sessions.render_md import render_markdown
+from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionStore
 from tests.cli.sessions_helpers import HOSTILE, rich_session
 

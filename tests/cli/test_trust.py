@@ -334,7 +334,7 @@ def _on_a_terminal(cli: Cli, *args: str, answers: list[tuple[bytes, bytes]]) -> 
 
 def test_at_a_terminal_resuming_a_planted_session_asks_first(clone_cli, model_server):
     cli = clone_cli("planted")
-    question = "recorded elsewhere: tracked by git".encode()
+    question = b"recorded elsewhere: tracked by git"
     rc, screen = _on_a_terminal(cli, "--plain", "--resume", PLANTED, answers=[(question, b"n\r")])
     assert rc == 1 and "resume anyway? [y/N]" in screen and f"session {PLANTED} not resumed" in screen, screen
     assert "Resume this session" not in screen and len(cli.session_ids()) == 1

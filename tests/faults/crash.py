@@ -32,12 +32,12 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from evo_agent.session import INTERRUPTED_TEXT, load_for_resume, summary_message
 from evo_agent.agent import summary_request
+from evo_agent.session import INTERRUPTED_TEXT, load_for_resume, summary_message
 from tests.api_rules import check_request
 from tests.cli.conftest import COMMAND, clean_env
 from tests.fake_model_server import FakeModelServer, hang, text, tool_use
@@ -71,21 +71,21 @@ class Moment:
 
     name: str
     mode: str  # "print" or "repl"
-    script: Callable[["Run"], list]
-    arrived: Callable[["Run"], bool]
+    script: Callable[[Run], list]
+    arrived: Callable[[Run], bool]
     jitter: tuple[float, float] = (0.0, 0.0)
-    prompts: Callable[["Run"], list[str]] = lambda run: [f"question {run.label}"]
+    prompts: Callable[[Run], list[str]] = lambda run: [f"question {run.label}"]
     env: dict = field(default_factory=dict)
     weight: int = 1
     needs_request: bool = True  # False: the kill may come before any request (no fidelity check then)
 
 
-def _bash(run: "Run", command: str) -> dict:
+def _bash(run: Run, command: str) -> dict:
     """A bash tool call whose shell leaves its pid where the harness can clean it up."""
     return tool_use("bash", {"command": f"echo $$ >> {run.pidfile}; {command}"})
 
 
-def _tool_started(run: "Run") -> bool:
+def _tool_started(run: Run) -> bool:
     return run.pidfile.exists() and run.pidfile.read_text().strip() != ""
 
 
@@ -513,7 +513,7 @@ def run_chain(chain: int, links: int, seed: int, workdir: Path, project: Path, h
             tally.failures.append(f"{exc} [EVO_AGENT_FAULT_SEED={seed}]")
             tally.add(records_lost=exc.lost)
             history = None
-        except Exception as exc:  # noqa: BLE001 - report, do not lose the other chains' figures
+        except Exception as exc:
             tally.failures.append(f"{run.describe()}: {type(exc).__name__}: {exc} [EVO_AGENT_FAULT_SEED={seed}]")
             history = None
         finally:

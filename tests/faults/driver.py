@@ -83,7 +83,7 @@ class Repl:
                 pass
             self.proc.wait(10)
 
-    def __enter__(self) -> "Repl":
+    def __enter__(self) -> Repl:
         return self
 
     def __exit__(self, *exc) -> None:

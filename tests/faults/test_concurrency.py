@@ -125,7 +125,7 @@ def test_parallel_subagents_and_the_main_loop_write_at_once_without_a_torn_line(
         def run(*args):
             try:
                 fn(*args)
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
+            except BaseException as exc:
                 errors.append(exc)
         return run
 

@@ -57,4 +57,4 @@ def test_the_help_text_names_every_provider():
     from evo_agent.providers import provider_names
 
     names = provider_names()
-    assert PROVIDER_CHOICES == ", ".join(names[:-1]) + " or " + names[-1]
+    assert ", ".join(names[:-1]) + " or " + names[-1] == PROVIDER_CHOICES

@@ -9,6 +9,7 @@ import urllib.request
 import anthropic
 import pytest
 
+from tests.api_rules import InvalidConversation
 from tests.fake_model_server import (
     FakeModelServer,
     default_input_tokens,
@@ -19,7 +20,6 @@ from tests.fake_model_server import (
     tool_use,
     validate_request,
 )
-from tests.api_rules import InvalidConversation
 
 TOOLS = [{"name": "bash", "description": "run", "input_schema": {"type": "object", "properties": {}}}]
 USER = {"role": "user", "content": "hi"}

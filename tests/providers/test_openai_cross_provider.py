@@ -8,7 +8,9 @@ import pytest
 from evo_agent.providers.anthropic_provider import AnthropicProvider
 from evo_agent.providers.openai_provider import OpenAIProvider, invalid_arguments_message
 from tests.api_rules import check_request
-from tests.fake_model_server import reply as a_reply, text as a_text, thinking, tool_use
+from tests.fake_model_server import reply as a_reply
+from tests.fake_model_server import text as a_text
+from tests.fake_model_server import thinking, tool_use
 from tests.fake_openai_server import openai_server, reasoning, reply, tool_call  # noqa: F401 - fixture
 
 TOOLS = [

@@ -8,9 +8,8 @@ repair, one backward pass in blocks) must return exactly what these return.
 
 from __future__ import annotations
 
-from evo_agent.session.meta import decode_lenient as decode
-
 from evo_agent.session import INTERRUPTED_TEXT, summary_message
+from evo_agent.session.meta import decode_lenient as decode
 from evo_agent.session.meta import prompt_text
 
 

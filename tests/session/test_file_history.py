@@ -11,7 +11,6 @@ from pathlib import Path
 
 from evo_agent.session import file_history as fh
 from evo_agent.session.file_history import FileHistory, collect_changes, restore_change
-
 from tests.helpers import wait_for
 
 

@@ -7,7 +7,6 @@ import threading
 import time
 
 import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -327,10 +326,18 @@ def test_property_newest_and_latest_agree_with_the_full_list(tmp_path_factory, s
     assert (store.latest().id if full else None) == (full[0].id if full else None)
 
 
+def _after_this_millisecond(session):
+    """The session, once the clock has left the millisecond it ended in: no two then share a time."""
+    ended = int(time.time() * 1000)
+    while int(time.time() * 1000) <= ended:
+        time.sleep(0.0005)
+    return session
+
+
 def test_newest_reads_only_the_metas_it_needs(project, monkeypatch):
     import evo_agent.session.store as store_mod
     store = store_for(project)
-    recs = [_session(store, [f"p{i}"]) for i in range(12)]
+    recs = [_after_this_millisecond(_session(store, [f"p{i}"])) for i in range(12)]
     for rec in recs:
         _stamp(rec, store.info(rec.id).meta.updated_ms)
     monkeypatch.setattr(store_mod, "MTIME_SLACK_MS", 0)  # these sessions are milliseconds apart

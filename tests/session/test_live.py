@@ -26,9 +26,8 @@ def test_the_store_locks_the_session_it_writes_and_releases_it_for_the_next(tmp_
     second = store.create(model="m", provider="demo")  # /clear or /resume: one live session per process
     assert probe_elsewhere(first.session_dir) == "False None"
     assert probe_elsewhere(second.session_dir) == f"True {os.getpid()}"
-    with pytest.raises(SessionInUse) as caught:
-        with held_for_removal(second.session_dir):
-            pass
+    with pytest.raises(SessionInUse) as caught, held_for_removal(second.session_dir):
+        pass
     assert caught.value.liveness.describe(second.session_id).endswith(f"running evo-agent (pid {os.getpid()})")
     store.release()
     assert probe_elsewhere(second.session_dir) == "False None"

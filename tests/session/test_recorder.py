@@ -11,7 +11,6 @@ import threading
 import pytest
 
 from evo_agent.session import SessionStore, load_for_resume
-
 from tests.helpers import fill_disk, mount_tmpfs, needs_root, remount, unmount
 
 from .helpers import assistant_tools, lines_of, store_for, tool_results, user_text

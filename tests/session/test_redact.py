@@ -136,7 +136,7 @@ def test_every_generated_secret_is_masked_with_its_kind(case):
             assert secret not in out, (kind, secret, out)
         labels = set(MASK_RE.findall(out))
         # A cut key block also takes the base64-looking lines after it, whatever they are.
-        assert f"[REDACTED:{kind}]" in labels or "[REDACTED:private-key]" in labels or kind == "secret" and labels, (
+        assert f"[REDACTED:{kind}]" in labels or "[REDACTED:private-key]" in labels or (kind == "secret" and labels), (
             kind, out)
     assert redact_text(out) == out  # idempotent
 

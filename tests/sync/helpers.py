@@ -9,7 +9,6 @@ from pathlib import Path
 
 from evo_agent.session import SessionStore
 from evo_agent.sync.identity import Identity, project_identity
-
 from tests.conftest import make_git_project
 
 

@@ -61,7 +61,7 @@ class PgCluster:
     def _run(self, *args: str) -> None:
         subprocess.run([*self.as_user, *args], check=True, capture_output=True, cwd=self.root, timeout=120)
 
-    def init(self) -> "PgCluster":
+    def init(self) -> PgCluster:
         pwfile = self.root / "pw"
         pwfile.write_text(PASSWORD + "\n")
         if self.as_user:
@@ -72,7 +72,7 @@ class PgCluster:
         pwfile.unlink()
         return self
 
-    def start(self) -> "PgCluster":
+    def start(self) -> PgCluster:
         options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
                    "-c max_connections=60")
         self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options,

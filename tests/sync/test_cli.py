@@ -150,7 +150,7 @@ def test_a_store_that_cannot_be_used_is_one_line(tmp_path: Path, pg_cluster, url
         if args[1] != "show":
             assert expected in done.err, done.err
     run = frank.run("-p", "the agent does not care")
-    assert run.rc == 0 and "the agent does not care" in run.out or run.out, run.err
+    assert (run.rc == 0 and "the agent does not care" in run.out) or run.out, run.err
     assert "Traceback" not in run.err and "wrong-pw" not in run.err
     assert run.hint_id()  # the exit hint is still the last line
     assert len([line for line in run.err_lines if "team store" in line or "SYNC_URL" in line]) == 1, run.err

@@ -12,7 +12,6 @@ from evo_agent.sync.db import StoreUnavailable, connect
 from evo_agent.sync.push import push_session, read_hint
 from evo_agent.sync.remote import fetch_session, list_remote
 from evo_agent.sync.schema import MIGRATIONS
-
 from tests.cli.sessions_helpers import rich_session
 
 from .helpers import (
@@ -112,7 +111,7 @@ def test_two_pushers_at_once_while_the_agent_writes(sync_url: str, project: Path
                 while writing.is_set():
                     push_session(conn, identity, store, rec.session_id)
                 push_session(conn, identity, store, rec.session_id)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=pusher) for _ in range(2)]

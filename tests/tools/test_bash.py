@@ -11,7 +11,7 @@ from evo_agent.tools import BASIC_TOOLS, ToolContext, run_tool
 from evo_agent.tools.bash import MAX_OUTPUT_CHARS
 
 
-def bash(ctx: ToolContext, command: str, **extra) -> "object":
+def bash(ctx: ToolContext, command: str, **extra) -> object:
     return run_tool(BASIC_TOOLS, "bash", {"command": command, **extra}, ctx)
 
 

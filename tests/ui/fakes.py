@@ -46,10 +46,9 @@ class FakeAgent:
         if self.gate is not None:
             while not (self.gate.wait(0.02) or cancel.is_set()):
                 pass
-        if self.block:
-            if cancel.wait(10):
-                self.cancelled.set()
-                return
+        if self.block and cancel.wait(10):
+            self.cancelled.set()
+            return
         self.total_tokens += 100
 
     def resume(self, session_id: str) -> None:

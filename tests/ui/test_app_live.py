@@ -11,7 +11,7 @@ from tests.agent.helpers import make_agent, records, server_provider
 from tests.api_rules import check_request
 from tests.fake_model_server import hang, reply, text, thinking, tool_use
 
-from .test_app import ENTER, ESC, CTRL_C, running
+from .test_app import CTRL_C, ENTER, ESC, running
 
 
 async def test_a_streamed_turn_with_a_tool_is_printed_and_recorded_the_same(project, model_server):

@@ -20,11 +20,21 @@ from prompt_toolkit.output.vt100 import Vt100_Output
 
 from evo_agent.session import SessionInfo, SessionMeta, SessionStore
 from evo_agent.ui import picker
-from evo_agent.ui.picker_view import PickerView
 from evo_agent.ui.picker import (
-    cell_len, filter_rows, format_row, format_tokens, format_updated, header_row, pick_session, plan_heights,
-    read_last_exchange, run_picker, truncate_cells, wrap_cells,
+    cell_len,
+    filter_rows,
+    format_row,
+    format_tokens,
+    format_updated,
+    header_row,
+    pick_session,
+    plan_heights,
+    read_last_exchange,
+    run_picker,
+    truncate_cells,
+    wrap_cells,
 )
+from evo_agent.ui.picker_view import PickerView
 
 from .conftest import write_sessions_fast
 from .picker_helpers import BASE_MS, DAY_MS, plant, three_out_of_order

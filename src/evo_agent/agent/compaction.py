@@ -18,7 +18,7 @@ Two mechanisms keep a long conversation inside the model's context:
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 SUMMARY_MAX_TOKENS = 4096
 
@@ -126,7 +126,8 @@ def flatten_conversation(messages: list[dict]) -> str:
     if len(text) > SUMMARY_INPUT_CHARS:
         tail = SUMMARY_INPUT_CHARS - SUMMARY_INPUT_HEAD_CHARS
         omitted = len(text) - SUMMARY_INPUT_CHARS
-        text = f"{text[:SUMMARY_INPUT_HEAD_CHARS]}\n\n[… {omitted:,} characters of the middle of the conversation omitted …]\n\n{text[-tail:]}"
+        gap = f"[… {omitted:,} characters of the middle of the conversation omitted …]"
+        text = f"{text[:SUMMARY_INPUT_HEAD_CHARS]}\n\n{gap}\n\n{text[-tail:]}"
     return text
 
 

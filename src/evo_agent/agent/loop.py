@@ -57,9 +57,10 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from evo_agent.providers.base import Provider, ProviderCancelled, ProviderError, StreamCallbacks
 from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, clean_name, summary_message
@@ -75,8 +76,8 @@ from .compaction import (
     micro_compact,
     summary_request,
 )
-from .pricing import PRICES_AS_OF, cost_usd, format_usd
 from .permissions import INTERNAL_TOOLS, Asker, GateResult, PermissionGate, Policy
+from .pricing import PRICES_AS_OF, cost_usd, format_usd
 from .prompt import build_system_prompt
 from .subagents import task_tool
 from .usage_chain import chain_usage
@@ -145,7 +146,7 @@ class Usage:
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
@@ -253,7 +254,7 @@ class Agent:
         compact_threshold: int | None = None,
         compact_count: int = 0,
         allow_subagents: bool = True,
-        usage: "Usage | None" = None,
+        usage: Usage | None = None,
         file_history: FileHistory | None = None,
         permissions: PermissionGate | None = None,
         agent_label: str = "",
@@ -286,7 +287,7 @@ class Agent:
         self._usage_lock = threading.Lock()  # parallel subagents add their usage here
         # Called with the agent after each turn, its records on disk (e.g. the team store's push).
         # They run on the turn's thread: each must return at once and never raise.
-        self.turn_listeners: list[Callable[["Agent"], None]] = []
+        self.turn_listeners: list[Callable[[Agent], None]] = []
         # Who may run what: shared with subagents, so their approvals queue on one lock.
         self.permissions = permissions or PermissionGate(Policy(self.project_dir))
         self.agent_label = agent_label  # "" for the main agent; a subagent's name labels its requests

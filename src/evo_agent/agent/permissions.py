@@ -27,9 +27,10 @@ import difflib
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 from evo_agent.tools.confine import (

@@ -7,9 +7,9 @@ so it may mention the date and the platform without hurting resume fidelity.
 from __future__ import annotations
 
 import platform
+from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
-from typing import Iterable
 
 SYSTEM_TEMPLATE = """\
 You are evo-agent, a coding agent that works in a terminal on the user's project.

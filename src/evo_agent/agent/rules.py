@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 KINDS = ("Bash", "Edit", "Read")
-TOOL_KINDS = {"bash": "Bash", "write_file": "Edit", "edit_file": "Edit", "read_file": "Read", "glob": "Read", "grep": "Read"}
+TOOL_KINDS = {"bash": "Bash", "write_file": "Edit", "edit_file": "Edit",
+              "read_file": "Read", "glob": "Read", "grep": "Read"}
 _RULE_RE = re.compile(r"\A(Bash|Edit|Read)(?:\((.*)\))?\Z", re.DOTALL)
 _NOT_SIMPLE = re.compile(r"[;&|<>$`\n\r(){}\\]")
 
@@ -36,7 +37,7 @@ class Rule:
     spec: str | None  # None: the bare kind
 
     @classmethod
-    def parse(cls, text: str) -> "Rule":
+    def parse(cls, text: str) -> Rule:
         m = _RULE_RE.match(text.strip())
         if not m:
             raise RuleError(f"bad permission rule {text.strip()[:60]!r}: expected Bash(cmd), Bash(prefix:*), "

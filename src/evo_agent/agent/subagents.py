@@ -11,7 +11,7 @@ tool_result; a child that fails or is interrupted still gets its
 
 from __future__ import annotations
 
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evo_agent.providers import ProviderError
 from evo_agent.tools import Tool, ToolContext, ToolResult
@@ -45,7 +45,7 @@ one final answer: a complete, self-contained report of what you found or did (pa
 That answer is all the other agent will see of your work; it cannot answer questions back."""
 
 
-def run_subagent(parent: "Agent", tool_input: dict, ctx: ToolContext) -> ToolResult:
+def run_subagent(parent: Agent, tool_input: dict, ctx: ToolContext) -> ToolResult:
     """Run one `task` call to completion; never raises."""
     from .loop import Agent  # the child is an Agent too
 
@@ -103,7 +103,7 @@ class NestedCallbacks:
         raise AttributeError(name)
 
 
-def _run_child(child: "Agent", prompt: str, ctx: ToolContext, prompt_id: str | None,
+def _run_child(child: Agent, prompt: str, ctx: ToolContext, prompt_id: str | None,
                callbacks: Any = None) -> tuple[str, bool]:
     """(final text, is_error) of the child's run."""
     try:
@@ -122,7 +122,7 @@ def _run_child(child: "Agent", prompt: str, ctx: ToolContext, prompt_id: str | N
     return text or "(the subagent finished without a final answer)", False
 
 
-def task_tool(agent: "Agent") -> Tool:
+def task_tool(agent: Agent) -> Tool:
     return Tool("task", TASK_DESCRIPTION, TASK_SCHEMA, lambda tool_input, ctx: run_subagent(agent, tool_input, ctx))
 
 

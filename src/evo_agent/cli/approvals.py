@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
@@ -70,7 +70,8 @@ class ReplApprovals:
         offers_rule = bool(request.rule)
         choices = "y yes · n no (n REASON tells the model why)"
         if offers_rule:
-            choices += f" · a always this session · p always in this project [{terminal_safe(request.rule, keep_newlines=False)}]"
+            rule = terminal_safe(request.rule, keep_newlines=False)
+            choices += f" · a always this session · p always in this project [{rule}]"
         self.console.line(f"  {choices}")
         while True:
             self.signals.asking = True

@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from evo_agent import __version__
 
@@ -67,7 +67,8 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     """The command line. `sessions=False`: the agent's options plus a positional PROMPT (see parse_arguments)."""
     from .help_text import OUTPUT_FORMATS, epilog
 
-    parser = (_Parser if sessions else _Probe)(prog="evo-agent", usage=USAGE, description=DESCRIPTION, epilog=epilog(), add_help=sessions,
+    parser = (_Parser if sessions else _Probe)(prog="evo-agent", usage=USAGE, description=DESCRIPTION,
+                                               epilog=epilog(), add_help=sessions,
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      allow_abbrev=sessions)  # the probe must not read `sessions list --all` as --allowed-tools
     parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", nargs="?", const="",
@@ -334,13 +335,12 @@ def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: st
 def _agent(args: argparse.Namespace) -> int:
     from evo_agent.agent import Agent, default_compact_threshold, history_exceeds
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
-
     from evo_agent.safe_text import terminal_safe
 
     from .repl import Repl, restored_view, resumed_line
-    from .trust import allow_foreign, live_note
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
     from .sessions.listing import pick_session
+    from .trust import allow_foreign, live_note
 
     print_mode = args.print_prompt is not None
     _check_mode_arguments(args, print_mode)
@@ -531,7 +531,10 @@ def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:
 
 
 def print_prompt_text(args: argparse.Namespace, piped) -> str:  # noqa: ANN001 - a text stream or None
-    """-p's prompt: its value and/or the positional PROMPT, then what was piped into stdin (`cat log | evo-agent -p`)."""
+    """-p's prompt: its value and/or the positional PROMPT, then what was piped into stdin.
+
+    As in `cat log | evo-agent -p "what failed?"`.
+    """
     parts = [p for p in (args.print_prompt, args.prompt) if p]
     if piped is not None:
         try:

@@ -7,7 +7,8 @@ input: one prompt or command per line). Slash commands never reach the model.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from evo_agent import __version__
 from evo_agent.agent import Agent
@@ -146,7 +147,10 @@ class Repl:
 
     # ---- the loop
     def run(self, initial_prompt: str | None = None) -> int:
-        """Returns the exit code; the caller prints the exit hint. `initial_prompt` (`evo-agent "PROMPT"`) runs first."""
+        """Returns the exit code; the caller prints the exit hint.
+
+        `initial_prompt` (`evo-agent "PROMPT"`) runs first.
+        """
         if self.tty:
             try:
                 import readline  # noqa: F401 - line editing and history for input()

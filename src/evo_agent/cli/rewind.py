@@ -6,7 +6,7 @@ command) changed after evo-agent last wrote it is left alone unless the user say
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionStore

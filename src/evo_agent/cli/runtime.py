@@ -22,9 +22,10 @@ import shlex
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from evo_agent.agent import Agent, CompactionFailed
 from evo_agent.providers import ProviderError

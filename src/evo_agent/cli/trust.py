@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionStore, probe_live

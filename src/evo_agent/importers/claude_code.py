@@ -27,8 +27,8 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from .model import Compaction, ImportedSession, Message, Subagent
 

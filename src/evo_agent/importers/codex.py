@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .claude_code import _Builder
 from .model import Compaction, ImportedSession
@@ -43,7 +43,8 @@ def _meta(path: Path) -> dict:
                     line = json.loads(raw)
                 except ValueError:
                     continue
-                if isinstance(line, dict) and line.get("type") == "session_meta" and isinstance(line.get("payload"), dict):
+                if (isinstance(line, dict) and line.get("type") == "session_meta"
+                        and isinstance(line.get("payload"), dict)):
                     return line["payload"]
     except OSError:
         pass
@@ -151,7 +152,8 @@ def _first_model(path: Path, look: int = 400) -> str | None:
                 except ValueError:
                     continue
                 payload = line.get("payload") if isinstance(line, dict) else None
-                if line.get("type") == "turn_context" and isinstance(payload, dict) and isinstance(payload.get("model"), str):
+                if (line.get("type") == "turn_context" and isinstance(payload, dict)
+                        and isinstance(payload.get("model"), str)):
                     return payload["model"]
     except OSError:
         pass
@@ -188,7 +190,8 @@ def _events(path: Path, imported: ImportedSession) -> Iterator:
                 last = next((m for m in reversed(builder.messages) if m.message["role"] == "assistant"), None)
                 if last is not None and isinstance(usage.get("input_tokens"), int):
                     last.tokens["input_tokens"] = last.tokens.get("input_tokens", 0) + usage["input_tokens"]
-                    last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + int(usage.get("output_tokens") or 0)
+                    output = int(usage.get("output_tokens") or 0)
+                    last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + output
             elif ltype not in _QUIET:
                 imported.skipped[str(ltype)] += 1
             yield from (m for m in builder.finished() if m.message["content"])

@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from evo_agent.session import SessionStore, first_records
 

@@ -10,7 +10,7 @@ Provider modules are imported lazily: the demo provider never pays for importing
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from .base import ModelResponse, Provider, ProviderCancelled, ProviderError, StreamCallbacks
 

@@ -258,7 +258,8 @@ class AnthropicProvider:
         except StreamEventError as exc:
             raise ProviderError(status_line(self.label, None, exc.kind, exc.message)) from None
         except ValueError as exc:
-            raise ProviderError(f"the Anthropic API at {self.base_url} sent an event that could not be read: {exc}") from None
+            raise ProviderError(
+                f"the Anthropic API at {self.base_url} sent an event that could not be read: {exc}") from None
 
     def _finish(self, assembler: MessageAssembler) -> ModelResponse:
         if assembler.message is None:

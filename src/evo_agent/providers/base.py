@@ -7,8 +7,9 @@ evo-agent; a provider translates at its own boundary and nowhere else.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 
 @dataclass
@@ -30,7 +31,8 @@ class StreamCallbacks:
     on_text: Callable[[str], None] | None = None
     on_thinking: Callable[[str], None] | None = None
     on_tool_use_start: Callable[[str, str], None] | None = None  # (tool_use_id, name)
-    on_retry: Callable[[str], None] | None = None  # e.g. "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5"
+    # e.g. "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5"
+    on_retry: Callable[[str], None] | None = None
 
 
 def one_line(text: object, limit: int = 300) -> str:

@@ -44,7 +44,8 @@ _RUN = re.compile(r"^(?:please\s+)?run\s+(?P<command>.+)$", re.I | re.S)
 _SEARCH = re.compile(r"^(?:please\s+)?(?:search|grep|look)(?:\s+for)?\s+(?P<text>.+)$", re.I | re.S)
 _DELEGATE = re.compile(r"^(?:please\s+)?delegate\s*:?\s+(?P<text>.+)$", re.I | re.S)
 _SUMMARY = re.compile(r"\bsummar(?:y|ise|ize|izing|ising)\b", re.I)
-# The agent's compaction request (agent/compaction.py): "<conversation>\n[user]\n…\n\n[tool call: bash]\n…</conversation>"
+# The agent's compaction request (agent/compaction.py):
+#   "<conversation>\n[user]\n…\n\n[tool call: bash]\n…</conversation>"
 _FLATTENED = re.compile(r"<conversation>\n(.*)\n</conversation>", re.S)
 _PART = re.compile(r"^\[([^\]\n]+)\]\n(.*?)(?=\n\n\[[^\]\n]+\]\n|\Z)", re.S | re.M)
 
@@ -168,7 +169,7 @@ class DemoProvider:
                         names[b.get("id")] = (b.get("name", "tool"), b.get("input") or {})
         parts = []
         for block in results:
-            name, tool_input = names.get(block.get("tool_use_id"), ("tool", {}))
+            name, _ = names.get(block.get("tool_use_id"), ("tool", {}))
             output = _result_text(block).strip()
             if block.get("is_error"):
                 parts.append(f"The `{name}` tool reported an error:\n{_head(output or '(no details)')}")
@@ -233,7 +234,8 @@ class DemoProvider:
         if m:
             task = _unquote(m.group("text"))
             if "task" not in tool_names:
-                return "I cannot delegate from here: the `task` tool is not available (a subagent cannot start another).", []
+                return ("I cannot delegate from here: the `task` tool is not available "
+                        "(a subagent cannot start another)."), []
             words = task.split()
             description = " ".join(words[:6])[:60] + ("…" if len(words) > 6 else "")
             return (

@@ -1,7 +1,8 @@
 """One line for every way a model call fails, saying what to do about it (both providers).
 
     label = ApiLabel("Anthropic API", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", base_url, model)
-    failure_line(label, failure, attempts)   -> "Anthropic API error 401 (authentication_error): ...; check ANTHROPIC_API_KEY"
+    failure_line(label, failure, attempts)
+        -> "Anthropic API error 401 (authentication_error): ...; check ANTHROPIC_API_KEY"
     retry_notice(label, retry)               -> "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5"
 """
 
@@ -116,7 +117,10 @@ def _seconds(delay: float) -> str:
 
 
 def retry_notice(label: ApiLabel, retry: Retry) -> str:
-    """What a user sees while a request is retried, e.g. "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5"."""
+    """What a user sees while a request is retried.
+
+    E.g. "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5".
+    """
     failure = retry.failure
     if isinstance(failure, StatusError):
         _, kind = error_detail(failure.body)

@@ -27,8 +27,9 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 from evo_agent import __version__
@@ -162,7 +163,7 @@ def _proxy_for(scheme: str, host: str) -> str | None:
 class Response:
     """A response being read: `json()`, `lines()` or `events()`; `close()` works from any thread."""
 
-    def __init__(self, client: "Client", key: tuple, conn: http.client.HTTPConnection,
+    def __init__(self, client: Client, key: tuple, conn: http.client.HTTPConnection,
                  raw: http.client.HTTPResponse) -> None:
         self._client, self._key, self._conn, self._raw = client, key, conn, raw
         self.status = raw.status
@@ -172,7 +173,7 @@ class Response:
     def read(self) -> bytes:
         try:
             data = self._raw.read()
-        except Exception as exc:  # noqa: BLE001 - sorted out below
+        except Exception as exc:
             if self._closed:  # close() from another thread
                 return b""
             self.close()
@@ -195,7 +196,7 @@ class Response:
         while True:
             try:
                 line = raw.readline()
-            except Exception as exc:  # noqa: BLE001 - sorted out below
+            except Exception as exc:
                 if self._closed:  # close() from another thread (cancel): http.client fails in many ways
                     return
                 self.close()
@@ -394,7 +395,7 @@ class Client:
                     conn.sock.settimeout(self.timeout)
             conn.request("POST", target, body=body, headers=all_headers)
             raw = conn.getresponse()
-        except socket.timeout as exc:
+        except TimeoutError as exc:
             conn.close()
             raise Timeout("timed out") from exc
         except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:

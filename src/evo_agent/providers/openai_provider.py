@@ -66,7 +66,8 @@ import json
 import os
 import re
 import threading
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
@@ -192,7 +193,8 @@ def _user_turn(messages: list[dict]) -> list[dict]:
                     parts.append({"type": "text", "text": block["text"]})
             elif kind == "image":
                 url = _image_url(block)
-                parts.append({"type": "image_url", "image_url": {"url": url}} if url else {"type": "text", "text": IMAGE_PLACEHOLDER})
+                parts.append({"type": "image_url", "image_url": {"url": url}} if url
+                             else {"type": "text", "text": IMAGE_PLACEHOLDER})
             elif kind == "document":
                 source = block.get("source") or {}
                 data = source.get("data") if source.get("type") == "text" else None
@@ -730,7 +732,8 @@ class OpenAIProvider:
                     raise ProviderError(failure_line(self.label, payload, attempts)) from None
                 if isinstance(payload, ValueError):  # e.g. a completion that is not JSON
                     raise ProviderError(_one_line(
-                        f"the OpenAI-compatible API at {self.base_url} sent a response that could not be read: {payload}"
+                        f"the OpenAI-compatible API at {self.base_url} sent a response that could not be read: "
+                        f"{payload}"
                     )) from None
                 raise ProviderError(failure_line(self.label, payload)) from None
             return self._finish(assembler)

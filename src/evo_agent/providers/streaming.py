@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .base import ProviderCancelled
 
@@ -40,7 +41,7 @@ def run_in_worker(
     def target() -> None:
         try:
             work(events.put, stop, live)
-        except BaseException as exc:  # handed to the caller's thread
+        except BaseException as exc:  # noqa: BLE001 — handed to the caller's thread
             events.put(("error", exc))
 
     finished = False

@@ -43,7 +43,7 @@ from .inspect import (
     read_records,
     sidechain_paths,
 )
-from .live import LiveLock, LiveSessionStore, Liveness, SessionInUse, held_for_removal, probe_live
+from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
 from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta
 from .project import Worktree, find_project_dir, git_branch_of, git_worktree_root, git_worktrees
 from .recorder import Recorder, SidechainRecorder, now_iso

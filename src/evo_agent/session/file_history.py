@@ -16,9 +16,9 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .writer import FILE_MODE, make_private_dir
 

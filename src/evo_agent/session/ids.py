@@ -66,7 +66,8 @@ def resolve_session_id(sessions_dir: Path, text: str) -> str:
     """
     if not isinstance(text, str) or not _PREFIX_RE.match(text):
         raise InvalidSessionId(
-            f"invalid session id {_shown(str(text))}: expected <13 digits>_<8 hex>, e.g. 1780227556183_b525857d, or a prefix of one"
+            f"invalid session id {_shown(str(text))}: expected <13 digits>_<8 hex>, "
+            "e.g. 1780227556183_b525857d, or a prefix of one"
         )
     try:
         names = [entry.name for entry in os.scandir(sessions_dir) if entry.name.startswith(text)]

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from .ids import _PREFIX_RE
 from .jsonio import decode

@@ -22,9 +22,9 @@ import contextlib
 import errno
 import fcntl
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from .ids import new_session_id
 from .recorder import Recorder

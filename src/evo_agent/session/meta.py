@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Iterable
 
 from .jsonio import decode
 from .writer import FILE_MODE
@@ -91,7 +91,7 @@ class SessionMeta:
             "resumed_from": self.resumed_from, "messages_bytes": self.messages_bytes,
         }
 
-    def copy(self) -> "SessionMeta":
+    def copy(self) -> SessionMeta:
         return SessionMeta(**self.to_json())
 
 
@@ -306,9 +306,8 @@ def fold_record(meta: SessionMeta, record: dict) -> None:
             meta.first_prompt = record["first_prompt"]
         if isinstance(record.get("name"), str):
             meta.name = clean_name(record["name"]) or None
-    elif rtype == "session_name":
-        if isinstance(record.get("name"), str):
-            meta.name = clean_name(record["name"]) or None
+    elif rtype == "session_name" and isinstance(record.get("name"), str):
+        meta.name = clean_name(record["name"]) or None
 
 
 def fold_lines(meta: SessionMeta, lines: Iterable[bytes]) -> None:

@@ -41,7 +41,10 @@ def git_worktree_root(start: Path | str) -> Path | None:
 
 
 def find_project_dir(start: Path | str) -> Path:
-    """The project of a command run in `start`: nearest `.evo-agent/` up to the git root, else the git root, else `start`."""
+    """The project of a command run in `start`.
+
+    The nearest `.evo-agent/` up to the git root, else the git root, else `start`.
+    """
     here = Path(start).absolute()
     for directory in (here, *here.parents):
         if (directory / PROJECT_MARKER).is_dir():

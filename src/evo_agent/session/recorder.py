@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable
 
 from .ids import created_ms_of, sidechain_file_name
 from .jsonio import encode_line
@@ -118,7 +118,7 @@ class _TranscriptRecorder:
         """Append one record of any type (readers skip types they do not know)."""
         try:
             record, line = self._encode(self._envelope(rtype, fields), fields)
-        except Exception as exc:  # a value the encoders cannot take: report, never raise
+        except Exception as exc:  # noqa: BLE001 — a value the encoders cannot take: report, never raise
             self.writer._fail(OSError(0, f"cannot encode a {rtype} record ({exc})"))
             return False
         with self.writer.lock:

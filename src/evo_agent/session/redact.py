@@ -38,7 +38,8 @@ import os
 import re
 import threading
 from collections import Counter
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from . import gitleaks_rules
 from .jsonio import encode_line

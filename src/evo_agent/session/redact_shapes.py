@@ -21,8 +21,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Iterator
 
 MASKED = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _NOT_MASK = r"(?!\[REDACTED:[a-z0-9-]+\])"

@@ -67,7 +67,7 @@ class _Part:
     in a form that merges in file order afterwards (see `_merge`).
     """
 
-    __slots__ = ("messages", "records", "skipped", "first_prompt", "marker_prompt", "compact_count", "boundary")
+    __slots__ = ("boundary", "compact_count", "first_prompt", "marker_prompt", "messages", "records", "skipped")
 
     def __init__(self) -> None:
         self.messages: list[dict] = []

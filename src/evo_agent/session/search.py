@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 from .inspect import open_sidechain, parse_record, sidechain_paths
 

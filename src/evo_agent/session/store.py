@@ -21,9 +21,9 @@ import heapq
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .ids import (
     AmbiguousSessionId,
@@ -192,7 +192,7 @@ class SessionStore:
         model: str | None,
         provider: str | None,
         agent_version: str | None = None,
-        git_branch: str | None | bool = True,
+        git_branch: str | bool | None = True,
         session_id: str | None = None,
         meta_interval: float | None = None,
         staged: bool = False,
@@ -212,7 +212,8 @@ class SessionStore:
         directory = dir_chain(self.project_dir, [*SESSIONS_SUBDIR.parts, sid])
         if self.ensure_sessions_dir():
             try:
-                directory = DirHandle(session_dir, fd=open_private_dirs(self.project_dir, [*SESSIONS_SUBDIR.parts, sid]))
+                fd = open_private_dirs(self.project_dir, [*SESSIONS_SUBDIR.parts, sid])
+                directory = DirHandle(session_dir, fd=fd)
             except OSError:
                 pass
         kwargs = {} if meta_interval is None else {"meta_interval": meta_interval}
@@ -250,7 +251,8 @@ class SessionStore:
         """
         wanted = clean_name(text).casefold() if isinstance(text, str) else ""
         if not wanted:
-            raise InvalidSessionId("invalid session id '': expected <13 digits>_<8 hex>, a prefix of one, or a session's name")
+            raise InvalidSessionId(
+                "invalid session id '': expected <13 digits>_<8 hex>, a prefix of one, or a session's name")
         named = [row for row in self.list() if row.meta.name and row.meta.name.casefold() == wanted]
         superseded = {row.meta.resumed_from for row in named}
         heads = [row for row in named if row.id not in superseded]
@@ -447,7 +449,7 @@ class SessionStore:
         model: str | None,
         provider: str | None,
         agent_version: str | None = None,
-        git_branch: str | None | bool = True,
+        git_branch: str | bool | None = True,
         before_turn: int | None = None,
         allow_foreign: bool = False,
         copy: bool = True,

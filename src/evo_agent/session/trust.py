@@ -28,8 +28,8 @@ import os
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .ids import SessionError, is_session_id
 
@@ -184,7 +184,8 @@ def check_sessions_dir(project_dir: Path, sessions_dir: Path) -> str | None:
             except OSError:
                 target = ""
             raise SessionsDirRefused(
-                f"{path} is a symbolic link{target}; refusing to keep sessions through it (they stay inside the project)")
+                f"{path} is a symbolic link{target}; "
+                "refusing to keep sessions through it (they stay inside the project)")
         if not stat.S_ISDIR(st.st_mode):
             break
         if st.st_uid != me:

@@ -11,8 +11,8 @@ import errno
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -36,7 +36,7 @@ def lock_for(path: Path) -> threading.Lock:
 def stderr_warning(line: str) -> None:
     try:
         print(line, file=sys.stderr, flush=True)
-    except Exception:  # stderr closed: nothing left to tell
+    except Exception:  # noqa: BLE001 — stderr closed: nothing left to tell
         pass
 
 
@@ -67,7 +67,7 @@ class DirHandle:
     link in the last component; a `parent` handle makes the whole chain so.
     """
 
-    def __init__(self, path: Path | str, *, parent: "DirHandle | None" = None, fd: int | None = None,
+    def __init__(self, path: Path | str, *, parent: DirHandle | None = None, fd: int | None = None,
                  follow: bool = False) -> None:
         """`follow=True` for the root of a chain only (a project reached through a link is still the project)."""
         self.path = Path(path)
@@ -89,7 +89,7 @@ class DirHandle:
                     self._fd = os.open(self.path, self._flags)
             return self._fd
 
-    def make_subdir(self, name: str) -> "DirHandle":
+    def make_subdir(self, name: str) -> DirHandle:
         """Create `name` (0700) inside this directory if missing, and a handle on it (opened lazily)."""
         try:
             os.mkdir(name, DIR_MODE, dir_fd=self.fileno())
@@ -109,7 +109,7 @@ class DirHandle:
     def __del__(self) -> None:
         try:
             self.close()
-        except Exception:  # interpreter shutdown
+        except Exception:  # noqa: BLE001 — interpreter shutdown
             pass
 
 

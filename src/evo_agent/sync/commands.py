@@ -12,7 +12,8 @@ import os
 import sys
 import tempfile
 import time
-from typing import Callable, Iterator, TextIO
+from collections.abc import Callable, Iterator
+from typing import TextIO
 
 from evo_agent.session import SessionStore
 

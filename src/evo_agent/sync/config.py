@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 ENV_NAME = "EVO_AGENT_SYNC_URL"
 CONFIG_KEY = "sync_url"

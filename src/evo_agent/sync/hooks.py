@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from evo_agent.session import LiveSessionStore, SessionNotFound, is_id_prefix
 

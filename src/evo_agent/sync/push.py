@@ -18,9 +18,9 @@ import json
 import os
 import stat
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from evo_agent.session import SessionStore, is_session_id, is_sidechain_path, sidechain_paths
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .base import ToolContext, ToolResult
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 from fnmatch import fnmatchcase
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ._common import error, guarded
-from .ignore import IgnoreRules, walk
 from .base import Tool, ToolContext, ToolResult
+from .ignore import IgnoreRules, walk
 
 MAX_RESULTS = 500
 _MAGIC = frozenset("*?[")
@@ -35,7 +35,7 @@ def _matcher(pattern: tuple[str, ...]):
     """A function telling whether a tuple of path segments matches `pattern`."""
 
     def matches(parts: tuple[str, ...]) -> bool:
-        @lru_cache(maxsize=None)
+        @cache
         def m(i: int, j: int) -> bool:
             if i == len(pattern):
                 return j == len(parts)

@@ -10,13 +10,13 @@ search cannot flood the context.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from ._common import display_path, error, guarded, is_binary_file, resolve_path
-from .ignore import IgnoreRules, walk
 from .base import Tool, ToolContext, ToolResult
 from .confine import inside_project, is_within, real
+from .ignore import IgnoreRules, walk
 
 MAX_MATCHES = 500
 MAX_OUTPUT_CHARS = 50_000

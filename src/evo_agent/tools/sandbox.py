@@ -52,7 +52,8 @@ def check_sandbox(project_dir: Path, network: bool = False) -> Sandbox:
         probe = subprocess.run(sandbox.wrap(["true"]), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SandboxError(f"--sandbox: bubblewrap cannot run here ({exc}); refusing to run commands unconfined") from None
+        raise SandboxError(
+            f"--sandbox: bubblewrap cannot run here ({exc}); refusing to run commands unconfined") from None
     if probe.returncode != 0:
         why = " ".join(probe.stderr.split())[:200] or f"exit {probe.returncode}"
         raise SandboxError(f"--sandbox: bubblewrap cannot run here ({why}); refusing to run commands unconfined")

@@ -26,8 +26,9 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.application.run_in_terminal import in_terminal
@@ -84,7 +85,7 @@ STYLE = Style.from_dict({
 class _Callbacks:
     """TurnCallbacks for one turn: every call is handed to the app's event loop (any thread may call)."""
 
-    def __init__(self, app: "AgentApp", turn: int) -> None:
+    def __init__(self, app: AgentApp, turn: int) -> None:
         self._app = app
         self._turn = turn
 
@@ -248,7 +249,7 @@ class AgentApp:
             chars = int(getattr(a, "context_chars", 0) or 0)
             parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens",
                      f"context {100 * chars // threshold}%" if threshold else "",
-                     f"mode {getattr(a, 'permission_mode')}" if getattr(a, "permission_mode", None) else "",
+                     f"mode {a.permission_mode}" if getattr(a, "permission_mode", None) else "",
                      f"session {getattr(a, 'session_id', '?')}", "/help"]
         except Exception:  # noqa: BLE001 - a status line never takes the app down
             parts = ["status unavailable"]
@@ -344,7 +345,7 @@ class AgentApp:
                 self.buffer.cursor_position = len(self.buffer.text)
             elif matches:
                 names = [m.name for m in matches]
-                common = os.path.commonprefix(names)
+                common = os.path.commonprefix(names)  # noqa: RUF071 — names, not paths: characters are meant
                 if len(common) > len(self.buffer.text):
                     self.buffer.text = common
                     self.buffer.cursor_position = len(common)
@@ -430,7 +431,8 @@ class AgentApp:
         self._begin("working")
         turn, cancel = self._turn, self.cancel
         callbacks = _Callbacks(self, turn)
-        self._in_worker(lambda: self.agent.run_turn(prompt, callbacks, cancel), lambda result, error: self._turn_done(turn, result, error))
+        self._in_worker(lambda: self.agent.run_turn(prompt, callbacks, cancel),
+                        lambda result, error: self._turn_done(turn, result, error))
 
     def _begin(self, label: str, hint: str = "Esc interrupts") -> None:
         self.running = True
@@ -658,7 +660,7 @@ class AgentApp:
             if arg:
                 self.resume(arg)
             else:
-                asyncio.ensure_future(self._pick_and_resume())
+                self._picker_task = asyncio.ensure_future(self._pick_and_resume())  # kept: a bare task may be collected
         else:
             self.emit(render.error_line(f"unknown command {terminal_safe(name, keep_newlines=False)} (try /help)"))
 

@@ -15,8 +15,9 @@ never a traceback, and the conversation goes on.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["AgentLike", "TurnCallbacks"]
 

@@ -18,10 +18,10 @@ Every string that comes from a session passes through `terminal_safe` before it 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionInfo

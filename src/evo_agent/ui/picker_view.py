@@ -22,8 +22,8 @@ import os
 import select
 import signal
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
@@ -126,7 +126,7 @@ class PickerView:
 
     @classmethod
     def for_project(cls, project_dir: Path | str, *, exclude: Iterable[str] = (), store: SessionStore | None = None,
-                    input=None, output=None) -> "PickerView | None":  # noqa: A002
+                    input=None, output=None) -> PickerView | None:  # noqa: A002
         """A view over a project's sessions with the first screen read; None when there is none."""
         store = store or SessionStore(project_dir, warn=lambda _message: None)  # a warning would tear the screen
         exclude = frozenset(exclude)

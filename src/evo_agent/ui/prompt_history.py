@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import datetime
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from prompt_toolkit.history import FileHistory
 

@@ -17,7 +17,7 @@ import difflib
 import json
 import os
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markdown import CodeBlock, Markdown
@@ -99,7 +99,7 @@ class _PlainCodeBlock(CodeBlock):
 class Answer(Markdown):
     """The model's Markdown with single line breaks kept (line-by-line output stays line by line)."""
 
-    elements = {**Markdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock}
+    elements: ClassVar[dict] = {**Markdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock}
 
     def __init__(self, markup: str) -> None:
         markup = terminal_safe(markup)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import Callable
+from collections.abc import Callable
 
 EXIT_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
 

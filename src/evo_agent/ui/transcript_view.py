@@ -8,7 +8,8 @@ folded block; `[Request interrupted by user]` is a notice; a tool that never fin
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -97,7 +98,7 @@ def _message(message: Any, tools: dict[str, tuple[str, Any]]) -> list[Renderable
                 name, tool_input = tools.get(str(block.get("tool_use_id")), ("tool", {}))
                 out.append(render.tool_result(name, tool_input, _result_text(block),
                                               is_error=bool(block.get("is_error")), expand_hint=False))
-        if text == render.INTERRUPTED_MARKER or text.endswith(render.INTERRUPTED_MARKER) and not _is_prompt(message):
+        if text == render.INTERRUPTED_MARKER or (text.endswith(render.INTERRUPTED_MARKER) and not _is_prompt(message)):
             out.append(render.interrupted_notice())
         elif _is_prompt(message):
             out.append(Text(""))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import atexit
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["hold_keys"]
 

@@ -10,8 +10,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import EXIT_BROKEN_PIPE, CommandError
+
+if TYPE_CHECKING:
+    from evo_agent.session import SessionStore
 
 # evo_agent.session and .common are imported where they are used: `evo-agent --help` builds
 # this parser and should not pay for the session library (SPEC §8, < 150 ms).
@@ -43,7 +47,8 @@ def _duration(text: str) -> int:
 
 def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     """`sessions` and its subcommands, added to the top-level parser's subcommands."""
-    sessions = sub.add_parser("sessions", prog="evo-agent sessions", help="list, show, export, check and delete the sessions of this project",
+    sessions = sub.add_parser("sessions", prog="evo-agent sessions",
+                              help="list, show, export, check and delete the sessions of this project",
                               description="Look at and look after the sessions of this project. "
                                           "ID is a session id or a unique prefix of one.")
     sessions.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS, help=PROJECT_DIR_HELP)
@@ -195,7 +200,8 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
 
         trees = other_worktrees(project_dir) if getattr(args, "worktrees", False) else []
         code = sessions_list(store, out, as_json=getattr(args, "json", False),
-                             include_all=getattr(args, "all", False), limit=getattr(args, "limit", None), worktrees=trees)
+                             include_all=getattr(args, "all", False), limit=getattr(args, "limit", None),
+                             worktrees=trees)
         if not getattr(args, "json", False):
             from .remote import unpushed_footer
 

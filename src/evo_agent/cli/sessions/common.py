@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionStore, resolve_session_id
 
 from ..errors import CommandError
-
 
 
 def fmt_ms(ms: int) -> str:
@@ -70,7 +67,10 @@ def resolve_session_dir(store: SessionStore, text: str) -> tuple[str, Path]:
 
 
 def write_output(data: bytes, target: str | None) -> None:
-    """Write to stdout, or replace `target` atomically with a private (0600) file: exports hold what transcripts hold."""
+    """Write to stdout, or replace `target` atomically with a private (0600) file.
+
+    Private because exports hold what transcripts hold.
+    """
     if target is None or target == "-":
         sys.stdout.flush()
         sys.stdout.buffer.write(data)

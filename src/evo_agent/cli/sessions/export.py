@@ -53,7 +53,8 @@ def show_json(view: SessionView) -> str:
         "sidechains": {run.path: run.transcript.records for run in _all_runs(view) if run.transcript is not None},
         "unreadable_lines": [
             {"file": s.file, "line": s.line, "bytes": s.size, "torn": s.torn}
-            for s in view.transcript.skipped + [g for r in _all_runs(view) if r.transcript for g in r.transcript.skipped]
+            for s in view.transcript.skipped
+            + [g for r in _all_runs(view) if r.transcript for g in r.transcript.skipped]
         ],
     }
     return json_safe_dumps(doc, indent=2, default=str) + "\n"

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
+from evo_agent.safe_text import terminal_safe
 from evo_agent.session import (
     SessionStore,
     is_session_id,
@@ -42,7 +44,7 @@ from evo_agent.session.trust import foreign_reason
 from evo_agent.session.writer import DIR_MODE, FILE_MODE
 
 from ..trust import json_safe_dumps
-from .common import plural, terminal_safe
+from .common import plural
 
 MESSAGES = "messages.jsonl"
 SUBAGENT = "subagent"
@@ -86,11 +88,13 @@ def _mode_finding(session: str | None, rel: str, path: Path, want: int, st: os.s
     mode = stat.S_IMODE(st.st_mode)
     if mode & 0o077:
         if session is not None and session in _foreign_sessions:
-            out.append(Finding(session, rel, "permissions", f"permissions {mode:04o} are too open (expected {want:04o})",
+            out.append(Finding(session, rel, "permissions",
+                               f"permissions {mode:04o} are too open (expected {want:04o})",
                                no_fix_reason=f"a foreign session is not made to look like yours; "
                                              f"take it on with: evo-agent sessions adopt {session}"))
         else:
-            out.append(Finding(session, rel, "permissions", f"permissions {mode:04o} are too open (expected {want:04o})",
+            out.append(Finding(session, rel, "permissions",
+                               f"permissions {mode:04o} are too open (expected {want:04o})",
                                fix=lambda: os.chmod(path, want)))
     return out
 
@@ -203,7 +207,8 @@ def check_sidechains(sid: str, session_dir: Path, records: list[dict]) -> list[F
     present: set[str] = set()
     if st is not None:
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-            findings.append(Finding(sid, SUBAGENT, "not_a_directory", "is not a directory (or a symbolic link); not followed"))
+            findings.append(Finding(sid, SUBAGENT, "not_a_directory",
+                                    "is not a directory (or a symbolic link); not followed"))
         else:
             findings += _mode_finding(sid, SUBAGENT, sub_dir, DIR_MODE, st)
             for name in sorted(os.listdir(sub_dir)):

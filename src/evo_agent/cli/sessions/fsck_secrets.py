@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionStore, is_sidechain_path, iter_transcript
 from evo_agent.session.redact import count_secrets, may_hold_secret
 
-from .common import plural, terminal_safe
+from .common import plural
 
 MESSAGES = "messages.jsonl"
 SUBAGENT = "subagent"

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from itertools import islice
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 from typing import TextIO
 
-from evo_agent.importers import claude_code, codex
-from evo_agent.importers import earlier_imports, source_fingerprint, write_import
+from evo_agent.importers import claude_code, codex, earlier_imports, source_fingerprint, write_import
 from evo_agent.importers.model import ImportedSession, Message, consume
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionStore

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence, TextIO
+from typing import TextIO
 
+from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionInfo, SessionStore, Worktree, git_worktrees
 
 from ..trust import json_safe_dumps
-from .common import fmt_ms, short, terminal_safe
+from .common import fmt_ms, short
 
 PICKER_ROWS = 20
 IMPORTED_FROM = ("claude-code", "codex")  # session_start's provider of an imported session
@@ -94,7 +96,8 @@ def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None) -> Non
         out.write("  ".join(cells + [row[-1]]).rstrip() + "\n")
     foreign = sum(1 for r in rows if r.foreign)
     if foreign:
-        out.write(f"{foreign:,} session{'s were' if foreign != 1 else ' was'} recorded elsewhere: never continued by -c; "
+        were = "s were" if foreign != 1 else " was"
+        out.write(f"{foreign:,} session{were} recorded elsewhere: never continued by -c; "
                   "resuming asks first (evo-agent sessions adopt ID takes one on)\n")
     if hidden:
         out.write(f"… {hidden:,} older session{'s' if hidden != 1 else ''} not shown (--limit {limit})\n")
@@ -108,7 +111,8 @@ def other_worktrees(project_dir: Path) -> list[Worktree]:
 
 
 def picker_line(n: int, row: SessionInfo) -> str:
-    return f"{n:>3}. {fmt_ms(row.meta.updated_ms)}  tokens={row.meta.total_tokens:,}  {foreign_mark(row)}{title(row)}  {row.id}"
+    when, tokens = fmt_ms(row.meta.updated_ms), row.meta.total_tokens
+    return f"{n:>3}. {when}  tokens={tokens:,}  {foreign_mark(row)}{title(row)}  {row.id}"
 
 
 def pick_session(

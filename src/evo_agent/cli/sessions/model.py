@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
 
 from evo_agent.session import (
     SessionMeta,
@@ -100,7 +99,7 @@ class OrphanResult:
     result: ToolResult
 
 
-Block = Union[Text, Other, ToolCall, OrphanResult]
+Block = Text | Other | ToolCall | OrphanResult
 
 
 @dataclass
@@ -168,7 +167,7 @@ class SubagentRun:
         return self.ended is not None
 
 
-Item = Union[Turn, Boundary, ResumeMarker, Restored, SubagentRun, Skipped]
+Item = Turn | Boundary | ResumeMarker | Restored | SubagentRun | Skipped
 
 
 @dataclass

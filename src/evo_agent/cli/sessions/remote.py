@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from typing import Callable, Iterator, TextIO
-
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TextIO
 
 from ..errors import CommandError
 
@@ -44,9 +43,10 @@ def handles(command: str, args: argparse.Namespace) -> bool:
 
 
 def run_remote(command: str, args: argparse.Namespace, store: SessionStore, out: TextIO) -> int:
+    from evo_agent.safe_text import terminal_safe
     from evo_agent.sync import commands
 
-    from .common import fmt_ms, terminal_safe
+    from .common import fmt_ms
 
     try:
         if command == "push":

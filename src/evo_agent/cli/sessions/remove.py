@@ -14,14 +14,16 @@ import re
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
+from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionInUse, SessionStore, held_for_removal, is_session_id, probe_live
 
 from ..errors import CommandError
-from .common import fmt_bytes, fmt_ms, plural, resolve_session_dir, short, terminal_safe
+from .common import fmt_bytes, fmt_ms, plural, resolve_session_dir, short
 
 _DURATION_RE = re.compile(r"\A(\d{1,9})([smhdw])\Z")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -178,7 +180,8 @@ def prune(
     for sid, path, real in session_dirs(store):
         if not real:
             if cutoff is not None and _mtime_ms(path) < cutoff:
-                out.write(f"skipped {sid}: not a directory (a symbolic link?); prune deletes only real session directories\n")
+                out.write(f"skipped {sid}: not a directory (a symbolic link?); "
+                          "prune deletes only real session directories\n")
             continue
         candidate = describe(store, sid, path)
         if not (cutoff is not None and candidate.updated_ms < cutoff) and not _is_clutter(store, sid):

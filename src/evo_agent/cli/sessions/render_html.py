@@ -16,13 +16,14 @@ from html import escape
 from markdown_it import MarkdownIt
 
 from evo_agent import __version__
+from evo_agent.safe_text import terminal_safe
 
-from .common import fmt_ms, fmt_stamp, plural, short, terminal_safe
+from .common import fmt_ms, fmt_stamp, plural, short
 from .model import (
     Boundary,
     Item,
-    Other,
     OrphanResult,
+    Other,
     Restored,
     ResumeMarker,
     SessionView,
@@ -100,7 +101,8 @@ details.restored { border: 1px dashed var(--line); border-radius: 8px; padding: 
 .warn { color: var(--error); font-size: 13px; }
 details.thinking .md { color: var(--muted); font-style: italic; }
 .path { color: var(--muted); font-size: 12px; margin: .2rem 0; }
-footer { color: var(--muted); font-size: 12px; margin-top: 3rem; border-top: 1px solid var(--line); padding-top: .5rem; }
+footer { color: var(--muted); font-size: 12px; margin-top: 3rem;
+         border-top: 1px solid var(--line); padding-top: .5rem; }
 """
 
 
@@ -130,12 +132,14 @@ class HtmlRenderer:
         facts: list[tuple[str, str]] = []
         if meta is not None:
             facts += [("Created", esc(fmt_ms(meta.created_ms))), ("Updated", esc(fmt_ms(meta.updated_ms))),
-                      ("Model", f"<code>{esc(meta.model or '?')}</code>" + (f" ({esc(meta.provider)})" if meta.provider else "")),
+                      ("Model", f"<code>{esc(meta.model or '?')}</code>"
+                       + (f" ({esc(meta.provider)})" if meta.provider else "")),
                       ("Branch", f"<code>{esc(meta.git_branch or '-')}</code>"),
                       ("Directory", f"<code>{esc(meta.cwd or '?')}</code>")]
         facts.append(("Messages", f"{view.transcript.message_count:,}"))
         if view.lineage:
-            chain = " ← ".join(f"<code>{esc(s)}</code>" for s in view.lineage) + (" ← …" if view.lineage_missing else "")
+            chain = " ← ".join(f"<code>{esc(s)}</code>" for s in view.lineage)
+            chain += " ← …" if view.lineage_missing else ""
             facts.append(("Resumed from", chain))
         if view.resumed_as:
             facts.append(("Resumed as", ", ".join(f"<code>{esc(s)}</code>" for s in view.resumed_as)))
@@ -182,7 +186,8 @@ class HtmlRenderer:
             rows += [("Subagents", view.subagent_tokens, ""), ("Total", view.all_tokens, "total")]
         cache = any(t.cache_read or t.cache_creation for _, t, _ in rows)
         body = "".join(f'<tr class="{cls}"><td>{label}</td>{token_cells(t, cache)}</tr>' for label, t, cls in rows)
-        heads = "<th>input</th><th>output</th><th>total</th>" + ("<th>cache read</th><th>cache write</th>" if cache else "")
+        heads = "<th>input</th><th>output</th><th>total</th>"
+        heads += "<th>cache read</th><th>cache write</th>" if cache else ""
         return f'<table class="tokens"><thead><tr><th>Tokens</th>{heads}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -215,7 +220,8 @@ class HtmlRenderer:
         return ""
 
     def turn(self, turn: Turn) -> str:
-        tokens = f'<span class="tokens">{turn.tokens.input:,} in / {turn.tokens.output:,} out</span>' if turn.tokens else ""
+        tokens = (f'<span class="tokens">{turn.tokens.input:,} in / {turn.tokens.output:,} out</span>'
+                  if turn.tokens else "")
         restored = " · restored" if turn.restored else ""
         body = []
         for block in turn.blocks:
@@ -243,7 +249,8 @@ class HtmlRenderer:
         runs = "".join(self.run(run, open_=False) for run in call.runs)
         result = self.result(call.result) if call.result is not None else (
             '<p class="missing">No result: the tool was interrupted, or is still running.</p>')
-        return (f'<div class="tool" data-tool-id="{esc(call.id)}"><div class="call"><span class="name">{esc(call.name)}</span> '
+        return (f'<div class="tool" data-tool-id="{esc(call.id)}">'
+                f'<div class="call"><span class="name">{esc(call.name)}</span> '
                 f'<code class="tid">{esc(call.id)}</code></div><pre class="input">{esc(input_text(call))}</pre>'
                 f"{runs}{result}</div>")
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 
-from .common import fmt_ms, fmt_stamp, plural, terminal_safe
+from evo_agent.safe_text import terminal_safe
+
+from .common import fmt_ms, fmt_stamp, plural
 from .model import (
     Boundary,
     Item,
-    Other,
     OrphanResult,
+    Other,
     Restored,
     ResumeMarker,
     SessionView,

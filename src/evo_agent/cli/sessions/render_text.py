@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import re
+from typing import ClassVar
 
-from .common import fmt_ms, fmt_stamp, plural, terminal_safe
+from evo_agent.safe_text import terminal_safe
+
+from .common import fmt_ms, fmt_stamp, plural
 from .model import (
     Boundary,
     Item,
-    Other,
     OrphanResult,
+    Other,
     Restored,
     ResumeMarker,
     SessionView,
@@ -39,7 +42,8 @@ INLINE_INPUT = 100
 class Style:
     """ANSI styling that can be switched off (pipes, NO_COLOR, snapshots)."""
 
-    CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34",
+    CODES: ClassVar[dict[str, str]] = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33",
+                                       "blue": "34",
              "magenta": "35", "cyan": "36"}
 
     def __init__(self, enabled: bool) -> None:
@@ -87,7 +91,8 @@ class TextRenderer:
         for line in shown:
             self.emit(prefix, self.s(line, *styles))
         if len(shown) < len(lines):
-            self.emit(prefix, self.s(f"… {plural(len(lines) - len(shown), 'more line')} (--full shows everything)", "dim"))
+            more = plural(len(lines) - len(shown), "more line")
+            self.emit(prefix, self.s(f"… {more} (--full shows everything)", "dim"))
 
     # -- the session
     def session(self, view: SessionView) -> str:
@@ -177,13 +182,15 @@ class TextRenderer:
             elif isinstance(block, ToolCall):
                 self.call(block, inner)
             elif isinstance(block, OrphanResult):
-                self.emit(inner, self.s(f"result for {terminal_safe(block.tool_use_id)} (its call is not in this file)", "dim"))
+                call_id = terminal_safe(block.tool_use_id)
+                self.emit(inner, self.s(f"result for {call_id} (its call is not in this file)", "dim"))
                 self.result(block.result, inner, None)
             elif isinstance(block, Other):
                 self.emit(inner, self.s(f"[{terminal_safe(block.description)}]", "dim"))
 
     def call(self, call: ToolCall, prefix: str) -> None:
-        self.emit(prefix, self.s(f"▸ {terminal_safe(call.name)}", "bold", "yellow") + self.s(f" ({terminal_safe(call.id)})", "dim"))
+        self.emit(prefix, self.s(f"▸ {terminal_safe(call.name)}", "bold", "yellow")
+                  + self.s(f" ({terminal_safe(call.id)})", "dim"))
         self.block(prefix + "    ", input_text(call), INPUT_LINES)
         for run in call.runs:
             self.run(run, prefix + "  ")
