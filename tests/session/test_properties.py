@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from evo_agent.session import INTERRUPTED_TEXT, load_for_resume
 from tests.api_rules import check_conversation
-
-from .helpers import store_for
+from tests.builders import quiet_store
 
 SUMMARY = "<previous-conversation-summary>\n{}\n</previous-conversation-summary>"
 texts = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=40)
@@ -114,7 +113,7 @@ def write(recorder, ops) -> list[int]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=live_sessions())
 def test_written_then_loaded_equals_the_reference_and_is_valid(project, ops):
-    store = store_for(project)
+    store = quiet_store(project)
     rec = store.create(model="m", provider="demo")
     write(rec, ops)
     loaded = load_for_resume(rec.path)
@@ -131,7 +130,7 @@ def test_written_then_loaded_equals_the_reference_and_is_valid(project, ops):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=live_sessions())
 def test_cut_at_every_byte_loads_valid_without_partial_records(project, ops):
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
     widths = write(rec, ops)
     data = rec.path.read_bytes()
     ends = []  # byte offset at which each line's JSON is complete
