@@ -1,12 +1,19 @@
-"""The fixtures every test may use, registered once as plugins (tests/plugins/): a temporary git
-project (`project`), the fake APIs (`model_server`, `openai_server`), an in-process provider
-(`scripted_provider`) and the CLI (`cli`, `demo_cli`, `cli_main`). Tests name them as arguments and
-never import them; helpers that are not fixtures are imported from tests/builders.py,
-tests/cli_runner.py and the fake servers' modules.
+"""Fixtures every test may use, registered once as plugins (tests/plugins/), never imported:
+
+- `project` (a temporary git repository), in tests/plugins/projects.py;
+- `model_server`, `openai_server` (the loopback fake APIs) and the end-of-test check of every
+  ScriptedProvider a test made, in tests/plugins/servers.py;
+- `cli`, `demo_cli` (the console script as a subprocess), `cli_main` (main(argv) in-process), in
+  tests/plugins/cli.py;
+- the `exhaustive` marker's deselection, in tests/plugins/markers.py.
+
+Helpers that are not fixtures are imported from tests/builders.py, tests/cli_runner.py,
+tests/scripted_provider.py and the fake servers' modules.
 """
 
 pytest_plugins = [
     "tests.plugins.projects",
     "tests.plugins.servers",
     "tests.plugins.cli",
+    "tests.plugins.markers",
 ]
