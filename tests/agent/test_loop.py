@@ -15,47 +15,11 @@ from pathlib import Path
 import pytest
 
 from evo_agent.agent import INTERRUPTED_MARKER, TOOL_INTERRUPTED_TEXT
-from evo_agent.providers import ModelResponse, ProviderCancelled, ProviderError
+from evo_agent.providers import ProviderCancelled, ProviderError
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolResult
-from tests.agent.helpers import assert_faithful, make_agent
-from tests.agent.helpers import records as read_records
-
-
-class ScriptedProvider:
-    """Answers from a list; an item is a ModelResponse, an exception, or fn(messages, cancel)."""
-
-    name = "scripted"
-    model = "scripted-model"
-
-    def __init__(self, *items):
-        self.items = list(items)
-        self.calls: list[list[dict]] = []
-        self.tools_seen: list[list[dict]] = []
-
-    def complete(self, *, system, messages, tools, max_tokens=8192, callbacks=None, cancel=None):
-        assert system and isinstance(system, str)
-        self.calls.append(json.loads(json.dumps(messages)))  # a snapshot, as sent
-        self.tools_seen.append(tools)
-        item = self.items.pop(0) if self.items else reply("ok")
-        if callable(item) and not isinstance(item, ModelResponse):
-            item = item(messages, cancel)
-        if isinstance(item, BaseException):
-            raise item
-        if callbacks and callbacks.on_text:
-            for b in item.message["content"]:
-                if b.get("type") == "text":
-                    callbacks.on_text(b["text"])
-        return item
-
-
-def reply(*blocks, input_tokens=100, output_tokens=7, cache_read=None):
-    content = [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
-    return ModelResponse({"role": "assistant", "content": content}, input_tokens, output_tokens,
-                         cache_read_input_tokens=cache_read)
-
-
-def use(name, tool_input, tid):
-    return {"type": "tool_use", "id": tid, "name": name, "input": tool_input}
+from tests.agent.helpers import assert_faithful
+from tests.builders import make_agent, read_records
+from tests.scripted_provider import ScriptedProvider, reply, use
 
 
 def records(recorder):
@@ -83,6 +47,7 @@ def test_a_tool_round_trip_records_four_messages_in_order_with_one_prompt_id(pro
     provider = ScriptedProvider(
         reply("Let me look.", use("bash", {"command": "echo hello"}, "toolu_1"), input_tokens=50, output_tokens=5),
         reply("It printed hello.", input_tokens=80, output_tokens=6, cache_read=30),
+        reply("ok"),  # the second turn
     )
     agent, _ = make_agent(project, provider)
     events = Events()
@@ -161,7 +126,6 @@ def test_cancel_during_the_model_call_stores_a_marker_and_keeps_the_history_vali
 def test_cancel_during_tools_answers_every_tool_use(project):
     provider = ScriptedProvider(
         reply(use("bash", {"command": "sleep 30"}, "t_sleep"), use("bash", {"command": "echo never"}, "t_never")),
-        reply("after"),
     )
     agent, _ = make_agent(project, provider)
     cancel = threading.Event()
@@ -215,7 +179,7 @@ def test_a_failing_tool_is_an_error_result_not_the_end(project):
 
 
 def test_the_model_call_cap_stops_a_runaway_turn(project):
-    provider = ScriptedProvider(*[reply(use("bash", {"command": "true"}, f"t{i}")) for i in range(5)])
+    provider = ScriptedProvider(*[reply(use("bash", {"command": "true"}, f"t{i}")) for i in range(3)])  # a 4th call fails
     agent, _ = make_agent(project, provider)
     agent.max_model_calls = 3
     events = Events()

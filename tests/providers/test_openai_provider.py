@@ -18,10 +18,9 @@ from evo_agent.providers.openai_provider import (
     invalid_arguments_message,
 )
 from tests.api_rules import check_request
-from tests.fake_openai_server import (  # noqa: F401 - openai_server is a fixture
+from tests.fake_openai_server import (
     error,
     hang,
-    openai_server,
     reasoning,
     reply,
     text,

@@ -35,8 +35,8 @@ from evo_agent.ui.picker import (
     wrap_cells,
 )
 from evo_agent.ui.picker_view import PickerView
+from tests.builders import write_sessions_fast
 
-from .conftest import write_sessions_fast
 from .picker_helpers import BASE_MS, DAY_MS, plant, three_out_of_order
 
 OSC_TITLE = "\x1b]0;PWNED\x07"
