@@ -81,9 +81,11 @@ def log(msg: str, tag: str = "bench") -> None:
     print(f"[{tag} {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def table(head: list[str], rows: Iterable[Iterable[object]], align: str = "---") -> list[str]:
-    """A Markdown table: the header, the rule (`align` per column, e.g. `---:`), one line per row."""
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join(align for _ in head) + "|"]
+def table(head: list[str], rows: Iterable[Iterable[object]], align: str | list[str] = "---") -> list[str]:
+    """A Markdown table: the header, the rule (`align`, for every column or one per column, e.g. `---:`
+    to right-align), one line per row."""
+    aligns = [align] * len(head) if isinstance(align, str) else align
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(aligns) + "|"]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return out
 
