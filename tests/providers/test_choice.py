@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from evo_agent.providers import DEFAULT_MODELS, DEMO_NOTICE, ProviderError, choose_provider_name, make_provider
-from evo_agent.providers.anthropic_provider import DEFAULT_MODEL as ANTHROPIC_DEFAULT
 from evo_agent.providers.demo_provider import DemoProvider
 
 
@@ -43,7 +42,7 @@ def test_unknown_provider(explicit, env):
 
 def test_make_provider_defaults(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    assert DEFAULT_MODELS["anthropic"] == ANTHROPIC_DEFAULT
+    ANTHROPIC_DEFAULT = DEFAULT_MODELS["anthropic"]  # noqa: N806
     demo = make_provider("demo", None)
     assert isinstance(demo, DemoProvider) and demo.model == "demo" and demo.name == "demo"
     anthropic = make_provider("anthropic", None)

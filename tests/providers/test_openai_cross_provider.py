@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from evo_agent.providers.anthropic_provider import AnthropicProvider
-from evo_agent.providers.openai_provider import OpenAIProvider, invalid_arguments_message
+from evo_agent.providers.openai_provider import OpenAIProvider
+from evo_agent.providers.openai_translate import invalid_arguments_message
 from tests.api_rules import check_request
 from tests.fake_model_server import reply as a_reply
 from tests.fake_model_server import text as a_text

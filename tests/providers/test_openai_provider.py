@@ -10,13 +10,8 @@ import time
 import pytest
 
 from evo_agent.providers import ProviderCancelled, ProviderError, StreamCallbacks
-from evo_agent.providers.openai_provider import (
-    INVALID_ARGUMENTS_KEY,
-    MISSING_KEY_MESSAGE,
-    NO_KEY_PLACEHOLDER,
-    OpenAIProvider,
-    invalid_arguments_message,
-)
+from evo_agent.providers.openai_provider import MISSING_KEY_MESSAGE, NO_KEY_PLACEHOLDER, OpenAIProvider
+from evo_agent.providers.openai_translate import INVALID_ARGUMENTS_KEY, invalid_arguments_message
 from tests.api_rules import check_request
 from tests.fake_openai_server import (  # noqa: F401 - openai_server is a fixture
     error,

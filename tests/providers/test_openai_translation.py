@@ -8,15 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evo_agent.providers.openai_provider import (
+from evo_agent.providers.openai_stream import ChatStreamAssembler, assemble, map_stop_reason, map_usage
+from evo_agent.providers.openai_translate import (
     INVALID_ARGUMENTS_KEY,
     TOOL_ERROR_PREFIX,
-    ChatStreamAssembler,
-    assemble,
     from_openai_messages,
     history_tool_ids,
-    map_stop_reason,
-    map_usage,
     parse_arguments,
     to_openai_messages,
     to_openai_tools,

@@ -21,9 +21,9 @@ import json
 import re
 import threading
 
-from .base import ModelResponse, ProviderCancelled, StreamCallbacks
+from .base import END_TURN, TOOL_USE, ModelResponse, ProviderCancelled, StreamCallbacks
+from .registry import default_model
 
-DEFAULT_MODEL = "demo"
 DEMO_LABEL = "[demo provider — offline, no model is called]"
 SUMMARY_LINES = 8
 LINE_CHARS = 200
@@ -100,7 +100,7 @@ class DemoProvider:
     name = "demo"
 
     def __init__(self, model: str | None = None) -> None:
-        self.model = model or DEFAULT_MODEL
+        self.model = model or default_model(self.name)
 
     def complete(
         self,
@@ -140,7 +140,7 @@ class DemoProvider:
             message={"role": "assistant", "content": content},
             input_tokens=len(_dumps(messages)) // 4,
             output_tokens=max(1, len(_dumps(content)) // 4),
-            stop_reason="tool_use" if uses else "end_turn",
+            stop_reason=TOOL_USE if uses else END_TURN,
         )
 
     # ------------------------------------------------------------------ the "model"
