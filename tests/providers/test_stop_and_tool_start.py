@@ -8,16 +8,17 @@ fires while the tool's input is still streaming, so a UI can show the tool befor
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
 
 from evo_agent.providers import ModelResponse, ProviderCancelled, StreamCallbacks
 from evo_agent.providers.anthropic_provider import AnthropicProvider
-from evo_agent.providers.base import CONTEXT_FULL, END_TURN, MAX_TOKENS, REFUSAL, TOOL_USE
+from evo_agent.providers.anthropic_stream import MessageAssembler
+from evo_agent.providers.base import CONTEXT_FULL, END_TURN, INVALID_ARGUMENTS_KEY, MAX_TOKENS, REFUSAL, TOOL_USE
 from evo_agent.providers.demo_provider import DemoProvider
 from evo_agent.providers.openai_provider import OpenAIProvider
-from evo_agent.providers.openai_translate import INVALID_ARGUMENTS_KEY
 from tests import fake_model_server as anthropic_api
 from tests import fake_openai_server as openai_api
 from tests.fake_openai_server import openai_server  # noqa: F401 - fixture
@@ -186,3 +187,27 @@ def test_the_announced_id_is_the_id_of_the_finished_call(api):
     response = ask(api, callbacks=StreamCallbacks(on_tool_use_start=lambda *named: started.append(named)))
     block = response.message["content"][-1]
     assert started == [(block["id"], "bash")] and block["input"] == LONG_COMMAND
+
+
+def test_anthropic_tool_input_cut_at_max_tokens_is_kept_as_invalid_arguments():
+    """The Messages API stops mid-call at max_tokens: the call stays (valid history), marked unreadable."""
+    events = [
+        {"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": [],
+                                              "usage": {"input_tokens": 5, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": '{"command": "echo unfin'}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 8}},
+        {"type": "message_stop"},
+    ]
+    assembler = MessageAssembler()
+    shown = [e for event in events for e in assembler.feed(event["type"], json.dumps(event))]
+    response = assembler.response()
+    assert shown == [("tool_use", ("toolu_1", "bash"))]
+    assert response.message["content"] == [
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {INVALID_ARGUMENTS_KEY: '{"command": "echo unfin'}}
+    ]
+    assert (response.stop_reason, response.cut_short, response.output_tokens) == (MAX_TOKENS, True, 8)
+    assert response.cut_notice(64) == 'the answer was cut at the 64-token limit (max_tokens); send "continue" for the rest'

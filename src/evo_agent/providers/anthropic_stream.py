@@ -9,6 +9,9 @@
 Text, thinking with its signature, redacted thinking, tool_use with its streamed JSON input
 (announced on content_block_start, before the input streams), usage with the cache counts
 and the stop_reason. An `error` event raises StreamError, an event that is not JSON BadAnswer.
+A tool input that is not a JSON object (cut at max_tokens mid-call) is kept, as the OpenAI
+provider keeps one, as {INVALID_ARGUMENTS_KEY: raw}: the history stays valid, the tool runner
+tells the model, and stop_reason says the answer was cut.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from .base import ModelResponse
+from .base import INVALID_ARGUMENTS_KEY, ModelResponse
 from .errors import BadAnswer, StreamError
 
 Event = tuple[str, Any]
@@ -46,6 +49,14 @@ def _json(data: str) -> Any:
         return json.loads(data)
     except ValueError as exc:
         raise BadAnswer(f"sent an event that could not be read: {exc}") from None
+
+
+def _tool_input(raw: str) -> dict:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
 
 
 class MessageAssembler:
@@ -141,7 +152,7 @@ class MessageAssembler:
             return
         raw = "".join(parts).strip()
         if raw:
-            self.blocks[index]["input"] = _json(raw)
+            self.blocks[index]["input"] = _tool_input(raw)
 
     def response(self) -> ModelResponse:
         for index in list(self.partial_json):

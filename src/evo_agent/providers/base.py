@@ -18,6 +18,10 @@ MAX_TOKENS = "max_tokens"  # cut at the request's max_tokens (OpenAI: finish_rea
 REFUSAL = "refusal"  # refused (OpenAI: "content_filter")
 CONTEXT_FULL = "model_context_window_exceeded"  # cut because the context window is full (Anthropic)
 
+# A tool_use input that was not one JSON object (cut mid-call, or malformed) is stored as
+# {INVALID_ARGUMENTS_KEY: "<raw text>"}: the history stays valid and the tool runner says so.
+INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
+
 
 @dataclass
 class ModelResponse:
@@ -38,6 +42,14 @@ class ModelResponse:
     def cut_short(self) -> bool:
         """The answer was cut before the model finished it: its end (text, a tool call's input) is missing."""
         return self.stop_reason in (MAX_TOKENS, CONTEXT_FULL)
+
+    def cut_notice(self, max_tokens: int) -> str | None:
+        """The one line a user is told when the answer was cut (None when it was not)."""
+        if self.stop_reason == MAX_TOKENS:
+            return f'the answer was cut at the {max_tokens}-token limit (max_tokens); send "continue" for the rest'
+        if self.stop_reason == CONTEXT_FULL:
+            return "the answer was cut: the conversation fills the model's context window; run /compact"
+        return None
 
 
 @dataclass

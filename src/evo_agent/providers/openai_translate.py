@@ -39,9 +39,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .base import one_line
+from .base import INVALID_ARGUMENTS_KEY, one_line
 
-INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
 TOOL_ERROR_PREFIX = "Error: "
 IMAGE_PLACEHOLDER = "[image omitted]"
 ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
