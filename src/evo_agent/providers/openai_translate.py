@@ -26,9 +26,9 @@ What the translation does with what one side cannot say:
   any other id is sent as a stable hash of itself, the same in `tool_calls` and in the
   matching `tool` message.
 - Arguments that are not a JSON object (truncated by `length`, or plain invalid JSON)
-  still become a `tool_use` block, with input {INVALID_ARGUMENTS_KEY: "<raw text>"};
-  `invalid_arguments_message(name, input)` gives the error text to return as the
-  tool_result, so the model can send the call again. Empty arguments mean {}.
+  still become a `tool_use` block, with input {INVALID_ARGUMENTS_KEY: "<raw text>"}; the
+  tool runner answers it with an error, so the model can send the call again. Empty
+  arguments mean {}.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .base import INVALID_ARGUMENTS_KEY, one_line
+from .base import INVALID_ARGUMENTS_KEY
 
 TOOL_ERROR_PREFIX = "Error: "
 IMAGE_PLACEHOLDER = "[image omitted]"
@@ -227,7 +227,7 @@ def parse_arguments(raw: Any) -> dict:
     """A tool call's `arguments` as a tool_use input; never raises.
 
     Empty -> {}; a JSON object -> itself (also when it was JSON-encoded twice); anything
-    else -> {INVALID_ARGUMENTS_KEY: raw} (see invalid_arguments_message).
+    else -> {INVALID_ARGUMENTS_KEY: raw} (the tool runner refuses it).
     """
     if raw is None:
         return {}
@@ -244,24 +244,6 @@ def parse_arguments(raw: Any) -> dict:
     except ValueError:
         return {INVALID_ARGUMENTS_KEY: raw}
     return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
-
-
-def invalid_arguments_message(name: str, tool_input: Any) -> str | None:
-    """The tool error for a call whose arguments did not parse, or None for a normal input."""
-    if not (isinstance(tool_input, dict) and isinstance(tool_input.get(INVALID_ARGUMENTS_KEY), str)):
-        return None
-    raw = tool_input[INVALID_ARGUMENTS_KEY]
-    try:
-        json.loads(raw)
-        why = "they are not a JSON object"
-    except ValueError as exc:
-        why = f"they are not valid JSON ({exc})"
-    shown = raw if len(raw) <= 200 else raw[:199] + "…"
-    return one_line(
-        f"the arguments of this {name} call could not be read: {why}; nothing was run. "
-        f"Call the tool again with one JSON object as its arguments. Received: {shown}",
-        limit=600,
-    )
 
 
 def clean_tool_name(name: str) -> str:
