@@ -91,18 +91,20 @@ class AnthropicProvider:
             raise ProviderError(MISSING_KEY_MESSAGE)
         body = self.build_body(system=system, messages=messages, tools=tools, max_tokens=max_tokens)
         assembler = MessageAssembler()
-
-        def work(put: Put, stop: threading.Event, live: dict) -> None:
-            response = self._client.post("/v1/messages", body, stop=stop, on_retry=retry_notices(put, self.label))
-            forward(response, put, stop, live)
-
-        def finish() -> ModelResponse:
-            if assembler.message is None:
-                raise BadAnswer("sent no message (is it a Messages API server?)")
-            if not assembler.done:
-                raise BadAnswer("ended the stream before the answer was complete")
-            return assembler.response()
-
-        return stream_answer(work, feed=lambda event: assembler.feed(*event), finish=finish,
+        return stream_answer(lambda put, stop, live: self._send(body, put, stop, live),
+                             feed=lambda event: assembler.feed(*event), finish=lambda: _finish(assembler),
                              callbacks=callbacks or StreamCallbacks(), cancel=cancel, label=self.label,
                              attempts=1 + self.max_retries, thread_name="evo-agent-anthropic")
+
+    def _send(self, body: bytes, put: Put, stop: threading.Event, live: dict) -> None:
+        """The worker: POST, then hand the server-sent events to the caller's thread."""
+        response = self._client.post("/v1/messages", body, stop=stop, on_retry=retry_notices(put, self.label))
+        forward(response, put, stop, live)
+
+
+def _finish(assembler: MessageAssembler) -> ModelResponse:
+    if assembler.message is None:
+        raise BadAnswer("sent no message (is it a Messages API server?)")
+    if not assembler.done:
+        raise BadAnswer("ended the stream before the answer was complete")
+    return assembler.response()

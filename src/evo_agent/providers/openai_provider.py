@@ -155,30 +155,34 @@ class OpenAIProvider:
             raise ProviderError(MISSING_KEY_MESSAGE)
         params = self.build_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens)
         assembler = ChatStreamAssembler(history_tool_ids(messages), seed=len(messages))
+        return stream_answer(lambda put, stop, live: self._send(params, put, stop, live),
+                             feed=lambda event: _feed(assembler, event), finish=lambda: _finish(assembler),
+                             callbacks=callbacks or StreamCallbacks(), cancel=cancel, label=self.label,
+                             attempts=1 + self.max_retries, thread_name="evo-agent-openai")
 
-        def work(put: Put, stop: threading.Event, live: dict) -> None:
-            response = self._post(params, put, stop)
-            if params.get("stream"):
-                forward(response, put, stop, live, done="[DONE]")
-                return
-            live["stream"] = response
-            try:
-                completion = response.json()
-            except ValueError as exc:
-                raise BadAnswer(f"sent a response that could not be read: {exc}") from None
-            put(("data", ("completion", completion)))
-            put(("end", None))
+    def _send(self, params: dict, put: Put, stop: threading.Event, live: dict) -> None:
+        """The worker: POST, then hand the chunks (or the one completion) to the caller's thread."""
+        response = self._post(params, put, stop)
+        if params.get("stream"):
+            forward(response, put, stop, live, done="[DONE]")
+            return
+        live["stream"] = response
+        try:
+            completion = response.json()
+        except ValueError as exc:
+            raise BadAnswer(f"sent a response that could not be read: {exc}") from None
+        put(("data", ("completion", completion)))
+        put(("end", None))
 
-        def feed(event: tuple[str, Any]) -> list:
-            name, data = event
-            return assembler.feed(data if name == "completion" else parse_chunk(data))
 
-        def finish() -> ModelResponse:
-            if assembler.chunks == 0:
-                raise BadAnswer("sent an empty stream (does the server support stream=true for chat completions?)")
-            if assembler.finish_reason is None:
-                raise BadAnswer("ended the stream before the answer was complete (no finish_reason)")
-            return assembler.response()
+def _feed(assembler: ChatStreamAssembler, event: tuple[str, Any]) -> list:
+    name, data = event
+    return assembler.feed(data if name == "completion" else parse_chunk(data))
 
-        return stream_answer(work, feed=feed, finish=finish, callbacks=callbacks or StreamCallbacks(), cancel=cancel,
-                             label=self.label, attempts=1 + self.max_retries, thread_name="evo-agent-openai")
+
+def _finish(assembler: ChatStreamAssembler) -> ModelResponse:
+    if assembler.chunks == 0:
+        raise BadAnswer("sent an empty stream (does the server support stream=true for chat completions?)")
+    if assembler.finish_reason is None:
+        raise BadAnswer("ended the stream before the answer was complete (no finish_reason)")
+    return assembler.response()

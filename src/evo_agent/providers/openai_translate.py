@@ -122,40 +122,38 @@ def to_openai_tools(tools: Iterable[dict]) -> list[dict]:
     return out
 
 
+def _user_part(block: dict) -> dict | None:
+    """One block of a user message as a chat content part (None: nothing a chat model can read)."""
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": block["text"]} if block.get("text") else None
+    if kind == "image":
+        url = _image_url(block)
+        return {"type": "image_url", "image_url": {"url": url}} if url else {"type": "text", "text": IMAGE_PLACEHOLDER}
+    if kind == "document":
+        source = block.get("source") or {}
+        data = source.get("data") if source.get("type") == "text" else None
+        return {"type": "text", "text": data or "[document omitted]"}
+    return None  # thinking and unknown block types in a user turn
+
+
+def _user_message(parts: list[dict]) -> dict:
+    if all(p["type"] == "text" for p in parts):
+        return {"role": "user", "content": "\n\n".join(p["text"] for p in parts)}
+    return {"role": "user", "content": parts}
+
+
 def _user_turn(messages: list[dict]) -> list[dict]:
     """One user turn (consecutive user messages): its `tool` messages first, then its text."""
     tools: list[dict] = []
     users: list[dict] = []
     for message in messages:
-        parts: list[dict] = []
-        for block in _blocks(message.get("content")):
-            kind = block.get("type")
-            if kind == "tool_result":
-                tools.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": wire_tool_call_id(block.get("tool_use_id")),
-                        "content": tool_result_text(block),
-                    }
-                )
-            elif kind == "text":
-                if block.get("text"):
-                    parts.append({"type": "text", "text": block["text"]})
-            elif kind == "image":
-                url = _image_url(block)
-                parts.append({"type": "image_url", "image_url": {"url": url}} if url
-                             else {"type": "text", "text": IMAGE_PLACEHOLDER})
-            elif kind == "document":
-                source = block.get("source") or {}
-                data = source.get("data") if source.get("type") == "text" else None
-                parts.append({"type": "text", "text": data or "[document omitted]"})
-            # thinking and unknown block types in a user turn: nothing a chat model can read
-        if not parts:
-            continue
-        if all(p["type"] == "text" for p in parts):
-            users.append({"role": "user", "content": "\n\n".join(p["text"] for p in parts)})
-        else:
-            users.append({"role": "user", "content": parts})
+        blocks = _blocks(message.get("content"))
+        tools += [{"role": "tool", "tool_call_id": wire_tool_call_id(b.get("tool_use_id")),
+                   "content": tool_result_text(b)} for b in blocks if b.get("type") == "tool_result"]
+        parts = [p for p in (_user_part(b) for b in blocks if b.get("type") != "tool_result") if p is not None]
+        if parts:
+            users.append(_user_message(parts))
     return tools + users
 
 
