@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from evo_agent.session.messages import text_block
+
 from .base import INVALID_ARGUMENTS_KEY, ModelResponse
 from .errors import BadAnswer, StreamError
 
@@ -33,7 +35,7 @@ def block_to_param(block: dict) -> dict | None:
     """
     kind = block.get("type")
     if kind == "text":
-        return {"type": "text", "text": block["text"]} if block.get("text") else None
+        return text_block(block["text"]) if block.get("text") else None
     if kind == "tool_use":
         return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": dict(block.get("input") or {})}
     if kind == "thinking":

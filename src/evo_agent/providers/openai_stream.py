@@ -33,6 +33,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evo_agent.session.messages import text_block
+
 from .base import END_TURN, MAX_TOKENS, REFUSAL, TOOL_USE, ModelResponse
 from .openai_translate import ID_OK, clean_tool_name, digest, parse_arguments
 
@@ -227,7 +229,7 @@ class ChatStreamAssembler:
         content: list[dict] = []
         text = "".join(self.text)
         if text.strip():  # whitespace-only text is not a block the Messages API would accept back
-            content.append({"type": "text", "text": text})
+            content.append(text_block(text))
         for position, call in sorted(enumerate(self.calls), key=lambda item: item[1].order(item[0])):
             if call.id is None:
                 call.id = self._final_id(call.server_id, position, call.name)

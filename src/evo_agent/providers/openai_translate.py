@@ -39,6 +39,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from evo_agent.session.messages import blocks, content_blocks, content_text, text_block, tool_results, tool_uses
+
 from .base import INVALID_ARGUMENTS_KEY
 
 TOOL_ERROR_PREFIX = "Error: "
@@ -61,14 +63,6 @@ def wire_tool_call_id(tool_use_id: object) -> str:
     return "call_" + digest("wire", tool_use_id)
 
 
-def _blocks(content: Any) -> list[dict]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    if isinstance(content, list):
-        return [b for b in content if isinstance(b, dict)]
-    return []
-
-
 def _image_url(block: dict) -> str | None:
     source = block.get("source") or {}
     if source.get("type") == "base64" and source.get("data"):
@@ -78,33 +72,29 @@ def _image_url(block: dict) -> str | None:
     return None
 
 
-def tool_result_text(block: dict) -> str:
-    """A tool_result's content as the text of a `tool` message (is_error -> TOOL_ERROR_PREFIX)."""
+def _result_part_text(inner: dict) -> str:
+    kind = inner.get("type")
+    if kind == "text":
+        return str(inner.get("text", ""))
+    if kind == "image":
+        return IMAGE_PLACEHOLDER
+    source = inner.get("source")
+    if kind == "document" and isinstance(source, dict) and source.get("type") == "text":
+        return str(source.get("data", ""))
+    return f"[{kind} omitted]"
+
+
+def tool_message_text(block: dict) -> str:
+    """A tool_result as the text of a `tool` message: every part said (images as a placeholder),
+    is_error as TOOL_ERROR_PREFIX. (session.messages.tool_result_text is its text blocks only.)"""
     content = block.get("content", "")
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
-        parts = []
-        for inner in content:
-            if not isinstance(inner, dict):
-                continue
-            kind = inner.get("type")
-            if kind == "text":
-                parts.append(str(inner.get("text", "")))
-            elif kind == "image":
-                parts.append(IMAGE_PLACEHOLDER)
-            elif kind == "document" and isinstance(inner.get("source"), dict) and inner["source"].get("type") == "text":
-                parts.append(str(inner["source"].get("data", "")))
-            else:
-                parts.append(f"[{kind} omitted]")
-        text = "\n".join(parts)
-    elif content is None:
-        text = ""
+        text = "\n".join(_result_part_text(inner) for inner in content_blocks(content))
     else:
-        text = json.dumps(content, ensure_ascii=False)
+        text = "" if content is None else json.dumps(content, ensure_ascii=False)
     return TOOL_ERROR_PREFIX + text if block.get("is_error") else text
-
-
 
 
 # --------------------------------------------------------------------------- Anthropic -> OpenAI
@@ -148,35 +138,28 @@ def _user_turn(messages: list[dict]) -> list[dict]:
     tools: list[dict] = []
     users: list[dict] = []
     for message in messages:
-        blocks = _blocks(message.get("content"))
         tools += [{"role": "tool", "tool_call_id": wire_tool_call_id(b.get("tool_use_id")),
-                   "content": tool_result_text(b)} for b in blocks if b.get("type") == "tool_result"]
-        parts = [p for p in (_user_part(b) for b in blocks if b.get("type") != "tool_result") if p is not None]
+                   "content": tool_message_text(b)} for b in tool_results(message)]
+        others = [b for b in blocks(message) if b.get("type") != "tool_result"]
+        parts = [p for p in map(_user_part, others) if p is not None]
         if parts:
             users.append(_user_message(parts))
     return tools + users
 
 
+def _tool_call(block: dict) -> dict:
+    return {
+        "id": wire_tool_call_id(block.get("id")),
+        "type": "function",
+        "function": {"name": str(block.get("name", "")),
+                     "arguments": json.dumps(block.get("input") or {}, ensure_ascii=False)},
+    }
+
+
 def _assistant_turn(messages: list[dict]) -> list[dict]:
     """One assistant turn: its text joined, its tool_use blocks as `tool_calls`; thinking dropped."""
-    texts: list[str] = []
-    calls: list[dict] = []
-    for message in messages:
-        for block in _blocks(message.get("content")):
-            kind = block.get("type")
-            if kind == "text" and block.get("text"):
-                texts.append(block["text"])
-            elif kind == "tool_use":
-                calls.append(
-                    {
-                        "id": wire_tool_call_id(block.get("id")),
-                        "type": "function",
-                        "function": {
-                            "name": str(block.get("name", "")),
-                            "arguments": json.dumps(block.get("input") or {}, ensure_ascii=False),
-                        },
-                    }
-                )
+    texts = [b["text"] for m in messages for b in blocks(m) if b.get("type") == "text" and b.get("text")]
+    calls = [_tool_call(b) for m in messages for b in tool_uses(m)]
     if not texts and not calls:
         return []
     out: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) if texts else None}
@@ -209,8 +192,8 @@ def history_tool_ids(messages: Iterable[dict]) -> set[str]:
     """Every tool_use id (and its wire form) in a history: ids a new response must not reuse."""
     ids: set[str] = set()
     for message in messages:
-        for block in _blocks(message.get("content")):
-            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+        for block in tool_uses(message):
+            if isinstance(block.get("id"), str):
                 ids.add(block["id"])
                 ids.add(wire_tool_call_id(block["id"]))
     return ids
@@ -251,11 +234,7 @@ def clean_tool_name(name: str) -> str:
 
 
 def _text_of_openai_content(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return ""
+    return content_text(content, "\n\n")  # chat content parts have the Messages API's text shape
 
 
 def _tool_result_block(message: dict) -> dict:
@@ -280,24 +259,24 @@ def _image_block(part: dict) -> dict:
 
 def _user_blocks(content: Any) -> list[dict]:
     if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    blocks: list[dict] = []
+        return [text_block(content)] if content else []
+    found: list[dict] = []
     for part in content if isinstance(content, list) else []:
         if part.get("type") == "text" and part.get("text"):
-            blocks.append({"type": "text", "text": part["text"]})
+            found.append(text_block(part["text"]))
         elif part.get("type") == "image_url":
-            blocks.append(_image_block(part))
-    return blocks
+            found.append(_image_block(part))
+    return found
 
 
 def _assistant_blocks(message: dict) -> list[dict]:
     text = _text_of_openai_content(message.get("content"))
-    blocks = [{"type": "text", "text": text}] if text else []
+    found = [text_block(text)] if text else []
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
-        blocks.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name", ""),
-                       "input": parse_arguments(function.get("arguments"))})
-    return blocks
+        found.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name", ""),
+                      "input": parse_arguments(function.get("arguments"))})
+    return found
 
 
 def from_openai_messages(messages: list[dict]) -> tuple[str, list[dict]]:
@@ -309,9 +288,9 @@ def from_openai_messages(messages: list[dict]) -> tuple[str, list[dict]]:
     out: list[dict] = []
     pending_results: list[dict] = []
 
-    def flush_results(blocks: list[dict]) -> None:
-        if pending_results or blocks:
-            out.append({"role": "user", "content": pending_results + blocks})
+    def flush_results(then: list[dict]) -> None:
+        if pending_results or then:
+            out.append({"role": "user", "content": pending_results + then})
         pending_results.clear()
 
     for message in messages:
@@ -324,8 +303,8 @@ def from_openai_messages(messages: list[dict]) -> tuple[str, list[dict]]:
             flush_results(_user_blocks(message.get("content")))
         elif role == "assistant":
             flush_results([])
-            blocks = _assistant_blocks(message)
-            if blocks:
-                out.append({"role": "assistant", "content": blocks})
+            answer = _assistant_blocks(message)
+            if answer:
+                out.append({"role": "assistant", "content": answer})
     flush_results([])
     return "\n\n".join(p for p in system_parts if p), out
