@@ -19,12 +19,11 @@ from .anthropic_stream import MessageAssembler
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .endpoint import open_client, setting
 from .errors import ApiLabel, BadAnswer
-from .http_client import encode_json
+from .http_client import DEFAULT_MAX_RETRIES, encode_json
 from .pump import Put, forward, retry_notices, stream_answer
 from .registry import default_model
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-DEFAULT_MAX_RETRIES = 4
 API_VERSION = "2023-06-01"
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API refuses larger requests
 MISSING_KEY_MESSAGE = "no Anthropic API key: set ANTHROPIC_API_KEY (or choose --provider demo)"

@@ -31,14 +31,13 @@ from urllib.parse import urlsplit
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .endpoint import open_client, setting
 from .errors import ApiLabel, BadAnswer, StreamError, error_detail, error_words
-from .http_client import Response, StatusError, encode_json
+from .http_client import DEFAULT_MAX_RETRIES, Response, StatusError, encode_json
 from .openai_stream import ChatStreamAssembler
 from .openai_translate import history_tool_ids, to_openai_messages, to_openai_tools
 from .pump import Put, forward, retry_notices, stream_answer
 from .registry import default_model
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_MAX_RETRIES = 4
 NO_KEY_PLACEHOLDER = "sk-no-key-required"  # sent to a local server that wants no key
 MISSING_KEY_MESSAGE = (
     "no OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama), "
