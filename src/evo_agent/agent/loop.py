@@ -672,6 +672,9 @@ class Agent:
             if response.cache_read_input_tokens is not None:
                 fields["cache_read_input_tokens"] = response.cache_read_input_tokens
             self._add(message, **fields)
+            cut = response.cut_notice(self.max_tokens)
+            if cut:  # the end of the answer is missing: say so, in one line
+                cb.notice(cut)
             last_text = text_of(message)
             uses = [b for b in message["content"] if b.get("type") == "tool_use"]
             if not uses:
