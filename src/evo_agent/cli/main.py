@@ -458,7 +458,7 @@ def _agent(args: argparse.Namespace) -> int:
     else:
         recorder, history = store.create(model=provider.model, provider=provider.name), []
 
-    from evo_agent.agent.loop import resumed_usage
+    from evo_agent.agent.usage import resumed_usage
 
     agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
                   compact_count=compact_count, compact_threshold=compact_chars, permissions=gate, sandbox=sandbox,
