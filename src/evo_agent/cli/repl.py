@@ -181,7 +181,7 @@ class Repl:
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
         except Terminated as exc:
-            return exc.code
+            return exc.exit_code
         finally:
             self.approvals.closed = True
 

@@ -16,11 +16,11 @@ EXIT_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)
 
 
 class SignalExit(Exception):
-    """An app ended by SIGTERM or SIGHUP; `code` is 128 + the signal number."""
+    """An app ended by SIGTERM or SIGHUP; `exit_code` is 128 + the signal number (cli/errors.py reads it)."""
 
-    def __init__(self, code: int) -> None:
-        super().__init__("terminated" if code == 128 + signal.SIGTERM else "the terminal went away")
-        self.code = code
+    def __init__(self, exit_code: int) -> None:
+        super().__init__("terminated" if exit_code == 128 + signal.SIGTERM else "the terminal went away")
+        self.exit_code = exit_code
 
 
 def exit_on_signals(leave: Callable[[int], None]) -> None:
