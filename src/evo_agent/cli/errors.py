@@ -42,11 +42,6 @@ LIBRARY_FAILURES: tuple[tuple[str, str], ...] = (
 )
 
 
-def exit_code_for_signal(signum: int) -> int:
-    """128 + the signal's number: what the shell shows for a process the signal ended."""
-    return 128 + int(signum)
-
-
 class CliError(Exception):
     """A foreseeable failure of the command: one line on stderr, then exit `exit_code`."""
 

@@ -52,7 +52,7 @@ from .activity import Activity, fit
 from .bridge import AgentLike
 from .commands import complete as complete_command
 from .commands import help_text, lookup
-from .signals import exit_on_signals
+from .signals import EXIT_HANGUP, EXIT_INTERRUPTED, exit_on_signals
 from .stream import MarkdownStream
 from .transcript_view import history_renderables
 
@@ -68,7 +68,6 @@ Keys:
 DOUBLE_CTRL_C_SECONDS = 2.0
 EXIT_GRACE_S = 5.0          # how long an interrupted turn may take to record itself on the way out
 TICK_S = 0.12               # spinner and elapsed-time refresh while the agent works
-EXIT_INTERRUPTED, EXIT_HANGUP = 130, 129
 
 STYLE = Style.from_dict({
     "rule": "fg:ansibrightblack",
