@@ -18,8 +18,6 @@ from .loop import (
     TOOL_INTERRUPTED_TEXT,
     Agent,
     TurnResult,
-    text_of,
-    tool_result_block,
 )
 from .prompt import build_system_prompt
 from .usage import Usage, resumed_usage
@@ -41,6 +39,4 @@ __all__ = [
     "Usage",
     "resumed_usage",
     "build_system_prompt",
-    "text_of",
-    "tool_result_block",
 ]

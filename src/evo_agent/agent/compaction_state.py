@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evo_agent.providers.base import ProviderCancelled, ProviderError
+from evo_agent.session import summary_message, text_of
 from evo_agent.tools import Tool, ToolContext, ToolResult
 
 from .compaction import SUMMARY_MAX_TOKENS, SUMMARY_SYSTEM, finish_summary, history_chars, summary_request
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from evo_agent.providers.base import ModelResponse, Provider
 
 __all__ = ["COMPACT_SCHEDULED", "DEFAULT_COMPACT_CHARS", "CompactResult", "CompactionFailed", "CompactionState",
-           "default_compact_threshold", "request_summary", "summary_of"]
+           "check_compactable", "default_compact_threshold", "request_summary", "summary_of"]
 
 DEFAULT_COMPACT_CHARS = 50_000
 
@@ -111,6 +112,23 @@ class CompactionState:
     def failed(self, trigger: str) -> None:
         if trigger == "auto":
             self.auto_failed = True  # warn once per turn, not before every call
+
+
+def check_compactable(history: list[dict]) -> None:
+    """CompactionFailed when there is nothing to summarise: no history, or only the summary of one."""
+    if not history:
+        raise CompactionFailed("there is nothing to compact yet")
+    if len(history) == 1 and history[0] == summary_message(_summary_text(history[0])):
+        raise CompactionFailed("there is nothing to compact: the conversation is already one summary")
+
+
+def _summary_text(message: dict) -> str:
+    """The summary inside a synthetic summary message (or '' for any other message)."""
+    content = text_of(message)
+    prefix, suffix = "<previous-conversation-summary>\n", "\n</previous-conversation-summary>"
+    if message.get("role") == "user" and content.startswith(prefix) and content.endswith(suffix):
+        return content[len(prefix):-len(suffix)]
+    return ""
 
 
 def request_summary(provider: Provider, history: list[dict], focus: str | None,

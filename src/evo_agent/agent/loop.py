@@ -60,7 +60,18 @@ from pathlib import Path
 from typing import Any
 
 from evo_agent.providers.base import ModelResponse, Provider, ProviderCancelled, StreamCallbacks
-from evo_agent.session import Recorder, ResumedSession, SessionStore, SidechainRecorder, clean_name, summary_message
+from evo_agent.session import (
+    Recorder,
+    ResumedSession,
+    SessionStore,
+    SidechainRecorder,
+    blocks,
+    clean_name,
+    summary_message,
+    text_of,
+    tool_result_block,
+    tool_uses,
+)
 from evo_agent.session.file_history import FileHistory
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool, validate_input
 from evo_agent.tools.runner import INVALID_ARGUMENTS_KEY
@@ -71,6 +82,7 @@ from .compaction_state import (
     CompactionFailed,
     CompactionState,
     CompactResult,
+    check_compactable,
     default_compact_threshold,
     request_summary,
     summary_of,
@@ -102,21 +114,9 @@ class TurnResult:
         return self.status == "cancelled"
 
 
-def text_of(message: dict) -> str:
-    """The visible text of a message (text blocks joined)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-
-
-def tool_result_block(tool_use_id: str, content: str, is_error: bool = False) -> dict:
-    block: dict = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content or "(no output)"}
-    if is_error:
-        block["is_error"] = True
-    return block
+def _result_block(tool_use_id: str, result: ToolResult) -> dict:
+    """The tool_result block of a tool's result (an empty output is said to be empty: the API refuses "")."""
+    return tool_result_block(tool_use_id, result.content or "(no output)", is_error=result.is_error)
 
 
 def _clean_assistant(message: dict) -> dict:
@@ -124,15 +124,9 @@ def _clean_assistant(message: dict) -> dict:
 
     The same cleaning the resume path applies, so live and restored histories agree.
     """
-    content = message.get("content")
-    if isinstance(content, str):
-        content = [{"type": "text", "text": content}]
-    blocks = [
-        b for b in (content or [])
-        if isinstance(b, dict) and isinstance(b.get("type"), str)
-        and not (b["type"] == "text" and not (isinstance(b.get("text"), str) and b["text"]))
-    ]
-    return {"role": "assistant", "content": blocks}
+    kept = [b for b in blocks(message) if isinstance(b.get("type"), str)
+            and not (b["type"] == "text" and not (isinstance(b.get("text"), str) and b["text"]))]
+    return {"role": "assistant", "content": kept}
 
 
 class Agent:
@@ -361,10 +355,7 @@ class Agent:
 
     def _compact(self, focus: str | None, trigger: str, cancel: threading.Event) -> CompactResult:
         """One summary call; then the boundary is recorded and only then the history replaced."""
-        if not self.history:
-            raise CompactionFailed("there is nothing to compact yet")
-        if len(self.history) == 1 and self.history[0] == summary_message(_summary_text(self.history[0])):
-            raise CompactionFailed("there is nothing to compact: the conversation is already one summary")
+        check_compactable(self.history)
         response = request_summary(self.provider, self.history, focus, cancel)
         self._count(response)
         summary = summary_of(text_of(response.message), self.history)
@@ -488,7 +479,7 @@ class Agent:
             if not message["content"]:  # nothing the API would accept back: not stored (resume drops it too)
                 return TurnResult("done", last_text, calls)
             last_text = text_of(message)
-            uses = [b for b in message["content"] if b.get("type") == "tool_use"]
+            uses = tool_uses(message)
             if not uses:
                 return TurnResult("done", last_text, calls)
             results = self._run_tools(uses, cb, cancel)
@@ -556,7 +547,7 @@ class Agent:
         tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
         if cancel.is_set():
             cb.tool_end(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0)
-            return tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, True)
+            return tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, is_error=True)
         refusal = self._gate(tool_id, name, tool_input, cancel)
         cb.tool_start(tool_id, name, tool_input)
         started = time.monotonic()
@@ -567,7 +558,7 @@ class Agent:
                               file_history=self.file_history, sandbox=self.sandbox)
             result = run_tool(self.tools, name, tool_input, ctx)
         cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)
-        return tool_result_block(tool_id, result.content, result.is_error)
+        return _result_block(tool_id, result)
 
     def _gate(self, tool_id: str, name: str, tool_input: dict, cancel: threading.Event) -> ToolResult | None:
         """None when the call may run; else the `is_error` result that says why it did not.
@@ -606,21 +597,10 @@ def _token_fields(response: ModelResponse) -> dict[str, int]:
     return fields
 
 
-def _summary_text(message: dict) -> str:
-    """The summary inside a synthetic summary message (or '' for any other message)."""
-    content = text_of(message)
-    prefix, suffix = "<previous-conversation-summary>\n", "\n</previous-conversation-summary>"
-    if message.get("role") == "user" and content.startswith(prefix) and content.endswith(suffix):
-        return content[len(prefix):-len(suffix)]
-    return ""
-
-
 __all__ = [
     "Agent",
     "INTERRUPTED_MARKER",
     "MAX_MODEL_CALLS",
     "TOOL_INTERRUPTED_TEXT",
     "TurnResult",
-    "text_of",
-    "tool_result_block",
 ]
