@@ -115,7 +115,7 @@ class TurnResult:
 
 
 def _result_block(tool_use_id: str, result: ToolResult) -> dict:
-    """The tool_result block of a tool's result (an empty output is said to be empty: the API refuses "")."""
+    """The tool_result block of a tool's result; an empty output reads "(no output)"."""
     return tool_result_block(tool_use_id, result.content or "(no output)", is_error=result.is_error)
 
 
