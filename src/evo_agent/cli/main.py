@@ -646,7 +646,7 @@ def compact_threshold(environ) -> int | None:  # noqa: ANN001 - a Mapping[str, s
 def _print_mode(agent, prompt: str, console, signals, output_format: str = "text") -> int:  # noqa: ANN001
     """One turn to completion; stdout gets the answer as `output_format` says (print_output.py)."""
     from .print_output import PrintOutput
-    from .runtime import EXIT_INTERRUPTED, Terminated, crash_line, run_turn
+    from .runtime import Terminated, crash_line, run_turn
 
     output = PrintOutput(output_format, agent, console)
     try:

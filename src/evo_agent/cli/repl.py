@@ -17,9 +17,8 @@ from evo_agent.session import SessionError, SessionStore
 from evo_agent.ui.commands import help_text, lookup
 
 from .approvals import ReplApprovals
-from .errors import CommandError
+from .errors import EXIT_INTERRUPTED, CommandError
 from .runtime import (
-    EXIT_INTERRUPTED,
     Console,
     Signals,
     Terminated,

@@ -31,7 +31,7 @@ from evo_agent.agent import Agent, CompactionFailed, CompactResult, TurnCallback
 from evo_agent.providers import ProviderError
 from evo_agent.session import find_project_dir
 
-from .errors import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED  # noqa: F401 - re-exported for callers
+from .errors import EXIT_HANGUP, EXIT_TERMINATED
 
 EXIT_GRACE_S = 5.0
 
