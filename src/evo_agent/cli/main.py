@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evo_agent import __version__
 
@@ -40,6 +40,11 @@ from .errors import (
 
 if TYPE_CHECKING:
     from evo_agent.agent import Agent
+    from evo_agent.agent.permissions import PermissionGate
+    from evo_agent.session import LiveSessionStore
+    from evo_agent.tools.sandbox import Sandbox
+
+    from .runtime import Console
 
 _PICK = "\0pick"  # `--resume` given without an id
 
@@ -345,10 +350,10 @@ class _Launch:
     compact_chars: int | None  # EVO_AGENT_COMPACT_CHARS; None: the default
     provider_name: str
     provider_notice: str | None  # e.g. "no API key: the demo provider"
-    gate: Any  # agent.permissions.PermissionGate
-    sandbox: Any  # tools.sandbox.Sandbox | None
-    store: Any  # session.LiveSessionStore (or the team store's wrapper of it)
-    console: Any  # runtime.Console
+    gate: PermissionGate
+    sandbox: Sandbox | None
+    store: LiveSessionStore  # or the team store's subclass of it (sync/hooks.py)
+    console: Console
 
     @property
     def app(self) -> bool:
