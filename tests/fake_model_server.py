@@ -19,6 +19,8 @@ What one scripted item may be (each `server.script(...)` argument answers one re
   (`mid_stream=True`: a 200 stream that breaks with an SSE `error` event instead);
 - `hang(seconds, *blocks)`: streams the start of the answer, then sleeps (interruptible
   by `server.stop()`), then finishes; `server.hanging` is set while it sleeps;
+  `in_tool_input=True`: no partial text, the sleep comes inside the first tool_use's input
+  (after its content_block_start and the first piece of its JSON);
 - a callable `fn(body) -> item`, evaluated when the request arrives.
 
 When the script is empty, `server.default` answers (initially `text("ok")`; it may be a callable).
@@ -103,11 +105,15 @@ class Hang:
     seconds: float = 30.0
     reply: Reply = field(default_factory=lambda: reply(text("…and done.")))
     partial: str = "Working on it"
+    in_tool_input: bool = False
 
 
-def hang(seconds: float = 30.0, *blocks: dict | str, partial: str = "Working on it") -> Hang:
-    """Stream `partial` as the first text delta, sleep `seconds`, then stream the rest."""
-    return Hang(seconds, reply(*blocks) if blocks else reply(text("…and done.")), partial)
+def hang(seconds: float = 30.0, *blocks: dict | str, partial: str = "Working on it",
+         in_tool_input: bool = False) -> Hang:
+    """Stream `partial` as the first text delta, sleep `seconds`, then stream the rest.
+
+    `in_tool_input`: sleep inside the first tool_use block's streamed input instead."""
+    return Hang(seconds, reply(*blocks) if blocks else reply(text("…and done.")), partial, in_tool_input)
 
 
 _DEFAULT_MESSAGES = {
@@ -437,7 +443,8 @@ class _Handler(ScriptedHandler):
         start["usage"] = dict(message["usage"], output_tokens=1)
         self._event("message_start", {"type": "message_start", "message": start})
         index = 0
-        if hang_item:
+        pause = hang_item if hang_item and hang_item.in_tool_input else None
+        if hang_item and not pause:
             self._event(
                 "content_block_start",
                 {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
@@ -451,7 +458,9 @@ class _Handler(ScriptedHandler):
             index = 1
         self._event("ping", {"type": "ping"})
         for block in message["content"]:
-            self._stream_block(index, block)
+            self._stream_block(index, block, pause if block["type"] == "tool_use" else None)
+            if block["type"] == "tool_use":
+                pause = None
             index += 1
         self._event(
             "message_delta",
@@ -463,7 +472,7 @@ class _Handler(ScriptedHandler):
         )
         self._event("message_stop", {"type": "message_stop"})
 
-    def _stream_block(self, index: int, block: dict) -> None:
+    def _stream_block(self, index: int, block: dict, pause: Hang | None = None) -> None:
         def delta(payload: dict) -> None:
             self._event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": payload})
 
@@ -482,8 +491,10 @@ class _Handler(ScriptedHandler):
                 delta({"type": "text_delta", "text": piece})
         elif kind == "tool_use":
             delta({"type": "input_json_delta", "partial_json": ""})
-            for piece in chunks(json.dumps(block["input"]), 4):
+            for position, piece in enumerate(chunks(json.dumps(block["input"]), 4)):
                 delta({"type": "input_json_delta", "partial_json": piece})
+                if pause and position == 0:
+                    self.fake.hang_for(pause.seconds)
         elif kind == "thinking":
             for piece in chunks(block["thinking"]):
                 delta({"type": "thinking_delta", "thinking": piece})

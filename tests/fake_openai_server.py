@@ -30,6 +30,8 @@ What one scripted item may be (each `server.script(...)` argument answers one re
   `mid_stream=True` sends a 200 stream with one text chunk, then `data: {"error": ...}`;
 - `hang(seconds, *items, partial="Working on it")`: streams `partial`, sleeps
   (interruptible by `server.stop()`; `server.hanging` is set meanwhile), then the rest;
+  `in_tool_input=True`: no partial text, the sleep comes inside the first tool call (after
+  the chunk that names it and the first piece of its arguments);
 - `truncated(*items)`: streams the items, then closes without finish_reason or [DONE];
 - a callable `fn(body) -> item`, evaluated when the request arrives.
 
@@ -138,10 +140,12 @@ class Hang:
     seconds: float = 30.0
     reply: Reply = field(default_factory=lambda: reply("…and done."))
     partial: str = "Working on it"
+    in_tool_input: bool = False
 
 
-def hang(seconds: float = 30.0, *items: dict | str, partial: str = "Working on it") -> Hang:
-    return Hang(seconds, reply(*items) if items else reply("…and done."), partial)
+def hang(seconds: float = 30.0, *items: dict | str, partial: str = "Working on it",
+         in_tool_input: bool = False) -> Hang:
+    return Hang(seconds, reply(*items) if items else reply("…and done."), partial, in_tool_input)
 
 
 @dataclass
@@ -529,7 +533,8 @@ class _Handler(ScriptedHandler):
         fake = self.fake
         self._start_stream()
         self._data(self._chunk(body, {"role": "assistant", "content": ""}))
-        if hang_item:
+        pause = hang_item if hang_item and hang_item.in_tool_input else None
+        if hang_item and not pause:
             self._data(self._chunk(body, {"content": hang_item.partial}))
             fake.hang_for(hang_item.seconds)
         for item in answer.items:
@@ -556,8 +561,12 @@ class _Handler(ScriptedHandler):
                 for index, piece in enumerate(round_):
                     if piece is not None:
                         deltas.append({"index": index, "function": {"arguments": piece}})
-        for delta in deltas:
+        for position, delta in enumerate(deltas):
             self._data(self._chunk(body, {"tool_calls": [delta]}))
+            if pause and position == 1:
+                fake.hanging.set()
+                fake._sleep(pause.seconds)
+                fake.hanging.clear()
         if cut:
             return
         self._data(self._chunk(body, {}, finish))
@@ -571,7 +580,7 @@ class _Handler(ScriptedHandler):
             fake.hang_for(hang_item.seconds)
         content = "".join(i["text"] for i in answer.items if i["kind"] == "text")
         message: dict = {"role": "assistant", "content": content or None}
-        if hang_item:
+        if hang_item and not hang_item.in_tool_input:
             message["content"] = hang_item.partial + (content or "")
         if calls:
             message["tool_calls"] = [

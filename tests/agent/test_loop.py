@@ -227,3 +227,44 @@ def test_a_custom_tool_gets_its_call_id_and_validated_input(project):
     assert agent.history[4]["content"][0]["content"] == "probed"
     assert {"probe", "compact", "task"} <= {t["name"] for t in provider.tools_seen[0]}
     assert_faithful(agent)
+
+
+class Broken:
+    """A front end whose every callback raises (a display bug, a closed terminal)."""
+
+    def __getattr__(self, name):
+        if not name.startswith("on_") or name == "on_approval":
+            raise AttributeError(name)
+
+        def fail(*args):
+            raise RuntimeError(f"{name} broke")
+
+        return fail
+
+
+def test_a_front_end_that_raises_never_breaks_the_turn_or_its_records(project):
+    provider = ScriptedProvider(reply("Looking.", use("bash", {"command": "echo hi"}, "toolu_1")), reply("Done."))
+    agent, _ = make_agent(project, provider)
+    result = agent.run_turn("go", Broken())
+    assert (result.status, result.text, result.model_calls) == ("done", "Done.", 2)
+    recs = read_records(agent.recorder.path)
+    assert [r["type"] for r in recs] == ["session_start", "user", "assistant", "user", "assistant"]
+    assert "hi" in recs[3]["message"]["content"][0]["content"]
+    assert_faithful(agent)
+
+
+def test_a_front_end_may_implement_only_some_callbacks(project):
+    class NoticesOnly:
+        def __init__(self):
+            self.notices = []
+
+        def on_notice(self, text):
+            self.notices.append(text)
+
+    provider = ScriptedProvider(*[reply(use("bash", {"command": "true"}, f"toolu_{i}")) for i in range(3)])
+    agent, _ = make_agent(project, provider, max_model_calls=2)
+    front = NoticesOnly()
+    result = agent.run_turn("loop", front)
+    assert result.status == "limit" and front.notices == [
+        "stopped after 2 model calls in one turn; send a message to continue"]
+    assert_faithful(agent)
