@@ -564,9 +564,7 @@ class _Handler(ScriptedHandler):
         for position, delta in enumerate(deltas):
             self._data(self._chunk(body, {"tool_calls": [delta]}))
             if pause and position == 1:
-                fake.hanging.set()
-                fake._sleep(pause.seconds)
-                fake.hanging.clear()
+                fake.hang_for(pause.seconds)
         if cut:
             return
         self._data(self._chunk(body, {}, finish))
