@@ -21,7 +21,6 @@ from evo_agent.providers.demo_provider import DemoProvider
 from evo_agent.providers.openai_provider import OpenAIProvider
 from tests import fake_model_server as anthropic_api
 from tests import fake_openai_server as openai_api
-from tests.fake_openai_server import openai_server  # noqa: F401 - fixture
 from tests.helpers import wait_for
 
 TOOLS = [{"name": "bash", "description": "run a command",

@@ -12,7 +12,7 @@ from tests.api_rules import check_request
 from tests.fake_model_server import reply as a_reply
 from tests.fake_model_server import text as a_text
 from tests.fake_model_server import thinking, tool_use
-from tests.fake_openai_server import openai_server, reasoning, reply, tool_call  # noqa: F401 - fixture
+from tests.fake_openai_server import reasoning, reply, tool_call
 
 TOOLS = [
     {"name": "bash", "description": "run", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}},

@@ -12,10 +12,9 @@ from evo_agent.providers import ProviderError, StreamCallbacks
 from evo_agent.providers.base import INVALID_ARGUMENTS_KEY
 from evo_agent.providers.openai_provider import MISSING_KEY_MESSAGE, NO_KEY_PLACEHOLDER, OpenAIProvider
 from tests.api_rules import check_request
-from tests.fake_openai_server import (  # noqa: F401 - openai_server is a fixture
+from tests.fake_openai_server import (
     error,
     hang,
-    openai_server,
     reasoning,
     reply,
     text,
