@@ -14,7 +14,6 @@ from evo_agent.providers.openai_provider import MISSING_KEY_MESSAGE, NO_KEY_PLAC
 from tests.api_rules import check_request
 from tests.fake_openai_server import (
     error,
-    hang,
     reasoning,
     reply,
     text,
