@@ -30,6 +30,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from evo_agent.session import blocks, content_text
+
 from .model import Compaction, ImportedSession, Message, Subagent
 
 AGENT = "claude-code"
@@ -133,14 +135,7 @@ def _result_content(block: dict) -> object:
 
 
 def _content(message: dict) -> list[dict]:
-    content = message.get("content")
-    if isinstance(content, str):
-        blocks: list = [{"type": "text", "text": content}]
-    elif isinstance(content, list):
-        blocks = content
-    else:
-        return []
-    return [mapped for mapped in (_map_block(b) for b in blocks) if mapped is not None]
+    return [mapped for mapped in (_map_block(b) for b in blocks(message)) if mapped is not None]
 
 
 def _tokens(usage: object) -> dict:
@@ -151,14 +146,6 @@ def _tokens(usage: object) -> dict:
         if isinstance(usage.get(key), int):
             out[key] = usage[key]
     return out
-
-
-def _text_of(result: object) -> str:
-    if isinstance(result, str):
-        return result
-    if isinstance(result, list):
-        return "\n".join(p.get("text", "") for p in result if isinstance(p, dict) and p.get("type") == "text")
-    return ""
 
 
 class _Builder:
@@ -268,7 +255,7 @@ def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
             continue
         records = list(_lines(file, imported))  # a sidechain is one task's conversation: held whole
         messages = [e for e in _conversation(records, imported, _preserved_uuids(records)) if isinstance(e, Message)]
-        answer = next((_text_of(m.message["content"]) for m in reversed(messages)
+        answer = next((content_text(m.message["content"], "\n") for m in reversed(messages)
                        if m.message["role"] == "assistant"), "")
         runs[tool_use_id] = Subagent(tool_use_id, str(meta.get("agentType") or "subagent"), messages, answer,
                                      messages[0].timestamp if messages else None)

@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .jsonio import decode
+from .messages import has_tool_results, text_of
 from .writer import FILE_MODE
 
 try:
@@ -246,16 +247,9 @@ def prompt_text(message: object) -> str | None:
     """The human text of a user message, or None for tool results and summaries."""
     if not isinstance(message, dict) or message.get("role") != "user":
         return None
-    content = message.get("content")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        parts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-            return None
-        text = "\n".join(p for p in parts if isinstance(p, str))
-    else:
+    if has_tool_results(message):
         return None
+    text = text_of(message, "\n")
     if text.startswith(SUMMARY_PREFIX):
         return None
     line = " ".join(text.split())

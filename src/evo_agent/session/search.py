@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from .inspect import open_sidechain, parse_record, sidechain_paths
+from .messages import content_blocks
 
 __all__ = ["SearchHit", "search_sessions", "record_texts"]
 
@@ -41,14 +42,7 @@ class SearchHit:
 
 
 def _block_texts(role: str, content: object) -> Iterator[tuple[str, str]]:
-    if isinstance(content, str):
-        yield ("prompt" if role == "user" else "answer"), content
-        return
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, dict):
-            continue
+    for block in content_blocks(content):
         btype = block.get("type")
         if btype == "text" and isinstance(block.get("text"), str):
             yield ("prompt" if role == "user" else "answer"), block["text"]
