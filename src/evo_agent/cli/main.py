@@ -361,7 +361,7 @@ def _agent(args: argparse.Namespace) -> int:
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
     # Before anything is read from `.evo-agent` (settings.json too): a symlinked or foreign-owned one is one line.
-    from evo_agent.session.store import SESSIONS_SUBDIR
+    from evo_agent.session import SESSIONS_SUBDIR
     from evo_agent.session.trust import check_sessions_dir
 
     dir_notice = check_sessions_dir(project_dir, project_dir / SESSIONS_SUBDIR)

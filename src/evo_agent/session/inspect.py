@@ -10,7 +10,6 @@ should not be there. Nothing here writes.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,10 +17,8 @@ from pathlib import Path
 
 from .ids import _PREFIX_RE
 from .jsonio import decode
+from .layout import SIDECHAIN_PATH_RE, SUBAGENT_DIR
 
-SUBAGENT_DIR = "subagent"
-# `subagent/<unix ms>_<slug>_<4 hex>.jsonl` (SPEC §1); anything else in a marker is not followed.
-SIDECHAIN_PATH_RE = re.compile(r"\Asubagent/[0-9]{13}_[a-z0-9-]{1,40}_[0-9a-f]{4}\.jsonl\Z")
 MARKER_TYPES = ("subagent_start", "subagent_end")
 
 

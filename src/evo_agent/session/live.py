@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .ids import new_session_id
+from .layout import FILE_MODE, LOCK_NAME, SESSIONS_SUBDIR
 from .recorder import Recorder
-from .store import SESSIONS_SUBDIR, SessionStore
-from .writer import FILE_MODE, open_private_dirs
+from .store import SessionStore
+from .writer import open_private_dirs
 
-LOCK_NAME = ".lock"
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 
 

@@ -24,16 +24,14 @@ from datetime import datetime
 from pathlib import Path
 
 from .jsonio import decode
+from .layout import FILE_MODE, MESSAGES_NAME, META_NAME, META_TMP_NAME
 from .messages import has_tool_results, text_of
-from .writer import FILE_MODE
 
 try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is a declared dependency
     _orjson = None
 
-META_NAME = "meta.json"
-META_TMP_NAME = ".meta.json.tmp"  # the recorder's: one writer per session, under the file's lock
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -330,7 +328,7 @@ def catch_up(session_dir: Path | str, session_id: str, created_ms: int,
     stored (its `messages_bytes` ends at a newline, so the next catch-up never
     starts inside a line).
     """
-    with open(os.path.join(session_dir, "messages.jsonl"), "rb") as f:
+    with open(os.path.join(session_dir, MESSAGES_NAME), "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if cached is not None and 0 < cached.messages_bytes <= size:
             meta = cached.copy()

@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionInfo, prompt_text, text_of
+from evo_agent.session import MESSAGES_NAME, SessionInfo, prompt_text, text_of
 
 from .signals import SignalExit
 
@@ -38,7 +38,6 @@ TAIL_BYTES = 64 * 1024  # how much of a transcript the preview reads, from its e
 LARGE_TAIL_BYTES = 1024 * 1024  # read once more, when the last record alone is longer than that
 BRANCH_CELLS = 12
 INTERRUPTED_MARKER = "[Request interrupted by user]"
-MESSAGES_NAME = "messages.jsonl"
 
 
 # Text widths ------------------------------------------------------------------------------------

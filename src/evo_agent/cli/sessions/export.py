@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evo_agent.session import SessionInfo, SessionStore, iter_transcript
+from evo_agent.session import MESSAGES_NAME, SessionInfo, SessionStore, iter_transcript
 from evo_agent.session.jsonio import encode_line
 
 from ..errors import CommandError
@@ -87,7 +87,7 @@ def export_jsonl(view: SessionView) -> bytes:
         for record in run.transcript.records:
             out.append(encode_line({**record, "sidechain": path}))
 
-    for line in iter_transcript(view.dir / "messages.jsonl"):
+    for line in iter_transcript(view.dir / MESSAGES_NAME):
         if line.record is None:
             continue
         out.append(line.raw + b"\n")
