@@ -19,8 +19,6 @@ from .ids import _PREFIX_RE
 from .jsonio import decode
 from .layout import SIDECHAIN_PATH_RE, SUBAGENT_DIR
 
-MARKER_TYPES = ("subagent_start", "subagent_end")
-
 
 @dataclass
 class TranscriptLine:
@@ -125,8 +123,3 @@ def open_sidechain(session_dir: Path | str, relative: str) -> Path | None:
     if os.path.islink(os.path.join(session_dir, SUBAGENT_DIR)):
         return None
     return path
-
-
-def subagent_markers(records: list[dict]) -> list[dict]:
-    """The `subagent_start`/`subagent_end` records of a transcript, in order."""
-    return [r for r in records if r.get("type") in MARKER_TYPES]

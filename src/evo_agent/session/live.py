@@ -89,10 +89,6 @@ class LiveLock:
             pass
         return cls(fd, Path(session_dir))
 
-    @property
-    def held(self) -> bool:
-        return self._fd >= 0
-
     def release(self) -> None:
         if self._fd >= 0:
             fd, self._fd = self._fd, -1

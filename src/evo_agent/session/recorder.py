@@ -227,7 +227,6 @@ class Recorder(_TranscriptRecorder):
             directory=directory or DirHandle(self.session_dir),
         )
         self.meta: SessionMeta = empty_meta(session_id, created_ms_of(session_id))
-        self._bytes = 0
         self._meta_interval = meta_interval
         self._meta_written_at = 0.0
         self._meta_dirty = False

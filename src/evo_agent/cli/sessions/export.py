@@ -12,7 +12,6 @@ from ..trust import json_safe_dumps
 from .listing import row_json
 from .model import SessionView, SubagentRun, load_session
 
-FORMATS = ("md", "html", "jsonl")
 _SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".jsonl": "jsonl"}
 
 
