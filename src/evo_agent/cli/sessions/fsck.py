@@ -39,6 +39,7 @@ from evo_agent.session import (
     STAGING_NAME,
     SUBAGENT_DIR,
     SessionStore,
+    foreign_reason,
     is_session_id,
     is_sidechain_path,
     iter_transcript,
@@ -48,7 +49,6 @@ from evo_agent.session import (
 )
 from evo_agent.session.ids import created_ms_of
 from evo_agent.session.meta import write_meta
-from evo_agent.session.trust import foreign_reason
 
 from ..trust import json_safe_dumps
 from .common import plural
