@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from evo_agent.session import blocks, content_text
+from evo_agent.session import blocks, content_text, tool_uses
 
 from .model import Compaction, ImportedSession, Message, Subagent
 
@@ -215,7 +215,7 @@ def _conversation(records: Iterable[dict], imported: ImportedSession, preserved:
             imported.skipped[str(rtype)] += 1
             continue
         if rtype == "user" and record.get("isCompactSummary"):
-            summary = "\n".join(b["text"] for b in _content(message) if b.get("type") == "text")
+            summary = content_text(_content(message), "\n")
             meta = (pending_boundary or {}).get("compactMetadata") or {}
             yield from builder.finished(everything=True)
             yield Compaction(summary, "auto" if meta.get("trigger") == "auto" else "manual", record.get("timestamp"))
@@ -291,6 +291,6 @@ def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str]) 
     for event in _conversation(_lines(path, imported), imported, preserved):
         yield event
         if isinstance(event, Message) and event.message["role"] == "assistant":
-            for block in event.message["content"]:
-                if block.get("type") == "tool_use" and block.get("id") in runs:
+            for block in tool_uses(event.message):
+                if block.get("id") in runs:
                     yield runs.pop(block["id"])

@@ -77,7 +77,7 @@ class ToolResult:
 
     @property
     def text(self) -> str:
-        return content_text(self.content)
+        return shown_text(self.content)
 
 
 @dataclass
@@ -230,7 +230,7 @@ class SessionView:
         return total
 
 
-def content_text(content: object) -> str:
+def shown_text(content: object) -> str:
     """A tool result's or message's content as plain text (non-text blocks named in brackets)."""
     if isinstance(content, str):
         return content
