@@ -19,6 +19,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evo_agent.session import LoadedSession
 
 SUMMARY_MAX_TOKENS = 4096
 
@@ -33,6 +37,11 @@ SUMMARY_INPUT_HEAD_CHARS = 40_000
 # sent in full; older ones longer than CLEAR_RESULT_CHARS become a placeholder.
 KEEP_RECENT_RESULTS = 3
 CLEAR_RESULT_CHARS = 2_000
+
+# A resumed history over the threshold is only ever summarised before its first request (SPEC §8), so a
+# resume keeps at most this many bytes of it decoded (load_for_resume's `window`): its head and tail,
+# many times what `summary_request` can use (SUMMARY_INPUT_CHARS).
+RESUME_WINDOW_MIN = 4 << 20
 
 FILE_TOOLS = ("read_file", "write_file", "edit_file")
 TOUCHED_FILES_SHOWN = 15
@@ -70,6 +79,21 @@ def history_exceeds(messages: list[dict], limit: int) -> bool:
         if total > limit:
             return True
     return max(total, 2) > limit
+
+
+def resume_window(threshold: int) -> int:
+    """The `window` of a resume under this compaction threshold.
+
+    At least 4x the threshold: a history whose records pass the window is then surely over the
+    threshold (a message's JSON is most of its record's line), so windowing never drops a history
+    that would have been sent whole.
+    """
+    return max(RESUME_WINDOW_MIN, 4 * threshold)
+
+
+def restored_oversized(loaded: LoadedSession, threshold: int) -> bool:
+    """Whether a restored history is to be summarised before its first request: windowed, or over the threshold."""
+    return loaded.windowed or (len(loaded.messages) >= 2 and history_exceeds(loaded.messages, threshold))
 
 
 def _blocks(content: object) -> list[dict]:
@@ -201,6 +225,8 @@ __all__ = [
     "flatten_conversation",
     "history_chars",
     "micro_compact",
+    "restored_oversized",
+    "resume_window",
     "summary_request",
     "touched_files",
 ]

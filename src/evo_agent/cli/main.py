@@ -333,7 +333,7 @@ def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: st
 
 
 def _agent(args: argparse.Namespace) -> int:
-    from evo_agent.agent import Agent, default_compact_threshold, history_exceeds
+    from evo_agent.agent import Agent, default_compact_threshold
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
     from evo_agent.safe_text import terminal_safe
 
@@ -432,13 +432,16 @@ def _agent(args: argparse.Namespace) -> int:
     oversized = False
     if source is not None:
         # Staged until its history is written: a copy, or (over the compaction threshold) a summary.
+        from evo_agent.agent.compaction import restored_oversized, resume_window
+
         note = live_note(store, source)
+        # An oversized history is held only as far as its summary needs (its head and tail: the window).
         resumed = store.resume(source, model=provider.model, provider=provider.name, before_turn=args.at,
-                               copy=False, allow_foreign=foreign_ok)
+                               copy=False, allow_foreign=foreign_ok, window=resume_window(default_compact_threshold()))
         if note:
             console.err_line(note)
         loaded = resumed.loaded
-        oversized = len(loaded.messages) >= 2 and history_exceeds(loaded.messages, default_compact_threshold())
+        oversized = restored_oversized(loaded, default_compact_threshold())
         if not oversized:
             resumed.copy_history()
         if args.at is not None and args.restore_files:
@@ -452,7 +455,7 @@ def _agent(args: argparse.Namespace) -> int:
         if not print_mode and not use_tui(args):  # the REPL shows the restored conversation first
             console.write(restored_view(history, tty=stdin_tty and _isatty(sys.stdout)))
         if print_mode or not use_tui(args):  # the app shows the restored conversation, then this line
-            notify(resumed_line(source, len(history), recorder.session_id))
+            notify(resumed_line(source, loaded.restored_count, recorder.session_id))
         if loaded.warning:
             console.err_line(loaded.warning)
     else:
@@ -500,18 +503,33 @@ def _compact_restored(agent, resumed, notify, console) -> None:  # noqa: ANN001
     The new session (still staged: not listed, not continued) then holds the summary as its
     compact_boundary instead of a re-redacted copy of the whole history, so it stores what
     is sent. Should the summary fail, the history is copied as usual and the agent retries
-    at its first turn (a request over the API's size limit is refused before it is sent).
+    at its first turn (a request over the API's size limit is refused before it is sent) —
+    unless it was too large to load whole (windowed): then nothing is sent, and it is an error.
     """
     from evo_agent.agent import CompactionFailed
 
     try:
         result = agent.compact(trigger="auto")
     except CompactionFailed as exc:
+        if resumed.loaded.windowed:
+            raise CommandError(windowed_failure(resumed.loaded, exc)) from None
         console.err_line(f"evo-agent: the restored history could not be compacted ({exc}); it is kept whole")
         resumed.copy_history()
         return
     resumed.publish()
-    notify(result.describe())
+    notify(windowed_description(result, resumed.loaded) if resumed.loaded.windowed else result.describe())
+
+
+def windowed_failure(loaded, exc: Exception) -> str:  # noqa: ANN001 - a LoadedSession
+    return (f"session {loaded.session_id} holds {loaded.restored_count:,} messages "
+            f"({loaded.file_size / 2**20:,.1f} MiB), too many to send without a summary, and the summary failed: {exc}")
+
+
+def windowed_description(result, loaded) -> str:  # noqa: ANN001 - a CompactResult, a LoadedSession
+    """The compaction line of a history whose middle was never loaded: its real size, not the window's."""
+    return (f"Compacted {loaded.restored_count:,} messages ({loaded.file_size / 2**20:,.1f} MiB of transcript; "
+            f"the summary read its first and last {len(loaded.messages) - 1:,}) into a summary of "
+            f"{result.chars_after:,} characters (compaction #{result.compact_count}, {result.trigger})")
 
 
 def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:
