@@ -126,9 +126,15 @@ def tool_names_by_id(messages: Iterable[dict]) -> dict[str, str]:
 
 def flatten_conversation(messages: list[dict]) -> str:
     """The conversation as plain text, one tagged part per block, long parts clipped."""
+    from evo_agent.session.resume import is_omitted_marker
+
     names = tool_names_by_id(messages)
     parts: list[str] = []
+    gap: tuple[int, str] | None = None  # (part index, note) of a windowed resume's omitted middle
     for index, message in enumerate(messages):
+        if gap is None and is_omitted_marker(message):
+            gap = (len(parts), message["content"][0]["text"])
+            continue
         role = message.get("role")
         tool_chars = LATEST_TOOL_PART_CHARS if index == len(messages) - 1 else TOOL_PART_CHARS
         for block in _blocks(message.get("content")):
@@ -146,6 +152,8 @@ def flatten_conversation(messages: list[dict]) -> str:
                 continue  # the agent's private reasoning; the decisions it led to are in the text
             elif kind:
                 parts.append(f"[{role}: {kind} block]")
+    if gap is not None:
+        return _around_gap(parts[:gap[0]], parts[gap[0]:], gap[1])
     text = "\n\n".join(parts)
     if len(text) > SUMMARY_INPUT_CHARS:
         tail = SUMMARY_INPUT_CHARS - SUMMARY_INPUT_HEAD_CHARS
@@ -153,6 +161,19 @@ def flatten_conversation(messages: list[dict]) -> str:
         gap = f"[… {omitted:,} characters of the middle of the conversation omitted …]"
         text = f"{text[:SUMMARY_INPUT_HEAD_CHARS]}\n\n{gap}\n\n{text[-tail:]}"
     return text
+
+
+def _around_gap(head_parts: list[str], tail_parts: list[str], note: str) -> str:
+    """A windowed history flattened: its head and tail within the same caps, the gap's own note between."""
+    head = "\n\n".join(head_parts)
+    tail = "\n\n".join(tail_parts)
+    cut = ""
+    if len(head) > SUMMARY_INPUT_HEAD_CHARS:
+        head, cut = head[:SUMMARY_INPUT_HEAD_CHARS], " (and the loaded parts around it were clipped)"
+    room = SUMMARY_INPUT_CHARS - len(head)
+    if len(tail) > room:
+        tail, cut = tail[-room:], " (and the loaded parts around it were clipped)"
+    return f"{head}\n\n{note}{cut}\n\n{tail}"
 
 
 def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> list[str]:

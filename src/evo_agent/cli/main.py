@@ -453,7 +453,8 @@ def _agent(args: argparse.Namespace) -> int:
         recorder, history = resumed.recorder, list(loaded.messages)
         compact_count = loaded.compact_count
         if not print_mode and not use_tui(args):  # the REPL shows the restored conversation first
-            console.write(restored_view(history, tty=stdin_tty and _isatty(sys.stdout)))
+            shown = history[loaded.gap_at:] if loaded.windowed else history  # an oversized one: from its gap on
+            console.write(restored_view(shown, tty=stdin_tty and _isatty(sys.stdout)))
         if print_mode or not use_tui(args):  # the app shows the restored conversation, then this line
             notify(resumed_line(source, loaded.restored_count, recorder.session_id))
         if loaded.warning:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import io
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +61,7 @@ class LoadedSession:
     warnings: list[str] = field(default_factory=list)
     windowed: bool = False  # the middle of the history was left out (see `window` in load_for_resume)
     omitted_messages: int = 0  # windowed: messages of the middle not loaded, stood for by one marker message
+    gap_at: int | None = None  # windowed: the index of that marker in `messages`
 
     @property
     def restored_count(self) -> int:
@@ -263,11 +265,24 @@ def _first_prompt(messages: list[dict]) -> int:
     return next((i for i, m in enumerate(messages) if prompt_text(m) is not None), 0)
 
 
+OMITTED_RE = re.compile(r"\[… [\d,]+ messages of the middle of this conversation were not loaded: "
+                        r"the history is too large to send whole …\]")
+
+
 def omitted_marker(count: int) -> dict:
     """The user message that stands for the middle a windowed load left out."""
     return {"role": "user", "content": [{"type": "text", "text": (
         f"[… {count:,} messages of the middle of this conversation were not loaded: the history is too "
         "large to send whole …]")}]}
+
+
+def is_omitted_marker(message: object) -> bool:
+    """Whether a message is a windowed load's marker (for the summary request to put its gap there)."""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return False
+    content = message.get("content")
+    return (isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict)
+            and isinstance(content[0].get("text"), str) and OMITTED_RE.fullmatch(content[0]["text"]) is not None)
 
 
 def _read_backwards(f: io.FileIO, size: int, window: _Window | None = None) -> tuple[list[_Part], dict | None, int]:
@@ -356,17 +371,20 @@ def _load(path: Path, session_id: str | None, window: int | None = None) -> Load
         count = boundary.get("compact_count")
         result.compact_count = count if isinstance(count, int) else 1
         messages.append(summary_message(boundary["summary"]))
-    _merge(parts, messages, result)
+    gap = _merge(parts, messages, result)
     result.messages, result.repairs = repair_history(messages)
+    if gap is not None:
+        result.gap_at = next(i for i, m in enumerate(result.messages) if m is gap)  # repair leaves it as it is
     return result
 
 
-def _merge(parts: list[_Part], messages: list[dict], result: LoadedSession) -> None:
+def _merge(parts: list[_Part], messages: list[dict], result: LoadedSession) -> dict | None:
     """Join the parts in file order, as one forward replay of the same lines would have.
 
     Forward, the first user message with a prompt sets `first_prompt` unless a
     resume_marker names one, and each later marker overrides it: so the last
-    marker that names one wins, else the first prompt.
+    marker that names one wins, else the first prompt. A windowed load's gap
+    becomes one marker message, returned (None when nothing was left out).
     """
     marker_prompt = first_prompt = gap = None
     for part in reversed(parts):
@@ -390,3 +408,4 @@ def _merge(parts: list[_Part], messages: list[dict], result: LoadedSession) -> N
     if gap is not None:
         gap.update(omitted_marker(result.omitted_messages))
         result.windowed = True
+    return gap
