@@ -3,7 +3,7 @@
 
     python benchmarks/oversize.py                    1 GiB, one run per program
     python benchmarks/oversize.py --mib 256
-    python benchmarks/oversize.py --smoke            evo-agent only, 2 MiB (tests/benchmarks)
+    python benchmarks/oversize.py --smoke            evo-agent only, 6 MiB (tests/benchmarks)
 
 `evo-agent --resume ID -p hi` and `claude -p --resume ID hi` each resume a history of --mib MiB
 in which nothing was ever compacted (evo-agent: benchmarks/run.py's generator, variant `none`;
@@ -117,14 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", default="/tmp/evo-agent-bench-cache", help="generated transcripts and npm peers")
     ap.add_argument("--no-peers", action="store_true", help="evo-agent only")
     ap.add_argument("--peers-bin", help="node_modules/.bin of installed peers (default: npm install into --cache)")
-    ap.add_argument("--smoke", action="store_true", help="evo-agent only, 2 MiB (for tests)")
+    ap.add_argument("--smoke", action="store_true", help="evo-agent only, 6 MiB (for tests)")
     ap.add_argument("--out", help="also write the table (Markdown) to this file")
     ap.add_argument("--evo-src", action="append", default=[], metavar="SRC",
                     help="also run evo-agent from this source tree (e.g. an older commit's src/, exported "
                          "with git archive): a before/after row")
     args = ap.parse_args(argv)
     if args.smoke:
-        args.mib, args.no_peers = 2, True
+        args.mib, args.no_peers = 6, True  # over the 4 MiB resume window: the windowed path
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="evo-oversize-"))
