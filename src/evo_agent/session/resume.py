@@ -13,7 +13,9 @@ memory of such a resume: once the restored records pass N bytes, only the head
 (a fifth of N) and the tail of the history stay decoded, each cut at a user
 prompt, and the middle is counted and stood for by one marker message
 (`LoadedSession.windowed`). That is all a summary request can use anyway; a
-windowed history is for summarising, never for sending or copying whole.
+windowed history is for summarising, never for sending or copying whole. The
+middle is never decoded (a 1 GB history costs one read of its bytes, not one
+decode of every record), so its unreadable lines are not counted.
 """
 
 from __future__ import annotations
