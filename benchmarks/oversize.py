@@ -62,7 +62,7 @@ def run_measured(cmd: list[str], env: dict, cwd: Path, fake: Fake, timeout: floa
         err.seek(0)
         stdout, stderr = (f.read()[-4000:].decode("utf-8", "replace") for f in (out, err))
     answers = fake.answers[seen:]
-    text = stdout if status == "0" and stdout.strip() else stderr  # the answer, else why there is none
+    text = stdout if (status == "0" or not stderr.strip()) and stdout.strip() else stderr  # the answer, else why not
     lines = [line.strip() for line in text.splitlines() if line.strip() and "Resume this session" not in line]
     return {
         "first_request_s": first[0] - t0 if first else None,
@@ -90,6 +90,7 @@ def measure(program, root: Path, source: Path, fake: Fake) -> dict:  # noqa: ANN
     after = tree_bytes(root)
     result["written"] = written(before, after)
     now = source.stat()
+    result["source_grew"] = now.st_size - stat.st_size
     result["source_untouched"] = (now.st_size, now.st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
     return result
 
@@ -102,7 +103,8 @@ def row(name: str, r: dict) -> str:
     first = f"{r['first_request_s']:.1f} s" if r["first_request_s"] is not None else "–"
     rss = f"{r['rss_mib']:.0f} MiB" if r["rss_mib"] else "–"
     outcome = f"exit {r['rc']}: {r['last_line']}".replace("|", "\\|")
-    kept = "source untouched" if r["source_untouched"] else "source CHANGED"
+    kept = ("source untouched" if r["source_untouched"] else
+            f"appended to the source ({_size(r['source_grew'])})" if r["source_grew"] > 0 else "source CHANGED")
     return (f"| {name} | {first} | {r['exit_s']:.1f} s | {rss} | {sent} | {_size(r['written'])}, {kept} "
             f"| {outcome} |")
 
