@@ -1,6 +1,6 @@
 """Issue #14 item 4: resuming a history far over the compaction threshold, with no compaction in it.
 
-Through the real `evo-agent` script against the local Messages API. The history (~6.5 MB, no
+Through the real `evo-agent` script against the local Messages API. The history (~9 MiB, no
 compact_boundary) is over the resume window (4 MiB at this threshold, agent/compaction.py
 `resume_window`), so only its head and tail are loaded: the first request is the summary,
 small; the new session holds the summary, never a copy; the source is never written.
@@ -17,7 +17,7 @@ from tests.agent.helpers import model_requests, summarizer
 from tests.fake_model_server import error
 from tests.session.test_windowed_load import SID, write_history
 
-TURNS = 3000  # 12,000 messages, ~6.5 MB
+TURNS = 3000  # 12,000 messages, ~9 MiB
 API_LIMIT = 32 * 1024 * 1024
 
 
@@ -90,3 +90,19 @@ def test_when_the_summary_fails_nothing_is_sent_and_nothing_is_published(cli, mo
     assert hashlib.sha256(source.read_bytes()).hexdigest() == digest
     listing = json.loads(cli.run("sessions", "list", "--json").out or "[]")
     assert [row["id"] for row in listing] == [SID]
+
+
+def test_slash_resume_in_the_repl_summarises_it_before_the_next_request(cli, model_server):
+    source, digest = oversized(cli)
+    model_server.default = summarizer("Summary via /resume.")
+    result = cli.run(input=f"/resume {SID}\nwhat next?\n/exit\n", env=env_of(cli))
+    assert result.rc == 0, result.err
+    assert f"{TURNS * 4} messages restored" in result.out and "Compacted 12,000 messages" in result.out
+    first, second = model_server.log[:2]
+    assert len(model_server.log) == 2 and not first["body"].get("tools") and first["bytes"] < API_LIMIT // 32
+    new = result.hint_id()
+    records = cli.records(new)
+    assert [r["type"] for r in records] == ["session_start", "resume_marker", "compact_boundary", "user", "assistant"]
+    assert second["body"]["messages"] == [summary_message(records[2]["summary"]), {"role": "user", "content": "what next?"}]
+    assert cli.transcript(new).stat().st_size < 16 * 1024
+    assert hashlib.sha256(source.read_bytes()).hexdigest() == digest

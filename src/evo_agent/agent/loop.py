@@ -74,11 +74,13 @@ from .compaction import (
     finish_summary,
     history_chars,
     micro_compact,
+    resume_window,
     summary_request,
 )
 from .permissions import INTERNAL_TOOLS, Asker, GateResult, PermissionGate, Policy
 from .pricing import PRICES_AS_OF, cost_usd, format_usd
 from .prompt import build_system_prompt
+from .restored import settle_restored
 from .subagents import task_tool
 from .usage_chain import chain_usage
 
@@ -371,9 +373,10 @@ class Agent:
         store = self._require_store()
         source = store.resolve(session_id)
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name,
-                               allow_foreign=allow_foreign)
+                               allow_foreign=allow_foreign, copy=False, window=resume_window(self.compact_threshold))
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
         self.usage = resumed_usage(store, source)
+        resumed.notice = settle_restored(self, resumed)  # restored.py: a copy, or (over the threshold) a summary
         return resumed
 
     @property

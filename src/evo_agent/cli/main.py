@@ -508,6 +508,7 @@ def _compact_restored(agent, resumed, notify, console) -> None:  # noqa: ANN001
     unless it was too large to load whole (windowed): then nothing is sent, and it is an error.
     """
     from evo_agent.agent import CompactionFailed
+    from evo_agent.agent.restored import windowed_description, windowed_failure
 
     try:
         result = agent.compact(trigger="auto")
@@ -519,18 +520,6 @@ def _compact_restored(agent, resumed, notify, console) -> None:  # noqa: ANN001
         return
     resumed.publish()
     notify(windowed_description(result, resumed.loaded) if resumed.loaded.windowed else result.describe())
-
-
-def windowed_failure(loaded, exc: Exception) -> str:  # noqa: ANN001 - a LoadedSession
-    return (f"session {loaded.session_id} holds {loaded.restored_count:,} messages "
-            f"({loaded.file_size / 2**20:,.1f} MiB), too many to send without a summary, and the summary failed: {exc}")
-
-
-def windowed_description(result, loaded) -> str:  # noqa: ANN001 - a CompactResult, a LoadedSession
-    """The compaction line of a history whose middle was never loaded: its real size, not the window's."""
-    return (f"Compacted {loaded.restored_count:,} messages ({loaded.file_size / 2**20:,.1f} MiB of transcript; "
-            f"the summary read its first and last {len(loaded.messages) - 1:,}) into a summary of "
-            f"{result.chars_after:,} characters (compaction #{result.compact_count}, {result.trigger})")
 
 
 def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:

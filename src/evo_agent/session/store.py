@@ -83,6 +83,7 @@ def _order(row: SessionInfo) -> tuple[int, str]:
 class ResumedSession:
     recorder: Recorder
     loaded: LoadedSession
+    notice: str | None = None  # what became of the history (e.g. it was summarised), for the front end to show
 
     def copy_history(self) -> None:
         """Write the restored messages into the new session and publish it (what `resume` does by default).
