@@ -106,3 +106,18 @@ def test_slash_resume_in_the_repl_summarises_it_before_the_next_request(cli, mod
     assert second["body"]["messages"] == [summary_message(records[2]["summary"]), {"role": "user", "content": "what next?"}]
     assert cli.transcript(new).stat().st_size < 16 * 1024
     assert hashlib.sha256(source.read_bytes()).hexdigest() == digest
+
+
+def test_slash_resume_keeps_the_history_whole_when_its_summary_fails(cli, model_server):
+    source, digest = oversized(cli)
+    model_server.script(error(400, "invalid_request_error", "no summaries today"))
+    model_server.default = summarizer("Summary at the first turn.")
+    result = cli.run(input=f"/resume {SID}\nwhat next?\n/exit\n", env=env_of(cli))
+    assert result.rc == 0, result.err
+    assert "the restored history could not be compacted" in result.out and "no summaries today" in result.out
+    records = cli.records(result.hint_id())
+    restored = [r for r in records if r.get("restored")]
+    assert len(restored) == TURNS * 4  # loaded whole after all, and copied as any resume copies
+    assert not model_server.log[1]["body"].get("tools")  # the first turn summarises it before sending
+    assert all(entry["bytes"] < API_LIMIT for entry in model_server.log)
+    assert hashlib.sha256(source.read_bytes()).hexdigest() == digest
