@@ -15,7 +15,8 @@ from .compaction import restored_oversized
 if TYPE_CHECKING:
     from evo_agent.session import LoadedSession, ResumedSession
 
-    from .loop import Agent, CompactResult
+    from .compaction_state import CompactResult
+    from .loop import Agent
 
 MiB = 1 << 20
 
@@ -27,7 +28,7 @@ def settle_restored(agent: Agent, resumed: ResumedSession) -> str | None:
     was summarised or could not be. Should the summary fail, a windowed history is loaded whole and
     copied as any other, and the agent retries at its first turn.
     """
-    from .loop import CompactionFailed
+    from .compaction_state import CompactionFailed
 
     loaded = resumed.loaded
     if not restored_oversized(loaded, agent.compact_threshold):

@@ -20,13 +20,24 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Callable
 
-from .base import ModelResponse, ProviderCancelled, StreamCallbacks
+from evo_agent.session.messages import (
+    content_blocks,
+    content_text,
+    text_block,
+    tool_names_by_id,
+    tool_result_text,
+    tool_results,
+)
 
-DEFAULT_MODEL = "demo"
+from .base import END_TURN, TOOL_USE, ModelResponse, ProviderCancelled, StreamCallbacks
+from .registry import default_model
+
 DEMO_LABEL = "[demo provider — offline, no model is called]"
 SUMMARY_LINES = 8
 LINE_CHARS = 200
+Answer = tuple[str, list[tuple[str, dict]]]  # (text, [(tool name, input), ...])
 
 HELP = (
     "I am the offline demo provider, so I only understand a few plain requests:\n"
@@ -61,19 +72,8 @@ def _unquote(value: str) -> str:
     return value
 
 
-def _blocks(content: object) -> list[dict]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
 def _text_of(content: object) -> str:
-    return "\n".join(b.get("text", "") for b in _blocks(content) if b.get("type") == "text").strip()
-
-
-def _result_text(block: dict) -> str:
-    content = block.get("content", "")
-    return content if isinstance(content, str) else _text_of(content)
+    return content_text(content, "\n").strip()
 
 
 def _head(text: str) -> str:
@@ -100,7 +100,7 @@ class DemoProvider:
     name = "demo"
 
     def __init__(self, model: str | None = None) -> None:
-        self.model = model or DEFAULT_MODEL
+        self.model = model or default_model(self.name)
 
     def complete(
         self,
@@ -122,7 +122,7 @@ class DemoProvider:
             text = f"{DEMO_LABEL}\n{text}" if text else DEMO_LABEL
 
         digest = hashlib.sha256(_dumps(messages).encode()).hexdigest()[:6]
-        content: list[dict] = [{"type": "text", "text": text}] if text else []
+        content: list[dict] = [text_block(text)] if text else []
         for i, (name, tool_input) in enumerate(uses):
             tool_id = f"toolu_demo_{len(messages):04d}_{i}_{digest}"
             content.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
@@ -140,16 +140,15 @@ class DemoProvider:
             message={"role": "assistant", "content": content},
             input_tokens=len(_dumps(messages)) // 4,
             output_tokens=max(1, len(_dumps(content)) // 4),
-            stop_reason="tool_use" if uses else "end_turn",
+            stop_reason=TOOL_USE if uses else END_TURN,
         )
 
     # ------------------------------------------------------------------ the "model"
-    def _answer(self, messages: list[dict], tool_names: set) -> tuple[str, list[tuple[str, dict]]]:
+    def _answer(self, messages: list[dict], tool_names: set) -> Answer:
         last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"), None)
         if last is None:
             return HELP, []
-        blocks = _blocks(last.get("content"))
-        results = [b for b in blocks if b.get("type") == "tool_result"]
+        results = tool_results(last)
         if results:
             return self._summarise_results(messages, results), []
         prompt = _text_of(last.get("content"))
@@ -161,16 +160,11 @@ class DemoProvider:
         return self._understand(prompt, tool_names)
 
     def _summarise_results(self, messages: list[dict], results: list[dict]) -> str:
-        names: dict[str, tuple[str, dict]] = {}
-        for message in messages:
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                for b in _blocks(message.get("content")):
-                    if b.get("type") == "tool_use":
-                        names[b.get("id")] = (b.get("name", "tool"), b.get("input") or {})
+        names = tool_names_by_id(messages)
         parts = []
         for block in results:
-            name, _ = names.get(block.get("tool_use_id"), ("tool", {}))
-            output = _result_text(block).strip()
+            name = names.get(block.get("tool_use_id"), "tool")
+            output = tool_result_text(block).strip()
             if block.get("is_error"):
                 parts.append(f"The `{name}` tool reported an error:\n{_head(output or '(no details)')}")
             elif not output:
@@ -202,7 +196,7 @@ class DemoProvider:
         for message in messages:
             if not isinstance(message, dict):
                 continue
-            for b in _blocks(message.get("content")):
+            for b in content_blocks(message.get("content")):
                 if message.get("role") == "user" and b.get("type") == "text" and b.get("text"):
                     first = b["text"].strip().splitlines()[0] if b["text"].strip() else ""
                     if first and not first.startswith("<previous-conversation-summary>"):
@@ -218,55 +212,77 @@ class DemoProvider:
             lines.append("Tools used: " + ", ".join(sorted(set(tools_used))))
         return "\n".join(lines)
 
-    def _understand(self, prompt: str, tool_names: set) -> tuple[str, list[tuple[str, dict]]]:
+    def _understand(self, prompt: str, tool_names: set) -> Answer:
         line = prompt.strip().rstrip(".!?").strip()
-
-        def unavailable(tool: str) -> tuple[str, list]:
-            return f"I would use the `{tool}` tool for that, but it is not available here.", []
-
-        if _LIST.match(line):
-            if "glob" in tool_names:
-                return "Listing the files.", [("glob", {"pattern": "**/*"})]
-            if "bash" in tool_names:
-                return "Listing the files.", [("bash", {"command": "ls -la"})]
-            return unavailable("glob")
-        m = _DELEGATE.match(line)
-        if m:
-            task = _unquote(m.group("text"))
-            if "task" not in tool_names:
-                return ("I cannot delegate from here: the `task` tool is not available "
-                        "(a subagent cannot start another)."), []
-            words = task.split()
-            description = " ".join(words[:6])[:60] + ("…" if len(words) > 6 else "")
-            return (
-                "Delegating to a general-purpose subagent.",
-                [("task", {"description": description, "prompt": task, "subagent_type": "general-purpose"})],
-            )
-        m = _RUN.match(prompt.strip())  # not `line`: a command may end in "." or "?"
-        if m:
-            command = _unquote(m.group("command"))
-            if "bash" not in tool_names:
-                return unavailable("bash")
-            return f"Running `{command}`.", [("bash", {"command": command})]
-        m = _SEARCH.match(line)
-        if m:
-            needle = _unquote(m.group("text"))
-            if "grep" not in tool_names:
-                return unavailable("grep")
-            try:
-                re.compile(needle)
-                pattern = needle
-            except re.error:
-                pattern = re.escape(needle)
-            return f"Searching for {needle!r}.", [("grep", {"pattern": pattern})]
-        m = _READ.match(line)
-        if m:
-            path = _unquote(m.group("path"))
-            if "read_file" not in tool_names:
-                return unavailable("read_file")
-            return f"Reading {path}.", [("read_file", {"path": path})]
+        for pattern, whole_prompt, answer in _REQUESTS:
+            m = pattern.match(prompt.strip() if whole_prompt else line)
+            if m:
+                return answer(m, tool_names)
         echo = " ".join(prompt.split())
         if len(echo) > LINE_CHARS:
             echo = echo[: LINE_CHARS - 1] + "…"
         said = f"You said: «{echo}»\n\n" if echo else ""
         return said + HELP, []
+
+
+# ---------------------------------------------------------------------- the requests it understands
+
+def _unavailable(tool: str) -> Answer:
+    return f"I would use the `{tool}` tool for that, but it is not available here.", []
+
+
+def _list_files(_m: re.Match, tool_names: set) -> Answer:
+    if "glob" in tool_names:
+        return "Listing the files.", [("glob", {"pattern": "**/*"})]
+    if "bash" in tool_names:
+        return "Listing the files.", [("bash", {"command": "ls -la"})]
+    return _unavailable("glob")
+
+
+def _delegate(m: re.Match, tool_names: set) -> Answer:
+    task = _unquote(m.group("text"))
+    if "task" not in tool_names:
+        return "I cannot delegate from here: the `task` tool is not available (a subagent cannot start another).", []
+    words = task.split()
+    description = " ".join(words[:6])[:60] + ("…" if len(words) > 6 else "")
+    return (
+        "Delegating to a general-purpose subagent.",
+        [("task", {"description": description, "prompt": task, "subagent_type": "general-purpose"})],
+    )
+
+
+def _run(m: re.Match, tool_names: set) -> Answer:
+    command = _unquote(m.group("command"))
+    if "bash" not in tool_names:
+        return _unavailable("bash")
+    return f"Running `{command}`.", [("bash", {"command": command})]
+
+
+def _search(m: re.Match, tool_names: set) -> Answer:
+    needle = _unquote(m.group("text"))
+    if "grep" not in tool_names:
+        return _unavailable("grep")
+    try:
+        re.compile(needle)
+        pattern = needle
+    except re.error:
+        pattern = re.escape(needle)
+    return f"Searching for {needle!r}.", [("grep", {"pattern": pattern})]
+
+
+def _read(m: re.Match, tool_names: set) -> Answer:
+    path = _unquote(m.group("path"))
+    if "read_file" not in tool_names:
+        return _unavailable("read_file")
+    return f"Reading {path}.", [("read_file", {"path": path})]
+
+
+# In order; `whole_prompt`: matched against the prompt as typed (a command may end in "." or "?"),
+# the others against it without its final punctuation.
+_REQUESTS: list[tuple[re.Pattern, bool, Callable[[re.Match, set], Answer]]] = [
+    (_LIST, False, _list_files),
+    (_DELEGATE, False, _delegate),
+    (_RUN, True, _run),
+    (_SEARCH, False, _search),
+    (_READ, False, _read),
+]

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .ids import new_session_id
+from .layout import FILE_MODE, LOCK_NAME, SESSIONS_SUBDIR
 from .recorder import Recorder
-from .store import SESSIONS_SUBDIR, SessionStore
-from .writer import FILE_MODE, open_private_dirs
+from .store import SessionStore
+from .writer import open_private_dirs
 
-LOCK_NAME = ".lock"
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -88,10 +88,6 @@ class LiveLock:
         except OSError:
             pass
         return cls(fd, Path(session_dir))
-
-    @property
-    def held(self) -> bool:
-        return self._fd >= 0
 
     def release(self) -> None:
         if self._fd >= 0:
@@ -170,6 +166,9 @@ def held_for_removal(session_dir: Path | str) -> Iterator[None]:
 
 class LiveSessionStore(SessionStore):
     """A SessionStore whose process holds the lock of the session it created last.
+
+    Why a second class: only a process that writes a session (the agent: print mode, the REPL,
+    the app) should lock one; a SessionStore that lists, shows or removes sessions must not.
 
     One process, one live session: creating (or resuming into) a new session
     releases the previous one's lock, which is what `/clear` and `/resume ID`

@@ -24,7 +24,7 @@ import gc
 import io
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .meta import SUMMARY_PREFIX, decode_lenient, prompt_text
@@ -60,7 +60,6 @@ class LoadedSession:
     bytes_read: int = 0
     file_size: int = 0
     records: int = 0
-    warnings: list[str] = field(default_factory=list)
     windowed: bool = False  # the middle of the history was left out (see `window` in load_for_resume)
     omitted_messages: int = 0  # windowed: messages of the middle not loaded, stood for by one marker message
     gap_at: int | None = None  # windowed: the index of that marker in `messages`
