@@ -486,6 +486,7 @@ class SessionStore:
         the history (a compact_boundary) and calls `publish()`, or `copy_history()`.
         `window` (with `copy=False`): load_for_resume's, so that an oversized history is
         held only as far as its summary needs (`loaded.windowed`: it can then only be compacted).
+        A rewind (`before_turn`) ignores it and loads its history whole.
         """
         if window is not None and copy:
             raise ValueError("a windowed resume cannot copy the history")
