@@ -21,12 +21,17 @@ if TYPE_CHECKING:
 MiB = 1 << 20
 
 
-def settle_restored(agent: Agent, resumed: ResumedSession) -> str | None:
+class WindowedSummaryFailed(Exception):
+    """A history too large to load whole whose summary failed, where it may not be loaded whole."""
+
+
+def settle_restored(agent: Agent, resumed: ResumedSession, *, load_whole: bool = True) -> str | None:
     """Copy the restored history into the staged new session, or summarise it first; publish it.
 
     `agent` already holds `resumed` (switch_session). Returns a line for the user when the history
-    was summarised or could not be. Should the summary fail, a windowed history is loaded whole and
-    copied as any other, and the agent retries at its first turn.
+    was summarised or could not be. Should the summary fail, the history is copied as any other
+    and the agent retries at its first turn; a windowed one is first loaded whole — or, with
+    `load_whole=False` (a launch: nothing sent yet, the user can retry), WindowedSummaryFailed.
     """
     from .compaction_state import CompactionFailed
 
@@ -37,6 +42,8 @@ def settle_restored(agent: Agent, resumed: ResumedSession) -> str | None:
     try:
         result = agent.compact(trigger="auto")
     except CompactionFailed as exc:
+        if loaded.windowed and not load_whole:
+            raise WindowedSummaryFailed(windowed_failure(loaded, exc)) from None
         if loaded.windowed:
             whole = agent.store.load(loaded.session_id)
             resumed.loaded = whole

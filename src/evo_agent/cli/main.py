@@ -505,7 +505,14 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
                   compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
                   sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None)
     if resumed is not None and oversized:
-        _compact_restored(agent, resumed, launch.notify, console)
+        from evo_agent.agent.restored import WindowedSummaryFailed, settle_restored
+
+        try:  # over the threshold: summarised before anything else is sent (SPEC §8)
+            line = settle_restored(agent, resumed, load_whole=False)
+        except WindowedSummaryFailed as exc:
+            raise CommandError(str(exc)) from None
+        if line:
+            launch.notify(line)
     if args.at is not None:
         agent.hold_conversation()  # a rewind: the exit hint names it, not its source
     if args.name is not None:
@@ -520,7 +527,7 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
 
 def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN202 - (ResumedSession, oversized)
     """The new session resumed from `source`, staged until its history is written: a copy, or (over the
-    compaction threshold) a summary, which `_compact_restored` writes once the agent exists."""
+    compaction threshold) a summary, which `settle_restored` writes once the agent exists."""
     from evo_agent.agent import default_compact_threshold
     from evo_agent.agent.compaction import restored_oversized, resume_window
 
@@ -580,30 +587,6 @@ def _run_front_end(launch: _Launch, agent: Agent, source: str | None) -> int:
     release_tty()
     hard_exit_if_stuck(code)
     return code
-
-
-def _compact_restored(agent, resumed, notify, console) -> None:  # noqa: ANN001
-    """A restored history over the compaction threshold is summarised before anything else is sent.
-
-    The new session (still staged: not listed, not continued) then holds the summary as its
-    compact_boundary instead of a re-redacted copy of the whole history, so it stores what
-    is sent. Should the summary fail, the history is copied as usual and the agent retries
-    at its first turn (a request over the API's size limit is refused before it is sent) —
-    unless it was too large to load whole (windowed): then nothing is sent, and it is an error.
-    """
-    from evo_agent.agent import CompactionFailed
-    from evo_agent.agent.restored import windowed_description, windowed_failure
-
-    try:
-        result = agent.compact(trigger="auto")
-    except CompactionFailed as exc:
-        if resumed.loaded.windowed:
-            raise CommandError(windowed_failure(resumed.loaded, exc)) from None
-        console.err_line(f"evo-agent: the restored history could not be compacted ({exc}); it is kept whole")
-        resumed.copy_history()
-        return
-    resumed.publish()
-    notify(windowed_description(result, resumed.loaded) if resumed.loaded.windowed else result.describe())
 
 
 def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:
