@@ -7,8 +7,8 @@ One module per measured area, the shared harness apart:
 - `append.py`, `resume.py`, `listing.py`, `picker.py`: each area's inputs, measurements, verdict and table.
 - `harness.py`: child processes, timing and peak-RSS measurement, formatting, Markdown tables;
   `texts.py`: generated text; `peers.py`: the OpenAI Agents SDK and LangGraph adapters.
-- Scripts of their own: `startup.py`, `search.py`, `redaction.py`, `sync.py`, `bash_tool.py`,
-  `git_branch.py`; `previous.py` keeps the library's earlier read and meta paths to measure against.
+- Scripts of their own: `startup.py`, `oversize.py`, `search.py`, `redaction.py`, `sync.py`,
+  `bash_tool.py`, `git_branch.py`; `previous.py` keeps the library's earlier read and meta paths to measure against.
 
 Importing the package puts this work tree's `src/` first on `sys.path`, so what is measured is the
 code beside it, installed or not. Each script stays runnable as `python benchmarks/<name>.py`.
