@@ -52,9 +52,7 @@ from benchmarks.harness import DEFAULT_CACHE, log, machine_info, parse_count, pa
 from benchmarks.listing import LIST_GEN_VERSION, bench_list, redamage
 from benchmarks.peers import PEERS, peer_status
 from benchmarks.report import render, verdicts
-from benchmarks.resume import bench_resume, transcript
-
-__all__ = ["main", "transcript"]  # transcript: startup.py does `from run import transcript`
+from benchmarks.resume import bench_resume
 
 
 def main(argv: list[str] | None = None) -> int:

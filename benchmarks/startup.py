@@ -311,8 +311,8 @@ class Evo(Program):
     def _transcript(self, size: int, cache: Path, variant: str = "tail") -> dict:
         """benchmarks/run.py's transcript of `size` bytes, placed as a session: `tail` has its last
         compaction near the end, `none` has no compaction at all (benchmarks/oversize.py)."""
-        sys.path.insert(0, str(ROOT / "benchmarks"))
-        from run import transcript  # the generator of benchmarks/run.py: the same records as the resume rows
+        sys.path.insert(0, str(ROOT))
+        from benchmarks.resume import transcript  # benchmarks/run.py's generator: the same records as the resume rows
 
         info = transcript(cache, size, variant)
         sid = Path(info["path"]).parent.name
