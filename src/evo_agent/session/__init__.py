@@ -23,11 +23,9 @@ are `SessionError` subclasses whose message is one printable line.
 
 The public API is `__all__`; each name loads its submodule at first use (PEP 562),
 so `import evo_agent.session` costs almost nothing and a caller pays only for what it
-touches. `_EXPORTS` says
-where each name lives; tests/session/test_public_api.py checks that every name in
+touches. `_EXPORTS` says where each name lives; tests/session/test_public_api.py checks that every name in
 `__all__` resolves and that nothing else public leaks.
 """
-
 
 import importlib
 
