@@ -27,9 +27,19 @@ from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Command
 _PICK = "\0pick"  # `--resume` given without an id
 
 
+_EPILOG_WHEN_SHOWN = "\0epilog"  # the top-level epilog, built only when help is printed (it loads ui.commands)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         self.exit(EXIT_USAGE, f"evo-agent: {message} (see {self.prog} --help)\n")
+
+    def format_help(self) -> str:
+        if self.epilog == _EPILOG_WHEN_SHOWN:
+            from .help_text import epilog
+
+            self.epilog = epilog()
+        return super().format_help()
 
 
 class _ProbeError(Exception):
@@ -65,10 +75,10 @@ completion and the answer is printed; text piped into -p is appended to the prom
 
 def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     """The command line. `sessions=False`: the agent's options plus a positional PROMPT (see parse_arguments)."""
-    from .help_text import OUTPUT_FORMATS, epilog
+    from .help_text import OUTPUT_FORMATS, PROJECT_DIR_HELP
 
     parser = (_Parser if sessions else _Probe)(prog="evo-agent", usage=USAGE, description=DESCRIPTION,
-                                               epilog=epilog(), add_help=sessions,
+                                               epilog=_EPILOG_WHEN_SHOWN, add_help=sessions,
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      allow_abbrev=sessions)  # the probe must not read `sessions list --all` as --allowed-tools
     parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", nargs="?", const="",
@@ -89,8 +99,6 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
                         help="name the session (shown in lists; --resume NAME finds it); see also /rename")
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{PROVIDER_CHOICES} (env EVO_AGENT_PROVIDER)")
-    from .sessions.command import PROJECT_DIR_HELP, add_sessions_parser
-
     parser.add_argument("--project-dir", metavar="DIR", help=PROJECT_DIR_HELP)
     parser.add_argument("--permission-mode", metavar="MODE",
                         help="ask (default), accept-edits, read-only or bypass (env EVO_AGENT_PERMISSION_MODE)")
@@ -102,6 +110,8 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
     if sessions:
+        from .sessions.command import add_sessions_parser
+
         sub = parser.add_subparsers(dest="command", metavar="COMMAND")
         add_sessions_parser(sub)
     else:
@@ -159,12 +169,12 @@ def permission_gate(args: argparse.Namespace, project_dir: Path, environ):  # no
 
 def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa: ANN001, ANN201
     """The bubblewrap sandbox when --sandbox (or the setting) asks for one; an error where it cannot run."""
-    from evo_agent.tools.sandbox import SandboxError, check_sandbox
-
     if args.sandbox_network and not (args.sandbox or settings.sandbox):
         raise UsageError("--sandbox-network only makes sense with --sandbox")
     if not (args.sandbox or settings.sandbox):
         return None
+    from evo_agent.tools.sandbox import SandboxError, check_sandbox
+
     try:
         return check_sandbox(project_dir, network=args.sandbox_network or settings.sandbox_network)
     except SandboxError as exc:
@@ -275,10 +285,9 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
     argparse cannot have an optional positional PROMPT beside subcommands, so the agent's parser (with
     PROMPT) reads first; when its PROMPT is `sessions` the full parser reads again. Unknown arguments are
-    blamed on the (sub)command they were given to, whose --help helps.
+    blamed on the (sub)command they were given to, whose --help helps. The full parser (every `sessions`
+    subcommand) is built only when it is needed: a plain run reads its arguments with the probe alone.
     """
-    from .sessions.command import SUBPARSERS
-
     argv = list(sys.argv[1:] if argv is None else argv)
     probe = build_parser(sessions=False)
     try:
@@ -288,14 +297,15 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
             build_parser().error(str(exc))
         args, extra = argparse.Namespace(prompt="sessions"), []  # a subcommand's option the probe misread
     if args.prompt != "sessions":
-        full = build_parser()
         if args.help:
-            full.print_help()
+            build_parser().print_help()
             raise SystemExit(EXIT_OK)
         if extra:
-            full.error(f"unrecognized arguments: {' '.join(extra)}")
+            build_parser().error(f"unrecognized arguments: {' '.join(extra)}")
         args.command = None
         return args
+    from .sessions.command import SUBPARSERS
+
     full = build_parser()
     args, extra = full.parse_known_args(argv)
     if extra:
@@ -337,11 +347,10 @@ def _agent(args: argparse.Namespace) -> int:
     from evo_agent.providers import ProviderError, choose_provider_name, make_provider
     from evo_agent.safe_text import terminal_safe
 
-    from .repl import Repl, restored_view, resumed_line
     from .runtime import Console, Signals, finish, hard_exit_if_stuck
-    from .sessions.listing import pick_session
-    from .trust import allow_foreign, live_note
 
+    # The REPL, the picker and the trust checks are imported where they are used: `-p` on a new
+    # session loads none of them (start-up, SPEC §8; tests/cli/test_startup_imports.py).
     print_mode = args.print_prompt is not None
     _check_mode_arguments(args, print_mode)
     stdin_tty = _isatty(sys.stdin)
@@ -404,6 +413,8 @@ def _agent(args: argparse.Namespace) -> int:
 
             chosen = run_picker(project_dir)
         else:
+            from .sessions.listing import pick_session
+
             chosen = pick_session(store.list(), console.line, read)
         if chosen is None:  # Esc in the picker: nothing to do, and nothing went wrong
             console.line("No session chosen; nothing was resumed.")
@@ -413,6 +424,8 @@ def _agent(args: argparse.Namespace) -> int:
         source = store.resolve(args.resume)
     foreign_ok = False
     if source is not None and not args.continue_:
+        from .trust import allow_foreign
+
         def ask(prompt: str) -> str | None:
             try:
                 return input(prompt)
@@ -431,6 +444,9 @@ def _agent(args: argparse.Namespace) -> int:
     resumed = None
     oversized = False
     if source is not None:
+        from .repl import restored_view, resumed_line
+        from .trust import live_note
+
         # Staged until its history is written: a copy, or (over the compaction threshold) a summary.
         note = live_note(store, source)
         resumed = store.resume(source, model=provider.model, provider=provider.name, before_turn=args.at,
@@ -484,6 +500,8 @@ def _agent(args: argparse.Namespace) -> int:
         elif use_tui(args):
             code = run_tui(agent, store, initial_prompt=initial_prompt, resumed_from=source)
         else:
+            from .repl import Repl
+
             code = Repl(agent, store, console, signals, tty=stdin_tty).run(initial_prompt=initial_prompt)
     finally:
         signals.exiting = True
