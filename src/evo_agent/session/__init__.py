@@ -39,6 +39,9 @@ _EXPORTS: dict[str, str] = {
                      "open_sidechain", "read_records", "sidechain_paths"), "inspect"),
     **dict.fromkeys(("LiveLock", "LiveSessionStore", "Liveness", "SessionInUse", "held_for_removal", "probe_live"),
                     "live"),
+    **dict.fromkeys(("blocks", "content_blocks", "content_text", "has_tool_results", "text_block", "text_of",
+                     "tool_names_by_id", "tool_result_block", "tool_result_text", "tool_results", "tool_uses",
+                     "tool_uses_by_id"), "messages"),
     **dict.fromkeys(("SessionMeta", "clean_name", "prompt_text", "read_meta", "rebuild_meta"), "meta"),
     **dict.fromkeys(("Worktree", "find_project_dir", "git_branch_of", "git_worktree_root", "git_worktrees"),
                     "project"),
@@ -50,14 +53,17 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [  # sorted, case-insensitively
-    "AmbiguousSessionId", "clean_name", "find_project_dir", "first_records", "foreign_reason", "ForeignSession",
-    "git_branch_of", "git_worktree_root", "git_worktrees", "held_for_removal", "interrupted_result",
-    "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_session_id", "is_sidechain_path", "iter_transcript",
-    "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "new_session_id", "now_iso",
-    "open_sidechain", "probe_live", "prompt_text", "read_meta", "read_records", "rebuild_meta", "Recorder",
-    "repair_history", "resolve_session_id", "ResumedSession", "SessionError", "SessionInfo", "SessionInUse",
-    "SessionMeta", "SessionNotFound", "SessionsDirRefused", "SessionStore", "sidechain_file_name", "sidechain_paths",
-    "SidechainRecorder", "slug_agent_name", "summary_message", "tracked_session_ids", "TranscriptLine", "Worktree",
+    "AmbiguousSessionId", "blocks", "clean_name", "content_blocks", "content_text", "find_project_dir",
+    "first_records", "foreign_reason", "ForeignSession", "git_branch_of", "git_worktree_root", "git_worktrees",
+    "has_tool_results", "held_for_removal", "interrupted_result", "INTERRUPTED_TEXT", "InvalidSessionId",
+    "is_id_prefix", "is_session_id", "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness",
+    "LiveSessionStore", "load_for_resume", "LoadedSession", "new_session_id", "now_iso", "open_sidechain",
+    "probe_live", "prompt_text", "read_meta", "read_records", "rebuild_meta", "Recorder", "repair_history",
+    "resolve_session_id", "ResumedSession", "SessionError", "SessionInfo", "SessionInUse", "SessionMeta",
+    "SessionNotFound", "SessionsDirRefused", "SessionStore", "sidechain_file_name", "sidechain_paths",
+    "SidechainRecorder", "slug_agent_name", "summary_message", "text_block", "text_of", "tool_names_by_id",
+    "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id", "tracked_session_ids",
+    "TranscriptLine", "Worktree",
 ]
 
 
@@ -102,6 +108,20 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         sidechain_paths,
     )
     from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
+    from .messages import (
+        blocks,
+        content_blocks,
+        content_text,
+        has_tool_results,
+        text_block,
+        text_of,
+        tool_names_by_id,
+        tool_result_block,
+        tool_result_text,
+        tool_results,
+        tool_uses,
+        tool_uses_by_id,
+    )
     from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta
     from .project import Worktree, find_project_dir, git_branch_of, git_worktree_root, git_worktrees
     from .recorder import Recorder, SidechainRecorder, now_iso
