@@ -195,3 +195,17 @@ def test_tls_verifies_the_certificate_and_names_the_host(servers, certificate):
     with pytest.raises(ConnectError) as info:
         Client(f"https://localhost:{untrusted.port}", max_retries=0).post("/v1/messages", b"{}")
     assert info.value.tls and not info.value.retryable and "TLS certificate not trusted" in info.value.reason
+
+
+def test_plain_http_through_a_proxy_names_the_url_and_its_host_and_long_lines_stay_whole(servers):
+    long_line = b"data: " + b"x" * 200_000 + b"\n"
+    body = long_line + b"\n"
+    server = servers(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    conn = Connection("127.0.0.1", server.port, timeout=10)
+    conn.request("POST", "http://api.example.com:8080/v1/messages", b"", {"Content-Length": "0"})
+    response = conn.getresponse()
+    assert [response.readline(), response.readline(), response.readline()] == [long_line, b"\n", b""]
+    request = server.requests[0].decode()
+    assert request.startswith("POST http://api.example.com:8080/v1/messages HTTP/1.1\r\n")
+    assert "Host: api.example.com:8080\r\n" in request
+    conn.close()

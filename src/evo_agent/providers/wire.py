@@ -84,16 +84,21 @@ class Connection:
     def request(self, method: str, target: str, body: bytes, headers: dict[str, str]) -> None:
         if self.sock is None:
             self.connect()
-        host, port = self._target
-        default_port = 443 if self.tls is not None else 80
         lines = [f"{method} {target} HTTP/1.1"]
         if not any(k.lower() == "host" for k in headers):
-            lines.append(f"Host: {_host_header(host, port, default_port)}")
+            lines.append(f"Host: {self._authority(target)}")
         lines += [f"{k}: {v}" for k, v in headers.items()]
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         self.sock.sendall(head + body if len(body) < 65536 else head)  # type: ignore[union-attr]
         if len(body) >= 65536:
             self.sock.sendall(body)  # type: ignore[union-attr]
+
+    def _authority(self, target: str) -> str:
+        """The Host header: the URL's own for an absolute target (plain HTTP through a proxy), else ours."""
+        if target.startswith(("http://", "https://")):
+            return target.split("://", 1)[1].split("/", 1)[0]
+        host, port = self._target
+        return _host_header(host, port, 443 if self.tls is not None else 80)
 
     def getresponse(self) -> Response:
         if self._fp is None:
@@ -207,7 +212,7 @@ class Response:
         if not self.chunked:
             if self._left is None:
                 return self._fp.readline()
-            line = self._fp.readline(min(self._left, MAX_LINE))
+            line = self._fp.readline(self._left)  # a line of any length, never past the body's end
             if not line:
                 raise ProtocolError("the connection ended before the body did")
             self._left -= len(line)
