@@ -32,7 +32,7 @@ basic fields, block shapes and tool definitions); an invalid one gets HTTP 400
 Usage is deterministic: input_tokens = `server.input_tokens` (an int, or a function of the
 request body; default `default_input_tokens`), output_tokens = `server.output_tokens`
 (default 10), cache counts 0 — each overridable per reply with `reply(..., usage={...})`.
-What each request was answered with (usage included) is in `server.log`.
+What each request was answered with (usage included) is in `server.log`, with its body size in `bytes`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.api_rules import InvalidConversation, check_request
-from tests.fake_server_base import ScriptedHandler, ScriptedServer, chunks, default_prompt_size
+from tests.fake_server_base import ScriptedHandler, ScriptedServer, as_reply, chunks, default_prompt_size
 
 # --------------------------------------------------------------------------- script items
 
@@ -284,18 +284,6 @@ class FakeModelServer(ScriptedServer):
         return usage
 
 
-def _as_reply(item: Any) -> Reply:
-    if isinstance(item, Reply):
-        return item
-    if isinstance(item, str):
-        return reply(text(item))
-    if isinstance(item, dict):
-        return reply(item)
-    if isinstance(item, (list, tuple)):
-        return reply(*item)
-    raise TypeError(f"cannot answer with a scripted {type(item).__name__}: {item!r}")
-
-
 class _Handler(ScriptedHandler):
     request_id_header = "request-id"
     stream_request_id = True
@@ -323,7 +311,8 @@ class _Handler(ScriptedHandler):
             fake.record({"body": None, "path": path, "valid": False, "error": "body is not JSON", "status": 400})
             self._send_error(400, "invalid_request_error", "the request body is not valid JSON")
             return
-        entry: dict = {"body": body, "path": path, "stream": bool(isinstance(body, dict) and body.get("stream"))}
+        entry: dict = {"body": body, "path": path, "stream": bool(isinstance(body, dict) and body.get("stream")),
+                       "bytes": len(raw)}
 
         key = self.headers.get("x-api-key")  # older SDKs send x-api-key, newer ones a bearer token
         bearer = self.headers.get("authorization") or ""
@@ -364,7 +353,7 @@ class _Handler(ScriptedHandler):
             self._answer_error(entry, item, headers)
             return
         hang_item = item if isinstance(item, Hang) else None
-        answer = hang_item.reply if hang_item else _as_reply(item)
+        answer = hang_item.reply if hang_item else as_reply(item, Reply, reply)
         usage = fake.usage(body, answer.usage)
         blocks = self._finish_blocks(answer.blocks)
         stop_reason = answer.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")

@@ -18,7 +18,12 @@ Two mechanisms keep a long conversation inside the model's context:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from evo_agent.session import blocks, tool_names_by_id, tool_result_text
+
+if TYPE_CHECKING:
+    from evo_agent.session import LoadedSession
 
 SUMMARY_MAX_TOKENS = 4096
 
@@ -33,6 +38,11 @@ SUMMARY_INPUT_HEAD_CHARS = 40_000
 # sent in full; older ones longer than CLEAR_RESULT_CHARS become a placeholder.
 KEEP_RECENT_RESULTS = 3
 CLEAR_RESULT_CHARS = 2_000
+
+# A resumed history over the threshold is only ever summarised before its first request (SPEC §8), so a
+# resume keeps at most this many bytes of it decoded (load_for_resume's `window`): its head and tail,
+# many times what `summary_request` can use (SUMMARY_INPUT_CHARS).
+RESUME_WINDOW_MIN = 4 << 20
 
 FILE_TOOLS = ("read_file", "write_file", "edit_file")
 TOUCHED_FILES_SHOWN = 15
@@ -72,10 +82,19 @@ def history_exceeds(messages: list[dict], limit: int) -> bool:
     return max(total, 2) > limit
 
 
-def _blocks(content: object) -> list[dict]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+def resume_window(threshold: int) -> int:
+    """The `window` of a resume under this compaction threshold.
+
+    At least 4x the threshold: a history whose records pass the window is then surely over the
+    threshold (a message's JSON is most of its record's line), so windowing never drops a history
+    that would have been sent whole.
+    """
+    return max(RESUME_WINDOW_MIN, 4 * threshold)
+
+
+def restored_oversized(loaded: LoadedSession, threshold: int) -> bool:
+    """Whether a restored history is to be summarised before its first request: windowed, or over the threshold."""
+    return loaded.windowed or (len(loaded.messages) >= 2 and history_exceeds(loaded.messages, threshold))
 
 
 def _clip(text: str, limit: int) -> str:
@@ -84,30 +103,20 @@ def _clip(text: str, limit: int) -> str:
     return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
 
 
-def result_text(block: dict) -> str:
-    """The text of a tool_result block (string content or its text blocks)."""
-    content = block.get("content", "")
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in _blocks(content) if b.get("type") == "text")
-
-
-def tool_names_by_id(messages: Iterable[dict]) -> dict[str, str]:
-    return {
-        b["id"]: str(b.get("name", "tool"))
-        for m in messages if m.get("role") == "assistant"
-        for b in _blocks(m.get("content")) if b.get("type") == "tool_use" and isinstance(b.get("id"), str)
-    }
-
-
 def flatten_conversation(messages: list[dict]) -> str:
     """The conversation as plain text, one tagged part per block, long parts clipped."""
+    from evo_agent.session.resume import is_omitted_marker
+
     names = tool_names_by_id(messages)
     parts: list[str] = []
+    gap: tuple[int, str] | None = None  # (part index, note) of a windowed resume's omitted middle
     for index, message in enumerate(messages):
+        if gap is None and is_omitted_marker(message):
+            gap = (len(parts), message["content"][0]["text"])
+            continue
         role = message.get("role")
         tool_chars = LATEST_TOOL_PART_CHARS if index == len(messages) - 1 else TOOL_PART_CHARS
-        for block in _blocks(message.get("content")):
+        for block in blocks(message):
             kind = block.get("type")
             if kind == "text" and block.get("text"):
                 parts.append(f"[{role}]\n{_clip(block['text'], TEXT_PART_CHARS)}")
@@ -117,18 +126,33 @@ def flatten_conversation(messages: list[dict]) -> str:
             elif kind == "tool_result":
                 name = names.get(block.get("tool_use_id"), "tool")
                 label = "tool error" if block.get("is_error") else "tool result"
-                parts.append(f"[{label}: {name}]\n{_clip(result_text(block), tool_chars)}")
+                parts.append(f"[{label}: {name}]\n{_clip(tool_result_text(block), tool_chars)}")
             elif kind in ("thinking", "redacted_thinking"):
                 continue  # the agent's private reasoning; the decisions it led to are in the text
             elif kind:
                 parts.append(f"[{role}: {kind} block]")
+    if gap is not None:
+        return _around_gap(parts[:gap[0]], parts[gap[0]:], gap[1])
     text = "\n\n".join(parts)
     if len(text) > SUMMARY_INPUT_CHARS:
         tail = SUMMARY_INPUT_CHARS - SUMMARY_INPUT_HEAD_CHARS
         omitted = len(text) - SUMMARY_INPUT_CHARS
-        gap = f"[… {omitted:,} characters of the middle of the conversation omitted …]"
-        text = f"{text[:SUMMARY_INPUT_HEAD_CHARS]}\n\n{gap}\n\n{text[-tail:]}"
+        note = f"[… {omitted:,} characters of the middle of the conversation omitted …]"
+        text = f"{text[:SUMMARY_INPUT_HEAD_CHARS]}\n\n{note}\n\n{text[-tail:]}"
     return text
+
+
+def _around_gap(head_parts: list[str], tail_parts: list[str], note: str) -> str:
+    """A windowed history flattened: its head and tail within the same caps, the gap's own note between."""
+    head = "\n\n".join(head_parts)
+    tail = "\n\n".join(tail_parts)
+    cut = ""
+    if len(head) > SUMMARY_INPUT_HEAD_CHARS:
+        head, cut = head[:SUMMARY_INPUT_HEAD_CHARS], " (and the loaded parts around it were clipped)"
+    room = SUMMARY_INPUT_CHARS - len(head)
+    if len(tail) > room:
+        tail, cut = tail[-room:], " (and the loaded parts around it were clipped)"
+    return f"{head}\n\n{note}{cut}\n\n{tail}"
 
 
 def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> list[str]:
@@ -137,7 +161,7 @@ def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> lis
     for message in reversed(messages):
         if message.get("role") != "assistant":
             continue
-        for block in reversed(_blocks(message.get("content"))):
+        for block in reversed(blocks(message)):
             path = (block.get("input") or {}).get("path") if block.get("type") == "tool_use" else None
             if block.get("name") in FILE_TOOLS and isinstance(path, str) and path and path not in seen:
                 seen.append(path)
@@ -177,14 +201,14 @@ def micro_compact(messages: list[dict]) -> list[dict]:
         for j, b in enumerate(m["content"]) if isinstance(b, dict) and b.get("type") == "tool_result"
     ]
     old = positions[:-KEEP_RECENT_RESULTS] if KEEP_RECENT_RESULTS else positions
-    to_clear = [(i, j) for i, j in old if len(result_text(messages[i]["content"][j])) > CLEAR_RESULT_CHARS]
+    to_clear = [(i, j) for i, j in old if len(tool_result_text(messages[i]["content"][j])) > CLEAR_RESULT_CHARS]
     if not to_clear:
         return messages
     names = tool_names_by_id(messages)
     out = list(messages)
     for i, j in to_clear:
         block = out[i]["content"][j]
-        size = len(result_text(block))
+        size = len(tool_result_text(block))
         placeholder = dict(block, content=(
             f"[Earlier {names.get(block.get('tool_use_id'), 'tool')} output cleared to save context "
             f"({size:,} characters). Run the tool again if you need it.]"))
@@ -201,6 +225,8 @@ __all__ = [
     "flatten_conversation",
     "history_chars",
     "micro_compact",
+    "restored_oversized",
+    "resume_window",
     "summary_request",
     "touched_files",
 ]
