@@ -17,6 +17,10 @@ headers; both clocks are this process's monotonic clock. Rows:
   program's own format (the peers' from a session they recorded themselves, grown with copies
   of its own turns). Peak RSS of the whole process is reported beside the time.
 
+A second table times what needs no model: `--help` (every program) and `sessions list` from
+launch to exit, and the interactive app in tmux at 80×24, from launch to its first paint and to
+a key typed at launch shown in its prompt (issue #14's targets: 150 ms, 150 ms, 300 ms).
+
 The peers are installed from npm into --cache (`npm install --prefix DIR @anthropic-ai/claude-code
 @openai/codex`); where npm or a peer cannot run, its row says why and the rest runs. Runs are
 interleaved (evo, claude, codex, evo, ...) so that load on the shared machine hits all alike;
