@@ -22,10 +22,6 @@ from tests.builders import make_agent, read_records
 from tests.scripted_provider import ScriptedProvider, reply, use
 
 
-def records(recorder):
-    return [json.loads(line) for line in Path(recorder.path).read_bytes().splitlines()]
-
-
 class Events:
     def __init__(self):
         self.seen = []
