@@ -17,15 +17,16 @@ import difflib
 import json
 import os
 import re
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.markdown import CodeBlock, Markdown
-from rich.syntax import Syntax
+from rich.console import Console, Group, RenderableType
 from rich.text import Text
 from rich.theme import Theme
 
 from evo_agent.safe_text import terminal_safe
+
+if TYPE_CHECKING:
+    from .answer import Answer
 
 __all__ = [
     "THEME", "INTERRUPTED_MARKER", "SUMMARY_OPEN", "Answer", "answer", "diff_lines", "error_line",
@@ -87,31 +88,19 @@ def user_prompt(text: str, *, queued: bool = False) -> Text:
     return out
 
 
-class _PlainCodeBlock(CodeBlock):
-    """A fenced code block without the theme's background (the terminal's own colours stay)."""
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        code = str(self.text).rstrip()
-        yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, padding=(0, 2),
-                     background_color="default")
-
-
-class Answer(Markdown):
-    """The model's Markdown with single line breaks kept (line-by-line output stays line by line)."""
-
-    elements: ClassVar[dict] = {**Markdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock}
-
-    def __init__(self, markup: str) -> None:
-        markup = terminal_safe(markup)
-        super().__init__(markup, hyperlinks=False, code_theme="ansi_dark", justify="default")
-        for token in self.parsed:
-            for child in token.children or ():
-                if child.type == "softbreak":
-                    child.type = "hardbreak"
-
-
 def answer(text: str) -> Answer:
+    """The model's Markdown (ui/answer.py: rich.markdown and Pygments load at the first answer, not at start-up)."""
+    from .answer import Answer
+
     return Answer(text)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Answer":  # `render.Answer`, as before the split, without importing it at start-up
+        from .answer import Answer
+
+        return Answer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def thinking_line(text: str) -> Text:
