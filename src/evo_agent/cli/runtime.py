@@ -230,8 +230,10 @@ def run_interruptible(work_fn: Callable[[threading.Event], Any], signals: Signal
     thread = threading.Thread(target=work, name="evo-agent-turn", daemon=True)
     signals.turn_cancel = cancel
     _running.add(done)
-    thread.start()
     try:
+        # start() is inside: on a busy machine the worker can be streaming its request before
+        # start() has returned here, and a signal then raises from inside start().
+        thread.start()
         while not done.wait(0.05):
             if service is not None:
                 service()
