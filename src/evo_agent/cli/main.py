@@ -539,9 +539,10 @@ def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN20
     """The new session resumed from `source`, staged until its history is written: a copy, or (over the
     compaction threshold) a summary, which `settle_restored` writes once the agent exists."""
     from evo_agent.agent import default_compact_threshold
+    from evo_agent.agent.callbacks import resumed_line
     from evo_agent.agent.compaction import restored_oversized, resume_window
 
-    from .repl import restored_view, resumed_line
+    from .repl import restored_view
     from .trust import live_note
 
     args, store, console = launch.args, launch.store, launch.console

@@ -28,12 +28,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evo_agent.agent import Agent, CompactionFailed, CompactResult, TurnCallbacks, TurnResult
+from evo_agent.agent.callbacks import EXIT_GRACE_S
 from evo_agent.providers import ProviderError
 from evo_agent.session import find_project_dir
 
 from .errors import EXIT_HANGUP, EXIT_TERMINATED
-
-EXIT_GRACE_S = 5.0
 
 
 class Terminated(BaseException):
