@@ -283,3 +283,22 @@ def test_sigterm_during_a_tool_records_it_as_interrupted_before_the_hint(termina
                for b in (r["message"]["content"] if isinstance(r["message"]["content"], list) else [])
                if b.get("type") == "tool_result"]
     assert results and results[-1]["is_error"] and "interrupted" in results[-1]["content"]
+
+
+def test_a_long_tool_call_is_one_screen_line_and_ctrl_o_shows_it_whole(terminals, project):
+    words = "alpha-bravo-charlie-delta-echo-foxtrot-golf-hotel-india-juliet-kilo-lima-mike-november-oscar-papa"
+    t = open_app(terminals, project)
+    ready(t)
+    t.type(f"run echo {words}")
+    t.keys("Enter")
+    screen = t.wait(r"The bash tool returned")
+    lines = screen.splitlines()
+    call = next(i for i, line in enumerate(lines) if line.startswith("● bash(echo alpha"))
+    assert lines[call].endswith("…") and len(lines[call]) <= 80, screen   # cut to the width, not wrapped
+    assert lines[call + 1].startswith("  └  alpha-bravo") and lines[call + 1].endswith("…"), screen
+    assert lines[call + 2].strip() == "[exit code 0]", screen   # the preview's next line, not a wrapped tail
+    t.wait(r"tokens · context")
+    t.keys("C-o")
+    whole = t.wait(r"(?m)^● bash$")
+    after = whole[whole.rindex("● bash\n"):]
+    assert f"     echo {words}" in after.replace("\n", ""), whole  # the whole command (the terminal wraps it)

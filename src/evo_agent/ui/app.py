@@ -142,7 +142,7 @@ class AgentApp:
         self._turn = 0
         self._thinking = ""
         self._tools: dict[str, tuple[str, Any, int]] = {}
-        self._last_tool_output: str | None = None
+        self._last_tool: tuple[str, Any, str] | None = None   # name, input, output: what Ctrl+O shows in full
         self._last_ctrl_c = 0.0
         self._flash = ""                      # a short hint in the status line ("Ctrl+C again to exit")
         self._flash_until = 0.0
@@ -352,8 +352,9 @@ class AgentApp:
 
         @kb.add("c-o")
         def _(event) -> None:  # noqa: ANN001
-            if self._last_tool_output is not None:
-                self.emit(render.tool_output_full(self._last_tool_output))
+            if self._last_tool is not None:
+                name, tool_input, output = self._last_tool
+                self.emit(render.tool_call_full(name, tool_input), render.tool_output_full(output))
 
         for key, answer in (("y", "yes"), ("a", "always-session"), ("p", "always-project")):
             kb.add(key, filter=asking)(lambda event, answer=answer: self._answer_approval(answer, ""))
@@ -492,7 +493,8 @@ class AgentApp:
         self._flush_text()
         for tool_id in list(self._tools):
             name, tool_input, depth = self._tools.pop(tool_id)
-            self.emit(render.tool_result(name, tool_input, "interrupted", is_error=True, depth=depth))
+            self.emit(render.tool_result(name, tool_input, "interrupted", is_error=True, depth=depth,
+                                         width=self.width()))
         cancelled = bool(getattr(result, "cancelled", False)) or self.cancel.is_set()
         if error and not cancelled:
             self.emit(render.error_line(f"error: {error}"))
@@ -545,13 +547,14 @@ class AgentApp:
     def _on_tool_start(self, tool_id: str, name: str, tool_input: dict, depth: int) -> None:
         self._flush_text()
         self._tools[tool_id] = (name, tool_input, depth)
-        self.emit(render.tool_call(name, tool_input, depth=depth))
+        self.emit(render.tool_call(name, tool_input, depth=depth, width=self.width()))
         self.activity.tool_started(render.tool_label(name, tool_input))
 
     def _on_tool_end(self, tool_id: str, result_text: str, is_error: bool, duration: float) -> None:
         name, tool_input, depth = self._tools.pop(tool_id, ("tool", {}, 0))
-        self._last_tool_output = result_text
-        self.emit(render.tool_result(name, tool_input, result_text, is_error=is_error, duration=duration, depth=depth))
+        self._last_tool = (name, tool_input, result_text)
+        self.emit(render.tool_result(name, tool_input, result_text, is_error=is_error, duration=duration, depth=depth,
+                                     width=self.width()))
         self.activity.tool_finished()
         if self._tools:
             last = next(reversed(self._tools.values()))
@@ -707,7 +710,7 @@ class AgentApp:
                 self.emit(render.error_line(f"error: {error}"))
             else:
                 messages = list(getattr(self.agent, "messages", []) or [])
-                self.emit(*history_renderables(messages))
+                self.emit(*history_renderables(messages, width=self.width()))
                 self.emit(render.notice(
                     f"Rewound to before turn {number}: new session {self.agent.session_id} ({len(messages)} messages; "
                     f"the previous one: evo-agent --resume {source}). Files are as they are now; "
@@ -758,7 +761,7 @@ class AgentApp:
 
     def show_history(self, source: str) -> None:
         messages = list(getattr(self.agent, "messages", []) or [])
-        self.emit(*history_renderables(messages))
+        self.emit(*history_renderables(messages, width=self.width()))
         self.emit(render.notice(resumed_line(source, len(messages), self.agent.session_id)))
 
     async def _pick_and_resume(self) -> None:
