@@ -180,3 +180,19 @@ def test_the_welcome_line_fits_the_terminal():
     line = shown(render.welcome_line("claude-sonnet-4-5", "anthropic", "/tmp/" + "deep/" * 30 + "project", 80))
     assert len(line.rstrip("\n")) <= 80 and line.startswith("evo-agent · anthropic/claude-sonnet-4-5 · …")
     assert line.rstrip().endswith("/project · /help for help")
+
+
+def test_globs_and_paths_in_an_answer_keep_their_stars():
+    # Two globs in one paragraph: CommonMark pairs their inner `*` runs and italicises what lies between.
+    for written in ("run glob with **/*.py and **/*.md", "files: src/**/*.py, tests/**/*.py",
+                    "run glob with **/*.py", "src/*.{js,ts} and lib/*.{js,ts}"):
+        assert shown(render.answer(written)).strip() == written
+    out = ansi(render.answer("run glob with **/*.py and **/*.md"))
+    assert "\x1b[3m" not in out and "\x1b[1m" not in out  # neither italic nor bold
+
+
+def test_emphasis_as_people_write_it_still_renders():
+    assert shown(render.answer("**bold** and *it* beside **/*.py")).strip() == "bold and it beside **/*.py"
+    assert shown(render.answer("the **/etc/hosts** file")).strip() == "the /etc/hosts file"
+    assert shown(render.answer("**Input**/**Output**")).strip() == "Input/Output"
+    assert shown(render.answer("use `**/*.py`")).strip() == "use **/*.py"
