@@ -442,7 +442,7 @@ def _agent(args: argparse.Namespace) -> int:
         if not oversized:
             resumed.copy_history()
         if args.at is not None and args.restore_files:
-            from .rewind import pending_changes, restore_files
+            from evo_agent.agent.file_restore import pending_changes, restore_files
 
             ask = None if print_mode or not stdin_tty else (lambda q: (input(q).strip().lower() in ("y", "yes")))
             restore_files(pending_changes(store, source, args.at), console.err_line if print_mode else console.line,

@@ -147,6 +147,7 @@ class AgentApp:
         self._flash = ""                      # a short hint in the status line ("Ctrl+C again to exit")
         self._flash_until = 0.0
         self._approval: tuple[ApprovalRequest, concurrent.futures.Future] | None = None
+        self._question: concurrent.futures.Future | None = None   # a y/n question from a worker (ask_yes_no)
         self._reason_mode = False
         self._stashed_text = ""
         self._exiting = False
@@ -232,6 +233,8 @@ class AgentApp:
 
     def _status_text(self) -> FormattedText:
         width = self.width() - 1
+        if self._question is not None:
+            return FormattedText([("class:approval", fit(["y yes · n no · Esc no"], width))])
         if self._approval is not None:
             question = ("Enter sends the reason · Esc says no without one" if self._reason_mode else
                         "Allow? y yes · n no · a always this session · p always in this project · Esc no")
@@ -304,8 +307,9 @@ class AgentApp:
     def _key_bindings(self) -> KeyBindings:
         kb = KeyBindings()
         asking = Condition(lambda: self._approval is not None and not self._reason_mode)
+        questioning = Condition(lambda: self._question is not None)
 
-        @kb.add("enter", filter=~asking)
+        @kb.add("enter", filter=~asking & ~questioning)
         def _(event) -> None:  # noqa: ANN001
             if self._reason_mode:
                 self._answer_approval("no", self.buffer.text.strip())
@@ -319,7 +323,9 @@ class AgentApp:
 
         @kb.add("escape")
         def _(event) -> None:  # noqa: ANN001
-            if self._approval is not None:
+            if self._question is not None:
+                self._answer_question(False)
+            elif self._approval is not None:
                 self._answer_approval("no", "")
             elif self.running:
                 self.interrupt()
@@ -369,10 +375,20 @@ class AgentApp:
         def _(event) -> None:  # noqa: ANN001
             pass  # while asking, other keys do nothing (a stray key must not answer or vanish into the prompt)
 
+        kb.add("y", filter=questioning)(lambda event: self._answer_question(True))
+        kb.add("n", filter=questioning)(lambda event: self._answer_question(False))
+
+        @kb.add("<any>", filter=questioning)
+        def _(event) -> None:  # noqa: ANN001
+            pass  # only y, n and Esc answer; nothing else may slip into the prompt meanwhile
+
         return kb
 
     def ctrl_c(self) -> None:
         now = time.monotonic()
+        if self._question is not None:
+            self._answer_question(False)
+            return
         if self._approval is not None:
             self._answer_approval("no", "")
             return
@@ -622,6 +638,46 @@ class AgentApp:
             future.set_result(ApprovalDecision(answer, message))  # type: ignore[arg-type]
         self.refit()
 
+    # ------------------------------------------------------------------ yes/no questions
+    def ask_yes_no(self, question: str) -> bool:
+        """Called from a worker thread: print `question`, block until y or n (Esc, Ctrl+C and exit mean no)."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        loop = self.loop
+        if loop is None or self._exiting:
+            return False
+        try:
+            loop.call_soon_threadsafe(self._show_question, question, future)
+        except RuntimeError:
+            return False
+        while True:
+            try:
+                return bool(future.result(timeout=0.2))
+            except concurrent.futures.TimeoutError:
+                if self._exiting:
+                    return False
+            except Exception:  # noqa: BLE001
+                return False
+
+    def _show_question(self, question: str, future: concurrent.futures.Future) -> None:
+        if self._exiting:
+            future.set_result(False)
+            return
+        head = Text()
+        head.append("? ", style="evo.warn")
+        head.append_text(render.safe(question + " (y/n)", "bold"))
+        self._question = future  # first: the status line drawn with the question names its keys
+        self.emit(head)
+        self.app.invalidate()
+
+    def _answer_question(self, yes: bool) -> None:
+        future, self._question = self._question, None
+        if future is None:
+            return
+        self.emit(render.safe("  └  yes" if yes else "  └  no", "evo.dim"))
+        if not future.done():
+            future.set_result(yes)
+        self.refit()
+
     # ------------------------------------------------------------------ slash commands
     def handle_command(self, line: str) -> None:
         name, _, arg = line.partition(" ")
@@ -693,7 +749,8 @@ class AgentApp:
         if not arg:
             lines = [f"{t.number:>4}. {render.one_line(t.text, 70)}" for t in reversed(turns[-20:])]
             self.emit(render.notice("Go back to before which prompt? /rewind N (a new session starts there; "
-                                    "this one stays resumable)\n" + "\n".join(lines)))
+                                    "this one stays resumable; files changed since can be restored. "
+                                    "Changes made through bash cannot be restored.)\n" + "\n".join(lines)))
             return
         if not arg.isdigit() or not 1 <= int(arg) <= len(turns):
             self.emit(render.error_line(f"no turn {arg}: choose 1 to {len(turns)}"))
@@ -702,27 +759,44 @@ class AgentApp:
         self._begin("rewinding", hint="")
         self._turn += 1
         turn = self._turn
+        self._in_worker(lambda: self._rewind_and_restore(turn, number, source),
+                        lambda result, error: self._command_done(turn, "", error))
 
-        def done(result: Any, error: str | None) -> None:
-            if turn != self._turn:
-                return
-            if error:
-                self.emit(render.error_line(f"error: {error}"))
-            else:
-                messages = list(getattr(self.agent, "messages", []) or [])
-                self.emit(*history_renderables(messages, width=self.width()))
-                self.emit(render.notice(
-                    f"Rewound to before turn {number}: new session {self.agent.session_id} ({len(messages)} messages; "
-                    f"the previous one: evo-agent --resume {source}). Files are as they are now; "
-                    f"evo-agent --resume {source} --at {number} --restore-files restores them."))
-            self._end()
-            self._next_from_queue()
+    def _rewind_and_restore(self, turn: int, number: int, source: str) -> None:
+        """In the worker: the new session from before prompt `number`, then (asked in the app, y/n) the
+        files evo-agent's file tools changed since, put back the way `--at N --restore-files` does."""
+        from evo_agent.agent.file_restore import BASH_NOTE, pending_changes, restore_files, shown_path
 
-        self._in_worker(lambda: self.agent.rewind(number), done)  # type: ignore[attr-defined]
+        store = getattr(self.agent, "store", None) or self.store
+        changes = pending_changes(store, source, number) if store is not None else []
+        self.agent.rewind(number)  # type: ignore[attr-defined]
+
+        def say(*items: RenderableType) -> None:
+            self.call_in_loop(turn, self.emit, *items)
+
+        messages = list(getattr(self.agent, "messages", []) or [])
+        say(*history_renderables(messages, width=self.width()))
+        say(render.notice(f"Rewound to before turn {number}: new session {self.agent.session_id} "
+                          f"({len(messages)} messages; the previous one: evo-agent --resume {source})."))
+        if not changes:
+            say(render.notice(f"No file to restore: evo-agent's file tools changed none since. {BASH_NOTE}"))
+            return
+        root = getattr(self.agent, "project_dir", None)
+        shown = "\n".join(f"  {shown_path(c.path, root)}" for c in changes[:20])
+        more = f"\n  … and {len(changes) - 20} more" if len(changes) > 20 else ""
+        say(render.notice(f"Changed by evo-agent since turn {number}:\n{shown}{more}"))
+        count = f"{len(changes)} file{'s' if len(changes) != 1 else ''}"
+        if self.ask_yes_no(f"Restore {count} to how they were before turn {number}?"):
+            restore_files(changes, lambda line: say(render.notice(line)),
+                          lambda question: self.ask_yes_no(question.strip().removesuffix("[y/N]").strip()),
+                          relative_to=root)
+        else:
+            say(render.notice(f"Files left as they are. {BASH_NOTE}"))
 
     def _command_done(self, turn: int, message: str, error: str | None) -> None:
         if turn == self._turn:
-            self.emit(render.error_line(f"error: {error}") if error else render.notice(message))
+            if error or message:
+                self.emit(render.error_line(f"error: {error}") if error else render.notice(message))
             self._end()
             self._next_from_queue()
 
@@ -791,6 +865,8 @@ class AgentApp:
         self.cancel.set()
         if self._approval is not None and not self._approval[1].done():
             self._approval[1].set_result(ApprovalDecision("no"))
+        if self._question is not None and not self._question.done():
+            self._question.set_result(False)
         try:
             self.app.exit(result=code)
         except Exception:  # noqa: BLE001 - not running yet, or already leaving
