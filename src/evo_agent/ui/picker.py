@@ -29,7 +29,7 @@ from evo_agent.session import SessionInfo
 from .signals import SignalExit
 
 __all__ = ["run_picker", "pick_session", "format_row", "format_updated", "format_tokens", "truncate_cells",
-           "matches", "filter_rows", "Exchange", "read_last_exchange", "session_name",
+           "matches", "filter_rows", "excerpt", "Exchange", "read_last_exchange", "session_name",
            "TAIL_BYTES", "SignalExit", "plan_heights", "wrap_cells", "first_screen_rows"]
 
 ELLIPSIS = "…"
@@ -188,13 +188,25 @@ def header_row(width: int) -> str:
     return truncate_cells(head + "Name / first prompt", width)
 
 
-def format_row(info: SessionInfo, width: int = 100) -> str:
+def excerpt(snippet: str, needle: str, room: int) -> str:
+    """`snippet` on one line, starting a few characters before `needle` so the match shows in `room` cells."""
+    line = one_line(snippet)
+    at = line.lower().find(needle.lower()) if needle else -1
+    lead = max(min(room // 4, 12), 1)
+    if at > lead:
+        line = ELLIPSIS + line[at - lead + 1:].lstrip(ELLIPSIS)
+    return line
+
+
+def format_row(info: SessionInfo, width: int = 100, *, content: str | None = None, needle: str = "") -> str:
     """One picker row, exactly `width` cells at most:
 
     `2026-05-31 19:58    12   12.4k  main                "fix the flaky upload test"`
 
     Last update time, message count, total tokens, branch (when there is room), the name when the
-    session has one, and the first prompt in plain quotes, cut with … to fit.
+    session has one, and the first prompt in plain quotes, cut with … to fit. A session found by its
+    content (`content`: the words around the match of `needle`) shows `content: "…"` instead of the
+    first prompt, starting just before the match.
     """
     meta = info.meta
     row = f"{format_updated(meta.updated_ms)}  {meta.message_count:>4}  {format_tokens(meta.total_tokens):>6}  "
@@ -207,7 +219,11 @@ def format_row(info: SessionInfo, width: int = 100) -> str:
     if name:
         row += f"{name}: "
     prompt = one_line(meta.first_prompt) or NO_PROMPT
+    if content is not None:
+        row += "content: "
     room = width - cell_len(row) - 2  # the two quotes
+    if content is not None:
+        prompt = excerpt(content, needle, room)
     if room < 4:
         return truncate_cells(row.rstrip(), width)
     return f'{row}"{truncate_cells(prompt, room)}"'

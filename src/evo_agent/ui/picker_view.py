@@ -39,6 +39,7 @@ from prompt_toolkit.styles import Style
 from evo_agent.session import SessionInfo, SessionStore
 
 from . import picker as text
+from .picker_search import ContentMatch, ContentSearch
 from .signals import EXIT_SIGNALS, SignalExit
 
 HANGUP_CODE = 128 + getattr(signal, "SIGHUP", 1)
@@ -54,6 +55,7 @@ STYLE = Style.from_dict({
     "prompt": "bold",
     "answer": "",
     "empty": "italic",
+    "found": "italic",
 })
 
 
@@ -101,6 +103,9 @@ class PickerView:
         self.exclude = frozenset(exclude)
         self.all_rows: Sequence[SessionInfo] = [r for r in rows if r.id not in self.exclude]
         self.rows: Sequence[SessionInfo] = self.all_rows
+        self.title_rows: Sequence[SessionInfo] = self.all_rows   # what the filter matched by name, prompt, …
+        self.content: dict[str, ContentMatch] = {}                # the fallback group, found inside sessions
+        self.search = ContentSearch(self._content_found, self._content_done)
         self.rest_pending = rest_pending and store is not None
         self.highlighted = 0
         self.top = 0
@@ -190,7 +195,31 @@ class PickerView:
         return len(self.rows) - 1
 
     def _on_filter_changed(self, _buffer: Buffer) -> None:
-        self.set_rows(text.filter_rows(self.all_rows, self.filter.text))
+        self._apply_filter()
+
+    def _apply_filter(self, keep: str | None = None) -> None:
+        """Rows matching the filter by title at once; the sessions left out are searched inside, off the UI
+        thread, and those that hold the text follow as a group marked as content matches."""
+        self.title_rows = text.filter_rows(self.all_rows, self.filter.text)
+        self.content = {}
+        self.set_rows(self.title_rows, keep=keep)
+        needle = text.normalise_filter(self.filter.text)
+        titled = {r.id for r in self.title_rows}
+        rest = [r for r in self.all_rows if r.id not in titled] if needle else []
+        self.search.start(needle, rest, frozenset(r.id for r in self.all_rows) | self.exclude)
+
+    def _content_found(self, generation: int, match: ContentMatch) -> None:
+        if generation != self.search.generation:
+            return  # a search for what was typed before
+        self.content[match.info.id] = match
+        current = self.highlighted_info
+        self.set_rows([*self.title_rows, *(m.info for m in self.content.values())],
+                      keep=current.id if current else None)
+        self.app.invalidate()
+
+    def _content_done(self, generation: int) -> None:
+        if generation == self.search.generation:
+            self.app.invalidate()
 
     def rest_loaded(self, rows: list[SessionInfo]) -> None:
         """The whole list arrived (in the loop's thread): swap it in, the highlight stays on its session."""
@@ -199,7 +228,7 @@ class PickerView:
         self.rest_pending = False
         current = self.highlighted_info
         self.all_rows = [r for r in rows if r.id not in self.exclude]
-        self.set_rows(text.filter_rows(self.all_rows, self.filter.text), keep=current.id if current else None)
+        self._apply_filter(keep=current.id if current else None)
         self.app.invalidate()
 
     def _load_rest_in_thread(self) -> None:
@@ -238,6 +267,10 @@ class PickerView:
     # Drawing --------------------------------------------------------------------------------------
 
     def _row_text(self, info: SessionInfo, width: int) -> str:
+        match = self.content.get(info.id)
+        if match is not None:  # a content match: the words around the match instead of the first prompt
+            needle = text.normalise_filter(self.filter.text)
+            return text.format_row(info, width, content=match.snippet, needle=needle)
         key = (info.id, width)
         row = self._row_cache.get(key)
         if row is None:
@@ -276,6 +309,10 @@ class PickerView:
         counted = f"{total:,} session{'s' * (total != 1)}" if shown == total else f"{shown:,} of {total:,} sessions"
         if self.rest_pending:
             counted += " shown, loading the rest..."
+        if self.content:
+            counted += f" ({len(self.content):,} by content)"
+        if self.search.running:
+            counted += "  ·  searching inside sessions..."
         return counted + "  ·  PgUp/PgDn, Home/End to move"
 
     def preview_fragments(self) -> list[tuple[str, str]]:
@@ -294,6 +331,12 @@ class PickerView:
         details.append(f"{meta.total_tokens:,} tokens")
         details.append(f"created {text.format_updated(meta.created_ms)}")
         out = [("class:detail", text.truncate_cells("-- " + "  ·  ".join(details) + " ", columns))]
+        match = self.content.get(info.id)
+        if match is not None:  # why it is listed: where the text was found
+            article = "an" if match.kind[:1] in "aeiou" else "a"
+            found = f"found in {article} {match.kind}: {text.one_line(match.snippet)}"
+            out += [("", "\n"), ("class:found", "  " + text.truncate_cells(found, width))]
+            height -= 1
         exchange = self.preview(info)
         if exchange is None:
             out += [("", "\n"), ("class:empty", "  (nothing to preview)")]
@@ -402,6 +445,7 @@ class PickerView:
                 raise SignalExit(self._hangup) from None
             raise
         finally:
+            self.search.cancel()  # a search still running stops before its next session
             loop.set_exception_handler(previous_handler)
             _restore_signals(loop, saved)
 
