@@ -422,3 +422,21 @@ async def test_short_filters_are_not_searched_inside(store):
         assert not view.search.running and view.rows == []
         inp.send_text(ESC)
         assert await asyncio.wait_for(task, 20) is None
+
+
+async def test_a_team_store_that_cannot_be_read_is_one_line_in_the_team_view(store):
+    readme, parser, upload = three_out_of_order(store)
+
+    def unreachable():
+        return [], "evo-agent: cannot connect to the team store postgresql://evo:***@127.0.0.1:9/x"
+
+    with create_pipe_input() as inp:
+        out = Vt100_Output(io.StringIO(), lambda: Size(rows=24, columns=80), term="xterm", enable_cpr=False)
+        view = PickerView.for_project(store.project_dir, store=store, input=inp, output=out, team=unreachable)
+        task = asyncio.create_task(view.run())
+        inp.send_text("\t")
+        await wait_until(lambda: view.team_error is not None, "the team store's answer")
+        shown = "".join(t for _, t in view.list_fragments())
+        assert "cannot connect to the team store" in shown and view.rows == []
+        inp.send_text("\t" + ENTER)  # back to this machine's sessions
+        assert await asyncio.wait_for(task, 20) == readme.id

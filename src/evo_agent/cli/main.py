@@ -316,6 +316,15 @@ def use_tui(args: argparse.Namespace) -> bool:
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
+def team_source(store, project_dir: Path):  # noqa: ANN001, ANN201
+    """The picker's team view (Tab) when a team store is configured; None hides it (ui may not import sync)."""
+    if getattr(store, "sync_url", None) is None:
+        return None
+    from evo_agent.sync.hooks import team_sessions
+
+    return lambda: team_sessions(project_dir)
+
+
 def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: str | None = None) -> int:  # noqa: ANN001
     """The app; SIGTERM and SIGHUP end it from inside its event loop (see ui/app.py)."""
     from evo_agent.ui.app import run_app
@@ -323,7 +332,8 @@ def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: st
     from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, Terminated
 
     try:
-        return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from)
+        return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from,
+                       team=team_source(store, agent.project_dir))
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
     except Terminated as exc:
@@ -402,7 +412,7 @@ def _agent(args: argparse.Namespace) -> int:
         if not print_mode and use_tui(args):
             from evo_agent.ui.picker import run_picker
 
-            chosen = run_picker(project_dir)
+            chosen = run_picker(project_dir, team=team_source(store, project_dir))
         else:
             chosen = pick_session(store.list(), console.line, read)
         if chosen is None:  # Esc in the picker: nothing to do, and nothing went wrong

@@ -53,6 +53,7 @@ from .activity import Activity, fit
 from .bridge import AgentLike
 from .commands import complete as complete_command
 from .commands import help_text, lookup
+from .picker import TeamSource
 from .signals import exit_on_signals
 from .stream import MarkdownStream
 from .transcript_view import history_renderables
@@ -125,9 +126,10 @@ class AgentApp:
 
     def __init__(self, agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,
                  resumed_from: str | None = None, history: History | None = None,
-                 input: Any = None, output: Any = None) -> None:
+                 input: Any = None, output: Any = None, team: TeamSource | None = None) -> None:
         self.agent = agent
         self.store = store
+        self.team = team  # the team store's sessions for the picker's Tab view (None: no team store configured)
         self.initial_prompt = initial_prompt
         self.resumed_from = resumed_from
         self.activity = Activity()
@@ -847,7 +849,7 @@ class AgentApp:
             return
         try:
             async with in_terminal():
-                chosen = await pick_session(self.agent.project_dir, exclude=[self.agent.session_id])
+                chosen = await pick_session(self.agent.project_dir, exclude=[self.agent.session_id], team=self.team)
         except Exception as exc:  # noqa: BLE001
             self.emit(render.error_line(f"error: {exc}"))
             return
@@ -927,12 +929,16 @@ def resumed_line(source: str, restored: int, new_id: str) -> str:
 
 
 def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,
-            resumed_from: str | None = None, project_dir: Path | None = None) -> int:
-    """The interactive app with ↑ history of the project; returns 0, 130 or 128 + a signal."""
+            resumed_from: str | None = None, project_dir: Path | None = None, team: TeamSource | None = None) -> int:
+    """The interactive app with ↑ history of the project; returns 0, 130 or 128 + a signal.
+
+    `team` (given when a team store is configured) lists the team's sessions in `/resume`'s picker (Tab).
+    """
     from .prompt_history import ProjectHistory, history_path
 
     history = ProjectHistory(history_path(project_dir or agent.project_dir))
-    app = AgentApp(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from, history=history)
+    app = AgentApp(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from, history=history,
+                   team=team)
     return app.run()
 
 

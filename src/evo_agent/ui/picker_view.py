@@ -98,10 +98,16 @@ class PickerView:
     """State and screen of one picker run. `await view.run()` → id | None, or raises SignalExit."""
 
     def __init__(self, store: SessionStore | None, rows: Sequence[SessionInfo], *, rest_pending: bool = False,
-                 exclude: Iterable[str] = (), input=None, output=None) -> None:  # noqa: A002
+                 exclude: Iterable[str] = (), input=None, output=None,  # noqa: A002
+                 team: text.TeamSource | None = None) -> None:
         self.store = store
         self.exclude = frozenset(exclude)
-        self.all_rows: Sequence[SessionInfo] = [r for r in rows if r.id not in self.exclude]
+        self.local_rows: Sequence[SessionInfo] = [r for r in rows if r.id not in self.exclude]
+        self.all_rows: Sequence[SessionInfo] = self.local_rows    # the rows of the view shown (local or team)
+        self.team = team                      # None: no team store configured, no team view (Tab does nothing)
+        self.showing_team = False
+        self.team_rows: Sequence[SessionInfo] | None = None       # None: not read yet
+        self.team_error: str | None = None
         self.rows: Sequence[SessionInfo] = self.all_rows
         self.title_rows: Sequence[SessionInfo] = self.all_rows   # what the filter matched by name, prompt, …
         self.content: dict[str, ContentMatch] = {}                # the fallback group, found inside sessions
@@ -114,6 +120,7 @@ class PickerView:
         self._hangup: int | None = None
         self._previous_handler: Callable | None = None
         self._started_rest = False
+        self._team_loading = False
         self.painted = False  # the first screen is on the terminal (keys reach the picker from now on)
         self.filter = Buffer(multiline=False, on_text_changed=self._on_filter_changed)
         if input is None:
@@ -131,8 +138,8 @@ class PickerView:
 
     @classmethod
     def for_project(cls, project_dir: Path | str, *, exclude: Iterable[str] = (), store: SessionStore | None = None,
-                    input=None, output=None) -> PickerView | None:  # noqa: A002
-        """A view over a project's sessions with the first screen read; None when there is none."""
+                    input=None, output=None, team: text.TeamSource | None = None) -> PickerView | None:  # noqa: A002
+        """A view over a project's sessions with the first screen read; None when there is none (and no team)."""
         store = store or SessionStore(project_dir, warn=lambda _message: None)  # a warning would tear the screen
         exclude = frozenset(exclude)
         if output is None:
@@ -140,10 +147,10 @@ class PickerView:
         want = text.first_screen_rows(output.get_size().rows) + len(exclude)
         first = store.newest(want)
         rows = [r for r in first if r.id not in exclude]
-        if not rows:
+        if not rows and team is None:
             return None
         pending = len(first) >= want  # fewer: every session there is
-        return cls(store, rows, rest_pending=pending, exclude=exclude, input=input, output=output)
+        return cls(store, rows, rest_pending=pending, exclude=exclude, input=input, output=output, team=team)
 
     # Sizes --------------------------------------------------------------------------------------
 
@@ -205,7 +212,8 @@ class PickerView:
         self.set_rows(self.title_rows, keep=keep)
         needle = text.normalise_filter(self.filter.text)
         titled = {r.id for r in self.title_rows}
-        rest = [r for r in self.all_rows if r.id not in titled] if needle else []
+        # The team view has no transcripts here to search (they are fetched when chosen).
+        rest = [r for r in self.all_rows if r.id not in titled] if needle and not self.showing_team else []
         self.search.start(needle, rest, frozenset(r.id for r in self.all_rows) | self.exclude)
 
     def _content_found(self, generation: int, match: ContentMatch) -> None:
@@ -226,9 +234,51 @@ class PickerView:
         if not self.rest_pending:
             return  # End read it already
         self.rest_pending = False
+        self.local_rows = [r for r in rows if r.id not in self.exclude]
+        if self.showing_team:
+            return  # shown when Tab comes back to this machine's sessions
         current = self.highlighted_info
-        self.all_rows = [r for r in rows if r.id not in self.exclude]
+        self.all_rows = self.local_rows
         self._apply_filter(keep=current.id if current else None)
+        self.app.invalidate()
+
+    def toggle_team(self) -> None:
+        """Tab: this machine's sessions ⇄ the team's (read from the store the first time, off the UI thread)."""
+        if self.team is None:
+            return
+        self.showing_team = not self.showing_team
+        if self.showing_team and self.team_rows is None and not self._team_loading:
+            self._team_loading = True
+            self._load_team_in_thread()
+        self.all_rows = (self.team_rows or []) if self.showing_team else self.local_rows
+        self._apply_filter()
+        self.app.invalidate()
+
+    def _load_team_in_thread(self) -> None:
+        loop = asyncio.get_running_loop()
+        team = self.team
+
+        def work() -> None:
+            try:
+                remote, error = team()
+                rows = [text.team_row(r) for r in remote]
+            except Exception as exc:  # noqa: BLE001 - the source promises not to raise; one line if it does
+                rows, error = [], f"evo-agent: cannot read the team store: {exc}"
+            try:
+                loop.call_soon_threadsafe(self.team_loaded, rows, error)
+            except RuntimeError:
+                pass  # the picker (and its loop) ended first
+
+        threading.Thread(target=work, name="picker-team", daemon=True).start()
+
+    def team_loaded(self, rows: list[SessionInfo], error: str | None) -> None:
+        """The team's sessions arrived (in the loop's thread); shown now if the team view is on."""
+        self._team_loading = False
+        self.team_rows = [r for r in rows if r.id not in self.exclude]
+        self.team_error = error
+        if self.showing_team:
+            self.all_rows = self.team_rows
+            self._apply_filter()
         self.app.invalidate()
 
     def _load_rest_in_thread(self) -> None:
@@ -258,6 +308,8 @@ class PickerView:
             self._load_rest_in_thread()  # after the first screen is on the terminal
 
     def preview(self, info: SessionInfo) -> text.Exchange | None:
+        if text.team_member(info):
+            return None  # in the team store only: nothing here to read until it is fetched
         if info.id not in self._previews:
             if len(self._previews) > 256:
                 self._previews.clear()
@@ -284,7 +336,16 @@ class PickerView:
         height = self.list_height()
         width = max(columns - 2, 1)
         if not self.rows:
-            message = "no sessions match" if self.all_rows or self.rest_pending else "no sessions in this project yet"
+            if self.showing_team:
+                if self.team_error:
+                    message = self.team_error
+                elif self.team_rows is None:
+                    message = "reading the team's sessions..."
+                else:
+                    message = "no sessions match" if self.all_rows else "no session of this repository in the store"
+            else:
+                message = ("no sessions match" if self.all_rows or self.rest_pending else
+                           "no sessions in this project yet" + (" (Tab: the team's)" if self.team else ""))
             return [("class:empty", "  " + text.truncate_cells(message, width))]
         self._scroll_into_view(height)
         out: list[tuple[str, str]] = []
@@ -300,13 +361,19 @@ class PickerView:
 
     def title_fragments(self) -> list[tuple[str, str]]:
         _, columns = self._size()
-        title = "Resume a session"
+        title = "Resume a team session" if self.showing_team else "Resume a session"
         keys = "   Up/Down move, Enter resume, Esc cancel, type to filter"
+        if self.team is not None:  # first: at 80 columns the end of the line is cut
+            keys = "   Tab " + ("this machine" if self.showing_team else "team") + "," + keys[2:]
         return [("class:title", title), ("class:help", text.truncate_cells(keys, columns - len(title)))]
 
     def status_text(self) -> str:
         total, shown = len(self.all_rows), len(self.rows)
         counted = f"{total:,} session{'s' * (total != 1)}" if shown == total else f"{shown:,} of {total:,} sessions"
+        if self.showing_team:
+            counted = counted.replace("session", "team session", 1)
+            if self.team_rows is None:
+                counted = "reading the team store..."
         if self.rest_pending:
             counted += " shown, loading the rest..."
         if self.content:
@@ -331,6 +398,11 @@ class PickerView:
         details.append(f"{meta.total_tokens:,} tokens")
         details.append(f"created {text.format_updated(meta.created_ms)}")
         out = [("class:detail", text.truncate_cells("-- " + "  ·  ".join(details) + " ", columns))]
+        who = text.team_member(info)
+        if who:
+            out += [("", "\n"), ("class:found", "  " + text.truncate_cells(
+                f"by {who}, in the team store: Enter copies it here and resumes it", width))]
+            return out
         match = self.content.get(info.id)
         if match is not None:  # why it is listed: where the text was found
             article = "an" if match.kind[:1] in "aeiou" else "a"
@@ -386,6 +458,10 @@ class PickerView:
         }
         for key, target in moves.items():
             kb.add(key, eager=True)(lambda _event, target=target: self.move_to(target()))
+
+        @kb.add("tab", eager=True)
+        def _toggle(_event) -> None:  # noqa: ANN001
+            self.toggle_team()
 
         @kb.add("enter", eager=True)
         def _choose(event) -> None:  # noqa: ANN001
