@@ -9,24 +9,21 @@ a plain `bash -c` (the tool before issue #15), plus the read-only classifier's c
 from __future__ import annotations
 
 import argparse
-import statistics
+import sys
 import tempfile
-import time
 from pathlib import Path
 
-import evo_agent.tools.bash as bash_tool
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the benchmarks package; it puts src/ first
+
+from benchmarks.harness import median_time, table
 from evo_agent.tools import ToolContext
+from evo_agent.tools import bash as bash_tool
 from evo_agent.tools.sandbox import SandboxError, check_sandbox
 from evo_agent.tools.shell_readonly import read_only_reason
 
 
 def _median_ms(fn, calls: int) -> float:
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return median_time(fn, calls) * 1000
 
 
 def main() -> None:
@@ -48,10 +45,8 @@ def main() -> None:
     except SandboxError as exc:
         print(f"(sandbox row skipped: {exc})")
     base = rows[0][1]
-    print(f"| bash tool, `true`, median of {calls} | ms | × plain |")
-    print("|---|---|---|")
-    for label, ms in rows:
-        print(f"| {label} | {ms:.1f} | {ms / base:.2f} |")
+    print("\n".join(table([f"bash tool, `true`, median of {calls}", "ms", "× plain"],
+                          [(label, f"{ms:.1f}", f"{ms / base:.2f}") for label, ms in rows])))
     commands = ["git status", "cat README.md | wc -l", "grep -rn foo src", "rm -rf build; make"]
     per = _median_ms(lambda: [read_only_reason(c, project) for c in commands], calls * 10) / len(commands)
     print(f"\nread-only classifier: {per * 1000:.0f} µs per command")

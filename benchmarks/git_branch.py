@@ -12,25 +12,19 @@ subdirectory, and the ratio.
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the benchmarks package; it puts src/ first
 
+from benchmarks.harness import median_time
 from evo_agent.session.project import git_branch_by_spawning, git_branch_of
 
 
 def _median_us(fn, arg, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(arg)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
+    return median_time(lambda: fn(arg), repeat) * 1e6
 
 
 def main() -> None:

@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,12 +33,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the benchmarks package; it puts src/ first
 
-from evo_agent.session.redact import redact_text  # noqa: E402
-from tests.redaction_corpus import (  # noqa: E402
+from benchmarks.harness import bare_appends, median
+from benchmarks.harness import log as _log
+from evo_agent.session.redact import redact_text
+from tests.redaction_corpus import (
     SETTINGS,
     Sample,
     carrier_samples,
@@ -51,7 +50,7 @@ from tests.redaction_corpus import (  # noqa: E402
 
 
 def log(msg: str) -> None:
-    print(f"[redaction {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+    _log(msg, tag="redaction")
 
 
 # --------------------------------------------------------------------------- the tools
@@ -215,13 +214,8 @@ def cost_rows(repeats: int) -> list[tuple[str, float, float, float]]:
                     line = rec.path.read_bytes().split(b"\n")[-2] + b"\n"
             with tempfile.TemporaryDirectory(prefix="evo-red-bare-") as d:
                 path = os.path.join(d, "f")
-                t0 = time.perf_counter()
-                for _ in range(n):
-                    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                    os.write(fd, line)
-                    os.close(fd)
-                bare_t.append((time.perf_counter() - t0) / n)
-        rows.append((label, *(statistics.median(t) * 1e6 for t in (bare_t, off_t, on_t))))
+                bare_t.append(bare_appends(path, line, n) / n)
+        rows.append((label, *(median(t) * 1e6 for t in (bare_t, off_t, on_t))))
         log(f"cost {label}: bare {rows[-1][1]:.0f} µs, off {rows[-1][2]:.0f} µs, on {rows[-1][3]:.0f} µs")
     return rows
 

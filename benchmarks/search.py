@@ -19,14 +19,13 @@ import random
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))  # measure this work tree, installed or not
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the benchmarks package; it puts src/ first
 
-from evo_agent.session import SessionStore  # noqa: E402
-from evo_agent.session.search import search_sessions  # noqa: E402
+from benchmarks.harness import DEFAULT_CACHE, best_time, table
+from evo_agent.session import SessionStore
+from evo_agent.session.search import search_sessions
 
 WORDS = ["def", "class", "return", "import", "self", "value", "result", "error", "retry", "upload", "test", "assert", "config", "path", "file", "request", "response", "session", "token", "model", "agent", "tool", "output", "line", "print", "status", "branch", "commit"]
 
@@ -66,19 +65,10 @@ def generate(project: Path, megabytes: int, seed: int = 7) -> None:
         written += os.path.getsize(rec.path)
 
 
-def _best(fn, repeats: int = 3) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - started)
-    return best, out
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=int, default=1024, help="size of the generated project (default 1024)")
-    parser.add_argument("--cache", default="/tmp/evo-agent-bench-cache", help="where generated projects are kept")
+    parser.add_argument("--cache", default=DEFAULT_CACHE, help="where generated projects are kept")
     args = parser.parse_args()
     project = Path(args.cache) / f"search-{args.mb}mb"
     if not (project / ".done").exists():
@@ -96,22 +86,19 @@ def main() -> int:
         return lambda: sum(1 for _ in search_sessions(sessions, needle, limit=None, **kw))
 
     timings = {
-        "evo-agent search, word found nowhere (full scan)": _best(scan("zanzibar")),
-        "evo-agent search --regex, found nowhere (full scan)": _best(scan(r"zanz[i]bar", regex=True), repeats=1),
-        "evo-agent search, common word, --limit 20": _best(lambda: sum(1 for _ in search_sessions(sessions, "retry", limit=20))),
+        "evo-agent search, word found nowhere (full scan)": best_time(scan("zanzibar")),
+        "evo-agent search --regex, found nowhere (full scan)": best_time(scan(r"zanz[i]bar", regex=True), repeats=1),
+        "evo-agent search, common word, --limit 20": best_time(lambda: sum(1 for _ in search_sessions(sessions, "retry", limit=20))),
     }
     grep = shutil.which("grep")
     if grep:
         cmd = [grep, "-r", "-F", "-i", "-c", "zanzibar", str(store.sessions_dir)]
-        timings["grep -r -F -i -c (same files)"] = _best(lambda: subprocess.run(cmd, capture_output=True))
+        timings["grep -r -F -i -c (same files)"] = best_time(lambda: subprocess.run(cmd, capture_output=True))
     grep_s = timings.get("grep -r -F -i -c (same files)", (None,))[0]
     print(f"## Search: {len(rows):,} sessions, {mb:,.0f} MB of transcripts\n")
-    print("| work | time | MB/s | × grep |")
-    print("|---|---:|---:|---:|")
-    for label, (seconds, _) in timings.items():
-        ratio = f"{seconds / grep_s:.2f}" if grep_s else "n/a"
-        rate = f"{mb / seconds:,.0f}" if "limit" not in label else "—"
-        print(f"| {label} | {seconds * 1000:,.0f} ms | {rate} | {ratio} |")
+    rows = [(label, f"{seconds * 1000:,.0f} ms", f"{mb / seconds:,.0f}" if "limit" not in label else "—",
+             f"{seconds / grep_s:.2f}" if grep_s else "n/a") for label, (seconds, _) in timings.items()]
+    print("\n".join(table(["work", "time", "MB/s", "× grep"], rows, align=["---", "---:", "---:", "---:"])))
     return 0
 
 

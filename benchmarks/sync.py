@@ -22,22 +22,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the benchmarks package; it puts src/ first
 
-from evo_agent.session import SessionStore  # noqa: E402
-from evo_agent.sync.db import connect  # noqa: E402
-from evo_agent.sync.identity import project_identity  # noqa: E402
-from evo_agent.sync.push import push_session  # noqa: E402
-from tests.conftest import make_git_project  # noqa: E402
-from tests.sync.pgcluster import PgCluster, find_bin_dir  # noqa: E402
+from benchmarks.harness import median
+from evo_agent.session import SessionStore
+from evo_agent.sync.db import connect
+from evo_agent.sync.identity import project_identity
+from evo_agent.sync.push import push_session
+from tests.conftest import make_git_project
+from tests.sync.pgcluster import PgCluster, find_bin_dir
 
 
 def quiet(line: str) -> None:
@@ -109,7 +107,7 @@ def bench_turn_path(url: str, project: Path, turns: int) -> list[tuple[str, str,
             time.sleep(pause)  # a person reading, a model thinking: the push happens meanwhile
         if sync is not None:
             sync.close(wait=30)
-        return times[3:], statistics.median(notify) if notify else 0.0
+        return times[3:], median(notify) if notify else 0.0
 
     run(False, 0)  # warm-up: imports, the page cache
     rows = []
@@ -120,7 +118,7 @@ def bench_turn_path(url: str, project: Path, turns: int) -> list[tuple[str, str,
             off += run(False, pause)[0]
             times, notify = run(True, pause)
             on += times
-        off_ms, on_ms = statistics.median(off) * 1000, statistics.median(on) * 1000
+        off_ms, on_ms = median(off) * 1000, median(on) * 1000
         when = "back to back (worst case)" if pause == 0 else f"{pause * 1000:.0f} ms apart"
         rows += [
             (f"demo turn, {when}, sync off", f"{off_ms:.2f} ms", f"median of 3×{turns - 3} turns, interleaved"),
@@ -161,10 +159,10 @@ def bench_resume(url: str, tmp: Path) -> list[tuple[str, str, str]]:
         remote.append(time.perf_counter() - t0)
         other.release()
     return [
-        ("resume a local 10 MB session", f"{statistics.median(local) * 1000:.0f} ms",
+        ("resume a local 10 MB session", f"{median(local) * 1000:.0f} ms",
          "store.resume: copy + new session"),
-        ("resume it from the store (not local)", f"{statistics.median(remote) * 1000:.0f} ms",
-         f"fetch + the same resume; {statistics.median(remote) / statistics.median(local):.1f}× local"),
+        ("resume it from the store (not local)", f"{median(remote) * 1000:.0f} ms",
+         f"fetch + the same resume; {median(remote) / median(local):.1f}× local"),
     ]
 
 

@@ -1,7 +1,8 @@
 """A checker that mirrors the Anthropic Messages API's rules for `messages`.
 
-Used by the session tests (every restored history must pass) and by the local
-model server in conftest.py (every request the agent sends must pass), so a
+Used by the session tests (every restored history must pass), by the local
+model server (tests/fake_model_server.py) and by the in-process ScriptedProvider
+(tests/scripted_provider.py): every request the agent sends must pass, so a
 history the real API would refuse fails the suite.
 """
 

@@ -19,6 +19,8 @@ What one scripted item may be (each `server.script(...)` argument answers one re
   (`mid_stream=True`: a 200 stream that breaks with an SSE `error` event instead);
 - `hang(seconds, *blocks)`: streams the start of the answer, then sleeps (interruptible
   by `server.stop()`), then finishes; `server.hanging` is set while it sleeps;
+  `in_tool_input=True`: no partial text, the sleep comes inside the first tool_use's input
+  (after its content_block_start and the first piece of its JSON);
 - a callable `fn(body) -> item`, evaluated when the request arrives.
 
 When the script is empty, `server.default` answers (initially `text("ok")`; it may be a callable).
@@ -35,19 +37,14 @@ What each request was answered with (usage included) is in `server.log`.
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
 import re
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 from tests.api_rules import InvalidConversation, check_request
+from tests.fake_server_base import ScriptedHandler, ScriptedServer, chunks, default_prompt_size
 
 # --------------------------------------------------------------------------- script items
 
@@ -108,11 +105,15 @@ class Hang:
     seconds: float = 30.0
     reply: Reply = field(default_factory=lambda: reply(text("…and done.")))
     partial: str = "Working on it"
+    in_tool_input: bool = False
 
 
-def hang(seconds: float = 30.0, *blocks: dict | str, partial: str = "Working on it") -> Hang:
-    """Stream `partial` as the first text delta, sleep `seconds`, then stream the rest."""
-    return Hang(seconds, reply(*blocks) if blocks else reply(text("…and done.")), partial)
+def hang(seconds: float = 30.0, *blocks: dict | str, partial: str = "Working on it",
+         in_tool_input: bool = False) -> Hang:
+    """Stream `partial` as the first text delta, sleep `seconds`, then stream the rest.
+
+    `in_tool_input`: sleep inside the first tool_use block's streamed input instead."""
+    return Hang(seconds, reply(*blocks) if blocks else reply(text("…and done.")), partial, in_tool_input)
 
 
 _DEFAULT_MESSAGES = {
@@ -245,158 +246,33 @@ def validate_request(body: Any, *, tools_required_for_tool_blocks: bool = True) 
         raise InvalidConversation("Requests which include `tool_use` or `tool_result` blocks must define tools.")
 
 
-def default_input_tokens(body: dict) -> int:
-    """A deterministic stand-in for the token count of a request: its messages' JSON size / 4."""
-    size = len(json.dumps(body.get("messages"), ensure_ascii=False, sort_keys=True, separators=(",", ":")))
-    return max(1, size // 4)
+default_input_tokens = default_prompt_size  # the messages' JSON size / 4
 
 
 # --------------------------------------------------------------------------- server
 
 
-class _Gone(Exception):
-    """The client went away (a closed socket) while the server was writing."""
+class FakeModelServer(ScriptedServer):
+    """The Messages API dialect: /v1/messages (JSON or SSE) and /v1/messages/count_tokens."""
 
+    base_path = ""
+    name = "the fake API"
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    fake: FakeModelServer
-
-
-class FakeModelServer:
     def __init__(self, *, input_tokens: int | Callable[[dict], int] = default_input_tokens, output_tokens: int = 10):
+        super().__init__()
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
-        self.default: Any = text("ok")
-        self.api_key: str | None = None  # when set, requests must carry exactly this key (x-api-key or bearer)
+        self.default = text("ok")
         self.tools_required_for_tool_blocks = True  # see validate_request
-        self.requests: list[dict] = []  # every body that parsed as JSON, valid or not
-        self.log: list[dict] = []  # per request: body, stream, valid, error, answer (kind), usage, status
-        self.hanging = threading.Event()
-        self._script: list[Any] = []
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._stopping = threading.Event()
-        self._ids = itertools.count(1)
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # ---- lifecycle
-    def start(self) -> FakeModelServer:
-        httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
-        httpd.fake = self
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
+    def env_vars(self) -> dict[str, str]:
+        return {
+            "ANTHROPIC_BASE_URL": self.base_url,
+            "ANTHROPIC_API_KEY": self.api_key or "test-key",
+            "EVO_AGENT_PROVIDER": "anthropic",
+        }
 
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> FakeModelServer:
-        return self.start() if self._httpd is None else self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "server not started"
-        return self._httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def env(self, base: dict | None = None, **extra: str) -> dict[str, str]:
-        """An environment for a subprocess that talks to this server (and to no real API)."""
-        env = dict(os.environ if base is None else base)
-        for key in list(env):
-            if key.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_")):
-                del env[key]
-        env.update(
-            ANTHROPIC_BASE_URL=self.base_url,
-            ANTHROPIC_API_KEY=self.api_key or "test-key",
-            EVO_AGENT_PROVIDER="anthropic",
-        )
-        env.update(extra)
-        return env
-
-    # ---- scripting
-    def script(self, *items: Any) -> FakeModelServer:
-        with self._lock:
-            self._script.extend(items)
-        return self
-
-    @property
-    def pending(self) -> int:
-        """Scripted items not yet used."""
-        with self._lock:
-            return len(self._script)
-
-    def reset(self) -> None:
-        with self._lock:
-            self._script.clear()
-            self.requests.clear()
-            self.log.clear()
-        self.hanging.clear()
-
-    # ---- inspection
-    @property
-    def valid_requests(self) -> list[dict]:
-        with self._lock:
-            return [entry["body"] for entry in self.log if entry["valid"]]
-
-    @property
-    def invalid(self) -> list[tuple[dict, str]]:
-        with self._lock:
-            return [(entry["body"], entry["error"]) for entry in self.log if not entry["valid"]]
-
-    def assert_all_valid(self) -> None:
-        bad = self.invalid
-        assert not bad, f"the fake API refused {len(bad)} request(s); first: {bad[0][1]}"
-
-    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[dict]:
-        """Block until at least `count` requests arrived (valid or not); return the bodies."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while len(self.requests) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"expected {count} request(s) within {timeout}s, got {len(self.requests)}")
-                self._changed.wait(left)
-            return list(self.requests)
-
-    def dump(self, path: str | os.PathLike) -> Path:
-        """Write the request log as JSON lines (one {"body", "valid", "error", "usage", ...} per line)."""
-        path = Path(path)
-        with self._lock:
-            lines = [json.dumps(entry, ensure_ascii=False) + "\n" for entry in self.log]
-        path.write_text("".join(lines), encoding="utf-8")
-        return path
-
-    # ---- internals used by the handler
-    def _record(self, entry: dict) -> dict:
-        with self._changed:
-            if isinstance(entry.get("body"), dict):
-                self.requests.append(entry["body"])
-            self.log.append(entry)
-            self._changed.notify_all()
-        return entry
-
-    def _next_item(self, body: dict) -> Any:
-        with self._lock:
-            item = self._script.pop(0) if self._script else self.default
-        while callable(item) and not isinstance(item, type):
-            item = item(body)
-        return item
-
-    def _usage(self, body: dict, overrides: dict | None) -> dict:
+    def usage(self, body: dict, overrides: dict | None) -> dict:
         fn = self.input_tokens
         usage = {
             "input_tokens": int(fn(body)) if callable(fn) else int(fn),
@@ -406,9 +282,6 @@ class FakeModelServer:
         }
         usage.update(overrides or {})
         return usage
-
-    def _sleep(self, seconds: float) -> None:
-        self._stopping.wait(seconds)
 
 
 def _as_reply(item: Any) -> Reply:
@@ -423,74 +296,31 @@ def _as_reply(item: Any) -> Reply:
     raise TypeError(f"cannot answer with a scripted {type(item).__name__}: {item!r}")
 
 
-def _chunks(value: str, parts: int = 3) -> list[str]:
-    """Split into up to `parts` non-empty pieces (so streaming tests see several deltas)."""
-    if len(value) <= 1:
-        return [value] if value else []
-    size = max(1, -(-len(value) // parts))
-    return [value[i : i + size] for i in range(0, len(value), size)]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
-
-    # ---- low-level writing
-    def _write(self, data: bytes) -> None:
-        try:
-            self.wfile.write(data)
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError) as exc:
-            raise _Gone() from exc
-
-    def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("request-id", f"req_fake_{next(self.server.fake._ids):06d}")
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-        except OSError as exc:
-            raise _Gone() from exc
-        self._write(data)
+class _Handler(ScriptedHandler):
+    request_id_header = "request-id"
+    stream_request_id = True
 
     def _send_error(self, status: int, kind: str, message: str, headers: dict | None = None) -> None:
         self._send_json(status, {"type": "error", "error": {"type": kind, "message": message}}, headers)
 
+    def _send_not_found(self, message: str) -> None:
+        self._send_error(404, "not_found_error", message)
+
     def _event(self, name: str, payload: dict) -> None:
-        self._write(f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode())
-
-    # ---- routing
-    def do_GET(self) -> None:  # noqa: N802
-        self._safely(lambda: self._send_error(404, "not_found_error", f"no route GET {self.path}"))
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._safely(self._post)
-
-    def _safely(self, fn: Callable[[], None]) -> None:
-        try:
-            fn()
-        except _Gone:
-            self.close_connection = True
+        self._sse(payload, event=name)
 
     def _post(self) -> None:
-        fake = self.server.fake
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        path = self.path.split("?", 1)[0]
+        fake = self.fake
+        raw = self.read_raw()
+        path = self.route()
+        headers = self.lower_headers()
         if path not in ("/v1/messages", "/v1/messages/count_tokens"):
             self._send_error(404, "not_found_error", f"no route POST {self.path}")
             return
         try:
             body = json.loads(raw or b"null")
         except ValueError:
-            fake._record({"body": None, "path": path, "valid": False, "error": "body is not JSON", "status": 400})
+            fake.record({"body": None, "path": path, "valid": False, "error": "body is not JSON", "status": 400})
             self._send_error(400, "invalid_request_error", "the request body is not valid JSON")
             return
         entry: dict = {"body": body, "path": path, "stream": bool(isinstance(body, dict) and body.get("stream"))}
@@ -500,15 +330,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not key and bearer.startswith("Bearer "):
             key = bearer[len("Bearer ") :].strip()
         if not key:
-            fake._record({**entry, "valid": False, "error": "missing x-api-key", "status": 401})
+            fake.record({**entry, "valid": False, "error": "missing x-api-key", "status": 401}, headers)
             self._send_error(401, "authentication_error", "x-api-key header is required")
             return
         if fake.api_key is not None and key != fake.api_key:
-            fake._record({**entry, "valid": False, "error": "invalid x-api-key", "status": 401})
+            fake.record({**entry, "valid": False, "error": "invalid x-api-key", "status": 401}, headers)
             self._send_error(401, "authentication_error", "invalid x-api-key")
             return
         if not self.headers.get("anthropic-version"):
-            fake._record({**entry, "valid": False, "error": "missing anthropic-version", "status": 400})
+            fake.record({**entry, "valid": False, "error": "missing anthropic-version", "status": 400}, headers)
             self._send_error(400, "invalid_request_error", "anthropic-version: header is required")
             return
 
@@ -519,27 +349,27 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 validate_request(body, tools_required_for_tool_blocks=fake.tools_required_for_tool_blocks)
         except InvalidConversation as exc:
-            fake._record({**entry, "valid": False, "error": str(exc), "status": 400})
+            fake.record({**entry, "valid": False, "error": str(exc), "status": 400}, headers)
             self._send_error(400, "invalid_request_error", str(exc))
             return
 
         if path.endswith("count_tokens"):
-            usage = fake._usage(body, None)
-            fake._record({**entry, "valid": True, "error": None, "answer": "count_tokens", "status": 200})
+            usage = fake.usage(body, None)
+            fake.record({**entry, "valid": True, "error": None, "answer": "count_tokens", "status": 200}, headers)
             self._send_json(200, {"input_tokens": usage["input_tokens"]})
             return
 
-        item = fake._next_item(body)
+        item = fake.next_item(body)
         if isinstance(item, Error):
-            self._answer_error(entry, item)
+            self._answer_error(entry, item, headers)
             return
         hang_item = item if isinstance(item, Hang) else None
         answer = hang_item.reply if hang_item else _as_reply(item)
-        usage = fake._usage(body, answer.usage)
+        usage = fake.usage(body, answer.usage)
         blocks = self._finish_blocks(answer.blocks)
         stop_reason = answer.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
         message = {
-            "id": f"msg_fake_{next(fake._ids):06d}",
+            "id": f"msg_fake_{fake.new_id():06d}",
             "type": "message",
             "role": "assistant",
             "model": body["model"],
@@ -548,7 +378,7 @@ class _Handler(BaseHTTPRequestHandler):
             "stop_sequence": None,
             "usage": usage,
         }
-        fake._record(
+        fake.record(
             {
                 **entry,
                 "valid": True,
@@ -557,43 +387,40 @@ class _Handler(BaseHTTPRequestHandler):
                 "content": blocks,
                 "usage": usage,
                 "status": 200,
-            }
+            },
+            headers,
         )
         if answer.delay:
-            fake._sleep(answer.delay)
+            fake.sleep(answer.delay)
         if entry["stream"]:
             self._stream(message, hang_item)
         else:
             if hang_item:
-                fake.hanging.set()
-                fake._sleep(hang_item.seconds)
-                fake.hanging.clear()
+                fake.hang_for(hang_item.seconds)
             self._send_json(200, message)
 
     def _finish_blocks(self, blocks: list[dict]) -> list[dict]:
-        fake = self.server.fake
+        fake = self.fake
         out = []
         for block in blocks:
             block = dict(block)
             if block["type"] == "tool_use" and "id" not in block:
-                block["id"] = f"toolu_fake_{next(fake._ids):06d}"
+                block["id"] = f"toolu_fake_{fake.new_id():06d}"
             if block["type"] == "text":
                 block.setdefault("citations", None)  # the real API sends it: providers must drop it
             out.append(block)
         return out
 
-    def _answer_error(self, entry: dict, err: Error) -> None:
-        fake = self.server.fake
+    def _answer_error(self, entry: dict, err: Error, headers: dict) -> None:
+        fake = self.fake
         message = err.message or _DEFAULT_MESSAGES.get(err.status, "error")
-        headers = {}
-        if err.retry_after_ms is not None:
-            headers["retry-after-ms"] = str(err.retry_after_ms)
+        extra = {"retry-after-ms": str(err.retry_after_ms)} if err.retry_after_ms is not None else {}
         if err.mid_stream and entry["stream"]:
-            fake._record({**entry, "valid": True, "error": None, "answer": f"error {err.type} (mid-stream)", "status": 200})
+            fake.record({**entry, "valid": True, "error": None, "answer": f"error {err.type} (mid-stream)", "status": 200}, headers)
             self._start_stream()
-            usage = fake._usage(entry["body"], None)
+            usage = fake.usage(entry["body"], None)
             start = {
-                "id": f"msg_fake_{next(fake._ids):06d}",
+                "id": f"msg_fake_{fake.new_id():06d}",
                 "type": "message",
                 "role": "assistant",
                 "model": entry["body"]["model"],
@@ -606,29 +433,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._event("error", {"type": "error", "error": {"type": err.type, "message": message}})
             self.close_connection = True
             return
-        fake._record({**entry, "valid": True, "error": None, "answer": f"error {err.status} {err.type}", "status": err.status})
-        self._send_error(err.status, err.type, message, headers)
-
-    def _start_stream(self) -> None:
-        try:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.send_header("request-id", f"req_fake_{next(self.server.fake._ids):06d}")
-            self.end_headers()
-        except OSError as exc:
-            raise _Gone() from exc
-        self.close_connection = True  # the body ends when the connection does
+        fake.record({**entry, "valid": True, "error": None, "answer": f"error {err.status} {err.type}", "status": err.status}, headers)
+        self._send_error(err.status, err.type, message, extra)
 
     def _stream(self, message: dict, hang_item: Hang | None) -> None:
-        fake = self.server.fake
+        fake = self.fake
         self._start_stream()
         start = dict(message, content=[], stop_reason=None, stop_sequence=None)
         start["usage"] = dict(message["usage"], output_tokens=1)
         self._event("message_start", {"type": "message_start", "message": start})
         index = 0
-        if hang_item:
+        pause = hang_item if hang_item and hang_item.in_tool_input else None
+        if hang_item and not pause:
             self._event(
                 "content_block_start",
                 {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
@@ -637,14 +453,14 @@ class _Handler(BaseHTTPRequestHandler):
                 "content_block_delta",
                 {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": hang_item.partial}},
             )
-            fake.hanging.set()
-            fake._sleep(hang_item.seconds)
-            fake.hanging.clear()
+            fake.hang_for(hang_item.seconds)
             self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
             index = 1
         self._event("ping", {"type": "ping"})
         for block in message["content"]:
-            self._stream_block(index, block)
+            self._stream_block(index, block, pause if block["type"] == "tool_use" else None)
+            if block["type"] == "tool_use":
+                pause = None
             index += 1
         self._event(
             "message_delta",
@@ -656,7 +472,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         self._event("message_stop", {"type": "message_stop"})
 
-    def _stream_block(self, index: int, block: dict) -> None:
+    def _stream_block(self, index: int, block: dict, pause: Hang | None = None) -> None:
         def delta(payload: dict) -> None:
             self._event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": payload})
 
@@ -671,18 +487,22 @@ class _Handler(BaseHTTPRequestHandler):
             start = block
         self._event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
         if kind == "text":
-            for piece in _chunks(block["text"]):
+            for piece in chunks(block["text"]):
                 delta({"type": "text_delta", "text": piece})
         elif kind == "tool_use":
             delta({"type": "input_json_delta", "partial_json": ""})
-            for piece in _chunks(json.dumps(block["input"]), 4):
+            for position, piece in enumerate(chunks(json.dumps(block["input"]), 4)):
                 delta({"type": "input_json_delta", "partial_json": piece})
+                if pause and position == 0:
+                    self.fake.hang_for(pause.seconds)
         elif kind == "thinking":
-            for piece in _chunks(block["thinking"]):
+            for piece in chunks(block["thinking"]):
                 delta({"type": "thinking_delta", "thinking": piece})
             delta({"type": "signature_delta", "signature": block["signature"]})
         self._event("content_block_stop", {"type": "content_block_stop", "index": index})
 
+
+FakeModelServer.handler_class = _Handler
 
 __all__ = [
     "FakeModelServer",

@@ -1,6 +1,6 @@
 """A local OpenAI-compatible chat completions API for tests (stdlib only).
 
-    server = FakeOpenAIServer().start()               # or the `openai_server` fixture below
+    server = FakeOpenAIServer().start()               # or the `openai_server` fixture
     server.script(
         tool_call("bash", {"command": "ls"}),         # 1st request: a tool call
         "done",                                       # 2nd request: plain text
@@ -30,6 +30,8 @@ What one scripted item may be (each `server.script(...)` argument answers one re
   `mid_stream=True` sends a 200 stream with one text chunk, then `data: {"error": ...}`;
 - `hang(seconds, *items, partial="Working on it")`: streams `partial`, sleeps
   (interruptible by `server.stop()`; `server.hanging` is set meanwhile), then the rest;
+  `in_tool_input=True`: no partial text, the sleep comes inside the first tool call (after
+  the chunk that names it and the first piece of its arguments);
 - `truncated(*items)`: streams the items, then closes without finish_reason or [DONE];
 - a callable `fn(body) -> item`, evaluated when the request arrives.
 
@@ -55,16 +57,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import pytest
+from tests.fake_server_base import ScriptedHandler, ScriptedServer, chunks, default_prompt_size
 
 # --------------------------------------------------------------------------- script items
 
@@ -142,10 +140,12 @@ class Hang:
     seconds: float = 30.0
     reply: Reply = field(default_factory=lambda: reply("…and done."))
     partial: str = "Working on it"
+    in_tool_input: bool = False
 
 
-def hang(seconds: float = 30.0, *items: dict | str, partial: str = "Working on it") -> Hang:
-    return Hang(seconds, reply(*items) if items else reply("…and done."), partial)
+def hang(seconds: float = 30.0, *items: dict | str, partial: str = "Working on it",
+         in_tool_input: bool = False) -> Hang:
+    return Hang(seconds, reply(*items) if items else reply("…and done."), partial, in_tool_input)
 
 
 @dataclass
@@ -372,141 +372,37 @@ def check_chat_messages(messages: list) -> None:
         )
 
 
-def default_prompt_tokens(body: dict) -> int:
-    size = len(json.dumps(body.get("messages"), ensure_ascii=False, sort_keys=True, separators=(",", ":")))
-    return max(1, size // 4)
+default_prompt_tokens = default_prompt_size  # the messages' JSON size / 4
 
 
 # --------------------------------------------------------------------------- server
 
 
-class _Gone(Exception):
-    pass
+class FakeOpenAIServer(ScriptedServer):
+    """The Chat Completions dialect: POST /v1/chat/completions, one JSON completion or SSE chunks."""
 
+    base_path = "/v1"
+    name = "the fake chat API"
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    fake: FakeOpenAIServer
-
-
-class FakeOpenAIServer:
     def __init__(
         self,
         *,
         prompt_tokens: int | Callable[[dict], int] = default_prompt_tokens,
         completion_tokens: int = 10,
     ) -> None:
+        super().__init__()
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
-        self.default: Any = text("ok")
-        self.api_key: str | None = None
+        self.default = text("ok")
         self.require_auth = True
         self.reject_stream_options = False
         self.reject_max_tokens = False
-        self.requests: list[dict] = []
-        self.headers: list[dict] = []
-        self.log: list[dict] = []
-        self.hanging = threading.Event()
-        self._script: list[Any] = []
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._stopping = threading.Event()
-        self._ids = itertools.count(1)
-        self._httpd: _HTTPServer | None = None
 
-    # ---- lifecycle
-    def start(self) -> FakeOpenAIServer:
-        httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
-        httpd.fake = self
-        self._httpd = httpd
-        threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
+    def env_vars(self) -> dict[str, str]:
+        return {"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": self.api_key or "test-key",
+                "EVO_AGENT_PROVIDER": "openai"}  # fmt: skip
 
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start() if self._httpd is None else self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "server not started"
-        return self._httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def env(self, base: dict | None = None, **extra: str) -> dict[str, str]:
-        """An environment for a subprocess that talks to this server (and to no real API)."""
-        env = dict(os.environ if base is None else base)
-        for key in list(env):
-            if key.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_")):
-                del env[key]
-        env.update(OPENAI_BASE_URL=self.base_url, OPENAI_API_KEY=self.api_key or "test-key", EVO_AGENT_PROVIDER="openai")
-        env.update(extra)
-        return env
-
-    # ---- scripting and inspection
-    def script(self, *items: Any) -> FakeOpenAIServer:
-        with self._lock:
-            self._script.extend(items)
-        return self
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._script)
-
-    @property
-    def valid_requests(self) -> list[dict]:
-        with self._lock:
-            return [e["body"] for e in self.log if e["valid"]]
-
-    @property
-    def invalid(self) -> list[tuple[Any, str]]:
-        with self._lock:
-            return [(e["body"], e["error"]) for e in self.log if not e["valid"]]
-
-    def assert_all_valid(self) -> None:
-        bad = self.invalid
-        assert not bad, f"the fake chat API refused {len(bad)} request(s); first: {bad[0][1]}"
-
-    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[dict]:
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while len(self.requests) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"expected {count} request(s) within {timeout}s, got {len(self.requests)}")
-                self._changed.wait(left)
-            return list(self.requests)
-
-    # ---- internals
-    def _record(self, entry: dict, headers: dict | None = None) -> None:
-        with self._changed:
-            if isinstance(entry.get("body"), dict):
-                self.requests.append(entry["body"])
-                self.headers.append(headers or {})
-            self.log.append(entry)
-            self._changed.notify_all()
-
-    def _next_item(self, body: dict) -> Any:
-        with self._lock:
-            item = self._script.pop(0) if self._script else self.default
-        while callable(item) and not isinstance(item, type):
-            item = item(body)
-        return item
-
-    def _usage(self, body: dict, overrides: dict | None) -> dict:
+    def usage(self, body: dict, overrides: dict | None) -> dict:
         fn = self.prompt_tokens
         prompt = int(fn(body)) if callable(fn) else int(fn)
         usage = {"prompt_tokens": prompt, "completion_tokens": int(self.completion_tokens)}
@@ -514,56 +410,20 @@ class FakeOpenAIServer:
         usage["total_tokens"] = int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
         return usage
 
-    def _sleep(self, seconds: float) -> None:
-        self._stopping.wait(seconds)
-
 
 def _as_reply(item: Any) -> Reply:
     if isinstance(item, Reply):
         return item
-    if isinstance(item, str):
-        return reply(item)
-    if isinstance(item, dict):
+    if isinstance(item, (str, dict)):
         return reply(item)
     if isinstance(item, (list, tuple)):
         return reply(*item)
     raise TypeError(f"cannot answer with a scripted {type(item).__name__}: {item!r}")
 
 
-def _chunks(value: str, parts: int = 3) -> list[str]:
-    if len(value) <= 1:
-        return [value] if value else []
-    size = max(1, -(-len(value) // max(1, parts)))
-    return [value[i : i + size] for i in range(0, len(value), size)]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
-        pass
-
-    def _write(self, data: bytes) -> None:
-        try:
-            self.wfile.write(data)
-            self.wfile.flush()
-        except OSError as exc:
-            raise _Gone() from exc
-
-    def _send_json(self, status: int, payload: Any, headers: dict | None = None) -> None:
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("x-request-id", f"req_fake_{next(self.server.fake._ids):06d}")
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-        except OSError as exc:
-            raise _Gone() from exc
-        self._write(data)
+class _Handler(ScriptedHandler):
+    request_id_header = "x-request-id"
+    stream_request_id = False
 
     def _send_error(self, status: int, message: str, kind: str | None = None, code: str | None = None,
                     param: str | None = None, headers: dict | None = None) -> None:  # fmt: skip
@@ -571,34 +431,24 @@ class _Handler(BaseHTTPRequestHandler):
         payload = {"error": {"message": message, "type": kind or default_kind, "param": param, "code": code}}
         self._send_json(status, payload, headers)
 
+    def _send_not_found(self, message: str) -> None:
+        self._send_error(404, message)
+
     def _data(self, payload: Any) -> None:
-        self._write(f"data: {json.dumps(payload)}\n\n".encode())
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._safely(lambda: self._send_error(404, f"no route GET {self.path}"))
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._safely(self._post)
-
-    def _safely(self, fn: Callable[[], None]) -> None:
-        try:
-            fn()
-        except _Gone:
-            self.close_connection = True
+        self._sse(payload)
 
     def _post(self) -> None:
-        fake = self.server.fake
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        path = self.path.split("?", 1)[0]
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        fake = self.fake
+        raw = self.read_raw()
+        path = self.route()
+        headers = self.lower_headers()
         if path != "/v1/chat/completions":
             self._send_error(404, f"no route POST {self.path}")
             return
         try:
             body = json.loads(raw or b"null")
         except ValueError:
-            fake._record({"body": None, "valid": False, "error": "body is not JSON", "status": 400})
+            fake.record({"body": None, "valid": False, "error": "body is not JSON", "status": 400})
             self._send_error(400, "We could not parse the JSON body of your request.")
             return
         entry: dict = {"body": body, "stream": bool(isinstance(body, dict) and body.get("stream"))}
@@ -606,11 +456,11 @@ class _Handler(BaseHTTPRequestHandler):
         bearer = headers.get("authorization") or ""
         key = bearer[len("Bearer ") :].strip() if bearer.startswith("Bearer ") else ""
         if fake.require_auth and not key:
-            fake._record({**entry, "valid": False, "error": "missing bearer token", "status": 401}, headers)
+            fake.record({**entry, "valid": False, "error": "missing bearer token", "status": 401}, headers)
             self._send_error(401, "You didn't provide an API key.")
             return
         if fake.api_key is not None and key != fake.api_key:
-            fake._record({**entry, "valid": False, "error": "wrong api key", "status": 401}, headers)
+            fake.record({**entry, "valid": False, "error": "wrong api key", "status": 401}, headers)
             self._send_error(401, f"Incorrect API key provided: {key[:3]}***.", code="invalid_api_key")
             return
         try:
@@ -623,30 +473,30 @@ class _Handler(BaseHTTPRequestHandler):
                     "Use 'max_completion_tokens' instead."
                 )
         except InvalidChatRequest as exc:
-            fake._record({**entry, "valid": False, "error": str(exc), "status": 400}, headers)
+            fake.record({**entry, "valid": False, "error": str(exc), "status": 400}, headers)
             self._send_error(400, str(exc), "invalid_request_error")
             return
 
-        item = fake._next_item(body)
+        item = fake.next_item(body)
         if isinstance(item, Error):
             self._answer_error(entry, item, headers)
             return
         hang_item = item if isinstance(item, Hang) else None
         cut = isinstance(item, Truncated)
         answer = hang_item.reply if hang_item else item.reply if cut else _as_reply(item)
-        usage = fake._usage(body, answer.usage)
+        usage = fake.usage(body, answer.usage)
         calls = [dict(i) for i in answer.items if i["kind"] == "tool_call"]
         for call in calls:
             if call["id"] is None:
-                call["id"] = f"call_fake_{next(fake._ids):06d}"
+                call["id"] = f"call_fake_{fake.new_id():06d}"
         finish = answer.finish_reason or ("tool_calls" if calls else "stop")
-        fake._record(
+        fake.record(
             {**entry, "valid": True, "error": None, "answer": "hang" if hang_item else "message", "usage": usage,
              "status": 200},
             headers,
         )  # fmt: skip
         if answer.delay:
-            fake._sleep(answer.delay)
+            fake.sleep(answer.delay)
         if entry["stream"]:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             self._stream(body, answer, calls, finish, usage if include_usage else None, hang_item, cut)
@@ -654,32 +504,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_completion(body, answer, calls, finish, usage, hang_item)
 
     def _answer_error(self, entry: dict, err: Error, headers: dict) -> None:
-        fake = self.server.fake
+        fake = self.fake
         default_kind, default_message = _DEFAULT_ERRORS.get(err.status, ("error", "error"))
         message = err.message or default_message
         extra = {"retry-after-ms": str(err.retry_after_ms)} if err.retry_after_ms is not None else {}
         if err.mid_stream and entry["stream"]:
-            fake._record({**entry, "valid": True, "error": None, "answer": "error mid-stream", "status": 200}, headers)
+            fake.record({**entry, "valid": True, "error": None, "answer": "error mid-stream", "status": 200}, headers)
             self._start_stream()
             self._data(self._chunk(entry["body"], {"role": "assistant", "content": "Partial"}))
             self._data({"error": {"message": message, "type": err.type or default_kind, "code": err.code}})
             return
-        fake._record({**entry, "valid": True, "error": None, "answer": f"error {err.status}", "status": err.status}, headers)
+        fake.record({**entry, "valid": True, "error": None, "answer": f"error {err.status}", "status": err.status}, headers)
         if err.body is not None:
             self._send_json(err.status, err.body, extra)
         else:
             self._send_error(err.status, message, err.type or default_kind, err.code, None, extra)
-
-    def _start_stream(self) -> None:
-        try:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-        except OSError as exc:
-            raise _Gone() from exc
-        self.close_connection = True
 
     def _chunk(self, body: dict, delta: dict, finish: str | None = None) -> dict:
         return {
@@ -691,23 +530,22 @@ class _Handler(BaseHTTPRequestHandler):
         }
 
     def _stream(self, body, answer: Reply, calls, finish, usage, hang_item: Hang | None, cut: bool) -> None:
-        fake = self.server.fake
+        fake = self.fake
         self._start_stream()
         self._data(self._chunk(body, {"role": "assistant", "content": ""}))
-        if hang_item:
+        pause = hang_item if hang_item and hang_item.in_tool_input else None
+        if hang_item and not pause:
             self._data(self._chunk(body, {"content": hang_item.partial}))
-            fake.hanging.set()
-            fake._sleep(hang_item.seconds)
-            fake.hanging.clear()
+            fake.hang_for(hang_item.seconds)
         for item in answer.items:
             if item["kind"] == "text":
-                for piece in _chunks(item["text"]):
+                for piece in chunks(item["text"]):
                     self._data(self._chunk(body, {"content": piece}))
             elif item["kind"] == "reasoning":
-                for piece in _chunks(item["text"]):
+                for piece in chunks(item["text"]):
                     self._data(self._chunk(body, {"reasoning_content": piece}))
         # tool calls: a start chunk each (id, type, name, empty arguments), then argument pieces
-        pieces = [(index, _chunks(call["arguments"], call["pieces"])) for index, call in enumerate(calls)]
+        pieces = [(index, chunks(call["arguments"], call["pieces"])) for index, call in enumerate(calls)]
         deltas: list[dict] = []
         for index, call in enumerate(calls):
             start: dict = {"index": index, "type": "function", "function": {"name": call["name"], "arguments": ""}}
@@ -723,8 +561,12 @@ class _Handler(BaseHTTPRequestHandler):
                 for index, piece in enumerate(round_):
                     if piece is not None:
                         deltas.append({"index": index, "function": {"arguments": piece}})
-        for delta in deltas:
+        for position, delta in enumerate(deltas):
             self._data(self._chunk(body, {"tool_calls": [delta]}))
+            if pause and position == 1:
+                fake.hanging.set()
+                fake._sleep(pause.seconds)
+                fake.hanging.clear()
         if cut:
             return
         self._data(self._chunk(body, {}, finish))
@@ -733,14 +575,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._write(b"data: [DONE]\n\n")
 
     def _send_completion(self, body, answer: Reply, calls, finish, usage, hang_item: Hang | None) -> None:
-        fake = self.server.fake
+        fake = self.fake
         if hang_item:
-            fake.hanging.set()
-            fake._sleep(hang_item.seconds)
-            fake.hanging.clear()
+            fake.hang_for(hang_item.seconds)
         content = "".join(i["text"] for i in answer.items if i["kind"] == "text")
         message: dict = {"role": "assistant", "content": content or None}
-        if hang_item:
+        if hang_item and not hang_item.in_tool_input:
             message["content"] = hang_item.partial + (content or "")
         if calls:
             message["tool_calls"] = [
@@ -760,15 +600,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
-@pytest.fixture
-def openai_server():
-    """A fresh local chat completions API for each test (see the module docstring)."""
-    server = FakeOpenAIServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
+FakeOpenAIServer.handler_class = _Handler
 
 __all__ = [
     "Error",
@@ -781,7 +613,6 @@ __all__ = [
     "default_prompt_tokens",
     "error",
     "hang",
-    "openai_server",
     "reasoning",
     "reply",
     "text",

@@ -1,34 +1,14 @@
-"""Builders shared by the agent tests: an Agent on a fresh session, its records, the fidelity check."""
+"""Checks shared by the agent tests: the fidelity check, a summarising server, requests by kind.
+
+The agent itself is built with `tests.builders.make_agent` (and `server_provider`).
+"""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from evo_agent.agent import Agent
-from evo_agent.providers.anthropic_provider import AnthropicProvider
-from evo_agent.session import SessionStore, load_for_resume
+from evo_agent.session import load_for_resume
 from tests.api_rules import check_request
 from tests.fake_model_server import text
-
-
-def make_agent(project: Path, provider, tools=None, mode: str = "bypass", **kw) -> tuple[Agent, SessionStore]:
-    """An agent on a fresh session; `mode` is its permission mode (these tests are about the loop: bypass)."""
-    from evo_agent.agent.permissions import PermissionGate, Policy
-
-    store = SessionStore(project, warn=lambda line: None)
-    recorder = store.create(model=provider.model, provider=provider.name)
-    kw.setdefault("permissions", PermissionGate(Policy(project, mode)))
-    return Agent(provider=provider, recorder=recorder, project_dir=project, store=store, tools=tools, **kw), store
-
-
-def server_provider(server) -> AnthropicProvider:
-    """The real Anthropic provider (official SDK over HTTP) talking to the local fake API."""
-    return AnthropicProvider("claude-test", api_key="test-key", base_url=server.base_url, max_retries=0)
-
-
-def records(path) -> list[dict]:
-    return [json.loads(line) for line in Path(path).read_bytes().splitlines() if line.strip()]
 
 
 def assert_faithful(agent: Agent) -> None:

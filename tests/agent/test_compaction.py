@@ -16,16 +16,10 @@ from hypothesis import strategies as st
 from evo_agent.agent import CompactionFailed, micro_compact
 from evo_agent.agent.compaction import CLEAR_RESULT_CHARS, KEEP_RECENT_RESULTS, history_chars
 from evo_agent.session import load_for_resume, summary_message
-from tests.agent.helpers import (
-    assert_faithful,
-    make_agent,
-    model_requests,
-    records,
-    server_provider,
-    summarizer,
-    summary_requests,
-)
+from tests.agent.helpers import assert_faithful, model_requests, summarizer, summary_requests
 from tests.api_rules import check_request
+from tests.builders import make_agent, server_provider
+from tests.builders import read_records as records
 from tests.fake_model_server import error, text, tool_use
 
 BIG = "x" * 3000

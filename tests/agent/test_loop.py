@@ -15,47 +15,11 @@ from pathlib import Path
 import pytest
 
 from evo_agent.agent import INTERRUPTED_MARKER, TOOL_INTERRUPTED_TEXT
-from evo_agent.providers import ModelResponse, ProviderCancelled, ProviderError
+from evo_agent.providers import ProviderCancelled, ProviderError
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolResult
-from tests.agent.helpers import assert_faithful, make_agent
-from tests.agent.helpers import records as read_records
-
-
-class ScriptedProvider:
-    """Answers from a list; an item is a ModelResponse, an exception, or fn(messages, cancel)."""
-
-    name = "scripted"
-    model = "scripted-model"
-
-    def __init__(self, *items):
-        self.items = list(items)
-        self.calls: list[list[dict]] = []
-        self.tools_seen: list[list[dict]] = []
-
-    def complete(self, *, system, messages, tools, max_tokens=8192, callbacks=None, cancel=None):
-        assert system and isinstance(system, str)
-        self.calls.append(json.loads(json.dumps(messages)))  # a snapshot, as sent
-        self.tools_seen.append(tools)
-        item = self.items.pop(0) if self.items else reply("ok")
-        if callable(item) and not isinstance(item, ModelResponse):
-            item = item(messages, cancel)
-        if isinstance(item, BaseException):
-            raise item
-        if callbacks and callbacks.on_text:
-            for b in item.message["content"]:
-                if b.get("type") == "text":
-                    callbacks.on_text(b["text"])
-        return item
-
-
-def reply(*blocks, input_tokens=100, output_tokens=7, cache_read=None):
-    content = [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
-    return ModelResponse({"role": "assistant", "content": content}, input_tokens, output_tokens,
-                         cache_read_input_tokens=cache_read)
-
-
-def use(name, tool_input, tid):
-    return {"type": "tool_use", "id": tid, "name": name, "input": tool_input}
+from tests.agent.helpers import assert_faithful
+from tests.builders import make_agent, read_records
+from tests.scripted_provider import ScriptedProvider, reply, use
 
 
 def records(recorder):
@@ -83,6 +47,7 @@ def test_a_tool_round_trip_records_four_messages_in_order_with_one_prompt_id(pro
     provider = ScriptedProvider(
         reply("Let me look.", use("bash", {"command": "echo hello"}, "toolu_1"), input_tokens=50, output_tokens=5),
         reply("It printed hello.", input_tokens=80, output_tokens=6, cache_read=30),
+        reply("ok"),  # the second turn
     )
     agent, _ = make_agent(project, provider)
     events = Events()
@@ -161,7 +126,6 @@ def test_cancel_during_the_model_call_stores_a_marker_and_keeps_the_history_vali
 def test_cancel_during_tools_answers_every_tool_use(project):
     provider = ScriptedProvider(
         reply(use("bash", {"command": "sleep 30"}, "t_sleep"), use("bash", {"command": "echo never"}, "t_never")),
-        reply("after"),
     )
     agent, _ = make_agent(project, provider)
     cancel = threading.Event()
@@ -215,7 +179,7 @@ def test_a_failing_tool_is_an_error_result_not_the_end(project):
 
 
 def test_the_model_call_cap_stops_a_runaway_turn(project):
-    provider = ScriptedProvider(*[reply(use("bash", {"command": "true"}, f"t{i}")) for i in range(5)])
+    provider = ScriptedProvider(*[reply(use("bash", {"command": "true"}, f"t{i}")) for i in range(3)])  # a 4th call fails
     agent, _ = make_agent(project, provider)
     agent.max_model_calls = 3
     events = Events()
@@ -266,4 +230,45 @@ def test_a_custom_tool_gets_its_call_id_and_validated_input(project):
     assert agent.history[2]["content"][0]["is_error"] and "integer" in agent.history[2]["content"][0]["content"]
     assert agent.history[4]["content"][0]["content"] == "probed"
     assert {"probe", "compact", "task"} <= {t["name"] for t in provider.tools_seen[0]}
+    assert_faithful(agent)
+
+
+class Broken:
+    """A front end whose every callback raises (a display bug, a closed terminal)."""
+
+    def __getattr__(self, name):
+        if not name.startswith("on_") or name == "on_approval":
+            raise AttributeError(name)
+
+        def fail(*args):
+            raise RuntimeError(f"{name} broke")
+
+        return fail
+
+
+def test_a_front_end_that_raises_never_breaks_the_turn_or_its_records(project):
+    provider = ScriptedProvider(reply("Looking.", use("bash", {"command": "echo hi"}, "toolu_1")), reply("Done."))
+    agent, _ = make_agent(project, provider)
+    result = agent.run_turn("go", Broken())
+    assert (result.status, result.text, result.model_calls) == ("done", "Done.", 2)
+    recs = read_records(agent.recorder.path)
+    assert [r["type"] for r in recs] == ["session_start", "user", "assistant", "user", "assistant"]
+    assert "hi" in recs[3]["message"]["content"][0]["content"]
+    assert_faithful(agent)
+
+
+def test_a_front_end_may_implement_only_some_callbacks(project):
+    class NoticesOnly:
+        def __init__(self):
+            self.notices = []
+
+        def on_notice(self, text):
+            self.notices.append(text)
+
+    provider = ScriptedProvider(*[reply(use("bash", {"command": "true"}, f"toolu_{i}")) for i in range(3)])
+    agent, _ = make_agent(project, provider, max_model_calls=2)
+    front = NoticesOnly()
+    result = agent.run_turn("loop", front)
+    assert result.status == "limit" and front.notices == [
+        "stopped after 2 model calls in one turn; send a message to continue"]
     assert_faithful(agent)

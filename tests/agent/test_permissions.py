@@ -14,7 +14,8 @@ from evo_agent.agent.rules import Rule, glob_match, parse_rules, split_rule_list
 from evo_agent.session import load_for_resume
 from evo_agent.tools.approval import ApprovalDecision
 from evo_agent.tools.shell_readonly import read_only_reason
-from tests.agent.helpers import make_agent, records, server_provider
+from tests.builders import make_agent, server_provider
+from tests.builders import read_records as records
 from tests.fake_model_server import text, tool_use
 
 # --------------------------------------------------------------------------- the classifier

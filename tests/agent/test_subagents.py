@@ -12,8 +12,10 @@ import threading
 
 from evo_agent.agent.subagents import SUBAGENT_MAX_CALLS
 from evo_agent.session import load_for_resume
-from tests.agent.helpers import assert_faithful, make_agent, records, server_provider
+from tests.agent.helpers import assert_faithful
 from tests.api_rules import check_request
+from tests.builders import make_agent, server_provider
+from tests.builders import read_records as records
 from tests.fake_model_server import error, hang, text, tool_use
 
 SIDECHAIN_NAME = re.compile(r"^subagent/\d{13}_[a-z0-9-]{1,40}_[0-9a-f]{4}\.jsonl$")

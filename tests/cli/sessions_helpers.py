@@ -7,13 +7,11 @@ subagent run with its own tool call, a compaction, and a resume of it all.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 
-from evo_agent.session import SessionStore, new_session_id
+from tests.builders import quiet_store
 
 HOSTILE = "</script><script>alert(1)</script> <img src=x onerror=alert(2)> & \x1b[31mred\x1b[0m"
 
@@ -25,12 +23,8 @@ class Rich:
     sidechain: str  # the subagent's file, relative to the source's directory
 
 
-def store_of(project: Path) -> SessionStore:
-    return SessionStore(project, warn=lambda line: None)
-
-
 def rich_session(project: Path) -> Rich:
-    store = store_of(project)
+    store = quiet_store(project)
     rec = store.create(model="claude-sonnet-4-5", provider="anthropic")
     rec.prompt_id = "turn-1"
     rec.user({"role": "user", "content": "Find the flaky upload test and explain it"})
@@ -82,27 +76,6 @@ def rich_session(project: Path) -> Rich:
                    input_tokens=90, output_tokens=9)
     rec2.checkpoint()
     return Rich(rec.session_id, rec2.session_id, side.relative_path)
-
-
-def simple_session(project: Path, prompt: str = "hello", *, days_ago: float = 0) -> str:
-    """A one-turn session; `days_ago` backdates its id, its records' timestamps and its files' times."""
-    import pytest
-
-    from evo_agent.session import recorder as recorder_module
-
-    store = store_of(project)
-    then = datetime.now().astimezone() - timedelta(days=days_ago)
-    with pytest.MonkeyPatch.context() as patch:
-        if days_ago:  # the recorder's clock, so the library itself writes the old timestamps
-            patch.setattr(recorder_module, "now_iso", lambda: then.isoformat(timespec="milliseconds"))
-        rec = store.create(model="m", provider="demo", session_id=new_session_id(int(then.timestamp() * 1000)))
-        rec.user({"role": "user", "content": prompt})
-        rec.assistant({"role": "assistant", "content": [{"type": "text", "text": "hi"}]}, input_tokens=10, output_tokens=2)
-        rec.checkpoint()
-    if days_ago:
-        for path in (rec.path, rec.session_dir / "meta.json"):
-            os.utime(path, (then.timestamp(), then.timestamp()))
-    return rec.session_id
 
 
 _ID_RE = re.compile(r"\d{13}_[0-9a-f]{8}")

@@ -141,7 +141,7 @@ def test_a_resumed_history_over_the_threshold_is_compacted_first_and_never_copie
     """Issue #14 item 4: the new session stores what is sent (the summary), not a re-redacted copy."""
     from evo_agent.session import summary_message
     from tests.agent.helpers import summary_requests
-    from tests.cli.conftest import seed_session
+    from tests.builders import seed_session
 
     big = "x" * 3000
     sid = seed_session(cli.project, ("read the log " + big, "it says " + big), ("and now?", "done " + big))
@@ -170,7 +170,7 @@ def test_a_resumed_history_over_the_threshold_is_compacted_first_and_never_copie
 
 
 def test_when_the_resumed_history_cannot_be_compacted_it_is_kept_whole(cli, model_server):
-    from tests.cli.conftest import seed_session
+    from tests.builders import seed_session
     from tests.fake_model_server import error
 
     big = "y" * 3000

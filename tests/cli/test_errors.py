@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tests.cli.conftest import seed_session
+from tests.builders import seed_session
 
 
 def tree(root):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 from evo_agent.session import LiveSessionStore
-
-from .conftest import seed_session
+from tests.builders import seed_session
 
 
 def _listed(cli) -> dict[str, dict]:

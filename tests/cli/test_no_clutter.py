@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 
+from tests.cli_runner import HINT_RE
 from tests.fake_model_server import error, text
-
-from .conftest import HINT_RE
 
 
 def listed(cli, *flags: str) -> list[str]:
@@ -88,7 +87,7 @@ def test_prune_asks_on_a_terminal_and_deletes_only_after_yes(cli, model_server):
     import pty
     import subprocess
 
-    from .conftest import COMMAND
+    from tests.cli_runner import COMMAND
 
     model_server.script(text("x"))
     source = cli.run("-p", "q").hint_id()

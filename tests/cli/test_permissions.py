@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from tests.cli.conftest import COMMAND
+from tests.cli_runner import COMMAND
 from tests.fake_model_server import text, tool_use
 from tests.helpers import wait_for
 

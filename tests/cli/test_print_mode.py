@@ -139,3 +139,14 @@ def test_the_demo_is_chosen_with_a_notice_when_no_key_is_set(demo_cli):
     assert result.err_lines[0] == DEMO_NOTICE and DEMO_NOTICE.startswith("evo-agent: ")
     assert "demo" in result.out
     result.hint_id()
+
+
+def test_an_answer_cut_at_max_tokens_is_told_in_one_line(cli, model_server):
+    from tests.fake_model_server import reply
+
+    model_server.script(reply("The first half of a long", stop_reason="max_tokens"))
+    result = cli.run("-p", "explain everything")
+    assert result.rc == 0, result.err
+    assert result.out == "The first half of a long\n"
+    cut = [line for line in result.err.splitlines() if "cut" in line]
+    assert cut == ['evo-agent: the answer was cut at the 8192-token limit (max_tokens); send "continue" for the rest']

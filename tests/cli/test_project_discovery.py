@@ -7,9 +7,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from tests.cli_runner import COMMAND, HINT_RE, Result
 from tests.fake_model_server import text
-
-from .conftest import COMMAND, HINT_RE, Result
 
 
 def run_in(cwd: Path, env: dict, *args: str, input: str = "") -> Result:

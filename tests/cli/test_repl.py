@@ -182,7 +182,7 @@ def test_on_a_terminal_ctrl_c_interrupts_a_tool_and_ctrl_d_leaves(demo_cli):
     import subprocess
     import termios
 
-    from tests.cli.conftest import COMMAND
+    from tests.cli_runner import COMMAND
 
     master, slave = pty.openpty()
 

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import time
 
-from tests.cli.conftest import history_of, seed_session
+from tests.builders import history_of, seed_session
 from tests.fake_model_server import text, tool_use
 
 

@@ -8,7 +8,8 @@ import os
 import stat
 
 from evo_agent.session import LiveSessionStore, SessionStore, SidechainRecorder
-from tests.cli.sessions_helpers import rich_session, simple_session
+from tests.builders import simple_session
+from tests.cli.sessions_helpers import rich_session
 
 
 def digest(paths) -> dict:

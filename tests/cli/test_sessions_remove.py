@@ -6,7 +6,8 @@ import os
 import signal
 import time
 
-from tests.cli.sessions_helpers import rich_session, simple_session
+from tests.builders import simple_session
+from tests.cli.sessions_helpers import rich_session
 
 
 def wait_for(predicate, timeout=20.0, what="condition"):

@@ -9,8 +9,9 @@ import subprocess
 import pytest
 
 from evo_agent.session import SessionStore
-from tests.cli.conftest import COMMAND
-from tests.cli.sessions_helpers import HOSTILE, rich_session, simple_session
+from tests.builders import simple_session
+from tests.cli.sessions_helpers import HOSTILE, rich_session
+from tests.cli_runner import COMMAND
 
 
 def one_line_error(result, rc=1):

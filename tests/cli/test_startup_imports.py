@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 
-from tests.cli.conftest import seed_session
+from tests.builders import seed_session
 
 _DRIVER = """
 import json, sys

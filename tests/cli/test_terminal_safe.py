@@ -17,7 +17,7 @@ import subprocess
 import time
 
 from evo_agent.session import SessionStore
-from tests.cli.conftest import COMMAND
+from tests.cli_runner import COMMAND
 from tests.fake_model_server import text, tool_use
 
 PAYLOAD = ("\x1b]0;pwned\x07 \x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\ "

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from evo_agent.session import SessionStore
-from tests.cli.conftest import COMMAND, Cli, clean_env, seed_session
+from tests.builders import seed_session
+from tests.cli_runner import COMMAND, Cli, clean_env
 from tests.fake_model_server import text
 from tests.helpers import wait_for
 

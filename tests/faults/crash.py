@@ -39,7 +39,7 @@ from pathlib import Path
 from evo_agent.agent import summary_request
 from evo_agent.session import INTERRUPTED_TEXT, load_for_resume, summary_message
 from tests.api_rules import check_request
-from tests.cli.conftest import COMMAND, clean_env
+from tests.cli_runner import COMMAND, clean_env
 from tests.fake_model_server import FakeModelServer, hang, text, tool_use
 
 START_TIMEOUT_S = 30.0  # a process start under a loaded 2-core CI machine

@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.cli.conftest import COMMAND
+from tests.cli_runner import COMMAND
 
 
 class _Collector(threading.Thread):

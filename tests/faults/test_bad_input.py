@@ -25,7 +25,8 @@ from evo_agent.session import (
 )
 from evo_agent.session.jsonio import encode_line
 from tests.api_rules import check_conversation, check_request
-from tests.cli.conftest import COMMAND, seed_session
+from tests.builders import seed_session
+from tests.cli_runner import COMMAND
 from tests.fake_model_server import text, tool_use
 
 pytestmark = pytest.mark.faults

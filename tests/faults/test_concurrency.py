@@ -19,7 +19,8 @@ import pytest
 
 from evo_agent.session import SessionStore, load_for_resume
 from tests.api_rules import check_conversation
-from tests.cli.conftest import COMMAND, history_of, seed_session
+from tests.builders import history_of, seed_session
+from tests.cli_runner import COMMAND
 from tests.fake_model_server import text
 
 pytestmark = pytest.mark.faults

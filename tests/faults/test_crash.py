@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.conftest import make_git_project
+from tests.builders import make_git_project
 from tests.fake_model_server import hang, text, tool_use
 
 from .crash import MOMENTS, Moment, is_compaction_request, run_chains, session_ids

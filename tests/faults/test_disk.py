@@ -45,7 +45,7 @@ def _write_warnings(err: str) -> list[str]:
 
 def _resume_and_check(cli_env, project, sid, restored):
     """`--resume SID -p` against a fresh server: exit 0 and the API gets the restored history + the prompt."""
-    from tests.cli.conftest import COMMAND
+    from tests.cli_runner import COMMAND
     from tests.fake_model_server import FakeModelServer
 
     with FakeModelServer() as server:

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from evo_agent.session import SessionStore, load_for_resume
-from tests.cli.conftest import COMMAND
+from tests.cli_runner import COMMAND
 from tests.fake_model_server import text, tool_use
 
 pytestmark = pytest.mark.faults

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from evo_agent.providers import ProviderCancelled, ProviderError, StreamCallbacks
-from evo_agent.providers.anthropic_provider import AnthropicProvider, block_to_param
+from evo_agent.providers.anthropic_provider import AnthropicProvider
+from evo_agent.providers.anthropic_stream import block_to_param
 from tests.fake_model_server import error, hang, redacted_thinking, reply, text, thinking, tool_use
 
 TOOLS = [{"name": "bash", "description": "run a command", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]

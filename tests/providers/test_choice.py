@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from evo_agent.providers import DEFAULT_MODELS, DEMO_NOTICE, ProviderError, choose_provider_name, make_provider
-from evo_agent.providers.anthropic_provider import DEFAULT_MODEL as ANTHROPIC_DEFAULT
 from evo_agent.providers.demo_provider import DemoProvider
 
 
@@ -43,7 +42,7 @@ def test_unknown_provider(explicit, env):
 
 def test_make_provider_defaults(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    assert DEFAULT_MODELS["anthropic"] == ANTHROPIC_DEFAULT
+    ANTHROPIC_DEFAULT = DEFAULT_MODELS["anthropic"]  # noqa: N806
     demo = make_provider("demo", None)
     assert isinstance(demo, DemoProvider) and demo.model == "demo" and demo.name == "demo"
     anthropic = make_provider("anthropic", None)
@@ -58,3 +57,28 @@ def test_the_help_text_names_every_provider():
 
     names = provider_names()
     assert ", ".join(names[:-1]) + " or " + names[-1] == PROVIDER_CHOICES
+
+
+def test_every_registered_provider_is_made_with_its_declared_default_model(monkeypatch):
+    from evo_agent.providers import PROVIDERS
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    for name, entry in PROVIDERS.items():
+        made = make_provider(name)
+        assert (made.name, made.model) == (name, entry.default_model)
+        assert f"{type(made).__module__}:{type(made).__name__}" == entry.path
+
+
+@pytest.mark.parametrize("chosen,never", [("anthropic", "openai"), ("openai", "anthropic"), ("demo", "http_client")])
+def test_making_a_provider_imports_only_its_own_modules(chosen, never):
+    """The registry imports by dotted path, lazily: `-p` with Anthropic never loads the OpenAI code."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from evo_agent.providers import make_provider; make_provider(sys.argv[1]); "
+            "print('\\n'.join(m for m in sys.modules if m.startswith('evo_agent.providers.')))")
+    env = {"PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+    loaded = subprocess.run([sys.executable, "-c", code, chosen], capture_output=True, text=True, env=env,
+                            timeout=60, check=True).stdout.split()
+    assert any(chosen in m for m in loaded) and not [m for m in loaded if never in m]

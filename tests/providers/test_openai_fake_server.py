@@ -6,7 +6,7 @@ import json
 import urllib.error
 import urllib.request
 
-from tests.fake_openai_server import error, openai_server, reply, text, tool_call  # noqa: F401 - fixture
+from tests.fake_openai_server import error, reply, text, tool_call
 
 USER = {"role": "user", "content": "hi"}
 

@@ -8,19 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evo_agent.providers.openai_provider import (
+from evo_agent.providers.openai_stream import ChatStreamAssembler, assemble, map_stop_reason, map_usage
+from evo_agent.providers.openai_translate import (
     INVALID_ARGUMENTS_KEY,
     TOOL_ERROR_PREFIX,
-    ChatStreamAssembler,
-    assemble,
     from_openai_messages,
     history_tool_ids,
-    map_stop_reason,
-    map_usage,
     parse_arguments,
     to_openai_messages,
     to_openai_tools,
-    tool_result_text,
+    tool_message_text,
     wire_tool_call_id,
 )
 from tests.api_rules import check_request
@@ -120,7 +117,7 @@ def canonical(messages: list[dict]) -> list[tuple[str, list]]:
             elif b["type"] == "tool_use":
                 kept.append(("tool_use", wire_tool_call_id(b["id"]), b["name"], json.dumps(b["input"], sort_keys=True)))
             elif b["type"] == "tool_result":
-                body = tool_result_text(dict(b, is_error=False))
+                body = tool_message_text(dict(b, is_error=False))
                 kept.append(("tool_result", wire_tool_call_id(b["tool_use_id"]), body, bool(b.get("is_error"))))
         if not kept:
             continue
@@ -287,7 +284,7 @@ def test_a_tool_use_in_a_later_message_of_the_turn_is_still_followed_by_its_resu
 def test_images_and_errors_in_tool_results():
     block = {"type": "tool_result", "tool_use_id": "a", "is_error": True,
              "content": [{"type": "text", "text": "see"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}]}  # fmt: skip
-    assert tool_result_text(block) == "Error: see\n[image omitted]"
+    assert tool_message_text(block) == "Error: see\n[image omitted]"
     user = {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}]}
     assert to_openai_messages("", [user]) == [
         {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]}

@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 
 from evo_agent.session import SessionStore, read_meta, rebuild_meta
 from evo_agent.session.jsonio import encode_line
-
-from .helpers import assistant_text, store_for, user_text
+from tests.builders import assistant_text, quiet_store, user_text
 
 
 def _session(store: SessionStore, prompts: list[str], tokens: int = 5, meta_interval: float = 0.0):
@@ -26,7 +25,7 @@ def _session(store: SessionStore, prompts: list[str], tokens: int = 5, meta_inte
 
 
 def test_meta_fields_after_a_conversation(project):
-    store = store_for(project)
+    store = quiet_store(project)
     rec = _session(store, ["  fix the\n flaky   upload test " + "x" * 300, "second"], tokens=7)
     rec.compact_boundary("s", 1, "auto")
     rec.checkpoint()
@@ -43,7 +42,7 @@ def test_meta_fields_after_a_conversation(project):
 
 
 def test_newest_update_first_and_empty_sessions_hidden_unless_asked(project):
-    store = store_for(project)
+    store = quiet_store(project)
     old = _session(store, ["old"])
     empty = store.create(model="m", provider="demo")
     empty.checkpoint()
@@ -57,7 +56,7 @@ def test_newest_update_first_and_empty_sessions_hidden_unless_asked(project):
 
 
 def test_missing_broken_stale_or_directory_meta_still_lists_right(project):
-    store = store_for(project)
+    store = quiet_store(project)
     recs = [_session(store, [f"prompt {i}"], tokens=i + 1) for i in range(5)]
     truth = {r.id: store.info(r.id).meta for r in recs}
     (recs[0].session_dir / "meta.json").unlink()
@@ -77,7 +76,7 @@ def test_missing_broken_stale_or_directory_meta_still_lists_right(project):
 
 
 def test_session_killed_before_its_first_meta_with_messages_is_listed(project):
-    store = store_for(project)
+    store = quiet_store(project)
     rec = store.create(model="m", provider="demo", meta_interval=3600)
     rec.user(user_text("only on disk in the transcript"))
     # no checkpoint: as if killed. The meta on disk says 0 messages.
@@ -98,7 +97,7 @@ def _truth(rec) -> dict:
 
 
 def test_listing_writes_back_a_meta_it_had_to_rebuild_once(project):
-    store = store_for(project)
+    store = quiet_store(project)
     missing, stale = _session(store, ["a"]), _session(store, ["b"], meta_interval=3600)
     (missing.session_dir / "meta.json").unlink()
     stale.user(user_text("after the last meta"))
@@ -116,7 +115,7 @@ def test_listing_writes_back_a_meta_it_had_to_rebuild_once(project):
 
 
 def test_a_read_only_store_never_writes(project):
-    rec = _session(store_for(project), ["a"])
+    rec = _session(quiet_store(project), ["a"])
     (rec.session_dir / "meta.json").unlink()
     store = SessionStore(project, warn=lambda _: None, write_back=False)
     assert [r.meta.message_count for r in store.list()] == [2]
@@ -124,7 +123,7 @@ def test_a_read_only_store_never_writes(project):
 
 
 def test_write_back_never_follows_a_symlinked_meta(project, tmp_path):
-    store = store_for(project)
+    store = quiet_store(project)
     rec = _session(store, ["a"])
     target = tmp_path / "elsewhere.json"
     target.write_text("not a meta")
@@ -137,7 +136,7 @@ def test_write_back_never_follows_a_symlinked_meta(project, tmp_path):
 
 
 def test_write_back_never_writes_through_a_symlinked_session_directory(project, tmp_path):
-    store = store_for(project)
+    store = quiet_store(project)
     outside = _session(SessionStore(tmp_path / "elsewhere", warn=lambda _: None), ["secret"])
     (outside.session_dir / "meta.json").unlink()
     store.ensure_sessions_dir()
@@ -162,7 +161,7 @@ def _read_only(path):
 
 
 def test_listing_a_read_only_session_neither_fails_nor_leaves_anything(project):
-    store = store_for(project)
+    store = quiet_store(project)
     rec = _session(store, ["a"], meta_interval=3600)
     rec.user(user_text("after the last meta"))
     undo = _read_only(rec.session_dir)
@@ -179,7 +178,7 @@ def test_listing_a_read_only_session_neither_fails_nor_leaves_anything(project):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another user needs root")
 def test_write_back_never_writes_into_another_users_directory(project):
-    store = store_for(project)
+    store = quiet_store(project)
     rec = _session(store, ["a"])
     (rec.session_dir / "meta.json").unlink()
     os.chown(rec.session_dir, 54321, 54321)
@@ -189,7 +188,7 @@ def test_write_back_never_writes_into_another_users_directory(project):
 
 def test_write_back_next_to_a_live_writer_never_double_counts(project):
     """A listing may see a record half-written: what it stores ends at the last newline."""
-    store = store_for(project)
+    store = quiet_store(project)
     rec = store.create(model="m", provider="demo", meta_interval=3600)
     rec.user(user_text("first"))
     rec.checkpoint()
@@ -207,7 +206,7 @@ def test_write_back_next_to_a_live_writer_never_double_counts(project):
 
 
 def test_listing_and_a_recorder_writing_in_threads_end_right(project):
-    store = store_for(project)
+    store = quiet_store(project)
     rec = store.create(model="m", provider="demo", meta_interval=0.0)  # the recorder rewrites meta.json per record
     stop = threading.Event()
 
@@ -232,7 +231,7 @@ def test_listing_and_a_recorder_writing_in_threads_end_right(project):
 
 
 def test_symlinked_session_directory_is_not_listed_or_loaded(project, tmp_path):
-    store = store_for(project)
+    store = quiet_store(project)
     outside = _session(SessionStore(tmp_path / "elsewhere", warn=lambda _: None), ["secret"])
     link = store.sessions_dir / outside.id
     store.ensure_sessions_dir()
@@ -260,7 +259,7 @@ def _prefix_truth(rec, nbytes: int, scratch) -> dict:
 )
 def test_property_listed_meta_equals_a_full_rebuild(project, tmp_path_factory, prompts, checkpoint_after, damage):
     """Whatever became of meta.json, the row equals what the transcript says, and what is stored stays true."""
-    store = store_for(project)
+    store = quiet_store(project)
     rec = store.create(model="m", provider="demo", meta_interval=3600)
     n = 0
     for p in prompts:
@@ -306,7 +305,7 @@ def _stamp(rec, mtime_ms: int) -> None:
 )
 def test_property_newest_and_latest_agree_with_the_full_list(tmp_path_factory, sessions, damage):
     """However the transcripts' mtimes fall (not older than their last record, give or take the slack)."""
-    store = store_for(tmp_path_factory.mktemp("proj"))
+    store = quiet_store(tmp_path_factory.mktemp("proj"))
     for i, (messages, lag_ms) in enumerate(sessions):
         rec = store.create(model="m", provider="demo", git_branch=None, meta_interval=3600)
         for j in range(messages):
@@ -336,7 +335,7 @@ def _after_this_millisecond(session):
 
 def test_newest_reads_only_the_metas_it_needs(project, monkeypatch):
     import evo_agent.session.store as store_mod
-    store = store_for(project)
+    store = quiet_store(project)
     recs = [_after_this_millisecond(_session(store, [f"p{i}"])) for i in range(12)]
     for rec in recs:
         _stamp(rec, store.info(rec.id).meta.updated_ms)
@@ -351,7 +350,7 @@ def test_newest_reads_only_the_metas_it_needs(project, monkeypatch):
 
 def test_newest_learns_a_clock_skew_between_records_and_mtimes(project):
     """A file server whose clock is a minute behind stamps every mtime a minute early."""
-    store = store_for(project)
+    store = quiet_store(project)
     recs = [_session(store, [f"p{i}"]) for i in range(6)]
     for i, rec in enumerate(recs):  # a minute behind, jittered by more than the sessions are apart
         _stamp(rec, store.info(rec.id).meta.updated_ms - 60_000 - (1500 if i % 2 else 0))

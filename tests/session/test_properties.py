@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evo_agent.session import INTERRUPTED_TEXT, load_for_resume
 from tests.api_rules import check_conversation
-
-from .helpers import store_for
+from tests.builders import quiet_store
 
 SUMMARY = "<previous-conversation-summary>\n{}\n</previous-conversation-summary>"
 texts = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=40)
@@ -114,7 +114,7 @@ def write(recorder, ops) -> list[int]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=live_sessions())
 def test_written_then_loaded_equals_the_reference_and_is_valid(project, ops):
-    store = store_for(project)
+    store = quiet_store(project)
     rec = store.create(model="m", provider="demo")
     write(rec, ops)
     loaded = load_for_resume(rec.path)
@@ -128,10 +128,37 @@ def test_written_then_loaded_equals_the_reference_and_is_valid(project, ops):
     assert load_for_resume(resumed.recorder.path).messages == expected
 
 
+def every_byte(data: bytes, ends: list[int]) -> list[int]:
+    """Every cut for small files, a dense sample (~1500) for larger ones, and the whole file."""
+    step = max(1, len(data) // 1500)
+    return [*range(0, len(data) + 1, step), len(data)]
+
+
+def line_edges_and_a_sample(data: bytes, ends: list[int]) -> list[int]:
+    """Where a cut can go wrong (a byte short of a line's end, at it, after its newline, one byte into
+    the next line) and 64 evenly spaced cuts inside lines: the CI budget of `every_byte`."""
+    edges = {cut for end in ends for cut in (end - 1, end, end + 1, end + 2)}
+    sample = set(range(0, len(data) + 1, max(1, len(data) // 64)))
+    return sorted(cut for cut in edges | sample | {0, len(data)} if 0 <= cut <= len(data))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=live_sessions())
+def test_cut_at_line_edges_and_between_loads_valid_without_partial_records(project, ops):
+    check_cuts(project, ops, line_edges_and_a_sample)
+
+
+@pytest.mark.exhaustive
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=live_sessions())
 def test_cut_at_every_byte_loads_valid_without_partial_records(project, ops):
-    rec = store_for(project).create(model="m", provider="demo")
+    check_cuts(project, ops, every_byte)
+
+
+def check_cuts(project, ops, cuts_of) -> None:
+    """Write `ops`, then load the transcript cut at each offset `cuts_of(data, line_ends)` gives:
+    exactly the ops whose lines are complete, API-valid, one skipped line for a torn record."""
+    rec = quiet_store(project).create(model="m", provider="demo")
     widths = write(rec, ops)
     data = rec.path.read_bytes()
     ends = []  # byte offset at which each line's JSON is complete
@@ -141,8 +168,7 @@ def test_cut_at_every_byte_loads_valid_without_partial_records(project, ops):
         ends.append(pos)
         pos += 1
     cut_path = rec.path.with_name("cut.jsonl")
-    step = max(1, len(data) // 1500)  # every byte for small files, a dense sample for larger ones
-    for cut in list(range(0, len(data) + 1, step)) + [len(data)]:
+    for cut in cuts_of(data, ends):
         cut_path.write_bytes(data[:cut])
         loaded = load_for_resume(cut_path, rec.id)
         complete_lines = sum(1 for e in ends if e <= cut)

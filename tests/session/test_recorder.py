@@ -11,9 +11,8 @@ import threading
 import pytest
 
 from evo_agent.session import SessionStore, load_for_resume
+from tests.builders import assistant_tools, lines_of, quiet_store, tool_results, user_text
 from tests.helpers import fill_disk, mount_tmpfs, needs_root, remount, unmount
-
-from .helpers import assistant_tools, lines_of, store_for, tool_results, user_text
 
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d")
 
@@ -21,7 +20,7 @@ TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d")
 def test_layout_permissions_and_gitignore_whatever_the_umask(project):
     old = os.umask(0)
     try:
-        rec = store_for(project).create(model="m1", provider="demo")
+        rec = quiet_store(project).create(model="m1", provider="demo")
         rec.user(user_text("hi"))
         side = rec.start_subagent("Explore", "toolu_1")
         side.user(user_text("child"))
@@ -40,7 +39,7 @@ def test_layout_permissions_and_gitignore_whatever_the_umask(project):
 
 
 def test_every_record_has_the_envelope_with_type_first(project):
-    rec = store_for(project).create(model="claude-x", provider="anthropic")
+    rec = quiet_store(project).create(model="claude-x", provider="anthropic")
     rec.prompt_id = "p1"
     rec.user(user_text("list files"))
     rec.assistant(assistant_tools("", "t1"), input_tokens=10, output_tokens=4,
@@ -63,12 +62,12 @@ def test_every_record_has_the_envelope_with_type_first(project):
 
 
 def test_no_git_branch_outside_a_repository(tmp_path):
-    rec = store_for(tmp_path).create(model="m", provider="demo")
+    rec = quiet_store(tmp_path).create(model="m", provider="demo")
     assert "git_branch" not in json.loads(lines_of(rec.path)[0])
 
 
 def test_subagent_records_go_to_the_sidechain_and_markers_to_main(project):
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
     rec.user(user_text("delegate"))
     side = rec.start_subagent("General Purpose", "toolu_9", model="m", provider="demo")
     side.user(user_text("child prompt"))
@@ -93,7 +92,7 @@ def test_two_subagents_drawing_the_same_file_name_get_two_files(project, monkeyp
     draws = iter(["beef", "beef", "cafe"])  # the second child draws the first one's suffix
     monkeypatch.setattr(ids, "random_hex", lambda n: next(draws))
     monkeypatch.setattr(ids.time, "time", lambda: 1_780_000_000.0)
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
     first = rec.start_subagent("explore", "toolu_1")
     second = rec.start_subagent("explore", "toolu_2")
     assert first.relative_path == "subagent/1780000000000_explore_beef.jsonl"
@@ -209,7 +208,7 @@ def test_torn_fragment_then_good_record_keeps_the_good_record(tmp_path):
 
 
 def test_eight_threads_times_500_records_into_one_file(project):
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
 
     def work(t: int) -> None:
         for i in range(500):
@@ -225,7 +224,7 @@ def test_eight_threads_times_500_records_into_one_file(project):
     assert len(records) == 1 + 8 * 500
     assert seen == {f"thread {t} record {i}" for t in range(8) for i in range(500)}
     rec.checkpoint()
-    assert store_for(project).info(rec.id).meta.message_count == 4000
+    assert quiet_store(project).info(rec.id).meta.message_count == 4000
 
 
 APPENDER_CHILD = r"""
@@ -239,7 +238,7 @@ for i in range(500):
 
 
 def test_four_processes_appending_to_one_file(project):
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
     procs = [subprocess.Popen([sys.executable, "-c", APPENDER_CHILD, str(rec.session_dir), rec.id, str(p)])
              for p in range(4)]
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]

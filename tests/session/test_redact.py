@@ -17,8 +17,7 @@ from evo_agent.session.redact import encode_redacted, redact_record, redact_text
 from evo_agent.session.redact_shapes import plausible_named_value
 from evo_agent.session.store import SessionStore
 from tests.api_rules import check_conversation
-
-from .helpers import store_for
+from tests.builders import quiet_store
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits
@@ -300,7 +299,7 @@ KEY = "sk-ant-api03-" + "Zx9" * 31
 
 
 def test_on_disk_masked_in_memory_intact_meta_masked_and_resume_valid(project):
-    store = store_for(project)
+    store = quiet_store(project)
     rec = store.create(model="m", provider="demo")
     prompt = {"role": "user", "content": f"deploy with ANTHROPIC_API_KEY={KEY} please"}
     use = {"role": "assistant", "content": [
@@ -335,14 +334,14 @@ def test_off_keeps_everything_and_a_resume_with_it_on_masks_the_copy(project):
     rec.end_subagent(side, "toolu_1", f"found {KEY}")
     assert KEY in rec.path.read_text() and KEY in side.path.read_text()
 
-    resumed = store_for(project).resume(rec.id, model="m", provider="demo")
+    resumed = quiet_store(project).resume(rec.id, model="m", provider="demo")
     assert resumed.loaded.messages == [{"role": "user", "content": f"key {KEY}"}]  # what is sent next: the real text
     copy_text = resumed.recorder.path.read_text()
     assert KEY not in copy_text and "key [REDACTED:anthropic-key]" in copy_text
 
 
 def test_a_sidechain_and_the_subagent_markers_are_masked_too(project):
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
     side = rec.start_subagent("explore", "toolu_1")
     side.user({"role": "user", "content": f"use {KEY}"})
     rec.end_subagent(side, "toolu_1", f"the key is {KEY}")

@@ -10,14 +10,13 @@ import pytest
 from evo_agent.session import INTERRUPTED_TEXT, load_for_resume, repair_history
 from evo_agent.session.jsonio import encode_line
 from tests.api_rules import check_conversation
-
-from .helpers import assistant_text, assistant_tools, store_for, tool_results, user_text
+from tests.builders import assistant_text, assistant_tools, quiet_store, tool_results, user_text
 
 SUMMARY = "<previous-conversation-summary>\n{}\n</previous-conversation-summary>"
 
 
 def test_only_what_follows_the_last_boundary_is_replayed_behind_the_exact_summary(project):
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
     rec.user(user_text("first"))
     rec.assistant(assistant_text("one"))
     rec.compact_boundary("summary one", 1, "auto")
@@ -36,7 +35,7 @@ def test_only_what_follows_the_last_boundary_is_replayed_behind_the_exact_summar
 
 
 def test_dangling_tool_use_gets_an_interrupted_error_result(project):
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
     rec.user(user_text("run two things"))
     rec.assistant(assistant_tools("sure", "t1", "t2"))
     rec.user({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "done"}]})
@@ -48,7 +47,7 @@ def test_dangling_tool_use_gets_an_interrupted_error_result(project):
 
 
 def test_orphan_results_empty_messages_and_unparseable_lines(project):
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
     rec.user(tool_results("ghost"))  # no tool_use before it
     rec.user(user_text(""))
     rec.user(user_text("real question"))
@@ -68,7 +67,7 @@ def test_a_message_with_keys_the_api_refuses_keeps_only_role_and_content(project
     """A hand-edited or foreign transcript: `"extra"` in a message would make every request fail."""
     from tests.fake_model_server import validate_request
 
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
     rec.user({"role": "user", "content": "hello", "id": "msg_1"})
     rec.assistant({"role": "assistant", "content": [{"type": "text", "text": "hi"}], "model": "x", "stop_reason": None})
     loaded = load_for_resume(rec.path)
@@ -91,7 +90,7 @@ def _sha(path):
 
 
 def test_chain_a_b_c_restores_everything_in_order_and_never_touches_sources(project):
-    store = store_for(project)
+    store = quiet_store(project)
     a = store.create(model="m", provider="demo")
     a.user(user_text("a1"))
     a.assistant(assistant_tools("", "ta"))
@@ -131,7 +130,7 @@ def test_chain_a_b_c_restores_everything_in_order_and_never_touches_sources(proj
 
 
 def test_two_resumes_of_one_session_are_two_sessions(project):
-    store = store_for(project)
+    store = quiet_store(project)
     a = store.create(model="m", provider="demo")
     a.user(user_text("hello"))
     first = store.resume(a.id, model="m", provider="demo").recorder
@@ -195,7 +194,7 @@ def test_fuzzed_bytes_never_raise_and_always_load_valid(tmp_path, chunks):
 def test_lines_the_stdlib_fallback_wrote_are_restored_listed_and_checkpointed(project):
     """A lone surrogate (from a terminal's undecodable byte) or a NaN makes the recorder write
     through the stdlib encoder; those lines are valid JSON and must come back, not count as torn."""
-    store = store_for(project)
+    store = quiet_store(project)
     rec = store.create(model="m", provider="demo", meta_interval=0.0)
     prompt = "fix caf\udce9 please"
     assert rec.user(user_text(prompt)) is True
@@ -209,18 +208,18 @@ def test_lines_the_stdlib_fallback_wrote_are_restored_listed_and_checkpointed(pr
 
 
 def test_a_line_nested_deeper_than_any_parser_goes_is_skipped_not_fatal(project):
-    rec = store_for(project).create(model="m", provider="demo")
+    rec = quiet_store(project).create(model="m", provider="demo")
     rec.user(user_text("before"))
     with open(rec.path, "ab") as f:
         f.write(b"[" * 100_000 + b"\n")
     rec.user(user_text("after"))
     loaded = load_for_resume(rec.path)
     assert loaded.skipped_lines == 1 and [m["content"] for m in loaded.messages] == ["before", "after"]
-    assert store_for(project).info(rec.id).meta.message_count == 2
+    assert quiet_store(project).info(rec.id).meta.message_count == 2
 
 
 def test_resuming_writes_nothing_into_the_source_even_when_its_meta_lags(project):
-    store = store_for(project)
+    store = quiet_store(project)
     a = store.create(model="m", provider="demo", meta_interval=3600)
     a.user(user_text("first"))
     a.checkpoint()

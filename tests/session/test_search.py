@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from evo_agent.session.search import record_texts, search_sessions
-from tests.cli.sessions_helpers import rich_session, store_of
-from tests.session.helpers import assistant_text, store_for, user_text
+from tests.builders import assistant_text, quiet_store, user_text
+from tests.cli.sessions_helpers import rich_session
 
 
 def _rows(project):
-    store = store_of(project)
+    store = quiet_store(project)
     rows = store.list()
     ids = {r.id for r in rows}
     return [(r.id, r.dir, r.meta.resumed_from) for r in rows], ids.__contains__
@@ -51,7 +51,7 @@ def test_a_resumed_copy_is_not_a_second_hit_while_its_source_exists(tmp_path):
 
 
 def test_newest_session_first_and_limit(tmp_path):
-    store = store_for(tmp_path)
+    store = quiet_store(tmp_path)
     made = []
     for i in range(3):
         rec = store.create(model="m", provider="demo")
@@ -65,7 +65,7 @@ def test_newest_session_first_and_limit(tmp_path):
 
 
 def test_escaped_and_non_ascii_needles(tmp_path):
-    store = store_for(tmp_path)
+    store = quiet_store(tmp_path)
     rec = store.create(model="m", provider="demo")
     rec.user(user_text('He said "ship it" \\ then\nleft. Größe'))
     rec.assistant(assistant_text("ok"))
@@ -77,7 +77,7 @@ def test_escaped_and_non_ascii_needles(tmp_path):
 
 
 def test_damaged_lines_are_skipped_not_fatal(tmp_path):
-    store = store_for(tmp_path)
+    store = quiet_store(tmp_path)
     rec = store.create(model="m", provider="demo")
     rec.user(user_text("before the damage: needle one"))
     rec.checkpoint()
@@ -103,7 +103,7 @@ _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=4
 @example(prompts=["a\tb"], pick=0, start=0, length=3)  # a control character every encoder escapes
 def test_byte_test_finds_what_decoding_finds(tmp_path_factory, prompts, pick, start, length):
     project = tmp_path_factory.mktemp("p")
-    store = store_for(project)
+    store = quiet_store(project)
     rec = store.create(model="m", provider="demo")
     for text in prompts:
         rec.user(user_text(text or "x"))

@@ -7,9 +7,8 @@ import stat
 import subprocess
 from pathlib import Path
 
-from evo_agent.session import SessionStore
 from evo_agent.sync.identity import Identity, project_identity
-from tests.conftest import make_git_project
+from tests.builders import make_git_project
 
 
 def project_with_origin(parent: Path, origin: str) -> Path:
@@ -18,10 +17,6 @@ def project_with_origin(parent: Path, origin: str) -> Path:
     root = make_git_project(parent)
     subprocess.run(["git", "-C", str(root), "remote", "add", "origin", origin], check=True)
     return root
-
-
-def quiet_store(project: Path) -> SessionStore:
-    return SessionStore(project, warn=lambda line: None)
 
 
 def identity_of(project: Path) -> Identity:

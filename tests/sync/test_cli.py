@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Cli, clean_env
+from tests.cli_runner import Cli, clean_env
 
 from .helpers import assert_private, line_rows, project_with_origin, session_files
 

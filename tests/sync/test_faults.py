@@ -11,8 +11,9 @@ from evo_agent.sync import push as push_module
 from evo_agent.sync.db import connect
 from evo_agent.sync.push import push_session
 from evo_agent.sync.remote import fetch_session
+from tests.builders import quiet_store
 
-from .helpers import complete_line_count, identity_of, line_rows, project_with_origin, quiet_store
+from .helpers import complete_line_count, identity_of, line_rows, project_with_origin
 from .test_cli import team_cli
 
 pytestmark = pytest.mark.faults

@@ -10,7 +10,7 @@ import pytest
 
 from evo_agent.sync.config import SyncConfigError, configured_url, redact_url
 from evo_agent.sync.identity import normalise_remote_url, project_identity
-from tests.conftest import make_git_project
+from tests.builders import make_git_project
 
 from .helpers import project_with_origin
 

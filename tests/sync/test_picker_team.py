@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Cli
+from tests.cli_runner import Cli
 from tests.ui.test_tmux import Terminal
 
 from .test_cli import team_cli

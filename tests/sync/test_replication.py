@@ -12,6 +12,7 @@ from evo_agent.sync.db import StoreUnavailable, connect
 from evo_agent.sync.push import push_session, read_hint
 from evo_agent.sync.remote import fetch_session, list_remote
 from evo_agent.sync.schema import MIGRATIONS
+from tests.builders import quiet_store
 from tests.cli.sessions_helpers import rich_session
 
 from .helpers import (
@@ -20,7 +21,6 @@ from .helpers import (
     identity_of,
     line_rows,
     project_with_origin,
-    quiet_store,
     session_files,
 )
 

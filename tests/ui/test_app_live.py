@@ -7,8 +7,9 @@ sees matches what was streamed, recorded and sent.
 from __future__ import annotations
 
 from evo_agent.session import load_for_resume, summary_message
-from tests.agent.helpers import make_agent, records, server_provider
 from tests.api_rules import check_request
+from tests.builders import make_agent, server_provider
+from tests.builders import read_records as records
 from tests.fake_model_server import hang, reply, text, thinking, tool_use
 
 from .test_app import CTRL_C, ENTER, ESC, running

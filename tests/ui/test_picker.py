@@ -35,8 +35,8 @@ from evo_agent.ui.picker import (
     wrap_cells,
 )
 from evo_agent.ui.picker_view import PickerView
+from tests.builders import write_sessions_fast
 
-from .conftest import write_sessions_fast
 from .picker_helpers import BASE_MS, DAY_MS, plant, three_out_of_order
 
 OSC_TITLE = "\x1b]0;PWNED\x07"
@@ -304,7 +304,7 @@ async def test_sigterm_ends_pick_session_and_the_loops_own_handlers_come_back(st
             os.kill(os.getpid(), signal.SIGTERM)
             with pytest.raises(picker.SignalExit) as ended:
                 await asyncio.wait_for(task, 20)
-            assert ended.value.code == 143 and app_handled == []
+            assert ended.value.exit_code == 143 and app_handled == []
         os.kill(os.getpid(), signal.SIGHUP)  # the picker is gone: the app's handler answers again
         await wait_until(lambda: app_handled == [signal.SIGHUP], "the app's own SIGHUP handler")
     finally:
@@ -324,7 +324,7 @@ async def test_closed_input_ends_pick_session_as_a_hangup(store):
         inp.close()  # the write end: reads now hit EOF
         with pytest.raises(picker.SignalExit) as ended:
             await asyncio.wait_for(task, 20)
-        assert ended.value.code == 129
+        assert ended.value.exit_code == 129
 
 
 async def test_pick_session_inside_a_running_prompt_while_it_is_suspended(store, monkeypatch):

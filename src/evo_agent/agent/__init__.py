@@ -4,25 +4,23 @@
     agent = Agent(provider=provider, recorder=store.create(...), project_dir=root, store=store)
     result = agent.run_turn("fix the failing test", callbacks, cancel_event)
 
-See loop.py for the write points, cancellation and error semantics,
-compaction.py for compaction and subagents.py for the `task` tool.
+See loop.py for the write points, cancellation and error semantics, callbacks.py for what a turn
+calls on its front end, compaction.py and compaction_state.py for compaction, usage.py for tokens
+and dollars, subagents.py for the `task` tool and permissions.py for what may run unasked.
 """
 
+from .callbacks import TurnCallbacks
 from .compaction import history_chars, history_exceeds, micro_compact, summary_request
+from .compaction_state import CompactionFailed, CompactResult, default_compact_threshold
 from .loop import (
     INTERRUPTED_MARKER,
     MAX_MODEL_CALLS,
     TOOL_INTERRUPTED_TEXT,
     Agent,
-    CompactionFailed,
-    CompactResult,
     TurnResult,
-    Usage,
-    default_compact_threshold,
-    text_of,
-    tool_result_block,
 )
 from .prompt import build_system_prompt
+from .usage import Usage, resumed_usage
 
 __all__ = [
     "Agent",
@@ -36,9 +34,9 @@ __all__ = [
     "INTERRUPTED_MARKER",
     "MAX_MODEL_CALLS",
     "TOOL_INTERRUPTED_TEXT",
+    "TurnCallbacks",
     "TurnResult",
     "Usage",
+    "resumed_usage",
     "build_system_prompt",
-    "text_of",
-    "tool_result_block",
 ]

@@ -17,6 +17,7 @@ from evo_agent.providers import ProviderError
 from evo_agent.tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from .callbacks import TurnCallbacks
     from .loop import Agent
 
 SUBAGENT_MAX_CALLS = 30
@@ -80,7 +81,7 @@ class NestedCallbacks:
     child's streamed text is not shown: its final answer is the task's result.
     """
 
-    def __init__(self, parent: Any, parent_tool_id: str) -> None:
+    def __init__(self, parent: TurnCallbacks, parent_tool_id: str) -> None:
         self._parent = parent
         self._parent_tool_id = parent_tool_id
 
@@ -104,7 +105,7 @@ class NestedCallbacks:
 
 
 def _run_child(child: Agent, prompt: str, ctx: ToolContext, prompt_id: str | None,
-               callbacks: Any = None) -> tuple[str, bool]:
+               callbacks: NestedCallbacks | None = None) -> tuple[str, bool]:
     """(final text, is_error) of the child's run."""
     try:
         result = child.run_turn(prompt, callbacks, ctx.cancel, prompt_id=prompt_id)

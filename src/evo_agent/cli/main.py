@@ -6,8 +6,10 @@
     evo-agent -c / --continue      resume the most recently updated session
     evo-agent sessions list|show|export|fsck|rm|prune ...   (see cli/sessions/)
 
-Every foreseeable failure is one line on stderr starting with "evo-agent: "
-and a non-zero exit (2 for usage, 1 otherwise), never a traceback. Every
+A session starts in four steps (`_agent`): check the arguments, choose the
+source session, open it, run the front end. Every foreseeable failure is an
+exception carrying its exit code (errors.py: 2 for usage, 1 otherwise), printed
+by `run` as one line on stderr starting with "evo-agent: ", never a traceback. Every
 way out of a session ends with `Resume this session with: evo-agent --resume <id>`
 (stderr in print mode, stdout otherwise).
 """
@@ -18,11 +20,31 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evo_agent import __version__
 
-from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandError, UsageError
+from .errors import (
+    EXIT_FAILURE,
+    EXIT_HANGUP,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    UsageError,
+    exit_code_of,
+    failure_line,
+)
+
+if TYPE_CHECKING:
+    from evo_agent.agent import Agent
+    from evo_agent.agent.permissions import PermissionGate
+    from evo_agent.session import LiveSessionStore
+    from evo_agent.tools.sandbox import Sandbox
+
+    from .runtime import Console
 
 _PICK = "\0pick"  # `--resume` given without an id
 
@@ -231,43 +253,16 @@ def _run(argv: Sequence[str] | None = None) -> int:
     args = parse_arguments(argv)  # --help and --version end here, before the imports below
     if args.command == "sessions" or args.print_prompt is not None or not use_tui(args):
         release_tty()
-    from evo_agent.session import SessionError
-
-    failures: tuple[type[Exception], ...] = (CommandError, SessionError)
-    if args.command != "sessions":  # `sessions ...` never loads a provider
-        from evo_agent.providers import ProviderError
-
-        failures += (ProviderError,)
     try:
         if args.command == "sessions":
             return _sessions(args)
         return _agent(args)
-    except UsageError as exc:
-        print(f"evo-agent: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except failures as exc:
-        print(f"evo-agent: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
-    except KeyboardInterrupt:  # before a session exists (e.g. in the startup picker)
-        print("evo-agent: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as exc:
-        code = _signal_exit_code(exc)
+    except (Exception, KeyboardInterrupt) as exc:  # KeyboardInterrupt: before a session exists (the picker)
+        code = exit_code_of(exc)  # each failure carries its exit code (errors.py); None: a bug (its traceback helps)
         if code is None:
             raise
-        print(f"evo-agent: {exc}", file=sys.stderr)
+        print(failure_line(exc), file=sys.stderr)
         return code
-
-
-def _signal_exit_code(exc: BaseException) -> int | None:
-    """The exit code of a SignalExit (SIGTERM/SIGHUP in the startup picker), else None.
-
-    Looked up in sys.modules rather than imported: the module imports asyncio (~15 ms),
-    and only the app or the picker, which import it themselves, can raise it.
-    """
-    signals = sys.modules.get("evo_agent.ui.signals")
-    exit_type = getattr(signals, "SignalExit", None)
-    return exc.code if exit_type is not None and isinstance(exc, exit_type) else None
 
 
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -325,11 +320,11 @@ def team_source(store, project_dir: Path):  # noqa: ANN001, ANN201
     return lambda: team_sessions(project_dir)
 
 
-def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: str | None = None) -> int:  # noqa: ANN001
-    """The app; SIGTERM and SIGHUP end it from inside its event loop (see ui/app.py)."""
+def _run_app(agent, store, *, initial_prompt: str | None = None, resumed_from: str | None = None) -> int:  # noqa: ANN001
+    """The interactive app until the user leaves; SIGTERM and SIGHUP end it from inside its event loop (ui/app.py)."""
     from evo_agent.ui.app import run_app
 
-    from .runtime import EXIT_HANGUP, EXIT_INTERRUPTED, Terminated
+    from .runtime import Terminated
 
     try:
         return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from,
@@ -337,20 +332,65 @@ def run_tui(agent, store, *, initial_prompt: str | None = None, resumed_from: st
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
     except Terminated as exc:
-        return exc.code
+        return exc.exit_code
     except OSError:  # the terminal went away under the app (EIO): leave as on SIGHUP
         return EXIT_HANGUP
 
 
 def _agent(args: argparse.Namespace) -> int:
-    from evo_agent.agent import Agent, default_compact_threshold, history_exceeds
-    from evo_agent.providers import ProviderError, choose_provider_name, make_provider
-    from evo_agent.safe_text import terminal_safe
+    """`evo-agent [PROMPT]`, `-p`, `--resume`, `-c`: four steps, each refusing with one line before the next starts."""
+    launch = _check_arguments(args)
+    source = _choose_source(launch)
+    if source is None:  # Esc in the picker: nothing to do, and nothing went wrong
+        launch.console.line("No session chosen; nothing was resumed.")
+        return EXIT_OK
+    agent = _open_session(launch, source)
+    return _run_front_end(launch, agent, source.id)
 
-    from .repl import Repl, restored_view, resumed_line
-    from .runtime import Console, Signals, finish, hard_exit_if_stuck
-    from .sessions.listing import pick_session
-    from .trust import allow_foreign, live_note
+
+@dataclass
+class _Launch:
+    """What step 1 checked (the arguments and the environment) and opened (the project's store)."""
+
+    args: argparse.Namespace
+    print_mode: bool
+    stdin_tty: bool
+    project_dir: Path
+    prompt: str | None  # -p's prompt (piped stdin appended), or the interactive session's first one
+    compact_chars: int | None  # EVO_AGENT_COMPACT_CHARS; None: the default
+    provider_name: str
+    provider_notice: str | None  # e.g. "no API key: the demo provider"
+    gate: PermissionGate
+    sandbox: Sandbox | None
+    store: LiveSessionStore  # or the team store's subclass of it (sync/hooks.py)
+    console: Console
+
+    @property
+    def app(self) -> bool:
+        """The interactive app (TUI) runs, rather than print mode or the line REPL."""
+        return not self.print_mode and use_tui(self.args)
+
+    def notify(self, text: str) -> None:
+        """A line for the user: on stderr in print mode (stdout is the answer), else on stdout."""
+        (self.console.err_line if self.print_mode else self.console.line)(text)
+
+
+@dataclass
+class _Source:
+    """The session a run continues (step 2)."""
+
+    id: str | None = None  # None: a new session
+    foreign_ok: bool = False  # recorded elsewhere, and the user confirmed resuming it
+
+
+def _check_arguments(args: argparse.Namespace) -> _Launch:
+    """Step 1: the arguments and the environment, checked before anything is read or created; then the store."""
+    from evo_agent.providers import ProviderError, choose_provider_name
+    from evo_agent.session.store import SESSIONS_SUBDIR
+    from evo_agent.session.trust import check_sessions_dir
+    from evo_agent.sync.hooks import session_store
+
+    from .runtime import Console
 
     print_mode = args.print_prompt is not None
     _check_mode_arguments(args, print_mode)
@@ -358,123 +398,124 @@ def _agent(args: argparse.Namespace) -> int:
     compact_chars = compact_threshold(os.environ)
     project_dir = _project_dir(args)
     redact = redaction_enabled(os.environ)
-    initial_prompt = None
-    if print_mode:
-        args.print_prompt = print_prompt_text(args, None if stdin_tty else sys.stdin)
-    elif args.prompt is not None:
-        initial_prompt = _valid_text(args.prompt)
-        if not initial_prompt.strip():
-            raise UsageError("the prompt is empty")
-
+    prompt = _session_prompt(args, print_mode, stdin_tty)
     try:
-        name, notice = choose_provider_name(args.provider, os.environ)
+        provider_name, provider_notice = choose_provider_name(args.provider, os.environ)
     except ProviderError as exc:  # an unknown provider name is a usage error
         raise UsageError(str(exc)) from None
     # Before anything is read from `.evo-agent` (settings.json too): a symlinked or foreign-owned one is one line.
-    from evo_agent.session.store import SESSIONS_SUBDIR
-    from evo_agent.session.trust import check_sessions_dir
-
     dir_notice = check_sessions_dir(project_dir, project_dir / SESSIONS_SUBDIR)
     gate, settings = permission_gate(args, project_dir, os.environ)
     sandbox = sandbox_for(args, settings, project_dir)
-    from evo_agent.sync.hooks import session_store, start_agent_sync, stop_agent_sync
-
     # holds the live session's lock (`sessions rm/prune` leave it alone); fetches from the team store when configured
     store = session_store(project_dir, redact=redact)
     console = Console()
-    notify = console.err_line if print_mode else console.line
     if dir_notice:
         console.err_line(dir_notice)
+    return _Launch(args, print_mode, stdin_tty, project_dir, prompt, compact_chars, provider_name, provider_notice,
+                   gate, sandbox, store, console)
 
-    # Which session to continue, if any — checked before anything is created.
-    source: str | None = None
+
+def _session_prompt(args: argparse.Namespace, print_mode: bool, stdin_tty: bool) -> str | None:
+    """-p's prompt with what was piped in, or `evo-agent PROMPT`'s; UsageError when it is empty."""
+    if print_mode:
+        return print_prompt_text(args, None if stdin_tty else sys.stdin)
+    if args.prompt is None:
+        return None
+    prompt = _valid_text(args.prompt)
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    return prompt
+
+
+def _choose_source(launch: _Launch) -> _Source | None:
+    """Step 2: the session to continue (-c, --resume ID, the picker), or none; None when the user chose none.
+
+    Checked before anything is created: a missing, ambiguous or refused session is one line.
+    """
+    from .trust import allow_foreign
+
+    args, store = launch.args, launch.store
     if args.continue_:
-        row = store.latest()  # never a foreign session
-        if row is None:
-            foreign = [r for r in store.newest(1) if r.foreign]
-            planted = (f" (sessions recorded elsewhere are never continued: {foreign[0].id} is "
-                       f"{terminal_safe(foreign[0].foreign)}; see evo-agent sessions list)") if foreign else ""
-            raise CommandError(f"no session to continue in {project_dir}{planted}")
-        source = row.id
-    elif args.resume == _PICK:
-        if store.latest() is None:  # reads one meta.json, not all of them: the picker lists the rest
-            raise CommandError(f"no session to resume in {project_dir}")
-
-        def read(prompt: str) -> str | None:
-            if stdin_tty:
-                try:
-                    return input(prompt)
-                except EOFError:
-                    return None
-            line = sys.stdin.readline()
-            return line.rstrip("\n") if line else None
-
-        if not print_mode and use_tui(args):
-            from evo_agent.ui.picker import run_picker
-
-            chosen = run_picker(project_dir, team=team_source(store, project_dir))
-        else:
-            chosen = pick_session(store.list(), console.line, read)
-        if chosen is None:  # Esc in the picker: nothing to do, and nothing went wrong
-            console.line("No session chosen; nothing was resumed.")
-            return 0
+        return _Source(_latest_session(launch))  # never a foreign one: nothing to confirm
+    if args.resume == _PICK:
+        chosen = _pick_session(launch)
+        if chosen is None:
+            return None
         source = store.resolve(chosen)
     elif args.resume is not None:
         source = store.resolve(args.resume)
-    foreign_ok = False
-    if source is not None and not args.continue_:
-        def ask(prompt: str) -> str | None:
-            try:
-                return input(prompt)
-            except EOFError:
-                return None
+    else:
+        return _Source()
+    interactive = not launch.print_mode and launch.stdin_tty
+    return _Source(source, allow_foreign(store, source, interactive=interactive, ask=_ask))
 
-        foreign_ok = allow_foreign(store, source, interactive=not print_mode and stdin_tty, ask=ask)
 
-    provider = make_provider(name, args.model or os.environ.get("EVO_AGENT_MODEL"))
+def _latest_session(launch: _Launch) -> str:
+    """-c: the most recently updated session of this user here; CommandError when there is none."""
+    from evo_agent.safe_text import terminal_safe
+
+    row = launch.store.latest()  # never a foreign session
+    if row is not None:
+        return row.id
+    foreign = [r for r in launch.store.newest(1) if r.foreign]
+    planted = (f" (sessions recorded elsewhere are never continued: {foreign[0].id} is "
+               f"{terminal_safe(foreign[0].foreign)}; see evo-agent sessions list)") if foreign else ""
+    raise CommandError(f"no session to continue in {launch.project_dir}{planted}")
+
+
+def _pick_session(launch: _Launch) -> str | None:
+    """--resume without an id: the picker in the app, a numbered list otherwise; None when none was chosen."""
+    from .sessions.listing import pick_session
+
+    store = launch.store
+    if store.latest() is None:  # reads one meta.json, not all of them: the picker lists the rest
+        raise CommandError(f"no session to resume in {launch.project_dir}")
+    if launch.app:
+        from evo_agent.ui.picker import run_picker
+
+        return run_picker(launch.project_dir, team=team_source(store, launch.project_dir))
+
+    def read(prompt: str) -> str | None:
+        if launch.stdin_tty:
+            return _ask(prompt)
+        line = sys.stdin.readline()
+        return line.rstrip("\n") if line else None
+
+    return pick_session(store.list(), launch.console.line, read)
+
+
+def _ask(prompt: str) -> str | None:
+    """A line typed at the terminal; None at EOF."""
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+
+
+def _open_session(launch: _Launch, source: _Source) -> Agent:
+    """Step 3: the provider and the session — a new one, or a copy of the source's history (a summary if oversized)."""
+    from evo_agent.agent import Agent
+    from evo_agent.agent.usage import resumed_usage
+    from evo_agent.providers import make_provider
+
+    args, store, console = launch.args, launch.store, launch.console
+    provider = make_provider(launch.provider_name, args.model or os.environ.get("EVO_AGENT_MODEL"))
     warm_up = getattr(provider, "warm_up", None)
     if warm_up is not None:
         warm_up()  # the TCP and TLS handshakes overlap loading the session
-    if notice:
-        console.err_line(notice)
-    compact_count = 0
-    resumed = None
-    oversized = False
-    if source is not None:
-        # Staged until its history is written: a copy, or (over the compaction threshold) a summary.
-        note = live_note(store, source)
-        resumed = store.resume(source, model=provider.model, provider=provider.name, before_turn=args.at,
-                               copy=False, allow_foreign=foreign_ok)
-        if note:
-            console.err_line(note)
-        loaded = resumed.loaded
-        oversized = len(loaded.messages) >= 2 and history_exceeds(loaded.messages, default_compact_threshold())
-        if not oversized:
-            resumed.copy_history()
-        if args.at is not None and args.restore_files:
-            from evo_agent.agent.file_restore import pending_changes, restore_files
-
-            ask = None if print_mode or not stdin_tty else (lambda q: (input(q).strip().lower() in ("y", "yes")))
-            restore_files(pending_changes(store, source, args.at), console.err_line if print_mode else console.line,
-                          ask)
-        recorder, history = resumed.recorder, list(loaded.messages)
-        compact_count = loaded.compact_count
-        if not print_mode and not use_tui(args):  # the REPL shows the restored conversation first
-            console.write(restored_view(history, tty=stdin_tty and _isatty(sys.stdout)))
-        if print_mode or not use_tui(args):  # the app shows the restored conversation, then this line
-            notify(resumed_line(source, len(history), recorder.session_id))
-        if loaded.warning:
-            console.err_line(loaded.warning)
+    if launch.provider_notice:
+        console.err_line(launch.provider_notice)
+    resumed, oversized = _restore(launch, source, provider) if source.id is not None else (None, False)
+    if resumed is not None:
+        recorder, history, compact_count = resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count
     else:
-        recorder, history = store.create(model=provider.model, provider=provider.name), []
-
-    from evo_agent.agent.loop import resumed_usage
-
-    agent = Agent(provider=provider, recorder=recorder, project_dir=project_dir, store=store, history=history,
-                  compact_count=compact_count, compact_threshold=compact_chars, permissions=gate, sandbox=sandbox,
-                  usage=resumed_usage(store, source) if source is not None else None)
+        recorder, history, compact_count = store.create(model=provider.model, provider=provider.name), [], 0
+    agent = Agent(provider=provider, recorder=recorder, project_dir=launch.project_dir, store=store, history=history,
+                  compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
+                  sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None)
     if resumed is not None and oversized:
-        _compact_restored(agent, resumed, notify, console)
+        _compact_restored(agent, resumed, launch.notify, console)
     if args.at is not None:
         agent.hold_conversation()  # a rewind: the exit hint names it, not its source
     if args.name is not None:
@@ -482,23 +523,67 @@ def _agent(args: argparse.Namespace) -> int:
             agent.rename(args.name)
         except ValueError as exc:
             raise UsageError(f"--name: {exc}") from None
-    if gate.mode == "bypass":
+    if launch.gate.mode == "bypass":
         console.err_line(BYPASS_WARNING)
-    sync = start_agent_sync(agent, store)  # None unless EVO_AGENT_SYNC_URL: then each turn is pushed off its path
+    return agent
+
+
+def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN202 - (ResumedSession, oversized)
+    """The new session resumed from `source`, staged until its history is written: a copy, or (over the
+    compaction threshold) a summary, which `_compact_restored` writes once the agent exists."""
+    from evo_agent.agent import default_compact_threshold, history_exceeds
+
+    from .repl import restored_view, resumed_line
+    from .trust import live_note
+
+    args, store, console = launch.args, launch.store, launch.console
+    note = live_note(store, source.id)
+    resumed = store.resume(source.id, model=provider.model, provider=provider.name, before_turn=args.at,
+                           copy=False, allow_foreign=source.foreign_ok)
+    if note:
+        console.err_line(note)
+    loaded = resumed.loaded
+    oversized = len(loaded.messages) >= 2 and history_exceeds(loaded.messages, default_compact_threshold())
+    if not oversized:
+        resumed.copy_history()
+    if args.at is not None and args.restore_files:
+        from evo_agent.agent.file_restore import pending_changes, restore_files
+
+        ask = None if launch.print_mode or not launch.stdin_tty else (
+            lambda q: (input(q).strip().lower() in ("y", "yes")))
+        restore_files(pending_changes(store, source.id, args.at), launch.notify, ask)
+    if not launch.print_mode and not launch.app:  # the REPL shows the restored conversation first
+        console.write(restored_view(loaded.messages, tty=launch.stdin_tty and _isatty(sys.stdout)))
+    if not launch.app:  # the app shows the restored conversation, then this line
+        launch.notify(resumed_line(source.id, len(loaded.messages), resumed.recorder.session_id))
+    if loaded.warning:
+        console.err_line(loaded.warning)
+    return resumed, oversized
+
+
+def _run_front_end(launch: _Launch, agent: Agent, source: str | None) -> int:
+    """Step 4: print mode, the app or the REPL until the user leaves; the exit hint is the last line."""
+    from evo_agent.sync.hooks import start_agent_sync, stop_agent_sync
+
+    from .repl import Repl
+    from .runtime import Signals, finish, hard_exit_if_stuck
+
+    console = launch.console
+    sync = start_agent_sync(agent, launch.store)  # None unless EVO_AGENT_SYNC_URL: then each turn is pushed
     signals = Signals(console)
     signals.install()
     code = EXIT_FAILURE
     try:
-        if print_mode:
-            code = _print_mode(agent, args.print_prompt, console, signals, args.output_format or "text")
-        elif use_tui(args):
-            code = run_tui(agent, store, initial_prompt=initial_prompt, resumed_from=source)
+        if launch.print_mode:
+            code = _print_mode(agent, launch.prompt or "", console, signals, launch.args.output_format or "text")
+        elif launch.app:
+            code = _run_app(agent, launch.store, initial_prompt=launch.prompt, resumed_from=source)
         else:
-            code = Repl(agent, store, console, signals, tty=stdin_tty).run(initial_prompt=initial_prompt)
+            code = Repl(agent, launch.store, console, signals, tty=launch.stdin_tty).run(initial_prompt=launch.prompt)
     finally:
         signals.exiting = True
         stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
-        finish(agent, console, to_stderr=print_mode or not _isatty(sys.stdout))  # stdout stays the answer
+        finish(agent, console, to_stderr=launch.print_mode or not _isatty(sys.stdout))  # stdout stays the answer
     release_tty()
     hard_exit_if_stuck(code)
     return code
@@ -576,7 +661,7 @@ def compact_threshold(environ) -> int | None:  # noqa: ANN001 - a Mapping[str, s
 def _print_mode(agent, prompt: str, console, signals, output_format: str = "text") -> int:  # noqa: ANN001
     """One turn to completion; stdout gets the answer as `output_format` says (print_output.py)."""
     from .print_output import PrintOutput
-    from .runtime import EXIT_INTERRUPTED, Terminated, crash_line, run_turn
+    from .runtime import Terminated, crash_line, run_turn
 
     output = PrintOutput(output_format, agent, console)
     try:
@@ -588,7 +673,7 @@ def _print_mode(agent, prompt: str, console, signals, output_format: str = "text
     except Terminated as exc:
         console.error(exc.what)
         output.failure(exc.what, "error_interrupted")
-        return exc.code
+        return exc.exit_code
     if outcome.error is not None:
         console.error(str(outcome.error))
         output.failure(str(outcome.error))

@@ -17,9 +17,8 @@ from evo_agent.session import SessionError, SessionStore
 from evo_agent.ui.commands import help_text, lookup
 
 from .approvals import ReplApprovals
-from .errors import CommandError
+from .errors import EXIT_INTERRUPTED, CommandError
 from .runtime import (
-    EXIT_INTERRUPTED,
     Console,
     Signals,
     Terminated,
@@ -181,7 +180,7 @@ class Repl:
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
         except Terminated as exc:
-            return exc.code
+            return exc.exit_code
         finally:
             self.approvals.closed = True
 

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from evo_agent.agent import Agent, CompactionFailed
+from evo_agent.agent import Agent, CompactionFailed, CompactResult, TurnCallbacks, TurnResult
 from evo_agent.providers import ProviderError
 from evo_agent.session import find_project_dir
 
-from .errors import EXIT_HANGUP, EXIT_INTERRUPTED, EXIT_TERMINATED  # noqa: F401 - re-exported for callers
+from .errors import EXIT_HANGUP, EXIT_TERMINATED
 
 EXIT_GRACE_S = 5.0
 
@@ -39,12 +39,12 @@ EXIT_GRACE_S = 5.0
 class Terminated(BaseException):
     """SIGTERM or SIGHUP arrived: leave like on Ctrl+C (a BaseException so `except Exception` lets it pass).
 
-    `code` is the exit code (143 for SIGTERM, 129 for SIGHUP), `what` the word for the one-line notice.
+    `exit_code` is 143 for SIGTERM, 129 for SIGHUP (cli/errors.py), `what` the word for the one-line notice.
     """
 
-    def __init__(self, code: int = EXIT_TERMINATED, what: str = "terminated") -> None:
+    def __init__(self, exit_code: int = EXIT_TERMINATED, what: str = "terminated") -> None:
         super().__init__(what)
-        self.code = code
+        self.exit_code = exit_code
         self.what = what
 
 
@@ -144,7 +144,6 @@ class Signals:
         self.exiting = False
         self.asking = False  # a question is on screen in the main thread: Ctrl+C answers it ("no")
         self.console = console
-        self._previous: dict[int, Any] = {}
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -152,19 +151,11 @@ class Signals:
         pairs = [(signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)]
         if hasattr(signal, "SIGHUP"):  # the terminal went away: leave like on SIGTERM, exit 129
             pairs.append((signal.SIGHUP, self._on_sighup))
-        for signum, handler in pairs:
-            try:
-                self._previous[signum] = signal.signal(signum, handler)
-            except (ValueError, OSError):
-                pass
-
-    def restore(self) -> None:
-        for signum, handler in self._previous.items():
+        for signum, handler in pairs:  # for the rest of the process: nothing puts the old ones back
             try:
                 signal.signal(signum, handler)
-            except (ValueError, OSError, TypeError):
+            except (ValueError, OSError):
                 pass
-        self._previous.clear()
 
     def _on_sigint(self, signum: int, frame: Any) -> None:
         if self.exiting:
@@ -190,7 +181,7 @@ class Signals:
 
 @dataclass
 class Outcome:
-    result: Any = None  # a TurnResult for a turn, a CompactResult for /compact
+    result: TurnResult | CompactResult | None = None  # a TurnResult for a turn, a CompactResult for /compact
     error: ProviderError | CompactionFailed | None = None
     crash: BaseException | None = None
 
@@ -198,23 +189,26 @@ class Outcome:
 _running: set[threading.Event] = set()  # "done" events of turns whose thread has not finished
 
 
-def run_turn(agent: Agent, prompt: str, callbacks: Any, signals: Signals,
+def run_turn(agent: Agent, prompt: str, callbacks: TurnCallbacks, signals: Signals,
              service: Callable[[], None] | None = None) -> Outcome:
     """Run one turn in a worker thread; KeyboardInterrupt/Terminated propagate (meaning: exit).
 
     `service` runs in the main thread while it waits (the REPL answers approval requests there).
     """
-    return run_in_worker(lambda cancel: agent.run_turn(prompt, callbacks, cancel), signals, service)
+    return run_interruptible(lambda cancel: agent.run_turn(prompt, callbacks, cancel), signals, service)
 
 
 def run_compact(agent: Agent, focus: str | None, signals: Signals) -> Outcome:
     """`/compact [focus]` in a worker thread, interruptible like a turn; failures land in `error`."""
-    return run_in_worker(lambda cancel: agent.compact(focus, cancel), signals)
+    return run_interruptible(lambda cancel: agent.compact(focus, cancel), signals)
 
 
-def run_in_worker(work_fn: Callable[[threading.Event], Any], signals: Signals,
-                  service: Callable[[], None] | None = None) -> Outcome:
-    """Run `work_fn(cancel)` in a worker thread while the main thread stays ready for signals.
+def run_interruptible(work_fn: Callable[[threading.Event], Any], signals: Signals,
+                      service: Callable[[], None] | None = None) -> Outcome:
+    """Run `work_fn(cancel)` (a turn, a /compact) in a worker thread while the main thread stays ready for signals.
+
+    Ctrl+C sets `cancel` (Signals); an exit (a second Ctrl+C, SIGTERM) cancels the work, waits up to
+    EXIT_GRACE_S for it to record what it was doing, and propagates.
 
     The main thread waits on an Event, not on Thread.join: a signal handler that
     raises inside join() makes CPython 3.11 believe the thread has ended.

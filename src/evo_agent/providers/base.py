@@ -9,12 +9,27 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+# Why an answer ended (ModelResponse.stop_reason): every provider says it in the Messages API's words.
+END_TURN = "end_turn"  # the model finished
+TOOL_USE = "tool_use"  # the model waits for tool results
+MAX_TOKENS = "max_tokens"  # cut at the request's max_tokens (OpenAI: finish_reason "length")
+REFUSAL = "refusal"  # refused (OpenAI: "content_filter")
+CONTEXT_FULL = "model_context_window_exceeded"  # cut because the context window is full (Anthropic)
+
+# A tool_use input that was not one JSON object (cut mid-call, or malformed) is stored as
+# {INVALID_ARGUMENTS_KEY: "<raw text>"}: the history stays valid and the tool runner says so.
+INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
 
 
 @dataclass
 class ModelResponse:
-    """One model turn: the assistant message in request-param shape plus usage."""
+    """One model turn: the assistant message in request-param shape plus usage.
+
+    `stop_reason` is one of the constants above (an unknown one passes through as the API said
+    it; None when the API said nothing); `cut_short` is what a front end tells the user about.
+    """
 
     message: dict  # {"role": "assistant", "content": [block, ...]}
     input_tokens: int = 0
@@ -22,6 +37,19 @@ class ModelResponse:
     cache_creation_input_tokens: int | None = None
     cache_read_input_tokens: int | None = None
     stop_reason: str | None = None
+
+    @property
+    def cut_short(self) -> bool:
+        """The answer was cut before the model finished it: its end (text, a tool call's input) is missing."""
+        return self.stop_reason in (MAX_TOKENS, CONTEXT_FULL)
+
+    def cut_notice(self, max_tokens: int) -> str | None:
+        """The one line a user is told when the answer was cut (None when it was not)."""
+        if self.stop_reason == MAX_TOKENS:
+            return f'the answer was cut at the {max_tokens}-token limit (max_tokens); send "continue" for the rest'
+        if self.stop_reason == CONTEXT_FULL:
+            return "the answer was cut: the conversation fills the model's context window; run /compact"
+        return None
 
 
 @dataclass
@@ -33,6 +61,16 @@ class StreamCallbacks:
     on_tool_use_start: Callable[[str, str], None] | None = None  # (tool_use_id, name)
     # e.g. "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5"
     on_retry: Callable[[str], None] | None = None
+
+    def show(self, events: list[tuple[str, Any]]) -> None:
+        """Pass a stream assembler's events on: ("text", str), ("thinking", str), ("tool_use", (id, name))."""
+        for kind, value in events:
+            if kind == "text" and self.on_text:
+                self.on_text(value)
+            elif kind == "thinking" and self.on_thinking:
+                self.on_thinking(value)
+            elif kind == "tool_use" and self.on_tool_use_start:
+                self.on_tool_use_start(*value)
 
 
 def one_line(text: object, limit: int = 300) -> str:

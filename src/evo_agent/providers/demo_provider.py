@@ -21,9 +21,18 @@ import json
 import re
 import threading
 
-from .base import ModelResponse, ProviderCancelled, StreamCallbacks
+from evo_agent.session.messages import (
+    content_blocks,
+    content_text,
+    text_block,
+    tool_names_by_id,
+    tool_result_text,
+    tool_results,
+)
 
-DEFAULT_MODEL = "demo"
+from .base import END_TURN, TOOL_USE, ModelResponse, ProviderCancelled, StreamCallbacks
+from .registry import default_model
+
 DEMO_LABEL = "[demo provider — offline, no model is called]"
 SUMMARY_LINES = 8
 LINE_CHARS = 200
@@ -61,19 +70,8 @@ def _unquote(value: str) -> str:
     return value
 
 
-def _blocks(content: object) -> list[dict]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
 def _text_of(content: object) -> str:
-    return "\n".join(b.get("text", "") for b in _blocks(content) if b.get("type") == "text").strip()
-
-
-def _result_text(block: dict) -> str:
-    content = block.get("content", "")
-    return content if isinstance(content, str) else _text_of(content)
+    return content_text(content, "\n").strip()
 
 
 def _head(text: str) -> str:
@@ -100,7 +98,7 @@ class DemoProvider:
     name = "demo"
 
     def __init__(self, model: str | None = None) -> None:
-        self.model = model or DEFAULT_MODEL
+        self.model = model or default_model(self.name)
 
     def complete(
         self,
@@ -122,7 +120,7 @@ class DemoProvider:
             text = f"{DEMO_LABEL}\n{text}" if text else DEMO_LABEL
 
         digest = hashlib.sha256(_dumps(messages).encode()).hexdigest()[:6]
-        content: list[dict] = [{"type": "text", "text": text}] if text else []
+        content: list[dict] = [text_block(text)] if text else []
         for i, (name, tool_input) in enumerate(uses):
             tool_id = f"toolu_demo_{len(messages):04d}_{i}_{digest}"
             content.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
@@ -140,7 +138,7 @@ class DemoProvider:
             message={"role": "assistant", "content": content},
             input_tokens=len(_dumps(messages)) // 4,
             output_tokens=max(1, len(_dumps(content)) // 4),
-            stop_reason="tool_use" if uses else "end_turn",
+            stop_reason=TOOL_USE if uses else END_TURN,
         )
 
     # ------------------------------------------------------------------ the "model"
@@ -148,8 +146,7 @@ class DemoProvider:
         last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"), None)
         if last is None:
             return HELP, []
-        blocks = _blocks(last.get("content"))
-        results = [b for b in blocks if b.get("type") == "tool_result"]
+        results = tool_results(last)
         if results:
             return self._summarise_results(messages, results), []
         prompt = _text_of(last.get("content"))
@@ -161,16 +158,11 @@ class DemoProvider:
         return self._understand(prompt, tool_names)
 
     def _summarise_results(self, messages: list[dict], results: list[dict]) -> str:
-        names: dict[str, tuple[str, dict]] = {}
-        for message in messages:
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                for b in _blocks(message.get("content")):
-                    if b.get("type") == "tool_use":
-                        names[b.get("id")] = (b.get("name", "tool"), b.get("input") or {})
+        names = tool_names_by_id(messages)
         parts = []
         for block in results:
-            name, _ = names.get(block.get("tool_use_id"), ("tool", {}))
-            output = _result_text(block).strip()
+            name = names.get(block.get("tool_use_id"), "tool")
+            output = tool_result_text(block).strip()
             if block.get("is_error"):
                 parts.append(f"The `{name}` tool reported an error:\n{_head(output or '(no details)')}")
             elif not output:
@@ -202,7 +194,7 @@ class DemoProvider:
         for message in messages:
             if not isinstance(message, dict):
                 continue
-            for b in _blocks(message.get("content")):
+            for b in content_blocks(message.get("content")):
                 if message.get("role") == "user" and b.get("type") == "text" and b.get("text"):
                     first = b["text"].strip().splitlines()[0] if b["text"].strip() else ""
                     if first and not first.startswith("<previous-conversation-summary>"):

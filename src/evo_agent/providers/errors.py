@@ -4,6 +4,10 @@
     failure_line(label, failure, attempts)
         -> "Anthropic API error 401 (authentication_error): ...; check ANTHROPIC_API_KEY"
     retry_notice(label, retry)               -> "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5"
+
+`failure_line` is the one place that says why a request failed: an HTTP failure (http_client's
+types), an error the server reported inside a 200 stream (StreamError), an answer that is not
+what the API sends (BadAnswer), or anything else (named by its type, never a traceback).
 """
 
 from __future__ import annotations
@@ -17,6 +21,19 @@ from .http_client import ConnectError, HTTPFailure, Retry, StatusError, StreamBr
 
 _TOO_LONG = ("prompt is too long", "context_length_exceeded", "maximum context length", "context length",
              "too many tokens", "request too large", "too large")
+
+
+class StreamError(Exception):
+    """An error the server reported inside a 200 stream (e.g. overloaded_error mid-answer)."""
+
+    def __init__(self, kind: str | None, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+class BadAnswer(Exception):
+    """The server answered, but not as the API does; the text completes "the <API> at <url> ..."."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +68,16 @@ def error_detail(body: Any, reason: str = "") -> tuple[str, str | None]:
     if not message:
         message = reason or "no details"
     return str(message), (str(kind) if kind not in (None, "") else None)
+
+
+def error_words(failure: BaseException) -> str:
+    """What an error answer says (message, kind, the parameter it names), lower-cased: to recognise a refusal."""
+    if isinstance(failure, StatusError):
+        message, kind = error_detail(failure.body, failure.reason)
+        inner = failure.body.get("error", failure.body) if isinstance(failure.body, dict) else None
+        param = inner.get("param") if isinstance(inner, dict) else None
+        return f"{message} {kind or ''} {param or ''}".lower()
+    return str(failure).lower()
 
 
 def is_too_long(status: int | None, message: str) -> bool:
@@ -88,7 +115,11 @@ def status_line(label: ApiLabel, status: int | None, kind: str | None, message: 
 
 
 def failure_line(label: ApiLabel, failure: BaseException, attempts: int = 1) -> str:
-    """One line for a failed request (no traceback, no repr)."""
+    """Why a request failed, in one line (no traceback, no repr); `attempts` counts the retries made."""
+    if isinstance(failure, StreamError):
+        return status_line(label, None, failure.kind, failure.message)
+    if isinstance(failure, BadAnswer):
+        return one_line(f"the {label.name} at {label.base_url} {failure}")
     if isinstance(failure, StatusError):
         message, kind = error_detail(failure.body, failure.reason)
         return status_line(label, failure.status, kind, message, attempts)

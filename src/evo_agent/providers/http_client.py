@@ -38,6 +38,7 @@ CONNECT_TIMEOUT = 10.0
 DEFAULT_TIMEOUT = 600.0
 MAX_RETRY_AFTER = 60.0  # a longer retry-after is not waited for: backoff instead
 MAX_BACKOFF = 8.0
+DEFAULT_MAX_RETRIES = 4  # after the first try: five attempts in all
 USER_AGENT = f"evo-agent/{__version__}"
 
 
@@ -260,7 +261,7 @@ class Response:
 class Client:
     """POSTs to one base URL; thread safe (subagents call from their own threads)."""
 
-    def __init__(self, base_url: str, *, timeout: float | None = None, max_retries: int = 4,
+    def __init__(self, base_url: str, *, timeout: float | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
                  headers: dict[str, str] | None = None) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -44,6 +44,20 @@ from .inspect import (
     sidechain_paths,
 )
 from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
+from .messages import (
+    blocks,
+    content_blocks,
+    content_text,
+    has_tool_results,
+    text_block,
+    text_of,
+    tool_names_by_id,
+    tool_result_block,
+    tool_result_text,
+    tool_results,
+    tool_uses,
+    tool_uses_by_id,
+)
 from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta
 from .project import Worktree, find_project_dir, git_branch_of, git_worktree_root, git_worktrees
 from .recorder import Recorder, SidechainRecorder, now_iso
@@ -65,4 +79,6 @@ __all__ = [
     "read_records", "sidechain_paths",
     "LiveLock", "LiveSessionStore", "Liveness", "SessionInUse", "held_for_removal", "probe_live",
     "ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids",
+    "blocks", "content_blocks", "content_text", "has_tool_results", "text_block", "text_of", "tool_names_by_id",
+    "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id",
 ]

@@ -171,6 +171,9 @@ def held_for_removal(session_dir: Path | str) -> Iterator[None]:
 class LiveSessionStore(SessionStore):
     """A SessionStore whose process holds the lock of the session it created last.
 
+    Why a second class: only a process that writes a session (the agent: print mode, the REPL,
+    the app) should lock one; a SessionStore that lists, shows or removes sessions must not.
+
     One process, one live session: creating (or resuming into) a new session
     releases the previous one's lock, which is what `/clear` and `/resume ID`
     mean. The lock is taken before `session_start` is written, so no record

@@ -98,6 +98,12 @@ class ResumedSession:
 class SessionStore:
     """The sessions of one project.
 
+    Why two store classes: this one creates, lists, resumes and removes sessions but holds no
+    lock, so the commands that work on sessions from outside (`sessions list/show/rm/import…`,
+    the picker, another worktree's sessions, the team store's import) use it beside a running
+    agent without claiming any session. `LiveSessionStore` (live.py) is the one a running agent
+    uses: it also holds the lock of the session it writes, so `sessions rm/prune` leave that one alone.
+
     `write_back=False` makes listing read-only (it still catches up in
     memory): for looking at someone else's sessions without touching them.
     `redact=False` writes secret shapes to disk as they are (see redact.py).

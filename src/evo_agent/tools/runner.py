@@ -64,7 +64,7 @@ def validate_input(tool: Tool, tool_input: object) -> tuple[dict | None, str | N
 
 
 # A provider that received arguments which were not one JSON object stores them
-# under this key (see providers/openai_provider.py), so the history stays valid.
+# under this key (see providers/base.py), so the history stays valid.
 INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
 
 

@@ -27,7 +27,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from prompt_toolkit.application import Application
@@ -54,11 +53,11 @@ from .bridge import AgentLike
 from .commands import complete as complete_command
 from .commands import help_text, lookup
 from .picker import TeamSource
-from .signals import exit_on_signals
+from .signals import EXIT_HANGUP, EXIT_INTERRUPTED, exit_on_signals
 from .stream import MarkdownStream
 from .transcript_view import history_renderables
 
-__all__ = ["AgentApp", "run_app", "run_tui", "KEYS_HELP", "EXIT_GRACE_S"]
+__all__ = ["AgentApp", "run_app", "KEYS_HELP", "EXIT_GRACE_S"]
 
 KEYS_HELP = """\
 Keys:
@@ -70,7 +69,6 @@ Keys:
 DOUBLE_CTRL_C_SECONDS = 2.0
 EXIT_GRACE_S = 5.0          # how long an interrupted turn may take to record itself on the way out
 TICK_S = 0.12               # spinner and elapsed-time refresh while the agent works
-EXIT_INTERRUPTED, EXIT_HANGUP = 130, 129
 
 STYLE = Style.from_dict({
     "rule": "fg:ansibrightblack",
@@ -929,17 +927,15 @@ def resumed_line(source: str, restored: int, new_id: str) -> str:
 
 
 def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,
-            resumed_from: str | None = None, project_dir: Path | None = None, team: TeamSource | None = None) -> int:
-    """The interactive app with ↑ history of the project; returns 0, 130 or 128 + a signal.
+            resumed_from: str | None = None, team: TeamSource | None = None) -> int:
+    """The interactive app with ↑ history of the agent's project; returns 0, 130 or 128 + a signal.
 
     `team` (given when a team store is configured) lists the team's sessions in `/resume`'s picker (Tab).
     """
     from .prompt_history import ProjectHistory, history_path
 
-    history = ProjectHistory(history_path(project_dir or agent.project_dir))
+    history = ProjectHistory(history_path(agent.project_dir))
     app = AgentApp(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from, history=history,
                    team=team)
     return app.run()
 
-
-run_tui = run_app  # the name cli/main.py used for the Textual app

@@ -1,7 +1,7 @@
 """The narrow interface between the TUI and the agent loop.
 
-The TUI never imports the agent: it drives any object that looks like
-`AgentLike`. `run_turn` runs in a worker thread and reports what happens
+The TUI does not depend on the `Agent` class: it drives any object that looks
+like `AgentLike`. `run_turn` runs in a worker thread and reports what happens
 through `TurnCallbacks`, whose methods are safe to call from that thread
 (the TUI forwards each call to its event loop). A turn ends when `run_turn`
 returns; it should return soon after `cancel` is set (the user pressed
@@ -19,39 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+# The one definition of what a turn calls on its front end (and the optional on_approval,
+# on_nested_tool_start/end) lives with the agent, typed; the app implements it.
+from evo_agent.agent.callbacks import TurnCallbacks
+
 __all__ = ["AgentLike", "TurnCallbacks"]
-
-
-@runtime_checkable
-class TurnCallbacks(Protocol):
-    """What a turn reports, in order. All methods may be called from any thread."""
-
-    def on_text(self, text: str) -> None:
-        """A fragment of the model's visible text (stream deltas, or a whole block at once)."""
-
-    def on_thinking(self, text: str) -> None:
-        """A fragment of the model's thinking, when it sends any."""
-
-    def on_tool_start(self, tool_id: str, name: str, input: dict[str, Any]) -> None:
-        """A tool call is about to run (`tool_id` is the tool_use id)."""
-
-    def on_tool_end(self, tool_id: str, result_text: str, is_error: bool, duration: float) -> None:
-        """The tool call `tool_id` finished after `duration` seconds."""
-
-    def on_notice(self, text: str) -> None:
-        """A one-line system notice (compaction happened, a write failed, a retry...)."""
-
-    # Optional: `on_nested_tool_start(parent_id, tool_id, name, input)` and
-    # `on_nested_tool_end(parent_id, tool_id, result_text, is_error, duration)`: a subagent's tool calls
-    # (agent/subagents.py NestedCallbacks), shown under the `task` call `parent_id`. Retries of the model
-    # call arrive as `on_notice` texts containing "retrying" (providers/http_client.py); the app shows them
-    # in its activity line instead of printing them.
-    #
-    # Optional (issue #15): `on_approval(request: ApprovalRequest) -> ApprovalDecision`, from
-    # `evo_agent.tools.approval`. Called from the worker thread when a tool call needs the user's
-    # approval; blocks until the user answers (Esc/Ctrl+C mean "no"). A front end without it
-    # cannot ask, and the call is refused as in print mode. Not declared here so that existing
-    # callbacks objects keep satisfying the runtime-checkable Protocol.
 
 
 @runtime_checkable

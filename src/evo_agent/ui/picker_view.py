@@ -20,7 +20,6 @@ import asyncio
 import errno
 import os
 import select
-import signal
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -40,9 +39,7 @@ from evo_agent.session import SessionInfo, SessionStore
 
 from . import picker as text
 from .picker_search import ContentMatch, ContentSearch
-from .signals import EXIT_SIGNALS, SignalExit
-
-HANGUP_CODE = 128 + getattr(signal, "SIGHUP", 1)
+from .signals import EXIT_HANGUP, EXIT_SIGNALS, SignalExit
 
 STYLE = Style.from_dict({
     "title": "bold",
@@ -497,7 +494,7 @@ class PickerView:
         the app around it) goes where it went before."""
         exc = context.get("exception")
         if isinstance(exc, OSError) and exc.errno in (errno.EIO, errno.ENXIO):
-            self._leave(HANGUP_CODE)
+            self._leave(EXIT_HANGUP)
         elif self._previous_handler is not None:
             self._previous_handler(loop, context)
         else:
@@ -511,9 +508,9 @@ class PickerView:
         try:
             return await self.app.run_async(set_exception_handler=False, handle_sigint=False)
         except EOFError:
-            raise SignalExit(self._hangup or HANGUP_CODE) from None
+            raise SignalExit(self._hangup or EXIT_HANGUP) from None
         except OSError:
-            raise SignalExit(self._hangup or HANGUP_CODE) from None
+            raise SignalExit(self._hangup or EXIT_HANGUP) from None
         except SignalExit:
             raise
         except Exception:

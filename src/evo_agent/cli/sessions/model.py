@@ -68,7 +68,9 @@ class Other:
 
 
 @dataclass
-class ToolResult:
+class ResultView:
+    """A tool_result as the viewers show it (not `evo_agent.tools.ToolResult`, what a tool returns)."""
+
     content: object  # a string or a list of content blocks, as the API took it
     is_error: bool
     timestamp: str | None
@@ -83,7 +85,7 @@ class ToolCall:
     id: str
     name: str
     input: object
-    result: ToolResult | None = None
+    result: ResultView | None = None
     runs: list[SubagentRun] = field(default_factory=list)
 
     @property
@@ -96,7 +98,7 @@ class OrphanResult:
     """A tool_result whose call is not in this transcript (e.g. compacted away or lost to a bad line)."""
 
     tool_use_id: str
-    result: ToolResult
+    result: ResultView
 
 
 Block = Text | Other | ToolCall | OrphanResult
@@ -354,7 +356,7 @@ class _Builder:
             self.calls[call.id] = call
             blocks.append(call)
         elif btype == "tool_result":
-            result = ToolResult(block.get("content"), block.get("is_error") is True, stamp)
+            result = ResultView(block.get("content"), block.get("is_error") is True, stamp)
             call = self.calls.get(str(block.get("tool_use_id")))
             if call is not None and call.result is None:
                 call.result = result

@@ -25,6 +25,7 @@ from .model import (
     OrphanResult,
     Other,
     Restored,
+    ResultView,
     ResumeMarker,
     SessionView,
     Skipped,
@@ -32,7 +33,6 @@ from .model import (
     Text,
     Tokens,
     ToolCall,
-    ToolResult,
     Transcript,
     Turn,
 )
@@ -254,7 +254,7 @@ class HtmlRenderer:
                 f'<code class="tid">{esc(call.id)}</code></div><pre class="input">{esc(input_text(call))}</pre>'
                 f"{runs}{result}</div>")
 
-    def result(self, result: ToolResult) -> str:
+    def result(self, result: ResultView) -> str:
         text = result.text or "(empty)"
         label = "Error" if result.is_error else "Result"
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)

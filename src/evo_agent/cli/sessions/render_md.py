@@ -19,13 +19,13 @@ from .model import (
     OrphanResult,
     Other,
     Restored,
+    ResultView,
     ResumeMarker,
     SessionView,
     Skipped,
     SubagentRun,
     Text,
     ToolCall,
-    ToolResult,
     Transcript,
     Turn,
 )
@@ -145,7 +145,7 @@ class MarkdownRenderer:
             return chunks + ["*No result: the tool was interrupted, or is still running.*"]
         return chunks + self.result(call.result)
 
-    def result(self, result: ToolResult) -> list[str]:
+    def result(self, result: ResultView) -> list[str]:
         label = "Error" if result.is_error else "Result"
         return [f"{label} · {fmt_stamp(result.timestamp)}:", fence(result.text or "(empty)")]
 

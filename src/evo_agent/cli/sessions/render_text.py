@@ -21,6 +21,7 @@ from .model import (
     OrphanResult,
     Other,
     Restored,
+    ResultView,
     ResumeMarker,
     SessionView,
     Skipped,
@@ -28,7 +29,6 @@ from .model import (
     Text,
     Tokens,
     ToolCall,
-    ToolResult,
     Transcript,
     Turn,
 )
@@ -196,7 +196,7 @@ class TextRenderer:
             self.run(run, prefix + "  ")
         self.result(call.result, prefix + "  ", call)
 
-    def result(self, result: ToolResult | None, prefix: str, call: ToolCall | None) -> None:
+    def result(self, result: ResultView | None, prefix: str, call: ToolCall | None) -> None:
         if result is None:
             self.emit(prefix, self.s("… no result (the tool was interrupted, or is still running)", "red"))
             return

@@ -1,7 +1,12 @@
-"""Run the installed `evo-agent` script as a user would: a subprocess in a temporary git repo."""
+"""How tests run the `evo-agent` CLI: the installed console script as a subprocess (`Cli`), or
+`evo_agent.cli.main.main(argv)` in this process with captured streams (`InProcessCli`, like click's
+CliRunner). Both answer with a `Result` (exit code, stdout, stderr). The fixtures are in
+tests/plugins/cli.py.
+"""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -19,6 +24,7 @@ HINT_RE = re.compile(r"\AResume this session with: evo-agent --resume (\d{13}_[0
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    """This process's environment without any provider or evo-agent setting, `HOME` at `home`, no colour."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_"))}
     env.update(HOME=str(home), NO_COLOR="1", PYTHONIOENCODING="utf-8")
     env.update(extra)
@@ -49,12 +55,14 @@ class Result:
 
 
 class Cli:
+    """The real console script in `project` with `env`: what a user at a shell gets."""
+
     def __init__(self, project: Path, env: dict[str, str]) -> None:
         self.project = project
         self.env = env
         self.sessions_dir = project / ".evo-agent" / "sessions"
 
-    def run(self, *args: str, input: str | None = "", timeout: float = 60, env: dict | None = None) -> Result:
+    def run(self, *args: str, input: str | None = "", timeout: float = 60, env: dict | None = None) -> Result:  # noqa: A002
         proc = subprocess.run(
             [*COMMAND, *args], cwd=self.project, env=env or self.env, input=input,
             capture_output=True, text=True, timeout=timeout,
@@ -96,38 +104,37 @@ class Cli:
         return [r["message"] for r in self.records(sid) if r["type"] in ("user", "assistant")]
 
 
-@pytest.fixture
-def cli(project, model_server, tmp_path) -> Cli:
-    """`evo-agent` in `project`, talking to the local fake Messages API only."""
-    home = tmp_path / "home"
-    home.mkdir()
-    return Cli(project, model_server.env(clean_env(home)))
+class InProcessCli:
+    """`main(argv)` in this process: cwd `project`, environment `env`, stdin/stdout/stderr captured.
 
+    Only for what ends before a front end starts (argument checks, exit codes, `sessions` commands):
+    no terminal, no signals, and the process-wide state it touches is restored by `monkeypatch`.
+    """
 
-@pytest.fixture
-def demo_cli(project, tmp_path) -> Cli:
-    """`evo-agent` with the offline demo provider and no route to any API."""
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    return Cli(project, clean_env(home, EVO_AGENT_PROVIDER="demo", ANTHROPIC_BASE_URL="http://127.0.0.1:9"))
+    def __init__(self, project: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+        self.project = project
+        self.env = env
+        self._monkeypatch = monkeypatch
 
+    def run(self, *args: str, input: str = "") -> Result:  # noqa: A002
+        from evo_agent.cli.main import main
 
-def seed_session(project: Path, *turns: tuple[str, str], tokens: tuple[int, int] = (100, 10)) -> str:
-    """A finished session written by the session library, as the agent writes one (no CLI run needed)."""
-    from evo_agent.session import SessionStore
-
-    store = SessionStore(project, warn=lambda line: None)
-    recorder = store.create(model="claude-sonnet-4-5", provider="anthropic")
-    for prompt, answer in turns:
-        recorder.user({"role": "user", "content": prompt})
-        recorder.assistant({"role": "assistant", "content": [{"type": "text", "text": answer}]},
-                           input_tokens=tokens[0], output_tokens=tokens[1])
-    recorder.checkpoint()
-    return recorder.session_id
-
-
-def history_of(*turns: tuple[str, str]) -> list[dict]:
-    out: list[dict] = []
-    for prompt, answer in turns:
-        out += [{"role": "user", "content": prompt}, {"role": "assistant", "content": [{"type": "text", "text": answer}]}]
-    return out
+        out, err = io.StringIO(), io.StringIO()
+        with self._monkeypatch.context() as patch:
+            patch.chdir(self.project)
+            for key in [k for k in os.environ if k not in self.env]:
+                patch.delenv(key)
+            for key, value in self.env.items():
+                patch.setenv(key, value)
+            patch.setattr(sys, "stdin", io.StringIO(input))
+            patch.setattr(sys, "stdout", out)
+            patch.setattr(sys, "stderr", err)
+            try:
+                main(list(args))
+                code: int | str | None = 0
+            except SystemExit as exc:
+                code = exc.code
+        if isinstance(code, str):  # sys.exit("message"): the message goes to stderr, the status is 1
+            err.write(code + "\n")
+            code = 1
+        return Result(code or 0, out.getvalue(), err.getvalue())

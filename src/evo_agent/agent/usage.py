@@ -1,0 +1,134 @@
+"""Tokens and dollars: what a conversation spent, counted across the sessions it was resumed from.
+
+`Usage` is the running total an `Agent` keeps (each model call adds its response's counts).
+A resumed session's restored records carry no token counts (SPEC §4), so its own meta.json sums
+only what it spent itself; the totals a user expects after `--resume`, `-c` or `/resume` are those
+of the whole chain — this session's source, that one's source, and so on (`resumed_from` in each
+meta). So a resumed agent starts from `resumed_usage` (the chain's totals), and `/cost`
+(`cost_report`) shows this session's own share, then the chain's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .pricing import PRICES_AS_OF, cost_usd, format_usd
+
+if TYPE_CHECKING:
+    from evo_agent.providers.base import ModelResponse
+    from evo_agent.session import SessionStore
+
+__all__ = ["MAX_CHAIN", "Usage", "chain_usage", "cost_report", "own_usage", "resumed_usage", "usage_cost"]
+
+MAX_CHAIN = 1000  # a resume chain longer than this is not summed further (and a cycle ends here too)
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    model_calls: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens
+        self.cache_read_input_tokens += other.cache_read_input_tokens
+        self.model_calls += other.model_calls
+
+    @classmethod
+    def of_response(cls, response: ModelResponse) -> Usage:
+        """One model call's usage (counts a provider did not give are 0)."""
+        return cls(response.input_tokens or 0, response.output_tokens or 0,
+                   response.cache_creation_input_tokens or 0, response.cache_read_input_tokens or 0, 1)
+
+
+def chain_usage(store: Any, session_id: str) -> tuple[int, int]:
+    """(input tokens, output tokens) spent by `session_id` and every session it was resumed from.
+
+    Reads meta.json files only (rebuilt from the transcript where one lags, never written back);
+    a missing link ends the chain.
+    """
+    total_in = total_out = 0
+    seen: set[str] = set()
+    current: str | None = session_id
+    while current and current not in seen and len(seen) < MAX_CHAIN:
+        seen.add(current)
+        try:
+            info = store.info(current, write_back=False)
+        except Exception:  # noqa: BLE001 - totals are a courtesy; a damaged meta must not stop a resume
+            break
+        if info is None:
+            break
+        total_in += int(info.meta.total_input_tokens or 0)
+        total_out += int(info.meta.total_output_tokens or 0)
+        current = info.meta.resumed_from
+    return total_in, total_out
+
+
+def resumed_usage(store: SessionStore, source: str) -> Usage:
+    """The totals a session resumed from `source` starts with: everything its resume chain spent."""
+    input_tokens, output_tokens = chain_usage(store, source)
+    return Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+
+
+def own_usage(total: Usage, store: SessionStore | None, resumed_from: str | None) -> Usage:
+    """A session's own usage: `total` less the resume chain's totals it started from (resumed_usage)."""
+    chain_in = chain_out = 0
+    if store is not None and resumed_from:
+        chain_in, chain_out = chain_usage(store, resumed_from)
+    return Usage(max(0, total.input_tokens - chain_in), max(0, total.output_tokens - chain_out),
+                 total.cache_creation_input_tokens, total.cache_read_input_tokens, total.model_calls)
+
+
+def usage_cost(model: str | None, usage: Usage) -> float | None:
+    """The dollars of `usage` of `model`, None when the model's price is unknown."""
+    return cost_usd(model, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                    cache_creation_input_tokens=usage.cache_creation_input_tokens,
+                    cache_read_input_tokens=usage.cache_read_input_tokens)
+
+
+def cost_report(session_id: str, model: str, own: Usage, chain: list) -> str:
+    """`/cost`: tokens and dollars of this session (`own`), then of the resume `chain` it continues.
+
+    `chain` holds the SessionInfos of the sessions this one continues, nearest first ([] when it is not a resume).
+    """
+    text = (f"session {session_id}: {own.input_tokens:,} input + {own.output_tokens:,} output "
+            f"= {own.total:,} tokens in {own.model_calls} model call{'s' if own.model_calls != 1 else ''}")
+    if own.cache_read_input_tokens or own.cache_creation_input_tokens:
+        text += (f" (cache: {own.cache_read_input_tokens:,} read, "
+                 f"{own.cache_creation_input_tokens:,} written)")
+    dollars = usage_cost(model, own)
+    text += f" · {format_usd(dollars)}" if dollars is not None else f" · no price known for {model}"
+    chain_text = _chain_text(own, dollars, chain)
+    if chain_text:
+        text += "\n" + chain_text
+    if dollars is not None or chain_text:
+        text += f"\n(list prices of {PRICES_AS_OF}; earlier sessions as their transcripts recorded them)"
+    return text
+
+
+def _chain_text(own: Usage, dollars: float | None, chain: list) -> str:
+    """The totals across the sessions this one was resumed from, and this one: '' when it is not a resume."""
+    if not chain:
+        return ""
+    tokens = own.total + own.cache_creation_input_tokens + own.cache_read_input_tokens
+    total = dollars
+    for info in chain:
+        m = info.meta
+        tokens += m.total_input_tokens + m.total_output_tokens + m.total_cache_creation_tokens \
+            + m.total_cache_read_tokens
+        part = cost_usd(m.model, input_tokens=m.total_input_tokens, output_tokens=m.total_output_tokens,
+                        cache_creation_input_tokens=m.total_cache_creation_tokens,
+                        cache_read_input_tokens=m.total_cache_read_tokens)
+        total = None if part is None or total is None else total + part
+    n = len(chain)
+    money = format_usd(total) if total is not None else "dollars unknown (a model without a known price)"
+    return f"with the {n} session{'s' if n != 1 else ''} it continues: {tokens:,} tokens · {money}"

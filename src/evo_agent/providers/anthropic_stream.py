@@ -1,0 +1,171 @@
+"""Messages API stream events folded into a ModelResponse, as the SDK's accumulator did (no I/O).
+
+    assembler = MessageAssembler()
+    for name, data in server_sent_events:
+        for event, value in assembler.feed(name, data):   # ("text", str), ("thinking", str),
+            ...                                           # ("tool_use", (tool_use_id, name))
+    response = assembler.response()                       # once assembler.done
+
+Text, thinking with its signature, redacted thinking, tool_use with its streamed JSON input
+(announced on content_block_start, before the input streams), usage with the cache counts
+and the stop_reason. An `error` event raises StreamError, an event that is not JSON BadAnswer.
+A tool input that is not a JSON object (cut at max_tokens mid-call) is kept, as the OpenAI
+provider keeps one, as {INVALID_ARGUMENTS_KEY: raw}: the history stays valid, the tool runner
+tells the model, and stop_reason says the answer was cut.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from evo_agent.session.messages import text_block
+
+from .base import INVALID_ARGUMENTS_KEY, ModelResponse
+from .errors import BadAnswer, StreamError
+
+Event = tuple[str, Any]
+
+
+def block_to_param(block: dict) -> dict | None:
+    """One response content block in request-param shape (None: drop it).
+
+    Built field by field, so response-only fields (`citations: None`, ...) never reach the
+    transcript or the next request.
+    """
+    kind = block.get("type")
+    if kind == "text":
+        return text_block(block["text"]) if block.get("text") else None
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": dict(block.get("input") or {})}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": block.get("thinking", ""), "signature": block.get("signature", "")}
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block["data"]}
+    # A block type this version does not know (server tools, ...): keep it, minus nulls.
+    return {k: v for k, v in block.items() if v is not None} if isinstance(kind, str) else None
+
+
+def _json(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise BadAnswer(f"sent an event that could not be read: {exc}") from None
+
+
+def _tool_input(raw: str) -> dict:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
+
+
+class MessageAssembler:
+    """Folds Messages API stream events into the final message.
+
+    `feed(name, data)` returns what to show now; `done` is set by message_stop.
+    """
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] | None = None
+        self.blocks: dict[int, dict] = {}
+        self.partial_json: dict[int, list[str]] = {}
+        self.usage: dict[str, Any] = {}
+        self.stop_reason: str | None = None
+        self.done = False
+
+    def feed(self, name: str, data: str) -> list[Event]:
+        event = _json(data)
+        if not isinstance(event, dict):
+            event = {}
+            kind = name
+        else:
+            kind = event.get("type", name)
+        if name == "error":
+            kind = "error"
+        handler = self._HANDLERS.get(kind)
+        return (handler(self, event) or []) if handler else []
+
+    # ---- one handler per event type (ping and unknown types: nothing)
+    def _error(self, event: dict) -> None:
+        err = event.get("error")
+        err = err if isinstance(err, dict) else {}
+        raise StreamError(err.get("type"), str(err.get("message") or "the stream reported an error"))
+
+    def _message_start(self, event: dict) -> None:
+        self.message = dict(event.get("message") or {})
+        self.usage = dict(self.message.get("usage") or {})
+        self.stop_reason = self.message.get("stop_reason") or self.stop_reason
+
+    def _block_start(self, event: dict) -> list[Event]:
+        block = dict(event.get("content_block") or {})
+        index = event.get("index", len(self.blocks))
+        self.blocks[index] = block
+        if block.get("type") not in ("tool_use", "server_tool_use"):
+            return []
+        self.partial_json[index] = []
+        if block.get("type") == "tool_use":
+            return [("tool_use", (block.get("id", ""), block.get("name", "")))]
+        return []
+
+    def _block_delta(self, event: dict) -> list[Event]:
+        index, delta = event.get("index", 0), event.get("delta") or {}
+        block = self.blocks.setdefault(index, {"type": "text", "text": ""})
+        kind = delta.get("type")
+        if kind in ("text_delta", "thinking_delta"):
+            field = "text" if kind == "text_delta" else "thinking"
+            piece = delta.get(field, "")
+            block[field] = block.get(field, "") + piece
+            return [(field, piece)] if piece else []
+        if kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + delta.get("signature", "")
+        elif kind == "input_json_delta":
+            self.partial_json.setdefault(index, []).append(delta.get("partial_json", ""))
+        return []
+
+    def _block_stop(self, event: dict) -> None:
+        self._finish_block(event.get("index", 0))
+
+    def _message_delta(self, event: dict) -> None:
+        delta = event.get("delta") or {}
+        if "stop_reason" in delta:
+            self.stop_reason = delta["stop_reason"]
+        for key, value in (event.get("usage") or {}).items():
+            if value is not None:
+                self.usage[key] = value
+
+    def _message_stop(self, event: dict) -> None:
+        self.done = True
+
+    _HANDLERS: ClassVar[dict[str, Any]] = {
+        "error": _error,
+        "message_start": _message_start,
+        "content_block_start": _block_start,
+        "content_block_delta": _block_delta,
+        "content_block_stop": _block_stop,
+        "message_delta": _message_delta,
+        "message_stop": _message_stop,
+    }
+
+    def _finish_block(self, index: int) -> None:
+        parts = self.partial_json.pop(index, None)
+        if parts is None or index not in self.blocks:
+            return
+        raw = "".join(parts).strip()
+        if raw:
+            self.blocks[index]["input"] = _tool_input(raw)
+
+    def response(self) -> ModelResponse:
+        for index in list(self.partial_json):
+            self._finish_block(index)
+        content = [p for p in (block_to_param(self.blocks[i]) for i in sorted(self.blocks)) if p is not None]
+        usage = self.usage
+        return ModelResponse(
+            message={"role": "assistant", "content": content},
+            input_tokens=int(usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cache_creation_input_tokens=usage.get("cache_creation_input_tokens"),
+            cache_read_input_tokens=usage.get("cache_read_input_tokens"),
+            stop_reason=self.stop_reason,
+        )

@@ -1,0 +1,126 @@
+"""The shape of a message, said once: blocks, text, tool calls and their results.
+
+A message is an Anthropic MessageParam as SPEC §2 stores it:
+`{"role": "user" | "assistant", "content": str | list[block]}`. A string
+content is shorthand for one text block; a block is a dict with a `"type"`
+(`text`, `tool_use`, `tool_result`, `thinking`, `image`…). A `tool_result`'s
+own `content` has the same two shapes.
+
+Every reader in evo-agent (compaction, the loop, the providers, repair, the
+renderers, the importers, listing and search) asks the same few questions of
+that shape; these functions are the one place that answers them. They are
+total: a malformed message (content missing, not a list, a block that is not
+a dict, a text that is not a string) reads as having fewer blocks or less
+text, never as an exception, because transcripts come from disk and from
+other tools.
+
+Pure functions over plain dicts; nothing here mutates its argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "blocks",
+    "content_blocks",
+    "content_text",
+    "has_tool_results",
+    "text_block",
+    "text_of",
+    "tool_names_by_id",
+    "tool_result_block",
+    "tool_result_text",
+    "tool_results",
+    "tool_uses",
+    "tool_uses_by_id",
+]
+
+
+def content_blocks(content: object) -> list[dict]:
+    """A content as a list of blocks: a string is one text block, non-dict items are skipped.
+
+    An empty string is one empty text block (as the API would read the
+    shorthand); anything neither a string nor a list has no blocks.
+    """
+    if isinstance(content, str):
+        return [text_block(content)]
+    if isinstance(content, list):
+        return [b for b in content if isinstance(b, dict)]
+    return []
+
+
+def blocks(message: object) -> list[dict]:
+    """The blocks of a message (`content_blocks` of its content; none when it is not a dict)."""
+    return content_blocks(message.get("content")) if isinstance(message, dict) else []
+
+
+def content_text(content: object, sep: str = "") -> str:
+    """The text of a content: a string as it is, else its text blocks' texts joined by `sep`.
+
+    Blocks of other types (tool calls, results, images, thinking) contribute
+    nothing; a text that is not a string is skipped.
+    """
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return sep.join(
+        b["text"] for b in content
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def text_of(message: object, sep: str = "") -> str:
+    """The visible text of a message: its text blocks joined by `sep` (nothing by default,
+    the way the model streamed them); "" for anything that is not a message."""
+    return content_text(message.get("content"), sep) if isinstance(message, dict) else ""
+
+
+def tool_result_text(block: Mapping[str, Any], sep: str = "\n") -> str:
+    """The text of a tool_result block: its string content, or its text blocks joined by a newline."""
+    return content_text(block.get("content"), sep)
+
+
+def tool_uses(message: object) -> list[dict]:
+    """The tool_use blocks of a message, in order."""
+    return [b for b in blocks(message) if b.get("type") == "tool_use"]
+
+
+def tool_results(message: object) -> list[dict]:
+    """The tool_result blocks of a message, in order (they travel in the user role)."""
+    return [b for b in blocks(message) if b.get("type") == "tool_result"]
+
+
+def has_tool_results(message: object) -> bool:
+    """Whether a message carries any tool_result (so it is not a prompt a person typed)."""
+    return any(b.get("type") == "tool_result" for b in blocks(message))
+
+
+def tool_uses_by_id(messages: Iterable[object]) -> dict[str, dict]:
+    """Every assistant tool_use with a string id, by id (a later block with the same id wins):
+    what a tool_result's `tool_use_id` points at."""
+    return {
+        b["id"]: b
+        for m in messages if isinstance(m, dict) and m.get("role") == "assistant"
+        for b in tool_uses(m) if isinstance(b.get("id"), str)
+    }
+
+
+def tool_names_by_id(messages: Iterable[object]) -> dict[str, str]:
+    """The name of every assistant tool_use by its id ("tool" when it has none)."""
+    return {tid: str(b.get("name", "tool")) for tid, b in tool_uses_by_id(messages).items()}
+
+
+def text_block(text: str) -> dict:
+    """A text block."""
+    return {"type": "text", "text": text}
+
+
+def tool_result_block(tool_use_id: str, content: str | list, *, is_error: bool = False) -> dict:
+    """A tool_result block answering `tool_use_id`; `is_error` appears only when true."""
+    block: dict = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
