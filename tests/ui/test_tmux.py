@@ -359,3 +359,33 @@ def test_rewind_in_the_app_leaves_the_files_on_no_and_asks_about_a_file_changed_
     t.keys("n")
     t.wait(r"Restored 1 of 2 files\.")
     assert (project / "a.txt").read_text() == "hand edit\n" and not (project / "sub/b.txt").exists()
+
+
+def test_a_tool_shows_as_soon_as_the_model_names_it(terminals, project, model_server):
+    from tests.fake_model_server import hang, tool_use
+
+    model_server.script(hang(60, text("Let me look."), tool_use("bash", {"command": "echo named-early"}),
+                             in_tool_input=True))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("look around")
+    t.keys("Enter")
+    screen = t.wait(r"(?m)^● bash …$")  # its input is still streaming (the server pauses inside it)
+    assert screen.index("Let me look.") < screen.index("● bash …")  # the text before it is printed above
+    assert re.search(r"working \d+ s .*bash\(…\)", screen), screen
+    assert "named-early" not in screen
+    t.keys("Escape")
+    screen = t.wait(r"Interrupted by user")
+    t.wait(r"tokens · context")
+    assert not re.search(r"(?m)^● bash …$", t.screen()), t.screen()  # the pending line went with the turn
+
+
+def test_an_answer_cut_at_max_tokens_says_so_in_one_line(terminals, project, model_server):
+    model_server.script(reply(text("The first half of a long"), stop_reason="max_tokens"))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("write a lot")
+    t.keys("Enter")
+    screen = t.wait(r"the answer was cut at the [\d,]+-token limit")
+    assert screen.index("The first half of a long") < screen.index("the answer was cut")
+    assert screen.count("the answer was cut") == 1

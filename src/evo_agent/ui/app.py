@@ -97,6 +97,10 @@ class _Callbacks:
     def on_thinking(self, text: str) -> None:
         self._send(self._app._on_thinking, text)
 
+    def on_tool_use_start(self, tool_id: str, name: str) -> None:
+        """The model named a tool; its input is still arriving (shown at once, in the live region)."""
+        self._send(self._app._on_tool_named, tool_id, name)
+
     def on_tool_start(self, tool_id: str, name: str, input: dict[str, Any]) -> None:
         self._send(self._app._on_tool_start, tool_id, name, input, 0)
 
@@ -142,6 +146,7 @@ class AgentApp:
         self._turn = 0
         self._thinking = ""
         self._tools: dict[str, tuple[str, Any, int]] = {}
+        self._named: dict[str, str] = {}      # tool_use id -> name: named by the model, input still streaming
         self._last_tool: tuple[str, Any, str] | None = None   # name, input, output: what Ctrl+O shows in full
         self._last_ctrl_c = 0.0
         self._flash = ""                      # a short hint in the status line ("Ctrl+C again to exit")
@@ -170,12 +175,15 @@ class AgentApp:
     def _layout(self) -> HSplit:
         has_tail = Condition(lambda: bool(self.stream.tail.strip()))
         has_queue = Condition(lambda: bool(self.queue))
+        has_named = Condition(lambda: bool(self._named))
         has_completions = Condition(lambda: bool(self._completion_text()))
         self._input_window = Window(BufferControl(self.buffer), wrap_lines=True, dont_extend_height=True,
                                     height=lambda: Dimension(min=1, max=self._max_input_rows()))
         return HSplit([
             ConditionalContainer(Window(FormattedTextControl(self._tail_text), wrap_lines=True, dont_extend_height=True,
                                         height=lambda: Dimension(max=self._max_tail_rows())), has_tail),
+            ConditionalContainer(Window(FormattedTextControl(self._named_text), wrap_lines=False,
+                                        dont_extend_height=True, height=lambda: Dimension(max=3)), has_named),
             ConditionalContainer(Window(FormattedTextControl(self._queue_text), wrap_lines=False,
                                         dont_extend_height=True, height=lambda: Dimension(max=3)), has_queue),
             Window(height=1, char="─", style="class:rule"),
@@ -206,6 +214,12 @@ class AgentApp:
     def _tail_text(self) -> FormattedText:
         lines = self.stream.tail.rstrip("\n").split("\n")[-self._max_tail_rows():]
         return FormattedText([("", terminal_safe("\n".join(lines)))])
+
+    def _named_text(self) -> FormattedText:
+        """Tools the model named whose input is still streaming: `● write_file …` until the call is printed."""
+        lines = [f"● {render.one_line(terminal_safe(name), self.width() - 12)} …" for name in
+                 list(self._named.values())[-3:]]
+        return FormattedText([("class:dim", "\n".join(lines))])
 
     def _queue_text(self) -> FormattedText:
         parts: list[tuple[str, str]] = []
@@ -445,6 +459,7 @@ class AgentApp:
         self.stream = MarkdownStream(max(2, self._max_tail_rows()))
         self._thinking = ""
         self._tools.clear()
+        self._named.clear()
         self._begin("working")
         turn, cancel = self._turn, self.cancel
         callbacks = _Callbacks(self, turn)
@@ -506,6 +521,7 @@ class AgentApp:
     def _turn_done(self, turn: int, result: Any, error: str | None) -> None:
         if turn != self._turn:
             return
+        self._named.clear()  # named but never run (cancelled, or the input was cut): the live line goes
         self._flush_text()
         for tool_id in list(self._tools):
             name, tool_input, depth = self._tools.pop(tool_id)
@@ -560,7 +576,14 @@ class AgentApp:
         self.activity.label = "thinking"
         self.activity.streamed_chars += len(text)
 
+    def _on_tool_named(self, tool_id: str, name: str) -> None:
+        self._flush_text()  # the text before the call is complete: printed above it
+        self._named[tool_id] = name
+        self.activity.tool_started(f"{name}(…)")
+        self.app.invalidate()
+
     def _on_tool_start(self, tool_id: str, name: str, tool_input: dict, depth: int) -> None:
+        self._named.pop(tool_id, None)
         self._flush_text()
         self._tools[tool_id] = (name, tool_input, depth)
         self.emit(render.tool_call(name, tool_input, depth=depth, width=self.width()))
