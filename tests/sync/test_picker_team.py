@@ -75,3 +75,17 @@ def test_without_a_team_store_there_is_no_team_view(tmp_path: Path, terminals):
     t.keys("Escape")
     screen = t.wait(r"EXITED-0")
     assert "team" not in screen
+
+
+def test_a_fresh_clone_opens_the_picker_on_the_teams_sessions(tmp_path: Path, sync_url: str, terminals):
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
+    carol = team_cli(tmp_path, "carol", "https://github.com/team/app.git", sync_url)
+    theirs = alice.run("-p", "list the files").hint_id()
+    assert carol.session_ids() == []
+    t = Terminal(carol.project, ["--resume"], env=carol.env)
+    terminals.append(t)
+    screen = t.wait(r'user-alice@\S+ "list the files"')
+    assert "Resume a team session" in screen and "1 team session" in screen
+    t.keys("Enter")
+    t.wait(r"messages restored")
+    assert _resume_sources(carol) == {theirs}

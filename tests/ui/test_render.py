@@ -196,3 +196,12 @@ def test_emphasis_as_people_write_it_still_renders():
     assert shown(render.answer("the **/etc/hosts** file")).strip() == "the /etc/hosts file"
     assert shown(render.answer("**Input**/**Output**")).strip() == "Input/Output"
     assert shown(render.answer("use `**/*.py`")).strip() == "use **/*.py"
+
+
+def test_a_tool_call_and_its_preview_fit_the_width_they_are_given():
+    call = render.tool_call("bash", {"command": "echo " + "漢字" * 30}, width=40)
+    assert shown(call).rstrip("\n").endswith("…") and call.cell_len <= 40
+    result = render.tool_result("bash", {}, "x" * 200 + "\nsecond", is_error=False, width=40)
+    lines = shown(result).splitlines()
+    assert [len(line) for line in lines] == [40, 11] and lines[0].endswith("…") and lines[1] == "     second"
+    assert shown(render.tool_call("bash", {"command": "ls"}, width=40)) == "● bash(ls)\n"

@@ -469,12 +469,13 @@ def _pick_session(launch: _Launch) -> str | None:
     from .sessions.listing import pick_session
 
     store = launch.store
-    if store.latest() is None:  # reads one meta.json, not all of them: the picker lists the rest
+    team = team_source(store, launch.project_dir) if launch.app else None
+    if store.latest() is None and team is None:  # one meta.json read, not all: the picker lists the rest
         raise CommandError(f"no session to resume in {launch.project_dir}")
-    if launch.app:
+    if launch.app:  # a fresh clone with a team store: the picker opens on the team's sessions
         from evo_agent.ui.picker import run_picker
 
-        return run_picker(launch.project_dir, team=team_source(store, launch.project_dir))
+        return run_picker(launch.project_dir, team=team)
 
     def read(prompt: str) -> str | None:
         if launch.stdin_tty:

@@ -63,7 +63,7 @@ KEYS_HELP = """\
 Keys:
   Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
-  Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool output in full
+  Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool call and output in full
   A prompt sent while the agent works is queued and sent after the turn"""
 
 DOUBLE_CTRL_C_SECONDS = 2.0

@@ -147,7 +147,9 @@ class PickerView:
         if not rows and team is None:
             return None
         pending = len(first) >= want  # fewer: every session there is
-        return cls(store, rows, rest_pending=pending, exclude=exclude, input=input, output=output, team=team)
+        view = cls(store, rows, rest_pending=pending, exclude=exclude, input=input, output=output, team=team)
+        view.showing_team = not rows  # nothing here (a fresh clone): the team's sessions are what there is
+        return view
 
     # Sizes --------------------------------------------------------------------------------------
 
@@ -300,6 +302,9 @@ class PickerView:
 
     def _after_render(self, _app: Application) -> None:
         self.painted = True
+        if self.showing_team and self.team_rows is None and not self._team_loading:
+            self._team_loading = True  # opened on the team view: read the store after the first paint
+            self._load_team_in_thread()
         if self.rest_pending and not self._started_rest:
             self._started_rest = True
             self._load_rest_in_thread()  # after the first screen is on the terminal
