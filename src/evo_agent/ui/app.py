@@ -53,6 +53,7 @@ from .bridge import AgentLike
 from .commands import complete as complete_command
 from .commands import help_text, lookup
 from .picker import TeamSource
+from .rewind_flow import rewind_and_restore, turn_list
 from .signals import EXIT_HANGUP, EXIT_INTERRUPTED, exit_on_signals
 from .stream import MarkdownStream
 from .transcript_view import history_renderables
@@ -770,10 +771,7 @@ class AgentApp:
             self.emit(render.notice("Nothing to rewind: no prompt in this session yet."))
             return
         if not arg:
-            lines = [f"{t.number:>4}. {render.one_line(t.text, 70)}" for t in reversed(turns[-20:])]
-            self.emit(render.notice("Go back to before which prompt? /rewind N (a new session starts there; "
-                                    "this one stays resumable; files changed since can be restored. "
-                                    "Changes made through bash cannot be restored.)\n" + "\n".join(lines)))
+            self.emit(render.notice(turn_list(turns)))
             return
         if not arg.isdigit() or not 1 <= int(arg) <= len(turns):
             self.emit(render.error_line(f"no turn {arg}: choose 1 to {len(turns)}"))
@@ -782,39 +780,8 @@ class AgentApp:
         self._begin("rewinding", hint="")
         self._turn += 1
         turn = self._turn
-        self._in_worker(lambda: self._rewind_and_restore(turn, number, source),
+        self._in_worker(lambda: rewind_and_restore(self, turn, number, source),
                         lambda result, error: self._command_done(turn, "", error))
-
-    def _rewind_and_restore(self, turn: int, number: int, source: str) -> None:
-        """In the worker: the new session from before prompt `number`, then (asked in the app, y/n) the
-        files evo-agent's file tools changed since, put back the way `--at N --restore-files` does."""
-        from evo_agent.agent.file_restore import BASH_NOTE, pending_changes, restore_files, shown_path
-
-        store = getattr(self.agent, "store", None) or self.store
-        changes = pending_changes(store, source, number) if store is not None else []
-        self.agent.rewind(number)  # type: ignore[attr-defined]
-
-        def say(*items: RenderableType) -> None:
-            self.call_in_loop(turn, self.emit, *items)
-
-        messages = list(getattr(self.agent, "messages", []) or [])
-        say(*history_renderables(messages, width=self.width()))
-        say(render.notice(f"Rewound to before turn {number}: new session {self.agent.session_id} "
-                          f"({len(messages)} messages; the previous one: evo-agent --resume {source})."))
-        if not changes:
-            say(render.notice(f"No file to restore: evo-agent's file tools changed none since. {BASH_NOTE}"))
-            return
-        root = getattr(self.agent, "project_dir", None)
-        shown = "\n".join(f"  {shown_path(c.path, root)}" for c in changes[:20])
-        more = f"\n  … and {len(changes) - 20} more" if len(changes) > 20 else ""
-        say(render.notice(f"Changed by evo-agent since turn {number}:\n{shown}{more}"))
-        count = f"{len(changes)} file{'s' if len(changes) != 1 else ''}"
-        if self.ask_yes_no(f"Restore {count} to how they were before turn {number}?"):
-            restore_files(changes, lambda line: say(render.notice(line)),
-                          lambda question: self.ask_yes_no(question.strip().removesuffix("[y/N]").strip()),
-                          relative_to=root)
-        else:
-            say(render.notice(f"Files left as they are. {BASH_NOTE}"))
 
     def _command_done(self, turn: int, message: str, error: str | None) -> None:
         if turn == self._turn:
