@@ -34,7 +34,7 @@ from evo_agent.session import SessionStore
 from evo_agent.sync.db import connect
 from evo_agent.sync.identity import project_identity
 from evo_agent.sync.push import push_session
-from tests.conftest import make_git_project
+from tests.builders import make_git_project
 from tests.sync.pgcluster import PgCluster, find_bin_dir
 
 

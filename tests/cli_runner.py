@@ -7,7 +7,6 @@ tests/plugins/cli.py.
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import signal
@@ -17,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.builders import read_records
 
 _SCRIPT = Path(sys.executable).parent / "evo-agent"
 COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "evo_agent.cli.main"]
@@ -98,7 +99,7 @@ class Cli:
         return self.sessions_dir / sid / "messages.jsonl"
 
     def records(self, sid: str) -> list[dict]:
-        return [json.loads(line) for line in self.transcript(sid).read_bytes().splitlines() if line.strip()]
+        return read_records(self.transcript(sid))
 
     def messages(self, sid: str) -> list[dict]:
         return [r["message"] for r in self.records(sid) if r["type"] in ("user", "assistant")]

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.api_rules import InvalidConversation, check_request
-from tests.fake_server_base import ScriptedHandler, ScriptedServer, chunks, default_prompt_size
+from tests.fake_server_base import ScriptedHandler, ScriptedServer, as_reply, chunks, default_prompt_size
 
 # --------------------------------------------------------------------------- script items
 
@@ -284,18 +284,6 @@ class FakeModelServer(ScriptedServer):
         return usage
 
 
-def _as_reply(item: Any) -> Reply:
-    if isinstance(item, Reply):
-        return item
-    if isinstance(item, str):
-        return reply(text(item))
-    if isinstance(item, dict):
-        return reply(item)
-    if isinstance(item, (list, tuple)):
-        return reply(*item)
-    raise TypeError(f"cannot answer with a scripted {type(item).__name__}: {item!r}")
-
-
 class _Handler(ScriptedHandler):
     request_id_header = "request-id"
     stream_request_id = True
@@ -364,7 +352,7 @@ class _Handler(ScriptedHandler):
             self._answer_error(entry, item, headers)
             return
         hang_item = item if isinstance(item, Hang) else None
-        answer = hang_item.reply if hang_item else _as_reply(item)
+        answer = hang_item.reply if hang_item else as_reply(item, Reply, reply)
         usage = fake.usage(body, answer.usage)
         blocks = self._finish_blocks(answer.blocks)
         stop_reason = answer.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")

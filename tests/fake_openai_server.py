@@ -62,7 +62,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fake_server_base import ScriptedHandler, ScriptedServer, chunks, default_prompt_size
+from tests.fake_server_base import ScriptedHandler, ScriptedServer, as_reply, chunks, default_prompt_size
 
 # --------------------------------------------------------------------------- script items
 
@@ -411,16 +411,6 @@ class FakeOpenAIServer(ScriptedServer):
         return usage
 
 
-def _as_reply(item: Any) -> Reply:
-    if isinstance(item, Reply):
-        return item
-    if isinstance(item, (str, dict)):
-        return reply(item)
-    if isinstance(item, (list, tuple)):
-        return reply(*item)
-    raise TypeError(f"cannot answer with a scripted {type(item).__name__}: {item!r}")
-
-
 class _Handler(ScriptedHandler):
     request_id_header = "x-request-id"
     stream_request_id = False
@@ -483,7 +473,7 @@ class _Handler(ScriptedHandler):
             return
         hang_item = item if isinstance(item, Hang) else None
         cut = isinstance(item, Truncated)
-        answer = hang_item.reply if hang_item else item.reply if cut else _as_reply(item)
+        answer = hang_item.reply if hang_item else item.reply if cut else as_reply(item, Reply, reply)
         usage = fake.usage(body, answer.usage)
         calls = [dict(i) for i in answer.items if i["kind"] == "tool_call"]
         for call in calls:
@@ -564,9 +554,7 @@ class _Handler(ScriptedHandler):
         for position, delta in enumerate(deltas):
             self._data(self._chunk(body, {"tool_calls": [delta]}))
             if pause and position == 1:
-                fake.hanging.set()
-                fake._sleep(pause.seconds)
-                fake.hanging.clear()
+                fake.hang_for(pause.seconds)
         if cut:
             return
         self._data(self._chunk(body, {}, finish))

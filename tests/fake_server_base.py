@@ -190,6 +190,17 @@ class ScriptedServer:
         return next(self._ids)
 
 
+def as_reply(item: Any, reply_type: type, make_reply: Callable[..., Any]) -> Any:
+    """A scripted item as the dialect's reply: itself, or `make_reply` of a str, a block, or a list of them."""
+    if isinstance(item, reply_type):
+        return item
+    if isinstance(item, (str, dict)):
+        return make_reply(item)
+    if isinstance(item, (list, tuple)):
+        return make_reply(*item)
+    raise TypeError(f"cannot answer with a scripted {type(item).__name__}: {item!r}")
+
+
 def chunks(value: str, parts: int = 3) -> list[str]:
     """Split into up to `parts` non-empty pieces (so streaming tests see several deltas)."""
     if len(value) <= 1:

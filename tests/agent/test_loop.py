@@ -22,10 +22,6 @@ from tests.builders import make_agent, read_records
 from tests.scripted_provider import ScriptedProvider, reply, use
 
 
-def records(recorder):
-    return [json.loads(line) for line in Path(recorder.path).read_bytes().splitlines()]
-
-
 class Events:
     def __init__(self):
         self.seen = []
@@ -265,7 +261,7 @@ def test_a_front_end_may_implement_only_some_callbacks(project):
         def on_notice(self, text):
             self.notices.append(text)
 
-    provider = ScriptedProvider(*[reply(use("bash", {"command": "true"}, f"toolu_{i}")) for i in range(3)])
+    provider = ScriptedProvider(*[reply(use("bash", {"command": "true"}, f"toolu_{i}")) for i in range(2)])
     agent, _ = make_agent(project, provider, max_model_calls=2)
     front = NoticesOnly()
     result = agent.run_turn("loop", front)

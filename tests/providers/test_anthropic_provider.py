@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import socket
-import threading
-import time
 
 import pytest
 
-from evo_agent.providers import ProviderCancelled, ProviderError, StreamCallbacks
+from evo_agent.providers import ProviderError, StreamCallbacks
 from evo_agent.providers.anthropic_provider import AnthropicProvider
 from evo_agent.providers.anthropic_stream import block_to_param
-from tests.fake_model_server import error, hang, redacted_thinking, reply, text, thinking, tool_use
+from tests.fake_model_server import error, redacted_thinking, reply, text, thinking, tool_use
 
 TOOLS = [{"name": "bash", "description": "run a command", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
 HELLO = [{"role": "user", "content": "hello"}]
@@ -172,44 +170,3 @@ def test_environment_configures_the_client(model_server, monkeypatch):
     p = AnthropicProvider("m")
     assert p.base_url == model_server.base_url
     assert p.complete(system="", messages=HELLO, tools=[]).message["content"] == [{"type": "text", "text": "ok"}]
-
-
-def test_cancel_during_a_hang_is_prompt(model_server):
-    model_server.script(hang(30, text("never seen")))
-    cancel = threading.Event()
-    pieces = []
-    seen = threading.Event()
-
-    def on_text(piece):
-        pieces.append(piece)
-        seen.set()
-
-    def cancel_when_hanging():
-        # Cancel once the server hangs and the streamed part has reached the UI, as a person would.
-        assert model_server.hanging.wait(10) and seen.wait(10)
-        cancel.set()
-
-    threading.Thread(target=cancel_when_hanging, daemon=True).start()
-    started = time.monotonic()
-    with pytest.raises(ProviderCancelled):
-        provider(model_server).complete(system="", messages=HELLO, tools=[], callbacks=StreamCallbacks(on_text=on_text), cancel=cancel)
-    assert time.monotonic() - started < 5
-    assert pieces == ["Working on it"]
-
-
-def test_cancel_before_the_call_sends_nothing(model_server):
-    cancel = threading.Event()
-    cancel.set()
-    with pytest.raises(ProviderCancelled):
-        provider(model_server).complete(system="", messages=HELLO, tools=[], cancel=cancel)
-    assert model_server.requests == []
-
-
-def test_a_failing_callback_propagates_and_closes_the_stream(model_server):
-    model_server.script(text("some streamed text here"))
-
-    def boom(_):
-        raise RuntimeError("ui broke")
-
-    with pytest.raises(RuntimeError, match="ui broke"):
-        provider(model_server).complete(system="", messages=HELLO, tools=[], callbacks=StreamCallbacks(on_text=boom))

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 
 import pytest
 
-from evo_agent.providers import ProviderCancelled, ProviderError, StreamCallbacks
+from evo_agent.providers import ProviderError, StreamCallbacks
 from evo_agent.providers.base import INVALID_ARGUMENTS_KEY
 from evo_agent.providers.openai_provider import MISSING_KEY_MESSAGE, NO_KEY_PLACEHOLDER, OpenAIProvider
 from tests.api_rules import check_request
 from tests.fake_openai_server import (
     error,
-    hang,
     reasoning,
     reply,
     text,
@@ -358,49 +356,6 @@ def test_model_that_wants_max_completion_tokens_gets_it(openai_server):
     assert r.message["content"] == [{"type": "text", "text": "ok"}]
     assert [r.get("max_tokens") for r in openai_server.requests] == [64, None]
     assert openai_server.requests[1]["max_completion_tokens"] == 64
-
-
-def test_cancel_during_a_slow_stream_is_prompt(openai_server):
-    openai_server.script(hang(30, text("never seen")))
-    cancel = threading.Event()
-    pieces = []
-    arrived = threading.Event()
-
-    def on_text(piece):
-        pieces.append(piece)
-        arrived.set()
-
-    def cancel_when_hanging():
-        # the partial text reaches the caller while the server is still sleeping: streaming is live
-        assert openai_server.hanging.wait(10) and arrived.wait(10)
-        cancel.set()
-
-    threading.Thread(target=cancel_when_hanging, daemon=True).start()
-    started = time.monotonic()
-    with pytest.raises(ProviderCancelled):
-        provider(openai_server).complete(
-            system="", messages=HELLO, tools=[], callbacks=StreamCallbacks(on_text=on_text), cancel=cancel
-        )
-    assert time.monotonic() - started < 5 and openai_server.hanging.is_set()
-    assert pieces == ["Working on it"]
-
-
-def test_cancel_before_the_call_sends_nothing(openai_server):
-    cancel = threading.Event()
-    cancel.set()
-    with pytest.raises(ProviderCancelled):
-        provider(openai_server).complete(system="", messages=HELLO, tools=[], cancel=cancel)
-    assert openai_server.requests == []
-
-
-def test_a_failing_callback_propagates(openai_server):
-    openai_server.script(text("some streamed text here"))
-
-    def boom(_):
-        raise RuntimeError("ui broke")
-
-    with pytest.raises(RuntimeError, match="ui broke"):
-        provider(openai_server).complete(system="", messages=HELLO, tools=[], callbacks=StreamCallbacks(on_text=boom))
 
 
 def test_a_history_from_the_anthropic_provider_is_sent_faithfully(openai_server):

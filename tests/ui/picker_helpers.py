@@ -2,7 +2,7 @@
 
 A session's rows show its last update, so the tests need sessions whose update order differs from
 their creation order, by more than a minute (rows show minutes). `plant` records a real exchange
-through `SessionStore.create()`, then sets the meta's `updated_ms` and the transcript's mtime to
+through `tests.builders.write_session`, then sets the meta's `updated_ms` and the transcript's mtime to
 the wanted moment (both say when the transcript was last appended to).
 """
 
@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 
 from evo_agent.session import SessionStore
+from tests.builders import write_session
 
 DAY_MS = 86_400_000
 BASE_MS = 1_780_000_000_000  # 2026-05-28
@@ -31,13 +32,10 @@ def plant(store: SessionStore, *, created_ms: int, updated_ms: int, prompt: str,
           last_prompt: str | None = None, suffix: str = "0000abcd") -> Planted:
     """A real session created at `created_ms` and last updated at `updated_ms`."""
     sid = f"{created_ms:013d}_{suffix}"
-    rec = store.create(model="test-model", provider="demo", git_branch=branch, session_id=sid)
-    for n in range(exchanges):
-        text = prompt if n == 0 else (last_prompt if n == exchanges - 1 and last_prompt else f"{prompt} #{n}")
-        rec.user({"role": "user", "content": text})
-        rec.assistant({"role": "assistant", "content": [{"type": "text", "text": answer}]},
-                      input_tokens=tokens[0], output_tokens=tokens[1])
-    rec.checkpoint()
+    prompts = [prompt if n == 0 else (last_prompt if n == exchanges - 1 and last_prompt else f"{prompt} #{n}")
+               for n in range(exchanges)]
+    write_session(store, *[(text, answer) for text in prompts], model="test-model", provider="demo", tokens=tokens,
+                  session_id=sid, git_branch=branch)
     session_dir = store.sessions_dir / sid
     meta_path = session_dir / "meta.json"
     meta = json.loads(meta_path.read_text())

@@ -18,7 +18,8 @@ Two mechanisms keep a long conversation inside the model's context:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+
+from evo_agent.session import blocks, tool_names_by_id, tool_result_text
 
 SUMMARY_MAX_TOKENS = 4096
 
@@ -72,32 +73,10 @@ def history_exceeds(messages: list[dict], limit: int) -> bool:
     return max(total, 2) > limit
 
 
-def _blocks(content: object) -> list[dict]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
 def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
-
-
-def result_text(block: dict) -> str:
-    """The text of a tool_result block (string content or its text blocks)."""
-    content = block.get("content", "")
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in _blocks(content) if b.get("type") == "text")
-
-
-def tool_names_by_id(messages: Iterable[dict]) -> dict[str, str]:
-    return {
-        b["id"]: str(b.get("name", "tool"))
-        for m in messages if m.get("role") == "assistant"
-        for b in _blocks(m.get("content")) if b.get("type") == "tool_use" and isinstance(b.get("id"), str)
-    }
 
 
 def flatten_conversation(messages: list[dict]) -> str:
@@ -107,7 +86,7 @@ def flatten_conversation(messages: list[dict]) -> str:
     for index, message in enumerate(messages):
         role = message.get("role")
         tool_chars = LATEST_TOOL_PART_CHARS if index == len(messages) - 1 else TOOL_PART_CHARS
-        for block in _blocks(message.get("content")):
+        for block in blocks(message):
             kind = block.get("type")
             if kind == "text" and block.get("text"):
                 parts.append(f"[{role}]\n{_clip(block['text'], TEXT_PART_CHARS)}")
@@ -117,7 +96,7 @@ def flatten_conversation(messages: list[dict]) -> str:
             elif kind == "tool_result":
                 name = names.get(block.get("tool_use_id"), "tool")
                 label = "tool error" if block.get("is_error") else "tool result"
-                parts.append(f"[{label}: {name}]\n{_clip(result_text(block), tool_chars)}")
+                parts.append(f"[{label}: {name}]\n{_clip(tool_result_text(block), tool_chars)}")
             elif kind in ("thinking", "redacted_thinking"):
                 continue  # the agent's private reasoning; the decisions it led to are in the text
             elif kind:
@@ -137,7 +116,7 @@ def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> lis
     for message in reversed(messages):
         if message.get("role") != "assistant":
             continue
-        for block in reversed(_blocks(message.get("content"))):
+        for block in reversed(blocks(message)):
             path = (block.get("input") or {}).get("path") if block.get("type") == "tool_use" else None
             if block.get("name") in FILE_TOOLS and isinstance(path, str) and path and path not in seen:
                 seen.append(path)
@@ -177,14 +156,14 @@ def micro_compact(messages: list[dict]) -> list[dict]:
         for j, b in enumerate(m["content"]) if isinstance(b, dict) and b.get("type") == "tool_result"
     ]
     old = positions[:-KEEP_RECENT_RESULTS] if KEEP_RECENT_RESULTS else positions
-    to_clear = [(i, j) for i, j in old if len(result_text(messages[i]["content"][j])) > CLEAR_RESULT_CHARS]
+    to_clear = [(i, j) for i, j in old if len(tool_result_text(messages[i]["content"][j])) > CLEAR_RESULT_CHARS]
     if not to_clear:
         return messages
     names = tool_names_by_id(messages)
     out = list(messages)
     for i, j in to_clear:
         block = out[i]["content"][j]
-        size = len(result_text(block))
+        size = len(tool_result_text(block))
         placeholder = dict(block, content=(
             f"[Earlier {names.get(block.get('tool_use_id'), 'tool')} output cleared to save context "
             f"({size:,} characters). Run the tool again if you need it.]"))

@@ -21,9 +21,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .rules import Rule, RuleError, parse_rules
+from evo_agent.session import DIR_MODE, FILE_MODE, PROJECT_DIR_NAME, SETTINGS_LOCK_NAME, SETTINGS_NAME
 
-SETTINGS_NAME = "settings.json"
+from .rules import Rule, RuleError, parse_rules
 
 
 class SettingsError(ValueError):
@@ -39,7 +39,7 @@ class Settings:
 
 
 def settings_path(project_dir: Path | str) -> Path:
-    return Path(project_dir) / ".evo-agent" / SETTINGS_NAME
+    return Path(project_dir) / PROJECT_DIR_NAME / SETTINGS_NAME
 
 
 def load_settings(project_dir: Path | str) -> Settings:
@@ -80,8 +80,8 @@ def _read(path: Path) -> dict | None:
 def add_project_rule(project_dir: Path | str, rule: Rule) -> Path:
     """Append `rule` to the project's allow list (once), atomically; returns the file's path."""
     path = settings_path(project_dir)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    lock_fd = os.open(path.parent / ".settings.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    lock_fd = os.open(path.parent / SETTINGS_LOCK_NAME, os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
         data = _read(path) or {}
@@ -100,7 +100,7 @@ def add_project_rule(project_dir: Path | str, rule: Rule) -> Path:
 def _write_atomic(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, 0o600)
+        os.fchmod(fd, FILE_MODE)
         os.write(fd, data)
         os.fsync(fd)
         os.close(fd)

@@ -15,8 +15,7 @@ import re
 from collections.abc import Callable
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionStore, probe_live
-from evo_agent.session.trust import ForeignSession
+from evo_agent.session import ForeignSession, SessionStore, probe_live
 
 from .errors import CommandError
 

@@ -30,6 +30,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from evo_agent.session import blocks, content_text, tool_uses
+
 from .model import Compaction, ImportedSession, Message, Subagent
 
 AGENT = "claude-code"
@@ -133,14 +135,7 @@ def _result_content(block: dict) -> object:
 
 
 def _content(message: dict) -> list[dict]:
-    content = message.get("content")
-    if isinstance(content, str):
-        blocks: list = [{"type": "text", "text": content}]
-    elif isinstance(content, list):
-        blocks = content
-    else:
-        return []
-    return [mapped for mapped in (_map_block(b) for b in blocks) if mapped is not None]
+    return [mapped for mapped in (_map_block(b) for b in blocks(message)) if mapped is not None]
 
 
 def _tokens(usage: object) -> dict:
@@ -151,14 +146,6 @@ def _tokens(usage: object) -> dict:
         if isinstance(usage.get(key), int):
             out[key] = usage[key]
     return out
-
-
-def _text_of(result: object) -> str:
-    if isinstance(result, str):
-        return result
-    if isinstance(result, list):
-        return "\n".join(p.get("text", "") for p in result if isinstance(p, dict) and p.get("type") == "text")
-    return ""
 
 
 class _Builder:
@@ -228,7 +215,7 @@ def _conversation(records: Iterable[dict], imported: ImportedSession, preserved:
             imported.skipped[str(rtype)] += 1
             continue
         if rtype == "user" and record.get("isCompactSummary"):
-            summary = "\n".join(b["text"] for b in _content(message) if b.get("type") == "text")
+            summary = content_text(_content(message), "\n")
             meta = (pending_boundary or {}).get("compactMetadata") or {}
             yield from builder.finished(everything=True)
             yield Compaction(summary, "auto" if meta.get("trigger") == "auto" else "manual", record.get("timestamp"))
@@ -268,7 +255,7 @@ def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
             continue
         records = list(_lines(file, imported))  # a sidechain is one task's conversation: held whole
         messages = [e for e in _conversation(records, imported, _preserved_uuids(records)) if isinstance(e, Message)]
-        answer = next((_text_of(m.message["content"]) for m in reversed(messages)
+        answer = next((content_text(m.message["content"], "\n") for m in reversed(messages)
                        if m.message["role"] == "assistant"), "")
         runs[tool_use_id] = Subagent(tool_use_id, str(meta.get("agentType") or "subagent"), messages, answer,
                                      messages[0].timestamp if messages else None)
@@ -304,6 +291,6 @@ def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str]) 
     for event in _conversation(_lines(path, imported), imported, preserved):
         yield event
         if isinstance(event, Message) and event.message["role"] == "assistant":
-            for block in event.message["content"]:
-                if block.get("type") == "tool_use" and block.get("id") in runs:
+            for block in tool_uses(event.message):
+                if block.get("id") in runs:
                     yield runs.pop(block["id"])

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evo_agent.session import SessionStore, first_records
+from evo_agent.session import MESSAGES_NAME, SessionStore, first_records
 
 
 @dataclass
@@ -92,7 +92,7 @@ def earlier_imports(store: SessionStore, agent: str, source_id: str) -> list[tup
     """(evo-agent id, imported_from) of every earlier import of this source, oldest first."""
     found = []
     for row in sorted(store.list(include_empty=True), key=lambda r: r.id):
-        records = first_records(os.path.join(row.dir, "messages.jsonl"), 1)
+        records = first_records(os.path.join(row.dir, MESSAGES_NAME), 1)
         origin = records[0].get("imported_from") if records else None
         if isinstance(origin, dict) and origin.get("agent") == agent and origin.get("source_id") == source_id:
             found.append((row.id, origin))

@@ -20,6 +20,7 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Callable
 
 from evo_agent.session.messages import (
     content_blocks,
@@ -36,6 +37,7 @@ from .registry import default_model
 DEMO_LABEL = "[demo provider — offline, no model is called]"
 SUMMARY_LINES = 8
 LINE_CHARS = 200
+Answer = tuple[str, list[tuple[str, dict]]]  # (text, [(tool name, input), ...])
 
 HELP = (
     "I am the offline demo provider, so I only understand a few plain requests:\n"
@@ -142,7 +144,7 @@ class DemoProvider:
         )
 
     # ------------------------------------------------------------------ the "model"
-    def _answer(self, messages: list[dict], tool_names: set) -> tuple[str, list[tuple[str, dict]]]:
+    def _answer(self, messages: list[dict], tool_names: set) -> Answer:
         last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"), None)
         if last is None:
             return HELP, []
@@ -210,55 +212,77 @@ class DemoProvider:
             lines.append("Tools used: " + ", ".join(sorted(set(tools_used))))
         return "\n".join(lines)
 
-    def _understand(self, prompt: str, tool_names: set) -> tuple[str, list[tuple[str, dict]]]:
+    def _understand(self, prompt: str, tool_names: set) -> Answer:
         line = prompt.strip().rstrip(".!?").strip()
-
-        def unavailable(tool: str) -> tuple[str, list]:
-            return f"I would use the `{tool}` tool for that, but it is not available here.", []
-
-        if _LIST.match(line):
-            if "glob" in tool_names:
-                return "Listing the files.", [("glob", {"pattern": "**/*"})]
-            if "bash" in tool_names:
-                return "Listing the files.", [("bash", {"command": "ls -la"})]
-            return unavailable("glob")
-        m = _DELEGATE.match(line)
-        if m:
-            task = _unquote(m.group("text"))
-            if "task" not in tool_names:
-                return ("I cannot delegate from here: the `task` tool is not available "
-                        "(a subagent cannot start another)."), []
-            words = task.split()
-            description = " ".join(words[:6])[:60] + ("…" if len(words) > 6 else "")
-            return (
-                "Delegating to a general-purpose subagent.",
-                [("task", {"description": description, "prompt": task, "subagent_type": "general-purpose"})],
-            )
-        m = _RUN.match(prompt.strip())  # not `line`: a command may end in "." or "?"
-        if m:
-            command = _unquote(m.group("command"))
-            if "bash" not in tool_names:
-                return unavailable("bash")
-            return f"Running `{command}`.", [("bash", {"command": command})]
-        m = _SEARCH.match(line)
-        if m:
-            needle = _unquote(m.group("text"))
-            if "grep" not in tool_names:
-                return unavailable("grep")
-            try:
-                re.compile(needle)
-                pattern = needle
-            except re.error:
-                pattern = re.escape(needle)
-            return f"Searching for {needle!r}.", [("grep", {"pattern": pattern})]
-        m = _READ.match(line)
-        if m:
-            path = _unquote(m.group("path"))
-            if "read_file" not in tool_names:
-                return unavailable("read_file")
-            return f"Reading {path}.", [("read_file", {"path": path})]
+        for pattern, whole_prompt, answer in _REQUESTS:
+            m = pattern.match(prompt.strip() if whole_prompt else line)
+            if m:
+                return answer(m, tool_names)
         echo = " ".join(prompt.split())
         if len(echo) > LINE_CHARS:
             echo = echo[: LINE_CHARS - 1] + "…"
         said = f"You said: «{echo}»\n\n" if echo else ""
         return said + HELP, []
+
+
+# ---------------------------------------------------------------------- the requests it understands
+
+def _unavailable(tool: str) -> Answer:
+    return f"I would use the `{tool}` tool for that, but it is not available here.", []
+
+
+def _list_files(_m: re.Match, tool_names: set) -> Answer:
+    if "glob" in tool_names:
+        return "Listing the files.", [("glob", {"pattern": "**/*"})]
+    if "bash" in tool_names:
+        return "Listing the files.", [("bash", {"command": "ls -la"})]
+    return _unavailable("glob")
+
+
+def _delegate(m: re.Match, tool_names: set) -> Answer:
+    task = _unquote(m.group("text"))
+    if "task" not in tool_names:
+        return "I cannot delegate from here: the `task` tool is not available (a subagent cannot start another).", []
+    words = task.split()
+    description = " ".join(words[:6])[:60] + ("…" if len(words) > 6 else "")
+    return (
+        "Delegating to a general-purpose subagent.",
+        [("task", {"description": description, "prompt": task, "subagent_type": "general-purpose"})],
+    )
+
+
+def _run(m: re.Match, tool_names: set) -> Answer:
+    command = _unquote(m.group("command"))
+    if "bash" not in tool_names:
+        return _unavailable("bash")
+    return f"Running `{command}`.", [("bash", {"command": command})]
+
+
+def _search(m: re.Match, tool_names: set) -> Answer:
+    needle = _unquote(m.group("text"))
+    if "grep" not in tool_names:
+        return _unavailable("grep")
+    try:
+        re.compile(needle)
+        pattern = needle
+    except re.error:
+        pattern = re.escape(needle)
+    return f"Searching for {needle!r}.", [("grep", {"pattern": pattern})]
+
+
+def _read(m: re.Match, tool_names: set) -> Answer:
+    path = _unquote(m.group("path"))
+    if "read_file" not in tool_names:
+        return _unavailable("read_file")
+    return f"Reading {path}.", [("read_file", {"path": path})]
+
+
+# In order; `whole_prompt`: matched against the prompt as typed (a command may end in "." or "?"),
+# the others against it without its final punctuation.
+_REQUESTS: list[tuple[re.Pattern, bool, Callable[[re.Match, set], Answer]]] = [
+    (_LIST, False, _list_files),
+    (_DELEGATE, False, _delegate),
+    (_RUN, True, _run),
+    (_SEARCH, False, _search),
+    (_READ, False, _read),
+]

@@ -115,7 +115,7 @@ def status_line(label: ApiLabel, status: int | None, kind: str | None, message: 
 
 
 def failure_line(label: ApiLabel, failure: BaseException, attempts: int = 1) -> str:
-    """Why a request failed, in one line (no traceback, no repr); `attempts` counts the retries made."""
+    """Why a request failed, in one line (no traceback, no repr); `attempts`: how many tries were made."""
     if isinstance(failure, StreamError):
         return status_line(label, None, failure.kind, failure.message)
     if isinstance(failure, BadAnswer):

@@ -43,6 +43,30 @@ from .inspect import (
     read_records,
     sidechain_paths,
 )
+from .layout import (
+    BACKUP_NAME_RE,
+    DIR_MODE,
+    FILE_HISTORY_DIR,
+    FILE_MODE,
+    GITIGNORE_NAME,
+    GITIGNORE_TEXT,
+    LOCK_NAME,
+    MESSAGES_NAME,
+    META_NAME,
+    META_TMP_NAME,
+    PROJECT_DIR_NAME,
+    PROMPT_HISTORY_NAME,
+    SESSIONS_DIR_NAME,
+    SESSIONS_SUBDIR,
+    SETTINGS_LOCK_NAME,
+    SETTINGS_NAME,
+    SIDECHAIN_PATH_RE,
+    SIDECHAIN_SUFFIX,
+    STAGING_NAME,
+    SUBAGENT_DIR,
+    sessions_dir,
+    transcript_path,
+)
 from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
 from .messages import (
     blocks,
@@ -81,4 +105,8 @@ __all__ = [
     "ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids",
     "blocks", "content_blocks", "content_text", "has_tool_results", "text_block", "text_of", "tool_names_by_id",
     "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id",
+    "BACKUP_NAME_RE", "DIR_MODE", "FILE_HISTORY_DIR", "FILE_MODE", "GITIGNORE_NAME", "GITIGNORE_TEXT", "LOCK_NAME",
+    "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "SESSIONS_DIR_NAME",
+    "SESSIONS_SUBDIR", "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "SIDECHAIN_PATH_RE", "SIDECHAIN_SUFFIX", "STAGING_NAME",
+    "SUBAGENT_DIR", "sessions_dir", "transcript_path",
 ]

@@ -13,17 +13,15 @@ Both records carry `tool_use_id`; readers that do not know them skip them (SPEC 
 from __future__ import annotations
 
 import os
-import re
 import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .writer import FILE_MODE, make_private_dir
+from .layout import BACKUP_NAME_RE, FILE_HISTORY_DIR, FILE_MODE
+from .writer import make_private_dir
 
-HISTORY_DIR = "file-history"
-_BACKUP_NAME_RE = re.compile(r"\Afile-history/[0-9]{13}_[0-9a-f]{4}\Z")  # never a path out of the session
 MAX_BACKUP_BYTES = 10 << 20  # a bigger file is noted as too big to keep, never copied
 BACKUP, WRITTEN = "file_backup", "file_written"
 
@@ -74,8 +72,8 @@ class FileHistory:
             return
         try:
             data = path.read_bytes()
-            name = f"{HISTORY_DIR}/{int(time.time() * 1000):013d}_{os.urandom(2).hex()}"
-            make_private_dir(self.session_dir / HISTORY_DIR)
+            name = f"{FILE_HISTORY_DIR}/{int(time.time() * 1000):013d}_{os.urandom(2).hex()}"
+            make_private_dir(self.session_dir / FILE_HISTORY_DIR)
             fd = os.open(self.session_dir / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                          FILE_MODE)
             with os.fdopen(fd, "wb") as f:
@@ -122,7 +120,7 @@ def collect_changes(events: list[tuple[Path, dict]]) -> list[FileChange]:
             continue
         if record.get("type") == BACKUP and path not in changes:
             backup = record.get("backup")
-            kept = isinstance(backup, str) and _BACKUP_NAME_RE.match(backup) is not None
+            kept = isinstance(backup, str) and BACKUP_NAME_RE.match(backup) is not None
             existed = record.get("existed") is True
             reason = ""
             if existed and not kept:

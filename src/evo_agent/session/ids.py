@@ -12,6 +12,8 @@ import re
 import time
 from pathlib import Path
 
+from .layout import SIDECHAIN_SUFFIX
+
 SESSION_ID_RE = re.compile(r"\A[0-9]{13}_[0-9a-f]{8}\Z")
 _PREFIX_RE = re.compile(r"\A[0-9]{1,13}(?:_[0-9a-f]{0,8})?\Z")
 _SLUG_DROP = re.compile(r"[^a-z0-9-]+")
@@ -93,4 +95,4 @@ def slug_agent_name(name: str) -> str:
 
 def sidechain_file_name(agent_name: str, now_ms: int | None = None) -> str:
     ms = int(time.time() * 1000) if now_ms is None else now_ms
-    return f"{ms:013d}_{slug_agent_name(agent_name)}_{random_hex(2)}.jsonl"
+    return f"{ms:013d}_{slug_agent_name(agent_name)}_{random_hex(2)}{SIDECHAIN_SUFFIX}"

@@ -10,7 +10,6 @@ should not be there. Nothing here writes.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,11 +17,7 @@ from pathlib import Path
 
 from .ids import _PREFIX_RE
 from .jsonio import decode
-
-SUBAGENT_DIR = "subagent"
-# `subagent/<unix ms>_<slug>_<4 hex>.jsonl` (SPEC §1); anything else in a marker is not followed.
-SIDECHAIN_PATH_RE = re.compile(r"\Asubagent/[0-9]{13}_[a-z0-9-]{1,40}_[0-9a-f]{4}\.jsonl\Z")
-MARKER_TYPES = ("subagent_start", "subagent_end")
+from .layout import SIDECHAIN_PATH_RE, SUBAGENT_DIR
 
 
 @dataclass
@@ -128,8 +123,3 @@ def open_sidechain(session_dir: Path | str, relative: str) -> Path | None:
     if os.path.islink(os.path.join(session_dir, SUBAGENT_DIR)):
         return None
     return path
-
-
-def subagent_markers(records: list[dict]) -> list[dict]:
-    """The `subagent_start`/`subagent_end` records of a transcript, in order."""
-    return [r for r in records if r.get("type") in MARKER_TYPES]

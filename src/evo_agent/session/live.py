@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .ids import new_session_id
+from .layout import FILE_MODE, LOCK_NAME, SESSIONS_SUBDIR
 from .recorder import Recorder
-from .store import SESSIONS_SUBDIR, SessionStore
-from .writer import FILE_MODE, open_private_dirs
+from .store import SessionStore
+from .writer import open_private_dirs
 
-LOCK_NAME = ".lock"
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -88,10 +88,6 @@ class LiveLock:
         except OSError:
             pass
         return cls(fd, Path(session_dir))
-
-    @property
-    def held(self) -> bool:
-        return self._fd >= 0
 
     def release(self) -> None:
         if self._fd >= 0:

@@ -24,15 +24,14 @@ from datetime import datetime
 from pathlib import Path
 
 from .jsonio import decode
-from .writer import FILE_MODE
+from .layout import FILE_MODE, MESSAGES_NAME, META_NAME, META_TMP_NAME
+from .messages import has_tool_results, text_of
 
 try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is a declared dependency
     _orjson = None
 
-META_NAME = "meta.json"
-META_TMP_NAME = ".meta.json.tmp"  # the recorder's: one writer per session, under the file's lock
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -246,16 +245,9 @@ def prompt_text(message: object) -> str | None:
     """The human text of a user message, or None for tool results and summaries."""
     if not isinstance(message, dict) or message.get("role") != "user":
         return None
-    content = message.get("content")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        parts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-            return None
-        text = "\n".join(p for p in parts if isinstance(p, str))
-    else:
+    if has_tool_results(message):
         return None
+    text = text_of(message, "\n")
     if text.startswith(SUMMARY_PREFIX):
         return None
     line = " ".join(text.split())
@@ -336,7 +328,7 @@ def catch_up(session_dir: Path | str, session_id: str, created_ms: int,
     stored (its `messages_bytes` ends at a newline, so the next catch-up never
     starts inside a line).
     """
-    with open(os.path.join(session_dir, "messages.jsonl"), "rb") as f:
+    with open(os.path.join(session_dir, MESSAGES_NAME), "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if cached is not None and 0 < cached.messages_bytes <= size:
             meta = cached.copy()

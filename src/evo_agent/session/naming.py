@@ -11,9 +11,10 @@ import os
 
 from .ids import SessionError
 from .inspect import first_records
+from .layout import MESSAGES_NAME
 from .live import SessionInUse, held_for_removal
 from .meta import clean_name
-from .recorder import MESSAGES_NAME, _TranscriptRecorder, package_version
+from .recorder import _TranscriptRecorder, package_version
 from .store import SessionStore
 
 

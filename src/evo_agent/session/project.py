@@ -25,7 +25,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-PROJECT_MARKER = ".evo-agent"
+from .layout import PROJECT_DIR_NAME
+
 SHORT_COMMIT = 7  # git's default abbreviation (core.abbrev) in a small repository
 _SHA_RE = re.compile(r"\A[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")  # SHA-1 or SHA-256
 GIT_TIMEOUT_S = 5
@@ -47,7 +48,7 @@ def find_project_dir(start: Path | str) -> Path:
     """
     here = Path(start).absolute()
     for directory in (here, *here.parents):
-        if (directory / PROJECT_MARKER).is_dir():
+        if (directory / PROJECT_DIR_NAME).is_dir():
             return directory
         if os.path.lexists(directory / ".git"):
             return directory  # the worktree root: the search stops here, as git's does

@@ -17,14 +17,12 @@ from pathlib import Path
 
 from .ids import created_ms_of, sidechain_file_name
 from .jsonio import encode_line
+from .layout import FILE_MODE, MESSAGES_NAME, META_NAME, STAGING_NAME, SUBAGENT_DIR
 from .meta import SessionMeta, empty_meta, fold_record, write_meta
 from .project import git_branch_of  # noqa: F401 - re-exported: the library's old home of it
 from .redact import encode_redacted
-from .writer import FILE_MODE, AppendWriter, DirHandle, stderr_warning
+from .writer import AppendWriter, DirHandle, stderr_warning
 
-MESSAGES_NAME = "messages.jsonl"
-STAGING_NAME = ".messages.jsonl.partial"  # a resume's copy until it is complete (Recorder.publish)
-SUBAGENT_DIR = "subagent"
 META_INTERVAL_S = 1.0
 
 
@@ -229,7 +227,6 @@ class Recorder(_TranscriptRecorder):
             directory=directory or DirHandle(self.session_dir),
         )
         self.meta: SessionMeta = empty_meta(session_id, created_ms_of(session_id))
-        self._bytes = 0
         self._meta_interval = meta_interval
         self._meta_written_at = 0.0
         self._meta_dirty = False
@@ -279,7 +276,7 @@ class Recorder(_TranscriptRecorder):
         except OSError as exc:
             if not self._meta_failed and not self.writer.failures:
                 self._meta_failed = True
-                self._warn(f"evo-agent: cannot update {self.session_dir / 'meta.json'}: {exc.strerror or exc}"
+                self._warn(f"evo-agent: cannot update {self.session_dir / META_NAME}: {exc.strerror or exc}"
                            "; listing will rebuild it from the transcript")
 
     def checkpoint(self) -> None:

@@ -25,6 +25,8 @@ message was a third of a full-scan resume).
 
 from __future__ import annotations
 
+from .messages import content_blocks, tool_result_block
+
 INTERRUPTED_TEXT = (
     "The tool was interrupted before it returned a result (the session ended while it ran). "
     "Its effects, if any, are unknown; check before relying on them."
@@ -32,7 +34,7 @@ INTERRUPTED_TEXT = (
 
 
 def interrupted_result(tool_use_id: str, text: str = INTERRUPTED_TEXT) -> dict:
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": True}
+    return tool_result_block(tool_use_id, text, is_error=True)
 
 
 def _clean_content(content: object) -> str | list | None:
@@ -61,10 +63,6 @@ def _clean_content(content: object) -> str | list | None:
     return kept or None
 
 
-def _as_blocks(content: str | list) -> list:
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-
-
 def _results_lead(out: list[dict], start: int) -> bool:
     """Do the tool_results of the user turn out[start:] all come before its other blocks?"""
     other = False
@@ -90,7 +88,7 @@ def _results_first(out: list[dict], start: int) -> int:
     """
     if _results_lead(out, start):
         return 0
-    turn = [_as_blocks(m["content"]) for m in out[start:]]
+    turn = [content_blocks(m["content"]) for m in out[start:]]
     results = [b for blocks in turn for b in blocks if b.get("type") == "tool_result"]
     rest = [[b for b in blocks if b.get("type") != "tool_result"] for blocks in turn]
     rest[0] = results + rest[0]
@@ -189,7 +187,7 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
         synthetic = [interrupted_result(i) for i in missing]
         if turn_start < len(out) and out[turn_start]["role"] == "user":
             first = out[turn_start]
-            blocks = _as_blocks(first["content"])
+            blocks = content_blocks(first["content"])
             lead = 0
             while lead < len(blocks) and blocks[lead].get("type") == "tool_result":
                 lead += 1

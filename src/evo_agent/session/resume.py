@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import io
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .meta import SUMMARY_PREFIX, decode_lenient, prompt_text
@@ -48,7 +48,6 @@ class LoadedSession:
     bytes_read: int = 0
     file_size: int = 0
     records: int = 0
-    warnings: list[str] = field(default_factory=list)
 
     @property
     def warning(self) -> str | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from .file_history import BACKUP, WRITTEN, FileChange, collect_changes
 from .ids import SessionError
 from .inspect import iter_transcript
+from .layout import MESSAGES_NAME
 from .meta import prompt_text
 from .repair import repair_history
 from .resume import LoadedSession, summary_message
@@ -122,7 +123,7 @@ def changes_since(sessions_dir: Path, session_id: str, number: int) -> list[File
     sid, turn_no, end = session_id, number, None
     for _ in range(MAX_CHAIN):
         session_dir = Path(sessions_dir) / sid
-        transcript = session_dir / "messages.jsonl"
+        transcript = session_dir / MESSAGES_NAME
         turns = prompt_turns(transcript, end)
         if not 1 <= turn_no <= len(turns):
             break
@@ -136,7 +137,7 @@ def changes_since(sessions_dir: Path, session_id: str, number: int) -> list[File
         if not isinstance(source, str) or not isinstance(source_end, int) or not (sessions_dir / source).is_dir():
             break
         k = sum(1 for t in turns[:turn_no] if t.restored)  # turn is the k-th restored prompt
-        source_transcript = Path(sessions_dir) / source / "messages.jsonl"
+        source_transcript = Path(sessions_dir) / source / MESSAGES_NAME
         boundary = _last_boundary_before(source_transcript, source_end)
         source_turns = prompt_turns(source_transcript, source_end)
         after = [t for t in source_turns if t.offset >= boundary]

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from .inspect import open_sidechain, parse_record, sidechain_paths
+from .layout import MESSAGES_NAME
+from .messages import content_blocks
 
 __all__ = ["SearchHit", "search_sessions", "record_texts"]
 
@@ -41,14 +43,7 @@ class SearchHit:
 
 
 def _block_texts(role: str, content: object) -> Iterator[tuple[str, str]]:
-    if isinstance(content, str):
-        yield ("prompt" if role == "user" else "answer"), content
-        return
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, dict):
-            continue
+    for block in content_blocks(content):
         btype = block.get("type")
         if btype == "text" and isinstance(block.get("text"), str):
             yield ("prompt" if role == "user" else "answer"), block["text"]
@@ -187,7 +182,7 @@ def search_sessions(sessions: Iterable[tuple[str, str, str | None]], needle: str
     found = 0
     for session_id, session_dir, resumed_from in sessions:
         skip_restored = bool(resumed_from) and exists(resumed_from)
-        files = ["messages.jsonl"] + [p for p in sidechain_paths(session_dir)
+        files = [MESSAGES_NAME] + [p for p in sidechain_paths(session_dir)
                                       if open_sidechain(session_dir, p) is not None]
         for relative in files:
             for hit in _file_hits(session_id, session_dir, relative, matcher, skip_restored):

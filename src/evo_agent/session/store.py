@@ -35,15 +35,14 @@ from .ids import (
     resolve_session_id,
 )
 from .inspect import is_id_prefix
+from .layout import FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT, MESSAGES_NAME, SESSIONS_SUBDIR
 from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
 from .project import git_branch_of
-from .recorder import MESSAGES_NAME, Recorder
+from .recorder import Recorder
 from .resume import LoadedSession, load_for_resume
 from .trust import FUTURE_SLACK_MS, ForeignSession, check_sessions_dir, foreign_reason, start_tracked_session_ids
 from .writer import DirHandle, dir_chain, open_private_dirs, stderr_warning
 
-SESSIONS_SUBDIR = Path(".evo-agent") / "sessions"
-GITIGNORE_TEXT = "*\n"
 # How much later than its transcript's mtime a session's last record may be stamped: the kernel
 # stamps files from a coarse clock (a tick behind), FAT keeps 2-second mtimes.
 MTIME_SLACK_MS = 2000
@@ -180,8 +179,8 @@ class SessionStore:
         except OSError:
             return False
         try:
-            ignore = os.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                             0o600, dir_fd=fd)
+            ignore = os.open(GITIGNORE_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             FILE_MODE, dir_fd=fd)
             with os.fdopen(ignore, "w") as f:
                 f.write(GITIGNORE_TEXT)
         except FileExistsError:

@@ -32,10 +32,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .ids import SessionError, is_session_id
+from .layout import DIR_MODE, FILE_MODE
 
 FUTURE_SLACK_MS = 3600 * 1000  # a clock that jumped back an hour is not an attack
-DIR_MODE = 0o700
-FILE_MODE = 0o600
 
 
 class ForeignSession(SessionError):

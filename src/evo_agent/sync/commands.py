@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
-from evo_agent.session import SessionStore
+from evo_agent.session import DIR_MODE, MESSAGES_NAME, SessionStore
 
 from .config import SyncConfigError, configured_url, redact_url
 
@@ -94,7 +94,7 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
                 caught_up += 1
                 total_lines += report.lines
                 total_bytes += report.bytes
-                sidechains = len([f for f in report.files if f != "messages.jsonl"])
+                sidechains = len([f for f in report.files if f != MESSAGES_NAME])
                 extra = f" (incl. {sidechains} sidechain{'s' if sidechains != 1 else ''})" if sidechains else ""
                 out.write(f"{sid}: pushed {report.lines:,} line{'s' if report.lines != 1 else ''}, "
                           f"{_size(report.bytes)}{extra}\n")
@@ -172,7 +172,7 @@ def search_remote(store: SessionStore, text: str, out: TextIO, *, as_json: bool,
         out.write(f"No line of this repository's sessions in the team store matches {safe(text)!r}\n")
         return 1
     for h in hits:
-        where = "" if h.file == "messages.jsonl" else f" [{safe(h.file)}]"
+        where = "" if h.file == MESSAGES_NAME else f" [{safe(h.file)}]"
         out.write(f"{h.session.id}  {safe(h.session.who)}{where}  {safe(_short(h.snippet, 140))}\n")
     return 0
 
@@ -229,7 +229,7 @@ def fetched_copy(store: SessionStore, text: str) -> Iterator[tuple[SessionStore,
 
     url = require_url()
     with tempfile.TemporaryDirectory(prefix="evo-agent-remote-") as tmp:
-        os.chmod(tmp, 0o700)
+        os.chmod(tmp, DIR_MODE)
         temp_store = SessionStore(tmp, write_back=False, warn=lambda line: None)
         with store_connection(url) as conn:
             row = resolve_remote(conn, _identity(store), text)

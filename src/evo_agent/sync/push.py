@@ -22,12 +22,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evo_agent.session import SessionStore, is_session_id, is_sidechain_path, sidechain_paths
+from evo_agent.session import (
+    FILE_MODE,
+    MESSAGES_NAME,
+    META_NAME,
+    SessionStore,
+    is_session_id,
+    is_sidechain_path,
+    sidechain_paths,
+)
 
 from .identity import Identity
 
-MESSAGES = "messages.jsonl"
-META = "meta.json"
 BATCH_BYTES = 4 << 20  # one transaction per ~4 MB of lines
 BATCH_LINES = 5000
 READ_BLOCK = 1 << 20
@@ -44,7 +50,7 @@ class PushReport:
 
 def session_files(session_dir: Path) -> list[str]:
     """The files of a session that replicate: the main transcript and every sidechain (relative paths)."""
-    files = [MESSAGES] if _regular(session_dir / MESSAGES) else []
+    files = [MESSAGES_NAME] if _regular(session_dir / MESSAGES_NAME) else []
     files += [rel for rel in sidechain_paths(session_dir) if is_sidechain_path(rel) and _regular(session_dir / rel)]
     return files
 
@@ -143,7 +149,7 @@ def push_session(conn, identity: Identity, store: SessionStore, session_id: str)
     report = PushReport(session_id)
     session_dir = store.sessions_dir / session_id
     files = session_files(session_dir)
-    if MESSAGES not in files:
+    if MESSAGES_NAME not in files:
         return report
     sizes = {rel: _size(session_dir / rel) for rel in files}
     remote = remote_offsets(conn, session_id, files)
@@ -152,8 +158,8 @@ def push_session(conn, identity: Identity, store: SessionStore, session_id: str)
         start = remote.get(rel, 0)
         if sizes[rel] <= start:
             continue
-        if rel == MESSAGES or not remote:
-            _upsert_session(conn, identity, store, session_id, sizes[MESSAGES])
+        if rel == MESSAGES_NAME or not remote:
+            _upsert_session(conn, identity, store, session_id, sizes[MESSAGES_NAME])
         lines, size, end = push_file(conn, session_id, rel, session_dir / rel, start)
         if lines:
             report.lines += lines
@@ -161,7 +167,7 @@ def push_session(conn, identity: Identity, store: SessionStore, session_id: str)
             report.files[rel] = lines
             ends[rel] = end
     if not report.lines and not remote and not _has_row(conn, session_id):
-        _upsert_session(conn, identity, store, session_id, sizes[MESSAGES])  # a session whose lines are all torn
+        _upsert_session(conn, identity, store, session_id, sizes[MESSAGES_NAME])  # a session whose lines are all torn
     write_hint(store, session_id, {rel: sizes[rel] for rel in files})
     return report
 
@@ -205,7 +211,7 @@ def _upsert_session(conn, identity: Identity, store: SessionStore, session_id: s
 def _meta_json(session_dir: Path, messages_size: int) -> dict | None:
     """meta.json as it is, when it describes no more of the transcript than this push can send."""
     try:
-        data = json.loads((session_dir / META).read_bytes())
+        data = json.loads((session_dir / META_NAME).read_bytes())
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("messages_bytes"), int):
@@ -225,7 +231,7 @@ def write_hint(store: SessionStore, session_id: str, sizes: dict[str, int]) -> N
     path = _hint_path(store, session_id)
     try:
         tmp = path.with_name(f".pushed.{os.getpid()}.{threading.get_ident()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         with os.fdopen(fd, "w") as f:
             json.dump(sizes, f)
         os.replace(tmp, path)
@@ -257,4 +263,4 @@ def local_session_ids(store: SessionStore) -> list[str]:
         return []
     base = store.sessions_dir
     return sorted(n for n in names
-                  if is_session_id(n) and not os.path.islink(base / n) and _regular(base / n / MESSAGES))
+                  if is_session_id(n) and not os.path.islink(base / n) and _regular(base / n / MESSAGES_NAME))

@@ -18,13 +18,18 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from evo_agent.session import AmbiguousSessionId, SessionNotFound, is_sidechain_path
+from evo_agent.session import (
+    DIR_MODE,
+    FILE_MODE,
+    MESSAGES_NAME,
+    META_NAME,
+    SUBAGENT_DIR,
+    AmbiguousSessionId,
+    SessionNotFound,
+    is_sidechain_path,
+)
 
 from .identity import Identity
-from .push import MESSAGES, META
-
-DIR_MODE = 0o700
-FILE_MODE = 0o600
 
 
 @dataclass
@@ -87,26 +92,26 @@ def resolve_remote(conn, identity: Identity, text: str) -> RemoteSession:  # noq
 def fetch_session(conn, session_id: str, sessions_dir: Path) -> Path:  # noqa: ANN001
     """Copy a session from the store into `sessions_dir/<id>`; its directory. An existing copy is kept as is."""
     target = sessions_dir / session_id
-    if (target / MESSAGES).exists():
+    if (target / MESSAGES_NAME).exists():
         return target
     files = _read_files(conn, session_id)
-    if MESSAGES not in files:
+    if MESSAGES_NAME not in files:
         raise SessionNotFound(f"session {session_id} has no transcript in the team store")
     _make_dir(sessions_dir)
     staging = sessions_dir / f".fetch-{session_id}-{secrets.token_hex(4)}"
     _make_dir(staging)
     try:
         for rel, data in files.items():
-            if rel != MESSAGES:
-                _make_dir(staging / "subagent")
+            if rel != MESSAGES_NAME:
+                _make_dir(staging / SUBAGENT_DIR)
             _write_file(staging / rel, data)
         meta = conn.execute("SELECT meta FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone()
-        if meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == len(files[MESSAGES]):
-            _write_file(staging / META, json.dumps(meta[0], ensure_ascii=False).encode("utf-8"))
+        if meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == len(files[MESSAGES_NAME]):
+            _write_file(staging / META_NAME, json.dumps(meta[0], ensure_ascii=False).encode("utf-8"))
         try:
             os.rename(staging, target)
         except OSError:
-            if not (target / MESSAGES).exists():
+            if not (target / MESSAGES_NAME).exists():
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -121,7 +126,7 @@ def _read_files(conn, session_id: str) -> dict[str, bytes]:  # noqa: ANN001
         cur.execute("SELECT file, byte_offset, next_offset, line, raw FROM evo_agent_lines WHERE session_id = %s "
                     "ORDER BY file, byte_offset", (session_id,))
         for file, offset, end, line, raw in cur:
-            if file in broken or not (file == MESSAGES or is_sidechain_path(file)):
+            if file in broken or not (file == MESSAGES_NAME or is_sidechain_path(file)):
                 continue
             buf = files.setdefault(file, bytearray())
             data = line.encode("utf-8") if line is not None else bytes(raw)

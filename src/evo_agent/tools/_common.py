@@ -12,11 +12,13 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from evo_agent.session import PROJECT_DIR_NAME
+
 from .base import ToolContext, ToolResult
 
 # Directories no search tool descends into: git internals and the agent's own
 # session store are noise for the model and can be large.
-SKIP_DIRS = frozenset({".git", ".evo-agent"})
+SKIP_DIRS = frozenset({".git", PROJECT_DIR_NAME})
 
 # How many leading bytes are inspected to decide whether a file is binary.
 _SNIFF_BYTES = 8192

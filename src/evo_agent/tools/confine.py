@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-AGENT_DIR = ".evo-agent"
+from evo_agent.session import PROJECT_DIR_NAME
+
+AGENT_DIR = PROJECT_DIR_NAME  # the tools' name for it: what write_file/edit_file never touch
 # Paths whose change would let a later "read-only" command execute code (git runs
 # `core.fsmonitor`, pagers, diff drivers from `.git/config`): edits here always ask.
 SENSITIVE_DIRS = (".git",)

@@ -18,12 +18,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evo_agent.session import PROJECT_DIR_NAME
 from evo_agent.session.project import git_dir_of
 
 if TYPE_CHECKING:
     import pathspec
 
-ALWAYS_SKIPPED = frozenset({".git", ".evo-agent"})
+ALWAYS_SKIPPED = frozenset({".git", PROJECT_DIR_NAME})
 
 
 def _read_spec(path: Path) -> pathspec.GitIgnoreSpec | None:

@@ -799,7 +799,7 @@ class AgentApp:
 
     def _resume_asking(self, session_id: str) -> Any:
         """In the worker: resume; a session recorded elsewhere is resumed only when the user says yes."""
-        from evo_agent.session.trust import ForeignSession
+        from evo_agent.session import ForeignSession
 
         try:
             return self.agent.resume(session_id)

@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionInfo, SessionMeta
+from evo_agent.session import MESSAGES_NAME, SessionInfo, SessionMeta, prompt_text, text_of
 
 from .signals import SignalExit
 
@@ -39,7 +39,6 @@ TAIL_BYTES = 64 * 1024  # how much of a transcript the preview reads, from its e
 LARGE_TAIL_BYTES = 1024 * 1024  # read once more, when the last record alone is longer than that
 BRANCH_CELLS = 12
 INTERRUPTED_MARKER = "[Request interrupted by user]"
-MESSAGES_NAME = "messages.jsonl"
 
 
 # Text widths ------------------------------------------------------------------------------------
@@ -281,24 +280,10 @@ def _decode(line: bytes) -> dict | None:
 
 
 def _human_prompt(message: object) -> str | None:
-    from evo_agent.session import prompt_text
-
     text = prompt_text(message)
     if text is None or text == INTERRUPTED_MARKER:
         return None
     return text
-
-
-def _answer_text(message: object) -> str:
-    if not isinstance(message, dict):
-        return ""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b["text"] for b in content
-                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
-    return ""
 
 
 def tail_lines(path: str | os.PathLike, limit: int = TAIL_BYTES) -> list[bytes]:
@@ -338,7 +323,7 @@ def _exchange_in(lines: list[bytes], answer_chars: int) -> Exchange | None:
             continue
         kind = record.get("type")
         if kind == "assistant":
-            text = _answer_text(record.get("message"))
+            text = text_of(record.get("message"), "\n")
             if text.strip():
                 answers.append(text)
         elif kind == "user":

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from prompt_toolkit.history import FileHistory
 
+from evo_agent.session import DIR_MODE, FILE_MODE, GITIGNORE_NAME, PROJECT_DIR_NAME, PROMPT_HISTORY_NAME
 from evo_agent.session.redact import redact_text
 
 __all__ = ["ProjectHistory", "history_path", "MAX_LOADED"]
@@ -23,7 +24,7 @@ MAX_LOADED = 1000  # newest prompts offered by ↑; the file itself keeps everyt
 
 
 def history_path(project_dir: Path | str) -> Path:
-    return Path(project_dir) / ".evo-agent" / "history"
+    return Path(project_dir) / PROJECT_DIR_NAME / PROMPT_HISTORY_NAME
 
 
 class ProjectHistory(FileHistory):
@@ -46,9 +47,9 @@ class ProjectHistory(FileHistory):
         block = f"\n# {datetime.datetime.now().isoformat(timespec='seconds')}\n" + "".join(
             f"+{line}\n" for line in text.split("\n"))
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
             _ignore_in_git(self.path)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
             try:
                 os.write(fd, block.encode("utf-8", "replace"))
             finally:
@@ -59,10 +60,10 @@ class ProjectHistory(FileHistory):
 
 def _ignore_in_git(path: Path) -> None:
     """`.evo-agent/.gitignore` names the history, so prompts are never committed by accident."""
-    ignore = path.parent / ".gitignore"
+    ignore = path.parent / GITIGNORE_NAME
     if not ignore.exists():
         fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            os.write(fd, b"/history\n")
+            os.write(fd, f"/{PROMPT_HISTORY_NAME}\n".encode())
         finally:
             os.close(fd)

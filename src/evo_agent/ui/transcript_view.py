@@ -14,6 +14,8 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 
+from evo_agent.session import blocks, has_tool_results, text_of, tool_result_text
+
 from . import render
 
 __all__ = ["history_renderables", "split_exchanges", "TAIL_EXCHANGES"]
@@ -21,28 +23,13 @@ __all__ = ["history_renderables", "split_exchanges", "TAIL_EXCHANGES"]
 TAIL_EXCHANGES = 10
 
 
-def _blocks(message: dict) -> list[dict]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
-def _result_text(block: dict) -> str:
-    content = block.get("content")
-    if isinstance(content, list):
-        return "\n".join(str(x.get("text", "")) for x in content if isinstance(x, dict) and x.get("type") == "text")
-    return "" if content is None else str(content)
-
-
 def _is_prompt(message: Any) -> bool:
     """A user message a person typed (not tool results, not the interruption marker, not a summary)."""
     if not isinstance(message, dict) or message.get("role") != "user":
         return False
-    texts = [b.get("text", "") for b in _blocks(message) if b.get("type") == "text"]
-    if not texts or any(b.get("type") == "tool_result" for b in _blocks(message)):
+    if not any(b.get("type") == "text" for b in blocks(message)) or has_tool_results(message):
         return False
-    joined = "".join(t for t in texts if isinstance(t, str)).strip()
+    joined = text_of(message).strip()
     return bool(joined) and joined != render.INTERRUPTED_MARKER and not joined.startswith(render.SUMMARY_OPEN)
 
 
@@ -68,7 +55,7 @@ def history_renderables(messages: Sequence[dict], *, tail: int = TAIL_EXCHANGES,
     shown = exchanges[len(earlier):]
     # A summary at the very start stays visible even when its exchange is left out.
     if earlier and any(_is_summary(m) for m in earlier[0]):
-        out.append(render.summary_block(_text(earlier[0][0])))
+        out.append(render.summary_block(text_of(earlier[0][0])))
     if earlier:
         n = len(earlier)
         out.append(Text(f"… {n} earlier exchange{'s' if n != 1 else ''} in this transcript "
@@ -80,12 +67,8 @@ def history_renderables(messages: Sequence[dict], *, tail: int = TAIL_EXCHANGES,
     return out
 
 
-def _text(message: dict) -> str:
-    return "".join(str(b.get("text", "")) for b in _blocks(message) if b.get("type") == "text")
-
-
 def _is_summary(message: dict) -> bool:
-    return message.get("role") == "user" and _text(message).startswith(render.SUMMARY_OPEN)
+    return message.get("role") == "user" and text_of(message).startswith(render.SUMMARY_OPEN)
 
 
 def _message(message: Any, tools: dict[str, tuple[str, Any]], width: int | None = None) -> list[RenderableType]:
@@ -94,13 +77,13 @@ def _message(message: Any, tools: dict[str, tuple[str, Any]], width: int | None 
     role = message.get("role")
     out: list[RenderableType] = []
     if role == "user":
-        text = _text(message).strip()
+        text = text_of(message).strip()
         if text.startswith(render.SUMMARY_OPEN):
             return [render.summary_block(text)]
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") == "tool_result":
                 name, tool_input = tools.get(str(block.get("tool_use_id")), ("tool", {}))
-                out.append(render.tool_result(name, tool_input, _result_text(block),
+                out.append(render.tool_result(name, tool_input, tool_result_text(block),
                                               is_error=bool(block.get("is_error")), expand_hint=False, width=width))
         if text == render.INTERRUPTED_MARKER or (text.endswith(render.INTERRUPTED_MARKER) and not _is_prompt(message)):
             out.append(render.interrupted_notice())
@@ -109,7 +92,7 @@ def _message(message: Any, tools: dict[str, tuple[str, Any]], width: int | None 
             out.append(render.user_prompt(text))
         return out
     if role == "assistant":
-        for block in _blocks(message):
+        for block in blocks(message):
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
                 out.append(render.answer(block["text"]))

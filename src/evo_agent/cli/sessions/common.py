@@ -8,7 +8,7 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from evo_agent.session import SessionStore, resolve_session_id
+from evo_agent.session import FILE_MODE, SessionStore, resolve_session_id
 
 from ..errors import CommandError
 
@@ -86,7 +86,7 @@ def write_output(data: bytes, target: str | None) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.chmod(tmp, 0o600)
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except OSError as exc:
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evo_agent.session import SessionInfo, SessionStore, iter_transcript
+from evo_agent.session import MESSAGES_NAME, SessionInfo, SessionStore, iter_transcript
 from evo_agent.session.jsonio import encode_line
 
 from ..errors import CommandError
@@ -12,7 +12,6 @@ from ..trust import json_safe_dumps
 from .listing import row_json
 from .model import SessionView, SubagentRun, load_session
 
-FORMATS = ("md", "html", "jsonl")
 _SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".jsonl": "jsonl"}
 
 
@@ -87,7 +86,7 @@ def export_jsonl(view: SessionView) -> bytes:
         for record in run.transcript.records:
             out.append(encode_line({**record, "sidechain": path}))
 
-    for line in iter_transcript(view.dir / "messages.jsonl"):
+    for line in iter_transcript(view.dir / MESSAGES_NAME):
         if line.record is None:
             continue
         out.append(line.raw + b"\n")

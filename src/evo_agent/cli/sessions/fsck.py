@@ -29,7 +29,17 @@ from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import (
+    DIR_MODE,
+    FILE_MODE,
+    GITIGNORE_NAME,
+    GITIGNORE_TEXT,
+    LOCK_NAME,
+    MESSAGES_NAME,
+    META_NAME,
+    STAGING_NAME,
+    SUBAGENT_DIR,
     SessionStore,
+    foreign_reason,
     is_session_id,
     is_sidechain_path,
     iter_transcript,
@@ -38,17 +48,10 @@ from evo_agent.session import (
     rebuild_meta,
 )
 from evo_agent.session.ids import created_ms_of
-from evo_agent.session.meta import META_NAME, write_meta
-from evo_agent.session.recorder import STAGING_NAME
-from evo_agent.session.trust import foreign_reason
-from evo_agent.session.writer import DIR_MODE, FILE_MODE
+from evo_agent.session.meta import write_meta
 
 from ..trust import json_safe_dumps
 from .common import plural
-
-MESSAGES = "messages.jsonl"
-SUBAGENT = "subagent"
-GITIGNORE_TEXT = "*\n"
 
 
 @dataclass
@@ -163,7 +166,7 @@ def _differences(a: dict, b: dict) -> list[str]:
 
 
 def check_meta(sid: str, session_dir: Path, live: bool) -> list[Finding]:
-    transcript = session_dir / MESSAGES
+    transcript = session_dir / MESSAGES_NAME
     fix = _rebuild(session_dir, sid)
     meta_path = session_dir / META_NAME
     st = _lstat(meta_path)
@@ -198,21 +201,21 @@ def check_sidechains(sid: str, session_dir: Path, records: list[dict]) -> list[F
             continue
         path = record.get("subagent_path")
         if not is_sidechain_path(path):
-            findings.append(Finding(sid, MESSAGES, "bad_marker_path",
+            findings.append(Finding(sid, MESSAGES_NAME, "bad_marker_path",
                                     f"a {record['type']} names {str(path)[:80]!r}, which is not a sidechain file name"))
             continue
         named[path] = named.get(path, 0) + 1
-    sub_dir = session_dir / SUBAGENT
+    sub_dir = session_dir / SUBAGENT_DIR
     st = _lstat(sub_dir)
     present: set[str] = set()
     if st is not None:
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-            findings.append(Finding(sid, SUBAGENT, "not_a_directory",
+            findings.append(Finding(sid, SUBAGENT_DIR, "not_a_directory",
                                     "is not a directory (or a symbolic link); not followed"))
         else:
-            findings += _mode_finding(sid, SUBAGENT, sub_dir, DIR_MODE, st)
+            findings += _mode_finding(sid, SUBAGENT_DIR, sub_dir, DIR_MODE, st)
             for name in sorted(os.listdir(sub_dir)):
-                rel = f"{SUBAGENT}/{name}"
+                rel = f"{SUBAGENT_DIR}/{name}"
                 path = sub_dir / name
                 fst = _lstat(path)
                 if fst is None:
@@ -256,7 +259,7 @@ def check_session(store: SessionStore, sid: str, tracked: frozenset[str] = froze
         return [Finding(sid, ".", "symlink", "is a symbolic link; not followed")]
     if not stat.S_ISDIR(st.st_mode):
         return [Finding(sid, ".", "not_a_directory", "is not a directory")]
-    transcript = session_dir / MESSAGES
+    transcript = session_dir / MESSAGES_NAME
     tst = _lstat(transcript)
     findings = check_foreign(sid, session_dir, st, tst, tracked)
     findings += _mode_finding(sid, ".", session_dir, DIR_MODE, st)
@@ -268,11 +271,11 @@ def check_session(store: SessionStore, sid: str, tracked: frozenset[str] = froze
                                     "it is never listed or continued (sessions rm deletes it)"))
             return findings
         what = "missing" if tst is None else "not a regular file"
-        findings.append(Finding(sid, MESSAGES, "no_transcript",
+        findings.append(Finding(sid, MESSAGES_NAME, "no_transcript",
                                 f"{what}: this session cannot be shown or resumed (sessions rm deletes it)"))
         return findings + check_sidechains(sid, session_dir, [])
-    findings += _mode_finding(sid, MESSAGES, transcript, FILE_MODE, tst)
-    line_findings, records = check_lines(sid, MESSAGES, transcript)
+    findings += _mode_finding(sid, MESSAGES_NAME, transcript, FILE_MODE, tst)
+    line_findings, records = check_lines(sid, MESSAGES_NAME, transcript)
     findings += line_findings
     if not any(f.kind == "unreadable_file" for f in line_findings):
         findings += check_meta(sid, session_dir, live)
@@ -282,7 +285,7 @@ def check_session(store: SessionStore, sid: str, tracked: frozenset[str] = froze
         if name.startswith(".meta.") and name.endswith(".tmp") and not live:
             findings.append(Finding(sid, name, "leftover", "left by an interrupted meta.json write",
                                     fix=lambda p=path: os.unlink(p)))
-        elif name == ".lock":
+        elif name == LOCK_NAME:
             lst = _lstat(path)
             if lst is not None and stat.S_ISREG(lst.st_mode):
                 findings += _mode_finding(sid, name, path, FILE_MODE, lst)
@@ -296,7 +299,7 @@ def check_sessions_dir(store: SessionStore) -> list[Finding]:
     except OSError:
         return []
     findings = _mode_finding(None, str(root), root, DIR_MODE, st)
-    ignore = root / ".gitignore"
+    ignore = root / GITIGNORE_NAME
     problem = gitignore_problem(ignore)
     if problem:
         findings.append(Finding(None, str(ignore), "gitignore",
@@ -330,12 +333,12 @@ def gitignore_problem(ignore: Path) -> str | None:
 def restore_gitignore(root: Path) -> None:
     """Replace `sessions/.gitignore` with `*` atomically, relative to the opened directory (never through a link)."""
     dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    tmp = f".gitignore.{os.getpid()}.tmp"
+    tmp = f"{GITIGNORE_NAME}.{os.getpid()}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE, dir_fd=dir_fd)
         with os.fdopen(fd, "w") as f:
             f.write(GITIGNORE_TEXT)
-        os.replace(tmp, ".gitignore", src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        os.replace(tmp, GITIGNORE_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
             os.unlink(tmp, dir_fd=dir_fd)

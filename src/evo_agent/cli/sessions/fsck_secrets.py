@@ -19,13 +19,10 @@ from pathlib import Path
 from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionStore, is_sidechain_path, iter_transcript
+from evo_agent.session import MESSAGES_NAME, SUBAGENT_DIR, SessionStore, is_sidechain_path, iter_transcript
 from evo_agent.session.redact import count_secrets, may_hold_secret
 
 from .common import plural
-
-MESSAGES = "messages.jsonl"
-SUBAGENT = "subagent"
 
 
 @dataclass
@@ -57,11 +54,11 @@ def scan_file(path: Path) -> Counter:
 
 
 def _transcripts(session_dir: Path) -> list[tuple[str, Path]]:
-    out = [(MESSAGES, session_dir / MESSAGES)] if (session_dir / MESSAGES).is_file() else []
-    sub = session_dir / SUBAGENT
+    out = [(MESSAGES_NAME, session_dir / MESSAGES_NAME)] if (session_dir / MESSAGES_NAME).is_file() else []
+    sub = session_dir / SUBAGENT_DIR
     if sub.is_dir() and not sub.is_symlink():
         for name in sorted(os.listdir(sub)):
-            rel = f"{SUBAGENT}/{name}"
+            rel = f"{SUBAGENT_DIR}/{name}"
             if is_sidechain_path(rel) and (sub / name).is_file() and not (sub / name).is_symlink():
                 out.append((rel, sub / name))
     return out

@@ -10,7 +10,7 @@ from typing import TextIO
 from evo_agent.importers import claude_code, codex, earlier_imports, source_fingerprint, write_import
 from evo_agent.importers.model import ImportedSession, Message, consume
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionStore
+from evo_agent.session import SessionStore, text_of
 
 from ..errors import CommandError
 
@@ -23,10 +23,7 @@ AGENTS = {  # agent -> (its sessions of a project, read one, its session id, wha
 def _first_prompt(imported: ImportedSession) -> str:
     for event in islice(imported.events, 50):
         if isinstance(event, Message) and event.message["role"] == "user":
-            content = event.message["content"]
-            texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content
-                                                                  if b.get("type") == "text"]
-            text = " ".join(" ".join(texts).split())
+            text = " ".join(text_of(event.message, " ").split())
             if text:
                 return text[:60]
     return ""

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evo_agent.session import (
+    MESSAGES_NAME,
+    SIDECHAIN_SUFFIX,
     SessionMeta,
     SessionStore,
     first_records,
@@ -77,7 +79,7 @@ class ResultView:
 
     @property
     def text(self) -> str:
-        return content_text(self.content)
+        return shown_text(self.content)
 
 
 @dataclass
@@ -230,7 +232,7 @@ class SessionView:
         return total
 
 
-def content_text(content: object) -> str:
+def shown_text(content: object) -> str:
     """A tool result's or message's content as plain text (non-text blocks named in brackets)."""
     if isinstance(content, str):
         return content
@@ -429,7 +431,7 @@ def _lineage(store: SessionStore, transcript: Transcript) -> tuple[list[str], bo
         if not is_session_id(source) or source in chain:
             return chain, True
         chain.append(source)
-        path = store.sessions_dir / source / "messages.jsonl"
+        path = store.sessions_dir / source / MESSAGES_NAME
         if (store.sessions_dir / source).is_symlink() or not path.is_file():
             return chain, True
         marker = next((r for r in first_records(path, 3) if r.get("type") == "resume_marker"), None)
@@ -440,11 +442,11 @@ def _lineage(store: SessionStore, transcript: Transcript) -> tuple[list[str], bo
 def load_session(store: SessionStore, session_id: str) -> SessionView:
     """The whole session `session_id` (already resolved), sidechains included. Raises OSError."""
     session_dir = store.session_dir(session_id)
-    transcript = build_transcript(session_dir / "messages.jsonl", session_dir, "messages.jsonl")
+    transcript = build_transcript(session_dir / MESSAGES_NAME, session_dir, MESSAGES_NAME)
     linked = {run.path for run in transcript.runs()}
     unlinked = []
     for relative in sidechain_paths(session_dir):
-        if relative not in linked and relative.endswith(".jsonl"):
+        if relative not in linked and relative.endswith(SIDECHAIN_SUFFIX):
             run = SubagentRun(relative.split("_")[1] if relative.count("_") >= 2 else "subagent", relative, None)
             run.transcript, run.problem = load_sidechain(session_dir, relative, 1)
             unlinked.append(run)

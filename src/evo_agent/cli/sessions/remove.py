@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionInUse, SessionStore, held_for_removal, is_session_id, probe_live
+from evo_agent.session import (
+    MESSAGES_NAME,
+    SUBAGENT_DIR,
+    SessionInUse,
+    SessionStore,
+    held_for_removal,
+    is_session_id,
+    probe_live,
+)
 
 from ..errors import CommandError
 from .common import fmt_bytes, fmt_ms, plural, resolve_session_dir, short
@@ -79,9 +87,9 @@ def describe(store: SessionStore, sid: str, path: Path) -> Candidate:
     """What a session is, and when it was last updated: the newest of its last record's time and its
     transcripts' modification times (meta.json and the directory are left out: fsck --repair rewrites them)."""
     info = store.info(sid)
-    stamps = [_mtime_ms(path / "messages.jsonl")]
+    stamps = [_mtime_ms(path / MESSAGES_NAME)]
     try:
-        stamps += [_mtime_ms(path / "subagent" / n) for n in os.listdir(path / "subagent")]
+        stamps += [_mtime_ms(path / SUBAGENT_DIR / n) for n in os.listdir(path / SUBAGENT_DIR)]
     except OSError:
         pass
     if info is not None:

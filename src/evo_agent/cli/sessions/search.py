@@ -6,7 +6,7 @@ import json
 from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionStore
+from evo_agent.session import MESSAGES_NAME, SessionStore
 from evo_agent.session.search import search_sessions
 
 from ..errors import UsageError
@@ -39,7 +39,7 @@ def sessions_search(store: SessionStore, needle: str, out: TextIO, *, regex: boo
             current = hit.session_id
             title = " ".join(titles.get(current, "").split())[:60]
             out.write(f"{current}  {terminal_safe(title, keep_newlines=False)}\n")
-        where = "" if hit.file == "messages.jsonl" else f" [subagent {terminal_safe(hit.file.split('/', 1)[-1])}]"
+        where = "" if hit.file == MESSAGES_NAME else f" [subagent {terminal_safe(hit.file.split('/', 1)[-1])}]"
         out.write(f"  {fmt_stamp(hit.timestamp, date=True)}  {hit.kind}{where}: "
                   f"{terminal_safe(hit.snippet, keep_newlines=False)}\n")
     if len(hits) >= limit:

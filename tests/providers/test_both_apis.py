@@ -1,5 +1,5 @@
-"""What every provider tells its caller besides the message: why the answer ended, and a tool as
-soon as the model names it — against both fake APIs, with the same expectations for each.
+"""What both HTTP providers must do alike, against both fake APIs with the same expectations:
+say why the answer ended, name a tool as soon as the model does, and stop at once when told to.
 
 `ModelResponse.stop_reason` is in the Messages API's words whichever API answered; `cut_short`
 is what a front end tells the user about (an answer cut at max_tokens). `on_tool_use_start`
@@ -51,6 +51,11 @@ class Dialect:
         if self.name == "anthropic":
             return anthropic_api.reply(anthropic_api.tool_use("bash", tool_input), stop_reason=cut)
         return openai_api.reply(openai_api.tool_call("bash", tool_input), finish_reason=cut)
+
+    def hang_in_text(self):
+        """Streams "Working on it", then hangs (until the server stops) before the rest."""
+        api = anthropic_api if self.name == "anthropic" else openai_api
+        return api.hang(300, api.text("never seen"))
 
     def hang_in_tool_input(self, tool_input: dict):
         api = anthropic_api if self.name == "anthropic" else openai_api
@@ -210,3 +215,47 @@ def test_anthropic_tool_input_cut_at_max_tokens_is_kept_as_invalid_arguments():
     ]
     assert (response.stop_reason, response.cut_short, response.output_tokens) == (MAX_TOKENS, True, 8)
     assert response.cut_notice(64) == 'the answer was cut at the 64-token limit (max_tokens); send "continue" for the rest'
+
+
+# --------------------------------------------------------------------------- cancel and callbacks
+
+
+def test_cancel_while_the_server_hangs_mid_answer_returns_at_once(api):
+    api.server.script(api.hang_in_text())
+    cancel = threading.Event()
+    pieces: list[str] = []
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            ask(api, callbacks=StreamCallbacks(on_text=pieces.append), cancel=cancel)
+        except BaseException as exc:  # looked at below
+            outcome.append(exc)
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    # Cancel once the server hangs and the streamed part has reached the caller, as a person would.
+    wait_for(lambda: api.server.hanging.is_set() and pieces, what="the partial answer")
+    cancel.set()
+    worker.join(20)
+    assert not worker.is_alive() and len(outcome) == 1 and isinstance(outcome[0], ProviderCancelled)
+    assert api.server.hanging.is_set()  # returned while the server still holds the rest of the answer
+    assert pieces == ["Working on it"]
+
+
+def test_cancel_before_the_call_sends_nothing(api):
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(ProviderCancelled):
+        ask(api, cancel=cancel)
+    assert api.server.requests == []
+
+
+def test_a_failing_callback_propagates(api):
+    api.server.script(api.text("some streamed text here"))
+
+    def boom(_):
+        raise RuntimeError("ui broke")
+
+    with pytest.raises(RuntimeError, match="ui broke"):
+        ask(api, callbacks=StreamCallbacks(on_text=boom))
