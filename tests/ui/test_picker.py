@@ -440,3 +440,11 @@ async def test_a_team_store_that_cannot_be_read_is_one_line_in_the_team_view(sto
         assert "cannot connect to the team store" in shown and view.rows == []
         inp.send_text("\t" + ENTER)  # back to this machine's sessions
         assert await asyncio.wait_for(task, 20) == readme.id
+
+
+def test_a_content_excerpt_starts_just_before_the_match():
+    snippet = "…the long beginning of an answer that goes on and on before the zebra-unicorn cache was found"
+    out = picker.excerpt(snippet, "unicorn", 24)
+    assert out.startswith("…") and out.index("unicorn") <= 7 and out.endswith("was found")
+    assert picker.excerpt("short unicorn", "unicorn", 24) == "short unicorn"
+    assert picker.excerpt("no match\nhere", "absent", 24) == "no match here"
