@@ -89,3 +89,25 @@ def test_a_fresh_clone_opens_the_picker_on_the_teams_sessions(tmp_path: Path, sy
     t.keys("Enter")
     t.wait(r"messages restored")
     assert _resume_sources(carol) == {theirs}
+
+
+def test_the_apps_resume_picker_has_the_team_view_too(tmp_path: Path, sync_url: str, terminals):
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", sync_url)
+    theirs = alice.run("-p", "list the files").hint_id()
+    bob.run("-p", "run echo mine").hint_id()
+    t = Terminal(bob.project, [], env=bob.env)
+    terminals.append(t)
+    t.wait(r"/help for help")
+    t.wait(r"tokens · context")
+    t.type("/resume")
+    t.keys("Enter")
+    screen = t.wait(r'"run echo mine"')
+    assert "Tab team" in screen, screen
+    t.keys("Tab")
+    t.wait(r'user-alice@\S+ "list the files"')  # below bob's own, pushed later: everyone's sessions are there
+    t.type("alice")  # the filter matches user@host too
+    t.wait(r'> .*user-alice@\S+ "list the files"')
+    t.keys("Enter")
+    t.wait(rf"Resumed {theirs}: \d+ messages restored")
+    assert _resume_sources(bob) == {theirs}

@@ -240,11 +240,11 @@ def normalise_filter(text: str) -> str:
 
 
 def matches(info: SessionInfo, needle: str) -> bool:
-    """Does a (normalised) filter match this session's first prompt, name, branch or id?"""
+    """Does a (normalised) filter match this session's first prompt, name, branch, id or (team view) author?"""
     meta = info.meta
     if needle in meta.id:
         return True
-    for text in (meta.first_prompt, session_name(info), meta.git_branch):
+    for text in (meta.first_prompt, session_name(info), meta.git_branch, team_member(info)):
         if text and needle in " ".join(text.split()).lower():
             return True
     return False
