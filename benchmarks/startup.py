@@ -51,10 +51,20 @@ PEER_PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")
 # --------------------------------------------------------------------------- the loopback fake
 
 class Fake:
-    """Answers every model request with a short streamed "ok" and notes when each one arrived."""
+    """Answers every model request with a short streamed "ok" and notes when each one arrived.
 
-    def __init__(self) -> None:
+    `limits=True` answers as the real Messages API does at its limits (benchmarks/oversize.py): a
+    body over MAX_BODY bytes gets 413 `request_too_large` (read and dropped, never held), a prompt
+    over CONTEXT_TOKENS (estimated as bytes / 4, also the usage reported) 400 "prompt is too long".
+    `answers` holds (path, body bytes, status) of every model request.
+    """
+
+    MAX_BODY = 32 * MiB
+    CONTEXT_TOKENS = 200_000
+
+    def __init__(self, limits: bool = False) -> None:
         self.arrivals: list[tuple[float, str, int]] = []  # (monotonic time, path, body bytes)
+        self.answers: list[tuple[str, int, int]] = []
         self.cond = threading.Condition()
         fake = self
 
@@ -74,11 +84,17 @@ class Fake:
                 arrived = time.monotonic()
                 path = self.path.split("?", 1)[0]
                 length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
+                too_big = limits and length > fake.MAX_BODY
+                body = self._drain(length) if too_big else (self.rfile.read(length) if length else b"")
                 if path in MODEL_PATHS:
                     with fake.cond:
-                        fake.arrivals.append((arrived, path, len(body)))
+                        fake.arrivals.append((arrived, path, length))
                         fake.cond.notify_all()
+                status = self._limited(length) if limits and path == "/v1/messages" else None
+                if path in MODEL_PATHS:
+                    fake.answers.append((path, length, status or 200))
+                if status is not None:
+                    return
                 if path == "/v1/messages":
                     self._messages(body)
                 elif path == "/v1/responses":
@@ -89,6 +105,29 @@ class Fake:
                     self._json(200, {"input_tokens": max(1, len(body) // 4)})
                 else:
                     self._json(200, {})
+
+            def _drain(self, length: int) -> bytes:
+                while length > 0:
+                    chunk = self.rfile.read(min(length, MiB))
+                    if not chunk:
+                        break
+                    length -= len(chunk)
+                return b""
+
+            def _limited(self, length: int) -> int | None:
+                """The real API's answer to a request over its limits (413, 400), or None."""
+                if length > fake.MAX_BODY:
+                    self._json(413, {"type": "error", "error": {
+                        "type": "request_too_large", "message": "Request exceeds the maximum allowed number of bytes."}})
+                    self.close_connection = True
+                    return 413
+                tokens = length // 4
+                if tokens > fake.CONTEXT_TOKENS:
+                    self._json(400, {"type": "error", "error": {
+                        "type": "invalid_request_error",
+                        "message": f"prompt is too long: {tokens} tokens > {fake.CONTEXT_TOKENS} maximum"}})
+                    return 400
+                return None
 
             def _json(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()
@@ -117,7 +156,7 @@ class Fake:
                     model = json.loads(raw).get("model", "claude")
                 except ValueError:
                     model = "claude"
-                usage = {"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 0,
+                usage = {"input_tokens": max(10, len(raw) // 4) if limits else 10, "output_tokens": 1, "cache_creation_input_tokens": 0,
                          "cache_read_input_tokens": 0}
                 message = {"id": "msg_bench", "type": "message", "role": "assistant", "model": model, "content": [],
                            "stop_reason": None, "stop_sequence": None, "usage": usage}
@@ -257,7 +296,7 @@ def _base_env(home: Path) -> dict:
 class Evo(Program):
     name = "evo-agent"
 
-    def __init__(self, work: Path, fake: Fake, resume_bytes: int, cache: Path) -> None:
+    def __init__(self, work: Path, fake: Fake, resume_bytes: int, cache: Path, variant: str = "tail") -> None:
         self.project = work / "evo-project"
         self.project.mkdir(parents=True, exist_ok=True)
         (work / "evo-home").mkdir(exist_ok=True)
@@ -267,13 +306,15 @@ class Evo(Program):
         self._env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package runs from .pyc files
         self._env.update(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="bench-key", EVO_AGENT_PROVIDER="anthropic")
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], capture_output=True)
-        self.resume_info = self._transcript(resume_bytes, cache)
+        self.resume_info = self._transcript(resume_bytes, cache, variant)
 
-    def _transcript(self, size: int, cache: Path) -> dict:
+    def _transcript(self, size: int, cache: Path, variant: str = "tail") -> dict:
+        """benchmarks/run.py's transcript of `size` bytes, placed as a session: `tail` has its last
+        compaction near the end, `none` has no compaction at all (benchmarks/oversize.py)."""
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from run import transcript  # the generator of benchmarks/run.py: the same records as the resume rows
 
-        info = transcript(cache, size, "tail")
+        info = transcript(cache, size, variant)
         sid = Path(info["path"]).parent.name
         target = self.project / ".evo-agent" / "sessions" / sid
         target.mkdir(parents=True, exist_ok=True)
@@ -345,7 +386,7 @@ class Claude(Program):
 
     name = "Claude Code"
 
-    def __init__(self, bin_dir: Path, work: Path, fake: Fake, resume_bytes: int) -> None:
+    def __init__(self, bin_dir: Path, work: Path, fake: Fake, resume_bytes: int, boundary: bool = True) -> None:
         self.exe = bin_dir / "claude"
         self.version = _version(self.exe)
         self.home = work / "claude-home"
@@ -356,7 +397,7 @@ class Claude(Program):
         self._env.update(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="bench-key",
                          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
                          DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1")
-        self.resume_id = self._grow(fake, resume_bytes)
+        self.resume_id = self._grow(fake, resume_bytes, boundary)
 
     def env(self) -> dict:
         return self._env
@@ -367,8 +408,9 @@ class Claude(Program):
     def resume_cmd(self) -> list[str]:
         return [str(self.exe), "-p", "--resume", self.resume_id, "hi"]
 
-    def _grow(self, fake: Fake, size: int) -> str:
-        """A session Claude Code wrote itself, grown to `size` with copies of its turns, then a compaction."""
+    def _grow(self, fake: Fake, size: int, boundary: bool = True) -> str:
+        """A session Claude Code wrote itself, grown to `size` with copies of its turns, then a compaction
+        (none when `boundary` is False: the whole history is to be replayed)."""
         sessions = self.home / ".claude" / "projects"
         before = set(sessions.rglob("*.jsonl")) if sessions.exists() else set()
         result = run_once([str(self.exe), "-p", "say hi"], self._env, self.project, fake, 120)
@@ -406,6 +448,8 @@ class Claude(Program):
                     f.write(line)
                     written += len(line)
                     last_uuid = copy["uuid"]
+            if not boundary:
+                return sid
             common = {k: turn[0][k] for k in ("cwd", "sessionId", "version", "gitBranch", "userType") if k in turn[0]}
             boundary = str(uuid.uuid4())
             f.write(json.dumps({"parentUuid": None, "logicalParentUuid": last_uuid, "isSidechain": False, **common,

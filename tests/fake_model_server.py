@@ -32,7 +32,7 @@ basic fields, block shapes and tool definitions); an invalid one gets HTTP 400
 Usage is deterministic: input_tokens = `server.input_tokens` (an int, or a function of the
 request body; default `default_input_tokens`), output_tokens = `server.output_tokens`
 (default 10), cache counts 0 — each overridable per reply with `reply(..., usage={...})`.
-What each request was answered with (usage included) is in `server.log`.
+What each request was answered with (usage included) is in `server.log`, with its body size in `bytes`.
 """
 
 from __future__ import annotations
@@ -311,7 +311,8 @@ class _Handler(ScriptedHandler):
             fake.record({"body": None, "path": path, "valid": False, "error": "body is not JSON", "status": 400})
             self._send_error(400, "invalid_request_error", "the request body is not valid JSON")
             return
-        entry: dict = {"body": body, "path": path, "stream": bool(isinstance(body, dict) and body.get("stream"))}
+        entry: dict = {"body": body, "path": path, "stream": bool(isinstance(body, dict) and body.get("stream")),
+                       "bytes": len(raw)}
 
         key = self.headers.get("x-api-key")  # older SDKs send x-api-key, newer ones a bearer token
         bearer = self.headers.get("authorization") or ""

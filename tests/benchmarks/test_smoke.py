@@ -40,3 +40,16 @@ def test_startup_smoke_run_prints_the_table(tmp_path):
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| evo-agent"))
     assert row.count(" ms") >= 2 and "no request" not in row, row
     assert (tmp_path / "s.md").read_text(encoding="utf-8").strip() == proc.stdout.strip()
+
+
+def test_oversize_smoke_run_prints_the_table(tmp_path):
+    script = RUN.with_name("oversize.py")
+    proc = subprocess.run(
+        [sys.executable, str(script), "--smoke", "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "o.md")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "## Oversized history: resume of 6 MiB with no compaction" in proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| evo-agent"))
+    assert "exit 0: ok" in row and "source untouched" in row, row
+    assert (tmp_path / "o.md").read_text(encoding="utf-8").strip() == proc.stdout.strip()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 
 from tests.agent.helpers import model_requests, summarizer
 from tests.agent.test_subagents import is_child, task
@@ -118,9 +119,14 @@ def test_the_demo_provider_delegates_to_a_subagent_offline(demo_cli):
 
 
 def test_parallel_subagent_results_in_the_repl_name_their_task(cli, model_server):
+    asked = {"alpha": threading.Event(), "beta": threading.Event()}
+
     def answer(body):
         if is_child(body):
-            return text(f"report on {body['messages'][0]['content']}")
+            job = body["messages"][0]["content"]
+            asked[job].set()  # both children asked: both calls are on the screen before any result
+            assert all(event.wait(30) for event in asked.values())
+            return text(f"report on {job}")
         if len(body["messages"]) == 1:
             return [task("alpha job", "alpha", "toolu_a"), task("beta job", "beta", "toolu_b")]
         return text("both reported")

@@ -18,8 +18,12 @@ Two mechanisms keep a long conversation inside the model's context:
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from evo_agent.session import blocks, tool_names_by_id, tool_result_text
+
+if TYPE_CHECKING:
+    from evo_agent.session import LoadedSession
 
 SUMMARY_MAX_TOKENS = 4096
 
@@ -34,6 +38,11 @@ SUMMARY_INPUT_HEAD_CHARS = 40_000
 # sent in full; older ones longer than CLEAR_RESULT_CHARS become a placeholder.
 KEEP_RECENT_RESULTS = 3
 CLEAR_RESULT_CHARS = 2_000
+
+# A resumed history over the threshold is only ever summarised before its first request (SPEC §8), so a
+# resume keeps at most this many bytes of it decoded (load_for_resume's `window`): its head and tail,
+# many times what `summary_request` can use (SUMMARY_INPUT_CHARS).
+RESUME_WINDOW_MIN = 4 << 20
 
 FILE_TOOLS = ("read_file", "write_file", "edit_file")
 TOUCHED_FILES_SHOWN = 15
@@ -73,6 +82,21 @@ def history_exceeds(messages: list[dict], limit: int) -> bool:
     return max(total, 2) > limit
 
 
+def resume_window(threshold: int) -> int:
+    """The `window` of a resume under this compaction threshold.
+
+    At least 4x the threshold: a history whose records pass the window is then surely over the
+    threshold (a message's JSON is most of its record's line), so windowing never drops a history
+    that would have been sent whole.
+    """
+    return max(RESUME_WINDOW_MIN, 4 * threshold)
+
+
+def restored_oversized(loaded: LoadedSession, threshold: int) -> bool:
+    """Whether a restored history is to be summarised before its first request: windowed, or over the threshold."""
+    return loaded.windowed or (len(loaded.messages) >= 2 and history_exceeds(loaded.messages, threshold))
+
+
 def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -81,9 +105,15 @@ def _clip(text: str, limit: int) -> str:
 
 def flatten_conversation(messages: list[dict]) -> str:
     """The conversation as plain text, one tagged part per block, long parts clipped."""
+    from evo_agent.session.resume import is_omitted_marker
+
     names = tool_names_by_id(messages)
     parts: list[str] = []
+    gap: tuple[int, str] | None = None  # (part index, note) of a windowed resume's omitted middle
     for index, message in enumerate(messages):
+        if gap is None and is_omitted_marker(message):
+            gap = (len(parts), message["content"][0]["text"])
+            continue
         role = message.get("role")
         tool_chars = LATEST_TOOL_PART_CHARS if index == len(messages) - 1 else TOOL_PART_CHARS
         for block in blocks(message):
@@ -101,13 +131,28 @@ def flatten_conversation(messages: list[dict]) -> str:
                 continue  # the agent's private reasoning; the decisions it led to are in the text
             elif kind:
                 parts.append(f"[{role}: {kind} block]")
+    if gap is not None:
+        return _around_gap(parts[:gap[0]], parts[gap[0]:], gap[1])
     text = "\n\n".join(parts)
     if len(text) > SUMMARY_INPUT_CHARS:
         tail = SUMMARY_INPUT_CHARS - SUMMARY_INPUT_HEAD_CHARS
         omitted = len(text) - SUMMARY_INPUT_CHARS
-        gap = f"[… {omitted:,} characters of the middle of the conversation omitted …]"
-        text = f"{text[:SUMMARY_INPUT_HEAD_CHARS]}\n\n{gap}\n\n{text[-tail:]}"
+        note = f"[… {omitted:,} characters of the middle of the conversation omitted …]"
+        text = f"{text[:SUMMARY_INPUT_HEAD_CHARS]}\n\n{note}\n\n{text[-tail:]}"
     return text
+
+
+def _around_gap(head_parts: list[str], tail_parts: list[str], note: str) -> str:
+    """A windowed history flattened: its head and tail within the same caps, the gap's own note between."""
+    head = "\n\n".join(head_parts)
+    tail = "\n\n".join(tail_parts)
+    cut = ""
+    if len(head) > SUMMARY_INPUT_HEAD_CHARS:
+        head, cut = head[:SUMMARY_INPUT_HEAD_CHARS], " (and the loaded parts around it were clipped)"
+    room = SUMMARY_INPUT_CHARS - len(head)
+    if len(tail) > room:
+        tail, cut = tail[-room:], " (and the loaded parts around it were clipped)"
+    return f"{head}\n\n{note}{cut}\n\n{tail}"
 
 
 def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> list[str]:
@@ -180,6 +225,8 @@ __all__ = [
     "flatten_conversation",
     "history_chars",
     "micro_compact",
+    "restored_oversized",
+    "resume_window",
     "summary_request",
     "touched_files",
 ]

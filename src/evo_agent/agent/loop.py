@@ -77,7 +77,7 @@ from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool
 from evo_agent.tools.runner import INVALID_ARGUMENTS_KEY
 
 from .callbacks import FrontEnd, SafeCallbacks, TurnCallbacks
-from .compaction import history_chars, micro_compact
+from .compaction import history_chars, micro_compact, resume_window
 from .compaction_state import (
     CompactionFailed,
     CompactionState,
@@ -89,6 +89,7 @@ from .compaction_state import (
 )
 from .permissions import INTERNAL_TOOLS, GateResult, PermissionGate, Policy
 from .prompt import build_system_prompt
+from .restored import settle_restored
 from .subagents import task_tool
 from .usage import Usage, cost_report, own_usage, resumed_usage, usage_cost
 
@@ -276,9 +277,10 @@ class Agent:
         store = self._require_store()
         source = store.resolve(session_id)
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name,
-                               allow_foreign=allow_foreign)
+                               allow_foreign=allow_foreign, copy=False, window=resume_window(self.compact_threshold))
         self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
         self.usage = resumed_usage(store, source)
+        resumed.notice = settle_restored(self, resumed)  # restored.py: a copy, or (over the threshold) a summary
         return resumed
 
     @property

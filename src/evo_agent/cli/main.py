@@ -516,7 +516,14 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
                   compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
                   sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None)
     if resumed is not None and oversized:
-        _compact_restored(agent, resumed, launch.notify, console)
+        from evo_agent.agent.restored import WindowedSummaryFailed, settle_restored
+
+        try:  # over the threshold: summarised before anything else is sent (SPEC §8)
+            line = settle_restored(agent, resumed, load_whole=False)
+        except WindowedSummaryFailed as exc:
+            raise CommandError(str(exc)) from None
+        if line:
+            launch.notify(line)
     if args.at is not None:
         agent.hold_conversation()  # a rewind: the exit hint names it, not its source
     if args.name is not None:
@@ -531,20 +538,22 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
 
 def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN202 - (ResumedSession, oversized)
     """The new session resumed from `source`, staged until its history is written: a copy, or (over the
-    compaction threshold) a summary, which `_compact_restored` writes once the agent exists."""
-    from evo_agent.agent import default_compact_threshold, history_exceeds
+    compaction threshold) a summary, which `settle_restored` writes once the agent exists."""
+    from evo_agent.agent import default_compact_threshold
+    from evo_agent.agent.compaction import restored_oversized, resume_window
 
     from .repl import restored_view, resumed_line
     from .trust import live_note
 
     args, store, console = launch.args, launch.store, launch.console
     note = live_note(store, source.id)
-    resumed = store.resume(source.id, model=provider.model, provider=provider.name, before_turn=args.at,
-                           copy=False, allow_foreign=source.foreign_ok)
+    # An oversized history is held only as far as its summary needs (its head and tail: the window).
+    resumed = store.resume(source.id, model=provider.model, provider=provider.name, before_turn=args.at, copy=False,
+                           allow_foreign=source.foreign_ok, window=resume_window(default_compact_threshold()))
     if note:
         console.err_line(note)
     loaded = resumed.loaded
-    oversized = len(loaded.messages) >= 2 and history_exceeds(loaded.messages, default_compact_threshold())
+    oversized = restored_oversized(loaded, default_compact_threshold())
     if not oversized:
         resumed.copy_history()
     if args.at is not None and args.restore_files:
@@ -554,9 +563,10 @@ def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN20
             lambda q: (input(q).strip().lower() in ("y", "yes")))
         restore_files(pending_changes(store, source.id, args.at), launch.notify, ask)
     if not launch.print_mode and not launch.app:  # the REPL shows the restored conversation first
-        console.write(restored_view(loaded.messages, tty=launch.stdin_tty and _isatty(sys.stdout)))
+        shown = loaded.messages[loaded.gap_at:] if loaded.windowed else loaded.messages  # oversized: from its gap on
+        console.write(restored_view(shown, tty=launch.stdin_tty and _isatty(sys.stdout)))
     if not launch.app:  # the app shows the restored conversation, then this line
-        launch.notify(resumed_line(source.id, len(loaded.messages), resumed.recorder.session_id))
+        launch.notify(resumed_line(source.id, loaded.restored_count, resumed.recorder.session_id))
     if loaded.warning:
         console.err_line(loaded.warning)
     return resumed, oversized
@@ -588,26 +598,6 @@ def _run_front_end(launch: _Launch, agent: Agent, source: str | None) -> int:
     release_tty()
     hard_exit_if_stuck(code)
     return code
-
-
-def _compact_restored(agent, resumed, notify, console) -> None:  # noqa: ANN001
-    """A restored history over the compaction threshold is summarised before anything else is sent.
-
-    The new session (still staged: not listed, not continued) then holds the summary as its
-    compact_boundary instead of a re-redacted copy of the whole history, so it stores what
-    is sent. Should the summary fail, the history is copied as usual and the agent retries
-    at its first turn (a request over the API's size limit is refused before it is sent).
-    """
-    from evo_agent.agent import CompactionFailed
-
-    try:
-        result = agent.compact(trigger="auto")
-    except CompactionFailed as exc:
-        console.err_line(f"evo-agent: the restored history could not be compacted ({exc}); it is kept whole")
-        resumed.copy_history()
-        return
-    resumed.publish()
-    notify(result.describe())
 
 
 def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:

@@ -312,6 +312,8 @@ class Repl:
         self.console.write(restored_view(resumed.loaded.messages, tty=self.tty))
         if note:
             self.console.err_line(note)
-        self.console.line(resumed_line(resumed.loaded.session_id, len(resumed.loaded.messages), self.agent.session_id))
+        self.console.line(resumed_line(resumed.loaded.session_id, resumed.loaded.restored_count, self.agent.session_id))
         if resumed.loaded.warning:
             self.console.err_line(resumed.loaded.warning)
+        if resumed.notice:  # summarised: it was over the compaction threshold
+            self.console.line(resumed.notice)

@@ -6,6 +6,16 @@ and the scan stops at the last boundary, so the work and memory follow what is
 restored, not the size of the transcript (a 1 GB file whose last boundary is
 near its end costs one or two blocks). Lines that do not parse are skipped and
 counted; the result is repaired so the API accepts it.
+
+A history with no recent boundary can be far larger than anything that can be
+sent (SPEC §8: it is compacted before its first request). `window=N` bounds the
+memory of such a resume: once the restored records pass N bytes, only the head
+(a fifth of N) and the tail of the history stay decoded, each cut at a user
+prompt, and the middle is counted and stood for by one marker message
+(`LoadedSession.windowed`). That is all a summary request can use anyway; a
+windowed history is for summarising, never for sending or copying whole. The
+middle is never decoded (a 1 GB history costs one read of its bytes, not one
+decode of every record), so its unreadable lines are not counted.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ from __future__ import annotations
 import gc
 import io
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +38,7 @@ except ImportError:  # pragma: no cover - orjson is a declared dependency
 
 BLOCK = 1 << 20
 SUMMARY_SUFFIX = "\n</previous-conversation-summary>"
+WINDOW_HEAD_SHARE = 5  # a windowed load keeps 1/5 of its window for the head, the rest for the tail
 
 
 def summary_message(summary: str) -> dict:
@@ -48,6 +60,14 @@ class LoadedSession:
     bytes_read: int = 0
     file_size: int = 0
     records: int = 0
+    windowed: bool = False  # the middle of the history was left out (see `window` in load_for_resume)
+    omitted_messages: int = 0  # windowed: messages of the middle not loaded, stood for by one marker message
+    gap_at: int | None = None  # windowed: the index of that marker in `messages`
+
+    @property
+    def restored_count(self) -> int:
+        """How many messages the history holds, the omitted middle included (the marker is not one)."""
+        return len(self.messages) - 1 + self.omitted_messages if self.windowed else len(self.messages)
 
     @property
     def warning(self) -> str | None:
@@ -66,12 +86,17 @@ class _Part:
     in a form that merges in file order afterwards (see `_merge`).
     """
 
-    __slots__ = ("boundary", "compact_count", "first_prompt", "marker_prompt", "messages", "records", "skipped")
+    __slots__ = ("boundary", "bytes", "compact_count", "first_prompt", "gap", "marker_prompt", "messages", "omitted",
+                 "records", "skipped", "span")
 
     def __init__(self) -> None:
         self.messages: list[dict] = []
         self.records = 0
         self.skipped = 0
+        self.bytes = 0  # the lines of its messages
+        self.gap: str | None = None  # windowed: where the omitted middle is ("before", "after" or "all" of it)
+        self.omitted = 0  # windowed: its messages left out
+        self.span: tuple[int, int] | None = None  # windowed: (start, end) in the file of lines not decoded (yet)
         self.first_prompt: str | None = None  # prompt text of the block's first user message that has one
         self.marker_prompt: str | None = None  # `first_prompt` of the block's last resume_marker naming one
         self.compact_count: int | None = None  # the largest int `compact_count` of its resume_markers
@@ -88,7 +113,7 @@ def _replay_lines(buf: bytearray, view: memoryview, start: int, end: int) -> _Pa
     append = part.messages.append
     find = buf.find
     loads = _loads_view
-    records = skipped = 0
+    records = skipped = size = 0
     want_prompt = True
     pos = start
     while pos < end:
@@ -119,6 +144,7 @@ def _replay_lines(buf: bytearray, view: memoryview, start: int, end: int) -> _Pa
                 message = record.get("message")
                 if isinstance(message, dict) and message.get("role") == rtype:
                     append(message)
+                    size += stop - pos
                     if want_prompt and rtype == "user":
                         text = prompt_text(message)
                         if text is not None:
@@ -136,19 +162,137 @@ def _replay_lines(buf: bytearray, view: memoryview, start: int, end: int) -> _Pa
                 part = _Part()
                 part.boundary = record
                 append = part.messages.append
-                records = skipped = 0
+                records = skipped = size = 0
                 want_prompt = True
         pos = stop + 1
-    part.records, part.skipped = records, skipped
+    part.records, part.skipped, part.bytes = records, skipped, size
     return part
 
 
-def _read_backwards(f: io.FileIO, size: int) -> tuple[list[_Part], dict | None, int]:
+class _Window:
+    """Keeps the tail and the head of a history decoded while it is read backwards; skips the middle.
+
+    The newest parts fill the tail until it holds its share of the window.
+    Older blocks are not decoded at all unless they may hold a boundary (their
+    bytes contain `compact_boundary`); each becomes a placeholder that knows
+    its byte span and how many messages it holds (records start with their
+    type, SPEC §2, and a quote inside a string is escaped, so counting
+    `{"type":"user"` counts user records). Once the start of the history is
+    known, the oldest spans are decoded until the head holds its share; the
+    rest is the middle, stood for by one marker message.
+    """
+
+    BOUNDARY_HINT = b"compact_boundary"
+    OPENINGS = (b'{"type":"user"', b'{"type":"assistant"')
+
+    def __init__(self, budget: int) -> None:
+        self.head_budget = max(1, budget // WINDOW_HEAD_SHARE)
+        self.tail_budget = max(1, budget - self.head_budget)
+        self.tail_bytes = 0
+        self.tail_oldest: _Part | None = None  # set once the tail is full
+
+    def skips(self, buf: bytearray, first: int, end: int) -> bool:
+        """Whether the lines buf[first:end] can be left undecoded for now."""
+        return self.tail_oldest is not None and buf.find(self.BOUNDARY_HINT, first, end) < 0
+
+    def placeholder(self, buf: bytearray, first: int, end: int, span: tuple[int, int]) -> _Part:
+        part = _Part()
+        part.span, part.bytes = span, end - first
+        part.omitted = sum(buf.count(opening, first, end) for opening in self.OPENINGS)
+        return part
+
+    def add(self, part: _Part, span: tuple[int, int]) -> None:
+        """A decoded part: it joins the tail, or (without a boundary) waits undecoded like the middle."""
+        if self.tail_oldest is None:
+            self.tail_bytes += part.bytes
+            if self.tail_bytes >= self.tail_budget:
+                self.tail_oldest = part
+        elif part.boundary is None:
+            part.span, part.omitted, part.messages = span, len(part.messages), []
+
+    def finish(self, parts: list[_Part], f: io.FileIO) -> None:
+        """Decode the head (the oldest spans, up to its share), then mark the gap and cut it at user prompts."""
+        if self.tail_oldest is None:
+            return
+        older = parts.index(self.tail_oldest) + 1
+        head_bytes = 0
+        i = len(parts) - 1
+        while i >= older and head_bytes < self.head_budget:
+            if parts[i].span is not None:
+                parts[i] = _decode_span(f, parts[i])
+            head_bytes += parts[i].bytes
+            i -= 1
+        if i < older:
+            return  # the head reached the tail: nothing was left out
+        for j in range(older, i + 1):
+            parts[j].gap = "all"
+        head_end, tail_start = parts[i + 1], self.tail_oldest
+        cut = _last_prompt(head_end.messages)
+        head_end.gap = "after"
+        if cut > 0:
+            head_end.omitted, head_end.messages = len(head_end.messages) - cut, head_end.messages[:cut]
+        cut = _first_prompt(tail_start.messages)
+        tail_start.gap = "before"
+        if cut > 0:
+            tail_start.omitted, tail_start.messages = cut, tail_start.messages[cut:]
+
+
+def _decode_span(f: io.FileIO, placeholder: _Part) -> _Part:
+    """The lines of a span a windowed read skipped, decoded now (they turned out to be the head)."""
+    lo, hi = placeholder.span
+    buf = bytearray(hi - lo)
+    with memoryview(buf) as view:
+        f.seek(lo)
+        got = 0
+        while got < len(buf):
+            n = f.readinto(view[got:])
+            if not n:
+                break
+            got += n
+        part = _replay_lines(buf, view, 0, got)
+    return part
+
+
+def _last_prompt(messages: list[dict]) -> int:
+    """The index of the last user prompt after the first message (0 when there is none)."""
+    for i in range(len(messages) - 1, 0, -1):
+        if prompt_text(messages[i]) is not None:
+            return i
+    return 0
+
+
+def _first_prompt(messages: list[dict]) -> int:
+    """The index of the first user prompt (0 when there is none)."""
+    return next((i for i, m in enumerate(messages) if prompt_text(m) is not None), 0)
+
+
+OMITTED_RE = re.compile(r"\[… [\d,]+ messages of the middle of this conversation were not loaded: "
+                        r"the history is too large to send whole …\]")
+
+
+def omitted_marker(count: int) -> dict:
+    """The user message that stands for the middle a windowed load left out."""
+    return {"role": "user", "content": [{"type": "text", "text": (
+        f"[… {count:,} messages of the middle of this conversation were not loaded: the history is too "
+        "large to send whole …]")}]}
+
+
+def is_omitted_marker(message: object) -> bool:
+    """Whether a message is a windowed load's marker (for the summary request to put its gap there)."""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return False
+    content = message.get("content")
+    return (isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict)
+            and isinstance(content[0].get("text"), str) and OMITTED_RE.fullmatch(content[0]["text"]) is not None)
+
+
+def _read_backwards(f: io.FileIO, size: int, window: _Window | None = None) -> tuple[list[_Part], dict | None, int]:
     """Replay the file block by block from its end until a block holds a valid compact_boundary.
 
     Returns the parts (newest first), the last boundary record (None when
     there is none) and the bytes read. One buffer is reused for every block:
     a fresh buffer per block would cost a page fault per 4 KiB read.
+    `window` may leave a block undecoded, or empty a decoded one (see _Window).
     """
     parts: list[_Part] = []
     buf = bytearray(BLOCK)
@@ -178,17 +322,26 @@ def _read_backwards(f: io.FileIO, size: int) -> tuple[list[_Part], dict | None, 
                 if first == 0:  # no line ends in this block: it all belongs to an earlier line
                     carry, pos = bytes(view[:end]), start
                     continue
-            part = _replay_lines(buf, view, first, end)
-            parts.append(part)
-            if part.boundary is not None:
-                return parts, part.boundary, read
+            span = (start + first, start + end)
+            if window is not None and window.skips(buf, first, end):
+                parts.append(window.placeholder(buf, first, end, span))
+            else:
+                part = _replay_lines(buf, view, first, end)
+                parts.append(part)
+                if window is not None:
+                    window.add(part, span)
+                if part.boundary is not None:
+                    return parts, part.boundary, read
             carry, pos = bytes(view[:first]), start
     return parts, None, read
 
 
-def load_for_resume(transcript: Path | str, session_id: str | None = None) -> LoadedSession:
+def load_for_resume(transcript: Path | str, session_id: str | None = None, *,
+                    window: int | None = None) -> LoadedSession:
     """Turn a transcript into the message list to send next.
 
+    `window`: the most bytes of message records to keep decoded; a longer
+    history comes back `windowed` (its head and tail, see the module's doc).
     Raises OSError only when the file cannot be opened; everything inside it
     is handled (skipped, counted, repaired).
     """
@@ -198,17 +351,20 @@ def load_for_resume(transcript: Path | str, session_id: str | None = None) -> Lo
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load(Path(transcript), session_id)
+        return _load(Path(transcript), session_id, window)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _load(path: Path, session_id: str | None) -> LoadedSession:
+def _load(path: Path, session_id: str | None, window: int | None = None) -> LoadedSession:
     sid = session_id or path.parent.name
+    keeper = _Window(window) if window is not None else None
     with open(path, "rb", buffering=0) as f:
         size = os.fstat(f.fileno()).st_size
-        parts, boundary, read = _read_backwards(f, size)
+        parts, boundary, read = _read_backwards(f, size, keeper)
+        if keeper is not None:
+            keeper.finish(parts, f)
     result = LoadedSession(session_id=sid, messages=[], file_size=size, bytes_read=read)
     messages: list[dict] = []
     if boundary is not None:
@@ -216,21 +372,31 @@ def _load(path: Path, session_id: str | None) -> LoadedSession:
         count = boundary.get("compact_count")
         result.compact_count = count if isinstance(count, int) else 1
         messages.append(summary_message(boundary["summary"]))
-    _merge(parts, messages, result)
+    gap = _merge(parts, messages, result)
     result.messages, result.repairs = repair_history(messages)
+    if gap is not None:
+        result.gap_at = next(i for i, m in enumerate(result.messages) if m is gap)  # repair leaves it as it is
     return result
 
 
-def _merge(parts: list[_Part], messages: list[dict], result: LoadedSession) -> None:
+def _merge(parts: list[_Part], messages: list[dict], result: LoadedSession) -> dict | None:
     """Join the parts in file order, as one forward replay of the same lines would have.
 
     Forward, the first user message with a prompt sets `first_prompt` unless a
     resume_marker names one, and each later marker overrides it: so the last
-    marker that names one wins, else the first prompt.
+    marker that names one wins, else the first prompt. A windowed load's gap
+    becomes one marker message, returned (None when nothing was left out).
     """
-    marker_prompt = first_prompt = None
+    marker_prompt = first_prompt = gap = None
     for part in reversed(parts):
+        if part.gap is not None and gap is None and part.gap != "after":
+            gap = omitted_marker(0)
+            messages.append(gap)
         messages.extend(part.messages)
+        if part.gap == "after" and gap is None:
+            gap = omitted_marker(0)
+            messages.append(gap)
+        result.omitted_messages += part.omitted
         result.records += part.records
         result.skipped_lines += part.skipped
         if part.compact_count is not None and part.compact_count > result.compact_count:
@@ -240,3 +406,7 @@ def _merge(parts: list[_Part], messages: list[dict], result: LoadedSession) -> N
         if first_prompt is None:
             first_prompt = part.first_prompt
     result.first_prompt = marker_prompt if marker_prompt is not None else first_prompt
+    if gap is not None:
+        gap.update(omitted_marker(result.omitted_messages))
+        result.windowed = True
+    return gap

@@ -82,9 +82,15 @@ def _order(row: SessionInfo) -> tuple[int, str]:
 class ResumedSession:
     recorder: Recorder
     loaded: LoadedSession
+    notice: str | None = None  # what became of the history (e.g. it was summarised), for the front end to show
 
     def copy_history(self) -> None:
-        """Write the restored messages into the new session and publish it (what `resume` does by default)."""
+        """Write the restored messages into the new session and publish it (what `resume` does by default).
+
+        A windowed history (its middle never loaded) is not the history: it can only be summarised.
+        """
+        if self.loaded.windowed:
+            raise ValueError("a windowed history cannot be copied: compact it instead")
         self.recorder.append_many((m["role"], {"message": m, "restored": True}) for m in self.loaded.messages)
         self.publish()
 
@@ -440,10 +446,10 @@ class SessionStore:
 
     # Resuming ---------------------------------------------------------------
 
-    def load(self, session_id: str) -> LoadedSession:
+    def load(self, session_id: str, *, window: int | None = None) -> LoadedSession:
         """`load_for_resume` of one session of this project (id already resolved)."""
         try:
-            return load_for_resume(self._transcript(session_id), session_id)
+            return load_for_resume(self._transcript(session_id), session_id, window=window)
         except OSError as exc:
             raise SessionNotFound(f"cannot read session {session_id}: {exc.strerror or exc}") from None
 
@@ -458,6 +464,7 @@ class SessionStore:
         before_turn: int | None = None,
         allow_foreign: bool = False,
         copy: bool = True,
+        window: int | None = None,
     ) -> ResumedSession:
         """Start a new session that holds the whole restored history of `session_id`.
 
@@ -477,13 +484,18 @@ class SessionStore:
         `copy=False` stops after the
         resume_marker and leaves the session staged: the caller writes what replaces
         the history (a compact_boundary) and calls `publish()`, or `copy_history()`.
+        `window` (with `copy=False`): load_for_resume's, so that an oversized history is
+        held only as far as its summary needs (`loaded.windowed`: it can then only be compacted).
+        A rewind (`before_turn`) ignores it and loads its history whole.
         """
+        if window is not None and copy:
+            raise ValueError("a windowed resume cannot copy the history")
         reason = self.foreign_reason(session_id)
         if reason and not allow_foreign:
             raise ForeignSession(session_id, reason)
         marker: dict = {}
         if before_turn is None:
-            loaded = self.load(session_id)
+            loaded = self.load(session_id, window=window)
             marker["source_bytes"] = loaded.file_size
         else:  # a rewind: the history just before user turn `before_turn`
             from .rewind import choose_turn, load_before
@@ -506,7 +518,7 @@ class SessionStore:
             marker["name"] = source.meta.name  # the continuation keeps its name (meta folds it)
         if reason:
             marker["adopted"] = reason
-        recorder.resume_marker(session_id, len(loaded.messages), **marker)
+        recorder.resume_marker(session_id, loaded.restored_count, **marker)
         resumed = ResumedSession(recorder, loaded)
         if copy:
             resumed.copy_history()
