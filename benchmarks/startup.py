@@ -17,6 +17,10 @@ headers; both clocks are this process's monotonic clock. Rows:
   program's own format (the peers' from a session they recorded themselves, grown with copies
   of its own turns). Peak RSS of the whole process is reported beside the time.
 
+A second table times what needs no model: `--help` (every program) and `sessions list` from
+launch to exit, and the interactive app in tmux at 80×24, from launch to its first paint and to
+a key typed at launch shown in its prompt (issue #14's targets: 150 ms, 150 ms, 300 ms).
+
 The peers are installed from npm into --cache (`npm install --prefix DIR @anthropic-ai/claude-code
 @openai/codex`); where npm or a peer cannot run, its row says why and the rest runs. Runs are
 interleaved (evo, claude, codex, evo, ...) so that load on the shared machine hits all alike;
@@ -29,6 +33,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shlex
 import shutil
 import signal
 import statistics
@@ -537,6 +543,87 @@ class Codex(Program):
         return sid
 
 
+# --------------------------------------------------------------------------- commands and the app
+
+def time_command(cmd: list[str], env: dict, cwd: Path, timeout: float = 60) -> dict:
+    """Launch to exit of a command that needs no model (`--help`, `sessions list`)."""
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"wall_s": None, "err": str(exc)}
+    wall = time.monotonic() - t0
+    if proc.returncode != 0:
+        return {"wall_s": None, "err": proc.stderr.decode("utf-8", "replace")[-300:]}
+    return {"wall_s": wall, "err": ""}
+
+
+APP_READY = re.compile(r"tokens · context")  # the status line: the app is drawn and reads keys
+APP_ECHO = re.compile(r"^› x\s*$", re.MULTILINE)  # the key typed at launch, shown in the prompt
+
+
+def time_app(exe: list[str], env: dict, cwd: Path, work: Path, timeout: float = 30) -> dict:
+    """The app in a tmux window at 80×24: launch -> first paint, and -> a key typed at launch shown.
+
+    tmux starts first, with a shell blocked on a FIFO; the clock starts when the FIFO releases it
+    (`exec evo-agent`), so tmux's own start is not counted. "x" is sent at once, as a person who
+    starts typing right away would; the screen is then read every 10 ms (`tmux capture-pane`) for
+    the status line (first paint) and for `› x` (the key reached the prompt: typing works).
+    """
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        return {"paint_s": None, "echo_s": None, "err": "tmux is not installed"}
+    sock = f"evo-startup-{os.getpid()}-{time.monotonic_ns()}"
+    fifo = work / f"go-{time.monotonic_ns()}"
+    os.mkfifo(fifo)
+    app_env = {k: v for k, v in env.items() if k not in ("TERM", "NO_COLOR", "TMUX")}
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in app_env.items() if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k))
+    program = " ".join(shlex.quote(w) for w in exe)
+    script = f"read _ < {shlex.quote(str(fifo))}; exec env {exports} {program}"
+
+    def run_tmux(*args: str) -> str:
+        return subprocess.run([tmux, "-L", sock, *args], capture_output=True, text=True).stdout
+
+    run_tmux("new-session", "-d", "-s", "app", "-x", "80", "-y", "24", "-c", str(cwd), "sh", "-c", script)
+    paint = echo = None
+    try:
+        with open(fifo, "w") as go:  # blocks until the shell waits on the FIFO
+            t0 = time.monotonic()
+            go.write("\n")
+        run_tmux("send-keys", "-t", "app", "-l", "x")
+        while time.monotonic() - t0 < timeout and echo is None:
+            screen = run_tmux("capture-pane", "-t", "app", "-p")
+            now = time.monotonic() - t0
+            if paint is None and APP_READY.search(screen):
+                paint = now
+            if APP_ECHO.search(screen):
+                echo = now
+                paint = now if paint is None else paint
+                break
+            time.sleep(0.01)
+        err = "" if echo is not None else "no echo within the timeout: " + " | ".join(screen.split("\n")[-4:])[-200:]
+    finally:
+        run_tmux("kill-server")
+        fifo.unlink(missing_ok=True)
+    return {"paint_s": paint, "echo_s": echo, "err": err}
+
+
+def command_rows(programs: list[Program], runs: int, work: Path) -> dict[str, dict[str, list[dict]]]:
+    """{program: {column: runs}}: `--help` for everyone; `sessions list` and the app for evo-agent."""
+    out: dict[str, dict[str, list[dict]]] = {p.name: {} for p in programs}
+    for i in range(runs):
+        for program in programs:
+            print(f"commands {i + 1}/{runs} {program.name} ...", file=sys.stderr)
+            cols = out[program.name]
+            exe = program.exe if isinstance(program, Evo) else [str(program.exe)]
+            cols.setdefault("help", []).append(time_command([*exe, "--help"], program.env(), program.project))
+            if isinstance(program, Evo):
+                cols.setdefault("list", []).append(
+                    time_command([*exe, "sessions", "list"], program.env(), program.project))
+                cols.setdefault("app", []).append(time_app(exe, program.env(), program.project, work))
+    return out
+
+
 # --------------------------------------------------------------------------- the table
 
 def fmt_s(values: list[float]) -> str:
@@ -611,12 +698,13 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{scenario} {i + 1}/{args.runs} {program.name} ...", file=sys.stderr)
                     results.setdefault((program.name, scenario), []).append(
                         run_once(cmd, program.env(), cwd, fake, 300))
+        commands = command_rows(programs, args.runs, work)
         rss: dict[tuple[str, str], float | None] = {}
         for program in programs:
             for scenario in ("new", "resume"):
                 cmd = program.new_cmd() if scenario == "new" else program.resume_cmd()
                 rss[(program.name, scenario)] = measure_rss(cmd, program.env(), program.project, 300)
-        lines = render(programs, results, rss, peer_rows, args, size)
+        lines = render(programs, results, rss, peer_rows, args, size) + render_commands(programs, commands, args)
     finally:
         fake.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -666,6 +754,59 @@ def render(programs, results, rss, peer_rows, args, size) -> list[str]:  # noqa:
         lines += ["", "First request after the resume (the summary and what follows the last boundary, plus each "
                       "program's system prompt and tools): " + ", ".join(sizes) + "."]
     return lines
+
+
+def _times(runs: list[dict], key: str) -> str:
+    values = [r[key] for r in runs if r.get(key) is not None]
+    if not values:
+        return "failed (" + (runs[0].get("err", "?").strip().splitlines() or ["?"])[-1][:80] + ")" if runs else "–"
+    text = fmt_s(values)
+    if len(values) > 1:
+        text += f" [{min(values) * 1000:.0f}–{max(values) * 1000:.0f} ms]"
+    if len(values) < len(runs):
+        text += f" ({len(runs) - len(values)} failed)"
+    return text
+
+
+def _verdict(runs: list[dict], key: str, limit_s: float) -> str:
+    values = [r[key] for r in runs if r.get(key) is not None]
+    if not values or len(values) < len(runs):
+        return "**MISSED**"
+    return "met" if statistics.median(values) < limit_s else "**MISSED**"
+
+
+def render_commands(programs, commands, args) -> list[str]:  # noqa: ANN001
+    """The second table: commands that need no model, and the interactive app (issue #14's targets)."""
+    evo = programs[0].name
+    cols = commands[evo]
+    lines = [
+        "",
+        "## Start-up: commands and the app",
+        "",
+        f"Launch to exit (`--help`, `sessions list`: the project above, {{n}} sessions in it), and for the app "
+        "launch to its first paint and to a key typed at launch shown in its prompt (tmux, 80×24, the screen "
+        f"read every 10 ms). Medians of {args.runs} runs [range].",
+        "",
+        "| program | `--help` | `sessions list` | app: first paint | app: a key typed at launch shown |",
+        "|---|---|---|---|---|",
+    ]
+    lines[3] = lines[3].replace("{n}", str(_count_sessions(programs[0])))
+    for program in programs:
+        c = commands[program.name]
+        label = f"{program.name} {getattr(program, 'version', '')}".strip()
+        lines.append(f"| {label} | {_times(c['help'], 'wall_s')} | "
+                     + (f"{_times(c['list'], 'wall_s')} | {_times(c['app'], 'paint_s')} | "
+                        f"{_times(c['app'], 'echo_s')} |" if "list" in c else "– | – | – |"))
+    lines += ["", "| target (issue #14) | evo-agent |", "|---|---|",
+              f"| `--help` < 150 ms | {_verdict(cols['help'], 'wall_s', 0.150)} |",
+              f"| `sessions list` < 150 ms | {_verdict(cols['list'], 'wall_s', 0.150)} |",
+              f"| the app accepts typing < 300 ms | {_verdict(cols['app'], 'echo_s', 0.300)} |"]
+    return lines
+
+
+def _count_sessions(evo: Program) -> int:
+    sessions = evo.project / ".evo-agent" / "sessions"
+    return sum(1 for d in sessions.iterdir() if d.is_dir()) if sessions.exists() else 0
 
 
 if __name__ == "__main__":

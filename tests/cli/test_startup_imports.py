@@ -60,3 +60,23 @@ def test_sessions_list_loads_no_provider(cli, tmp_path):
     code, modules = loaded(cli, tmp_path, "sessions", "list")
     assert code == 0
     assert not [m for m in modules if m.startswith(("evo_agent.providers.", "evo_agent.agent", "asyncio"))]
+
+
+# What a new session's `-p` does without: the REPL and its slash-command table, the trust checks of a
+# resume, the `sessions` subcommands, the UI, the settings writer's tempfile and the approval diff.
+NOT_ON_A_NEW_SESSIONS_PRINT_PATH = ("evo_agent.cli.repl", "evo_agent.cli.trust", "evo_agent.cli.sessions",
+                                    "evo_agent.ui", "evo_agent.session.search", "tempfile", "difflib")
+
+
+def test_a_new_sessions_print_mode_loads_only_what_it_uses(cli, model_server, tmp_path):
+    code, modules = loaded(cli, tmp_path, "-p", "hi")
+    assert code == 0 and len(model_server.requests) == 1
+    assert not [m for m in modules if m.startswith(NOT_ON_A_NEW_SESSIONS_PRINT_PATH)]
+
+
+def test_the_apps_first_screen_needs_no_markdown_renderer():
+    """rich.markdown, markdown-it and Pygments (~55 ms) load at the first answer, not before the first paint."""
+    code = "import sys, evo_agent.ui.app; print(sorted(m for m in sys.modules if m.startswith(" \
+           "('rich.markdown', 'rich.syntax', 'markdown_it', 'pygments'))))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"

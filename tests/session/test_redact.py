@@ -6,6 +6,8 @@ import copy
 import json
 import re
 import string
+import subprocess
+import sys
 
 import pytest
 from hypothesis import assume, given, settings
@@ -348,3 +350,23 @@ def test_a_sidechain_and_the_subagent_markers_are_masked_too(project):
     rec.compact_boundary(f"the user shared {KEY}", 1, "manual")
     for path in (rec.path, side.path):
         assert KEY not in path.read_text() and "[REDACTED:anthropic-key]" in path.read_text()
+
+
+def test_the_fast_path_keywords_are_the_rules_keywords():
+    """Redaction's trigger pass reads the keywords without building the rules; both must agree."""
+    from evo_agent.session import gitleaks_rules
+
+    assert gitleaks_rules.keywords() == frozenset(gitleaks_rules.rule_set().keywords)
+
+
+def test_a_record_without_a_keyword_is_written_without_building_the_rules():
+    """Start-up: the first records of `-p hi` (no secret, no keyword) never pay for the 221 rules."""
+    code = ("from evo_agent.session import gitleaks_rules, redact\n"
+            "user = {'type': 'user', 'message': {'role': 'user', 'content': 'hi'}}\n"
+            "assert redact.encode_redacted(user, 'message')[0] is user\n"
+            "answer = {'type': 'assistant', 'message': {'role': 'assistant', 'content': [{'type': 'text', 'text': 'ok'}]},"
+            " 'input_tokens': 10, 'output_tokens': 1}\n"  # `token` is a trigger: the record is walked
+            "assert redact.encode_redacted(answer, 'message')[0] is answer\n"
+            "print(gitleaks_rules.rule_set.cache_info().currsize)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "0"

@@ -18,11 +18,20 @@ from typing import Any, Protocol, runtime_checkable
 
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
-__all__ = ["Asker", "FrontEnd", "NestedToolCallbacks", "Notify", "SafeCallbacks", "TurnCallbacks",
-           "ApprovalCallbacks", "ToolNamedCallbacks"]
+__all__ = ["EXIT_GRACE_S", "Asker", "FrontEnd", "NestedToolCallbacks", "Notify", "SafeCallbacks", "TurnCallbacks",
+           "ApprovalCallbacks", "ToolNamedCallbacks", "resumed_line"]
 
 Notify = Callable[[str], None]
 Asker = Callable[[ApprovalRequest], ApprovalDecision]
+
+# Leaving mid-turn (a second Ctrl+C, SIGTERM), a front end cancels the turn and waits this long for it
+# to record what it was doing (bash kills its group, every tool_use gets its result) before the exit hint.
+EXIT_GRACE_S = 5.0
+
+
+def resumed_line(source: str, restored: int, new_id: str) -> str:
+    """What every front end says after a resume: the source, what was restored, the new session."""
+    return f"Resumed {source}: {restored} message{'s' if restored != 1 else ''} restored (new session {new_id})"
 
 
 @runtime_checkable

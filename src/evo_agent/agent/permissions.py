@@ -23,7 +23,6 @@ the lock is taken, since an "always" answer given meanwhile may already cover th
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import threading
@@ -346,6 +345,8 @@ def _edit_diff(name: str, tool_input: dict, target: Target) -> str:
         new = old.replace(before, after, 1) if before and old.count(before) == 1 else None
         if new is None:
             old, new = before, after  # it will fail in the tool; show what was asked
+    import difflib  # only when an edit is shown for approval
+
     lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                       f"a/{target.shown}", f"b/{target.shown}"))
     lines = [line if line.endswith("\n") else line + "\n" for line in lines]

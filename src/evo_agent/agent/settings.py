@@ -17,7 +17,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,6 +97,8 @@ def add_project_rule(project_dir: Path | str, rule: Rule) -> Path:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
+    import tempfile  # only when a rule is saved: not on the start-up path
+
     fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, FILE_MODE)

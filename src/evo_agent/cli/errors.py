@@ -31,6 +31,7 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
     (EXIT_USAGE, "usage error: a bad argument or environment variable"),
     (EXIT_HANGUP, "SIGHUP: the terminal went away"),
     (EXIT_INTERRUPTED, "Ctrl+C (SIGINT)"),
+    (EXIT_BROKEN_PIPE, "the reader of stdout went away (SIGPIPE: `... | head`)"),
     (EXIT_TERMINATED, "SIGTERM"),
 )
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from .errors import EXIT_CODES
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")  # print mode's --output-format (print_output.py writes them)
+PROJECT_DIR_HELP = ("the project whose sessions to use (default: the nearest directory above holding .evo-agent/, "
+                    "else the git worktree root, else the current directory)")
 
 
 def _slash_commands() -> list[tuple[str, str]]:

@@ -49,9 +49,19 @@ if TYPE_CHECKING:
 _PICK = "\0pick"  # `--resume` given without an id
 
 
+_EPILOG_WHEN_SHOWN = "\0epilog"  # the top-level epilog, built only when help is printed (it loads ui.commands)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         self.exit(EXIT_USAGE, f"evo-agent: {message} (see {self.prog} --help)\n")
+
+    def format_help(self) -> str:
+        if self.epilog == _EPILOG_WHEN_SHOWN:
+            from .help_text import epilog
+
+            self.epilog = epilog()
+        return super().format_help()
 
 
 class _ProbeError(Exception):
@@ -87,10 +97,10 @@ completion and the answer is printed; text piped into -p is appended to the prom
 
 def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     """The command line. `sessions=False`: the agent's options plus a positional PROMPT (see parse_arguments)."""
-    from .help_text import OUTPUT_FORMATS, epilog
+    from .help_text import OUTPUT_FORMATS, PROJECT_DIR_HELP
 
     parser = (_Parser if sessions else _Probe)(prog="evo-agent", usage=USAGE, description=DESCRIPTION,
-                                               epilog=epilog(), add_help=sessions,
+                                               epilog=_EPILOG_WHEN_SHOWN, add_help=sessions,
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      allow_abbrev=sessions)  # the probe must not read `sessions list --all` as --allowed-tools
     parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", nargs="?", const="",
@@ -111,8 +121,6 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
                         help="name the session (shown in lists; --resume NAME finds it); see also /rename")
     parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
     parser.add_argument("--provider", help=f"{PROVIDER_CHOICES} (env EVO_AGENT_PROVIDER)")
-    from .sessions.command import PROJECT_DIR_HELP, add_sessions_parser
-
     parser.add_argument("--project-dir", metavar="DIR", help=PROJECT_DIR_HELP)
     parser.add_argument("--permission-mode", metavar="MODE",
                         help="ask (default), accept-edits, read-only or bypass (env EVO_AGENT_PERMISSION_MODE)")
@@ -124,6 +132,8 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
     if sessions:
+        from .sessions.command import add_sessions_parser
+
         sub = parser.add_subparsers(dest="command", metavar="COMMAND")
         add_sessions_parser(sub)
     else:
@@ -181,12 +191,12 @@ def permission_gate(args: argparse.Namespace, project_dir: Path, environ):  # no
 
 def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa: ANN001, ANN201
     """The bubblewrap sandbox when --sandbox (or the setting) asks for one; an error where it cannot run."""
-    from evo_agent.tools.sandbox import SandboxError, check_sandbox
-
     if args.sandbox_network and not (args.sandbox or settings.sandbox):
         raise UsageError("--sandbox-network only makes sense with --sandbox")
     if not (args.sandbox or settings.sandbox):
         return None
+    from evo_agent.tools.sandbox import SandboxError, check_sandbox
+
     try:
         return check_sandbox(project_dir, network=args.sandbox_network or settings.sandbox_network)
     except SandboxError as exc:
@@ -270,10 +280,9 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
     argparse cannot have an optional positional PROMPT beside subcommands, so the agent's parser (with
     PROMPT) reads first; when its PROMPT is `sessions` the full parser reads again. Unknown arguments are
-    blamed on the (sub)command they were given to, whose --help helps.
+    blamed on the (sub)command they were given to, whose --help helps. The full parser (every `sessions`
+    subcommand) is built only when it is needed: a plain run reads its arguments with the probe alone.
     """
-    from .sessions.command import SUBPARSERS
-
     argv = list(sys.argv[1:] if argv is None else argv)
     probe = build_parser(sessions=False)
     try:
@@ -283,14 +292,15 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
             build_parser().error(str(exc))
         args, extra = argparse.Namespace(prompt="sessions"), []  # a subcommand's option the probe misread
     if args.prompt != "sessions":
-        full = build_parser()
         if args.help:
-            full.print_help()
+            build_parser().print_help()
             raise SystemExit(EXIT_OK)
         if extra:
-            full.error(f"unrecognized arguments: {' '.join(extra)}")
+            build_parser().error(f"unrecognized arguments: {' '.join(extra)}")
         args.command = None
         return args
+    from .sessions.command import SUBPARSERS
+
     full = build_parser()
     args, extra = full.parse_known_args(argv)
     if extra:
@@ -433,8 +443,6 @@ def _choose_source(launch: _Launch) -> _Source | None:
 
     Checked before anything is created: a missing, ambiguous or refused session is one line.
     """
-    from .trust import allow_foreign
-
     args, store = launch.args, launch.store
     if args.continue_:
         return _Source(_latest_session(launch))  # never a foreign one: nothing to confirm
@@ -447,6 +455,8 @@ def _choose_source(launch: _Launch) -> _Source | None:
         source = store.resolve(args.resume)
     else:
         return _Source()
+    from .trust import allow_foreign  # here: a new session (`-p hi`) loads no trust checks (start-up, SPEC §8)
+
     interactive = not launch.print_mode and launch.stdin_tty
     return _Source(source, allow_foreign(store, source, interactive=interactive, ask=_ask))
 
@@ -540,9 +550,10 @@ def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN20
     """The new session resumed from `source`, staged until its history is written: a copy, or (over the
     compaction threshold) a summary, which `settle_restored` writes once the agent exists."""
     from evo_agent.agent import default_compact_threshold
+    from evo_agent.agent.callbacks import resumed_line
     from evo_agent.agent.compaction import restored_oversized, resume_window
 
-    from .repl import restored_view, resumed_line
+    from .repl import restored_view
     from .trust import live_note
 
     args, store, console = launch.args, launch.store, launch.console
@@ -576,7 +587,6 @@ def _run_front_end(launch: _Launch, agent: Agent, source: str | None) -> int:
     """Step 4: print mode, the app or the REPL until the user leaves; the exit hint is the last line."""
     from evo_agent.sync.hooks import start_agent_sync, stop_agent_sync
 
-    from .repl import Repl
     from .runtime import Signals, finish, hard_exit_if_stuck
 
     console = launch.console
@@ -590,6 +600,8 @@ def _run_front_end(launch: _Launch, agent: Agent, source: str | None) -> int:
         elif launch.app:
             code = _run_app(agent, launch.store, initial_prompt=launch.prompt, resumed_from=source)
         else:
+            from .repl import Repl  # the line REPL only: print mode and the app never load it (start-up)
+
             code = Repl(agent, launch.store, console, signals, tty=launch.stdin_tty).run(initial_prompt=launch.prompt)
     finally:
         signals.exiting = True

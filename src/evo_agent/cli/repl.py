@@ -12,6 +12,7 @@ from typing import Any
 
 from evo_agent import __version__
 from evo_agent.agent import Agent
+from evo_agent.agent.callbacks import resumed_line
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore
 from evo_agent.ui.commands import help_text, lookup
@@ -110,10 +111,6 @@ def restored_view(messages: list, *, tty: bool) -> str:
     for item in history_renderables(messages):
         console.print(item, soft_wrap=isinstance(item, Text))
     return out.getvalue()
-
-
-def resumed_line(source: str, restored: int, new_id: str) -> str:
-    return f"Resumed {source}: {restored} message{'s' if restored != 1 else ''} restored (new session {new_id})"
 
 
 class Repl:

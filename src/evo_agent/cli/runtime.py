@@ -28,12 +28,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evo_agent.agent import Agent, CompactionFailed, CompactResult, TurnCallbacks, TurnResult
+from evo_agent.agent.callbacks import EXIT_GRACE_S
 from evo_agent.providers import ProviderError
 from evo_agent.session import find_project_dir
 
 from .errors import EXIT_HANGUP, EXIT_TERMINATED
-
-EXIT_GRACE_S = 5.0
 
 
 class Terminated(BaseException):
@@ -231,8 +230,10 @@ def run_interruptible(work_fn: Callable[[threading.Event], Any], signals: Signal
     thread = threading.Thread(target=work, name="evo-agent-turn", daemon=True)
     signals.turn_cancel = cancel
     _running.add(done)
-    thread.start()
     try:
+        # start() is inside: on a busy machine the worker can be streaming its request before
+        # start() has returned here, and a signal then raises from inside start().
+        thread.start()
         while not done.wait(0.05):
             if service is not None:
                 service()

@@ -1,9 +1,11 @@
 """A small HTTP client on the standard library: POST JSON, read JSON or server-sent events, retry.
 
 Why not the SDKs: `import anthropic` costs 1.5–3 s on a 2-core machine and `import openai`
-about 1.1 s, most of a `-p` run. Why not httpx: it costs ~100 ms to import, `http.client`
-~10 ms (and `ssl` only when the URL is https). Both model APIs need only one POST with a
-JSON body and a streamed answer, so this module keeps what the SDKs gave:
+about 1.1 s, most of a `-p` run. Why not httpx: it costs ~100 ms to import; `http.client`
+~25 ms (it imports the `email` package and `ssl` even for plain HTTP), so the HTTP/1.1
+exchange itself is wire.py's, on a socket, and `ssl` is imported only when the URL is https.
+Both model APIs need only one POST with a JSON body and a streamed answer, so this module
+keeps what the SDKs gave:
 
 - retries with backoff on 408/409/429/5xx/529 and on connection failures (not on a
   certificate that does not verify), honouring `retry-after-ms`, `retry-after` (up to
@@ -20,7 +22,6 @@ them into one line for the user (see providers/errors.py).
 
 from __future__ import annotations
 
-import http.client
 import os
 import random
 import socket
@@ -33,6 +34,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from evo_agent import __version__
+
+from .wire import Connection, ProtocolError, RemoteDisconnected
+from .wire import Response as WireResponse
 
 CONNECT_TIMEOUT = 10.0
 DEFAULT_TIMEOUT = 600.0
@@ -164,8 +168,8 @@ def _proxy_for(scheme: str, host: str) -> str | None:
 class Response:
     """A response being read: `json()`, `lines()` or `events()`; `close()` works from any thread."""
 
-    def __init__(self, client: Client, key: tuple, conn: http.client.HTTPConnection,
-                 raw: http.client.HTTPResponse) -> None:
+    def __init__(self, client: Client, key: tuple, conn: Connection,
+                 raw: WireResponse) -> None:
         self._client, self._key, self._conn, self._raw = client, key, conn, raw
         self.status = raw.status
         self.headers = {k.lower(): v for k, v in raw.getheaders()}
@@ -180,7 +184,7 @@ class Response:
             self.close()
             if isinstance(exc, socket.timeout):
                 raise Timeout("read timed out") from exc
-            if isinstance(exc, (OSError, ValueError, http.client.HTTPException)):
+            if isinstance(exc, (OSError, ValueError, ProtocolError)):
                 raise StreamBroken(_short_os_reason(exc)) from exc
             raise
         self._release()
@@ -198,12 +202,12 @@ class Response:
             try:
                 line = raw.readline()
             except Exception as exc:
-                if self._closed:  # close() from another thread (cancel): http.client fails in many ways
+                if self._closed:  # close() from another thread (cancel): a read fails in many ways
                     return
                 self.close()
                 if isinstance(exc, socket.timeout):
                     raise Timeout("no data within the read timeout") from exc
-                if isinstance(exc, (OSError, ValueError, http.client.HTTPException)):
+                if isinstance(exc, (OSError, ValueError, ProtocolError)):
                     raise StreamBroken(_short_os_reason(exc)) from exc
                 raise
             if not line:
@@ -274,7 +278,7 @@ class Client:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self.max_retries = max(0, max_retries)
         self.headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **(headers or {})}
-        self._idle: dict[tuple, list[http.client.HTTPConnection]] = {}
+        self._idle: dict[tuple, list[Connection]] = {}
         self._lock = threading.Lock()
         self._tls_context: Any = None
 
@@ -286,15 +290,13 @@ class Client:
             self._tls_context = ssl.create_default_context()
         return self._tls_context
 
-    def _new_connection(self) -> tuple[http.client.HTTPConnection, bool]:
+    def _new_connection(self) -> tuple[Connection, bool]:
         """(connection, whether requests must name the absolute URL: plain HTTP through a proxy)."""
         connect_timeout = min(CONNECT_TIMEOUT, self.timeout)
         proxy = _proxy_for(self.scheme, self.host)
         if proxy:
             p = urlsplit(proxy if "://" in proxy else "http://" + proxy)
             if self.scheme == "https":
-                conn = http.client.HTTPSConnection(p.hostname, p.port or 80, timeout=connect_timeout,
-                                                   context=self._context())
                 tunnel_headers = {}
                 if p.username:
                     import base64
@@ -302,20 +304,19 @@ class Client:
 
                     token = f"{unquote(p.username)}:{unquote(p.password or '')}".encode()
                     tunnel_headers["Proxy-Authorization"] = "Basic " + base64.b64encode(token).decode()
-                conn.set_tunnel(self.host, self.port, headers=tunnel_headers)
-                return conn, False
-            return http.client.HTTPConnection(p.hostname, p.port or 80, timeout=connect_timeout), True
+                return Connection(p.hostname, p.port or 80, timeout=connect_timeout, tls=self._context(),
+                                  tunnel=(self.host, self.port, tunnel_headers)), False
+            return Connection(p.hostname, p.port or 80, timeout=connect_timeout), True
         if self.scheme == "https":
-            return http.client.HTTPSConnection(self.host, self.port, timeout=connect_timeout,
-                                               context=self._context()), False
-        return http.client.HTTPConnection(self.host, self.port, timeout=connect_timeout), False
+            return Connection(self.host, self.port, timeout=connect_timeout, tls=self._context()), False
+        return Connection(self.host, self.port, timeout=connect_timeout), False
 
-    def _take_idle(self, key: tuple) -> http.client.HTTPConnection | None:
+    def _take_idle(self, key: tuple) -> Connection | None:
         with self._lock:
             pool = self._idle.get(key)
             return pool.pop() if pool else None
 
-    def _put_idle(self, key: tuple, conn: http.client.HTTPConnection) -> None:
+    def _put_idle(self, key: tuple, conn: Connection) -> None:
         with self._lock:
             pool = self._idle.setdefault(key, [])
             if len(pool) < 4:
@@ -382,7 +383,7 @@ class Client:
         except _StaleConnection as exc:
             raise StreamBroken(str(exc.__cause__ or "the server closed the connection")) from exc
 
-    def _exchange(self, conn: http.client.HTTPConnection, absolute: bool, key: tuple, path: str, body: bytes,
+    def _exchange(self, conn: Connection, absolute: bool, key: tuple, path: str, body: bytes,
                   headers: dict[str, str], *, fresh: bool = False) -> Response:
         target = self.base_path + path
         if absolute:
@@ -399,12 +400,12 @@ class Client:
         except TimeoutError as exc:
             conn.close()
             raise Timeout("timed out") from exc
-        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+        except (RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
             conn.close()
             if not fresh:
                 raise _StaleConnection() from exc
             raise ConnectError(_short_os_reason(exc)) from exc
-        except (OSError, http.client.HTTPException) as exc:
+        except (OSError, ProtocolError) as exc:
             conn.close()
             tls = _tls_failure(exc)
             if tls is not None:
@@ -415,7 +416,7 @@ class Client:
             text = b""
             try:
                 text = raw.read()
-            except (OSError, http.client.HTTPException):
+            except (OSError, ProtocolError):
                 pass
             conn.close()
             raise StatusError(raw.status, raw.reason or "", response.headers, _parse_body(text))

@@ -20,93 +20,144 @@ schema and rules: SPEC.md §1–4; the README's "Using the session library".
 Every write is open/append/close and best effort: a failure prints one
 warning per kind on stderr and never raises. Errors about ids a user typed
 are `SessionError` subclasses whose message is one printable line.
+
+The public API is `__all__`; each name loads its submodule at first use (PEP 562),
+so `import evo_agent.session` costs almost nothing and a caller pays only for what it
+touches. `_EXPORTS` says where each name lives; tests/session/test_public_api.py checks that every name in
+`__all__` resolves and that nothing else public leaks.
 """
 
-from .ids import (
-    AmbiguousSessionId,
-    InvalidSessionId,
-    SessionError,
-    SessionNotFound,
-    is_session_id,
-    new_session_id,
-    resolve_session_id,
-    sidechain_file_name,
-    slug_agent_name,
-)
-from .inspect import (
-    TranscriptLine,
-    first_records,
-    is_id_prefix,
-    is_sidechain_path,
-    iter_transcript,
-    open_sidechain,
-    read_records,
-    sidechain_paths,
-)
-from .layout import (
-    BACKUP_NAME_RE,
-    DIR_MODE,
-    FILE_HISTORY_DIR,
-    FILE_MODE,
-    GITIGNORE_NAME,
-    GITIGNORE_TEXT,
-    LOCK_NAME,
-    MESSAGES_NAME,
-    META_NAME,
-    META_TMP_NAME,
-    PROJECT_DIR_NAME,
-    PROMPT_HISTORY_NAME,
-    SESSIONS_DIR_NAME,
-    SESSIONS_SUBDIR,
-    SETTINGS_LOCK_NAME,
-    SETTINGS_NAME,
-    SIDECHAIN_PATH_RE,
-    SIDECHAIN_SUFFIX,
-    STAGING_NAME,
-    SUBAGENT_DIR,
-    sessions_dir,
-    transcript_path,
-)
-from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
-from .messages import (
-    blocks,
-    content_blocks,
-    content_text,
-    has_tool_results,
-    text_block,
-    text_of,
-    tool_names_by_id,
-    tool_result_block,
-    tool_result_text,
-    tool_results,
-    tool_uses,
-    tool_uses_by_id,
-)
-from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta
-from .project import Worktree, find_project_dir, git_branch_of, git_worktree_root, git_worktrees
-from .recorder import Recorder, SidechainRecorder, now_iso
-from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
-from .resume import LoadedSession, load_for_resume, summary_message
-from .store import ResumedSession, SessionInfo, SessionStore
-from .trust import ForeignSession, SessionsDirRefused, foreign_reason, tracked_session_ids
+import importlib
 
-__all__ = [
-    "AmbiguousSessionId", "InvalidSessionId", "SessionError", "SessionNotFound",
-    "is_session_id", "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name",
-    "SessionMeta", "clean_name", "prompt_text", "read_meta", "rebuild_meta",
-    "Recorder", "SidechainRecorder", "git_branch_of", "now_iso",
-    "Worktree", "find_project_dir", "git_worktree_root", "git_worktrees",
-    "INTERRUPTED_TEXT", "interrupted_result", "repair_history",
-    "LoadedSession", "load_for_resume", "summary_message",
-    "ResumedSession", "SessionInfo", "SessionStore",
-    "TranscriptLine", "first_records", "is_id_prefix", "is_sidechain_path", "iter_transcript", "open_sidechain",
-    "read_records", "sidechain_paths",
-    "LiveLock", "LiveSessionStore", "Liveness", "SessionInUse", "held_for_removal", "probe_live",
-    "ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids",
-    "blocks", "content_blocks", "content_text", "has_tool_results", "text_block", "text_of", "tool_names_by_id",
-    "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id",
-    "BACKUP_NAME_RE", "DIR_MODE", "FILE_HISTORY_DIR", "FILE_MODE", "GITIGNORE_NAME", "GITIGNORE_TEXT", "LOCK_NAME",
-    "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "SESSIONS_DIR_NAME",
-    "SESSIONS_SUBDIR", "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "SIDECHAIN_PATH_RE", "SIDECHAIN_SUFFIX", "STAGING_NAME",
-    "SUBAGENT_DIR", "sessions_dir", "transcript_path",
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms at start-up)
+
+# name -> the submodule defining it: the one table behind `__all__` and `__getattr__`.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("AmbiguousSessionId", "InvalidSessionId", "SessionError", "SessionNotFound", "is_session_id",
+                     "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name"), "ids"),
+    **dict.fromkeys(("TranscriptLine", "first_records", "is_id_prefix", "is_sidechain_path", "iter_transcript",
+                     "open_sidechain", "read_records", "sidechain_paths"), "inspect"),
+    **dict.fromkeys(("BACKUP_NAME_RE", "DIR_MODE", "FILE_HISTORY_DIR", "FILE_MODE", "GITIGNORE_NAME", "GITIGNORE_TEXT",
+                     "LOCK_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "PROJECT_DIR_NAME",
+                     "PROMPT_HISTORY_NAME", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SETTINGS_LOCK_NAME",
+                     "SETTINGS_NAME", "SIDECHAIN_PATH_RE", "SIDECHAIN_SUFFIX", "STAGING_NAME", "SUBAGENT_DIR",
+                     "sessions_dir", "transcript_path"), "layout"),
+    **dict.fromkeys(("LiveLock", "LiveSessionStore", "Liveness", "SessionInUse", "held_for_removal", "probe_live"),
+                    "live"),
+    **dict.fromkeys(("blocks", "content_blocks", "content_text", "has_tool_results", "text_block", "text_of",
+                     "tool_names_by_id", "tool_result_block", "tool_result_text", "tool_results", "tool_uses",
+                     "tool_uses_by_id"), "messages"),
+    **dict.fromkeys(("SessionMeta", "clean_name", "prompt_text", "read_meta", "rebuild_meta"), "meta"),
+    **dict.fromkeys(("Worktree", "find_project_dir", "git_branch_of", "git_worktree_root", "git_worktrees"),
+                    "project"),
+    **dict.fromkeys(("Recorder", "SidechainRecorder", "now_iso"), "recorder"),
+    **dict.fromkeys(("INTERRUPTED_TEXT", "interrupted_result", "repair_history"), "repair"),
+    **dict.fromkeys(("LoadedSession", "load_for_resume", "summary_message"), "resume"),
+    **dict.fromkeys(("ResumedSession", "SessionInfo", "SessionStore"), "store"),
+    **dict.fromkeys(("ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids"), "trust"),
+}
+
+__all__ = [  # sorted, case-insensitively
+    "AmbiguousSessionId", "BACKUP_NAME_RE", "blocks", "clean_name", "content_blocks", "content_text", "DIR_MODE",
+    "FILE_HISTORY_DIR", "FILE_MODE", "find_project_dir", "first_records", "foreign_reason", "ForeignSession",
+    "git_branch_of", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME", "GITIGNORE_TEXT", "has_tool_results",
+    "held_for_removal", "interrupted_result", "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_session_id",
+    "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume",
+    "LoadedSession", "LOCK_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso",
+    "open_sidechain", "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text", "read_meta",
+    "read_records", "rebuild_meta", "Recorder", "repair_history", "resolve_session_id", "ResumedSession",
+    "SessionError", "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir",
+    "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME",
+    "SETTINGS_NAME", "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX",
+    "SidechainRecorder", "slug_agent_name", "STAGING_NAME", "SUBAGENT_DIR", "summary_message", "text_block",
+    "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text", "tool_results", "tool_uses",
+    "tool_uses_by_id", "tracked_session_ids", "transcript_path", "TranscriptLine", "Worktree",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A public name, loaded from its submodule at first use and then kept here (the next lookup is plain).
+
+    Submodules are imported as usual (`from evo_agent.session.store import ...`); an unknown name
+    raises AttributeError, which is also what lets `from evo_agent.session import store` import one.
+    """
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
+    from .ids import (
+        AmbiguousSessionId,
+        InvalidSessionId,
+        SessionError,
+        SessionNotFound,
+        is_session_id,
+        new_session_id,
+        resolve_session_id,
+        sidechain_file_name,
+        slug_agent_name,
+    )
+    from .inspect import (
+        TranscriptLine,
+        first_records,
+        is_id_prefix,
+        is_sidechain_path,
+        iter_transcript,
+        open_sidechain,
+        read_records,
+        sidechain_paths,
+    )
+    from .layout import (
+        BACKUP_NAME_RE,
+        DIR_MODE,
+        FILE_HISTORY_DIR,
+        FILE_MODE,
+        GITIGNORE_NAME,
+        GITIGNORE_TEXT,
+        LOCK_NAME,
+        MESSAGES_NAME,
+        META_NAME,
+        META_TMP_NAME,
+        PROJECT_DIR_NAME,
+        PROMPT_HISTORY_NAME,
+        SESSIONS_DIR_NAME,
+        SESSIONS_SUBDIR,
+        SETTINGS_LOCK_NAME,
+        SETTINGS_NAME,
+        SIDECHAIN_PATH_RE,
+        SIDECHAIN_SUFFIX,
+        STAGING_NAME,
+        SUBAGENT_DIR,
+        sessions_dir,
+        transcript_path,
+    )
+    from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
+    from .messages import (
+        blocks,
+        content_blocks,
+        content_text,
+        has_tool_results,
+        text_block,
+        text_of,
+        tool_names_by_id,
+        tool_result_block,
+        tool_result_text,
+        tool_results,
+        tool_uses,
+        tool_uses_by_id,
+    )
+    from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta
+    from .project import Worktree, find_project_dir, git_branch_of, git_worktree_root, git_worktrees
+    from .recorder import Recorder, SidechainRecorder, now_iso
+    from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
+    from .resume import LoadedSession, load_for_resume, summary_message
+    from .store import ResumedSession, SessionInfo, SessionStore
+    from .trust import ForeignSession, SessionsDirRefused, foreign_reason, tracked_session_ids

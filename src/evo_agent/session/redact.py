@@ -84,7 +84,7 @@ class _Matchers:
         self.exact = exact
         self.exact_scan = (re.compile("|".join(re.escape(v) for v in sorted(exact, key=len, reverse=True)))
                            if exact else None)
-        literals = {kw.encode() for kw in gitleaks_rules.rule_set().keywords} | set(_OWN_TRIGGERS)
+        literals = {kw.encode() for kw in gitleaks_rules.keywords()} | set(_OWN_TRIGGERS)
         for value in exact:
             for form in (value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
                 literals.add(form.encode("utf-8", "surrogatepass").lower())

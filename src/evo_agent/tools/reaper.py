@@ -22,7 +22,7 @@ A shell, not a Python shim: it starts in a few milliseconds (a Python interprete
 from __future__ import annotations
 
 import os
-import shutil
+from functools import cache
 
 REAPER_SCRIPT = r"""
 trap 'trap - TERM HUP; kill -KILL 0' TERM HUP
@@ -38,14 +38,21 @@ fi
 exit "$status"
 """
 
-_SETPRIV = shutil.which("setpriv")
+
+@cache
+def _setpriv() -> str | None:
+    """setpriv's path, looked up at the first tool run rather than at import (a PATH walk at start-up)."""
+    import shutil  # ~2 ms (it imports bz2 and lzma): not on the start-up path
+
+    return shutil.which("setpriv")
 
 
 def with_reaper(argv: list[str]) -> list[str]:
     """`argv` run under the reaper when this system can arm a parent-death signal."""
-    if _SETPRIV is None:
+    setpriv = _setpriv()
+    if setpriv is None:
         return argv
-    return [_SETPRIV, "--pdeathsig", "TERM", "--", "bash", "-c", REAPER_SCRIPT, "evo-agent-tool",
+    return [setpriv, "--pdeathsig", "TERM", "--", "bash", "-c", REAPER_SCRIPT, "evo-agent-tool",
             str(os.getpid()), *argv]
 
 

@@ -44,6 +44,7 @@ from prompt_toolkit.styles import Style
 from rich.console import RenderableType
 from rich.text import Text
 
+from evo_agent.agent.callbacks import EXIT_GRACE_S, resumed_line
 from evo_agent.safe_text import terminal_safe
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
@@ -58,7 +59,7 @@ from .signals import EXIT_HANGUP, EXIT_INTERRUPTED, exit_on_signals
 from .stream import MarkdownStream
 from .transcript_view import history_renderables
 
-__all__ = ["AgentApp", "run_app", "KEYS_HELP", "EXIT_GRACE_S"]
+__all__ = ["AgentApp", "run_app", "KEYS_HELP"]
 
 KEYS_HELP = """\
 Keys:
@@ -68,7 +69,6 @@ Keys:
   A prompt sent while the agent works is queued and sent after the turn"""
 
 DOUBLE_CTRL_C_SECONDS = 2.0
-EXIT_GRACE_S = 5.0          # how long an interrupted turn may take to record itself on the way out
 TICK_S = 0.12               # spinner and elapsed-time refresh while the agent works
 
 STYLE = Style.from_dict({
@@ -910,10 +910,6 @@ def _detail(detail: str) -> RenderableType:
                  "evo.removed" if line.startswith("-") and not line.startswith("---") else "evo.dim")
         out.append_text(render.safe("    " + line, style))
     return out
-
-
-def resumed_line(source: str, restored: int, new_id: str) -> str:
-    return f"Resumed {source}: {restored} message{'s' if restored != 1 else ''} restored (new session {new_id})"
 
 
 def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,

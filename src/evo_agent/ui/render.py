@@ -17,15 +17,16 @@ import difflib
 import json
 import os
 import re
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.markdown import CodeBlock, Markdown
-from rich.syntax import Syntax
+from rich.console import Console, Group, RenderableType
 from rich.text import Text
 from rich.theme import Theme
 
 from evo_agent.safe_text import terminal_safe
+
+if TYPE_CHECKING:
+    from .answer import Answer
 
 __all__ = [
     "THEME", "INTERRUPTED_MARKER", "SUMMARY_OPEN", "Answer", "answer", "clip", "diff_lines", "error_line",
@@ -101,74 +102,19 @@ def user_prompt(text: str, *, queued: bool = False) -> Text:
     return out
 
 
-class _PlainCodeBlock(CodeBlock):
-    """A fenced code block without the theme's background (the terminal's own colours stay)."""
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        code = str(self.text).rstrip()
-        yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, padding=(0, 2),
-                     background_color="default")
-
-
-def _path_stars(state: Any, silent: bool) -> bool:
-    """An inline rule: a `*` run inside a path or glob (`src/**/*.py`) is text, never emphasis.
-
-    CommonMark lets a run with non-space on both sides both open and close emphasis, so two globs in
-    one paragraph (`**/*.py and **/*.md`) pair up and the text between them turns italic or bold, the
-    stars gone. Rich renders what CommonMark says, so the answer no longer shows what the model wrote.
-    Such a run that also touches a `/` is a path, not markup: it stays literal. Emphasis as people
-    write it (`**bold**`, `*word*`, `**/etc/hosts**`) opens after a space or closes before one, so it
-    is never both-flanking and is left alone; `**/*.py` alone was never emphasised and still is not.
-    """
-    pos, src = state.pos, state.src
-    if src[pos] != "*":
-        return False
-    scanned = state.scanDelims(pos, True)
-    end = pos + scanned.length
-    before = src[pos - 1] if pos > 0 else " "
-    after = src[end] if end < state.posMax else " "
-    if not (scanned.can_open and scanned.can_close and "/" in (before, after)):
-        return False
-    if not silent:
-        state.push("text", "", 0).content = src[pos:end]
-    state.pos = end
-    return True
-
-
-_PARSER: Any = None
-
-
-def _parser() -> Any:
-    """Rich's own parser (CommonMark with strikethrough and tables) plus `_path_stars`; built once."""
-    global _PARSER
-    if _PARSER is None:
-        from markdown_it import MarkdownIt
-
-        parser = MarkdownIt().enable("strikethrough").enable("table")
-        parser.inline.ruler.before("emphasis", "path_stars", _path_stars)
-        _PARSER = parser
-    return _PARSER
-
-
-class Answer(Markdown):
-    """The model's Markdown with single line breaks kept (line-by-line output stays line by line) and
-    the stars of paths and globs shown as written (see `_path_stars`)."""
-
-    elements: ClassVar[dict] = {**Markdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock}
-
-    def __init__(self, markup: str) -> None:
-        markup = terminal_safe(markup)
-        super().__init__("", hyperlinks=False, code_theme="ansi_dark", justify="default")
-        self.markup = markup
-        self.parsed = _parser().parse(markup)
-        for token in self.parsed:
-            for child in token.children or ():
-                if child.type == "softbreak":
-                    child.type = "hardbreak"
-
-
 def answer(text: str) -> Answer:
+    """The model's Markdown (ui/answer.py: rich.markdown and Pygments load at the first answer, not at start-up)."""
+    from .answer import Answer
+
     return Answer(text)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Answer":  # `render.Answer`, as before the split, without importing it at start-up
+        from .answer import Answer
+
+        return Answer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def thinking_line(text: str) -> Text:

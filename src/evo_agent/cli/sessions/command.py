@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import EXIT_BROKEN_PIPE, CommandError
+from ..help_text import PROJECT_DIR_HELP
 
 if TYPE_CHECKING:
     from evo_agent.session import SessionStore
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 
 SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm, prune, push or adopt"
 SUBPARSERS: dict[str, argparse.ArgumentParser] = {}  # "sessions list" → its parser: usage errors name its --help
-PROJECT_DIR_HELP = ("the project whose sessions to use (default: the nearest directory above holding .evo-agent/, "
-                    "else the git worktree root, else the current directory)")
 
 
 def _positive_int(text: str) -> int:

@@ -1,0 +1,260 @@
+"""HTTP/1.1 on a socket: the part of `http.client` that http_client.py uses, without its imports.
+
+`import http.client` costs ~125 M instructions (about a quarter of a `-p hi` run): it imports the
+`email` package to parse headers and `ssl` whether or not the URL is https. Both model APIs need
+one kind of exchange — a POST with a body, then a status line, headers and a body framed by
+Content-Length, chunked transfer coding or the end of the connection — so this module speaks
+exactly that, and `ssl` is imported by the caller only for https.
+
+    conn = Connection("api.example.com", 443, timeout=10, tls=context)
+    conn.connect()                      # TCP, the proxy's CONNECT tunnel if any, then TLS
+    conn.request("POST", "/v1/messages", body, {"Content-Type": "application/json"})
+    response = conn.getresponse()       # status, reason, getheaders(), readline(), read(), will_close
+
+Failures are OSErrors (refused, reset, timed out, TLS) or `ProtocolError` (a ValueError: the
+server did not speak HTTP/1.x); `RemoteDisconnected` (a ConnectionResetError) is a server that
+closed the connection before answering, as a kept-alive one may.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+MAX_LINE = 65536  # a status or header line longer than this is not HTTP we expect
+MAX_HEADERS = 200
+
+
+class ProtocolError(ValueError):
+    """The server's answer is not HTTP/1.x as this client reads it."""
+
+
+class RemoteDisconnected(ConnectionResetError):
+    """The connection closed before a status line arrived (an idle keep-alive connection that timed out)."""
+
+
+def _host_header(host: str, port: int, default_port: int) -> str:
+    name = f"[{host}]" if ":" in host else host  # an IPv6 literal
+    return name if port == default_port else f"{name}:{port}"
+
+
+class Connection:
+    """One TCP connection to `host:port` (a proxy's, when `tunnel` names the real target), TLS when `tls` is set."""
+
+    def __init__(self, host: str, port: int, *, timeout: float, tls: Any = None,
+                 tunnel: tuple[str, int, dict[str, str]] | None = None) -> None:
+        self.host, self.port, self.timeout = host, port, timeout
+        self.tls = tls  # an ssl.SSLContext, or None for plain HTTP
+        self.tunnel = tunnel  # (target host, target port, CONNECT headers): HTTPS through a proxy
+        self.sock: socket.socket | None = None
+        self._fp: Any = None
+
+    @property
+    def _target(self) -> tuple[str, int]:
+        return (self.tunnel[0], self.tunnel[1]) if self.tunnel else (self.host, self.port)
+
+    def connect(self) -> None:
+        # An ASCII host name goes to getaddrinfo as bytes: a str would load the idna codec (~2 ms) first.
+        host: str | bytes = self.host.encode("ascii") if self.host.isascii() else self.host
+        sock = socket.create_connection((host, self.port), self.timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.tunnel is not None:
+                self._open_tunnel(sock)
+            if self.tls is not None:
+                sock = self.tls.wrap_socket(sock, server_hostname=self._target[0])
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock
+        self._fp = sock.makefile("rb")
+
+    def _open_tunnel(self, sock: socket.socket) -> None:
+        host, port, headers = self.tunnel  # type: ignore[misc]
+        authority = _host_header(host, port, -1)
+        lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}", *(f"{k}: {v}" for k, v in headers.items())]
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        fp = sock.makefile("rb")
+        try:
+            _version, status, reason = _status_line(fp)
+            _headers(fp)
+        finally:
+            fp.close()  # the socket stays open (makefile keeps its own reference count)
+        if status != 200:
+            raise OSError(f"Tunnel connection failed: {status} {reason}".strip())
+
+    def request(self, method: str, target: str, body: bytes, headers: dict[str, str]) -> None:
+        if self.sock is None:
+            self.connect()
+        lines = [f"{method} {target} HTTP/1.1"]
+        if not any(k.lower() == "host" for k in headers):
+            lines.append(f"Host: {self._authority(target)}")
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        self.sock.sendall(head + body if len(body) < 65536 else head)  # type: ignore[union-attr]
+        if len(body) >= 65536:
+            self.sock.sendall(body)  # type: ignore[union-attr]
+
+    def _authority(self, target: str) -> str:
+        """The Host header: the URL's own for an absolute target (plain HTTP through a proxy), else ours."""
+        if target.startswith(("http://", "https://")):
+            return target.split("://", 1)[1].split("/", 1)[0]
+        host, port = self._target
+        return _host_header(host, port, 443 if self.tls is not None else 80)
+
+    def getresponse(self) -> Response:
+        if self._fp is None:
+            raise ProtocolError("no request was sent")
+        while True:
+            version, status, reason = _status_line(self._fp)
+            headers = _headers(self._fp)
+            if not 100 <= status < 200 or status == 101:
+                return Response(self._fp, version, status, reason, headers)
+
+    def close(self) -> None:
+        fp, sock, self._fp, self.sock = self._fp, self.sock, None, None
+        for thing in (fp, sock):
+            if thing is not None:
+                try:
+                    thing.close()
+                except OSError:
+                    pass
+
+
+def _readline(fp: Any) -> bytes:
+    line = fp.readline(MAX_LINE + 1)
+    if len(line) > MAX_LINE:
+        raise ProtocolError("a header line is too long")
+    return line
+
+
+def _status_line(fp: Any) -> tuple[str, int, str]:
+    line = _readline(fp)
+    if not line:
+        raise RemoteDisconnected("Remote end closed connection without response")
+    text = line.decode("latin-1").rstrip("\r\n")
+    version, _, rest = text.partition(" ")
+    code, _, reason = rest.partition(" ")
+    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+        raise ProtocolError(f"not an HTTP/1.x status line: {text[:80]!r}")
+    return version, int(code), reason.strip()
+
+
+def _headers(fp: Any) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    while True:
+        line = _readline(fp)
+        if line in (b"\r\n", b"\n", b""):
+            return out
+        if len(out) >= MAX_HEADERS:
+            raise ProtocolError("too many headers")
+        text = line.decode("latin-1").rstrip("\r\n")
+        if text[:1] in (" ", "\t") and out:  # an obsolete folded continuation line
+            name, value = out[-1]
+            out[-1] = (name, value + " " + text.strip())
+            continue
+        name, sep, value = text.partition(":")
+        if not sep:
+            raise ProtocolError(f"not a header line: {text[:80]!r}")
+        out.append((name.strip(), value.strip()))
+
+
+class Response:
+    """The answer being read; its body is framed by chunked coding, Content-Length or the connection's end."""
+
+    def __init__(self, fp: Any, version: str, status: int, reason: str, headers: list[tuple[str, str]]) -> None:
+        self._fp = fp
+        self.status, self.reason = status, reason
+        self._headers = headers
+        lowered = {k.lower(): v for k, v in headers}
+        connection = lowered.get("connection", "").lower()
+        self.chunked = "chunked" in lowered.get("transfer-encoding", "").lower()
+        self._left: int | None = None  # bytes of the body (or of the current chunk) still to read
+        if not self.chunked and "content-length" in lowered:
+            try:
+                self._left = int(lowered["content-length"])
+            except ValueError:
+                raise ProtocolError("a Content-Length that is not a number") from None
+            if self._left < 0:
+                raise ProtocolError("a negative Content-Length")
+        elif self.chunked:
+            self._left = 0
+        if status in (204, 304):
+            self._left = 0
+        self._done = self._left == 0 and not self.chunked
+        self.will_close = ("close" in connection or (version == "HTTP/1.0" and "keep-alive" not in connection)
+                           or (not self.chunked and self._left is None))
+
+    def getheaders(self) -> list[tuple[str, str]]:
+        return list(self._headers)
+
+    def _next_chunk(self) -> bool:
+        """Move to the next chunk; False at the last (zero-size) one, whose trailers are read and dropped."""
+        line = _readline(self._fp)
+        if not line:
+            raise ProtocolError("the connection ended inside a chunked body")
+        try:
+            size = int(line.split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            raise ProtocolError("a chunk size that is not hexadecimal") from None
+        if size == 0:
+            _headers(self._fp)  # trailers, then the empty line
+            self._done = True
+            return False
+        self._left = size
+        return True
+
+    def _end_chunk_data(self) -> None:
+        self._fp.read(2)  # the CRLF after a chunk's data (not checked, as http.client does not)
+
+    def readline(self) -> bytes:
+        """The next line of the body (with its line end; the last one may have none); b"" at its end."""
+        if self._done:
+            return b""
+        if not self.chunked:
+            if self._left is None:
+                return self._fp.readline()
+            line = self._fp.readline(self._left)  # a line of any length, never past the body's end
+            if not line:
+                raise ProtocolError("the connection ended before the body did")
+            self._left -= len(line)
+            self._done = self._left == 0
+            return line
+        out = b""
+        while not out.endswith(b"\n"):
+            if self._left == 0 and not self._next_chunk():
+                return out
+            part = self._fp.readline(self._left)
+            if not part:
+                raise ProtocolError("the connection ended inside a chunk")
+            self._left -= len(part)
+            if self._left == 0:
+                self._end_chunk_data()
+            out += part
+        return out
+
+    def read(self) -> bytes:
+        """The rest of the body."""
+        if self._done:
+            return b""
+        if not self.chunked:
+            if self._left is None:
+                data = self._fp.read()
+            else:
+                data = self._fp.read(self._left)
+                if len(data) < self._left:
+                    raise ProtocolError("the connection ended before the body did")
+            self._done = True
+            return data
+        parts = []
+        while self._left or self._next_chunk():
+            data = self._fp.read(self._left)
+            if len(data) < self._left:
+                raise ProtocolError("the connection ended inside a chunk")
+            parts.append(data)
+            self._left = 0
+            self._end_chunk_data()
+        return b"".join(parts)
+
+
+__all__ = ["Connection", "ProtocolError", "RemoteDisconnected", "Response"]
