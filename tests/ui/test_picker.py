@@ -365,3 +365,86 @@ async def test_pick_session_inside_a_running_prompt_while_it_is_suspended(store,
         inp.send_text("c\r")
         assert await asyncio.wait_for(prompt, 20) == "abc"
     assert chosen == [parser.id]
+
+
+# Content matches: the fallback group (issue #19) ------------------------------------------------------
+
+async def _open_view(store: SessionStore, inp, rows: int = 24, columns: int = 80) -> PickerView:
+    out = Vt100_Output(io.StringIO(), lambda: Size(rows=rows, columns=columns), term="xterm", enable_cpr=False)
+    return PickerView.for_project(store.project_dir, store=store, input=inp, output=out)
+
+
+async def test_typing_finds_sessions_by_content_after_the_title_matches(store):
+    readme, parser, upload = three_out_of_order(store)
+    deep = plant(store, created_ms=BASE_MS + 7 * DAY_MS, updated_ms=BASE_MS + 7 * DAY_MS, prompt="tidy the logs",
+                 answer="The culprit was the zebra-unicorn cache in upload.py.", suffix="000000a4")
+    with create_pipe_input() as inp:
+        view = await _open_view(store, inp)
+        task = asyncio.create_task(view.run())
+        inp.send_text("upload")  # a first prompt ("fix the flaky upload test") and an answer both hold it
+        await wait_until(lambda: deep.id in view.content and not view.search.running, "the content match")
+        assert [r.id for r in view.rows] == [upload.id, deep.id]  # title matches first, then content ones
+        rows = "".join(t for _, t in view.list_fragments()).splitlines()
+        assert rows[0].startswith("> ") and '"fix the flaky upload test"' in rows[0]
+        assert 'content: "' in rows[1] and "upload.py" in rows[1]
+        assert "(1 by content)" in view.status_text()
+        inp.send_text(DOWN)
+        await wait_until(lambda: view.highlighted_info.id == deep.id, "the highlight on the content match")
+        preview = "".join(t for _, t in view.preview_fragments())
+        assert "found in an answer: The culprit was the zebra-unicorn cache in upload.py." in preview
+        inp.send_text(ENTER)
+        assert await asyncio.wait_for(task, 20) == deep.id
+
+
+async def test_the_next_keystroke_replaces_a_content_search(store):
+    three_out_of_order(store)
+    deep = plant(store, created_ms=BASE_MS + 7 * DAY_MS, updated_ms=BASE_MS + 7 * DAY_MS, prompt="tidy the logs",
+                 answer="zebra-unicorn", suffix="000000a4")
+    with create_pipe_input() as inp:
+        view = await _open_view(store, inp)
+        task = asyncio.create_task(view.run())
+        inp.send_text("zebra")
+        await wait_until(lambda: deep.id in view.content, "the content match")
+        inp.send_text("-x")  # matches nothing: the earlier match goes, and no late result brings it back
+        await wait_until(lambda: not view.search.running and view.filter.text == "zebra-x", "the new search")
+        assert view.content == {} and view.rows == []
+        inp.send_text(ESC)
+        assert await asyncio.wait_for(task, 20) is None
+
+
+async def test_short_filters_are_not_searched_inside(store):
+    three_out_of_order(store)
+    with create_pipe_input() as inp:
+        view = await _open_view(store, inp)
+        task = asyncio.create_task(view.run())
+        inp.send_text("zz")
+        await wait_until(lambda: view.filter.text == "zz", "the filter")
+        assert not view.search.running and view.rows == []
+        inp.send_text(ESC)
+        assert await asyncio.wait_for(task, 20) is None
+
+
+async def test_a_team_store_that_cannot_be_read_is_one_line_in_the_team_view(store):
+    readme, parser, upload = three_out_of_order(store)
+
+    def unreachable():
+        return [], "evo-agent: cannot connect to the team store postgresql://evo:***@127.0.0.1:9/x"
+
+    with create_pipe_input() as inp:
+        out = Vt100_Output(io.StringIO(), lambda: Size(rows=24, columns=80), term="xterm", enable_cpr=False)
+        view = PickerView.for_project(store.project_dir, store=store, input=inp, output=out, team=unreachable)
+        task = asyncio.create_task(view.run())
+        inp.send_text("\t")
+        await wait_until(lambda: view.team_error is not None, "the team store's answer")
+        shown = "".join(t for _, t in view.list_fragments())
+        assert "cannot connect to the team store" in shown and view.rows == []
+        inp.send_text("\t" + ENTER)  # back to this machine's sessions
+        assert await asyncio.wait_for(task, 20) == readme.id
+
+
+def test_a_content_excerpt_starts_just_before_the_match():
+    snippet = "…the long beginning of an answer that goes on and on before the zebra-unicorn cache was found"
+    out = picker.excerpt(snippet, "unicorn", 24)
+    assert out.startswith("…") and out.index("unicorn") <= 7 and out.endswith("was found")
+    assert picker.excerpt("short unicorn", "unicorn", 24) == "short unicorn"
+    assert picker.excerpt("no match\nhere", "absent", 24) == "no match here"

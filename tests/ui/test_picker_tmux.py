@@ -263,3 +263,24 @@ def test_the_picker_paints_in_the_terminals_own_colours(planted, pane_for, no_co
     assert colours == [], screen  # no foreground or background colour of its own, only the defaults
     pane.keys("Escape")
     pane.wait(r"EXITED-0")
+
+
+def test_typing_finds_a_session_by_what_was_said_in_it(planted, pane_for):
+    project, store, (readme, parser, upload) = planted
+    deep = plant(store, created_ms=BASE_MS + 7 * DAY_MS, updated_ms=BASE_MS + 7 * DAY_MS, prompt="tidy the logs",
+                 answer="The culprit was the zebra-unicorn cache.", suffix="000000a4")
+    pane = pane_for(project, (80, 24))
+    pane.wait(r'"fix the flaky upload')
+    pane.keys("unicorn", literal=True)
+    screen = pane.wait(r'> .*content: "…[a-z-]*unicorn cache\."')  # no title matches: the content match, highlighted
+    assert "1 of 4 sessions (1 by content)" in screen
+    assert "found in an answer: The culprit was the zebra-unicorn cache." in screen
+    assert all(len(line) <= 80 for line in screen.splitlines())
+    pane.keys("Enter")
+    pane.wait(r"messages restored")
+
+    def resumed_from() -> set[str]:
+        return {json.loads(line)["from_session_id"] for path in store.sessions_dir.glob("*/messages.jsonl")
+                for line in path.read_text().splitlines()[:2] if json.loads(line).get("type") == "resume_marker"}
+
+    wait_for(lambda: resumed_from() == {deep.id}, what="a new session resumed from the content match")

@@ -180,3 +180,28 @@ def test_the_welcome_line_fits_the_terminal():
     line = shown(render.welcome_line("claude-sonnet-4-5", "anthropic", "/tmp/" + "deep/" * 30 + "project", 80))
     assert len(line.rstrip("\n")) <= 80 and line.startswith("evo-agent · anthropic/claude-sonnet-4-5 · …")
     assert line.rstrip().endswith("/project · /help for help")
+
+
+def test_globs_and_paths_in_an_answer_keep_their_stars():
+    # Two globs in one paragraph: CommonMark pairs their inner `*` runs and italicises what lies between.
+    for written in ("run glob with **/*.py and **/*.md", "files: src/**/*.py, tests/**/*.py",
+                    "run glob with **/*.py", "src/*.{js,ts} and lib/*.{js,ts}"):
+        assert shown(render.answer(written)).strip() == written
+    out = ansi(render.answer("run glob with **/*.py and **/*.md"))
+    assert "\x1b[3m" not in out and "\x1b[1m" not in out  # neither italic nor bold
+
+
+def test_emphasis_as_people_write_it_still_renders():
+    assert shown(render.answer("**bold** and *it* beside **/*.py")).strip() == "bold and it beside **/*.py"
+    assert shown(render.answer("the **/etc/hosts** file")).strip() == "the /etc/hosts file"
+    assert shown(render.answer("**Input**/**Output**")).strip() == "Input/Output"
+    assert shown(render.answer("use `**/*.py`")).strip() == "use **/*.py"
+
+
+def test_a_tool_call_and_its_preview_fit_the_width_they_are_given():
+    call = render.tool_call("bash", {"command": "echo " + "漢字" * 30}, width=40)
+    assert shown(call).rstrip("\n").endswith("…") and call.cell_len <= 40
+    result = render.tool_result("bash", {}, "x" * 200 + "\nsecond", is_error=False, width=40)
+    lines = shown(result).splitlines()
+    assert [len(line) for line in lines] == [40, 11] and lines[0].endswith("…") and lines[1] == "     second"
+    assert shown(render.tool_call("bash", {"command": "ls"}, width=40)) == "● bash(ls)\n"

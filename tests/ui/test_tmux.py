@@ -283,3 +283,109 @@ def test_sigterm_during_a_tool_records_it_as_interrupted_before_the_hint(termina
                for b in (r["message"]["content"] if isinstance(r["message"]["content"], list) else [])
                if b.get("type") == "tool_result"]
     assert results and results[-1]["is_error"] and "interrupted" in results[-1]["content"]
+
+
+def test_a_long_tool_call_is_one_screen_line_and_ctrl_o_shows_it_whole(terminals, project):
+    words = "alpha-bravo-charlie-delta-echo-foxtrot-golf-hotel-india-juliet-kilo-lima-mike-november-oscar-papa"
+    t = open_app(terminals, project)
+    ready(t)
+    t.type(f"run echo {words}")
+    t.keys("Enter")
+    screen = t.wait(r"The bash tool returned")
+    lines = screen.splitlines()
+    call = next(i for i, line in enumerate(lines) if line.startswith("● bash(echo alpha"))
+    assert lines[call].endswith("…") and len(lines[call]) <= 80, screen   # cut to the width, not wrapped
+    assert lines[call + 1].startswith("  └  alpha-bravo") and lines[call + 1].endswith("…"), screen
+    assert lines[call + 2].strip() == "[exit code 0]", screen   # the preview's next line, not a wrapped tail
+    t.wait(r"tokens · context")
+    t.keys("C-o")
+    whole = t.wait(r"(?m)^● bash$")
+    after = whole[whole.rindex("● bash\n"):]
+    assert f"     echo {words}" in after.replace("\n", ""), whole  # the whole command (the terminal wraps it)
+
+
+def _two_turns_of_edits(project, model_server) -> str:
+    """Turn 1 writes a.txt; turn 2 edits it and writes sub/b.txt (print mode, edits allowed); the session id."""
+    from tests.fake_model_server import tool_use
+
+    env = model_server.env(EVO_AGENT_PERMISSION_MODE="accept-edits")
+    model_server.script([tool_use("write_file", {"path": "a.txt", "content": "v1\n"})], text("wrote a"))
+    run = subprocess.run([EVO, "-p", "turn one"], cwd=project, capture_output=True, text=True, env=env)
+    first = re.search(HINT, run.stderr).group(1)
+    model_server.script([tool_use("edit_file", {"path": "a.txt", "old_string": "v1", "new_string": "v2"}),
+                         tool_use("write_file", {"path": "sub/b.txt", "content": "new\n"})], text("edited"))
+    run = subprocess.run([EVO, "--resume", first, "-p", "turn two"], cwd=project, capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert (project / "a.txt").read_text() == "v2\n" and (project / "sub/b.txt").exists()
+    return re.search(HINT, run.stderr).group(1)
+
+
+def test_rewind_in_the_app_asks_and_restores_the_files(terminals, project, model_server):
+    session = _two_turns_of_edits(project, model_server)
+    t = open_app(terminals, project, "--resume", session, env=model_server.env())
+    ready(t)
+    t.type("/rewind 2")
+    t.keys("Enter")
+    screen = t.wait(r"Restore 2 files to how they were before turn 2\? \(y/n\)")
+    assert "Rewound to before turn 2" in screen and "  a.txt" in screen and "  sub/b.txt" in screen
+    assert "y yes · n no" in t.last_lines(1)[0], screen
+    t.keys("y")
+    t.wait(r"Restored 2 of 2 files\. Changes made through bash cannot be restored\.")
+    assert (project / "a.txt").read_text() == "v1\n" and not (project / "sub/b.txt").exists()
+    t.wait(r"tokens · context")  # idle: the prompt takes text again
+    t.type("typed after")
+    t.wait(r"› typed after")
+
+
+def test_rewind_in_the_app_leaves_the_files_on_no_and_asks_about_a_file_changed_since(terminals, project,
+                                                                                       model_server):
+    session = _two_turns_of_edits(project, model_server)
+    t = open_app(terminals, project, "--resume", session, env=model_server.env())
+    ready(t)
+    t.type("/rewind 2")
+    t.keys("Enter")
+    t.wait(r"\(y/n\)")
+    t.keys("x", "n")  # a stray key does nothing; n says no
+    t.wait(r"Files left as they are\.")
+    assert (project / "a.txt").read_text() == "v2\n" and (project / "sub/b.txt").exists()
+    assert "x" not in t.last_lines(3)[0]   # the stray key did not reach the prompt
+    (project / "a.txt").write_text("hand edit\n")
+    t.wait(r"tokens · context")
+    t.type("/rewind 1")
+    t.keys("Enter")
+    t.wait(r"Restore 2 files to how they were before turn 1\? \(y/n\)")
+    t.keys("y")
+    t.wait(r"a\.txt was changed after evo-agent last wrote it; restore it anyway\? \(y/n\)")
+    t.keys("n")
+    t.wait(r"Restored 1 of 2 files\.")
+    assert (project / "a.txt").read_text() == "hand edit\n" and not (project / "sub/b.txt").exists()
+
+
+def test_a_tool_shows_as_soon_as_the_model_names_it(terminals, project, model_server):
+    from tests.fake_model_server import hang, tool_use
+
+    model_server.script(hang(60, text("Let me look."), tool_use("bash", {"command": "echo named-early"}),
+                             in_tool_input=True))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("look around")
+    t.keys("Enter")
+    screen = t.wait(r"(?m)^● bash …$")  # its input is still streaming (the server pauses inside it)
+    assert screen.index("Let me look.") < screen.index("● bash …")  # the text before it is printed above
+    assert re.search(r"working \d+ s .*bash\(…\)", screen), screen
+    assert "named-early" not in screen
+    t.keys("Escape")
+    screen = t.wait(r"Interrupted by user")
+    t.wait(r"tokens · context")
+    assert not re.search(r"(?m)^● bash …$", t.screen()), t.screen()  # the pending line went with the turn
+
+
+def test_an_answer_cut_at_max_tokens_says_so_in_one_line(terminals, project, model_server):
+    model_server.script(reply(text("The first half of a long"), stop_reason="max_tokens"))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("write a lot")
+    t.keys("Enter")
+    screen = t.wait(r"the answer was cut at the [\d,]+-token limit")
+    assert screen.index("The first half of a long") < screen.index("the answer was cut")
+    assert screen.count("the answer was cut") == 1

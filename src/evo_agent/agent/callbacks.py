@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
 __all__ = ["EXIT_GRACE_S", "Asker", "FrontEnd", "NestedToolCallbacks", "Notify", "SafeCallbacks", "TurnCallbacks",
-           "ApprovalCallbacks", "resumed_line"]
+           "ApprovalCallbacks", "ToolNamedCallbacks", "resumed_line"]
 
 Notify = Callable[[str], None]
 Asker = Callable[[ApprovalRequest], ApprovalDecision]
@@ -69,6 +69,16 @@ class ApprovalCallbacks(Protocol):
     def on_approval(self, request: ApprovalRequest) -> ApprovalDecision: ...
 
 
+class ToolNamedCallbacks(Protocol):
+    """Optional: the model named a tool (`tool_id` is the tool_use id); its input is still streaming.
+
+    Lets a front end show the call at once instead of after a long input (a whole file for
+    write_file) has arrived; `on_tool_start` with the same id follows when the input is complete.
+    """
+
+    def on_tool_use_start(self, tool_id: str, name: str) -> None: ...
+
+
 class NestedToolCallbacks(Protocol):
     """Optional: a subagent's tool calls, shown under the `task` call `parent_id` (subagents.NestedCallbacks)."""
 
@@ -98,6 +108,9 @@ class SafeCallbacks:
 
     def thinking(self, text: str) -> None:
         self._call("on_thinking", text)
+
+    def tool_named(self, tool_id: str, name: str) -> None:
+        self._call("on_tool_use_start", tool_id, name)
 
     def tool_start(self, tool_id: str, name: str, tool_input: dict[str, Any]) -> None:
         self._call("on_tool_start", tool_id, name, tool_input)

@@ -468,7 +468,8 @@ class Agent:
     def _loop(self, cb: SafeCallbacks, cancel: threading.Event) -> TurnResult:
         """Model call, its tools, their results; again until the model asks for no tool."""
         calls, last_text = 0, ""
-        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking, on_retry=cb.notice)
+        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking, on_tool_use_start=cb.tool_named,
+                                 on_retry=cb.notice)
         while True:
             stop = self._stop_before_call(calls, cb, cancel)
             if stop is not None:

@@ -321,6 +321,15 @@ def use_tui(args: argparse.Namespace) -> bool:
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
+def team_source(store, project_dir: Path):  # noqa: ANN001, ANN201
+    """The picker's team view (Tab) when a team store is configured; None hides it (ui may not import sync)."""
+    if getattr(store, "sync_url", None) is None:
+        return None
+    from evo_agent.sync.hooks import team_sessions
+
+    return lambda: team_sessions(project_dir)
+
+
 def _run_app(agent, store, *, initial_prompt: str | None = None, resumed_from: str | None = None) -> int:  # noqa: ANN001
     """The interactive app until the user leaves; SIGTERM and SIGHUP end it from inside its event loop (ui/app.py)."""
     from evo_agent.ui.app import run_app
@@ -328,7 +337,8 @@ def _run_app(agent, store, *, initial_prompt: str | None = None, resumed_from: s
     from .runtime import Terminated
 
     try:
-        return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from)
+        return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from,
+                       team=team_source(store, agent.project_dir))
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
     except Terminated as exc:
@@ -469,12 +479,13 @@ def _pick_session(launch: _Launch) -> str | None:
     from .sessions.listing import pick_session
 
     store = launch.store
-    if store.latest() is None:  # reads one meta.json, not all of them: the picker lists the rest
+    team = team_source(store, launch.project_dir) if launch.app else None
+    if store.latest() is None and team is None:  # one meta.json read, not all: the picker lists the rest
         raise CommandError(f"no session to resume in {launch.project_dir}")
-    if launch.app:
+    if launch.app:  # a fresh clone with a team store: the picker opens on the team's sessions
         from evo_agent.ui.picker import run_picker
 
-        return run_picker(launch.project_dir)
+        return run_picker(launch.project_dir, team=team)
 
     def read(prompt: str) -> str | None:
         if launch.stdin_tty:
@@ -557,7 +568,7 @@ def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN20
     if not oversized:
         resumed.copy_history()
     if args.at is not None and args.restore_files:
-        from .rewind import pending_changes, restore_files
+        from evo_agent.agent.file_restore import pending_changes, restore_files
 
         ask = None if launch.print_mode or not launch.stdin_tty else (
             lambda q: (input(q).strip().lower() in ("y", "yes")))

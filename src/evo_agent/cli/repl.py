@@ -246,9 +246,8 @@ class Repl:
                           f"(evo-agent --resume {terminal_safe(name)!r} finds it).")
 
     def cmd_rewind(self, arg: str) -> None:
+        from evo_agent.agent.file_restore import BASH_NOTE, pending_changes, restore_files
         from evo_agent.session.rewind import prompt_turns
-
-        from .rewind import BASH_NOTE, pending_changes, restore_files
 
         turns = prompt_turns(self.agent.recorder.path)
         if not turns:

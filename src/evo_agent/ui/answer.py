@@ -7,7 +7,7 @@ draws its first screen and takes keys without them (start-up, issue #14).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Markdown
@@ -27,14 +27,54 @@ class _PlainCodeBlock(CodeBlock):
                      background_color="default")
 
 
+def _path_stars(state: Any, silent: bool) -> bool:
+    """An inline rule: a `*` run inside a path or glob (`src/**/*.py`) is text, never emphasis.
+
+    CommonMark lets a run with non-space on both sides both open and close emphasis, so two globs in
+    one paragraph (`**/*.py and **/*.md`) pair up and the text between them turns italic or bold, the
+    stars gone. Rich renders what CommonMark says, so the answer no longer shows what the model wrote.
+    Such a run that also touches a `/` is a path, not markup: it stays literal. Emphasis as people
+    write it (`**bold**`, `*word*`, `**/etc/hosts**`) opens after a space or closes before one, so it
+    is never both-flanking and is left alone; `**/*.py` alone was never emphasised and still is not.
+    """
+    pos, src = state.pos, state.src
+    if src[pos] != "*":
+        return False
+    scanned = state.scanDelims(pos, True)
+    end = pos + scanned.length
+    before = src[pos - 1] if pos > 0 else " "
+    after = src[end] if end < state.posMax else " "
+    if not (scanned.can_open and scanned.can_close and "/" in (before, after)):
+        return False
+    if not silent:
+        state.push("text", "", 0).content = src[pos:end]
+    state.pos = end
+    return True
+
+
+def _make_parser() -> Any:
+    """Rich's own parser (CommonMark with strikethrough and tables) plus `_path_stars`."""
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt().enable("strikethrough").enable("table")
+    parser.inline.ruler.before("emphasis", "path_stars", _path_stars)
+    return parser
+
+
+_PARSER = _make_parser()  # built once, when the first answer imports this module
+
+
 class Answer(Markdown):
-    """The model's Markdown with single line breaks kept (line-by-line output stays line by line)."""
+    """The model's Markdown with single line breaks kept (line-by-line output stays line by line) and
+    the stars of paths and globs shown as written (see `_path_stars`)."""
 
     elements: ClassVar[dict] = {**Markdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock}
 
     def __init__(self, markup: str) -> None:
         markup = terminal_safe(markup)
-        super().__init__(markup, hyperlinks=False, code_theme="ansi_dark", justify="default")
+        super().__init__("", hyperlinks=False, code_theme="ansi_dark", justify="default")
+        self.markup = markup
+        self.parsed = _PARSER.parse(markup)
         for token in self.parsed:
             for child in token.children or ():
                 if child.type == "softbreak":

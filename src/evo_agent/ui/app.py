@@ -53,6 +53,8 @@ from .activity import Activity, fit
 from .bridge import AgentLike
 from .commands import complete as complete_command
 from .commands import help_text, lookup
+from .picker import TeamSource
+from .rewind_flow import rewind_and_restore, turn_list
 from .signals import EXIT_HANGUP, EXIT_INTERRUPTED, exit_on_signals
 from .stream import MarkdownStream
 from .transcript_view import history_renderables
@@ -63,7 +65,7 @@ KEYS_HELP = """\
 Keys:
   Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
-  Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool output in full
+  Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool call and output in full
   A prompt sent while the agent works is queued and sent after the turn"""
 
 DOUBLE_CTRL_C_SECONDS = 2.0
@@ -96,6 +98,10 @@ class _Callbacks:
     def on_thinking(self, text: str) -> None:
         self._send(self._app._on_thinking, text)
 
+    def on_tool_use_start(self, tool_id: str, name: str) -> None:
+        """The model named a tool; its input is still arriving (shown at once, in the live region)."""
+        self._send(self._app._on_tool_named, tool_id, name)
+
     def on_tool_start(self, tool_id: str, name: str, input: dict[str, Any]) -> None:
         self._send(self._app._on_tool_start, tool_id, name, input, 0)
 
@@ -123,9 +129,10 @@ class AgentApp:
 
     def __init__(self, agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,
                  resumed_from: str | None = None, history: History | None = None,
-                 input: Any = None, output: Any = None) -> None:
+                 input: Any = None, output: Any = None, team: TeamSource | None = None) -> None:
         self.agent = agent
         self.store = store
+        self.team = team  # the team store's sessions for the picker's Tab view (None: no team store configured)
         self.initial_prompt = initial_prompt
         self.resumed_from = resumed_from
         self.activity = Activity()
@@ -140,11 +147,13 @@ class AgentApp:
         self._turn = 0
         self._thinking = ""
         self._tools: dict[str, tuple[str, Any, int]] = {}
-        self._last_tool_output: str | None = None
+        self._named: dict[str, str] = {}      # tool_use id -> name: named by the model, input still streaming
+        self._last_tool: tuple[str, Any, str] | None = None   # name, input, output: what Ctrl+O shows in full
         self._last_ctrl_c = 0.0
         self._flash = ""                      # a short hint in the status line ("Ctrl+C again to exit")
         self._flash_until = 0.0
         self._approval: tuple[ApprovalRequest, concurrent.futures.Future] | None = None
+        self._question: concurrent.futures.Future | None = None   # a y/n question from a worker (ask_yes_no)
         self._reason_mode = False
         self._stashed_text = ""
         self._exiting = False
@@ -167,12 +176,15 @@ class AgentApp:
     def _layout(self) -> HSplit:
         has_tail = Condition(lambda: bool(self.stream.tail.strip()))
         has_queue = Condition(lambda: bool(self.queue))
+        has_named = Condition(lambda: bool(self._named))
         has_completions = Condition(lambda: bool(self._completion_text()))
         self._input_window = Window(BufferControl(self.buffer), wrap_lines=True, dont_extend_height=True,
                                     height=lambda: Dimension(min=1, max=self._max_input_rows()))
         return HSplit([
             ConditionalContainer(Window(FormattedTextControl(self._tail_text), wrap_lines=True, dont_extend_height=True,
                                         height=lambda: Dimension(max=self._max_tail_rows())), has_tail),
+            ConditionalContainer(Window(FormattedTextControl(self._named_text), wrap_lines=False,
+                                        dont_extend_height=True, height=lambda: Dimension(max=3)), has_named),
             ConditionalContainer(Window(FormattedTextControl(self._queue_text), wrap_lines=False,
                                         dont_extend_height=True, height=lambda: Dimension(max=3)), has_queue),
             Window(height=1, char="─", style="class:rule"),
@@ -204,6 +216,12 @@ class AgentApp:
         lines = self.stream.tail.rstrip("\n").split("\n")[-self._max_tail_rows():]
         return FormattedText([("", terminal_safe("\n".join(lines)))])
 
+    def _named_text(self) -> FormattedText:
+        """Tools the model named whose input is still streaming: `● write_file …` until the call is printed."""
+        lines = [f"● {render.one_line(terminal_safe(name), self.width() - 12)} …" for name in
+                 list(self._named.values())[-3:]]
+        return FormattedText([("class:dim", "\n".join(lines))])
+
     def _queue_text(self) -> FormattedText:
         parts: list[tuple[str, str]] = []
         for i, text in enumerate(self.queue[-3:]):
@@ -230,6 +248,8 @@ class AgentApp:
 
     def _status_text(self) -> FormattedText:
         width = self.width() - 1
+        if self._question is not None:
+            return FormattedText([("class:approval", fit(["y yes · n no · Esc no"], width))])
         if self._approval is not None:
             question = ("Enter sends the reason · Esc says no without one" if self._reason_mode else
                         "Allow? y yes · n no · a always this session · p always in this project · Esc no")
@@ -302,8 +322,9 @@ class AgentApp:
     def _key_bindings(self) -> KeyBindings:
         kb = KeyBindings()
         asking = Condition(lambda: self._approval is not None and not self._reason_mode)
+        questioning = Condition(lambda: self._question is not None)
 
-        @kb.add("enter", filter=~asking)
+        @kb.add("enter", filter=~asking & ~questioning)
         def _(event) -> None:  # noqa: ANN001
             if self._reason_mode:
                 self._answer_approval("no", self.buffer.text.strip())
@@ -317,7 +338,9 @@ class AgentApp:
 
         @kb.add("escape")
         def _(event) -> None:  # noqa: ANN001
-            if self._approval is not None:
+            if self._question is not None:
+                self._answer_question(False)
+            elif self._approval is not None:
                 self._answer_approval("no", "")
             elif self.running:
                 self.interrupt()
@@ -350,8 +373,9 @@ class AgentApp:
 
         @kb.add("c-o")
         def _(event) -> None:  # noqa: ANN001
-            if self._last_tool_output is not None:
-                self.emit(render.tool_output_full(self._last_tool_output))
+            if self._last_tool is not None:
+                name, tool_input, output = self._last_tool
+                self.emit(render.tool_call_full(name, tool_input), render.tool_output_full(output))
 
         for key, answer in (("y", "yes"), ("a", "always-session"), ("p", "always-project")):
             kb.add(key, filter=asking)(lambda event, answer=answer: self._answer_approval(answer, ""))
@@ -366,10 +390,20 @@ class AgentApp:
         def _(event) -> None:  # noqa: ANN001
             pass  # while asking, other keys do nothing (a stray key must not answer or vanish into the prompt)
 
+        kb.add("y", filter=questioning)(lambda event: self._answer_question(True))
+        kb.add("n", filter=questioning)(lambda event: self._answer_question(False))
+
+        @kb.add("<any>", filter=questioning)
+        def _(event) -> None:  # noqa: ANN001
+            pass  # only y, n and Esc answer; nothing else may slip into the prompt meanwhile
+
         return kb
 
     def ctrl_c(self) -> None:
         now = time.monotonic()
+        if self._question is not None:
+            self._answer_question(False)
+            return
         if self._approval is not None:
             self._answer_approval("no", "")
             return
@@ -426,6 +460,7 @@ class AgentApp:
         self.stream = MarkdownStream(max(2, self._max_tail_rows()))
         self._thinking = ""
         self._tools.clear()
+        self._named.clear()
         self._begin("working")
         turn, cancel = self._turn, self.cancel
         callbacks = _Callbacks(self, turn)
@@ -487,10 +522,12 @@ class AgentApp:
     def _turn_done(self, turn: int, result: Any, error: str | None) -> None:
         if turn != self._turn:
             return
+        self._named.clear()  # named but never run (cancelled, or the input was cut): the live line goes
         self._flush_text()
         for tool_id in list(self._tools):
             name, tool_input, depth = self._tools.pop(tool_id)
-            self.emit(render.tool_result(name, tool_input, "interrupted", is_error=True, depth=depth))
+            self.emit(render.tool_result(name, tool_input, "interrupted", is_error=True, depth=depth,
+                                         width=self.width()))
         cancelled = bool(getattr(result, "cancelled", False)) or self.cancel.is_set()
         if error and not cancelled:
             self.emit(render.error_line(f"error: {error}"))
@@ -540,16 +577,24 @@ class AgentApp:
         self.activity.label = "thinking"
         self.activity.streamed_chars += len(text)
 
+    def _on_tool_named(self, tool_id: str, name: str) -> None:
+        self._flush_text()  # the text before the call is complete: printed above it
+        self._named[tool_id] = name
+        self.activity.tool_started(f"{name}(…)")
+        self.app.invalidate()
+
     def _on_tool_start(self, tool_id: str, name: str, tool_input: dict, depth: int) -> None:
+        self._named.pop(tool_id, None)
         self._flush_text()
         self._tools[tool_id] = (name, tool_input, depth)
-        self.emit(render.tool_call(name, tool_input, depth=depth))
+        self.emit(render.tool_call(name, tool_input, depth=depth, width=self.width()))
         self.activity.tool_started(render.tool_label(name, tool_input))
 
     def _on_tool_end(self, tool_id: str, result_text: str, is_error: bool, duration: float) -> None:
         name, tool_input, depth = self._tools.pop(tool_id, ("tool", {}, 0))
-        self._last_tool_output = result_text
-        self.emit(render.tool_result(name, tool_input, result_text, is_error=is_error, duration=duration, depth=depth))
+        self._last_tool = (name, tool_input, result_text)
+        self.emit(render.tool_result(name, tool_input, result_text, is_error=is_error, duration=duration, depth=depth,
+                                     width=self.width()))
         self.activity.tool_finished()
         if self._tools:
             last = next(reversed(self._tools.values()))
@@ -615,6 +660,46 @@ class AgentApp:
         self.emit(render.safe(line, "evo.dim" if answer != "no" else "evo.warn"))
         if not future.done():
             future.set_result(ApprovalDecision(answer, message))  # type: ignore[arg-type]
+        self.refit()
+
+    # ------------------------------------------------------------------ yes/no questions
+    def ask_yes_no(self, question: str) -> bool:
+        """Called from a worker thread: print `question`, block until y or n (Esc, Ctrl+C and exit mean no)."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        loop = self.loop
+        if loop is None or self._exiting:
+            return False
+        try:
+            loop.call_soon_threadsafe(self._show_question, question, future)
+        except RuntimeError:
+            return False
+        while True:
+            try:
+                return bool(future.result(timeout=0.2))
+            except concurrent.futures.TimeoutError:
+                if self._exiting:
+                    return False
+            except Exception:  # noqa: BLE001
+                return False
+
+    def _show_question(self, question: str, future: concurrent.futures.Future) -> None:
+        if self._exiting:
+            future.set_result(False)
+            return
+        head = Text()
+        head.append("? ", style="evo.warn")
+        head.append_text(render.safe(question + " (y/n)", "bold"))
+        self._question = future  # first: the status line drawn with the question names its keys
+        self.emit(head)
+        self.app.invalidate()
+
+    def _answer_question(self, yes: bool) -> None:
+        future, self._question = self._question, None
+        if future is None:
+            return
+        self.emit(render.safe("  └  yes" if yes else "  └  no", "evo.dim"))
+        if not future.done():
+            future.set_result(yes)
         self.refit()
 
     # ------------------------------------------------------------------ slash commands
@@ -686,9 +771,7 @@ class AgentApp:
             self.emit(render.notice("Nothing to rewind: no prompt in this session yet."))
             return
         if not arg:
-            lines = [f"{t.number:>4}. {render.one_line(t.text, 70)}" for t in reversed(turns[-20:])]
-            self.emit(render.notice("Go back to before which prompt? /rewind N (a new session starts there; "
-                                    "this one stays resumable)\n" + "\n".join(lines)))
+            self.emit(render.notice(turn_list(turns)))
             return
         if not arg.isdigit() or not 1 <= int(arg) <= len(turns):
             self.emit(render.error_line(f"no turn {arg}: choose 1 to {len(turns)}"))
@@ -697,27 +780,13 @@ class AgentApp:
         self._begin("rewinding", hint="")
         self._turn += 1
         turn = self._turn
-
-        def done(result: Any, error: str | None) -> None:
-            if turn != self._turn:
-                return
-            if error:
-                self.emit(render.error_line(f"error: {error}"))
-            else:
-                messages = list(getattr(self.agent, "messages", []) or [])
-                self.emit(*history_renderables(messages))
-                self.emit(render.notice(
-                    f"Rewound to before turn {number}: new session {self.agent.session_id} ({len(messages)} messages; "
-                    f"the previous one: evo-agent --resume {source}). Files are as they are now; "
-                    f"evo-agent --resume {source} --at {number} --restore-files restores them."))
-            self._end()
-            self._next_from_queue()
-
-        self._in_worker(lambda: self.agent.rewind(number), done)  # type: ignore[attr-defined]
+        self._in_worker(lambda: rewind_and_restore(self, turn, number, source),
+                        lambda result, error: self._command_done(turn, "", error))
 
     def _command_done(self, turn: int, message: str, error: str | None) -> None:
         if turn == self._turn:
-            self.emit(render.error_line(f"error: {error}") if error else render.notice(message))
+            if error or message:
+                self.emit(render.error_line(f"error: {error}") if error else render.notice(message))
             self._end()
             self._next_from_queue()
 
@@ -756,7 +825,7 @@ class AgentApp:
 
     def show_history(self, source: str) -> None:
         messages = list(getattr(self.agent, "messages", []) or [])
-        self.emit(*history_renderables(messages))
+        self.emit(*history_renderables(messages, width=self.width()))
         self.emit(render.notice(resumed_line(source, len(messages), self.agent.session_id)))
 
     async def _pick_and_resume(self) -> None:
@@ -768,7 +837,7 @@ class AgentApp:
             return
         try:
             async with in_terminal():
-                chosen = await pick_session(self.agent.project_dir, exclude=[self.agent.session_id])
+                chosen = await pick_session(self.agent.project_dir, exclude=[self.agent.session_id], team=self.team)
         except Exception as exc:  # noqa: BLE001
             self.emit(render.error_line(f"error: {exc}"))
             return
@@ -786,6 +855,8 @@ class AgentApp:
         self.cancel.set()
         if self._approval is not None and not self._approval[1].done():
             self._approval[1].set_result(ApprovalDecision("no"))
+        if self._question is not None and not self._question.done():
+            self._question.set_result(False)
         try:
             self.app.exit(result=code)
         except Exception:  # noqa: BLE001 - not running yet, or already leaving
@@ -842,11 +913,15 @@ def _detail(detail: str) -> RenderableType:
 
 
 def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,
-            resumed_from: str | None = None) -> int:
-    """The interactive app with ↑ history of the agent's project; returns 0, 130 or 128 + a signal."""
+            resumed_from: str | None = None, team: TeamSource | None = None) -> int:
+    """The interactive app with ↑ history of the agent's project; returns 0, 130 or 128 + a signal.
+
+    `team` (given when a team store is configured) lists the team's sessions in `/resume`'s picker (Tab).
+    """
     from .prompt_history import ProjectHistory, history_path
 
     history = ProjectHistory(history_path(agent.project_dir))
-    app = AgentApp(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from, history=history)
+    app = AgentApp(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from, history=history,
+                   team=team)
     return app.run()
 

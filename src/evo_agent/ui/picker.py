@@ -18,19 +18,20 @@ Every string that comes from a session passes through `terminal_safe` before it 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import MESSAGES_NAME, SessionInfo, prompt_text, text_of
+from evo_agent.session import MESSAGES_NAME, SessionInfo, SessionMeta, prompt_text, text_of
 
 from .signals import SignalExit
 
 __all__ = ["run_picker", "pick_session", "format_row", "format_updated", "format_tokens", "truncate_cells",
-           "matches", "filter_rows", "Exchange", "read_last_exchange", "session_name",
-           "TAIL_BYTES", "SignalExit", "plan_heights", "wrap_cells", "first_screen_rows"]
+           "matches", "filter_rows", "excerpt", "Exchange", "read_last_exchange", "session_name",
+           "TAIL_BYTES", "SignalExit", "plan_heights", "wrap_cells", "first_screen_rows", "TeamSource", "team_row",
+           "team_member"]
 
 ELLIPSIS = "…"
 NO_PROMPT = "(no prompt)"
@@ -187,18 +188,33 @@ def header_row(width: int) -> str:
     return truncate_cells(head + "Name / first prompt", width)
 
 
-def format_row(info: SessionInfo, width: int = 100) -> str:
+def excerpt(snippet: str, needle: str, room: int) -> str:
+    """`snippet` on one line, starting a few characters before `needle` so the match shows in `room` cells."""
+    line = one_line(snippet)
+    at = line.lower().find(needle.lower()) if needle else -1
+    lead = max(min(room // 4, 12), 1)
+    if at > lead:
+        line = ELLIPSIS + line[at - lead + 1:].lstrip(ELLIPSIS)
+    return line
+
+
+def format_row(info: SessionInfo, width: int = 100, *, content: str | None = None, needle: str = "") -> str:
     """One picker row, exactly `width` cells at most:
 
     `2026-05-31 19:58    12   12.4k  main                "fix the flaky upload test"`
 
     Last update time, message count, total tokens, branch (when there is room), the name when the
-    session has one, and the first prompt in plain quotes, cut with … to fit.
+    session has one, and the first prompt in plain quotes, cut with … to fit. A session found by its
+    content (`content`: the words around the match of `needle`) shows `content: "…"` instead of the
+    first prompt, starting just before the match.
     """
     meta = info.meta
     row = f"{format_updated(meta.updated_ms)}  {meta.message_count:>4}  {format_tokens(meta.total_tokens):>6}  "
     if show_branch(width):
         row += pad_cells(one_line(meta.git_branch) or "-", BRANCH_CELLS) + "  "
+    who = team_member(info)
+    if who:  # the team view: whose session it is
+        row += f"{who} "
     foreign = getattr(info, "foreign", None)
     if foreign:  # recorded elsewhere (session/trust.py): marked, and resuming it asks first
         row += f"[elsewhere: {one_line(foreign)}] "
@@ -206,7 +222,11 @@ def format_row(info: SessionInfo, width: int = 100) -> str:
     if name:
         row += f"{name}: "
     prompt = one_line(meta.first_prompt) or NO_PROMPT
+    if content is not None:
+        row += "content: "
     room = width - cell_len(row) - 2  # the two quotes
+    if content is not None:
+        prompt = excerpt(content, needle, room)
     if room < 4:
         return truncate_cells(row.rstrip(), width)
     return f'{row}"{truncate_cells(prompt, room)}"'
@@ -220,11 +240,11 @@ def normalise_filter(text: str) -> str:
 
 
 def matches(info: SessionInfo, needle: str) -> bool:
-    """Does a (normalised) filter match this session's first prompt, name, branch or id?"""
+    """Does a (normalised) filter match this session's first prompt, name, branch, id or (team view) author?"""
     meta = info.meta
     if needle in meta.id:
         return True
-    for text in (meta.first_prompt, session_name(info), meta.git_branch):
+    for text in (meta.first_prompt, session_name(info), meta.git_branch, team_member(info)):
         if text and needle in " ".join(text.split()).lower():
             return True
     return False
@@ -319,21 +339,50 @@ def _exchange_in(lines: list[bytes], answer_chars: int) -> Exchange | None:
     return Exchange(one_line(prompt) if prompt is not None else None, answer)
 
 
+# The team view: sessions in the team store (EVO_AGENT_SYNC_URL) ---------------------------------------
+
+# What the caller hands the picker when a team store is configured (cli: `sync.hooks.team_sessions`, which
+# ui may not import): () -> (rows, error line or None), never raising. Rows are duck-typed: id, user, host,
+# branch, created_ms, updated_ms, message_count, first_prompt, name.
+TeamSource = Callable[[], tuple[Sequence[object], "str | None"]]
+
+
+def team_row(remote: object) -> SessionInfo:
+    """A team-store row as a picker row: no directory here (it is fetched when chosen), its author kept."""
+    get = lambda name, default=None: getattr(remote, name, default)  # noqa: E731
+    who = f"{get('user', '?')}@{get('host', '?')}"
+    meta = SessionMeta(id=str(get("id")), created_ms=int(get("created_ms", 0) or 0),
+                       updated_ms=int(get("updated_ms", 0) or 0), git_branch=get("branch"),
+                       first_prompt=get("first_prompt"), name=get("name"),
+                       message_count=int(get("message_count", 0) or 0), extra={"team_member": who})
+    return SessionInfo(meta, "")
+
+
+def team_member(info: SessionInfo) -> str:
+    """`user@host` of a team-store row, '' for a session of this machine."""
+    extra = getattr(info.meta, "extra", None)
+    who = extra.get("team_member") if isinstance(extra, dict) else None
+    return one_line(who) if isinstance(who, str) else ""
+
+
 # Running it ---------------------------------------------------------------------------------------
 
 
 async def pick_session(project_dir: Path | str, *, exclude: Iterable[str] = (), store=None,  # noqa: ANN001
-                       input=None, output=None) -> str | None:  # noqa: A002 - prompt_toolkit's names
+                       input=None, output=None,  # noqa: A002 - prompt_toolkit's names
+                       team: TeamSource | None = None) -> str | None:
     """Show the picker in the running asyncio loop (e.g. while the app's prompt is suspended).
 
     Returns the chosen id, or None (Esc/Ctrl+C, or no session to show: then nothing is drawn).
     Sessions in `exclude` (the live one) are not offered. Raises `SignalExit` when SIGHUP or
     SIGTERM arrives or the terminal is gone (reads hit EOF or EIO); the loop's own SIGHUP/SIGTERM
     handlers are put back afterwards. `input`/`output` are prompt_toolkit objects (tests, benchmarks).
+    With `team` (a team store is configured), Tab switches to the team's sessions; choosing one returns
+    its id, which the caller resolves as always (the remote-aware store fetches it first).
     """
     from .picker_view import PickerView
 
-    view = PickerView.for_project(project_dir, exclude=exclude, store=store, input=input, output=output)
+    view = PickerView.for_project(project_dir, exclude=exclude, store=store, input=input, output=output, team=team)
     if view is None:
         return None
     return await view.run()

@@ -38,6 +38,7 @@ from prompt_toolkit.styles import Style
 from evo_agent.session import SessionInfo, SessionStore
 
 from . import picker as text
+from .picker_search import ContentMatch, ContentSearch
 from .signals import EXIT_HANGUP, EXIT_SIGNALS, SignalExit
 
 STYLE = Style.from_dict({
@@ -51,6 +52,7 @@ STYLE = Style.from_dict({
     "prompt": "bold",
     "answer": "",
     "empty": "italic",
+    "found": "italic",
 })
 
 
@@ -93,11 +95,20 @@ class PickerView:
     """State and screen of one picker run. `await view.run()` → id | None, or raises SignalExit."""
 
     def __init__(self, store: SessionStore | None, rows: Sequence[SessionInfo], *, rest_pending: bool = False,
-                 exclude: Iterable[str] = (), input=None, output=None) -> None:  # noqa: A002
+                 exclude: Iterable[str] = (), input=None, output=None,  # noqa: A002
+                 team: text.TeamSource | None = None) -> None:
         self.store = store
         self.exclude = frozenset(exclude)
-        self.all_rows: Sequence[SessionInfo] = [r for r in rows if r.id not in self.exclude]
+        self.local_rows: Sequence[SessionInfo] = [r for r in rows if r.id not in self.exclude]
+        self.all_rows: Sequence[SessionInfo] = self.local_rows    # the rows of the view shown (local or team)
+        self.team = team                      # None: no team store configured, no team view (Tab does nothing)
+        self.showing_team = False
+        self.team_rows: Sequence[SessionInfo] | None = None       # None: not read yet
+        self.team_error: str | None = None
         self.rows: Sequence[SessionInfo] = self.all_rows
+        self.title_rows: Sequence[SessionInfo] = self.all_rows   # what the filter matched by name, prompt, …
+        self.content: dict[str, ContentMatch] = {}                # the fallback group, found inside sessions
+        self.search = ContentSearch(self._content_found, self._content_done)
         self.rest_pending = rest_pending and store is not None
         self.highlighted = 0
         self.top = 0
@@ -106,6 +117,7 @@ class PickerView:
         self._hangup: int | None = None
         self._previous_handler: Callable | None = None
         self._started_rest = False
+        self._team_loading = False
         self.painted = False  # the first screen is on the terminal (keys reach the picker from now on)
         self.filter = Buffer(multiline=False, on_text_changed=self._on_filter_changed)
         if input is None:
@@ -123,8 +135,8 @@ class PickerView:
 
     @classmethod
     def for_project(cls, project_dir: Path | str, *, exclude: Iterable[str] = (), store: SessionStore | None = None,
-                    input=None, output=None) -> PickerView | None:  # noqa: A002
-        """A view over a project's sessions with the first screen read; None when there is none."""
+                    input=None, output=None, team: text.TeamSource | None = None) -> PickerView | None:  # noqa: A002
+        """A view over a project's sessions with the first screen read; None when there is none (and no team)."""
         store = store or SessionStore(project_dir, warn=lambda _message: None)  # a warning would tear the screen
         exclude = frozenset(exclude)
         if output is None:
@@ -132,10 +144,12 @@ class PickerView:
         want = text.first_screen_rows(output.get_size().rows) + len(exclude)
         first = store.newest(want)
         rows = [r for r in first if r.id not in exclude]
-        if not rows:
+        if not rows and team is None:
             return None
         pending = len(first) >= want  # fewer: every session there is
-        return cls(store, rows, rest_pending=pending, exclude=exclude, input=input, output=output)
+        view = cls(store, rows, rest_pending=pending, exclude=exclude, input=input, output=output, team=team)
+        view.showing_team = not rows  # nothing here (a fresh clone): the team's sessions are what there is
+        return view
 
     # Sizes --------------------------------------------------------------------------------------
 
@@ -187,16 +201,83 @@ class PickerView:
         return len(self.rows) - 1
 
     def _on_filter_changed(self, _buffer: Buffer) -> None:
-        self.set_rows(text.filter_rows(self.all_rows, self.filter.text))
+        self._apply_filter()
+
+    def _apply_filter(self, keep: str | None = None) -> None:
+        """Rows matching the filter by title at once; the sessions left out are searched inside, off the UI
+        thread, and those that hold the text follow as a group marked as content matches."""
+        self.title_rows = text.filter_rows(self.all_rows, self.filter.text)
+        self.content = {}
+        self.set_rows(self.title_rows, keep=keep)
+        needle = text.normalise_filter(self.filter.text)
+        titled = {r.id for r in self.title_rows}
+        # The team view has no transcripts here to search (they are fetched when chosen).
+        rest = [r for r in self.all_rows if r.id not in titled] if needle and not self.showing_team else []
+        self.search.start(needle, rest, frozenset(r.id for r in self.all_rows) | self.exclude)
+
+    def _content_found(self, generation: int, match: ContentMatch) -> None:
+        if generation != self.search.generation:
+            return  # a search for what was typed before
+        self.content[match.info.id] = match
+        current = self.highlighted_info
+        self.set_rows([*self.title_rows, *(m.info for m in self.content.values())],
+                      keep=current.id if current else None)
+        self.app.invalidate()
+
+    def _content_done(self, generation: int) -> None:
+        if generation == self.search.generation:
+            self.app.invalidate()
 
     def rest_loaded(self, rows: list[SessionInfo]) -> None:
         """The whole list arrived (in the loop's thread): swap it in, the highlight stays on its session."""
         if not self.rest_pending:
             return  # End read it already
         self.rest_pending = False
+        self.local_rows = [r for r in rows if r.id not in self.exclude]
+        if self.showing_team:
+            return  # shown when Tab comes back to this machine's sessions
         current = self.highlighted_info
-        self.all_rows = [r for r in rows if r.id not in self.exclude]
-        self.set_rows(text.filter_rows(self.all_rows, self.filter.text), keep=current.id if current else None)
+        self.all_rows = self.local_rows
+        self._apply_filter(keep=current.id if current else None)
+        self.app.invalidate()
+
+    def toggle_team(self) -> None:
+        """Tab: this machine's sessions ⇄ the team's (read from the store the first time, off the UI thread)."""
+        if self.team is None:
+            return
+        self.showing_team = not self.showing_team
+        if self.showing_team and self.team_rows is None and not self._team_loading:
+            self._team_loading = True
+            self._load_team_in_thread()
+        self.all_rows = (self.team_rows or []) if self.showing_team else self.local_rows
+        self._apply_filter()
+        self.app.invalidate()
+
+    def _load_team_in_thread(self) -> None:
+        loop = asyncio.get_running_loop()
+        team = self.team
+
+        def work() -> None:
+            try:
+                remote, error = team()
+                rows = [text.team_row(r) for r in remote]
+            except Exception as exc:  # noqa: BLE001 - the source promises not to raise; one line if it does
+                rows, error = [], f"evo-agent: cannot read the team store: {exc}"
+            try:
+                loop.call_soon_threadsafe(self.team_loaded, rows, error)
+            except RuntimeError:
+                pass  # the picker (and its loop) ended first
+
+        threading.Thread(target=work, name="picker-team", daemon=True).start()
+
+    def team_loaded(self, rows: list[SessionInfo], error: str | None) -> None:
+        """The team's sessions arrived (in the loop's thread); shown now if the team view is on."""
+        self._team_loading = False
+        self.team_rows = [r for r in rows if r.id not in self.exclude]
+        self.team_error = error
+        if self.showing_team:
+            self.all_rows = self.team_rows
+            self._apply_filter()
         self.app.invalidate()
 
     def _load_rest_in_thread(self) -> None:
@@ -221,11 +302,16 @@ class PickerView:
 
     def _after_render(self, _app: Application) -> None:
         self.painted = True
+        if self.showing_team and self.team_rows is None and not self._team_loading:
+            self._team_loading = True  # opened on the team view: read the store after the first paint
+            self._load_team_in_thread()
         if self.rest_pending and not self._started_rest:
             self._started_rest = True
             self._load_rest_in_thread()  # after the first screen is on the terminal
 
     def preview(self, info: SessionInfo) -> text.Exchange | None:
+        if text.team_member(info):
+            return None  # in the team store only: nothing here to read until it is fetched
         if info.id not in self._previews:
             if len(self._previews) > 256:
                 self._previews.clear()
@@ -235,6 +321,10 @@ class PickerView:
     # Drawing --------------------------------------------------------------------------------------
 
     def _row_text(self, info: SessionInfo, width: int) -> str:
+        match = self.content.get(info.id)
+        if match is not None:  # a content match: the words around the match instead of the first prompt
+            needle = text.normalise_filter(self.filter.text)
+            return text.format_row(info, width, content=match.snippet, needle=needle)
         key = (info.id, width)
         row = self._row_cache.get(key)
         if row is None:
@@ -248,7 +338,16 @@ class PickerView:
         height = self.list_height()
         width = max(columns - 2, 1)
         if not self.rows:
-            message = "no sessions match" if self.all_rows or self.rest_pending else "no sessions in this project yet"
+            if self.showing_team:
+                if self.team_error:
+                    message = self.team_error
+                elif self.team_rows is None:
+                    message = "reading the team's sessions..."
+                else:
+                    message = "no sessions match" if self.all_rows else "no session of this repository in the store"
+            else:
+                message = ("no sessions match" if self.all_rows or self.rest_pending else
+                           "no sessions in this project yet" + (" (Tab: the team's)" if self.team else ""))
             return [("class:empty", "  " + text.truncate_cells(message, width))]
         self._scroll_into_view(height)
         out: list[tuple[str, str]] = []
@@ -264,15 +363,25 @@ class PickerView:
 
     def title_fragments(self) -> list[tuple[str, str]]:
         _, columns = self._size()
-        title = "Resume a session"
+        title = "Resume a team session" if self.showing_team else "Resume a session"
         keys = "   Up/Down move, Enter resume, Esc cancel, type to filter"
+        if self.team is not None:  # first: at 80 columns the end of the line is cut
+            keys = "   Tab " + ("this machine" if self.showing_team else "team") + "," + keys[2:]
         return [("class:title", title), ("class:help", text.truncate_cells(keys, columns - len(title)))]
 
     def status_text(self) -> str:
         total, shown = len(self.all_rows), len(self.rows)
         counted = f"{total:,} session{'s' * (total != 1)}" if shown == total else f"{shown:,} of {total:,} sessions"
+        if self.showing_team:
+            counted = counted.replace("session", "team session", 1)
+            if self.team_rows is None:
+                counted = "reading the team store..."
         if self.rest_pending:
             counted += " shown, loading the rest..."
+        if self.content:
+            counted += f" ({len(self.content):,} by content)"
+        if self.search.running:
+            counted += "  ·  searching inside sessions..."
         return counted + "  ·  PgUp/PgDn, Home/End to move"
 
     def preview_fragments(self) -> list[tuple[str, str]]:
@@ -291,6 +400,17 @@ class PickerView:
         details.append(f"{meta.total_tokens:,} tokens")
         details.append(f"created {text.format_updated(meta.created_ms)}")
         out = [("class:detail", text.truncate_cells("-- " + "  ·  ".join(details) + " ", columns))]
+        who = text.team_member(info)
+        if who:
+            out += [("", "\n"), ("class:found", "  " + text.truncate_cells(
+                f"by {who}, in the team store: Enter copies it here and resumes it", width))]
+            return out
+        match = self.content.get(info.id)
+        if match is not None:  # why it is listed: where the text was found
+            article = "an" if match.kind[:1] in "aeiou" else "a"
+            found = f"found in {article} {match.kind}: {text.one_line(match.snippet)}"
+            out += [("", "\n"), ("class:found", "  " + text.truncate_cells(found, width))]
+            height -= 1
         exchange = self.preview(info)
         if exchange is None:
             out += [("", "\n"), ("class:empty", "  (nothing to preview)")]
@@ -340,6 +460,10 @@ class PickerView:
         }
         for key, target in moves.items():
             kb.add(key, eager=True)(lambda _event, target=target: self.move_to(target()))
+
+        @kb.add("tab", eager=True)
+        def _toggle(_event) -> None:  # noqa: ANN001
+            self.toggle_team()
 
         @kb.add("enter", eager=True)
         def _choose(event) -> None:  # noqa: ANN001
@@ -399,6 +523,7 @@ class PickerView:
                 raise SignalExit(self._hangup) from None
             raise
         finally:
+            self.search.cancel()  # a search still running stops before its next session
             loop.set_exception_handler(previous_handler)
             _restore_signals(loop, saved)
 

@@ -29,10 +29,10 @@ if TYPE_CHECKING:
     from .answer import Answer
 
 __all__ = [
-    "THEME", "INTERRUPTED_MARKER", "SUMMARY_OPEN", "Answer", "answer", "diff_lines", "error_line",
+    "THEME", "INTERRUPTED_MARKER", "SUMMARY_OPEN", "Answer", "answer", "clip", "diff_lines", "error_line",
     "interrupted_notice", "is_interrupted_result", "make_console", "notice", "one_line", "safe",
-    "summary_block", "thinking_line", "tool_call", "tool_label", "tool_output_full", "tool_result", "user_prompt",
-    "welcome_line",
+    "summary_block", "thinking_line", "tool_call", "tool_call_full", "tool_label", "tool_output_full", "tool_result",
+    "user_prompt", "welcome_line",
 ]
 
 INTERRUPTED_MARKER = "[Request interrupted by user]"   # agent/loop.py writes it; the UI never imports the agent
@@ -73,6 +73,20 @@ def one_line(text: str, limit: int) -> str:
     """`text` folded to one line of at most `limit` characters (… when cut)."""
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: max(limit - 1, 0)] + "…"
+
+
+def clip(text: Text, width: int | None) -> Text:
+    """Each line of `text` cut to `width` cells, ending in … when cut (None: unchanged).
+
+    Tool calls and result previews are one screen line each: a long command wrapped by the terminal
+    reads as two entries. The whole text stays one key away (Ctrl+O).
+    """
+    if width is None:
+        return text
+    lines = text.split("\n")
+    for line in lines:
+        line.truncate(max(width, 1), overflow="ellipsis")
+    return Text("\n").join(lines)
 
 
 # ---------------------------------------------------------------- prompts and answers
@@ -167,14 +181,34 @@ def tool_label(name: str, tool_input: Any) -> str:
     return f"{name}({one_line(terminal_safe(arg, keep_newlines=False).replace('^J', ' '), LABEL_MAX)})"
 
 
-def tool_call(name: str, tool_input: Any, *, depth: int = 0) -> Text:
-    """`● bash(ls -la)`; a subagent's calls are indented under its task (`depth` 1)."""
+def tool_call(name: str, tool_input: Any, *, depth: int = 0, width: int | None = None) -> Text:
+    """`● bash(ls -la)`; a subagent's calls are indented under its task (`depth` 1).
+
+    With `width` (the app passes the terminal's), the line is cut to fit it.
+    """
     out = Text()
     out.append("  " * depth + "● ", style="evo.dim" if depth else "")
     label = tool_label(name, tool_input)
     head, _, rest = label.partition("(")
     out.append(head, style="evo.tool")
     out.append("(" + rest)
+    return clip(out, width)
+
+
+def tool_call_full(name: str, tool_input: Any) -> Text:
+    """The call with its whole argument (Ctrl+O): `● bash` and the full command, lines kept, indented."""
+    out = Text()
+    out.append("● ")
+    out.append(name, style="evo.tool")
+    if isinstance(tool_input, dict):
+        key = _MAIN_ARG.get(name)
+        value = tool_input.get(key) if key else None
+        body = value if isinstance(value, str) and value else json.dumps(tool_input, ensure_ascii=False, indent=2)
+    else:
+        body = str(tool_input or "")
+    if body.strip():
+        out.append("\n")
+        out.append_text(safe("\n".join("     " + line for line in body.splitlines()), "bold"))
     return out
 
 
@@ -197,8 +231,11 @@ def _preview(text: str, lines: int) -> tuple[list[str], int]:
 
 
 def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool, duration: float | None = None,
-                depth: int = 0, expand_hint: bool = True) -> RenderableType:
-    """The result under its call: a short preview, a coloured diff for edits, "interrupted" marked as such."""
+                depth: int = 0, expand_hint: bool = True, width: int | None = None) -> RenderableType:
+    """The result under its call: a short preview, a coloured diff for edits, "interrupted" marked as such.
+
+    With `width`, every preview line is cut to fit it (a diff's lines are code and wrap as they are).
+    """
     gutter = _gutter(depth)
     pad = " " * len(gutter)
     text = result_text or ""
@@ -211,14 +248,14 @@ def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool,
         out.append_text(safe("error: " + one_line(first[0] if first else "(no output)", 200), "evo.error"))
         if more:
             out.append(f" (+{more} line{'s' if more != 1 else ''})", style="evo.dim")
-        return out
+        return clip(out, width)
     if name in ("edit_file", "write_file") and isinstance(tool_input, dict):
         diff = _edit_diff(name, tool_input, text, pad)
         if diff is not None:
             head = Text()
             head.append(gutter, style="evo.dim")
             head.append_text(safe(one_line(text.splitlines()[0] if text else "done", 200)))
-            return Group(head, diff)
+            return Group(clip(head, width), diff)
     first, more = _preview(text, 1 if name in ("read_file", "task") else PREVIEW_LINES)
     if not first:
         return Text(gutter + "(no output)", style="evo.dim")
@@ -231,7 +268,7 @@ def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool,
     if more:
         hint = " (Ctrl+O shows all)" if expand_hint else ""
         out.append(f"\n{pad}… +{more} line{'s' if more != 1 else ''}{hint}", style="evo.dim")
-    return out
+    return clip(out, width)
 
 
 def _edit_diff(name: str, tool_input: dict, result_text: str, pad: str) -> Text | None:

@@ -43,8 +43,12 @@ def split_exchanges(messages: Sequence[dict]) -> list[list[dict]]:
     return exchanges
 
 
-def history_renderables(messages: Sequence[dict], *, tail: int = TAIL_EXCHANGES) -> list[RenderableType]:
-    """What to print for a restored history: a count of what is left out, then the tail, in order."""
+def history_renderables(messages: Sequence[dict], *, tail: int = TAIL_EXCHANGES,
+                        width: int | None = None) -> list[RenderableType]:
+    """What to print for a restored history: a count of what is left out, then the tail, in order.
+
+    With `width`, tool calls and result previews are cut to one screen line each (the app's view).
+    """
     exchanges = split_exchanges(messages)
     out: list[RenderableType] = []
     earlier = exchanges[:-tail] if tail and len(exchanges) > tail else []
@@ -59,7 +63,7 @@ def history_renderables(messages: Sequence[dict], *, tail: int = TAIL_EXCHANGES)
     tools: dict[str, tuple[str, Any]] = {}
     for exchange in shown:
         for message in exchange:
-            out.extend(_message(message, tools))
+            out.extend(_message(message, tools, width))
     return out
 
 
@@ -67,7 +71,7 @@ def _is_summary(message: dict) -> bool:
     return message.get("role") == "user" and text_of(message).startswith(render.SUMMARY_OPEN)
 
 
-def _message(message: Any, tools: dict[str, tuple[str, Any]]) -> list[RenderableType]:
+def _message(message: Any, tools: dict[str, tuple[str, Any]], width: int | None = None) -> list[RenderableType]:
     if not isinstance(message, dict):
         return []
     role = message.get("role")
@@ -80,7 +84,7 @@ def _message(message: Any, tools: dict[str, tuple[str, Any]]) -> list[Renderable
             if block.get("type") == "tool_result":
                 name, tool_input = tools.get(str(block.get("tool_use_id")), ("tool", {}))
                 out.append(render.tool_result(name, tool_input, tool_result_text(block),
-                                              is_error=bool(block.get("is_error")), expand_hint=False))
+                                              is_error=bool(block.get("is_error")), expand_hint=False, width=width))
         if text == render.INTERRUPTED_MARKER or (text.endswith(render.INTERRUPTED_MARKER) and not _is_prompt(message)):
             out.append(render.interrupted_notice())
         elif _is_prompt(message):
@@ -97,5 +101,5 @@ def _message(message: Any, tools: dict[str, tuple[str, Any]]) -> list[Renderable
             elif kind == "tool_use":
                 name = str(block.get("name", "tool"))
                 tools[str(block.get("id"))] = (name, block.get("input", {}))
-                out.append(render.tool_call(name, block.get("input", {})))
+                out.append(render.tool_call(name, block.get("input", {}), width=width))
     return out

@@ -1,11 +1,13 @@
-"""Putting files back after a rewind (`--at N --restore-files`, `/rewind`): shared by the CLI and the REPL.
+"""Putting files back after a rewind (`--at N --restore-files`, `/rewind`): shared by the CLI, the REPL and the app.
 
-Only changes made by evo-agent's own file tools can be restored; a file that someone (or a bash
-command) changed after evo-agent last wrote it is left alone unless the user says otherwise.
+It lives below the front ends (cli and ui both import it), so the three restore the same way. Only
+changes made by evo-agent's own file tools can be restored; a file that someone (or a bash command)
+changed after evo-agent last wrote it is left alone unless the user says otherwise.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from evo_agent.safe_text import terminal_safe
@@ -21,16 +23,26 @@ def pending_changes(store: SessionStore, session_id: str, turn: int) -> list[Fil
     return [c for c in changes_since(store.sessions_dir, session_id, turn) if c.state() != "unchanged"]
 
 
+def shown_path(path: str, relative_to: str | os.PathLike | None = None) -> str:
+    """`path` for a terminal: relative to `relative_to` (the project) when inside it, controls made visible."""
+    if relative_to is not None:
+        root = str(relative_to).rstrip(os.sep)
+        if root and path.startswith(root + os.sep):
+            path = path[len(root) + 1:]
+    return terminal_safe(path, keep_newlines=False)
+
+
 def restore_files(changes: list[FileChange], write: Callable[[str], None],
-                  ask: Callable[[str], bool] | None) -> int:
+                  ask: Callable[[str], bool] | None, *, relative_to: str | os.PathLike | None = None) -> int:
     """Restore what can be restored; ask (when `ask` is given) before overwriting a file changed since.
 
     Returns how many files were restored. Each file is replaced atomically, so a kill in the middle
     leaves every file either as it was or as restored, and running the restore again finishes it.
+    Paths are shown in full, or relative to `relative_to` when they are inside it (the app's view).
     """
     restored = 0
     for change in changes:
-        shown = terminal_safe(change.path, keep_newlines=False)
+        shown = shown_path(change.path, relative_to)
         if change.not_kept:
             write(f"  not restored: {shown} ({change.not_kept})")
             continue
