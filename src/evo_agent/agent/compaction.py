@@ -105,7 +105,7 @@ def _clip(text: str, limit: int) -> str:
 
 def flatten_conversation(messages: list[dict]) -> str:
     """The conversation as plain text, one tagged part per block, long parts clipped."""
-    from evo_agent.session.resume import is_omitted_marker
+    from evo_agent.session import is_omitted_marker
 
     names = tool_names_by_id(messages)
     parts: list[str] = []

@@ -11,9 +11,7 @@ import os
 from collections.abc import Callable
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionStore
-from evo_agent.session.file_history import FileChange, restore_change
-from evo_agent.session.rewind import changes_since
+from evo_agent.session import FileChange, SessionStore, changes_since, restore_change
 
 BASH_NOTE = "Changes made through bash cannot be restored."
 

@@ -61,6 +61,7 @@ from typing import Any
 
 from evo_agent.providers.base import ModelResponse, Provider, ProviderCancelled, StreamCallbacks
 from evo_agent.session import (
+    FileHistory,
     Recorder,
     ResumedSession,
     SessionStore,
@@ -72,7 +73,6 @@ from evo_agent.session import (
     tool_result_block,
     tool_uses,
 )
-from evo_agent.session.file_history import FileHistory
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool, validate_input
 from evo_agent.tools.runner import INVALID_ARGUMENTS_KEY
 

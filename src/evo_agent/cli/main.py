@@ -396,8 +396,7 @@ class _Source:
 def _check_arguments(args: argparse.Namespace) -> _Launch:
     """Step 1: the arguments and the environment, checked before anything is read or created; then the store."""
     from evo_agent.providers import ProviderError, choose_provider_name
-    from evo_agent.session import SESSIONS_SUBDIR
-    from evo_agent.session.trust import check_sessions_dir
+    from evo_agent.session import SESSIONS_SUBDIR, check_sessions_dir
     from evo_agent.sync.hooks import session_store
 
     from .runtime import Console

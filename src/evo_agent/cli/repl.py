@@ -247,7 +247,7 @@ class Repl:
 
     def cmd_rewind(self, arg: str) -> None:
         from evo_agent.agent.file_restore import BASH_NOTE, pending_changes, restore_files
-        from evo_agent.session.rewind import prompt_turns
+        from evo_agent.session import prompt_turns
 
         turns = prompt_turns(self.agent.recorder.path)
         if not turns:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from evo_agent.session.messages import text_block
+from evo_agent.session import text_block
 
 from .base import INVALID_ARGUMENTS_KEY, ModelResponse
 from .errors import BadAnswer, StreamError

@@ -22,14 +22,7 @@ import re
 import threading
 from collections.abc import Callable
 
-from evo_agent.session.messages import (
-    content_blocks,
-    content_text,
-    text_block,
-    tool_names_by_id,
-    tool_result_text,
-    tool_results,
-)
+from evo_agent.session import content_blocks, content_text, text_block, tool_names_by_id, tool_result_text, tool_results
 
 from .base import END_TURN, TOOL_USE, ModelResponse, ProviderCancelled, StreamCallbacks
 from .registry import default_model

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evo_agent.session.messages import text_block
+from evo_agent.session import text_block
 
 from .base import END_TURN, MAX_TOKENS, REFUSAL, TOOL_USE, ModelResponse
 from .openai_translate import ID_OK, clean_tool_name, digest, parse_arguments

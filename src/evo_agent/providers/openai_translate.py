@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from evo_agent.session.messages import blocks, content_blocks, content_text, text_block, tool_results, tool_uses
+from evo_agent.session import blocks, content_blocks, content_text, text_block, tool_results, tool_uses
 
 from .base import INVALID_ARGUMENTS_KEY
 

@@ -55,23 +55,37 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("LoadedSession", "load_for_resume", "summary_message"), "resume"),
     **dict.fromkeys(("ResumedSession", "SessionInfo", "SessionStore"), "store"),
     **dict.fromkeys(("ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids"), "trust"),
+    **dict.fromkeys(("decode", "encode_line",), "jsonio"),
+    **dict.fromkeys(("search_sessions",), "search"),
+    **dict.fromkeys(("changes_since", "prompt_turns",), "rewind"),
+    **dict.fromkeys(("count_secrets", "may_hold_secret", "redact_text",), "redact"),
+    **dict.fromkeys(("FileChange", "FileHistory", "restore_change",), "file_history"),
+    **dict.fromkeys(("is_omitted_marker",), "resume"),
+    **dict.fromkeys(("check_sessions_dir",), "trust"),
+    **dict.fromkeys(("created_ms_of",), "ids"),
+    **dict.fromkeys(("write_meta",), "meta"),
+    **dict.fromkeys(("rename_session",), "naming"),
+    **dict.fromkeys(("git_dir_of",), "project"),
 }
 
 __all__ = [  # sorted, case-insensitively
-    "AmbiguousSessionId", "BACKUP_NAME_RE", "blocks", "clean_name", "content_blocks", "content_text", "DIR_MODE",
-    "FILE_HISTORY_DIR", "FILE_MODE", "find_project_dir", "first_records", "foreign_reason", "ForeignSession",
-    "git_branch_of", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME", "GITIGNORE_TEXT", "has_tool_results",
-    "held_for_removal", "interrupted_result", "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_session_id",
-    "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume",
-    "LoadedSession", "LOCK_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso",
-    "open_sidechain", "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text", "read_meta",
-    "read_records", "rebuild_meta", "Recorder", "repair_history", "resolve_session_id", "ResumedSession",
-    "SessionError", "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir",
-    "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME",
-    "SETTINGS_NAME", "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX",
-    "SidechainRecorder", "slug_agent_name", "STAGING_NAME", "SUBAGENT_DIR", "summary_message", "text_block",
-    "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text", "tool_results", "tool_uses",
-    "tool_uses_by_id", "tracked_session_ids", "transcript_path", "TranscriptLine", "Worktree",
+    "AmbiguousSessionId", "BACKUP_NAME_RE", "blocks", "changes_since", "check_sessions_dir", "clean_name",
+    "content_blocks", "content_text", "count_secrets", "created_ms_of", "decode", "DIR_MODE", "encode_line",
+    "FILE_HISTORY_DIR", "FILE_MODE", "FileChange", "FileHistory", "find_project_dir", "first_records",
+    "foreign_reason", "ForeignSession", "git_branch_of", "git_dir_of", "git_worktree_root", "git_worktrees",
+    "GITIGNORE_NAME", "GITIGNORE_TEXT", "has_tool_results", "held_for_removal", "interrupted_result",
+    "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_session_id", "is_sidechain_path",
+    "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME",
+    "may_hold_secret", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain",
+    "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns", "read_meta",
+    "read_records", "rebuild_meta", "Recorder", "redact_text", "rename_session", "repair_history",
+    "resolve_session_id", "restore_change", "ResumedSession", "search_sessions", "SessionError", "SessionInfo",
+    "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR",
+    "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "sidechain_file_name",
+    "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX", "SidechainRecorder", "slug_agent_name",
+    "STAGING_NAME", "SUBAGENT_DIR", "summary_message", "text_block", "text_of", "tool_names_by_id",
+    "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id", "tracked_session_ids",
+    "transcript_path", "TranscriptLine", "Worktree", "write_meta",
 ]
 
 
@@ -94,11 +108,13 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
+    from .file_history import FileChange, FileHistory, restore_change
     from .ids import (
         AmbiguousSessionId,
         InvalidSessionId,
         SessionError,
         SessionNotFound,
+        created_ms_of,
         is_session_id,
         new_session_id,
         resolve_session_id,
@@ -115,6 +131,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         read_records,
         sidechain_paths,
     )
+    from .jsonio import decode, encode_line
     from .layout import (
         BACKUP_NAME_RE,
         DIR_MODE,
@@ -154,10 +171,14 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         tool_uses,
         tool_uses_by_id,
     )
-    from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta
-    from .project import Worktree, find_project_dir, git_branch_of, git_worktree_root, git_worktrees
+    from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta, write_meta
+    from .naming import rename_session
+    from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
     from .recorder import Recorder, SidechainRecorder, now_iso
+    from .redact import count_secrets, may_hold_secret, redact_text
     from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
-    from .resume import LoadedSession, load_for_resume, summary_message
+    from .resume import LoadedSession, is_omitted_marker, load_for_resume, summary_message
+    from .rewind import changes_since, prompt_turns
+    from .search import search_sessions
     from .store import ResumedSession, SessionInfo, SessionStore
-    from .trust import ForeignSession, SessionsDirRefused, foreign_reason, tracked_session_ids
+    from .trust import ForeignSession, SessionsDirRefused, check_sessions_dir, foreign_reason, tracked_session_ids

@@ -18,8 +18,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evo_agent.session import PROJECT_DIR_NAME
-from evo_agent.session.project import git_dir_of
+from evo_agent.session import PROJECT_DIR_NAME, git_dir_of
 
 if TYPE_CHECKING:
     import pathspec

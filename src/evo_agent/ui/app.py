@@ -763,7 +763,7 @@ class AgentApp:
 
     def _rewind(self, arg: str) -> None:
         """`/rewind`: the prompts of this session, numbered; `/rewind N`: a new session from before prompt N."""
-        from evo_agent.session.rewind import prompt_turns
+        from evo_agent.session import prompt_turns
 
         path = getattr(getattr(self.agent, "recorder", None), "path", None)
         turns = prompt_turns(path) if path is not None else []

@@ -270,7 +270,7 @@ class Exchange:
 
 
 def _decode(line: bytes) -> dict | None:
-    from evo_agent.session.jsonio import decode
+    from evo_agent.session import decode
 
     try:
         record = decode(line)

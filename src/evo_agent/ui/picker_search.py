@@ -88,7 +88,7 @@ class ContentSearch:
 def _matches(rows: list[SessionInfo], needle: str, known_ids: frozenset[str],
              cancel: threading.Event) -> Iterator[ContentMatch]:
     """Yield the first hit of each session that holds `needle`, until cancelled or `MAX_MATCHES`."""
-    from evo_agent.session.search import search_sessions
+    from evo_agent.session import search_sessions
 
     found = 0
     for info in rows:

@@ -15,8 +15,7 @@ from pathlib import Path
 
 from prompt_toolkit.history import FileHistory
 
-from evo_agent.session import DIR_MODE, FILE_MODE, GITIGNORE_NAME, PROJECT_DIR_NAME, PROMPT_HISTORY_NAME
-from evo_agent.session.redact import redact_text
+from evo_agent.session import DIR_MODE, FILE_MODE, GITIGNORE_NAME, PROJECT_DIR_NAME, PROMPT_HISTORY_NAME, redact_text
 
 __all__ = ["ProjectHistory", "history_path", "MAX_LOADED"]
 

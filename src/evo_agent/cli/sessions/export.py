@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evo_agent.session import MESSAGES_NAME, SessionInfo, SessionStore, iter_transcript
-from evo_agent.session.jsonio import encode_line
+from evo_agent.session import MESSAGES_NAME, SessionInfo, SessionStore, encode_line, iter_transcript
 
 from ..errors import CommandError
 from ..trust import json_safe_dumps

@@ -39,6 +39,7 @@ from evo_agent.session import (
     STAGING_NAME,
     SUBAGENT_DIR,
     SessionStore,
+    created_ms_of,
     foreign_reason,
     is_session_id,
     is_sidechain_path,
@@ -46,9 +47,8 @@ from evo_agent.session import (
     probe_live,
     read_meta,
     rebuild_meta,
+    write_meta,
 )
-from evo_agent.session.ids import created_ms_of
-from evo_agent.session.meta import write_meta
 
 from ..trust import json_safe_dumps
 from .common import plural

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionStore
-from evo_agent.session.naming import rename_session
+from evo_agent.session import SessionStore, rename_session
 
 
 def rename(store: SessionStore, text: str, name: str, out: TextIO) -> int:

@@ -6,8 +6,7 @@ import json
 from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import MESSAGES_NAME, SessionStore
-from evo_agent.session.search import search_sessions
+from evo_agent.session import MESSAGES_NAME, SessionStore, search_sessions
 
 from ..errors import UsageError
 from .common import fmt_stamp
