@@ -61,3 +61,11 @@ def test_each_package_imports_only_what_its_layer_allows(package):
                 continue
             bad.append(f"{path.relative_to(SRC.parent)} imports {module}")
     assert not bad, "\n".join(bad)
+
+
+def test_the_session_library_is_used_through_its_public_api():
+    """Outside evo_agent.session, only `evo_agent.session` itself is imported: its `__all__` is the contract."""
+    bad = [f"{path.relative_to(SRC.parent)} imports {module}"
+           for path in sorted(SRC.rglob("*.py")) if path.parent.name != "session" or path.parent.parent != SRC
+           for module in _imports(path) if module.startswith("evo_agent.session.")]
+    assert not bad, "\n".join(bad) + "\n(add the name to _EXPORTS and __all__ in session/__init__.py instead)"
