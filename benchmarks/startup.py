@@ -293,8 +293,11 @@ class Program:
 
 
 def _base_env(home: Path) -> dict:
+    # PYTHONDONTWRITEBYTECODE is dropped: a user's second launch finds every module compiled, and a
+    # stale .pyc recompiled on every run (~10 ms for ui/app.py alone) is not what anyone meets.
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_", "CLAUDE", "CODEX_"))}
+           if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_", "CLAUDE", "CODEX_"))
+           and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(HOME=str(home), NO_COLOR="1", TERM="dumb")
     return env
 
