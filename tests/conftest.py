@@ -5,7 +5,8 @@
   ScriptedProvider a test made, in tests/plugins/servers.py;
 - `cli`, `demo_cli` (the console script as a subprocess), `cli_main` (main(argv) in-process), in
   tests/plugins/cli.py;
-- the `exhaustive` marker's deselection, in tests/plugins/markers.py.
+- the `exhaustive` marker's deselection, in tests/plugins/markers.py;
+- `terminals` (tmux terminals a test opened, closed after it), in tests/plugins/terminals.py.
 
 Helpers that are not fixtures are imported from tests/builders.py, tests/cli_runner.py,
 tests/scripted_provider.py and the fake servers' modules.
@@ -16,4 +17,5 @@ pytest_plugins = [
     "tests.plugins.servers",
     "tests.plugins.cli",
     "tests.plugins.markers",
+    "tests.plugins.terminals",
 ]

@@ -12,19 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.cli_runner import Cli
-from tests.ui.test_tmux import Terminal
+from tests.tmux_terminal import Terminal
 
 from .test_cli import team_cli
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-@pytest.fixture
-def terminals():
-    opened: list[Terminal] = []
-    yield opened
-    for t in opened:
-        t.close()
 
 
 def _resume_sources(cli: Cli) -> set[str]:

@@ -17,7 +17,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,12 +24,12 @@ import pytest
 
 from evo_agent.session import SessionStore
 from evo_agent.ui.picker import format_updated
+from tests.tmux_terminal import EVO
 
 from ..helpers import wait_for
 from .picker_helpers import BASE_MS, DAY_MS, plant, three_out_of_order
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-EVO = str(Path(sys.executable).with_name("evo-agent"))
 SIZES = [(80, 24), (120, 40)]
 
 
