@@ -63,7 +63,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("is_omitted_marker",), "resume"),
     **dict.fromkeys(("check_sessions_dir",), "trust"),
     **dict.fromkeys(("created_ms_of",), "ids"),
-    **dict.fromkeys(("write_meta",), "meta"),
+    **dict.fromkeys(("replace_private_file", "write_meta"), "meta"),
     **dict.fromkeys(("rename_session",), "naming"),
     **dict.fromkeys(("git_dir_of",), "project"),
 }
@@ -79,7 +79,8 @@ __all__ = [  # sorted, case-insensitively
     "may_hold_secret", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain",
     "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns", "read_meta",
     "read_records", "rebuild_meta", "Recorder", "redact_text", "rename_session", "repair_history",
-    "resolve_session_id", "restore_change", "ResumedSession", "search_sessions", "SessionError", "SessionInfo",
+    "replace_private_file", "resolve_session_id", "restore_change", "ResumedSession", "search_sessions",
+    "SessionError", "SessionInfo",
     "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR",
     "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "sidechain_file_name",
     "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX", "SidechainRecorder", "slug_agent_name",
@@ -171,7 +172,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         tool_uses,
         tool_uses_by_id,
     )
-    from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta, write_meta
+    from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta, replace_private_file, write_meta
     from .naming import rename_session
     from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
     from .recorder import Recorder, SidechainRecorder, now_iso

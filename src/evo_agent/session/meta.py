@@ -178,6 +178,25 @@ def _write_file(name: str, data: bytes, flags: int, dir_fd: int | None) -> None:
         os.close(fd)
 
 
+def replace_private_file(dir_fd: int, name: str, data: bytes) -> None:
+    """Replace `name` in the open directory `dir_fd` with `data` atomically, mode 0600, never through a link.
+
+    The temp name is unique (pid and random bytes), so writers running at once never share one;
+    a failure removes it and raises OSError. Used where no lock orders the writers: a listing's
+    write-back of a rebuilt meta.json, fsck's repair of `sessions/.gitignore`.
+    """
+    tmp = f".{name.lstrip('.')}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
+        _write_file(tmp, data, os.O_EXCL, dir_fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+
+
 def write_meta(session_dir: Path | str, meta: SessionMeta, *, dir_fd: int | None = None) -> None:
     """Replace meta.json atomically: a reader sees the old file or the new one, never half.
 
@@ -215,16 +234,10 @@ def write_back_meta(session_dir: str, meta: SessionMeta) -> bool:
         dir_fd = os.open(session_dir, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
     except (OSError, TypeError):
         return False
-    tmp = f".meta.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         if os.fstat(dir_fd).st_uid != os.geteuid():
             return False
-        _write_file(tmp, encode_meta(meta), os.O_EXCL, dir_fd)
-        try:
-            os.replace(tmp, META_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except OSError:
-            os.unlink(tmp, dir_fd=dir_fd)
-            return False
+        replace_private_file(dir_fd, META_NAME, encode_meta(meta))
         return True
     except OSError:
         return False

@@ -47,6 +47,7 @@ from evo_agent.session import (
     probe_live,
     read_meta,
     rebuild_meta,
+    replace_private_file,
     write_meta,
 )
 
@@ -333,18 +334,8 @@ def gitignore_problem(ignore: Path) -> str | None:
 def restore_gitignore(root: Path) -> None:
     """Replace `sessions/.gitignore` with `*` atomically, relative to the opened directory (never through a link)."""
     dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    tmp = f"{GITIGNORE_NAME}.{os.getpid()}.tmp"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE, dir_fd=dir_fd)
-        with os.fdopen(fd, "w") as f:
-            f.write(GITIGNORE_TEXT)
-        os.replace(tmp, GITIGNORE_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
-        raise
+        replace_private_file(dir_fd, GITIGNORE_NAME, GITIGNORE_TEXT.encode())
     finally:
         os.close(dir_fd)
 
