@@ -52,11 +52,13 @@ def test_make_provider_defaults(monkeypatch):
 
 
 def test_the_help_text_names_every_provider():
+    from evo_agent.cli.help_text import ENVIRONMENT
     from evo_agent.cli.main import PROVIDER_CHOICES
     from evo_agent.providers import provider_names
 
     names = provider_names()
     assert ", ".join(names[:-1]) + " or " + names[-1] == PROVIDER_CHOICES
+    assert dict(ENVIRONMENT)["EVO_AGENT_PROVIDER"].startswith(PROVIDER_CHOICES + " ")
 
 
 def test_every_registered_provider_is_made_with_its_declared_default_model(monkeypatch):

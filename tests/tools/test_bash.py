@@ -75,7 +75,7 @@ def test_timeout_kills_whole_process_group(ctx, tmp_path: Path):
     assert r.is_error
     assert "timed out after 0.5 s" in r.content
     assert "started" in r.content  # partial output is kept
-    assert elapsed < 3
+    assert elapsed < 15  # the timeout ended it, not the 30 s child (a margin for a loaded machine)
     assert _wait_dead(int(pidfile.read_text())), "background child survived the timeout"
 
 
@@ -91,7 +91,7 @@ def test_cancel_from_another_thread_returns_promptly(ctx, tmp_path: Path):
     elapsed = time.monotonic() - start
     assert r.is_error
     assert "interrupted" in r.content
-    assert elapsed < 1.5
+    assert elapsed < 15  # the cancel ended it, not the 30 s child (a margin for a loaded machine)
     assert _wait_dead(int(pidfile.read_text()))
 
 

@@ -241,7 +241,10 @@ def run_interruptible(work_fn: Callable[[threading.Event], Any], signals: Signal
         # Leaving: let the turn record what it was doing (bash kills its group) before we go.
         signals.exiting = True
         cancel.set()
-        done.wait(EXIT_GRACE_S)
+        if thread.is_alive():  # a signal inside start() may come before the thread exists
+            done.wait(EXIT_GRACE_S)
+        else:
+            _running.discard(done)
         raise
     finally:
         signals.turn_cancel = None
@@ -285,7 +288,7 @@ def hard_exit_if_stuck(code: int) -> None:
     """Leave now if a thread would keep the process alive after everything was saved and said.
 
     That is a turn still running after the grace period, or a thread a
-    library left behind — e.g. Textual's input thread, which can spin on a
+    library left behind — e.g. a UI library's input thread, which can spin on a
     terminal that went away (SIGHUP) and would keep the process alive forever.
     Every record is already on disk (appends are synchronous) and the exit
     hint printed, so nothing is lost by not waiting.

@@ -1,6 +1,6 @@
-"""SIGTERM and SIGHUP for a Textual app: leave cleanly from inside its event loop.
+"""SIGTERM and SIGHUP for the app (prompt_toolkit on asyncio): leave cleanly from inside its event loop.
 
-A Python-level signal handler would raise inside Textual's event loop (a
+A Python-level signal handler would raise inside the app's event loop (a
 traceback, a terminal left in raw mode, or an app left running without its
 terminal). The loop's own handlers run as ordinary callbacks instead, so the
 app can cancel what it does and restore the terminal before it exits.
