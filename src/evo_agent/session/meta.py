@@ -186,9 +186,14 @@ def replace_private_file(dir_fd: int, name: str, data: bytes) -> None:
     write-back of a rebuilt meta.json, fsck's repair of `sessions/.gitignore`.
     """
     tmp = f".{name.lstrip('.')}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    _replace_through(tmp, name, data, os.O_EXCL, dir_fd)
+
+
+def _replace_through(tmp: str, final: str, data: bytes, flags: int, dir_fd: int | None) -> None:
+    """Write `data` to `tmp` (0600, never through a link) and rename it over `final`; on failure remove `tmp`."""
     try:
-        _write_file(tmp, data, os.O_EXCL, dir_fd)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        _write_file(tmp, data, flags, dir_fd)
+        os.replace(tmp, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
             os.unlink(tmp, dir_fd=dir_fd)
@@ -210,15 +215,7 @@ def write_meta(session_dir: Path | str, meta: SessionMeta, *, dir_fd: int | None
         tmp, final = os.path.join(session_dir, META_TMP_NAME), os.path.join(session_dir, META_NAME)
     else:
         tmp, final = META_TMP_NAME, META_NAME
-    try:
-        _write_file(tmp, encode_meta(meta), os.O_TRUNC, dir_fd)
-        os.replace(tmp, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
-        raise
+    _replace_through(tmp, final, encode_meta(meta), os.O_TRUNC, dir_fd)
 
 
 def write_back_meta(session_dir: str, meta: SessionMeta) -> bool:
