@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from evo_agent.session import LiveSessionStore
-from tests.builders import seed_session
+from tests.builders import seed_session, simple_session
 
 
 def _listed(cli) -> dict[str, dict]:
@@ -90,3 +90,15 @@ def test_search_command(demo_cli, project):
     assert none.rc == 1 and none.out.startswith("No session mentions")
     bad = demo_cli.run("sessions", "search", "(", "--regex")
     assert bad.rc == 2 and bad.err.startswith("evo-agent: invalid regular expression")
+
+
+def test_renaming_an_old_session_does_not_make_it_the_newest(demo_cli, project):
+    old = simple_session(project, "last month's work", days_ago=30)
+    new = simple_session(project, "today's work")
+    assert demo_cli.run("sessions", "rename", old, "archive").rc == 0
+    listed = json.loads(demo_cli.run("sessions", "list", "--json").out)
+    assert [row["id"] for row in listed] == [new, old]
+    assert listed[1]["name"] == "archive"
+    went_on = demo_cli.run("-c", "-p", "go on")
+    assert went_on.rc == 0, went_on.err
+    assert _listed(demo_cli)[went_on.hint_id()]["resumed_from"] == new

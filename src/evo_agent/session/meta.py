@@ -276,11 +276,16 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+_NOT_ACTIVITY = frozenset({"session_name"})
+
+
 def fold_record(meta: SessionMeta, record: dict) -> None:
     """Update `meta` with one record of the transcript, exactly as a writer would."""
     rtype = record.get("type")
     stamp = timestamp_ms(record.get("timestamp"))
-    if stamp is not None and stamp > meta.updated_ms:
+    # A name is about the session, not activity in it: renaming last month's session must not make
+    # it the newest one (the list's order, `-c`).
+    if stamp is not None and stamp > meta.updated_ms and rtype not in _NOT_ACTIVITY:
         meta.updated_ms = stamp
     if rtype == "session_start":
         for name in ("agent_version", "cwd", "git_branch", "model", "provider"):
