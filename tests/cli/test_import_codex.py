@@ -94,3 +94,17 @@ def test_listing_by_recorded_cwd(cli, tmp_path):
     listed = cli.run("sessions", "import", "codex", env={**cli.env, "CODEX_HOME": str(codex_home)})
     assert listed.rc == 0, listed.err
     assert "what files are here?" in listed.out and "run the slow tests" not in listed.out
+
+
+def _assistant_tokens(cli, sid: str) -> list[tuple[int, int]]:
+    return [(r.get("input_tokens", 0), r.get("output_tokens", 0)) for r in cli.records(sid) if r["type"] == "assistant"]
+
+
+def test_tokens_come_from_token_count_events_when_a_rollout_has_no_usage_records(cli, tmp_path):
+    source = _fixture("tools")
+    with_both = _assistant_tokens(cli, _import(cli, source))
+    assert sum(i for i, _ in with_both) == 400 and sum(o for _, o in with_both) == 40  # counted once, not twice
+    lines = [line for line in source.read_text().splitlines(keepends=True) if '"token_usage_record"' not in line]
+    only_counts = tmp_path / source.name
+    only_counts.write_text("".join(lines))
+    assert _assistant_tokens(cli, _import(cli, only_counts)) == with_both

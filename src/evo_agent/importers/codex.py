@@ -10,8 +10,9 @@ Lines are `{timestamp, type, payload}`. What becomes what:
 - `reasoning` items are encrypted for OpenAI's servers only: skipped and counted.
 - `compacted` becomes a `compact_boundary` (its `message` as the summary) followed by its
   `replacement_history` — what Codex sends after the compaction.
-- `token_usage_record` tokens go to the assistant message they paid for; `event_msg`,
-  `world_state` and other bookkeeping are skipped quietly.
+- `token_usage_record` tokens go to the assistant message they paid for; rollouts that keep usage
+  only in `event_msg` `token_count` events (running totals) give the same from those totals;
+  other `event_msg`s, `world_state` and other bookkeeping are skipped quietly.
 """
 
 from __future__ import annotations
@@ -143,6 +144,40 @@ def read_codex(path: Path) -> ImportedSession:
     return imported
 
 
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+class _Tokens:
+    """Tokens given to assistant messages, from `token_usage_record`s or `token_count` running totals.
+
+    Codex writes either or both. Each record's usage is added as it comes; a `token_count` adds only
+    what its running total holds beyond what was already given, so a rollout with both counts once.
+    """
+
+    def __init__(self) -> None:
+        self.given_input = 0
+        self.given_output = 0
+
+    def add(self, messages: list, input_tokens: int, output_tokens: int) -> None:
+        last = next((m for m in reversed(messages) if m.message["role"] == "assistant"), None)
+        if last is None:
+            return
+        last.tokens["input_tokens"] = last.tokens.get("input_tokens", 0) + input_tokens
+        last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + output_tokens
+        self.given_input += input_tokens
+        self.given_output += output_tokens
+
+    def catch_up(self, messages: list, info: object) -> None:
+        total = info.get("total_token_usage") if isinstance(info, dict) else None
+        if not isinstance(total, dict):
+            return
+        more_input = _count(total.get("input_tokens")) - self.given_input
+        more_output = _count(total.get("output_tokens")) - self.given_output
+        if more_input > 0 or more_output > 0:
+            self.add(messages, max(more_input, 0), max(more_output, 0))
+
+
 def _first_model(path: Path, look: int = 400) -> str | None:
     try:
         with open(path, "rb") as f:
@@ -162,6 +197,10 @@ def _first_model(path: Path, look: int = 400) -> str | None:
 
 def _events(path: Path, imported: ImportedSession) -> Iterator:
     builder = _Builder()
+    tokens = _Tokens()
+    # Finished messages wait here until the next response starts: a `token_count` for a response
+    # comes after its tool outputs, when the assistant message is already finished.
+    held: list = []
     with open(path, "rb") as f:
         for raw in f:
             if not raw.strip():
@@ -178,7 +217,7 @@ def _events(path: Path, imported: ImportedSession) -> Iterator:
             if ltype == "response_item":
                 _add_item(builder, payload, stamp, imported)
             elif ltype == "compacted":
-                yield from (m for m in builder.finished(everything=True) if m.message["content"])
+                yield from _release(held, builder.finished(everything=True))
                 summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
                 yield Compaction(summary, "auto", stamp)
                 for item in payload.get("replacement_history") or []:
@@ -187,12 +226,20 @@ def _events(path: Path, imported: ImportedSession) -> Iterator:
                         _add_item(builder, item, stamp, imported)
             elif ltype == "token_usage_record":
                 usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-                last = next((m for m in reversed(builder.messages) if m.message["role"] == "assistant"), None)
-                if last is not None and isinstance(usage.get("input_tokens"), int):
-                    last.tokens["input_tokens"] = last.tokens.get("input_tokens", 0) + usage["input_tokens"]
-                    output = int(usage.get("output_tokens") or 0)
-                    last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + output
+                if isinstance(usage.get("input_tokens"), int):
+                    tokens.add(held + builder.messages, usage["input_tokens"], _count(usage.get("output_tokens")))
+            elif ltype == "event_msg" and payload.get("type") == "token_count":
+                tokens.catch_up(held + builder.messages, payload.get("info"))
             elif ltype not in _QUIET:
                 imported.skipped[str(ltype)] += 1
-            yield from (m for m in builder.finished() if m.message["content"])
-    yield from (m for m in builder.finished(everything=True) if m.message["content"])
+            held.extend(builder.finished())
+            if builder.messages and builder.messages[-1].message["role"] == "assistant":
+                yield from _release(held, [])  # a new response began: the held ones are complete
+    yield from _release(held, builder.finished(everything=True))
+
+
+def _release(held: list, more: list) -> Iterator:
+    """The held messages and `more`, those with content, in order; `held` is emptied."""
+    out = held + more
+    held.clear()
+    return (m for m in out if m.message["content"])
