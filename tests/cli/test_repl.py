@@ -237,3 +237,12 @@ def test_on_a_terminal_ctrl_c_interrupts_a_tool_and_ctrl_d_leaves(demo_cli):
     result = history[2]["content"][0]
     assert result["is_error"] is True and "interrupted" in result["content"]
     assert history[2]["content"][-1] == {"type": "text", "text": INTERRUPTED_MARKER}
+
+
+def test_a_line_starting_with_a_path_is_a_prompt_not_a_command(demo_cli):
+    ran = demo_cli.run(input="/etc/hostname what is this?\n /help\n")
+    assert ran.rc == 0
+    assert "unknown command" not in ran.err
+    prompts = [r["message"]["content"] for r in demo_cli.records(ran.hint_id("err")) if r["type"] == "user"
+               and isinstance(r["message"]["content"], str)]
+    assert prompts == ["/etc/hostname what is this?", " /help"]

@@ -308,3 +308,13 @@ async def test_resuming_a_session_recorded_elsewhere_asks_first(tmp_path):
         run.type("y")
         await run.until(lambda: "messages restored" in run.printed)
         assert agent.resumed == ["1780000000000_aaaaaaaa"]
+
+
+async def test_a_prompt_starting_with_a_path_goes_to_the_model(tmp_path):
+    agent = FakeAgent(tmp_path)
+    async with running(agent) as run:
+        run.type("/tmp/err.log what is this?" + ENTER)
+        await run.until(lambda: agent.turns == ["/tmp/err.log what is this?"] and not run.app.running)
+        run.type(" /nope" + ENTER)
+        await run.until(lambda: len(agent.turns) == 2 and not run.app.running)
+        assert "unknown command" not in run.printed

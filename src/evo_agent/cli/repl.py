@@ -15,7 +15,7 @@ from evo_agent.agent import Agent
 from evo_agent.agent.callbacks import resumed_line
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore
-from evo_agent.ui.commands import help_text, lookup
+from evo_agent.ui.commands import help_text, is_command, lookup
 
 from .approvals import ReplApprovals
 from .errors import EXIT_INTERRUPTED, CommandError
@@ -168,7 +168,7 @@ class Repl:
                 text = line.strip()
                 if not text:
                     continue
-                if text.startswith("/"):
+                if is_command(line):
                     code = self.command(text)
                     if code is not None:
                         return code

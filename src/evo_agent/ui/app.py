@@ -52,7 +52,7 @@ from . import render
 from .activity import Activity, fit
 from .bridge import AgentLike
 from .commands import complete as complete_command
-from .commands import help_text, lookup
+from .commands import help_text, is_command, lookup
 from .picker import TeamSource
 from .rewind_flow import rewind_and_restore, turn_list
 from .signals import EXIT_HANGUP, EXIT_INTERRUPTED, exit_on_signals
@@ -428,7 +428,7 @@ class AgentApp:
         if not stripped:
             return
         self.buffer.reset(append_to_history=True)
-        if stripped.startswith("/"):
+        if is_command(text):
             name = stripped.split(None, 1)[0]
             if self.running and lookup(name) not in ("/exit", "/help", "/cost", "/permissions"):
                 self.queue.append(stripped)
@@ -447,7 +447,7 @@ class AgentApp:
             return
         text = self.queue.pop(0)
         self.refit()
-        if text.startswith("/"):
+        if is_command(text):
             self.handle_command(text)
         else:
             self.start_turn(text)

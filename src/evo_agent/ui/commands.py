@@ -6,9 +6,10 @@ a row here and a handler in each front end (`Repl.command`, `AgentApp.handle_com
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["SlashCommand", "COMMANDS", "ALIASES", "complete", "help_text", "lookup"]
+__all__ = ["SlashCommand", "COMMANDS", "ALIASES", "complete", "help_text", "is_command", "lookup"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,19 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/exit", "", "leave (Ctrl+D works too)"),
 )
 ALIASES = {"/quit": "/exit"}
+
+
+_COMMAND_WORD = re.compile(r"/[A-Za-z][A-Za-z0-9_-]*")
+
+
+def is_command(text: str) -> bool:
+    """Whether a submitted line is meant as a slash command: a `/word` at its very start.
+
+    A line that starts with a space, or whose first word holds a second `/` (a path dragged into the
+    terminal: `/home/me/err.log what is this?`), is a prompt for the model.
+    """
+    words = text.split(None, 1)
+    return bool(words) and not text[:1].isspace() and _COMMAND_WORD.fullmatch(words[0]) is not None
 
 
 def lookup(name: str) -> str | None:
