@@ -26,7 +26,8 @@ HINT_RE = re.compile(r"\AResume this session with: evo-agent --resume (\d{13}_[0
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """This process's environment without any provider or evo-agent setting, `HOME` at `home`, no colour."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_")) and k not in ("COLUMNS", "LINES")}
     env.update(HOME=str(home), NO_COLOR="1", PYTHONIOENCODING="utf-8")
     env.update(extra)
     return env

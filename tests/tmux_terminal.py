@@ -25,7 +25,8 @@ class Terminal:
                  pid_file: Path | None = None) -> None:
         self.socket = f"evo-{os.getpid()}-{time.monotonic_ns()}"
         self.name = "app"
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_"))}
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_")) and k not in ("COLUMNS", "LINES")}
         base.setdefault("EVO_AGENT_PROVIDER", "demo")
         base.update(env or {})
         base.pop("NO_COLOR", None) if "NO_COLOR" not in (env or {}) else None

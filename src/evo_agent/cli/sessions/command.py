@@ -66,6 +66,8 @@ def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
                          help="include the sessions the list hides: empty ones, resumes with nothing new said, "
                               "starts the API refused")
     listing.add_argument("--limit", type=_positive_int, metavar="N", help="at most N sessions")
+    listing.add_argument("--wide", action="store_true",
+                         help="every column (created, tokens, branch), however wide the terminal")
     listing.add_argument("--worktrees", action="store_true",
                          help="also list the sessions of the repository's other git worktrees")
     from .remote import add_remote_listing_options, add_remote_parsers, add_remote_search_option
@@ -200,7 +202,7 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
         trees = other_worktrees(project_dir) if getattr(args, "worktrees", False) else []
         code = sessions_list(store, out, as_json=getattr(args, "json", False),
                              include_all=getattr(args, "all", False), limit=getattr(args, "limit", None),
-                             worktrees=trees)
+                             worktrees=trees, wide=getattr(args, "wide", False))
         if not getattr(args, "json", False):
             from .remote import unpushed_footer
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -42,12 +44,13 @@ def foreign_mark(row: SessionInfo) -> str:
 
 def sessions_list(
     store: SessionStore, out: TextIO, *, as_json: bool = False, include_all: bool = False, limit: int | None = None,
-    worktrees: Sequence[Worktree] = (),
+    worktrees: Sequence[Worktree] = (), wide: bool = False,
 ) -> int:
     """The table (or JSON array) of sessions, most recently updated first; at most `limit` rows.
 
     `worktrees`: the repository's other worktrees, whose sessions follow, one table each (in JSON, every
     row says its `worktree`); resuming one of them takes `--project-dir` with that path.
+    The table fits the terminal (id, age, messages, the title cut with …) unless `wide` or it fits whole.
     """
     rows = store.list(include_empty=include_all)
     others = [(tree, SessionStore(tree.path, write_back=False).list(include_empty=include_all)) for tree in worktrees]
@@ -60,22 +63,66 @@ def sessions_list(
     if not rows and not any(tree_rows for _, tree_rows in others):
         out.write(f"No sessions in {store.sessions_dir}\n")
         return 0
-    _write_table(rows, out, limit)
+    _write_table(rows, out, limit, wide)
     for tree, tree_rows in others:
         if tree_rows:
             branch = f" ({terminal_safe(tree.branch)})" if tree.branch else ""
             out.write(f"\nWorktree {terminal_safe(str(tree.path))}{branch} — resume with "
                       f"--project-dir {terminal_safe(shlex.quote(str(tree.path)))}:\n")
-            _write_table(tree_rows, out, limit)
+            _write_table(tree_rows, out, limit, wide)
     return 0
 
 
-def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None) -> None:
+def table_width(out: TextIO) -> int | None:
+    """The width a table must fit: $COLUMNS when set, else the terminal's; None (no limit) for a pipe."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(out.fileno()).columns if out.isatty() else None
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def cells(text: str) -> int:
+    """Terminal columns `text` takes (wide East Asian characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def fit(text: str, width: int) -> str:
+    """`text` cut to `width` terminal columns, with … where it was cut."""
+    if cells(text) <= width:
+        return text
+    kept, used = [], 0
+    for ch in text:
+        used += cells(ch)
+        if used > width - 1:
+            break
+        kept.append(ch)
+    return "".join(kept) + "…"
+
+
+def age(ms: int, now_ms: int) -> str:
+    """How long ago, as a person says it at a glance: `just now`, `5m ago`, `3h ago`, `2d ago`, else the date."""
+    seconds = max(0, (now_ms - ms) // 1000)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds // 60}m ago"
+    if seconds < 86400:
+        return f"{seconds // 3600}h ago"
+    if seconds < 30 * 86400:
+        return f"{seconds // 86400}d ago"
+    return fmt_ms(ms)[:10]
+
+
+def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None, wide: bool = False) -> None:
     hidden = max(0, len(rows) - limit) if limit else 0
     if hidden:
         rows = rows[:limit]
     if not rows:
         return
+    width = None if wide else table_width(out)
     header = ("ID", "CREATED", "UPDATED", "MESSAGES", "TOKENS", "BRANCH", "NAME OR FIRST PROMPT")
     table = [header] + [
         (
@@ -89,11 +136,16 @@ def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None) -> Non
         )
         for r in rows
     ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
-    right = {3, 4}
-    for row in table:
-        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
-        out.write("  ".join(cells + [row[-1]]).rstrip() + "\n")
+    lines = _aligned(table, right={3, 4})
+    if width is not None and max(cells(line) for line in lines) > width:
+        now_ms = int(time.time() * 1000)
+        narrow = [("ID", "UPDATED", "MSGS", "NAME OR FIRST PROMPT")] + [
+            (r.id, age(r.meta.updated_ms, now_ms), str(r.meta.message_count), foreign_mark(r) + title(r, 200))
+            for r in rows
+        ]
+        lines = [fit(line, width) for line in _aligned(narrow, right={2})]
+    for line in lines:
+        out.write(line + "\n")
     foreign = sum(1 for r in rows if r.foreign)
     if foreign:
         were = "s were" if foreign != 1 else " was"
@@ -101,6 +153,13 @@ def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None) -> Non
                   "resuming asks first (evo-agent sessions adopt ID takes one on)\n")
     if hidden:
         out.write(f"… {hidden:,} older session{'s' if hidden != 1 else ''} not shown (--limit {limit})\n")
+
+
+def _aligned(table: list[tuple[str, ...]], right: set[int]) -> list[str]:
+    """The rows of `table` as lines, columns padded to one width; the last column as it is."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+    return ["  ".join([c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+                      + [row[-1]]).rstrip() for row in table]
 
 
 def other_worktrees(project_dir: Path) -> list[Worktree]:
