@@ -20,7 +20,7 @@ from tests.agent.helpers import assert_faithful, model_requests, summarizer, sum
 from tests.api_rules import check_request
 from tests.builders import make_agent, server_provider
 from tests.builders import read_records as records
-from tests.fake_model_server import error, text, tool_use
+from tests.fake_model_server import error, reply, text, tool_use
 
 BIG = "x" * 3000
 
@@ -374,3 +374,17 @@ def test_history_exceeds_agrees_with_history_chars():
         assert history_exceeds(messages, limit) == (history_chars(messages) > limit)
 
     check()
+
+
+def test_a_refused_write_is_not_listed_among_the_touched_files(project, model_server):
+    (project / "notes.md").write_text("notes\n")
+    model_server.default = summarizer("S", answers=(
+        reply(tool_use("read_file", {"path": "notes.md"}, id="toolu_r"),
+              tool_use("write_file", {"path": "secret.txt", "content": "x"}, id="toolu_w")),
+    ))
+    agent, _ = make_agent(project, server_provider(model_server), mode="ask")  # nobody to ask: the write is refused
+    agent.run_turn("read the notes, then write secret.txt")
+    assert not (project / "secret.txt").exists()
+    result = agent.compact()
+    assert result.summary.endswith("Recently touched files: notes.md")
+    assert "secret.txt" not in summary_requests(model_server)[0]["messages"][0]["content"].split("</conversation>")[1]

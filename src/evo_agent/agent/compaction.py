@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from evo_agent.session import blocks, tool_names_by_id, tool_result_text
+from evo_agent.session import blocks, tool_names_by_id, tool_result_text, tool_results
 
 if TYPE_CHECKING:
     from evo_agent.session import LoadedSession
@@ -156,13 +156,21 @@ def _around_gap(head_parts: list[str], tail_parts: list[str], note: str) -> str:
 
 
 def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> list[str]:
-    """Paths given to the file tools, most recent first, without repeats."""
+    """Paths the file tools worked on, most recent first, without repeats.
+
+    A call that failed or was refused (its tool_result `is_error`) touched nothing: a write the user
+    said no to must not come back after a compaction as a file the agent worked on.
+    """
+    failed = {b.get("tool_use_id") for m in messages if m.get("role") == "user"
+              for b in tool_results(m) if b.get("is_error")}
     seen: list[str] = []
     for message in reversed(messages):
         if message.get("role") != "assistant":
             continue
         for block in reversed(blocks(message)):
             path = (block.get("input") or {}).get("path") if block.get("type") == "tool_use" else None
+            if block.get("id") in failed:
+                continue
             if block.get("name") in FILE_TOOLS and isinstance(path, str) and path and path not in seen:
                 seen.append(path)
     return seen[:limit]
