@@ -123,6 +123,20 @@ def test_restored_history_shows_prompts_answers_tools_notices_and_the_folded_sum
     assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
 
 
+def test_parallel_tool_calls_are_drawn_each_above_its_own_result_as_they_ran():
+    calls = [{"type": "tool_use", "id": f"t{i}", "name": "bash", "input": {"command": f"echo {i}"}} for i in range(3)]
+    messages = [
+        {"role": "user", "content": "run three"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Running."}, *calls]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": f"out-{i}"}
+                                     for i in range(3)]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+    ]
+    text = shown(*history_renderables(messages))
+    order = ["Running.", "bash(echo 0)", "out-0", "bash(echo 1)", "out-1", "bash(echo 2)", "out-2", "Done."]
+    assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
+
+
 def test_a_long_history_shows_its_tail_and_counts_the_rest():
     messages = []
     for i in range(25):

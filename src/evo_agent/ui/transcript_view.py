@@ -61,9 +61,11 @@ def history_renderables(messages: Sequence[dict], *, tail: int = TAIL_EXCHANGES,
         out.append(Text(f"… {n} earlier exchange{'s' if n != 1 else ''} in this transcript "
                         f"(evo-agent sessions show prints them all)", style="evo.dim"))
     tools: dict[str, tuple[str, Any]] = {}
+    calls: dict[str, RenderableType] = {}  # tool calls drawn with their results, as the live session drew them
     for exchange in shown:
         for message in exchange:
-            out.extend(_message(message, tools, width))
+            out.extend(_message(message, tools, calls, width))
+    out.extend(calls.values())  # calls no result answered (the transcript ends inside a tool)
     return out
 
 
@@ -71,17 +73,26 @@ def _is_summary(message: dict) -> bool:
     return message.get("role") == "user" and text_of(message).startswith(render.SUMMARY_OPEN)
 
 
-def _message(message: Any, tools: dict[str, tuple[str, Any]], width: int | None = None) -> list[RenderableType]:
+def _message(message: Any, tools: dict[str, tuple[str, Any]], calls: dict[str, RenderableType],
+             width: int | None = None) -> list[RenderableType]:
+    """What one message draws. An assistant's tool calls wait in `calls` until the results come back,
+    so each call is drawn right above its own result (parallel calls included), as they ran."""
     if not isinstance(message, dict):
         return []
     role = message.get("role")
     out: list[RenderableType] = []
     if role == "user":
         text = text_of(message).strip()
+        results = {str(b.get("tool_use_id")) for b in blocks(message) if b.get("type") == "tool_result"}
+        for call_id in [c for c in calls if c not in results]:  # calls answered nowhere: drawn before this
+            out.append(calls.pop(call_id))
         if text.startswith(render.SUMMARY_OPEN):
-            return [render.summary_block(text)]
+            return out + [render.summary_block(text)]
         for block in blocks(message):
             if block.get("type") == "tool_result":
+                call = calls.pop(str(block.get("tool_use_id")), None)
+                if call is not None:
+                    out.append(call)
                 name, tool_input = tools.get(str(block.get("tool_use_id")), ("tool", {}))
                 out.append(render.tool_result(name, tool_input, tool_result_text(block),
                                               is_error=bool(block.get("is_error")), expand_hint=False, width=width))
@@ -92,6 +103,8 @@ def _message(message: Any, tools: dict[str, tuple[str, Any]], width: int | None 
             out.append(render.user_prompt(text))
         return out
     if role == "assistant":
+        out.extend(calls.values())  # a call no result followed (not a valid history, but drawn in order)
+        calls.clear()
         for block in blocks(message):
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
@@ -101,5 +114,5 @@ def _message(message: Any, tools: dict[str, tuple[str, Any]], width: int | None 
             elif kind == "tool_use":
                 name = str(block.get("name", "tool"))
                 tools[str(block.get("id"))] = (name, block.get("input", {}))
-                out.append(render.tool_call(name, block.get("input", {}), width=width))
+                calls[str(block.get("id"))] = render.tool_call(name, block.get("input", {}), width=width)
     return out
