@@ -328,3 +328,28 @@ def test_an_answer_cut_at_max_tokens_says_so_in_one_line(terminals, project, mod
     screen = t.wait(r"the answer was cut at the [\d,]+-token limit")
     assert screen.index("The first half of a long") < screen.index("the answer was cut")
     assert screen.count("the answer was cut") == 1
+
+
+def test_the_resume_picker_inside_the_app_redraws_whole_after_the_terminal_grows(terminals, project):
+    from tests.builders import seed_session
+
+    for n in (1, 2, 3):
+        seed_session(project, (f"hello number {n}", "hi"))
+    t = open_app(terminals, project)
+    ready(t)
+    time.sleep(1.5)  # as a person would: the app has run a while (a size poll, if any, has measured it)
+    t.type("/resume")
+    t.keys("Enter")
+    t.wait(r"3 sessions")
+    t.tmux("resize-window", "-t", t.name, "-x", "120", "-y", "40")
+    t.wait(r"created \d{4}-")  # the picker redrew itself at the new width
+    time.sleep(1.5)  # long enough for a size poll (0.5 s) to have redrawn anything else: nothing may
+    t.keys("Down")
+    screen = t.wait(r"> hello number 2")  # the preview follows the highlight
+    rows = [line for line in screen.splitlines() if "hello number" in line and "Branch" not in line]
+    assert [re.sub(r"\s+", " ", r).strip()[:1] for r in rows[:3]] == ["2", ">", "2"], screen
+    assert [r.rstrip().endswith(f'"hello number {n}"') for n, r in zip((3, 2, 1), rows[:3])] == [True] * 3, screen
+    listed = [line for line in screen.splitlines() if line.strip()]
+    assert listed[0].startswith("evo-agent · ") and len(listed) <= 14, screen  # no fragments left below
+    t.keys("Escape")
+    t.wait(r"mode ask")

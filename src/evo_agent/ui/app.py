@@ -164,6 +164,9 @@ class AgentApp:
             layout=Layout(self._layout(), focused_element=None),
             key_bindings=self._key_bindings(), style=STYLE, full_screen=False, mouse_support=False,
             erase_when_done=True, input=input, output=output, include_default_pygments_style=False,
+            # SIGWINCH redraws the app after a resize. The size poll would redraw it as well, even
+            # while `/resume`'s picker has the terminal (run_in_terminal), drawing over the picker.
+            terminal_size_polling_interval=None,
         )
         self.app.layout.focus(self._input_window)
         # No cursor-position requests: the live region is exactly as tall as its content. (A late answer
