@@ -353,3 +353,31 @@ def test_the_resume_picker_inside_the_app_redraws_whole_after_the_terminal_grows
     assert listed[0].startswith("evo-agent · ") and len(listed) <= 14, screen  # no fragments left below
     t.keys("Escape")
     t.wait(r"mode ask")
+
+
+@pytest.mark.parametrize("attempt", range(3))  # it failed 1 in 2 before: repeated
+def test_closing_the_terminal_while_an_answer_streams_records_the_interruption(
+        terminals, project, model_server, tmp_path, attempt):
+    from tests.builders import read_records
+    from tests.fake_model_server import hang
+
+    model_server.script(hang(60, text("never sent"), partial="Streaming the first words"))
+    t = open_app(terminals, project, env=model_server.env(), pid_file=tmp_path / "pid")
+    ready(t)
+    t.type("tell me a long story")
+    t.keys("Enter")
+    t.wait(r"Streaming the first words")
+    pid = int((tmp_path / "pid").read_text())
+    t.tmux("kill-window", "-t", t.name)  # the terminal goes away mid-stream: SIGHUP
+    try:
+        assert _gone(pid), "evo-agent kept running after its terminal went away"
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    (session,) = (project / ".evo-agent" / "sessions").glob("*/messages.jsonl")
+    records = read_records(session)
+    users = [r["message"]["content"] for r in records if r["type"] == "user"]
+    assert users[0] == "tell me a long story"
+    assert any("[Request interrupted by user]" in str(content) for content in users[1:]), [r["type"] for r in records]

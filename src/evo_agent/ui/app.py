@@ -879,7 +879,12 @@ class AgentApp:
             result = EXIT_HANGUP
         except (OSError, ValueError):
             result = EXIT_HANGUP
-        self._exiting = True
+        if not self._exiting:  # the app ended without leave() (its terminal went away): stop the turn too
+            self.leave(EXIT_HANGUP if result is None else int(result))
+        # An interrupted turn records what it was doing before the exit hint. Waiting here, with the
+        # loop still running, keeps its SIGHUP/SIGTERM handlers in place: closing a terminal can send
+        # SIGHUP twice, and once the loop is closed a second one would end the process mid-record.
+        await asyncio.to_thread(self.worker_done.wait, EXIT_GRACE_S)
         return self.exit_code if result is None else int(result)
 
     def print_welcome(self) -> None:
@@ -893,9 +898,7 @@ class AgentApp:
     def run(self) -> int:
         """Run until the user leaves; returns the exit code once the live region is gone."""
         self.print_welcome()
-        code = asyncio.run(self.run_async())
-        self.worker_done.wait(EXIT_GRACE_S)  # an interrupted turn records its tools before the hint
-        return code
+        return asyncio.run(self.run_async())
 
 
 def _describe(result: Any) -> str:
