@@ -259,8 +259,9 @@ async def test_a_long_answer_leaves_the_prompt_in_a_small_live_region(tmp_path):
                       gate=threading.Event())
     async with running(agent, rows=15, columns=60) as run:
         run.type("long" + ENTER)
-        await run.until(lambda: "line 70" in run.printed)
-        assert len(run.app.stream.tail.splitlines()) <= run.app._max_tail_rows()
+        await run.until(lambda: "line 80" in run.app.stream.tail)  # one paragraph: live until it ends
+        live = "".join(text for _, text in run.app._tail_text()).splitlines()
+        assert len(live) <= run.app._max_tail_rows() and live[-1] == "line 80"  # its newest lines show
         agent.gate.set()
         await run.until(lambda: not run.app.running)
         assert all(f"line {i}\n" in run.printed for i in range(1, 81))

@@ -5,6 +5,8 @@ Deterministic: no terminal, no clock, a fixed width and colour system.
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from evo_agent.ui import render
@@ -147,16 +149,63 @@ def test_a_long_history_shows_its_tail_and_counts_the_rest():
     assert "question 14\n" not in text and "› question 15" in text and "answer 24" in text
 
 
-def test_markdown_stream_prints_whole_blocks_and_keeps_the_tail_small():
-    stream = MarkdownStream(max_tail_lines=4)
-    pieces = stream.feed("para one\nstill one\n\npara two")
-    assert pieces == ["para one\nstill one\n\n"] and stream.tail == "para two"
-    pieces = stream.feed("\n```py\n" + "".join(f"x{i}\n" for i in range(8)))
-    assert all(p.count("```") % 2 == 0 for p in pieces)  # a code block cut in two is closed and reopened
-    assert stream.tail.count("\n") < 4
-    rest = stream.finish()
-    joined = "".join(pieces + rest)
-    assert all(f"x{i}" in joined for i in range(8)) and stream.tail == ""
+def _streamed(chunks: list[str]) -> str:
+    """What the app prints for an answer arriving in `chunks`: each finished piece as it comes, then the rest."""
+    from evo_agent.ui.app import _answer_parts
+
+    stream, parts = MarkdownStream(), []
+    for chunk in chunks:
+        parts += _answer_parts(stream.feed(chunk))
+    parts += _answer_parts(stream.finish())
+    return shown(*parts)
+
+
+def test_markdown_stream_prints_whole_blocks_as_soon_as_the_next_begins():
+    stream = MarkdownStream()
+    assert stream.feed("para one\nstill one\n\npara tw") == []  # "para tw" is not a whole line yet
+    (piece,) = stream.feed("o\n")
+    assert piece.text == "para one\nstill one\n\n" and not piece.gap_before and stream.tail == "para two\n"
+    assert stream.feed("```py\n" + "".join(f"x{i}\n" for i in range(40))) == [piece.__class__("para two\n", True)]
+    assert stream.tail.startswith("```py\nx0\n")  # a code block stays whole until it closes
+
+
+def test_a_streamed_numbered_list_is_one_list():
+    items = "".join(f"{i}. item {i}\n\n" for i in range(1, 13))
+    whole = shown(render.answer(items + "Done."))
+    assert _streamed([line + "\n" for line in (items + "Done.").split("\n")]) == whole
+    assert " 9 item 9" in whole and "12 item 12" in whole  # one width for every number
+
+
+def test_a_fence_inside_a_longer_fence_is_one_block():
+    answer = "Example:\n\n````md\n```py\nx = 1\n```\n````\n\nThat is all."
+    assert _streamed(list(answer)) == shown(render.answer(answer))
+
+
+def test_a_long_line_shows_its_newest_words_in_the_live_region():
+    from evo_agent.ui.app import wrapped_tail
+
+    line = " ".join(f"w{i}" for i in range(200))
+    rows = wrapped_tail(line, 40, 3)
+    assert len(rows) == 3 and rows[-1].endswith("w199") and all(len(r) <= 40 for r in rows)
+    assert wrapped_tail("漢字" * 30, 10, 2) == ["漢字漢字漢", "字漢字漢字"]
+
+
+_BLOCKS = st.sampled_from([
+    "A paragraph with `code` and **bold**.", "Two lines\nof one paragraph.", "# A heading", "Title\n=====",
+    "- a\n- b", "1. one\n2. two", "3. three\n\n4. four", "> a quote\n> goes on", "---",
+    "```py\nx = 1\n\ny = 2\n```", "````\n```\ninner\n```\n````", "| a | b |\n|---|---|\n| 1 | 2 |",
+    "    indented code", "- item\n\n  more of the item", "~~~\ntilde\n~~~", "src/**/*.py and **/*.md",
+])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_BLOCKS, min_size=1, max_size=6), st.lists(st.integers(min_value=0, max_value=400), max_size=12),
+       st.sampled_from(["\n\n", "\n"]))
+def test_any_answer_split_anywhere_prints_as_the_whole_answer(blocks, cuts, gap):
+    answer = gap.join(blocks)
+    points = sorted({c % (len(answer) + 1) for c in cuts})
+    chunks = [answer[a:b] for a, b in zip([0, *points], [*points, len(answer)]) if answer[a:b]]
+    assert _streamed(chunks) == shown(render.answer(answer))
 
 
 def test_screenshot_for_the_readme_is_generated(tmp_path):

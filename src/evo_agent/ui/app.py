@@ -56,7 +56,7 @@ from .commands import help_text, is_command, lookup
 from .picker import TeamSource
 from .rewind_flow import rewind_and_restore, turn_list
 from .signals import EXIT_HANGUP, EXIT_INTERRUPTED, exit_on_signals
-from .stream import MarkdownStream
+from .stream import MarkdownStream, Piece
 from .transcript_view import history_renderables
 
 __all__ = ["AgentApp", "run_app", "KEYS_HELP"]
@@ -216,8 +216,9 @@ class AgentApp:
         return max(1, self._rows() - 7 - min(self.buffer.document.line_count, self._max_input_rows()))
 
     def _tail_text(self) -> FormattedText:
-        lines = self.stream.tail.rstrip("\n").split("\n")[-self._max_tail_rows():]
-        return FormattedText([("", terminal_safe("\n".join(lines)))])
+        """The end of the unfinished block, wrapped to the width: a long line shows its newest words."""
+        rows = wrapped_tail(terminal_safe(self.stream.tail.rstrip("\n")), self.width(), self._max_tail_rows())
+        return FormattedText([("", "\n".join(rows))])
 
     def _named_text(self) -> FormattedText:
         """Tools the model named whose input is still streaming: `● write_file …` until the call is printed."""
@@ -460,7 +461,7 @@ class AgentApp:
         self.emit(Text(""), render.user_prompt(prompt))
         self._turn += 1
         self.cancel = threading.Event()
-        self.stream = MarkdownStream(max(2, self._max_tail_rows()))
+        self.stream = MarkdownStream()
         self._thinking = ""
         self._tools.clear()
         self._named.clear()
@@ -564,7 +565,7 @@ class AgentApp:
         self._flush_thinking()
         pieces = self.stream.finish()
         if pieces:
-            self.emit(*[render.answer(p) for p in pieces])
+            self.emit(*_answer_parts(pieces))
         self.refit()
 
     def _on_text(self, text: str) -> None:
@@ -572,7 +573,7 @@ class AgentApp:
         self.activity.text(text)
         pieces = self.stream.feed(text)
         if pieces:
-            self.emit(*[render.answer(p) for p in pieces])
+            self.emit(*_answer_parts(pieces))
         self.app.invalidate()
 
     def _on_thinking(self, text: str) -> None:
@@ -899,6 +900,34 @@ class AgentApp:
         """Run until the user leaves; returns the exit code once the live region is gone."""
         self.print_welcome()
         return asyncio.run(self.run_async())
+
+
+def _answer_parts(pieces: list[Piece]) -> list[RenderableType]:
+    """Finished pieces of an answer as renderables, with the blank lines Rich puts between blocks."""
+    parts: list[RenderableType] = []
+    for piece in pieces:
+        if piece.gap_before:
+            parts.append(Text(""))
+        parts.append(render.answer(piece.text))
+    return parts
+
+
+def wrapped_tail(text: str, width: int, rows: int) -> list[str]:
+    """The last `rows` screen lines of `text` wrapped at `width` columns (wide characters count two)."""
+    from rich.cells import cell_len
+
+    out: list[str] = []
+    for line in text.split("\n")[-rows:]:
+        current, used = "", 0
+        for ch in line:
+            size = cell_len(ch)
+            if used + size > width and current:
+                out.append(current)
+                current, used = "", 0
+            current += ch
+            used += size
+        out.append(current)
+    return out[-rows:]
 
 
 def _describe(result: Any) -> str:

@@ -1,32 +1,54 @@
-"""Streamed Markdown cut into pieces that can be printed for good while the rest is still arriving.
+"""Streamed Markdown cut into whole blocks that can be printed for good while the rest still arrives.
 
-The app prints finished output into the terminal's scrollback and keeps only the unfinished tail
-of an answer in its small live region. `MarkdownStream.feed()` returns the Markdown that is safe to
-print now: whole blocks (up to a blank line outside a code fence), and — when the tail would not fit
-the live region — whole lines (single line breaks are kept, so a paragraph cut at a line break looks
-the same). A code block cut in the middle is closed in the printed piece and reopened in the tail.
+The app prints finished output into the terminal's scrollback and keeps only the unfinished tail of
+an answer in its small live region. What is finished is what markdown-it says: the answer's unprinted
+text is parsed (the answer's own parser, `ui/answer.py`), and every top-level block before the last
+one is complete, since another block has begun after it. The last block stays live however long it
+grows (the live region shows its end), so a list keeps one numbering and one width, and a code block
+with a fence inside a longer fence is one block. Only complete lines decide: a half-received line
+(`2` that becomes `2. b`) never ends a list early.
+
+Printed separately, two pieces would lose the blank line Rich puts between blocks: each `Piece` says
+whether one goes before it, so the pieces of an answer look exactly like the whole answer.
 """
 
 from __future__ import annotations
 
-__all__ = ["MarkdownStream"]
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MarkdownStream", "Piece", "top_level_blocks"]
 
 
-def _fence_of(line: str) -> str | None:
-    stripped = line.lstrip()
-    for mark in ("```", "~~~"):
-        if stripped.startswith(mark):
-            return stripped
-    return None
+@dataclass(frozen=True)
+class Piece:
+    """Whole Markdown blocks to print; `gap_before`: a blank line goes between it and what came before."""
+
+    text: str
+    gap_before: bool = False
+
+
+def top_level_blocks(text: str) -> list[tuple[int, str]]:
+    """(first line, token type) of each top-level block markdown-it finds in `text`, in order."""
+    from .answer import _PARSER  # the answer's own parser (imported at the first answer, not at start-up)
+
+    tokens: list[Any] = _PARSER.parse(text)
+    return [(t.map[0], t.type) for t in tokens if t.level == 0 and t.nesting >= 0 and t.map is not None
+            and not t.type.endswith("_close")]
+
+
+_OPEN_WITH_A_BLANK = frozenset({"bullet_list_open", "ordered_list_open", "blockquote_open", "table_open"})
 
 
 class MarkdownStream:
-    """Feed fragments; get back printable Markdown pieces; `tail` is what stays live."""
+    """Feed fragments; get back the `Piece`s that are finished; `tail` is what stays live."""
 
-    def __init__(self, max_tail_lines: int = 8) -> None:
-        self.max_tail_lines = max(1, max_tail_lines)
-        self._pending = ""        # text not printed yet (starts inside `_fence` when it is set)
-        self._fence: str | None = None   # the opening line of a code block that is still open
+    def __init__(self) -> None:
+        self._pending = ""   # text not printed yet: it starts at the first line of a block
+        self._parsed_lines = 0   # complete lines of `_pending` when it was last parsed
+        self._printed_any = False
+        self._last_type = ""   # the type of the last block printed (a rule takes no blank line after it)
 
     @property
     def tail(self) -> str:
@@ -37,84 +59,64 @@ class MarkdownStream:
     def empty(self) -> bool:
         return not self._pending
 
-    def feed(self, fragment: str) -> list[str]:
+    def feed(self, fragment: str) -> list[Piece]:
         self._pending += fragment
-        return self._cut(final=False)
+        complete = self._pending[: self._pending.rfind("\n") + 1]
+        lines = complete.count("\n")
+        if lines == self._parsed_lines:  # no new complete line: nothing can have finished
+            return []
+        first_new, self._parsed_lines = self._parsed_lines, lines
+        if _inside_fence(complete, first_new, complete.split("\n")[first_new:lines]):
+            return []
+        blocks = top_level_blocks(complete)
+        if len(blocks) < 2:
+            return []
+        last_start = blocks[-1][0]
+        cut = _offset_of_line(complete, last_start)
+        piece = self._piece(complete[:cut], blocks[0][1], blocks[-2][1])
+        self._pending = self._pending[cut:]
+        self._parsed_lines = lines - last_start
+        return [piece]
 
-    def finish(self) -> list[str]:
-        """Everything left, as one last piece (an open code block is closed)."""
-        pieces = self._cut(final=True)
-        self._fence = None
+    def finish(self) -> list[Piece]:
+        """Everything left, as one last piece."""
+        text, self._pending, self._parsed_lines = self._pending, "", 0
+        blocks = top_level_blocks(text) if text.strip() else []
+        pieces = [self._piece(text, blocks[0][1] if blocks else "", "")] if text.strip() else []
+        self._printed_any = False  # what follows (a tool call, then more text) starts afresh
         return pieces
 
-    def _cut(self, *, final: bool) -> list[str]:
-        text = self._pending
-        if final:
-            self._pending = ""
-            return [self._wrap(text, self._fence)] if text.strip() else []
-        end = text.rfind("\n")
-        if end < 0:
-            return []
-        lines = text[: end + 1].splitlines(keepends=True)
-        fence = self._fence
-        cut = 0            # characters of `text` that can be printed as whole blocks
-        cut_fence = fence  # the fence state at `cut`
-        pos = 0
-        for line in lines:
-            pos += len(line)
-            mark = _fence_of(line)
-            if fence is None:
-                if mark is not None:
-                    fence = mark
-                elif not line.strip():
-                    cut, cut_fence = pos, None
-            elif mark is not None and mark.strip("`~") == "":
-                fence = None
-                cut, cut_fence = pos, None
-        pieces: list[str] = []
-        if cut:
-            pieces.append(self._wrap(text[:cut], self._fence))
-            self._fence = cut_fence
-            text = text[cut:]
-        tail_lines = text.count("\n")
-        if tail_lines >= self.max_tail_lines:
-            # Too tall for the live region: print whole lines, keep the last few live.
-            keep = self.max_tail_lines // 2
-            split_lines = text.splitlines(keepends=True)
-            head = "".join(split_lines[: len(split_lines) - keep - (0 if text.endswith("\n") else 1)])
-            if head:
-                fence_at_end = self._fence
-                for line in head.splitlines():
-                    mark = _fence_of(line)
-                    if mark is not None:
-                        fence_at_end = None if fence_at_end is not None and mark.strip("`~") == "" else (
-                            mark if fence_at_end is None else fence_at_end)
-                pieces.append(self._wrap(head, self._fence, close=fence_at_end is not None))
-                self._fence = fence_at_end
-                text = text[len(head):]
-        self._pending = text
-        return [p for p in pieces if p.strip()]
-
-    @staticmethod
-    def _wrap(text: str, fence: str | None, *, close: bool = False) -> str:
-        """`text` as standalone Markdown: reopen a code block it continues, close one it leaves open."""
-        if fence is not None:
-            text = fence.rstrip("\n") + "\n" + text
-        still_open = _open_after(text)
-        if close or still_open:
-            text = text.rstrip("\n") + "\n" + (still_open or "```")[:3] + "\n"
-        return text
+    def _piece(self, text: str, first_type: str, last_type: str) -> Piece:
+        # Rich's own spacing: a rule ends with a blank line; a list, a quote or a table begins with one.
+        gap = self._printed_any and self._last_type != "hr" and first_type not in _OPEN_WITH_A_BLANK
+        piece = Piece(text, gap_before=gap)
+        self._printed_any, self._last_type = True, last_type
+        return piece
 
 
-def _open_after(text: str) -> str | None:
-    """The opening line of a code block left open at the end of `text`, else None."""
-    fence = None
-    for line in text.splitlines():
-        mark = _fence_of(line)
-        if mark is None:
-            continue
-        if fence is None:
-            fence = mark
-        elif mark.strip("`~") == "":
-            fence = None
-    return fence
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def _inside_fence(text: str, first_new: int, new_lines: list[str]) -> bool:
+    """Whether `text` is an open fenced code block that none of its new lines could close.
+
+    Then no block can have ended, and the parse is skipped: streaming a long code block stays linear.
+    Any line that might close the fence (even one indented too far) means: parse.
+    """
+    opener = _FENCE.match(text)
+    if opener is None:
+        return False
+    mark = opener.group(1)
+    if mark[0] == "`" and "`" in text[opener.end():].split("\n", 1)[0]:
+        return False  # not an opener (a backtick in its info string): a paragraph
+    closer = mark[0] * len(mark)
+    candidates = new_lines[1:] if first_new == 0 else new_lines
+    return not any(line.lstrip(" ").startswith(closer) for line in candidates)
+
+
+def _offset_of_line(text: str, line: int) -> int:
+    """The index in `text` where line number `line` (from 0) begins."""
+    offset = 0
+    for _ in range(line):
+        offset = text.index("\n", offset) + 1
+    return offset
