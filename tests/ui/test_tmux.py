@@ -140,6 +140,18 @@ def _gone(pid: int, timeout: float = 10) -> bool:
     return False
 
 
+def close_terminal(t: Terminal, pid: int) -> None:
+    """Close the app's terminal (SIGHUP) and check the app then ends by itself."""
+    t.tmux("kill-window", "-t", t.name)
+    try:
+        assert _gone(pid), "evo-agent kept running after its terminal went away"
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_sigterm_ends_the_app_with_the_exit_hint_and_no_traceback(terminals, project, tmp_path):
     t = open_app(terminals, project, pid_file=tmp_path / "pid")
     ready(t)
@@ -154,14 +166,7 @@ def test_closing_the_terminal_ends_the_app_instead_of_leaving_it_running(termina
     t = open_app(terminals, project, pid_file=tmp_path / "pid")
     ready(t)
     pid = int((tmp_path / "pid").read_text())
-    t.tmux("kill-window", "-t", t.name)  # the terminal goes away: SIGHUP
-    try:
-        assert _gone(pid), "evo-agent kept running after its terminal went away"
-    finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    close_terminal(t, pid)
 
 
 def test_closing_the_terminal_during_a_turn_ends_the_app_too(terminals, project, tmp_path):
@@ -171,14 +176,7 @@ def test_closing_the_terminal_during_a_turn_ends_the_app_too(terminals, project,
     t.keys("Enter")
     t.wait(r"bash\(sleep 30\)")
     pid = int((tmp_path / "pid").read_text())
-    t.tmux("kill-window", "-t", t.name)
-    try:
-        assert _gone(pid), "evo-agent kept running after its terminal went away"
-    finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    close_terminal(t, pid)
 
 
 def test_resume_without_id_opens_the_picker_in_a_terminal(terminals, project):
@@ -368,14 +366,7 @@ def test_closing_the_terminal_while_an_answer_streams_records_the_interruption(
     t.keys("Enter")
     t.wait(r"Streaming the first words")
     pid = int((tmp_path / "pid").read_text())
-    t.tmux("kill-window", "-t", t.name)  # the terminal goes away mid-stream: SIGHUP
-    try:
-        assert _gone(pid), "evo-agent kept running after its terminal went away"
-    finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    close_terminal(t, pid)  # mid-stream
     (session,) = (project / ".evo-agent" / "sessions").glob("*/messages.jsonl")
     records = read_records(session)
     users = [r["message"]["content"] for r in records if r["type"] == "user"]
