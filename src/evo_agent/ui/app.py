@@ -782,8 +782,10 @@ class AgentApp:
         self.emit(*items)
         rows = [("yes", "Yes")]
         if request.rule:
-            rows += [("always-session", f"Yes, and allow {request.rule} for this session"),
-                     ("always-project", f"Yes, and always allow {request.rule} in this project")]
+            rule = request.rule if len(request.rule) <= 60 and "\n" not in request.rule else (
+                "this exact command" if request.tool == "bash" else "exactly this")
+            rows += [("always-session", f"Yes, and allow {rule} for this session"),
+                     ("always-project", f"Yes, and always allow {rule} in this project")]
         rows += [("no", "No"), ("no-reason", "No, and tell the model why")]
         self._open_menu([(answer, terminal_safe(label, keep_newlines=False)) for answer, label in rows], unseen,
                         (request.tool, request.detail) if request.detail else None)
