@@ -185,6 +185,16 @@ def test_print_mode_refuses_tells_the_model_and_says_how_to_allow(cli, model_ser
     model_server.assert_all_valid()
 
 
+def test_print_modes_not_run_line_never_carries_the_models_escape_sequences(cli, model_server, project):
+    command = "printf done \x1b]0;evo-owned\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J"
+    model_server.script(tool_use("bash", {"command": command}), text("Not allowed."))
+    result = cli.run("-p", "go")
+    assert result.rc == 0 and result.out == "Not allowed.\n"
+    (line,) = [x for x in result.err_lines if "not run (needs approval)" in x]
+    assert "printf done ^[]0;evo-owned^G^[]52;c;cm0gLXJmIH4=^G^[[2J" in line
+    assert "\x1b" not in result.err and "\x07" not in result.err
+
+
 def test_refused_calls_keep_sessions_show_fsck_and_resume_working(cli, model_server):
     model_server.script(tool_use("bash", {"command": "touch x"}), text("Refused."))
     first = cli.run("-p", "try")
