@@ -12,10 +12,13 @@ import io
 import os
 import re
 import stat
+import tempfile
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
@@ -382,3 +385,29 @@ async def test_resuming_a_session_recorded_elsewhere_asks_first(tmp_path):
         run.type(DOWN + ENTER)
         await run.until(lambda: "messages restored" in run.printed)
         assert agent.resumed == ["1780000000000_aaaaaaaa"]
+
+
+_typed = st.text(alphabet=st.sampled_from(list("ynapqYNAP sto!.,0123456789") + ["\r", "é", "\u202e"]), min_size=1,
+                 max_size=25)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(typed=_typed)
+def test_no_typed_text_ever_answers_a_question(typed):
+    """Whatever is typed (letters of every answer, Enter among them) lands in the prompt box; nothing answers."""
+    request = ApprovalRequest("bash", "run: touch x", rule="Bash(touch x)")
+
+    async def scenario() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            agent = FakeAgent(Path(tmp), script=[("on_approval", (request,))])
+            async with running(agent) as run:
+                run.type("go" + ENTER)
+                await run.until(lambda: run.app._approval is not None)
+                run.type(typed + CTRL_O)  # Ctrl+O: a key the app reads after all of the text
+                expected = typed.replace("\r", "")
+                await run.until(lambda: run.app.buffer.text == expected)
+                assert agent.decisions == [] and run.app._approval is not None and run.app._choice is None
+                run.type(CTRL_C)  # a deliberate no
+                await run.until(lambda: agent.decisions == [ApprovalDecision("no")])
+
+    asyncio.run(scenario())

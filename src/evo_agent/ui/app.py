@@ -492,7 +492,7 @@ class AgentApp:
                 self._confirm()
                 return
         text = data.replace("\r\n", "\n").replace("\r", "\n") if pasted else data
-        if text and (pasted or text.isprintable()):
+        if text and (pasted or not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text)):
             self.buffer.insert_text(text)
             self._on_prompt = True
             self.app.invalidate()
