@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
-from pathlib import Path
+from typing import Any
 
 __all__ = ["SymlinkInPath", "open_dir", "open_file", "set_openat2"]
 
@@ -44,16 +44,15 @@ def set_openat2(usable: bool | None) -> None:
     _openat2_state["usable"] = usable
 
 
-def _split(path: str | os.PathLike, root: str | os.PathLike | None) -> tuple[Path, tuple[str, ...]]:
+def _split(path: str | os.PathLike, root: str | os.PathLike | None) -> tuple[str, tuple[str, ...]]:
     """The directory to start from and the components below it (the path must be absolute and normalised)."""
-    path = Path(os.path.normpath(os.fspath(path)))
-    if not path.is_absolute():
-        raise ValueError(f"not an absolute path: {path}")
-    if root is not None:
-        base = Path(os.path.normpath(os.fspath(root)))
-        if path == base or base in path.parents:
-            return base, path.relative_to(base).parts
-    return Path(path.anchor), path.parts[1:]
+    text = os.path.normpath(os.fspath(path))
+    if not os.path.isabs(text):
+        raise ValueError(f"not an absolute path: {text}")
+    base = os.path.normpath(os.fspath(root)) if root is not None else "/"
+    if not (text == base or text.startswith(base.rstrip("/") + "/")):
+        base = "/"
+    return base, tuple(part for part in text[len(base):].split("/") if part)
 
 
 def _openat2(dir_fd: int, relative: str, flags: int) -> int | None:
@@ -66,13 +65,14 @@ def _openat2(dir_fd: int, relative: str, flags: int) -> int | None:
         return None
     import ctypes  # only when a file tool opens something
 
-    class OpenHow(ctypes.Structure):
-        _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+    if "libc" not in _openat2_state:
+        class OpenHow(ctypes.Structure):  # struct open_how (linux/openat2.h)
+            _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
-    libc = _openat2_state.get("libc")
-    if libc is None:
-        libc = _openat2_state["libc"] = ctypes.CDLL(None, use_errno=True)
-    how = OpenHow(flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)
+        _openat2_state["how"] = OpenHow
+        _openat2_state["libc"] = ctypes.CDLL(None, use_errno=True)
+    libc: Any = _openat2_state["libc"]
+    how = _openat2_state["how"](flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)  # type: ignore[operator]
     fd = libc.syscall(syscall_number, dir_fd, os.fsencode(relative), ctypes.byref(how), ctypes.sizeof(how))
     if fd >= 0:
         _openat2_state["usable"] = True
@@ -86,7 +86,7 @@ def _openat2(dir_fd: int, relative: str, flags: int) -> int | None:
     raise OSError(err, os.strerror(err), relative)
 
 
-def _step(dir_fd: int, name: str, create: bool, shown: Path) -> int:
+def _step(dir_fd: int, name: str, create: bool, shown: str) -> int:
     """The directory `name` inside `dir_fd`, never through a symlink (made first when `create`)."""
     for _ in range(2):
         try:
@@ -129,7 +129,7 @@ def open_dir(path: str | os.PathLike, *, root: str | os.PathLike | None = None, 
         os.close(fd)
 
 
-def _descend(base_fd: int, base: Path, parts: tuple[str, ...], create: bool) -> int:
+def _descend(base_fd: int, base: str, parts: tuple[str, ...], create: bool) -> int:
     """A new descriptor of `parts` below `base_fd` (which the caller keeps and closes)."""
     if not parts:
         return os.dup(base_fd)
@@ -145,7 +145,7 @@ def _descend(base_fd: int, base: Path, parts: tuple[str, ...], create: bool) -> 
     fd = os.dup(base_fd)
     try:
         for i, name in enumerate(parts):
-            next_fd = _step(fd, name, create, base.joinpath(*parts[: i + 1]))
+            next_fd = _step(fd, name, create, os.path.join(base, *parts[: i + 1]))
             os.close(fd)
             fd = next_fd
     except BaseException:
@@ -161,15 +161,16 @@ def open_file(path: str | os.PathLike, flags: int, mode: int = 0o666, *, root: s
     Raises `SymlinkInPath` when the file or a directory above it is now a symlink, and the usual
     OSError otherwise (FileNotFoundError, IsADirectoryError, PermissionError, ...).
     """
-    path = Path(os.path.normpath(os.fspath(path)))
-    if path.parent == path:
-        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
-    dir_fd = open_dir(path.parent, root=root, create=create_dirs)
+    text = os.path.normpath(os.fspath(path))
+    parent, name = os.path.split(text)
+    if not name:
+        raise IsADirectoryError(errno.EISDIR, "is a directory", text)
+    dir_fd = open_dir(parent, root=root, create=create_dirs)
     try:
-        return os.open(path.name, flags | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode, dir_fd=dir_fd)
+        return os.open(name, flags | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode, dir_fd=dir_fd)
     except OSError as exc:
-        if exc.errno == errno.ELOOP or (exc.errno == errno.EEXIST and _is_symlink(dir_fd, path.name)):
-            raise SymlinkInPath(path) from None
+        if exc.errno == errno.ELOOP or (exc.errno == errno.EEXIST and _is_symlink(dir_fd, name)):
+            raise SymlinkInPath(text) from None
         raise
     finally:
         os.close(dir_fd)
