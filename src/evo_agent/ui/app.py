@@ -271,7 +271,7 @@ class AgentApp:
                 parts.append(("", "\n"))
             text = render.one_line(label, width)
             if answer in YES_ANSWERS and self._unseen:
-                parts.append(("class:choice.off", f"  {text} (after Ctrl+O)"))
+                parts.append(("class:choice.off", f"{'❯' if i == self._choice else ' '} {text} (after Ctrl+O)"))
             elif i == self._choice:
                 parts.append(("class:choice", f"❯ {text}"))
             else:
