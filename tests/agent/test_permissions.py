@@ -330,3 +330,80 @@ def test_the_file_tools_themselves_never_write_the_agent_dir(project):
     assert run_write_file({"path": "alias/settings.json", "content": "x"}, ctx).is_error
     assert run_edit_file({"path": ".evo-agent/settings.json", "old_string": "{}", "new_string": "[]"}, ctx).is_error
     assert settings.read_text() == "{}"
+
+
+# --------------------------------------------------------------------------- asked on purpose (issue #26)
+
+
+@pytest.mark.parametrize("old_string, why", [("not in the file", "old_string not found in app.py"),
+                                             ("x", "old_string found 3 times in app.py")])
+def test_an_edit_that_cannot_apply_fails_before_anyone_is_asked(project, model_server, old_string, why):
+    (project / "app.py").write_text("x = 1\nx = 2\nx = 3\n")
+    model_server.script(tool_use("edit_file", {"path": "app.py", "old_string": old_string, "new_string": "y"},
+                                 id="t_e"), text("I will read it first."))
+    agent, _ = make_agent(project, server_provider(model_server), mode="ask")
+
+    class Front:
+        def on_approval(self, request):  # pragma: no cover - must not be called
+            raise AssertionError(f"asked about an edit that cannot apply: {request}")
+
+    agent.run_turn("edit", Front())
+    result = model_server.requests[1]["messages"][-1]["content"][0]
+    assert result["is_error"] and result["tool_use_id"] == "t_e" and why in result["content"]
+    assert (project / "app.py").read_text() == "x = 1\nx = 2\nx = 3\n"
+
+
+def test_an_edit_outside_the_project_is_asked_before_its_old_string_is_looked_for(project, model_server, tmp_path):
+    """Saying whether a string is in a file outside the project would be a read nobody approved."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("API_KEY=abc\n")
+    model_server.script(tool_use("edit_file", {"path": str(secret), "old_string": "API_KEY=a", "new_string": "z"}),
+                        text("ok"))
+    agent, _ = make_agent(project, server_provider(model_server), mode="ask")
+    asked = []
+
+    class Front:
+        def on_approval(self, request):
+            asked.append(request)
+            return ApprovalDecision("no")
+
+    agent.run_turn("edit", Front())
+    assert len(asked) == 1 and secret.read_text() == "API_KEY=abc\n"
+    assert "Not run: the user refused" in model_server.requests[1]["messages"][-1]["content"][0]["content"]
+
+
+def test_always_rules_are_as_narrow_as_what_was_asked(project, tmp_path):
+    home = tmp_path / "home"
+    (home / "docs").mkdir(parents=True)
+    (home / "docs" / "notes.md").write_text("n")
+    (home / ".bashrc").write_text("b")
+    (project / "src").mkdir()
+    policy = Policy(project, "ask")
+    read = policy.check("read_file", {"path": str(home / "docs" / "notes.md")})
+    assert read.action == "ask" and str(read.suggestion) == f"Read({home / 'docs' / 'notes.md'})"
+    policy.session_rules.append(read.suggestion)
+    assert policy.check("read_file", {"path": str(home / "docs" / "notes.md")}).action == "allow"
+    assert policy.check("read_file", {"path": str(home / "docs" / "other.md")}).action == "ask"
+    assert policy.check("read_file", {"path": str(home / ".bashrc")}).action == "ask"
+    assert str(policy.check("grep", {"pattern": "x", "path": str(home / "docs")}).suggestion) == \
+        f"Read({home / 'docs'}/**)"  # a search of a directory asked about that tree, not its parent
+    edit = policy.check("edit_file", {"path": "src/app.py", "old_string": "a", "new_string": "b"})
+    assert str(edit.suggestion) == "Edit(src/app.py)"
+    (home / "we*ird.txt").write_text("w")  # a name a rule would read as a pattern: no "always" offered
+    assert policy.check("read_file", {"path": str(home / "we*ird.txt")}).suggestion is None
+
+
+@pytest.mark.parametrize("payload", ["\x1b]0;owned\x07", "\x1b[2J", "\x1b]52;c;ZXZpbA==\x07", "\u202e", "\x9b31m"])
+def test_print_modes_not_run_line_is_terminal_safe(project, model_server, payload):
+    model_server.script(tool_use("bash", {"command": f"touch x{payload}y"}), text("No."))
+    agent, _ = make_agent(project, server_provider(model_server), mode="ask")
+    notices: list[str] = []
+
+    class Quiet:
+        def on_notice(self, line):
+            notices.append(line)
+
+    agent.run_turn("go", Quiet())
+    (notice,) = notices
+    assert notice.startswith("evo-agent: not run (needs approval): bash `touch x")
+    assert not any(c in notice for c in "\x1b\x07\x9b\u202e") and "\n" not in notice

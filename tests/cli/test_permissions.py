@@ -79,7 +79,10 @@ def test_the_repl_asks_on_a_terminal_and_always_in_this_project_is_honoured_next
         term.type(b"first\r")
         asked = term.read_until(b"Allow? ")
         assert b"bash wants to run: touch yes_file" in asked and b"[Bash(touch yes_file)]" in asked
-        term.type(b"y\r")
+        term.type(b"y\r")  # a letter is not an answer: the question is asked again
+        term.read_until(b"answer yes, no [reason], always or project")
+        term.read_until(b"Allow? ")
+        term.type(b"yes\r")
         term.read_until(b"made it")
         term.read_until(b"> ")
         term.type(b"second\r")
@@ -89,7 +92,7 @@ def test_the_repl_asks_on_a_terminal_and_always_in_this_project_is_honoured_next
         term.read_until(b"> ")
         term.type(b"third\r")
         term.read_until(b"Allow? ")
-        term.type(b"p\r")
+        term.type(b"project\r")
         term.read_until(b"made p")
         term.read_until(b"> ")
         term.type(b"fourth\r")
@@ -127,6 +130,36 @@ def test_the_repl_asks_on_a_terminal_and_always_in_this_project_is_honoured_next
     model_server.assert_all_valid()
 
 
+def test_the_repl_shows_every_line_and_never_takes_typed_ahead_text_as_the_answer(cli, model_server, project):
+    command = "\n".join(f"echo step {i:03d}" for i in range(1, 200)) + "\ntouch LAST\x1b]0;owned\x07"
+    model_server.script(tool_use("bash", {"command": command}, id="t_long"), text("refused, fine"),
+                        text("second prompt seen"))
+    term = Pty(cli, "--plain")
+    try:
+        term.read_until(b"> ")
+        term.type(b"go\ryes\r")  # "yes" typed ahead, meant as the next prompt
+        asked = term.read_until(b"Allow? ")
+        assert b"200 \xe2\x94\x82 touch LAST^[]0;owned^G" in asked  # the last line, numbered, made harmless
+        assert all(f"{i:>3} │ echo step {i:03d}".encode() in asked for i in range(1, 200))
+        assert b"\x1b]0;owned" not in asked
+        assert b"typed before this question, not taken as its answer; sent after the turn: yes" in asked
+        term.type(b"no\r")
+        term.read_until(b"refused, fine")
+        term.read_until(b"> yes")  # the set-aside line is the next prompt
+        term.read_until(b"second prompt seen")
+        term.read_until(b"> ")
+        term.type(b"\x04")
+        term.read_until(b"Resume this session with: ")
+        assert term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+            term.proc.wait()
+    assert not (project / "LAST\x1b]0;owned\x07").exists()
+    assert model_server.requests[2]["messages"][-1]["content"] == "yes"
+    model_server.assert_all_valid()
+
+
 def test_print_mode_refuses_tells_the_model_and_says_how_to_allow(cli, model_server, project):
     model_server.script(tool_use("write_file", {"path": "notes.txt", "content": "hi\n"}, id="t_w"), text("I was not allowed."))
     result = cli.run("-p", "write a note")
@@ -150,6 +183,16 @@ def test_print_mode_refuses_tells_the_model_and_says_how_to_allow(cli, model_ser
     assert planned.rc == 0 and not (project / "plan.txt").exists()
     assert "read-only mode" in model_server.requests[-1]["messages"][-1]["content"][0]["content"]
     model_server.assert_all_valid()
+
+
+def test_print_modes_not_run_line_never_carries_the_models_escape_sequences(cli, model_server, project):
+    command = "printf done \x1b]0;evo-owned\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J"
+    model_server.script(tool_use("bash", {"command": command}), text("Not allowed."))
+    result = cli.run("-p", "go")
+    assert result.rc == 0 and result.out == "Not allowed.\n"
+    (line,) = [x for x in result.err_lines if "not run (needs approval)" in x]
+    assert "printf done ^[]0;evo-owned^G^[]52;c;cm0gLXJmIH4=^G^[[2J" in line
+    assert "\x1b" not in result.err and "\x07" not in result.err
 
 
 def test_refused_calls_keep_sessions_show_fsck_and_resume_working(cli, model_server):

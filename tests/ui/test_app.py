@@ -12,10 +12,13 @@ import io
 import os
 import re
 import stat
+import tempfile
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
@@ -29,6 +32,12 @@ from .fakes import FakeAgent
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 ESC, ENTER, CTRL_C, CTRL_D, CTRL_J, TAB = "\x1b", "\r", "\x03", "\x04", "\n", "\t"
+UP, DOWN, CTRL_O = "\x1b[A", "\x1b[B", "\x0f"
+
+
+def menu(run) -> list[str]:
+    """The question's menu as drawn: one string per row."""
+    return "".join(text for _, text in run.app._menu_text()).split("\n")
 
 
 class Run:
@@ -177,25 +186,93 @@ async def test_resume_with_an_id_shows_the_restored_conversation(tmp_path):
         await run.until(lambda: "error: invalid session id 'nope'" in run.printed)
 
 
-async def test_approval_yes_no_with_reason_and_esc(tmp_path):
-    edit = ApprovalRequest("edit_file", "edit README.md", "--- a\n+++ b\n-old\n+new", reason="may write files")
-    agent = FakeAgent(tmp_path, script=[("on_approval", (edit,)), ("on_approval", (edit,)),
-                                        ("on_approval", (edit,)), ("on_approval", (edit,))])
+async def test_approval_answers_come_from_the_menu_with_a_reason_a_shortcut_and_esc(tmp_path):
+    edit = ApprovalRequest("edit_file", "edit README.md", "--- a\n+++ b\n-old\n+new", reason="may write files",
+                           rule="Edit(README.md)")
+    agent = FakeAgent(tmp_path, script=[("on_approval", (edit,))] * 4)
     async with running(agent) as run:
         run.type("go" + ENTER)
         await run.until(lambda: run.app._approval is not None)
         assert "? edit README.md  (may write files)" in run.printed and "+new" in run.printed
-        assert "Allow? y yes" in run.status()
-        run.type("y")
+        assert "↑/↓ choose · Enter answers · Esc says no" in run.status()
+        assert menu(run) == ["  Yes", "  Yes, and allow Edit(README.md) for this session",
+                             "  Yes, and always allow Edit(README.md) in this project", "  No",
+                             "  No, and tell the model why"]
+        run.type(ENTER)  # nothing chosen yet: Enter answers nothing
+        await run.until(lambda: "Choose an answer" in run.status())
+        run.type(DOWN)
+        await run.until(lambda: menu(run)[0] == "❯ Yes")
+        run.type(ENTER)
         await run.until(lambda: len(agent.decisions) == 1 and run.app._approval is not None)
-        run.type("n" + "not now" + ENTER)
+        run.type(UP)  # ↑ from nothing chosen: the last row
+        await run.until(lambda: run.app._choice == 4)
+        run.type(ENTER + "not now" + ENTER)
         await run.until(lambda: len(agent.decisions) == 2 and run.app._approval is not None)
-        run.type("p")
+        run.type(DOWN + "p")  # a shortcut, once the menu has been moved and the prompt is empty
         await run.until(lambda: len(agent.decisions) == 3 and run.app._approval is not None)
         run.type(ESC)
         await run.until(lambda: len(agent.decisions) == 4 and not run.app.running)
+        assert run.app.buffer.text == ""
     assert agent.decisions == [ApprovalDecision("yes"), ApprovalDecision("no", "not now"),
                                ApprovalDecision("always-project"), ApprovalDecision("no")]
+
+
+async def test_typing_during_a_question_never_answers_it_and_stays_in_the_prompt(tmp_path):
+    """SPEC §9: "please stop" once answered p (always, in this project); now it is text in the prompt box."""
+    request = ApprovalRequest("bash", "run: rm -rf build", rule="Bash(rm -rf build)")
+    agent = FakeAgent(tmp_path, script=[("on_approval", (request,))])
+    async with running(agent) as run:
+        run.type("go" + ENTER)
+        await run.until(lambda: run.app._approval is not None)
+        for text in ("please stop", " yes", "\x1b[200~y\rpasted\x1b[201~"):
+            run.type(text)
+        run.type(ENTER + ENTER + "a")  # Enter in the prompt answers nothing and inserts nothing
+        await run.until(lambda: run.app.buffer.text == "please stop yesy\npasteda")
+        await run.until(lambda: "Answer the question first" in run.status())
+        assert agent.decisions == [] and run.app._approval is not None and "allowed" not in run.printed
+        run.type(TAB + DOWN + DOWN + DOWN + DOWN)  # back to the question; down to "No"
+        await run.until(lambda: run.app._choice == 3)
+        run.type(ENTER)
+        await run.until(lambda: agent.decisions == [ApprovalDecision("no")] and not run.app.running)
+        assert run.app.buffer.text == "please stop yesy\npasteda"  # still there, not sent, no stray newline
+        assert agent.turns == ["go"]
+
+
+async def test_a_long_command_shows_what_fits_says_what_is_hidden_and_yes_waits_for_ctrl_o(tmp_path):
+    command = "\n".join(f"echo step {i:03d}" for i in range(1, 200)) + "\ntouch LAST-LINE-200"
+    request = ApprovalRequest("bash", "run: echo step 001 …", command, rule="")
+    agent = FakeAgent(tmp_path, script=[("on_approval", (request,))])
+    async with running(agent, rows=24) as run:
+        run.type("go" + ENTER)
+        await run.until(lambda: run.app._approval is not None)
+        assert "echo step 001" in run.printed and "LAST-LINE-200" not in run.printed
+        hidden = int(re.search(r"… (\d+) more lines not shown \(200 in all\): Ctrl\+O", run.printed).group(1))
+        assert 200 - hidden == len(re.findall(r"^ +\d+ echo step", run.printed, re.M))  # shown or counted
+        assert "Ctrl+O shows all" in run.status() and menu(run)[0] == "  Yes (after Ctrl+O)"
+        run.type(DOWN + ENTER)
+        await run.until(lambda: "not shown yet: Ctrl+O shows them" in run.status())
+        run.type("y")  # nor a shortcut
+        assert agent.decisions == [] and run.app._approval is not None
+        run.type(CTRL_O)
+        await run.until(lambda: "touch LAST-LINE-200" in run.printed)
+        assert all(f"echo step {i:03d}" in run.printed for i in range(1, 200))
+        assert run.printed.rstrip().endswith("touch LAST-LINE-200")  # the last line is right above the menu
+        run.type(ENTER)
+        await run.until(lambda: agent.decisions == [ApprovalDecision("yes")])
+
+
+async def test_a_yes_no_question_uses_the_same_menu(tmp_path):
+    async with running(FakeAgent(tmp_path)) as run:
+        answers: list[bool] = []
+        thread = threading.Thread(target=lambda: answers.append(run.app.ask_yes_no("Restore 2 files?")))
+        thread.start()
+        await run.until(lambda: run.app._question is not None)
+        run.type("n")  # text, not an answer
+        await run.until(lambda: run.app.buffer.text == "n")
+        run.type(TAB + UP + ENTER)
+        await run.until(lambda: answers == [False])
+        thread.join(5)
+        assert "? Restore 2 files?" in run.printed and "└  no" in run.printed and run.app.buffer.text == "n"
 
 
 async def test_leaving_while_an_approval_waits_answers_no(tmp_path):
@@ -301,12 +378,12 @@ async def test_resuming_a_session_recorded_elsewhere_asks_first(tmp_path):
         run.type("/resume 1780000000000_aaaaaaaa" + ENTER)
         await run.until(lambda: run.app._approval is not None)
         assert "recorded elsewhere: tracked by git" in run.printed
-        run.type("n" + ENTER)  # no, without a reason
+        run.type(UP + UP + ENTER)  # "No"
         await run.until(lambda: "error: session 1780000000000_aaaaaaaa was recorded elsewhere" in run.printed)
         assert agent.resumed == [] and "sessions adopt 1780000000000_aaaaaaaa" in run.printed
         run.type("/resume 1780000000000_aaaaaaaa" + ENTER)
         await run.until(lambda: run.app._approval is not None)
-        run.type("y")
+        run.type(DOWN + ENTER)
         await run.until(lambda: "messages restored" in run.printed)
         assert agent.resumed == ["1780000000000_aaaaaaaa"]
 
@@ -319,3 +396,29 @@ async def test_a_prompt_starting_with_a_path_goes_to_the_model(tmp_path):
         run.type(" /nope" + ENTER)
         await run.until(lambda: len(agent.turns) == 2 and not run.app.running)
         assert "unknown command" not in run.printed
+
+
+_typed = st.text(alphabet=st.sampled_from(list("ynapqYNAP sto!.,0123456789") + ["\r", "é", "\u202e"]), min_size=1,
+                 max_size=25)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(typed=_typed)
+def test_no_typed_text_ever_answers_a_question(typed):
+    """Whatever is typed (letters of every answer, Enter among them) lands in the prompt box; nothing answers."""
+    request = ApprovalRequest("bash", "run: touch x", rule="Bash(touch x)")
+
+    async def scenario() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            agent = FakeAgent(Path(tmp), script=[("on_approval", (request,))])
+            async with running(agent) as run:
+                run.type("go" + ENTER)
+                await run.until(lambda: run.app._approval is not None)
+                run.type(typed + CTRL_O)  # Ctrl+O: a key the app reads after all of the text
+                expected = typed.replace("\r", "")
+                await run.until(lambda: run.app.buffer.text == expected)
+                assert agent.decisions == [] and run.app._approval is not None and run.app._choice is None
+                run.type(CTRL_C)  # a deliberate no
+                await run.until(lambda: agent.decisions == [ApprovalDecision("no")])
+
+    asyncio.run(scenario())

@@ -268,3 +268,18 @@ def test_a_tool_call_and_its_preview_fit_the_width_they_are_given():
     lines = shown(result).splitlines()
     assert [len(line) for line in lines] == [40, 11] and lines[0].endswith("…") and lines[1] == "     second"
     assert shown(render.tool_call("bash", {"command": "ls"}, width=40)) == "● bash(ls)\n"
+
+
+def test_an_approvals_command_is_numbered_highlighted_whole_and_harmless():
+    command = "for f in *; do\n  echo \"$f\" \x1b]0;pwned\x07 [bold]x[/]\ndone\n" + "true\n" * 30
+    body, hidden = render.approval_detail("bash", command)
+    text = shown(body)
+    assert hidden == 0 and "  1 for f in *; do" in text and " 33 true" in text
+    assert '  2   echo "$f" ^[]0;pwned^G [bold]x[/]' in text  # shown as written, acted on by nothing
+    assert "\x1b]" not in ansi(body) and "\x07" not in ansi(body)
+    assert "\x1b[" in ansi(body)  # coloured by the bash lexer
+    cut, hidden = render.approval_detail("bash", command, limit=5)
+    assert hidden == 28 and "… 28 more lines not shown (33 in all): Ctrl+O shows them all" in shown(cut)
+    assert " 6 true" not in shown(cut)
+    diff, hidden = render.approval_detail("edit_file", "--- a/x\n+++ b/x\n-old\n+new\n", limit=3)
+    assert hidden == 1 and "-old" in shown(diff) and "+new" not in shown(diff)

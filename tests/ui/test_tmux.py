@@ -263,10 +263,10 @@ def test_rewind_in_the_app_asks_and_restores_the_files(terminals, project, model
     ready(t)
     t.type("/rewind 2")
     t.keys("Enter")
-    screen = t.wait(r"Restore 2 files to how they were before turn 2\? \(y/n\)")
+    screen = t.wait(r"Restore 2 files to how they were before turn 2\?")
     assert "Rewound to before turn 2" in screen and "  a.txt" in screen and "  sub/b.txt" in screen
-    assert "y yes · n no" in t.last_lines(1)[0], screen
-    t.keys("y")
+    t.wait(r"↑/↓ choose · Enter answers")
+    t.keys("Down", "Enter")
     t.wait(r"Restored 2 of 2 files\. Changes made through bash cannot be restored\.")
     assert (project / "a.txt").read_text() == "v1\n" and not (project / "sub/b.txt").exists()
     t.wait(r"tokens · context")  # idle: the prompt takes text again
@@ -281,19 +281,23 @@ def test_rewind_in_the_app_leaves_the_files_on_no_and_asks_about_a_file_changed_
     ready(t)
     t.type("/rewind 2")
     t.keys("Enter")
-    t.wait(r"\(y/n\)")
-    t.keys("x", "n")  # a stray key does nothing; n says no
+    t.wait(r"↑/↓ choose · Enter answers")
+    t.keys("x", "n")  # typed text goes to the prompt box, never answers
+    t.wait(r"› xn")
+    t.keys("Tab", "Up", "Enter")  # back to the question; ↑ from nothing chosen is the last row, No
     t.wait(r"Files left as they are\.")
     assert (project / "a.txt").read_text() == "v2\n" and (project / "sub/b.txt").exists()
-    assert "x" not in t.last_lines(3)[0]   # the stray key did not reach the prompt
+    t.keys("C-u")
     (project / "a.txt").write_text("hand edit\n")
     t.wait(r"tokens · context")
     t.type("/rewind 1")
     t.keys("Enter")
-    t.wait(r"Restore 2 files to how they were before turn 1\? \(y/n\)")
-    t.keys("y")
-    t.wait(r"a\.txt was changed after evo-agent last wrote it; restore it anyway\? \(y/n\)")
-    t.keys("n")
+    t.wait(r"Restore 2 files to how they were before turn 1\?")
+    t.wait(r"↑/↓ choose · Enter answers")
+    t.keys("Down", "Enter")
+    t.wait(r"a\.txt was changed after evo-agent last wrote it; restore it anyway\?")
+    t.wait(r"↑/↓ choose · Enter answers")
+    t.keys("Up", "Enter")
     t.wait(r"Restored 1 of 2 files\.")
     assert (project / "a.txt").read_text() == "hand edit\n" and not (project / "sub/b.txt").exists()
 
@@ -372,3 +376,48 @@ def test_closing_the_terminal_while_an_answer_streams_records_the_interruption(
     users = [r["message"]["content"] for r in records if r["type"] == "user"]
     assert users[0] == "tell me a long story"
     assert any("[Request interrupted by user]" in str(content) for content in users[1:]), [r["type"] for r in records]
+
+
+def test_typing_during_an_approval_stays_in_the_prompt_and_answers_nothing(terminals, project, model_server):
+    """SPEC §9: typed text meant for the prompt ("please stop") never answers a question."""
+    from tests.fake_model_server import tool_use
+
+    model_server.script(tool_use("bash", {"command": "touch MARKER"}), text("Not run, then."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("make the marker")
+    t.keys("Enter")
+    t.wait(r"↑/↓ choose · Enter answers · Esc says no")
+    t.type("please stop, all of it")
+    t.keys("Enter")
+    screen = t.wait(r"Answer the question first")
+    assert "› please stop, all of it" in screen and not (project / "MARKER").exists()
+    assert "allowed" not in t.scrollback()
+    t.keys("Escape")  # a deliberate no
+    t.wait(r"Not run, then\.")
+    t.wait(r"tokens · context")
+    assert "› please stop, all of it" in t.screen()  # kept in the prompt box, not sent, no stray newline
+    assert not (project / "MARKER").exists() and len(model_server.requests) == 2
+
+
+def test_a_200_line_command_is_seen_whole_before_yes(terminals, project, model_server):
+    from tests.fake_model_server import tool_use
+
+    command = "\n".join(f"echo step {i:03d}" for i in range(1, 200)) + "\ntouch LAST-LINE-200"
+    model_server.script(tool_use("bash", {"command": command}), text("All 200 ran."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("run the long script")
+    t.keys("Enter")
+    t.wait(r"more lines not shown \(200 in all\)")
+    t.wait(r"Ctrl\+O shows all \(\d+ lines not sho")  # the status line, drawn with the menu
+    assert "LAST-LINE-200" not in t.scrollback(), t.scrollback()
+    t.keys("Down", "Enter")
+    t.wait(r"not shown yet: Ctrl\+O shows them")
+    assert not (project / "LAST-LINE-200").exists()
+    t.keys("C-o")
+    screen = t.wait(r"200 touch LAST-LINE-200")  # the last line, numbered, on screen above the menu
+    assert "199 echo step 199" in screen
+    t.keys("Enter")
+    t.wait(r"All 200 ran\.")
+    assert (project / "LAST-LINE-200").exists()

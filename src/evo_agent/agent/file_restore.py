@@ -11,7 +11,8 @@ import os
 from collections.abc import Callable
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import FileChange, SessionStore, changes_since, restore_change
+from evo_agent.session import FileChange, SessionStore, changes_since
+from evo_agent.tools.safe_open import open_dir
 
 BASH_NOTE = "Changes made through bash cannot be restored."
 
@@ -50,7 +51,7 @@ def restore_files(changes: list[FileChange], write: Callable[[str], None],
                 write(f"  left alone: {shown} (changed since evo-agent wrote it)")
                 continue
         try:
-            restore_change(change)
+            restore_opened(change)
         except OSError as exc:
             write(f"  not restored: {shown} ({exc.strerror or exc})")
             continue
@@ -58,3 +59,56 @@ def restore_files(changes: list[FileChange], write: Callable[[str], None],
         write(f"  {'restored' if change.existed else 'removed'}: {shown}")
     write(f"Restored {restored} of {len(changes)} file{'s' if len(changes) != 1 else ''}. {BASH_NOTE}")
     return restored
+
+
+def restore_opened(change: FileChange) -> None:
+    """Put one file back (atomic: temp file + rename), inside its directory opened without following a symlink.
+
+    The directory is resolved now and then opened one step at a time with O_NOFOLLOW (tools/safe_open.py),
+    so a directory swapped for a symlink meanwhile fails the restore instead of redirecting it; the file
+    itself is replaced by a rename, which never follows a symlink. Raises OSError.
+    """
+    parent = os.path.realpath(os.path.dirname(change.path))
+    name = os.path.basename(change.path)
+    if not change.existed:
+        try:
+            dir_fd = open_dir(parent)
+        except FileNotFoundError:
+            return
+        try:
+            os.unlink(name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        finally:
+            os.close(dir_fd)
+        return
+    if change.backup is None:
+        raise OSError(0, change.not_kept or "no backup")
+    data = _backup_bytes(change)
+    dir_fd = open_dir(parent, create=True)
+    tmp = f".{name}.evo-restore-{os.urandom(3).hex()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, change.mode if change.mode is not None
+                     else 0o644, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(dir_fd)
+
+
+def _backup_bytes(change: FileChange) -> bytes:
+    import stat
+
+    fd = os.open(change.backup, os.O_RDONLY | os.O_NOFOLLOW)  # type: ignore[arg-type]
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(0, "the backup is not a regular file")
+        return f.read()

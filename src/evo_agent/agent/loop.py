@@ -555,20 +555,33 @@ class Agent:
         if cancel.is_set():
             cb.tool_end(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0)
             return tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, is_error=True)
-        refusal = self._gate(tool_id, name, tool_input, cancel)
+        ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
+                          file_history=self.file_history, sandbox=self.sandbox)
+        refusal = self._precheck(name, tool_input, ctx) or self._gate(tool_id, name, tool_input, cancel, ctx)
         cb.tool_start(tool_id, name, tool_input)
         started = time.monotonic()
         if refusal is not None:
             result = refusal
         else:
-            ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
-                              file_history=self.file_history, sandbox=self.sandbox)
             result = run_tool(self.tools, name, tool_input, ctx)
         cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)
         return _result_block(tool_id, result)
 
-    def _gate(self, tool_id: str, name: str, tool_input: dict, cancel: threading.Event) -> ToolResult | None:
+    def _precheck(self, name: str, tool_input: dict, ctx: ToolContext) -> ToolResult | None:
+        """A call that cannot succeed (an edit whose old_string is not in the file) fails before anyone is asked."""
+        tool = next((t for t in self.tools if t.name == name), None)
+        if tool is None or tool.precheck is None or not self._well_formed(name, tool_input):
+            return None
+        try:
+            return tool.precheck(tool_input, ctx)
+        except Exception:  # noqa: BLE001 - a failing check decides nothing; the gate and the tool still run
+            return None
+
+    def _gate(self, tool_id: str, name: str, tool_input: dict, cancel: threading.Event,
+              ctx: ToolContext | None = None) -> ToolResult | None:
         """None when the call may run; else the `is_error` result that says why it did not.
+
+        A file tool's checked path is handed to the tool in `ctx.checked_path`: it opens that, or refuses.
 
         Every decision (outside bypass mode) is recorded as a `permission` record before the tool
         runs; a refused call's result says why it was not run.
@@ -577,6 +590,8 @@ class Agent:
             return None  # the tool refuses it itself, without running anything
         front = self.front_end
         outcome = self.permissions.decide(name, tool_input, front.ask, self.agent_label)
+        if ctx is not None:
+            ctx.checked_path = outcome.path
         if outcome.run and cancel.is_set():  # Ctrl+C while the user was being asked
             outcome = GateResult(False, "refused", "interrupted", TOOL_INTERRUPTED_TEXT)
         if self.permissions.mode != "bypass":  # bypass decides nothing; its start-up warning says so

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from evo_agent.safe_text import terminal_safe
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 from evo_agent.tools.confine import (
     AGENT_DIR,
@@ -46,7 +47,7 @@ from .rules import TOOL_KINDS, Rule
 MODES = ("ask", "accept-edits", "read-only", "bypass")
 DEFAULT_MODE = "ask"
 INTERNAL_TOOLS = frozenset({"compact", "task"})  # no side effects of their own; a subagent's calls are gated
-MAX_DETAIL_LINES = 200
+OPENING_TOOLS = frozenset({"read_file", "write_file", "edit_file"})  # open the path the gate checked (ctx.checked_path)
 
 Action = Literal["allow", "ask", "deny"]
 Asker = Callable[[ApprovalRequest], ApprovalDecision]
@@ -169,14 +170,13 @@ class Policy:
             if rule is not None:
                 return Verdict("allow", f"rule {rule}")
         if t.relative is None:
-            return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project", Rule("Edit", str(t.path)))
+            return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project",
+                           _exact_rule("Edit", str(t.path)))
         if sensitive:
             return Verdict("ask", f"mode {self.mode}", f"{t.shown} is in .git/, which can make git run commands", None)
         if self.mode == "accept-edits":
             return Verdict("allow", "mode accept-edits: edit inside the project")
-        parent = t.relative.rpartition("/")[0]
-        return Verdict("ask", f"mode {self.mode}", f"it changes {t.shown}",
-                       Rule("Edit", f"{parent}/**" if parent else t.relative))
+        return Verdict("ask", f"mode {self.mode}", f"it changes {t.shown}", _exact_rule("Edit", t.relative))
 
     def _check_read(self, t: Target) -> Verdict:
         assert t.path is not None
@@ -187,8 +187,16 @@ class Policy:
         rule = self._matching(lambda r: r.covers_path("Read", None, str(t.path)))
         if rule is not None:
             return Verdict("allow", f"rule {rule}")
-        base = t.path if t.path.is_dir() else t.path.parent
-        return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project", Rule("Read", f"{base}/**"))
+        # As narrow as what was asked: the file read, or the tree a glob/grep searches — never a parent.
+        spec = f"{t.path}/**" if t.path.is_dir() else str(t.path)
+        return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project", _exact_rule("Read", spec))
+
+
+def _exact_rule(kind: str, spec: str) -> Rule | None:
+    """The rule naming exactly `spec`; None (no "always" offered) when the name itself holds glob characters
+    (`*`, `?`), which a rule would read as a pattern matching other files too."""
+    literal = spec[:-3] if spec.endswith("/**") else spec
+    return None if any(c in literal for c in "*?") else Rule(kind, spec)
 
 
 MODE_SUMMARY = {
@@ -226,7 +234,8 @@ class GateResult:
     decision: str          # "allowed" | "refused"
     rule: str              # what decided
     message: str = ""      # for a refused call: the tool_result text the model reads
-    notice: str = ""       # for the user when a call is refused without asking (print mode)
+    notice: str = ""       # for the user when a call is refused without asking (print mode), terminal-safe
+    path: Path | None = None  # a file tool's real path as checked: the tool opens exactly this
 
 
 @dataclass
@@ -242,6 +251,20 @@ class PermissionGate:
         return self.policy.mode
 
     def decide(self, name: str, tool_input: dict, ask: Asker | None, agent: str = "") -> GateResult:
+        checked = self._checked_path(name, tool_input)  # before any question: what the user approves
+        result = self._decide(name, tool_input, ask, agent)
+        result.path = checked
+        return result
+
+    def _checked_path(self, name: str, tool_input: dict) -> Path | None:
+        if name not in OPENING_TOOLS:
+            return None
+        try:
+            return self.policy.target(name, tool_input).path
+        except (OSError, ValueError):
+            return None
+
+    def _decide(self, name: str, tool_input: dict, ask: Asker | None, agent: str) -> GateResult:
         verdict = self.policy.check(name, tool_input)
         if verdict.action != "ask":
             return _settled(verdict)
@@ -290,8 +313,8 @@ class PermissionGate:
         rule = f'--allowed-tools "{verdict.suggestion}"' if verdict.suggestion else "--allowed-tools RULE"
         target = self.policy.target(name, tool_input)
         mode = "accept-edits" if target.kind == "Edit" and target.relative is not None else "bypass"
-        notice = (f"evo-agent: not run (needs approval): {what}; allow it with --permission-mode {mode}, "
-                  f"{rule} or a rule in .evo-agent/settings.json")
+        notice = terminal_safe(f"evo-agent: not run (needs approval): {what}; allow it with --permission-mode "
+                               f"{mode}, {rule} or a rule in .evo-agent/settings.json", keep_newlines=False)
         return GateResult(False, "refused", f"{verdict.rule}: cannot ask", message, notice)
 
 
@@ -350,9 +373,7 @@ def _edit_diff(name: str, tool_input: dict, target: Target) -> str:
     lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                       f"a/{target.shown}", f"b/{target.shown}"))
     lines = [line if line.endswith("\n") else line + "\n" for line in lines]
-    if len(lines) > MAX_DETAIL_LINES:
-        cut = len(lines) - MAX_DETAIL_LINES
-        lines = lines[:MAX_DETAIL_LINES] + [f"[... {cut} more diff lines ...]\n"]
+    # Whole: the front end shows what fits and says how much more there is (never a silent cut).
     return "".join(lines).rstrip("\n") or "(no change)"
 
 

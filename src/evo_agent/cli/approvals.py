@@ -3,17 +3,22 @@
 A turn runs in a worker thread (see runtime.py), but the terminal belongs to the main thread,
 which is also where Ctrl+C arrives. So `on_approval` (called by the agent from the worker)
 queues the request and waits; the main thread, between its waits for the turn, shows it and
-reads one answer:
+reads one answer, a whole word (SPEC §9: answered on purpose, never by a stray letter):
 
-    y  yes, this once          n [REASON]  no (the reason, if any, is passed to the model)
-    a  always in this session  p           always in this project (a rule in .evo-agent/settings.json)
+    yes      this once                no [REASON]  no (the reason, if any, is passed to the model)
+    always   for this session         project      always in this project (a rule in .evo-agent/settings.json)
 
-Ctrl+C or end of input mean no. Text from the model is passed through `terminal_safe`.
+Ctrl+C or end of input mean no. The whole command or diff is printed first, every line of it
+(numbered), with everything the model chose passed through `terminal_safe`. On a terminal, lines
+typed before the question appeared are not taken as its answer: they are set aside, shown, and
+read as the next prompts after the turn.
 """
 
 from __future__ import annotations
 
+import os
 import queue
+import sys
 import threading
 from collections.abc import Callable
 
@@ -22,9 +27,7 @@ from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
 from .runtime import Console, Signals, Terminated
 
-MAX_DETAIL_LINES = 60
-ANSWERS = {"y": "yes", "yes": "yes", "a": "always-session", "always": "always-session", "p": "always-project",
-           "n": "no", "no": "no"}
+ANSWERS = {"yes": "yes", "always": "always-session", "project": "always-project", "no": "no", "n": "no"}
 
 
 class ReplApprovals:
@@ -36,6 +39,7 @@ class ReplApprovals:
         self.read = read
         self._queue: queue.Queue = queue.Queue()
         self.closed = False
+        self.set_aside: list[str] = []  # lines typed before a question: the next prompts, never its answer
 
     # ---- worker thread
     def on_approval(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -67,12 +71,13 @@ class ReplApprovals:
 
     def ask(self, request: ApprovalRequest) -> ApprovalDecision:
         self.show(request)
+        self._set_aside_typeahead()
         offers_rule = bool(request.rule)
-        choices = "y yes · n no (n REASON tells the model why)"
+        choices = "yes · no (no REASON tells the model why)"
         if offers_rule:
             rule = terminal_safe(request.rule, keep_newlines=False)
-            choices += f" · a always this session · p always in this project [{rule}]"
-        self.console.line(f"  {choices}")
+            choices += f" · always (this session) · project (always in this project) [{rule}]"
+        self.console.line(f"  answer with a word: {choices}")
         while True:
             self.signals.asking = True
             try:
@@ -86,13 +91,15 @@ class ReplApprovals:
                 return ApprovalDecision("no")
             word, _, rest = line.strip().partition(" ")
             answer = ANSWERS.get(word.lower())
-            if answer is None and word.lower().startswith("n") and not rest:  # "no," "nope"
+            if answer is None and word.lower() in ("no,", "nope", "never"):
                 answer = "no"
+            if answer is not None and answer != "no" and rest.strip():
+                answer = None  # "yes please stop" is a sentence, not an answer
             if answer is None or (answer.startswith("always") and not offers_rule):
                 if not self.interactive:
                     self.console.line("(no: not an answer)")
                     return ApprovalDecision("no")
-                self.console.line("  answer y, n [reason]" + (", a or p" if offers_rule else ""))
+                self.console.line("  answer yes, no [reason]" + (", always or project" if offers_rule else ""))
                 continue
             return ApprovalDecision(answer, rest.strip() if answer == "no" else "")
 
@@ -102,11 +109,37 @@ class ReplApprovals:
         if request.reason:
             self.console.line(f"  needs approval: {terminal_safe(request.reason, keep_newlines=False)}")
         if request.detail:
-            lines = terminal_safe(request.detail).splitlines()
-            for line in lines[:MAX_DETAIL_LINES]:
-                self.console.line(f"  │ {line}")
-            if len(lines) > MAX_DETAIL_LINES:
-                self.console.line(f"  │ [... {len(lines) - MAX_DETAIL_LINES} more lines ...]")
+            lines = terminal_safe(request.detail).rstrip("\n").split("\n")
+            width = len(str(len(lines)))
+            for number, line in enumerate(lines, start=1):  # every line: the scrollback holds them all
+                self.console.line(f"  {number:>{width}} │ {line}")
+
+    def _set_aside_typeahead(self) -> None:
+        """On a terminal: what was typed before the question is not its answer. Whole lines are kept as
+        the next prompts (and shown); a half-typed line is dropped, since it cannot be read back."""
+        if not self.interactive:
+            return
+        try:
+            import select
+            import termios
+
+            fd = sys.stdin.fileno()
+            if not os.isatty(fd):
+                return
+            pending = b""
+            while select.select([fd], [], [], 0)[0]:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    break
+                pending += chunk
+            termios.tcflush(fd, termios.TCIFLUSH)
+        except (OSError, ValueError, ImportError, AttributeError):
+            return
+        lines = [line for line in pending.decode("utf-8", "replace").splitlines() if line.strip()]
+        for line in lines:
+            self.console.line(f"  (typed before this question, not taken as its answer; sent after the turn: "
+                              f"{terminal_safe(line, keep_newlines=False)})")
+        self.set_aside.extend(lines)
 
 
 __all__ = ["ReplApprovals"]

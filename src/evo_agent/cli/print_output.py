@@ -17,6 +17,8 @@ import json
 import time
 from typing import Any
 
+from evo_agent.safe_text import terminal_safe
+
 from .help_text import OUTPUT_FORMATS  # noqa: F401 - the parser reads it from help_text (no agent import)
 from .runtime import Console
 
@@ -80,7 +82,7 @@ class StreamJsonCallbacks:
                    "message": {"role": "user", "content": [block]}})
 
     def on_notice(self, text: str) -> None:
-        self.console.error(text)
+        self.console.error(terminal_safe(text))  # a notice may quote the model (a subagent's name, a command)
 
 
 class QuietCallbacks:
@@ -90,7 +92,7 @@ class QuietCallbacks:
         self.console = console
 
     def on_notice(self, text: str) -> None:
-        self.console.error(text)
+        self.console.error(terminal_safe(text))  # a notice may quote the model (a subagent's name, a command)
 
 
 class PrintOutput:

@@ -162,7 +162,11 @@ class Repl:
                     self.console.line(f"> {initial_prompt}")
                 self.turn(initial_prompt)
             while True:
-                line = self.read("> " if self.tty else "")
+                if self.approvals.set_aside:  # typed while a question was up: the next prompt, now
+                    line = self.approvals.set_aside.pop(0)
+                    self.console.line(f"> {terminal_safe(line, keep_newlines=False)}")
+                else:
+                    line = self.read("> " if self.tty else "")
                 if line is None:
                     return 0
                 text = line.strip()

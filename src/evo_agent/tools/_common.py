@@ -1,4 +1,4 @@
-"""Helpers shared by the file tools: path resolution, binary sniffing, safe wrapping.
+"""Helpers shared by the file tools: path resolution, opening what was checked, binary sniffing, safe wrapping.
 
 Kept in one place so every tool resolves paths the same way (relative to the
 project, never to the agent's own working directory) and fails the same way
@@ -15,6 +15,8 @@ from pathlib import Path
 from evo_agent.session import PROJECT_DIR_NAME
 
 from .base import ToolContext, ToolResult
+from .confine import real, resolve_in
+from .safe_open import SymlinkInPath, open_file
 
 # Directories no search tool descends into: git internals and the agent's own
 # session store are noise for the model and can be large.
@@ -60,6 +62,39 @@ def resolve_path(ctx: ToolContext, path: str) -> Path:
     return p
 
 
+class PathChanged(Exception):
+    """The path no longer points where it pointed when it was checked; one line for the model."""
+
+
+def checked_path(ctx: ToolContext, path: str) -> Path:
+    """The real path a file tool opens for the model's `path`: the one the permission gate checked.
+
+    Resolved again here; when it no longer matches what the gate checked (a symlink swapped in since),
+    the call is refused rather than sent somewhere nobody checked.
+    """
+    resolved = resolve_in(ctx.project_dir, path)
+    if ctx.checked_path is not None and resolved != Path(ctx.checked_path):
+        raise PathChanged(f"{path} now points somewhere else than when it was checked (a symlink changed); "
+                          "not opened")
+    return resolved
+
+
+def open_checked(ctx: ToolContext, path: Path, flags: int, *, create_dirs: bool = False) -> int:
+    """`os.open` of a checked (real) path without following any symlink on the way (tools/safe_open.py)."""
+    return open_file(path, flags, root=real(ctx.project_dir), create_dirs=create_dirs)
+
+
+def open_failure(shown: str, exc: OSError) -> str:
+    """One line for an open that failed."""
+    if isinstance(exc, SymlinkInPath):
+        return f"{shown}: a symbolic link appeared in the path after it was checked; not followed"
+    if isinstance(exc, FileNotFoundError):
+        return f"file not found: {shown}"
+    if isinstance(exc, IsADirectoryError):
+        return f"{shown} is a directory, not a file"
+    return f"{shown}: {exc.strerror or exc}"
+
+
 def display_path(ctx: ToolContext, path: Path) -> str:
     """The path as shown to the model: project-relative when inside the project."""
     try:
@@ -71,7 +106,12 @@ def display_path(ctx: ToolContext, path: Path) -> str:
 def is_binary_file(path: Path) -> bool:
     """Heuristic used by git and grep: a NUL byte near the start means binary."""
     with open(path, "rb") as f:
-        return b"\0" in f.read(_SNIFF_BYTES)
+        return is_binary_bytes(f.read(_SNIFF_BYTES))
+
+
+def is_binary_bytes(data: bytes) -> bool:
+    """The same heuristic on bytes already read (the start of a file)."""
+    return b"\0" in data[:_SNIFF_BYTES]
 
 
 def walk_files(root: Path) -> Iterator[Path]:

@@ -20,6 +20,9 @@ class ToolContext:
     # Keeps what the file tools change, for rewinds (`before_change(path, tool_use_id)`/`after_change`);
     # a `evo_agent.session.file_history.FileHistory`, or None when nothing is recorded.
     file_history: Any = None
+    # The real path the permission gate checked for a file tool's `path` (None: nothing was checked, as
+    # when a tool runs outside the agent loop). The tool opens exactly this, or refuses (tools/safe_open.py).
+    checked_path: Path | None = None
 
 
 @dataclass
@@ -34,6 +37,9 @@ class Tool:
     description: str
     input_schema: dict
     run: Callable[[dict, ToolContext], ToolResult]
+    # Run before the call is asked about: an error result here fails the call without a question
+    # (an edit whose old_string is not in the file); None means it may go on to the permission gate.
+    precheck: Callable[[dict, ToolContext], ToolResult | None] | None = None
 
     def api_spec(self) -> dict:
         """The tool as the Anthropic Messages API wants it in `tools`."""

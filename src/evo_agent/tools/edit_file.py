@@ -8,13 +8,25 @@ CRLF files stay CRLF, and non-UTF-8 files are refused rather than corrupted.
 
 from __future__ import annotations
 
-from ._common import display_path, error, guarded, is_binary_file, resolve_path
+import os
+import stat
+
+from ._common import (
+    PathChanged,
+    checked_path,
+    display_path,
+    error,
+    guarded,
+    is_binary_bytes,
+    open_checked,
+    open_failure,
+    resolve_path,
+)
 from .base import Tool, ToolContext, ToolResult
-from .confine import in_agent_dir, real
+from .confine import in_agent_dir, inside_project, resolve_in
 
 
-@guarded("edit_file")
-def run_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
+def _arguments(tool_input: dict) -> tuple[str, str, str] | ToolResult:
     path_arg = tool_input.get("path")
     old = tool_input.get("old_string")
     new = tool_input.get("new_string")
@@ -26,35 +38,102 @@ def run_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
         return error("old_string is empty; use write_file to create or replace a whole file")
     if old == new:
         return error("old_string and new_string are identical; nothing to change")
+    return path_arg, old, new
 
-    path = resolve_path(ctx, path_arg)
-    shown = display_path(ctx, path)
-    if in_agent_dir(ctx.project_dir, real(path)):  # also checked by the permission gate; kept here too
-        return error(f"{shown} is in .evo-agent/, the agent's own transcripts and rules; not edited")
-    if not path.exists():
-        return error(f"file not found: {shown}")
-    if not path.is_file():
+
+def _read(fd: int, shown: str) -> str | ToolResult:
+    """The file's text (no newline translation, so CRLF stays CRLF), or why it cannot be edited."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
         return error(f"{shown} is not a regular file")
-    if is_binary_file(path):
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    if is_binary_bytes(data):
         return error(f"{shown} looks like a binary file; not edited")
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         return error(f"{shown} is not valid UTF-8; not edited")
 
+
+def _applies(text: str, old: str, shown: str) -> ToolResult | None:
     count = text.count(old)
     if count == 0:
         return error(f"old_string not found in {shown}")
     if count > 1:
         return error(f"old_string found {count} times in {shown}; give more context so it matches exactly once")
+    return None
 
-    start = text.index(old)
-    line = text.count("\n", 0, start) + 1
-    if ctx.file_history is not None:
-        ctx.file_history.before_change(path, ctx.tool_use_id)
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(text.replace(old, new, 1))
+
+def _open(ctx: ToolContext, path_arg: str, flags: int) -> tuple[int, str] | ToolResult:
+    path = resolve_path(ctx, path_arg)
+    shown = display_path(ctx, path)
+    try:
+        target = checked_path(ctx, path_arg)
+    except PathChanged as exc:
+        return error(str(exc))
+    if in_agent_dir(ctx.project_dir, target):  # also checked by the permission gate; kept here too
+        return error(f"{shown} is in .evo-agent/, the agent's own transcripts and rules; not edited")
+    try:
+        return open_checked(ctx, target, flags | os.O_NONBLOCK), shown
+    except OSError as exc:
+        return error(open_failure(shown, exc))
+
+
+def precheck_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult | None:
+    """Before the user is asked: an edit that cannot apply fails now, not after a "yes".
+
+    Only inside the project, where reads need nobody's approval: outside it, saying whether a string
+    occurs in a file would let the model read, unasked, a file that reading needs approval for.
+    """
+    args = _arguments(tool_input)
+    if isinstance(args, ToolResult):
+        return args
+    path_arg, old, _ = args
+    if not inside_project(ctx.project_dir, resolve_in(ctx.project_dir, path_arg)):
+        return None
+    opened = _open(ctx, path_arg, os.O_RDONLY)
+    if isinstance(opened, ToolResult):
+        return opened
+    fd, shown = opened
+    try:
+        text = _read(fd, shown)
+    finally:
+        os.close(fd)
+    return text if isinstance(text, ToolResult) else _applies(text, old, shown)
+
+
+@guarded("edit_file")
+def run_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
+    args = _arguments(tool_input)
+    if isinstance(args, ToolResult):
+        return args
+    path_arg, old, new = args
+    opened = _open(ctx, path_arg, os.O_RDWR)
+    if isinstance(opened, ToolResult):
+        return opened
+    fd, shown = opened
+    try:
+        text = _read(fd, shown)
+        if isinstance(text, ToolResult):
+            return text
+        failed = _applies(text, old, shown)
+        if failed is not None:
+            return failed
+        start = text.index(old)
+        line = text.count("\n", 0, start) + 1
+        path = resolve_path(ctx, path_arg)
+        if ctx.file_history is not None:
+            ctx.file_history.before_change(path, ctx.tool_use_id)
+        data = text.replace(old, new, 1).encode("utf-8")
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
     if ctx.file_history is not None:
         ctx.file_history.after_change(path, ctx.tool_use_id)
     removed = old.count("\n") + 1
@@ -79,4 +158,5 @@ EDIT_FILE_TOOL = Tool(
         "required": ["path", "old_string", "new_string"],
     },
     run=run_edit_file,
+    precheck=precheck_edit_file,
 )

@@ -6,7 +6,21 @@ through big files without pulling them whole into its context.
 
 from __future__ import annotations
 
-from ._common import display_path, error, guarded, is_binary_file, resolve_path
+import io
+import os
+import stat
+
+from ._common import (
+    PathChanged,
+    checked_path,
+    display_path,
+    error,
+    guarded,
+    is_binary_bytes,
+    open_checked,
+    open_failure,
+    resolve_path,
+)
 from .base import Tool, ToolContext, ToolResult
 
 DEFAULT_LIMIT = 2000
@@ -40,35 +54,25 @@ def run_read_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
 
     path = resolve_path(ctx, path_arg)
     shown = display_path(ctx, path)
-    if not path.exists():
-        return error(f"file not found: {shown}")
-    if path.is_dir():
-        return error(f"{shown} is a directory, not a file (use glob to list it)")
-    if not path.is_file():
+    try:
+        # The checked path itself, with no symlink followed on the way (O_NONBLOCK: a FIFO never blocks).
+        fd = open_checked(ctx, checked_path(ctx, path_arg), os.O_RDONLY | os.O_NONBLOCK)
+    except PathChanged as exc:
+        return error(str(exc))
+    except OSError as exc:
+        return error(open_failure(shown, exc))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            return error(f"{shown} is a directory, not a file (use glob to list it)")
         return error(f"{shown} is not a regular file")
-    if is_binary_file(path):
-        return error(f"{shown} looks like a binary file; not shown")
-
-    out: list[str] = []
-    size = 0
-    total = 0
-    last_shown = 0
-    stopped_for_size = False
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f, start=1):
-            total = n
-            if n < offset or n >= offset + limit or stopped_for_size:
-                continue
-            line = line.rstrip("\r\n")
-            if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS] + f" [... line truncated, {len(line)} characters in all]"
-            entry = f"{n:>6}\t{line}"
-            if size + len(entry) + 1 > MAX_OUTPUT_CHARS and out:
-                stopped_for_size = True
-                continue
-            out.append(entry)
-            size += len(entry) + 1
-            last_shown = n
+    with os.fdopen(fd, "rb") as raw:
+        if is_binary_bytes(raw.read(8192)):
+            return error(f"{shown} looks like a binary file; not shown")
+        raw.seek(0)
+        out, total, last_shown, stopped_for_size = _window(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"),
+                                                           offset, limit)
 
     if total == 0:
         return ToolResult(f"({shown} is empty)")
@@ -82,6 +86,29 @@ def run_read_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
             f"use offset={last_shown + 1} to read more]"
         )
     return ToolResult(text)
+
+
+def _window(f: io.TextIOWrapper, offset: int, limit: int) -> tuple[list[str], int, int, bool]:
+    """The numbered lines offset..offset+limit-1 of `f`, the file's line count, the last line shown, and
+    whether the output stopped at MAX_OUTPUT_CHARS."""
+    out: list[str] = []
+    size = total = last_shown = 0
+    stopped_for_size = False
+    for n, line in enumerate(f, start=1):
+        total = n
+        if n < offset or n >= offset + limit or stopped_for_size:
+            continue
+        line = line.rstrip("\r\n")
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f" [... line truncated, {len(line)} characters in all]"
+        entry = f"{n:>6}\t{line}"
+        if size + len(entry) + 1 > MAX_OUTPUT_CHARS and out:
+            stopped_for_size = True
+            continue
+        out.append(entry)
+        size += len(entry) + 1
+        last_shown = n
+    return out, total, last_shown, stopped_for_size
 
 
 READ_FILE_TOOL = Tool(

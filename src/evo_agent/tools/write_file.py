@@ -6,9 +6,12 @@ parent directories are created, so the model can scaffold files in one call.
 
 from __future__ import annotations
 
-from ._common import display_path, error, guarded, resolve_path
+import os
+import stat
+
+from ._common import PathChanged, checked_path, display_path, error, guarded, open_checked, open_failure, resolve_path
 from .base import Tool, ToolContext, ToolResult
-from .confine import in_agent_dir, real
+from .confine import in_agent_dir
 
 
 @guarded("write_file")
@@ -22,16 +25,27 @@ def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
 
     path = resolve_path(ctx, path_arg)
     shown = display_path(ctx, path)
-    if in_agent_dir(ctx.project_dir, real(path)):  # also checked by the permission gate; kept here too
+    try:
+        target = checked_path(ctx, path_arg)
+    except PathChanged as exc:
+        return error(str(exc))
+    if in_agent_dir(ctx.project_dir, target):  # also checked by the permission gate; kept here too
         return error(f"{shown} is in .evo-agent/, the agent's own transcripts and rules; not written")
-    if path.is_dir():
+    try:
+        existed = not stat.S_ISDIR(os.lstat(target).st_mode) or None
+    except OSError:
+        existed = False
+    if existed is None:
         return error(f"{shown} is a directory; cannot write a file there")
-    existed = path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = content.encode("utf-8")
     if ctx.file_history is not None:
         ctx.file_history.before_change(path, ctx.tool_use_id)
-    with open(path, "wb") as f:
+    try:
+        # The checked path itself: parents made and the file opened without following any symlink.
+        fd = open_checked(ctx, target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, create_dirs=True)
+    except OSError as exc:
+        return error(f"not written: {open_failure(shown, exc)}")
+    with os.fdopen(fd, "wb") as f:
         f.write(data)
     if ctx.file_history is not None:
         ctx.file_history.after_change(path, ctx.tool_use_id)

@@ -14,6 +14,13 @@ one thread. Keys: Enter sends; Alt+Enter or Ctrl+J insert a newline; Esc interru
 turn (like Ctrl+C); Ctrl+C twice quits (130); Ctrl+D on an empty prompt quits (0); ↑/↓ walk the
 project's prompt history; Tab completes slash commands; Ctrl+O prints the last tool output in full.
 A prompt sent while a turn runs is queued and shown as queued.
+
+A question (an approval, a yes/no) is answered on purpose, never by typing meant for the prompt
+(SPEC §9): a small menu moved with ↑/↓ and confirmed with Enter (Esc or Ctrl+C mean no). Text typed
+meanwhile goes into the prompt box and stays there; Enter there answers nothing and inserts nothing
+(Tab goes back to the question). Single-key shortcuts (y, n, a, p) work only once the menu has been
+moved and the prompt box is empty. A command or diff longer than the screen shows its first lines
+and how many more there are; Ctrl+O prints it whole, and "yes" waits until it has been.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
@@ -66,7 +74,9 @@ Keys:
   Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
   Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool call and output in full
-  A prompt sent while the agent works is queued and sent after the turn"""
+  A prompt sent while the agent works is queued and sent after the turn
+  A question: ↑/↓ choose, Enter answers, Esc says no; typing goes to the prompt (Tab back to the question);
+  Ctrl+O shows a long command or diff whole (yes waits until it has been shown)"""
 
 DOUBLE_CTRL_C_SECONDS = 2.0
 TICK_S = 0.12               # spinner and elapsed-time refresh while the agent works
@@ -79,7 +89,10 @@ STYLE = Style.from_dict({
     "status": "fg:ansibrightblack",
     "status.busy": "",
     "approval": "bold",
+    "choice": "bold reverse",
+    "choice.off": "fg:ansibrightblack",
 })
+YES_ANSWERS = ("yes", "always-session", "always-project")
 
 
 class _Callbacks:
@@ -156,6 +169,13 @@ class AgentApp:
         self._question: concurrent.futures.Future | None = None   # a y/n question from a worker (ask_yes_no)
         self._reason_mode = False
         self._stashed_text = ""
+        # The menu of the question that is up: (answer, label) rows, the chosen row (None until ↑/↓),
+        # whether typing moved the focus to the prompt box, and how many detail lines are not shown yet.
+        self._menu: list[tuple[str, str]] = []
+        self._choice: int | None = None
+        self._on_prompt = False
+        self._unseen = 0
+        self._full_detail: tuple[str, str] | None = None   # (tool, detail) of the question, for Ctrl+O
         self._exiting = False
         self._tick_task: asyncio.Task | None = None
         self._held: list[str] = []            # output that arrived while the picker had the terminal
@@ -181,6 +201,7 @@ class AgentApp:
         has_queue = Condition(lambda: bool(self.queue))
         has_named = Condition(lambda: bool(self._named))
         has_completions = Condition(lambda: bool(self._completion_text()))
+        has_menu = Condition(lambda: bool(self._menu) and self._asking() and not self._reason_mode)
         self._input_window = Window(BufferControl(self.buffer), wrap_lines=True, dont_extend_height=True,
                                     height=lambda: Dimension(min=1, max=self._max_input_rows()))
         return HSplit([
@@ -190,6 +211,8 @@ class AgentApp:
                                         dont_extend_height=True, height=lambda: Dimension(max=3)), has_named),
             ConditionalContainer(Window(FormattedTextControl(self._queue_text), wrap_lines=False,
                                         dont_extend_height=True, height=lambda: Dimension(max=3)), has_queue),
+            ConditionalContainer(Window(FormattedTextControl(self._menu_text), wrap_lines=False,
+                                        dont_extend_height=True), has_menu),
             Window(height=1, char="─", style="class:rule"),
             VSplit([Window(FormattedTextControl(self._prompt_label), dont_extend_width=True), self._input_window]),
             Window(height=1, char="─", style="class:rule"),
@@ -236,7 +259,28 @@ class AgentApp:
     def _prompt_label(self) -> FormattedText:
         if self._reason_mode:
             return FormattedText([("class:approval", "reason for no (optional) › ")])
+        if self._asking() and not self._on_prompt:
+            return FormattedText([("class:dim", "› ")])  # the keys go to the question above
         return FormattedText([("class:prompt", "› ")])
+
+    def _asking(self) -> bool:
+        return self._approval is not None or self._question is not None
+
+    def _menu_text(self) -> FormattedText:
+        """The answers, one per row; the chosen one reversed. Yes rows are dim while lines are unseen."""
+        width = self.width() - 4
+        parts: list[tuple[str, str]] = []
+        for i, (answer, label) in enumerate(self._menu):
+            if i:
+                parts.append(("", "\n"))
+            text = render.one_line(label, width)
+            if answer in YES_ANSWERS and self._unseen:
+                parts.append(("class:choice.off", f"{'❯' if i == self._choice else ' '} {text} (after Ctrl+O)"))
+            elif i == self._choice:
+                parts.append(("class:choice", f"❯ {text}"))
+            else:
+                parts.append(("", f"  {text}"))
+        return FormattedText(parts)
 
     def _completion_text(self) -> str:
         text = self.buffer.text
@@ -252,13 +296,19 @@ class AgentApp:
 
     def _status_text(self) -> FormattedText:
         width = self.width() - 1
-        if self._question is not None:
-            return FormattedText([("class:approval", fit(["y yes · n no · Esc no"], width))])
-        if self._approval is not None:
-            question = ("Enter sends the reason · Esc says no without one" if self._reason_mode else
-                        "Allow? y yes · n no · a always this session · p always in this project · Esc no")
-            return FormattedText([("class:approval", fit([question], width))])
-        if self._flash and time.monotonic() < self._flash_until:
+        flashing = self._flash and time.monotonic() < self._flash_until
+        if self._asking():
+            if self._reason_mode:
+                keys = "Enter sends the reason · Esc says no without one"
+            elif flashing:
+                keys = self._flash
+            elif self._on_prompt:
+                keys = "Your text stays in the prompt · Tab goes back to the question · Esc says no"
+            else:
+                keys = ("↑/↓ choose · Enter answers · Esc says no" +
+                        (f" · Ctrl+O shows all ({self._unseen} lines not shown)" if self._unseen else ""))
+            return FormattedText([("class:approval", fit([keys], width))])
+        if flashing:
             return FormattedText([("class:status.busy", fit([self._flash], width))])
         if self.activity.running:
             return FormattedText([("class:status.busy", self.activity.line(width))])
@@ -325,15 +375,22 @@ class AgentApp:
     # ------------------------------------------------------------------ keys
     def _key_bindings(self) -> KeyBindings:
         kb = KeyBindings()
-        asking = Condition(lambda: self._approval is not None and not self._reason_mode)
-        questioning = Condition(lambda: self._question is not None)
+        asking = Condition(lambda: self._asking() and not self._reason_mode)
+        on_question = asking & Condition(lambda: not self._on_prompt)
 
-        @kb.add("enter", filter=~asking & ~questioning)
+        @kb.add("enter", filter=~asking)
         def _(event) -> None:  # noqa: ANN001
             if self._reason_mode:
                 self._answer_approval("no", self.buffer.text.strip())
                 return
             self.submit(self.buffer.text)
+
+        @kb.add("enter", filter=asking)
+        def _(event) -> None:  # noqa: ANN001
+            if self._on_prompt:  # typed for the prompt: it answers nothing, and no newline goes in
+                self._hint("Answer the question first: Tab goes to it (your text stays in the prompt)")
+                return
+            self._confirm()
 
         @kb.add("escape", "enter")
         @kb.add("c-j")
@@ -355,14 +412,14 @@ class AgentApp:
 
         @kb.add("c-d")
         def _(event) -> None:  # noqa: ANN001
-            if self._approval is not None:
+            if self._asking():
                 return
             if not self.buffer.text:
                 self.leave(0)
             else:
                 self.buffer.delete()
 
-        @kb.add("tab")
+        @kb.add("tab", filter=~asking)
         def _(event) -> None:  # noqa: ANN001
             matches = complete_command(self.buffer.text)
             if len(matches) == 1:
@@ -375,33 +432,112 @@ class AgentApp:
                     self.buffer.text = common
                     self.buffer.cursor_position = len(common)
 
+        @kb.add("tab", filter=asking)
+        @kb.add("s-tab", filter=asking)
+        def _(event) -> None:  # noqa: ANN001
+            self._on_prompt = not self._on_prompt
+            self._flash_until = 0.0
+            self.app.invalidate()
+
         @kb.add("c-o")
         def _(event) -> None:  # noqa: ANN001
-            if self._last_tool is not None:
+            if self._asking() and self._full_detail is not None:
+                self._show_whole_detail()
+            elif self._last_tool is not None:
                 name, tool_input, output = self._last_tool
                 self.emit(render.tool_call_full(name, tool_input), render.tool_output_full(output))
 
-        for key, answer in (("y", "yes"), ("a", "always-session"), ("p", "always-project")):
-            kb.add(key, filter=asking)(lambda event, answer=answer: self._answer_approval(answer, ""))
-
-        @kb.add("n", filter=asking)
+        @kb.add("up", filter=on_question)
         def _(event) -> None:  # noqa: ANN001
+            self._move(-1)
+
+        @kb.add("down", filter=on_question)
+        def _(event) -> None:  # noqa: ANN001
+            self._move(1)
+
+        @kb.add("<any>", filter=on_question)
+        def _(event) -> None:  # noqa: ANN001
+            self._key_on_question(event.data or "", event.key_sequence[0].key == Keys.BracketedPaste)
+
+        @kb.add(Keys.BracketedPaste, filter=on_question)
+        def _(event) -> None:  # noqa: ANN001
+            self._key_on_question(event.data or "", True)
+
+        return kb
+
+    # ------------------------------------------------------------------ the question's menu
+    def _open_menu(self, rows: list[tuple[str, str]], unseen: int = 0, detail: tuple[str, str] | None = None) -> None:
+        """A question is up: its answers, nothing chosen yet, the keyboard on the question."""
+        self._menu, self._choice, self._unseen, self._full_detail = rows, None, unseen, detail
+        self._on_prompt = bool(self.buffer.text)  # someone mid-sentence keeps typing into the prompt
+        self._flash_until = 0.0
+
+    def _close_menu(self) -> None:
+        self._menu, self._choice, self._on_prompt, self._unseen, self._full_detail = [], None, False, 0, None
+        self._flash_until = 0.0
+
+    def _move(self, step: int) -> None:
+        if not self._menu:
+            return
+        if self._choice is None:
+            self._choice = 0 if step > 0 else len(self._menu) - 1
+        else:
+            self._choice = (self._choice + step) % len(self._menu)
+        self._flash_until = 0.0
+        self.app.invalidate()
+
+    def _key_on_question(self, data: str, pasted: bool) -> None:
+        """A key while the keyboard is on the question: a shortcut once the menu was moved and the prompt is
+        empty; text goes into the prompt box (and the keyboard with it); anything else does nothing."""
+        if not pasted and len(data) == 1 and self._choice is not None and not self.buffer.text:
+            row = self._shortcut(data.lower())
+            if row is not None:
+                self._choice = row
+                self._confirm()
+                return
+        text = data.replace("\r\n", "\n").replace("\r", "\n") if pasted else data
+        if text and (pasted or not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text)):
+            self.buffer.insert_text(text)
+            self._on_prompt = True
+            self.app.invalidate()
+
+    def _shortcut(self, key: str) -> int | None:
+        wanted = {"y": "yes", "n": "no", "a": "always-session", "p": "always-project"}.get(key)
+        return next((i for i, (answer, _) in enumerate(self._menu) if answer == wanted), None)
+
+    def _confirm(self) -> None:
+        """Enter on the menu: the chosen answer, if one is chosen and may be given now."""
+        if self._choice is None:
+            self._hint("Choose an answer with ↑/↓, then Enter (Esc says no)")
+            return
+        answer = self._menu[self._choice][0]
+        if answer in YES_ANSWERS and self._unseen:
+            self._hint(f"{self._unseen} lines are not shown yet: Ctrl+O shows them, then yes can be chosen")
+            return
+        if self._question is not None:
+            self._answer_question(answer == "yes")
+        elif answer == "no-reason":
             self._reason_mode = True
             self._stashed_text = self.buffer.text
             self.buffer.reset()
+            self.app.invalidate()
+        else:
+            self._answer_approval(answer, "")
 
-        @kb.add("<any>", filter=asking)
-        def _(event) -> None:  # noqa: ANN001
-            pass  # while asking, other keys do nothing (a stray key must not answer or vanish into the prompt)
+    def _hint(self, text: str) -> None:
+        self._flash, self._flash_until = text, time.monotonic() + 4.0
+        self._schedule_redraw(4.05)
+        self.app.invalidate()
 
-        kb.add("y", filter=questioning)(lambda event: self._answer_question(True))
-        kb.add("n", filter=questioning)(lambda event: self._answer_question(False))
-
-        @kb.add("<any>", filter=questioning)
-        def _(event) -> None:  # noqa: ANN001
-            pass  # only y, n and Esc answer; nothing else may slip into the prompt meanwhile
-
-        return kb
+    def _show_whole_detail(self) -> None:
+        """Ctrl+O during a question: the whole command or diff, into the scrollback; then yes may be chosen."""
+        assert self._full_detail is not None
+        tool, detail = self._full_detail
+        body, _ = render.approval_detail(tool, detail)
+        lines = detail.rstrip("\n").count("\n") + 1
+        self.emit(render.safe(f"  whole {'command' if tool == 'bash' else 'text'} ({lines} lines):", "evo.dim"), body)
+        self._unseen = 0
+        self.app.invalidate()
 
     def ctrl_c(self) -> None:
         now = time.monotonic()
@@ -643,17 +779,33 @@ class AgentApp:
         if request.reason:
             head.append_text(render.safe(f"  ({request.reason})", "evo.dim"))
         items: list[RenderableType] = [head]
+        unseen = 0
         if request.detail:
-            items.append(_detail(request.detail))
+            body, unseen = render.approval_detail(request.tool, request.detail, self._preview_lines())
+            items.append(body)
         self.emit(*items)
+        rows = [("yes", "Yes")]
+        if request.rule:
+            rule = request.rule if len(request.rule) <= 60 and "\n" not in request.rule else (
+                "this exact command" if request.tool == "bash" else "exactly this")
+            rows += [("always-session", f"Yes, and allow {rule} for this session"),
+                     ("always-project", f"Yes, and always allow {rule} in this project")]
+        rows += [("no", "No"), ("no-reason", "No, and tell the model why")]
+        self._open_menu([(answer, terminal_safe(label, keep_newlines=False)) for answer, label in rows], unseen,
+                        (request.tool, request.detail) if request.detail else None)
         self._approval = (request, future)
         self.app.invalidate()
+
+    def _preview_lines(self) -> int:
+        """Lines of a command or diff shown with its question: what fits above the menu and the prompt."""
+        return max(4, self._rows() - 14)
 
     def _answer_approval(self, answer: str, message: str) -> None:
         if self._approval is None:
             return
         request, future = self._approval
         self._approval = None
+        self._close_menu()
         if self._reason_mode:
             self._reason_mode = False
             self.buffer.text = self._stashed_text
@@ -692,7 +844,8 @@ class AgentApp:
             return
         head = Text()
         head.append("? ", style="evo.warn")
-        head.append_text(render.safe(question + " (y/n)", "bold"))
+        head.append_text(render.safe(question, "bold"))
+        self._open_menu([("yes", "Yes"), ("no", "No")])
         self._question = future  # first: the status line drawn with the question names its keys
         self.emit(head)
         self.app.invalidate()
@@ -701,6 +854,7 @@ class AgentApp:
         future, self._question = self._question, None
         if future is None:
             return
+        self._close_menu()
         self.emit(render.safe("  └  yes" if yes else "  └  no", "evo.dim"))
         if not future.done():
             future.set_result(yes)
@@ -933,18 +1087,6 @@ def wrapped_tail(text: str, width: int, rows: int) -> list[str]:
 def _describe(result: Any) -> str:
     describe = getattr(result, "describe", None)
     return describe() if callable(describe) else "conversation compacted"
-
-
-def _detail(detail: str) -> RenderableType:
-    """An approval's detail: a unified diff coloured, anything else dim, indented."""
-    out = Text()
-    for i, line in enumerate(detail.splitlines()[:60]):
-        if i:
-            out.append("\n")
-        style = ("evo.added" if line.startswith("+") and not line.startswith("+++") else
-                 "evo.removed" if line.startswith("-") and not line.startswith("---") else "evo.dim")
-        out.append_text(render.safe("    " + line, style))
-    return out
 
 
 def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from .answer import Answer
 
 __all__ = [
-    "THEME", "INTERRUPTED_MARKER", "SUMMARY_OPEN", "Answer", "answer", "clip", "diff_lines", "error_line",
+    "THEME", "INTERRUPTED_MARKER", "SUMMARY_OPEN", "Answer", "answer", "approval_detail", "clip", "diff_lines",
+    "error_line",
     "interrupted_notice", "is_interrupted_result", "make_console", "notice", "one_line", "safe",
     "summary_block", "thinking_line", "tool_call", "tool_call_full", "tool_label", "tool_output_full", "tool_result",
     "user_prompt", "welcome_line",
@@ -326,6 +327,37 @@ def tool_output_full(result_text: str) -> Text:
     if len(lines) > FULL_OUTPUT_MAX_LINES:
         out.append(f"\n     … {len(lines) - FULL_OUTPUT_MAX_LINES:,} more lines", style="evo.dim")
     return out
+
+
+def approval_detail(tool: str, detail: str, limit: int | None = None) -> tuple[Text, int]:
+    """What an approval shows under its question, and how many of its lines it leaves out.
+
+    A command is highlighted line by line (bash lexer, numbered; the terminal wraps it, nothing is cropped);
+    a diff is coloured; anything else is dim. With `limit`, only the first `limit` lines are shown and
+    a last line says how many more there are and that Ctrl+O shows them (never a silent cut).
+    """
+    lines = terminal_safe(detail).rstrip("\n").split("\n")
+    hidden = max(0, len(lines) - limit) if limit is not None else 0
+    shown = lines[: len(lines) - hidden]
+    width = len(str(len(shown)))
+    out = Text()
+    if tool == "bash":
+        from rich.syntax import Syntax  # Pygments loads at the first command shown, not at start-up
+
+        code = "\n".join(shown)
+        highlighted = Syntax(code, "bash", theme="ansi_dark", background_color="default").highlight(code)
+        for i, line in enumerate(highlighted.split("\n", allow_blank=True)[: len(shown)]):
+            out.append(("\n" if i else "") + f"  {i + 1:>{width}} ", style="evo.dim")
+            out.append_text(line)
+    else:
+        for i, line in enumerate(shown):
+            style = ("evo.added" if line.startswith("+") and not line.startswith("+++") else
+                     "evo.removed" if line.startswith("-") and not line.startswith("---") else "evo.dim")
+            out.append(("\n" if i else "") + "    " + line, style=style)
+    if hidden:
+        out.append(f"\n    … {hidden} more line{'s' if hidden != 1 else ''} not shown ({len(lines)} in all): "
+                   "Ctrl+O shows them all; yes waits until then", style="evo.warn")
+    return out, hidden
 
 
 def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -> Text:
