@@ -6,7 +6,7 @@ queues the request and waits; the main thread, between its waits for the turn, s
 reads one answer:
 
     y  yes, this once          n [REASON]  no (the reason, if any, is passed to the model)
-    a  always in this session  p           always in this project (a rule in .evo-agent/settings.json)
+    a  always in this session  p           always in this project (a rule in your own config: evo-agent trust --status)
 
 Ctrl+C or end of input mean no. Text from the model is passed through `terminal_safe`.
 """

@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("BACKUP_NAME_RE", "DIR_MODE", "FILE_HISTORY_DIR", "FILE_MODE", "GITIGNORE_NAME", "GITIGNORE_TEXT",
                      "LOCK_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "PROJECT_DIR_NAME",
                      "PROMPT_HISTORY_NAME", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SETTINGS_LOCK_NAME",
-                     "SETTINGS_NAME", "SIDECHAIN_PATH_RE", "SIDECHAIN_SUFFIX", "STAGING_NAME", "start_git", "SUBAGENT_DIR",
+                     "SETTINGS_NAME", "SIDECHAIN_PATH_RE", "SIDECHAIN_SUFFIX", "STAGING_NAME", "SUBAGENT_DIR",
                      "sessions_dir", "transcript_path"), "layout"),
     **dict.fromkeys(("LiveLock", "LiveSessionStore", "Liveness", "SessionInUse", "held_for_removal", "probe_live"),
                     "live"),
@@ -119,6 +119,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
     from .file_history import FileChange, FileHistory, restore_change
+    from .git import GitRefused, run_git, start_git
     from .ids import (
         AmbiguousSessionId,
         InvalidSessionId,
@@ -150,6 +151,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         GITIGNORE_NAME,
         GITIGNORE_TEXT,
         LOCK_NAME,
+        MCP_CONFIG_NAME,
         MESSAGES_NAME,
         META_NAME,
         META_TMP_NAME,
@@ -163,6 +165,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         SIDECHAIN_SUFFIX,
         STAGING_NAME,
         SUBAGENT_DIR,
+        USER_DIR_NAME,
         sessions_dir,
         transcript_path,
     )
@@ -191,8 +194,6 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .rewind import changes_since, prompt_turns
     from .search import search_sessions
     from .store import ResumedSession, SessionInfo, SessionStore
-    from .git import GitRefused, run_git, start_git
-    from .layout import MCP_CONFIG_NAME, USER_DIR_NAME
     from .trust import (
         ForeignSession,
         SessionsDirRefused,
