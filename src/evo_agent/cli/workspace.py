@@ -148,22 +148,6 @@ def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], st
 # ---------------------------------------------------------------- evo-agent trust
 
 
-def add_trust_parser(sub) -> argparse.ArgumentParser:  # noqa: ANN001 - argparse's subparsers action
-    parser = sub.add_parser(
-        "trust", help="trust this project: obey its .evo-agent/settings.json and .mcp.json (see --status)",
-        description="Trust the project (obey what it brings: .evo-agent/settings.json, .mcp.json) as it is now. "
-                    "A change to those files, a move or a new clone asks again.")
-    from .help_text import PROJECT_DIR_HELP
-    from .sessions.command import SUBPARSERS
-
-    parser.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS, help=PROJECT_DIR_HELP)
-    SUBPARSERS["trust"] = parser
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--revoke", action="store_true", help="stop trusting this project")
-    group.add_argument("--status", action="store_true", help="show what this project brings and whether it is trusted")
-    return parser
-
-
 def run_trust(args: argparse.Namespace, project_dir: Path, out=None) -> int:  # noqa: ANN001 - a text stream
     """`evo-agent trust [--revoke | --status]` for `project_dir`."""
     out = out or sys.stdout
