@@ -4,7 +4,6 @@ print-mode refusals, rules from flags and settings, the stripped environment, pa
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import pty
 import select
