@@ -201,3 +201,16 @@ def test_always_rules_live_in_the_users_config_where_a_repository_cannot_plant_t
     result = _attempt(cli, model_server)
     assert result.rc == 0 and not (cli.project / "pwned").exists(), result.err
     assert "ignoring" not in result.err  # nothing there grants authority, so nothing needs trust
+
+
+def test_the_app_asks_before_it_starts_and_starts_in_the_mode_the_answer_allows(tmp_path, model_server):
+    cli = _victim(tmp_path, model_server, {SETTINGS: json.dumps(GRANTS["mode bypass"])})
+    cli.env = {**cli.env, "TERM": "xterm"}
+    question = b"Obey these in this project? [y/N] "
+    rc, screen = _on_a_terminal(cli, answers=[(question, b"n\r"), ("· mode ask".encode(), b"\x04")])
+    assert rc == 0 and "permission mode: bypass" in screen, screen
+    assert cli.user_record()["trust"]["answer"] == "declined"
+    cli.trust("--revoke")
+    rc, screen = _on_a_terminal(cli, answers=[(question, b"y\r"), ("· mode bypass".encode(), b"\x04")])
+    assert rc == 0 and "evo-agent: permission mode bypass" in screen, screen
+    assert cli.user_record()["trust"]["answer"] == "trusted"

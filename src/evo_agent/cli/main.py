@@ -240,9 +240,20 @@ def workspace_trusted(project_dir: Path, *, interactive: bool) -> bool:
         return status.trusted
     from .workspace import settle
 
+    held = _restore_tty is not None
     if interactive:
-        release_tty()  # the question is read as a line; the app takes the terminal back when it starts
-    return settle(status, interactive=interactive, ask=_ask, say=_err_line)
+        release_tty()  # the question is read as a line (echoed, edited)
+    trusted = settle(status, interactive=interactive, ask=_ask, say=_err_line)
+    if held:  # keys typed from here until the app draws wait for it again (ui/typeahead.py)
+        from evo_agent.ui.typeahead import hold_keys
+
+        _hold(hold_keys())
+    return trusted
+
+
+def _hold(restore) -> None:  # noqa: ANN001 - the function hold_keys returned, or None
+    global _restore_tty
+    _restore_tty = restore
 
 
 def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa: ANN001, ANN201
