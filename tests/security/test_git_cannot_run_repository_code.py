@@ -173,3 +173,22 @@ def test_a_git_environment_inherited_from_the_caller_cannot_redirect_the_door(pr
     monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'core.fsmonitor'='{payload(tmp_path / 'env-marker')}'")
     assert run_git(project, "ls-files").split() == ["README.md"]
     assert not (tmp_path / "env-marker").exists()
+
+
+def test_a_repository_another_user_owns_above_the_project_is_never_read(tmp_path):
+    """git's safe.directory refuses a discovered repository of another owner; an explicit --git-dir would not."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("handing a directory to another user needs root")
+    shared = upstream(tmp_path, {"x.txt": "x\n"}, name="shared")
+    arm_repository(shared, tmp_path / "markers")
+    work = shared / "work"
+    work.mkdir()
+    assert "x.txt" in run_git(work, "ls-files")  # the control: while it is ours, the door reads it
+    for root, dirs, files in os.walk(shared / ".git"):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), 65534, 65534)
+    os.lchown(shared / ".git", 65534, 65534)
+    assert run_git(work, "ls-files") is None and git_worktrees(work) == []
+    assert not any((tmp_path / "markers" / name).exists() for name in CONFIG_PAYLOADS)

@@ -20,7 +20,10 @@ runs git plainly:
   contents or fetches, so no filter or textconv driver named in `.gitattributes`
   has a reason to run;
 - the environment carries no `GIT_*` variable of the caller's (a `GIT_DIR` or
-  `GIT_CONFIG_PARAMETERS` inherited from a hook would redirect it).
+  `GIT_CONFIG_PARAMETERS` inherited from a hook would redirect it);
+- a repository another user owns (a `/tmp/.git` above a shared directory) is
+  not read at all: git refuses one it discovers (`safe.directory`) but trusts an
+  explicit `--git-dir`, so the door checks the owner itself.
 """
 
 from __future__ import annotations
@@ -106,6 +109,13 @@ def _repository(start: Path | str) -> tuple[Path, Path] | None:
     git_dir = git_dir_of(root)
     if git_dir is None:
         return None
+    me = os.geteuid()
+    for path in (root / ".git", git_dir):  # git's own safe.directory rule, which an explicit --git-dir skips
+        try:
+            if os.lstat(path).st_uid != me:
+                return None
+        except OSError:
+            return None
     return root, git_dir
 
 
