@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionInfo, SessionStore, Worktree, git_worktrees
+from evo_agent.session import (
+    SessionInfo,
+    SessionsDirRefused,
+    SessionStore,
+    Worktree,
+    check_sessions_dir,
+    git_worktrees,
+)
 
 from ..trust import json_safe_dumps
 from .common import fmt_ms, short
@@ -50,7 +58,7 @@ def sessions_list(
     row says its `worktree`); resuming one of them takes `--project-dir` with that path.
     """
     rows = store.list(include_empty=include_all)
-    others = [(tree, SessionStore(tree.path, write_back=False).list(include_empty=include_all)) for tree in worktrees]
+    others = [(tree, _worktree_rows(tree, include_all)) for tree in worktrees]
     if as_json:
         data = [row_json(r) for r in (rows[:limit] if limit else rows)]
         for tree, tree_rows in others:
@@ -101,6 +109,18 @@ def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None) -> Non
                   "resuming asks first (evo-agent sessions adopt ID takes one on)\n")
     if hidden:
         out.write(f"… {hidden:,} older session{'s' if hidden != 1 else ''} not shown (--limit {limit})\n")
+
+
+def _worktree_rows(tree: Worktree, include_all: bool) -> list[SessionInfo]:
+    """Another worktree's sessions, read only; none (and one line on stderr) when its sessions directory is refused
+    (a link, another owner, something that is not a session), as for this project's own."""
+    store = SessionStore(tree.path, write_back=False)
+    try:
+        check_sessions_dir(store.project_dir, store.sessions_dir, repair=False)
+    except SessionsDirRefused as exc:
+        print(f"evo-agent: {exc}", file=sys.stderr)
+        return []
+    return store.list(include_empty=include_all)
 
 
 def other_worktrees(project_dir: Path) -> list[Worktree]:
