@@ -192,3 +192,21 @@ def test_a_repository_another_user_owns_above_the_project_is_never_read(tmp_path
     os.lchown(shared / ".git", 65534, 65534)
     assert run_git(work, "ls-files") is None and git_worktrees(work) == []
     assert not any((tmp_path / "markers" / name).exists() for name in CONFIG_PAYLOADS)
+
+
+def test_another_worktrees_planted_sessions_directory_is_refused_when_listing_worktrees(tmp_path, model_server):
+    marker = tmp_path / "pwned"
+    config, _ = _embedded_configs(marker)["plain"]
+    victim = clone(upstream(tmp_path, sessions_as_git_dir(tmp_path, config)), tmp_path / "clone")
+    home = tmp_path / "home"
+    home.mkdir()
+    cli = Cli(victim, model_server.env(clean_env(home)))
+    assert cli.run("sessions", "fsck", "--repair").rc == 0  # this worktree repaired; a second one checks it out again
+    other = tmp_path / "second"
+    subprocess.run(["git", "-C", str(victim), "worktree", "add", "-q", "-b", "second", str(other)], check=True)
+    listed = cli.run("sessions", "list", "--worktrees")
+    assert listed.rc == 0, listed.err
+    assert [line for line in listed.err_lines if str(other) in line and "not a session" in line], listed.err
+    assert not marker.exists()
+    fire_with_plain_git(other / ".evo-agent" / "sessions", "fsmonitor")
+    assert marker.exists()
