@@ -214,3 +214,13 @@ def test_the_app_asks_before_it_starts_and_starts_in_the_mode_the_answer_allows(
     rc, screen = _on_a_terminal(cli, answers=[(question, b"y\r"), ("· mode bypass".encode(), b"\x04")])
     assert rc == 0 and "evo-agent: permission mode bypass" in screen, screen
     assert cli.user_record()["trust"]["answer"] == "trusted"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["trust", "--revoke", "--status"], "not allowed with argument --revoke (see evo-agent trust --help)"),
+    (["trust", "bogus"], "unrecognized arguments: bogus (see evo-agent trust --help)"),
+])
+def test_a_bad_trust_command_is_one_line_and_exit_2(cli, args, message):
+    result = cli.run(*args)
+    assert result.rc == 2 and result.out == "" and len(result.err_lines) == 1 and message in result.err_lines[0]
+    assert "trust" not in cli.user_record()

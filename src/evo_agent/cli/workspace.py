@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +28,7 @@ from evo_agent.session import (
     workspace_trust,
 )
 
-from .errors import EXIT_OK, CommandError
+from .errors import EXIT_BROKEN_PIPE, EXIT_OK, CommandError
 
 MAX_SHOWN = 12  # rules or servers listed per file; the rest are counted
 
@@ -150,7 +151,16 @@ def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], st
 
 def run_trust(args: argparse.Namespace, project_dir: Path, out=None) -> int:  # noqa: ANN001 - a text stream
     """`evo-agent trust [--revoke | --status]` for `project_dir`."""
-    out = out or sys.stdout
+    try:
+        return _run_trust(args, project_dir, out or sys.stdout)
+    except BrokenPipeError:  # `evo-agent trust --status | head`: the reader went away; say nothing more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+
+
+def _run_trust(args: argparse.Namespace, project_dir: Path, out) -> int:  # noqa: ANN001
     status = workspace_trust(project_dir)
     where = _safe(status.project)
     try:
@@ -165,6 +175,8 @@ def run_trust(args: argparse.Namespace, project_dir: Path, out=None) -> int:  # 
             _status(status, out)
             return EXIT_OK
         remember_trust(status, True)
+    except BrokenPipeError:
+        raise
     except OSError as exc:
         raise CommandError(f"cannot update {user_record_path(status.project)}: {exc.strerror or exc}") from None
     if not status.brought:
