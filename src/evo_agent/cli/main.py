@@ -145,7 +145,8 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
 
 def _add_trust_parser(sub) -> argparse.ArgumentParser:  # noqa: ANN001 - argparse's subparsers action
     parser = sub.add_parser(
-        "trust", prog="evo-agent trust", help="trust this project: obey its .evo-agent/settings.json and .mcp.json (see --status)",
+        "trust", prog="evo-agent trust",
+        help="trust this project: obey its .evo-agent/settings.json and .mcp.json (see --status)",
         description="Trust the project (obey what it brings: .evo-agent/settings.json, .mcp.json) as it is now. "
                     "A change to those files, a move or a new clone asks again.")
     from .help_text import PROJECT_DIR_HELP
