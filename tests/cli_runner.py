@@ -7,6 +7,7 @@ tests/plugins/cli.py.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import signal
@@ -25,10 +26,12 @@ HINT_RE = re.compile(r"\AResume this session with: evo-agent --resume (\d{13}_[0
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
-    """This process's environment without any provider or evo-agent setting, `HOME` at `home`, no colour."""
+    """This process's environment without any provider or evo-agent setting, `HOME` at `home` (the user's
+    config and state directories under it: trust answers and history never touch the real ones), no colour."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_")) and k not in ("COLUMNS", "LINES")}
-    env.update(HOME=str(home), NO_COLOR="1", PYTHONIOENCODING="utf-8")
+    env.update(HOME=str(home), NO_COLOR="1", PYTHONIOENCODING="utf-8", XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_STATE_HOME=str(home / ".local" / "state"))
     env.update(extra)
     return env
 
@@ -90,6 +93,19 @@ class Cli:
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
+
+    def trust(self, *args: str) -> Result:
+        """`evo-agent trust` here: what a user does before a project's committed settings may apply."""
+        result = self.run("trust", *args)
+        assert result.rc == 0, (result.out, result.err)
+        return result
+
+    def user_record(self) -> dict:
+        """The user's own record of this project (trust answer, "always" rules), {} when there is none."""
+        from evo_agent.session import user_record_path
+
+        path = user_record_path(self.project, self.env)
+        return json.loads(path.read_text()) if path.exists() else {}
 
     def session_ids(self) -> list[str]:
         if not self.sessions_dir.is_dir():

@@ -4,7 +4,6 @@ print-mode refusals, rules from flags and settings, the stripped environment, pa
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import pty
 import select
@@ -115,9 +114,13 @@ def test_the_repl_asks_on_a_terminal_and_always_in_this_project_is_honoured_next
     assert refused["is_error"] and refused["tool_use_id"] == "t_no" and "Their reason: too risky today" in refused["content"]
     ctrl_c = model_server.requests[7]["messages"][-1]["content"][0]
     assert ctrl_c["is_error"] and ctrl_c["tool_use_id"] == "t_c" and "refused" in ctrl_c["content"]
-    settings = project / ".evo-agent" / "settings.json"
-    assert json.loads(settings.read_text()) == {"permissions": {"allow": ["Bash(touch p_file)"]}}
-    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+    # "always in this project" is kept in the user's own config, where no repository can put or widen it
+    assert not (project / ".evo-agent" / "settings.json").exists()
+    assert cli.user_record()["allow"] == ["Bash(touch p_file)"]
+    from evo_agent.session import user_record_path
+
+    kept = user_record_path(project, cli.env)
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600 and stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
     (sid,) = cli.session_ids()
     decisions = [(r["tool_use_id"], r["decision"]) for r in cli.records(sid) if r["type"] == "permission"]
     assert decisions == [("t_yes", "allowed"), ("t_no", "refused"), ("t_p", "allowed"), ("t_c", "refused")]
@@ -303,6 +306,8 @@ def test_settings_give_the_mode_and_the_sandbox_and_a_broken_file_is_one_line(cl
     settings = project / ".evo-agent" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"permission_mode": "accept-edits", "sandbox": true}')
+    os.chmod(settings, 0o644)
+    cli.trust()  # a project's settings apply once the user trusts it
     model_server.script(tool_use("write_file", {"path": "a.txt", "content": "a"}), text("Wrote."))
     from evo_agent.tools.sandbox import SandboxError, check_sandbox
 
@@ -319,5 +324,6 @@ def test_settings_give_the_mode_and_the_sandbox_and_a_broken_file_is_one_line(cl
     no_bwrap = cli.run("-p", "write", env={**cli.env, "PATH": "/nonexistent"})  # the setting is no silent fallback
     assert no_bwrap.rc == 1 and no_bwrap.err_lines[0].startswith("evo-agent: --sandbox needs bubblewrap")
     settings.write_text("{not json")
+    cli.trust()  # a changed file asks again
     broken = cli.run("-p", "hi")
     assert broken.rc == 1 and len(broken.err_lines) == 1 and "settings.json is not valid JSON" in broken.err_lines[0]

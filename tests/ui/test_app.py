@@ -316,16 +316,21 @@ async def test_initial_prompt_runs_at_start(tmp_path):
         await run.until(lambda: agent.turns == ["fix the test"] and not run.app.running)
 
 
-async def test_prompt_history_is_kept_per_project_private_and_redacted(tmp_path):
-    path = history_path(tmp_path)
+async def test_prompt_history_is_kept_per_project_private_and_redacted(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    project = tmp_path / "project"
+    project.mkdir()
+    path = history_path(project)
+    assert path.parent == tmp_path / "state" / "evo-agent" / "history"  # the user's state dir, not the project
     key = "sk-ant-" + "a1" * 20
-    async with running(FakeAgent(tmp_path), history=ProjectHistory(path)) as run:
+    async with running(FakeAgent(project), history=ProjectHistory(path)) as run:
         run.type(f"use {key} please" + ENTER)
         await run.until(lambda: path.exists() and "please" in path.read_text())
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
     assert key not in path.read_text() and "[REDACTED:anthropic-key]" in path.read_text()
-    assert "/history" in (tmp_path / ".evo-agent" / ".gitignore").read_text()
-    async with running(FakeAgent(tmp_path), history=ProjectHistory(path)) as run:
+    assert os.listdir(project) == []  # nothing written into the project
+    async with running(FakeAgent(project), history=ProjectHistory(path)) as run:
         run.type("\x1b[A")  # ↑ in a new run recalls the last prompt
         await run.until(lambda: run.app.buffer.text == "use [REDACTED:anthropic-key] please")
 

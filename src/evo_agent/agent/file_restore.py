@@ -3,15 +3,24 @@
 It lives below the front ends (cli and ui both import it), so the three restore the same way. Only
 changes made by evo-agent's own file tools can be restored; a file that someone (or a bash command)
 changed after evo-agent last wrote it is left alone unless the user says otherwise.
+
+A restore writes where a transcript says, and a transcript can be planted (then adopted) or edited, so
+every path goes through the file tools' confinement (tools/confine.py), resolved as the kernel will
+resolve it: inside the project it is restored; outside the project or inside `.git/` it is restored only
+when a person says yes (never in print mode); inside `.evo-agent/`, which the file tools never write,
+it is never restored. The write goes to the resolved path that was checked.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import FileChange, SessionStore, changes_since
+from evo_agent.tools.confine import in_agent_dir, in_sensitive_dir, inside_project, resolve_in
 from evo_agent.tools.safe_open import open_dir
 
 BASH_NOTE = "Changes made through bash cannot be restored."
@@ -31,20 +40,51 @@ def shown_path(path: str, relative_to: str | os.PathLike | None = None) -> str:
     return terminal_safe(path, keep_newlines=False)
 
 
+def confinement(project_dir: str | os.PathLike, path: str) -> tuple[Path, str | None, bool]:
+    """(the real path a restore of `path` would write, why it is not simply inside the project, whether it
+    may be written at all): (p, None, True) inside; (p, "outside the project", True) asks; `.evo-agent/`: never."""
+    resolved = resolve_in(project_dir, path)
+    if in_agent_dir(project_dir, resolved):
+        return resolved, "inside .evo-agent/, which evo-agent's file tools never write", False
+    if not inside_project(project_dir, resolved):
+        return resolved, f"outside the project ({terminal_safe(str(resolved), keep_newlines=False)})", True
+    if in_sensitive_dir(project_dir, resolved):
+        return resolved, "inside .git/, where a file can make git run code", True
+    return resolved, None, True
+
+
 def restore_files(changes: list[FileChange], write: Callable[[str], None],
-                  ask: Callable[[str], bool] | None, *, relative_to: str | os.PathLike | None = None) -> int:
-    """Restore what can be restored; ask (when `ask` is given) before overwriting a file changed since.
+                  ask: Callable[[str], bool] | None, *, relative_to: str | os.PathLike | None = None,
+                  project_dir: str | os.PathLike | None = None) -> int:
+    """Restore what can be restored; ask (when `ask` is given) before overwriting a file changed since,
+    and before writing anywhere but inside `project_dir` (default `relative_to`; see the module docstring).
 
     Returns how many files were restored. Each file is replaced atomically, so a kill in the middle
     leaves every file either as it was or as restored, and running the restore again finishes it.
     Paths are shown in full, or relative to `relative_to` when they are inside it (the app's view).
     """
+    root = project_dir if project_dir is not None else relative_to
+    if root is None:
+        raise ValueError("restore_files needs the project directory: a restore writes only inside it unasked")
     restored = 0
     for change in changes:
         shown = shown_path(change.path, relative_to)
         if change.not_kept:
             write(f"  not restored: {shown} ({change.not_kept})")
             continue
+        resolved, outside, allowed = confinement(root, change.path)
+        if not allowed:
+            write(f"  not restored: {shown} ({outside})")
+            continue
+        if outside is not None:
+            question = f"  {shown} is {outside}; restore it there anyway? [y/N] "
+            if ask is None:
+                write(f"  not restored: {shown} ({outside}; only restored when you confirm it interactively)")
+                continue
+            if not ask(question):
+                write(f"  left alone: {shown} ({outside})")
+                continue
+        change = dataclasses.replace(change, path=str(resolved))  # write where was checked, not through a link
         if change.state() == "changed-since":
             question = f"  {shown} was changed after evo-agent last wrote it; restore it anyway? [y/N] "
             if ask is None or not ask(question):

@@ -100,7 +100,7 @@ class Policy:
         """What `/permissions` shows."""
         lines = [f"Permission mode: {self.mode} ({MODE_SUMMARY[self.mode]})"]
         for title, rules in (("this run (--allowed-tools)", self.cli_rules),
-                             ("this project (.evo-agent/settings.json)", self.project_rules),
+                             ("this project (yours, and a trusted .evo-agent/settings.json)", self.project_rules),
                              ("this session", self.session_rules)):
             lines.append(f"Allowed for {title}: " + (", ".join(map(str, rules)) if rules else "none"))
         return "\n".join(lines)
@@ -243,7 +243,7 @@ class PermissionGate:
     """Applies `Policy` verdicts, asking through the front end one request at a time."""
 
     policy: Policy
-    persist: Callable[[Rule], object] | None = None  # writes "always in this project" rules
+    persist: Callable[[Rule], object] | None = None  # keeps "always in this project" rules (the user's config)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property

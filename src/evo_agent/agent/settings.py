@@ -1,4 +1,4 @@
-"""The project's `.evo-agent/settings.json`: permission rules, default mode, sandbox.
+"""The project's `.evo-agent/settings.json` (rules, default mode, sandbox) and the user's own rules.
 
     {
       "permission_mode": "ask",                       optional; --permission-mode and the env win
@@ -6,27 +6,36 @@
       "sandbox": false, "sandbox_network": false      optional; --sandbox / --sandbox-network win
     }
 
-The file lives beside the sessions, where the model's tools may never write, so a
-prompt-injected model cannot grant itself rules. "Always in this project" adds a rule by
-re-reading the file and replacing it atomically (temp file 0600, fsync, rename): a reader
-never sees half of it and another process's rule added in between is kept.
+`.evo-agent/settings.json` is what a repository shares with everyone who clones it, so it grants
+authority only in a project the user trusts (`evo_agent.session.workspace_trust`; the command line
+decides whether to read it at all), and never when it is a symbolic link, another user's, or writable
+by group or others (`SettingsRefused`): whoever could write it could grant themselves rules.
+
+The rules the user grants with "always in this project" are not written there, where a repository
+could have put them or could change them with the next pull: they live in the user's own config
+(`~/.config/evo-agent/projects/<key>.json`, `evo_agent.session.add_user_rule`), under a lock,
+replaced atomically. The model's tools can write neither place.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evo_agent.session import DIR_MODE, FILE_MODE, PROJECT_DIR_NAME, SETTINGS_LOCK_NAME, SETTINGS_NAME
+from evo_agent.session import PROJECT_DIR_NAME, SETTINGS_NAME, add_user_rule, user_rules
 
 from .rules import Rule, RuleError, parse_rules
 
 
 class SettingsError(ValueError):
     """The settings file cannot be used; one printable line."""
+
+
+class SettingsRefused(SettingsError):
+    """The settings file is never obeyed (a symbolic link, another owner's, writable by others); one line."""
 
 
 @dataclass
@@ -61,12 +70,32 @@ def load_settings(project_dir: Path | str) -> Settings:
 
 
 def _read(path: Path) -> dict | None:
+    """The file's JSON object; None when there is none. Opened without following a link, checked on the
+    descriptor: a regular file of this user's that nobody else can write."""
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as exc:
+        if os.path.islink(path):
+            raise SettingsRefused(f"{path} is a symbolic link; it is never obeyed") from None
         raise SettingsError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SettingsRefused(f"{path} is not a regular file; it is never obeyed")
+        if st.st_uid != os.geteuid():
+            raise SettingsRefused(f"{path} belongs to uid {st.st_uid}, not to you; it is never obeyed")
+        if stat.S_IMODE(st.st_mode) & 0o022:
+            raise SettingsRefused(f"{path} is writable by others (mode {stat.S_IMODE(st.st_mode):04o}); it is never "
+                                  f"obeyed until it is not (chmod go-w {path})")
+        raw = b""
+        while chunk := os.read(fd, 1 << 16):
+            raw += chunk
+    except OSError as exc:
+        raise SettingsError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -76,45 +105,18 @@ def _read(path: Path) -> dict | None:
     return data
 
 
+def load_user_rules(project_dir: Path | str) -> list[Rule]:
+    """The rules the user granted with "always in this project" (kept in their own config, never the project's)."""
+    try:
+        return parse_rules(user_rules(project_dir))
+    except RuleError as exc:
+        raise SettingsError(f"your rules for this project: {exc}") from None
+
+
 def add_project_rule(project_dir: Path | str, rule: Rule) -> Path:
-    """Append `rule` to the project's allow list (once), atomically; returns the file's path."""
-    path = settings_path(project_dir)
-    path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    lock_fd = os.open(path.parent / SETTINGS_LOCK_NAME, os.O_RDWR | os.O_CREAT, FILE_MODE)
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        data = _read(path) or {}
-        perms = data.setdefault("permissions", {})
-        if not isinstance(perms, dict):
-            raise SettingsError(f"{path}: \"permissions\" must be an object")
-        allow = perms.setdefault("allow", [])
-        if str(rule) not in allow:
-            allow.append(str(rule))
-        _write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    finally:
-        os.close(lock_fd)
-    return path
+    """Keep `rule` ("always in this project") in the user's own config for `project_dir`; returns the file."""
+    return add_user_rule(project_dir, str(rule))
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    import tempfile  # only when a rule is saved: not on the start-up path
-
-    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, FILE_MODE)
-        os.write(fd, data)
-        os.fsync(fd)
-        os.close(fd)
-        fd = -1
-        os.replace(tmp, path)
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-__all__ = ["Settings", "SettingsError", "add_project_rule", "load_settings", "settings_path"]
+__all__ = ["Settings", "SettingsError", "SettingsRefused", "add_project_rule", "load_settings", "load_user_rules",
+           "settings_path"]

@@ -6,7 +6,7 @@ queues the request and waits; the main thread, between its waits for the turn, s
 reads one answer, a whole word (SPEC §9: answered on purpose, never by a stray letter):
 
     yes      this once                no [REASON]  no (the reason, if any, is passed to the model)
-    always   for this session         project      always in this project (a rule in .evo-agent/settings.json)
+    always   for this session         project      always in this project (a rule in your own config)
 
 Ctrl+C or end of input mean no. The whole command or diff is printed first, every line of it
 (numbered), with everything the model chose passed through `terminal_safe`. On a terminal, lines

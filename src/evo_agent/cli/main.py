@@ -85,7 +85,8 @@ def _turn_number(text: str) -> int:
 
 USAGE = """evo-agent [options] [PROMPT]
        evo-agent -p [PROMPT] [--output-format text|json|stream-json] [options]
-       evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ..."""
+       evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ...
+       evo-agent trust [--revoke | --status]"""
 
 DESCRIPTION = """\
 A terminal coding agent whose sessions survive crashes, kills and restarts.
@@ -133,12 +134,29 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
 
     if sessions:
         from .sessions.command import add_sessions_parser
-
         sub = parser.add_subparsers(dest="command", metavar="COMMAND")
         add_sessions_parser(sub)
+        _add_trust_parser(sub)
     else:
         parser.add_argument("-h", "--help", action="store_true")
         parser.add_argument("prompt", nargs="?", default=None)
+    return parser
+
+
+def _add_trust_parser(sub) -> argparse.ArgumentParser:  # noqa: ANN001 - argparse's subparsers action
+    parser = sub.add_parser(
+        "trust", prog="evo-agent trust",
+        help="trust this project: obey its .evo-agent/settings.json and .mcp.json (see --status)",
+        description="Trust the project (obey what it brings: .evo-agent/settings.json, .mcp.json) as it is now. "
+                    "A change to those files, a move or a new clone asks again.")
+    from .help_text import PROJECT_DIR_HELP
+    from .sessions.command import SUBPARSERS
+
+    parser.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS, help=PROJECT_DIR_HELP)
+    SUBPARSERS["trust"] = parser
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--revoke", action="store_true", help="stop trusting this project")
+    group.add_argument("--status", action="store_true", help="show what this project brings and whether it is trusted")
     return parser
 
 
@@ -160,17 +178,34 @@ BYPASS_WARNING = ("evo-agent: permission mode bypass: every tool call runs unask
                   "(edits, any command, files outside the project)")
 
 
-def permission_gate(args: argparse.Namespace, project_dir: Path, environ):  # noqa: ANN001, ANN201
+def permission_gate(args: argparse.Namespace, project_dir: Path, environ, *,  # noqa: ANN001, ANN201
+                    trusted: bool = False, say=None):  # noqa: ANN001
     """The permission gate for this run: mode from --permission-mode, the env, settings, else ask.
 
-    A bad mode or rule is a usage error; an unusable settings file a plain error.
+    The project's `.evo-agent/settings.json` is read only when the project is `trusted` (workspace.py), and
+    even then never when it is a link, another user's or writable by others (one line through `say`). The
+    user's own "always in this project" rules always apply. A bad mode or rule is a usage error; an
+    unusable settings file a plain error.
     """
     from evo_agent.agent.permissions import DEFAULT_MODE, ModeError, PermissionGate, Policy, check_mode
     from evo_agent.agent.rules import RuleError, parse_rules
-    from evo_agent.agent.settings import SettingsError, add_project_rule, load_settings
+    from evo_agent.agent.settings import (
+        Settings,
+        SettingsError,
+        SettingsRefused,
+        add_project_rule,
+        load_settings,
+        load_user_rules,
+    )
 
+    settings = Settings()
     try:
-        settings = load_settings(project_dir)
+        if trusted:
+            try:
+                settings = load_settings(project_dir)
+            except SettingsRefused as exc:
+                (say or _err_line)(f"evo-agent: {exc}")
+        own = load_user_rules(project_dir)
     except SettingsError as exc:
         raise CommandError(str(exc)) from None
     try:
@@ -185,8 +220,41 @@ def permission_gate(args: argparse.Namespace, project_dir: Path, environ):  # no
         cli_rules = parse_rules(args.allowed_tools or "")
     except (ModeError, RuleError) as exc:
         raise UsageError(str(exc)) from None
-    policy = Policy(project_dir, mode, cli_rules, settings.allow)
+    policy = Policy(project_dir, mode, cli_rules, settings.allow + own)
     return PermissionGate(policy, persist=lambda rule: add_project_rule(project_dir, rule)), settings
+
+
+def _err_line(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def workspace_trusted(project_dir: Path, *, interactive: bool) -> bool:
+    """Whether what the project brings (`.evo-agent/settings.json`, `.mcp.json`) applies to this run.
+
+    Trusted: yes. Bringing nothing: nothing to obey. Otherwise an interactive run asks once (the answer is
+    remembered in the user's config); print mode and piped input say in one line that it is ignored.
+    """
+    from evo_agent.session import workspace_trust
+
+    status = workspace_trust(project_dir)
+    if status.trusted or not status.brought:
+        return status.trusted
+    from .workspace import settle
+
+    held = _restore_tty is not None
+    if interactive:
+        release_tty()  # the question is read as a line (echoed, edited)
+    trusted = settle(status, interactive=interactive, ask=_ask, say=_err_line)
+    if held:  # keys typed from here until the app draws wait for it again (ui/typeahead.py)
+        from evo_agent.ui.typeahead import hold_keys
+
+        _hold(hold_keys())
+    return trusted
+
+
+def _hold(restore) -> None:  # noqa: ANN001 - the function hold_keys returned, or None
+    global _restore_tty
+    _restore_tty = restore
 
 
 def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa: ANN001, ANN201
@@ -226,7 +294,8 @@ _restore_tty = None  # set while keys typed during start-up are held for the app
 def _app_likely(argv: Sequence[str] | None) -> bool:
     """A cheap look at argv, before parsing: will this run start the interactive app?"""
     words = sys.argv[1:] if argv is None else list(argv)
-    if any(w in ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions") or w.startswith("--print=")
+    commands = ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions", "trust")
+    if any(w in commands or w.startswith("--print=")
            for w in words):
         return False
     return _isatty(sys.stdin) and _isatty(sys.stdout)
@@ -261,11 +330,15 @@ def _run(argv: Sequence[str] | None = None) -> int:
         except (AttributeError, ValueError):
             pass
     args = parse_arguments(argv)  # --help and --version end here, before the imports below
-    if args.command == "sessions" or args.print_prompt is not None or not use_tui(args):
+    if args.command in ("sessions", "trust") or args.print_prompt is not None or not use_tui(args):
         release_tty()
     try:
         if args.command == "sessions":
             return _sessions(args)
+        if args.command == "trust":
+            from .workspace import run_trust
+
+            return run_trust(args, _project_dir(args))
         return _agent(args)
     except (Exception, KeyboardInterrupt) as exc:  # KeyboardInterrupt: before a session exists (the picker)
         code = exit_code_of(exc)  # each failure carries its exit code (errors.py); None: a bug (its traceback helps)
@@ -288,10 +361,10 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     try:
         args, extra = probe.parse_known_args(argv)
     except _ProbeError as exc:
-        if "sessions" not in argv:
+        if "sessions" not in argv and "trust" not in argv:
             build_parser().error(str(exc))
         args, extra = argparse.Namespace(prompt="sessions"), []  # a subcommand's option the probe misread
-    if args.prompt != "sessions":
+    if args.prompt not in ("sessions", "trust"):
         if args.help:
             build_parser().print_help()
             raise SystemExit(EXIT_OK)
@@ -414,7 +487,9 @@ def _check_arguments(args: argparse.Namespace) -> _Launch:
         raise UsageError(str(exc)) from None
     # Before anything is read from `.evo-agent` (settings.json too): a symlinked or foreign-owned one is one line.
     dir_notice = check_sessions_dir(project_dir, project_dir / SESSIONS_SUBDIR)
-    gate, settings = permission_gate(args, project_dir, os.environ)
+    # A repository's settings grant authority only once the user trusts the project (asked once, interactively).
+    trusted = workspace_trusted(project_dir, interactive=not print_mode and stdin_tty)
+    gate, settings = permission_gate(args, project_dir, os.environ, trusted=trusted)
     sandbox = sandbox_for(args, settings, project_dir)
     # holds the live session's lock (`sessions rm/prune` leave it alone); fetches from the team store when configured
     store = session_store(project_dir, redact=redact)
@@ -571,7 +646,7 @@ def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN20
 
         ask = None if launch.print_mode or not launch.stdin_tty else (
             lambda q: (input(q).strip().lower() in ("y", "yes")))
-        restore_files(pending_changes(store, source.id, args.at), launch.notify, ask)
+        restore_files(pending_changes(store, source.id, args.at), launch.notify, ask, project_dir=launch.project_dir)
     if not launch.print_mode and not launch.app:  # the REPL shows the restored conversation first
         shown = loaded.messages[loaded.gap_at:] if loaded.windowed else loaded.messages  # oversized: from its gap on
         console.write(restored_view(shown, tty=launch.stdin_tty and _isatty(sys.stdout)))

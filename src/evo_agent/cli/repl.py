@@ -283,7 +283,7 @@ class Repl:
             answer = self.read(f"Restore {len(changes)} file{'s' if len(changes) != 1 else ''} changed since? [y/N] ")
             if (answer or "").strip().lower() in ("y", "yes"):
                 yes = lambda question: (self.read(question) or "").strip().lower() in ("y", "yes")  # noqa: E731
-                restore_files(changes, self.console.line, yes)
+                restore_files(changes, self.console.line, yes, project_dir=self.agent.project_dir)
 
     def cmd_clear(self, _arg: str) -> None:
         self.agent.clear()

@@ -66,27 +66,36 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("replace_private_file", "write_meta"), "meta"),
     **dict.fromkeys(("rename_session",), "naming"),
     **dict.fromkeys(("git_dir_of",), "project"),
+    **dict.fromkeys(("GitRefused", "run_git", "start_git"), "git"),
+    **dict.fromkeys(("gitignore_problem", "repair_gitignore", "restore_gitignore", "unexpected_entries"), "trust"),
+    **dict.fromkeys(("AUTHORITY_FILES", "Brought", "WorkspaceTrust", "add_user_rule", "history_file", "project_key",
+                     "project_trusted", "remember_trust", "revoke_trust", "user_config_dir", "user_record_path",
+                     "user_rules", "user_state_dir", "what_project_brings", "workspace_trust"), "workspace"),
+    **dict.fromkeys(("MCP_CONFIG_NAME", "USER_DIR_NAME"), "layout"),
 }
 
 __all__ = [  # sorted, case-insensitively
-    "AmbiguousSessionId", "BACKUP_NAME_RE", "blocks", "changes_since", "check_sessions_dir", "clean_name",
-    "content_blocks", "content_text", "count_secrets", "created_ms_of", "decode", "DIR_MODE", "encode_line",
-    "FILE_HISTORY_DIR", "FILE_MODE", "FileChange", "FileHistory", "find_project_dir", "first_records",
-    "foreign_reason", "ForeignSession", "git_branch_of", "git_dir_of", "git_worktree_root", "git_worktrees",
-    "GITIGNORE_NAME", "GITIGNORE_TEXT", "has_tool_results", "held_for_removal", "interrupted_result",
-    "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_session_id", "is_sidechain_path",
-    "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME",
-    "may_hold_secret", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain",
-    "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns", "read_meta",
-    "read_records", "rebuild_meta", "Recorder", "redact_text", "rename_session", "repair_history",
-    "replace_private_file", "resolve_session_id", "restore_change", "ResumedSession", "search_sessions",
-    "SessionError", "SessionInfo",
-    "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR",
-    "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "sidechain_file_name",
-    "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX", "SidechainRecorder", "slug_agent_name",
-    "STAGING_NAME", "SUBAGENT_DIR", "summary_message", "text_block", "text_of", "tool_names_by_id",
-    "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id", "tracked_session_ids",
-    "transcript_path", "TranscriptLine", "Worktree", "write_meta",
+    "add_user_rule", "AmbiguousSessionId", "AUTHORITY_FILES", "BACKUP_NAME_RE", "blocks", "Brought", "changes_since",
+    "check_sessions_dir", "clean_name", "content_blocks", "content_text", "count_secrets", "created_ms_of", "decode",
+    "DIR_MODE", "encode_line", "FILE_HISTORY_DIR", "FILE_MODE", "FileChange", "FileHistory", "find_project_dir",
+    "first_records", "foreign_reason", "ForeignSession", "git_branch_of", "git_dir_of", "git_worktree_root",
+    "git_worktrees", "GITIGNORE_NAME", "gitignore_problem", "GITIGNORE_TEXT", "GitRefused", "has_tool_results",
+    "held_for_removal", "history_file", "interrupted_result", "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix",
+    "is_omitted_marker", "is_session_id", "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness",
+    "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME", "may_hold_secret", "MCP_CONFIG_NAME",
+    "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain", "probe_live",
+    "PROJECT_DIR_NAME", "project_key", "project_trusted", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns",
+    "read_meta", "read_records", "rebuild_meta", "Recorder", "redact_text", "remember_trust", "rename_session",
+    "repair_gitignore", "repair_history", "replace_private_file", "resolve_session_id", "restore_change",
+    "restore_gitignore", "ResumedSession", "revoke_trust", "run_git", "search_sessions", "SessionError",
+    "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME",
+    "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME", "SETTINGS_NAME",
+    "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX", "SidechainRecorder",
+    "slug_agent_name", "STAGING_NAME", "start_git", "SUBAGENT_DIR", "summary_message", "text_block", "text_of",
+    "tool_names_by_id", "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id",
+    "tracked_session_ids", "transcript_path", "TranscriptLine", "unexpected_entries", "user_config_dir",
+    "USER_DIR_NAME", "user_record_path", "user_rules", "user_state_dir", "what_project_brings", "workspace_trust",
+    "WorkspaceTrust", "Worktree", "write_meta",
 ]
 
 
@@ -110,6 +119,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
     from .file_history import FileChange, FileHistory, restore_change
+    from .git import GitRefused, run_git, start_git
     from .ids import (
         AmbiguousSessionId,
         InvalidSessionId,
@@ -141,6 +151,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         GITIGNORE_NAME,
         GITIGNORE_TEXT,
         LOCK_NAME,
+        MCP_CONFIG_NAME,
         MESSAGES_NAME,
         META_NAME,
         META_TMP_NAME,
@@ -154,6 +165,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         SIDECHAIN_SUFFIX,
         STAGING_NAME,
         SUBAGENT_DIR,
+        USER_DIR_NAME,
         sessions_dir,
         transcript_path,
     )
@@ -182,4 +194,31 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .rewind import changes_since, prompt_turns
     from .search import search_sessions
     from .store import ResumedSession, SessionInfo, SessionStore
-    from .trust import ForeignSession, SessionsDirRefused, check_sessions_dir, foreign_reason, tracked_session_ids
+    from .trust import (
+        ForeignSession,
+        SessionsDirRefused,
+        check_sessions_dir,
+        foreign_reason,
+        gitignore_problem,
+        repair_gitignore,
+        restore_gitignore,
+        tracked_session_ids,
+        unexpected_entries,
+    )
+    from .workspace import (
+        AUTHORITY_FILES,
+        Brought,
+        WorkspaceTrust,
+        add_user_rule,
+        history_file,
+        project_key,
+        project_trusted,
+        remember_trust,
+        revoke_trust,
+        user_config_dir,
+        user_record_path,
+        user_rules,
+        user_state_dir,
+        what_project_brings,
+        workspace_trust,
+    )

@@ -2,8 +2,8 @@
 
 ```
 <project>/.evo-agent/                 PROJECT_DIR_NAME (also the project marker, SPEC §1)
-  settings.json, .settings.lock       SETTINGS_NAME, SETTINGS_LOCK_NAME (permission rules)
-  history                             PROMPT_HISTORY_NAME (the prompt box's ↑ history)
+  settings.json, .settings.lock       SETTINGS_NAME, SETTINGS_LOCK_NAME (a repository's shared rules: obeyed
+                                      only once the user trusts the project, workspace.py)
   .gitignore                          GITIGNORE_NAME
   sessions/                           SESSIONS_DIR_NAME; SESSIONS_SUBDIR from the project dir
     .gitignore                        GITIGNORE_NAME holding GITIGNORE_TEXT ("*")
@@ -16,6 +16,14 @@
         <unix_ms>_<agent>_<4 hex>.jsonl   one sidechain per subagent run (SIDECHAIN_PATH_RE)
       file-history/                   FILE_HISTORY_DIR
         <unix_ms>_<4 hex>             a file's content before a tool changed it (BACKUP_NAME_RE)
+    .fetch-<id>-<hex>/                FETCH_STAGING_RE: a team-store fetch before its rename
+<project>/.mcp.json                   MCP_CONFIG_NAME (MCP servers; obeyed only in a trusted project)
+
+$XDG_CONFIG_HOME/evo-agent/           USER_DIR_NAME (else ~/.config/evo-agent): the user's own, never a repository's
+  projects/<key>.json                 PROJECTS_DIR_NAME: per project (key: its real path) the trust answer and
+                                      the rules granted with "always in this project"
+$XDG_STATE_HOME/evo-agent/            (else ~/.local/state/evo-agent)
+  history/<key>                       HISTORY_DIR_NAME: the prompt box's ↑ history of one project
 ```
 
 Directories are created 0700 and files 0600 (SPEC §1): transcripts hold source
@@ -41,7 +49,13 @@ __all__ = [
     "META_NAME",
     "META_TMP_NAME",
     "PROJECT_DIR_NAME",
+    "FETCH_STAGING_RE",
+    "HISTORY_DIR_NAME",
+    "MCP_CONFIG_NAME",
+    "PROJECTS_DIR_NAME",
+    "PROJECTS_LOCK_NAME",
     "PROMPT_HISTORY_NAME",
+    "USER_DIR_NAME",
     "SESSIONS_DIR_NAME",
     "SESSIONS_SUBDIR",
     "SETTINGS_LOCK_NAME",
@@ -58,7 +72,14 @@ __all__ = [
 PROJECT_DIR_NAME = ".evo-agent"
 SETTINGS_NAME = "settings.json"
 SETTINGS_LOCK_NAME = ".settings.lock"
-PROMPT_HISTORY_NAME = "history"
+PROMPT_HISTORY_NAME = "history"  # where evo-agent before 0.2 kept the ↑ history (now the user's state dir)
+MCP_CONFIG_NAME = ".mcp.json"
+
+# The user's own directories (XDG): what a repository can neither put nor change.
+USER_DIR_NAME = "evo-agent"
+PROJECTS_DIR_NAME = "projects"
+PROJECTS_LOCK_NAME = ".lock"  # flock'ed for each read-modify-write of a project's record
+HISTORY_DIR_NAME = "history"
 
 SESSIONS_DIR_NAME = "sessions"
 SESSIONS_SUBDIR = Path(PROJECT_DIR_NAME) / SESSIONS_DIR_NAME
@@ -78,6 +99,8 @@ FILE_HISTORY_DIR = "file-history"
 # `subagent/<unix ms>_<slug>_<4 hex>.jsonl` (SPEC §1); anything else a marker names is not followed.
 SIDECHAIN_PATH_RE = re.compile(
     rf"\A{SUBAGENT_DIR}/[0-9]{{13}}_[a-z0-9-]{{1,40}}_[0-9a-f]{{4}}{re.escape(SIDECHAIN_SUFFIX)}\Z")
+# A team-store fetch being staged in the sessions directory (sync/remote.py), renamed to its id when complete.
+FETCH_STAGING_RE = re.compile(r"\A\.fetch-[0-9]{13}_[0-9a-f]{8}-[0-9a-f]{8}\Z")
 # `file-history/<unix ms>_<4 hex>`: never a path out of the session.
 BACKUP_NAME_RE = re.compile(rf"\A{FILE_HISTORY_DIR}/[0-9]{{13}}_[0-9a-f]{{4}}\Z")
 

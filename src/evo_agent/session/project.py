@@ -14,14 +14,14 @@ one small read against a process start (benchmarks/git_branch.py measures
 both). Worktrees and submodules, whose `.git` is a file (`gitdir: …`), are
 followed. An unborn HEAD (`git init`, no commit yet) gives the branch it
 points at (`main`), a detached HEAD its short commit. When the file cannot be
-understood, git itself is asked.
+understood, git itself is asked — through `git.py`, which names the
+repository explicitly and turns off everything that could run its code.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,12 +103,10 @@ def git_branch_of(cwd: Path | str) -> str | None:
 
 
 def _git(cwd: Path | str, *args: str) -> str | None:
-    try:
-        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
-                             stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout if out.returncode == 0 else None
+    """git through the one door that cannot run the repository's code (git.py); None outside a repository."""
+    from .git import run_git
+
+    return run_git(cwd, *args, timeout=GIT_TIMEOUT_S)
 
 
 def git_branch_by_spawning(cwd: Path | str) -> str | None:

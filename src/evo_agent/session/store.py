@@ -126,14 +126,15 @@ class SessionStore:
 
     # Trusting -------------------------------------------------------------
 
-    def check_dir(self) -> str | None:
+    def check_dir(self, *, for_fsck: bool = False) -> str | None:
         """Refuse a symlinked or foreign-owned `.evo-agent`/`sessions` (SessionsDirRefused); narrow one too open.
 
-        Returns a notice line when it narrowed permissions. Front ends call it
+        Returns a notice line when it narrowed permissions or restored the `.gitignore`. Front ends call it
         once before anything else, so nothing is read or written through a
-        directory this user does not own.
+        directory this user does not own. `for_fsck`: what is not a session is left for fsck to report,
+        and the `.gitignore` for it to report and repair (`--repair`).
         """
-        return check_sessions_dir(self.project_dir, self.sessions_dir)
+        return check_sessions_dir(self.project_dir, self.sessions_dir, unexpected_ok=for_fsck, repair=not for_fsck)
 
     def tracked_ids(self, pending: Callable[[], frozenset[str]] | None = None) -> frozenset[str]:
         """Ids of sessions git tracks: one `git ls-files` for the whole directory, reused for a second.

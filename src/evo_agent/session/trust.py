@@ -25,6 +25,7 @@ owner is refused, a directory that is ours but open to others is tightened.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import time
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .ids import SessionError, is_session_id
-from .layout import DIR_MODE, FILE_MODE
+from .layout import DIR_MODE, FETCH_STAGING_RE, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
 
 FUTURE_SLACK_MS = 3600 * 1000  # a clock that jumped back an hour is not an attack
 
@@ -87,17 +88,6 @@ def foreign_reason(
     return ", ".join(reasons) or None
 
 
-def _git_worktree_of(path: Path) -> Path | None:
-    """The nearest ancestor of `path` holding `.git` (a directory or a worktree's file), without running git."""
-    for candidate in (path, *path.parents):
-        try:
-            os.lstat(candidate / ".git")
-            return candidate
-        except OSError:
-            continue
-    return None
-
-
 def tracked_session_ids(sessions_dir: Path | str) -> frozenset[str]:
     """The ids of the sessions any of whose files git tracks: one `git ls-files` for the whole directory.
 
@@ -112,19 +102,29 @@ def start_tracked_session_ids(sessions_dir: Path | str) -> Callable[[], frozense
     """Start `git ls-files` now and return the function that waits for its answer.
 
     Listing scans the directory while git runs (a few milliseconds of process
-    start that would otherwise add to every listing).
+    start that would otherwise add to every listing). git runs at the worktree
+    root with the repository named explicitly (git.py): a sessions directory
+    that looks like a repository (`HEAD`, `config`, `objects/`) is never one to git.
     """
-    sessions_dir = Path(sessions_dir)
-    if _git_worktree_of(sessions_dir.parent) is None or not sessions_dir.is_dir():
+    from .git import start_git
+
+    sessions_dir = Path(sessions_dir).absolute()
+    if not sessions_dir.is_dir():
+        return lambda: frozenset()
+    from .project import git_worktree_root
+
+    root = git_worktree_root(sessions_dir.parent)
+    if root is None:
         return lambda: frozenset()
     try:
-        proc = subprocess.Popen(
-            ["git", "ls-files", "-z", "--", "."],
-            cwd=sessions_dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except OSError:
+        prefix = sessions_dir.relative_to(root).as_posix()
+    except ValueError:
         return lambda: frozenset()
+    started = start_git(root, "ls-files", "-z", "--", prefix)
+    if started is None:
+        return lambda: frozenset()
+    proc, _ = started
+    lead = (prefix + "/").encode("utf-8", "surrogateescape")
 
     def answer() -> frozenset[str]:
         try:
@@ -137,7 +137,9 @@ def start_tracked_session_ids(sessions_dir: Path | str) -> Callable[[], frozense
             return frozenset()
         ids = set()
         for raw in out.split(b"\0"):
-            first = raw.split(b"/", 1)[0].decode("utf-8", "replace")
+            if not raw.startswith(lead):
+                continue
+            first = raw[len(lead):].split(b"/", 1)[0].decode("utf-8", "replace")
             if is_session_id(first):
                 ids.add(first)
         return frozenset(ids)
@@ -157,7 +159,8 @@ def _narrow(path: Path, st: os.stat_result, mode: int) -> None:
         os.close(fd)
 
 
-def check_sessions_dir(project_dir: Path, sessions_dir: Path) -> str | None:
+def check_sessions_dir(project_dir: Path, sessions_dir: Path, *, unexpected_ok: bool = False,
+                       repair: bool = True) -> str | None:
     """Refuse what cannot be trusted on the way to the sessions; tighten what is ours but too open.
 
     Checks `.evo-agent` and `.evo-agent/sessions` (when they exist): a
@@ -167,6 +170,13 @@ def check_sessions_dir(project_dir: Path, sessions_dir: Path) -> str | None:
     the returned notice says so; one that cannot be read raises too.
     Something that is not a directory is left to the writers, which report it
     once and carry on unsaved.
+
+    A sessions directory holding anything but sessions, its `.gitignore` and
+    evo-agent's own staging names (`unexpected_entries`: a committed `HEAD`,
+    `config`, `objects/` that make it look like a git repository) raises
+    SessionsDirRefused naming them, unless `unexpected_ok` (`sessions fsck`,
+    which reports and repairs them). A `.gitignore` that does not ignore every
+    transcript is restored to `*` (unless not `repair`), and the notice says so.
     """
     me = os.geteuid()
     notices = []
@@ -203,8 +213,85 @@ def check_sessions_dir(project_dir: Path, sessions_dir: Path) -> str | None:
                 notices.append(f"evo-agent: {path} was writable by others (mode {mode:04o}); narrowed to {wanted:04o}")
         if path == sessions_dir:
             try:
-                with os.scandir(sessions_dir):
-                    pass
+                names = os.listdir(sessions_dir)
             except OSError as exc:
                 raise SessionsDirRefused(f"cannot read {sessions_dir}: {exc.strerror or exc}") from None
+            strange = unexpected_entries(names)
+            if strange and not unexpected_ok:
+                raise SessionsDirRefused(unexpected_line(sessions_dir, strange))
+            notice = repair_gitignore(sessions_dir) if repair else None
+            if notice:
+                notices.append(notice)
     return "\n".join(notices) or None
+
+
+# Names a sessions directory may hold besides session ids: its `.gitignore`, the temp name of the
+# `.gitignore`'s atomic replace, and a team-store fetch being staged (sync/remote.py).
+_GITIGNORE_TMP_RE = re.compile(r"\A\.gitignore\.[0-9]+\.[0-9a-f]{8}\.tmp\Z")
+
+
+def unexpected_entries(names: list[str]) -> list[str]:
+    """The names in a sessions directory that are neither a session nor evo-agent's own, sorted."""
+    return sorted(n for n in names if not (is_session_id(n) or n == GITIGNORE_NAME or _GITIGNORE_TMP_RE.match(n)
+                                           or FETCH_STAGING_RE.match(n)))
+
+
+def unexpected_line(sessions_dir: Path, strange: list[str]) -> str:
+    """The refusal of a sessions directory holding what evo-agent never puts there."""
+    shown = ", ".join(repr(n) for n in strange[:6]) + (", ..." if len(strange) > 6 else "")
+    looks = " (it looks like a git repository)" if {"HEAD", "config"} & set(strange) else ""
+    return (f"{sessions_dir} holds {shown}, which {'is' if len(strange) == 1 else 'are'} not a session{looks}; "
+            "a repository may have planted it: nothing is read or written there until it is removed "
+            "(evo-agent sessions fsck --repair moves it aside)")
+
+
+def gitignore_problem(ignore: Path) -> str | None:
+    """What is wrong with `sessions/.gitignore`, or None when it holds `*` (every transcript ignored)."""
+    try:
+        fd = os.open(ignore, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "not a regular file"
+        text = os.read(fd, 1 << 16).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    lines = [line.strip() for line in text.splitlines()]
+    if "*" not in lines:
+        return "does not hold `*`"
+    if any(line.startswith("!") for line in lines):
+        return "re-includes files (a line starting with `!`)"
+    return None
+
+
+def restore_gitignore(sessions_dir: Path) -> None:
+    """Replace `sessions/.gitignore` with `*` atomically, relative to the opened directory (never through a link)."""
+    from .meta import replace_private_file
+
+    dir_fd = os.open(sessions_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        replace_private_file(dir_fd, GITIGNORE_NAME, GITIGNORE_TEXT.encode())
+    finally:
+        os.close(dir_fd)
+
+
+def repair_gitignore(sessions_dir: Path) -> str | None:
+    """Restore a `.gitignore` that does not ignore every transcript; the one line saying so (None: it was fine).
+
+    A missing one in an empty directory is simply created (a directory being made); one that a repository
+    shipped empty, or that re-includes files, is replaced and reported, so nobody commits a transcript by accident.
+    """
+    problem = gitignore_problem(sessions_dir / GITIGNORE_NAME)
+    if problem is None:
+        return None
+    try:
+        restore_gitignore(sessions_dir)
+    except OSError as exc:
+        return (f"evo-agent: {sessions_dir / GITIGNORE_NAME} {problem} and cannot be restored "
+                f"({exc.strerror or exc}): transcripts could be committed to git by accident")
+    if problem == "missing":
+        return None  # nothing was wrong but a file not made yet (or deleted): now it is there
+    return f"evo-agent: {sessions_dir / GITIGNORE_NAME} {problem}; restored it to `*` so no transcript is committed"

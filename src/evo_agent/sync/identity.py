@@ -16,7 +16,6 @@ import getpass
 import os
 import re
 import socket
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,12 +64,11 @@ def _strip_path(path: str) -> str:
 
 
 def _git(project_dir: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", "-C", str(project_dir), *args], capture_output=True, text=True, timeout=10,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+    """git through the session library's one door (no repository code runs: `evo_agent.session.run_git`)."""
+    from evo_agent.session import run_git
+
+    out = run_git(project_dir, *args)
+    return out.strip() if out and out.strip() else None
 
 
 def current_user() -> str:

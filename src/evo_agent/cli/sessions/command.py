@@ -188,7 +188,9 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     command = getattr(args, "sessions_command", None) or "list"
     _check_ids(None if command in NAMED_OK else getattr(args, "id", None), *(getattr(args, "ids", None) or []))
     store = SessionStore(project_dir)
-    notice = store.check_dir()  # a symlinked, foreign-owned or unreadable sessions directory: one line, exit 1
+    # a symlinked, foreign-owned or unreadable sessions directory, or one holding what is not a session: one line,
+    # exit 1 (fsck reports what is not a session, and the .gitignore, rather than refusing or restoring them)
+    notice = store.check_dir(for_fsck=command == "fsck")
     if notice:
         print(notice, file=sys.stderr)
     out = sys.stdout

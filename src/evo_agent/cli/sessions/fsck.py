@@ -6,11 +6,14 @@ sidechain files no marker names and markers naming no file, files and
 directories more open than 0600/0700, leftovers of interrupted meta writes
 and of resumes that ended while copying, foreign sessions (recorded
 elsewhere: tracked by git, another owner, too open, dated in the future),
-and a sessions directory without a `.gitignore` holding `*`.
+a sessions directory without a `.gitignore` holding `*`, and anything in it that is
+not a session (a committed `HEAD`, `config`, `objects/` that make it look like a
+git repository: every other command refuses the directory until it is gone).
 
 `--repair` only ever touches caches and metadata: it rebuilds meta.json from
 the transcript, narrows permissions, removes leftover temporary meta files
-and restores the `.gitignore`. It never narrows the permissions of a foreign
+restores the `.gitignore` and moves what is not a session aside
+(`.evo-agent/unexpected-<ms>/`, never deleted). It never narrows the permissions of a foreign
 session: that would make a planted session look like the user's own
 (`sessions adopt` takes one on deliberately). A transcript is never rewritten: its damage
 stays reported (resume already skips it) and the exit status says so. A
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +36,6 @@ from evo_agent.session import (
     DIR_MODE,
     FILE_MODE,
     GITIGNORE_NAME,
-    GITIGNORE_TEXT,
     LOCK_NAME,
     MESSAGES_NAME,
     META_NAME,
@@ -41,13 +44,15 @@ from evo_agent.session import (
     SessionStore,
     created_ms_of,
     foreign_reason,
+    gitignore_problem,
     is_session_id,
     is_sidechain_path,
     iter_transcript,
     probe_live,
     read_meta,
     rebuild_meta,
-    replace_private_file,
+    restore_gitignore,
+    unexpected_entries,
     write_meta,
 )
 
@@ -306,38 +311,23 @@ def check_sessions_dir(store: SessionStore) -> list[Finding]:
         findings.append(Finding(None, str(ignore), "gitignore",
                                 f"{problem}: transcripts could be committed to git by accident",
                                 fix=lambda: restore_gitignore(root)))
+    try:
+        strange = unexpected_entries(os.listdir(root))
+    except OSError:
+        strange = []
+    if strange:
+        aside = root.parent / f"unexpected-{int(time.time() * 1000)}"
+        findings += [Finding(None, str(root / name), "unexpected",
+                             "not a session (a repository may have planted it); sessions are not used until it is "
+                             f"gone: --repair moves it to {aside}", fix=lambda n=name: _move_aside(root, n, aside))
+                     for name in strange]
     return findings
 
 
-def gitignore_problem(ignore: Path) -> str | None:
-    """What is wrong with `sessions/.gitignore`, or None when it holds `*` (every transcript ignored)."""
-    try:
-        fd = os.open(ignore, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return "missing"
-    except OSError as exc:
-        return f"unreadable ({exc.strerror or exc})"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return "not a regular file"
-        text = os.read(fd, 1 << 16).decode("utf-8", "replace")
-    finally:
-        os.close(fd)
-    lines = [line.strip() for line in text.splitlines()]
-    if "*" not in lines:
-        return "does not hold `*`"
-    if any(line.startswith("!") for line in lines):
-        return "re-includes files (a line starting with `!`)"
-    return None
-
-
-def restore_gitignore(root: Path) -> None:
-    """Replace `sessions/.gitignore` with `*` atomically, relative to the opened directory (never through a link)."""
-    dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        replace_private_file(dir_fd, GITIGNORE_NAME, GITIGNORE_TEXT.encode())
-    finally:
-        os.close(dir_fd)
+def _move_aside(root: Path, name: str, aside: Path) -> None:
+    """Move something that is not a session out of the sessions directory (never deleted: it may be someone's)."""
+    aside.mkdir(mode=DIR_MODE, exist_ok=True)
+    os.rename(root / name, aside / name)
 
 
 def fsck(store: SessionStore, session_ids: list[str], *, repair: bool, whole: bool = True) -> list[Finding]:

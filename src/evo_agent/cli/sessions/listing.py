@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -11,7 +12,14 @@ from pathlib import Path
 from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionInfo, SessionStore, Worktree, git_worktrees
+from evo_agent.session import (
+    SessionInfo,
+    SessionsDirRefused,
+    SessionStore,
+    Worktree,
+    check_sessions_dir,
+    git_worktrees,
+)
 
 from ..trust import json_safe_dumps
 from .common import fmt_ms, short
@@ -53,7 +61,7 @@ def sessions_list(
     The table fits the terminal (id, age, messages, the title cut with …) unless `wide` or it fits whole.
     """
     rows = store.list(include_empty=include_all)
-    others = [(tree, SessionStore(tree.path, write_back=False).list(include_empty=include_all)) for tree in worktrees]
+    others = [(tree, _worktree_rows(tree, include_all)) for tree in worktrees]
     if as_json:
         data = [row_json(r) for r in (rows[:limit] if limit else rows)]
         for tree, tree_rows in others:
@@ -160,6 +168,18 @@ def _aligned(table: list[tuple[str, ...]], right: set[int]) -> list[str]:
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
     return ["  ".join([c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
                       + [row[-1]]).rstrip() for row in table]
+
+
+def _worktree_rows(tree: Worktree, include_all: bool) -> list[SessionInfo]:
+    """Another worktree's sessions, read only; none (and one line on stderr) when its sessions directory is refused
+    (a link, another owner, something that is not a session), as for this project's own."""
+    store = SessionStore(tree.path, write_back=False)
+    try:
+        check_sessions_dir(store.project_dir, store.sessions_dir, repair=False)
+    except SessionsDirRefused as exc:
+        print(f"evo-agent: {exc}", file=sys.stderr)
+        return []
+    return store.list(include_empty=include_all)
 
 
 def other_worktrees(project_dir: Path) -> list[Worktree]:

@@ -1,0 +1,205 @@
+"""Workspace trust at the command line: the question the app and the REPL ask once, print mode's one line,
+and `evo-agent trust [--revoke | --status]`.
+
+What a project brings that would grant authority (`.evo-agent/settings.json`, `.mcp.json`) is obeyed
+only once the user trusts the project as it is now (evo_agent.session.workspace). Interactive runs ask
+once, showing what the project brings; the answer is remembered in the user's own config. Print mode
+and piped input never ask: they ignore what an untrusted project brings and say so in one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from evo_agent.safe_text import terminal_safe
+from evo_agent.session import (
+    Brought,
+    WorkspaceTrust,
+    remember_trust,
+    revoke_trust,
+    run_git,
+    user_record_path,
+    user_rules,
+    workspace_trust,
+)
+
+from .errors import EXIT_BROKEN_PIPE, EXIT_OK, CommandError
+
+MAX_SHOWN = 12  # rules or servers listed per file; the rest are counted
+
+
+def _safe(text: object) -> str:
+    return terminal_safe(str(text), keep_newlines=False)
+
+
+def _files(status: WorkspaceTrust) -> str:
+    return " and ".join(b.path for b in status.brought)
+
+
+def ignored_line(status: WorkspaceTrust) -> str:
+    """Print mode's one line about what an untrusted project brings, and how to trust it."""
+    files = _files(status)
+    if status.answer == "declined":
+        why = "you chose not to trust this project"
+    elif status.changed:
+        why = "it changed since you answered for this project (or the project moved or was cloned again)"
+    else:
+        why = "this project is not trusted"
+    from evo_agent.session import find_project_dir
+
+    here = find_project_dir(Path.cwd()).resolve() == status.project
+    return (f"evo-agent: ignoring {files}: {why}; to obey it, review it and run: evo-agent trust"
+            + ("" if here else f" --project-dir {_safe(status.project)}"))
+
+
+def _tracked(project: Path, rel: str) -> bool | None:
+    out = run_git(project, "ls-files", "--", str(project / rel))
+    return None if out is None else bool(out.strip())
+
+
+def describe(b: Brought, project: Path | None = None) -> list[str]:
+    """What one file would grant, for a person to judge: a line for the file, indented lines for its content."""
+    where = ""
+    if project is not None and b.kind == "file":
+        tracked = _tracked(project, b.path)
+        where = {True: " (committed to the repository)", False: " (not tracked by git)", None: ""}[tracked]
+    head = f"  {b.path}{where}"
+    if b.unsafe:
+        target = f" to {_safe(b.data.decode('utf-8', 'replace'))}" if b.kind == "symlink" else ""
+        return [f"{head}: {_safe(b.unsafe)}{target} — never obeyed, trusted or not"]
+    try:
+        data = json.loads(b.data)
+    except (ValueError, UnicodeDecodeError):
+        return [f"{head}: not valid JSON (a trusted project with it stops with an error)"]
+    if not isinstance(data, dict):
+        return [f"{head}: not a JSON object"]
+    lines = [head]
+    if b.path.endswith(".mcp.json"):
+        servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+        lines.append(f"    MCP servers: {len(servers)}")
+        for name, spec in list(servers.items())[:MAX_SHOWN]:
+            spec = spec if isinstance(spec, dict) else {}
+            argv = [spec.get("command", ""), *list(spec.get("args", []) or [])]
+            what = spec.get("url") or " ".join(str(x) for x in argv)
+            lines.append(f"      {_safe(name)}: {_safe(what)[:200]}")
+        return lines
+    mode = data.get("permission_mode")
+    if mode is not None:
+        lines.append(f"    permission mode: {_safe(mode)}")
+    perms = data.get("permissions") if isinstance(data.get("permissions"), dict) else {}
+    allow = perms.get("allow") if isinstance(perms.get("allow"), list) else []
+    if allow:
+        more = f", … ({len(allow)} in all)" if len(allow) > MAX_SHOWN else ""
+        shown = ", ".join(_safe(r) for r in allow[:MAX_SHOWN]) + more
+        lines.append(f"    runs unasked: {shown}")
+    for key in ("sandbox", "sandbox_network"):
+        if key in data:
+            lines.append(f"    {key}: {_safe(json.dumps(data[key]))}")
+    others = sorted(k for k in data if k not in ("permission_mode", "permissions", "sandbox", "sandbox_network"))
+    if others:
+        lines.append(f"    other keys: {_safe(', '.join(others))}")
+    return lines
+
+
+def question(status: WorkspaceTrust) -> str:
+    """The text shown before the app or the REPL starts in a project that brings something not yet answered for."""
+    head = ("What this project brings changed since you last answered (or it moved, or was cloned again)."
+            if status.changed else "This project brings settings that would give it authority over evo-agent:")
+    lines = [head]
+    for b in status.brought:
+        lines += describe(b, status.project)
+    lines.append("A repository you cloned is someone else's words: trust it only if you trust where it came from.")
+    return "\n".join(lines) + "\nObey these in this project? [y/N] "
+
+
+def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], str | None],
+           say: Callable[[str], None]) -> bool:
+    """Whether what the project brings applies to this run: ask once when interactive, else say it is ignored.
+
+    An answer (y or n) is remembered; end of input (or Ctrl+C) is a no for this run only.
+    """
+    if status.trusted or not status.brought:
+        return status.trusted
+    if status.answer == "declined" or not interactive:
+        say(ignored_line(status))
+        return False
+    try:
+        answer = ask(question(status))
+    except KeyboardInterrupt:
+        answer = None
+    if answer is None:
+        say(ignored_line(status))
+        return False
+    yes = answer.strip().lower() in ("y", "yes")
+    try:
+        remember_trust(status, yes)
+    except OSError as exc:
+        say(f"evo-agent: cannot remember the answer in {_safe(user_record_path(status.project))}: "
+            f"{exc.strerror or exc}; it holds for this run only")
+    if not yes:
+        say(f"evo-agent: ignoring {_files(status)} in this project (evo-agent trust changes that)")
+    return yes
+
+
+# ---------------------------------------------------------------- evo-agent trust
+
+
+def run_trust(args: argparse.Namespace, project_dir: Path, out=None) -> int:  # noqa: ANN001 - a text stream
+    """`evo-agent trust [--revoke | --status]` for `project_dir`."""
+    try:
+        return _run_trust(args, project_dir, out or sys.stdout)
+    except BrokenPipeError:  # `evo-agent trust --status | head`: the reader went away; say nothing more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
+
+
+def _run_trust(args: argparse.Namespace, project_dir: Path, out) -> int:  # noqa: ANN001
+    status = workspace_trust(project_dir)
+    where = _safe(status.project)
+    try:
+        if args.revoke:
+            if revoke_trust(status.project):
+                out.write(f"No longer trusted: {where}. Its settings are ignored until you trust it again "
+                          "(your own \"always\" rules stay).\n")
+            else:
+                out.write(f"{where} was not trusted; nothing to revoke.\n")
+            return EXIT_OK
+        if args.status:
+            _status(status, out)
+            return EXIT_OK
+        remember_trust(status, True)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise CommandError(f"cannot update {user_record_path(status.project)}: {exc.strerror or exc}") from None
+    if not status.brought:
+        out.write(f"Trusted {where}. It brings nothing that grants authority yet; if it does later, you are asked.\n")
+        return EXIT_OK
+    out.write(f"Trusted {where}; from now on evo-agent obeys:\n")
+    for b in status.brought:
+        out.write("\n".join(describe(b, status.project)) + "\n")
+    out.write("A change to these files asks again. Revoke with: evo-agent trust --revoke\n")
+    return EXIT_OK
+
+
+def _status(status: WorkspaceTrust, out) -> None:  # noqa: ANN001
+    state = ("trusted" if status.trusted else "declined (its settings are ignored)" if status.answer == "declined"
+             else "changed since you answered: not trusted until you answer again" if status.changed
+             else "not trusted")
+    out.write(f"Project: {_safe(status.project)}\nTrust: {state}\n")
+    if status.brought:
+        out.write("It brings:\n")
+        for b in status.brought:
+            out.write("\n".join(describe(b, status.project)) + "\n")
+    else:
+        out.write("It brings nothing that grants authority.\n")
+    rules = user_rules(status.project)
+    out.write(f"Your own rules here (\"always in this project\"): {', '.join(_safe(r) for r in rules) or 'none'}\n")
+    out.write(f"Kept in: {_safe(user_record_path(status.project))}\n")

@@ -1,0 +1,153 @@
+"""Every git process evo-agent starts, through one door that cannot run a repository's code (SPEC §9).
+
+A repository is content, never authority. Yet plain `git` in a directory of a
+cloned repository (or of an unpacked archive, or inside a committed
+`.evo-agent/sessions/` holding `HEAD`, `config`, `objects/`, `refs/`) reads
+configuration that directory chose, and that configuration names programs git
+runs: `core.fsmonitor` on every index read, hooks, pagers, external diff and
+textconv drivers, clean/smudge filters, `core.sshCommand`. So evo-agent never
+runs git plainly:
+
+- the repository is named explicitly (`--git-dir` the worktree root's own
+  `.git`, `--work-tree` the root): git discovers nothing, so a directory that
+  merely looks like a repository is never one to it; `safe.bareRepository=explicit`
+  and `GIT_CEILING_DIRECTORIES` stop discovery even if a command tried;
+- the command line turns off what could run a program, whatever any config file
+  says (`-c` outranks the repository's config): fsmonitor, hooks, pager,
+  external diff, attributes file, transports (`protocol.allow=never`),
+  credential helpers, ssh and askpass commands;
+- only read-only plumbing runs (`ALLOWED`): none of it checks files out, diffs
+  contents or fetches, so no filter or textconv driver named in `.gitattributes`
+  has a reason to run;
+- the environment carries no `GIT_*` variable of the caller's (a `GIT_DIR` or
+  `GIT_CONFIG_PARAMETERS` inherited from a hook would redirect it);
+- a repository another user owns (a `/tmp/.git` above a shared directory) is
+  not read at all: git refuses one it discovers (`safe.directory`) but trusts an
+  explicit `--git-dir`, so the door checks the owner itself.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+__all__ = ["ALLOWED", "GitRefused", "SAFE_CONFIG", "git_argv", "git_env", "run_git", "start_git"]
+
+GIT_TIMEOUT_S = 10
+
+# What could make git run a program, turned off on the command line (outranks every config file).
+SAFE_CONFIG: tuple[str, ...] = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.attributesFile=/dev/null",
+    "core.sshCommand=false",
+    "core.askPass=false",
+    "core.gitProxy=false",
+    "core.untrackedCache=false",
+    "diff.external=",
+    "credential.helper=",
+    "protocol.allow=never",
+    "submodule.recurse=false",
+    "safe.bareRepository=explicit",
+)
+
+# The only git commands evo-agent runs (a command, then the arguments it must start with): read-only plumbing.
+ALLOWED: tuple[tuple[str, ...], ...] = (
+    ("ls-files",),
+    ("rev-parse",),
+    ("symbolic-ref",),
+    ("rev-list",),
+    ("worktree", "list"),
+    ("config", "--get"),
+)
+
+
+class GitRefused(ValueError):
+    """A git command outside `ALLOWED`: a programming error, never a user's."""
+
+
+def _check(args: Sequence[str]) -> None:
+    if not any(tuple(args[: len(allowed)]) == allowed for allowed in ALLOWED):
+        raise GitRefused(f"evo-agent does not run `git {' '.join(args[:2])}`: only {ALLOWED}")
+
+
+def git_argv(worktree: Path, git_dir: Path, args: Sequence[str]) -> list[str]:
+    """The whole command line: explicit repository, every code-running setting off, then `args`."""
+    _check(args)
+    argv = ["git", "--no-pager", "--literal-pathspecs", f"--git-dir={git_dir}", f"--work-tree={worktree}"]
+    for setting in SAFE_CONFIG:
+        argv += ["-c", setting]
+    return [*argv, *args]
+
+
+def git_env(worktree: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The caller's environment without any `GIT_*`, plus what keeps git from looking or asking further."""
+    base = os.environ if environ is None else environ
+    env = {k: v for k, v in base.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_CEILING_DIRECTORIES=str(worktree.parent),
+        GIT_OPTIONAL_LOCKS="0",       # a read never takes the index lock (or rewrites the index)
+        GIT_TERMINAL_PROMPT="0",
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_ATTR_NOSYSTEM="1",
+        GIT_PAGER="cat",
+        PAGER="cat",
+    )
+    return env
+
+
+def _repository(start: Path | str) -> tuple[Path, Path] | None:
+    """(worktree root, its git directory) for `start`, found without running git; None outside one."""
+    from .project import git_dir_of, git_worktree_root
+
+    root = git_worktree_root(start)
+    if root is None:
+        return None
+    git_dir = git_dir_of(root)
+    if git_dir is None:
+        return None
+    me = os.geteuid()
+    for path in (root / ".git", git_dir):  # git's own safe.directory rule, which an explicit --git-dir skips
+        try:
+            if os.lstat(path).st_uid != me:
+                return None
+        except OSError:
+            return None
+    return root, git_dir
+
+
+def start_git(start: Path | str, *args: str) -> tuple[subprocess.Popen, Path] | None:
+    """Start `git args` for the repository holding `start`; (process, worktree root), or None (no repository,
+    no git). Output is bytes on the process's stdout; paths it prints are relative to the worktree root."""
+    found = _repository(start)
+    if found is None:
+        return None
+    root, git_dir = found
+    argv = git_argv(root, git_dir, args)
+    try:
+        proc = subprocess.Popen(argv, cwd=root, env=git_env(root), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, close_fds=True)
+    except OSError:
+        return None
+    return proc, root
+
+
+def run_git(start: Path | str, *args: str, timeout: float = GIT_TIMEOUT_S) -> str | None:
+    """`git args` for the repository holding `start`: its stdout (text), or None when there is no repository,
+    no git, a failure or a timeout."""
+    started = start_git(start, *args)
+    if started is None:
+        return None
+    proc, _ = started
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.SubprocessError:
+        proc.kill()
+        proc.communicate()
+        return None
+    if proc.returncode != 0:
+        return None
+    return out.decode("utf-8", "replace")
