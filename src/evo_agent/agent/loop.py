@@ -555,26 +555,28 @@ class Agent:
         if cancel.is_set():
             cb.tool_end(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0)
             return tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, is_error=True)
-        refusal = self._gate(tool_id, name, tool_input, cancel)
+        refusal, plan = self._gate(tool_id, name, tool_input, cancel)
         cb.tool_start(tool_id, name, tool_input)
         started = time.monotonic()
         if refusal is not None:
             result = refusal
         else:
             ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
-                              file_history=self.file_history, sandbox=self.sandbox)
+                              file_history=self.file_history, sandbox=self.sandbox, read_only=plan)
             result = run_tool(self.tools, name, tool_input, ctx)
         cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)
         return _result_block(tool_id, result)
 
-    def _gate(self, tool_id: str, name: str, tool_input: dict, cancel: threading.Event) -> ToolResult | None:
-        """None when the call may run; else the `is_error` result that says why it did not.
+    def _gate(self, tool_id: str, name: str, tool_input: dict,
+              cancel: threading.Event) -> tuple[ToolResult | None, object]:
+        """(None when the call may run, else the `is_error` result that says why it did not; the
+        ReadOnlyPlan of a bash call run unasked, else None).
 
         Every decision (outside bypass mode) is recorded as a `permission` record before the tool
         runs; a refused call's result says why it was not run.
         """
         if name in INTERNAL_TOOLS or not self._well_formed(name, tool_input):
-            return None  # the tool refuses it itself, without running anything
+            return None, None  # the tool refuses it itself, without running anything
         front = self.front_end
         outcome = self.permissions.decide(name, tool_input, front.ask, self.agent_label)
         if outcome.run and cancel.is_set():  # Ctrl+C while the user was being asked
@@ -585,7 +587,28 @@ class Agent:
         if outcome.notice:
             label = f"evo-agent: [{self.agent_label}]" if self.agent_label else "evo-agent:"
             front.tell(outcome.notice.replace("evo-agent:", label, 1))
-        return None if outcome.run else ToolResult(outcome.message, is_error=True)
+        if outcome.plan is not None and outcome.run:
+            self._tell_if_no_backstop(front)
+        return (None, outcome.plan if outcome.run else None) if outcome.run else (
+            ToolResult(outcome.message, is_error=True), None)
+
+    @property
+    def read_only_backstop(self) -> bool | None:
+        """Whether commands run unasked run in the read-only sandbox (None: none has run yet).
+
+        False where bubblewrap cannot run: the allowlist still decides, but nothing backs it up.
+        Front ends may show it (print mode and the app get a notice once, `_tell_if_no_backstop`).
+        """
+        from evo_agent.tools.sandbox import backstop_state
+
+        return backstop_state(self.project_dir)
+
+    def _tell_if_no_backstop(self, front: FrontEnd) -> None:
+        """Once per process: say that commands run unasked are not sandboxed here."""
+        from evo_agent.tools.sandbox import NO_BACKSTOP_NOTICE, claim_no_backstop_notice
+
+        if claim_no_backstop_notice(self.project_dir):
+            front.tell(NO_BACKSTOP_NOTICE)
 
     def _well_formed(self, name: str, tool_input: dict) -> bool:
         tool = next((t for t in self.tools if t.name == name), None)
