@@ -58,7 +58,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("decode", "encode_line",), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
     **dict.fromkeys(("changes_since", "prompt_turns",), "rewind"),
-    **dict.fromkeys(("count_secrets", "may_hold_secret", "redact_text",), "redact"),
+    **dict.fromkeys(("add_secret_value", "count_secrets", "may_hold_secret", "redact_text",), "redact"),
     **dict.fromkeys(("FileChange", "FileHistory", "restore_change",), "file_history"),
     **dict.fromkeys(("is_omitted_marker",), "resume"),
     **dict.fromkeys(("check_sessions_dir",), "trust"),
@@ -78,7 +78,7 @@ __all__ = [  # sorted, case-insensitively
     "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME",
     "may_hold_secret", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain",
     "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns", "read_meta",
-    "read_records", "rebuild_meta", "Recorder", "redact_text", "rename_session", "repair_history",
+    "read_records", "rebuild_meta", "Recorder", "redact_text", "add_secret_value", "rename_session", "repair_history",
     "replace_private_file", "resolve_session_id", "restore_change", "ResumedSession", "search_sessions",
     "SessionError", "SessionInfo",
     "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR",
@@ -176,7 +176,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .naming import rename_session
     from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
     from .recorder import Recorder, SidechainRecorder, now_iso
-    from .redact import count_secrets, may_hold_secret, redact_text
+    from .redact import add_secret_value, count_secrets, may_hold_secret, redact_text
     from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
     from .resume import LoadedSession, is_omitted_marker, load_for_resume, summary_message
     from .rewind import changes_since, prompt_turns

@@ -68,8 +68,9 @@ class Sandbox:
             resolv = real("/etc/resolv.conf")
             if resolv.is_file() and any(is_within(resolv, Path(m)) for m in masked):
                 args += ["--ro-bind", str(resolv), str(resolv)]  # DNS still works under a masked /run
+        # The project again, after the private /tmp and /run (it may lie under them): writable or not.
+        args += ["--bind" if self.writable else "--ro-bind", project, project]
         if self.writable:
-            args += ["--bind", project, project]
             for name in READ_ONLY_DIRS:
                 inner = Path(project) / name
                 if inner.exists() and not inner.is_symlink():
