@@ -208,9 +208,7 @@ def _check_options(program: str, spec: Spec, args: list[str], project: Path) -> 
             if kind is None and eq:
                 raise _Ask(_unlisted(program, word))
             if kind in ("text", "path") and not eq:
-                if i >= len(args):
-                    raise _Ask(f"gives {program} --{name} without its argument")
-                value, i = args[i], i + 1
+                value, i = _separate_argument(program, f"--{name}", args, i)
             _check_value(kind, value, project)
             pattern_given |= name in spec.pattern_options
             continue
@@ -227,9 +225,7 @@ def _check_options(program: str, spec: Spec, args: list[str], project: Path) -> 
             if kind in ("text", "path"):
                 value = letters[j + 1:]
                 if not value:
-                    if i >= len(args):
-                        raise _Ask(f"gives {program} -{letter} without its argument")
-                    value, i = args[i], i + 1
+                    value, i = _separate_argument(program, f"-{letter}", args, i)
                 _check_value(kind, value, project)
             break  # the rest of the word was the argument
     if spec.pattern_first and not pattern_given and operands:
@@ -239,6 +235,16 @@ def _check_options(program: str, spec: Spec, args: list[str], project: Path) -> 
     if spec.operands == "path":
         for operand in operands:
             _confine(operand, project)
+
+
+def _separate_argument(program: str, option: str, args: list[str], i: int) -> tuple[str, int]:
+    """The next word as `option`'s argument; _Ask when there is none, or when it looks like an option
+    (getopt would take it as the argument, ripgrep's parser as an option: the two readings differ)."""
+    if i >= len(args):
+        raise _Ask(f"gives {program} {option} without its argument")
+    if args[i].startswith("-") and args[i] != "-":
+        raise _Ask(f"gives {program} {option} the option-like argument {args[i]!r}")
+    return args[i], i + 1
 
 
 def _unlisted(program: str, word: str) -> str:
