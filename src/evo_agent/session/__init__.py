@@ -69,7 +69,8 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [  # sorted, case-insensitively
-    "AmbiguousSessionId", "BACKUP_NAME_RE", "blocks", "changes_since", "check_sessions_dir", "clean_name",
+    "add_secret_value", "AmbiguousSessionId", "BACKUP_NAME_RE", "blocks", "changes_since", "check_sessions_dir",
+    "clean_name",
     "content_blocks", "content_text", "count_secrets", "created_ms_of", "decode", "DIR_MODE", "encode_line",
     "FILE_HISTORY_DIR", "FILE_MODE", "FileChange", "FileHistory", "find_project_dir", "first_records",
     "foreign_reason", "ForeignSession", "git_branch_of", "git_dir_of", "git_worktree_root", "git_worktrees",
@@ -78,7 +79,7 @@ __all__ = [  # sorted, case-insensitively
     "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME",
     "may_hold_secret", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain",
     "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns", "read_meta",
-    "read_records", "rebuild_meta", "Recorder", "redact_text", "add_secret_value", "rename_session", "repair_history",
+    "read_records", "rebuild_meta", "Recorder", "redact_text", "rename_session", "repair_history",
     "replace_private_file", "resolve_session_id", "restore_change", "ResumedSession", "search_sessions",
     "SessionError", "SessionInfo",
     "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR",
