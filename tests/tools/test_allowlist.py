@@ -376,3 +376,30 @@ def test_what_runs_unasked_is_exactly_quoted_words(tmp_path_factory, program, wo
     for word in shlex.split(plan.command):
         assert shlex.quote(word) in plan.command
     assert not set("$`;<>&{}\\") & set(plan.command.replace("'", "").replace('"', ""))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lead=st.sampled_from(["", "./", "sub/../", "./sub/../", "nowhere/../", "sub/./../"]),
+       name=st.sampled_from([".git", ".g?t", ".gi*", ".[g]it", ".git/", ".evo-agent", ".evo-agen?", ".evo*", ".e*t",
+                             ".[e]vo-agent", "gitlink", "gitlink/."]),
+       tail=st.sampled_from(["", "/hooks", "/config", "/hooks/pre-commit", "/settings.json", "/../.git/x"]),
+       shape=st.sampled_from(["rm -rf {}", "cp a {}", "sort --output={} x", "sort -o{} x", "tee {}", "mv x {}",
+                              "chmod +x {}", "cd {} && rm x", "ln -s /tmp {}"]))
+def test_the_protected_dirs_are_found_in_every_spelling(tmp_path_factory, lead, name, tail, shape):
+    from evo_agent.tools.shell_words import protected_dir
+
+    project = tmp_path_factory.mktemp("guard")
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".evo-agent").mkdir()
+    (project / "sub").mkdir()
+    (project / "gitlink").symlink_to(project / ".git")
+    command = shape.format(f"{lead}{name}{tail}")
+    assert protected_dir(command, project) is not None, command
+
+
+@pytest.mark.parametrize("command", ["rm -rf build", "git add .gitignore", "cp a.git b", "touch .github/x",
+                                     "git clone git@github.com:x/y.git", "rm -rf *", "ls .evo-agent-notes"])
+def test_near_misses_are_not_protected(project, command):
+    from evo_agent.tools.shell_words import protected_dir
+
+    assert protected_dir(command, project) is None

@@ -127,7 +127,8 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     parser.add_argument("--allowed-tools", metavar="RULES",
                         help='allow these calls for this run, e.g. "Bash(npm test),Bash(git commit:*),Edit(src/**)"')
     parser.add_argument("--sandbox", action="store_true",
-                        help="run bash in a bubblewrap sandbox: the project writable, the rest read-only, no network")
+                        help="run bash in a bubblewrap sandbox: the project writable (not .git/, .evo-agent/), "
+                             "the rest read-only, no network")
     parser.add_argument("--sandbox-network", action="store_true", help="with --sandbox: allow network access")
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 

@@ -242,7 +242,8 @@ def _separate_argument(program: str, option: str, args: list[str], i: int) -> tu
     (getopt would take it as the argument, ripgrep's parser as an option: the two readings differ)."""
     if i >= len(args):
         raise _Ask(f"gives {program} {option} without its argument")
-    if args[i].startswith("-") and args[i] != "-":
+    negative_number = args[i][1:].isdigit() and not program.startswith("rg")  # getopt's `head -n -5`
+    if args[i].startswith("-") and args[i] != "-" and not negative_number:
         raise _Ask(f"gives {program} {option} the option-like argument {args[i]!r}")
     return args[i], i + 1
 
