@@ -80,7 +80,8 @@ LS = ("-a -A -b -B -c -C -d -f -F -g -G -h -i -k -l -m -n -N -o -p -q -Q -r -R -
 HEAD_TAIL = "-n: -c: -q -v -z --lines= --bytes= --quiet --silent --verbose --zero-terminated"
 
 # git: options common to log, show and diff (their diff output), then per subcommand. Never listed:
-# --output, --ext-diff, --textconv, --no-index, -O (an order file), --show-signature, global options.
+# --output, --ext-diff, --textconv, --no-index, -O (an order file), --show-signature, global options,
+# --submodule (=diff runs a diff inside each submodule, under that submodule's own drivers).
 GIT_DIFF_OUTPUT = (
     "-p -u -s -z -w -b -R -a -W -M[] -C[] -B[] -U: -S: -G: --patch --no-patch --stat[=] --shortstat --numstat "
     "--dirstat[=] --summary --name-only --name-status --raw --check --full-index --abbrev[=] --color[=] "
@@ -88,7 +89,7 @@ GIT_DIFF_OUTPUT = (
     "--ignore-all-space --ignore-space-change --ignore-space-at-eol --ignore-blank-lines --ignore-cr-at-eol "
     "--minimal --patience --histogram --diff-algorithm= --find-renames[=] --find-copies[=] --no-renames "
     "--diff-filter= --relative[=] --no-relative --text --exit-code --quiet --src-prefix= --dst-prefix= "
-    "--no-prefix --function-context --submodule[=] --indent-heuristic --no-indent-heuristic --pickaxe-all "
+    "--no-prefix --function-context --indent-heuristic --no-indent-heuristic --pickaxe-all "
     "--pickaxe-regex --cc --compact-summary --patch-with-stat")
 GIT_LOG = (
     "-n: -i -E -F -P -g --oneline --graph --decorate[=] --no-decorate --all --branches[=] --tags[=] --remotes[=] "
