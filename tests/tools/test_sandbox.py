@@ -155,3 +155,13 @@ def test_without_bwrap_the_verdict_stands_and_the_user_is_told_once(project, mod
     assert agent.read_only_backstop is False
     assert "README.md" in model_server.requests[1]["messages"][-1]["content"][0]["content"]
     assert read_only_sandbox(project) is None
+
+
+def test_a_symlinked_git_dir_inside_the_project_is_read_only_too(project, bwrap):
+    (project / ".git").rename(project / "repo.git")
+    (project / ".git").symlink_to("repo.git")
+    ctx = ToolContext(project_dir=project, sandbox=check_sandbox(project))
+    run_bash({"command": "touch .git/hooks/planted; touch repo.git/hooks/planted2; touch ok"}, ctx)
+    assert (project / "ok").exists()
+    assert not (project / "repo.git" / "hooks" / "planted").exists()
+    assert not (project / "repo.git" / "hooks" / "planted2").exists()

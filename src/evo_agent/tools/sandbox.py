@@ -73,8 +73,9 @@ class Sandbox:
         if self.writable:
             for name in READ_ONLY_DIRS:
                 inner = Path(project) / name
-                if inner.exists() and not inner.is_symlink():
-                    args += ["--ro-bind", str(inner), str(inner)]
+                target = real(inner)  # a symlinked `.git` pointing inside the project: its target
+                if inner.exists() and is_within(target, Path(project)):
+                    args += ["--ro-bind", str(target), str(target)]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", project]
         if not self.network:
             args.append("--unshare-net")
