@@ -116,8 +116,13 @@ def plan_read_only(command: str, project_dir: Path | str, search_path: str | Non
 
 
 def safe_search_path(path: str, project: Path) -> str:
-    """PATH without relative entries and entries inside the project."""
-    return ":".join(e for e in path.split(":") if os.path.isabs(e) and not inside_project(project, real(e)))
+    """PATH without relative entries and entries inside the project (`project` is already real)."""
+    root = str(project)
+    return ":".join(e for e in path.split(":") if os.path.isabs(e) and not _under(os.path.realpath(e), root))
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def resolve_program(name: str, path: str, project: Path) -> str:
@@ -129,7 +134,7 @@ def resolve_program(name: str, path: str, project: Path) -> str:
         full = candidate if os.path.isabs(candidate) else os.path.join(project, candidate)
         if not (os.path.isfile(full) and os.access(full, os.X_OK)):
             continue
-        if not os.path.isabs(entry) or inside_project(project, real(full)):
+        if not os.path.isabs(entry) or _under(os.path.realpath(full), str(project)):
             raise _Ask(f"runs {name} from {entry or '.'!r}, a PATH entry the project controls")
         return full
     return name  # not installed: bash, with the safe PATH, will say so
