@@ -165,3 +165,22 @@ def test_a_symlinked_git_dir_inside_the_project_is_read_only_too(project, bwrap)
     assert (project / "ok").exists()
     assert not (project / "repo.git" / "hooks" / "planted").exists()
     assert not (project / "repo.git" / "hooks" / "planted2").exists()
+
+
+@pytest.mark.parametrize("entry", [".", "node_modules/.bin", "{project}/bin"])
+def test_a_bwrap_planted_in_the_project_is_never_the_one_run(project, bwrap, tmp_path, monkeypatch, entry):
+    marker = tmp_path / "pwned"
+    directory = Path(entry.format(project=project))
+    directory = directory if directory.is_absolute() else project / directory
+    directory.mkdir(parents=True, exist_ok=True)
+    planted = directory / "bwrap"
+    planted.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    planted.chmod(0o755)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PATH", f"{entry.format(project=project)}:{os.environ['PATH']}")
+    for sandbox in (check_sandbox(project), read_only_sandbox(project)):
+        assert sandbox is not None and not sandbox.bwrap.startswith(str(project))
+        subprocess.run(sandbox.wrap(["true"]), cwd=project, check=True)
+    plan = plan_read_only("ls", project)
+    run_bash({"command": "ls"}, ToolContext(project_dir=project, read_only=plan))
+    assert not marker.exists()

@@ -587,10 +587,11 @@ class Agent:
         if outcome.notice:
             label = f"evo-agent: [{self.agent_label}]" if self.agent_label else "evo-agent:"
             front.tell(outcome.notice.replace("evo-agent:", label, 1))
-        if outcome.plan is not None and outcome.run:
+        if not outcome.run:
+            return ToolResult(outcome.message, is_error=True), None
+        if outcome.plan is not None:
             self._tell_if_no_backstop(front)
-        return (None, outcome.plan if outcome.run else None) if outcome.run else (
-            ToolResult(outcome.message, is_error=True), None)
+        return None, outcome.plan
 
     @property
     def read_only_backstop(self) -> bool | None:

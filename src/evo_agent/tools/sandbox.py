@@ -83,8 +83,14 @@ class Sandbox:
 
 
 def check_sandbox(project_dir: Path, network: bool = False, writable: bool = True) -> Sandbox:
-    """A usable Sandbox, or SandboxError saying why bwrap cannot run here."""
-    path = shutil.which("bwrap")
+    """A usable Sandbox, or SandboxError saying why bwrap cannot run here.
+
+    bwrap is looked up in the absolute PATH entries outside the project only: a `bwrap` planted in
+    `.` or `node_modules/.bin` would otherwise run every sandboxed command.
+    """
+    from .shell_readonly import safe_search_path
+
+    path = shutil.which("bwrap", path=safe_search_path(os.environ.get("PATH", ""), real(project_dir)))
     if path is None:
         raise SandboxError("--sandbox needs bubblewrap, which is not installed (apt-get install bubblewrap); "
                            "refusing to run commands unconfined")
