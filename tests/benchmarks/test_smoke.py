@@ -53,3 +53,11 @@ def test_oversize_smoke_run_prints_the_table(tmp_path):
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| evo-agent"))
     assert "exit 0: ok" in row and "source untouched" in row, row
     assert (tmp_path / "o.md").read_text(encoding="utf-8").strip() == proc.stdout.strip()
+
+
+def test_readonly_sandbox_benchmark_prints_its_table():
+    script = RUN.with_name("readonly_sandbox.py")
+    proc = subprocess.run([sys.executable, str(script), "--calls", "2", "--files", "5"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "plan in the read-only sandbox" in proc.stdout and "| `git status` |" in proc.stdout

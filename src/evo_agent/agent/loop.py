@@ -557,7 +557,10 @@ class Agent:
             return tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, is_error=True)
         ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
                           file_history=self.file_history, sandbox=self.sandbox)
-        refusal = self._precheck(name, tool_input, ctx) or self._gate(tool_id, name, tool_input, cancel, ctx)
+        refusal, plan = self._precheck(name, tool_input, ctx), None
+        if refusal is None:
+            refusal, plan = self._gate(tool_id, name, tool_input, cancel, ctx)
+        ctx.read_only = plan
         cb.tool_start(tool_id, name, tool_input)
         started = time.monotonic()
         if refusal is not None:
@@ -578,8 +581,9 @@ class Agent:
             return None
 
     def _gate(self, tool_id: str, name: str, tool_input: dict, cancel: threading.Event,
-              ctx: ToolContext | None = None) -> ToolResult | None:
-        """None when the call may run; else the `is_error` result that says why it did not.
+              ctx: ToolContext | None = None) -> tuple[ToolResult | None, object]:
+        """(None when the call may run, else the `is_error` result that says why it did not; the
+        ReadOnlyPlan of a bash call run unasked, else None).
 
         A file tool's checked path is handed to the tool in `ctx.checked_path`: it opens that, or refuses.
 
@@ -587,7 +591,7 @@ class Agent:
         runs; a refused call's result says why it was not run.
         """
         if name in INTERNAL_TOOLS or not self._well_formed(name, tool_input):
-            return None  # the tool refuses it itself, without running anything
+            return None, None  # the tool refuses it itself, without running anything
         front = self.front_end
         outcome = self.permissions.decide(name, tool_input, front.ask, self.agent_label)
         if ctx is not None:
@@ -600,7 +604,29 @@ class Agent:
         if outcome.notice:
             label = f"evo-agent: [{self.agent_label}]" if self.agent_label else "evo-agent:"
             front.tell(outcome.notice.replace("evo-agent:", label, 1))
-        return None if outcome.run else ToolResult(outcome.message, is_error=True)
+        if not outcome.run:
+            return ToolResult(outcome.message, is_error=True), None
+        if outcome.plan is not None:
+            self._tell_if_no_backstop(front)
+        return None, outcome.plan
+
+    @property
+    def read_only_backstop(self) -> bool | None:
+        """Whether commands run unasked run in the read-only sandbox (None: none has run yet).
+
+        False where bubblewrap cannot run: the allowlist still decides, but nothing backs it up.
+        Front ends may show it (print mode and the app get a notice once, `_tell_if_no_backstop`).
+        """
+        from evo_agent.tools.sandbox import backstop_state
+
+        return backstop_state(self.project_dir)
+
+    def _tell_if_no_backstop(self, front: FrontEnd) -> None:
+        """Once per process: say that commands run unasked are not sandboxed here."""
+        from evo_agent.tools.sandbox import NO_BACKSTOP_NOTICE, claim_no_backstop_notice
+
+        if claim_no_backstop_notice(self.project_dir):
+            front.tell(NO_BACKSTOP_NOTICE)
 
     def _well_formed(self, name: str, tool_input: dict) -> bool:
         tool = next((t for t in self.tools if t.name == name), None)

@@ -11,7 +11,10 @@
 | write_file/edit_file inside            | ask   | run          | refused   | run    |
 | ... in .git/ or outside the project    | ask   | ask          | refused   | run    |
 | write_file/edit_file in .evo-agent/    | refused in every mode                      |
-| bash mentioning .evo-agent (not r/o)   | ask even when a rule matches | refused | run |
+| bash that may touch .evo-agent/ or .git/ (not r/o) | ask even when a rule matches | refused | run |
+
+"May touch" is decided on resolved paths (shell_words.protected_dir: globs, `..`, symlinks, option
+values), not on substrings. A read-only verdict carries the plan the bash tool runs (Verdict.plan).
 
 A matching allow rule turns "ask" into "run" (never "refused" into anything). Rules come from
 `.evo-agent/settings.json`, `--allowed-tools`, and "always" answers (see rules.py).
@@ -40,7 +43,8 @@ from evo_agent.tools.confine import (
     relative_posix,
     resolve_in,
 )
-from evo_agent.tools.shell_readonly import read_only_reason
+from evo_agent.tools.shell_readonly import plan_read_only
+from evo_agent.tools.shell_words import protected_dir
 
 from .rules import TOOL_KINDS, Rule
 
@@ -70,6 +74,7 @@ class Verdict:
     rule: str              # what decided: "mode ask: read inside the project", "rule Bash(npm test)", ...
     reason: str = ""       # why it asks or is refused, completing "needs approval because it ..."
     suggestion: Rule | None = None  # the rule an "always" answer would add
+    plan: object = None    # a read-only bash command: the ReadOnlyPlan the bash tool runs (shell_readonly)
 
 
 @dataclass
@@ -140,16 +145,20 @@ class Policy:
     def _check_bash(self, command: str) -> Verdict:
         if self.mode == "bypass":
             return Verdict("allow", "mode bypass")
-        why = read_only_reason(command, self.project_dir)
-        if why is None:
-            return Verdict("allow", f"mode {self.mode}: read-only command")
+        plan = plan_read_only(command, self.project_dir)
+        if not isinstance(plan, str):
+            return Verdict("allow", f"mode {self.mode}: read-only command", plan=plan)
+        why = plan
         if self.mode == "read-only":
             return Verdict("deny", "mode read-only", f"the command {why} (read-only mode runs only read-only commands)")
         suggestion = Rule("Bash", command.strip()) if command.strip() else None
-        if AGENT_DIR in command:
-            return Verdict("ask", f"mode {self.mode}: mentions {AGENT_DIR}",
-                           f"the command may write {AGENT_DIR}/ (the agent's transcripts and rules)", None)
-        rule = self._matching(lambda r: r.covers_command(command))
+        protected = protected_dir(command, self.project_dir) or (AGENT_DIR if AGENT_DIR in command else None)
+        if protected is not None:
+            what = ("the agent's transcripts and rules" if protected == AGENT_DIR
+                    else "git runs hooks and configuration from there")
+            return Verdict("ask", f"mode {self.mode}: may touch {protected}",
+                           f"the command may write {protected}/ ({what})", None)
+        rule = self._matching(lambda r: r.covers_command(command, self.project_dir))
         if rule is not None:
             return Verdict("allow", f"rule {rule}")
         return Verdict("ask", f"mode {self.mode}", f"the command {why}", suggestion)
@@ -236,6 +245,7 @@ class GateResult:
     message: str = ""      # for a refused call: the tool_result text the model reads
     notice: str = ""       # for the user when a call is refused without asking (print mode), terminal-safe
     path: Path | None = None  # a file tool's real path as checked: the tool opens exactly this
+    plan: object = None    # a bash call run unasked: the ReadOnlyPlan the bash tool runs
 
 
 @dataclass
@@ -321,7 +331,7 @@ class PermissionGate:
 def _settled(verdict: Verdict) -> GateResult:
     """The result of a verdict that needs nobody's answer."""
     if verdict.action == "allow":
-        return GateResult(True, "allowed", verdict.rule)
+        return GateResult(True, "allowed", verdict.rule, plan=verdict.plan)
     return GateResult(False, "refused", verdict.rule, f"Not run: {verdict.reason}.")
 
 

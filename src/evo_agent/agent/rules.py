@@ -4,7 +4,10 @@ A rule names a kind of call and, in parentheses, what it covers:
 
 - `Bash(cmd)` exactly that command; `Bash(prefix:*)` the prefix alone or followed by arguments,
   but only for a simple command (no `;`, `&`, `|`, `$`, backticks, redirection, newlines), so
-  `Bash(npm test:*)` never covers `npm test; curl …`. Bare `Bash` covers every command.
+  `Bash(npm test:*)` never covers `npm test; curl …`; nor an argument that is (or a glob that
+  expands to) a writing or executing option the allowlist knows for the program
+  (`find -delete`, `find -fprintf`, `sort --output`, `rg --pre`, `git diff --output`), nor a
+  glob expanding to an option-like name. Bare `Bash` covers every command.
 - `Edit(glob)` covers write_file/edit_file, `Read(glob)` read_file/glob/grep. A glob relative
   to the project matches project-relative paths (`*` within a segment, `**` across them); a
   glob starting with `/` or `~` matches absolute paths outside the project. Bare `Edit`/`Read`
@@ -50,7 +53,8 @@ class Rule:
     def __str__(self) -> str:
         return self.kind if self.spec is None else f"{self.kind}({self.spec})"
 
-    def covers_command(self, command: str) -> bool:
+    def covers_command(self, command: str, project_dir: str | os.PathLike | None = None) -> bool:
+        """Whether the rule covers `command`; `project_dir` is where its globs expand (default: here)."""
         if self.kind != "Bash":
             return False
         if self.spec is None:
@@ -60,7 +64,11 @@ class Rule:
             prefix = self.spec[:-2].strip()
             if _NOT_SIMPLE.search(command):
                 return False
-            return command == prefix or command.startswith(prefix + " ")
+            if not (command == prefix or command.startswith(prefix + " ")):
+                return False
+            from evo_agent.tools.shell_readonly import prefix_rule_problem
+
+            return prefix_rule_problem(command, prefix, project_dir or os.getcwd()) is None
         return command == self.spec
 
     def covers_path(self, kind: str, relative: str | None, absolute: str) -> bool:

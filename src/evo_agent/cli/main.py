@@ -128,7 +128,8 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     parser.add_argument("--allowed-tools", metavar="RULES",
                         help='allow these calls for this run, e.g. "Bash(npm test),Bash(git commit:*),Edit(src/**)"')
     parser.add_argument("--sandbox", action="store_true",
-                        help="run bash in a bubblewrap sandbox: the project writable, the rest read-only, no network")
+                        help="run bash in a bubblewrap sandbox: the project writable (not .git/, .evo-agent/), "
+                             "the rest read-only, no network")
     parser.add_argument("--sandbox-network", action="store_true", help="with --sandbox: allow network access")
     parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
 
@@ -420,8 +421,30 @@ def _run_app(agent, store, *, initial_prompt: str | None = None, resumed_from: s
         return EXIT_HANGUP
 
 
+def keep_secrets_from_tools() -> bool:
+    """prctl(PR_SET_DUMPABLE, 0): the agent's `/proc/<pid>/environ`, `mem`, `fd/` become root's (SPEC §9).
+
+    Stripping the keys from a tool's environment does not change what the kernel serves for the
+    agent itself; a process that is not dumpable cannot be read or ptraced by another process of
+    the same user (ssh-agent does the same). Its children are dumpable again after exec. Linux
+    only; ~3 ms (ctypes), on the session path only. True when the flag is set.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+_PR_SET_DUMPABLE = 4
+
+
 def _agent(args: argparse.Namespace) -> int:
     """`evo-agent [PROMPT]`, `-p`, `--resume`, `-c`: four steps, each refusing with one line before the next starts."""
+    keep_secrets_from_tools()
     launch = _check_arguments(args)
     source = _choose_source(launch)
     if source is None:  # Esc in the picker: nothing to do, and nothing went wrong

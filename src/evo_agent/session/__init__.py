@@ -58,7 +58,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("decode", "encode_line",), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
     **dict.fromkeys(("changes_since", "prompt_turns",), "rewind"),
-    **dict.fromkeys(("count_secrets", "may_hold_secret", "redact_text",), "redact"),
+    **dict.fromkeys(("add_secret_value", "count_secrets", "may_hold_secret", "redact_text",), "redact"),
     **dict.fromkeys(("FileChange", "FileHistory", "restore_change",), "file_history"),
     **dict.fromkeys(("is_omitted_marker",), "resume"),
     **dict.fromkeys(("check_sessions_dir",), "trust"),
@@ -75,27 +75,27 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [  # sorted, case-insensitively
-    "add_user_rule", "AmbiguousSessionId", "AUTHORITY_FILES", "BACKUP_NAME_RE", "blocks", "Brought", "changes_since",
-    "check_sessions_dir", "clean_name", "content_blocks", "content_text", "count_secrets", "created_ms_of", "decode",
-    "DIR_MODE", "encode_line", "FILE_HISTORY_DIR", "FILE_MODE", "FileChange", "FileHistory", "find_project_dir",
-    "first_records", "foreign_reason", "ForeignSession", "git_branch_of", "git_dir_of", "git_worktree_root",
-    "git_worktrees", "GITIGNORE_NAME", "gitignore_problem", "GITIGNORE_TEXT", "GitRefused", "has_tool_results",
-    "held_for_removal", "history_file", "interrupted_result", "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix",
-    "is_omitted_marker", "is_session_id", "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness",
-    "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME", "may_hold_secret", "MCP_CONFIG_NAME",
-    "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain", "probe_live",
-    "PROJECT_DIR_NAME", "project_key", "project_trusted", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns",
-    "read_meta", "read_records", "rebuild_meta", "Recorder", "redact_text", "remember_trust", "rename_session",
-    "repair_gitignore", "repair_history", "replace_private_file", "resolve_session_id", "restore_change",
-    "restore_gitignore", "ResumedSession", "revoke_trust", "run_git", "search_sessions", "SessionError",
-    "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME",
-    "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME", "SETTINGS_NAME",
-    "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX", "SidechainRecorder",
-    "slug_agent_name", "STAGING_NAME", "start_git", "SUBAGENT_DIR", "summary_message", "text_block", "text_of",
-    "tool_names_by_id", "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id",
-    "tracked_session_ids", "transcript_path", "TranscriptLine", "unexpected_entries", "user_config_dir",
-    "USER_DIR_NAME", "user_record_path", "user_rules", "user_state_dir", "what_project_brings", "workspace_trust",
-    "WorkspaceTrust", "Worktree", "write_meta",
+    "add_secret_value", "add_user_rule", "AmbiguousSessionId", "AUTHORITY_FILES", "BACKUP_NAME_RE", "blocks",
+    "Brought", "changes_since", "check_sessions_dir", "clean_name", "content_blocks", "content_text", "count_secrets",
+    "created_ms_of", "decode", "DIR_MODE", "encode_line", "FILE_HISTORY_DIR", "FILE_MODE", "FileChange",
+    "FileHistory", "find_project_dir", "first_records", "foreign_reason", "ForeignSession", "git_branch_of",
+    "git_dir_of", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME", "gitignore_problem", "GITIGNORE_TEXT",
+    "GitRefused", "has_tool_results", "held_for_removal", "history_file", "interrupted_result", "INTERRUPTED_TEXT",
+    "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_session_id", "is_sidechain_path", "iter_transcript",
+    "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME", "may_hold_secret",
+    "MCP_CONFIG_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain",
+    "probe_live", "PROJECT_DIR_NAME", "project_key", "project_trusted", "PROMPT_HISTORY_NAME", "prompt_text",
+    "prompt_turns", "read_meta", "read_records", "rebuild_meta", "Recorder", "redact_text", "remember_trust",
+    "rename_session", "repair_gitignore", "repair_history", "replace_private_file", "resolve_session_id",
+    "restore_change", "restore_gitignore", "ResumedSession", "revoke_trust", "run_git", "search_sessions",
+    "SessionError", "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir",
+    "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME",
+    "SETTINGS_NAME", "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX",
+    "SidechainRecorder", "slug_agent_name", "STAGING_NAME", "start_git", "SUBAGENT_DIR", "summary_message",
+    "text_block", "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text", "tool_results", "tool_uses",
+    "tool_uses_by_id", "tracked_session_ids", "transcript_path", "TranscriptLine", "unexpected_entries",
+    "user_config_dir", "USER_DIR_NAME", "user_record_path", "user_rules", "user_state_dir", "what_project_brings",
+    "workspace_trust", "WorkspaceTrust", "Worktree", "write_meta",
 ]
 
 
@@ -188,7 +188,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .naming import rename_session
     from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
     from .recorder import Recorder, SidechainRecorder, now_iso
-    from .redact import count_secrets, may_hold_secret, redact_text
+    from .redact import add_secret_value, count_secrets, may_hold_secret, redact_text
     from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
     from .resume import LoadedSession, is_omitted_marker, load_for_resume, summary_message
     from .rewind import changes_since, prompt_turns

@@ -16,7 +16,10 @@ sources applied together, overlaps merged:
    telling names (`…password`, `…token`, `…_KEY`, `…_PASS`, …) in every
    quoting, base64 `user:pass`, `.netrc`, `mysql -p`, the provider keys;
 3. the exact values of the agent's own credentials in its environment
-   (`secret_env_values`), read once at start.
+   (`secret_env_values`, a URL's password included), read once at start, and
+   those added later (`add_secret_value`: the team store's password from the
+   config file) — each also reversed and in base64 (`secret_forms`), the
+   spellings a tool uses to get a value past exact matching.
 
 Only the secret itself is replaced: `password=[REDACTED:secret]`,
 `Authorization: Bearer [REDACTED:bearer-token]`. The pass is idempotent and
@@ -60,10 +63,19 @@ _NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY", "GP
 _NOT_SECRET_VALUE = re.compile(r"[/~.].*|\d+|(?i:true|false|yes|no|on|off|none|null)|https?://[^@]*", re.DOTALL)
 
 
+_URL_PASSWORD = re.compile(r"\A[A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s]*:([^@/?#\s]+)@")
+
+
 def secret_env_values(environ: Mapping[str, str]) -> dict[str, str]:
-    """{value: variable name} of the credentials in `environ` (SPEC §9: masked wherever they appear)."""
+    """{value: variable name} of the credentials in `environ` (SPEC §9: masked wherever they appear).
+
+    A URL's password counts alone too (`EVO_AGENT_SYNC_URL=postgresql://u:PASSWORD@host/db`).
+    """
     out: dict[str, str] = {}
     for name, value in environ.items():
+        password = _URL_PASSWORD.match(value.strip())
+        if password and len(password.group(1)) >= 6:
+            out.setdefault(password.group(1), name)
         upper = name.upper()
         if upper in _NOT_SECRET_ENV or len(value) < 8 or _NOT_SECRET_VALUE.fullmatch(value):
             continue
@@ -77,10 +89,30 @@ def _env_kind(name: str) -> str:
     return "env-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
-class _Matchers:
-    """What redaction compiles once: the exact values and the fast path's literal triggers."""
+def secret_forms(value: str) -> list[str]:
+    """`value` as a tool may print it to get past exact matching: itself, reversed, and base64
+    (standard and URL-safe, at each of the three alignments it can have inside a longer encoded
+    text: only the characters that depend on the secret's bytes alone)."""
+    import base64
 
-    def __init__(self, exact: dict[str, str]) -> None:
+    forms = [value, value[::-1]]
+    raw = value.encode("utf-8", "surrogatepass")
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        for offset in range(3):
+            encoded = encode(b"\0" * offset + raw).decode("ascii")
+            start, end = (8 * offset + 5) // 6, (8 * (offset + len(raw))) // 6
+            forms.append(encoded[start:end])
+    return [f for f in dict.fromkeys(forms) if len(f) >= 8]
+
+
+class _Matchers:
+    """What redaction compiles once: the exact values (and their forms) and the fast path's literal triggers."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        exact: dict[str, str] = {}
+        for value, name in values.items():
+            for form in secret_forms(value):
+                exact.setdefault(form, name)
         self.exact = exact
         self.exact_scan = (re.compile("|".join(re.escape(v) for v in sorted(exact, key=len, reverse=True)))
                            if exact else None)
@@ -144,7 +176,25 @@ def use_environment(environ: Mapping[str, str] | None) -> None:
     """Take the exact values to mask from `environ` (None: back to the values read at start; tests)."""
     global _matchers
     with _lock:
-        _matchers = None if environ is None else _Matchers(secret_env_values(environ))
+        if environ is None:
+            _matchers = None
+        else:
+            _matchers = _Matchers({**secret_env_values(environ), **_added_values})
+
+
+_added_values: dict[str, str] = {}
+
+
+def add_secret_value(value: str, name: str) -> None:
+    """Mask `value` (and its reversed and base64 forms) from now on: a secret of the agent's own that
+    is not in its environment (the team store's password read from the config file)."""
+    global _matchers
+    if len(value) < 6 or value in _added_values:
+        return
+    with _lock:
+        _added_values[value] = name
+        _start_values.setdefault(value, name)
+        _matchers = None
 
 
 # --------------------------------------------------------------------------- text
@@ -325,5 +375,6 @@ def encode_redacted(record: dict, first_field: str | None = None) -> tuple[dict,
     return clean, (line if clean is record else encode_line(clean))
 
 
-__all__ = ["ENVELOPE_KEYS", "MASK", "count_secrets", "encode_redacted", "find_secrets", "may_hold_secret",
-           "redact_record", "redact_text", "secret_env_values", "start_warm_up", "use_environment"]
+__all__ = ["ENVELOPE_KEYS", "MASK", "add_secret_value", "count_secrets", "encode_redacted", "find_secrets",
+           "may_hold_secret", "redact_record", "redact_text", "secret_env_values", "secret_forms", "start_warm_up",
+           "use_environment"]

@@ -42,7 +42,20 @@ def configured_url(environ: Mapping[str, str] | None = None) -> str | None:
         return None
     if not url.startswith(_SCHEMES):
         raise SyncConfigError(f"{source} must be a postgresql://… URL, not {redact_url(url)[:60]!r}")
+    _mask_password(url)
     return url
+
+
+def _mask_password(url: str) -> None:
+    """The store's password is the agent's own secret: masked in transcripts in every form (SPEC §9)."""
+    from evo_agent.session import add_secret_value
+
+    netloc = url.partition("://")[2].split("/", 1)[0].split("?", 1)[0]
+    userinfo, at, _host = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        add_secret_value(userinfo.partition(":")[2], ENV_NAME)
+    for match in _PASSWORD_PARAM.finditer(url):
+        add_secret_value(url[match.end(1):match.end()], ENV_NAME)
 
 
 def _from_file(path: Path) -> tuple[str | None, str]:

@@ -17,6 +17,9 @@ class ToolContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     tool_use_id: str = ""  # the id of the call being run (the task tool names its sidechain by it)
     sandbox: Any = None  # a tools.sandbox.Sandbox when bash must run inside bubblewrap (--sandbox)
+    # A tools.shell_readonly.ReadOnlyPlan when the permission gate let this bash call run unasked: the
+    # bash tool then runs the plan's command (not the model's text), in the read-only sandbox.
+    read_only: Any = None
     # Keeps what the file tools change, for rewinds (`before_change(path, tool_use_id)`/`after_change`);
     # a `evo_agent.session.file_history.FileHistory`, or None when nothing is recorded.
     file_history: Any = None

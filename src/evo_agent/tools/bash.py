@@ -119,6 +119,28 @@ def _parse_timeout(tool_input: dict) -> float | str:
     return min(float(raw), MAX_TIMEOUT_S)
 
 
+def _command_line(command: str, ctx: ToolContext) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of the call.
+
+    A call the permission gate let run unasked (`ctx.read_only`, a ReadOnlyPlan) runs the checked
+    command with the checked PATH, in the read-only sandbox where bubblewrap works (sandbox.py);
+    any other call runs the model's command as given, in `--sandbox`'s sandbox when there is one.
+    """
+    env = tool_environment()
+    plan = ctx.read_only
+    if plan is None:
+        argv = ["bash", "-c", command]
+        return (ctx.sandbox.wrap(argv) if ctx.sandbox is not None else argv), env
+    import shutil  # ~2 ms (bz2, lzma): at the first read-only call, not at start-up
+
+    from .sandbox import read_only_sandbox
+
+    env["PATH"] = plan.path
+    argv = [shutil.which("bash", path=plan.path) or "/bin/bash", "-c", plan.command]
+    sandbox = read_only_sandbox(ctx.project_dir)
+    return (sandbox.wrap(argv) if sandbox is not None else argv), env
+
+
 @guarded("bash")
 def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
     """Run `bash -c command` in the project directory; see the module docstring."""
@@ -131,14 +153,12 @@ def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
     if ctx.cancel.is_set():
         return error("interrupted before the command started")
 
-    argv = ["bash", "-c", command]
-    if ctx.sandbox is not None:
-        argv = ctx.sandbox.wrap(argv)
+    argv, env = _command_line(command, ctx)
     proc = subprocess.Popen(
         # The reaper leads the command's process group and kills it if the agent dies (reaper.py).
         with_reaper(argv),
         cwd=ctx.project_dir,
-        env=tool_environment(),
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

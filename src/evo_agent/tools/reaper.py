@@ -44,7 +44,9 @@ def _setpriv() -> str | None:
     """setpriv's path, looked up at the first tool run rather than at import (a PATH walk at start-up)."""
     import shutil  # ~2 ms (it imports bz2 and lzma): not on the start-up path
 
-    return shutil.which("setpriv")
+    # Absolute PATH entries only: a `setpriv` in `.` (often the project) would lead every bash call.
+    absolute = ":".join(e for e in os.environ.get("PATH", "").split(":") if os.path.isabs(e))
+    return shutil.which("setpriv", path=absolute)
 
 
 def with_reaper(argv: list[str]) -> list[str]:

@@ -1,24 +1,53 @@
-"""`--sandbox`: the bash tool runs inside bubblewrap (Debian's `bubblewrap`, the `bwrap` binary).
+"""bubblewrap sandboxes for bash (Debian's `bubblewrap`, the `bwrap` binary).
 
-Inside: the whole file system read-only, the project writable (its `.evo-agent/` read-only:
-transcripts and rules stay the agent's), a private `/tmp`, fresh pid/ipc/uts namespaces, and
-no network unless `--sandbox-network`. `check_sandbox` runs bwrap once at start-up: where it
-cannot run (not installed, no user namespaces) the agent stops with one clear line instead of
-silently running commands unconfined.
+Two kinds, one `Sandbox`:
+
+- `--sandbox` (writable): the whole file system read-only, the project writable except its
+  `.git/` and `.evo-agent/` (bound read-only over it: no hook, `core.fsmonitor` or rule can be
+  planted for a later run outside the sandbox to obey), a private `/tmp`, fresh pid/ipc/uts
+  namespaces, no network unless `--sandbox-network`. `check_sandbox` runs bwrap once at
+  start-up: where it cannot run the agent stops with one line, never runs unconfined.
+- the read-only sandbox (`read_only_sandbox`): where a command the allowlist let run unasked
+  runs (SPEC §9, "what runs unasked cannot write"): the same, with the project read-only too and
+  never a network. Probed once per process at the first such command; where bwrap cannot run,
+  `backstop_missing()` turns true and the command runs unconfined (the allowlist still applies).
+
+In both, Unix sockets outside the sandbox's own `/tmp` are unreachable: `/run` (and `/var/run`,
+`$XDG_RUNTIME_DIR` when they are elsewhere) get private empty mounts, and without network the
+network namespace hides abstract sockets. A socket connect() needs no write permission on a
+read-only mount, hence the private mounts.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .confine import AGENT_DIR, real
+from .confine import AGENT_DIR, SENSITIVE_DIRS, is_within, real
+
+READ_ONLY_DIRS = (*SENSITIVE_DIRS, AGENT_DIR)  # read-only inside every sandbox
 
 
 class SandboxError(RuntimeError):
     """The sandbox cannot be used here; one printable line."""
+
+
+def socket_dirs(environ: dict[str, str] | None = None) -> list[str]:
+    """The directories whose sockets a sandbox hides: /run, /var/run, $XDG_RUNTIME_DIR (real, deduplicated)."""
+    source = os.environ if environ is None else environ
+    out: list[str] = []
+    for path in ("/run", "/var/run", source.get("XDG_RUNTIME_DIR", "")):
+        if not path or not os.path.isdir(path):
+            continue
+        resolved = real(path)
+        if any(is_within(resolved, Path(o)) for o in out) or str(resolved) in ("/", "/tmp"):
+            continue
+        out.append(str(resolved))
+    return out
 
 
 @dataclass(frozen=True)
@@ -26,28 +55,46 @@ class Sandbox:
     project_dir: Path
     network: bool = False
     bwrap: str = "bwrap"
+    writable: bool = True  # False: the read-only sandbox of commands run unasked
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` as run inside the sandbox."""
         project = str(real(self.project_dir))
-        args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-                "--bind", project, project]
-        agent_dir = Path(project) / AGENT_DIR
-        if agent_dir.is_dir():
-            args += ["--ro-bind", str(agent_dir), str(agent_dir)]
+        args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        masked = socket_dirs()
+        for path in masked:
+            args += ["--tmpfs", path]
+        if self.network:
+            resolv = real("/etc/resolv.conf")
+            if resolv.is_file() and any(is_within(resolv, Path(m)) for m in masked):
+                args += ["--ro-bind", str(resolv), str(resolv)]  # DNS still works under a masked /run
+        # The project again, after the private /tmp and /run (it may lie under them): writable or not.
+        args += ["--bind" if self.writable else "--ro-bind", project, project]
+        if self.writable:
+            for name in READ_ONLY_DIRS:
+                inner = Path(project) / name
+                target = real(inner)  # a symlinked `.git` pointing inside the project: its target
+                if inner.exists() and is_within(target, Path(project)):
+                    args += ["--ro-bind", str(target), str(target)]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", project]
         if not self.network:
             args.append("--unshare-net")
         return args + ["--", *argv]
 
 
-def check_sandbox(project_dir: Path, network: bool = False) -> Sandbox:
-    """A usable Sandbox, or SandboxError saying why bwrap cannot run here."""
-    path = shutil.which("bwrap")
+def check_sandbox(project_dir: Path, network: bool = False, writable: bool = True) -> Sandbox:
+    """A usable Sandbox, or SandboxError saying why bwrap cannot run here.
+
+    bwrap is looked up in the absolute PATH entries outside the project only: a `bwrap` planted in
+    `.` or `node_modules/.bin` would otherwise run every sandboxed command.
+    """
+    from .shell_readonly import safe_search_path
+
+    path = shutil.which("bwrap", path=safe_search_path(os.environ.get("PATH", ""), real(project_dir)))
     if path is None:
         raise SandboxError("--sandbox needs bubblewrap, which is not installed (apt-get install bubblewrap); "
                            "refusing to run commands unconfined")
-    sandbox = Sandbox(Path(project_dir), network, path)
+    sandbox = Sandbox(Path(project_dir), network, path, writable)
     try:
         probe = subprocess.run(sandbox.wrap(["true"]), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                timeout=20)
@@ -60,4 +107,43 @@ def check_sandbox(project_dir: Path, network: bool = False) -> Sandbox:
     return sandbox
 
 
-__all__ = ["Sandbox", "SandboxError", "check_sandbox"]
+_read_only: dict[str, Sandbox | None] = {}
+_read_only_lock = threading.Lock()
+
+
+def read_only_sandbox(project_dir: Path | str) -> Sandbox | None:
+    """The read-only sandbox for `project_dir`, or None where bubblewrap cannot run (probed once)."""
+    key = str(real(project_dir))
+    with _read_only_lock:
+        if key not in _read_only:
+            try:
+                _read_only[key] = check_sandbox(Path(key), writable=False)
+            except SandboxError:
+                _read_only[key] = None
+        return _read_only[key]
+
+
+NO_BACKSTOP_NOTICE = ("evo-agent: bubblewrap cannot run here: commands that run unasked are checked by the "
+                      "allowlist but not sandboxed (README, \"The sandbox\")")
+_notice_given = False
+
+
+def backstop_state(project_dir: Path | str) -> bool | None:
+    """True: commands run unasked are sandboxed; False: bwrap cannot run here; None: not probed yet."""
+    key = str(real(project_dir))
+    with _read_only_lock:
+        return None if key not in _read_only else _read_only[key] is not None
+
+
+def claim_no_backstop_notice(project_dir: Path | str) -> bool:
+    """True the first time (per process) a command runs unasked without the sandbox: say so once."""
+    global _notice_given
+    if read_only_sandbox(project_dir) is not None:
+        return False
+    with _read_only_lock:
+        first, _notice_given = not _notice_given, True
+    return first
+
+
+__all__ = ["NO_BACKSTOP_NOTICE", "Sandbox", "SandboxError", "backstop_state", "check_sandbox",
+           "claim_no_backstop_notice", "read_only_sandbox", "socket_dirs"]

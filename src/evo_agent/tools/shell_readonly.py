@@ -1,32 +1,53 @@
-"""A conservative test of whether a bash command only reads the project (issue #15).
+"""Which bash commands may run unasked, and the exact command that then runs (issues #15, #26).
 
-`read_only_reason(command, project_dir)` returns None when the command may run unasked, else a
-short reason. It errs on the side of asking: anything it does not fully understand asks.
+`plan_read_only(command, project_dir)` returns a `ReadOnlyPlan` when the command only reads the
+project, else a short reason (a str). It errs on the side of asking: anything it does not fully
+understand asks. The rules, in order:
 
-The rules, in order:
+1. Characters whose meaning this checker does not model are refused: `$` (expansion, `$(…)`),
+   backticks, `<`/`>` (redirection, process substitution), `{`/`}`, `\\`, newlines, `;`.
+2. The rest is cut into words as bash does (shell_words.py: quotes understood). Only `|`, `&&`
+   and `||` may join commands; any other operator asks. A word starting with an unquoted `~`
+   (a home directory) or `#` (a comment) asks.
+3. Each command's first word is a program of the allowlist (shell_allowlist.py), found in an
+   absolute PATH entry outside the project (a `cat` in `node_modules/.bin` or `.` asks); `git`
+   only as `git status|log|diff|show`, with no option before the subcommand.
+4. Globs are expanded here, not by bash: a match that starts with `-` (a file named `--pre=sh`)
+   or lies outside the project asks; the expansion, not the pattern, is what runs.
+5. Every option must be listed for that program, matched whole (`sort --outp` asks); every
+   operand or option argument that names a file must resolve (symlinks followed) inside the
+   project (`grep -r x link-to-ssh` asks).
 
-1. Characters that bash gives meaning this parser does not model are refused outright:
-   `$` (expansion, `$(…)`), backticks, `<`/`>` (redirection, process substitution), `{`/`}`
-   (brace expansion), `\\` (escapes), newlines, `;` (sequencing).
-2. The rest is tokenised with `shlex` (POSIX mode, no comments, `punctuation_chars`), so
-   quoting is understood and operators become their own tokens. Only `|`, `&&` and `||`
-   may join commands; any other operator (`&`, `(`, `|&`, …) asks.
-3. Every command's first word must be a known read-only program, with none of its writing or
-   executing options (`find -exec`, `rg --pre`, `sort -o`, `git diff --output`, …); `git` only
-   as `git status|log|diff|show`.
-4. Every other word that could name a file must resolve (globs expanded, symlinks followed)
-   inside the project — `cat ~/.ssh/id_rsa` and `cat link-to-etc/passwd` ask. Options that
-   carry a path (`--file=/x`, `-f/x`) ask.
+The plan's `command` is the checked command rebuilt from its words, each quoted, each program
+by its absolute path, git with the configuration that could run code switched off on its
+command line (shell_allowlist.GIT_SAFE_CONFIG); `path` is the PATH it runs with (the user's,
+minus relative and in-project entries). The bash tool runs exactly that, in the read-only
+sandbox where bubblewrap works (sandbox.py).
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import shlex
+import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from .confine import inside_project, real
+from .shell_allowlist import (
+    BUILTINS,
+    FIND_LEADING,
+    FIND_NO_ARG,
+    FIND_PATH_ARG,
+    FIND_TEXT_ARG,
+    GIT_SAFE_CONFIG,
+    GIT_SAFE_DIFF,
+    GIT_SUBCOMMANDS,
+    PROGRAMS,
+    Spec,
+    denied_option,
+)
+from .shell_words import ShellSyntaxError, Word, expand, split_words
 
 FORBIDDEN_CHARS = {
     "$": "expansion or substitution",
@@ -41,114 +62,288 @@ FORBIDDEN_CHARS = {
     ";": "a command sequence",
 }
 JOINERS = frozenset({"|", "&&", "||"})
-# Programs that only read, and whose arguments that are not options are (or may be) paths.
-PATH_PROGRAMS = frozenset({
-    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "find", "stat", "file",
-    "du", "nl", "cut", "sort", "uniq", "diff", "tr", "git",
-})
-# Programs that only print their arguments: nothing to check but the characters above.
-ECHO_PROGRAMS = frozenset({"echo", "printf", "pwd", "true", "false", "basename", "dirname", "whoami", "sleep"})
-# Options that write, execute or leave the project, per program (prefix match on the option).
-DENIED_OPTIONS: dict[str, tuple[str, ...]] = {
-    "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fls", "-L", "-follow"),
-    "grep": ("-R", "--dereference-recursive"),
-    "egrep": ("-R", "--dereference-recursive"),
-    "fgrep": ("-R", "--dereference-recursive"),
-    "rg": ("--pre", "-L", "--follow", "-z", "--search-zip", "--hostname-bin"),
-    "file": ("-C", "--compile"),
-    "sort": ("-o", "--output", "--compress-program"),
-    "git": ("--output", "--ext-diff", "--textconv", "--no-index"),
-    "tail": ("-f", "-F", "--follow"),  # never ends: not dangerous, but it would hang the turn
-}
-GIT_READ_ONLY = frozenset({"status", "log", "diff", "show"})
-# Programs whose last operand, past this many, is a file they write (`uniq IN OUT`).
-MAX_OPERANDS = {"uniq": 1, "tr": 2}
 HARMLESS_PATHS = frozenset({"-", "/dev/null"})
+
+
+@dataclass(frozen=True)
+class ReadOnlyPlan:
+    """A command that may run unasked: what to run, and with which PATH."""
+
+    command: str
+    path: str
+
+
+class _Ask(Exception):
+    """The command needs approval; the message completes "the command ...". """
 
 
 def read_only_reason(command: str, project_dir: Path | str) -> str | None:
     """None when `command` is read-only by the rules above; otherwise why it needs approval."""
+    plan = plan_read_only(command, project_dir)
+    return plan if isinstance(plan, str) else None
+
+
+def plan_read_only(command: str, project_dir: Path | str, search_path: str | None = None) -> ReadOnlyPlan | str:
+    """The plan to run `command` unasked, or why it needs approval (see the module docstring)."""
     for char, what in FORBIDDEN_CHARS.items():
         if char in command:
             return f"uses {what} ({char!r})"
     try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.commenters = ""
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError as exc:  # unbalanced quotes
+        tokens = split_words(command)
+    except ShellSyntaxError as exc:
         return f"cannot be parsed ({exc})"
     if not tokens:
         return "is empty"
-    commands: list[list[str]] = [[]]
-    for token in tokens:
-        if token in JOINERS:
-            commands.append([])
-        elif token and all(c in "();<>|&" for c in token):
-            return f"uses the shell operator {token!r}"
-        else:
-            commands[-1].append(token)
-    for words in commands:
-        reason = _command_reason(words, project_dir)
-        if reason is not None:
-            return reason
-    return None
+    path = os.environ.get("PATH", "") if search_path is None else search_path
+    project = real(project_dir)
+    pieces: list[str] = []
+    words: list[Word] = []
+    try:
+        for token in [*tokens, "|"]:
+            if isinstance(token, Word):
+                words.append(token)
+                continue
+            if token not in JOINERS:
+                raise _Ask(f"uses the shell operator {token!r}")
+            if not words:
+                raise _Ask("has an empty command")
+            pieces.append(_plan_command(words, project, path))
+            pieces.append(token)
+            words = []
+    except _Ask as exc:
+        return str(exc)
+    return ReadOnlyPlan(" ".join(pieces[:-1]), safe_search_path(path, project))
 
 
-def _command_reason(words: list[str], project_dir: Path | str) -> str | None:
-    if not words:
-        return "has an empty command"
-    program, args = words[0], words[1:]
-    if program in ECHO_PROGRAMS:
-        return None
-    if program not in PATH_PROGRAMS:
-        return f"runs {program!r}, which may have side effects"
-    if program == "git":
-        if not args or args[0] not in GIT_READ_ONLY:
-            return "runs a git command other than status, log, diff or show"
-        args = args[1:]
-    denied = DENIED_OPTIONS.get(program, ())
-    operands = [w for w in args if not w.startswith("-") or w == "-"]
-    if program in MAX_OPERANDS and len(operands) > MAX_OPERANDS[program]:
-        return f"gives {program} {len(operands)} operands (the last may be a file it writes)"
-    for word in args:
-        if word.startswith("-") and word != "-":
-            if _denied(program, word, denied):
-                return f"uses {program} {word.split('=')[0]}, which may write or execute"
-            if "/" in word or "~" in word:
-                return f"passes a path in the option {word.split('=')[0]!r}"
+def safe_search_path(path: str, project: Path) -> str:
+    """PATH without relative entries and entries inside the project (`project` is already real)."""
+    root = str(project)
+    return ":".join(e for e in path.split(":") if os.path.isabs(e) and not _under(os.path.realpath(e), root))
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def resolve_program(name: str, path: str, project: Path) -> str:
+    """The absolute path bash would run for `name`; _Ask when that is a relative or in-project PATH entry."""
+    if "/" in name:
+        raise _Ask(f"runs {name!r} by its path")
+    for entry in path.split(":"):
+        candidate = os.path.join(entry or ".", name)
+        full = candidate if os.path.isabs(candidate) else os.path.join(project, candidate)
+        if not (os.path.isfile(full) and os.access(full, os.X_OK)):
             continue
-        if not _inside(word, project_dir):
-            return f"reads {word!r}, outside the project"
+        if not os.path.isabs(entry) or _under(os.path.realpath(full), str(project)):
+            raise _Ask(f"runs {name} from {entry or '.'!r}, a PATH entry the project controls")
+        return full
+    return name  # not installed: bash, with the safe PATH, will say so
+
+
+def _plan_command(words: list[Word], project: Path, path: str) -> str:
+    program_word, rest = words[0], words[1:]
+    program = program_word.text
+    if program_word.is_pattern or program not in (*PROGRAMS, "git", "find"):
+        raise _Ask(f"runs {program!r}, which may have side effects")
+    args = _expanded(rest, project)
+    head = [program] if program in BUILTINS else [resolve_program(program, path, project)]
+    if program == "git":
+        head += _check_git(head[0], args, project)
+        args = args[1:]
+    elif program == "find":
+        _check_find(args, project)
+    else:
+        _check_options(program, PROGRAMS[program], args, project)
+    return " ".join(shlex.quote(w) for w in [*head, *args])
+
+
+def _expanded(words: list[Word], project: Path) -> list[str]:
+    out: list[str] = []
+    for word in words:
+        if word.starts_unquoted("~"):
+            raise _Ask(f"reads {word.text!r}, outside the project")
+        if word.starts_unquoted("#"):
+            raise _Ask("has a comment")
+        matches, from_glob = expand(word, project)
+        if from_glob:
+            for match in matches:
+                if match.startswith("-"):
+                    raise _Ask(f"has a glob ({word.text}) that expands to the option-like name {match!r}")
+                _confine(match, project)
+        out += matches
+    return out
+
+
+def _confine(word: str, project: Path) -> None:
+    if word in HARMLESS_PATHS:
+        return
+    if word.startswith("~"):
+        raise _Ask(f"reads {word!r}, outside the project")
+    full = word if os.path.isabs(word) else os.path.join(project, word)
+    if not inside_project(project, real(full)):
+        raise _Ask(f"reads {word!r}, outside the project")
+
+
+def _check_value(kind: str | None, value: str, project: Path) -> None:
+    if kind == "path":
+        _confine(value, project)
+
+
+def _check_options(program: str, spec: Spec, args: list[str], project: Path) -> None:
+    """getopt's reading of `args` for `program`: _Ask on an unlisted option or an operand outside the project."""
+    if spec.any_words:
+        return
+    operands: list[str] = []
+    pattern_given = False
+    i, options_done = 0, False
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if options_done or word == "-" or not word.startswith("-"):
+            operands.append(word)
+            continue
+        if word == "--":
+            options_done = True
+            continue
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            if name not in spec.long:
+                raise _Ask(_unlisted(program, word))
+            kind = spec.long[name]
+            if kind is None and eq:
+                raise _Ask(_unlisted(program, word))
+            if kind in ("text", "path") and not eq:
+                value, i = _separate_argument(program, f"--{name}", args, i)
+            _check_value(kind, value, project)
+            pattern_given |= name in spec.pattern_options
+            continue
+        letters = word[1:]
+        if spec.digits and letters.isdigit():
+            continue
+        for j, letter in enumerate(letters):
+            if letter not in spec.short:
+                raise _Ask(_unlisted(program, word))
+            kind = spec.short[letter]
+            pattern_given |= letter in spec.pattern_options
+            if kind is None:
+                continue
+            if kind in ("text", "path"):
+                value = letters[j + 1:]
+                if not value:
+                    value, i = _separate_argument(program, f"-{letter}", args, i)
+                _check_value(kind, value, project)
+            break  # the rest of the word was the argument
+    if spec.pattern_first and not pattern_given and operands:
+        operands = operands[1:]
+    if spec.max_operands is not None and len(operands) > spec.max_operands:
+        raise _Ask(f"gives {program} {len(operands)} operands (the last may be a file it writes)")
+    if spec.operands == "path":
+        for operand in operands:
+            _confine(operand, project)
+
+
+def _separate_argument(program: str, option: str, args: list[str], i: int) -> tuple[str, int]:
+    """The next word as `option`'s argument; _Ask when there is none, or when it looks like an option
+    (getopt would take it as the argument, ripgrep's parser as an option: the two readings differ)."""
+    if i >= len(args):
+        raise _Ask(f"gives {program} {option} without its argument")
+    negative_number = args[i][1:].isdigit() and not program.startswith("rg")  # getopt's `head -n -5`
+    if args[i].startswith("-") and args[i] != "-" and not negative_number:
+        raise _Ask(f"gives {program} {option} the option-like argument {args[i]!r}")
+    return args[i], i + 1
+
+
+def _unlisted(program: str, word: str) -> str:
+    option = word.split("=")[0]
+    if denied_option(program.split()[0], word):
+        return f"uses {program} {option}, which may write or execute"
+    return f"uses {program} {option}, an option not known to be read-only"
+
+
+def _check_find(args: list[str], project: Path) -> None:
+    i = 0
+    while i < len(args) and args[i] in FIND_LEADING:
+        i += 1
+    while i < len(args) and not (args[i].startswith("-") or args[i] in ("!", "(", ")", ",")):
+        _confine(args[i], project)
+        i += 1
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word in FIND_NO_ARG:
+            continue
+        if word in FIND_TEXT_ARG or word in FIND_PATH_ARG:
+            if i >= len(args):
+                raise _Ask(f"gives find {word} without its argument")
+            if word in FIND_PATH_ARG:
+                _confine(args[i], project)
+            i += 1
+            continue
+        raise _Ask(_unlisted("find", word))
+
+
+def _check_git(git: str, args: list[str], project: Path) -> list[str]:
+    """What goes between `git` and the user's words; _Ask unless a read-only subcommand with listed options."""
+    if not args or args[0] not in GIT_SUBCOMMANDS:
+        raise _Ask("runs a git command other than status, log, diff or show")
+    subcommand = args[0]
+    _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], project)
+    safe = [*GIT_SAFE_CONFIG, *_filter_overrides(git, project), subcommand]
+    return safe + (list(GIT_SAFE_DIFF) if subcommand != "status" else [])
+
+
+def _filter_overrides(git: str, project: Path) -> list[str]:
+    """`-c filter.X.clean= …` for each filter driver the repository's configuration defines.
+
+    `git status` and `git diff` run a file's clean filter when they re-hash it; an empty command
+    turns a driver off. Reading the configuration runs nothing.
+    """
+    try:
+        found = subprocess.run([git, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
+                               cwd=project, capture_output=True, timeout=10, env=_git_env())
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    names = {key.decode("utf-8", "replace").rsplit(".", 1)[0] for key in found.stdout.split(b"\0") if key}
+    out: list[str] = []
+    for name in sorted(names):
+        for field in ("clean", "smudge", "process"):
+            out += ["-c", f"{name}.{field}="]
+        out += ["-c", f"{name}.required=false"]
+    return out
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env.pop("GIT_CONFIG_PARAMETERS", None)
+    return env
+
+
+def prefix_rule_problem(command: str, prefix: str, project_dir: Path | str) -> str | None:
+    """Why a `Bash(prefix:*)` rule must not cover `command`, or None.
+
+    The rule covers the prefix and arguments, but not an argument that is (or a glob that expands
+    to) a writing or executing option of that program (shell_allowlist.DENIED_LONG), nor a glob that
+    expands to anything option-like.
+    """
+    try:
+        tokens = split_words(command)
+        prefix_words = split_words(prefix)
+    except ShellSyntaxError as exc:
+        return f"cannot be parsed ({exc})"
+    words = [t for t in tokens if isinstance(t, Word)]
+    if len(words) != len(tokens) or not words:
+        return "is not a simple command"
+    program = words[0].text
+    for word in words[len(prefix_words):]:
+        matches, from_glob = expand(word, project_dir)
+        for match in matches:
+            if from_glob and match.startswith("-"):
+                return f"has a glob ({word.text}) that expands to the option-like name {match!r}"
+            if denied_option(program, match):
+                return f"uses {program} {match.split('=')[0]}, which may write or execute"
     return None
 
 
-def _denied(program: str, word: str, denied: tuple[str, ...]) -> bool:
-    """Whether option `word` is one of `denied`; bundled short options (`-rR`) are looked into."""
-    if any(word.startswith(d) for d in denied if len(d) > 2 or program == "find"):
-        return True
-    if program == "find" or word.startswith("--"):
-        return False
-    letters = word[1:]
-    return any(d[1] in letters for d in denied if len(d) == 2)
-
-
-def _inside(word: str, project_dir: Path | str) -> bool:
-    """Whether every path `word` may expand to lies inside the project."""
-    if word in HARMLESS_PATHS:
-        return True
-    if word.startswith("~"):
-        return False
-    root = str(project_dir)
-    candidates = [word]
-    if glob.has_magic(word):
-        pattern = word if os.path.isabs(word) else os.path.join(root, word)
-        candidates += glob.glob(pattern, include_hidden=True)
-    for candidate in candidates:
-        full = candidate if os.path.isabs(candidate) else os.path.join(root, candidate)
-        if not inside_project(project_dir, real(full)):
-            return False
-    return True
-
-
-__all__ = ["read_only_reason"]
+__all__ = ["ReadOnlyPlan", "plan_read_only", "prefix_rule_problem", "read_only_reason", "resolve_program",
+           "safe_search_path"]

@@ -322,6 +322,8 @@ class AgentApp:
             parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens",
                      f"context {100 * chars // threshold}%" if threshold else "",
                      f"mode {a.permission_mode}" if getattr(a, "permission_mode", None) else "",
+                     # commands run unasked without bubblewrap: the allowlist alone decides (tools/sandbox.py)
+                     "unsandboxed" if getattr(a, "read_only_backstop", None) is False else "",
                      f"session {getattr(a, 'session_id', '?')}", "/help"]
         except Exception:  # noqa: BLE001 - a status line never takes the app down
             parts = ["status unavailable"]
