@@ -66,6 +66,10 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("replace_private_file", "write_meta"), "meta"),
     **dict.fromkeys(("rename_session",), "naming"),
     **dict.fromkeys(("git_dir_of",), "project"),
+    **dict.fromkeys(("OPEN_STATUSES", "Plan", "PlanError", "PlanStore", "Task", "TASK_STATUSES"), "plan_store"),
+    **dict.fromkeys(("PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE", "PLAN_TODO_DIR", "TASK_FILE_RE", "TASKS_DIR_NAME",
+                     "TASKS_LOCK_NAME", "TASKS_SUBDIR", "task_file_name", "tasks_dir"), "layout"),
+    **dict.fromkeys(("REMINDER_CLOSE", "REMINDER_OPEN", "is_reminder_block", "reminder_block"), "messages"),
 }
 
 __all__ = [  # sorted, case-insensitively
@@ -74,17 +78,19 @@ __all__ = [  # sorted, case-insensitively
     "FILE_HISTORY_DIR", "FILE_MODE", "FileChange", "FileHistory", "find_project_dir", "first_records",
     "foreign_reason", "ForeignSession", "git_branch_of", "git_dir_of", "git_worktree_root", "git_worktrees",
     "GITIGNORE_NAME", "GITIGNORE_TEXT", "has_tool_results", "held_for_removal", "interrupted_result",
-    "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_session_id", "is_sidechain_path",
-    "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME",
-    "may_hold_secret", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain",
-    "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns", "read_meta",
-    "read_records", "rebuild_meta", "Recorder", "redact_text", "rename_session", "repair_history",
-    "replace_private_file", "resolve_session_id", "restore_change", "ResumedSession", "search_sessions",
-    "SessionError", "SessionInfo",
+    "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_reminder_block", "is_session_id",
+    "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume",
+    "LoadedSession", "LOCK_NAME", "may_hold_secret", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id",
+    "now_iso", "open_sidechain", "OPEN_STATUSES", "Plan", "PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE",
+    "PLAN_TODO_DIR", "PlanError", "PlanStore", "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text",
+    "prompt_turns", "read_meta", "read_records", "rebuild_meta", "Recorder", "redact_text", "reminder_block",
+    "REMINDER_CLOSE", "REMINDER_OPEN", "rename_session", "repair_history", "replace_private_file",
+    "resolve_session_id", "restore_change", "ResumedSession", "search_sessions", "SessionError", "SessionInfo",
     "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR",
     "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "sidechain_file_name",
     "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX", "SidechainRecorder", "slug_agent_name",
-    "STAGING_NAME", "SUBAGENT_DIR", "summary_message", "text_block", "text_of", "tool_names_by_id",
+    "STAGING_NAME", "SUBAGENT_DIR", "summary_message", "Task", "task_file_name", "TASK_FILE_RE", "TASK_STATUSES",
+    "tasks_dir", "TASKS_DIR_NAME", "TASKS_LOCK_NAME", "TASKS_SUBDIR", "text_block", "text_of", "tool_names_by_id",
     "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id", "tracked_session_ids",
     "transcript_path", "TranscriptLine", "Worktree", "write_meta",
 ]
@@ -173,7 +179,21 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         tool_uses_by_id,
     )
     from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta, replace_private_file, write_meta
+    from .layout import (
+        PLAN_DONE_DIR,
+        PLAN_FILE_NAME,
+        PLAN_ID_RE,
+        PLAN_TODO_DIR,
+        TASK_FILE_RE,
+        TASKS_DIR_NAME,
+        TASKS_LOCK_NAME,
+        TASKS_SUBDIR,
+        task_file_name,
+        tasks_dir,
+    )
+    from .messages import REMINDER_CLOSE, REMINDER_OPEN, is_reminder_block, reminder_block
     from .naming import rename_session
+    from .plan_store import OPEN_STATUSES, TASK_STATUSES, Plan, PlanError, PlanStore, Task
     from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
     from .recorder import Recorder, SidechainRecorder, now_iso
     from .redact import count_secrets, may_hold_secret, redact_text
