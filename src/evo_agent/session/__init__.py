@@ -150,6 +150,10 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         MESSAGES_NAME,
         META_NAME,
         META_TMP_NAME,
+        PLAN_DONE_DIR,
+        PLAN_FILE_NAME,
+        PLAN_ID_RE,
+        PLAN_TODO_DIR,
         PROJECT_DIR_NAME,
         PROMPT_HISTORY_NAME,
         SESSIONS_DIR_NAME,
@@ -160,15 +164,25 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         SIDECHAIN_SUFFIX,
         STAGING_NAME,
         SUBAGENT_DIR,
+        TASK_FILE_RE,
+        TASKS_DIR_NAME,
+        TASKS_LOCK_NAME,
+        TASKS_SUBDIR,
         sessions_dir,
+        task_file_name,
+        tasks_dir,
         transcript_path,
     )
     from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
     from .messages import (
+        REMINDER_CLOSE,
+        REMINDER_OPEN,
         blocks,
         content_blocks,
         content_text,
         has_tool_results,
+        is_reminder_block,
+        reminder_block,
         text_block,
         text_of,
         tool_names_by_id,
@@ -179,19 +193,6 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         tool_uses_by_id,
     )
     from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta, replace_private_file, write_meta
-    from .layout import (
-        PLAN_DONE_DIR,
-        PLAN_FILE_NAME,
-        PLAN_ID_RE,
-        PLAN_TODO_DIR,
-        TASK_FILE_RE,
-        TASKS_DIR_NAME,
-        TASKS_LOCK_NAME,
-        TASKS_SUBDIR,
-        task_file_name,
-        tasks_dir,
-    )
-    from .messages import REMINDER_CLOSE, REMINDER_OPEN, is_reminder_block, reminder_block
     from .naming import rename_session
     from .plan_store import OPEN_STATUSES, TASK_STATUSES, Plan, PlanError, PlanStore, Task
     from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
