@@ -432,6 +432,17 @@ class Agent:
                 pass
         return cost_report(self.session_id, self.model, self.own_usage(), chain)
 
+    # ---- the Session Plan, for a person (plan_context.py)
+    def plan_text(self, *, compact: bool = False) -> str:
+        """`/plan`: the active plan in full; `compact`: the app's Ctrl+T checklist."""
+        if self.plan is None:
+            return "The Session Plan is off for this agent."
+        return self.plan.view(compact=compact)
+
+    def plan_progress(self) -> tuple[int, int] | None:
+        """(completed, total) tasks of the active plan (the status line's `plan 2/5`), None without one."""
+        return self.plan.progress() if self.plan is not None else None
+
     # ---- reminders
     def queue_reminder(self, text: str, reason: str) -> None:
         """Give the model `text` with the next user message (a prompt, tool results, or one of its own).

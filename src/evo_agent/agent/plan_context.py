@@ -19,11 +19,12 @@ say at that moment. Each change a plan tool makes is recorded as a `plan_update`
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from evo_agent.session import PlanError, PlanStore
 from evo_agent.tools import Tool
-from evo_agent.tools.plan_tools import make_plan_tools, plan_summary
+from evo_agent.tools.plan_tools import make_plan_tools, plan_checklist, plan_summary
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -54,6 +55,7 @@ class PlanContext:
         self._seen: str | None = None  # fingerprint of the files the model last heard of (or changed itself)
         self._idle_turns = 0  # turns with a task in progress and no plan tool used
         self._consulted = False  # a plan tool ran during this turn
+        self._progress: tuple[float, tuple[int, int] | None] = (-1.0, None)  # (when read, (done, total))
 
     # ---- the tools' hooks (tools.plan_tools.PlanHooks)
     @property
@@ -116,6 +118,32 @@ class PlanContext:
                 plan = None
             self._idle_turns = self._idle_turns + 1 if plan is not None and plan.in_progress else 0
         self._consulted = False
+
+    # ---- what a person sees
+    def view(self, *, compact: bool = False) -> str:
+        """`/plan` (the whole plan) or the app's Ctrl+T panel (a checklist); a line when there is none."""
+        try:
+            plan = self.store.active()
+        except (OSError, PlanError) as exc:
+            return f"The plan cannot be read: {exc}"
+        if plan is None:
+            return "No active plan in this project (evo-agent plan list shows the done ones)."
+        if compact:
+            return "\n".join(plan_checklist(plan))
+        return f"{plan_summary(plan, with_description=True)}\nFiles: {plan.path}"
+
+    def progress(self, max_age: float = 1.0) -> tuple[int, int] | None:
+        """(completed, total) of the open plan for the status line, read at most once per `max_age` seconds."""
+        read_at, value = self._progress
+        now = time.monotonic()
+        if now - read_at >= max_age:
+            try:
+                plan = self.store.active()
+                value = plan.progress if plan is not None else None
+            except (OSError, PlanError):
+                value = None
+            self._progress = (now, value)
+        return value
 
     # ---- inside
     def _fingerprint(self) -> str | None:

@@ -226,8 +226,9 @@ _restore_tty = None  # set while keys typed during start-up are held for the app
 def _app_likely(argv: Sequence[str] | None) -> bool:
     """A cheap look at argv, before parsing: will this run start the interactive app?"""
     words = sys.argv[1:] if argv is None else list(argv)
-    if any(w in ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions") or w.startswith("--print=")
-           for w in words):
+    if words[:1] == ["plan"] or any(
+            w in ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions") or w.startswith("--print=")
+            for w in words):
         return False
     return _isatty(sys.stdin) and _isatty(sys.stdout)
 
@@ -260,6 +261,19 @@ def _run(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="replace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
             pass
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words[:1] == ["plan"]:  # `evo-agent plan …`: the Session Plan, no model (cli/plan_command.py)
+        release_tty()
+        try:
+            from .plan_command import run_plan
+
+            return run_plan(words[1:], _project_dir)
+        except Exception as exc:
+            code = exit_code_of(exc)
+            if code is None:
+                raise
+            print(failure_line(exc), file=sys.stderr)
+            return code
     args = parse_arguments(argv)  # --help and --version end here, before the imports below
     if args.command == "sessions" or args.print_prompt is not None or not use_tui(args):
         release_tty()

@@ -200,6 +200,7 @@ class Repl:
             "/exit": lambda _: 0,
             "/help": self.cmd_help,
             "/cost": self.cmd_cost,
+            "/plan": self.cmd_plan,
             "/permissions": self.cmd_permissions,
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
@@ -215,6 +216,9 @@ class Repl:
 
     def cmd_help(self, _arg: str) -> None:
         self.console.line(HELP_TEXT)
+
+    def cmd_plan(self, _arg: str) -> None:
+        self.console.line(terminal_safe(self.agent.plan_text()))
 
     def cmd_cost(self, _arg: str) -> None:
         self.console.line(self.agent.cost_text())

@@ -72,6 +72,25 @@ def plan_summary(plan: Plan, *, with_description: bool = False) -> str:
     return "\n".join(lines)
 
 
+_MARKS = {"completed": "✔", "in_progress": "▶", "pending": "○", "deleted": "✗"}
+
+
+def plan_checklist(plan: Plan, limit: int = 12) -> list[str]:
+    """The plan compactly, for a person (the app's Ctrl+T): a title line, then one mark per task."""
+    done, total = plan.progress
+    lines = [f"Plan: {plan.title} ({done}/{total})"]
+    live = plan.live_tasks
+    # Keep the tasks in progress and those next in line when there are too many to show.
+    if len(live) > limit:
+        first_open = next((i for i, t in enumerate(live) if t.is_open), len(live))
+        start = max(0, min(first_open - 1, len(live) - limit))
+        live = live[start:start + limit]
+    for task in live:
+        blocked = " (blocked)" if plan.open_blockers(task) else ""
+        lines.append(f"  {_MARKS.get(task.status, '?')} #{task.id} {task.subject}{blocked}")
+    return lines
+
+
 _STR = {"type": "string"}
 _IDS = {"type": "array", "items": {"type": "integer"}, "description": "Ids of tasks that must be completed first."}
 
@@ -204,4 +223,5 @@ _RUNNERS: dict[str, Callable[[PlanHooks, dict], str]] = {
     "plan_task_get": _task_get, "plan_task_list": _task_list, "plan_list": _plan_list, "plan_complete": _complete,
 }
 
-__all__ = ["PLAN_TOOL_NAMES", "PLAN_WRITE_TOOLS", "PlanHooks", "make_plan_tools", "plan_summary", "task_line"]
+__all__ = ["PLAN_TOOL_NAMES", "PLAN_WRITE_TOOLS", "PlanHooks", "make_plan_tools", "plan_checklist", "plan_summary",
+           "task_line"]

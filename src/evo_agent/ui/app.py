@@ -66,6 +66,7 @@ Keys:
   Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
   Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool call and output in full
+  Ctrl+T shows or hides the Session Plan
   A prompt sent while the agent works is queued and sent after the turn"""
 
 DOUBLE_CTRL_C_SECONDS = 2.0
@@ -159,6 +160,8 @@ class AgentApp:
         self._exiting = False
         self._tick_task: asyncio.Task | None = None
         self._held: list[str] = []            # output that arrived while the picker had the terminal
+        self._show_plan = False               # Ctrl+T: the plan's checklist above the prompt
+        self._plan_cache: tuple[float, str] = (-1.0, "")   # (when read, the checklist)
         self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
         self.app: Application = Application(
             layout=Layout(self._layout(), focused_element=None),
@@ -178,6 +181,7 @@ class AgentApp:
         has_queue = Condition(lambda: bool(self.queue))
         has_named = Condition(lambda: bool(self._named))
         has_completions = Condition(lambda: bool(self._completion_text()))
+        showing_plan = Condition(lambda: self._show_plan)
         self._input_window = Window(BufferControl(self.buffer), wrap_lines=True, dont_extend_height=True,
                                     height=lambda: Dimension(min=1, max=self._max_input_rows()))
         return HSplit([
@@ -187,6 +191,8 @@ class AgentApp:
                                         dont_extend_height=True, height=lambda: Dimension(max=3)), has_named),
             ConditionalContainer(Window(FormattedTextControl(self._queue_text), wrap_lines=False,
                                         dont_extend_height=True, height=lambda: Dimension(max=3)), has_queue),
+            ConditionalContainer(Window(FormattedTextControl(self._plan_text), wrap_lines=False,
+                                        dont_extend_height=True, height=lambda: Dimension(max=14)), showing_plan),
             Window(height=1, char="─", style="class:rule"),
             VSplit([Window(FormattedTextControl(self._prompt_label), dont_extend_width=True), self._input_window]),
             Window(height=1, char="─", style="class:rule"),
@@ -229,6 +235,21 @@ class AgentApp:
             parts.append(("class:queued", f"{'' if i == 0 else chr(10)}› {line}  (queued)"))
         return FormattedText(parts)
 
+    def _plan_text(self) -> FormattedText:
+        """Ctrl+T: the active plan as a checklist (read at most once a second, like the status line)."""
+        now = time.monotonic()
+        cached_at, text = self._plan_cache
+        if now - cached_at >= 1.0:
+            view = getattr(self.agent, "plan_text", None)
+            try:
+                text = view(compact=True) if view is not None else "No Session Plan."
+            except Exception:  # noqa: BLE001 - a panel never takes the app down
+                text = "The plan cannot be read."
+            self._plan_cache = (now, text)
+        width = self.width() - 1
+        return FormattedText([("class:dim", "\n".join(render.one_line(terminal_safe(line), width)
+                                                      for line in text.splitlines()))])
+
     def _prompt_label(self) -> FormattedText:
         if self._reason_mode:
             return FormattedText([("class:approval", "reason for no (optional) › ")])
@@ -268,6 +289,7 @@ class AgentApp:
             parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens",
                      f"context {100 * chars // threshold}%" if threshold else "",
                      f"mode {a.permission_mode}" if getattr(a, "permission_mode", None) else "",
+                     _plan_part(a),
                      f"session {getattr(a, 'session_id', '?')}", "/help"]
         except Exception:  # noqa: BLE001 - a status line never takes the app down
             parts = ["status unavailable"]
@@ -370,6 +392,12 @@ class AgentApp:
                 if len(common) > len(self.buffer.text):
                     self.buffer.text = common
                     self.buffer.cursor_position = len(common)
+
+        @kb.add("c-t")
+        def _(event) -> None:  # noqa: ANN001
+            self._show_plan = not self._show_plan
+            self._plan_cache = (-1.0, "")
+            self.refit()
 
         @kb.add("c-o")
         def _(event) -> None:  # noqa: ANN001
@@ -716,6 +744,9 @@ class AgentApp:
                 self.emit(render.notice(self.agent.cost_text()))
             except Exception as exc:  # noqa: BLE001
                 self.emit(render.error_line(f"error: {exc}"))
+        elif command == "/plan":
+            view = getattr(self.agent, "plan_text", None)
+            self.emit(render.notice(view() if view else "No Session Plan."))
         elif command == "/permissions":
             describe = getattr(self.agent, "permissions_text", None)
             self.emit(render.notice(describe() if describe else "permissions: every tool runs (no policy)"))
@@ -925,3 +956,9 @@ def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None =
                    team=team)
     return app.run()
 
+
+def _plan_part(agent: Any) -> str:
+    """`plan 2/5` while a plan is open (the status line), else nothing."""
+    progress = getattr(agent, "plan_progress", None)
+    value = progress() if progress is not None else None
+    return f"plan {value[0]}/{value[1]}" if value else ""
