@@ -1,0 +1,85 @@
+"""The Session Plan from the command line: `evo-agent plan`, `/plan`, and what `--resume` and `-c` tell the model.
+
+Against the real console script and the local fake Messages API: the request after a resume (by id or
+`-c`) carries the plan as it is on disk, inside the user message, and never in the system prompt.
+"""
+
+from __future__ import annotations
+
+import json
+
+from evo_agent.session import REMINDER_OPEN, PlanStore
+from tests.fake_model_server import text, tool_use
+
+
+def reminders(message: dict) -> list[str]:
+    content = message.get("content")
+    return [b["text"] for b in content if isinstance(b, dict) and str(b.get("text", "")).startswith(REMINDER_OPEN)] \
+        if isinstance(content, list) else []
+
+
+def test_the_model_makes_a_plan_and_resume_and_continue_carry_it(cli, model_server, project):
+    model_server.script(
+        tool_use("plan_create", {"title": "Port to Rust", "goal": "a Rust parser"}),
+        tool_use("plan_task_create", {"subject": "Port the lexer"}),
+        tool_use("plan_task_update", {"task_id": 1, "status": "in_progress"}),
+        text("Planned."))
+    first = cli.run("-p", "plan the port")
+    assert first.rc == 0, first.err
+    s1 = first.hint_id()
+    assert [r["op"] for r in cli.records(s1) if r["type"] == "plan_update"] == [
+        "plan_create", "task_create", "task_update"]
+
+    model_server.script(text("Resumed."))
+    second = cli.run("--resume", s1, "-p", "go on")
+    assert second.rc == 0, second.err
+    request = model_server.requests[-1]
+    (reminder,) = reminders(request["messages"][-1])
+    assert "This session was resumed" in reminder and "#1 [in_progress] Port the lexer" in reminder
+    assert request["messages"][-1]["content"][-1] == {"type": "text", "text": "go on"}
+    assert "Port the lexer" not in json.dumps(request["system"])
+    s2 = second.hint_id()
+    assert [r["reason"] for r in cli.records(s2) if r["type"] == "reminder"] == ["resume"]
+
+    PlanStore(project).update_task(1, subject="Port the lexer and the parser")  # a person's edit in between
+    model_server.script(text("Continued."))
+    third = cli.run("-c", "-p", "and now")
+    assert third.rc == 0, third.err
+    sent = model_server.requests[-1]["messages"]
+    assert "#1 [in_progress] Port the lexer and the parser" in reminders(sent[-1])[0]
+    # The earlier reminder is replayed where it was: resume restores exactly what was sent.
+    assert sent[:len(request["messages"])] == request["messages"]
+    model_server.assert_all_valid()
+
+
+def test_evo_agent_plan_list_show_done_without_a_model(demo_cli, project):
+    empty = demo_cli.run("plan")
+    assert empty.rc == 0 and "No plans" in empty.out
+    store = PlanStore(project)
+    plan = store.create("Fix \x1b[2Jthe build", "green CI")
+    store.add_task("Find the flaky test")
+    listed = demo_cli.run("plan", "list")
+    assert listed.rc == 0 and listed.out.startswith(f"{plan.id}  active  0/1") and "\x1b" not in listed.out
+    shown = demo_cli.run("plan", "show")
+    assert "Goal: green CI" in shown.out and "#1 [pending] Find the flaky test" in shown.out
+    assert demo_cli.run("plan", "show", plan.id).out == shown.out
+    refused = demo_cli.run("plan", "done", plan.id)
+    assert refused.rc == 1 and refused.err.strip() == (
+        f"evo-agent: plan: plan {plan.id} still has open tasks: #1 Find the flaky test (pending). "
+        "Complete or delete them first")
+    for bad in (["plan", "show", "../../etc"], ["plan", "done", "nope"]):
+        result = demo_cli.run(*bad)
+        assert result.rc == 1 and len(result.err.strip().splitlines()) == 1 and "Traceback" not in result.err
+    assert demo_cli.run("plan", "frobnicate").rc == 2
+    forced = demo_cli.run("plan", "done", plan.id, "--force")
+    assert forced.rc == 0 and "is done" in forced.out
+    assert demo_cli.run("plan", "list").out.startswith(f"{plan.id}  done")
+
+
+def test_slash_plan_in_the_repl(demo_cli, project):
+    store = PlanStore(project)
+    store.create("Tidy up", "no warnings")
+    store.add_task("Fix the lint")
+    result = demo_cli.run("--plain", input="/plan\n")
+    assert result.rc == 0, result.err
+    assert "Plan " in result.out and "Goal: no warnings" in result.out and "#1 [pending] Fix the lint" in result.out
