@@ -51,6 +51,19 @@ def test_the_model_makes_a_plan_and_resume_and_continue_carry_it(cli, model_serv
     assert sent[:len(request["messages"])] == request["messages"]
     model_server.assert_all_valid()
 
+    # A person reads both kinds of record: `sessions show`, export and search.
+    shown = cli.run("sessions", "show", s1).out
+    assert ": task_update #1 [in_progress] Port the lexer" in shown and "◆ plan 20" in shown
+    shown2 = cli.run("sessions", "show", s2).out
+    assert "reminder (evo-agent told the model):" in shown2 and "This session was resumed" in shown2
+    assert "<system-reminder>" not in shown2
+    md = cli.run("sessions", "export", s2, "--format", "md", "-o", "-").out
+    assert "*Reminder (evo-agent told the model):*" in md
+    html = cli.run("sessions", "export", s1, "--format", "html", "-o", "-").out
+    assert "task_update #1 [in_progress] Port the lexer" in html
+    found = cli.run("sessions", "search", "Port the lexer").out
+    assert s1 in found
+
 
 def test_evo_agent_plan_list_show_done_without_a_model(demo_cli, project):
     empty = demo_cli.run("plan")
