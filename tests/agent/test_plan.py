@@ -257,3 +257,40 @@ def test_a_subagent_reads_the_plan_and_updates_its_task(project):
     side = next((agent.recorder.session_dir / "subagent").iterdir())
     assert [r["op"] for r in read_records(side) if r["type"] == "plan_update"] == ["task_update"]
     assert load_for_resume(agent.recorder.path).messages == agent.history
+
+
+def test_a_rewind_can_put_the_plan_back_as_it_was_and_the_model_is_told(project):
+    from evo_agent.agent.file_restore import pending_plan_updates, restore_plan
+
+    agent, store, provider = build_plan(project, (
+        reply(use("plan_task_update", {"task_id": 1, "status": "completed"}, "w1"),
+              use("plan_task_update", {"task_id": 2, "status": "in_progress", "subject": "Fix it all"}, "w2"),
+              use("plan_task_create", {"subject": "Celebrate"}, "w3")),
+        reply("Worked."),
+        reply(use("plan_task_update", {"task_id": 2, "status": "completed"}, "z1"),
+              use("plan_task_update", {"task_id": 3, "status": "deleted"}, "z2"),
+              use("plan_task_update", {"task_id": 4, "status": "completed"}, "z3"),
+              use("plan_complete", {}, "z4")),
+        reply("All done."),
+        reply("Back."),
+    ))
+    agent.run_turn("work")
+    agent.run_turn("finish")
+    assert PlanStore(project).active() is None
+    source = agent.session_id
+    updates = pending_plan_updates(store, source, 2)
+    assert [u["op"] for u in updates][:3] == ["task_update", "task_update", "task_create"]
+    agent.rewind(2)
+    lines: list[str] = []
+    restore_plan(project, updates, lines.append)
+    plan = PlanStore(project).active()
+    assert plan is not None and any("reopened" in line for line in lines)
+    assert [(t.id, t.subject, t.status) for t in plan.tasks] == [
+        (1, "Measure the parser", "in_progress"), (2, "Fix the hot loop", "pending"),
+        (3, "Write the benchmark", "pending"), (4, "Celebrate", "deleted")]
+    assert plan.task(2).blocked_by == [1]
+    agent.run_turn("again")
+    (reminder,) = reminders_in(provider.calls[-1][-1])
+    assert reminder.startswith("This session was resumed") and "#1 [in_progress] Measure the parser" in reminder
+    assert "Celebrate" not in reminder
+    assert_faithful(agent)

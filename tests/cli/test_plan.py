@@ -96,3 +96,22 @@ def test_slash_plan_in_the_repl(demo_cli, project):
     result = demo_cli.run("--plain", input="/plan\n")
     assert result.rc == 0, result.err
     assert "Plan " in result.out and "Goal: no warnings" in result.out and "#1 [pending] Fix the lint" in result.out
+
+
+def test_resume_at_with_restore_files_puts_the_plan_back(cli, model_server, project):
+    model_server.script(
+        tool_use("plan_create", {"title": "Two steps", "goal": "g"}),
+        tool_use("plan_task_create", {"subject": "Step one"}),
+        text("Planned."))
+    first = cli.run("-p", "plan it")
+    s1 = first.hint_id()
+    model_server.script(tool_use("plan_task_update", {"task_id": 1, "status": "completed"}), text("Done."))
+    second = cli.run("--resume", s1, "-p", "do step one")
+    s2 = second.hint_id()
+    assert PlanStore(project).active().task(1).status == "completed"
+    model_server.script(text("Again."))
+    third = cli.run("--resume", s2, "--at", "2", "--restore-files", "-p", "redo step one")
+    assert third.rc == 0, third.err
+    assert "task #1 Step one: back to pending" in third.err
+    assert PlanStore(project).active().task(1).status == "pending"
+    assert "#1 [pending] Step one" in reminders(model_server.requests[-1]["messages"][-1])[0]

@@ -586,6 +586,11 @@ def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN20
         ask = None if launch.print_mode or not launch.stdin_tty else (
             lambda q: (input(q).strip().lower() in ("y", "yes")))
         restore_files(pending_changes(store, source.id, args.at), launch.notify, ask)
+        from evo_agent.agent.file_restore import pending_plan_updates, restore_plan
+
+        updates = pending_plan_updates(store, source.id, args.at)
+        if updates:
+            restore_plan(launch.project_dir, updates, launch.notify)
     if not launch.print_mode and not launch.app:  # the REPL shows the restored conversation first
         shown = loaded.messages[loaded.gap_at:] if loaded.windowed else loaded.messages  # oversized: from its gap on
         console.write(restored_view(shown, tty=launch.stdin_tty and _isatty(sys.stdout)))

@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids"), "trust"),
     **dict.fromkeys(("decode", "encode_line",), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
-    **dict.fromkeys(("changes_since", "prompt_turns",), "rewind"),
+    **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns",), "rewind"),
     **dict.fromkeys(("count_secrets", "may_hold_secret", "redact_text",), "redact"),
     **dict.fromkeys(("FileChange", "FileHistory", "restore_change",), "file_history"),
     **dict.fromkeys(("is_omitted_marker",), "resume"),
@@ -82,17 +82,18 @@ __all__ = [  # sorted, case-insensitively
     "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume",
     "LoadedSession", "LOCK_NAME", "may_hold_secret", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id",
     "now_iso", "open_sidechain", "OPEN_STATUSES", "Plan", "PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE",
-    "PLAN_TODO_DIR", "PlanError", "PlanStore", "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text",
-    "prompt_turns", "read_meta", "read_records", "rebuild_meta", "Recorder", "redact_text", "reminder_block",
-    "REMINDER_CLOSE", "REMINDER_OPEN", "rename_session", "repair_history", "replace_private_file",
-    "resolve_session_id", "restore_change", "ResumedSession", "search_sessions", "SessionError", "SessionInfo",
-    "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR",
-    "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "sidechain_file_name",
-    "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX", "SidechainRecorder", "slug_agent_name",
-    "STAGING_NAME", "SUBAGENT_DIR", "summary_message", "Task", "task_file_name", "TASK_FILE_RE", "TASK_STATUSES",
-    "tasks_dir", "TASKS_DIR_NAME", "TASKS_LOCK_NAME", "TASKS_SUBDIR", "text_block", "text_of", "tool_names_by_id",
-    "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id", "tracked_session_ids",
-    "transcript_path", "TranscriptLine", "Worktree", "write_meta",
+    "PLAN_TODO_DIR", "plan_updates_since", "PlanError", "PlanStore", "probe_live", "PROJECT_DIR_NAME",
+    "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns", "read_meta", "read_records", "rebuild_meta", "Recorder",
+    "redact_text", "reminder_block", "REMINDER_CLOSE", "REMINDER_OPEN", "rename_session", "repair_history",
+    "replace_private_file", "resolve_session_id", "restore_change", "ResumedSession", "search_sessions",
+    "SessionError", "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir",
+    "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME",
+    "SETTINGS_NAME", "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX",
+    "SidechainRecorder", "slug_agent_name", "STAGING_NAME", "SUBAGENT_DIR", "summary_message", "Task",
+    "task_file_name", "TASK_FILE_RE", "TASK_STATUSES", "tasks_dir", "TASKS_DIR_NAME", "TASKS_LOCK_NAME",
+    "TASKS_SUBDIR", "text_block", "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text",
+    "tool_results", "tool_uses", "tool_uses_by_id", "tracked_session_ids", "transcript_path", "TranscriptLine",
+    "Worktree", "write_meta",
 ]
 
 
@@ -200,7 +201,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .redact import count_secrets, may_hold_secret, redact_text
     from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
     from .resume import LoadedSession, is_omitted_marker, load_for_resume, summary_message
-    from .rewind import changes_since, prompt_turns
+    from .rewind import changes_since, plan_updates_since, prompt_turns
     from .search import search_sessions
     from .store import ResumedSession, SessionInfo, SessionStore
     from .trust import ForeignSession, SessionsDirRefused, check_sessions_dir, foreign_reason, tracked_session_ids

@@ -291,8 +291,9 @@ class PlanStore:
 
     def update_task(self, task_id: int, *, status: str | None = None, subject: str | None = None,
                     description: str | None = None, blocked_by: list[int] | None = None,
-                    session_id: str | None = None) -> tuple[Task, list[int]]:
-        """Change the given fields of a task of the active plan; (its new state, the tasks it unblocked).
+                    session_id: str | None = None) -> tuple[Task, list[int], dict]:
+        """Change the given fields of a task of the active plan; (its new state, the tasks it unblocked,
+        its state before as `task_<n>.json` held it — what a rewind puts back).
 
         Only the fields given change: the rest is what the file holds now (a person's edit stays).
         Starting or completing a task that an open task still blocks is refused, naming the blockers.
@@ -303,6 +304,7 @@ class PlanStore:
             if task is None:
                 raise PlanError(f"plan {plan.id} has no task {task_id}" + _problems(plan))
             was_open = task.is_open
+            previous = task.to_json()
             if subject is not None:
                 task.subject = _text(subject, "subject", required=True)
             if description is not None:
@@ -323,7 +325,7 @@ class PlanStore:
                 unblocked = [t.id for t in plan.tasks if task.id in t.blocked_by and t.is_open
                              and not plan.open_blockers(t)]
             self._write_tasks(plan, [task])
-            return task, unblocked
+            return task, unblocked, previous
 
     def complete(self, plan_id: str | None = None, *, force: bool = False) -> Plan:
         """Move an open plan (the active one by default) to done/, whole; refused while a task is open."""
@@ -341,16 +343,95 @@ class PlanStore:
                 raise PlanError(f"plan {plan.id} still has open tasks: "
                                 + "; ".join(f"#{t.id} {t.subject} ({t.status})" for t in still_open)
                                 + ". Complete or delete them first")
-            done_dir = self._ensure_dir(self.root / PLAN_DONE_DIR)
-            target = plan.id
-            for n in range(2, 1000):
-                if not (done_dir / target).exists():
-                    break
-                target = f"{plan.id}-{n}"
-            os.rename(plan.path, done_dir / target)
-            _fsync_dir(plan.path.parent)
-            _fsync_dir(done_dir)
+            target = self._move_to_done(plan.id)
             return self._read(PLAN_DONE_DIR, target)
+
+    def undo(self, updates: list[dict]) -> list[str]:
+        """Put the plan back as it was before `updates` (`plan_update` records, oldest first): a rewind.
+
+        A task changed since gets its state before the first change (`previous`); a task created since
+        is marked deleted (its id is never reused); a plan completed since is reopened (unless another
+        is open now); a plan created since is closed (moved to done/, its files kept). Returns one line
+        per thing done or left alone.
+        """
+        lines: list[str] = []
+        by_plan: dict[str, list[dict]] = {}
+        for update in updates:
+            if isinstance(update.get("plan"), str) and PLAN_ID_RE.match(update["plan"]):
+                by_plan.setdefault(update["plan"], []).append(update)
+        for plan_id, events in by_plan.items():
+            ops = [e.get("op") for e in events]
+            with self._locked():
+                open_ids = self._plan_ids(PLAN_TODO_DIR)
+                if "plan_create" in ops:
+                    if plan_id in open_ids:
+                        lines.append(self._close_locked(plan_id))
+                    continue
+                if "plan_complete" in ops and plan_id not in open_ids:
+                    if open_ids:
+                        lines.append(f"plan {plan_id} not reopened: plan {open_ids[-1]} is open now")
+                        continue
+                    if plan_id not in self._plan_ids(PLAN_DONE_DIR):
+                        lines.append(f"plan {plan_id} not reopened: it is no longer in {self.root / PLAN_DONE_DIR}")
+                        continue
+                    self._ensure_dir(self.root / PLAN_TODO_DIR)
+                    os.rename(self.root / PLAN_DONE_DIR / plan_id, self.root / PLAN_TODO_DIR / plan_id)
+                    _fsync_dir(self.root / PLAN_DONE_DIR)
+                    _fsync_dir(self.root / PLAN_TODO_DIR)
+                    lines.append(f"plan {plan_id} reopened")
+                if plan_id not in self._plan_ids(PLAN_TODO_DIR):
+                    lines.append(f"plan {plan_id} left as it is: it is not open")
+                    continue
+                plan = self._read(PLAN_TODO_DIR, plan_id)
+                changed = self._undo_tasks(plan, events, lines)
+                if changed:
+                    self._write_tasks(plan, changed)
+        return lines
+
+    def _undo_tasks(self, plan: Plan, events: list[dict], lines: list[str]) -> list[Task]:
+        firsts: dict[int, dict] = {}
+        for event in events:
+            task = event.get("task")
+            if isinstance(task, dict) and isinstance(task.get("id"), int) and task["id"] not in firsts:
+                firsts[task["id"]] = event
+        changed: list[Task] = []
+        for task_id, event in sorted(firsts.items()):
+            task = plan.task(task_id)
+            if task is None:
+                lines.append(f"task #{task_id} of plan {plan.id} left alone: its file is missing or unreadable")
+                continue
+            if event.get("op") == "task_create":
+                task.status = "deleted"
+                lines.append(f"task #{task_id} {task.subject}: deleted (created after that turn)")
+            elif isinstance(event.get("previous"), dict):
+                before = _task_from_json(json.dumps(event["previous"]).encode(), task_id)
+                task.subject, task.description, task.status = before.subject, before.description, before.status
+                task.blocked_by = [i for i in before.blocked_by if plan.task(i) is not None]
+                lines.append(f"task #{task_id} {task.subject}: back to {task.status}")
+            else:
+                lines.append(f"task #{task_id} left alone: its earlier state was not recorded")
+                continue
+            task.updated_at, task.updated_by = now_iso(), None
+            changed.append(task)
+        return changed
+
+    def _close_locked(self, plan_id: str) -> str:
+        target = self._move_to_done(plan_id)
+        return (f"plan {plan_id} closed (created after that turn; its files are kept in "
+                f"{self.root / PLAN_DONE_DIR / target})")
+
+    def _move_to_done(self, plan_id: str) -> str:
+        """Move an open plan to done/ whole (one rename; a clash with a done plan's name gets `-2`…); its new name."""
+        done_dir = self._ensure_dir(self.root / PLAN_DONE_DIR)
+        target = plan_id
+        for n in range(2, 1000):
+            if not (done_dir / target).exists():
+                break
+            target = f"{plan_id}-{n}"
+        os.rename(self.root / PLAN_TODO_DIR / plan_id, done_dir / target)
+        _fsync_dir(self.root / PLAN_TODO_DIR)
+        _fsync_dir(done_dir)
+        return target
 
     # ---- inside
     @contextlib.contextmanager

@@ -174,9 +174,9 @@ def _task_update(h: PlanHooks, i: dict) -> str:
     fields = {k: i[k] for k in ("status", "subject", "description", "blocked_by") if k in i and i[k] is not None}
     if not fields:
         raise PlanError("give at least one of status, subject, description, blocked_by")
-    task, unblocked = h.store.update_task(i.get("task_id"), session_id=h.session_id, **fields)
+    task, unblocked, previous = h.store.update_task(i.get("task_id"), session_id=h.session_id, **fields)
     plan = h.store.get()
-    h.changed(plan.id, "task_update", task.to_json())
+    h.changed(plan.id, "task_update", task.to_json(), previous=previous)
     text = f"Updated task {task_line(plan, task)}"
     if unblocked:
         text += "\nUnblocked: " + ", ".join(f"#{t} {plan.task(t).subject}" for t in unblocked if plan.task(t))
