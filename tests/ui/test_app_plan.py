@@ -41,3 +41,23 @@ async def test_plan_command_status_line_and_ctrl_t(project):
         run.type(CTRL_T + CTRL_T)  # hide and show again: read afresh
         await run.until(lambda: "✔ #2 Bump the version" in panel())
         assert agent.history == []  # nothing of it reached the model
+
+
+def test_a_restored_conversation_never_shows_a_reminder_as_what_the_person_typed():
+    import io
+
+    from rich.console import Console
+
+    from evo_agent.session import reminder_block
+    from evo_agent.ui.transcript_view import history_renderables, split_exchanges
+
+    messages = [{"role": "user", "content": [reminder_block("PLAN STATE"), {"type": "text", "text": "hello"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+                {"role": "user", "content": [reminder_block("after a compaction")]},
+                {"role": "assistant", "content": [{"type": "text", "text": "again"}]}]
+    console = Console(file=io.StringIO(), width=80)
+    for item in history_renderables(messages):
+        console.print(item)
+    shown = console.file.getvalue()
+    assert "hello" in shown and "again" in shown and "PLAN STATE" not in shown and "after a compaction" not in shown
+    assert len(split_exchanges(messages)) == 1  # a reminder alone is not a prompt
