@@ -115,3 +115,55 @@ def test_resume_at_with_restore_files_puts_the_plan_back(cli, model_server, proj
     assert "task #1 Step one: back to pending" in third.err
     assert PlanStore(project).active().task(1).status == "pending"
     assert "#1 [pending] Step one" in reminders(model_server.requests[-1]["messages"][-1])[0]
+
+
+def told_plan(message: dict) -> str:
+    """The plan part of the reminder a message carried (its first line says why; the rest is the plan)."""
+    (reminder,) = reminders(message)
+    return reminder.removeprefix(REMINDER_OPEN).removesuffix("</system-reminder>").strip().split("\n", 1)[1]
+
+
+def test_kill_9_mid_turn_then_continue_tells_the_model_what_is_on_disk(cli, model_server, project, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from evo_agent.tools.plan_tools import plan_summary
+
+    store = PlanStore(project)
+    store.create("Long job", "survive a kill")
+    for subject in ("Prepare", "Run the long step", "Report"):
+        store.add_task(subject)
+    before = plan_summary(store.active())
+    pid_file = tmp_path / "sleep.pid"
+    model_server.script(
+        [tool_use("plan_task_update", {"task_id": 1, "status": "completed"}),
+         tool_use("plan_task_update", {"task_id": 2, "status": "in_progress"}),
+         tool_use("bash", {"command": f"echo $$ > {pid_file}; exec sleep 30"})])
+    proc = cli.popen("-p", "do the job", "--permission-mode", "bypass", start_new_session=True,
+                     stdin=subprocess.DEVNULL)
+
+    def long_step_running():
+        deadline = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the bash tool never started"
+            time.sleep(0.05)
+
+    try:
+        cli.kill_9_when(proc, long_step_running)
+    finally:
+        if pid_file.exists() and pid_file.read_text().strip():
+            try:
+                os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert told_plan(model_server.requests[0]["messages"][0]) == before  # what the files said at the start
+    model_server.script(text("Resuming the long step."))
+    resumed = cli.run("-c", "-p", "where were we?")
+    assert resumed.rc == 0, resumed.err
+    sent = model_server.requests[-1]["messages"]
+    assert told_plan(sent[-1]) == plan_summary(PlanStore(project).active())  # exactly what is on disk
+    assert "#2 [in_progress] Run the long step" in told_plan(sent[-1])
+    model_server.assert_all_valid()
