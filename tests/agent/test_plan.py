@@ -294,3 +294,16 @@ def test_a_rewind_can_put_the_plan_back_as_it_was_and_the_model_is_told(project)
     assert reminder.startswith("This session was resumed") and "#1 [in_progress] Measure the parser" in reminder
     assert "Celebrate" not in reminder
     assert_faithful(agent)
+
+
+def test_the_summary_never_sees_an_old_reminder_so_it_cannot_bring_back_a_stale_plan(project):
+    build_plan(project)
+    provider = ScriptedProvider(reply("ok"), reply("SUMMARY"), reply("after"))
+    agent, _ = make_agent(project, provider)
+    agent.run_turn("hello")
+    assert reminders_in(provider.calls[0][0])  # the start reminder was sent
+    agent.compact()
+    summary_call = json.dumps(provider.calls[1])
+    assert "hello" in summary_call and "Measure the parser" not in summary_call
+    agent.run_turn("next")
+    assert "Measure the parser" in reminders_in(provider.calls[2][-1])[0]
