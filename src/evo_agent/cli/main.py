@@ -85,7 +85,8 @@ def _turn_number(text: str) -> int:
 
 USAGE = """evo-agent [options] [PROMPT]
        evo-agent -p [PROMPT] [--output-format text|json|stream-json] [options]
-       evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ..."""
+       evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ...
+       evo-agent plan [list | show [ID] | done ID [--force]]"""
 
 DESCRIPTION = """\
 A terminal coding agent whose sessions survive crashes, kills and restarts.
