@@ -637,12 +637,22 @@ def _read_bytes(path: Path) -> bytes | None:
     except OSError:
         return None
     try:
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE:
+            return None
+        chunks, size = [], 0
+        while True:  # sized by fstat (a 1 MiB read buffer per small file would cost more than the read)
+            chunk = os.read(fd, max(info.st_size - size, 0) + 1)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_FILE:
                 return None
-            return f.read(MAX_FILE)
     except OSError:
         return None
+    finally:
+        os.close(fd)
 
 
 def _replace(directory: Path, name: str, data: bytes) -> None:
