@@ -307,3 +307,31 @@ def test_the_summary_never_sees_an_old_reminder_so_it_cannot_bring_back_a_stale_
     assert "hello" in summary_call and "Measure the parser" not in summary_call
     agent.run_turn("next")
     assert "Measure the parser" in reminders_in(provider.calls[2][-1])[0]
+
+
+def test_queue_reminder_is_generic_recorded_and_replayed(project):
+    """The mechanism the plan uses, for any context (memory, the date): queued, recorded, carried, replayed."""
+    from evo_agent.tools import Tool, ToolResult
+
+    holder: dict = {}
+
+    def remember(tool_input, ctx):
+        holder["agent"].queue_reminder("The memory index changed: 3 topics.", "memory")
+        return ToolResult("noted")
+
+    provider = ScriptedProvider(reply("one"), reply(use("remember", {}, "m1")), reply("two"))
+    agent, store = make_agent(project, provider, tools=[Tool("remember", "r", {"type": "object"}, remember)])
+    holder["agent"] = agent
+    agent.queue_reminder("Today is 2026-12-04.", "date")
+    agent.queue_reminder("   ", "empty")  # nothing to say: nothing sent
+    agent.run_turn("hi")
+    assert reminders_in(provider.calls[0][0]) == ["Today is 2026-12-04."]
+    agent.run_turn("remember something")
+    results_message = provider.calls[2][-1]
+    assert results_message["content"][0]["type"] == "tool_result"  # results first, then the reminder
+    assert reminders_in(results_message) == ["The memory index changed: 3 topics."]
+    assert [(r["reason"], r["text"]) for r in records_of(agent, "reminder")] == [
+        ("date", "Today is 2026-12-04."), ("memory", "The memory index changed: 3 topics.")]
+    resumed = store.resume(agent.session_id, model="m", provider="p")
+    assert resumed.loaded.messages == agent.history
+    assert_faithful(agent)

@@ -176,6 +176,7 @@ class Agent:
         self.tools.append(self.compaction.tool())
         # Reminders (SPEC §2 `reminder`, §12): context for the model that waits for the next user message.
         self._reminders: list[tuple[str, str]] = []
+        self._reminder_lock = threading.Lock()  # queue_reminder may be called from another thread
         self.plan: PlanContext | None = PlanContext(self) if plan else None
         if self.plan is not None:
             self.tools.extend(self.plan.tools())
@@ -271,7 +272,8 @@ class Agent:
             self.history = list(history)
             self.usage = Usage()
             self.compaction.switch(compact_count)
-            self._reminders.clear()  # meant for the conversation that was left
+            with self._reminder_lock:
+                self._reminders = []  # meant for the conversation that was left
             if self.plan is not None:
                 self.plan.announce("resume" if history else "session_start")
             self._cleared_holder = None
@@ -453,11 +455,13 @@ class Agent:
         inside that user message, which is recorded too, so a resume replays it byte for byte.
         """
         if isinstance(text, str) and text.strip():
-            self._reminders.append((text.strip(), str(reason)))
+            with self._reminder_lock:
+                self._reminders.append((text.strip(), str(reason)))
 
     def _take_reminders(self, *, prompt: bool) -> list[tuple[str, str]]:
         """The queued reminders and, from the plan, those due now (a prompt may also carry a nudge or a change)."""
-        taken, self._reminders = self._reminders, []
+        with self._reminder_lock:
+            taken, self._reminders = self._reminders, []
         if self.plan is not None:
             try:
                 taken += self.plan.at_turn_start() if prompt else self.plan.mid_turn()
