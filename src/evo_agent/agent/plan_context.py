@@ -128,9 +128,12 @@ class PlanContext:
             return f"The plan cannot be read: {exc}"
         if plan is None:
             return "No active plan in this project (evo-agent plan list shows the done ones)."
+        foreign = "" if plan.private else (
+            "\nNot shown to the model: plan.md is not private to you (committed to the repository, or another "
+            "user's); the model sees it only through the plan tools.")
         if compact:
-            return "\n".join(plan_checklist(plan))
-        return f"{plan_summary(plan, with_description=True)}\nFiles: {plan.path}"
+            return "\n".join(plan_checklist(plan)) + foreign
+        return f"{plan_summary(plan, with_description=True)}\nFiles: {plan.path}{foreign}"
 
     def progress(self, max_age: float = 1.0) -> tuple[int, int] | None:
         """(completed, total) of the open plan for the status line, read at most once per `max_age` seconds."""
@@ -162,6 +165,8 @@ class PlanContext:
             self._seen = None
             return []
         self._seen = self._fingerprint()
+        if not plan.private:  # a cloned repository's plan (or another user's): content, not this agent's plan
+            return []
         opening = _OPENINGS.get(reason, _OPENINGS["session_start"])
         return [(f"{opening}\n{plan_summary(plan)}", reason)]
 
@@ -170,7 +175,7 @@ class PlanContext:
             plan = self.store.active()
         except (OSError, PlanError):
             return []
-        if plan is None or not plan.in_progress:
+        if plan is None or not plan.in_progress or not plan.private:
             return []
         current = "; ".join(f"#{t.id} {t.subject}" for t in plan.in_progress)
         text = (f"The plan's task {current} has been in progress for {NUDGE_TURNS} turns without a plan tool. "

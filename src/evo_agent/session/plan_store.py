@@ -109,6 +109,9 @@ class Plan:
     steps: list[str] = field(default_factory=list)
     tasks: list[Task] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # files that could not be read, one line each
+    # plan.md is this user's and private (0600): evo-agent wrote it here. A plan a cloned repository brought
+    # (git checks files out 0644) or another user's is content, never presented to a model as its own plan.
+    private: bool = True
 
     @property
     def live_tasks(self) -> list[Task]:
@@ -489,7 +492,7 @@ class PlanStore:
             problems.append(f"{PLAN_FILE_NAME} is missing or unreadable")
         title, goal, approach, steps = parse_plan_markdown((raw or b"").decode("utf-8", "replace"))
         plan = Plan(plan_id, "done" if state == PLAN_DONE_DIR else "todo", directory, title or plan_id, goal,
-                    approach, steps, problems=problems)
+                    approach, steps, problems=problems, private=_is_private(directory / PLAN_FILE_NAME))
         for name in _task_names(directory):
             number = int(TASK_FILE_RE.match(name).group(1))  # type: ignore[union-attr]
             try:
@@ -653,6 +656,15 @@ def _read_bytes(path: Path) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def _is_private(path: Path) -> bool:
+    """Owned by this user, and neither group nor others may read it (what `_replace` writes)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def _replace(directory: Path, name: str, data: bytes) -> None:
