@@ -17,6 +17,7 @@ import pytest
 from evo_agent.agent import INTERRUPTED_MARKER, TOOL_INTERRUPTED_TEXT
 from evo_agent.providers import ProviderCancelled, ProviderError
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolResult
+from evo_agent.tools.plan_tools import PLAN_TOOL_NAMES
 from tests.agent.helpers import assert_faithful
 from tests.builders import make_agent, read_records
 from tests.scripted_provider import ScriptedProvider, reply, use
@@ -61,8 +62,9 @@ def test_a_tool_round_trip_records_four_messages_in_order_with_one_prompt_id(pro
     assert "hello" in result_block["content"] and "is_error" not in result_block
     # The second call saw exactly the recorded history.
     assert provider.calls[1] == [r["message"] for r in recs[1:4]]
-    # SPEC §6: the six file and shell tools, plus task and compact.
-    assert {t["name"] for t in provider.tools_seen[0]} == {t.name for t in BASIC_TOOLS} | {"task", "compact"}
+    # SPEC §6: the six file and shell tools, plus task and compact, and the plan's seven (§11).
+    assert {t["name"] for t in provider.tools_seen[0]} == ({t.name for t in BASIC_TOOLS} | {"task", "compact"}
+                                                           | set(PLAN_TOOL_NAMES))
     assert events.seen[0] == ("text", "Let me look.")
     assert ("start", "toolu_1", "bash") in events.seen and ("end", "toolu_1", False) in events.seen
     assert (agent.usage.input_tokens, agent.usage.output_tokens, agent.total_tokens) == (130, 11, 141)

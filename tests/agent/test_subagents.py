@@ -12,6 +12,7 @@ import threading
 
 from evo_agent.agent.subagents import SUBAGENT_MAX_CALLS
 from evo_agent.session import load_for_resume
+from evo_agent.tools.plan_tools import PLAN_TOOL_NAMES
 from tests.agent.helpers import assert_faithful
 from tests.api_rules import check_request
 from tests.builders import make_agent, server_provider
@@ -73,7 +74,7 @@ def test_a_task_runs_in_its_own_sidechain_and_the_main_transcript_keeps_only_mar
     # The child's own history is valid, and had every tool but task.
     child_requests = [b for b in model_server.valid_requests if is_child(b)]
     assert {t["name"] for t in child_requests[0]["tools"]} == {
-        "bash", "read_file", "write_file", "edit_file", "glob", "grep", "compact"}
+        "bash", "read_file", "write_file", "edit_file", "glob", "grep", "compact", *PLAN_TOOL_NAMES}
     check_request(load_for_resume(side_path).messages + [{"role": "user", "content": "x"}])
     assert_faithful(agent)
     model_server.assert_all_valid()

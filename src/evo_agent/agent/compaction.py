@@ -105,7 +105,7 @@ def _clip(text: str, limit: int) -> str:
 
 def flatten_conversation(messages: list[dict]) -> str:
     """The conversation as plain text, one tagged part per block, long parts clipped."""
-    from evo_agent.session import is_omitted_marker
+    from evo_agent.session import is_omitted_marker, is_reminder_block
 
     names = tool_names_by_id(messages)
     parts: list[str] = []
@@ -118,6 +118,8 @@ def flatten_conversation(messages: list[dict]) -> str:
         tool_chars = LATEST_TOOL_PART_CHARS if index == len(messages) - 1 else TOOL_PART_CHARS
         for block in blocks(message):
             kind = block.get("type")
+            if is_reminder_block(block):
+                continue  # context evo-agent gave (the plan's state then): given again, fresh, after the compaction
             if kind == "text" and block.get("text"):
                 parts.append(f"[{role}]\n{_clip(block['text'], TEXT_PART_CHARS)}")
             elif kind == "tool_use":

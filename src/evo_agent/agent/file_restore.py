@@ -1,4 +1,5 @@
-"""Putting files back after a rewind (`--at N --restore-files`, `/rewind`): shared by the CLI, the REPL and the app.
+"""Putting files (and the Session Plan) back after a rewind (`--at N --restore-files`, `/rewind`): shared by the CLI,
+the REPL and the app.
 
 It lives below the front ends (cli and ui both import it), so the three restore the same way. Only
 changes made by evo-agent's own file tools can be restored; a file that someone (or a bash command)
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import FileChange, SessionStore, changes_since
+from evo_agent.session import FileChange, PlanError, PlanStore, SessionStore, changes_since, plan_updates_since
 from evo_agent.tools.confine import in_agent_dir, in_sensitive_dir, inside_project, resolve_in
 from evo_agent.tools.safe_open import open_dir
 
@@ -29,6 +30,26 @@ BASH_NOTE = "Changes made through bash cannot be restored."
 def pending_changes(store: SessionStore, session_id: str, turn: int) -> list[FileChange]:
     """The files to put back for a rewind of `session_id` to before `turn` (nothing already as it was)."""
     return [c for c in changes_since(store.sessions_dir, session_id, turn) if c.state() != "unchanged"]
+
+
+def pending_plan_updates(store: SessionStore, session_id: str, turn: int) -> list[dict]:
+    """The Session Plan's changes since `turn` of `session_id` (its `plan_update` records), for a rewind to undo."""
+    try:
+        return plan_updates_since(store.sessions_dir, session_id, turn)
+    except OSError:
+        return []
+
+
+def restore_plan(project_dir: str | os.PathLike, updates: list[dict], write: Callable[[str], None]) -> None:
+    """Put the Session Plan back as it was before `updates` (PlanStore.undo), one line per change."""
+    try:
+        lines = PlanStore(project_dir).undo(updates)
+    except (OSError, PlanError) as exc:
+        write(f"The Session Plan was not put back: {getattr(exc, 'strerror', None) or exc}")
+        return
+    for line in lines:
+        write(f"  {terminal_safe(line, keep_newlines=False)}")
+    write("The Session Plan is back as it was before that turn (evo-agent plan show).")
 
 
 def shown_path(path: str, relative_to: str | os.PathLike | None = None) -> str:

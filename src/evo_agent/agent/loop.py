@@ -68,6 +68,9 @@ from evo_agent.session import (
     SidechainRecorder,
     blocks,
     clean_name,
+    content_blocks,
+    has_tool_results,
+    reminder_block,
     summary_message,
     text_of,
     tool_result_block,
@@ -88,6 +91,7 @@ from .compaction_state import (
     summary_of,
 )
 from .permissions import INTERNAL_TOOLS, GateResult, PermissionGate, Policy
+from .plan_context import PlanContext
 from .prompt import build_system_prompt
 from .restored import settle_restored
 from .subagents import task_tool
@@ -158,6 +162,8 @@ class Agent:
         agent_label: str = "",
         front_end: FrontEnd | None = None,
         sandbox: Any = None,  # a tools.sandbox.Sandbox: bash runs inside bubblewrap
+        plan: bool = True,  # the Session Plan's tools and reminders (plan_context.py)
+        plan_reason: str | None = None,  # why the first message announces the plan (default: start or resume)
     ) -> None:
         self.provider = provider
         self._file_history = file_history  # a subagent keeps its file backups in the main session
@@ -168,6 +174,13 @@ class Agent:
         self.tools: list[Tool] = list(BASIC_TOOLS if tools is None else tools)
         self.compaction = CompactionState(compact_threshold or default_compact_threshold(), compact_count)
         self.tools.append(self.compaction.tool())
+        # Reminders (SPEC §2 `reminder`, §12): context for the model that waits for the next user message.
+        self._reminders: list[tuple[str, str]] = []
+        self._reminder_lock = threading.Lock()  # queue_reminder may be called from another thread
+        self.plan: PlanContext | None = PlanContext(self) if plan else None
+        if self.plan is not None:
+            self.tools.extend(self.plan.tools())
+            self.plan.announce(plan_reason or ("resume" if history else "session_start"))
         if allow_subagents:
             self.tools.append(task_tool(self))
         self.history: list[dict] = list(history or [])
@@ -259,6 +272,10 @@ class Agent:
             self.history = list(history)
             self.usage = Usage()
             self.compaction.switch(compact_count)
+            with self._reminder_lock:
+                self._reminders = []  # meant for the conversation that was left
+            if self.plan is not None:
+                self.plan.announce("resume" if history else "session_start")
             self._cleared_holder = None
             self._wrote_own = False
 
@@ -368,6 +385,8 @@ class Agent:
             # Replacing the history now would make the live session differ from what resume restores.
             raise CompactionFailed("the summary could not be saved to the transcript; nothing was compacted")
         self.history = [summary_message(summary)]
+        if self.plan is not None:  # the summary is never the plan's source of truth: the files are
+            self.plan.announce("compaction")
         self.compaction.count = count
         self._wrote_own = True
         return CompactResult(summary, count, trigger, before, chars_before, history_chars(self.history))
@@ -415,11 +434,74 @@ class Agent:
                 pass
         return cost_report(self.session_id, self.model, self.own_usage(), chain)
 
+    # ---- the Session Plan, for a person (plan_context.py)
+    def plan_text(self, *, compact: bool = False) -> str:
+        """`/plan`: the active plan in full; `compact`: the app's Ctrl+T checklist."""
+        if self.plan is None:
+            return "The Session Plan is off for this agent."
+        return self.plan.view(compact=compact)
+
+    def plan_progress(self) -> tuple[int, int] | None:
+        """(completed, total) tasks of the active plan (the status line's `plan 2/5`), None without one."""
+        return self.plan.progress() if self.plan is not None else None
+
+    # ---- reminders
+    def queue_reminder(self, text: str, reason: str) -> None:
+        """Give the model `text` with the next user message (a prompt, tool results, or one of its own).
+
+        For context that changes mid-session (the plan, a memory index, the date): the system prompt
+        stays as it was at session start, so the prompt cache holds (SPEC §12). The reminder is
+        recorded as a `reminder` record {text, reason} and travels as a `<system-reminder>` text block
+        inside that user message, which is recorded too, so a resume replays it byte for byte.
+        """
+        if isinstance(text, str) and text.strip():
+            with self._reminder_lock:
+                self._reminders.append((text.strip(), str(reason)))
+
+    def _take_reminders(self, *, prompt: bool) -> list[tuple[str, str]]:
+        """The queued reminders and, from the plan, those due now (a prompt may also carry a nudge or a change)."""
+        with self._reminder_lock:
+            taken, self._reminders = self._reminders, []
+        if self.plan is not None:
+            try:
+                taken += self.plan.at_turn_start() if prompt else self.plan.mid_turn()
+            except Exception:  # noqa: BLE001 - a plan that cannot be read never stops a turn
+                pass
+        return taken
+
+    def _with_reminders(self, message: dict, *, prompt: bool) -> dict:
+        """`message` carrying the reminders due now, each recorded first as a `reminder` record.
+
+        Before what a person typed; after the tool results (which must open a user message).
+        """
+        due = self._take_reminders(prompt=prompt)
+        if not due:
+            return message
+        for text, reason in due:
+            self.recorder.append("reminder", text=text, reason=reason)
+        carried = [reminder_block(text) for text, _ in due]
+        own = content_blocks(message.get("content"))
+        own = [b for b in own if not (b.get("type") == "text" and not b.get("text"))]
+        content = own + carried if has_tool_results(message) else carried + own
+        return {"role": message["role"], "content": content}
+
+    def _deliver_reminders(self) -> None:
+        """Reminders due before a model call with no new user message to carry them (after a compaction)."""
+        if self._reminders or (self.plan is not None and self.plan.mid_turn_due()):
+            message = self._with_reminders({"role": "user", "content": []}, prompt=False)
+            if message["content"]:
+                self._add(message, remind=False)
+
     # ---- the loop
-    def _add(self, message: dict, **record_fields: Any) -> None:
-        """Record `message` in the transcript, then append it to the history (one path for both)."""
+    def _add(self, message: dict, *, prompt: bool = False, remind: bool = True, **record_fields: Any) -> None:
+        """Record `message` in the transcript, then append it to the history (one path for both).
+
+        A user message first takes the reminders due (`_with_reminders`); `prompt` says a person typed it.
+        """
         self._wrote_own = True
         if message["role"] == "user":
+            if remind:
+                message = self._with_reminders(message, prompt=prompt)
             self.recorder.user(message)
         else:
             self.recorder.assistant(message, **record_fields)
@@ -451,9 +533,11 @@ class Agent:
             self.compaction.start_turn()
             try:
                 self._compact_if_due(cb, cancel, mid_turn=False)  # before the prompt joins the history
-                self._add({"role": "user", "content": prompt})
+                self._add({"role": "user", "content": prompt}, prompt=True)
                 return self._loop(cb, cancel)
             finally:
+                if self.plan is not None:
+                    self.plan.at_turn_end()
                 self.compaction.end_turn()
                 self.recorder.checkpoint()
                 self._tell_turn_listeners()
@@ -475,6 +559,7 @@ class Agent:
             if stop is not None:
                 return TurnResult(stop, last_text, calls)
             calls += 1
+            self._deliver_reminders()
             message = self._call_model(stream, cancel, cb.notice)
             if message is None:
                 self._add({"role": "user", "content": INTERRUPTED_MARKER})

@@ -12,6 +12,7 @@
 | ... in .git/ or outside the project    | ask   | ask          | refused   | run    |
 | write_file/edit_file in .evo-agent/    | refused in every mode                      |
 | bash that may touch .evo-agent/ or .git/ (not r/o) | ask even when a rule matches | refused | run |
+| plan_* tools (only .evo-agent/tasks/)  | run   | run          | reads run, changes refused | run |
 
 "May touch" is decided on resolved paths (shell_words.protected_dir: globs, `..`, symlinks, option
 values), not on substrings. A read-only verdict carries the plan the bash tool runs (Verdict.plan).
@@ -43,6 +44,7 @@ from evo_agent.tools.confine import (
     relative_posix,
     resolve_in,
 )
+from evo_agent.tools.plan_tools import PLAN_TOOL_NAMES, PLAN_WRITE_TOOLS
 from evo_agent.tools.shell_readonly import plan_read_only
 from evo_agent.tools.shell_words import protected_dir
 
@@ -126,6 +128,10 @@ class Policy:
     def check(self, name: str, tool_input: dict) -> Verdict:
         if name in INTERNAL_TOOLS:
             return Verdict("allow", "internal tool")
+        if name in PLAN_TOOL_NAMES:  # they change only .evo-agent/tasks/: unasked in every mode but read-only
+            if self.mode == "read-only" and name in PLAN_WRITE_TOOLS:
+                return Verdict("deny", "mode read-only", f"{name} changes the Session Plan (read-only mode)")
+            return Verdict("allow", f"mode {self.mode}: the Session Plan")
         target = self.target(name, tool_input)
         if target.kind == "Bash":
             return self._check_bash(target.command)

@@ -62,7 +62,7 @@ def run_subagent(parent: Agent, tool_input: dict, ctx: ToolContext) -> ToolResul
         system_note=SUBAGENT_NOTE, compact_threshold=parent.compact_threshold,
         permissions=parent.permissions, agent_label=description or subagent_type, front_end=parent.front_end,
         sandbox=parent.sandbox,
-        file_history=parent.file_history,
+        file_history=parent.file_history, plan_reason="subagent",
     )
     front_end = getattr(parent, "turn_callbacks", None)
     nested = NestedCallbacks(front_end, ctx.tool_use_id) if front_end is not None else None

@@ -39,6 +39,7 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
 # sys.modules, never imported: an exception of a package that was never loaded cannot be raised.
 LIBRARY_FAILURES: tuple[tuple[str, str], ...] = (
     ("evo_agent.session", "SessionError"),  # a bad or unknown id, a missing or refused session
+    ("evo_agent.session", "PlanError"),  # a plan operation refused (an open task, a bad plan id)
     ("evo_agent.providers", "ProviderError"),  # the API refused, the network is down
 )
 

@@ -86,7 +86,8 @@ def _turn_number(text: str) -> int:
 USAGE = """evo-agent [options] [PROMPT]
        evo-agent -p [PROMPT] [--output-format text|json|stream-json] [options]
        evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ...
-       evo-agent trust [--revoke | --status]"""
+       evo-agent trust [--revoke | --status]
+       evo-agent plan [list | show [ID] | done ID [--force]]"""
 
 DESCRIPTION = """\
 A terminal coding agent whose sessions survive crashes, kills and restarts.
@@ -296,8 +297,7 @@ def _app_likely(argv: Sequence[str] | None) -> bool:
     """A cheap look at argv, before parsing: will this run start the interactive app?"""
     words = sys.argv[1:] if argv is None else list(argv)
     commands = ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions", "trust")
-    if any(w in commands or w.startswith("--print=")
-           for w in words):
+    if words[:1] == ["plan"] or any(w in commands or w.startswith("--print=") for w in words):
         return False
     return _isatty(sys.stdin) and _isatty(sys.stdout)
 
@@ -330,6 +330,19 @@ def _run(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="replace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
             pass
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words[:1] == ["plan"]:  # `evo-agent plan …`: the Session Plan, no model (cli/plan_command.py)
+        release_tty()
+        try:
+            from .plan_command import run_plan
+
+            return run_plan(words[1:], _project_dir)
+        except Exception as exc:
+            code = exit_code_of(exc)
+            if code is None:
+                raise
+            print(failure_line(exc), file=sys.stderr)
+            return code
     args = parse_arguments(argv)  # --help and --version end here, before the imports below
     if args.command in ("sessions", "trust") or args.print_prompt is not None or not use_tui(args):
         release_tty()
@@ -670,6 +683,11 @@ def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN20
         ask = None if launch.print_mode or not launch.stdin_tty else (
             lambda q: (input(q).strip().lower() in ("y", "yes")))
         restore_files(pending_changes(store, source.id, args.at), launch.notify, ask, project_dir=launch.project_dir)
+        from evo_agent.agent.file_restore import pending_plan_updates, restore_plan
+
+        updates = pending_plan_updates(store, source.id, args.at)
+        if updates:
+            restore_plan(launch.project_dir, updates, launch.notify)
     if not launch.print_mode and not launch.app:  # the REPL shows the restored conversation first
         shown = loaded.messages[loaded.gap_at:] if loaded.windowed else loaded.messages  # oversized: from its gap on
         console.write(restored_view(shown, tty=launch.stdin_tty and _isatty(sys.stdout)))

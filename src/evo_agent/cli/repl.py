@@ -204,6 +204,7 @@ class Repl:
             "/exit": lambda _: 0,
             "/help": self.cmd_help,
             "/cost": self.cmd_cost,
+            "/plan": self.cmd_plan,
             "/permissions": self.cmd_permissions,
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
@@ -219,6 +220,9 @@ class Repl:
 
     def cmd_help(self, _arg: str) -> None:
         self.console.line(HELP_TEXT)
+
+    def cmd_plan(self, _arg: str) -> None:
+        self.console.line(terminal_safe(self.agent.plan_text()))
 
     def cmd_cost(self, _arg: str) -> None:
         self.console.line(self.agent.cost_text())
@@ -250,7 +254,13 @@ class Repl:
                           f"(evo-agent --resume {terminal_safe(name)!r} finds it).")
 
     def cmd_rewind(self, arg: str) -> None:
-        from evo_agent.agent.file_restore import BASH_NOTE, pending_changes, restore_files
+        from evo_agent.agent.file_restore import (
+            BASH_NOTE,
+            pending_changes,
+            pending_plan_updates,
+            restore_files,
+            restore_plan,
+        )
         from evo_agent.session import prompt_turns
 
         turns = prompt_turns(self.agent.recorder.path)
@@ -272,6 +282,7 @@ class Repl:
             return
         number, source = int(arg), self.agent.session_id
         changes = pending_changes(self.store, source, number)
+        plan_updates = pending_plan_updates(self.store, source, number)
         try:
             self.agent.rewind(number)
         except SessionError as exc:
@@ -284,6 +295,11 @@ class Repl:
             if (answer or "").strip().lower() in ("y", "yes"):
                 yes = lambda question: (self.read(question) or "").strip().lower() in ("y", "yes")  # noqa: E731
                 restore_files(changes, self.console.line, yes, project_dir=self.agent.project_dir)
+        if plan_updates:
+            answer = self.read(f"Put the Session Plan back as it was before turn {number} "
+                               f"({len(plan_updates)} change{'s' if len(plan_updates) != 1 else ''} since)? [y/N] ")
+            if (answer or "").strip().lower() in ("y", "yes"):
+                restore_plan(self.agent.project_dir, plan_updates, self.console.line)
 
     def cmd_clear(self, _arg: str) -> None:
         self.agent.clear()

@@ -22,7 +22,15 @@ import re
 import threading
 from collections.abc import Callable
 
-from evo_agent.session import content_blocks, content_text, text_block, tool_names_by_id, tool_result_text, tool_results
+from evo_agent.session import (
+    content_blocks,
+    content_text,
+    is_reminder_block,
+    text_block,
+    tool_names_by_id,
+    tool_result_text,
+    tool_results,
+)
 
 from .base import END_TURN, TOOL_USE, ModelResponse, ProviderCancelled, StreamCallbacks
 from .registry import default_model
@@ -66,6 +74,9 @@ def _unquote(value: str) -> str:
 
 
 def _text_of(content: object) -> str:
+    """What was typed: reminders evo-agent put in the message (the plan's state, …) are not the request."""
+    if isinstance(content, list):
+        content = [b for b in content if not is_reminder_block(b)]
     return content_text(content, "\n").strip()
 
 

@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids"), "trust"),
     **dict.fromkeys(("decode", "encode_line",), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
-    **dict.fromkeys(("changes_since", "prompt_turns",), "rewind"),
+    **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns",), "rewind"),
     **dict.fromkeys(("add_secret_value", "count_secrets", "may_hold_secret", "redact_text",), "redact"),
     **dict.fromkeys(("FileChange", "FileHistory", "restore_change",), "file_history"),
     **dict.fromkeys(("is_omitted_marker",), "resume"),
@@ -72,6 +72,10 @@ _EXPORTS: dict[str, str] = {
                      "project_trusted", "remember_trust", "revoke_trust", "user_config_dir", "user_record_path",
                      "user_rules", "user_state_dir", "what_project_brings", "workspace_trust"), "workspace"),
     **dict.fromkeys(("MCP_CONFIG_NAME", "USER_DIR_NAME"), "layout"),
+    **dict.fromkeys(("OPEN_STATUSES", "Plan", "PlanError", "PlanStore", "Task", "TASK_STATUSES"), "plan_store"),
+    **dict.fromkeys(("PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE", "PLAN_TODO_DIR", "TASK_FILE_RE", "TASKS_DIR_NAME",
+                     "TASKS_LOCK_NAME", "TASKS_SUBDIR", "task_file_name", "tasks_dir"), "layout"),
+    **dict.fromkeys(("REMINDER_CLOSE", "REMINDER_OPEN", "is_reminder_block", "reminder_block"), "messages"),
 }
 
 __all__ = [  # sorted, case-insensitively
@@ -81,21 +85,24 @@ __all__ = [  # sorted, case-insensitively
     "FileHistory", "find_project_dir", "first_records", "foreign_reason", "ForeignSession", "git_branch_of",
     "git_dir_of", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME", "gitignore_problem", "GITIGNORE_TEXT",
     "GitRefused", "has_tool_results", "held_for_removal", "history_file", "interrupted_result", "INTERRUPTED_TEXT",
-    "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_session_id", "is_sidechain_path", "iter_transcript",
-    "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME", "may_hold_secret",
-    "MCP_CONFIG_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain",
-    "probe_live", "PROJECT_DIR_NAME", "project_key", "project_trusted", "PROMPT_HISTORY_NAME", "prompt_text",
-    "prompt_turns", "read_meta", "read_records", "rebuild_meta", "Recorder", "redact_text", "remember_trust",
-    "rename_session", "repair_gitignore", "repair_history", "replace_private_file", "resolve_session_id",
-    "restore_change", "restore_gitignore", "ResumedSession", "revoke_trust", "run_git", "search_sessions",
-    "SessionError", "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir",
-    "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME",
-    "SETTINGS_NAME", "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX",
-    "SidechainRecorder", "slug_agent_name", "STAGING_NAME", "start_git", "SUBAGENT_DIR", "summary_message",
-    "text_block", "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text", "tool_results", "tool_uses",
-    "tool_uses_by_id", "tracked_session_ids", "transcript_path", "TranscriptLine", "unexpected_entries",
-    "user_config_dir", "USER_DIR_NAME", "user_record_path", "user_rules", "user_state_dir", "what_project_brings",
-    "workspace_trust", "WorkspaceTrust", "Worktree", "write_meta",
+    "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_reminder_block", "is_session_id",
+    "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume",
+    "LoadedSession", "LOCK_NAME", "may_hold_secret", "MCP_CONFIG_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME",
+    "new_session_id", "now_iso", "open_sidechain", "OPEN_STATUSES", "Plan", "PLAN_DONE_DIR", "PLAN_FILE_NAME",
+    "PLAN_ID_RE", "PLAN_TODO_DIR", "plan_updates_since", "PlanError", "PlanStore", "probe_live", "PROJECT_DIR_NAME",
+    "project_key", "project_trusted", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns", "read_meta",
+    "read_records", "rebuild_meta", "Recorder", "redact_text", "remember_trust", "reminder_block", "REMINDER_CLOSE",
+    "REMINDER_OPEN", "rename_session", "repair_gitignore", "repair_history", "replace_private_file",
+    "resolve_session_id", "restore_change", "restore_gitignore", "ResumedSession", "revoke_trust", "run_git",
+    "search_sessions", "SessionError", "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound",
+    "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore",
+    "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths",
+    "SIDECHAIN_SUFFIX", "SidechainRecorder", "slug_agent_name", "STAGING_NAME", "start_git", "SUBAGENT_DIR",
+    "summary_message", "Task", "task_file_name", "TASK_FILE_RE", "TASK_STATUSES", "tasks_dir", "TASKS_DIR_NAME",
+    "TASKS_LOCK_NAME", "TASKS_SUBDIR", "text_block", "text_of", "tool_names_by_id", "tool_result_block",
+    "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id", "tracked_session_ids", "transcript_path",
+    "TranscriptLine", "unexpected_entries", "user_config_dir", "USER_DIR_NAME", "user_record_path", "user_rules",
+    "user_state_dir", "what_project_brings", "workspace_trust", "WorkspaceTrust", "Worktree", "write_meta",
 ]
 
 
@@ -155,6 +162,10 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         MESSAGES_NAME,
         META_NAME,
         META_TMP_NAME,
+        PLAN_DONE_DIR,
+        PLAN_FILE_NAME,
+        PLAN_ID_RE,
+        PLAN_TODO_DIR,
         PROJECT_DIR_NAME,
         PROMPT_HISTORY_NAME,
         SESSIONS_DIR_NAME,
@@ -165,16 +176,26 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         SIDECHAIN_SUFFIX,
         STAGING_NAME,
         SUBAGENT_DIR,
+        TASK_FILE_RE,
+        TASKS_DIR_NAME,
+        TASKS_LOCK_NAME,
+        TASKS_SUBDIR,
         USER_DIR_NAME,
         sessions_dir,
+        task_file_name,
+        tasks_dir,
         transcript_path,
     )
     from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
     from .messages import (
+        REMINDER_CLOSE,
+        REMINDER_OPEN,
         blocks,
         content_blocks,
         content_text,
         has_tool_results,
+        is_reminder_block,
+        reminder_block,
         text_block,
         text_of,
         tool_names_by_id,
@@ -186,12 +207,13 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     )
     from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta, replace_private_file, write_meta
     from .naming import rename_session
+    from .plan_store import OPEN_STATUSES, TASK_STATUSES, Plan, PlanError, PlanStore, Task
     from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
     from .recorder import Recorder, SidechainRecorder, now_iso
     from .redact import add_secret_value, count_secrets, may_hold_secret, redact_text
     from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
     from .resume import LoadedSession, is_omitted_marker, load_for_resume, summary_message
-    from .rewind import changes_since, prompt_turns
+    from .rewind import changes_since, plan_updates_since, prompt_turns
     from .search import search_sessions
     from .store import ResumedSession, SessionInfo, SessionStore
     from .trust import (

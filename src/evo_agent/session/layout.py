@@ -17,6 +17,12 @@
       file-history/                   FILE_HISTORY_DIR
         <unix_ms>_<4 hex>             a file's content before a tool changed it (BACKUP_NAME_RE)
     .fetch-<id>-<hex>/                FETCH_STAGING_RE: a team-store fetch before its rename
+  tasks/                              TASKS_DIR_NAME: the Session Plan (SPEC §11); TASKS_SUBDIR from the project dir
+    .lock                             TASKS_LOCK_NAME: flock'ed by every writer of a plan
+    todo/<YYYY-MM-DD>-<slug>/         PLAN_TODO_DIR: the open plan (PLAN_ID_RE names it)
+      plan.md                         PLAN_FILE_NAME: goal, approach, steps (a person may edit it)
+      task_<n>.json                   TASK_FILE_RE: one task each
+    done/<YYYY-MM-DD>-<slug>/         PLAN_DONE_DIR: a finished plan, moved here whole
 <project>/.mcp.json                   MCP_CONFIG_NAME (MCP servers; obeyed only in a trusted project)
 
 $XDG_CONFIG_HOME/evo-agent/           USER_DIR_NAME (else ~/.config/evo-agent): the user's own, never a repository's
@@ -64,7 +70,17 @@ __all__ = [
     "SIDECHAIN_SUFFIX",
     "STAGING_NAME",
     "SUBAGENT_DIR",
+    "PLAN_DONE_DIR",
+    "PLAN_FILE_NAME",
+    "PLAN_ID_RE",
+    "PLAN_TODO_DIR",
+    "TASK_FILE_RE",
+    "TASKS_DIR_NAME",
+    "TASKS_LOCK_NAME",
+    "TASKS_SUBDIR",
     "sessions_dir",
+    "task_file_name",
+    "tasks_dir",
     "transcript_path",
 ]
 
@@ -104,6 +120,16 @@ FETCH_STAGING_RE = re.compile(r"\A\.fetch-[0-9]{13}_[0-9a-f]{8}-[0-9a-f]{8}\Z")
 # `file-history/<unix ms>_<4 hex>`: never a path out of the session.
 BACKUP_NAME_RE = re.compile(rf"\A{FILE_HISTORY_DIR}/[0-9]{{13}}_[0-9a-f]{{4}}\Z")
 
+# The Session Plan (SPEC §11): `tasks/{todo,done}/<YYYY-MM-DD>-<slug>/` holding plan.md and task_<n>.json.
+TASKS_DIR_NAME = "tasks"
+TASKS_SUBDIR = Path(PROJECT_DIR_NAME) / TASKS_DIR_NAME
+TASKS_LOCK_NAME = ".lock"
+PLAN_TODO_DIR = "todo"
+PLAN_DONE_DIR = "done"
+PLAN_FILE_NAME = "plan.md"
+PLAN_ID_RE = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}-[a-z0-9][a-z0-9-]{0,59}\Z")
+TASK_FILE_RE = re.compile(r"\Atask_([1-9][0-9]{0,8})\.json\Z")
+
 # Modes (SPEC §1): private to the user, whatever the umask.
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -117,3 +143,13 @@ def sessions_dir(project_dir: str | os.PathLike) -> Path:
 def transcript_path(session_dir: str | os.PathLike) -> Path:
     """A session's main transcript, `<session dir>/messages.jsonl`."""
     return Path(session_dir) / MESSAGES_NAME
+
+
+def tasks_dir(project_dir: str | os.PathLike) -> Path:
+    """`<project>/.evo-agent/tasks`: where the Session Plan lives."""
+    return Path(project_dir) / TASKS_SUBDIR
+
+
+def task_file_name(task_id: int) -> str:
+    """`task_<n>.json`."""
+    return f"task_{task_id}.json"

@@ -23,10 +23,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "REMINDER_CLOSE",
+    "REMINDER_OPEN",
     "blocks",
     "content_blocks",
     "content_text",
     "has_tool_results",
+    "is_reminder_block",
+    "reminder_block",
     "text_block",
     "text_of",
     "tool_names_by_id",
@@ -124,3 +128,20 @@ def tool_result_block(tool_use_id: str, content: str | list, *, is_error: bool =
     if is_error:
         block["is_error"] = True
     return block
+
+
+# A `reminder` (SPEC §2, §12): context given to the model mid-session travels as one text block of
+# the next user message, wrapped so the model (and every reader here) can tell it from what a person typed.
+REMINDER_OPEN = "<system-reminder>"
+REMINDER_CLOSE = "</system-reminder>"
+
+
+def reminder_block(text: str) -> dict:
+    """The text block that carries a reminder inside a user message."""
+    return text_block(f"{REMINDER_OPEN}\n{text.strip()}\n{REMINDER_CLOSE}")
+
+
+def is_reminder_block(block: object) -> bool:
+    """Whether a block is a reminder (not what a person typed): prompts, lists and rewinds skip it."""
+    return (isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+            and block["text"].startswith(REMINDER_OPEN) and block["text"].rstrip().endswith(REMINDER_CLOSE))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .jsonio import decode
 from .layout import FILE_MODE, MESSAGES_NAME, META_NAME, META_TMP_NAME
-from .messages import has_tool_results, text_of
+from .messages import has_tool_results, is_reminder_block, text_of
 
 try:
     import orjson as _orjson
@@ -257,6 +257,9 @@ def prompt_text(message: object) -> str | None:
         return None
     if has_tool_results(message):
         return None
+    content = message.get("content")
+    if isinstance(content, list):  # reminders ride in user messages; they are not what a person typed
+        message = {"role": "user", "content": [b for b in content if not is_reminder_block(b)]}
     text = text_of(message, "\n")
     if text.startswith(SUMMARY_PREFIX):
         return None

@@ -91,8 +91,9 @@ def load_before(transcript: Path | str, session_id: str, offset: int) -> LoadedS
     return result
 
 
-def _file_events(transcript: Path, start: int, end: int | None) -> tuple[list[dict], dict | None]:
-    """(file records in [start, end), the resume_marker) of one transcript."""
+def _file_events(transcript: Path, start: int, end: int | None,
+                 types: tuple[str, ...] = (BACKUP, WRITTEN)) -> tuple[list[dict], dict | None]:
+    """(records of `types` in [start, end), the resume_marker) of one transcript."""
     events, marker = [], None
     for line in iter_transcript(transcript):
         if end is not None and line.offset >= end:
@@ -102,7 +103,7 @@ def _file_events(transcript: Path, start: int, end: int | None) -> tuple[list[di
             continue
         if record.get("type") == "resume_marker" and marker is None:
             marker = record
-        elif record.get("type") in (BACKUP, WRITTEN) and line.offset >= start:
+        elif record.get("type") in types and line.offset >= start:
             events.append(record)
     return events, marker
 
@@ -119,6 +120,20 @@ def _last_boundary_before(transcript: Path, end: int | None) -> int:
 
 def changes_since(sessions_dir: Path, session_id: str, number: int) -> list[FileChange]:
     """The files evo-agent's file tools changed since user turn `number` of `session_id`, up the resume chain."""
+    return collect_changes(_events_since(sessions_dir, session_id, number, (BACKUP, WRITTEN)))
+
+
+def plan_updates_since(sessions_dir: Path, session_id: str, number: int) -> list[dict]:
+    """The `plan_update` records written since user turn `number` of `session_id`, up the resume chain, oldest first.
+
+    What a rewind undoes to put the Session Plan back as it was (`PlanStore.undo`).
+    """
+    return [record for _, record in _events_since(sessions_dir, session_id, number, ("plan_update",))]
+
+
+def _events_since(sessions_dir: Path, session_id: str, number: int,
+                  types: tuple[str, ...]) -> list[tuple[Path, dict]]:
+    """(session dir, record) of every record of `types` since user turn `number`, up the resume chain."""
     chain: list[tuple[Path, list[dict]]] = []
     sid, turn_no, end = session_id, number, None
     for _ in range(MAX_CHAIN):
@@ -128,7 +143,7 @@ def changes_since(sessions_dir: Path, session_id: str, number: int) -> list[File
         if not 1 <= turn_no <= len(turns):
             break
         turn = turns[turn_no - 1]
-        events, marker = _file_events(transcript, 0 if turn.restored else turn.offset, end)
+        events, marker = _file_events(transcript, 0 if turn.restored else turn.offset, end, types)
         chain.append((session_dir, events))
         if not turn.restored or marker is None:
             break
@@ -144,5 +159,4 @@ def changes_since(sessions_dir: Path, session_id: str, number: int) -> list[File
         if not 1 <= k <= len(after):
             break
         sid, turn_no, end = source, after[k - 1].number, source_end
-    ordered = [(d, record) for d, events in reversed(chain) for record in events]  # oldest session first
-    return collect_changes(ordered)
+    return [(d, record) for d, events in reversed(chain) for record in events]  # oldest session first

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 from .inspect import open_sidechain, parse_record, sidechain_paths
 from .layout import MESSAGES_NAME
-from .messages import content_blocks
+from .messages import content_blocks, is_reminder_block
 
 __all__ = ["SearchHit", "search_sessions", "record_texts"]
 
 CHUNK_BYTES = 8 << 20
 SNIPPET_CONTEXT = 50  # characters shown on each side of the match
-SEARCHED_TYPES = frozenset({"user", "assistant", "compact_boundary", "subagent_end"})
+SEARCHED_TYPES = frozenset({"user", "assistant", "compact_boundary", "subagent_end", "plan_update"})
 
 
 @dataclass(frozen=True)
@@ -38,14 +38,17 @@ class SearchHit:
     file: str            # "messages.jsonl", or "subagent/<file>" for a subagent's transcript
     line: int            # 1-based line number in that file
     timestamp: str       # the record's own timestamp ("" when it has none)
-    kind: str            # prompt, answer, tool call, tool result, thinking, summary, subagent result
+    kind: str            # prompt, answer, reminder, tool call, tool result, thinking, summary, subagent result,
+    #                      plan update
     snippet: str         # one line around the first match (not yet made terminal-safe)
 
 
 def _block_texts(role: str, content: object) -> Iterator[tuple[str, str]]:
     for block in content_blocks(content):
         btype = block.get("type")
-        if btype == "text" and isinstance(block.get("text"), str):
+        if is_reminder_block(block):
+            yield "reminder", block["text"]
+        elif btype == "text" and isinstance(block.get("text"), str):
             yield ("prompt" if role == "user" else "answer"), block["text"]
         elif btype == "thinking" and isinstance(block.get("thinking"), str):
             yield "thinking", block["thinking"]
@@ -73,6 +76,11 @@ def record_texts(record: dict) -> Iterator[tuple[str, str]]:
         yield "summary", record["summary"]
     elif rtype == "subagent_end" and isinstance(record.get("result"), str):
         yield "subagent result", record["result"]
+    elif rtype == "plan_update":
+        task = record.get("task") if isinstance(record.get("task"), dict) else {}
+        parts = [record.get("plan"), record.get("op"), task.get("subject"), task.get("description"), task.get("status"),
+                 record.get("title"), record.get("goal")]
+        yield "plan update", " ".join(p for p in parts if isinstance(p, str) and p)
 
 
 def _snippet(text: str, start: int, end: int) -> str:

@@ -74,6 +74,7 @@ Keys:
   Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
   Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool call and output in full
+  Ctrl+T shows or hides the Session Plan
   A prompt sent while the agent works is queued and sent after the turn
   A question: ↑/↓ choose, Enter answers, Esc says no; typing goes to the prompt (Tab back to the question);
   Ctrl+O shows a long command or diff whole (yes waits until it has been shown)"""
@@ -179,6 +180,8 @@ class AgentApp:
         self._exiting = False
         self._tick_task: asyncio.Task | None = None
         self._held: list[str] = []            # output that arrived while the picker had the terminal
+        self._show_plan = False               # Ctrl+T: the plan's checklist above the prompt
+        self._plan_cache: tuple[float, str] = (-1.0, "")   # (when read, the checklist)
         self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
         self.app: Application = Application(
             layout=Layout(self._layout(), focused_element=None),
@@ -202,6 +205,7 @@ class AgentApp:
         has_named = Condition(lambda: bool(self._named))
         has_completions = Condition(lambda: bool(self._completion_text()))
         has_menu = Condition(lambda: bool(self._menu) and self._asking() and not self._reason_mode)
+        showing_plan = Condition(lambda: self._show_plan)
         self._input_window = Window(BufferControl(self.buffer), wrap_lines=True, dont_extend_height=True,
                                     height=lambda: Dimension(min=1, max=self._max_input_rows()))
         return HSplit([
@@ -213,6 +217,8 @@ class AgentApp:
                                         dont_extend_height=True, height=lambda: Dimension(max=3)), has_queue),
             ConditionalContainer(Window(FormattedTextControl(self._menu_text), wrap_lines=False,
                                         dont_extend_height=True), has_menu),
+            ConditionalContainer(Window(FormattedTextControl(self._plan_text), wrap_lines=False,
+                                        dont_extend_height=True, height=lambda: Dimension(max=14)), showing_plan),
             Window(height=1, char="─", style="class:rule"),
             VSplit([Window(FormattedTextControl(self._prompt_label), dont_extend_width=True), self._input_window]),
             Window(height=1, char="─", style="class:rule"),
@@ -255,6 +261,21 @@ class AgentApp:
             line = render.one_line(terminal_safe(text), self.width() - 14)
             parts.append(("class:queued", f"{'' if i == 0 else chr(10)}› {line}  (queued)"))
         return FormattedText(parts)
+
+    def _plan_text(self) -> FormattedText:
+        """Ctrl+T: the active plan as a checklist (read at most once a second, like the status line)."""
+        now = time.monotonic()
+        cached_at, text = self._plan_cache
+        if now - cached_at >= 1.0:
+            view = getattr(self.agent, "plan_text", None)
+            try:
+                text = view(compact=True) if view is not None else "No Session Plan."
+            except Exception:  # noqa: BLE001 - a panel never takes the app down
+                text = "The plan cannot be read."
+            self._plan_cache = (now, text)
+        width = self.width() - 1
+        return FormattedText([("class:dim", "\n".join(render.one_line(terminal_safe(line), width)
+                                                      for line in text.splitlines()))])
 
     def _prompt_label(self) -> FormattedText:
         if self._reason_mode:
@@ -324,6 +345,7 @@ class AgentApp:
                      f"mode {a.permission_mode}" if getattr(a, "permission_mode", None) else "",
                      # commands run unasked without bubblewrap: the allowlist alone decides (tools/sandbox.py)
                      "unsandboxed" if getattr(a, "read_only_backstop", None) is False else "",
+                     _plan_part(a),
                      f"session {getattr(a, 'session_id', '?')}", "/help"]
         except Exception:  # noqa: BLE001 - a status line never takes the app down
             parts = ["status unavailable"]
@@ -440,6 +462,11 @@ class AgentApp:
             self._on_prompt = not self._on_prompt
             self._flash_until = 0.0
             self.app.invalidate()
+        @kb.add("c-t")
+        def _(event) -> None:  # noqa: ANN001
+            self._show_plan = not self._show_plan
+            self._plan_cache = (-1.0, "")
+            self.refit()
 
         @kb.add("c-o")
         def _(event) -> None:  # noqa: ANN001
@@ -876,6 +903,9 @@ class AgentApp:
                 self.emit(render.notice(self.agent.cost_text()))
             except Exception as exc:  # noqa: BLE001
                 self.emit(render.error_line(f"error: {exc}"))
+        elif command == "/plan":
+            view = getattr(self.agent, "plan_text", None)
+            self.emit(render.notice(view() if view else "No Session Plan."))
         elif command == "/permissions":
             describe = getattr(self.agent, "permissions_text", None)
             self.emit(render.notice(describe() if describe else "permissions: every tool runs (no policy)"))
@@ -1104,3 +1134,9 @@ def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None =
                    team=team)
     return app.run()
 
+
+def _plan_part(agent: Any) -> str:
+    """`plan 2/5` while a plan is open (the status line), else nothing."""
+    progress = getattr(agent, "plan_progress", None)
+    value = progress() if progress is not None else None
+    return f"plan {value[0]}/{value[1]}" if value else ""

@@ -34,11 +34,18 @@ def turn_list(turns: Sequence[Any]) -> str:
 def rewind_and_restore(app: Any, turn: int, number: int, source: str) -> None:
     """In the app's worker thread: rewind `app.agent` to before prompt `number` of `source`, then offer
     the files (`app.ask_yes_no` blocks this thread until the user answers)."""
-    from evo_agent.agent.file_restore import BASH_NOTE, pending_changes, restore_files, shown_path
+    from evo_agent.agent.file_restore import (
+        BASH_NOTE,
+        pending_changes,
+        pending_plan_updates,
+        restore_files,
+        shown_path,
+    )
 
     agent = app.agent
     store = getattr(agent, "store", None) or app.store
     changes = pending_changes(store, source, number) if store is not None else []  # before: it reads `source`
+    plan_updates = pending_plan_updates(store, source, number) if store is not None else []
     agent.rewind(number)
 
     def say(*items: RenderableType) -> None:
@@ -48,6 +55,7 @@ def rewind_and_restore(app: Any, turn: int, number: int, source: str) -> None:
     say(*history_renderables(messages, width=app.width()))
     say(render.notice(f"Rewound to before turn {number}: new session {agent.session_id} "
                       f"({len(messages)} messages; the previous one: evo-agent --resume {source})."))
+    _offer_plan(app, say, plan_updates, number)
     if not changes:
         say(render.notice(f"No file to restore: evo-agent's file tools changed none since. {BASH_NOTE}"))
         return
@@ -62,3 +70,16 @@ def rewind_and_restore(app: Any, turn: int, number: int, source: str) -> None:
                       relative_to=root)
     else:
         say(render.notice(f"Files left as they are. {BASH_NOTE}"))
+
+
+def _offer_plan(app: Any, say: Any, updates: list[dict], number: int) -> None:
+    """The Session Plan changed since turn `number`: ask whether to put it back as it was then."""
+    if not updates:
+        return
+    from evo_agent.agent.file_restore import restore_plan
+
+    count = f"{len(updates)} change{'s' if len(updates) != 1 else ''}"
+    if app.ask_yes_no(f"Put the Session Plan back as it was before turn {number} ({count} since)?"):
+        restore_plan(getattr(app.agent, "project_dir", "."), updates, lambda line: say(render.notice(line)))
+    else:
+        say(render.notice("The Session Plan is left as it is."))

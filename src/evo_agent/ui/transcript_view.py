@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 
-from evo_agent.session import blocks, has_tool_results, text_of, tool_result_text
+from evo_agent.session import blocks, has_tool_results, is_reminder_block, text_of, tool_result_text
 
 from . import render
 
@@ -23,10 +23,18 @@ __all__ = ["history_renderables", "split_exchanges", "TAIL_EXCHANGES"]
 TAIL_EXCHANGES = 10
 
 
+def _without_reminders(message: Any) -> Any:
+    """A user message without the reminders evo-agent gave the model in it (a person did not type them)."""
+    if isinstance(message, dict) and message.get("role") == "user" and isinstance(message.get("content"), list):
+        return {**message, "content": [b for b in message["content"] if not is_reminder_block(b)]}
+    return message
+
+
 def _is_prompt(message: Any) -> bool:
     """A user message a person typed (not tool results, not the interruption marker, not a summary)."""
     if not isinstance(message, dict) or message.get("role") != "user":
         return False
+    message = _without_reminders(message)
     if not any(b.get("type") == "text" for b in blocks(message)) or has_tool_results(message):
         return False
     joined = text_of(message).strip()
@@ -79,6 +87,7 @@ def _message(message: Any, tools: dict[str, tuple[str, Any]], calls: dict[str, R
     so each call is drawn right above its own result (parallel calls included), as they ran."""
     if not isinstance(message, dict):
         return []
+    message = _without_reminders(message)
     role = message.get("role")
     out: list[RenderableType] = []
     if role == "user":

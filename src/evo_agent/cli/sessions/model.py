@@ -15,10 +15,13 @@ from pathlib import Path
 
 from evo_agent.session import (
     MESSAGES_NAME,
+    REMINDER_CLOSE,
+    REMINDER_OPEN,
     SIDECHAIN_SUFFIX,
     SessionMeta,
     SessionStore,
     first_records,
+    is_reminder_block,
     is_session_id,
     is_sidechain_path,
     iter_transcript,
@@ -58,7 +61,8 @@ class Tokens:
 @dataclass
 class Text:
     text: str
-    kind: str = "text"  # "text", "thinking", or "summary" (the synthetic message standing for a compacted past)
+    kind: str = "text"  # "text", "thinking", "summary" (the synthetic message standing for a compacted past),
+    # or "reminder" (context evo-agent gave the model inside a user message: the plan's state, …)
 
 
 @dataclass
@@ -130,6 +134,25 @@ class Boundary:
 
 
 @dataclass
+class PlanChange:
+    """A `plan_update` record: what a plan tool changed in the Session Plan, and the task's new state."""
+
+    plan: str
+    op: str
+    task: dict | None
+    timestamp: str | None
+
+    @property
+    def line(self) -> str:
+        """`plan 2026-…-port: task_update #1 [completed] Port the lexer`."""
+        what = self.op
+        task = self.task
+        if isinstance(task, dict):
+            what += f" #{task.get('id', '?')} [{task.get('status', '?')}] {task.get('subject', '')}"
+        return f"plan {self.plan}: {what}".rstrip()
+
+
+@dataclass
 class ResumeMarker:
     from_session_id: str | None
     restored_count: int | None
@@ -171,7 +194,7 @@ class SubagentRun:
         return self.ended is not None
 
 
-Item = Turn | Boundary | ResumeMarker | Restored | SubagentRun | Skipped
+Item = Turn | Boundary | ResumeMarker | Restored | SubagentRun | Skipped | PlanChange
 
 
 @dataclass
@@ -324,6 +347,11 @@ class _Builder:
             self._subagent_start(record, stamp)
         elif rtype == "subagent_end":
             self._subagent_end(record, stamp)
+        elif rtype == "plan_update":
+            task = record.get("task")
+            self._place(PlanChange(str(record.get("plan") or "?"), str(record.get("op") or "?"),
+                                   task if isinstance(task, dict) else None, stamp))
+        # A `reminder` record is shown where the model read it: inside the next user message.
         # Types this viewer does not know are skipped, as SPEC §2 asks of readers.
 
     def _message(self, record: dict, role: str, stamp: str | None) -> None:
@@ -348,7 +376,10 @@ class _Builder:
 
     def _block(self, block: dict, blocks: list[Block], stamp: str | None, role: str) -> None:
         btype = block.get("type")
-        if btype == "text" and isinstance(block.get("text"), str):
+        if is_reminder_block(block):
+            text = block["text"].removeprefix(REMINDER_OPEN).removesuffix(REMINDER_CLOSE).strip()
+            blocks.append(Text(text, kind="reminder"))
+        elif btype == "text" and isinstance(block.get("text"), str):
             if block["text"]:
                 blocks.append(_text(block["text"], role))
         elif btype == "thinking" and isinstance(block.get("thinking"), str):

@@ -24,6 +24,7 @@ from .model import (
     Item,
     OrphanResult,
     Other,
+    PlanChange,
     Restored,
     ResultView,
     ResumeMarker,
@@ -214,6 +215,8 @@ class HtmlRenderer:
                     f"</summary>{inner}</details>")
         if isinstance(item, SubagentRun):
             return self.run(item, open_=False)
+        if isinstance(item, PlanChange):
+            return f'<p class="marker">{esc(item.line)} · {esc(fmt_stamp(item.timestamp))}</p>'
         if isinstance(item, Skipped):
             what = "torn last line (an interrupted write)" if item.torn else "unreadable line"
             return f'<p class="warn">⚠ {esc(item.file)} line {item.line}: {what}, {item.size:,} bytes, skipped</p>'
@@ -232,6 +235,9 @@ class HtmlRenderer:
                 elif block.kind == "summary":
                     body.append('<p class="path">Summary of the earlier conversation:</p>'
                                 f'<div class="md">{markdown(block.text)}</div>')
+                elif block.kind == "reminder":
+                    body.append(f'<details class="thinking"><summary>Reminder (evo-agent told the model)</summary>'
+                                f'<pre>{esc(block.text)}</pre></details>')
                 else:
                     body.append(f'<div class="md">{markdown(block.text)}</div>')
             elif isinstance(block, ToolCall):

@@ -18,6 +18,7 @@ from .model import (
     Item,
     OrphanResult,
     Other,
+    PlanChange,
     Restored,
     ResultView,
     ResumeMarker,
@@ -108,6 +109,8 @@ class MarkdownRenderer:
             return chunks + ["</details>"]
         if isinstance(item, SubagentRun):
             return self.run(item, level + 1)
+        if isinstance(item, PlanChange):
+            return [f"*{item.line}* · {fmt_stamp(item.timestamp)}"]
         if isinstance(item, Skipped):
             what = "a torn last line (an interrupted write)" if item.torn else "an unreadable line"
             return [f"> ⚠ `{item.file}` line {item.line}: {what}, {item.size:,} bytes, skipped"]
@@ -126,6 +129,9 @@ class MarkdownRenderer:
                     chunks += ["*Thinking:*", "\n".join(f"> {line}".rstrip() for line in block.text.split("\n"))]
                 elif block.kind == "summary":
                     chunks += ["*Summary of the earlier conversation:*", block.text]
+                elif block.kind == "reminder":
+                    chunks += ["*Reminder (evo-agent told the model):*",
+                               "\n".join(f"> {line}".rstrip() for line in block.text.split("\n"))]
                 else:
                     chunks.append(block.text)
             elif isinstance(block, ToolCall):

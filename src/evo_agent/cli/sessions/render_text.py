@@ -20,6 +20,7 @@ from .model import (
     Item,
     OrphanResult,
     Other,
+    PlanChange,
     Restored,
     ResultView,
     ResumeMarker,
@@ -156,6 +157,9 @@ class TextRenderer:
                                          "--restored shows them)", "dim"))
         elif isinstance(item, SubagentRun):
             self.run(item, prefix)
+        elif isinstance(item, PlanChange):
+            self.emit(prefix, self.s(f"◆ {terminal_safe(item.line, keep_newlines=False)}", "blue")
+                      + self.s(f" · {fmt_stamp(item.timestamp)}", "dim"))
         elif isinstance(item, Skipped):
             what = "torn last line (an interrupted write)" if item.torn else "unreadable line"
             self.emit(prefix, self.s(f"⚠ {item.file} line {item.line}: {what}, {item.size:,} bytes, skipped", "red"))
@@ -177,6 +181,9 @@ class TextRenderer:
                 elif block.kind == "summary":
                     self.emit(inner, self.s("summary of the earlier conversation:", "magenta"))
                     self.block(inner + "  ", block.text, None)
+                elif block.kind == "reminder":
+                    self.emit(inner, self.s("reminder (evo-agent told the model):", "blue"))
+                    self.block(inner + "  ", block.text, None, "dim")
                 else:
                     self.block(inner, block.text, None)
             elif isinstance(block, ToolCall):
