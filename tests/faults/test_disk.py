@@ -17,9 +17,9 @@ from evo_agent.session import load_for_resume
 from tests.api_rules import check_request
 from tests.fake_model_server import text, tool_use
 from tests.helpers import fill_disk, mount_tmpfs, needs_root, remount, unmount
+from tests.prompt_cache import last_text, plain
 
 from .driver import Repl
-from tests.prompt_cache import last_text, plain
 
 pytestmark = pytest.mark.faults
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 SYSTEM_TEMPLATE = """\
@@ -42,7 +42,7 @@ def started_day(created_ms: int | None) -> str:
     """The UTC day of a conversation's first session (its id's creation time), e.g. 2026-12-04."""
     if created_ms is None:
         return "unknown"
-    return datetime.fromtimestamp(created_ms / 1000, tz=timezone.utc).date().isoformat()
+    return datetime.fromtimestamp(created_ms / 1000, tz=UTC).date().isoformat()
 
 
 def build_system_prompt(project_dir: Path | str, tool_specs: Iterable[dict], started_ms: int | None = None) -> str:

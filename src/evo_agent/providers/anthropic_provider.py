@@ -63,7 +63,7 @@ class AnthropicProvider:
 
     def build_body(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
                    cache_key: str | None = None) -> bytes:
-        """The request's bytes; with a `cache_key` (a conversation's request) its cache breakpoints (anthropic_cache.py)."""
+        """The request's bytes; a conversation's request (with a `cache_key`) gets cache breakpoints."""
         sent_system: Any = system
         if cache_key is not None:
             sent_system, tools, messages = cached_request(system, tools, messages)

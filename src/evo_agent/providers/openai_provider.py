@@ -54,7 +54,7 @@ MISSING_KEY_MESSAGE = (
 
 
 def sends_cache_key(host: str) -> bool:
-    """Whether requests to `host` carry `prompt_cache_key`: EVO_AGENT_PROMPT_CACHE_KEY=1/0 decides, else only OpenAI's own API."""
+    """Whether requests to `host` carry `prompt_cache_key`: EVO_AGENT_PROMPT_CACHE_KEY=1/0, else only api.openai.com."""
     forced = (os.environ.get(CACHE_KEY_ENV) or "").strip().lower()
     if forced in ("1", "true", "yes", "on"):
         return True

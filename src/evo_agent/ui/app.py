@@ -49,7 +49,7 @@ from evo_agent.safe_text import terminal_safe
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
 from . import render
-from .activity import Activity, fit
+from .activity import Activity, cost_part, fit
 from .bridge import AgentLike
 from .commands import complete as complete_command
 from .commands import help_text, lookup
@@ -265,7 +265,7 @@ class AgentApp:
         try:
             threshold = int(getattr(a, "compact_threshold", 0) or 0)
             chars = int(getattr(a, "context_chars", 0) or 0)
-            parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens",
+            parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens", cost_part(a),
                      f"context {100 * chars // threshold}%" if threshold else "",
                      f"mode {a.permission_mode}" if getattr(a, "permission_mode", None) else "",
                      f"session {getattr(a, 'session_id', '?')}", "/help"]
