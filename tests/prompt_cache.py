@@ -98,12 +98,12 @@ class PromptCache:
     clock: Callable[[], float] = time.monotonic
     entries: dict[tuple[str, bytes], _Entry] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    log: list[dict] = field(default_factory=list)  # per request: model, the usage, the write weight
+    log: list[dict] = field(default_factory=list)  # per request: model, body, the usage, the write weight
 
     def usage(self, body: dict) -> dict:
         """The usage the API reports for one request (the cache updated by it, the request logged)."""
         charged = self._charge(body)
-        self.log.append({"model": str(body.get("model") or ""), **charged})
+        self.log.append({"model": str(body.get("model") or ""), "body": body, **charged})
         return {k: charged[k] for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
 
     def _charge(self, body: dict) -> dict:

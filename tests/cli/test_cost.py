@@ -53,7 +53,7 @@ def test_cost_shows_cache_reads_writes_the_hit_rate_and_dollars_at_cache_prices(
     result = cli.run("--plain", "--model", MODEL, input="question\n/cost\n")
     line = next(line for line in result.out_lines if line.startswith("session "))
     assert "(cache: 8,000 read, 2,000 written, 73% of the input read from it)" in line, line
-    assert line.endswith(f"· ${CACHED_USD:.4f}") and CACHED_USD == pytest.approx(0.0144)
+    assert line.endswith(f"· ${CACHED_USD:.4f}") and pytest.approx(0.0144) == CACHED_USD
 
     show = cli.run("sessions", "show", result.hint_id())
     assert "1,000 in / 100 out (8,000 cache read, 2,000 cache write, 73% of the input from the cache)" in show.out
