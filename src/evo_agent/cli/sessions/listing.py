@@ -49,8 +49,8 @@ def sessions_list(
     `worktrees`: the repository's other worktrees, whose sessions follow, one table each (in JSON, every
     row says its `worktree`); resuming one of them takes `--project-dir` with that path.
     """
-    rows = store.list(include_empty=include_all)
-    others = [(tree, SessionStore(tree.path, write_back=False).list(include_empty=include_all)) for tree in worktrees]
+    rows = _rows(store, include_all, limit)
+    others = [(tree, _rows(SessionStore(tree.path, write_back=False), include_all, limit)) for tree in worktrees]
     if as_json:
         data = [row_json(r) for r in (rows[:limit] if limit else rows)]
         for tree, tree_rows in others:
@@ -70,8 +70,16 @@ def sessions_list(
     return 0
 
 
+def _rows(store: SessionStore, include_all: bool, limit: int | None) -> list[SessionInfo]:
+    """Every row, or with `limit` the newest limit + 1 (`newest`: about that many metas read, not all of them;
+    the one beyond says that more exist)."""
+    if limit:
+        return store.newest(limit + 1, include_empty=include_all)
+    return store.list(include_empty=include_all)
+
+
 def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None) -> None:
-    hidden = max(0, len(rows) - limit) if limit else 0
+    hidden = bool(limit) and len(rows) > limit
     if hidden:
         rows = rows[:limit]
     if not rows:
@@ -100,7 +108,7 @@ def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None) -> Non
         out.write(f"{foreign:,} session{were} recorded elsewhere: never continued by -c; "
                   "resuming asks first (evo-agent sessions adopt ID takes one on)\n")
     if hidden:
-        out.write(f"… {hidden:,} older session{'s' if hidden != 1 else ''} not shown (--limit {limit})\n")
+        out.write(f"… older sessions not shown (--limit {limit})\n")
 
 
 def other_worktrees(project_dir: Path) -> list[Worktree]:
