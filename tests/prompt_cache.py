@@ -193,10 +193,14 @@ def last_text(body: dict) -> str:
     return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
 
 
-def plain(messages: list[dict]) -> list[dict]:
-    """Messages as a comparison sees them: no cache marks, a string content as one text block.
+def plain(messages: object) -> object:
+    """Messages (or one message) as a comparison sees them: no cache marks, a string content as one text block.
 
     `plain(request["messages"]) == plain(history)`: the request carried that history, whatever the
     decoration the provider added (SPEC §12's breakpoints are never part of the history).
     """
-    return as_sent(unmarked(messages))
+    if isinstance(messages, dict) and "role" in messages:
+        return as_sent([unmarked(messages)])[0]
+    if isinstance(messages, list) and all(isinstance(m, dict) and "role" in m for m in messages):
+        return as_sent(unmarked(messages))
+    return unmarked(messages)  # a block, a list of blocks, a string: only the marks go
