@@ -56,7 +56,7 @@ def test_cost_shows_cache_reads_writes_the_hit_rate_and_dollars_at_cache_prices(
     assert line.endswith(f"· ${CACHED_USD:.4f}") and pytest.approx(0.0144) == CACHED_USD
 
     show = cli.run("sessions", "show", result.hint_id())
-    assert "1,000 in / 100 out (8,000 cache read, 2,000 cache write, 73% of the input from the cache)" in show.out
+    assert "1,000 in / 100 out (8,000 cache read: 73% of the input, 2,000 cache write)" in show.out
     assert f"cost     ${CACHED_USD:.4f} (cache writes and reads at their own prices" in show.out
 
 

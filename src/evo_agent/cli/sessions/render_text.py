@@ -59,13 +59,11 @@ class Style:
 def fmt_tokens(tokens: Tokens) -> str:
     text = f"{tokens.input:,} in / {tokens.output:,} out"
     extra = []
-    if tokens.cache_read:
-        extra.append(f"{tokens.cache_read:,} cache read")
+    sent = tokens.input + tokens.cache_read + tokens.cache_creation
+    if tokens.cache_read:  # with the share of the input it is: the cache's hit rate
+        extra.append(f"{tokens.cache_read:,} cache read: {tokens.cache_read / sent:.0%} of the input")
     if tokens.cache_creation:
         extra.append(f"{tokens.cache_creation:,} cache write")
-    sent = tokens.input + tokens.cache_read + tokens.cache_creation
-    if tokens.cache_read and sent:
-        extra.append(f"{tokens.cache_read / sent:.0%} of the input from the cache")
     return text + (f" ({', '.join(extra)})" if extra else "")
 
 
