@@ -265,8 +265,8 @@ class AgentApp:
         try:
             threshold = int(getattr(a, "compact_threshold", 0) or 0)
             chars = int(getattr(a, "context_chars", 0) or 0)
-            parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens", cost_part(a),
-                     f"context {100 * chars // threshold}%" if threshold else "",
+            parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens",
+                     f"context {100 * chars // threshold}%" if threshold else "", cost_part(a),
                      f"mode {a.permission_mode}" if getattr(a, "permission_mode", None) else "",
                      f"session {getattr(a, 'session_id', '?')}", "/help"]
         except Exception:  # noqa: BLE001 - a status line never takes the app down
