@@ -1,4 +1,4 @@
-"""A checker that mirrors the Anthropic Messages API's rules for `messages`.
+"""A checker that mirrors the Anthropic Messages API's rules for `messages` (and for cache_control).
 
 Used by the session tests (every restored history must pass), by the local
 model server (tests/fake_model_server.py) and by the in-process ScriptedProvider
@@ -93,3 +93,59 @@ def check_request(messages: list[dict]) -> None:
     role, blocks = merged_turns(messages)[-1]
     if role == "assistant" and any(b["type"] == "tool_use" for b in blocks):
         raise InvalidConversation("the last assistant turn has tool_use blocks without tool_result blocks")
+
+
+# ---- prompt caching (https://docs.claude.com/en/docs/build-with-claude/prompt-caching)
+
+MAX_CACHE_BREAKPOINTS = 4
+CACHEABLE_BLOCKS = frozenset({"text", "image", "document", "tool_use", "tool_result", "search_result"})
+
+
+def _check_mark(where: str, mark: object) -> None:
+    if not isinstance(mark, dict) or mark.get("type") != "ephemeral":
+        raise InvalidConversation(f"{where}.cache_control: Input tag does not match the expected tag 'ephemeral'")
+    for key in sorted(mark.keys() - {"type", "ttl"}):
+        raise InvalidConversation(f"{where}.cache_control.{key}: Extra inputs are not permitted")
+    if "ttl" in mark and mark["ttl"] not in ("5m", "1h"):
+        raise InvalidConversation(f"{where}.cache_control.ttl: Input should be '5m' or '1h'")
+
+
+def _block_marks(where: str, block: object) -> int:
+    """The cache_control marks of one content block (and of the blocks inside a tool_result)."""
+    if not isinstance(block, dict):
+        return 0
+    count = 0
+    if "cache_control" in block:
+        kind = block.get("type")
+        if kind in ("thinking", "redacted_thinking"):
+            raise InvalidConversation(f"{where}: cache_control cannot be set for thinking blocks")
+        if kind not in CACHEABLE_BLOCKS:
+            raise InvalidConversation(f"{where}.{kind}.cache_control: Extra inputs are not permitted")
+        if kind == "text" and not block.get("text"):
+            raise InvalidConversation(f"{where}: cache_control cannot be set for empty text blocks")
+        _check_mark(where, block["cache_control"])
+        count += 1
+    inner = block.get("content") if block.get("type") == "tool_result" else None
+    for j, nested in enumerate(inner if isinstance(inner, list) else []):
+        count += _block_marks(f"{where}.content.{j}", nested)
+    return count
+
+
+def check_cache_control(body: dict) -> int:
+    """The number of cache breakpoints of a request; InvalidConversation when the API would refuse them."""
+    count = 0
+    for j, tool in enumerate(body.get("tools") or []):
+        if isinstance(tool, dict) and "cache_control" in tool:
+            _check_mark(f"tools.{j}", tool["cache_control"])
+            count += 1
+    system = body.get("system")
+    for j, block in enumerate(system if isinstance(system, list) else []):
+        count += _block_marks(f"system.{j}", block)
+    for i, message in enumerate(body.get("messages") or []):
+        content = message.get("content") if isinstance(message, dict) else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            count += _block_marks(f"messages.{i}.content.{j}", block)
+    if count > MAX_CACHE_BREAKPOINTS:
+        raise InvalidConversation(
+            f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found {count}.")
+    return count

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.api_rules import InvalidConversation, check_request
+from tests.api_rules import InvalidConversation, check_cache_control, check_request
 from tests.fake_server_base import ScriptedHandler, ScriptedServer, as_reply, chunks, default_prompt_size
 
 # --------------------------------------------------------------------------- script items
@@ -137,8 +137,8 @@ _BLOCK_KEYS = {
     "text": ({"type", "text"}, {"cache_control", "citations"}),
     "tool_use": ({"type", "id", "name", "input"}, {"cache_control"}),
     "tool_result": ({"type", "tool_use_id"}, {"content", "is_error", "cache_control"}),
-    "thinking": ({"type", "thinking", "signature"}, set()),
-    "redacted_thinking": ({"type", "data"}, set()),
+    "thinking": ({"type", "thinking", "signature"}, {"cache_control"}),  # refused by check_cache_control
+    "redacted_thinking": ({"type", "data"}, {"cache_control"}),
     "image": ({"type", "source"}, {"cache_control"}),
     "document": ({"type", "source"}, {"cache_control", "title", "context", "citations"}),
 }
@@ -236,6 +236,7 @@ def validate_request(body: Any, *, tools_required_for_tool_blocks: bool = True) 
                     if isinstance(block, dict):
                         _check_block(f"messages.{i}.content.{j}", block)
     check_request(messages)
+    check_cache_control(body)
     uses_tools = any(
         isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")
         for m in messages
@@ -264,6 +265,9 @@ class FakeModelServer(ScriptedServer):
         self.output_tokens = output_tokens
         self.default = text("ok")
         self.tools_required_for_tool_blocks = True  # see validate_request
+        self.validate = True  # False: take any request (another client's, measured in benchmarks/cost.py)
+        # A tests.prompt_cache.PromptCache: usage then counts cache reads and writes as the API does.
+        self.prompt_cache = None
 
     def env_vars(self) -> dict[str, str]:
         return {
@@ -280,6 +284,8 @@ class FakeModelServer(ScriptedServer):
             "cache_read_input_tokens": 0,
             "output_tokens": int(self.output_tokens),
         }
+        if self.prompt_cache is not None:
+            usage.update(self.prompt_cache.usage(body))
         usage.update(overrides or {})
         return usage
 
@@ -332,7 +338,9 @@ class _Handler(ScriptedHandler):
             return
 
         try:
-            if path.endswith("count_tokens"):
+            if not fake.validate:
+                pass
+            elif path.endswith("count_tokens"):
                 probe = dict(body, max_tokens=1) if isinstance(body, dict) else body
                 validate_request(probe, tools_required_for_tool_blocks=fake.tools_required_for_tool_blocks)
             else:
@@ -342,10 +350,11 @@ class _Handler(ScriptedHandler):
             self._send_error(400, "invalid_request_error", str(exc))
             return
 
-        if path.endswith("count_tokens"):
-            usage = fake.usage(body, None)
+        if path.endswith("count_tokens"):  # counted, never charged to the prompt cache
+            fn = fake.input_tokens
+            tokens = int(fn(body)) if callable(fn) else int(fn)
             fake.record({**entry, "valid": True, "error": None, "answer": "count_tokens", "status": 200}, headers)
-            self._send_json(200, {"input_tokens": usage["input_tokens"]})
+            self._send_json(200, {"input_tokens": tokens})
             return
 
         item = fake.next_item(body)

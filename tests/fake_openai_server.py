@@ -397,6 +397,7 @@ class FakeOpenAIServer(ScriptedServer):
         self.require_auth = True
         self.reject_stream_options = False
         self.reject_max_tokens = False
+        self.reject_prompt_cache_key = False  # a server that refuses OpenAI's prompt_cache_key
 
     def env_vars(self) -> dict[str, str]:
         return {"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": self.api_key or "test-key",
@@ -457,6 +458,8 @@ class _Handler(ScriptedHandler):
             validate_chat_request(body)
             if fake.reject_stream_options and "stream_options" in body:
                 raise InvalidChatRequest("Unrecognized request argument supplied: stream_options")
+            if fake.reject_prompt_cache_key and "prompt_cache_key" in body:
+                raise InvalidChatRequest("Unrecognized request argument supplied: prompt_cache_key")
             if fake.reject_max_tokens and "max_tokens" in body:
                 raise InvalidChatRequest(
                     "Unsupported parameter: 'max_tokens' is not supported with this model. "

@@ -43,7 +43,8 @@ class ScriptedProvider:
         self.invalid: list[str] = []  # why each refused request was refused
         ScriptedProvider.made.append(self)
 
-    def complete(self, *, system, messages, tools, max_tokens=8192, callbacks=None, cancel=None) -> ModelResponse:
+    def complete(self, *, system, messages, tools, max_tokens=8192, callbacks=None, cancel=None,
+                 cache_key=None) -> ModelResponse:
         assert system and isinstance(system, str), "every request carries the system prompt"
         snapshot = json.loads(json.dumps(messages))  # as sent: the agent may change its list afterwards
         self.calls.append(snapshot)

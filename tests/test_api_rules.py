@@ -29,3 +29,23 @@ def test_accepts_merged_turns_and_answered_tools():
     check_conversation([U, A_TOOL])  # a stored history may end mid-tool; a request may not
     with pytest.raises(InvalidConversation):
         check_request([U, A_TOOL])
+
+
+def test_cache_control_rules_are_those_of_the_api():
+    from tests.api_rules import check_cache_control
+
+    mark = {"type": "ephemeral"}
+    text = {"type": "text", "text": "x", "cache_control": mark}
+    assert check_cache_control({"system": [text], "messages": [{"role": "user", "content": [text, text]}]}) == 3
+    assert check_cache_control({"tools": [{"name": "t", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}) == 1
+    refused = [
+        {"messages": [{"role": "user", "content": [text] * 5}]},  # more than 4
+        {"messages": [{"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s",
+                                                         "cache_control": mark}]}]},
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "", "cache_control": mark}]}]},
+        {"system": [{"type": "text", "text": "s", "cache_control": {"type": "persistent"}}]},
+        {"system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral", "ttl": "2h"}}]},
+    ]
+    for body in refused:
+        with pytest.raises(InvalidConversation):
+            check_cache_control(body)

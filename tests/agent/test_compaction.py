@@ -14,13 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evo_agent.agent import CompactionFailed, micro_compact
-from evo_agent.agent.compaction import CLEAR_RESULT_CHARS, KEEP_RECENT_RESULTS, history_chars
+from evo_agent.agent.compaction import CLEAR_RESULT_CHARS, CLEAR_TRIGGER_CHARS, KEEP_RECENT_RESULTS, history_chars
 from evo_agent.session import load_for_resume, summary_message
 from tests.agent.helpers import assert_faithful, model_requests, summarizer, summary_requests
 from tests.api_rules import check_request
 from tests.builders import make_agent, server_provider
 from tests.builders import read_records as records
 from tests.fake_model_server import error, reply, text, tool_use
+from tests.prompt_cache import plain
 
 BIG = "x" * 3000
 
@@ -56,7 +57,7 @@ def test_manual_compaction_writes_one_boundary_then_replaces_the_history(project
 
     agent.run_turn("go on")
     last = model_requests(model_server)[-1]["messages"]
-    assert last == [wrapped("Goal: fix the upload test."), {"role": "user", "content": "go on"}]
+    assert plain(last) == plain([wrapped("Goal: fix the upload test."), {"role": "user", "content": "go on"}])
     assert_faithful(agent)
     model_server.assert_all_valid()
 
@@ -77,7 +78,7 @@ def test_automatic_compaction_runs_before_the_prompt_joins_the_history(project, 
     (boundary,) = boundaries(agent)
     assert (boundary["trigger"], boundary["compact_count"]) == ("auto", 1)
     # The new prompt was not summarised away: it comes right after the summary.
-    assert model_requests(model_server)[-1]["messages"] == [wrapped("S-auto"), {"role": "user", "content": "second"}]
+    assert plain(model_requests(model_server)[-1]["messages"]) == plain([wrapped("S-auto"), {"role": "user", "content": "second"}])
     assert any("compaction #1, auto" in n for n in notices)
     types = [r["type"] for r in records(agent.recorder.path)]
     assert types == ["session_start", "user", "assistant", "compact_boundary", "user", "assistant"]
@@ -97,7 +98,7 @@ def test_automatic_compaction_also_runs_between_the_model_calls_of_a_turn(projec
     sent = summary_requests(model_server)[0]["messages"][0]["content"]
     assert "print two things" in sent and sent.count("[tool result: bash]") == 2
     # The call after the second tool saw only the summary; the turn then ended on its answer.
-    assert model_requests(model_server)[-1]["messages"] == [wrapped("S-mid")]
+    assert plain(model_requests(model_server)[-1]["messages"]) == plain([wrapped("S-mid")])
     assert agent.history == [wrapped("S-mid"), {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
     assert_faithful(agent)
     model_server.assert_all_valid()
@@ -121,7 +122,7 @@ def test_a_result_as_large_as_the_threshold_is_read_and_never_loops_compact_and_
     assert last_result(after_0)["tool_use_id"] == "toolu_0" and last_result(after_0)["content"].count("x") >= 49_000
     # toolu_1 arrives when the history already holds toolu_0's output: compacted, its output
     # given to the summariser at length, and the model continues from the summary.
-    assert after_1["messages"] == [wrapped("S-big")]
+    assert plain(after_1["messages"]) == plain([wrapped("S-big")])
     assert summary_call["messages"][0]["content"].count("x" * 1000) >= 19
     # Run again after the compaction, the output is read in full: no compact-and-reread loop.
     assert last_result(after_2)["tool_use_id"] == "toolu_2" and last_result(after_2)["content"].count("x") >= 49_000
@@ -143,7 +144,7 @@ def test_the_compact_tool_compacts_after_its_response_is_answered(project, model
     assert [b["tool_use_id"] for b in results] == ["toolu_a", "toolu_c"]  # both calls answered before
     assert recs[4]["trigger"] == "tool" and recs[4]["summary"] == "S-tool"
     assert "focus on: the echo" in summary_requests(model_server)[0]["messages"][0]["content"]
-    assert model_requests(model_server)[-1]["messages"] == [wrapped("S-tool")]
+    assert plain(model_requests(model_server)[-1]["messages"]) == plain([wrapped("S-tool")])
     assert_faithful(agent)
 
 
@@ -153,7 +154,7 @@ def test_a_compact_call_at_the_model_call_cap_still_compacts_so_resume_matches(p
     assert agent.run_turn("tidy up").status == "limit"
     assert [b["trigger"] for b in boundaries(agent)] == ["tool"] and agent.history == [wrapped("S-cap")]
     agent.run_turn("next")
-    assert model_requests(model_server)[-1]["messages"] == [wrapped("S-cap"), {"role": "user", "content": "next"}]
+    assert plain(model_requests(model_server)[-1]["messages"]) == plain([wrapped("S-cap"), {"role": "user", "content": "next"}])
     assert_faithful(agent)
 
 
@@ -221,8 +222,8 @@ def test_resume_after_compaction_sends_what_the_live_agent_sends(project, model_
     other.run_turn("and test it")
 
     live_request, resumed_request = model_requests(model_server)[-2:]
-    assert resumed_request["messages"] == live_request["messages"]
-    assert resumed_request["messages"][0] == wrapped("S1")
+    assert resumed_request["messages"] == live_request["messages"]  # byte for byte, marks included
+    assert plain(resumed_request["messages"][:1]) == plain([wrapped("S1")])
     model_server.assert_all_valid()
 
 
@@ -309,22 +310,28 @@ def test_compacting_an_empty_session_is_a_clear_error(project, model_server):
 
 # ---- micro-compaction: a pure view, identical for live and resumed sessions
 
-def test_old_long_tool_results_are_cleared_in_requests_but_kept_on_disk(project, model_server):
-    n = KEEP_RECENT_RESULTS + 2
-    model_server.script(*[tool_use("bash", {"command": f"printf '%0{CLEAR_RESULT_CHARS + 500}d' {i}"}, id=f"t{i}")
-                          for i in range(n)])
+def test_old_long_tool_results_are_cleared_in_one_batch_in_requests_but_kept_on_disk(project, model_server):
+    size = CLEAR_TRIGGER_CHARS // 3 + 100  # three stale results reach the trigger
+    n = KEEP_RECENT_RESULTS + 4
+    model_server.script(*[tool_use("bash", {"command": f"printf '%0{size}d' {i}"}, id=f"t{i}") for i in range(n)])
     agent, _ = make_agent(project, server_provider(model_server), compact_threshold=10**9)
     agent.run_turn("print big things")
 
-    last = model_requests(model_server)[-1]["messages"]
+    def cleared_in(body: dict) -> list[str]:
+        results = [b for m in plain(body["messages"]) for b in m["content"] if b["type"] == "tool_result"]
+        return [b["tool_use_id"] for b in results if str(b["content"]).startswith("[Earlier")]
+
+    requests = model_requests(model_server)
+    # Nothing is cleared until the stale output reaches the trigger; then the three oldest at once, and
+    # the fourth stale one waits for the next batch: one rewrite of the prompt, not one per turn.
+    assert [cleared_in(body) for body in requests] == [[]] * 6 + [["t0", "t1", "t2"]] * 2
+    last = requests[-1]["messages"]
     sent_results = [b for m in last if isinstance(m["content"], list) for b in m["content"] if b["type"] == "tool_result"]
-    cleared = [b for b in sent_results if b["content"].startswith("[Earlier bash output cleared")]
-    assert len(cleared) == n - KEEP_RECENT_RESULTS
-    assert all(len(b["content"]) > CLEAR_RESULT_CHARS for b in sent_results if b not in cleared)
+    assert len(sent_results) == n and all(len(b["content"]) >= size for b in sent_results[3:])
     # The stored history is whole, and a resumed session sends the very same request.
     stored = [b for m in load_for_resume(agent.recorder.path).messages if isinstance(m["content"], list)
               for b in m["content"] if b["type"] == "tool_result"]
-    assert all(len(b["content"]) > CLEAR_RESULT_CHARS for b in stored)
+    assert len(stored) == n and all(len(b["content"]) >= size for b in stored)
     assert micro_compact(load_for_resume(agent.recorder.path).messages) == agent.request_messages()
     assert_faithful(agent)
 

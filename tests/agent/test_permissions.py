@@ -229,11 +229,12 @@ def test_an_edit_request_shows_the_path_and_a_unified_diff(project, model_server
 
 def test_parallel_subagents_ask_one_at_a_time_labelled(project, model_server):
     from tests.agent.test_subagents import is_child, task
+    from tests.prompt_cache import last_text
 
     def answer(body):
         if is_child(body):
             if len(body["messages"]) == 1:
-                return tool_use("bash", {"command": f"touch {body['messages'][0]['content']}"})
+                return tool_use("bash", {"command": f"touch {last_text(body)}"})
             return text("child done")
         if len(body["messages"]) == 1:
             return [task("alpha job", "alpha", "toolu_a"), task("beta job", "beta", "toolu_b")]

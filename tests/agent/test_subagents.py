@@ -18,6 +18,7 @@ from tests.api_rules import check_request
 from tests.builders import make_agent, server_provider
 from tests.builders import read_records as records
 from tests.fake_model_server import error, hang, text, tool_use
+from tests.prompt_cache import last_text
 
 SIDECHAIN_NAME = re.compile(r"^subagent/\d{13}_[a-z0-9-]{1,40}_[0-9a-f]{4}\.jsonl$")
 
@@ -33,12 +34,12 @@ def task(description: str, prompt: str, tid: str, **extra) -> dict:
 
 def test_a_task_runs_in_its_own_sidechain_and_the_main_transcript_keeps_only_markers(project, model_server):
     def answer(body):
-        last = body["messages"][-1]
+        last = last_text(body)
         if is_child(body):
-            if last["content"] == "Find where retries are configured.":
+            if last == "Find where retries are configured.":
                 return tool_use("grep", {"pattern": "retry"}, id="toolu_child_1")
             return text("Retries are configured in README.md (none found).")
-        if last["content"] == "where are retries configured?":
+        if last == "where are retries configured?":
             return [text("Delegating."), task("Find retry config", "Find where retries are configured.", "toolu_task")]
         return text("The subagent says: none found.")
 
@@ -86,7 +87,7 @@ def test_two_task_calls_in_one_response_run_at_once_each_in_its_own_sidechain(pr
     def answer(body):
         if is_child(body):
             both_children_asking.wait()  # breaks (and the test fails) unless the two run concurrently
-            return text(f"report on {body['messages'][0]['content']}")
+            return text(f"report on {last_text(body)}")
         if len(body["messages"]) == 1:
             return [task("explore api", "alpha", "toolu_a"), task("review tests", "beta", "toolu_b", subagent_type="review")]
         return text("both done")

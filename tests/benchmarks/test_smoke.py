@@ -61,3 +61,15 @@ def test_readonly_sandbox_benchmark_prints_its_table():
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "plan in the read-only sandbox" in proc.stdout and "| `git status` |" in proc.stdout
+
+
+def test_cost_smoke_run_prints_the_table(tmp_path):
+    """benchmarks/cost.py with evo-agent alone for 3 turns: the table, and every request valid for the fake."""
+    script = RUN.with_name("cost.py")
+    proc = subprocess.run([sys.executable, str(script), "--turns", "3", "--no-claude"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Claude Code skipped: not asked for (--no-claude)" in proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| evo-agent | 3 turns"))
+    assert "| 6 | $" in row and "| 5/5 |" in row, row  # every request reads all it shares with the one before
+    assert "refused by the fake" not in proc.stdout

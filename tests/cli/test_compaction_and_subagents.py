@@ -11,6 +11,7 @@ from tests.agent.test_subagents import is_child, task
 from tests.api_rules import check_request
 from tests.fake_model_server import hang, text
 from tests.helpers import wait_for
+from tests.prompt_cache import last_text, plain
 
 
 def test_a_resumed_session_sends_what_the_live_process_sends_after_an_auto_compaction(cli, model_server):
@@ -63,10 +64,10 @@ def test_slash_compact_in_the_repl_and_resume_restores_only_the_summary(cli, mod
     again = cli.run("--resume", sid, "-p", "which number?")
     assert again.rc == 0, again.err
     sent = model_requests(model_server)[-1]["messages"]
-    assert sent == [
+    assert plain(sent) == plain([
         {"role": "user", "content": [{"type": "text", "text": "<previous-conversation-summary>\nS-manual\n</previous-conversation-summary>"}]},
         {"role": "user", "content": "which number?"},
-    ]
+    ])
     listing = json.loads(cli.run("sessions", "list", "--json").out)
     by_id = {row["id"]: row for row in listing}
     assert by_id[sid]["compact_count"] == 1 and by_id[again.hint_id()]["compact_count"] == 1
@@ -123,7 +124,7 @@ def test_parallel_subagent_results_in_the_repl_name_their_task(cli, model_server
 
     def answer(body):
         if is_child(body):
-            job = body["messages"][0]["content"]
+            job = last_text(body)
             asked[job].set()  # both children asked: both calls are on the screen before any result
             assert all(event.wait(30) for event in asked.values())
             return text(f"report on {job}")
@@ -159,8 +160,8 @@ def test_a_resumed_history_over_the_threshold_is_compacted_first_and_never_copie
 
     requests = model_server.valid_requests
     assert len(requests) == 2 and requests[0] == summary_requests(model_server)[0]  # the summary came first
-    assert model_requests(model_server)[0]["messages"] == [
-        summary_message("Summary: the log was read twice."), {"role": "user", "content": "what next?"}]
+    assert plain(model_requests(model_server)[0]["messages"]) == plain([
+        summary_message("Summary: the log was read twice."), {"role": "user", "content": "what next?"}])
     new = result.hint_id()
     records = cli.records(new)
     assert [r["type"] for r in records] == ["session_start", "resume_marker", "compact_boundary", "user", "assistant"]
@@ -170,8 +171,8 @@ def test_a_resumed_history_over_the_threshold_is_compacted_first_and_never_copie
 
     again = cli.run("--resume", new, "-p", "and then?", env=env)  # what was stored is what is restored
     assert again.rc == 0, again.err
-    assert model_requests(model_server)[-1]["messages"][:3] == model_requests(model_server)[0]["messages"] + [
-        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+    assert plain(model_requests(model_server)[-1]["messages"][:3]) == plain(model_requests(model_server)[0]["messages"] + [
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}])
     model_server.assert_all_valid()
 
 

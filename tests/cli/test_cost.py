@@ -41,3 +41,31 @@ def test_an_unknown_model_shows_tokens_only(cli, model_server):
     line = next(line for line in result.out_lines if line.startswith("session "))
     assert line.endswith("50 input + 5 output = 55 tokens in 1 model call · no price known for my-local-llama")
     assert "$" not in result.out
+
+
+CACHED = {"input_tokens": 1_000, "output_tokens": 100, "cache_creation_input_tokens": 2_000,
+          "cache_read_input_tokens": 8_000}
+CACHED_USD = (1_000 * 3 + 100 * 15 + 2_000 * 3.75 + 8_000 * 0.3) / 1e6  # writes 1.25x, reads 0.1x of $3
+
+
+def test_cost_shows_cache_reads_writes_the_hit_rate_and_dollars_at_cache_prices(cli, model_server):
+    model_server.script(reply(text("one"), usage=CACHED))
+    result = cli.run("--plain", "--model", MODEL, input="question\n/cost\n")
+    line = next(line for line in result.out_lines if line.startswith("session "))
+    assert "(cache: 8,000 read, 2,000 written, 73% of the input read from it)" in line, line
+    assert line.endswith(f"· ${CACHED_USD:.4f}") and pytest.approx(0.0144) == CACHED_USD
+
+    show = cli.run("sessions", "show", result.hint_id())
+    assert "1,000 in / 100 out (8,000 cache read: 73% of the input, 2,000 cache write)" in show.out
+    assert f"cost     ${CACHED_USD:.4f} (cache writes and reads at their own prices" in show.out
+
+
+def test_json_output_reports_cache_tokens_with_claude_codes_names_and_the_hit_rate(cli, model_server):
+    import json
+
+    model_server.script(reply(text("four"), usage=CACHED))
+    result = cli.run("-p", "2+2?", "--output-format", "json", "--model", MODEL)
+    out = json.loads(result.out)
+    assert out["usage"] == {"input_tokens": 1_000, "output_tokens": 100, "cache_creation_input_tokens": 2_000,
+                            "cache_read_input_tokens": 8_000, "cache_hit_rate": 0.7273}
+    assert out["total_cost_usd"] == pytest.approx(CACHED_USD)

@@ -15,6 +15,7 @@ import re
 from evo_agent.session import summary_message
 from tests.agent.helpers import model_requests, summarizer
 from tests.fake_model_server import error
+from tests.prompt_cache import plain
 from tests.session.test_windowed_load import SID, write_history
 
 TURNS = 3000  # 12,000 messages, ~9 MiB
@@ -50,15 +51,16 @@ def test_the_first_request_is_a_small_summary_and_the_new_session_stores_only_it
     assert [r["type"] for r in records] == ["session_start", "resume_marker", "compact_boundary", "user", "assistant"]
     assert records[1]["restored_count"] == TURNS * 4 and records[1]["source_bytes"] == source.stat().st_size
     assert records[2]["summary"].startswith("Summary: 3000 tasks done")
-    assert second["body"]["messages"] == [summary_message(records[2]["summary"]), {"role": "user", "content": "what next?"}]
+    assert plain(second["body"]["messages"]) == plain(
+        [summary_message(records[2]["summary"]), {"role": "user", "content": "what next?"}])
     assert cli.transcript(new).stat().st_size < 16 * 1024  # the summary and the new turn, never the history
     assert hashlib.sha256(source.read_bytes()).hexdigest() == digest  # the source, byte for byte
 
     again = cli.run("--resume", new, "-p", "and then?", env=env_of(cli))  # what was stored is what is restored
     assert again.rc == 0 and again.out == "ok\n", again.err
     last = model_requests(model_server)[-1]["messages"]
-    assert last == second["body"]["messages"] + [{"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
-                                                 {"role": "user", "content": "and then?"}]
+    assert plain(last) == plain(second["body"]["messages"] + [{"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+                                                 {"role": "user", "content": "and then?"}])
     assert len(model_server.log) == 3  # no second summary: the new session is small
     model_server.assert_all_valid()
 
@@ -103,7 +105,8 @@ def test_slash_resume_in_the_repl_summarises_it_before_the_next_request(cli, mod
     new = result.hint_id()
     records = cli.records(new)
     assert [r["type"] for r in records] == ["session_start", "resume_marker", "compact_boundary", "user", "assistant"]
-    assert second["body"]["messages"] == [summary_message(records[2]["summary"]), {"role": "user", "content": "what next?"}]
+    assert plain(second["body"]["messages"]) == plain(
+        [summary_message(records[2]["summary"]), {"role": "user", "content": "what next?"}])
     assert cli.transcript(new).stat().st_size < 16 * 1024
     assert hashlib.sha256(source.read_bytes()).hexdigest() == digest
 

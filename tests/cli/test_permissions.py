@@ -19,6 +19,7 @@ import pytest
 from tests.cli_runner import COMMAND
 from tests.fake_model_server import text, tool_use
 from tests.helpers import wait_for
+from tests.prompt_cache import last_text
 
 
 class Pty:
@@ -159,7 +160,7 @@ def test_the_repl_shows_every_line_and_never_takes_typed_ahead_text_as_the_answe
             term.proc.kill()
             term.proc.wait()
     assert not (project / "LAST\x1b]0;owned\x07").exists()
-    assert model_server.requests[2]["messages"][-1]["content"] == "yes"
+    assert last_text(model_server.requests[2]) == "yes"
     model_server.assert_all_valid()
 
 

@@ -8,6 +8,7 @@ import stat
 
 from evo_agent.providers import DEMO_NOTICE
 from tests.fake_model_server import error, text, tool_use
+from tests.prompt_cache import plain
 
 TIMESTAMP = re.compile(r"\A\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d\Z")
 
@@ -63,7 +64,7 @@ def test_a_print_run_with_a_tool_call_leaves_the_spec_layout_records_and_meta(cl
         assert rec["cache_read_input_tokens"] == 0 and rec["cache_creation_input_tokens"] == 0
 
     # What the model was sent is what was stored.
-    assert model_server.requests[1]["messages"] == [r["message"] for r in recs[1:4]]
+    assert plain(model_server.requests[1]["messages"]) == plain([r["message"] for r in recs[1:4]])
 
     # meta.json (§3).
     meta = json.loads((session_dir / "meta.json").read_text())
@@ -107,11 +108,11 @@ def test_an_api_error_is_one_line_and_the_session_stays_resumable(cli, model_ser
     ok = cli.run("--resume", second, "-p", "now?")
     assert ok.rc == 0 and ok.out == "back\n"
     model_server.assert_all_valid()
-    assert model_server.requests[-1]["messages"] == [
+    assert plain(model_server.requests[-1]["messages"]) == plain([
         {"role": "user", "content": "hello?"},
         {"role": "user", "content": "still there?"},
         {"role": "user", "content": "now?"},
-    ]
+    ])
 
 
 def test_the_demo_provider_works_end_to_end_without_a_network(demo_cli, project):

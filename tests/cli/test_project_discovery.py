@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.cli_runner import COMMAND, HINT_RE, Result
 from tests.fake_model_server import text
+from tests.prompt_cache import plain
 
 
 def run_in(cwd: Path, env: dict, *args: str, input: str = "") -> Result:
@@ -34,7 +35,7 @@ def test_continue_from_a_subdirectory_finds_the_projects_sessions(cli, model_ser
 
     again = run_in(deep, cli.env, "-c", "-p", "and again")
     assert again.rc == 0 and again.out == "second answer\n", again.err
-    assert model_server.requests[-1]["messages"][0] == {"role": "user", "content": "hello from deep"}
+    assert plain(model_server.requests[-1]["messages"][0]) == plain({"role": "user", "content": "hello from deep"})
     listed = run_in(project / "src", cli.env, "sessions", "list", "--json")
     assert [row["first_prompt"] for row in json.loads(listed.out)] == ["hello from deep"] * 2  # the resume inherits it
 
@@ -68,7 +69,7 @@ def test_an_exit_hint_printed_with_project_dir_works_when_pasted_in_the_same_she
     assert command[-2:] == ["--project-dir", str(project)]
     pasted = run_in(elsewhere, cli.env, *command[1:], "-p", "what was it?")
     assert pasted.rc == 0 and pasted.out == "answer two\n", pasted.err
-    assert model_server.requests[-1]["messages"][0] == {"role": "user", "content": "remember 42"}
+    assert plain(model_server.requests[-1]["messages"][0]) == plain({"role": "user", "content": "remember 42"})
 
 
 def test_sessions_list_worktrees_lists_the_other_worktrees_sessions(cli, model_server, project, tmp_path):

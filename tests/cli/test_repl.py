@@ -13,6 +13,7 @@ from evo_agent.session import load_for_resume
 from tests.api_rules import check_request
 from tests.fake_model_server import hang, text
 from tests.helpers import wait_for
+from tests.prompt_cache import plain
 
 
 def finish(proc, input=None, timeout=30):
@@ -86,14 +87,14 @@ def test_ctrl_c_during_a_turn_cancels_it_and_the_session_goes_on(cli, model_serv
     (sid,) = cli.session_ids()
     assert last_line(err) == hint_for(sid)  # stdout is a pipe: the hint goes to stderr
     model_server.assert_all_valid()
-    assert model_server.requests[1]["messages"] == [
+    assert plain(model_server.requests[1]["messages"]) == plain([
         {"role": "user", "content": "think for a long time"},
         {"role": "user", "content": INTERRUPTED_MARKER},
         {"role": "user", "content": "next question"},
-    ]
+    ])
     history = assert_resumable(cli, sid)
-    assert history == model_server.requests[1]["messages"] + [
-        {"role": "assistant", "content": [{"type": "text", "text": "Second answer."}]}]
+    assert plain(history) == plain(model_server.requests[1]["messages"] + [
+        {"role": "assistant", "content": [{"type": "text", "text": "Second answer."}]}])
 
 
 def test_a_second_ctrl_c_exits_and_the_transcript_stays_valid(cli, model_server):

@@ -9,6 +9,7 @@ import time
 
 from tests.builders import history_of, seed_session
 from tests.fake_model_server import text, tool_use
+from tests.prompt_cache import plain
 
 
 def test_resume_and_continue_send_the_old_history_and_never_touch_the_source(cli, model_server):
@@ -27,7 +28,7 @@ def test_resume_and_continue_send_the_old_history_and_never_touch_the_source(cli
     s2 = second.hint_id()
     assert s2 != s1
     assert second.err_lines[0] == f"Resumed {s1}: 4 messages restored (new session {s2})"
-    assert model_server.requests[-1]["messages"] == history1 + [{"role": "user", "content": "second question"}]
+    assert plain(model_server.requests[-1]["messages"]) == plain(history1 + [{"role": "user", "content": "second question"}])
     assert cli.transcript(s1).read_bytes() == s1_bytes
     assert (cli.sessions_dir / s1 / "meta.json").read_bytes() == s1_meta
 
@@ -47,7 +48,7 @@ def test_resume_and_continue_send_the_old_history_and_never_touch_the_source(cli
         {"role": "assistant", "content": [{"type": "text", "text": "Second answer."}]},
         {"role": "user", "content": "third question"},
     ]
-    assert model_server.requests[-1]["messages"] == expected
+    assert plain(model_server.requests[-1]["messages"]) == plain(expected)
     assert cli.messages(s3)[: len(expected)] == expected  # resuming a resumed session keeps everything
     model_server.assert_all_valid()
 
@@ -92,9 +93,9 @@ def test_kill_9_while_a_tool_runs_then_resume_is_accepted_by_the_api(cli, model_
     assert resumed.out == "It was interrupted; nothing to report.\n"
     model_server.assert_all_valid()
     sent = model_server.requests[-1]["messages"]
-    assert sent[-2]["content"][0]["tool_use_id"] == tool_id and sent[-2]["content"][0]["is_error"] is True
+    assert plain(sent[-2]["content"][0]["tool_use_id"]) == plain(tool_id) and sent[-2]["content"][0]["is_error"] is True
     assert "interrupted" in sent[-2]["content"][0]["content"]
-    assert sent[-1] == {"role": "user", "content": "what happened?"}
+    assert plain(sent[-1]) == plain({"role": "user", "content": "what happened?"})
 
 
 def test_a_torn_last_line_resumes_with_one_warning(cli, model_server):
@@ -106,11 +107,11 @@ def test_a_torn_last_line_resumes_with_one_warning(cli, model_server):
     assert resumed.rc == 0 and resumed.out == "Still here.\n"
     warnings = [line for line in resumed.err_lines if "skipped" in line]
     assert len(warnings) == 1 and "1 unreadable line" in warnings[0]
-    assert model_server.requests[-1]["messages"] == [
+    assert plain(model_server.requests[-1]["messages"]) == plain([
         {"role": "user", "content": "hello"},
         {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
         {"role": "user", "content": "are you there?"},
-    ]
+    ])
     model_server.assert_all_valid()
 
 
@@ -123,10 +124,10 @@ def test_slash_resume_in_the_piped_repl_swaps_history_without_a_model_call(cli, 
     assert repl.rc == 0, repl.err
     requests = model_server.requests
     assert len(requests) == 3  # /resume, /cost and /clear never reach the model
-    assert requests[0]["messages"] == [{"role": "user", "content": "question three"}]
-    assert requests[1]["messages"] == history_of(("question one", "Answer one.")) + [
-        {"role": "user", "content": "question four"}]
-    assert requests[2]["messages"] == [{"role": "user", "content": "fresh start"}]
+    assert plain(requests[0]["messages"]) == plain([{"role": "user", "content": "question three"}])
+    assert plain(requests[1]["messages"]) == plain(history_of(("question one", "Answer one.")) + [
+        {"role": "user", "content": "question four"}])
+    assert plain(requests[2]["messages"]) == plain([{"role": "user", "content": "fresh start"}])
     resumed_lines = [line for line in repl.out_lines if line.startswith(f"Resumed {s1}: 2 messages restored")]
     assert len(resumed_lines) == 1
     # The totals continue from the source (seed_session: 100 in + 10 out), not from zero.
@@ -153,11 +154,11 @@ def test_resume_without_an_id_in_the_repl_offers_a_numbered_list(cli, model_serv
     listing = [line for line in chosen.out_lines if "tokens=" in line]
     assert new in listing[0] and old in listing[1] and "  the newer one  " in listing[0] and "tokens=110" in listing[0]
     assert any(line.startswith(f"Resumed {old}: 2 messages restored") for line in chosen.out_lines)
-    assert model_server.requests[0]["messages"] == history_of(("the older one", "Older answer.")) + [
-        {"role": "user", "content": "and now?"}]
+    assert plain(model_server.requests[0]["messages"]) == plain(history_of(("the older one", "Older answer.")) + [
+        {"role": "user", "content": "and now?"}])
     # /resume lists the other sessions (not the live one), newest first: `new`, then `old`.
-    assert model_server.requests[1]["messages"] == history_of(("the newer one", "Newer answer.")) + [
-        {"role": "user", "content": "and then?"}]
+    assert plain(model_server.requests[1]["messages"]) == plain(history_of(("the newer one", "Newer answer.")) + [
+        {"role": "user", "content": "and then?"}])
     assert len(model_server.requests) == 2
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import stat
 
 from tests.fake_model_server import text, tool_use
+from tests.prompt_cache import plain
 
 EDITS = {"EVO_AGENT_PERMISSION_MODE": "accept-edits"}  # file edits inside the project run unasked
 
@@ -42,8 +43,8 @@ def test_rewind_restores_files_and_keeps_the_old_session(cli, model_server, proj
     assert "Restored 2 of 2 files. Changes made through bash cannot be restored." in result.err
     assert cli.transcript(second).read_bytes() == before  # the rewound session is untouched
     # The new session's history ends before turn 2: the model saw turn one, then the new prompt.
-    sent = model_server.requests[-1]["messages"]
-    prompts = [m["content"] for m in sent if m["role"] == "user" and isinstance(m["content"], str)]
+    sent = plain(model_server.requests[-1]["messages"])
+    prompts = [m["content"][0]["text"] for m in sent if m["role"] == "user" and m["content"][0]["type"] == "text"]
     assert prompts == ["turn one", "turn two, again"]
     marker = next(r for r in cli.records(third) if r["type"] == "resume_marker")
     assert marker["from_session_id"] == second and marker["at_turn"] == 2

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.fake_model_server import error, reply, text, tool_use
+from tests.prompt_cache import last_text
 
 
 def test_a_positional_prompt_starts_the_session_with_it(cli, model_server):
@@ -22,11 +23,11 @@ def test_print_mode_appends_piped_stdin_to_the_prompt(cli, model_server):
     model_server.script(text("It is a KeyError."), text("Only stdin."))
     result = cli.run("-p", "explain", input="Traceback ...\nKeyError: 'x'\n")
     assert result.rc == 0 and result.out == "It is a KeyError.\n", result.err
-    assert model_server.requests[0]["messages"][0]["content"] == "explain\n\nTraceback ...\nKeyError: 'x'"
+    assert last_text(model_server.requests[0]) == "explain\n\nTraceback ...\nKeyError: 'x'"
 
     alone = cli.run("-p", input="what is 2+2?\n")  # no prompt after -p: stdin is the prompt
     assert alone.rc == 0 and alone.out == "Only stdin.\n"
-    assert model_server.requests[1]["messages"][0]["content"] == "what is 2+2?"
+    assert last_text(model_server.requests[1]) == "what is 2+2?"
 
     empty = cli.run("-p", input="")
     assert empty.rc == 2 and empty.err_lines[0].startswith("evo-agent: the prompt is empty")

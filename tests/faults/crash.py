@@ -41,6 +41,7 @@ from evo_agent.session import INTERRUPTED_TEXT, load_for_resume, summary_message
 from tests.api_rules import check_request
 from tests.cli_runner import COMMAND, clean_env
 from tests.fake_model_server import FakeModelServer, hang, text, tool_use
+from tests.prompt_cache import plain
 
 START_TIMEOUT_S = 30.0  # a process start under a loaded 2-core CI machine
 
@@ -359,7 +360,7 @@ def check_conversation_file(
     if broken:
         raise HarnessError(f"{where}: {broken} complete line(s) of {transcript.name} do not parse", lost=broken)
     first, recorded = conversation_of(records)
-    requests = [r for r in all_requests if first is not None and r["messages"][:1] == [first]
+    requests = [r for r in all_requests if first is not None and plain(r["messages"][:1]) == plain([first])
                 and not is_compaction_request(r)]
     loaded = load_for_resume(transcript)
     if not requests:
@@ -367,11 +368,12 @@ def check_conversation_file(
     else:
         last = requests[-1]
         sent = last["messages"]
-        if recorded[: len(sent)] != sent:
-            same = _common_prefix(recorded, sent)
+        if plain(recorded[: len(sent)]) != plain(sent):  # the request, less its cache marks (SPEC §12)
+            same = _common_prefix(plain(recorded), plain(sent))
             raise HarnessError(f"{where}: the model was sent {len(sent)} messages but the transcript holds only the "
                                f"first {same} of them (then {recorded[same:same + 1]!r} instead of {sent[same:same + 1]!r})",
                                lost=len(sent) - same)
+        sent = recorded[: len(sent)]  # the same messages, in the shape the history holds them
         tail = recorded[len(sent):]
         reply = answer_to(server, last)
         pending: list[str] = []
@@ -416,7 +418,7 @@ def check_run(run: Run, source_history: list[dict] | None, tally: Tally) -> list
             # The restored history was over the threshold: the resume compacted it before its prompt,
             # and the summariser must have been sent exactly the restored history.
             expected_first = summary_request(source_history)
-        if requests[0]["messages"] != expected_first:
+        if plain(requests[0]["messages"]) != plain(expected_first):
             raise HarnessError(f"{where}: the first request after resuming {run.source} is not the restored history "
                                f"plus the prompt:\n{requests[0]['messages']!r}\n!=\n{expected_first!r}")
         tally.add(resumes_valid=1)
@@ -484,7 +486,7 @@ def final_resume(run_label: str, project: Path, home: Path, source: str,
         if result.returncode != 0 or result.stdout != "All restored.\n" or "Traceback" in result.stderr:
             raise HarnessError(f"{where}: exit {result.returncode}, stdout {result.stdout!r}, stderr {result.stderr!r}")
         server.assert_all_valid()
-        if server.requests[0]["messages"] != [*source_history, {"role": "user", "content": prompt}]:
+        if plain(server.requests[0]["messages"]) != plain([*source_history, {"role": "user", "content": prompt}]):
             raise HarnessError(f"{where}: the request is not the restored history plus the prompt")
         tally.add(resumes_valid=1)
 

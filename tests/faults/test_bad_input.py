@@ -28,6 +28,7 @@ from tests.api_rules import check_conversation, check_request
 from tests.builders import seed_session
 from tests.cli_runner import COMMAND
 from tests.fake_model_server import text, tool_use
+from tests.prompt_cache import plain
 
 pytestmark = pytest.mark.faults
 
@@ -101,8 +102,8 @@ def test_every_hostile_id_typed_in_the_repl_is_one_error_line_and_the_session_go
     assert len(errors) == len(HOSTILE), result.err
     assert all(("invalid session id" in e or "no session" in e) and len(e) < 300 for e in errors), errors
     assert "Still answering." in result.out
-    assert len(model_server.requests) == 1 and model_server.requests[0]["messages"] == [
-        {"role": "user", "content": "hello?"}]
+    assert len(model_server.requests) == 1 and plain(model_server.requests[0]["messages"]) == plain([
+        {"role": "user", "content": "hello?"}])
     assert not (cli.project / "pwned").exists()
     sid = result.hint_id("err")
     assert cli.session_ids() == [sid]  # no other session was created
@@ -224,7 +225,7 @@ def test_bytes_that_are_not_utf8_from_a_command_and_from_the_user(cli, model_ser
         input=b"caf\xe9 \xff\xfe typed\n", capture_output=True, timeout=60)
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr and b"Typed." in proc.stdout, proc.stderr
     model_server.assert_all_valid()
-    assert model_server.requests[-1]["messages"] == [{"role": "user", "content": "caf\ufffd \ufffd\ufffd typed"}]
+    assert plain(model_server.requests[-1]["messages"]) == plain([{"role": "user", "content": "caf\ufffd \ufffd\ufffd typed"}])
 
 
 # --------------------------------------------------------------------------- broken files
@@ -238,7 +239,7 @@ def test_a_transcript_of_only_garbage_resumes_empty_with_one_warning(cli, model_
     assert result.rc == 0 and result.out == "Fresh start.\n", result.err
     warnings = [line for line in result.err_lines if "unreadable line" in line]
     assert len(warnings) == 1 and "Traceback" not in result.err
-    assert model_server.requests[-1]["messages"] == [{"role": "user", "content": "anything left?"}]
+    assert plain(model_server.requests[-1]["messages"]) == plain([{"role": "user", "content": "anything left?"}])
     model_server.assert_all_valid()
 
 

@@ -22,6 +22,7 @@ from tests.api_rules import check_conversation
 from tests.builders import history_of, seed_session
 from tests.cli_runner import COMMAND
 from tests.fake_model_server import text
+from tests.prompt_cache import last_text
 
 pytestmark = pytest.mark.faults
 
@@ -43,7 +44,7 @@ def test_two_terminals_resuming_one_session_at_the_same_time_get_two_sessions(cl
 
     def answer_when_both_are_waiting(body):
         both_asking.wait(30)  # the two requests are in flight together: the resumes overlapped
-        return text(f"Answer to {body['messages'][-1]['content']}.")
+        return text(f"Answer to {last_text(body)}.")
 
     model_server.default = answer_when_both_are_waiting
     procs = [subprocess.Popen([*COMMAND, "--resume", source, "-p", f"terminal {n}"], cwd=cli.project, env=cli.env,

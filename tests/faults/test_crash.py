@@ -17,6 +17,7 @@ import pytest
 
 from tests.builders import make_git_project
 from tests.fake_model_server import hang, text, tool_use
+from tests.prompt_cache import plain
 
 from .crash import MOMENTS, Moment, is_compaction_request, run_chains, session_ids
 
@@ -37,7 +38,7 @@ CHILD_PROMPT = "find the README and report its first line"
 
 def _subagent_script(run):
     def route(body):
-        if body["messages"][0] == {"role": "user", "content": CHILD_PROMPT}:
+        if plain(body["messages"][0]) == plain({"role": "user", "content": CHILD_PROMPT}):
             return [text("Looking."), tool_use("bash", {"command": f"echo $$ >> {run.pidfile}; exec sleep 30"})]
         return text("The subagent did not finish.")
 
@@ -140,4 +141,4 @@ def test_a_resume_killed_while_copying_is_never_listed_or_continued(cli, model_s
     again = cli.run("--continue", "-p", "and now?", env=env)
     assert again.rc == 0 and again.out == "continued\n", again.err
     assert f"Resumed {source.id}: {len(history)} messages restored" in again.err
-    assert model_server.requests[-1]["messages"][:-1] == history
+    assert plain(model_server.requests[-1]["messages"][:-1]) == plain(history)

@@ -405,3 +405,36 @@ def test_a_server_that_ignores_stream_true_is_named(openai_server):
         f"the OpenAI-compatible API at {openai_server.base_url} sent an empty stream "
         "(does the server support stream=true for chat completions?)"
     )
+
+
+# ---- prompt_cache_key (SPEC §12): where the endpoint accepts it, never where it would be refused
+
+def test_prompt_cache_key_is_not_sent_to_an_endpoint_not_known_to_accept_it(openai_server, monkeypatch):
+    monkeypatch.delenv("EVO_AGENT_PROMPT_CACHE_KEY", raising=False)
+    provider(openai_server).complete(system="", messages=HELLO, tools=[], cache_key="1780000000000-abc")
+    assert "prompt_cache_key" not in openai_server.requests[0]
+
+
+def test_prompt_cache_key_is_sent_to_openai_and_where_the_setting_says(openai_server, monkeypatch):
+    from evo_agent.providers.openai_provider import sends_cache_key
+
+    monkeypatch.delenv("EVO_AGENT_PROMPT_CACHE_KEY", raising=False)
+    assert sends_cache_key("api.openai.com") and not sends_cache_key("localhost")
+    monkeypatch.setenv("EVO_AGENT_PROMPT_CACHE_KEY", "0")
+    assert not sends_cache_key("api.openai.com")
+    monkeypatch.setenv("EVO_AGENT_PROMPT_CACHE_KEY", "1")
+    p = provider(openai_server)
+    p.complete(system="", messages=HELLO, tools=[], cache_key="1780000000000-abc")
+    p.complete(system="", messages=HELLO, tools=[])  # a one-off request (the summary call): no key
+    assert openai_server.requests[0]["prompt_cache_key"] == "1780000000000-abc"
+    assert "prompt_cache_key" not in openai_server.requests[1]
+
+
+def test_an_endpoint_that_refuses_prompt_cache_key_gets_the_request_again_without_it(openai_server, monkeypatch):
+    monkeypatch.setenv("EVO_AGENT_PROMPT_CACHE_KEY", "1")
+    openai_server.reject_prompt_cache_key = True
+    p = provider(openai_server)
+    r = p.complete(system="", messages=HELLO, tools=[], cache_key="k")
+    assert r.message["content"] == [{"type": "text", "text": "ok"}]
+    p.complete(system="", messages=HELLO, tools=[], cache_key="k")
+    assert [("prompt_cache_key" in r) for r in openai_server.requests] == [True, False, False]  # refused once only

@@ -103,6 +103,17 @@ async def test_enter_sends_and_the_answer_is_printed_above_the_prompt(tmp_path):
         assert "1,334 tokens" in run.status()
 
 
+async def test_the_idle_status_line_shows_dollars_and_the_cache_share(tmp_path):
+    from evo_agent.agent.usage import Usage
+
+    agent = FakeAgent(tmp_path)
+    agent.model = "claude-sonnet-4-5"
+    agent.usage = Usage(input_tokens=1_000, output_tokens=100, cache_creation_input_tokens=2_000,
+                        cache_read_input_tokens=8_000, model_calls=2)
+    async with running(agent, columns=160) as run:
+        assert "1,234 tokens · context 10% · $0.0144 · cache 73% · session" in run.status()
+
+
 async def test_ctrl_d_on_an_empty_prompt_quits_with_0_and_not_with_text(tmp_path):
     async with running(FakeAgent(tmp_path)) as run:
         run.type("abc" + CTRL_D)

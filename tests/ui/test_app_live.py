@@ -11,6 +11,7 @@ from tests.api_rules import check_request
 from tests.builders import make_agent, server_provider
 from tests.builders import read_records as records
 from tests.fake_model_server import hang, reply, text, thinking, tool_use
+from tests.prompt_cache import plain
 
 from .test_app import CTRL_C, ENTER, ESC, running
 
@@ -51,8 +52,8 @@ async def test_esc_while_the_model_streams_interrupts_and_the_session_stays_vali
         run.type("try again" + ENTER)
         await run.until(lambda: "fresh answer" in run.printed and not run.app.running, timeout=30)
     sent = model_server.valid_requests[-1]["messages"]
-    assert sent[-2:] == [{"role": "user", "content": "[Request interrupted by user]"},
-                         {"role": "user", "content": "try again"}]
+    assert plain(sent[-2:]) == plain([{"role": "user", "content": "[Request interrupted by user]"},
+                         {"role": "user", "content": "try again"}])
     assert load_for_resume(agent.recorder.path).messages == agent.history
 
 
@@ -71,11 +72,11 @@ async def test_slash_resume_id_shows_the_history_and_the_next_request_continues_
         assert agent.session_id != old.session_id and agent.session_id in run.printed
         run.type("sure?" + ENTER)
         await run.until(lambda: "Yes, 7." in run.printed and not run.app.running, timeout=30)
-    assert model_server.valid_requests[-1]["messages"] == [
+    assert plain(model_server.valid_requests[-1]["messages"]) == plain([
         {"role": "user", "content": "what is 3 + 4?"},
         {"role": "assistant", "content": [{"type": "text", "text": "The answer is 7."}]},
         {"role": "user", "content": "sure?"},
-    ]
+    ])
 
 
 async def test_slash_compact_records_a_boundary_and_the_next_request_starts_from_the_summary(project, model_server):
@@ -92,7 +93,7 @@ async def test_slash_compact_records_a_boundary_and_the_next_request_starts_from
     (boundary,) = [r for r in records(agent.recorder.path) if r["type"] == "compact_boundary"]
     assert boundary["summary"] == "S-tui" and boundary["trigger"] == "manual"
     sent = model_server.valid_requests[-1]["messages"]
-    assert sent == [summary_message("S-tui"), {"role": "user", "content": "which colour?"}]
+    assert plain(sent) == plain([summary_message("S-tui"), {"role": "user", "content": "which colour?"}])
     check_request(sent)
 
 

@@ -13,6 +13,11 @@ Two mechanisms keep a long conversation inside the model's context:
   request is built: older, long tool results are shown to the model as a
   short placeholder. The stored history is never changed, so a resumed
   session builds exactly the same requests as the live one would have.
+  It clears in batches (as Anthropic's context editing does): nothing until
+  the stale output not yet cleared reaches CLEAR_TRIGGER_CHARS, then all of
+  it at once. Between two clearings the request only grows at its end, so the
+  prompt cache reads all of it (SPEC §12); a clearing rewrites what follows
+  the first result it clears, once, instead of on every turn.
 """
 
 from __future__ import annotations
@@ -35,9 +40,15 @@ SUMMARY_INPUT_CHARS = 240_000
 SUMMARY_INPUT_HEAD_CHARS = 40_000
 
 # Micro-compaction: the latest KEEP_RECENT_RESULTS tool results are always
-# sent in full; older ones longer than CLEAR_RESULT_CHARS become a placeholder.
+# sent in full; older ones longer than CLEAR_RESULT_CHARS ("stale") become a
+# placeholder, in batches: once the stale ones not yet cleared add up to
+# CLEAR_TRIGGER_CHARS. A clearing costs a cache write of everything after the
+# first result it clears (1.25x input instead of 0.1x) and saves 0.1x of what
+# it cleared on each later request: it pays in context room, rarely in dollars
+# (docs/benchmarks.md), hence a batch of ~10k tokens rather than one result a turn.
 KEEP_RECENT_RESULTS = 3
 CLEAR_RESULT_CHARS = 2_000
+CLEAR_TRIGGER_CHARS = 40_000
 
 # A resumed history over the threshold is only ever summarised before its first request (SPEC §8), so a
 # resume keeps at most this many bytes of it decoded (load_for_resume's `window`): its head and tail,
@@ -199,8 +210,25 @@ def finish_summary(model_text: str, messages: list[dict]) -> str:
     return summary
 
 
-def micro_compact(messages: list[dict]) -> list[dict]:
-    """The history as sent: old long tool results replaced by a placeholder.
+def cleared_count(sizes: list[int], trigger: int = CLEAR_TRIGGER_CHARS) -> int:
+    """How many of the oldest tool results (sizes in order) are in cleared batches.
+
+    Replays the results' arrival: each time one more result leaves the KEEP_RECENT_RESULTS
+    kept in full, its size counts as stale if it is long; when the stale sizes not yet cleared
+    reach `trigger`, everything up to there is cleared. A pure function of the history whose
+    value only grows with it, so a cleared result stays cleared and live and resumed sessions agree.
+    """
+    cleared = stale = 0
+    for leaving in range(max(0, len(sizes) - KEEP_RECENT_RESULTS)):
+        if sizes[leaving] > CLEAR_RESULT_CHARS:
+            stale += sizes[leaving]
+        if stale >= trigger:
+            cleared, stale = leaving + 1, 0
+    return cleared
+
+
+def micro_compact(messages: list[dict], *, trigger: int = CLEAR_TRIGGER_CHARS) -> list[dict]:
+    """The history as sent: old long tool results replaced by a placeholder, in batches (cleared_count).
 
     Pure: the input is not modified, and the same history always gives the
     same request (so live and resumed sessions send the same thing).
@@ -210,8 +238,9 @@ def micro_compact(messages: list[dict]) -> list[dict]:
         for i, m in enumerate(messages) if m.get("role") == "user" and isinstance(m.get("content"), list)
         for j, b in enumerate(m["content"]) if isinstance(b, dict) and b.get("type") == "tool_result"
     ]
-    old = positions[:-KEEP_RECENT_RESULTS] if KEEP_RECENT_RESULTS else positions
-    to_clear = [(i, j) for i, j in old if len(tool_result_text(messages[i]["content"][j])) > CLEAR_RESULT_CHARS]
+    sizes = [len(tool_result_text(messages[i]["content"][j])) for i, j in positions]
+    upto = cleared_count(sizes, trigger)
+    to_clear = [(i, j) for k, (i, j) in enumerate(positions[:upto]) if sizes[k] > CLEAR_RESULT_CHARS]
     if not to_clear:
         return messages
     names = tool_names_by_id(messages)
@@ -231,6 +260,7 @@ def micro_compact(messages: list[dict]) -> list[dict]:
 __all__ = [
     "SUMMARY_MAX_TOKENS",
     "SUMMARY_SYSTEM",
+    "cleared_count",
     "finish_summary",
     "flatten_conversation",
     "history_chars",

@@ -69,6 +69,7 @@ from evo_agent.session import (
     blocks,
     clean_name,
     content_blocks,
+    created_ms_of,
     has_tool_results,
     reminder_block,
     summary_message,
@@ -184,7 +185,8 @@ class Agent:
         if allow_subagents:
             self.tools.append(task_tool(self))
         self.history: list[dict] = list(history or [])
-        self._system_prompt = system_prompt
+        self._fixed_system_prompt = system_prompt
+        self._system_prompt: tuple[str, str] | None = None  # (conversation id, the prompt built for it)
         self._system_note = system_note
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
@@ -251,10 +253,25 @@ class Agent:
         return [t.api_spec() for t in self.tools]
 
     @property
+    def conversation_id(self) -> str:
+        """The first session of this conversation's resume chain: the prompt's date and the cache key (SPEC §12)."""
+        root = getattr(getattr(self.recorder, "meta", None), "root_session_id", None)
+        return root if isinstance(root, str) and root else self.session_id
+
+    @property
     def system_prompt(self) -> str:
-        if self._system_prompt is None:
-            self._system_prompt = build_system_prompt(self.project_dir, self.tool_specs()) + self._system_note
-        return self._system_prompt
+        """The same bytes for every request of a conversation, resumed or not (prompt.py)."""
+        if self._fixed_system_prompt is not None:
+            return self._fixed_system_prompt
+        conversation = self.conversation_id
+        if self._system_prompt is None or self._system_prompt[0] != conversation:
+            try:
+                started: int | None = created_ms_of(conversation)
+            except ValueError:
+                started = None
+            text = build_system_prompt(self.project_dir, self.tool_specs(), started) + self._system_note
+            self._system_prompt = (conversation, text)
+        return self._system_prompt[1]
 
     def request_messages(self) -> list[dict]:
         """The messages of the next request: a pure view of `history` (never a change to it)."""
@@ -596,7 +613,7 @@ class Agent:
         try:
             response = self.provider.complete(system=self.system_prompt, messages=self.request_messages(),
                                               tools=self.tool_specs(), max_tokens=self.max_tokens,
-                                              callbacks=stream, cancel=cancel)
+                                              callbacks=stream, cancel=cancel, cache_key=self.conversation_id)
         except ProviderCancelled:
             return None
         self._count(response)

@@ -1,14 +1,19 @@
 """The system prompt: who the agent is, where it works, which tools it has.
 
-The system prompt is not part of the transcript (it is rebuilt per process),
-so it may mention the date and the platform without hurting resume fidelity.
+Fixed for a whole conversation (SPEC §12): every request of a session, and the first one after
+a resume, must begin with the same bytes so that the prompt cache holds. So the prompt is a pure
+function of facts the transcript records — the project directory (every record's `cwd`), the tools
+(the agent version's), the operating system's name, and the day the conversation started (the
+creation time in the id of its resume chain's first session, `root_session_id`, in UTC) — never of
+today's date or a kernel version. What changes mid-session reaches the model as a `reminder` in the
+next user message, never as an edit of this text.
 """
 
 from __future__ import annotations
 
 import platform
 from collections.abc import Iterable
-from datetime import date
+from datetime import UTC, datetime
 from pathlib import Path
 
 SYSTEM_TEMPLATE = """\
@@ -16,7 +21,7 @@ You are evo-agent, a coding agent that works in a terminal on the user's project
 
 Project directory: {project_dir}
 Platform: {platform}
-Today: {today}
+Conversation started: {started} (UTC)
 
 You act through tools; relative paths are resolved against the project directory.
 Available tools:
@@ -33,7 +38,15 @@ How to work:
 """
 
 
-def build_system_prompt(project_dir: Path | str, tool_specs: Iterable[dict]) -> str:
+def started_day(created_ms: int | None) -> str:
+    """The UTC day of a conversation's first session (its id's creation time), e.g. 2026-12-04."""
+    if created_ms is None:
+        return "unknown"
+    return datetime.fromtimestamp(created_ms / 1000, tz=UTC).date().isoformat()
+
+
+def build_system_prompt(project_dir: Path | str, tool_specs: Iterable[dict], started_ms: int | None = None) -> str:
+    """The system prompt of a conversation started at `started_ms` (see the module docstring: no clock read here)."""
     lines = []
     for spec in tool_specs:
         description = " ".join(str(spec.get("description", "")).split())
@@ -41,7 +54,7 @@ def build_system_prompt(project_dir: Path | str, tool_specs: Iterable[dict]) -> 
         lines.append(f"- {spec.get('name')}: {first}.")
     return SYSTEM_TEMPLATE.format(
         project_dir=str(project_dir),
-        platform=f"{platform.system()} {platform.release()}".strip(),
-        today=date.today().isoformat(),
+        platform=platform.system() or "unknown",
+        started=started_day(started_ms),
         tools="\n".join(lines) or "- (none)",
     )

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from evo_agent.providers.base import ModelResponse
     from evo_agent.session import SessionStore
 
-__all__ = ["MAX_CHAIN", "Usage", "chain_usage", "cost_report", "own_usage", "resumed_usage", "usage_cost"]
+__all__ = ["MAX_CHAIN", "Usage", "cache_hit_rate", "cache_text", "chain_usage", "cost_report", "own_usage",
+           "resumed_usage", "usage_cost"]
 
 MAX_CHAIN = 1000  # a resume chain longer than this is not summed further (and a cycle ends here too)
 
@@ -36,6 +37,11 @@ class Usage:
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @property
+    def prompt_tokens(self) -> int:
+        """Every input token sent: uncached, written to the cache, and read from it."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
@@ -50,13 +56,13 @@ class Usage:
                    response.cache_creation_input_tokens or 0, response.cache_read_input_tokens or 0, 1)
 
 
-def chain_usage(store: Any, session_id: str) -> tuple[int, int]:
-    """(input tokens, output tokens) spent by `session_id` and every session it was resumed from.
+def chain_usage(store: Any, session_id: str) -> Usage:
+    """The tokens spent by `session_id` and every session it was resumed from (model calls not counted).
 
     Reads meta.json files only (rebuilt from the transcript where one lags, never written back);
     a missing link ends the chain.
     """
-    total_in = total_out = 0
+    total = Usage()
     seen: set[str] = set()
     current: str | None = session_id
     while current and current not in seen and len(seen) < MAX_CHAIN:
@@ -67,25 +73,39 @@ def chain_usage(store: Any, session_id: str) -> tuple[int, int]:
             break
         if info is None:
             break
-        total_in += int(info.meta.total_input_tokens or 0)
-        total_out += int(info.meta.total_output_tokens or 0)
-        current = info.meta.resumed_from
-    return total_in, total_out
+        m = info.meta
+        total.add(Usage(int(m.total_input_tokens or 0), int(m.total_output_tokens or 0),
+                        int(m.total_cache_creation_tokens or 0), int(m.total_cache_read_tokens or 0)))
+        current = m.resumed_from
+    return total
 
 
 def resumed_usage(store: SessionStore, source: str) -> Usage:
     """The totals a session resumed from `source` starts with: everything its resume chain spent."""
-    input_tokens, output_tokens = chain_usage(store, source)
-    return Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    return chain_usage(store, source)
 
 
 def own_usage(total: Usage, store: SessionStore | None, resumed_from: str | None) -> Usage:
     """A session's own usage: `total` less the resume chain's totals it started from (resumed_usage)."""
-    chain_in = chain_out = 0
-    if store is not None and resumed_from:
-        chain_in, chain_out = chain_usage(store, resumed_from)
-    return Usage(max(0, total.input_tokens - chain_in), max(0, total.output_tokens - chain_out),
-                 total.cache_creation_input_tokens, total.cache_read_input_tokens, total.model_calls)
+    chain = chain_usage(store, resumed_from) if store is not None and resumed_from else Usage()
+    return Usage(max(0, total.input_tokens - chain.input_tokens), max(0, total.output_tokens - chain.output_tokens),
+                 max(0, total.cache_creation_input_tokens - chain.cache_creation_input_tokens),
+                 max(0, total.cache_read_input_tokens - chain.cache_read_input_tokens), total.model_calls)
+
+
+def cache_hit_rate(usage: Usage) -> float | None:
+    """The share of the input read from the prompt cache (0..1), None when nothing was sent."""
+    sent = usage.prompt_tokens
+    return usage.cache_read_input_tokens / sent if sent else None
+
+
+def cache_text(usage: Usage) -> str:
+    """'cache: 12,000 read, 1,500 written, 88% of the input read from it', or '' when the API reported no cache use."""
+    if not (usage.cache_read_input_tokens or usage.cache_creation_input_tokens):
+        return ""
+    rate = cache_hit_rate(usage) or 0.0
+    return (f"cache: {usage.cache_read_input_tokens:,} read, {usage.cache_creation_input_tokens:,} written, "
+            f"{rate:.0%} of the input read from it")
 
 
 def usage_cost(model: str | None, usage: Usage) -> float | None:
@@ -102,16 +122,17 @@ def cost_report(session_id: str, model: str, own: Usage, chain: list) -> str:
     """
     text = (f"session {session_id}: {own.input_tokens:,} input + {own.output_tokens:,} output "
             f"= {own.total:,} tokens in {own.model_calls} model call{'s' if own.model_calls != 1 else ''}")
-    if own.cache_read_input_tokens or own.cache_creation_input_tokens:
-        text += (f" (cache: {own.cache_read_input_tokens:,} read, "
-                 f"{own.cache_creation_input_tokens:,} written)")
+    cache = cache_text(own)
+    if cache:
+        text += f" ({cache})"
     dollars = usage_cost(model, own)
     text += f" · {format_usd(dollars)}" if dollars is not None else f" · no price known for {model}"
     chain_text = _chain_text(own, dollars, chain)
     if chain_text:
         text += "\n" + chain_text
     if dollars is not None or chain_text:
-        text += f"\n(list prices of {PRICES_AS_OF}; earlier sessions as their transcripts recorded them)"
+        text += (f"\n(list prices of {PRICES_AS_OF}, cache writes and reads at their own prices; "
+                 "earlier sessions as their transcripts recorded them)")
     return text
 
 

@@ -2,7 +2,9 @@
 
 - text: the final answer on stdout (the default);
 - json: one JSON object once the turn is over: `type: "result"`, `subtype`, `is_error`, `result`
-  (the final text, or the error), `session_id`, `usage`, `total_cost_usd` (null when the model's
+  (the final text, or the error), `session_id`, `usage` (Claude Code's `input_tokens`, `output_tokens`,
+  `cache_creation_input_tokens`, `cache_read_input_tokens`, and `cache_hit_rate`: the share of the
+  input read from the prompt cache), `total_cost_usd` (at the cache's prices; null when the model's
   price is unknown), `duration_ms`, `num_turns`;
 - stream-json: one JSON object per line as things happen: `system`/`init` (session_id, model,
   cwd, tools), `stream_event` text deltas, `assistant` messages holding a `tool_use`, `user`
@@ -28,10 +30,15 @@ def _line(obj: dict) -> str:
 
 
 def usage_of(agent: Any) -> dict:
+    """Claude Code's usage fields, and the share of the input read from the prompt cache (null: nothing sent)."""
+    from evo_agent.agent.usage import cache_hit_rate
+
     u = agent.usage
+    rate = cache_hit_rate(u)
     return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
             "cache_creation_input_tokens": u.cache_creation_input_tokens,
-            "cache_read_input_tokens": u.cache_read_input_tokens}
+            "cache_read_input_tokens": u.cache_read_input_tokens,
+            "cache_hit_rate": None if rate is None else round(rate, 4)}
 
 
 def init_event(agent: Any) -> dict:

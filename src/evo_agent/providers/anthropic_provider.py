@@ -3,7 +3,8 @@
 It keeps what the official SDK gave (which cost 1.5–3 s to import): server-sent events
 folded into one message (anthropic_stream.py), retries with backoff on 429/5xx/529
 reported through `on_retry`, ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN / ANTHROPIC_BASE_URL,
-and one clear line per failure (providers/errors.py).
+and one clear line per failure (providers/errors.py). A conversation's request (one with a
+`cache_key`) carries prompt-cache breakpoints (anthropic_cache.py); a one-off (the summary call) none.
 
 The request runs in a worker thread and hands its events to the caller's thread through
 a queue (pump.py), so the caller can react to `cancel` (and to Ctrl+C) at once even while
@@ -15,6 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from .anthropic_cache import cached_request
 from .anthropic_stream import MessageAssembler
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .endpoint import open_client, setting
@@ -59,10 +61,15 @@ class AnthropicProvider:
         """Connect to the API in the background so the first request does not wait for the handshake."""
         self._client.warm()
 
-    def build_body(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int) -> bytes:
+    def build_body(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
+                   cache_key: str | None = None) -> bytes:
+        """The request's bytes; a conversation's request (with a `cache_key`) gets cache breakpoints."""
+        sent_system: Any = system
+        if cache_key is not None:
+            sent_system, tools, messages = cached_request(system, tools, messages)
         params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": messages}
         if system:
-            params["system"] = system
+            params["system"] = sent_system
         if tools:
             params["tools"] = tools
         params["stream"] = True
@@ -83,12 +90,14 @@ class AnthropicProvider:
         max_tokens: int = 8192,
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
+        cache_key: str | None = None,
     ) -> ModelResponse:
         if cancel is not None and cancel.is_set():
             raise ProviderCancelled()
         if not self.api_key and not self.auth_token:
             raise ProviderError(MISSING_KEY_MESSAGE)
-        body = self.build_body(system=system, messages=messages, tools=tools, max_tokens=max_tokens)
+        body = self.build_body(system=system, messages=messages, tools=tools, max_tokens=max_tokens,
+                               cache_key=cache_key)
         assembler = MessageAssembler()
         return stream_answer(lambda put, stop, live: self._send(body, put, stop, live),
                              feed=lambda event: assembler.feed(*event), finish=lambda: _finish(assembler),

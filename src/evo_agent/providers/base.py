@@ -100,4 +100,9 @@ class Provider(Protocol):
         max_tokens: int = 8192,
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
-    ) -> ModelResponse: ...
+        cache_key: str | None = None,
+    ) -> ModelResponse:
+        """One model call. `cache_key` names the conversation a request belongs to (its resume chain's
+        first session id), so its prefix will be sent again: the provider asks the API to cache it
+        (SPEC §12). None for a one-off request (the summary call), which is not worth a cache write."""
+        ...

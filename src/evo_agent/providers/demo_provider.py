@@ -115,6 +115,7 @@ class DemoProvider:
         max_tokens: int = 8192,
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
+        cache_key: str | None = None,  # noqa: ARG002 - nothing to cache offline
     ) -> ModelResponse:
         callbacks = callbacks or StreamCallbacks()
         if cancel is not None and cancel.is_set():

@@ -13,7 +13,13 @@ translated by openai_translate.py, the streamed answer assembled by openai_strea
 Compatibility fallbacks, each tried at most once per provider and then remembered:
 a 400 that names `stream_options` drops it, a 400 that asks for
 `max_completion_tokens` instead of `max_tokens` switches (api.openai.com gets
-`max_completion_tokens` from the start).
+`max_completion_tokens` from the start), a 400 that names `prompt_cache_key` drops it.
+
+`prompt_cache_key` (SPEC §12): a conversation's requests (those with a `cache_key`, the resume
+chain's first session id) carry it where the endpoint is known to accept it: api.openai.com, or
+any endpoint when EVO_AGENT_PROMPT_CACHE_KEY=1; EVO_AGENT_PROMPT_CACHE_KEY=0 never sends it. Other
+servers (Ollama, vLLM, llama.cpp, routers) are not sent a parameter they may refuse; should one
+refuse it anyway, it is dropped after the first 400 that names it.
 
 The request (over the small stdlib client in http_client.py: the `openai` SDK cost ~1.1 s
 to import) runs in a worker thread and hands the chunks to the caller's thread
@@ -24,6 +30,7 @@ is blocked; callbacks always run in the caller's thread.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from typing import Any
 from urllib.parse import urlsplit
@@ -38,11 +45,22 @@ from .pump import Put, forward, retry_notices, stream_answer
 from .registry import default_model
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+CACHE_KEY_ENV = "EVO_AGENT_PROMPT_CACHE_KEY"
 NO_KEY_PLACEHOLDER = "sk-no-key-required"  # sent to a local server that wants no key
 MISSING_KEY_MESSAGE = (
     "no OpenAI API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama), "
     "or choose --provider demo"
 )
+
+
+def sends_cache_key(host: str) -> bool:
+    """Whether requests to `host` carry `prompt_cache_key`: EVO_AGENT_PROMPT_CACHE_KEY=1/0, else only api.openai.com."""
+    forced = (os.environ.get(CACHE_KEY_ENV) or "").strip().lower()
+    if forced in ("1", "true", "yes", "on"):
+        return True
+    if forced in ("0", "false", "no", "off"):
+        return False
+    return host == "api.openai.com"
 
 
 def parse_chunk(data: str) -> dict:
@@ -80,6 +98,7 @@ class OpenAIProvider:
         host = (urlsplit(self.base_url).hostname or "").lower()
         self.max_tokens_param = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
         self.send_stream_options = True
+        self.send_cache_key = sends_cache_key(host)
         self._compat_tried: set[str] = set()
         self.label = ApiLabel("OpenAI-compatible API", "OPENAI_API_KEY", "OPENAI_BASE_URL", self.base_url,
                               self.model, DEFAULT_BASE_URL, url_in_status=True)
@@ -95,10 +114,13 @@ class OpenAIProvider:
         self._client.warm()
 
     # ---- request building
-    def build_params(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int) -> dict:
+    def build_params(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
+                     cache_key: str | None = None) -> dict:
         params: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(system, messages)}
         if tools:
             params["tools"] = to_openai_tools(tools)
+        if cache_key and self.send_cache_key:
+            params["prompt_cache_key"] = cache_key
         params[self.max_tokens_param] = max_tokens
         if self.stream:
             params["stream"] = True
@@ -111,6 +133,10 @@ class OpenAIProvider:
         if not (isinstance(exc, StatusError) and exc.status == 400):
             return False
         text = error_words(exc)
+        if "prompt_cache_key" in params and "prompt_cache_key" in text:
+            self.send_cache_key = False
+            del params["prompt_cache_key"]
+            return True
         if "stream_options" in params and "stream_options" in text and "stream_options" not in self._compat_tried:
             self._compat_tried.add("stream_options")
             self.send_stream_options = False
@@ -147,12 +173,14 @@ class OpenAIProvider:
         max_tokens: int = 8192,
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
+        cache_key: str | None = None,
     ) -> ModelResponse:
         if cancel is not None and cancel.is_set():
             raise ProviderCancelled()
         if self.missing_key:
             raise ProviderError(MISSING_KEY_MESSAGE)
-        params = self.build_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens)
+        params = self.build_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens,
+                                   cache_key=cache_key)
         assembler = ChatStreamAssembler(history_tool_ids(messages), seed=len(messages))
         return stream_answer(lambda put, stop, live: self._send(params, put, stop, live),
                              feed=lambda event: _feed(assembler, event), finish=lambda: _finish(assembler),

@@ -59,6 +59,8 @@ class SessionMeta:
     answer_count: int = 0  # assistant records this session got from a model itself (not restored copies)
     compact_count: int = 0
     resumed_from: str | None = None
+    # The first session of the resume chain (None: this one): the conversation's identity, the cache key (SPEC §12).
+    root_session_id: str | None = None
     messages_bytes: int = 0
     extra: dict = field(default_factory=dict, repr=False)
 
@@ -87,7 +89,8 @@ class SessionMeta:
             "total_cache_read_tokens": self.total_cache_read_tokens,
             "message_count": self.message_count, "answer_count": self.answer_count,
             "compact_count": self.compact_count,
-            "resumed_from": self.resumed_from, "messages_bytes": self.messages_bytes,
+            "resumed_from": self.resumed_from, "root_session_id": self.root_session_id,
+            "messages_bytes": self.messages_bytes,
         }
 
     def copy(self) -> SessionMeta:
@@ -126,7 +129,8 @@ def encode_meta(meta: SessionMeta) -> bytes:
 _INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens",
                "total_cache_creation_tokens", "total_cache_read_tokens", "message_count", "answer_count",
                "compact_count", "messages_bytes")
-_OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "name", "resumed_from", "agent_version", "cwd")
+_OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "name", "resumed_from", "root_session_id",
+                   "agent_version", "cwd")
 _KNOWN = frozenset(_INT_FIELDS + _OPT_STR_FIELDS + ("id",))
 
 
@@ -311,6 +315,8 @@ def fold_record(meta: SessionMeta, record: dict) -> None:
     elif rtype == "resume_marker":
         source = record.get("from_session_id")
         meta.resumed_from = source if isinstance(source, str) else meta.resumed_from
+        root = record.get("root_session_id")
+        meta.root_session_id = root if isinstance(root, str) else meta.root_session_id
         meta.compact_count = max(meta.compact_count, _int(record.get("compact_count")))
         if isinstance(record.get("first_prompt"), str):
             meta.first_prompt = record["first_prompt"]

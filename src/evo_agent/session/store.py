@@ -445,6 +445,18 @@ class SessionStore:
                 chain.append(info)
         return chain
 
+    def _chain_root(self, session_id: str, source: SessionInfo | None) -> str:
+        """The first session of `session_id`'s resume chain: recorded by its resume, else found by walking back."""
+        if source is None or not source.meta.resumed_from:
+            return session_id
+        if source.meta.root_session_id:
+            return source.meta.root_session_id
+        chain = self.lineage(session_id)  # a session resumed before roots were recorded
+        if not chain:
+            return source.meta.resumed_from
+        oldest = chain[-1].meta
+        return oldest.root_session_id or oldest.resumed_from or oldest.id
+
     # Resuming ---------------------------------------------------------------
 
     def load(self, session_id: str, *, window: int | None = None) -> LoadedSession:
@@ -517,6 +529,7 @@ class SessionStore:
             marker["first_prompt"] = first_prompt
         if source and source.meta.name:
             marker["name"] = source.meta.name  # the continuation keeps its name (meta folds it)
+        marker["root_session_id"] = self._chain_root(session_id, source)
         if reason:
             marker["adopted"] = reason
         recorder.resume_marker(session_id, loaded.restored_count, **marker)

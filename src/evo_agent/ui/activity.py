@@ -16,7 +16,7 @@ from rich.cells import cell_len
 
 from .render import one_line
 
-__all__ = ["Activity", "SPINNER", "is_retry_notice", "fit"]
+__all__ = ["Activity", "SPINNER", "cost_part", "is_retry_notice", "fit"]
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 CHARS_PER_TOKEN = 4  # a rough, honest estimate while streaming ("~" says so)
@@ -98,3 +98,21 @@ class Activity:
         if tokens:
             parts.insert(1 + bool(self.retry), f"~{tokens:,} tokens")
         return fit(parts, width)
+
+
+def cost_part(agent: object) -> str:
+    """The idle status line's money: '$0.0421 · cache 91%' ('' when the model's price and the cache are unknown).
+
+    From the agent's running totals only (no file is read: the status line is drawn often).
+    """
+    try:
+        from evo_agent.agent.pricing import format_usd
+        from evo_agent.agent.usage import cache_hit_rate, usage_cost
+
+        usage = agent.usage  # type: ignore[attr-defined]
+        dollars = usage_cost(getattr(agent, "model", None), usage)
+        rate = cache_hit_rate(usage) if usage.cache_read_input_tokens or usage.cache_creation_input_tokens else None
+    except Exception:  # noqa: BLE001 - a status line never takes the app down
+        return ""
+    parts = [format_usd(dollars) if dollars else "", f"cache {rate:.0%}" if rate is not None else ""]
+    return " · ".join(p for p in parts if p)

@@ -57,7 +57,7 @@ from evo_agent.safe_text import terminal_safe
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
 from . import render
-from .activity import Activity, fit
+from .activity import Activity, cost_part, fit
 from .bridge import AgentLike
 from .commands import complete as complete_command
 from .commands import help_text, is_command, lookup
@@ -341,7 +341,7 @@ class AgentApp:
             threshold = int(getattr(a, "compact_threshold", 0) or 0)
             chars = int(getattr(a, "context_chars", 0) or 0)
             parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens",
-                     f"context {100 * chars // threshold}%" if threshold else "",
+                     f"context {100 * chars // threshold}%" if threshold else "", cost_part(a),
                      f"mode {a.permission_mode}" if getattr(a, "permission_mode", None) else "",
                      # commands run unasked without bubblewrap: the allowlist alone decides (tools/sandbox.py)
                      "unsandboxed" if getattr(a, "read_only_backstop", None) is False else "",

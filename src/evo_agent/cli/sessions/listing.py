@@ -60,8 +60,8 @@ def sessions_list(
     row says its `worktree`); resuming one of them takes `--project-dir` with that path.
     The table fits the terminal (id, age, messages, the title cut with …) unless `wide` or it fits whole.
     """
-    rows = store.list(include_empty=include_all)
-    others = [(tree, _worktree_rows(tree, include_all)) for tree in worktrees]
+    rows = _rows(store, include_all, limit)
+    others = [(tree, _worktree_rows(tree, include_all, limit)) for tree in worktrees]
     if as_json:
         data = [row_json(r) for r in (rows[:limit] if limit else rows)]
         for tree, tree_rows in others:
@@ -79,6 +79,14 @@ def sessions_list(
                       f"--project-dir {terminal_safe(shlex.quote(str(tree.path)))}:\n")
             _write_table(tree_rows, out, limit, wide)
     return 0
+
+
+def _rows(store: SessionStore, include_all: bool, limit: int | None) -> list[SessionInfo]:
+    """Every row, or with `limit` the newest limit + 1 (`newest`: about that many metas read, not all of them;
+    the one beyond says that more exist)."""
+    if limit:
+        return store.newest(limit + 1, include_empty=include_all)
+    return store.list(include_empty=include_all)
 
 
 def table_width(out: TextIO) -> int | None:
@@ -125,7 +133,7 @@ def age(ms: int, now_ms: int) -> str:
 
 
 def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None, wide: bool = False) -> None:
-    hidden = max(0, len(rows) - limit) if limit else 0
+    hidden = bool(limit) and len(rows) > limit
     if hidden:
         rows = rows[:limit]
     if not rows:
@@ -160,7 +168,7 @@ def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None, wide: 
         out.write(f"{foreign:,} session{were} recorded elsewhere: never continued by -c; "
                   "resuming asks first (evo-agent sessions adopt ID takes one on)\n")
     if hidden:
-        out.write(f"… {hidden:,} older session{'s' if hidden != 1 else ''} not shown (--limit {limit})\n")
+        out.write(f"… older sessions not shown (--limit {limit})\n")
 
 
 def _aligned(table: list[tuple[str, ...]], right: set[int]) -> list[str]:
@@ -170,7 +178,7 @@ def _aligned(table: list[tuple[str, ...]], right: set[int]) -> list[str]:
                       + [row[-1]]).rstrip() for row in table]
 
 
-def _worktree_rows(tree: Worktree, include_all: bool) -> list[SessionInfo]:
+def _worktree_rows(tree: Worktree, include_all: bool, limit: int | None) -> list[SessionInfo]:
     """Another worktree's sessions, read only; none (and one line on stderr) when its sessions directory is refused
     (a link, another owner, something that is not a session), as for this project's own."""
     store = SessionStore(tree.path, write_back=False)
@@ -179,7 +187,7 @@ def _worktree_rows(tree: Worktree, include_all: bool) -> list[SessionInfo]:
     except SessionsDirRefused as exc:
         print(f"evo-agent: {exc}", file=sys.stderr)
         return []
-    return store.list(include_empty=include_all)
+    return _rows(store, include_all, limit)
 
 
 def other_worktrees(project_dir: Path) -> list[Worktree]:

@@ -60,11 +60,23 @@ class Style:
 def fmt_tokens(tokens: Tokens) -> str:
     text = f"{tokens.input:,} in / {tokens.output:,} out"
     extra = []
-    if tokens.cache_read:
-        extra.append(f"{tokens.cache_read:,} cache read")
+    sent = tokens.input + tokens.cache_read + tokens.cache_creation
+    if tokens.cache_read:  # with the share of the input it is: the cache's hit rate
+        extra.append(f"{tokens.cache_read:,} cache read: {tokens.cache_read / sent:.0%} of the input")
     if tokens.cache_creation:
         extra.append(f"{tokens.cache_creation:,} cache write")
     return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+def session_cost(model: str | None, tokens: Tokens) -> str:
+    """'$0.0421 (cache reads and writes at their own prices, list prices of …)', or '' when the price is unknown."""
+    from evo_agent.agent.pricing import PRICES_AS_OF, cost_usd, format_usd
+
+    dollars = cost_usd(model, input_tokens=tokens.input, output_tokens=tokens.output,
+                       cache_creation_input_tokens=tokens.cache_creation, cache_read_input_tokens=tokens.cache_read)
+    if dollars is None:
+        return ""
+    return f"{format_usd(dollars)} (cache writes and reads at their own prices; list prices of {PRICES_AS_OF})"
 
 
 def input_text(call: ToolCall) -> str:
@@ -114,6 +126,9 @@ class TextRenderer:
         if sub:
             tokens += f"   subagents {fmt_tokens(sub)}   total {view.all_tokens.total:,}"
         self.emit("  ", f"messages {view.transcript.message_count:,}   {tokens}")
+        dollars = session_cost(meta.model if meta is not None else None, view.all_tokens)
+        if dollars:
+            self.emit("  ", f"cost     {dollars}")
         if view.lineage:
             chain = " ← ".join(terminal_safe(s, keep_newlines=False) for s in view.lineage) + (
                 " ← …" if view.lineage_missing else "")
