@@ -102,3 +102,19 @@ class PgCluster:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+
+def add_teammate(admin_url: str, repos: list[str], password: str = "pw-of-a-teammate") -> tuple[str, str]:
+    """A login role of its own in the store, as the README tells an admin: (role, its URL).
+
+    The store's schema must exist (the admin connected once). Roles are cluster-wide: each gets a fresh name.
+    """
+    import psycopg
+
+    role = "mate_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}' IN ROLE evo_agent_member")
+        for repo in repos:
+            conn.execute("INSERT INTO evo_agent_access (grantee, repo) VALUES (%s, %s)", (role, repo))
+    head, _, tail = admin_url.partition("@")
+    return role, f"postgresql://{role}:{password}@{tail}"

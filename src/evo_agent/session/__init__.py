@@ -37,7 +37,8 @@ _EXPORTS: dict[str, str] = {
                      "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name"), "ids"),
     **dict.fromkeys(("TranscriptLine", "first_records", "is_id_prefix", "is_sidechain_path", "iter_transcript",
                      "open_sidechain", "read_records", "sidechain_paths"), "inspect"),
-    **dict.fromkeys(("BACKUP_NAME_RE", "DIR_MODE", "FILE_HISTORY_DIR", "FILE_MODE", "GITIGNORE_NAME", "GITIGNORE_TEXT",
+    **dict.fromkeys(("BACKUP_NAME_RE", "DIR_MODE", "FETCHED_NAME", "FILE_HISTORY_DIR", "FILE_MODE", "GITIGNORE_NAME",
+                     "GITIGNORE_TEXT",
                      "LOCK_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "PROJECT_DIR_NAME",
                      "PROMPT_HISTORY_NAME", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SETTINGS_LOCK_NAME",
                      "SETTINGS_NAME", "SIDECHAIN_PATH_RE", "SIDECHAIN_SUFFIX", "STAGING_NAME", "SUBAGENT_DIR",
@@ -58,7 +59,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("decode", "encode_line",), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
     **dict.fromkeys(("changes_since", "prompt_turns",), "rewind"),
-    **dict.fromkeys(("count_secrets", "may_hold_secret", "redact_text",), "redact"),
+    **dict.fromkeys(("add_own_secret", "count_secrets", "mask_own_secrets", "may_hold_secret", "redact_text",),
+                    "redact"),
     **dict.fromkeys(("FileChange", "FileHistory", "restore_change",), "file_history"),
     **dict.fromkeys(("is_omitted_marker",), "resume"),
     **dict.fromkeys(("check_sessions_dir",), "trust"),
@@ -69,14 +71,16 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [  # sorted, case-insensitively
-    "AmbiguousSessionId", "BACKUP_NAME_RE", "blocks", "changes_since", "check_sessions_dir", "clean_name",
+    "add_own_secret", "AmbiguousSessionId", "BACKUP_NAME_RE", "blocks", "changes_since", "check_sessions_dir",
+    "clean_name",
     "content_blocks", "content_text", "count_secrets", "created_ms_of", "decode", "DIR_MODE", "encode_line",
-    "FILE_HISTORY_DIR", "FILE_MODE", "FileChange", "FileHistory", "find_project_dir", "first_records",
+    "FETCHED_NAME", "FILE_HISTORY_DIR", "FILE_MODE", "FileChange", "FileHistory", "find_project_dir", "first_records",
     "foreign_reason", "ForeignSession", "git_branch_of", "git_dir_of", "git_worktree_root", "git_worktrees",
     "GITIGNORE_NAME", "GITIGNORE_TEXT", "has_tool_results", "held_for_removal", "interrupted_result",
     "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_session_id", "is_sidechain_path",
     "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME",
-    "may_hold_secret", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain",
+    "mask_own_secrets", "may_hold_secret", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso",
+    "open_sidechain",
     "probe_live", "PROJECT_DIR_NAME", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns", "read_meta",
     "read_records", "rebuild_meta", "Recorder", "redact_text", "rename_session", "repair_history",
     "replace_private_file", "resolve_session_id", "restore_change", "ResumedSession", "search_sessions",
@@ -176,7 +180,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .naming import rename_session
     from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
     from .recorder import Recorder, SidechainRecorder, now_iso
-    from .redact import count_secrets, may_hold_secret, redact_text
+    from .redact import add_own_secret, count_secrets, mask_own_secrets, may_hold_secret, redact_text
     from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
     from .resume import LoadedSession, is_omitted_marker, load_for_resume, summary_message
     from .rewind import changes_since, prompt_turns

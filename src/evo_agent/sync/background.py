@@ -1,5 +1,9 @@
 """Replication off the turn's path: a daemon thread that pushes what the agent wrote.
 
+Each batch opens its own connection and closes it: an agent between turns
+holds none, and a connection that died silently is never reused (every wait
+on it is bounded by db.idle_timeout, then the next batch connects afresh).
+
 `notify(session_id)` — called after each turn — only records the id and sets
 an event: the turn never waits on the network. The thread (started by the
 first notify, so psycopg is never imported before the first turn ends) first
@@ -84,7 +88,7 @@ class BackgroundSync:
     def _run(self) -> None:
         from .db import StoreUnavailable, connect, driver_errors, one_line
         from .identity import project_identity
-        from .push import behind, local_session_ids, push_session
+        from .push import PushRefused, behind, local_session_ids, push_session
 
         identity = project_identity(self.store.project_dir)
         conn = None
@@ -97,13 +101,16 @@ class BackgroundSync:
                 self._pending.clear()
                 closing = self._closing
             if catch_up:
-                batch = sorted(set(batch) | {sid for sid in local_session_ids(self.store) if behind(self.store, sid)})
+                batch = sorted(set(batch) | {sid for sid in local_session_ids(self.store)
+                                             if behind(self.store, sid) and not self.store.foreign_reason(sid)})
             failed: list[str] = []
             for sid in batch:
                 try:
                     if conn is None:
                         conn = connect(self.url)
                     self.pushed_lines += push_session(conn, identity, self.store, sid).lines
+                except PushRefused as exc:  # another author's session: retrying cannot help
+                    self._fail(str(exc))
                 except StoreUnavailable as exc:
                     failed = batch[batch.index(sid):]
                     self._fail(str(exc))
@@ -118,6 +125,7 @@ class BackgroundSync:
                     conn = _drop(conn)
             else:
                 catch_up = False
+            conn = _drop(conn)  # one connection per batch: an idle agent holds none (max_connections, poolers)
             with self._lock:
                 if failed and not closing:
                     self._pending.update(failed)  # tried again after the next turn

@@ -68,6 +68,14 @@ def session_store(project_dir: Path | str, **kwargs: Any) -> LiveSessionStore:
     # (and no transcript of what a tool printed) ever sees it. The permission layer strips it too.
     os.environ.pop(ENV_NAME, None)
     _AGENT_URL.value = url
+    if url is not None:  # wherever it came from (the config file too), its password is the agent's own secret
+        from evo_agent.session import add_own_secret
+
+        from .config import url_password
+
+        password = url_password(url)
+        if password:
+            add_own_secret(password, "team-store-password")
     if url is None:
         return LiveSessionStore(project_dir, **kwargs)
     return RemoteAwareStore(project_dir, sync_url=url, **kwargs)

@@ -35,10 +35,22 @@ class Sandbox:
         agent_dir = Path(project) / AGENT_DIR
         if agent_dir.is_dir():
             args += ["--ro-bind", str(agent_dir), str(agent_dir)]
+        config = _user_config_dir()
+        if config is not None:  # the user's evo-agent config (the team store's URL and password): not there at all
+            args += ["--tmpfs", str(config)]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", project]
         if not self.network:
             args.append("--unshare-net")
         return args + ["--", *argv]
+
+
+def _user_config_dir() -> Path | None:
+    """`$XDG_CONFIG_HOME/evo-agent` (else `~/.config/evo-agent`) when it exists, resolved."""
+    import os
+
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    path = Path(base) / "evo-agent"
+    return real(path) if path.is_dir() else None
 
 
 def check_sandbox(project_dir: Path, network: bool = False) -> Sandbox:
