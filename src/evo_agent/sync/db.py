@@ -74,9 +74,9 @@ def connection_options(url: str) -> dict[str, object]:
                                 "keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
                                 "keepalives_count": 3, "tcp_user_timeout": int(idle_timeout() * 1000),
                                 "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"}
+    # The name is what a certificate is checked against, whatever `hostaddr` says (a tunnel sets sslmode itself).
     hosts = [h for h in str(given.get("host") or os.environ.get("PGHOST", "")).split(",")]
-    addrs = [a for a in str(given.get("hostaddr") or "").split(",") if a]
-    remote = any(not is_local_host(h) for h in hosts) and not (addrs and all(is_local_host(a) for a in addrs))
+    remote = any(not is_local_host(h) for h in hosts)
     if remote and "sslmode" not in given and "PGSSLMODE" not in os.environ:
         extra["sslmode"] = "verify-full"
         if "sslrootcert" not in given and "PGSSLROOTCERT" not in os.environ:
