@@ -96,7 +96,17 @@ class SilentProxy:
                     data = data[:max(0, len(data) - (link.sent[way] - limit))]  # the rest is held back
                     link.silent = True
                     self.went_silent.set()
-            try:
-                dst.sendall(data)
-            except OSError:
+            if not self._send(dst, data):
                 return
+
+    def _send(self, dst: socket.socket, data: bytes) -> bool:
+        """Everything of `data` to `dst`, however long the other side takes to read it; False once it is gone."""
+        view = memoryview(data)
+        while view and not self._closing:
+            try:
+                view = view[dst.send(view):]
+            except TimeoutError:  # the socket's short timeout (set for recv) also applies here: keep going
+                continue
+            except OSError:
+                return False
+        return True

@@ -75,3 +75,36 @@ def test_silent_mid_fetch_is_one_line_and_leaves_no_copy(sync_url: str, tmp_path
     silent.heal()
     shown = bob.run("sessions", "show", sid, timeout=90)
     assert shown.rc == 0 and "line 3999" in shown.out, shown.err
+
+
+def test_background_sync_gets_past_a_silent_connection(sync_url: str, tmp_path: Path, proxy,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's thread: one warning when the path goes silent, then — path back — the next turn catches up."""
+    from evo_agent.sync.background import BackgroundSync
+    from evo_agent.sync.db import connect
+    from tests.helpers import wait_for
+
+    from .helpers import project_with_origin
+
+    connect(sync_url).close()
+    monkeypatch.setenv("EVO_AGENT_SYNC_TIMEOUT", "1")
+    silent = proxy(silent_after_up=300_000)
+    project = project_with_origin(tmp_path / "p", "git@github.com:team/app.git")
+    sid = big_session(project, 4000)
+    store = quiet_store(project)
+    warnings: list[str] = []
+    sync = BackgroundSync(silent.url(sync_url), store, warnings.append)
+    sync.notify(sid)  # a turn ended
+    wait_for(lambda: sync.failures >= 1, timeout=60)
+    assert silent.went_silent.is_set() and len(warnings) == 1 and "sent nothing for 1s" in warnings[0]
+    silent.heal()
+    lines = complete_line_count(store.sessions_dir / sid / "messages.jsonl")
+
+    def next_turn_caught_up() -> bool:
+        sync.notify(sid)  # a turn ended: a fresh connection, from the store's own offsets
+        sync._idle.wait(30)
+        return line_rows(sync_url, sid) == lines
+
+    wait_for(next_turn_caught_up, timeout=120, interval=0.5)
+    assert sync.close(wait=60)
+    assert len(warnings) == 1

@@ -50,6 +50,7 @@ class BackgroundSync:
         self._closing = False
         self._thread: threading.Thread | None = None
         self._warned = False
+        self._last_failed = False
         self.pushed_lines = 0  # for tests and benchmarks
         self.failures = 0
 
@@ -81,7 +82,7 @@ class BackgroundSync:
         if warn_now:
             self.warn("evo-agent: the team store did not answer in time; this session will be pushed by the next "
                       "run or by `evo-agent sessions push`")
-        return done
+        return done and not self._last_failed
 
     # The thread -----------------------------------------------------------------------------------------
 
@@ -127,6 +128,7 @@ class BackgroundSync:
                 catch_up = False
             conn = _drop(conn)  # one connection per batch: an idle agent holds none (max_connections, poolers)
             with self._lock:
+                self._last_failed = bool(failed)
                 if failed and not closing:
                     self._pending.update(failed)  # tried again after the next turn
                 if not self._pending:

@@ -5,7 +5,9 @@ What every connection gets unless its URL says otherwise (README "Team store"):
   `sslmode=verify-full` with the system's CA store (`sslrootcert=system`);
 - no hang: libpq's `connect_timeout`, TCP keepalives and `tcp_user_timeout`
   (a peer that vanished), a server-side `statement_timeout` (a lock held
-  for ever) and, on the client, an idle deadline on every wait: a server
+  for ever) and `idle_in_transaction_session_timeout` (the transaction of a
+  client that went silent ends, so its row locks do not block the retry's
+  inserts of the same lines), and, on the client, an idle deadline on every wait: a server
   that accepts bytes but never answers (a stopped backend, a proxy that
   stopped forwarding) fails the operation after EVO_AGENT_SYNC_TIMEOUT
   seconds (default 30) without a byte, closing the connection;
@@ -52,6 +54,11 @@ def idle_timeout() -> float:
         return IDLE_TIMEOUT_S
 
 
+def _stuck_ms() -> int:
+    """How long the server keeps a transaction whose client went silent (its row locks would block the retry)."""
+    return max(2000, int(idle_timeout() * 2000))
+
+
 def is_local_host(host: str) -> bool:
     """Loopback or a Unix socket (an empty host is libpq's default socket): no TLS needed there."""
     host = host.strip()
@@ -73,7 +80,8 @@ def connection_options(url: str) -> dict[str, object]:
     extra: dict[str, object] = {"connect_timeout": _connect_timeout(), "application_name": "evo-agent",
                                 "keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
                                 "keepalives_count": 3, "tcp_user_timeout": int(idle_timeout() * 1000),
-                                "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"}
+                                "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS} "
+                                           f"-c idle_in_transaction_session_timeout={_stuck_ms()}"}
     # The name is what a certificate is checked against, whatever `hostaddr` says (a tunnel sets sslmode itself).
     hosts = [h for h in str(given.get("host") or os.environ.get("PGHOST", "")).split(",")]
     remote = any(not is_local_host(h) for h in hosts)
