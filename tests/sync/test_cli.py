@@ -236,3 +236,17 @@ def test_a_sessions_name_travels_to_the_team_listing(alice: Cli, bob: Cli) -> No
     (row,) = json.loads(bob.run("sessions", "list", "--remote", "--json").out)
     assert (row["id"], row["name"]) == (sid, "fix the uploads")
     assert "fix the uploads" in bob.run("sessions", "list", "--remote").out
+
+
+def test_a_restored_store_is_caught_up_by_the_next_run(alice: Cli, sync_url: str) -> None:
+    """The store rolled back (a backup restored) behind this machine's back: its own offsets say what is missing."""
+    import psycopg
+
+    sid = alice.run("-p", "before the restore").hint_id()
+    lines = alice.transcript(sid).read_bytes().count(b"\n")
+    assert line_rows(sync_url, sid) == lines
+    with psycopg.connect(sync_url, autocommit=True) as conn:  # what a restore from an older backup leaves
+        conn.execute("DELETE FROM evo_agent_lines WHERE session_id = %s AND byte_offset > 0", (sid,))
+    assert line_rows(sync_url, sid) == 1
+    later = alice.run("-p", "after the restore").hint_id()  # any run: its first push catches up first
+    assert line_rows(sync_url, sid) == lines and line_rows(sync_url, later) > 0

@@ -89,7 +89,7 @@ class BackgroundSync:
     def _run(self) -> None:
         from .db import StoreUnavailable, connect, driver_errors, one_line
         from .identity import project_identity
-        from .push import PushRefused, behind, local_session_ids, push_session
+        from .push import PushRefused, behind_in_store, local_session_ids, push_session
 
         identity = project_identity(self.store.project_dir)
         conn = None
@@ -101,10 +101,20 @@ class BackgroundSync:
                 batch = sorted(self._pending)
                 self._pending.clear()
                 closing = self._closing
-            if catch_up:
-                batch = sorted(set(batch) | {sid for sid in local_session_ids(self.store)
-                                             if behind(self.store, sid) and not self.store.foreign_reason(sid)})
             failed: list[str] = []
+            if catch_up:  # by the store's own offsets (one query): a restored or rolled-back store is caught up too
+                try:
+                    conn = connect(self.url)
+                    local = [sid for sid in local_session_ids(self.store) if not self.store.foreign_reason(sid)]
+                    batch = sorted(set(batch) | set(behind_in_store(conn, self.store, local)))
+                    catch_up = False
+                except StoreUnavailable as exc:
+                    failed, batch = batch, []
+                    self._fail(str(exc))
+                except driver_errors() as exc:
+                    failed, batch = batch, []
+                    self._fail(f"cannot push to the team store {redact_url(self.url)}: {one_line(exc, self.url)}")
+                    conn = _drop(conn)
             for sid in batch:
                 try:
                     if conn is None:
@@ -124,8 +134,6 @@ class BackgroundSync:
                 except Exception as exc:  # noqa: BLE001 - a sync bug must never reach the agent
                     self._fail(f"cannot push session {sid}: {type(exc).__name__}: {one_line(exc, self.url)}")
                     conn = _drop(conn)
-            else:
-                catch_up = False
             conn = _drop(conn)  # one connection per batch: an idle agent holds none (max_connections, poolers)
             with self._lock:
                 self._last_failed = bool(failed)

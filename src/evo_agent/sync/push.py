@@ -275,6 +275,49 @@ def read_hint(store: SessionStore, session_id: str) -> dict[str, int]:
     return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, int)}
 
 
+def behind_in_store(conn, store: SessionStore, session_ids: list[str]) -> list[str]:  # noqa: ANN001
+    """Which of `session_ids` the store lacks complete lines of, by the store's own offsets: one query for all.
+
+    What a catch-up starts from, never the `.pushed.json` hints: a store restored from a backup (rolled back)
+    or pruned behind this machine's back is caught up all the same.
+    """
+    pairs: list[tuple[str, str, int]] = []
+    for sid in session_ids:
+        session_dir = store.sessions_dir / sid
+        for rel in session_files(session_dir):
+            end = complete_end(session_dir / rel)
+            if end:
+                pairs.append((sid, rel, end))
+    if not pairs:
+        return []
+    rows = conn.execute(
+        "SELECT s, f, (SELECT next_offset FROM evo_agent_lines WHERE session_id = s AND file = f "
+        "ORDER BY byte_offset DESC LIMIT 1) FROM unnest(%s::text[], %s::text[]) AS t(s, f)",
+        ([p[0] for p in pairs], [p[1] for p in pairs])).fetchall()
+    ends = {(s, f): int(e or 0) for s, f, e in rows}
+    return sorted({sid for sid, rel, end in pairs if end > ends.get((sid, rel), 0)})
+
+
+def complete_end(path: Path) -> int:
+    """Where the last complete line of `path` ends (0 when there is none): a torn tail is not "behind"."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return 0
+    try:
+        end = os.fstat(fd).st_size
+        while end > 0:
+            start = max(0, end - READ_BLOCK)
+            block = os.pread(fd, end - start, start)
+            nl = block.rfind(b"\n")
+            if nl >= 0:
+                return start + nl + 1
+            end = start
+        return 0
+    finally:
+        os.close(fd)
+
+
 def behind(store: SessionStore, session_id: str) -> bool:
     """Whether a session has bytes this machine has not pushed (as far as the hint knows)."""
     session_dir = store.sessions_dir / session_id
