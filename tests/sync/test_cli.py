@@ -250,3 +250,17 @@ def test_a_restored_store_is_caught_up_by_the_next_run(alice: Cli, sync_url: str
     assert line_rows(sync_url, sid) == 1
     later = alice.run("-p", "after the restore").hint_id()  # any run: its first push catches up first
     assert line_rows(sync_url, sid) == lines and line_rows(sync_url, later) > 0
+
+
+def test_a_teammates_growing_session_is_fetched_again_not_frozen(alice: Cli, bob: Cli) -> None:
+    sid = alice.run("-p", "the first part").hint_id()
+    assert bob.run("--resume", sid, "-p", "go on").rc == 1  # fetched (and, foreign, refused in print mode)
+    first_copy = (bob.sessions_dir / sid / "messages.jsonl").read_bytes()
+    line = next(r for r in alice.transcript(sid).read_bytes().splitlines(keepends=True) if b'"type":"user"' in r)
+    with open(alice.transcript(sid), "ab") as f:  # alice's session goes on
+        f.write(line.replace(b"the first part", b"the second part"))
+    assert alice.run("sessions", "push", sid).rc == 0
+    assert bob.run("--resume", sid, "-p", "go on").rc == 1
+    copy = (bob.sessions_dir / sid / "messages.jsonl").read_bytes()
+    assert copy == alice.transcript(sid).read_bytes() and len(copy) > len(first_copy)
+    assert not [p for p in bob.sessions_dir.iterdir() if p.name.startswith(".")  and p.name != ".gitignore"]

@@ -136,41 +136,101 @@ def resolve_remote(conn, identity: Identity, text: str) -> RemoteSession:  # noq
 
 
 def fetch_session(conn, session_id: str, sessions_dir: Path) -> Path:  # noqa: ANN001
-    """Copy a session from the store into `sessions_dir/<id>`; its directory. An existing copy is kept as is.
+    """Copy a session from the store into `sessions_dir/<id>`; its directory.
 
     Unless the store vouches that this user wrote it, the copy is foreign (a `fetched` file, a 0400 transcript).
+    An existing copy is kept, except a foreign one the store has more of (a teammate's session still growing):
+    that one is fetched again and swapped in whole. Rows stream to disk (a server-side cursor): memory stays
+    bounded whatever the session's size.
     """
     if not is_session_id(session_id):
         raise SessionNotFound(f"the team store named a session {terminal_safe(session_id[:40])!r} that is not an id")
     target = sessions_dir / session_id
-    if (target / MESSAGES_NAME).exists():
+    if (target / MESSAGES_NAME).exists() and not _stale_copy(conn, target, session_id):
         return target
-    files = _read_files(conn, session_id)
-    if MESSAGES_NAME not in files:
-        raise SessionNotFound(f"session {session_id} has no transcript in the team store")
     _make_dir(sessions_dir)
     staging = sessions_dir / f".fetch-{session_id}-{secrets.token_hex(4)}"
     _make_dir(staging)
     try:
-        for rel, data in files.items():
-            if rel != MESSAGES_NAME:
-                _make_dir(staging / SUBAGENT_DIR)
-            _write_file(staging / rel, data)
+        sizes = _stream_files(conn, session_id, staging)
+        if MESSAGES_NAME not in sizes:
+            raise SessionNotFound(f"session {session_id} has no transcript in the team store")
         meta = conn.execute("SELECT meta FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone()
-        if meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == len(files[MESSAGES_NAME]):
+        if meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == sizes[MESSAGES_NAME]:
             _write_file(staging / META_NAME, json.dumps(meta[0], ensure_ascii=False).encode("utf-8"))
         whose = foreign_note(conn, session_id)
         if whose is not None:
             _write_file(staging / FETCHED_NAME, whose.encode("utf-8"))
             os.chmod(staging / MESSAGES_NAME, 0o400)
-        try:
-            os.rename(staging, target)
-        except OSError:
-            if not (target / MESSAGES_NAME).exists():
-                raise
+        _swap_in(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _stale_copy(conn, target: Path, session_id: str) -> bool:  # noqa: ANN001
+    """A foreign copy (we made it: it has the `fetched` file) whose transcript the store now holds more of."""
+    if not (target / FETCHED_NAME).is_file():
+        return False  # ours: never overwritten (it may be this user's live session)
+    row = conn.execute("SELECT next_offset FROM evo_agent_lines WHERE session_id = %s AND file = %s "
+                       "ORDER BY byte_offset DESC LIMIT 1", (session_id, MESSAGES_NAME)).fetchone()
+    try:
+        return row is not None and int(row[0]) > os.lstat(target / MESSAGES_NAME).st_size
+    except OSError:
+        return False
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Rename the complete copy into place; a stale foreign copy is moved aside first and removed."""
+    try:
+        os.rename(staging, target)
+        return
+    except OSError:
+        if not (target / FETCHED_NAME).is_file():
+            if (target / MESSAGES_NAME).exists():
+                return  # another process fetched it meanwhile
+            raise
+    old = target.with_name(f".stale-{target.name}-{secrets.token_hex(4)}")
+    os.rename(target, old)
+    try:
+        os.rename(staging, target)
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _stream_files(conn, session_id: str, staging: Path) -> dict[str, int]:  # noqa: ANN001
+    """Write each file's contiguous prefix into `staging` as rows arrive; {file: bytes written}.
+
+    Files with names that are not a session's are ignored; a gap ends a file (only a prefix is ever written).
+    """
+    sizes: dict[str, int] = {}
+    broken: set[str] = set()
+    current: tuple[str, int] | None = None  # (file, fd)
+    try:
+        with conn.transaction(), conn.cursor(name=f"evo_fetch_{secrets.token_hex(4)}") as cur:
+            cur.itersize = 500
+            cur.execute("SELECT file, byte_offset, next_offset, line, raw FROM evo_agent_lines "
+                        "WHERE session_id = %s ORDER BY file, byte_offset", (session_id,))
+            for file, offset, end, line, raw in cur:
+                if file in broken or not (file == MESSAGES_NAME or is_sidechain_path(file)):
+                    continue
+                if current is None or current[0] != file:
+                    if current is not None:
+                        os.close(current[1])
+                    if file != MESSAGES_NAME:
+                        _make_dir(staging / SUBAGENT_DIR)
+                    current = (file, _create(staging / file))
+                    sizes[file] = 0
+                data = line.encode("utf-8") if line is not None else bytes(raw)
+                if offset != sizes[file] or end != offset + len(data) + 1:
+                    broken.add(file)  # a gap (or a row that does not fit): keep the prefix before it
+                    continue
+                _write_all(current[1], data + b"\n")
+                sizes[file] = end
+    finally:
+        if current is not None:
+            os.close(current[1])
+    return sizes
 
 
 def foreign_note(conn, session_id: str) -> str | None:  # noqa: ANN001
@@ -193,26 +253,6 @@ def foreign_note(conn, session_id: str) -> str | None:  # noqa: ANN001
     return terminal_safe(text, keep_newlines=False)
 
 
-def _read_files(conn, session_id: str) -> dict[str, bytes]:  # noqa: ANN001
-    """Each file's contiguous prefix, as bytes; files with names that are not a session's are ignored."""
-    files: dict[str, bytearray] = {}
-    broken: set[str] = set()
-    with conn.cursor() as cur:
-        cur.execute("SELECT file, byte_offset, next_offset, line, raw FROM evo_agent_lines WHERE session_id = %s "
-                    "ORDER BY file, byte_offset", (session_id,))
-        for file, offset, end, line, raw in cur:
-            if file in broken or not (file == MESSAGES_NAME or is_sidechain_path(file)):
-                continue
-            buf = files.setdefault(file, bytearray())
-            data = line.encode("utf-8") if line is not None else bytes(raw)
-            if offset != len(buf) or end != offset + len(data) + 1:
-                broken.add(file)  # a gap (or a row that does not fit): keep the prefix before it
-                continue
-            buf += data
-            buf += b"\n"
-    return {file: bytes(buf) for file, buf in files.items()}
-
-
 def _make_dir(path: Path) -> None:
     try:
         os.mkdir(path, DIR_MODE)
@@ -221,13 +261,22 @@ def _make_dir(path: Path) -> None:
     os.chmod(path, DIR_MODE)
 
 
-def _write_file(path: Path, data: bytes) -> None:
+def _create(path: Path) -> int:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
+    os.fchmod(fd, FILE_MODE)
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    fd = _create(path)
     try:
-        os.fchmod(fd, FILE_MODE)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        _write_all(fd, data)
     finally:
         os.close(fd)
 
