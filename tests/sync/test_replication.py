@@ -154,9 +154,13 @@ def test_an_older_schema_is_migrated_and_a_newer_one_refused(sync_url: str) -> N
     with connect(sync_url) as conn:
         assert conn.execute("SELECT version FROM evo_agent_schema").fetchall() == [(SCHEMA_VERSION,)]
         assert conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'evo_agent_lines_fts_capped'").fetchone()
-        conn.execute("UPDATE evo_agent_schema SET version = 99")
+        conn.execute("UPDATE evo_agent_schema SET version = 99, min_client = 98")
     with pytest.raises(StoreUnavailable, match=r"schema is version 99, newer than this evo-agent understands"):
         connect(sync_url)
+    with psycopg.connect(sync_url, autocommit=True) as conn:  # a newer store that still admits this client
+        conn.execute("UPDATE evo_agent_schema SET min_client = %s", (SCHEMA_VERSION,))
+    with connect(sync_url) as conn:
+        assert conn.execute("SELECT version FROM evo_agent_schema").fetchall() == [(99,)]  # left as it is
 
 
 def test_a_fetch_writes_only_a_contiguous_prefix_and_safe_names(sync_url: str, project: Path, tmp_path: Path) -> None:

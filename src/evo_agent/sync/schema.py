@@ -27,12 +27,17 @@ Layout (version 2):
   authors are "not verified". The group role `evo_agent_member` gets the row
   rights (created when the migrating role may create roles).
 - version 4 indexes at most the first 64 KB of a line's text (a pasted
-  4 MB log cannot exceed the 1 MB tsvector limit and fail its batch).
+  4 MB log cannot exceed the 1 MB tsvector limit and fail its batch), and
+  `evo_agent_schema.min_client`: the oldest evo-agent schema version that may
+  still use the store. A client older than the store's version but not older
+  than `min_client` carries on (an upgraded admin does not lock the team out);
+  one older than `min_client` is refused with one line.
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION = 4
+MIN_CLIENT = 3  # the oldest client version that may use a store at SCHEMA_VERSION: it must know authors and RLS
 MEMBER_ROLE = "evo_agent_member"
 SEARCH_CAP = 65536  # characters of a line indexed for search (schema version 4)
 _LOCK_KEY = 7_345_262_001  # the advisory lock migrations take
@@ -127,6 +132,7 @@ MIGRATIONS: dict[int, list[str]] = {
         "DROP INDEX IF EXISTS evo_agent_lines_fts",
         "CREATE INDEX IF NOT EXISTS evo_agent_lines_fts_capped ON evo_agent_lines "
         f"USING gin (to_tsvector('simple', left(coalesce(line, ''), {SEARCH_CAP})))",
+        "ALTER TABLE evo_agent_schema ADD COLUMN IF NOT EXISTS min_client integer",
     ],
 }
 
@@ -150,6 +156,8 @@ def ensure_schema(conn) -> int:  # noqa: ANN001 - a psycopg Connection
     if current == SCHEMA_VERSION:
         return SCHEMA_VERSION
     if current is not None and current > SCHEMA_VERSION:
+        if _min_client(conn) <= SCHEMA_VERSION:
+            return current  # newer, and says this client may still use it
         raise SchemaTooNew(f"the team store's schema is version {current}, newer than this evo-agent "
                            f"understands ({SCHEMA_VERSION}); upgrade evo-agent")
     if not _may_migrate(conn):
@@ -159,6 +167,8 @@ def ensure_schema(conn) -> int:  # noqa: ANN001 - a psycopg Connection
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
         conn.execute("CREATE TABLE IF NOT EXISTS evo_agent_schema (version integer NOT NULL)")
         version = _version(conn)
+        if version > SCHEMA_VERSION and _min_client(conn) <= SCHEMA_VERSION:
+            return version
         if version > SCHEMA_VERSION:
             raise SchemaTooNew(f"the team store's schema is version {version}, newer than this evo-agent "
                                f"understands ({SCHEMA_VERSION}); upgrade evo-agent")
@@ -167,7 +177,8 @@ def ensure_schema(conn) -> int:  # noqa: ANN001 - a psycopg Connection
                 conn.execute(statement)
         if version != SCHEMA_VERSION:
             conn.execute("DELETE FROM evo_agent_schema")
-            conn.execute("INSERT INTO evo_agent_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+            conn.execute("INSERT INTO evo_agent_schema (version, min_client) VALUES (%s, %s)",
+                         (SCHEMA_VERSION, MIN_CLIENT))
     return SCHEMA_VERSION
 
 
@@ -179,6 +190,16 @@ def _may_migrate(conn) -> bool:  # noqa: ANN001
     else:
         row = conn.execute("SELECT pg_has_role(current_user, %s::oid, 'USAGE')", (row[0],)).fetchone()
     return bool(row and row[0])
+
+
+def _min_client(conn) -> int:  # noqa: ANN001
+    """The store's `min_client` (a store without the column, or the value, admits no older client)."""
+    try:
+        with conn.transaction():
+            row = conn.execute("SELECT max(min_client) FROM evo_agent_schema").fetchone()
+    except Exception:  # noqa: BLE001 - the column does not exist: made before version 4
+        return 1 << 30
+    return int(row[0]) if row and row[0] is not None else 1 << 30
 
 
 def _current_version(conn) -> int | None:  # noqa: ANN001
