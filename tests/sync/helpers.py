@@ -48,9 +48,10 @@ def session_files(session_dir: Path) -> dict[str, bytes]:
     return files
 
 
-def assert_private(session_dir: Path) -> None:
-    """0700 directories, 0600 files, all the way down."""
+def assert_private(session_dir: Path, read_only: list[str] = ()) -> None:
+    """0700 directories, 0600 files (0400 those named in `read_only`), all the way down."""
     for dirpath, dirnames, filenames in os.walk(session_dir):
         assert stat.S_IMODE(os.stat(dirpath).st_mode) == 0o700, dirpath
         for name in filenames:
-            assert stat.S_IMODE(os.stat(os.path.join(dirpath, name)).st_mode) == 0o600, name
+            want = 0o400 if name in read_only else 0o600
+            assert stat.S_IMODE(os.stat(os.path.join(dirpath, name)).st_mode) == want, name

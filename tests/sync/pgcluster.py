@@ -72,9 +72,11 @@ class PgCluster:
         pwfile.unlink()
         return self
 
-    def start(self) -> PgCluster:
+    def start(self, **settings: str) -> PgCluster:
         options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
                    "-c max_connections=60")
+        for key, value in settings.items():
+            options += f" -c {key}={value}"
         self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options,
                   "-w", "-t", "60", "start")
         return self
@@ -102,3 +104,64 @@ class PgCluster:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+
+def add_teammate(admin_url: str, repos: list[str], password: str = "pw-of-a-teammate") -> tuple[str, str]:
+    """A login role of its own in the store, as the README tells an admin: (role, its URL).
+
+    The store's schema must exist (the admin connected once). Roles are cluster-wide: each gets a fresh name.
+    """
+    import psycopg
+
+    role = "mate_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}' IN ROLE evo_agent_member")
+        for repo in repos:
+            conn.execute("INSERT INTO evo_agent_access (grantee, repo) VALUES (%s, %s)", (role, repo))
+    head, _, tail = admin_url.partition("@")
+    return role, f"postgresql://{role}:{password}@{tail}"
+
+
+def make_tls_files(directory: Path, server_name: str) -> dict[str, Path]:
+    """A private CA and a server certificate for `server_name` it signed (openssl); {ca, cert, key}."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key, ca, key, csr, cert = (directory / n for n in ("ca.key", "ca.pem", "server.key", "server.csr",
+                                                          "server.pem"))
+    ext = directory / "san.cnf"
+    ext.write_text(f"subjectAltName=DNS:{server_name}\n")
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out", str(ca),
+            "-days", "2", "-subj", "/CN=evo test CA")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr),
+            "-subj", f"/CN={server_name}")
+    openssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
+            "-out", str(cert), "-days", "2", "-extfile", str(ext))
+    return {"ca": ca, "cert": cert, "key": key}
+
+
+class TlsCluster(PgCluster):
+    """A cluster that speaks TLS with a certificate for `server_name`, signed by a CA made for the test."""
+
+    def __init__(self, bin_dir: Path, server_name: str) -> None:
+        super().__init__(bin_dir)
+        self.server_name = server_name
+        self.tls = make_tls_files(self.root / "tls", server_name)
+        os.chmod(self.root / "tls", 0o755)
+        os.chmod(self.tls["ca"], 0o644)
+        os.chmod(self.tls["key"], 0o600)
+        if self.as_user:
+            nobody = pwd.getpwnam("nobody")
+            for path in (self.root / "tls", *self.tls.values()):
+                os.chown(path, nobody.pw_uid, nobody.pw_gid)
+
+    def start(self, **settings: str) -> PgCluster:
+        return super().start(ssl="on", ssl_cert_file=str(self.tls["cert"]), ssl_key_file=str(self.tls["key"]),
+                             **settings)
+
+    def named_url(self, host: str, database: str = "postgres", **params: str) -> str:
+        """A URL naming the server `host` (as a certificate is checked) while connecting to 127.0.0.1."""
+        query = "&".join(f"{k}={v}" for k, v in {"hostaddr": "127.0.0.1", **params}.items())
+        return f"postgresql://{USER}:{PASSWORD}@{host}:{self.port}/{database}?{query}"

@@ -57,20 +57,31 @@ def test_a_session_written_in_one_clone_is_listed_shown_and_resumed_in_another(a
     assert exported.rc == 0 and exported.out.encode() == alice.transcript(sid).read_bytes()
     assert bob.session_ids() == []  # show and export leave no copy behind
 
-    resumed = bob.run("--resume", sid, "-p", "and bob continues")
-    assert resumed.rc == 0, resumed.err
-    assert "fetched session" in resumed.err
-    new_sid = resumed.hint_id()
-    assert sorted(bob.session_ids()) == sorted([sid, new_sid])
+    # One shared role: the store cannot vouch for the author, so the fetched copy is foreign (SPEC §9).
+    refused = bob.run("--resume", sid, "-p", "and bob continues")
+    assert refused.rc == 1 and "fetched session" in refused.err
+    assert f"evo-agent sessions adopt {sid}" in refused.err and "authors not verified" in refused.err
+    assert "hello from alice" in refused.err  # whose it is and its first prompt
     assert session_files(bob.sessions_dir / sid) == session_files(alice.sessions_dir / sid)  # byte-identical
     meta = json.loads((bob.sessions_dir / sid / "meta.json").read_text())  # the meta travelled too
     assert meta == json.loads((alice.sessions_dir / sid / "meta.json").read_text())
-    assert_private(bob.sessions_dir / sid)
+    assert_private(bob.sessions_dir / sid, read_only=["messages.jsonl"])
+    adopted = bob.run("sessions", "adopt", sid)
+    assert adopted.rc == 0 and "recorded elsewhere: fetched from the team store" in adopted.out, adopted.err
+    own = adopted.out.split("new session ")[1].split()[0]
+    resumed = bob.run("--resume", own, "-p", "and bob continues")
+    assert resumed.rc == 0, resumed.err
+    new_sid = resumed.hint_id()
+    assert sorted(bob.session_ids()) == sorted([sid, own, new_sid])
+    marker = next(r for r in bob.records(own) if r["type"] == "resume_marker")
+    assert marker["from_session_id"] == sid and "fetched from the team store" in marker["adopted"]
     restored = [r for r in bob.records(new_sid) if r.get("restored")]
     assert restored[0]["message"]["content"] == "hello from alice"
     assert line_rows(sync_url, sid) == alice.transcript(sid).read_bytes().count(b"\n")  # the remote is untouched
+    pushed = bob.run("sessions", "push", sid)  # a teammate's copy never leaves under bob's name
+    assert pushed.rc == 1 and "not pushed: recorded elsewhere" in pushed.err
     both = json.loads(alice.run("sessions", "list", "--remote", "--json").out)
-    assert {r["id"]: r["user"] for r in both} == {sid: "user-alice", new_sid: "user-bob"}
+    assert {r["id"]: r["user"] for r in both} == {sid: "user-alice", own: "user-bob", new_sid: "user-bob"}
 
 
 def test_sessions_not_yet_pushed_are_named_and_push_says_what_was_behind(tmp_path: Path, sync_url: str) -> None:
@@ -195,12 +206,13 @@ def test_slash_resume_fetches_a_teammates_session_too(alice: Cli, bob: Cli) -> N
     sid = alice.run("-p", "alice's question").hint_id()
     done = bob.run("--plain", input=f"/resume {sid[:18]}\n/exit\n")
     assert done.rc == 0, done.err
-    assert "fetched session" in done.err and sid in done.out, (done.out, done.err)
-    assert done.hint_id("err") == sid  # nothing was said after the resume: the hint names the conversation
+    assert "fetched session" in done.err, (done.out, done.err)
+    # piped input cannot confirm: refused like a planted session, with the way to take it on
+    assert f"evo-agent sessions adopt {sid}" in done.err and "recorded elsewhere" in done.err
     assert (bob.sessions_dir / sid / "messages.jsonl").read_bytes() == alice.transcript(sid).read_bytes()
     copies = [s for s in bob.session_ids() if s != sid and len(bob.records(s)) > 1
               and bob.records(s)[1]["type"] == "resume_marker"]
-    assert len(copies) == 1 and bob.records(copies[0])[1]["from_session_id"] == sid
+    assert copies == []
 
 
 def test_team_sessions_for_the_picker(alice: Cli, bob: Cli, sync_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -224,3 +236,31 @@ def test_a_sessions_name_travels_to_the_team_listing(alice: Cli, bob: Cli) -> No
     (row,) = json.loads(bob.run("sessions", "list", "--remote", "--json").out)
     assert (row["id"], row["name"]) == (sid, "fix the uploads")
     assert "fix the uploads" in bob.run("sessions", "list", "--remote").out
+
+
+def test_a_restored_store_is_caught_up_by_the_next_run(alice: Cli, sync_url: str) -> None:
+    """The store rolled back (a backup restored) behind this machine's back: its own offsets say what is missing."""
+    import psycopg
+
+    sid = alice.run("-p", "before the restore").hint_id()
+    lines = alice.transcript(sid).read_bytes().count(b"\n")
+    assert line_rows(sync_url, sid) == lines
+    with psycopg.connect(sync_url, autocommit=True) as conn:  # what a restore from an older backup leaves
+        conn.execute("DELETE FROM evo_agent_lines WHERE session_id = %s AND byte_offset > 0", (sid,))
+    assert line_rows(sync_url, sid) == 1
+    later = alice.run("-p", "after the restore").hint_id()  # any run: its first push catches up first
+    assert line_rows(sync_url, sid) == lines and line_rows(sync_url, later) > 0
+
+
+def test_a_teammates_growing_session_is_fetched_again_not_frozen(alice: Cli, bob: Cli) -> None:
+    sid = alice.run("-p", "the first part").hint_id()
+    assert bob.run("--resume", sid, "-p", "go on").rc == 1  # fetched (and, foreign, refused in print mode)
+    first_copy = (bob.sessions_dir / sid / "messages.jsonl").read_bytes()
+    line = next(r for r in alice.transcript(sid).read_bytes().splitlines(keepends=True) if b'"type":"user"' in r)
+    with open(alice.transcript(sid), "ab") as f:  # alice's session goes on
+        f.write(line.replace(b"the first part", b"the second part"))
+    assert alice.run("sessions", "push", sid).rc == 0
+    assert bob.run("--resume", sid, "-p", "go on").rc == 1
+    copy = (bob.sessions_dir / sid / "messages.jsonl").read_bytes()
+    assert copy == alice.transcript(sid).read_bytes() and len(copy) > len(first_copy)
+    assert not [p for p in bob.sessions_dir.iterdir() if p.name.startswith(".")  and p.name != ".gitignore"]

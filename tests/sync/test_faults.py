@@ -107,7 +107,10 @@ def test_two_machines_pushing_and_resuming_at_once(sync_url: str, tmp_path: Path
     for p in procs:
         p.stdout.close()
         p.stderr.close()
-    for rc, out, err in outcomes:
+    for i, (rc, out, err) in enumerate(outcomes):
+        if i == 1:  # ivan's session, fetched by jade through one shared role: foreign, refused in print mode
+            assert rc == 1 and f"evo-agent sessions adopt {shared}" in err and "Traceback" not in err, err
+            continue
         assert rc == 0 and "Traceback" not in err, err
     for cli in (ivan, jade):
         final = cli.run("sessions", "push", "--all")

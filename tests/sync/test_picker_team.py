@@ -50,6 +50,10 @@ def test_tab_shows_the_teams_sessions_and_enter_fetches_and_resumes_one(tmp_path
     screen = t.wait(r"1 of 2 team sessions")
     assert "by user-alice@" in screen and "Enter copies it here and resumes it" in screen
     t.keys("Enter")
+    screen = t.wait(r"resume anyway\? \[y/N\]")  # one shared role: whose it is cannot be proven, so it asks
+    assert "fetched from the team store" in screen and "list the files" in screen
+    t.type("y")
+    t.keys("Enter")  # Enter ends the answer even right after the full-screen picker
     t.wait(r"messages restored")
     assert theirs in bob.session_ids() and _resume_sources(bob) == {theirs}
     assert json.loads((bob.sessions_dir / theirs / "meta.json").read_text())["first_prompt"] == "list the files"
@@ -79,6 +83,9 @@ def test_a_fresh_clone_opens_the_picker_on_the_teams_sessions(tmp_path: Path, sy
     screen = t.wait(r'user-alice@\S+ "list the files"')
     assert "Resume a team session" in screen and "1 team session" in screen
     t.keys("Enter")
+    t.wait(r"resume anyway\? \[y/N\]")
+    t.type("y")
+    t.keys("Enter")  # Enter ends the answer even right after the full-screen picker
     t.wait(r"messages restored")
     assert _resume_sources(carol) == {theirs}
 
@@ -101,5 +108,7 @@ def test_the_apps_resume_picker_has_the_team_view_too(tmp_path: Path, sync_url: 
     t.type("alice")  # the filter matches user@host too
     t.wait(r'> .*user-alice@\S+ "list the files"')
     t.keys("Enter")
+    t.wait(r"fetched from the team store")  # the app asks: whose it is, its first prompt
+    t.keys("Down", "Enter")  # "Yes", chosen on purpose from the question's menu
     t.wait(rf"Resumed {theirs}: \d+ messages restored")
     assert _resume_sources(bob) == {theirs}

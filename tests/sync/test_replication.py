@@ -11,7 +11,7 @@ import pytest
 from evo_agent.sync.db import StoreUnavailable, connect
 from evo_agent.sync.push import push_session, read_hint
 from evo_agent.sync.remote import fetch_session, list_remote
-from evo_agent.sync.schema import MIGRATIONS
+from evo_agent.sync.schema import MIGRATIONS, SCHEMA_VERSION
 from tests.builders import quiet_store
 from tests.cli.sessions_helpers import rich_session
 
@@ -45,7 +45,7 @@ def test_push_is_exactly_once_and_a_fetch_is_byte_identical(sync_url: str, proje
         elsewhere.mkdir()
         fetched = fetch_session(conn, rich.source, elsewhere)
     assert session_files(fetched) == session_files(source_dir)
-    assert_private(fetched)
+    assert_private(fetched, read_only=["messages.jsonl"])  # one shared role: a fetched copy is foreign, read-only
     assert not [p for p in elsewhere.iterdir() if p.name.startswith(".fetch-")]  # no staging left behind
 
 
@@ -152,11 +152,15 @@ def test_an_older_schema_is_migrated_and_a_newer_one_refused(sync_url: str) -> N
             conn.execute(statement)
         conn.execute("INSERT INTO evo_agent_schema VALUES (1)")
     with connect(sync_url) as conn:
-        assert conn.execute("SELECT version FROM evo_agent_schema").fetchall() == [(2,)]
-        assert conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'evo_agent_lines_fts'").fetchone()
-        conn.execute("UPDATE evo_agent_schema SET version = 99")
+        assert conn.execute("SELECT version FROM evo_agent_schema").fetchall() == [(SCHEMA_VERSION,)]
+        assert conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'evo_agent_lines_fts_capped'").fetchone()
+        conn.execute("UPDATE evo_agent_schema SET version = 99, min_client = 98")
     with pytest.raises(StoreUnavailable, match=r"schema is version 99, newer than this evo-agent understands"):
         connect(sync_url)
+    with psycopg.connect(sync_url, autocommit=True) as conn:  # a newer store that still admits this client
+        conn.execute("UPDATE evo_agent_schema SET min_client = %s", (SCHEMA_VERSION,))
+    with connect(sync_url) as conn:
+        assert conn.execute("SELECT version FROM evo_agent_schema").fetchall() == [(99,)]  # left as it is
 
 
 def test_a_fetch_writes_only_a_contiguous_prefix_and_safe_names(sync_url: str, project: Path, tmp_path: Path) -> None:

@@ -607,10 +607,39 @@ def _pick_session(launch: _Launch) -> str | None:
 
 
 def _ask(prompt: str) -> str | None:
-    """A line typed at the terminal; None at EOF."""
+    """A line typed at the terminal; None at EOF.
+
+    The terminal is put in line mode first (echo, Enter ends the line): the full-screen picker that may have
+    run just before can leave it without ICRNL, and then Enter would never end the answer.
+    """
+    saved = _line_mode(sys.stdin)
     try:
         return input(prompt)
     except EOFError:
+        return None
+    finally:
+        if saved is not None:
+            import termios
+
+            try:
+                termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, saved)
+            except (termios.error, OSError, ValueError):
+                pass
+
+
+def _line_mode(stream) -> list | None:  # noqa: ANN001
+    """Canonical mode, echo and CR→NL on a terminal `stream`; its previous attributes (None: not a terminal)."""
+    try:
+        import termios
+
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+        sane = [list(a) if isinstance(a, list) else a for a in saved]
+        sane[0] |= termios.ICRNL
+        sane[3] |= termios.ICANON | termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, sane)
+        return saved
+    except Exception:  # noqa: BLE001 - not a terminal (or no termios): input() as it is
         return None
 
 

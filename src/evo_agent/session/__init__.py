@@ -37,7 +37,8 @@ _EXPORTS: dict[str, str] = {
                      "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name"), "ids"),
     **dict.fromkeys(("TranscriptLine", "first_records", "is_id_prefix", "is_sidechain_path", "iter_transcript",
                      "open_sidechain", "read_records", "sidechain_paths"), "inspect"),
-    **dict.fromkeys(("BACKUP_NAME_RE", "DIR_MODE", "FILE_HISTORY_DIR", "FILE_MODE", "GITIGNORE_NAME", "GITIGNORE_TEXT",
+    **dict.fromkeys(("BACKUP_NAME_RE", "DIR_MODE", "FETCHED_NAME", "FILE_HISTORY_DIR", "FILE_MODE", "GITIGNORE_NAME",
+                     "GITIGNORE_TEXT",
                      "LOCK_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "PROJECT_DIR_NAME",
                      "PROMPT_HISTORY_NAME", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SETTINGS_LOCK_NAME",
                      "SETTINGS_NAME", "SIDECHAIN_PATH_RE", "SIDECHAIN_SUFFIX", "STAGING_NAME", "SUBAGENT_DIR",
@@ -58,7 +59,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("decode", "encode_line",), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
     **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns",), "rewind"),
-    **dict.fromkeys(("add_secret_value", "count_secrets", "may_hold_secret", "redact_text",), "redact"),
+    **dict.fromkeys(("add_secret_value", "count_secrets", "mask_own_secrets", "may_hold_secret", "redact_text",),
+                    "redact"),
     **dict.fromkeys(("FileChange", "FileHistory", "restore_change",), "file_history"),
     **dict.fromkeys(("is_omitted_marker",), "resume"),
     **dict.fromkeys(("check_sessions_dir",), "trust"),
@@ -81,21 +83,21 @@ _EXPORTS: dict[str, str] = {
 __all__ = [  # sorted, case-insensitively
     "add_secret_value", "add_user_rule", "AmbiguousSessionId", "AUTHORITY_FILES", "BACKUP_NAME_RE", "blocks",
     "Brought", "changes_since", "check_sessions_dir", "clean_name", "content_blocks", "content_text", "count_secrets",
-    "created_ms_of", "decode", "DIR_MODE", "encode_line", "FILE_HISTORY_DIR", "FILE_MODE", "FileChange",
-    "FileHistory", "find_project_dir", "first_records", "foreign_reason", "ForeignSession", "git_branch_of",
-    "git_dir_of", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME", "gitignore_problem", "GITIGNORE_TEXT",
-    "GitRefused", "has_tool_results", "held_for_removal", "history_file", "interrupted_result", "INTERRUPTED_TEXT",
-    "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_reminder_block", "is_session_id",
+    "created_ms_of", "decode", "DIR_MODE", "encode_line", "FETCHED_NAME", "FILE_HISTORY_DIR", "FILE_MODE",
+    "FileChange", "FileHistory", "find_project_dir", "first_records", "foreign_reason", "ForeignSession",
+    "git_branch_of", "git_dir_of", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME", "gitignore_problem",
+    "GITIGNORE_TEXT", "GitRefused", "has_tool_results", "held_for_removal", "history_file", "interrupted_result",
+    "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_reminder_block", "is_session_id",
     "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume",
-    "LoadedSession", "LOCK_NAME", "may_hold_secret", "MCP_CONFIG_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME",
-    "new_session_id", "now_iso", "open_sidechain", "OPEN_STATUSES", "Plan", "PLAN_DONE_DIR", "PLAN_FILE_NAME",
-    "PLAN_ID_RE", "PLAN_TODO_DIR", "plan_updates_since", "PlanError", "PlanStore", "probe_live", "PROJECT_DIR_NAME",
-    "project_key", "project_trusted", "PROMPT_HISTORY_NAME", "prompt_text", "prompt_turns", "read_meta",
-    "read_records", "rebuild_meta", "Recorder", "redact_text", "remember_trust", "reminder_block", "REMINDER_CLOSE",
-    "REMINDER_OPEN", "rename_session", "repair_gitignore", "repair_history", "replace_private_file",
-    "resolve_session_id", "restore_change", "restore_gitignore", "ResumedSession", "revoke_trust", "run_git",
-    "search_sessions", "SessionError", "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound",
-    "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore",
+    "LoadedSession", "LOCK_NAME", "mask_own_secrets", "may_hold_secret", "MCP_CONFIG_NAME", "MESSAGES_NAME",
+    "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "open_sidechain", "OPEN_STATUSES", "Plan",
+    "PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE", "PLAN_TODO_DIR", "plan_updates_since", "PlanError", "PlanStore",
+    "probe_live", "PROJECT_DIR_NAME", "project_key", "project_trusted", "PROMPT_HISTORY_NAME", "prompt_text",
+    "prompt_turns", "read_meta", "read_records", "rebuild_meta", "Recorder", "redact_text", "remember_trust",
+    "reminder_block", "REMINDER_CLOSE", "REMINDER_OPEN", "rename_session", "repair_gitignore", "repair_history",
+    "replace_private_file", "resolve_session_id", "restore_change", "restore_gitignore", "ResumedSession",
+    "revoke_trust", "run_git", "search_sessions", "SessionError", "SessionInfo", "SessionInUse", "SessionMeta",
+    "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore",
     "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths",
     "SIDECHAIN_SUFFIX", "SidechainRecorder", "slug_agent_name", "STAGING_NAME", "start_git", "SUBAGENT_DIR",
     "summary_message", "Task", "task_file_name", "TASK_FILE_RE", "TASK_STATUSES", "tasks_dir", "TASKS_DIR_NAME",
@@ -210,7 +212,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .plan_store import OPEN_STATUSES, TASK_STATUSES, Plan, PlanError, PlanStore, Task
     from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
     from .recorder import Recorder, SidechainRecorder, now_iso
-    from .redact import add_secret_value, count_secrets, may_hold_secret, redact_text
+    from .redact import add_secret_value, count_secrets, mask_own_secrets, may_hold_secret, redact_text
     from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
     from .resume import LoadedSession, is_omitted_marker, load_for_resume, summary_message
     from .rewind import changes_since, plan_updates_since, prompt_turns

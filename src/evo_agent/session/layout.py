@@ -12,6 +12,8 @@
       .messages.jsonl.partial         STAGING_NAME: a resume's copy until it is complete
       meta.json                       META_NAME, replaced atomically through META_TMP_NAME
       .lock                           LOCK_NAME: held by the process recording the session
+      fetched                         FETCHED_NAME: a copy from the team store of a session this user did not
+                                      write: whose it is (one line); makes the copy foreign (trust.py)
       subagent/                       SUBAGENT_DIR
         <unix_ms>_<agent>_<4 hex>.jsonl   one sidechain per subagent run (SIDECHAIN_PATH_RE)
       file-history/                   FILE_HISTORY_DIR
@@ -47,6 +49,7 @@ __all__ = [
     "BACKUP_NAME_RE",
     "DIR_MODE",
     "FILE_HISTORY_DIR",
+    "FETCHED_NAME",
     "FILE_MODE",
     "GITIGNORE_NAME",
     "GITIGNORE_TEXT",
@@ -108,6 +111,7 @@ STAGING_NAME = ".messages.jsonl.partial"
 META_NAME = "meta.json"
 META_TMP_NAME = ".meta.json.tmp"  # the recorder's: one writer per session, under the file's lock
 LOCK_NAME = ".lock"
+FETCHED_NAME = "fetched"  # a team store's copy of someone else's session: whose it is (trust.py)
 SUBAGENT_DIR = "subagent"
 SIDECHAIN_SUFFIX = ".jsonl"
 FILE_HISTORY_DIR = "file-history"

@@ -172,6 +172,23 @@ def _warm_up() -> None:
     redact_text("api_key = 'x1' token ey s. sk key auth access password secret credential Bearer Basic ://")
 
 
+_own_scan: tuple[int, re.Pattern[str] | None] = (0, None)
+
+
+def mask_own_secrets(text: str) -> str:
+    """`text` with every exact value of the agent's own credentials replaced by its mask (SPEC §9: tools never
+    see them, so neither does the model). Only exact values: cheap enough for every tool result."""
+    global _own_scan
+    if not _start_values or not text:
+        return text
+    count, scan = _own_scan
+    if scan is None or count != len(_start_values):
+        values = dict(_start_values)
+        scan = re.compile("|".join(re.escape(v) for v in sorted(values, key=len, reverse=True)))
+        _own_scan = (len(values), scan)
+    return scan.sub(lambda m: MASK.format(_env_kind(_start_values.get(m.group(), "secret"))), text)
+
+
 def use_environment(environ: Mapping[str, str] | None) -> None:
     """Take the exact values to mask from `environ` (None: back to the values read at start; tests)."""
     global _matchers

@@ -40,7 +40,14 @@ from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
 from .project import git_branch_of
 from .recorder import Recorder
 from .resume import LoadedSession, load_for_resume
-from .trust import FUTURE_SLACK_MS, ForeignSession, check_sessions_dir, foreign_reason, start_tracked_session_ids
+from .trust import (
+    FUTURE_SLACK_MS,
+    ForeignSession,
+    check_sessions_dir,
+    foreign_reason,
+    read_fetched,
+    start_tracked_session_ids,
+)
 from .writer import DirHandle, dir_chain, open_private_dirs, stderr_warning
 
 # How much later than its transcript's mtime a session's last record may be stamped: the kernel
@@ -172,7 +179,7 @@ class SessionStore:
             return None  # missing: whoever asked reports that
         cached = read_meta(path, session_id)
         return foreign_reason(dst, fst, tracked=session_id in self.tracked_ids(), created_ms=created_ms_of(session_id),
-                              updated_ms=cached.updated_ms if cached else None)
+                              updated_ms=cached.updated_ms if cached else None, fetched=read_fetched(path))
 
     # Creating -------------------------------------------------------------
 
@@ -339,7 +346,7 @@ class SessionStore:
             return SessionInfo(meta, path)  # the common case, without building a reason (once per session)
         fst, dst = stats if stats is not None else (None, None)
         reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=created_ms,
-                                updated_ms=meta.updated_ms)
+                                updated_ms=meta.updated_ms, fetched=read_fetched(path) if stats is not None else None)
         return SessionInfo(meta, path, reason)
 
     def _transcripts(self) -> list[_Found]:
@@ -358,7 +365,8 @@ class SessionStore:
                     except OSError:
                         continue
                     if stat.S_ISREG(st.st_mode):
-                        ours = st.st_uid == me and not st.st_mode & 0o077
+                        # 0400: a team store's copy of someone else's session (trust.read_fetched says whose)
+                        ours = st.st_uid == me and st.st_mode & 0o277 == 0o200
                         found.append((st.st_mtime_ns, name, st.st_size, None if ours else (st, None)))
         except OSError:
             return []

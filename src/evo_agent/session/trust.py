@@ -12,7 +12,11 @@ it is continued, and one that this user did not record here is *foreign*:
 - its directory or transcript is more open than 0700/0600 (evo-agent creates
   them exactly so, whatever the umask; git checkouts and archives do not);
 - it is dated in the future (its id or its last record), which would sort it
-  above everything the user really did.
+  above everything the user really did;
+- it is a copy fetched from the team store of a session someone else wrote
+  (or whose author the store cannot vouch for): the fetch leaves a `fetched`
+  file saying whose it is, and a read-only transcript (0400), so listing
+  sees it from the `lstat` it makes anyway.
 
 The judgement is cheap: two `stat` results a session (which listing has
 anyway) and one `git ls-files` per listing, never per session.
@@ -33,7 +37,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .ids import SessionError, is_session_id
-from .layout import DIR_MODE, FETCH_STAGING_RE, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
+from .layout import DIR_MODE, FETCH_STAGING_RE, FETCHED_NAME, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
+
+FETCHED_MAX = 600  # bytes of a `fetched` marker read
 
 FUTURE_SLACK_MS = 3600 * 1000  # a clock that jumped back an hour is not an attack
 
@@ -63,16 +69,20 @@ def foreign_reason(
     updated_ms: int | None = None,
     now_ms: int | None = None,
     uid: int | None = None,
+    fetched: str | None = None,
 ) -> str | None:
     """Why a session is foreign, as a short phrase (`tracked by git`, `owned by uid 0`, …), or None when it is ours.
 
     `dir_stat`/`file_stat` are the `lstat` of the session directory and of its
     transcript (either may be None when unknown); `tracked` whether git tracks
-    any file of it; `created_ms`/`updated_ms` its id's time and its last record's.
+    any file of it; `created_ms`/`updated_ms` its id's time and its last record's;
+    `fetched` what a team store's copy says of whose it is (`read_fetched`).
     Several reasons are joined with ", ".
     """
     me = os.geteuid() if uid is None else uid
     reasons: list[str] = []
+    if fetched:
+        reasons.append(fetched)
     if tracked:
         reasons.append("tracked by git")
     owners = {st.st_uid for st in (dir_stat, file_stat) if st is not None and st.st_uid != me}
@@ -86,6 +96,22 @@ def foreign_reason(
     if stamps and max(stamps) > now + FUTURE_SLACK_MS:
         reasons.append("dated in the future")
     return ", ".join(reasons) or None
+
+
+def read_fetched(session_dir: Path | str) -> str | None:
+    """What a fetched copy's `fetched` marker says (one line: whose it is), or None when there is none."""
+    try:
+        fd = os.open(os.path.join(session_dir, FETCHED_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, FETCHED_MAX)
+    except OSError:
+        data = b""
+    finally:
+        os.close(fd)
+    text = " ".join(data.decode("utf-8", "replace").split())
+    return text or "fetched from the team store"
 
 
 def tracked_session_ids(sessions_dir: Path | str) -> frozenset[str]:

@@ -1,5 +1,9 @@
 """Replication off the turn's path: a daemon thread that pushes what the agent wrote.
 
+Each batch opens its own connection and closes it: an agent between turns
+holds none, and a connection that died silently is never reused (every wait
+on it is bounded by db.idle_timeout, then the next batch connects afresh).
+
 `notify(session_id)` — called after each turn — only records the id and sets
 an event: the turn never waits on the network. The thread (started by the
 first notify, so psycopg is never imported before the first turn ends) first
@@ -46,6 +50,7 @@ class BackgroundSync:
         self._closing = False
         self._thread: threading.Thread | None = None
         self._warned = False
+        self._last_failed = False
         self.pushed_lines = 0  # for tests and benchmarks
         self.failures = 0
 
@@ -77,14 +82,14 @@ class BackgroundSync:
         if warn_now:
             self.warn("evo-agent: the team store did not answer in time; this session will be pushed by the next "
                       "run or by `evo-agent sessions push`")
-        return done
+        return done and not self._last_failed
 
     # The thread -----------------------------------------------------------------------------------------
 
     def _run(self) -> None:
         from .db import StoreUnavailable, connect, driver_errors, one_line
         from .identity import project_identity
-        from .push import behind, local_session_ids, push_session
+        from .push import PushRefused, behind_in_store, local_session_ids, push_session
 
         identity = project_identity(self.store.project_dir)
         conn = None
@@ -96,14 +101,27 @@ class BackgroundSync:
                 batch = sorted(self._pending)
                 self._pending.clear()
                 closing = self._closing
-            if catch_up:
-                batch = sorted(set(batch) | {sid for sid in local_session_ids(self.store) if behind(self.store, sid)})
             failed: list[str] = []
+            if catch_up:  # by the store's own offsets (one query): a restored or rolled-back store is caught up too
+                try:
+                    conn = connect(self.url)
+                    local = [sid for sid in local_session_ids(self.store) if not self.store.foreign_reason(sid)]
+                    batch = sorted(set(batch) | set(behind_in_store(conn, self.store, local)))
+                    catch_up = False
+                except StoreUnavailable as exc:
+                    failed, batch = batch, []
+                    self._fail(str(exc))
+                except driver_errors() as exc:
+                    failed, batch = batch, []
+                    self._fail(f"cannot push to the team store {redact_url(self.url)}: {one_line(exc, self.url)}")
+                    conn = _drop(conn)
             for sid in batch:
                 try:
                     if conn is None:
                         conn = connect(self.url)
                     self.pushed_lines += push_session(conn, identity, self.store, sid).lines
+                except PushRefused as exc:  # another author's session: retrying cannot help
+                    self._fail(str(exc))
                 except StoreUnavailable as exc:
                     failed = batch[batch.index(sid):]
                     self._fail(str(exc))
@@ -116,9 +134,9 @@ class BackgroundSync:
                 except Exception as exc:  # noqa: BLE001 - a sync bug must never reach the agent
                     self._fail(f"cannot push session {sid}: {type(exc).__name__}: {one_line(exc, self.url)}")
                     conn = _drop(conn)
-            else:
-                catch_up = False
+            conn = _drop(conn)  # one connection per batch: an idle agent holds none (max_connections, poolers)
             with self._lock:
+                self._last_failed = bool(failed)
                 if failed and not closing:
                     self._pending.update(failed)  # tried again after the next turn
                 if not self._pending:

@@ -71,7 +71,9 @@ def _identity(store: SessionStore):  # noqa: ANN202
 
 def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int:
     """Push the named sessions (or all of this project's) and say what each had behind."""
-    from .push import local_session_ids, push_session
+    from evo_agent.safe_text import terminal_safe
+
+    from .push import PushRefused, local_session_ids, push_session
 
     url = require_url()
     if not ids and not all_:
@@ -80,7 +82,7 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
     identity = _identity(store)
     total_lines = total_bytes = caught_up = 0
     started = time.monotonic()
-    unreadable = 0
+    unreadable = foreign = 0
     with store_connection(url) as conn:
         for sid in targets:
             try:
@@ -90,6 +92,19 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
                 out.flush()
                 print(f"evo-agent: cannot read session {sid}: {exc.strerror or exc}", file=sys.stderr)
                 continue
+            except PushRefused as exc:
+                unreadable += 1
+                out.flush()
+                print(f"evo-agent: {exc}", file=sys.stderr)
+                continue
+            if report.skipped:
+                foreign += 1
+                if not all_:  # named on purpose: say why it stays here
+                    out.flush()
+                    print(f"evo-agent: session {sid} not pushed: recorded elsewhere "
+                          f"({terminal_safe(report.skipped, keep_newlines=False)}); only your own sessions are",
+                          file=sys.stderr)
+                continue
             if report.lines:
                 caught_up += 1
                 total_lines += report.lines
@@ -98,11 +113,12 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
                 extra = f" (incl. {sidechains} sidechain{'s' if sidechains != 1 else ''})" if sidechains else ""
                 out.write(f"{sid}: pushed {report.lines:,} line{'s' if report.lines != 1 else ''}, "
                           f"{_size(report.bytes)}{extra}\n")
-    up_to_date = len(targets) - caught_up
+    up_to_date = len(targets) - caught_up - foreign - unreadable
+    skipped = f"; {foreign} recorded elsewhere, not pushed" if foreign else ""
     out.write(f"{caught_up} session{' was' if caught_up == 1 else 's were'} behind ({total_lines:,} lines, "
-              f"{_size(total_bytes)}); {up_to_date} already up to date; to {redact_url(url)} "
+              f"{_size(total_bytes)}); {up_to_date} already up to date{skipped}; to {redact_url(url)} "
               f"in {time.monotonic() - started:.1f}s\n")
-    return 1 if unreadable else 0
+    return 1 if unreadable or (foreign and not all_) else 0
 
 
 def _size(n: int) -> str:
@@ -119,7 +135,7 @@ def unpushed_ids(store: SessionStore, ids: list[str]) -> list[str] | None:
         return None
     from .push import behind
 
-    return [sid for sid in ids if behind(store, sid)]
+    return [sid for sid in ids if behind(store, sid) and not store.foreign_reason(sid)]
 
 
 # list / search / prune --remote ----------------------------------------------------------------------------
@@ -131,23 +147,36 @@ def list_remote(store: SessionStore, out: TextIO, *, user: str | None, branch: s
 
     url = require_url()
     identity = _identity(store)
+    from .remote import DEFAULT_LIMIT, store_trust
+
     with store_connection(url) as conn:
         rows = query(conn, identity, user=user, branch=branch, limit=limit)
+        trust = store_trust(conn)
     if as_json:
-        out.write(json.dumps([r.to_json() for r in rows], ensure_ascii=False, indent=2) + "\n")
+        out.write(json.dumps([r.to_json() for r in rows], ensure_ascii=True, indent=2) + "\n")
         return 0
     if not rows:
         where = identity.repo + (f" ({identity.subdir})" if identity.subdir else "")
         out.write(f"No sessions of {safe(where)} in the team store\n")
         return 0
     header = ("ID", "WHO", "BRANCH", "UPDATED", "MESSAGES", "NAME OR FIRST PROMPT")
-    table = [header] + [(r.id, safe(r.who), safe(r.branch or "-"), fmt_ms(r.updated_ms), str(r.message_count),
-                         safe(_short(r.name or r.first_prompt or "-", 60))) for r in rows]
+    table = [header] + [(r.id, _cell(safe, r.who, 40), _cell(safe, r.branch or "-", 30), fmt_ms(r.updated_ms),
+                         str(r.message_count), _cell(safe, r.name or r.first_prompt or "-", 60)) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     for row in table:
         cells = [c.rjust(w) if i == 4 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
         out.write("  ".join(cells + [row[-1]]).rstrip() + "\n")
+    if not trust.verified:
+        out.write(f"(authors not verified: everyone pushes as the role {safe(trust.role)}; WHO is what each "
+                  "client said — give each person a role of their own, README \"Team store\")\n")
+    if len(rows) == (limit or DEFAULT_LIMIT):
+        out.write(f"(the {len(rows)} most recent; --limit N shows more)\n")
     return 0
+
+
+def _cell(safe: Callable[[str], str], text: str, width: int) -> str:
+    """A remote string made safe for the terminal, on one line, at most `width` characters."""
+    return _short(safe(" ".join(str(text).split())), width)
 
 
 def _short(text: str, width: int) -> str:
@@ -166,29 +195,35 @@ def search_remote(store: SessionStore, text: str, out: TextIO, *, as_json: bool,
         hits = query(conn, _identity(store), text, limit=limit or 20)
     if as_json:
         out.write(json.dumps([{"id": h.session.id, "who": h.session.who, "file": h.file, "snippet": h.snippet}
-                              for h in hits], ensure_ascii=False, indent=2) + "\n")
+                              for h in hits], ensure_ascii=True, indent=2) + "\n")
         return 0
     if not hits:
         out.write(f"No line of this repository's sessions in the team store matches {safe(text)!r}\n")
         return 1
     for h in hits:
         where = "" if h.file == MESSAGES_NAME else f" [{safe(h.file)}]"
-        out.write(f"{h.session.id}  {safe(h.session.who)}{where}  {safe(_short(h.snippet, 140))}\n")
+        out.write(f"{h.session.id}  {_cell(safe, h.session.who, 40)}{where}  {_cell(safe, h.snippet, 140)}\n")
     return 0
 
 
-def prune_remote(store: SessionStore, older_than_s: int, *, dry_run: bool, out: TextIO,
-                 fmt_ms: Callable[[int], str]) -> int:
+def prune_remote(store: SessionStore, older_than_s: int | None, *, dry_run: bool, out: TextIO,
+                 fmt_ms: Callable[[int], str], safe: Callable[[str], str] = str) -> int:
     from .remote import prune_remote as delete
 
+    if older_than_s is None:
+        raise SyncCommandError("prune --remote needs --older-than (e.g. --older-than 90d): it deletes from the "
+                               "team store for everyone")
     url = require_url()
     cutoff = int(time.time() * 1000) - older_than_s * 1000
     with store_connection(url) as conn:
-        rows = delete(conn, _identity(store), cutoff, dry_run=dry_run)
+        rows, others = delete(conn, _identity(store), cutoff, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
     for r in rows:
-        out.write(f"{verb} {r.id}  {r.who}  updated {fmt_ms(r.updated_ms)}\n")
+        out.write(f"{verb} {r.id}  {_cell(safe, r.who, 40)}  updated {fmt_ms(r.updated_ms)}\n")
     out.write(f"{verb} {len(rows)} session{'s' if len(rows) != 1 else ''} from the team store\n")
+    if others:
+        out.write(f"left {len(others)} session{'s' if len(others) != 1 else ''} of other authors: pruning a "
+                  "teammate's sessions is an admin's job (the store's owner)\n")
     return 0
 
 
@@ -217,7 +252,10 @@ def fetch_into(store: SessionStore, url: str, text: str, *, announce: Callable[[
     except OSError as exc:
         raise SessionNotFound(f"cannot copy session {text} into {store.sessions_dir}: {exc.strerror or exc}") from None
     if announce is not None:
-        announce(f"evo-agent: fetched session {row.id} ({row.who}, {row.message_count} messages) from the team "
+        from evo_agent.safe_text import terminal_safe
+
+        announce(f"evo-agent: fetched session {row.id} ({_cell(terminal_safe, row.who, 40)}, {row.message_count} "
+                 "messages) from the team "
                  f"store in {time.monotonic() - started:.2f}s")
     return row.id
 

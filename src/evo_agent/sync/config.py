@@ -56,6 +56,9 @@ def _mask_password(url: str) -> None:
         add_secret_value(userinfo.partition(":")[2], ENV_NAME)
     for match in _PASSWORD_PARAM.finditer(url):
         add_secret_value(url[match.end(1):match.end()], ENV_NAME)
+    decoded = url_password(url)  # as the server sees it, %-escapes undone: what a tool could print
+    if decoded:
+        add_secret_value(decoded, ENV_NAME)
 
 
 def _from_file(path: Path) -> tuple[str | None, str]:
@@ -80,6 +83,18 @@ def _from_file(path: Path) -> tuple[str | None, str]:
 
 
 _PASSWORD_PARAM = re.compile(r"(password=)[^&\s]*", re.IGNORECASE)
+
+
+def url_password(url: str) -> str | None:
+    """The password a URL holds (in its user part or a `password=` parameter), decoded; None when it holds none."""
+    from urllib.parse import unquote
+
+    netloc = url.partition("://")[2].split("/", 1)[0].split("?", 1)[0]
+    userinfo, at, _ = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        return unquote(userinfo.partition(":")[2]) or None
+    match = re.search(r"[?&]password=([^&\s]*)", url, re.IGNORECASE)
+    return unquote(match.group(1)) if match and match.group(1) else None
 
 
 def redact_url(url: str) -> str:

@@ -1,5 +1,20 @@
 """Opening the team store: psycopg imported here only, failures turned into one line.
 
+What every connection gets unless its URL says otherwise (README "Team store"):
+- verified TLS: for any host that is not loopback or a Unix socket,
+  `sslmode=verify-full` with the system's CA store (`sslrootcert=system`);
+- no hang: libpq's `connect_timeout`, TCP keepalives and `tcp_user_timeout`
+  (a peer that vanished), a server-side `statement_timeout` (a lock held
+  for ever) and `idle_in_transaction_session_timeout` (the transaction of a
+  client that went silent ends, so its row locks do not block the retry's
+  inserts of the same lines), and, on the client, an idle deadline on every wait: a server
+  that accepts bytes but never answers (a stopped backend, a proxy that
+  stopped forwarding) fails the operation after EVO_AGENT_SYNC_TIMEOUT
+  seconds (default 30) without a byte, closing the connection;
+- pooler safety: no prepared statements (`prepare_threshold=None`), so
+  PgBouncer in transaction mode works; connections live for one command or
+  one background batch, never for the agent's life.
+
 Every foreseeable failure — psycopg missing, a malformed URL, a wrong
 password, an unreachable host, a server that went away mid-transaction —
 becomes `StoreUnavailable` with a message that names the store by its
@@ -11,9 +26,12 @@ from __future__ import annotations
 import os
 
 from .config import redact_url
-from .schema import SchemaTooNew, ensure_schema
+from .schema import SchemaTooNew, SchemaTooOld, ensure_schema
 
 CONNECT_TIMEOUT_S = 5
+IDLE_TIMEOUT_S = 30.0
+STATEMENT_TIMEOUT_MS = 120_000
+_LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
 _PSYCOPG_HINT = "the team store needs psycopg: pip install 'evo-agent[sync]'"
 
 
@@ -28,6 +46,62 @@ def _connect_timeout() -> int:
         return CONNECT_TIMEOUT_S
 
 
+def idle_timeout() -> float:
+    """Seconds a store operation may wait without a byte from the server (EVO_AGENT_SYNC_TIMEOUT)."""
+    try:
+        return max(0.1, float(os.environ.get("EVO_AGENT_SYNC_TIMEOUT", IDLE_TIMEOUT_S)))
+    except ValueError:
+        return IDLE_TIMEOUT_S
+
+
+def _stuck_ms() -> int:
+    """How long the server keeps a transaction whose client went silent (its row locks would block the retry)."""
+    return max(2000, int(idle_timeout() * 2000))
+
+
+def is_local_host(host: str) -> bool:
+    """Loopback or a Unix socket (an empty host is libpq's default socket): no TLS needed there."""
+    host = host.strip()
+    if not host or host.startswith("/") or host.startswith("@") or host.lower() in _LOOPBACK_NAMES:
+        return True
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def connection_options(url: str) -> dict[str, object]:
+    """What libpq gets besides the URL: TLS, timeouts and keepalives, each only when the URL does not set it."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    given = conninfo_to_dict(url)
+    extra: dict[str, object] = {"connect_timeout": _connect_timeout(), "application_name": "evo-agent",
+                                "keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
+                                "keepalives_count": 3, "tcp_user_timeout": int(idle_timeout() * 1000),
+                                "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS} "
+                                           f"-c idle_in_transaction_session_timeout={_stuck_ms()}"}
+    # The name is what a certificate is checked against, whatever `hostaddr` says (a tunnel sets sslmode itself).
+    hosts = [h for h in str(given.get("host") or os.environ.get("PGHOST", "")).split(",")]
+    remote = any(not is_local_host(h) for h in hosts)
+    if remote and "sslmode" not in given and "PGSSLMODE" not in os.environ:
+        extra["sslmode"] = "verify-full"
+        if "sslrootcert" not in given and "PGSSLROOTCERT" not in os.environ:
+            extra["sslrootcert"] = "system"
+    return {k: v for k, v in extra.items() if k not in given}
+
+
+def tls_hint(url: str, text: str) -> str:
+    """The setting to change when a verified TLS connection failed, else ''."""
+    lowered = text.lower()
+    if not any(w in lowered for w in ("certificate", "ssl", "tls", "server does not support")):
+        return ""
+    return (" (the team store is reached over verified TLS: give the server a certificate for its host name "
+            "signed by a CA this machine trusts, or name the CA with ?sslrootcert=/path/ca.pem in the URL; "
+            "?sslmode=require skips the check)")
+
+
 def connect(url: str, *, migrate: bool = True):  # noqa: ANN201 - a psycopg Connection
     """An autocommit connection to the store with its schema up to date; StoreUnavailable otherwise."""
     try:
@@ -35,24 +109,81 @@ def connect(url: str, *, migrate: bool = True):  # noqa: ANN201 - a psycopg Conn
     except ImportError:
         raise StoreUnavailable(_PSYCOPG_HINT) from None
     try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=_connect_timeout(),
-                               application_name="evo-agent")
+        options = connection_options(url)
+        conn = _connection_class().connect(url, autocommit=True, prepare_threshold=None, **options)
     except psycopg.ProgrammingError as exc:  # the URL itself cannot be parsed
         raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {one_line(exc, url)}") from None
     except psycopg.Error as exc:
-        raise StoreUnavailable(f"cannot connect to the team store {redact_url(url)}: {one_line(exc, url)}") from None
+        text = one_line(exc, url)
+        raise StoreUnavailable(f"cannot connect to the team store {redact_url(url)}: {text}"
+                               f"{tls_hint(url, text)}") from None
     except (ValueError, OSError) as exc:
         raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {one_line(exc, url)}") from None
     if migrate:
         try:
             ensure_schema(conn)
-        except SchemaTooNew as exc:
+        except (SchemaTooNew, SchemaTooOld) as exc:
             conn.close()
             raise StoreUnavailable(str(exc)) from None
         except psycopg.Error as exc:
             conn.close()
             raise StoreUnavailable(f"cannot prepare the team store {redact_url(url)}: {one_line(exc, url)}") from None
     return conn
+
+
+_CLASS = None
+
+
+def _connection_class():  # noqa: ANN202
+    """psycopg's Connection whose every wait ends after `idle_timeout()` seconds without a byte."""
+    global _CLASS
+    if _CLASS is None:
+        import psycopg
+
+        class BoundedConnection(psycopg.Connection):
+            def wait(self, gen, interval: float = 0.1, timeout: float | None = None):  # noqa: ANN001, ANN201
+                try:
+                    return _wait_idle(gen, self.pgconn.socket, idle_timeout())
+                except _Silent:
+                    self.pgconn.finish()  # the server may never answer: the connection is done for
+                    raise psycopg.OperationalError(
+                        f"the server sent nothing for {idle_timeout():g}s (EVO_AGENT_SYNC_TIMEOUT)") from None
+
+        _CLASS = BoundedConnection
+    return _CLASS
+
+
+class _Silent(Exception):
+    pass
+
+
+def _wait_idle(gen, fileno: int, idle: float):  # noqa: ANN001, ANN202
+    """psycopg's wait loop with a deadline that moves on with every byte (a long transfer is not cut short)."""
+    import time
+    from selectors import DefaultSelector
+
+    from psycopg.waiting import READY_NONE
+
+    try:
+        state = next(gen)
+        deadline = time.monotonic() + idle
+        with DefaultSelector() as sel:
+            sel.register(fileno, state)
+            while True:
+                ready = sel.select(timeout=min(0.5, max(0.0, deadline - time.monotonic())))
+                if ready:
+                    deadline = time.monotonic() + idle
+                    new = gen.send(ready[0][1])
+                else:
+                    if time.monotonic() >= deadline:
+                        raise _Silent
+                    new = gen.send(READY_NONE)
+                if new != state:
+                    sel.unregister(fileno)
+                    sel.register(fileno, new)
+                    state = new
+    except StopIteration as done:
+        return done.value
 
 
 def one_line(exc: BaseException, url: str | None = None) -> str:

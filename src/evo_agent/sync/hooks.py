@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evo_agent.session import LiveSessionStore, SessionNotFound, is_id_prefix
+from evo_agent.session import FETCHED_NAME, LiveSessionStore, SessionNotFound, is_id_prefix
 
 from .config import ENV_NAME, SyncConfigError, config_path, configured_url
 
@@ -51,14 +51,20 @@ class RemoteAwareStore(LiveSessionStore):
         self.sync_url = sync_url
 
     def resolve(self, text: str) -> str:
+        from .commands import fetch_into
+
         try:
-            return super().resolve(text)
+            found = super().resolve(text)
         except SessionNotFound:
             if not is_id_prefix(text):
                 raise
-        from .commands import fetch_into
-
-        return fetch_into(self, self.sync_url, text, announce=self.warn)
+            return fetch_into(self, self.sync_url, text, announce=self.warn)
+        if (self.sessions_dir / found / FETCHED_NAME).is_file():  # a teammate's copy: brought up to date if it grew
+            try:
+                fetch_into(self, self.sync_url, found)
+            except SessionNotFound:
+                pass  # the store cannot be reached (or forgot it): the copy there is
+        return found
 
 
 def session_store(project_dir: Path | str, **kwargs: Any) -> LiveSessionStore:

@@ -9,7 +9,13 @@ same session can neither duplicate nor reorder nor skip a line: whatever was
 committed is a prefix of the file, and the next push continues it.
 
 Only what is on disk is read — the transcript as the recorder wrote it,
-already redacted — and the local file is only ever read.
+already redacted — and the local file is only ever read. A session the local
+trust check calls foreign (planted by a clone, tracked by git, fetched from a
+teammate) is never pushed: it would go out under this user's name.
+
+Who pushed is not the client's to say: the server records the role
+(`author`, schema version 3) and refuses a line appended to a session that
+role did not write (`PushRefused`).
 """
 
 from __future__ import annotations
@@ -46,6 +52,11 @@ class PushReport:
     lines: int = 0
     bytes: int = 0
     files: dict[str, int] = field(default_factory=dict)  # file -> lines pushed
+    skipped: str | None = None  # why it was not pushed (foreign: the local trust check's reason)
+
+
+class PushRefused(Exception):
+    """The store refused this role's rows for the session (it belongs to another author): one line."""
 
 
 def session_files(session_dir: Path) -> list[str]:
@@ -151,6 +162,22 @@ def push_session(conn, identity: Identity, store: SessionStore, session_id: str)
     files = session_files(session_dir)
     if MESSAGES_NAME not in files:
         return report
+    report.skipped = store.foreign_reason(session_id)
+    if report.skipped:
+        return report
+    import psycopg
+
+    try:
+        _push_files(conn, identity, store, session_id, files, report)
+    except psycopg.errors.InsufficientPrivilege:
+        raise PushRefused(f"the team store refused session {session_id}: another author wrote it "
+                          "(a session is appended to only by the role that pushed it first)") from None
+    return report
+
+
+def _push_files(conn, identity: Identity, store: SessionStore, session_id: str, files: list[str],  # noqa: ANN001
+                report: PushReport) -> None:
+    session_dir = store.sessions_dir / session_id
     sizes = {rel: _size(session_dir / rel) for rel in files}
     remote = remote_offsets(conn, session_id, files)
     ends = dict(remote)
@@ -169,7 +196,6 @@ def push_session(conn, identity: Identity, store: SessionStore, session_id: str)
     if not report.lines and not remote and not _has_row(conn, session_id):
         _upsert_session(conn, identity, store, session_id, sizes[MESSAGES_NAME])  # a session whose lines are all torn
     write_hint(store, session_id, {rel: sizes[rel] for rel in files})
-    return report
 
 
 def _size(path: Path) -> int:
@@ -247,6 +273,49 @@ def read_hint(store: SessionStore, session_id: str) -> dict[str, int]:
     if not isinstance(data, dict):
         return {}
     return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, int)}
+
+
+def behind_in_store(conn, store: SessionStore, session_ids: list[str]) -> list[str]:  # noqa: ANN001
+    """Which of `session_ids` the store lacks complete lines of, by the store's own offsets: one query for all.
+
+    What a catch-up starts from, never the `.pushed.json` hints: a store restored from a backup (rolled back)
+    or pruned behind this machine's back is caught up all the same.
+    """
+    pairs: list[tuple[str, str, int]] = []
+    for sid in session_ids:
+        session_dir = store.sessions_dir / sid
+        for rel in session_files(session_dir):
+            end = complete_end(session_dir / rel)
+            if end:
+                pairs.append((sid, rel, end))
+    if not pairs:
+        return []
+    rows = conn.execute(
+        "SELECT s, f, (SELECT next_offset FROM evo_agent_lines WHERE session_id = s AND file = f "
+        "ORDER BY byte_offset DESC LIMIT 1) FROM unnest(%s::text[], %s::text[]) AS t(s, f)",
+        ([p[0] for p in pairs], [p[1] for p in pairs])).fetchall()
+    ends = {(s, f): int(e or 0) for s, f, e in rows}
+    return sorted({sid for sid, rel, end in pairs if end > ends.get((sid, rel), 0)})
+
+
+def complete_end(path: Path) -> int:
+    """Where the last complete line of `path` ends (0 when there is none): a torn tail is not "behind"."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return 0
+    try:
+        end = os.fstat(fd).st_size
+        while end > 0:
+            start = max(0, end - READ_BLOCK)
+            block = os.pread(fd, end - start, start)
+            nl = block.rfind(b"\n")
+            if nl >= 0:
+                return start + nl + 1
+            end = start
+        return 0
+    finally:
+        os.close(fd)
 
 
 def behind(store: SessionStore, session_id: str) -> bool:

@@ -86,4 +86,9 @@ def run_tool(tools: list[Tool], name: str, input: dict, ctx: ToolContext) -> Too
         return error(f"{name} failed: {type(exc).__name__}: {exc}")
     if not isinstance(result, ToolResult):
         return error(f"{name} returned {type(result).__name__} instead of a ToolResult")
+    from evo_agent.session import mask_own_secrets  # the agent's own credentials never reach the model (SPEC §9)
+
+    masked = mask_own_secrets(result.content) if isinstance(result.content, str) else result.content
+    if masked is not result.content:
+        result = ToolResult(masked, result.is_error)
     return result

@@ -76,10 +76,22 @@ class Sandbox:
                 target = real(inner)  # a symlinked `.git` pointing inside the project: its target
                 if inner.exists() and is_within(target, Path(project)):
                     args += ["--ro-bind", str(target), str(target)]
+        config = _user_config_dir()
+        if config is not None:  # the user's evo-agent config (the team store's password, trust, rules): hidden
+            args += ["--tmpfs", str(config)]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", project]
         if not self.network:
             args.append("--unshare-net")
         return args + ["--", *argv]
+
+
+def _user_config_dir() -> Path | None:
+    """`$XDG_CONFIG_HOME/evo-agent` (else `~/.config/evo-agent`) when it exists, resolved."""
+    import os
+
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    path = Path(base) / "evo-agent"
+    return real(path) if path.is_dir() else None
 
 
 def check_sandbox(project_dir: Path, network: bool = False, writable: bool = True) -> Sandbox:

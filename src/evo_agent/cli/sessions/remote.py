@@ -60,7 +60,8 @@ def run_remote(command: str, args: argparse.Namespace, store: SessionStore, out:
             return commands.list_remote(store, out, user=args.user, branch=args.branch, as_json=args.json,
                                         limit=args.limit, safe=terminal_safe, fmt_ms=fmt_ms)
         if command == "prune":
-            return commands.prune_remote(store, args.older_than, dry_run=args.dry_run, out=out, fmt_ms=fmt_ms)
+            return commands.prune_remote(store, getattr(args, "older_than", None), dry_run=args.dry_run, out=out,
+                                         fmt_ms=fmt_ms, safe=terminal_safe)
     except commands.SyncCommandError as exc:
         raise CommandError(str(exc)) from None
     raise CommandError(f"sessions {command} has no --remote form")

@@ -1,0 +1,112 @@
+"""A loopback TCP proxy the test controls: each connection forwards, then — after so many bytes — goes silent.
+
+Silent means what a dead network path or a stopped server looks like from the client: the sockets stay
+open (no reset, no FIN), nothing more is read or forwarded in either direction. Each connection counts
+its own bytes; `rearm()` gives the connections made from then on new limits (a silent one stays silent),
+`heal()` lets every connection flow again (a client's, by then closed, then ends its server side too).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+
+class _Link:
+    def __init__(self, limits: dict[str, int | None]) -> None:
+        self.limits = dict(limits)
+        self.sent = {"up": 0, "down": 0}
+        self.silent = False
+
+
+class SilentProxy:
+    def __init__(self, upstream_port: int, *, silent_after_up: int | None = None,
+                 silent_after_down: int | None = None) -> None:
+        self.upstream_port = upstream_port
+        self.limits: dict[str, int | None] = {"up": silent_after_up, "down": silent_after_down}
+        self.went_silent = threading.Event()
+        self._healed = False
+        self._lock = threading.Lock()
+        self._closing = False
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._sockets: list[socket.socket] = [self._listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url(self, url: str) -> str:
+        """`url` (to the real server's port) rewritten to go through the proxy."""
+        return url.replace(f":{self.upstream_port}/", f":{self.port}/")
+
+    def rearm(self, **limits: int) -> None:
+        """Connections made from now on go silent after so many bytes (silent_after_up/down)."""
+        with self._lock:
+            self.limits = {"up": limits.get("silent_after_up"), "down": limits.get("silent_after_down")}
+            self.went_silent.clear()
+
+    def heal(self) -> None:
+        with self._lock:
+            self.limits = {"up": None, "down": None}
+            self._healed = True
+
+    def close(self) -> None:
+        self._closing = True
+        self.heal()
+        for s in self._sockets:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def _accept(self) -> None:
+        while not self._closing:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            self._sockets += [client, upstream]
+            with self._lock:
+                link = _Link(self.limits)
+            for src, dst, way in ((client, upstream, "up"), (upstream, client, "down")):
+                threading.Thread(target=self._pump, args=(link, src, dst, way), daemon=True).start()
+
+    def _pump(self, link: _Link, src: socket.socket, dst: socket.socket, way: str) -> None:
+        src.settimeout(0.05)
+        while not self._closing:
+            if link.silent and not self._healed:
+                time.sleep(0.05)
+                continue
+            try:
+                data = src.recv(16384)
+            except TimeoutError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                try:
+                    dst.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+                return
+            with self._lock:
+                limit = None if self._healed else link.limits[way]
+                link.sent[way] += len(data)
+                if limit is not None and link.sent[way] >= limit:
+                    data = data[:max(0, len(data) - (link.sent[way] - limit))]  # the rest is held back
+                    link.silent = True
+                    self.went_silent.set()
+            if not self._send(dst, data):
+                return
+
+    def _send(self, dst: socket.socket, data: bytes) -> bool:
+        """Everything of `data` to `dst`, however long the other side takes to read it; False once it is gone."""
+        view = memoryview(data)
+        while view and not self._closing:
+            try:
+                view = view[dst.send(view):]
+            except TimeoutError:  # the socket's short timeout (set for recv) also applies here: keep going
+                continue
+            except OSError:
+                return False
+        return True

@@ -1,0 +1,80 @@
+"""The team store's password is the agent's own secret (SPEC §9): wherever it came from, tools never hand it on."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evo_agent.session import redact
+from evo_agent.sync.config import url_password
+from evo_agent.sync.hooks import session_store
+from evo_agent.tools import BASIC_TOOLS
+from evo_agent.tools.base import ToolContext
+from evo_agent.tools.runner import run_tool
+
+PASSWORD = "Tr0ub4dor-and-3"
+
+
+@pytest.mark.parametrize("url", [
+    f"postgresql://alice:{PASSWORD}@db.example.com/team",
+    f"postgres://alice:{PASSWORD.replace('-', '%2D')}@db.example.com:5432/team?sslmode=verify-full",
+    f"postgresql://db.example.com/team?user=alice&password={PASSWORD}",
+])
+def test_the_password_is_found_in_every_spelling(url: str) -> None:
+    assert url_password(url) == PASSWORD
+
+
+@pytest.fixture
+def restore_redaction():
+    saved = dict(redact._start_values)
+    yield
+    redact._start_values.clear()
+    redact._start_values.update(saved)
+    redact.use_environment(None)
+
+
+def test_a_password_from_the_config_file_never_reaches_the_model(tmp_path: Path, monkeypatch, restore_redaction):
+    home = tmp_path / "home"
+    config = home / ".config" / "evo-agent" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'sync_url = "postgresql://alice:{PASSWORD}@db.example.com/team"\n')
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("EVO_AGENT_SYNC_URL", raising=False)
+    from evo_agent.sync import hooks
+
+    monkeypatch.setattr(hooks._AGENT_URL, "value", None)
+    project = tmp_path / "project"
+    project.mkdir()
+    session_store(project, warn=lambda line: None)  # what the agent does at start: reads the URL
+    ctx = ToolContext(project_dir=project)
+    for command in (f"cat {config}", f"grep -r sync_url {home}", f"sed -n 1p {config}"):
+        result = run_tool(BASIC_TOOLS, "bash", {"command": command}, ctx)
+        assert "db.example.com" in result.content, result.content  # it ran (the user approved it)
+        assert PASSWORD not in result.content and "[REDACTED:" in result.content
+    read = run_tool(BASIC_TOOLS, "read_file", {"path": str(config)}, ctx)
+    assert PASSWORD not in read.content
+    assert PASSWORD not in redact.redact_text(f"the log said {PASSWORD} here")  # nor the transcript on disk
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_the_sandbox_does_not_even_show_the_config_file(tmp_path: Path, monkeypatch) -> None:
+    from evo_agent.tools.sandbox import SandboxError, check_sandbox
+
+    home = tmp_path / "home"
+    config = home / ".config" / "evo-agent" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'sync_url = "postgresql://alice:{PASSWORD}@db.example.com/team"\n')
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    try:
+        sandbox = check_sandbox(project)
+    except SandboxError as exc:
+        pytest.skip(str(exc))
+    done = subprocess.run(sandbox.wrap(["cat", str(config)]), capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0 and PASSWORD not in done.stdout

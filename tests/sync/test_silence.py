@@ -1,0 +1,110 @@
+"""A server that goes silent mid-transfer (no reset, no FIN: a dead path, a stopped backend) never hangs a command.
+
+Through a loopback proxy the test controls: it forwards a push or a fetch for a while, then stops forwarding in
+both directions with the sockets left open. The command ends with one line (EVO_AGENT_SYNC_TIMEOUT seconds
+without a byte), and once the path is back the next push catches up exactly (the store's own offsets).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.builders import quiet_store
+
+from .helpers import complete_line_count, line_rows
+from .proxy import SilentProxy
+from .test_cli import team_cli
+
+pytestmark = pytest.mark.faults
+
+
+def big_session(project: Path, lines: int) -> str:
+    rec = quiet_store(project).create(model="m", provider="demo")
+    rec.append_many(("user", {"message": {"role": "user", "content": f"line {i} " + "y" * (i % 300)}})
+                    for i in range(lines))
+    rec.checkpoint()
+    return rec.session_id
+
+
+@pytest.fixture
+def proxy(pg_cluster):
+    made: list[SilentProxy] = []
+
+    def make(**limits: int) -> SilentProxy:
+        made.append(SilentProxy(pg_cluster.port, **limits))
+        return made[-1]
+
+    yield make
+    for p in made:
+        p.close()
+
+
+def test_silent_mid_push_is_one_line_then_caught_up(sync_url: str, tmp_path: Path, proxy) -> None:
+    from evo_agent.sync.db import connect
+
+    connect(sync_url).close()  # the schema exists: the silence falls on the lines, not the migration
+    silent = proxy(silent_after_up=300_000)
+    kim = team_cli(tmp_path, "kim", "git@github.com:team/app.git", silent.url(sync_url),
+                   EVO_AGENT_SYNC_TIMEOUT="2")
+    sid = big_session(kim.project, 4000)
+    stuck = kim.run("sessions", "push", "--all", timeout=90)  # a hang fails here
+    assert silent.went_silent.is_set()
+    assert stuck.rc != 0 and len(stuck.err_lines) == 1, stuck.err
+    assert "sent nothing for 2s" in stuck.err and "Traceback" not in stuck.err
+    assert line_rows(sync_url, sid) < complete_line_count(kim.transcript(sid))  # it really was cut short
+    silent.heal()
+    done = kim.run("sessions", "push", "--all", timeout=90)
+    assert done.rc == 0, done.err
+    assert line_rows(sync_url, sid) == complete_line_count(kim.transcript(sid))
+
+
+def test_silent_mid_fetch_is_one_line_and_leaves_no_copy(sync_url: str, tmp_path: Path, proxy) -> None:
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
+    sid = big_session(alice.project, 4000)
+    assert alice.run("sessions", "push", "--all").rc == 0
+    silent = proxy(silent_after_down=200_000)
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", silent.url(sync_url), EVO_AGENT_SYNC_TIMEOUT="2")
+    for attempt in (("sessions", "show", sid), ("--resume", sid, "-p", "go on")):
+        stuck = bob.run(*attempt, timeout=90)
+        assert silent.went_silent.is_set(), (attempt, stuck.err)
+        assert stuck.rc != 0 and "sent nothing for 2s" in stuck.err and "Traceback" not in stuck.err, stuck.err
+        assert bob.session_ids() == []  # nothing half-fetched to list or resume
+        silent.rearm(silent_after_down=200_000)
+    silent.heal()
+    shown = bob.run("sessions", "show", sid, timeout=90)
+    assert shown.rc == 0 and "line 3999" in shown.out, shown.err
+
+
+def test_background_sync_gets_past_a_silent_connection(sync_url: str, tmp_path: Path, proxy,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's thread: one warning when the path goes silent, then — path back — the next turn catches up."""
+    from evo_agent.sync.background import BackgroundSync
+    from evo_agent.sync.db import connect
+    from tests.helpers import wait_for
+
+    from .helpers import project_with_origin
+
+    connect(sync_url).close()
+    monkeypatch.setenv("EVO_AGENT_SYNC_TIMEOUT", "1")
+    silent = proxy(silent_after_up=300_000)
+    project = project_with_origin(tmp_path / "p", "git@github.com:team/app.git")
+    sid = big_session(project, 4000)
+    store = quiet_store(project)
+    warnings: list[str] = []
+    sync = BackgroundSync(silent.url(sync_url), store, warnings.append)
+    sync.notify(sid)  # a turn ended
+    wait_for(lambda: sync.failures >= 1, timeout=60)
+    assert silent.went_silent.is_set() and len(warnings) == 1 and "sent nothing for 1s" in warnings[0]
+    silent.heal()
+    lines = complete_line_count(store.sessions_dir / sid / "messages.jsonl")
+
+    def next_turn_caught_up() -> bool:
+        sync.notify(sid)  # a turn ended: a fresh connection, from the store's own offsets
+        sync._idle.wait(30)
+        return line_rows(sync_url, sid) == lines
+
+    wait_for(next_turn_caught_up, timeout=120, interval=0.5)
+    assert sync.close(wait=60)
+    assert len(warnings) == 1

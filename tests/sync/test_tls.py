@@ -1,0 +1,85 @@
+"""Verified TLS by default (SPEC §9): a store that is not on loopback is reached with sslmode=verify-full.
+
+A real cluster with a certificate for `db.team.test` signed by a CA made in the test (openssl); the client is
+told the name and connects to 127.0.0.1 (libpq's hostaddr), so the name is what the certificate is checked against.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evo_agent.sync.db import StoreUnavailable, connect, connection_options
+
+from .pgcluster import PgCluster, TlsCluster, find_bin_dir
+from .test_cli import team_cli
+
+pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed")
+
+
+@pytest.fixture(scope="module")
+def tls_cluster():
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL server binaries are not installed")
+    cluster = TlsCluster(bin_dir, "db.team.test").init().start()
+    try:
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.mark.parametrize(("url", "wanted"), [
+    ("postgresql://u:p@db.example.com/team", {"sslmode": "verify-full", "sslrootcert": "system"}),
+    ("postgresql://u:p@10.1.2.3:6432/team", {"sslmode": "verify-full", "sslrootcert": "system"}),
+    ("postgresql://u:p@localhost/team", {}),
+    ("postgresql://u:p@127.0.0.1/team", {}),
+    ("postgresql://u:p@[::1]/team", {}),
+    ("postgresql:///team?host=/var/run/postgresql", {}),
+    ("postgresql://u:p@db.example.com/team?sslmode=require", {}),
+    ("postgresql://u:p@db.example.com/team?sslrootcert=/etc/team-ca.pem", {"sslmode": "verify-full"}),
+])
+def test_tls_is_verified_unless_on_loopback_or_the_url_says_otherwise(url: str, wanted: dict) -> None:
+    options = connection_options(url)
+    assert {k: options[k] for k in ("sslmode", "sslrootcert") if k in options} == wanted
+
+
+def test_the_right_ca_is_accepted(tls_cluster: TlsCluster) -> None:
+    url = tls_cluster.named_url("db.team.test", sslrootcert=str(tls_cluster.tls["ca"]))
+    with connect(url) as conn:
+        assert conn.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetchone() == (True,)
+        assert conn.pgconn.ssl_in_use
+
+
+@pytest.mark.parametrize("case", ["wrong name", "unknown CA"])
+def test_a_certificate_that_does_not_prove_the_server_is_refused(tls_cluster: TlsCluster, case: str) -> None:
+    if case == "wrong name":  # the right CA, but the certificate is for db.team.test
+        url = tls_cluster.named_url("evil.team.test", sslrootcert=str(tls_cluster.tls["ca"]))
+    else:  # the system's CAs never signed the test CA
+        url = tls_cluster.named_url("db.team.test")
+    with pytest.raises(StoreUnavailable) as refused:
+        connect(url)
+    message = str(refused.value)
+    assert "\n" not in message and "sslrootcert=" in message and "sslmode=require" in message
+    assert "s3cret-pw" not in message
+
+
+def test_a_server_without_tls_is_refused_unless_the_url_allows_it(pg_cluster: PgCluster, tmp_path: Path) -> None:
+    plain = f"postgresql://evo:s3cret-pw@db.team.test:{pg_cluster.port}/postgres?hostaddr=127.0.0.1"
+    with pytest.raises(StoreUnavailable, match="sslmode"):
+        connect(plain)
+    with connect(plain + "&sslmode=disable") as conn:  # the URL says otherwise: its word
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_the_command_line_says_what_to_set(tls_cluster: TlsCluster, tmp_path: Path) -> None:
+    url = tls_cluster.named_url("evil.team.test", sslrootcert=str(tls_cluster.tls["ca"]))
+    dana = team_cli(tmp_path, "dana", "git@github.com:team/app.git", url)
+    listed = dana.run("sessions", "list", "--remote")
+    assert listed.rc != 0 and len(listed.err_lines) == 1, listed.err
+    assert "verified TLS" in listed.err and "Traceback" not in listed.err
+    ok = team_cli(tmp_path, "erin", "git@github.com:team/app.git",
+                  tls_cluster.named_url("db.team.test", sslrootcert=str(tls_cluster.tls["ca"])))
+    assert ok.run("sessions", "list", "--remote").out.startswith("No sessions")
