@@ -175,6 +175,12 @@ def test_print_mode_refuses_tells_the_model_and_says_how_to_allow(cli, model_ser
                      '--permission-mode accept-edits, --allowed-tools "Edit(notes.txt)" or a rule in '
                      '.evo-agent/settings.json']
 
+    # Already in accept-edits, a write it does not cover (inside .git/) names the mode that would allow it.
+    model_server.script(tool_use("write_file", {"path": ".git/notes", "content": "hi\n"}), text("No."))
+    again = cli.run("-p", "write a git note", "--permission-mode", "accept-edits")
+    (hint,) = [line for line in again.err_lines if "not run" in line]
+    assert "--permission-mode bypass" in hint and "accept-edits" not in hint
+
     # The same call, allowed for one run, then by the mode.
     for args in (["--allowed-tools", "Bash(npm test),Edit"], ["--permission-mode", "accept-edits"]):
         (project / "notes.txt").unlink(missing_ok=True)

@@ -114,6 +114,15 @@ async def test_the_idle_status_line_shows_dollars_and_the_cache_share(tmp_path):
         assert "1,234 tokens · context 10% · $0.0144 · cache 73% · session" in run.status()
 
 
+async def test_the_status_line_says_when_bash_runs_in_the_sandbox(tmp_path):
+    agent = FakeAgent(tmp_path)
+    async with running(agent, columns=160) as run:
+        assert "sandbox" not in run.status()
+        agent.sandbox = object()  # --sandbox: a tools.sandbox.Sandbox
+        run.app.app.invalidate()
+        await run.until(lambda: " · sandbox · " in run.status())
+
+
 async def test_ctrl_d_on_an_empty_prompt_quits_with_0_and_not_with_text(tmp_path):
     async with running(FakeAgent(tmp_path)) as run:
         run.type("abc" + CTRL_D)

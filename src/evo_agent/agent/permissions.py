@@ -328,7 +328,9 @@ class PermissionGate:
                    "what you need to run and that it must be allowed.")
         rule = f'--allowed-tools "{verdict.suggestion}"' if verdict.suggestion else "--allowed-tools RULE"
         target = self.policy.target(name, tool_input)
-        mode = "accept-edits" if target.kind == "Edit" and target.relative is not None else "bypass"
+        # accept-edits only where it would allow the call: never suggested when it is already the mode
+        edit_inside = target.kind == "Edit" and target.relative is not None and self.mode != "accept-edits"
+        mode = "accept-edits" if edit_inside else "bypass"
         notice = terminal_safe(f"evo-agent: not run (needs approval): {what}; allow it with --permission-mode "
                                f"{mode}, {rule} or a rule in .evo-agent/settings.json", keep_newlines=False)
         return GateResult(False, "refused", f"{verdict.rule}: cannot ask", message, notice)

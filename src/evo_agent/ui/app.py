@@ -345,6 +345,7 @@ class AgentApp:
                      f"mode {a.permission_mode}" if getattr(a, "permission_mode", None) else "",
                      # commands run unasked without bubblewrap: the allowlist alone decides (tools/sandbox.py)
                      "unsandboxed" if getattr(a, "read_only_backstop", None) is False else "",
+                     "sandbox" if getattr(a, "sandbox", None) is not None else "",  # --sandbox: bash in bubblewrap
                      _plan_part(a),
                      f"session {getattr(a, 'session_id', '?')}", "/help"]
         except Exception:  # noqa: BLE001 - a status line never takes the app down
