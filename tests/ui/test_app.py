@@ -447,3 +447,20 @@ def test_no_typed_text_ever_answers_a_question(typed):
                 await run.until(lambda: agent.decisions == [ApprovalDecision("no")])
 
     asyncio.run(scenario())
+
+
+async def test_ctrl_o_expands_the_result_that_says_so_whole_even_after_its_subagent_ended(tmp_path):
+    long_output = "\n".join(f"nested line {i}" for i in range(1, 3001))
+    agent = FakeAgent(tmp_path, script=[
+        ("on_tool_start", ("t1", "task", {"description": "look", "prompt": "look around"})),
+        ("on_nested_tool_start", ("t1", "n1", "bash", {"command": "seq 3000"})),
+        ("on_nested_tool_end", ("t1", "n1", long_output, False, 0.1)),
+        ("on_tool_end", ("t1", "Looked around.", False, 1.0)),
+    ])
+    async with running(agent, rows=24) as run:
+        run.type("go" + ENTER)
+        await run.until(lambda: "Looked around." in run.printed and not run.app.running)
+        assert "(Ctrl+O shows all)" in run.printed and "nested line 3000" not in run.printed
+        run.type(CTRL_O)
+        await run.until(lambda: "nested line 3000" in run.printed)  # every line: no 2,000-line cap
+        assert "seq 3000" in run.printed.split("Looked around.")[-1]  # the nested call, not the task

@@ -163,6 +163,7 @@ class AgentApp:
         self._tools: dict[str, tuple[str, Any, int]] = {}
         self._named: dict[str, str] = {}      # tool_use id -> name: named by the model, input still streaming
         self._last_tool: tuple[str, Any, str] | None = None   # name, input, output: what Ctrl+O shows in full
+        self._last_tool_cut = False   # whether _last_tool is a result shown cut, in this turn
         self._last_ctrl_c = 0.0
         self._flash = ""                      # a short hint in the status line ("Ctrl+C again to exit")
         self._flash_until = 0.0
@@ -624,6 +625,7 @@ class AgentApp:
 
     # ------------------------------------------------------------------ turns
     def start_turn(self, prompt: str) -> None:
+        self._last_tool_cut = False
         self.emit(Text(""), render.user_prompt(prompt))
         self._turn += 1
         self.cancel = threading.Event()
@@ -762,7 +764,12 @@ class AgentApp:
 
     def _on_tool_end(self, tool_id: str, result_text: str, is_error: bool, duration: float) -> None:
         name, tool_input, depth = self._tools.pop(tool_id, ("tool", {}, 0))
-        self._last_tool = (name, tool_input, result_text)
+        # Ctrl+O expands the call whose result says "(Ctrl+O shows all)" (a subagent's, say, even after its
+        # task ended); with no such result in this turn, the last call.
+        if render.hides_lines(name, tool_input, result_text, is_error=is_error):
+            self._last_tool, self._last_tool_cut = (name, tool_input, result_text), True
+        elif not self._last_tool_cut:
+            self._last_tool = (name, tool_input, result_text)
         self.emit(render.tool_result(name, tool_input, result_text, is_error=is_error, duration=duration, depth=depth,
                                      width=self.width()))
         self.activity.tool_finished()

@@ -257,7 +257,7 @@ def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool,
             head.append(gutter, style="evo.dim")
             head.append_text(safe(one_line(text.splitlines()[0] if text else "done", 200)))
             return Group(clip(head, width), diff)
-    first, more = _preview(text, 1 if name in ("read_file", "task") else PREVIEW_LINES)
+    first, more = _preview(text, _preview_lines(name))
     if not first:
         return Text(gutter + "(no output)", style="evo.dim")
     out = Text()
@@ -317,16 +317,25 @@ def diff_lines(old: str, new: str, *, pad: str = "     ", start: int = 1, limit:
     return out
 
 
-FULL_OUTPUT_MAX_LINES = 2000  # Ctrl+O: more than any screen, few enough never to stall the terminal
-
-
 def tool_output_full(result_text: str) -> Text:
-    """A tool's whole output (Ctrl+O), indented; a huge one is cut with a count of what was left out."""
+    """A tool's whole output (Ctrl+O), indented: every line the model was given (the tools bound it already)."""
     lines = (result_text or "(no output)").splitlines()
-    out = safe("\n".join("     " + line for line in lines[:FULL_OUTPUT_MAX_LINES]), "")
-    if len(lines) > FULL_OUTPUT_MAX_LINES:
-        out.append(f"\n     … {len(lines) - FULL_OUTPUT_MAX_LINES:,} more lines", style="evo.dim")
-    return out
+    return safe("\n".join("     " + line for line in lines), "")
+
+
+def hides_lines(name: str, tool_input: Any, result_text: str, *, is_error: bool) -> bool:
+    """Whether `tool_result` shows this result cut, ending in "… +N lines (Ctrl+O shows all)"."""
+    text = result_text or ""
+    if is_error or is_interrupted_result(text, is_error):
+        return False
+    if name in ("edit_file", "write_file") and isinstance(tool_input, dict) and \
+            _edit_diff(name, tool_input, text, "") is not None:
+        return False
+    return _preview(text, _preview_lines(name))[1] > 0
+
+
+def _preview_lines(name: str) -> int:
+    return 1 if name in ("read_file", "task") else PREVIEW_LINES
 
 
 def approval_detail(tool: str, detail: str, limit: int | None = None) -> tuple[Text, int]:
