@@ -208,37 +208,6 @@ def test_any_answer_split_anywhere_prints_as_the_whole_answer(blocks, cuts, gap)
     assert _streamed(chunks) == shown(render.answer(answer))
 
 
-def test_screenshot_for_the_readme_is_generated(tmp_path):
-    """docs/app.svg: a rendered conversation, remade by this test (the README shows it)."""
-    from pathlib import Path
-
-    c = render.make_console(width=80, record=True, force_terminal=True, color_system="truecolor")
-    c.print(render.welcome_line("claude-sonnet-4-5", "anthropic", "~/src/shop", 80),
-            soft_wrap=True)
-    c.print()
-    c.print(render.user_prompt("the price test fails, fix it"))
-    c.print(render.answer("Let me look at the test first."))
-    c.print(render.tool_call("bash", {"command": "pytest -q tests/test_price.py"}))
-    c.print(render.tool_result("bash", {}, "F.\nFAILED tests/test_price.py::test_vat - assert 119 == 119.0\n"
-                                           "1 failed, 1 passed in 0.03s", is_error=False))
-    edit = {"path": "shop/price.py", "old_string": "def gross(net):\n    return round(net * 1.19)\n",
-            "new_string": "def gross(net):\n    return round(net * 1.19, 2)\n"}
-    c.print(render.tool_call("edit_file", edit))
-    c.print(render.tool_result("edit_file", edit, "Edited shop/price.py at line 12: replaced 2 line(s) with 2 line(s)",
-                               is_error=False))
-    c.print(render.answer("Fixed: `gross()` rounded to whole euros.\nThe test passes now."))
-    c.print("─" * 80, style="evo.dim")
-    c.print("› ", style="bold")
-    c.print("─" * 80, style="evo.dim")
-    c.print("claude-sonnet-4-5 · 12,480 tokens · context 9% · mode ask · /help", style="evo.dim")
-    svg = c.export_svg(title="evo-agent")
-    target = Path(__file__).resolve().parents[2] / "docs" / "app.svg"
-    target.parent.mkdir(exist_ok=True)
-    if not target.exists() or target.read_text() != svg:
-        target.write_text(svg)
-    assert "pytest -q tests/test_price.py" in svg.replace("&#160;", " ")
-
-
 def test_the_welcome_line_fits_the_terminal():
     line = shown(render.welcome_line("claude-sonnet-4-5", "anthropic", "/tmp/" + "deep/" * 30 + "project", 80))
     assert len(line.rstrip("\n")) <= 80 and line.startswith("evo-agent · anthropic/claude-sonnet-4-5 · …")
