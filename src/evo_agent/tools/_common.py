@@ -15,7 +15,7 @@ from pathlib import Path
 from evo_agent.session import PROJECT_DIR_NAME
 
 from .base import ToolContext, ToolResult
-from .confine import real, resolve_in
+from .confine import in_agent_dir, real, resolve_in
 from .safe_open import SymlinkInPath, open_file
 
 # Directories no search tool descends into: git internals and the agent's own
@@ -78,6 +78,23 @@ def checked_path(ctx: ToolContext, path: str) -> Path:
                           "not opened")
     return resolved
 
+
+
+def writable_target(ctx: ToolContext, path_arg: str, verb: str) -> tuple[Path, str] | ToolResult:
+    """(the checked real path a write or edit opens, the path as shown) or the error result refusing it.
+
+    Refused: a path that resolves differently than when the gate checked it, and anything in
+    `.evo-agent/` (the gate refuses it too; kept here so no caller can skip it). `verb`: "written", "edited".
+    """
+    path = resolve_path(ctx, path_arg)
+    shown = display_path(ctx, path)
+    try:
+        target = checked_path(ctx, path_arg)
+    except PathChanged as exc:
+        return error(str(exc))
+    if in_agent_dir(ctx.project_dir, target):
+        return error(f"{shown} is in .evo-agent/, the agent's own transcripts and rules; not {verb}")
+    return target, shown
 
 def open_checked(ctx: ToolContext, path: Path, flags: int, *, create_dirs: bool = False) -> int:
     """`os.open` of a checked (real) path without following any symlink on the way (tools/safe_open.py)."""

@@ -12,18 +12,16 @@ import os
 import stat
 
 from ._common import (
-    PathChanged,
-    checked_path,
-    display_path,
     error,
     guarded,
     is_binary_bytes,
     open_checked,
     open_failure,
     resolve_path,
+    writable_target,
 )
 from .base import Tool, ToolContext, ToolResult
-from .confine import in_agent_dir, inside_project, resolve_in
+from .confine import inside_project, resolve_in
 
 
 def _arguments(tool_input: dict) -> tuple[str, str, str] | ToolResult:
@@ -67,14 +65,10 @@ def _applies(text: str, old: str, shown: str) -> ToolResult | None:
 
 
 def _open(ctx: ToolContext, path_arg: str, flags: int) -> tuple[int, str] | ToolResult:
-    path = resolve_path(ctx, path_arg)
-    shown = display_path(ctx, path)
-    try:
-        target = checked_path(ctx, path_arg)
-    except PathChanged as exc:
-        return error(str(exc))
-    if in_agent_dir(ctx.project_dir, target):  # also checked by the permission gate; kept here too
-        return error(f"{shown} is in .evo-agent/, the agent's own transcripts and rules; not edited")
+    checked = writable_target(ctx, path_arg, "edited")
+    if isinstance(checked, ToolResult):
+        return checked
+    target, shown = checked
     try:
         return open_checked(ctx, target, flags | os.O_NONBLOCK), shown
     except OSError as exc:

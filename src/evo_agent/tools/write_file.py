@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 import stat
 
-from ._common import PathChanged, checked_path, display_path, error, guarded, open_checked, open_failure, resolve_path
+from ._common import error, guarded, open_checked, open_failure, resolve_path, writable_target
 from .base import Tool, ToolContext, ToolResult
-from .confine import in_agent_dir
 
 
 @guarded("write_file")
@@ -23,14 +22,11 @@ def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
     if not isinstance(content, str):
         return error("content must be a string")
 
-    path = resolve_path(ctx, path_arg)
-    shown = display_path(ctx, path)
-    try:
-        target = checked_path(ctx, path_arg)
-    except PathChanged as exc:
-        return error(str(exc))
-    if in_agent_dir(ctx.project_dir, target):  # also checked by the permission gate; kept here too
-        return error(f"{shown} is in .evo-agent/, the agent's own transcripts and rules; not written")
+    path = resolve_path(ctx, path_arg)  # as named: what the file history records
+    checked = writable_target(ctx, path_arg, "written")
+    if isinstance(checked, ToolResult):
+        return checked
+    target, shown = checked
     try:
         existed = not stat.S_ISDIR(os.lstat(target).st_mode) or None
     except OSError:
