@@ -48,7 +48,8 @@ def test_an_ambiguous_prefix_names_the_candidates(cli, model_server):
     errors = [line for line in slash.err_lines if line.startswith("evo-agent: ")]
     assert len(errors) == 2 and "ambiguous" in errors[0] and "invalid session id" in errors[1]
     assert model_server.requests == []
-    slash.hint_id("err")
+    assert "Resume this session with" not in slash.err  # nothing was said: no session was saved to resume
+    assert tree(cli.project) == before
 
 
 @pytest.mark.parametrize(

@@ -43,20 +43,22 @@ def test_eof_and_exit_end_with_the_hint_and_nothing_after_exit_runs(demo_cli):
     sid = eof.hint_id("err")
     assert "⏺ bash(echo from-the-repl)" in eof.out
 
-    exited = demo_cli.run(input="/help\n/compact\n/nonsense\n/exit\nrun echo never\n")
+    exited = demo_cli.run(input="/rename quiet\n/help\n/compact\n/nonsense\n/exit\nrun echo never\n")
     assert exited.rc == 0
     assert "/resume [ID|NAME]" in exited.out and "/clear" in exited.out and "numbered list" in exited.out
     assert "evo-agent: cannot compact: there is nothing to compact yet" in exited.err_lines
     assert any("unknown command /nonsense" in line for line in exited.err_lines)
     sid2 = exited.hint_id("err")
     assert sid2 != sid
-    assert [r["type"] for r in demo_cli.records(sid2)] == ["session_start"]  # "never" was not run
+    assert [r["type"] for r in demo_cli.records(sid2)] == ["session_start", "session_name"]  # "never" was not run
     assert "never" not in exited.out
 
 
 def test_ctrl_c_at_the_prompt_exits_with_the_hint(demo_cli):
     proc = demo_cli.popen()
     try:
+        proc.stdin.write("/rename interrupted\n")  # something said: the session is on disk
+        proc.stdin.flush()
         wait_for(lambda: any(demo_cli.sessions_dir.glob("*/messages.jsonl")), what="the session to start")
         time.sleep(0.3)
         proc.send_signal(signal.SIGINT)
@@ -247,3 +249,17 @@ def test_a_line_starting_with_a_path_is_a_prompt_not_a_command(demo_cli):
     prompts = [r["message"]["content"] for r in demo_cli.records(ran.hint_id("err")) if r["type"] == "user"
                and isinstance(r["message"]["content"], str)]
     assert prompts == ["/etc/hostname what is this?", " /help"]
+
+
+def test_a_launch_where_nothing_is_said_leaves_no_session_and_no_hint(demo_cli):
+    quiet = demo_cli.run(input="/help\n/cost\n/clear\n/exit\n")
+    assert quiet.rc == 0
+    assert "Resume this session with" not in quiet.err
+    sessions = demo_cli.project / ".evo-agent" / "sessions"
+    assert not sessions.exists() or [p.name for p in sessions.iterdir() if not p.name.startswith(".")] == []
+
+    spoke = demo_cli.run(input="run echo hello\n")
+    sid = spoke.hint_id("err")
+    records = demo_cli.records(sid)
+    assert [r["type"] for r in records[:2]] == ["session_start", "user"]  # held, then written in order
+    assert records[0]["timestamp"] <= records[1]["timestamp"]

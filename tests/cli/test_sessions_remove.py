@@ -95,6 +95,8 @@ def test_the_live_session_is_never_deleted_until_its_process_is_gone(demo_cli):
     old = simple_session(demo_cli.project, "old", days_ago=40)
     proc = demo_cli.popen("--plain", start_new_session=True)
     try:
+        proc.stdin.write("/rename live\n")  # something said: the session is written (and locked) now
+        proc.stdin.flush()
         wait_for(lambda: len(demo_cli.session_ids()) == 2, what="the REPL's session")
         (live,) = [s for s in demo_cli.session_ids() if s != old]
         wait_for(lambda: (demo_cli.sessions_dir / live / ".lock").exists(), what="its lock")
@@ -122,9 +124,11 @@ def test_the_live_session_is_never_deleted_until_its_process_is_gone(demo_cli):
 def test_clear_hands_the_lock_to_the_new_session(demo_cli):
     proc = demo_cli.popen("--plain", start_new_session=True)
     try:
+        proc.stdin.write("/rename first\n")  # each session is written once something is said in it
+        proc.stdin.flush()
         wait_for(lambda: len(demo_cli.session_ids()) == 1, what="the first session")
         (first,) = demo_cli.session_ids()
-        proc.stdin.write("/clear\n")
+        proc.stdin.write("/clear\n/rename second\n")
         proc.stdin.flush()
         wait_for(lambda: len(demo_cli.session_ids()) == 2, what="the session /clear starts")
         (second,) = [s for s in demo_cli.session_ids() if s != first]

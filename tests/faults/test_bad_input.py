@@ -142,7 +142,8 @@ def test_a_symlinked_session_directory_is_refused_everywhere(cli, model_server, 
     slash = cli.run(input=f"/resume {REAL}\n")
     assert slash.rc == 0 and sum("symbolic link" in line for line in slash.err_lines) == 1
     listed = [row.id for row in SessionStore(cli.project).list(include_empty=True)]
-    assert REAL not in listed and listed == [slash.hint_id("err")]  # only the REPL's own session
+    assert REAL not in listed and listed == []  # the REPL said nothing: it saved no session either
+    assert "Resume this session with" not in slash.err
     assert model_server.requests == []
     assert _tree_hash(tmp_path / "outside") == before
     copies = [p / "messages.jsonl" for p in cli.sessions_dir.iterdir() if p.is_dir() and not p.is_symlink()]

@@ -60,18 +60,37 @@ def test_after_a_long_answer_the_prompt_is_visible_and_after_exit_the_answer_is_
     assert "› give me eighty lines" in history and "─" * 20 not in history.split("That was all.")[1]
 
 
+def say_something(t: Terminal) -> None:
+    """Name the session: something said, so it is written and the exit hint names it."""
+    t.type("/rename kept")
+    t.keys("Enter")
+    t.wait(r"is now named 'kept'")
+
+
 def test_ctrl_d_on_an_empty_prompt_quits_with_the_exit_hint(terminals, project):
     t = open_app(terminals, project)
     ready(t)
+    say_something(t)
     t.keys("C-d")
     t.wait(r"EXITED-0")
     hint, exited = t.last_lines(2)
     assert re.fullmatch(HINT, hint) and exited == "EXITED-0"
 
 
+def test_a_launch_where_nothing_is_said_leaves_no_session_and_no_hint(terminals, project):
+    t = open_app(terminals, project)
+    ready(t)
+    t.keys("C-d")
+    t.wait(r"EXITED-0")
+    assert "Resume this session with" not in t.scrollback()
+    assert not (project / ".evo-agent" / "sessions").exists() or not any(
+        p.is_dir() for p in (project / ".evo-agent" / "sessions").iterdir())
+
+
 def test_ctrl_c_twice_quits_with_130(terminals, project):
     t = open_app(terminals, project)
     ready(t)
+    say_something(t)
     t.keys("C-c")
     t.wait(r"Ctrl\+C again to exit")
     t.keys("C-c")
@@ -155,6 +174,7 @@ def close_terminal(t: Terminal, pid: int) -> None:
 def test_sigterm_ends_the_app_with_the_exit_hint_and_no_traceback(terminals, project, tmp_path):
     t = open_app(terminals, project, pid_file=tmp_path / "pid")
     ready(t)
+    say_something(t)
     os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
     screen = t.wait(r"EXITED-\d+")
     hint, exited = t.last_lines(2)

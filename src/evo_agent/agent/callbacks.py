@@ -143,3 +143,11 @@ class FrontEnd:
             self.notice(text)
         except Exception:  # noqa: BLE001 - display problems must not corrupt the turn
             pass
+
+
+def started_line(agent: Any) -> str:
+    """What `/clear` says: the new session, and the one that holds the conversation so far (if any was saved)."""
+    holder = getattr(agent, "holder_session_id", None)
+    previous = holder() if callable(holder) else None
+    line = f"Started new session {agent.session_id}"
+    return line + (f" (the previous one: evo-agent --resume {previous})" if previous else "")

@@ -360,23 +360,27 @@ class Agent:
         """Start a fresh, empty session; the old one stays resumable."""
         store = self._require_store()
         previous = self.holder_session_id()
-        recorder = store.create(model=self.provider.model, provider=self.provider.name)
+        recorder = store.create(model=self.provider.model, provider=self.provider.name, deferred=True)
         self.switch_session(recorder, [])
         self._cleared_holder = previous
         return recorder
 
-    def holder_session_id(self) -> str:
+    def holder_session_id(self) -> str | None:
         """The session a user should resume to get this conversation back (what the exit hint names).
 
         The live session once anything was said in it (even a prompt the API
         refused: resuming it keeps that prompt); before that, the session it
         was resumed from (resume-then-exit adds nothing), or after /clear the
-        one that held the conversation before; else the live one.
+        one that held the conversation before; else the live one, or None when
+        it was never written (a launch where nothing was said leaves no session).
         """
         meta = getattr(self.recorder, "meta", None)
         if meta is None or self._wrote_own or meta.has_conversation:
             return self.session_id
-        return meta.resumed_from or self._cleared_holder or self.session_id
+        fallback = meta.resumed_from or self._cleared_holder
+        if fallback:
+            return fallback
+        return self.session_id if getattr(self.recorder, "on_disk", True) else None
 
     # ---- compaction
     def compact(self, focus: str | None = None, cancel: threading.Event | None = None, *,

@@ -660,7 +660,9 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
     if resumed is not None:
         recorder, history, compact_count = resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count
     else:
-        recorder, history, compact_count = store.create(model=provider.model, provider=provider.name), [], 0
+        # Deferred: a launch that ends before anything is said leaves no session behind.
+        recorder = store.create(model=provider.model, provider=provider.name, deferred=True)
+        history, compact_count = [], 0
     agent = Agent(provider=provider, recorder=recorder, project_dir=launch.project_dir, store=store, history=history,
                   compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
                   sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None)

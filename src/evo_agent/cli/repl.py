@@ -12,7 +12,7 @@ from typing import Any
 
 from evo_agent import __version__
 from evo_agent.agent import Agent
-from evo_agent.agent.callbacks import resumed_line
+from evo_agent.agent.callbacks import resumed_line, started_line
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore
 from evo_agent.ui.commands import help_text, is_command, lookup
@@ -24,7 +24,6 @@ from .runtime import (
     Signals,
     Terminated,
     crash_line,
-    resume_command,
     run_compact,
     run_turn,
 )
@@ -303,8 +302,7 @@ class Repl:
 
     def cmd_clear(self, _arg: str) -> None:
         self.agent.clear()
-        previous = resume_command(self.agent.holder_session_id(), self.agent.project_dir)
-        self.console.line(f"Started new session {self.agent.session_id} (the previous one: {previous})")
+        self.console.line(started_line(self.agent))
 
     def cmd_resume(self, arg: str) -> None:
         if not arg:

@@ -268,20 +268,25 @@ def resume_command(session_id: str, project_dir: Path | str) -> str:
     return command
 
 
-def exit_hint(agent: Agent) -> str:
-    """The last line of every way out, naming the session that holds the conversation (`Agent.holder_session_id`)."""
+def exit_hint(agent: Agent) -> str | None:
+    """The last line of every way out, naming the session that holds the conversation (`Agent.holder_session_id`);
+    None when there is none (nothing was said, so nothing was saved)."""
     holder = getattr(agent, "holder_session_id", None)
     session_id = holder() if callable(holder) else agent.session_id
+    if session_id is None:
+        return None
     return f"Resume this session with: {resume_command(session_id, agent.project_dir)}"
 
 
 def finish(agent: Agent, console: Console, *, to_stderr: bool) -> None:
-    """Save what is pending and print the exit hint as the very last line."""
+    """Save what is pending and print the exit hint as the very last line (none when no session was saved)."""
     try:
         agent.recorder.checkpoint()
     except Exception:  # noqa: BLE001
         pass
-    console.final(exit_hint(agent), to_stderr=to_stderr)
+    hint = exit_hint(agent)
+    if hint is not None:
+        console.final(hint, to_stderr=to_stderr)
 
 
 def hard_exit_if_stuck(code: int) -> None:

@@ -27,10 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .ids import new_session_id
-from .layout import FILE_MODE, LOCK_NAME, SESSIONS_SUBDIR
+from .layout import FILE_MODE, LOCK_NAME
 from .recorder import Recorder
 from .store import SessionStore
-from .writer import open_private_dirs
 
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 
@@ -181,18 +180,22 @@ class LiveSessionStore(SessionStore):
         self.live_lock: LiveLock | None = None
 
     def create(self, **kwargs) -> Recorder:  # type: ignore[override]
+        """A new live session; the previous one's lock is released. Deferred: locked when it begins on disk."""
         sid = kwargs.pop("session_id", None) or new_session_id()
-        lock = None
-        if self.ensure_sessions_dir():
-            try:
-                os.close(open_private_dirs(self.project_dir, [*SESSIONS_SUBDIR.parts, sid]))
-                lock = LiveLock.acquire(self.sessions_dir / sid)
-            except OSError:
-                pass  # the recorder reports the unwritable directory once
-        previous, self.live_lock = self.live_lock, lock
+        previous, self.live_lock = self.live_lock, None
         if previous is not None:
             previous.release()
         return super().create(session_id=sid, **kwargs)
+
+    def _make_session_dir(self, session_id: str) -> int | None:
+        """The directory, then its lock, before any record of the session is written."""
+        fd = super()._make_session_dir(session_id)
+        if fd is not None:
+            try:
+                self.live_lock = LiveLock.acquire(self.sessions_dir / session_id)
+            except OSError:
+                pass  # the recorder reports the unwritable directory once
+        return fd
 
     def release(self) -> None:
         if self.live_lock is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -188,6 +189,10 @@ class SidechainRecorder(_TranscriptRecorder):
         self.relative_path = relative_path
 
 
+# Records that only set the scene: a session started deferred keeps them in memory until something is said.
+HELD_UNTIL_SAID = frozenset({"session_start", "reminder", "instructions"})
+
+
 class Recorder(_TranscriptRecorder):
     """One session's main transcript plus its meta.json cache.
 
@@ -210,10 +215,19 @@ class Recorder(_TranscriptRecorder):
         redact: bool = True,
         staged: bool = False,
         directory: DirHandle | None = None,
+        opener: Callable[[], None] | None = None,
     ) -> None:
         """`directory`: the session directory already opened (SessionStore.create opens the whole chain
-        without following links); by default it is opened at the first record, `O_NOFOLLOW`."""
+        without following links); by default it is opened at the first record, `O_NOFOLLOW`.
+
+        `opener` (a session started before anything is said): `session_start` and the records that only
+        set the scene (`HELD_UNTIL_SAID`) are held in memory; the first other record calls `opener()`
+        (which makes the directory and takes the live lock) and writes them all, in order, before itself.
+        A launch where nothing is said leaves nothing on disk."""
         self.session_dir = Path(session_dir)
+        self._opener = opener
+        self._held: list[tuple[dict, dict]] | None = [] if opener is not None else None
+        self._held_lock = threading.Lock()
         self._warn = warn
         super().__init__(
             self.session_dir / (STAGING_NAME if staged else MESSAGES_NAME),
@@ -235,6 +249,35 @@ class Recorder(_TranscriptRecorder):
     @property
     def id(self) -> str:
         return self.session_id
+
+    @property
+    def on_disk(self) -> bool:
+        """Whether the session exists on disk (always, unless it was started deferred and nothing was said)."""
+        return self._held is None
+
+    def append(self, rtype: str, **fields) -> bool:
+        if self._held is not None:
+            with self._held_lock:
+                if self._held is not None:
+                    if rtype in HELD_UNTIL_SAID:
+                        self._held.append((self._envelope(rtype, fields), fields))
+                        return True
+                    self._write_held()
+        return super().append(rtype, **fields)
+
+    def _write_held(self) -> None:
+        """The session begins on disk: its directory, then the held records with their own timestamps."""
+        held, self._held = self._held or [], None
+        if self._opener is not None:
+            self._opener()
+        for record, fields in held:
+            try:
+                written, line = self._encode(record, fields)
+            except Exception as exc:  # noqa: BLE001 — as append(): report, never raise
+                self.writer._fail(OSError(0, f"cannot encode a {record.get('type')} record ({exc})"))
+                continue
+            with self.writer.lock:
+                self._after_append(written, self.writer.append_locked(line))
 
     def publish(self) -> bool:
         """Make a staged transcript the session's `messages.jsonl` (one rename); later records append there.

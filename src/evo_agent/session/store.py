@@ -216,11 +216,14 @@ class SessionStore:
         meta_interval: float | None = None,
         staged: bool = False,
         start_fields: dict | None = None,
+        deferred: bool = False,
     ) -> Recorder:
         """Start a new session and write its `session_start`. Never raises.
 
         `git_branch=True` asks git; a string uses it; None records none.
         `staged=True` writes to a staging file until `recorder.publish()`.
+        `deferred=True`: nothing reaches the disk until something is said (see `Recorder`'s `opener`), so
+        a launch that ends without a word leaves no session behind.
         When the directory cannot be made the recorder still works: its
         writes fail and warn once, and the conversation goes on.
         """
@@ -229,19 +232,27 @@ class SessionStore:
         session_dir = self.sessions_dir / sid
         # Opened at the first record if it cannot be now (reported then), never through a link below the project.
         directory = dir_chain(self.project_dir, [*SESSIONS_SUBDIR.parts, sid])
-        if self.ensure_sessions_dir():
-            try:
-                fd = open_private_dirs(self.project_dir, [*SESSIONS_SUBDIR.parts, sid])
+        if not deferred:
+            fd = self._make_session_dir(sid)
+            if fd is not None:
                 directory = DirHandle(session_dir, fd=fd)
-            except OSError:
-                pass
         kwargs = {} if meta_interval is None else {"meta_interval": meta_interval}
         recorder = Recorder(
             session_dir, sid, cwd=str(self.project_dir), agent_version=agent_version,
-            git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, directory=directory, **kwargs,
+            git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, directory=directory,
+            opener=(lambda: _close(self._make_session_dir(sid))) if deferred else None, **kwargs,
         )
         recorder.session_start(model=model, provider=provider, **(start_fields or {}))
         return recorder
+
+    def _make_session_dir(self, session_id: str) -> int | None:
+        """Make a session's directory (0700, never through a link); its open descriptor, or None when it cannot."""
+        if not self.ensure_sessions_dir():
+            return None
+        try:
+            return open_private_dirs(self.project_dir, [*SESSIONS_SUBDIR.parts, session_id])
+        except OSError:
+            return None
 
     # Finding --------------------------------------------------------------
 
@@ -558,3 +569,8 @@ def _future_ms() -> int:
 def _foreign_by_stat(fst: os.stat_result | None, dst: os.stat_result | None) -> bool:
     """Whether ownership or modes alone make a session foreign (then listing writes nothing into it)."""
     return foreign_reason(dst, fst, tracked=False) is not None
+
+
+def _close(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)

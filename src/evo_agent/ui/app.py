@@ -52,7 +52,7 @@ from prompt_toolkit.styles import Style
 from rich.console import RenderableType
 from rich.text import Text
 
-from evo_agent.agent.callbacks import EXIT_GRACE_S, resumed_line
+from evo_agent.agent.callbacks import EXIT_GRACE_S, resumed_line, started_line
 from evo_agent.safe_text import terminal_safe
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
@@ -918,14 +918,12 @@ class AgentApp:
             describe = getattr(self.agent, "permissions_text", None)
             self.emit(render.notice(describe() if describe else "permissions: every tool runs (no policy)"))
         elif command == "/clear":
-            old = self.agent.session_id
             try:
                 self.agent.clear()
             except Exception as exc:  # noqa: BLE001
                 self.emit(render.error_line(f"error: {exc}"))
                 return
-            self.emit(render.notice(f"Started new session {self.agent.session_id} "
-                                    f"(the previous one: evo-agent --resume {old})"))
+            self.emit(render.notice(started_line(self.agent)))
         elif command == "/compact":
             self._begin("compacting")
             cancel = self.cancel = threading.Event()
