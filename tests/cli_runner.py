@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +94,26 @@ class Cli:
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
+
+    def kill_9_while_bash_runs(self, proc: subprocess.Popen, pid_file: Path) -> None:
+        """SIGKILL `proc`'s group once its bash tool wrote its own pid to `pid_file` (`echo $$ > F; exec sleep`),
+        then kill that tool's own group too (the bash tool runs it in a session of its own)."""
+
+        def bash_running() -> None:
+            deadline = time.monotonic() + 30
+            while not (pid_file.exists() and pid_file.read_text().strip()):
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the bash tool never started"
+                time.sleep(0.05)
+
+        try:
+            self.kill_9_when(proc, bash_running)
+        finally:
+            if pid_file.exists() and pid_file.read_text().strip():
+                try:
+                    os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def trust(self, *args: str) -> Result:
         """`evo-agent trust` here: what a user does before a project's committed settings may apply."""

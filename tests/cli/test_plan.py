@@ -125,10 +125,7 @@ def told_plan(message: dict) -> str:
 
 
 def test_kill_9_mid_turn_then_continue_tells_the_model_what_is_on_disk(cli, model_server, project, tmp_path):
-    import os
-    import signal
     import subprocess
-    import time
 
     from evo_agent.tools.plan_tools import plan_summary
 
@@ -145,21 +142,7 @@ def test_kill_9_mid_turn_then_continue_tells_the_model_what_is_on_disk(cli, mode
     proc = cli.popen("-p", "do the job", "--permission-mode", "bypass", start_new_session=True,
                      stdin=subprocess.DEVNULL)
 
-    def long_step_running():
-        deadline = time.monotonic() + 30
-        while not (pid_file.exists() and pid_file.read_text().strip()):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the bash tool never started"
-            time.sleep(0.05)
-
-    try:
-        cli.kill_9_when(proc, long_step_running)
-    finally:
-        if pid_file.exists() and pid_file.read_text().strip():
-            try:
-                os.killpg(int(pid_file.read_text()), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    cli.kill_9_while_bash_runs(proc, pid_file)
     assert told_plan(model_server.requests[0]["messages"][0]) == before  # what the files said at the start
     model_server.script(text("Resuming the long step."))
     resumed = cli.run("-c", "-p", "where were we?")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
 
@@ -66,21 +64,7 @@ def test_kill_9_while_a_tool_runs_then_resume_is_accepted_by_the_api(cli, model_
     proc = cli.popen("-p", "run the long thing", "--permission-mode", "bypass", start_new_session=True,
                      stdin=subprocess.DEVNULL)
 
-    def bash_tool_running():
-        deadline = time.monotonic() + 30
-        while not (pid_file.exists() and pid_file.read_text().strip()):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the bash tool never started"
-            time.sleep(0.05)
-
-    try:
-        cli.kill_9_when(proc, bash_tool_running)
-    finally:
-        if pid_file.exists() and pid_file.read_text().strip():
-            try:
-                os.killpg(int(pid_file.read_text()), signal.SIGKILL)  # the bash tool ran it in its own session
-            except ProcessLookupError:
-                pass
+    cli.kill_9_while_bash_runs(proc, pid_file)
 
     (sid,) = cli.session_ids()
     recs = cli.records(sid)
