@@ -76,6 +76,9 @@ def submodule_with_filter(tmp_path: Path, marker: Path) -> Path:
     _run(sub, "config", "status.submoduleSummary", "true")
     _run(sup, "config", "status.submoduleSummary", "true")
     _run(sup, "config", "diff.submodule", "diff")
+    _run(sup, "config", "diff.ignoreSubmodules", "none")
+    _run(sup, "config", "submodule.sub.ignore", "none")      # a submodule's own setting outranks diff.ignoreSubmodules
+    _run(sup, "config", "-f", ".gitmodules", "submodule.sub.ignore", "none")
     os.utime(sub / "f.txt", (1, 1))
     return sup
 

@@ -480,6 +480,9 @@ def test_unasked_git_status_never_rewrites_the_index(project):
     "git diff --stat /dev/null {secret}", "git diff {secret} /dev/null", "git diff /dev/null link-out",
     "git diff -- README.md link-out", "git diff ../outside/secret README.md", "git log -- {secret}",
     "git show HEAD -- {secret}", "git status {outside}", "git diff -p --no-color /dev/null {secret}",
+    # options whose argument git takes only attached: the next word is an operand to git
+    "git diff -U {secret} /dev/null", "git diff --unified {secret} /dev/null", "git diff --abbrev {secret} /dev/null",
+    "git diff --word-diff {secret} /dev/null", "git diff --relative {secret} /dev/null",
 ])
 def test_git_never_reads_outside_the_project_unasked(project, tmp_path, command):
     outside = tmp_path / "outside"
@@ -490,7 +493,9 @@ def test_git_never_reads_outside_the_project_unasked(project, tmp_path, command)
     command = command.format(secret=secret, outside=outside)
     assert read_only_reason(command, project) is not None
 
-    assert "the-secret-text" in plain_bash("git diff /dev/null " + str(secret), project).stdout  # the control
+    if command.startswith("git diff") and "link-out" not in command and "--stat" not in command:
+        # the control: plain git diff falls into --no-index mode and prints the secret
+        assert "the-secret-text" in plain_bash(command, project).stdout, command
 
 
 @pytest.mark.parametrize("command", ["git diff HEAD -- README.md", "git log -- README.md", "git show HEAD:README.md",

@@ -88,9 +88,9 @@ HEAD_TAIL = "-n: -c: -q -v -z --lines= --bytes= --quiet --silent --verbose --zer
 # Operands are revisions or paths (git decides which, and `git diff a /x` falls into --no-index mode
 # for a path outside the worktree): every one must resolve inside the project, as a path would.
 GIT_DIFF_OUTPUT = (
-    "-p -u -s -z -w -b -R -a -W -M[] -C[] -B[] -U: -S: -G: --patch --no-patch --stat[=] --shortstat --numstat "
+    "-p -u -s -z -w -b -R -a -W -M[] -C[] -B[] -U[] -S: -G: --patch --no-patch --stat[=] --shortstat --numstat "
     "--dirstat[=] --summary --name-only --name-status --raw --check --full-index --abbrev[=] --color[=] "
-    "--no-color --color-moved[=] --word-diff[=] --word-diff-regex= --color-words[=] --unified= "
+    "--no-color --color-moved[=] --word-diff[=] --word-diff-regex= --color-words[=] --unified[=] "
     "--ignore-all-space --ignore-space-change --ignore-space-at-eol --ignore-blank-lines --ignore-cr-at-eol "
     "--minimal --patience --histogram --diff-algorithm= --find-renames[=] --find-copies[=] --no-renames "
     "--diff-filter= --relative[=] --no-relative --text --exit-code --quiet --src-prefix= --dst-prefix= "
