@@ -319,9 +319,14 @@ def test_a_prefix_rule_still_covers_its_ordinary_use(project):
 SAFE_WORDS = ["README.md", "src", ".", "-n", "-l", "foo", "'a b'", "*.md", "-c", "--count", "-r"]
 
 
+# Whole options of their own, which git matches exactly before any abbreviation (`--text` is not `--textconv`).
+EXACT_OPTIONS = frozenset({"--text"})
+
+
 def _spellings(*names: str) -> list[str]:
     """Every abbreviation GNU getopt or git could take for these long options, and the whole name with a value."""
-    return [f"--{name[:n]}" for name in names for n in range(2, len(name) + 1)] + [f"--{n}=sh" for n in names]
+    short = [f"--{name[:n]}" for name in names for n in range(2, len(name) + 1)]
+    return [s for s in short if s not in EXACT_OPTIONS] + [f"--{n}=sh" for n in names]
 
 
 # Anywhere, for every program: redirections, substitutions, sequences, pipes into programs with side effects.
