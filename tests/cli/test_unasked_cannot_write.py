@@ -7,6 +7,7 @@ not bypass, none may take effect, and print mode says on stderr what it did not 
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 
@@ -70,3 +71,53 @@ def test_the_sandbox_keeps_git_and_the_agent_dir_from_an_approved_command(cli, m
     assert (project / ".git" / "config").read_bytes() == config
     assert not (project / ".git" / "hooks" / "post-checkout").exists()
     assert (project / ".evo-agent" / "settings.json").read_text() == "{}"
+
+
+def _without_bwrap(tmp_path) -> str:
+    """A PATH holding every program of this one but bwrap: the unasked command runs unsandboxed."""
+    bin_dir = tmp_path / "no-bwrap-bin"
+    bin_dir.mkdir()
+    for entry in os.environ["PATH"].split(":"):
+        if os.path.isdir(entry):
+            for name in os.listdir(entry):
+                if name != "bwrap" and not (bin_dir / name).exists():
+                    (bin_dir / name).symlink_to(os.path.join(entry, name))
+    return str(bin_dir)
+
+
+def _hostile_git(kind: str, tmp_path):
+    from tests.security.partial_clone import filter_named, partial_clone, submodule_with_filter
+
+    marker = tmp_path / "pwned"
+    if kind == "partial clone":
+        return partial_clone(tmp_path, marker)[0], marker
+    if kind == "submodule filter":
+        return submodule_with_filter(tmp_path, marker), marker
+    return filter_named(tmp_path, marker, "x=y"), marker
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "no-bwrap"])
+@pytest.mark.parametrize("kind", ["partial clone", "submodule filter", "filter x=y"])
+def test_unasked_git_runs_none_of_a_hostile_repositorys_code(model_server, tmp_path, kind, sandboxed):
+    from tests.cli_runner import Cli, clean_env
+
+    repo, marker = _hostile_git(kind, tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = model_server.env(clean_env(home))
+    if not sandboxed:
+        env["PATH"] = _without_bwrap(tmp_path)
+    commands = ["git status", "git diff", "git show HEAD", "git log -p"]
+    model_server.script([tool_use("bash", {"command": c}, id=f"t{i}") for i, c in enumerate(commands)], text("ok"))
+    result = Cli(repo, env).run("-p", "look")
+    assert result.rc == 0, result.err
+    results = model_server.requests[-1]["messages"][-1]["content"]
+    assert len(results) == len(commands) and not any("Not run" in r["content"] for r in results)  # ran unasked
+    assert not any("PWNED" in r["content"] for r in results) and not marker.exists()
+
+    for name in ("f.txt", "sub/f.txt"):  # unsandboxed, `git diff` refreshed the index: stale its stat again
+        if (repo / name).exists():
+            os.utime(repo / name, (2, 2))
+    for command in commands:  # the control: plain git runs the payload
+        subprocess.run(["bash", "-c", command], cwd=repo, capture_output=True, timeout=60)
+    assert marker.exists()

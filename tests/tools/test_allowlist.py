@@ -23,6 +23,7 @@ from evo_agent.tools.shell_allowlist import PROGRAMS
 from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only, read_only_reason
 from tests.builders import make_agent, server_provider
 from tests.fake_model_server import text, tool_use
+from tests.security.partial_clone import LAZY_FETCH_SPELLINGS, filter_named, partial_clone, submodule_with_filter
 
 HAS_RG = shutil.which("rg") is not None
 
@@ -318,9 +319,14 @@ def test_a_prefix_rule_still_covers_its_ordinary_use(project):
 SAFE_WORDS = ["README.md", "src", ".", "-n", "-l", "foo", "'a b'", "*.md", "-c", "--count", "-r"]
 
 
+# Whole options of their own, which git matches exactly before any abbreviation (`--text` is not `--textconv`).
+EXACT_OPTIONS = frozenset({"--text"})
+
+
 def _spellings(*names: str) -> list[str]:
     """Every abbreviation GNU getopt or git could take for these long options, and the whole name with a value."""
-    return [f"--{name[:n]}" for name in names for n in range(2, len(name) + 1)] + [f"--{n}=sh" for n in names]
+    short = [f"--{name[:n]}" for name in names for n in range(2, len(name) + 1)]
+    return [s for s in short if s not in EXACT_OPTIONS] + [f"--{n}=sh" for n in names]
 
 
 # Anywhere, for every program: redirections, substitutions, sequences, pipes into programs with side effects.
@@ -403,3 +409,103 @@ def test_near_misses_are_not_protected(project, command):
     from evo_agent.tools.shell_words import protected_dir
 
     assert protected_dir(command, project) is None
+
+
+# --------------------------------------------------------------------------- git without its code paths
+
+
+def _run_plan(command: str, project: Path, **env: str) -> subprocess.CompletedProcess:
+    """The plan for `command` run as the bash tool runs it, without the sandbox."""
+    plan = plan_read_only(command, project)
+    assert isinstance(plan, ReadOnlyPlan), plan
+    return subprocess.run(["bash", "-c", plan.command], cwd=project, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **env, "PATH": plan.path})
+
+
+@pytest.mark.parametrize("spelling", LAZY_FETCH_SPELLINGS)
+@pytest.mark.parametrize("command", ["git show HEAD", "git log -p", "git diff HEAD~1", "git log --stat",
+                                     "git show --stat HEAD~1"])
+def test_unasked_git_never_fetches_a_partial_clones_missing_objects(tmp_path, spelling, command):
+    marker = tmp_path / "pwned"
+    victim, helpers = partial_clone(tmp_path, marker, spelling)
+    path = f"{helpers}:{os.environ['PATH']}"
+    ran = _run_plan(command, victim, PATH=path)
+    assert "PWNED" not in ran.stderr and not marker.exists()
+
+    plain_bash(command, victim, PATH=path)  # the control: plain git fetches, and the payload runs
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("command", ["git status", "git diff", "git status --porcelain", "git diff HEAD",
+                                     "git status -s", "git diff --stat", "git log -p -1"])
+def test_unasked_git_never_enters_a_submodule(tmp_path, command):
+    marker = tmp_path / "pwned"
+    sup = submodule_with_filter(tmp_path, marker)
+    ran = _run_plan(command, sup)
+    assert "PWNED" not in ran.stdout + ran.stderr and not marker.exists()
+
+    plain_bash("git status", sup)  # the control: the submodule's own filter runs
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("command", ["git status --ignore-submodules=none", "git status --ignore-submodules",
+                                     "git diff --ignore-submodules=dirty", "git diff --submodule=diff"])
+def test_asking_git_into_submodules_asks(project, command):
+    assert read_only_reason(command, project) is not None
+
+
+@pytest.mark.parametrize("name", ["x=y", "a.b=c", "=", "x=y=z"])
+@pytest.mark.parametrize("command", ["git status", "git diff", "git status --porcelain"])
+def test_a_filter_named_with_an_equals_sign_is_still_off(tmp_path, name, command):
+    marker = tmp_path / "pwned"
+    repo = filter_named(tmp_path, marker, name)
+    ran = _run_plan(command, repo)
+    assert "PWNED" not in ran.stdout + ran.stderr and not marker.exists()
+
+    plain_bash(command, repo)  # the control
+    assert marker.exists()
+
+
+def test_unasked_git_status_never_rewrites_the_index(project):
+    (project / "README.md").write_text("changed\n")
+    subprocess.run(["git", "add", "README.md"], cwd=project, check=True)
+    os.utime(project / "README.md", (1, 1))  # stat changed, content not: plain status refreshes the index
+    index = project / ".git" / "index"
+    before = index.read_bytes()
+    for command in ("git status", "git status -s", "git status --porcelain"):
+        _run_plan(command, project)
+    assert index.read_bytes() == before
+
+    plain_bash("git status", project)  # the control
+    assert index.read_bytes() != before
+
+
+@pytest.mark.parametrize("command", [
+    "git diff /dev/null {secret}", "git diff README.md {secret}", "git diff -- /dev/null {secret}",
+    "git diff --stat /dev/null {secret}", "git diff {secret} /dev/null", "git diff /dev/null link-out",
+    "git diff -- README.md link-out", "git diff ../outside/secret README.md", "git log -- {secret}",
+    "git show HEAD -- {secret}", "git status {outside}", "git diff -p --no-color /dev/null {secret}",
+    # options whose argument git takes only attached: the next word is an operand to git
+    "git diff -U {secret} /dev/null", "git diff --unified {secret} /dev/null", "git diff --abbrev {secret} /dev/null",
+    "git diff --word-diff {secret} /dev/null", "git diff --relative {secret} /dev/null",
+])
+def test_git_never_reads_outside_the_project_unasked(project, tmp_path, command):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret"
+    secret.write_text("the-secret-text\n")
+    (project / "link-out").symlink_to(secret)
+    command = command.format(secret=secret, outside=outside)
+    assert read_only_reason(command, project) is not None
+
+    if command.startswith("git diff") and "link-out" not in command and "--stat" not in command:
+        # the control: plain git diff falls into --no-index mode and prints the secret
+        assert "the-secret-text" in plain_bash(command, project).stdout, command
+
+
+@pytest.mark.parametrize("command", ["git diff HEAD -- README.md", "git log -- README.md", "git show HEAD:README.md",
+                                     "git diff HEAD~0..HEAD", "git log --oneline HEAD", "git status -- README.md",
+                                     "git diff /dev/null README.md", "git log -p -- .", "git show HEAD~0 --stat"])
+def test_git_with_revisions_and_project_paths_still_runs_unasked(project, command):
+    assert read_only_reason(command, project) is None
+    assert _run_plan(command, project).returncode in (0, 1)

@@ -68,7 +68,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("replace_private_file", "write_meta"), "meta"),
     **dict.fromkeys(("rename_session",), "naming"),
     **dict.fromkeys(("git_dir_of",), "project"),
-    **dict.fromkeys(("GitRefused", "run_git", "start_git"), "git"),
+    **dict.fromkeys(("GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "run_git", "start_git"), "git"),
     **dict.fromkeys(("gitignore_problem", "repair_gitignore", "restore_gitignore", "unexpected_entries"), "trust"),
     **dict.fromkeys(("AUTHORITY_FILES", "Brought", "WorkspaceTrust", "add_user_rule", "history_file", "project_key",
                      "project_trusted", "remember_trust", "revoke_trust", "user_config_dir", "user_record_path",
@@ -85,7 +85,8 @@ __all__ = [  # sorted, case-insensitively
     "Brought", "changes_since", "check_sessions_dir", "clean_name", "content_blocks", "content_text", "count_secrets",
     "created_ms_of", "decode", "DIR_MODE", "encode_line", "FETCHED_NAME", "FILE_HISTORY_DIR", "FILE_MODE",
     "FileChange", "FileHistory", "find_project_dir", "first_records", "foreign_reason", "ForeignSession",
-    "git_branch_of", "git_dir_of", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME", "gitignore_problem",
+    "git_branch_of", "git_dir_of", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "git_worktree_root", "git_worktrees",
+    "GITIGNORE_NAME", "gitignore_problem",
     "GITIGNORE_TEXT", "GitRefused", "has_tool_results", "held_for_removal", "history_file", "interrupted_result",
     "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_reminder_block", "is_session_id",
     "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume",
@@ -128,7 +129,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
     from .file_history import FileChange, FileHistory, restore_change
-    from .git import GitRefused, run_git, start_git
+    from .git import GIT_SAFE_CONFIG, GIT_SAFE_ENV, GitRefused, run_git, start_git
     from .ids import (
         AmbiguousSessionId,
         InvalidSessionId,

@@ -15,7 +15,16 @@ runs git plainly:
 - the command line turns off what could run a program, whatever any config file
   says (`-c` outranks the repository's config): fsmonitor, hooks, pager,
   external diff, attributes file, transports (`protocol.allow=never`),
-  credential helpers, ssh and askpass commands;
+  credential helpers, ssh and askpass commands, gpg programs, submodule summaries;
+- nothing is fetched: a repository whose config says it is a partial clone
+  (`extensions.partialClone`, `remote.X.promisor`) makes git fetch any object it
+  lacks, through the remote's `uploadpack` or a remote helper, on a plain
+  `rev-list`; the repository's own `protocol.file.allow=always` outranks a
+  command line's `protocol.allow=never`. So the environment carries
+  `GIT_ALLOW_PROTOCOL` (a list no transport is on; it outranks every config
+  file, and git checks it for every transport and remote helper, git 2.39 included),
+  `GIT_NO_LAZY_FETCH=1` (git >= 2.45 then does not even try), and the command
+  line turns each built-in transport off by name (`SAFE_ENV`, `SAFE_CONFIG`);
 - only read-only plumbing runs (`ALLOWED`): none of it checks files out, diffs
   contents or fetches, so no filter or textconv driver named in `.gitattributes`
   has a reason to run;
@@ -33,7 +42,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ALLOWED", "GitRefused", "SAFE_CONFIG", "git_argv", "git_env", "run_git", "start_git"]
+__all__ = ["ALLOWED", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "SAFE_CONFIG", "SAFE_ENV",
+           "git_argv", "git_env", "run_git", "start_git"]
 
 GIT_TIMEOUT_S = 10
 
@@ -50,9 +60,29 @@ SAFE_CONFIG: tuple[str, ...] = (
     "diff.external=",
     "credential.helper=",
     "protocol.allow=never",
+    # A transport the repository allows by name outranks protocol.allow: each one off by name too.
+    *(f"protocol.{name}.allow=never" for name in ("file", "ext", "fd", "ssh", "git", "http", "https", "ftp", "ftps")),
     "submodule.recurse=false",
+    "status.submoduleSummary=false",   # `git submodule summary`, run inside each submodule
+    "diff.ignoreSubmodules=all",
+    "diff.submodule=short",
+    "log.showSignature=false",
+    "gpg.program=false",
+    "gpg.ssh.program=false",
+    "gpg.x509.program=false",
     "safe.bareRepository=explicit",
 )
+
+# What every git evo-agent starts (the door's, and the bash tool's unasked git) has in its environment.
+SAFE_ENV: dict[str, str] = {
+    # The only transports allowed: none ("/" names no protocol or remote helper). Outranks every config file.
+    "GIT_ALLOW_PROTOCOL": "/",
+    "GIT_NO_LAZY_FETCH": "1",     # git >= 2.45: a missing object is never fetched from a promisor remote
+    "GIT_OPTIONAL_LOCKS": "0",    # a read never takes the index lock (or rewrites the index)
+    "GIT_TERMINAL_PROMPT": "0",
+}
+GIT_SAFE_CONFIG = SAFE_CONFIG  # the names evo_agent.session exports (tools/shell_readonly.py uses them)
+GIT_SAFE_ENV = SAFE_ENV
 
 # The only git commands evo-agent runs (a command, then the arguments it must start with): read-only plumbing.
 ALLOWED: tuple[tuple[str, ...], ...] = (
@@ -88,9 +118,8 @@ def git_env(worktree: Path, environ: Mapping[str, str] | None = None) -> dict[st
     base = os.environ if environ is None else environ
     env = {k: v for k, v in base.items() if not k.startswith("GIT_")}
     env.update(
+        SAFE_ENV,
         GIT_CEILING_DIRECTORIES=str(worktree.parent),
-        GIT_OPTIONAL_LOCKS="0",       # a read never takes the index lock (or rewrites the index)
-        GIT_TERMINAL_PROMPT="0",
         GIT_NO_REPLACE_OBJECTS="1",
         GIT_ATTR_NOSYSTEM="1",
         GIT_PAGER="cat",

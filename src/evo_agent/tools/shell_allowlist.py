@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from evo_agent.session import GIT_SAFE_CONFIG as _DOOR_CONFIG
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -81,11 +83,14 @@ HEAD_TAIL = "-n: -c: -q -v -z --lines= --bytes= --quiet --silent --verbose --zer
 
 # git: options common to log, show and diff (their diff output), then per subcommand. Never listed:
 # --output, --ext-diff, --textconv, --no-index, -O (an order file), --show-signature, global options,
-# --submodule (=diff runs a diff inside each submodule, under that submodule's own drivers).
+# --submodule (=diff runs a diff inside each submodule, under that submodule's own drivers),
+# --ignore-submodules (the plan always gives =all: a later one would win).
+# Operands are revisions or paths (git decides which, and `git diff a /x` falls into --no-index mode
+# for a path outside the worktree): every one must resolve inside the project, as a path would.
 GIT_DIFF_OUTPUT = (
-    "-p -u -s -z -w -b -R -a -W -M[] -C[] -B[] -U: -S: -G: --patch --no-patch --stat[=] --shortstat --numstat "
+    "-p -u -s -z -w -b -R -a -W -M[] -C[] -B[] -U[] -S: -G: --patch --no-patch --stat[=] --shortstat --numstat "
     "--dirstat[=] --summary --name-only --name-status --raw --check --full-index --abbrev[=] --color[=] "
-    "--no-color --color-moved[=] --word-diff[=] --word-diff-regex= --color-words[=] --unified= "
+    "--no-color --color-moved[=] --word-diff[=] --word-diff-regex= --color-words[=] --unified[=] "
     "--ignore-all-space --ignore-space-change --ignore-space-at-eol --ignore-blank-lines --ignore-cr-at-eol "
     "--minimal --patience --histogram --diff-algorithm= --find-renames[=] --find-copies[=] --no-renames "
     "--diff-filter= --relative[=] --no-relative --text --exit-code --quiet --src-prefix= --dst-prefix= "
@@ -102,16 +107,17 @@ GIT_LOG = (
 GIT_SUBCOMMANDS: dict[str, Spec] = {
     "status": Spec("-s -b -z -u[] --short --branch --porcelain[=] --long --show-stash --ahead-behind "
                    "--no-ahead-behind --renames --no-renames --find-renames[=] --untracked-files[=] --ignored[=] "
-                   "--ignore-submodules[=] --column[=] --no-column", operands="text"),
-    "log": Spec(f"{GIT_DIFF_OUTPUT} {GIT_LOG}", operands="text", digits=True),
-    "show": Spec(f"{GIT_DIFF_OUTPUT} {GIT_LOG}", operands="text", digits=True),
-    "diff": Spec(f"{GIT_DIFF_OUTPUT} --cached --staged --merge-base", operands="text"),
+                   "--column[=] --no-column"),
+    "log": Spec(f"{GIT_DIFF_OUTPUT} {GIT_LOG}", digits=True),
+    "show": Spec(f"{GIT_DIFF_OUTPUT} {GIT_LOG}", digits=True),
+    "diff": Spec(f"{GIT_DIFF_OUTPUT} --cached --staged --merge-base"),
 }
 # Put before the subcommand: nothing the repository's configuration names may run (pager, fsmonitor,
-# hooks, external diff, signature programs); after it for log/show/diff: no textconv, no diff driver.
-GIT_SAFE_CONFIG = ("--no-pager", "-c", "core.fsmonitor=false", "-c", "core.pager=cat", "-c", "diff.external=",
-                   "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false", "-c", "gpg.program=false",
-                   "-c", "gpg.ssh.program=false", "-c", "gpg.x509.program=false")
+# hooks, external diff, signature programs, transports): the settings evo-agent's own git door uses
+# (session/git.py), one list for both. After the subcommand: no submodule is entered (its own config
+# and filters would apply there), and for log/show/diff no textconv, no diff driver.
+GIT_SAFE_CONFIG = ("--no-pager", *(word for setting in _DOOR_CONFIG for word in ("-c", setting)))
+GIT_NO_SUBMODULES = ("--ignore-submodules=all",)
 GIT_SAFE_DIFF = ("--no-textconv", "--no-ext-diff")
 
 PROGRAMS: dict[str, Spec] = {
@@ -192,4 +198,5 @@ def denied_option(program: str, word: str) -> bool:
 
 
 __all__ = ["BUILTINS", "DENIED_LONG", "FIND_LEADING", "FIND_NO_ARG", "FIND_PATH_ARG", "FIND_TEXT_ARG",
-           "GIT_SAFE_CONFIG", "GIT_SAFE_DIFF", "GIT_SUBCOMMANDS", "PROGRAMS", "Spec", "denied_option"]
+           "GIT_NO_SUBMODULES", "GIT_SAFE_CONFIG", "GIT_SAFE_DIFF", "GIT_SUBCOMMANDS", "PROGRAMS", "Spec",
+           "denied_option"]

@@ -20,7 +20,10 @@ understand asks. The rules, in order:
 
 The plan's `command` is the checked command rebuilt from its words, each quoted, each program
 by its absolute path, git with the configuration that could run code switched off on its
-command line (shell_allowlist.GIT_SAFE_CONFIG); `path` is the PATH it runs with (the user's,
+command line (shell_allowlist.GIT_SAFE_CONFIG, the settings of evo-agent's own git door), no
+submodule entered, and an environment (`NAME=value` words before it) that allows no transport
+(so no lazy fetch from a "partial clone"), takes no optional lock, and turns off every filter
+driver by its verbatim name; `path` is the PATH it runs with (the user's,
 minus relative and in-project entries). The bash tool runs exactly that, in the read-only
 sandbox where bubblewrap works (sandbox.py).
 """
@@ -33,6 +36,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from evo_agent.session import GIT_SAFE_ENV
+
 from .confine import inside_project, real
 from .shell_allowlist import (
     BUILTINS,
@@ -40,6 +45,7 @@ from .shell_allowlist import (
     FIND_NO_ARG,
     FIND_PATH_ARG,
     FIND_TEXT_ARG,
+    GIT_NO_SUBMODULES,
     GIT_SAFE_CONFIG,
     GIT_SAFE_DIFF,
     GIT_SUBCOMMANDS,
@@ -147,14 +153,16 @@ def _plan_command(words: list[Word], project: Path, path: str) -> str:
         raise _Ask(f"runs {program!r}, which may have side effects")
     args = _expanded(rest, project)
     head = [program] if program in BUILTINS else [resolve_program(program, path, project)]
+    assignments: list[str] = []
     if program == "git":
-        head += _check_git(head[0], args, project)
+        assignments = _git_assignments(head[0], project)
+        head += _check_git(args, project)
         args = args[1:]
     elif program == "find":
         _check_find(args, project)
     else:
         _check_options(program, PROGRAMS[program], args, project)
-    return " ".join(shlex.quote(w) for w in [*head, *args])
+    return " ".join([*assignments, *(shlex.quote(w) for w in [*head, *args])])
 
 
 def _expanded(words: list[Word], project: Path) -> list[str]:
@@ -282,18 +290,32 @@ def _check_find(args: list[str], project: Path) -> None:
         raise _Ask(_unlisted("find", word))
 
 
-def _check_git(git: str, args: list[str], project: Path) -> list[str]:
-    """What goes between `git` and the user's words; _Ask unless a read-only subcommand with listed options."""
+def _check_git(args: list[str], project: Path) -> list[str]:
+    """What goes between `git` and the user's words; _Ask unless a read-only subcommand with listed options
+    whose operands (revisions or paths) all resolve inside the project."""
     if not args or args[0] not in GIT_SUBCOMMANDS:
         raise _Ask("runs a git command other than status, log, diff or show")
     subcommand = args[0]
     _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], project)
-    safe = [*GIT_SAFE_CONFIG, *_filter_overrides(git, project), subcommand]
+    safe = [*GIT_SAFE_CONFIG, subcommand, *GIT_NO_SUBMODULES]
     return safe + (list(GIT_SAFE_DIFF) if subcommand != "status" else [])
 
 
-def _filter_overrides(git: str, project: Path) -> list[str]:
-    """`-c filter.X.clean= …` for each filter driver the repository's configuration defines.
+def _git_assignments(git: str, project: Path) -> list[str]:
+    """`NAME=value` words put before git: the door's environment (session GIT_SAFE_ENV: no transport, no
+    lazy fetch, no optional lock) and each filter driver switched off through GIT_CONFIG_KEY_n/VALUE_n,
+    which take a key verbatim (`-c filter.x=y.clean=` would set `filter.x`)."""
+    settings = _filter_overrides(git, project)
+    env = dict(GIT_SAFE_ENV)
+    env["GIT_CONFIG_COUNT"] = str(len(settings))
+    for n, (key, value) in enumerate(settings):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
+    return [f"{name}={shlex.quote(value)}" for name, value in env.items()]
+
+
+def _filter_overrides(git: str, project: Path) -> list[tuple[str, str]]:
+    """(key, value) turning off each filter driver the configuration defines: `filter.X.clean` empty, ….
 
     `git status` and `git diff` run a file's clean filter when they re-hash it; an empty command
     turns a driver off. Reading the configuration runs nothing.
@@ -303,19 +325,21 @@ def _filter_overrides(git: str, project: Path) -> list[str]:
                                cwd=project, capture_output=True, timeout=10, env=_git_env())
     except (OSError, subprocess.TimeoutExpired):
         return []
-    names = {key.decode("utf-8", "replace").rsplit(".", 1)[0] for key in found.stdout.split(b"\0") if key}
-    out: list[str] = []
+    names = {key.decode("utf-8", "surrogateescape").rsplit(".", 1)[0]
+             for key in found.stdout.split(b"\0") if key}
+    out: list[tuple[str, str]] = []
     for name in sorted(names):
-        for field in ("clean", "smudge", "process"):
-            out += ["-c", f"{name}.{field}="]
-        out += ["-c", f"{name}.required=false"]
+        out += [(f"{name}.{field}", "") for field in ("clean", "smudge", "process")]
+        out.append((f"{name}.required", "false"))
     return out
 
 
 def _git_env() -> dict[str, str]:
     env = dict(os.environ)
+    env.update(GIT_SAFE_ENV)
     env["GIT_CONFIG_NOSYSTEM"] = "1"
-    env.pop("GIT_CONFIG_PARAMETERS", None)
+    for name in ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG"):
+        env.pop(name, None)
     return env
 
 
