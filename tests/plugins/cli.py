@@ -13,7 +13,7 @@ from tests.cli_runner import Cli, InProcessCli, clean_env
 def cli(project: Path, model_server, tmp_path: Path) -> Cli:
     """`evo-agent` in `project`, talking to the local fake Messages API only."""
     home = tmp_path / "home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     return Cli(project, model_server.env(clean_env(home)))
 
 

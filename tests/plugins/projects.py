@@ -13,3 +13,16 @@ from tests.builders import make_git_project
 def project(tmp_path: Path) -> Path:
     """A fresh project directory that is a git repository on branch `main`."""
     return make_git_project(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def user_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh `$XDG_STATE_HOME` for every test, so no test reads or writes the real user's state
+    (prompt history, the registry of sessions made: session/origin.py) or sees another test's.
+
+    The same directory the `cli` fixtures' `HOME` uses (tests/cli_runner.clean_env), so a session the
+    test writes through the library and one the console script writes are made by one "user".
+    """
+    state = tmp_path / "home" / ".local" / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state

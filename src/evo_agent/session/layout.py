@@ -32,6 +32,7 @@ $XDG_CONFIG_HOME/evo-agent/           USER_DIR_NAME (else ~/.config/evo-agent): 
                                       the rules granted with "always in this project"
 $XDG_STATE_HOME/evo-agent/            (else ~/.local/state/evo-agent)
   history/<key>                       HISTORY_DIR_NAME: the prompt box's ↑ history of one project
+  made                                MADE_NAME: the id of every session this user's evo-agent made (origin.py)
 ```
 
 Directories are created 0700 and files 0600 (SPEC §1): transcripts hold source
@@ -54,6 +55,7 @@ __all__ = [
     "GITIGNORE_NAME",
     "GITIGNORE_TEXT",
     "LOCK_NAME",
+    "MADE_NAME",
     "MESSAGES_NAME",
     "META_NAME",
     "META_TMP_NAME",
@@ -99,6 +101,7 @@ USER_DIR_NAME = "evo-agent"
 PROJECTS_DIR_NAME = "projects"
 PROJECTS_LOCK_NAME = ".lock"  # flock'ed for each read-modify-write of a project's record
 HISTORY_DIR_NAME = "history"
+MADE_NAME = "made"
 
 SESSIONS_DIR_NAME = "sessions"
 SESSIONS_SUBDIR = Path(PROJECT_DIR_NAME) / SESSIONS_DIR_NAME

@@ -37,6 +37,7 @@ from .ids import (
 from .inspect import is_id_prefix
 from .layout import FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT, MESSAGES_NAME, SESSIONS_SUBDIR
 from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
+from .origin import Made, read_made, record_made
 from .project import git_branch_of
 from .recorder import Recorder
 from .resume import LoadedSession, load_for_resume
@@ -130,6 +131,7 @@ class SessionStore:
         self.warn = warn
         self.write_back = write_back
         self._tracked: tuple[float, frozenset[str]] | None = None
+        self._made: tuple[float, Made] | None = None
 
     # Trusting -------------------------------------------------------------
 
@@ -165,6 +167,16 @@ class SessionStore:
             return None
         return start_tracked_session_ids(self.sessions_dir)
 
+    def made(self) -> Made:
+        """Which sessions this user's evo-agent made (origin.py), read at most once a second like `tracked_ids`."""
+        now = time.monotonic()
+        cached = self._made
+        if cached is not None and now - cached[0] < TRACKED_TTL_S:
+            return cached[1]
+        made = read_made()
+        self._made = (now, made)
+        return made
+
     def foreign_reason(self, session_id: str) -> str | None:
         """Why one session is foreign (`tracked by git`, …), or None when this user recorded it here.
 
@@ -179,7 +191,8 @@ class SessionStore:
             return None  # missing: whoever asked reports that
         cached = read_meta(path, session_id)
         return foreign_reason(dst, fst, tracked=session_id in self.tracked_ids(), created_ms=created_ms_of(session_id),
-                              updated_ms=cached.updated_ms if cached else None, fetched=read_fetched(path))
+                              updated_ms=cached.updated_ms if cached else None, fetched=read_fetched(path),
+                              unmade=not self.made().knows(session_id, fst.st_ctime_ns))
 
     # Creating -------------------------------------------------------------
 
@@ -228,6 +241,8 @@ class SessionStore:
         writes fail and warn once, and the conversation goes on.
         """
         sid = session_id or new_session_id()
+        if record_made(sid) and self._made is not None:
+            self._made = None  # read again: the count may have just begun
         branch = git_branch_of(self.project_dir) if git_branch is True else (git_branch or None)
         session_dir = self.sessions_dir / sid
         # Opened at the first record if it cannot be now (reported then), never through a link below the project.
@@ -357,7 +372,8 @@ class SessionStore:
             return SessionInfo(meta, path)  # the common case, without building a reason (once per session)
         fst, dst = stats if stats is not None else (None, None)
         reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=created_ms,
-                                updated_ms=meta.updated_ms, fetched=read_fetched(path) if stats is not None else None)
+                                updated_ms=meta.updated_ms, fetched=read_fetched(path) if stats is not None else None,
+                                unmade=fst is not None and not self.made().knows(session_id, fst.st_ctime_ns))
         return SessionInfo(meta, path, reason)
 
     def _transcripts(self) -> list[_Found]:
@@ -365,6 +381,7 @@ class SessionStore:
         base = self._sessions_str
         found = []
         me = _EUID
+        made = self.made()
         try:
             with os.scandir(base) as entries:
                 for entry in entries:
@@ -377,7 +394,8 @@ class SessionStore:
                         continue
                     if stat.S_ISREG(st.st_mode):
                         # 0400: a team store's copy of someone else's session (trust.read_fetched says whose)
-                        ours = st.st_uid == me and st.st_mode & 0o277 == 0o200
+                        ours = (st.st_uid == me and st.st_mode & 0o277 == 0o200
+                                and made.knows(name, st.st_ctime_ns))
                         found.append((st.st_mtime_ns, name, st.st_size, None if ours else (st, None)))
         except OSError:
             return []

@@ -11,6 +11,8 @@ it is continued, and one that this user did not record here is *foreign*:
 - its directory or transcript belongs to another user;
 - its directory or transcript is more open than 0700/0600 (evo-agent creates
   them exactly so, whatever the umask; git checkouts and archives do not);
+- this user's evo-agent has no record of making it (origin.py): what an
+  archive unpacked by the user brings, with the user's own owner and modes;
 - it is dated in the future (its id or its last record), which would sort it
   above everything the user really did;
 - it is a copy fetched from the team store of a session someone else wrote
@@ -70,13 +72,15 @@ def foreign_reason(
     now_ms: int | None = None,
     uid: int | None = None,
     fetched: str | None = None,
+    unmade: bool = False,
 ) -> str | None:
     """Why a session is foreign, as a short phrase (`tracked by git`, `owned by uid 0`, …), or None when it is ours.
 
     `dir_stat`/`file_stat` are the `lstat` of the session directory and of its
     transcript (either may be None when unknown); `tracked` whether git tracks
     any file of it; `created_ms`/`updated_ms` its id's time and its last record's;
-    `fetched` what a team store's copy says of whose it is (`read_fetched`).
+    `fetched` what a team store's copy says of whose it is (`read_fetched`);
+    `unmade` that the user's evo-agent has no record of making it (origin.py).
     Several reasons are joined with ", ".
     """
     me = os.geteuid() if uid is None else uid
@@ -85,6 +89,8 @@ def foreign_reason(
         reasons.append(fetched)
     if tracked:
         reasons.append("tracked by git")
+    if unmade:
+        reasons.append("not made by your evo-agent (copied or unpacked here)")
     owners = {st.st_uid for st in (dir_stat, file_stat) if st is not None and st.st_uid != me}
     if owners:
         reasons.append(f"owned by uid {min(owners)}, not you")

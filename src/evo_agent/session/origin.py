@@ -1,0 +1,108 @@
+"""Which sessions this user's evo-agent made: the one proof of origin an archive cannot carry.
+
+Ownership and modes (trust.py) catch what git checks out, but not a session
+unpacked from a tar archive by the user: tar keeps 0700/0600 and makes the
+user the owner, so a planted transcript looks exactly like one of theirs. What
+the archive cannot bring is an entry in the user's own state: every session
+evo-agent creates is appended, by id, to `$XDG_STATE_HOME/evo-agent/made`
+(0600, outside every project). A session whose id is not there is foreign.
+
+Sessions made before this file existed are judged by time instead: the file
+starts with the moment it was made (`# since <ns>`), and a transcript whose
+inode changed before then (its ctime, which unpacking or copying sets to the
+moment it happens and which no user-level tool can set back) is the user's
+own history from before. So an archive unpacked after the first run of this
+version is caught; one unpacked before it is indistinguishable from the
+user's own old sessions, and passes (the README says so).
+
+A missing or unreadable file judges nothing (`Made.knows` is then always
+true): the first session created makes it. Appends are one `write` of a short
+line with O_APPEND, so concurrent agents never interleave inside a line.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .layout import DIR_MODE, FILE_MODE, MADE_NAME
+from .workspace import user_state_dir
+
+HEADER = b"# since "
+MAX_BYTES = 64 << 20  # a file larger than this is not read (judging nothing), never half-read
+
+
+@dataclass(frozen=True)
+class Made:
+    """The ids this user's evo-agent made, and since when it has been keeping count (ns, or None: not judging)."""
+
+    ids: frozenset[str]
+    since_ns: int | None
+
+    def knows(self, session_id: str, ctime_ns: int) -> bool:
+        """Whether a session with this transcript ctime can be the user's own: made here, or older than the count."""
+        return self.since_ns is None or session_id in self.ids or ctime_ns < self.since_ns
+
+
+NOT_JUDGING = Made(frozenset(), None)
+
+
+def made_file() -> Path:
+    """`$XDG_STATE_HOME/evo-agent/made` (else under `~/.local/state`): the user's own, never a project's."""
+    return user_state_dir() / MADE_NAME
+
+
+def read_made(path: Path | None = None) -> Made:
+    """The registry as it is now; NOT_JUDGING when it does not exist or cannot be read."""
+    path = made_file() if path is None else path
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return NOT_JUDGING
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid() or st.st_size > MAX_BYTES:
+            return NOT_JUDGING
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError:
+        return NOT_JUDGING
+    finally:
+        os.close(fd)
+    since: int | None = None
+    ids = set()
+    for line in b"".join(chunks).splitlines():
+        if line.startswith(HEADER):
+            try:
+                stamp = int(line[len(HEADER):])
+            except ValueError:
+                continue
+            since = stamp if since is None else min(since, stamp)
+        elif line:
+            ids.add(line.decode("ascii", "replace"))
+    # A racing first writer may have appended its id before the header landed: then count from the start of time.
+    return Made(frozenset(ids), 0 if since is None else since)
+
+
+def record_made(session_id: str, path: Path | None = None) -> bool:
+    """Append one id (making the file, headed with now, when it is new); False when it cannot be written."""
+    path = made_file() if path is None else path
+    line = session_id.encode("ascii", "replace") + b"\n"
+    try:
+        path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         FILE_MODE)
+            line = HEADER + str(time.time_ns()).encode() + b"\n" + line
+        except FileExistsError:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,77 @@
+"""The registry of sessions this user's evo-agent made (session/origin.py): what it knows and since when."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evo_agent.session import SessionStore
+from evo_agent.session.origin import HEADER, NOT_JUDGING, made_file, read_made, record_made
+from tests.builders import quiet_store, write_session
+
+
+def test_no_registry_judges_nothing(tmp_path):
+    made = read_made(tmp_path / "absent")
+    assert made is NOT_JUDGING and made.knows("1700000000000_00000000", 10**19)
+
+
+def test_the_first_id_heads_the_file_with_now_and_later_ones_append(tmp_path):
+    path = tmp_path / "state" / "made"
+    assert record_made("1700000000000_00000001", path) and record_made("1700000000000_00000002", path)
+    lines = path.read_bytes().splitlines()
+    assert lines[0].startswith(HEADER) and lines[1:] == [b"1700000000000_00000001", b"1700000000000_00000002"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    made = read_made(path)
+    since = int(lines[0][len(HEADER):])
+    assert made.knows("1700000000000_00000001", since + 10**12)  # made here: known whatever its ctime
+    assert made.knows("1700000000000_00000099", since - 1)  # older than the count: the user's old history
+    assert not made.knows("1700000000000_00000099", since)  # new and never made here: foreign
+
+
+def test_a_registry_without_its_header_counts_from_the_start_of_time(tmp_path):
+    path = tmp_path / "made"
+    path.write_bytes(b"1700000000000_00000001\n")
+    made = read_made(path)
+    assert made.since_ns == 0 and not made.knows("1700000000000_00000002", 1)
+
+
+def test_a_registry_that_is_a_link_is_not_read(tmp_path):
+    real = tmp_path / "real"
+    record_made("1700000000000_00000001", real)
+    (tmp_path / "made").symlink_to(real)
+    assert read_made(tmp_path / "made") is NOT_JUDGING
+
+
+def test_the_store_records_every_session_it_creates_in_the_users_state(project, monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    ids = [write_session(quiet_store(project), ("hi", "hello")).session_id for _ in range(3)]
+    assert made_file() == tmp_path / "xdg" / "evo-agent" / "made"
+    made = read_made()
+    assert set(ids) <= made.ids
+    store = SessionStore(project)
+    assert all(store.foreign_reason(sid) is None for sid in ids)
+    assert [row.foreign for row in store.list()] == [None, None, None]
+
+
+def test_a_session_written_past_the_store_after_the_count_began_is_foreign(project):
+    write_session(quiet_store(project), ("mine", "ok"))  # the count begins
+    planted = "1700000000000_0badc0de"
+    d = project / ".evo-agent" / "sessions" / planted
+    os.mkdir(d, 0o700)
+    (d / "messages.jsonl").write_text('{"type":"user","message":{"role":"user","content":"x"}}\n')
+    os.chmod(d / "messages.jsonl", 0o600)
+    store = SessionStore(project)
+    assert "not made by your evo-agent" in (store.foreign_reason(planted) or "")
+    rows = {row.id: row for row in store.list(include_empty=True)}
+    assert "not made by your evo-agent" in (rows[planted].foreign or "")
+
+
+@given(st.lists(st.from_regex(r"\A[0-9]{13}_[0-9a-f]{8}\Z"), max_size=20))
+def test_every_recorded_id_is_read_back(tmp_path_factory, ids):
+    path = tmp_path_factory.mktemp("reg") / "made"
+    for sid in ids:
+        assert record_made(sid, path)
+    assert read_made(path).ids == frozenset(ids)
