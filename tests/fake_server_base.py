@@ -34,6 +34,7 @@ class ClientGone(Exception):
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # socketserver's 5 can overflow when a loaded machine is slow to accept
     fake: ScriptedServer
 
 

@@ -16,13 +16,14 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def user_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def user_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh `$XDG_STATE_HOME` for every test, so no test reads or writes the real user's state
     (prompt history, the registry of sessions made: session/origin.py) or sees another test's.
 
-    The same directory the `cli` fixtures' `HOME` uses (tests/cli_runner.clean_env), so a session the
-    test writes through the library and one the console script writes are made by one "user".
+    The console script gets the same one (tests/cli_runner.clean_env), so a session the test writes
+    through the library and one the console script writes are made by one "user". Outside `tmp_path`,
+    so a test that checks what was written there sees only its own files.
     """
-    state = tmp_path / "home" / ".local" / "state"
+    state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
     return state

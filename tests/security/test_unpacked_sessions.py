@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from evo_agent.session import SessionStore
+from evo_agent.session.origin import made_file
 from tests.builders import make_git_project
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text
@@ -102,7 +103,7 @@ def victim(model_server, tmp_path):
     model_server.script(text("Hello."))
     first = Cli(usual, env).run("-p", "hi")
     assert first.rc == 0, first.err
-    assert (home / ".local" / "state" / "evo-agent" / "made").is_file()
+    assert made_file().is_file()
     return lambda project: Cli(project, env)
 
 
@@ -160,4 +161,4 @@ def test_sessions_from_before_the_registry_stay_the_users_own(model_server, tmp_
     continued = cli.run("-c", "-p", "and then?")
     assert continued.rc == 0, continued.err
     assert ATTACK in json.dumps(model_server.requests[-1]["messages"])  # here it is the user's own words
-    assert (home / ".local" / "state" / "evo-agent" / "made").is_file()
+    assert made_file().is_file()
