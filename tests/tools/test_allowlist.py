@@ -472,7 +472,8 @@ def test_unasked_git_status_never_rewrites_the_index(project):
     os.utime(project / "README.md", (1, 1))  # stat changed, content not: plain status refreshes the index
     index = project / ".git" / "index"
     before = index.read_bytes()
-    for command in ("git status", "git status -s", "git status --porcelain"):
+    for command in ("git status", "git status -s", "git status --porcelain", "git diff", "git diff --stat",
+                    "git diff HEAD", "git diff -- README.md"):
         _run_plan(command, project)
     assert index.read_bytes() == before
 

@@ -58,6 +58,7 @@ SAFE_CONFIG: tuple[str, ...] = (
     "core.gitProxy=false",
     "core.untrackedCache=false",
     "diff.external=",
+    "diff.autoRefreshIndex=false",  # `git diff` rewrites the index after a stat-only change; GIT_OPTIONAL_LOCKS doesn't stop it
     "credential.helper=",
     "protocol.allow=never",
     # A transport the repository allows by name outranks protocol.allow: each one off by name too.
