@@ -408,16 +408,22 @@ def _anchors(spec: dict) -> tuple[str, ...] | None:
 
 
 @lru_cache(maxsize=1)
-def _literal_automaton() -> tuple[tuple[str, ...], Any]:
-    """(the literals, sorted; an automaton over bytes): the rules' keywords (gitleaks' first pass) and the
-    anchored rules' names, so that one pass over the text finds both, without building the rules."""
-    import ahocorasick_rs  # imported here: importing this module stays cheap
-
+def literals() -> frozenset[str]:
+    """The rules' keywords (gitleaks' first pass) and the anchored rules' beginnings (lower case): what `find`
+    needs to know the positions of, found in one pass over the text without building the rules."""
     words = set(keywords())
     for spec in _data()["rules"]:
         if _applies(spec):
             words.update(_anchors(spec) or ())
-    ordered = tuple(sorted(words))
+    return frozenset(words)
+
+
+@lru_cache(maxsize=1)
+def _literal_automaton() -> tuple[tuple[str, ...], Any]:
+    """(`literals()`, sorted; an automaton over bytes)."""
+    import ahocorasick_rs  # imported here: importing this module stays cheap
+
+    ordered = tuple(sorted(literals()))
     return ordered, ahocorasick_rs.BytesAhoCorasick([w.encode() for w in ordered],
                                                     implementation=ahocorasick_rs.Implementation.DFA)
 
@@ -511,6 +517,11 @@ def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]
     return list(found.values())
 
 
+# One anchored try (a call through re2's Python wrapper, ~3 µs) costs about what RE2 takes to scan this
+# many bytes: with more candidates than len(text) / this, the whole text is scanned instead.
+_BYTES_PER_TRY = 1500
+
+
 def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> Iterator[Any]:
     """`rule.pattern.finditer(data)`; for a rule with anchors, tried only where one begins.
 
@@ -519,10 +530,10 @@ def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> Iterator[An
     start one; `hits` (`_hits_in`) says where each name occurs. tests/session/test_redaction_corpus.py
     checks this against the full scan, rule by rule.
     """
-    if rule.anchors is None:
+    positions = sorted({p for anchor in rule.anchors for p in hits.get(anchor, ())}) if rule.anchors else None
+    if positions is None or len(positions) * _BYTES_PER_TRY > len(data):  # `s.` in code: a scan is cheaper
         yield from rule.pattern.finditer(data)
         return
-    positions = sorted({p for anchor in rule.anchors for p in hits.get(anchor, ())})
     end = 0
     match_at = rule.pattern.match
     for pos in positions:
@@ -534,10 +545,15 @@ def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> Iterator[An
             yield match
 
 
-def find(text: str) -> Iterator[Hit]:
-    """Every secret the gitleaks rules find in `text`, as gitleaks would report it (stdin, no path)."""
-    data = haystack(text)
-    hits = _hits_in(data.lower())
+def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None = None) -> Iterator[Hit]:
+    """Every secret the gitleaks rules find in `text`, as gitleaks would report it (stdin, no path).
+
+    `data` and `hits`: `haystack(text)` and where each of `literals()` occurs in it (at least those), when
+    the caller has them already (redact.py finds them with its own literals, in the same pass).
+    """
+    if data is None or hits is None:
+        data = haystack(text)
+        hits = _hits_in(data.lower())
     kws = keywords()
     if not any(word in kws for word in hits):  # no keyword, no rule: the rules are not even built
         return
@@ -570,8 +586,8 @@ def find(text: str) -> Iterator[Hit]:
             yield Hit(start, end, rule.id)
 
 
-__all__ = ["GITLEAKS_VERSION", "Hit", "compile_all", "find", "haystack", "rule_set", "rules_for", "shannon_entropy",
-           "skipped_rules"]
+__all__ = ["GITLEAKS_VERSION", "Hit", "compile_all", "find", "haystack", "literals", "rule_set", "rules_for",
+           "shannon_entropy", "skipped_rules"]
 
 if __name__ == "__main__":  # python -m evo_agent.session.gitleaks_rules --refresh
     if sys.argv[1:] != ["--refresh"]:

@@ -42,6 +42,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from . import gitleaks_rules
@@ -226,9 +227,11 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     if matchers.exact_scan is not None:
         for match in matchers.exact_scan.finditer(text):
             found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
-    for start, end, kind in find_shapes(text):
+    data, hits = _literal_hits(text)
+    shape_starts = sorted({pos for anchor in ANCHORS for pos in hits.get(anchor, ())})
+    for start, end, kind in find_shapes(text, shape_starts):
         found.append((start, end, 1, kind))
-    for hit in gitleaks_rules.find(text):
+    for hit in gitleaks_rules.find(text, data, hits):
         if hit.rule_id.startswith("generic") and is_code_name(text[hit.start:hit.end]):
             continue  # `RegEnumKey = win32api.RegEnumKey`: gitleaks flags it, it is code
         found.append((hit.start, hit.end, 2, hit.rule_id))
@@ -245,6 +248,26 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
             continue
         merged.append([start, end, kind])
     return [(s, e, k) for s, e, k in merged]
+
+
+@lru_cache(maxsize=1)
+def _literal_automaton() -> tuple[tuple[str, ...], Any]:
+    """(the literals whose positions the shapes and the rules need, sorted; an automaton over bytes)."""
+    import ahocorasick_rs
+
+    words = tuple(sorted(gitleaks_rules.literals() | set(ANCHORS)))
+    return words, ahocorasick_rs.BytesAhoCorasick([w.encode() for w in words],
+                                                  implementation=ahocorasick_rs.Implementation.DFA)
+
+
+def _literal_hits(text: str) -> tuple[bytes, dict[str, list[int]]]:
+    """(`text` as the rules read it, {literal: positions in order}): one pass for the shapes and the rules."""
+    data = gitleaks_rules.haystack(text)  # one byte per character: positions are the text's
+    words, automaton = _literal_automaton()
+    hits: dict[str, list[int]] = {}
+    for index, start, _end in automaton.find_matches_as_indexes(data.lower(), overlapping=True):
+        hits.setdefault(words[index], []).append(start)
+    return data, hits
 
 
 def _mask_once(text: str) -> str:
