@@ -125,6 +125,7 @@ class _Matchers:
 
         self.triggers = ahocorasick_rs.BytesAhoCorasick(sorted(literals),
                                                         implementation=ahocorasick_rs.Implementation.DFA)
+        self.longest_trigger = max(map(len, literals))
 
 
 # Literals (lower case) of which every shape in redact_shapes.py leaves at least one in its text:
@@ -228,7 +229,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
         for match in matchers.exact_scan.finditer(text):
             found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
     data, hits = _literal_hits(text)
-    shape_starts = sorted({pos for anchor in ANCHORS for pos in hits.get(anchor, ())})
+    shape_starts = sorted({pos for word, found in hits.items() if word in _SHAPE_ANCHORS for pos in found})
     for start, end, kind in find_shapes(text, shape_starts):
         found.append((start, end, 1, kind))
     for hit in gitleaks_rules.find(text, data, hits):
@@ -248,6 +249,9 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
             continue
         merged.append([start, end, kind])
     return [(s, e, k) for s, e, k in merged]
+
+
+_SHAPE_ANCHORS = frozenset(ANCHORS)
 
 
 @lru_cache(maxsize=1)
@@ -301,10 +305,21 @@ def redact_text(text: str) -> str:
     return masked
 
 
+_TRIGGER_CHUNK = 1 << 16
+
+
 def may_hold_secret(line: bytes, start: int = 0) -> bool:
-    """False only when the encoded record certainly holds no secret from `start` on (the fast path)."""
-    view = memoryview(line.lower())[start:]
-    return bool(_get_matchers().triggers.find_matches_as_indexes(view))
+    """False only when the encoded record certainly holds no secret from `start` on (the fast path).
+
+    Read in chunks of 64 KiB (each overlapping the next by the longest trigger), so that a large
+    record with a trigger near its start is not lowered and scanned whole.
+    """
+    matchers = _get_matchers()
+    find, overlap = matchers.triggers.find_matches_as_indexes, matchers.longest_trigger - 1
+    for pos in range(start, len(line), _TRIGGER_CHUNK):
+        if find(line[pos:pos + _TRIGGER_CHUNK + overlap].lower()):
+            return True
+    return False
 
 
 def _payload_start(line: bytes, first_field: str | None) -> int:
@@ -315,8 +330,15 @@ def _payload_start(line: bytes, first_field: str | None) -> int:
     """
     if first_field is None:
         return 0
-    found = line.find(b',"' + first_field.encode() + b'":') if _PLAIN_KEY.match(first_field) else -1
+    needle = _FIELD_NEEDLES.get(first_field)
+    if needle is None:
+        needle = _FIELD_NEEDLES[first_field] = (b',"' + first_field.encode() + b'":'
+                                                if _PLAIN_KEY.match(first_field) else b"")
+    found = line.find(needle) if needle else -1
     return found if found >= 0 else 0
+
+
+_FIELD_NEEDLES: dict[str, bytes] = {}  # first field → `,"field":` (b"" when the name needs escaping)
 
 
 # The envelope (SPEC §2) is metadata the recorder itself writes: never content, never scanned.
