@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rich.cells import cell_len
 
-from .render import one_line
+from evo_agent.session import one_line
 
 __all__ = ["Activity", "SPINNER", "cost_part", "is_retry_notice", "fit"]
 
