@@ -203,7 +203,8 @@ def _tool_result_record(pool: str, size: int, r: int) -> dict:
 
 
 def cost_rows(repeats: int) -> list[dict]:
-    """Per case: bare, redaction off and on (µs, medians), and the on/bare ratio of each round (back to back).
+    """Per case: bare, redaction off and on (µs, medians), and the on/bare ratio of each round (back to back),
+    in wall time and in CPU time (user + system: what the shared 2-core machine's other load does not inflate).
 
     The cases: SPEC §8's 1 KB prompt (no trigger: the fast path), and tool results of 1 KB, 100 KB and 1 MB
     of real source text (keywords included, so the slow path runs).
@@ -218,29 +219,38 @@ def cost_rows(repeats: int) -> list[dict]:
              ("a 1 MB tool result of real source code", lambda r: _tool_result_record(pool, 1024 * 1024, r), 6)]
     rows = []
     for label, make, n in cases:
-        bare_t, off_t, on_t, ratios = [], [], [], []
+        bare_t, off_t, on_t, ratios, cpu_ratios, on_cpu = [], [], [], [], [], []
         for r in range(repeats):
             record = make(r)
+            cpu = {}
             for redact, times in ((False, off_t), (True, on_t)):
                 with tempfile.TemporaryDirectory(prefix="evo-red-cost-") as d:
                     store = SessionStore(d, warn=lambda _: None, redact=redact)
                     rec = store.create(model="m", provider="demo")
                     rec.user(record)  # warm: lazy compilation happens once per process
-                    t0 = time.perf_counter()
+                    c0, t0 = time.process_time(), time.perf_counter()
                     for _ in range(n):
                         rec.user(record)
                     times.append((time.perf_counter() - t0) / n)
+                    cpu[redact] = (time.process_time() - c0) / n
                     line = rec.path.read_bytes().split(b"\n")[-2] + b"\n"
             with tempfile.TemporaryDirectory(prefix="evo-red-bare-") as d:
+                c0 = time.process_time()
                 bare_t.append(bare_appends(os.path.join(d, "f"), line, n) / n)
+                bare_cpu = (time.process_time() - c0) / n
             ratios.append(on_t[-1] / bare_t[-1])
+            cpu_ratios.append(cpu[True] / bare_cpu if bare_cpu > 0 else float("inf"))
+            on_cpu.append(cpu[True])
         row = {"label": label, "bytes": len(line), "bare": median(bare_t) * 1e6, "off": median(off_t) * 1e6,
                "on": median(on_t) * 1e6, "on_min": min(on_t) * 1e6, "on_max": max(on_t) * 1e6,
-               "ratio_min": min(ratios), "ratio_max": max(ratios), "rounds": len(ratios)}
+               "ratio_min": min(ratios), "ratio_max": max(ratios), "rounds": len(ratios),
+               "on_cpu": median(on_cpu) * 1e6, "on_cpu_min": min(on_cpu) * 1e6, "on_cpu_max": max(on_cpu) * 1e6,
+               "cpu_ratio": median(cpu_ratios), "cpu_ratio_min": min(cpu_ratios), "cpu_ratio_max": max(cpu_ratios)}
         rows.append(row)
         log(f"cost {label}: bare {row['bare']:,.1f} µs, off {row['off']:,.1f} µs, on {row['on']:,.1f} µs "
             f"[on {row['on_min']:,.1f}–{row['on_max']:,.1f} µs; on/bare per round {row['ratio_min']:.1f}–"
-            f"{row['ratio_max']:.1f}×, {row['rounds']} rounds]")
+            f"{row['ratio_max']:.1f}×, {row['rounds']} rounds; CPU on {row['on_cpu']:,.1f} µs, on/bare "
+            f"{row['cpu_ratio']:.1f}× ({row['cpu_ratio_min']:.1f}–{row['cpu_ratio_max']:.1f}×)]")
     return rows
 
 
@@ -280,12 +290,15 @@ def render_cost(cost: list[dict]) -> list[str]:
     out: list[str] = []
     if cost:
         out += ["", f"| appended by `Recorder.user()` (load average {os.getloadavg()[0]:.1f}) | bare open/write/close | "
-                    "redaction off | redaction on (median, range) | on / bare (median; each round) |",
-                "|---|---|---|---|---|"]
+                    "redaction off | redaction on (median, range) | on / bare (median; each round) | "
+                    "CPU time: redaction on (range) | CPU time: on / bare (median; each round) |",
+                "|---|---|---|---|---|---|---|"]
         for row in cost:
             out.append(f"| {row['label']} | {_us(row['bare'])} | {_us(row['off'])} | {_us(row['on'])} "
                        f"({_us(row['on_min'])}–{_us(row['on_max'])}) | {row['on'] / row['bare']:.1f}× "
-                       f"({row['ratio_min']:.1f}–{row['ratio_max']:.1f}×, {row['rounds']} rounds) |")
+                       f"({row['ratio_min']:.1f}–{row['ratio_max']:.1f}×, {row['rounds']} rounds) | "
+                       f"{_us(row['on_cpu'])} ({_us(row['on_cpu_min'])}–{_us(row['on_cpu_max'])}) | "
+                       f"{row['cpu_ratio']:.1f}× ({row['cpu_ratio_min']:.1f}–{row['cpu_ratio_max']:.1f}×) |")
     return out
 
 

@@ -12,6 +12,8 @@ import re
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evo_agent.session import gitleaks_rules
 from evo_agent.session.jsonio import _stdlib_line, encode_line
@@ -228,3 +230,22 @@ def test_the_masked_kinds_name_a_rule_never_a_value(samples):
     for sample in samples[:200]:
         for kind in re.findall(r"\[REDACTED:([^\]]+)\]", redact_text(sample.text)):
             assert re.fullmatch(r"[a-z0-9-]+", kind) and sample.secret.lower() not in kind
+
+
+_RAW = [raw_sample(rule, random.Random(11)) for rule in gitleaks_rules.rule_set().rules]
+_PIECES = sorted(gitleaks_rules.literals()) + ["=", ": ", "\n", " ", '"', "\t", "\x0b", "é", "日本", "\u212a", "ſ", "$"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.sampled_from(_RAW), st.text(max_size=40),
+                          st.sampled_from(_RAW).map(str.upper)), max_size=10).map("".join))
+def test_anchored_scans_find_what_full_scans_find_on_generated_text(text):
+    """The fast path (a rule tried only where one of its literals begins, positions from one shared pass over
+    the haystack) finds exactly what RE2 finds scanning every position, whatever the text holds."""
+    from evo_agent.session import redact
+
+    data, hits = redact._literal_hits(text)
+    assert len(data) == len(text)  # one byte per character: the positions are the text's
+    for rule in gitleaks_rules.rules_for(text, hits):
+        got = [m.span() for m in gitleaks_rules._matches(rule, data, hits)]
+        assert got == [m.span() for m in rule.pattern.finditer(data)], (rule.id, text[:200])

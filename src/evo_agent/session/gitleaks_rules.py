@@ -10,9 +10,11 @@ and applies it as gitleaks does when it scans stdin (no file path):
    case-insensitively), found by one Aho-Corasick pass (ahocorasick-rs) over the
    lower-cased bytes for all keywords at once;
 2. the rule's regex, compiled as written by RE2 (google-re2: the engine gitleaks'
-   Go regexp follows, linear in the text, so no input can make a rule backtrack),
-   finds matches; the secret is `secretGroup`, else the first non-empty group,
-   else the whole match;
+   Go regexp follows, linear in the text, so no input can make a rule backtrack;
+   only a leading lazy `[\\w.-]{0,50}?` is dropped, see `_strip_lazy_prefix`),
+   finds matches, tried only where one of the literals every match begins with
+   occurs (`literal_starts`); the secret is `secretGroup`, else the first
+   non-empty group, else the whole match;
 3. a secret is dropped when its Shannon entropy is at or below the rule's
    `entropy`, when a `generic-*` secret has no digit, and when the global or the
    rule's allowlist allows it (regexes on the secret, the match or the line;
