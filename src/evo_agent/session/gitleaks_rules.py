@@ -64,11 +64,12 @@ def haystack(text: str) -> bytes:
     """`text` as the rules read it: one byte per character, so that every position is the same.
 
     The rules run in RE2's Latin-1 mode. ASCII is itself, and every other character
-    is one byte of 0x80-0xFF (a character past Latin-1 becomes 0x80): no rule's
-    ASCII pattern names such a byte, so it matches only `.` and negated classes,
-    as a non-ASCII character does under `\\w`, `\\d`, `\\s` and `\\b`, which are ASCII
-    in RE2 (and in gitleaks' Go regexp). The case folding of `(?i)` reaches no such
-    byte either: nothing in the text is copied or decoded to map positions back.
+    is one byte of 0x80-0xFF (a character past Latin-1 becomes 0x80). No rule's
+    ASCII pattern names such a byte, nor does `(?i)` fold an ASCII letter into one,
+    so it is matched only by `.` and negated classes: what a non-ASCII character
+    was matched by under Python's `re.ASCII`, since `\\w`, `\\d`, `\\s` and `\\b` are
+    ASCII in RE2 (and in gitleaks' Go regexp). Match positions are the text's own:
+    nothing is decoded to map them back.
     """
     if text.isascii():
         return text.encode("ascii")
