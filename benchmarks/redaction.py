@@ -13,9 +13,11 @@ Three tables (written to stdout as Markdown, and with --out to a file):
   and detect-secrets (`SecretsCollection.scan_file`, default plugins; each reported value masked);
 - false positives: lines masked per 10,000 lines of real Python code (the stdlib, and the
   site-packages of this venv), the same three tools;
-- cost: `Recorder.user()` of a tool result of 1 KB, 100 KB and 1 MB of real source text (keywords
-  included, so the slow path runs) with redaction on and off, against a bare open/write/close of the
-  same bytes. The 1 KB prompt row of SPEC §8 is benchmarks/run.py's append table.
+- cost: `Recorder.user()` of SPEC §8's 1 KB prompt record (no trigger: the fast path) and of a tool
+  result of 1 KB, 100 KB and 1 MB of real source text (keywords included, so the slow path runs) with
+  redaction on and off, against a bare open/write/close of the same bytes, with the range over rounds
+  and each round's on/bare ratio (run back to back). benchmarks/run.py's append table measures the
+  prompt record as the conversation grows.
 
 The tools that are not installed are skipped, never fatal.
 """
@@ -190,37 +192,73 @@ def fp_detect_secrets(files: list[Path]) -> int:
 # --------------------------------------------------------------------------- cost
 
 
-def cost_rows(repeats: int) -> list[tuple[str, float, float, float]]:
-    """(size label, bare µs, redaction off µs, redaction on µs) for tool results of real source text."""
+def _prompt_record(size: int) -> dict:
+    """A user prompt record of about `size` bytes with no trigger literal: the fast path (SPEC §8's append)."""
+    return {"role": "user", "content": ("please look at the failing test and fix it; " * (size // 40 + 1))[:size]}
+
+
+def _tool_result_record(pool: str, size: int, r: int) -> dict:
+    content = pool[r * 7919 % (len(pool) - size):][:size]
+    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}
+
+
+def cost_rows(repeats: int) -> list[dict]:
+    """Per case: bare, redaction off and on (µs, medians), and the on/bare ratio of each round (back to back),
+    in wall time and in CPU time (user + system: what the shared 2-core machine's other load does not inflate).
+
+    The cases: SPEC §8's 1 KB prompt (no trigger: the fast path), and tool results of 1 KB, 100 KB and 1 MB
+    of real source text (keywords included, so the slow path runs).
+    """
     from evo_agent.session import SessionStore
 
     pool = "".join(p.read_text() for p in python_sources(False)[:400])
+    cases = [("the 1 KB prompt record of SPEC §8 (no trigger: the fast path)", lambda r: _prompt_record(960), 2000),
+             ("a 1 KB tool result of real source code (keywords: the slow path)",
+              lambda r: _tool_result_record(pool, 1024, r), 300),
+             ("a 100 KB tool result of real source code", lambda r: _tool_result_record(pool, 100 * 1024, r), 40),
+             ("a 1 MB tool result of real source code", lambda r: _tool_result_record(pool, 1024 * 1024, r), 6)]
     rows = []
-    for label, size, n in (("1 KB", 1024, 300), ("100 KB", 100 * 1024, 40), ("1 MB", 1024 * 1024, 6)):
-        bare_t, off_t, on_t = [], [], []
+    for label, make, n in cases:
+        bare_t, off_t, on_t, ratios, cpu_ratios, on_cpu = [], [], [], [], [], []
         for r in range(repeats):
-            content = pool[r * 7919 % (len(pool) - size):][:size]
-            result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": content}
-            record = {"role": "user", "content": [result]}
+            record = make(r)
+            cpu = {}
             for redact, times in ((False, off_t), (True, on_t)):
                 with tempfile.TemporaryDirectory(prefix="evo-red-cost-") as d:
                     store = SessionStore(d, warn=lambda _: None, redact=redact)
                     rec = store.create(model="m", provider="demo")
                     rec.user(record)  # warm: lazy compilation happens once per process
-                    t0 = time.perf_counter()
+                    c0, t0 = time.process_time(), time.perf_counter()
                     for _ in range(n):
                         rec.user(record)
                     times.append((time.perf_counter() - t0) / n)
+                    cpu[redact] = (time.process_time() - c0) / n
                     line = rec.path.read_bytes().split(b"\n")[-2] + b"\n"
             with tempfile.TemporaryDirectory(prefix="evo-red-bare-") as d:
-                path = os.path.join(d, "f")
-                bare_t.append(bare_appends(path, line, n) / n)
-        rows.append((label, *(median(t) * 1e6 for t in (bare_t, off_t, on_t))))
-        log(f"cost {label}: bare {rows[-1][1]:.0f} µs, off {rows[-1][2]:.0f} µs, on {rows[-1][3]:.0f} µs")
+                c0 = time.process_time()
+                bare_t.append(bare_appends(os.path.join(d, "f"), line, n) / n)
+                bare_cpu = (time.process_time() - c0) / n
+            ratios.append(on_t[-1] / bare_t[-1])
+            cpu_ratios.append(cpu[True] / bare_cpu if bare_cpu > 0 else float("inf"))
+            on_cpu.append(cpu[True])
+        row = {"label": label, "bytes": len(line), "bare": median(bare_t) * 1e6, "off": median(off_t) * 1e6,
+               "on": median(on_t) * 1e6, "on_min": min(on_t) * 1e6, "on_max": max(on_t) * 1e6,
+               "ratio_min": min(ratios), "ratio_max": max(ratios), "rounds": len(ratios),
+               "on_cpu": median(on_cpu) * 1e6, "on_cpu_min": min(on_cpu) * 1e6, "on_cpu_max": max(on_cpu) * 1e6,
+               "cpu_ratio": median(cpu_ratios), "cpu_ratio_min": min(cpu_ratios), "cpu_ratio_max": max(cpu_ratios)}
+        rows.append(row)
+        log(f"cost {label}: bare {row['bare']:,.1f} µs, off {row['off']:,.1f} µs, on {row['on']:,.1f} µs "
+            f"[on {row['on_min']:,.1f}–{row['on_max']:,.1f} µs; on/bare per round {row['ratio_min']:.1f}–"
+            f"{row['ratio_max']:.1f}×, {row['rounds']} rounds; CPU on {row['on_cpu']:,.1f} µs, on/bare "
+            f"{row['cpu_ratio']:.1f}× ({row['cpu_ratio_min']:.1f}–{row['cpu_ratio_max']:.1f}×)]")
     return rows
 
 
 # --------------------------------------------------------------------------- report
+
+
+def _us(value: float) -> str:
+    return f"{value / 1000:,.1f} ms" if value >= 1000 else f"{value:,.1f} µs"
 
 
 def pct(cell) -> str:
@@ -244,13 +282,24 @@ def render(rule_table, carrier_table, tools, n_rules, n_samples, fp, cost, versi
         out.append(f"| lines masked per 10,000 lines of real Python code: {corpus} ({lines:,} lines) | "
                    + " | ".join(f"{row[t][0] / row[t][1] * 10_000:.2f} ({row[t][0]:,})" if t in row else "not run"
                                 for t in tools) + " |")
-    if cost:
-        out += ["", "| tool result appended by `Recorder.user()` | bare open/write/close | redaction off | "
-                    "redaction on | on / bare |", "|---|---|---|---|---|"]
-        for label, bare, off, on in cost:
-            out.append(f"| {label} of real source text | {bare:,.0f} µs | {off:,.0f} µs | {on:,.0f} µs | "
-                       f"{on / bare:.1f}× |")
+    out += render_cost(cost)
     return "\n".join(out) + "\n"
+
+
+def render_cost(cost: list[dict]) -> list[str]:
+    out: list[str] = []
+    if cost:
+        out += ["", f"| appended by `Recorder.user()` (load average {os.getloadavg()[0]:.1f}) | bare open/write/close | "
+                    "redaction off | redaction on (median, range) | on / bare (median; each round) | "
+                    "CPU time: redaction on (range) | CPU time: on / bare (median; each round) |",
+                "|---|---|---|---|---|---|---|"]
+        for row in cost:
+            out.append(f"| {row['label']} | {_us(row['bare'])} | {_us(row['off'])} | {_us(row['on'])} "
+                       f"({_us(row['on_min'])}–{_us(row['on_max'])}) | {row['on'] / row['bare']:.1f}× "
+                       f"({row['ratio_min']:.1f}–{row['ratio_max']:.1f}×, {row['rounds']} rounds) | "
+                       f"{_us(row['on_cpu'])} ({_us(row['on_cpu_min'])}–{_us(row['on_cpu_max'])}) | "
+                       f"{row['cpu_ratio']:.1f}× ({row['cpu_ratio_min']:.1f}–{row['cpu_ratio_max']:.1f}×) |")
+    return out
 
 
 def main() -> int:
@@ -259,10 +308,17 @@ def main() -> int:
     ap.add_argument("--no-fp", action="store_true", help="skip the false-positive table")
     ap.add_argument("--no-cost", action="store_true", help="skip the cost table")
     ap.add_argument("--no-ds-fp", action="store_true", help="skip detect-secrets on real code (~10 min)")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--cost-only", action="store_true", help="only the cost table (no catch rates)")
     ap.add_argument("--missed", help="write the samples each tool missed to this JSON file")
     ap.add_argument("--out", help="also write the Markdown here")
     args = ap.parse_args()
+    if args.cost_only:
+        text = "\n".join(render_cost(cost_rows(args.repeats))) + "\n"
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text)
+        return 0
 
     samples = rule_samples()
     log(f"{len(samples):,} rule samples from {len({s.source for s in samples})} rules")

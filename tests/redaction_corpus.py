@@ -19,6 +19,7 @@ import re
 import string
 import sys
 import sysconfig
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from re import _constants as C  # noqa: N812 - the parser's opcodes
@@ -126,10 +127,27 @@ class _Gen:
         raise ValueError(f"cannot generate {op}")
 
 
+# Python's parser reads RE2's syntax but for these: POSIX classes, `\\z`, and `(?i)` after the start.
+_POSIX = {"alnum": "A-Za-z0-9", "alpha": "A-Za-z", "digit": "0-9", "xdigit": "0-9A-Fa-f", "upper": "A-Z",
+          "lower": "a-z", "space": r"\t\n\v\f\r ", "word": r"\w", "punct": r"!-/:-@\[-`{-~"}
+
+
+def parsed(rule: gitleaks_rules.Rule):
+    """The rule's regex parsed by Python's `re` parser, to generate text from (never to match with: RE2 does that).
+
+    Flag groups are dropped (the generator writes literals as they are spelled), POSIX classes spelled out.
+    """
+    source = re.sub(r"\(\?[imsU-]+\)", "", rule.source)
+    source = re.sub(r"\(\?[imsU-]+:", "(?:", source)
+    source = re.sub(r"\[:([a-z]+):\]", lambda m: _POSIX[m.group(1)], source).replace(r"\z", r"\Z")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # `[` and doubled `&|~-` in a class: literals, as in RE2
+        return _parser.parse(source, re.ASCII)
+
+
 def raw_sample(rule: gitleaks_rules.Rule, rng: random.Random) -> str:
     """A text generated from the rule's regex, with a keyword in front when it holds none (no other check)."""
-    pattern = rule.pattern
-    text = _Gen(rng, bool(pattern.flags & re.IGNORECASE)).emit(_parser.parse(pattern.pattern, pattern.flags))
+    text = _Gen(rng, False).emit(parsed(rule))
     if rule.keywords and not any(kw in text.lower() for kw in rule.keywords):
         text = f"{rule.keywords[0]}: {text}"
     return text + "\n"
@@ -137,10 +155,9 @@ def raw_sample(rule: gitleaks_rules.Rule, rng: random.Random) -> str:
 
 def synthesize(rule: gitleaks_rules.Rule, rng: random.Random, tries: int = 60) -> tuple[str, str] | None:
     """(a text the rule matches, its secret), both passing the rule's entropy, digit and allowlist checks."""
-    pattern = rule.pattern
-    parsed = _parser.parse(pattern.pattern, pattern.flags)
+    tree = parsed(rule)
     for _ in range(tries):
-        text = _Gen(rng, bool(pattern.flags & re.IGNORECASE)).emit(parsed)
+        text = _Gen(rng, False).emit(tree)
         if rule.keywords and not any(kw in text.lower() for kw in rule.keywords):
             text = f"{rule.keywords[0]}: {text}"  # the context the rule's keywords expect (facebook-access-token)
         hits = [h for h in gitleaks_rules.find(text + "\n") if h.rule_id == rule.id]

@@ -112,3 +112,12 @@ def test_text_is_the_text_blocks_in_order(content, sep):
 def test_string_shorthand_reads_as_its_one_block(text):
     assert m.text_of({"role": "user", "content": text}) == text
     assert m.text_of({"role": "user", "content": m.blocks({"content": text})}) == text
+
+
+def test_one_line_folds_whitespace_and_cuts_with_an_ellipsis():
+    from evo_agent.session import one_line
+
+    assert one_line("  a\n\tb  c \r\n") == "a b c"
+    assert one_line("abcdef", 4) == "abc…" and len(one_line("x" * 500, 300)) == 300
+    assert one_line("abcd", 4) == "abcd" and one_line("abc", 0) == "…"
+    assert one_line(ValueError("bad\nthing")) == "bad thing"

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Literal
 
 from evo_agent.safe_text import terminal_safe
+from evo_agent.session import one_line
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 from evo_agent.tools.confine import (
     AGENT_DIR,
@@ -347,7 +348,7 @@ def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
     """One line naming the tool and what it will do."""
     target = policy.target(name, tool_input)
     if target.kind == "Bash":
-        return f"bash `{_one_line(target.command)}`"
+        return f"bash `{one_line(target.command, 200)}`"
     if target.kind is not None:
         verb = {"write_file": "write", "edit_file": "edit"}.get(name, name)
         return f"{name} ({verb} {target.shown})" if verb != name else f"{name} {target.shown}"
@@ -360,7 +361,7 @@ def build_request(policy: Policy, name: str, tool_input: dict, verdict: Verdict,
     if target.kind == "Bash":
         command = target.command
         single = "\n" not in command and len(command) <= 200
-        return ApprovalRequest("bash", f"run: {_one_line(command)}", "" if single else command, agent, rule,
+        return ApprovalRequest("bash", f"run: {one_line(command, 200)}", "" if single else command, agent, rule,
                                verdict.reason)
     if target.kind == "Edit":
         verb = "edit" if name == "edit_file" else "write"
@@ -393,11 +394,6 @@ def _edit_diff(name: str, tool_input: dict, target: Target) -> str:
     lines = [line if line.endswith("\n") else line + "\n" for line in lines]
     # Whole: the front end shows what fits and says how much more there is (never a silent cut).
     return "".join(lines).rstrip("\n") or "(no change)"
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 __all__ = [

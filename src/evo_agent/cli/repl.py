@@ -14,7 +14,7 @@ from evo_agent import __version__
 from evo_agent.agent import Agent
 from evo_agent.agent.callbacks import resumed_line, started_line
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionError, SessionStore
+from evo_agent.session import SessionError, SessionStore, one_line
 from evo_agent.ui.commands import help_text, is_command, lookup
 
 from .approvals import ReplApprovals
@@ -41,15 +41,13 @@ def _summary(tool_input: dict) -> str:
     for key in ("command", "path", "pattern", "description", "focus"):
         value = tool_input.get(key)
         if isinstance(value, str) and value:
-            return _one_line(value, TOOL_LINE_CHARS)
-    return _one_line(", ".join(f"{k}={v!r}" for k, v in tool_input.items()), TOOL_LINE_CHARS)
+            return _tool_line(value)
+    return _tool_line(", ".join(f"{k}={v!r}" for k, v in tool_input.items()))
 
 
-def _one_line(text: str, limit: int) -> str:
+def _tool_line(text: str) -> str:
     """One shortened line of a tool's input or output, its control sequences made visible (safe_text)."""
-    line = " ".join(text.split())
-    line = line if len(line) <= limit else line[: limit - 1] + "…"
-    return terminal_safe(line, keep_newlines=False)
+    return terminal_safe(one_line(text, TOOL_LINE_CHARS), keep_newlines=False)
 
 
 class ConsoleCallbacks:
@@ -83,7 +81,7 @@ class ConsoleCallbacks:
 
     def on_tool_end(self, tool_id: str, text: str, is_error: bool, duration: float) -> None:
         lines = [line for line in (text or "").splitlines() if line.strip()]
-        first = _one_line(lines[0], TOOL_LINE_CHARS) if lines else "(no output)"
+        first = _tool_line(lines[0]) if lines else "(no output)"
         more = f" … (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
         label = self._labels.pop(tool_id, "")
         owner = f"{label}: " if label and tool_id != self._last_started else ""

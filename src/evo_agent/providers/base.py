@@ -73,12 +73,6 @@ class StreamCallbacks:
                 self.on_tool_use_start(*value)
 
 
-def one_line(text: object, limit: int = 300) -> str:
-    """Any error text folded to one line of at most `limit` characters, for ProviderError."""
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 class ProviderError(Exception):
     """A model call failed in a way a user should read as one line (no traceback)."""
 

@@ -16,7 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .base import one_line
+from evo_agent.session import one_line
+
 from .http_client import ConnectError, HTTPFailure, Retry, StatusError, StreamBroken, Timeout
 
 _TOO_LONG = ("prompt is too long", "context_length_exceeded", "maximum context length", "context length",
@@ -114,12 +115,15 @@ def status_line(label: ApiLabel, status: int | None, kind: str | None, message: 
     return one_line(f"{text}; {hint}" if hint else text, 400)
 
 
+ERROR_CHARS = 300  # a failure's line is cut here (… at the end)
+
+
 def failure_line(label: ApiLabel, failure: BaseException, attempts: int = 1) -> str:
     """Why a request failed, in one line (no traceback, no repr); `attempts`: how many tries were made."""
     if isinstance(failure, StreamError):
         return status_line(label, None, failure.kind, failure.message)
     if isinstance(failure, BadAnswer):
-        return one_line(f"the {label.name} at {label.base_url} {failure}")
+        return one_line(f"the {label.name} at {label.base_url} {failure}", ERROR_CHARS)
     if isinstance(failure, StatusError):
         message, kind = error_detail(failure.body, failure.reason)
         return status_line(label, failure.status, kind, message, attempts)
@@ -128,17 +132,17 @@ def failure_line(label: ApiLabel, failure: BaseException, attempts: int = 1) -> 
     if isinstance(failure, ConnectError):
         if failure.tls:
             return one_line(f"cannot connect securely to the {label.name} at {label.base_url}: {failure.reason}; "
-                            "behind a TLS-inspecting proxy, set SSL_CERT_FILE to its CA bundle")
+                            "behind a TLS-inspecting proxy, set SSL_CERT_FILE to its CA bundle", ERROR_CHARS)
         if label.base_url.rstrip("/") == label.default_url.rstrip("/"):
             advice = "check your network connection"
         else:
             advice = f"is the server running? ({label.url_env} sets the URL)"
-        return one_line(f"cannot reach the {label.name} at {label.base_url}: {failure.reason}; {advice}")
+        return one_line(f"cannot reach the {label.name} at {label.base_url}: {failure.reason}; {advice}", ERROR_CHARS)
     if isinstance(failure, StreamBroken):
-        return one_line(f"the connection to the {label.name} at {label.base_url} broke: {failure}")
+        return one_line(f"the connection to the {label.name} at {label.base_url} broke: {failure}", ERROR_CHARS)
     if isinstance(failure, HTTPFailure):
-        return one_line(f"the {label.name} at {label.base_url} failed: {failure}")
-    return one_line(f"{label.name} call failed: {type(failure).__name__}: {failure}")
+        return one_line(f"the {label.name} at {label.base_url} failed: {failure}", ERROR_CHARS)
+    return one_line(f"{label.name} call failed: {type(failure).__name__}: {failure}", ERROR_CHARS)
 
 
 def _seconds(delay: float) -> str:

@@ -105,11 +105,7 @@ class Connection:
     def getresponse(self) -> Response:
         if self._fp is None:
             raise ProtocolError("no request was sent")
-        while True:
-            version, status, reason = _status_line(self._fp)
-            headers = _headers(self._fp)
-            if not 100 <= status < 200 or status == 101:
-                return Response(self._fp, version, status, reason, headers)
+        return read_response(self._fp)
 
     def close(self) -> None:
         fp, sock, self._fp, self.sock = self._fp, self.sock, None, None
@@ -119,6 +115,19 @@ class Connection:
                     thing.close()
                 except OSError:
                     pass
+
+
+def read_response(fp: Any) -> Response:
+    """The answer read from `fp` (a buffered binary file: the socket's), interim 1xx answers skipped.
+
+    Its body is read through the Response; tests/providers/test_wire_against_h11.py reads the same
+    bytes with h11 too.
+    """
+    while True:
+        version, status, reason = _status_line(fp)
+        headers = _headers(fp)
+        if not 100 <= status < 200 or status == 101:
+            return Response(fp, version, status, reason, headers)
 
 
 def _readline(fp: Any) -> bytes:
@@ -257,4 +266,4 @@ class Response:
         return b"".join(parts)
 
 
-__all__ = ["Connection", "ProtocolError", "RemoteDisconnected", "Response"]
+__all__ = ["Connection", "ProtocolError", "RemoteDisconnected", "Response", "read_response"]

@@ -9,9 +9,12 @@ and applies it as gitleaks does when it scans stdin (no file path):
 1. keywords: a rule runs only when one of its keywords occurs in the text (ASCII
    case-insensitively), found by one Aho-Corasick pass (ahocorasick-rs) over the
    lower-cased bytes for all keywords at once;
-2. the rule's regex, translated from RE2 to Python `re` (`translate`), finds
-   matches; the secret is `secretGroup`, else the first non-empty group, else the
-   whole match;
+2. the rule's regex, compiled as written by RE2 (google-re2: the engine gitleaks'
+   Go regexp follows, linear in the text, so no input can make a rule backtrack;
+   only a leading lazy `[\\w.-]{0,50}?` is dropped, see `_strip_lazy_prefix`),
+   finds matches, tried only where one of the literals every match begins with
+   occurs (`literal_starts`); the secret is `secretGroup`, else the first
+   non-empty group, else the whole match;
 3. a secret is dropped when its Shannon entropy is at or below the rule's
    `entropy`, when a `generic-*` secret has no digit, and when the global or the
    rule's allowlist allows it (regexes on the secret, the match or the line;
@@ -19,12 +22,14 @@ and applies it as gitleaks does when it scans stdin (no file path):
    apply: a transcript has none.
 
 Rules are compiled lazily, one at a time, the first time a keyword asks for them
-(importing this module reads nothing). A rule whose regex does not translate is
-kept in `skipped_rules()` with the reason, and a test asserts that list.
+(importing this module reads nothing and imports neither RE2 nor the automaton).
+A rule whose regex RE2 refuses is kept in `skipped_rules()` with the reason, and a
+test asserts that list.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -42,110 +47,66 @@ GITLEAKS_VERSION = "8.30.1"
 RULES_FILE = "gitleaks_rules.toml"
 RULES_JSON = "gitleaks_rules.json"
 
-_FLAGS = re.ASCII  # RE2's \w, \d, \s and \b are ASCII, as Python's are with re.ASCII
+# --------------------------------------------------------------------------- RE2 on a haystack
 
 
-# --------------------------------------------------------------------------- RE2 → Python
+def _opaque(exc: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: each character Latin-1 cannot hold becomes one byte 0x80."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    return "\x80" * (exc.end - exc.start), exc.end
 
 
-def translate(go: str) -> str:
-    """A Go RE2 pattern as an equivalent Python `re` pattern.
+codecs.register_error("evo-agent-opaque", _opaque)
 
-    Differences handled: POSIX classes (`[[:alnum:]]`); `(?i)` (any flag group without `:`) in the middle of a
-    pattern, which Python refuses, becomes a scoped `(?i:…)` around the rest of
-    each alternative of its group; `\\z` becomes `\\Z`; `[` and doubled `&|~-`
-    inside a class are escaped (Python reserves them for set operations).
+
+def haystack(text: str) -> bytes:
+    """`text` as the rules read it: one byte per character, so that every position is the same.
+
+    The rules run in RE2's Latin-1 mode. ASCII is itself, and every other character
+    is one byte of 0x80-0xFF (a character past Latin-1 becomes 0x80). No rule's
+    ASCII pattern names such a byte, nor does `(?i)` fold an ASCII letter into one,
+    so it is matched only by `.` and negated classes: what a non-ASCII character
+    was matched by under Python's `re.ASCII`, since `\\w`, `\\d`, `\\s` and `\\b` are
+    ASCII in RE2 (and in gitleaks' Go regexp). Match positions are the text's own:
+    nothing is decoded to map them back.
     """
-    out: list[str] = []
-    # Per open group: how many scoped-flag wrappers are open in the current alternative, and their flags.
-    stack: list[list[str]] = [[]]
-    i, n = 0, len(go)
-    in_class = False
-    while i < n:
-        c = go[i]
-        if c == "\\" and i + 1 < n:
-            pair = go[i:i + 2]
-            out.append("\\Z" if pair == "\\z" else pair)
-            i += 2
-            continue
-        if in_class:
-            posix = re.match(r"\[:(\^?)([a-z]+):\]", go[i:])
-            if posix and posix.group(2) in _POSIX:
-                if posix.group(1):
-                    raise ValueError("negated POSIX class")
-                out.append(_POSIX[posix.group(2)])
-                i += posix.end()
-                continue
-            if c == "]" and not (out and out[-1] in ("[", "[^")):
-                in_class = False
-                out.append(c)
-            elif c == "[":
-                out.append("\\[")
-            elif c in "&|~-" and i + 1 < n and go[i + 1] == c:
-                out.append(c + "\\" + c)
-                i += 1
-            else:
-                out.append(c)
-            i += 1
-            continue
-        if c == "[":
-            in_class = True
-            if go.startswith("[^", i):
-                out.append("[^")
-                i += 2
-            else:
-                out.append("[")
-                i += 1
-            if i < n and go[i] == "]":  # a leading ] is a literal member
-                out.append("\\]")
-                i += 1
-            continue
-        if c == "(":
-            flags = re.match(r"\(\?([imsU-]+)\)", go[i:])
-            if flags:
-                spec = flags.group(1)
-                if "U" in spec:
-                    raise ValueError("ungreedy flag (?U) has no Python equivalent")
-                out.append(f"(?{spec}:")
-                stack[-1].append(spec)
-                i += flags.end()
-                continue
-            stack.append([])
-            if go.startswith("(?P<", i):
-                out.append("(?P<")
-                i += 4
-            else:
-                out.append(c)
-                i += 1
-            continue
-        if c == "|":
-            wrappers = stack[-1]
-            out.append(")" * len(wrappers) + "|" + "".join(f"(?{spec}:" for spec in wrappers))
-            i += 1
-            continue
-        if c == ")":
-            out.append(")" * len(stack[-1]))
-            stack.pop()
-            if not stack:
-                raise ValueError("unbalanced )")
-            out.append(")")
-            i += 1
-            continue
-        out.append(c)
-        i += 1
-    if in_class or len(stack) != 1:
-        raise ValueError("unterminated class or group")
-    out.append(")" * len(stack[0]))
-    return "".join(out)
+    if text.isascii():
+        return text.encode("ascii")
+    return text.encode("latin-1", "evo-agent-opaque")
 
 
-_POSIX = {"alnum": "A-Za-z0-9", "alpha": "A-Za-z", "digit": "0-9", "xdigit": "0-9A-Fa-f", "upper": "A-Z",
-          "lower": "a-z", "space": r"\t\n\v\f\r ", "word": r"\w", "punct": r"!-/:-@\[-`{-~", "blank": r" \t",
-          "cntrl": r"\x00-\x1f\x7f", "print": r" -~", "graph": r"!-~", "ascii": r"\x00-\x7f"}
+@lru_cache(maxsize=1)
+def _re2_options() -> Any:
+    import re2  # imported at first use: importing this module stays cheap
+
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.log_errors = False
+    # A cap, not an allocation: with RE2's 8 MiB default the semi-generic rules' DFAs filled their
+    # cache and were rebuilt again and again over a MB of text (3x slower).
+    options.max_mem = 64 << 20
+    return options
+
+
+def _compile(go: str) -> Any:
+    """A gitleaks (Go RE2) pattern compiled as written, by RE2 itself: linear in the text, whatever it holds."""
+    import re2
+
+    return re2.compile(go.encode("ascii"), _re2_options())
+
+
+def _re2_error() -> type[Exception]:
+    import re2
+
+    return re2.error
+
 
 # A leading `[\w.-]{0,50}?` (lazy, may be empty) changes where a match starts, never whether
-# there is one or which group holds the secret; Python would retry it 50 times at each
-# position, so it is dropped, and put back (`_extend_left`) for allowlists that read the match.
+# there is one or which group holds the secret. Without it a match begins with one of the rule's
+# names, so the rule is tried only where a name begins (`_matches`) instead of scanning the whole
+# text (generic-api-key: ~2 ms against ~19 ms a MB); the prefix is put back (`_extend_left`) for
+# allowlists that read the match.
 _LAZY_PREFIX = r"[\w.-]{0,50}?"
 
 
@@ -223,6 +184,73 @@ def name_prefixes(alternation: str) -> list[str] | None:
     return out
 
 
+_FLAG_GROUP = re.compile(r"\(\?-?[imsU]+\)")  # (?i): flags for what follows, zero width
+_GROUP_OPEN = re.compile(r"\((?:\?(?:-?[imsU]+)?:|\?P<\w+>)?")  # (, (?:, (?i:, (?-i:, (?P<name>
+_LITERAL = re.compile(r"(?:[A-Za-z0-9_ -]|\\[.\-_/]|\[([A-Za-z])(?i:\1)\])+")  # `SG\.`, `[Aa]pi`
+
+
+def _closing(src: str) -> int:
+    """The index of the `)` that closes the group `src` opens with, or -1."""
+    depth, i, in_class = 0, 0, False
+    while i < len(src):
+        ch = src[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def literal_starts(source: str) -> list[str] | None:
+    """The literal (lower-case) beginnings one of which every match of `source` starts with, or None when unsure.
+
+    `\\b((?:sc|ext)_(?i)[a-z0-9]{5,30}…` → sc_, ext_; `\\b(SG\\.(?i)…` → sg.; `(?i)\\bfoo?…` → fo. Reads
+    zero-width `\\b` and flag groups, groups that must match (no `?`, `*` or `{` after them), alternations
+    and literal runs; anything else is unsure. Only a prefix is needed: a shorter one is still true.
+    """
+    out: list[str] = []
+    for alt in _split_top(source):
+        rest = alt
+        while True:
+            if rest.startswith("\\b"):
+                rest = rest[2:]
+            elif flags := _FLAG_GROUP.match(rest):
+                rest = rest[flags.end():]
+            else:
+                break
+        opened = _GROUP_OPEN.match(rest)
+        if opened:
+            end = _closing(rest)
+            if end < 0 or rest[end + 1:end + 2] in ("?", "*", "{"):
+                return None
+            inner = literal_starts(rest[opened.end():end])
+            if inner is None:
+                return None
+            out += inner
+            continue
+        run = _LITERAL.match(rest)
+        if run is None:
+            return None
+        text = run.group()
+        if rest[run.end():run.end() + 1] in ("?", "*", "{"):  # the last piece is optional or repeated
+            text = text[:text.rfind("[")] if text.endswith("]") else text[:-2] if text[-2:-1] == "\\" else text[:-1]
+        prefix = re.sub(r"\[([A-Za-z])[A-Za-z]\]", r"\1", text).replace("\\", "").lower()
+        if not prefix:
+            return None
+        out.append(prefix)
+    return out
+
+
 # --------------------------------------------------------------------------- rules
 
 
@@ -241,19 +269,21 @@ class Allowlist:
     stopwords: tuple[str, ...]
     needs_path: bool  # an AND with paths or commits: never true for a transcript
     and_condition: bool
-    _regexes: list[re.Pattern] | None = field(default=None, repr=False)
+    _regexes: list[Any] | None = field(default=None, repr=False)
 
     @property
-    def regexes(self) -> list[re.Pattern]:
+    def regexes(self) -> list[Any]:
+        """The patterns, compiled by RE2 at first use: they read the haystack's bytes (`haystack`)."""
         if self._regexes is None:
-            self._regexes = [re.compile(translate(r), _FLAGS) for r in self.sources]
+            self._regexes = [_compile(r) for r in self.sources]
         return self._regexes
 
-    def allows(self, secret: str, match: str, line: str) -> bool:
+    def allows(self, secret: str, match: bytes, line: bytes, secret_bytes: bytes) -> bool:
+        """`match`, `line` and `secret_bytes`: slices of the haystack; `secret`: the text itself (stopwords)."""
         if self.and_condition and self.needs_path:
             return False
-        target = {"secret": secret, "match": match, "line": line}[self.target]
-        by_regex = any(r.search(target) for r in self.regexes)
+        target = {"secret": secret_bytes, "match": match, "line": line}[self.target]
+        by_regex = any(r.search(target) is not None for r in self.regexes)
         lowered = secret.lower()
         by_stopword = any(word in lowered for word in self.stopwords)
         if self.and_condition:
@@ -272,12 +302,13 @@ class Rule:
     allowlists: list[Allowlist]
     stripped_prefix: bool = False
     anchors: tuple[str, ...] | None = None  # every match begins with one of these (lower case): tried only there
-    _compiled: re.Pattern | None = field(default=None, repr=False)
+    _compiled: Any = field(default=None, repr=False)
 
     @property
-    def pattern(self) -> re.Pattern:
+    def pattern(self) -> Any:
+        """`source` compiled by RE2 (a `re2._Regexp`, read over the haystack's bytes), at first use."""
         if self._compiled is None:
-            self._compiled = re.compile(translate(self.source), _FLAGS)
+            self._compiled = _compile(self.source)
         return self._compiled
 
 
@@ -298,9 +329,6 @@ class RuleSet:
     skipped: dict[str, str]  # rule id → why it never applies here
     rules_by_keyword: dict[str, list[Rule]]
     keywords: tuple[str, ...]
-
-    keyword_automaton: Any = field(repr=False)  # an ahocorasick_rs.BytesAhoCorasick
-    keyword_automaton_str: Any = field(repr=False)  # the same over str (for text that is not ASCII)
 
 
 def load_toml() -> dict:
@@ -357,30 +385,50 @@ def rule_set() -> RuleSet:
         if "path" in spec:
             skipped[rid] = "applies only to files whose path matches"
             continue
-        source, names = _strip_lazy_prefix(spec["regex"])
+        source, _names = _strip_lazy_prefix(spec["regex"])
         allowlists = [_allowlist(a) for a in spec.get("allowlists", [])]
-        keywords = tuple(k.lower() for k in spec.get("keywords", []))
-        prefixes = name_prefixes(names) if names is not None else None
-        anchors = tuple(sorted(set(prefixes))) if prefixes else None
-        rules.append(Rule(rid, source, keywords, float(spec.get("entropy", 0)), int(spec.get("secretGroup", 0)),
-                          allowlists, source != spec["regex"], anchors))
+        rule_keywords = tuple(k.lower() for k in spec.get("keywords", []))
+        rules.append(Rule(rid, source, rule_keywords, float(spec.get("entropy", 0)), int(spec.get("secretGroup", 0)),
+                          allowlists, source != spec["regex"], _anchors(spec)))
     by_keyword: dict[str, list[Rule]] = {}
     for rule in rules:
         for kw in rule.keywords:
             by_keyword.setdefault(kw, []).append(rule)
-    keywords_, automaton, automaton_str = _keyword_automata()
-    return RuleSet(rules, global_allowlist, skipped, by_keyword, keywords_, automaton, automaton_str)
+    return RuleSet(rules, global_allowlist, skipped, by_keyword, tuple(sorted(keywords())))
+
+
+def _anchors(spec: dict) -> tuple[str, ...] | None:
+    """The literals (lower case, 2 characters or more) one of which begins every match of the rule (its
+    names, once its lazy prefix is dropped), or None: the rule is tried at every position."""
+    source, names = _strip_lazy_prefix(spec["regex"])
+    if source != spec["regex"]:
+        prefixes = name_prefixes(names) if names is not None else None
+    else:
+        prefixes = literal_starts(source)
+    if not prefixes or min(map(len, prefixes)) < 2:
+        return None
+    return tuple(sorted(set(prefixes)))
 
 
 @lru_cache(maxsize=1)
-def _keyword_automata() -> tuple[tuple[str, ...], Any, Any]:
-    """(the keywords, sorted; an automaton over bytes; one over str): gitleaks' first pass, without the rules."""
+def literals() -> frozenset[str]:
+    """The rules' keywords (gitleaks' first pass) and the anchored rules' beginnings (lower case): what `find`
+    needs to know the positions of, found in one pass over the text without building the rules."""
+    words = set(keywords())
+    for spec in _data()["rules"]:
+        if _applies(spec):
+            words.update(_anchors(spec) or ())
+    return frozenset(words)
+
+
+@lru_cache(maxsize=1)
+def _literal_automaton() -> tuple[tuple[str, ...], Any]:
+    """(`literals()`, sorted; an automaton over bytes)."""
     import ahocorasick_rs  # imported here: importing this module stays cheap
 
-    words = tuple(sorted(keywords()))
-    return (words, ahocorasick_rs.BytesAhoCorasick([kw.encode() for kw in words],
-                                                   implementation=ahocorasick_rs.Implementation.DFA),
-            ahocorasick_rs.AhoCorasick(list(words)))
+    ordered = tuple(sorted(literals()))
+    return ordered, ahocorasick_rs.BytesAhoCorasick([w.encode() for w in ordered],
+                                                    implementation=ahocorasick_rs.Implementation.DFA)
 
 
 def compile_all() -> dict[str, str]:
@@ -388,14 +436,14 @@ def compile_all() -> dict[str, str]:
     rs = rule_set()
     out = dict(rs.skipped)
     for allowlist in [rs.global_allowlist]:
-        allowlist.regexes  # noqa: B018 - a global allowlist that does not translate is a bug: let it raise
+        allowlist.regexes  # noqa: B018 - a global allowlist RE2 refuses is a bug: let it raise
     for rule in rs.rules:
         try:
             rule.pattern  # noqa: B018 - compiles and caches
             for allowlist in rule.allowlists:
                 allowlist.regexes  # noqa: B018
-        except (re.error, ValueError) as exc:
-            out[rule.id] = f"regex does not translate: {exc}"
+        except _re2_error() as exc:
+            out[rule.id] = f"RE2 refuses the regex: {exc}"
     return out
 
 
@@ -413,48 +461,53 @@ class Hit:
     rule_id: str
 
 
-def _line_around(text: str, start: int, end: int) -> str:
-    return text[text.rfind("\n", 0, start) + 1: (lambda e: len(text) if e < 0 else e)(text.find("\n", end))]
+def _line_around(data: bytes, start: int, end: int) -> bytes:
+    line_end = data.find(b"\n", end)
+    return data[data.rfind(b"\n", 0, start) + 1: len(data) if line_end < 0 else line_end]
 
 
-def _extend_left(text: str, start: int) -> int:
+_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def _extend_left(data: bytes, start: int) -> int:
     """Where the dropped lazy `[\\w.-]{0,50}?` prefix would have started the match."""
     i = start
-    while i > 0 and start - i < 50 and (text[i - 1].isascii() and (text[i - 1].isalnum() or text[i - 1] in "_.-")):
+    while i > 0 and start - i < 50 and data[i - 1] in _NAME_BYTES:
         i -= 1
     return i
 
 
-def _secret_span(match: re.Match, group: int) -> tuple[int, int]:
+def _secret_span(match: Any, group: int) -> tuple[int, int]:
     """gitleaks' secret: `secretGroup`, else the first non-empty group, else the match.
 
     One departure: a first group shorter than 6 characters is a repeated piece of
     the shape (microsoft-teams-webhook's `([a-z0-9]{4}-){3}`), not the secret;
     the whole match is masked instead.
     """
-    if group and group <= (match.re.groups or 0):
+    groups = match.re.groups
+    if group and group <= groups:
         return match.span(group)
-    for g in range(1, (match.re.groups or 0) + 1):
-        if match.group(g):
-            start, end = match.span(g)
+    for g in range(1, groups + 1):
+        start, end = match.span(g)
+        if end > start:
             return (start, end) if end - start >= 6 else match.span()
     return match.span()
 
 
-_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+def _hits_in(folded: bytes) -> dict[str, list[int]]:
+    """{literal: start positions, in order} of the keywords and anchors in `folded` (a haystack in lower case)."""
+    words, automaton = _literal_automaton()
+    out: dict[str, list[int]] = {}
+    for index, start, _end in automaton.find_matches_as_indexes(folded, overlapping=True):
+        out.setdefault(words[index], []).append(start)
+    return out
 
 
 def keyword_hits(text: str) -> dict[str, list[int]]:
-    """{keyword: sorted start positions (str indices)} of the keywords in `text`, ASCII case-insensitively."""
-    words, automaton, automaton_str = _keyword_automata()
-    if text.isascii():  # bytes.lower() folds ASCII only, as the regexes do
-        hits = automaton.find_matches_as_indexes(text.encode("ascii").lower(), overlapping=True)
-    else:  # lower-case ASCII only, so that positions do not move
-        hits = automaton_str.find_matches_as_indexes(text.translate(_ASCII_LOWER), overlapping=True)
-    out: dict[str, list[int]] = {}
-    for index, start, _end in hits:
-        out.setdefault(words[index], []).append(start)
-    return out
+    """{keyword: start positions (str indices), in order} of the keywords in `text`, ASCII case-insensitively."""
+    kws = keywords()
+    hits = _hits_in(haystack(text).lower())  # bytes.lower() folds ASCII only, as the rules' keywords do
+    return {word: found for word, found in hits.items() if word in kws}
 
 
 def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]:
@@ -462,61 +515,61 @@ def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]
     rs = rule_set()
     found: dict[str, Rule] = {}
     for kw in sorted(keyword_hits(text) if hits is None else hits):
-        for rule in rs.rules_by_keyword[kw]:
+        for rule in rs.rules_by_keyword.get(kw, ()):
             found[rule.id] = rule
     return list(found.values())
 
 
-def _folded(text: str) -> bytes | str:
-    """`text` with ASCII letters in lower case and every position kept (bytes when it is ASCII: faster)."""
-    return text.encode("ascii").lower() if text.isascii() else text.translate(_ASCII_LOWER)
+# One anchored try (a call through re2's Python wrapper, ~3 µs) costs about what RE2 takes to scan this
+# many bytes: with more candidates than len(text) / this, the whole text is scanned instead.
+_BYTES_PER_TRY = 1500
 
 
-def _occurrences(folded: bytes | str, anchor: str) -> Iterator[int]:
-    needle = anchor.encode() if isinstance(folded, bytes) else anchor
-    pos = folded.find(needle)  # type: ignore[arg-type]
-    while pos >= 0:
-        yield pos
-        pos = folded.find(needle, pos + 1)  # type: ignore[arg-type]
-
-
-def _matches(rule: Rule, text: str, folded: bytes | str) -> Iterator[re.Match]:
-    """`rule.pattern.finditer(text)`; for a rule with anchors, tried only where one begins.
+def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> Iterator[Any]:
+    """`rule.pattern.finditer(data)`; for a rule with anchors, tried only where one begins.
 
     gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:name1|name2…)…`: once the lazy prefix is
     dropped, a match begins with one of the names (`name_prefixes`), so only their positions can
-    start one; Python's `re` would otherwise try the case-insensitive names at every position.
-    tests/session/test_redaction_corpus.py checks this against the full scan, rule by rule.
+    start one; `hits` (`_hits_in`) says where each name occurs. tests/session/test_redaction_corpus.py
+    checks this against the full scan, rule by rule.
     """
-    if rule.anchors is None:
-        yield from rule.pattern.finditer(text)
+    positions = sorted({p for anchor in rule.anchors for p in hits.get(anchor, ())}) if rule.anchors else None
+    if positions is None or len(positions) * _BYTES_PER_TRY > len(data):  # `s.` in code: a scan is cheaper
+        yield from rule.pattern.finditer(data)
         return
-    positions = sorted({p for anchor in rule.anchors for p in _occurrences(folded, anchor)})
     end = 0
+    match_at = rule.pattern.match
     for pos in positions:
         if pos < end:
             continue
-        match = rule.pattern.match(text, pos)
+        match = match_at(data, pos)
         if match is not None:
             end = max(match.end(), pos + 1)
             yield match
 
 
-def find(text: str) -> Iterator[Hit]:
-    """Every secret the gitleaks rules find in `text`, as gitleaks would report it (stdin, no path)."""
-    hits = keyword_hits(text)
-    if not hits:  # no keyword, no rule: the rules are not even built (start-up: `-p hi` never needs them)
+def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None = None) -> Iterator[Hit]:
+    """Every secret the gitleaks rules find in `text`, as gitleaks would report it (stdin, no path).
+
+    `data` and `hits`: `haystack(text)` and where each of `literals()` occurs in it (at least those), when
+    the caller has them already (redact.py finds them with its own literals, in the same pass).
+    """
+    if data is None or hits is None:
+        data = haystack(text)
+        hits = _hits_in(data.lower())
+    kws = keywords()
+    if not any(word in kws for word in hits):  # no keyword, no rule: the rules are not even built
         return
     rs = rule_set()
-    folded = _folded(text)
+    refused = _re2_error()
     for rule in rules_for(text, hits):
         try:
             rule.pattern  # noqa: B018 - compiles it
             for allowlist in rule.allowlists:
                 allowlist.regexes  # noqa: B018 - compiled with the rule, so a bad one skips the rule
-        except (re.error, ValueError):
+        except refused:
             continue  # reported by compile_all()
-        for match in _matches(rule, text, folded):
+        for match in _matches(rule, data, hits):
             start, end = _secret_span(match, rule.secret_group)
             if start == end:
                 continue
@@ -525,18 +578,19 @@ def find(text: str) -> Iterator[Hit]:
                 continue
             if rule.id.startswith("generic") and not any(ch.isdigit() for ch in secret):
                 continue
-            m_start = _extend_left(text, match.start()) if rule.stripped_prefix else match.start()
-            whole = text[m_start:match.end()]
-            line = _line_around(text, match.start(), match.end())
-            if rs.global_allowlist.allows(secret, whole, line):
+            m_start, m_end = match.span()
+            whole = data[_extend_left(data, m_start) if rule.stripped_prefix else m_start:m_end]
+            line = _line_around(data, m_start, m_end)
+            secret_bytes = data[start:end]
+            if rs.global_allowlist.allows(secret, whole, line, secret_bytes):
                 continue
-            if any(a.allows(secret, whole, line) for a in rule.allowlists):
+            if any(a.allows(secret, whole, line, secret_bytes) for a in rule.allowlists):
                 continue
             yield Hit(start, end, rule.id)
 
 
-__all__ = ["GITLEAKS_VERSION", "Hit", "compile_all", "find", "rule_set", "rules_for", "shannon_entropy",
-           "skipped_rules", "translate"]
+__all__ = ["GITLEAKS_VERSION", "Hit", "compile_all", "find", "haystack", "literals", "rule_set", "rules_for",
+           "shannon_entropy", "skipped_rules"]
 
 if __name__ == "__main__":  # python -m evo_agent.session.gitleaks_rules --refresh
     if sys.argv[1:] != ["--refresh"]:

@@ -30,6 +30,7 @@ __all__ = [
     "content_text",
     "has_tool_results",
     "is_reminder_block",
+    "one_line",
     "reminder_block",
     "text_block",
     "text_of",
@@ -115,6 +116,13 @@ def tool_uses_by_id(messages: Iterable[object]) -> dict[str, dict]:
 def tool_names_by_id(messages: Iterable[object]) -> dict[str, str]:
     """The name of every assistant tool_use by its id ("tool" when it has none)."""
     return {tid: str(b.get("name", "tool")) for tid, b in tool_uses_by_id(messages).items()}
+
+
+def one_line(text: object, limit: int | None = None) -> str:
+    """`text` folded onto one line (every run of whitespace one space), cut to `limit` characters with
+    `…` when longer: how a message, a tool's input or an error is shown in a line of its own."""
+    line = " ".join(str(text).split())
+    return line if limit is None or len(line) <= limit else line[: max(limit - 1, 0)] + "…"
 
 
 def text_block(text: str) -> dict:

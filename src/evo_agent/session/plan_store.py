@@ -55,6 +55,7 @@ from .layout import (
     task_file_name,
     tasks_dir,
 )
+from .messages import one_line
 
 __all__ = ["OPEN_STATUSES", "TASK_STATUSES", "Plan", "PlanError", "PlanStore", "Task", "plan_markdown"]
 
@@ -160,11 +161,11 @@ def slug(title: str, limit: int = 40) -> str:
 
 def plan_markdown(title: str, goal: str, approach: str = "", steps: list[str] | None = None) -> str:
     """plan.md's text: the title, then Goal, Approach and Steps sections."""
-    parts = [f"# {_one_line(title)}", "", "## Goal", "", goal.strip() or "(none given)", ""]
+    parts = [f"# {one_line(title)}", "", "## Goal", "", goal.strip() or "(none given)", ""]
     if approach.strip():
         parts += ["## Approach", "", approach.strip(), ""]
     if steps:
-        parts += ["## Steps", ""] + [f"{i}. {_one_line(s)}" for i, s in enumerate(steps, 1)] + [""]
+        parts += ["## Steps", ""] + [f"{i}. {one_line(s)}" for i, s in enumerate(steps, 1)] + [""]
     return "\n".join(parts)
 
 
@@ -542,10 +543,6 @@ def _text(value: object, what: str, *, required: bool = False) -> str:
     if len(value) > MAX_TEXT:
         raise PlanError(f"{what} is too long ({len(value):,} characters; at most {MAX_TEXT:,})")
     return value.strip()
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _task_id(value: object) -> int:

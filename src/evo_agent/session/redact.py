@@ -42,6 +42,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from . import gitleaks_rules
@@ -124,6 +125,7 @@ class _Matchers:
 
         self.triggers = ahocorasick_rs.BytesAhoCorasick(sorted(literals),
                                                         implementation=ahocorasick_rs.Implementation.DFA)
+        self.longest_trigger = max(map(len, literals))
 
 
 # Literals (lower case) of which every shape in redact_shapes.py leaves at least one in its text:
@@ -226,9 +228,11 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     if matchers.exact_scan is not None:
         for match in matchers.exact_scan.finditer(text):
             found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
-    for start, end, kind in find_shapes(text):
+    data, hits = _literal_hits(text)
+    shape_starts = sorted({pos for word, found in hits.items() if word in _SHAPE_ANCHORS for pos in found})
+    for start, end, kind in find_shapes(text, shape_starts):
         found.append((start, end, 1, kind))
-    for hit in gitleaks_rules.find(text):
+    for hit in gitleaks_rules.find(text, data, hits):
         if hit.rule_id.startswith("generic") and is_code_name(text[hit.start:hit.end]):
             continue  # `RegEnumKey = win32api.RegEnumKey`: gitleaks flags it, it is code
         found.append((hit.start, hit.end, 2, hit.rule_id))
@@ -245,6 +249,29 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
             continue
         merged.append([start, end, kind])
     return [(s, e, k) for s, e, k in merged]
+
+
+_SHAPE_ANCHORS = frozenset(ANCHORS)
+
+
+@lru_cache(maxsize=1)
+def _literal_automaton() -> tuple[tuple[str, ...], Any]:
+    """(the literals whose positions the shapes and the rules need, sorted; an automaton over bytes)."""
+    import ahocorasick_rs
+
+    words = tuple(sorted(gitleaks_rules.literals() | set(ANCHORS)))
+    return words, ahocorasick_rs.BytesAhoCorasick([w.encode() for w in words],
+                                                  implementation=ahocorasick_rs.Implementation.DFA)
+
+
+def _literal_hits(text: str) -> tuple[bytes, dict[str, list[int]]]:
+    """(`text` as the rules read it, {literal: positions in order}): one pass for the shapes and the rules."""
+    data = gitleaks_rules.haystack(text)  # one byte per character: positions are the text's
+    words, automaton = _literal_automaton()
+    hits: dict[str, list[int]] = {}
+    for index, start, _end in automaton.find_matches_as_indexes(data.lower(), overlapping=True):
+        hits.setdefault(words[index], []).append(start)
+    return data, hits
 
 
 def _mask_once(text: str) -> str:
@@ -278,10 +305,21 @@ def redact_text(text: str) -> str:
     return masked
 
 
+_TRIGGER_CHUNK = 1 << 16
+
+
 def may_hold_secret(line: bytes, start: int = 0) -> bool:
-    """False only when the encoded record certainly holds no secret from `start` on (the fast path)."""
-    view = memoryview(line.lower())[start:]
-    return bool(_get_matchers().triggers.find_matches_as_indexes(view))
+    """False only when the encoded record certainly holds no secret from `start` on (the fast path).
+
+    Read in chunks of 64 KiB (each overlapping the next by the longest trigger), so that a large
+    record with a trigger near its start is not lowered and scanned whole.
+    """
+    matchers = _get_matchers()
+    find, overlap = matchers.triggers.find_matches_as_indexes, matchers.longest_trigger - 1
+    for pos in range(start, len(line), _TRIGGER_CHUNK):
+        if find(line[pos:pos + _TRIGGER_CHUNK + overlap].lower()):
+            return True
+    return False
 
 
 def _payload_start(line: bytes, first_field: str | None) -> int:
@@ -292,8 +330,15 @@ def _payload_start(line: bytes, first_field: str | None) -> int:
     """
     if first_field is None:
         return 0
-    found = line.find(b',"' + first_field.encode() + b'":') if _PLAIN_KEY.match(first_field) else -1
+    needle = _FIELD_NEEDLES.get(first_field)
+    if needle is None:
+        needle = _FIELD_NEEDLES[first_field] = (b',"' + first_field.encode() + b'":'
+                                                if _PLAIN_KEY.match(first_field) else b"")
+    found = line.find(needle) if needle else -1
     return found if found >= 0 else 0
+
+
+_FIELD_NEEDLES: dict[str, bytes] = {}  # first field → `,"field":` (b"" when the name needs escaping)
 
 
 # The envelope (SPEC §2) is metadata the recorder itself writes: never content, never scanned.

@@ -87,7 +87,7 @@ class BackgroundSync:
     # The thread -----------------------------------------------------------------------------------------
 
     def _run(self) -> None:
-        from .db import StoreUnavailable, connect, driver_errors, one_line
+        from .db import StoreUnavailable, connect, driver_errors, error_gist
         from .identity import project_identity
         from .push import PushRefused, behind_in_store, local_session_ids, push_session
 
@@ -113,7 +113,7 @@ class BackgroundSync:
                     self._fail(str(exc))
                 except driver_errors() as exc:
                     failed, batch = batch, []
-                    self._fail(f"cannot push to the team store {redact_url(self.url)}: {one_line(exc, self.url)}")
+                    self._fail(f"cannot push to the team store {redact_url(self.url)}: {error_gist(exc, self.url)}")
                     conn = _drop(conn)
             for sid in batch:
                 try:
@@ -128,11 +128,11 @@ class BackgroundSync:
                     break
                 except driver_errors() as exc:
                     failed = batch[batch.index(sid):]
-                    self._fail(f"cannot push to the team store {redact_url(self.url)}: {one_line(exc, self.url)}")
+                    self._fail(f"cannot push to the team store {redact_url(self.url)}: {error_gist(exc, self.url)}")
                     conn = _drop(conn)
                     break
                 except Exception as exc:  # noqa: BLE001 - a sync bug must never reach the agent
-                    self._fail(f"cannot push session {sid}: {type(exc).__name__}: {one_line(exc, self.url)}")
+                    self._fail(f"cannot push session {sid}: {type(exc).__name__}: {error_gist(exc, self.url)}")
                     conn = _drop(conn)
             conn = _drop(conn)  # one connection per batch: an idle agent holds none (max_connections, poolers)
             with self._lock:

@@ -45,7 +45,7 @@ def optional_url() -> str | None:
 @contextlib.contextmanager
 def store_connection(url: str) -> Iterator:
     """One connection for one command; every driver failure becomes one line."""
-    from .db import StoreUnavailable, connect, driver_errors, one_line
+    from .db import StoreUnavailable, connect, driver_errors, error_gist
 
     try:
         conn = connect(url)
@@ -54,7 +54,7 @@ def store_connection(url: str) -> Iterator:
     try:
         yield conn
     except driver_errors() as exc:
-        raise SyncCommandError(f"the team store {redact_url(url)} failed: {one_line(exc, url)}") from None
+        raise SyncCommandError(f"the team store {redact_url(url)} failed: {error_gist(exc, url)}") from None
     finally:
         with contextlib.suppress(Exception):
             conn.close()

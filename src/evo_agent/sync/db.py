@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import os
 
+from evo_agent.session import one_line
+
 from .config import redact_url
 from .schema import SchemaTooNew, SchemaTooOld, ensure_schema
 
@@ -112,13 +114,13 @@ def connect(url: str, *, migrate: bool = True):  # noqa: ANN201 - a psycopg Conn
         options = connection_options(url)
         conn = _connection_class().connect(url, autocommit=True, prepare_threshold=None, **options)
     except psycopg.ProgrammingError as exc:  # the URL itself cannot be parsed
-        raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {one_line(exc, url)}") from None
+        raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {error_gist(exc, url)}") from None
     except psycopg.Error as exc:
-        text = one_line(exc, url)
+        text = error_gist(exc, url)
         raise StoreUnavailable(f"cannot connect to the team store {redact_url(url)}: {text}"
                                f"{tls_hint(url, text)}") from None
     except (ValueError, OSError) as exc:
-        raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {one_line(exc, url)}") from None
+        raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {error_gist(exc, url)}") from None
     if migrate:
         try:
             ensure_schema(conn)
@@ -127,7 +129,7 @@ def connect(url: str, *, migrate: bool = True):  # noqa: ANN201 - a psycopg Conn
             raise StoreUnavailable(str(exc)) from None
         except psycopg.Error as exc:
             conn.close()
-            raise StoreUnavailable(f"cannot prepare the team store {redact_url(url)}: {one_line(exc, url)}") from None
+            raise StoreUnavailable(f"cannot prepare the team store {redact_url(url)}: {error_gist(exc, url)}") from None
     return conn
 
 
@@ -186,9 +188,9 @@ def _wait_idle(gen, fileno: int, idle: float):  # noqa: ANN001, ANN202
         return done.value
 
 
-def one_line(exc: BaseException, url: str | None = None) -> str:
+def error_gist(exc: BaseException, url: str | None = None) -> str:
     """The gist of a driver error on one line, the password never in it."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = one_line(exc) or type(exc).__name__
     # libpq repeats the attempt per address; the first clause says it.
     for marker in (" Multiple connection attempts failed.", " This probably means"):
         text = text.split(marker)[0]

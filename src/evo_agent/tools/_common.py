@@ -9,18 +9,12 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-from evo_agent.session import PROJECT_DIR_NAME
 
 from .base import ToolContext, ToolResult
 from .confine import in_agent_dir, real, resolve_in
 from .safe_open import SymlinkInPath, open_file
-
-# Directories no search tool descends into: git internals and the agent's own
-# session store are noise for the model and can be large.
-SKIP_DIRS = frozenset({".git", PROJECT_DIR_NAME})
 
 # How many leading bytes are inspected to decide whether a file is binary.
 _SNIFF_BYTES = 8192
@@ -131,15 +125,3 @@ def is_binary_bytes(data: bytes) -> bool:
     return b"\0" in data[:_SNIFF_BYTES]
 
 
-def walk_files(root: Path) -> Iterator[Path]:
-    """Every regular file under `root` in name order, skipping SKIP_DIRS.
-
-    Sorted so results (and therefore transcripts and the demo provider) are
-    deterministic; symlinked directories are not followed, to avoid loops.
-    """
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            p = Path(dirpath) / name
-            if p.is_file():
-                yield p

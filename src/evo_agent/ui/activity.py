@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rich.cells import cell_len
 
-from .render import one_line
+from evo_agent.session import one_line
 
 __all__ = ["Activity", "SPINNER", "cost_part", "is_retry_notice", "fit"]
 
@@ -50,14 +50,12 @@ class Activity:
     tool: str = ""
     retry: str = ""
     frame: int = 0
-    tools_done: int = 0
     hint: str = "Esc interrupts"
-    _retry_at: float = field(default=0.0, repr=False)
 
     def start(self, label: str = "working", hint: str = "Esc interrupts") -> None:
         self.running, self.label, self.hint = True, label, hint
         self.started = time.monotonic()
-        self.streamed_chars, self.tool, self.retry, self.tools_done = 0, "", "", 0
+        self.streamed_chars, self.tool, self.retry = 0, "", ""
 
     def stop(self) -> None:
         self.running, self.tool, self.retry = False, "", ""
@@ -72,13 +70,11 @@ class Activity:
 
     def tool_finished(self) -> None:
         self.tool = ""
-        self.tools_done += 1
 
     def notice(self, text: str) -> bool:
         """Take a retry notice (True: it is shown here, not printed)."""
         if self.running and is_retry_notice(text):
             self.retry = one_line(text, 120)
-            self._retry_at = time.monotonic()
             return True
         return False
 

@@ -54,6 +54,7 @@ from rich.text import Text
 
 from evo_agent.agent.callbacks import EXIT_GRACE_S, resumed_line, started_line
 from evo_agent.safe_text import terminal_safe
+from evo_agent.session import one_line
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
 from . import render
@@ -252,14 +253,14 @@ class AgentApp:
 
     def _named_text(self) -> FormattedText:
         """Tools the model named whose input is still streaming: `● write_file …` until the call is printed."""
-        lines = [f"● {render.one_line(terminal_safe(name), self.width() - 12)} …" for name in
+        lines = [f"● {one_line(terminal_safe(name), self.width() - 12)} …" for name in
                  list(self._named.values())[-3:]]
         return FormattedText([("class:dim", "\n".join(lines))])
 
     def _queue_text(self) -> FormattedText:
         parts: list[tuple[str, str]] = []
         for i, text in enumerate(self.queue[-3:]):
-            line = render.one_line(terminal_safe(text), self.width() - 14)
+            line = one_line(terminal_safe(text), self.width() - 14)
             parts.append(("class:queued", f"{'' if i == 0 else chr(10)}› {line}  (queued)"))
         return FormattedText(parts)
 
@@ -275,7 +276,7 @@ class AgentApp:
                 text = "The plan cannot be read."
             self._plan_cache = (now, text)
         width = self.width() - 1
-        return FormattedText([("class:dim", "\n".join(render.one_line(terminal_safe(line), width)
+        return FormattedText([("class:dim", "\n".join(one_line(terminal_safe(line), width)
                                                       for line in text.splitlines()))])
 
     def _prompt_label(self) -> FormattedText:
@@ -295,7 +296,7 @@ class AgentApp:
         for i, (answer, label) in enumerate(self._menu):
             if i:
                 parts.append(("", "\n"))
-            text = render.one_line(label, width)
+            text = one_line(label, width)
             if answer in YES_ANSWERS and self._unseen:
                 parts.append(("class:choice.off", f"{'❯' if i == self._choice else ' '} {text} (after Ctrl+O)"))
             elif i == self._choice:
@@ -314,7 +315,7 @@ class AgentApp:
         return "  ".join(m.name for m in matches)
 
     def _completions_line(self) -> FormattedText:
-        return FormattedText([("class:dim", render.one_line(self._completion_text(), self.width() - 1))])
+        return FormattedText([("class:dim", one_line(self._completion_text(), self.width() - 1))])
 
     def _status_text(self) -> FormattedText:
         width = self.width() - 1

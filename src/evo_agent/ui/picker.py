@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import MESSAGES_NAME, SessionInfo, SessionMeta, prompt_text, text_of
+from evo_agent.session import MESSAGES_NAME, SessionInfo, SessionMeta, one_line, prompt_text, text_of
 
 from .signals import SignalExit
 
@@ -143,11 +143,9 @@ def wrap_cells(body: str, width: int, max_lines: int) -> list[str]:
 # One row ----------------------------------------------------------------------------------------
 
 
-def one_line(text: str | None) -> str:
+def safe_line(text: str | None) -> str:
     """A session's string made safe for a terminal and squeezed onto one line."""
-    if not text:
-        return ""
-    return " ".join(terminal_safe(text, keep_newlines=False).replace("^J", " ").split())
+    return one_line(terminal_safe(text, keep_newlines=False).replace("^J", " ")) if text else ""
 
 
 def session_name(info: SessionInfo) -> str:
@@ -155,7 +153,7 @@ def session_name(info: SessionInfo) -> str:
     name = getattr(info.meta, "name", None) or getattr(info, "name", None)
     if not name and isinstance(getattr(info.meta, "extra", None), dict):
         name = info.meta.extra.get("name")
-    return one_line(name) if isinstance(name, str) else ""
+    return safe_line(name) if isinstance(name, str) else ""
 
 
 def format_updated(updated_ms: int) -> str:
@@ -190,7 +188,7 @@ def header_row(width: int) -> str:
 
 def excerpt(snippet: str, needle: str, room: int) -> str:
     """`snippet` on one line, starting a few characters before `needle` so the match shows in `room` cells."""
-    line = one_line(snippet)
+    line = safe_line(snippet)
     at = line.lower().find(needle.lower()) if needle else -1
     lead = max(min(room // 4, 12), 1)
     if at > lead:
@@ -211,17 +209,17 @@ def format_row(info: SessionInfo, width: int = 100, *, content: str | None = Non
     meta = info.meta
     row = f"{format_updated(meta.updated_ms)}  {meta.message_count:>4}  {format_tokens(meta.total_tokens):>6}  "
     if show_branch(width):
-        row += pad_cells(one_line(meta.git_branch) or "-", BRANCH_CELLS) + "  "
+        row += pad_cells(safe_line(meta.git_branch) or "-", BRANCH_CELLS) + "  "
     who = team_member(info)
     if who:  # the team view: whose session it is
         row += f"{who} "
     foreign = getattr(info, "foreign", None)
     if foreign:  # recorded elsewhere (session/trust.py): marked, and resuming it asks first
-        row += f"[elsewhere: {one_line(foreign)}] "
+        row += f"[elsewhere: {safe_line(foreign)}] "
     name = session_name(info)
     if name:
         row += f"{name}: "
-    prompt = one_line(meta.first_prompt) or NO_PROMPT
+    prompt = safe_line(meta.first_prompt) or NO_PROMPT
     if content is not None:
         row += "content: "
     room = width - cell_len(row) - 2  # the two quotes
@@ -336,7 +334,7 @@ def _exchange_in(lines: list[bytes], answer_chars: int) -> Exchange | None:
     if prompt is None and not answer:
         return None
     answer = terminal_safe(answer[:answer_chars]).replace("\t", "    ")
-    return Exchange(one_line(prompt) if prompt is not None else None, answer)
+    return Exchange(safe_line(prompt) if prompt is not None else None, answer)
 
 
 # The team view: sessions in the team store (EVO_AGENT_SYNC_URL) ---------------------------------------
@@ -362,7 +360,7 @@ def team_member(info: SessionInfo) -> str:
     """`user@host` of a team-store row, '' for a session of this machine."""
     extra = getattr(info.meta, "extra", None)
     who = extra.get("team_member") if isinstance(extra, dict) else None
-    return one_line(who) if isinstance(who, str) else ""
+    return safe_line(who) if isinstance(who, str) else ""
 
 
 # Running it ---------------------------------------------------------------------------------------

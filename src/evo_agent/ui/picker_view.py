@@ -394,9 +394,9 @@ class PickerView:
         width = max(columns - 2, 1)
         details = [f"session {meta.id}"]
         if meta.git_branch:
-            details.append(f"branch {text.one_line(meta.git_branch)}")
+            details.append(f"branch {text.safe_line(meta.git_branch)}")
         if meta.model:
-            details.append(text.one_line(meta.model))
+            details.append(text.safe_line(meta.model))
         details.append(f"{meta.total_tokens:,} tokens")
         details.append(f"created {text.format_updated(meta.created_ms)}")
         out = [("class:detail", text.truncate_cells("-- " + "  ·  ".join(details) + " ", columns))]
@@ -408,7 +408,7 @@ class PickerView:
         match = self.content.get(info.id)
         if match is not None:  # why it is listed: where the text was found
             article = "an" if match.kind[:1] in "aeiou" else "a"
-            found = f"found in {article} {match.kind}: {text.one_line(match.snippet)}"
+            found = f"found in {article} {match.kind}: {text.safe_line(match.snippet)}"
             out += [("", "\n"), ("class:found", "  " + text.truncate_cells(found, width))]
             height -= 1
         exchange = self.preview(info)

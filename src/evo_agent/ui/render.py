@@ -24,6 +24,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from evo_agent.safe_text import terminal_safe
+from evo_agent.session import one_line
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "THEME", "INTERRUPTED_MARKER", "SUMMARY_OPEN", "Answer", "answer", "approval_detail", "clip", "diff_lines",
     "error_line",
-    "interrupted_notice", "is_interrupted_result", "make_console", "notice", "one_line", "safe",
+    "interrupted_notice", "is_interrupted_result", "make_console", "notice", "safe",
     "summary_block", "thinking_line", "tool_call", "tool_call_full", "tool_label", "tool_output_full", "tool_result",
     "user_prompt", "welcome_line",
 ]
@@ -68,12 +69,6 @@ def make_console(file: Any = None, *, width: int | None = None, force_terminal: 
 def safe(text: object, style: str = "") -> Text:
     """Untrusted text as a plain `Text`: control sequences made visible, no markup interpreted."""
     return Text(terminal_safe(str(text)), style=style)
-
-
-def one_line(text: str, limit: int) -> str:
-    """`text` folded to one line of at most `limit` characters (… when cut)."""
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: max(limit - 1, 0)] + "…"
 
 
 def clip(text: Text, width: int | None) -> Text:

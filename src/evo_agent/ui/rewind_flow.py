@@ -14,6 +14,8 @@ from typing import Any
 
 from rich.console import RenderableType
 
+from evo_agent.session import one_line
+
 from . import render
 from .transcript_view import history_renderables
 
@@ -25,7 +27,7 @@ LISTED_FILES = 20   # the files named before the question (the rest are counted)
 
 def turn_list(turns: Sequence[Any]) -> str:
     """`/rewind` without N: the question and this session's prompts, newest first, numbered."""
-    lines = [f"{t.number:>4}. {render.one_line(t.text, 70)}" for t in reversed(turns[-LISTED_TURNS:])]
+    lines = [f"{t.number:>4}. {one_line(t.text, 70)}" for t in reversed(turns[-LISTED_TURNS:])]
     return ("Go back to before which prompt? /rewind N (a new session starts there; this one stays "
             "resumable; files changed since can be restored. Changes made through bash cannot be restored.)\n"
             + "\n".join(lines))
