@@ -253,6 +253,8 @@ V5 = [
        BEGIN
          INSERT INTO evo_agent_tombstones (session_id, repo, author, pruned_by)
            VALUES (OLD.session_id, OLD.repo, OLD.author, session_user) ON CONFLICT (session_id) DO NOTHING;
+         DELETE FROM evo_agent_search WHERE session_id = OLD.session_id;  -- derived rows go with their session
+         DELETE FROM evo_agent_search_state WHERE session_id = OLD.session_id;
          RETURN OLD;
        END $$""",
     "CREATE TRIGGER evo_agent_sessions_bury AFTER DELETE ON evo_agent_sessions "
