@@ -22,5 +22,20 @@ def pg_cluster():
 
 @pytest.fixture
 def sync_url(pg_cluster: PgCluster) -> str:
-    """The URL of a fresh, empty database on the test cluster."""
+    """The URL of a fresh database on the test cluster, migrated by its owner (`evo-agent sync migrate`)."""
+    return migrated(pg_cluster.new_database())
+
+
+@pytest.fixture
+def empty_url(pg_cluster: PgCluster) -> str:
+    """The URL of a fresh database nobody has migrated."""
     return pg_cluster.new_database()
+
+
+def migrated(url: str) -> str:
+    from evo_agent.sync.db import connect
+    from evo_agent.sync.schema import migrate
+
+    with connect(url, check=False) as conn:
+        migrate(conn)
+    return url
