@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from .helpers import migrated
 from .pgcluster import PgCluster, find_bin_dir
 
 
@@ -31,11 +32,3 @@ def empty_url(pg_cluster: PgCluster) -> str:
     """The URL of a fresh database nobody has migrated."""
     return pg_cluster.new_database()
 
-
-def migrated(url: str) -> str:
-    from evo_agent.sync.db import connect
-    from evo_agent.sync.schema import migrate
-
-    with connect(url, check=False) as conn:
-        migrate(conn)
-    return url

@@ -23,6 +23,16 @@ def identity_of(project: Path) -> Identity:
     return project_identity(project)
 
 
+def migrated(url: str) -> str:
+    """The store at `url` migrated by its owner, as `evo-agent sync migrate` does; the URL."""
+    from evo_agent.sync.db import connect
+    from evo_agent.sync.schema import migrate
+
+    with connect(url, check=False) as conn:
+        migrate(conn)
+    return url
+
+
 def line_rows(url: str, session_id: str | None = None) -> int:
     """How many complete lines the store holds (of one session, or of all): the newlines in its chunks."""
     import psycopg

@@ -36,7 +36,7 @@ class _Striking:
 
     def execute(self, sql, *args, **kw):  # noqa: ANN001, ANN201
         result = self._conn.execute(sql, *args, **kw)
-        if sql.lstrip().startswith("INSERT INTO evo_agent_lines"):
+        if sql.lstrip().startswith("INSERT INTO evo_agent_chunks"):
             self._left -= 1
             if self._left == 0:
                 self._crash()

@@ -310,7 +310,7 @@ V5 = [
         END $$""",
     """CREATE OR REPLACE FUNCTION evo_agent_index_lines(p_repo text, p_session text, p_start bigint, p_buf bytea)
        RETURNS integer LANGUAGE plpgsql AS $$
-       DECLARE n integer;
+       DECLARE added integer;
        BEGIN
          INSERT INTO evo_agent_search (repo, session_id, line_offset, line_bytes, tsv)
          SELECT p_repo, p_session, p_start + off, len, to_tsvector('simple', msg) FROM (
@@ -320,10 +320,10 @@ V5 = [
            LATERAL evo_agent_message_text(lines.line) AS msg
          WHERE line ~ '^\\{"type": ?"(user|assistant)"' AND msg IS NOT NULL
          ON CONFLICT DO NOTHING;
-         GET DIAGNOSTICS n = ROW_COUNT;
-         RETURN n;
-       EXCEPTION WHEN OTHERS THEN
-         RETURN 0;  -- not UTF-8 (raw bytes): these lines are not searchable
+         GET DIAGNOSTICS added = ROW_COUNT;
+         RETURN added;
+       EXCEPTION WHEN character_not_in_repertoire OR untranslatable_character THEN
+         RETURN 0;  -- not UTF-8 (raw bytes, a NUL): these lines are not searchable
        END $$""",
     f"""CREATE OR REPLACE FUNCTION evo_agent_index(p_repo text, p_sessions integer) RETURNS integer
        LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
@@ -334,7 +334,7 @@ V5 = [
                   WHERE (p_repo IS NULL OR ss.repo = p_repo)
                     AND (st.session_id IS NULL OR st.indexed_at < ss.pushed_at)
                   ORDER BY ss.pushed_at LIMIT p_sessions LOOP
-           CONTINUE WHEN NOT pg_try_advisory_xact_lock({_LOCK_KEY + 1}, hashtext(s.session_id));
+           CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended(s.session_id, {_LOCK_KEY}));
            buf := ''::bytea;
            buf_start := s.indexed_end;
            FOR c IN SELECT start_offset, end_offset, body FROM evo_agent_chunks
