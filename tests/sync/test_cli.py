@@ -256,6 +256,7 @@ def test_a_teammates_growing_session_is_fetched_again_not_frozen(alice: Cli, bob
     sid = alice.run("-p", "the first part").hint_id()
     assert bob.run("--resume", sid, "-p", "go on").rc == 1  # fetched (and, foreign, refused in print mode)
     first_copy = (bob.sessions_dir / sid / "messages.jsonl").read_bytes()
+    inode = (bob.sessions_dir / sid / "messages.jsonl").stat().st_ino
     line = next(r for r in alice.transcript(sid).read_bytes().splitlines(keepends=True) if b'"type":"user"' in r)
     with open(alice.transcript(sid), "ab") as f:  # alice's session goes on
         f.write(line.replace(b"the first part", b"the second part"))
@@ -263,4 +264,5 @@ def test_a_teammates_growing_session_is_fetched_again_not_frozen(alice: Cli, bob
     assert bob.run("--resume", sid, "-p", "go on").rc == 1
     copy = (bob.sessions_dir / sid / "messages.jsonl").read_bytes()
     assert copy == alice.transcript(sid).read_bytes() and len(copy) > len(first_copy)
+    assert (bob.sessions_dir / sid / "messages.jsonl").stat().st_ino == inode  # only the new tail travelled
     assert not [p for p in bob.sessions_dir.iterdir() if p.name.startswith(".")  and p.name != ".gitignore"]
