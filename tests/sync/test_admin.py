@@ -29,6 +29,8 @@ def test_the_admin_migrates_and_a_member_with_row_rights_pushes(tmp_path: Path, 
     mate = team_cli(tmp_path, "mate", "https://github.com/team/app", url)
     sid = mate.run("-p", "a member's work").hint_id()
     assert line_rows(empty_url, sid) == complete_line_count(mate.transcript(sid))
+    found = mate.run("sessions", "search", "--remote", "member's")  # the index catches up as the owner
+    assert found.rc == 0 and sid in found.out, found.out + found.err
     refused = sync(mate, "migrate")  # row rights only: the schema is not the member's to change
     assert refused.rc == 1 and len(refused.err_lines) == 1 and "does not own" in refused.err, refused.err
     with psycopg.connect(url, autocommit=True) as conn:

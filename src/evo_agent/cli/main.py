@@ -87,7 +87,8 @@ USAGE = """evo-agent [options] [PROMPT]
        evo-agent -p [PROMPT] [--output-format text|json|stream-json] [options]
        evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ...
        evo-agent trust [--revoke | --status]
-       evo-agent plan [list | show [ID] | done ID [--force]]"""
+       evo-agent plan [list | show [ID] | done ID [--force]]
+       evo-agent sync {migrate,index} ...  (the team store's admin)"""
 
 DESCRIPTION = """\
 A terminal coding agent whose sessions survive crashes, kills and restarts.
