@@ -103,6 +103,7 @@ def bench_concurrent(url: str, tmp: Path, pushers: int, seconds: float) -> list[
                                  {"message": {"role": "user" if i % 2 == 0 else "assistant",
                                               "content": f"turn {turn} line {i} uploads {filler}"}})
                                 for i in range(6))
+                rec.checkpoint()  # meta.json after the turn, as the agent writes it
                 t = time.perf_counter()
                 try:
                     report = push_session(conn, identity, store, rec.session_id)

@@ -138,11 +138,11 @@ def push_file(conn, session_id: str, file: str, path: Path, start: int, end: int
             if not block:
                 break  # the file shrank under us: the rest waits for the next push
             cut = _cut(block, BATCH_LINES)
-            with conn.transaction():
-                if cut:
-                    _append(conn, session_id, file, pos, block[:cut])
-                    n = block.count(b"\n", 0, cut)
-                else:  # one line longer than a chunk: its pieces, then the piece that ends it
+            if cut:  # one INSERT: its own transaction (autocommit), no BEGIN/COMMIT round trips
+                _append(conn, session_id, file, pos, block[:cut])
+                n = block.count(b"\n", 0, cut)
+            else:
+                with conn.transaction():  # one line longer than a chunk: its pieces, then the piece that ends it
                     n, cut = 1, 0
                     while True:
                         nl = block.find(b"\n")
