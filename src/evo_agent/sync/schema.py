@@ -59,6 +59,8 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from evo_agent.session import MESSAGES_NAME
+
 SCHEMA_VERSION = 5
 MIN_CLIENT = 5  # the oldest client version that may use a store at SCHEMA_VERSION: it must speak chunks
 MEMBER_ROLE = "evo_agent_member"
@@ -338,7 +340,7 @@ V5 = [
            buf := ''::bytea;
            buf_start := s.indexed_end;
            FOR c IN SELECT start_offset, end_offset, body FROM evo_agent_chunks
-                    WHERE session_id = s.session_id AND file = 'messages.jsonl' AND start_offset >= s.indexed_end
+                    WHERE session_id = s.session_id AND file = '{MESSAGES_NAME}' AND start_offset >= s.indexed_end
                     ORDER BY start_offset LOOP
              EXIT WHEN c.start_offset <> buf_start + octet_length(buf);  -- a gap: stop at what is contiguous
              IF octet_length(buf) > {4 * CHUNK_BYTES} THEN
@@ -360,12 +362,12 @@ V5 = [
          END LOOP;
          RETURN done;
        END $$""",
-    """CREATE OR REPLACE FUNCTION evo_agent_line_text(p_session text, p_offset bigint, p_bytes integer) RETURNS text
+    f"""CREATE OR REPLACE FUNCTION evo_agent_line_text(p_session text, p_offset bigint, p_bytes integer) RETURNS text
        LANGUAGE plpgsql STABLE AS $$
        DECLARE piece bytea;
        BEGIN
          SELECT substring(c.body FROM (p_offset - c.start_offset + 1)::integer FOR p_bytes) INTO piece
-           FROM evo_agent_chunks c WHERE c.session_id = p_session AND c.file = 'messages.jsonl'
+           FROM evo_agent_chunks c WHERE c.session_id = p_session AND c.file = '{MESSAGES_NAME}'
              AND c.start_offset <= p_offset ORDER BY c.start_offset DESC LIMIT 1;
          RETURN evo_agent_message_text(convert_from(piece, 'UTF8'));
        EXCEPTION WHEN OTHERS THEN
