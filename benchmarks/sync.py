@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
-"""The team store's speed: push throughput, the turn-path cost of sync, resume from the store.
+"""The team store's speed: push throughput, concurrent pushers, the turn-path cost, resume, a big store.
 
-    python benchmarks/sync.py             (~1 min on 2 cores)
-    python benchmarks/sync.py --million   also one store holding a million lines (~3 min more)
+    python benchmarks/sync.py                       (~2 min on 2 cores)
+    python benchmarks/sync.py --lines 1000000       also a store holding that many lines (~4 min more at 1M)
+    python benchmarks/sync.py --pushers 100         concurrent pushers (default 50)
 
 Runs its own throwaway PostgreSQL (tests/sync/pgcluster.py: Debian's server,
 127.0.0.1, a temp dir removed at the end) and prints one table:
 
-- push: lines/s and MB/s of `push_session` for a fresh 10 MB session (1 KB lines), and for the
-  same session again (nothing behind: the cost of asking the store where it stands);
-- turn path: the median wall time of a demo-provider turn (`Agent.run_turn`, records on disk,
-  meta.json written) without sync, and with a configured sync whose background thread pushes
-  each turn — the turn only sets an event, so the two should agree within noise;
-- resume from the store: a 10 MB session that is not local, fetched into the local store
-  (byte-identical files) and resumed, against resuming the same session when it is local;
-- --million: the same queries against a store that holds 1,000,000 lines in 1,000 sessions
-  (where the push resumes, a listing, one fetch, a full-text search) and its size on disk.
+- push: lines/s and MB/s of `push_session` for a fresh 10 MB session (1 KB lines, chunk rows), and for
+  the same session again (nothing behind: one query for the store's offsets);
+- concurrent pushers: N threads, each its own session and connection, each "turn" appending a few
+  ~2.5 KB lines and pushing them (what N agents do), for a fixed time: lines/s, MB/s, push latency;
+- turn path: the median wall time of a demo-provider turn with and without sync (the turn only sets an event);
+- resume from the store: a 10 MB session that is not local, fetched and resumed, against a local resume;
+- --lines N: a store holding N lines (1,000-line sessions over 10 repositories, written by SQL at
+  server speed), then the derived search index built over it (`evo_agent_index`, what `sync index`
+  runs), and the queries: a listing, a fetch, searches for a common and a rare word in one
+  repository, and the sizes on disk per million lines.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from evo_agent.sync.db import connect
 from evo_agent.sync.identity import project_identity
 from evo_agent.sync.push import push_session
 from tests.builders import make_git_project
+from tests.sync.helpers import migrated
 from tests.sync.pgcluster import PgCluster, find_bin_dir
 
 
@@ -58,24 +61,79 @@ def make_session(store: SessionStore, megabytes: float, line_bytes: int = 1024) 
 def bench_push(cluster: PgCluster, project: Path) -> list[tuple[str, str, str]]:
     store = SessionStore(project, warn=quiet)
     identity = project_identity(project)
-    rows = []
-    for search_index in (True, False):
-        sid = make_session(store, 10)
-        size = (store.sessions_dir / sid / "messages.jsonl").stat().st_size
-        with connect(cluster.new_database()) as conn:
-            if not search_index:
-                conn.execute("DROP INDEX evo_agent_lines_fts")
-            t0 = time.perf_counter()
-            report = push_session(conn, identity, store, sid)
-            first = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            push_session(conn, identity, store, sid)
-            again = time.perf_counter() - t0
-        label = "" if search_index else ", no search index"
-        rows.append((f"push a new 10 MB session{label}", f"{report.lines:,} lines in {first * 1000:.0f} ms",
-                     f"{report.lines / first:,.0f} lines/s, {size / first / 1e6:.1f} MB/s"))
-    rows.append(("push it again (nothing behind)", f"{again * 1000:.1f} ms", "one index probe per file"))
-    return rows
+    sid = make_session(store, 10)
+    size = (store.sessions_dir / sid / "messages.jsonl").stat().st_size
+    with connect(migrated(cluster.new_database())) as conn:
+        t0 = time.perf_counter()
+        report = push_session(conn, identity, store, sid)
+        first = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        push_session(conn, identity, store, sid)
+        again = time.perf_counter() - t0
+        chunks = conn.execute("SELECT count(*) FROM evo_agent_chunks").fetchone()[0]
+    return [(f"push a new 10 MB session ({chunks} chunk rows)", f"{report.lines:,} lines in {first * 1000:.0f} ms",
+             f"{report.lines / first:,.0f} lines/s, {size / first / 1e6:.1f} MB/s"),
+            ("push it again (nothing behind)", f"{again * 1000:.1f} ms", "one query for the store's offsets")]
+
+
+def bench_concurrent(url: str, tmp: Path, pushers: int, seconds: float) -> list[tuple[str, str, str]]:
+    """N agents at once: each appends a turn's lines to its own session and pushes them, over and over."""
+    import threading
+
+    (tmp / "concurrent").mkdir()
+    project = make_git_project(tmp / "concurrent")
+    subprocess_origin(project)
+    store = SessionStore(project, warn=quiet)
+    identity = project_identity(project)
+    filler = "y" * 2300  # ~2.5 KB lines: 6 GB / 2.4M lines a day (issue #33's organisation)
+    recs = [store.create(model="m", provider="demo") for _ in range(pushers)]
+    latencies: list[float] = []
+    totals = {"lines": 0, "bytes": 0, "errors": 0}
+    lock = threading.Lock()
+    start = threading.Barrier(pushers + 1)
+    stop = threading.Event()
+
+    def agent(rec) -> None:  # noqa: ANN001
+        conn = connect(url)
+        try:
+            start.wait()
+            turn = 0
+            while not stop.is_set():
+                rec.append_many((("user" if i % 2 == 0 else "assistant"),
+                                 {"message": {"role": "user" if i % 2 == 0 else "assistant",
+                                              "content": f"turn {turn} line {i} uploads {filler}"}})
+                                for i in range(6))
+                rec.checkpoint()  # meta.json after the turn, as the agent writes it
+                t = time.perf_counter()
+                try:
+                    report = push_session(conn, identity, store, rec.session_id)
+                except Exception:
+                    with lock:
+                        totals["errors"] += 1
+                    continue
+                with lock:
+                    latencies.append(time.perf_counter() - t)
+                    totals["lines"] += report.lines
+                    totals["bytes"] += report.bytes
+                turn += 1
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=agent, args=(rec,), daemon=True) for rec in recs]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.perf_counter()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join(120)
+    elapsed = time.perf_counter() - t0
+    latencies.sort()
+    p95 = latencies[int(len(latencies) * 0.95)] if latencies else 0.0
+    return [(f"{pushers} concurrent pushers, {seconds:.0f} s", f"{totals['lines'] / elapsed:,.0f} lines/s",
+             f"{totals['bytes'] / elapsed / 1e6:.1f} MB/s; {len(latencies):,} pushes, median "
+             f"{median(latencies) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms; {totals['errors']} failed")]
 
 
 def bench_turn_path(url: str, project: Path, turns: int) -> list[tuple[str, str, str]]:
@@ -166,21 +224,53 @@ def bench_resume(url: str, tmp: Path) -> list[tuple[str, str, str]]:
     ]
 
 
-def bench_million(url: str, project: Path) -> list[tuple[str, str, str]]:
-    import psycopg
+_GEN_SESSIONS = """
+DO $$
+DECLARE s integer; c integer; pos bigint; body bytea; sid text;
+BEGIN
+  FOR s IN %(first)s .. %(last)s LOOP
+    sid := (1796000000000 + s * 1000)::text || '_' || lpad(to_hex(s), 8, '0');
+    INSERT INTO evo_agent_sessions (session_id, repo, subdir, user_name, host, created_ms, updated_ms,
+                                    message_count, first_prompt)
+      VALUES (sid, 'github.com/bench/repo' || (s %% 10), '', 'u' || (s %% 97), 'h', 1796000000000 + s * 1000,
+              1796000000000 + s * 1000 + 999, 1000, 'session ' || s || ' about uploads');
+    pos := 0;
+    FOR c IN 0 .. 9 LOOP
+      SELECT string_agg(convert_to(format(
+        '{"type":"%%s","timestamp":"2026-12-04T10:00:00.000+00:00","agent_version":"0.1.0","session_id":"%%s",'
+        '"cwd":"/home/dev/app","message":{"role":"%%s","content":"message %%s about uploads w%%s w%%s w%%s w%%s '
+        'retry w%%s w%%s w%%s w%%s and the timeout in session %%s"}}',
+        CASE WHEN i %% 2 = 0 THEN 'user' ELSE 'assistant' END, sid, CASE WHEN i %% 2 = 0 THEN 'user' ELSE 'assistant' END,
+        i, (i * 7919 + s) %% 5000, (i * 104729 + s) %% 5000, (i * 1299709 + s) %% 5000, (i * 15485863 + s) %% 5000,
+        (i * 32452843 + s) %% 20000, (i * 49979687 + s) %% 20000, (i * 67867967 + s) %% 20000,
+        (i * 86028121 + s) %% 20000, s), 'UTF8') || '\\x0a'::bytea, ''::bytea ORDER BY i)
+        INTO body FROM generate_series((c * 100)::bigint, c * 100 + 99) i;
+      INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body)
+        VALUES (sid, 'messages.jsonl', pos, pos + octet_length(body), sha256(body), body);
+      pos := pos + octet_length(body);
+    END LOOP;
+  END LOOP;
+END $$"""
 
-    store = SessionStore(project, warn=quiet)
-    identity = project_identity(project)
-    ids = []
-    t_make = time.perf_counter()
-    for _ in range(1000):
-        ids.append(make_session(store, 1000 * 300 / (1 << 20), line_bytes=300))  # ~1,000 lines of 300 B
-    t_make = time.perf_counter() - t_make
+
+def bench_store(url: str, lines: int, tmp: Path) -> list[tuple[str, str, str]]:
+    """A store of `lines` lines: generated at server speed, indexed, queried; sizes per million lines."""
+    from evo_agent.sync.identity import Identity
+    from evo_agent.sync.remote import fetch_session, list_remote, refresh_index, search_remote
+
+    sessions = max(1, lines // 1000)
     with connect(url) as conn:
         t0 = time.perf_counter()
-        lines = sum(push_session(conn, identity, store, sid).lines for sid in ids)
-        pushed = time.perf_counter() - t0
+        for first in range(0, sessions, 50):
+            conn.execute(_GEN_SESSIONS % {"first": first, "last": min(sessions, first + 50) - 1})
+        made = time.perf_counter() - t0
         conn.execute("ANALYZE")
+        t0 = time.perf_counter()
+        indexed = refresh_index(conn, None, budget_s=3600, batch=20)
+        index_s = time.perf_counter() - t0
+        conn.execute("VACUUM ANALYZE evo_agent_search")
+        conn.execute("ANALYZE")
+        identity = Identity(repo="github.com/bench/repo3", subdir="", user="u", host="h")
 
         def timed(fn) -> float:  # noqa: ANN001
             best = float("inf")
@@ -190,36 +280,54 @@ def bench_million(url: str, project: Path) -> list[tuple[str, str, str]]:
                 best = min(best, time.perf_counter() - t)
             return best * 1000
 
-        probe = timed(lambda: push_session(conn, identity, store, ids[500]))
-        from evo_agent.sync.remote import _read_files, list_remote, search_remote
+        sid = conn.execute("SELECT session_id FROM evo_agent_sessions WHERE repo = %s ORDER BY session_id "
+                           "LIMIT 1", (identity.repo,)).fetchone()[0]
+        n = [0]
 
-        listing = timed(lambda: list_remote(conn, identity, limit=50))
-        fetch = timed(lambda: _read_files(conn, ids[500]))
-        search = timed(lambda: search_remote(conn, identity, "message 777 uploads", limit=20))
-        size = conn.execute("SELECT pg_total_relation_size('evo_agent_lines')").fetchone()[0]
-        index = conn.execute("SELECT pg_relation_size('evo_agent_lines_fts')").fetchone()[0]
-    del psycopg
+        def fetch() -> None:
+            n[0] += 1
+            dest = tmp / f"fetch{n[0]}"
+            dest.mkdir()
+            fetch_session(conn, sid, dest)
+
+        listing = timed(lambda: list_remote(conn, identity))
+        fetched = timed(fetch)
+        common = timed(lambda: search_remote(conn, identity, "uploads", limit=20))
+        rare = timed(lambda: search_remote(conn, identity, "w4242 w77", limit=20))
+        missing = timed(lambda: search_remote(conn, identity, "zebra", limit=20))
+        chunks = conn.execute("SELECT sum(pg_total_relation_size(inhrelid))::bigint FROM pg_inherits "
+                              "WHERE inhparent = 'evo_agent_chunks'::regclass").fetchone()[0]
+        raw = conn.execute("SELECT sum(octet_length(body))::bigint FROM evo_agent_chunks").fetchone()[0]
+        search = conn.execute("SELECT pg_total_relation_size('evo_agent_search')").fetchone()[0]
+        gin = conn.execute("SELECT pg_relation_size('evo_agent_search_tsv')").fetchone()[0]
+    per_m = 1e6 / (sessions * 1000)
     return [
-        ("million: push 1,000 sessions", f"{lines:,} lines in {pushed:.0f} s",
-         f"{lines / pushed:,.0f} lines/s (generating them: {t_make:.0f} s)"),
-        ("million: a push with nothing behind", f"{probe:.1f} ms", "index probe per file"),
-        ("million: sessions list --remote (50)", f"{listing:.1f} ms", "(repo, subdir, updated_ms) index"),
-        ("million: fetch one 1,000-line session", f"{fetch:.1f} ms", "primary-key range scan"),
-        ("million: full-text search", f"{search:.1f} ms", "GIN index, 20 hits"),
-        ("million: lines table on disk", f"{size / 1e6:.0f} MB", f"of which the search index {index / 1e6:.0f} MB"),
+        (f"store of {sessions * 1000:,} lines: write by SQL", f"{made:.0f} s", f"{sessions:,} sessions, 10 repositories"),
+        ("  build the search index (sync index)", f"{index_s:.0f} s",
+         f"{sessions * 1000 / index_s:,.0f} lines/s, {indexed:,} sessions; never on the push path"),
+        ("  sessions list --remote (100 newest)", f"{listing:.1f} ms", "best of 5"),
+        ("  fetch one 1,000-line session", f"{fetched:.1f} ms", "10 chunks, checksums verified"),
+        ("  search a word in every line, one repo", f"{common:.1f} ms", "20 newest hits"),
+        ("  search two rare words, one repo", f"{rare:.1f} ms", "GIN (repo, tsv)"),
+        ("  search a word in no line", f"{missing:.1f} ms", ""),
+        ("  chunks on disk per million lines", f"{chunks * per_m / 1e6:,.0f} MB",
+         f"raw bytes {raw * per_m / 1e6:,.0f} MB (TOAST compresses bodies)"),
+        ("  search index per million lines", f"{search * per_m / 1e6:,.0f} MB", f"of which GIN {gin * per_m / 1e6:,.0f} MB"),
     ]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--million", action="store_true", help="also measure a store holding a million lines")
+    parser.add_argument("--lines", type=int, default=0, help="also measure a store holding this many lines")
+    parser.add_argument("--pushers", type=int, default=50, help="concurrent pushers (threads, one connection each)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="how long the concurrent pushers run")
     parser.add_argument("--turns", type=int, default=25)
     args = parser.parse_args()
     bin_dir = find_bin_dir()
     if bin_dir is None:
         print("benchmarks/sync.py: PostgreSQL server binaries are not installed (apt-get install postgresql)")
         return 1
-    cluster = PgCluster(bin_dir).init().start()
+    cluster = PgCluster(bin_dir).init().start(max_connections=str(max(60, args.pushers + 20)))
     rows: list[tuple[str, str, str]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="evo-sync-bench-") as tmp_name:
@@ -227,13 +335,13 @@ def main() -> int:
             project = make_git_project(tmp)
             subprocess_origin(project)
             rows += bench_push(cluster, project)
-            rows += bench_turn_path(cluster.new_database(), project, args.turns)
-            rows += bench_resume(cluster.new_database(), tmp)
-            if args.million:
-                (tmp / "m").mkdir()
-                big = make_git_project(tmp / "m")
-                subprocess_origin(big)
-                rows += bench_million(cluster.new_database(), big)
+            if args.pushers:
+                rows += bench_concurrent(migrated(cluster.new_database()), tmp, args.pushers, args.seconds)
+            if args.turns:
+                rows += bench_turn_path(migrated(cluster.new_database()), project, args.turns)
+                rows += bench_resume(migrated(cluster.new_database()), tmp)
+            if args.lines:
+                rows += bench_store(migrated(cluster.new_database()), args.lines, tmp)
     finally:
         cluster.remove()
     width = max(len(r[0]) for r in rows)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from .helpers import migrated
 from .pgcluster import PgCluster, find_bin_dir
 
 
@@ -22,5 +23,12 @@ def pg_cluster():
 
 @pytest.fixture
 def sync_url(pg_cluster: PgCluster) -> str:
-    """The URL of a fresh, empty database on the test cluster."""
+    """The URL of a fresh database on the test cluster, migrated by its owner (`evo-agent sync migrate`)."""
+    return migrated(pg_cluster.new_database())
+
+
+@pytest.fixture
+def empty_url(pg_cluster: PgCluster) -> str:
+    """The URL of a fresh database nobody has migrated."""
     return pg_cluster.new_database()
+

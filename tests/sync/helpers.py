@@ -23,15 +23,40 @@ def identity_of(project: Path) -> Identity:
     return project_identity(project)
 
 
+def migrated(url: str) -> str:
+    """The store at `url` migrated by its owner, as `evo-agent sync migrate` does; the URL."""
+    from evo_agent.sync.db import connect
+    from evo_agent.sync.schema import migrate
+
+    with connect(url, check=False) as conn:
+        migrate(conn)
+    return url
+
+
 def line_rows(url: str, session_id: str | None = None) -> int:
+    """How many complete lines the store holds (of one session, or of all): the newlines in its chunks."""
     import psycopg
 
     with psycopg.connect(url) as conn:
-        if conn.execute("SELECT to_regclass('evo_agent_lines')").fetchone()[0] is None:
-            return 0  # nothing was ever pushed: the tables do not exist yet
-        if session_id is None:
-            return conn.execute("SELECT count(*) FROM evo_agent_lines").fetchone()[0]
-        return conn.execute("SELECT count(*) FROM evo_agent_lines WHERE session_id = %s", (session_id,)).fetchone()[0]
+        if conn.execute("SELECT to_regclass('evo_agent_chunks')").fetchone()[0] is None:
+            return 0  # nothing was ever migrated
+        rows = conn.execute("SELECT body FROM evo_agent_chunks WHERE %s::text IS NULL OR session_id = %s",
+                            (session_id, session_id))
+        return sum(bytes(body).count(b"\n") for (body,) in rows)
+
+
+def store_bytes(url: str, session_id: str, file: str = "messages.jsonl") -> bytes:
+    """A file of a session as the store holds it: its chunks in order (checked contiguous)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT start_offset, end_offset, body FROM evo_agent_chunks "
+                            "WHERE session_id = %s AND file = %s ORDER BY start_offset", (session_id, file)).fetchall()
+    data = b""
+    for start, end, body in rows:
+        assert start == len(data) and end == start + len(body)
+        data += bytes(body)
+    return data
 
 
 def complete_line_count(path: Path) -> int:

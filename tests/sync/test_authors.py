@@ -55,11 +55,16 @@ def test_the_author_is_the_pushing_role_whatever_the_client_says(tmp_path: Path,
 @pytest.mark.parametrize("forgery", [
     "INSERT INTO evo_agent_sessions (session_id, repo, user_name, host, created_ms, updated_ms, author) "
     "VALUES ('1796000000000_deadbeef', 'github.com/team/app', 'user-alice', 'x', 0, 0, '{alice}')",
-    "INSERT INTO evo_agent_lines (session_id, file, byte_offset, next_offset, line) "
-    "VALUES ('{sid}', 'messages.jsonl', 1000000, 1000010, '{{\"type\":\"user\"}}')",
+    "INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body) "
+    "SELECT '{sid}', 'messages.jsonl', max(end_offset), max(end_offset) + 15, sha256('{{\"type\":\"user\"}}'), "
+    "'{{\"type\":\"user\"}}' FROM evo_agent_chunks WHERE session_id = '{sid}'",
     "UPDATE evo_agent_sessions SET name = 'pwned', author = '{bob}' WHERE session_id = '{sid}'",
     "UPDATE evo_agent_sessions SET author = '{alice}' WHERE author = '{bob}'",
-    "DELETE FROM evo_agent_lines WHERE session_id = '{sid}'",
+    "DELETE FROM evo_agent_chunks WHERE session_id = '{sid}'",
+    "UPDATE evo_agent_chunks SET body = 'x' WHERE session_id = '{sid}'",
+    "INSERT INTO evo_agent_tombstones (session_id, repo, pruned_by) VALUES ('{sid}', 'github.com/team/app', 'x')",
+    "INSERT INTO evo_agent_search (repo, session_id, line_offset, line_bytes, tsv) "
+    "VALUES ('github.com/team/app', '{sid}', 0, 1, 'planted')",
     "DELETE FROM evo_agent_sessions WHERE session_id = '{sid}'",
     "INSERT INTO evo_agent_access (grantee, repo) VALUES ('{bob}', '*')",
     "UPDATE evo_agent_schema SET version = 1",
@@ -73,7 +78,7 @@ def test_a_teammate_cannot_forge_append_rename_or_delete(tmp_path: Path, sync_ur
         with psycopg.connect(sync_url) as admin:
             return (admin.execute("SELECT session_id, author, name, updated_ms FROM evo_agent_sessions "
                                   "ORDER BY 1").fetchall(),
-                    admin.execute("SELECT count(*), sum(next_offset) FROM evo_agent_lines").fetchone(),
+                    admin.execute("SELECT count(*), sum(end_offset) FROM evo_agent_chunks").fetchone(),
                     admin.execute("SELECT * FROM evo_agent_access ORDER BY 1, 2").fetchall())
 
     before = snapshot()

@@ -246,8 +246,8 @@ def test_a_restored_store_is_caught_up_by_the_next_run(alice: Cli, sync_url: str
     lines = alice.transcript(sid).read_bytes().count(b"\n")
     assert line_rows(sync_url, sid) == lines
     with psycopg.connect(sync_url, autocommit=True) as conn:  # what a restore from an older backup leaves
-        conn.execute("DELETE FROM evo_agent_lines WHERE session_id = %s AND byte_offset > 0", (sid,))
-    assert line_rows(sync_url, sid) == 1
+        conn.execute("DELETE FROM evo_agent_chunks WHERE session_id = %s", (sid,))  # the backup had only its row
+    assert line_rows(sync_url, sid) == 0
     later = alice.run("-p", "after the restore").hint_id()  # any run: its first push catches up first
     assert line_rows(sync_url, sid) == lines and line_rows(sync_url, later) > 0
 
@@ -256,6 +256,7 @@ def test_a_teammates_growing_session_is_fetched_again_not_frozen(alice: Cli, bob
     sid = alice.run("-p", "the first part").hint_id()
     assert bob.run("--resume", sid, "-p", "go on").rc == 1  # fetched (and, foreign, refused in print mode)
     first_copy = (bob.sessions_dir / sid / "messages.jsonl").read_bytes()
+    inode = (bob.sessions_dir / sid / "messages.jsonl").stat().st_ino
     line = next(r for r in alice.transcript(sid).read_bytes().splitlines(keepends=True) if b'"type":"user"' in r)
     with open(alice.transcript(sid), "ab") as f:  # alice's session goes on
         f.write(line.replace(b"the first part", b"the second part"))
@@ -263,4 +264,5 @@ def test_a_teammates_growing_session_is_fetched_again_not_frozen(alice: Cli, bob
     assert bob.run("--resume", sid, "-p", "go on").rc == 1
     copy = (bob.sessions_dir / sid / "messages.jsonl").read_bytes()
     assert copy == alice.transcript(sid).read_bytes() and len(copy) > len(first_copy)
+    assert (bob.sessions_dir / sid / "messages.jsonl").stat().st_ino == inode  # only the new tail travelled
     assert not [p for p in bob.sessions_dir.iterdir() if p.name.startswith(".")  and p.name != ".gitignore"]

@@ -29,18 +29,17 @@ def big_session(project: Path, lines: int):
 
 
 class _Striking:
-    """A connection whose Nth INSERT is followed by a server crash, inside the open transaction."""
+    """A connection whose Nth chunk INSERT finds the server crashed (killed as the chunk was on its way)."""
 
     def __init__(self, conn, strike_at: int, crash) -> None:  # noqa: ANN001
         self._conn, self._left, self._crash = conn, strike_at, crash
 
     def execute(self, sql, *args, **kw):  # noqa: ANN001, ANN201
-        result = self._conn.execute(sql, *args, **kw)
-        if sql.lstrip().startswith("INSERT INTO evo_agent_lines"):
+        if sql.lstrip().startswith("INSERT INTO evo_agent_chunks"):
             self._left -= 1
             if self._left == 0:
                 self._crash()
-        return result
+        return self._conn.execute(sql, *args, **kw)
 
     def __getattr__(self, name):  # noqa: ANN001, ANN204
         return getattr(self._conn, name)
@@ -57,7 +56,7 @@ def test_server_killed_mid_push_loses_nothing_and_duplicates_nothing(
     identity = identity_of(project)
     conn = connect(sync_url)
     try:
-        with pytest.raises(psycopg.Error):  # the commit of the open transaction fails: the server is gone
+        with pytest.raises(psycopg.Error):  # the chunk's INSERT fails: the server is gone
             push_session(_Striking(conn, strike_at, pg_cluster.crash), identity, store, rec.session_id)
     finally:
         conn.close()

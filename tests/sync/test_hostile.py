@@ -52,8 +52,8 @@ def test_remote_strings_never_reach_the_terminal_raw_and_bad_ids_are_dropped(syn
             conn.execute("INSERT INTO evo_agent_sessions (session_id, repo, user_name, host, branch, created_ms, "
                          "updated_ms, first_prompt, name) VALUES (%s, 'github.com/team/app', %s, %s, %s, 1, 2, %s, %s)",
                          (sid, "mallory" + ESC, "h" + ESC, "main" + ESC, "hi" + ESC, None))
-            conn.execute("INSERT INTO evo_agent_lines (session_id, file, byte_offset, next_offset, line) "
-                         "VALUES (%s, 'messages.jsonl', 0, 3, '{}')", (sid,))
+            conn.execute("INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body) "
+                         "VALUES (%s, 'messages.jsonl', 0, 3, sha256('{}\n'), '{}\n')", (sid,))
     bob = team_cli(tmp_path, "bob", "https://github.com/team/app", sync_url)
     listed = bob.run("sessions", "list", "--remote")
     assert listed.rc == 0 and good in listed.out, listed.err

@@ -22,6 +22,7 @@ from .helpers import (
     line_rows,
     project_with_origin,
     session_files,
+    store_bytes,
 )
 
 
@@ -89,12 +90,14 @@ def test_the_store_not_the_local_hint_says_where_to_resume(sync_url: str, projec
     identity = identity_of(project)
     with connect(sync_url) as conn:
         push_session(conn, identity, store, rec.session_id)
+        rec.user({"role": "user", "content": "again"})
+        assert push_session(conn, identity, store, rec.session_id).lines == 1  # a second chunk
         assert read_hint(store, rec.session_id)["messages.jsonl"] == rec.path.stat().st_size
         (store.sessions_dir / rec.session_id / ".pushed.json").unlink()  # hint lost: nothing pushed twice
         assert push_session(conn, identity, store, rec.session_id).lines == 0
-        conn.execute("DELETE FROM evo_agent_lines WHERE session_id = %s AND byte_offset > 0", (rec.session_id,))
-        assert push_session(conn, identity, store, rec.session_id).lines == 1  # store lost rows: they come back
-    assert line_rows(sync_url, rec.session_id) == complete_line_count(rec.path)
+        conn.execute("DELETE FROM evo_agent_chunks WHERE session_id = %s AND start_offset > 0", (rec.session_id,))
+        assert push_session(conn, identity, store, rec.session_id).lines == 1  # store lost its tail: it comes back
+    assert store_bytes(sync_url, rec.session_id) == rec.path.read_bytes()
 
 
 def test_two_pushers_at_once_while_the_agent_writes(sync_url: str, project: Path, tmp_path: Path) -> None:
@@ -143,40 +146,57 @@ def test_the_listing_row_names_who_pushed_it(sync_url: str, project: Path) -> No
         rec.session_id, identity.who, "feature/x", "tidy the upload code", 1)
 
 
-def test_an_older_schema_is_migrated_and_a_newer_one_refused(sync_url: str) -> None:
+def test_a_line_table_store_is_converted_to_chunks_and_a_newer_one_refused(empty_url: str, tmp_path: Path) -> None:
     import psycopg
 
-    with psycopg.connect(sync_url, autocommit=True) as conn:
+    from evo_agent.sync.schema import migrate
+
+    sid = "1700000000000_0123abcd"
+    with psycopg.connect(empty_url, autocommit=True) as conn:  # a store as version 4 left it: one row per line
         conn.execute("CREATE TABLE evo_agent_schema (version integer NOT NULL)")
-        for statement in MIGRATIONS[1]:
-            conn.execute(statement)
-        conn.execute("INSERT INTO evo_agent_schema VALUES (1)")
-    with connect(sync_url) as conn:
-        assert conn.execute("SELECT version FROM evo_agent_schema").fetchall() == [(SCHEMA_VERSION,)]
-        assert conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'evo_agent_lines_fts_capped'").fetchone()
+        for version in (1, 2, 3, 4):
+            for statement in MIGRATIONS[version]:
+                conn.execute(statement)
+        conn.execute("INSERT INTO evo_agent_schema VALUES (4, 3)")
+        conn.execute("INSERT INTO evo_agent_sessions (session_id, repo, user_name, host, created_ms, updated_ms) "
+                     "VALUES (%s, 'github.com/team/app', 'u', 'h', 1, 2)", (sid,))
+        conn.execute("INSERT INTO evo_agent_lines VALUES (%s, 'messages.jsonl', 0, 3, 'ab', NULL), "
+                     "(%s, 'messages.jsonl', 3, 6, NULL, '\\xff00'::bytea), "
+                     "(%s, 'messages.jsonl', 9, 12, 'zz', NULL)", (sid, sid, sid))  # after a gap: not a prefix
+    with pytest.raises(StoreUnavailable, match=r"evo-agent sync migrate"):  # clients run no DDL
+        connect(empty_url)
+    with connect(empty_url, check=False) as conn:
+        assert migrate(conn) == SCHEMA_VERSION
+        assert conn.execute("SELECT to_regclass('evo_agent_lines')").fetchone() == (None,)
+    assert store_bytes(empty_url, sid) == b"ab\n\xff\x00\n"  # the contiguous prefix, byte for byte
+    with connect(empty_url) as conn:
         conn.execute("UPDATE evo_agent_schema SET version = 99, min_client = 98")
-    with pytest.raises(StoreUnavailable, match=r"schema is version 99, newer than this evo-agent understands"):
-        connect(sync_url)
-    with psycopg.connect(sync_url, autocommit=True) as conn:  # a newer store that still admits this client
+    with pytest.raises(StoreUnavailable, match=r"admits clients from version 98.*upgrade evo-agent"):
+        connect(empty_url)
+    with psycopg.connect(empty_url, autocommit=True) as conn:  # a newer store that still admits this client
         conn.execute("UPDATE evo_agent_schema SET min_client = %s", (SCHEMA_VERSION,))
-    with connect(sync_url) as conn:
+    with connect(empty_url) as conn:
         assert conn.execute("SELECT version FROM evo_agent_schema").fetchall() == [(99,)]  # left as it is
 
 
 def test_a_fetch_writes_only_a_contiguous_prefix_and_safe_names(sync_url: str, project: Path, tmp_path: Path) -> None:
+    import hashlib
+
     store = quiet_store(project)
     rec = store.create(model="m", provider="demo")
-    for text in ("one", "two", "three"):
-        rec.user({"role": "user", "content": text})
+    identity = identity_of(project)
     with connect(sync_url) as conn:
-        push_session(conn, identity_of(project), store, rec.session_id)
-        second = conn.execute("SELECT byte_offset FROM evo_agent_lines WHERE session_id = %s ORDER BY byte_offset "
-                              "OFFSET 2 LIMIT 1", (rec.session_id,)).fetchone()[0]
-        conn.execute("DELETE FROM evo_agent_lines WHERE session_id = %s AND byte_offset = %s", (rec.session_id, second))
-        conn.execute("INSERT INTO evo_agent_lines VALUES (%s, '../../escape', 0, 3, 'hi', NULL)", (rec.session_id,))
+        for text in ("one", "two", "three"):  # one chunk per push
+            rec.user({"role": "user", "content": text})
+            push_session(conn, identity, store, rec.session_id)
+            if text == "one":
+                prefix = rec.path.read_bytes()
+        conn.execute("DELETE FROM evo_agent_chunks WHERE session_id = %s AND start_offset = %s",
+                     (rec.session_id, len(prefix)))  # a hole where "two" was
+        conn.execute("INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body) "
+                     "VALUES (%s, '../../escape', 0, 3, %s, 'hi\n')", (rec.session_id, hashlib.sha256(b"hi\n").digest()))
         dest = tmp_path / "dest"
         dest.mkdir()
         fetched = fetch_session(conn, rec.session_id, dest)
-    prefix = b"".join(rec.path.read_bytes().splitlines(keepends=True)[:2])
     assert (fetched / "messages.jsonl").read_bytes() == prefix
     assert sorted(os.listdir(tmp_path)) == ["a", "dest"]  # nothing written outside

@@ -87,7 +87,8 @@ USAGE = """evo-agent [options] [PROMPT]
        evo-agent -p [PROMPT] [--output-format text|json|stream-json] [options]
        evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ...
        evo-agent trust [--revoke | --status]
-       evo-agent plan [list | show [ID] | done ID [--force]]"""
+       evo-agent plan [list | show [ID] | done ID [--force]]
+       evo-agent sync {migrate,index} ...  (the team store's admin)"""
 
 DESCRIPTION = """\
 A terminal coding agent whose sessions survive crashes, kills and restarts.
@@ -297,7 +298,7 @@ def _app_likely(argv: Sequence[str] | None) -> bool:
     """A cheap look at argv, before parsing: will this run start the interactive app?"""
     words = sys.argv[1:] if argv is None else list(argv)
     commands = ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions", "trust")
-    if words[:1] == ["plan"] or any(w in commands or w.startswith("--print=") for w in words):
+    if words[:1] in (["plan"], ["sync"]) or any(w in commands or w.startswith("--print=") for w in words):
         return False
     return _isatty(sys.stdin) and _isatty(sys.stdout)
 
@@ -337,6 +338,18 @@ def _run(argv: Sequence[str] | None = None) -> int:
             from .plan_command import run_plan
 
             return run_plan(words[1:], _project_dir)
+        except Exception as exc:
+            code = exit_code_of(exc)
+            if code is None:
+                raise
+            print(failure_line(exc), file=sys.stderr)
+            return code
+    if words[:1] == ["sync"]:  # `evo-agent sync migrate|index`: the team store's admin (cli/sync_command.py)
+        release_tty()
+        try:
+            from .sync_command import run_sync
+
+            return run_sync(words[1:])
         except Exception as exc:
             code = exit_code_of(exc)
             if code is None:

@@ -58,7 +58,7 @@ SAFE_CONFIG: tuple[str, ...] = (
     "core.gitProxy=false",
     "core.untrackedCache=false",
     "diff.external=",
-    "diff.autoRefreshIndex=false",  # `git diff` rewrites the index after a stat-only change; GIT_OPTIONAL_LOCKS doesn't stop it
+    "diff.autoRefreshIndex=false",  # else `git diff` rewrites the index (GIT_OPTIONAL_LOCKS does not stop it)
     "credential.helper=",
     "protocol.allow=never",
     # A transport the repository allows by name outranks protocol.allow: each one off by name too.

@@ -82,7 +82,7 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
     identity = _identity(store)
     total_lines = total_bytes = caught_up = 0
     started = time.monotonic()
-    unreadable = foreign = 0
+    unreadable = foreign = pruned = 0
     with store_connection(url) as conn:
         for sid in targets:
             try:
@@ -96,6 +96,17 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
                 unreadable += 1
                 out.flush()
                 print(f"evo-agent: {exc}", file=sys.stderr)
+                continue
+            for conflict in report.conflicts:  # another push won an append: said, then caught up
+                out.flush()
+                print(f"evo-agent: session {sid}: {terminal_safe(conflict, keep_newlines=False)}; "
+                      "continued from the store's end", file=sys.stderr)
+            if report.pruned:
+                pruned += 1
+                if not all_:
+                    out.flush()
+                    print(f"evo-agent: session {sid} not pushed: {report.pruned} (an admin deletes its tombstone "
+                          "in evo_agent_tombstones to allow it again)", file=sys.stderr)
                 continue
             if report.skipped:
                 foreign += 1
@@ -113,12 +124,13 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
                 extra = f" (incl. {sidechains} sidechain{'s' if sidechains != 1 else ''})" if sidechains else ""
                 out.write(f"{sid}: pushed {report.lines:,} line{'s' if report.lines != 1 else ''}, "
                           f"{_size(report.bytes)}{extra}\n")
-    up_to_date = len(targets) - caught_up - foreign - unreadable
+    up_to_date = len(targets) - caught_up - foreign - unreadable - pruned
     skipped = f"; {foreign} recorded elsewhere, not pushed" if foreign else ""
+    skipped += f"; {pruned} pruned from the store, not pushed again" if pruned else ""
     out.write(f"{caught_up} session{' was' if caught_up == 1 else 's were'} behind ({total_lines:,} lines, "
               f"{_size(total_bytes)}); {up_to_date} already up to date{skipped}; to {redact_url(url)} "
               f"in {time.monotonic() - started:.1f}s\n")
-    return 1 if unreadable or (foreign and not all_) else 0
+    return 1 if unreadable or ((foreign or pruned) and not all_) else 0
 
 
 def _size(n: int) -> str:
@@ -186,23 +198,34 @@ def _short(text: str, width: int) -> str:
 
 def search_remote(store: SessionStore, text: str, out: TextIO, *, as_json: bool, limit: int | None,
                   safe: Callable[[str], str]) -> int:
+    from .db import driver_errors
+    from .remote import refresh_index, unindexed
     from .remote import search_remote as query
 
     if not text.strip():
         raise SyncCommandError("nothing to search for")
     url = require_url()
+    identity = _identity(store)
     with store_connection(url) as conn:
-        hits = query(conn, _identity(store), text, limit=limit or 20)
+        try:  # the derived index catches up first, in its own transactions; a failure leaves it as it is
+            refresh_index(conn, identity.repo)
+        except driver_errors():
+            pass
+        hits = query(conn, identity, text, limit=limit or 20)
+        behind = unindexed(conn, identity.repo)
     if as_json:
         out.write(json.dumps([{"id": h.session.id, "who": h.session.who, "file": h.file, "snippet": h.snippet}
                               for h in hits], ensure_ascii=True, indent=2) + "\n")
         return 0
+    note = (f"({behind} session{'s' if behind != 1 else ''} not indexed yet: `evo-agent sync index` catches up)\n"
+            if behind else "")
     if not hits:
-        out.write(f"No line of this repository's sessions in the team store matches {safe(text)!r}\n")
+        out.write(f"No message of this repository's sessions in the team store matches {safe(text)!r}\n{note}")
         return 1
     for h in hits:
         where = "" if h.file == MESSAGES_NAME else f" [{safe(h.file)}]"
         out.write(f"{h.session.id}  {_cell(safe, h.session.who, 40)}{where}  {_cell(safe, h.snippet, 140)}\n")
+    out.write(note)
     return 0
 
 
@@ -216,11 +239,15 @@ def prune_remote(store: SessionStore, older_than_s: int | None, *, dry_run: bool
     url = require_url()
     cutoff = int(time.time() * 1000) - older_than_s * 1000
     with store_connection(url) as conn:
-        rows, others = delete(conn, _identity(store), cutoff, dry_run=dry_run)
+        pruned = delete(conn, _identity(store), cutoff, dry_run=dry_run)
+    rows, others = pruned.deleted, pruned.kept
     verb = "would delete" if dry_run else "deleted"
     for r in rows:
         out.write(f"{verb} {r.id}  {_cell(safe, r.who, 40)}  updated {fmt_ms(r.updated_ms)}\n")
     out.write(f"{verb} {len(rows)} session{'s' if len(rows) != 1 else ''} from the team store\n")
+    if pruned.partitions:
+        out.write(f"({'would drop' if dry_run else 'dropped'} {len(pruned.partitions)} month partition"
+                  f"{'s' if len(pruned.partitions) != 1 else ''} of chunks whole: {', '.join(pruned.partitions)})\n")
     if others:
         out.write(f"left {len(others)} session{'s' if len(others) != 1 else ''} of other authors: pruning a "
                   "teammate's sessions is an admin's job (the store's owner)\n")
@@ -277,3 +304,56 @@ def fetched_copy(store: SessionStore, text: str) -> Iterator[tuple[SessionStore,
             except OSError as exc:
                 raise SyncCommandError(f"cannot copy session {row.id} into {tmp}: {exc.strerror or exc}") from None
         yield temp_store, row.id
+
+
+# evo-agent sync migrate | index (the admin's) ----------------------------------------------------------------
+
+
+def migrate(out: TextIO, *, ahead: int) -> int:
+    """Create or migrate the store's schema (as its owner) and create chunk partitions `ahead` months ahead."""
+    from .db import driver_errors, error_gist
+    from .schema import SchemaTooNew, SchemaTooOld
+    from .schema import migrate as run
+
+    url = require_url()
+    with store_connection_unchecked(url) as conn:
+        before = conn.execute("SELECT to_regclass('evo_agent_schema') IS NOT NULL").fetchone()[0]
+        try:
+            version = run(conn, ahead=ahead, say=lambda line: out.write(f"  {line}\n"))
+        except (SchemaTooNew, SchemaTooOld) as exc:
+            raise SyncCommandError(str(exc)) from None
+        except driver_errors() as exc:
+            raise SyncCommandError(f"cannot migrate the team store {redact_url(url)}: {error_gist(exc, url)}") from None
+    out.write(f"the team store {redact_url(url)} is at schema version {version}"
+              f"{'' if before else ' (created)'}; clients need row rights only (README \"Team store\")\n")
+    return 0
+
+
+def index(out: TextIO, *, budget_s: float) -> int:
+    """Bring the derived search index up to date for every repository (any role may: it runs as the owner)."""
+    from .remote import refresh_index, unindexed
+
+    url = require_url()
+    started = time.monotonic()
+    with store_connection(url) as conn:
+        done = refresh_index(conn, None, budget_s=budget_s)
+        left = unindexed(conn, None)
+    out.write(f"indexed {done} session{'s' if done != 1 else ''} in {time.monotonic() - started:.1f}s"
+              + (f"; {left} still pending (run it again)" if left else "; the search index is up to date") + "\n")
+    return 0
+
+
+@contextlib.contextmanager
+def store_connection_unchecked(url: str) -> Iterator:
+    """A connection that does not check the schema version (for migrate, which sets it)."""
+    from .db import StoreUnavailable, connect
+
+    try:
+        conn = connect(url, check=False)
+    except StoreUnavailable as exc:
+        raise SyncCommandError(str(exc)) from None
+    try:
+        yield conn
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()

@@ -28,7 +28,7 @@ import os
 from evo_agent.session import one_line
 
 from .config import redact_url
-from .schema import SchemaTooNew, SchemaTooOld, ensure_schema
+from .schema import SchemaTooNew, SchemaTooOld, check_schema
 
 CONNECT_TIMEOUT_S = 5
 IDLE_TIMEOUT_S = 30.0
@@ -104,8 +104,11 @@ def tls_hint(url: str, text: str) -> str:
             "?sslmode=require skips the check)")
 
 
-def connect(url: str, *, migrate: bool = True):  # noqa: ANN201 - a psycopg Connection
-    """An autocommit connection to the store with its schema up to date; StoreUnavailable otherwise."""
+def connect(url: str, *, check: bool = True):  # noqa: ANN201 - a psycopg Connection
+    """An autocommit connection to a store whose schema this client speaks; StoreUnavailable otherwise.
+
+    Clients run no DDL (`check` reads one row); `evo-agent sync migrate` connects with check=False.
+    """
     try:
         import psycopg
     except ImportError:
@@ -121,9 +124,9 @@ def connect(url: str, *, migrate: bool = True):  # noqa: ANN201 - a psycopg Conn
                                f"{tls_hint(url, text)}") from None
     except (ValueError, OSError) as exc:
         raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {error_gist(exc, url)}") from None
-    if migrate:
+    if check:
         try:
-            ensure_schema(conn)
+            check_schema(conn)
         except (SchemaTooNew, SchemaTooOld) as exc:
             conn.close()
             raise StoreUnavailable(str(exc)) from None

@@ -1,30 +1,37 @@
-"""Pushing a session's new complete lines to the store, exactly once by construction.
+"""Pushing a session's new complete lines to the store as chunks, exactly once by construction.
 
-Each line is a row keyed by (session id, file, byte offset) under a unique
-key, inserted with `ON CONFLICT DO NOTHING`. A push starts from where the
-store says the file ends (`next_offset` of its last row), never from a local
-belief, and sends only complete lines (ending in `\\n`). So a retry, a push
-killed halfway, a server killed mid-transaction or two processes pushing the
-same session can neither duplicate nor reorder nor skip a line: whatever was
-committed is a prefix of the file, and the next push continues it.
+One push appends, per file, one chunk row (start, end, sha256, body) — or a
+few when there is more than CHUNK_BYTES or BATCH_LINES behind — starting at
+the file's end *in the store* (the last chunk's end, read in one query for
+all files), never at a local belief. The database takes a chunk only when
+its start is the file's current end there (an expected-version append:
+schema.py's trigger and the primary key on (session, file, start)). So a
+retry, a push killed halfway, a server killed mid-transaction or two
+processes pushing the same session at once can neither duplicate nor reorder
+nor skip a byte: of two racing appends one commits, the other is refused
+(`AppendConflict`), reports it and continues from the store's new end. Only
+complete lines leave (a chunk ends at `\n`); a line longer than CHUNK_BYTES
+goes as several rows in one transaction, so a line of any size replicates
+and the store still only ever holds a prefix of complete lines.
 
 Only what is on disk is read — the transcript as the recorder wrote it,
 already redacted — and the local file is only ever read. A session the local
 trust check calls foreign (planted by a clone, tracked by git, fetched from a
-teammate) is never pushed: it would go out under this user's name.
+teammate) is never pushed: it would go out under this user's name. A session
+pruned from the store (a tombstone there) is not pushed again.
 
 Who pushed is not the client's to say: the server records the role
-(`author`, schema version 3) and refuses a line appended to a session that
-role did not write (`PushRefused`).
+(`author`) and refuses a chunk appended to a session that role did not write
+(`PushRefused`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,11 +46,12 @@ from evo_agent.session import (
 )
 
 from .identity import Identity
+from .schema import APPEND_CONFLICT, CHUNK_BYTES, TOMBSTONED
 
-BATCH_BYTES = 4 << 20  # one transaction per ~4 MB of lines
-BATCH_LINES = 5000
+BATCH_LINES = 5000  # at most this many lines in one chunk row (one transaction)
 READ_BLOCK = 1 << 20
-HINT_NAME = ".pushed.json"  # <session>/.pushed.json: what this machine last pushed (a hint, never trusted for offsets)
+MAX_CONFLICTS = 20  # appends refused in a row before a push gives up on a file (another pusher keeps winning)
+HINT_NAME = ".pushed.json"  # <session>/.pushed.json: what this machine last pushed (for `sessions list` only)
 
 
 @dataclass
@@ -53,10 +61,16 @@ class PushReport:
     bytes: int = 0
     files: dict[str, int] = field(default_factory=dict)  # file -> lines pushed
     skipped: str | None = None  # why it was not pushed (foreign: the local trust check's reason)
+    pruned: str | None = None  # when the store pruned it (a tombstone): not pushed again
+    conflicts: list[str] = field(default_factory=list)  # appends another push won, each caught up from the store
 
 
 class PushRefused(Exception):
     """The store refused this role's rows for the session (it belongs to another author): one line."""
+
+
+class AppendConflict(Exception):
+    """The store's end of a file is not where this append started (another push got there first)."""
 
 
 def session_files(session_dir: Path) -> list[str]:
@@ -73,86 +87,77 @@ def _regular(path: Path) -> bool:
         return False
 
 
-def complete_lines(path: Path, start: int) -> Iterator[tuple[int, bytes]]:
-    """(offset, line without its `\\n`) of every complete line from byte `start`; a torn tail is left for later."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        offset = start
-        pending = b""
-        while True:
-            block = os.pread(fd, READ_BLOCK, offset + len(pending))
-            if not block:
-                return
-            data = pending + block
-            pos = 0
-            while True:
-                nl = data.find(b"\n", pos)
-                if nl < 0:
-                    break
-                yield offset, data[pos:nl]
-                offset += nl + 1 - pos
-                pos = nl + 1
-            pending = data[pos:]
-    finally:
-        os.close(fd)
-
-
 def remote_offsets(conn, session_id: str, files: list[str]) -> dict[str, int]:  # noqa: ANN001
-    """How far each of the session's files is in the store: {file: end of its last line}; one index probe each."""
+    """How far each of the session's files is in the store: {file: end of its last chunk}; one query."""
     rows = conn.execute(
-        "SELECT f, (SELECT next_offset FROM evo_agent_lines WHERE session_id = %s AND file = f "
-        "ORDER BY byte_offset DESC LIMIT 1) FROM unnest(%s::text[]) AS f", (session_id, files)).fetchall()
+        "SELECT f, (SELECT end_offset FROM evo_agent_chunks WHERE session_id = %s AND file = f "
+        "ORDER BY start_offset DESC LIMIT 1) FROM unnest(%s::text[]) AS f", (session_id, files)).fetchall()
     return {file: int(end) for file, end in rows if end is not None}
 
 
-def _insert(conn, session_id: str, file: str, batch: list[tuple[int, bytes]]) -> None:  # noqa: ANN001
-    texts: tuple[list[int], list[int], list[str]] = ([], [], [])
-    raws: list[tuple[str, str, int, int, bytes]] = []
-    for offset, data in batch:
-        end = offset + len(data) + 1
-        text = None
-        if b"\x00" not in data:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                pass
-        if text is None:
-            raws.append((session_id, file, offset, end, data))
-        else:
-            texts[0].append(offset)
-            texts[1].append(end)
-            texts[2].append(text)
-    with conn.transaction():
-        if texts[0]:
-            conn.execute(
-                "INSERT INTO evo_agent_lines (session_id, file, byte_offset, next_offset, line) "
-                "SELECT %s, %s, o, n, l FROM unnest(%b::bigint[], %b::bigint[], %b::text[]) AS t(o, n, l) "
-                "ON CONFLICT DO NOTHING", (session_id, file, *texts))
-        if raws:
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO evo_agent_lines (session_id, file, byte_offset, next_offset, raw) "
-                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", raws)
+def _append(conn, session_id: str, file: str, start: int, body: bytes) -> None:  # noqa: ANN001
+    """One chunk row; AppendConflict when the store's end of the file is not `start`."""
+    import psycopg
+
+    try:
+        conn.execute("INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body) "
+                     "VALUES (%s, %s, %s, %s, %b, %b)",
+                     (session_id, file, start, start + len(body), hashlib.sha256(body).digest(), body))
+    except psycopg.errors.UniqueViolation:
+        raise AppendConflict(f"{file}: another push appended at offset {start} first") from None
+    except psycopg.Error as exc:
+        if getattr(exc, "sqlstate", None) != APPEND_CONFLICT:
+            raise
+        raise AppendConflict(f"{file}: the store ends at {getattr(exc.diag, 'message_detail', '?')}, "
+                             f"this push started at {start}") from None
 
 
-def push_file(conn, session_id: str, file: str, path: Path, start: int) -> tuple[int, int, int]:  # noqa: ANN001
-    """Push the complete lines of one file from `start`; (lines, bytes, new end)."""
-    lines = size = 0
-    end = start
-    batch: list[tuple[int, bytes]] = []
-    batch_bytes = 0
-    for offset, data in complete_lines(path, start):
-        batch.append((offset, data))
-        batch_bytes += len(data) + 1
-        if batch_bytes >= BATCH_BYTES or len(batch) >= BATCH_LINES:
-            _insert(conn, session_id, file, batch)
-            lines, size, end = lines + len(batch), size + batch_bytes, offset + len(data) + 1
-            batch, batch_bytes = [], 0
-    if batch:
-        _insert(conn, session_id, file, batch)
-        offset, data = batch[-1]
-        lines, size, end = lines + len(batch), size + batch_bytes, offset + len(data) + 1
-    return lines, size, end
+def _cut(block: bytes, max_lines: int) -> int:
+    """Where a chunk taken from `block` ends: after its last `\\n`, or its `max_lines`-th; 0 when it has none."""
+    end = pos = 0
+    for _ in range(max_lines):
+        nl = block.find(b"\n", pos)
+        if nl < 0:
+            break
+        end = pos = nl + 1
+    return end
+
+
+def push_file(conn, session_id: str, file: str, path: Path, start: int, end: int) -> tuple[int, int]:  # noqa: ANN001
+    """Append the complete lines of `path` in [start, end) as chunks, one transaction each; (lines, bytes).
+
+    Memory holds one chunk (at most CHUNK_BYTES). A line longer than that goes as several rows of one
+    transaction, so what commits always ends at a line's end.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    lines = sent = 0
+    try:
+        pos = start
+        while pos < end:
+            block = os.pread(fd, min(CHUNK_BYTES, end - pos), pos)
+            if not block:
+                break  # the file shrank under us: the rest waits for the next push
+            cut = _cut(block, BATCH_LINES)
+            if cut:  # one INSERT: its own transaction (autocommit), no BEGIN/COMMIT round trips
+                _append(conn, session_id, file, pos, block[:cut])
+                n = block.count(b"\n", 0, cut)
+            else:
+                with conn.transaction():  # one line longer than a chunk: its pieces, then the piece that ends it
+                    n, cut = 1, 0
+                    while True:
+                        nl = block.find(b"\n")
+                        piece = block if nl < 0 else block[:nl + 1]
+                        _append(conn, session_id, file, pos + cut, piece)
+                        cut += len(piece)
+                        if nl >= 0:
+                            break
+                        block = os.pread(fd, min(CHUNK_BYTES, end - pos - cut), pos + cut)
+                        if not block:
+                            raise OSError(f"{file} shrank while it was pushed")
+            lines, sent, pos = lines + n, sent + cut, pos + cut
+    finally:
+        os.close(fd)
+    return lines, sent
 
 
 def push_session(conn, identity: Identity, store: SessionStore, session_id: str) -> PushReport:  # noqa: ANN001
@@ -172,30 +177,53 @@ def push_session(conn, identity: Identity, store: SessionStore, session_id: str)
     except psycopg.errors.InsufficientPrivilege:
         raise PushRefused(f"the team store refused session {session_id}: another author wrote it "
                           "(a session is appended to only by the role that pushed it first)") from None
+    except psycopg.Error as exc:
+        if getattr(exc, "sqlstate", None) != TOMBSTONED:
+            raise
+        report.pruned = "pruned from the team store"
     return report
+
+
+def pruned_at(conn, session_id: str) -> str | None:  # noqa: ANN001
+    """When the store pruned this session (its tombstone), as text; None when it did not."""
+    row = conn.execute("SELECT to_char(pruned_at, 'YYYY-MM-DD') FROM evo_agent_tombstones WHERE session_id = %s",
+                       (session_id,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def _push_files(conn, identity: Identity, store: SessionStore, session_id: str, files: list[str],  # noqa: ANN001
                 report: PushReport) -> None:
     session_dir = store.sessions_dir / session_id
-    sizes = {rel: _size(session_dir / rel) for rel in files}
+    ends = {rel: complete_end(session_dir / rel) for rel in files}
     remote = remote_offsets(conn, session_id, files)
-    ends = dict(remote)
+    exists = bool(remote) or _has_row(conn, session_id)
+    if not exists:
+        when = pruned_at(conn, session_id)
+        if when is not None:
+            report.pruned = f"pruned from the team store on {when}"
+            return
+        _upsert_session(conn, identity, store, session_id, ends[MESSAGES_NAME])  # the row chunks are checked against
     for rel in files:
         start = remote.get(rel, 0)
-        if sizes[rel] <= start:
-            continue
-        if rel == MESSAGES_NAME or not remote:
-            _upsert_session(conn, identity, store, session_id, sizes[MESSAGES_NAME])
-        lines, size, end = push_file(conn, session_id, rel, session_dir / rel, start)
-        if lines:
-            report.lines += lines
-            report.bytes += size
-            report.files[rel] = lines
-            ends[rel] = end
-    if not report.lines and not remote and not _has_row(conn, session_id):
-        _upsert_session(conn, identity, store, session_id, sizes[MESSAGES_NAME])  # a session whose lines are all torn
-    write_hint(store, session_id, {rel: sizes[rel] for rel in files})
+        for _ in range(MAX_CONFLICTS):
+            if ends[rel] <= start:
+                break
+            try:
+                lines, size = push_file(conn, session_id, rel, session_dir / rel, start, ends[rel])
+            except AppendConflict as exc:  # another push won this append: say so, continue from the store's end
+                report.conflicts.append(str(exc))
+                start = remote_offsets(conn, session_id, [rel]).get(rel, 0)
+                continue
+            if lines:
+                report.lines += lines
+                report.bytes += size
+                report.files[rel] = report.files.get(rel, 0) + lines
+            break
+        else:
+            raise AppendConflict(f"{rel}: {MAX_CONFLICTS} appends in a row lost to another push; try again")
+    if report.lines:  # after the chunks: `pushed_at` is what the search indexer compares against
+        _upsert_session(conn, identity, store, session_id, ends[MESSAGES_NAME])
+    write_hint(store, session_id, {rel: _size(session_dir / rel) for rel in files})
 
 
 def _size(path: Path) -> int:
@@ -291,11 +319,14 @@ def behind_in_store(conn, store: SessionStore, session_ids: list[str]) -> list[s
     if not pairs:
         return []
     rows = conn.execute(
-        "SELECT s, f, (SELECT next_offset FROM evo_agent_lines WHERE session_id = s AND file = f "
-        "ORDER BY byte_offset DESC LIMIT 1) FROM unnest(%s::text[], %s::text[]) AS t(s, f)",
+        "SELECT s, f, (SELECT end_offset FROM evo_agent_chunks WHERE session_id = s AND file = f "
+        "ORDER BY start_offset DESC LIMIT 1) FROM unnest(%s::text[], %s::text[]) AS t(s, f)",
         ([p[0] for p in pairs], [p[1] for p in pairs])).fetchall()
     ends = {(s, f): int(e or 0) for s, f, e in rows}
-    return sorted({sid for sid, rel, end in pairs if end > ends.get((sid, rel), 0)})
+    behind_ids = {sid for sid, rel, end in pairs if end > ends.get((sid, rel), 0)}
+    buried = {r[0] for r in conn.execute("SELECT session_id FROM evo_agent_tombstones WHERE session_id = ANY(%s)",
+                                         (sorted(behind_ids),)).fetchall()}
+    return sorted(behind_ids - buried)  # a session the store pruned is not pushed again
 
 
 def complete_end(path: Path) -> int:

@@ -12,16 +12,24 @@ its transcript is read-only, so `--resume` asks (or refuses in print mode)
 exactly as for a session planted locally.
 
 A fetched session is written as a local session directory (0700, files
-0600) whose files are byte-identical to the lines the store holds. It is
-assembled in a hidden staging directory and renamed into place, so a crash
-or a failure mid-fetch leaves nothing to list or resume, and two processes
-fetching at once end with one complete copy. Only a contiguous prefix of each
-file is written (a line is never placed at the wrong offset), and file names
-from the store are checked like any name from outside.
+0600) whose files are byte-identical to what the store holds: its chunks,
+reassembled in order, each checked against its sha256 and its offsets (a
+chunk that fails either ends that file: only a verified, contiguous prefix is
+written). It is assembled in a hidden staging directory and renamed into
+place, so a crash or a failure mid-fetch leaves nothing to list or resume,
+and two processes fetching at once end with one complete copy. Rows stream
+through a server-side cursor a few chunks at a time: memory stays bounded
+whatever the session's size. A copy fetched earlier (a teammate's session
+still growing) is refreshed from where it ends: only the new chunks travel,
+appended under a lock; a copy that no longer lines up with the store (the
+store was rolled back, an append was torn) is fetched again whole. File
+names from the store are checked like any name from outside.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import secrets
@@ -44,7 +52,6 @@ from evo_agent.session import (
 )
 
 from .identity import Identity
-from .schema import SEARCH_CAP
 
 
 @dataclass
@@ -139,25 +146,23 @@ def fetch_session(conn, session_id: str, sessions_dir: Path) -> Path:  # noqa: A
     """Copy a session from the store into `sessions_dir/<id>`; its directory.
 
     Unless the store vouches that this user wrote it, the copy is foreign (a `fetched` file, a 0400 transcript).
-    An existing copy is kept, except a foreign one the store has more of (a teammate's session still growing):
-    that one is fetched again and swapped in whole. Rows stream to disk (a server-side cursor): memory stays
-    bounded whatever the session's size.
+    An existing copy of our own is kept as it is; a foreign one (we made it) is brought up to date with the
+    store: appended from where it ends, or fetched again whole when it no longer lines up.
     """
     if not is_session_id(session_id):
         raise SessionNotFound(f"the team store named a session {terminal_safe(session_id[:40])!r} that is not an id")
     target = sessions_dir / session_id
-    if (target / MESSAGES_NAME).exists() and not _stale_copy(conn, target, session_id):
-        return target
+    if (target / MESSAGES_NAME).exists() and (not (target / FETCHED_NAME).is_file()
+                                              or _refresh(conn, target, session_id)):
+        return target  # ours (never overwritten: it may be this user's live session), or now up to date
     _make_dir(sessions_dir)
     staging = sessions_dir / f".fetch-{session_id}-{secrets.token_hex(4)}"
     _make_dir(staging)
     try:
-        sizes = _stream_files(conn, session_id, staging)
+        sizes = _copy_chunks(conn, session_id, staging, {})
         if MESSAGES_NAME not in sizes:
             raise SessionNotFound(f"session {session_id} has no transcript in the team store")
-        meta = conn.execute("SELECT meta FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone()
-        if meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == sizes[MESSAGES_NAME]:
-            _write_file(staging / META_NAME, json.dumps(meta[0], ensure_ascii=False).encode("utf-8"))
+        _write_meta(conn, session_id, staging, sizes[MESSAGES_NAME])
         whose = foreign_note(conn, session_id)
         if whose is not None:
             _write_file(staging / FETCHED_NAME, whose.encode("utf-8"))
@@ -168,16 +173,62 @@ def fetch_session(conn, session_id: str, sessions_dir: Path) -> Path:  # noqa: A
     return target
 
 
-def _stale_copy(conn, target: Path, session_id: str) -> bool:  # noqa: ANN001
-    """A foreign copy (we made it: it has the `fetched` file) whose transcript the store now holds more of."""
-    if not (target / FETCHED_NAME).is_file():
-        return False  # ours: never overwritten (it may be this user's live session)
-    row = conn.execute("SELECT next_offset FROM evo_agent_lines WHERE session_id = %s AND file = %s "
-                       "ORDER BY byte_offset DESC LIMIT 1", (session_id, MESSAGES_NAME)).fetchone()
+def store_ends(conn, session_id: str) -> dict[str, int]:  # noqa: ANN001
+    """{file: end of its last chunk} of one session in the store: one query."""
+    rows = conn.execute("SELECT DISTINCT ON (file) file, end_offset FROM evo_agent_chunks WHERE session_id = %s "
+                        "ORDER BY file, start_offset DESC", (session_id,)).fetchall()
+    return {str(f): int(e) for f, e in rows}
+
+
+def _refresh(conn, target: Path, session_id: str) -> bool:  # noqa: ANN001
+    """Append to a foreign copy what the store has beyond it; False when it must be fetched again whole."""
+    import fcntl
+
+    fd = os.open(target / MESSAGES_NAME, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        return row is not None and int(row[0]) > os.lstat(target / MESSAGES_NAME).st_size
+        fcntl.flock(fd, fcntl.LOCK_EX)  # two refreshes at once would append twice
+        ends = {rel: end for rel, end in store_ends(conn, session_id).items()
+                if rel == MESSAGES_NAME or is_sidechain_path(rel)}
+        local = {rel: _size(target / rel) for rel in ends if os.path.lexists(target / rel)}
+        if any(local[rel] > ends[rel] for rel in local) or MESSAGES_NAME not in ends:
+            return False  # the store holds less than the copy (rolled back, pruned): a fresh copy says what it has
+        if all(local.get(rel) == ends[rel] for rel in ends):
+            return True
+        os.chmod(target / MESSAGES_NAME, FILE_MODE)
+        try:
+            sizes = _copy_chunks(conn, session_id, target, local)
+        finally:
+            os.chmod(target / MESSAGES_NAME, 0o400)
+        if any(sizes.get(rel, 0) != ends[rel] for rel in ends):
+            return False  # the copy did not line up with a chunk boundary (a torn append): fetch it whole
+        _write_meta(conn, session_id, target, sizes[MESSAGES_NAME], replace=True)
+        return True
+    finally:
+        os.close(fd)
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.lstat(path).st_size
     except OSError:
-        return False
+        return 0
+
+
+def _write_meta(conn, session_id: str, directory: Path, messages_bytes: int, *, replace: bool = False) -> None:  # noqa: ANN001
+    """The store's meta.json when it describes exactly the transcript written (else listing rebuilds it)."""
+    meta = conn.execute("SELECT meta FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone()
+    if not (meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == messages_bytes):
+        if replace:
+            with contextlib.suppress(OSError):
+                os.unlink(directory / META_NAME)  # stale now: listing rebuilds it from the transcript
+        return
+    data = json.dumps(meta[0], ensure_ascii=False).encode("utf-8")
+    if not replace:
+        _write_file(directory / META_NAME, data)
+        return
+    tmp = directory / f".meta.{secrets.token_hex(4)}.tmp"
+    _write_file(tmp, data)
+    os.replace(tmp, directory / META_NAME)
 
 
 def _swap_in(staging: Path, target: Path) -> None:
@@ -198,39 +249,51 @@ def _swap_in(staging: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _stream_files(conn, session_id: str, staging: Path) -> dict[str, int]:  # noqa: ANN001
-    """Write each file's contiguous prefix into `staging` as rows arrive; {file: bytes written}.
+FETCH_ROWS = 4  # chunks a fetch holds in memory at once (each at most CHUNK_BYTES)
 
-    Files with names that are not a session's are ignored; a gap ends a file (only a prefix is ever written).
+
+def _copy_chunks(conn, session_id: str, directory: Path, have: dict[str, int]) -> dict[str, int]:  # noqa: ANN001
+    """Write each file's verified chunks into `directory` from `have[file]` (0: a new file); {file: its end}.
+
+    Files with names that are not a session's are ignored; a gap, an overlap or a checksum that does not match
+    ends that file: only a contiguous, verified prefix is ever written.
     """
-    sizes: dict[str, int] = {}
+    from psycopg.types.json import Jsonb
+
+    sizes: dict[str, int] = dict(have)
     broken: set[str] = set()
     current: tuple[str, int] | None = None  # (file, fd)
     try:
         with conn.transaction(), conn.cursor(name=f"evo_fetch_{secrets.token_hex(4)}") as cur:
-            cur.itersize = 500
-            cur.execute("SELECT file, byte_offset, next_offset, line, raw FROM evo_agent_lines "
-                        "WHERE session_id = %s ORDER BY file, byte_offset", (session_id,))
-            for file, offset, end, line, raw in cur:
+            cur.itersize = FETCH_ROWS
+            cur.execute("SELECT file, start_offset, end_offset, checksum, body FROM evo_agent_chunks "
+                        "WHERE session_id = %s AND start_offset >= coalesce((%s::jsonb ->> file)::bigint, 0) "
+                        "ORDER BY file, start_offset", (session_id, Jsonb(have)))
+            for file, start, end, checksum, body in cur:
                 if file in broken or not (file == MESSAGES_NAME or is_sidechain_path(file)):
                     continue
                 if current is None or current[0] != file:
                     if current is not None:
                         os.close(current[1])
+                        current = None
                     if file != MESSAGES_NAME:
-                        _make_dir(staging / SUBAGENT_DIR)
-                    current = (file, _create(staging / file))
-                    sizes[file] = 0
-                data = line.encode("utf-8") if line is not None else bytes(raw)
-                if offset != sizes[file] or end != offset + len(data) + 1:
-                    broken.add(file)  # a gap (or a row that does not fit): keep the prefix before it
+                        _make_dir(directory / SUBAGENT_DIR)
+                    current = (file, _append_fd(directory / file) if file in have else _create(directory / file))
+                    sizes.setdefault(file, 0)
+                body = bytes(body)
+                if start != sizes[file] or end != start + len(body) or hashlib.sha256(body).digest() != bytes(checksum):
+                    broken.add(file)  # keep the verified prefix before it
                     continue
-                _write_all(current[1], data + b"\n")
+                _write_all(current[1], body)
                 sizes[file] = end
     finally:
         if current is not None:
             os.close(current[1])
     return sizes
+
+
+def _append_fd(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
 
 
 def foreign_note(conn, session_id: str) -> str | None:  # noqa: ANN001
@@ -281,12 +344,20 @@ def _write_file(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def prune_remote(conn, identity: Identity, cutoff_ms: int, *,  # noqa: ANN001
-                 dry_run: bool) -> tuple[list[RemoteSession], list[RemoteSession]]:
-    """Delete this project's sessions last updated before `cutoff_ms` that this role may delete; (deleted, kept).
+@dataclass
+class Pruned:
+    deleted: list[RemoteSession]  # this role's (or, for the owner, anyone's) sessions removed
+    kept: list[RemoteSession]  # other authors' sessions a verified role may not delete
+    partitions: list[str]  # month partitions of chunks dropped whole instead of deleted row by row
+
+
+def prune_remote(conn, identity: Identity, cutoff_ms: int, *, dry_run: bool) -> Pruned:  # noqa: ANN001
+    """Delete this project's sessions last updated before `cutoff_ms` that this role may delete.
 
     Where authors are verified a role deletes only its own sessions (the server refuses the others: pruning
-    a teammate's sessions is an admin's job); `kept` are the others', left in place.
+    a teammate's sessions is an admin's job). The tables' owner drops a month partition of chunks whole when
+    every session of that month is being pruned (no big DELETE); the rest are deleted. Each deleted session
+    leaves a tombstone (a trigger), so no `push --all` brings it back.
     """
     trust = store_trust(conn)
     with conn.transaction():
@@ -295,13 +366,37 @@ def prune_remote(conn, identity: Identity, cutoff_ms: int, *,  # noqa: ANN001
             "ORDER BY updated_ms", (identity.repo, identity.subdir, cutoff_ms)).fetchall())
         mine = [r for r in rows if not trust.verified or r.author == trust.role]
         others = [r for r in rows if r not in mine]
+        ids = [r.id for r in mine]
+        whole = _whole_partitions(conn, ids) if ids and not trust.verified else []
         if mine and not dry_run:
-            ids = [r.id for r in mine]
-            conn.execute("DELETE FROM evo_agent_lines WHERE session_id = ANY(%s)", (ids,))
+            for name in whole:
+                conn.execute(f"ALTER TABLE evo_agent_chunks DETACH PARTITION {name}")
+                conn.execute(f"DROP TABLE {name}")
+            conn.execute("DELETE FROM evo_agent_chunks WHERE session_id = ANY(%s)", (ids,))
             deleted = {r[0] for r in conn.execute(
                 "DELETE FROM evo_agent_sessions WHERE session_id = ANY(%s) RETURNING session_id", (ids,)).fetchall()}
             mine = [r for r in mine if r.id in deleted]
-    return mine, others
+    return Pruned(mine, others, whole)
+
+
+def _whole_partitions(conn, ids: list[str]) -> list[str]:  # noqa: ANN001
+    """Month partitions of chunks holding sessions of `ids` and of no other session (the owner may drop them)."""
+    from .schema import partition_bounds
+
+    names = [r[0] for r in conn.execute(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+        "WHERE i.inhparent = to_regclass('evo_agent_chunks') AND c.relname ~ '^evo_agent_chunks_p[0-9]{6}$' "
+        "AND pg_has_role(current_user, c.relowner, 'USAGE') ORDER BY 1").fetchall()]
+    whole = []
+    for name in names:
+        lo, hi = partition_bounds(int(name[-6:-2]), int(name[-2:]))
+        if not any(lo <= sid < hi for sid in ids):
+            continue
+        others = conn.execute("SELECT 1 FROM evo_agent_sessions WHERE session_id >= %s AND session_id < %s "
+                              "AND NOT (session_id = ANY(%s)) LIMIT 1", (lo, hi, ids)).fetchone()
+        if others is None:
+            whole.append(name)
+    return whole
 
 
 @dataclass
@@ -311,14 +406,46 @@ class SearchHit:
     snippet: str
 
 
+INDEX_BUDGET_S = 3.0  # how long a search first spends bringing the index up to date (its own transactions)
+
+
+def refresh_index(conn, repo: str | None, *, budget_s: float = INDEX_BUDGET_S, batch: int = 50) -> int:  # noqa: ANN001
+    """Index what was pushed since the last run (`evo_agent_index`, one transaction per batch of sessions).
+
+    Derived work, never on the push path: a failure or the budget running out leaves the rest for the next
+    search or `evo-agent sync index`. Returns how many sessions were indexed.
+    """
+    import time
+
+    started = time.monotonic()
+    done = 0
+    while time.monotonic() - started < budget_s:
+        with conn.transaction():
+            n = conn.execute("SELECT evo_agent_index(%s, %s)", (repo, batch)).fetchone()[0]
+        done += int(n or 0)
+        if not n:
+            break
+    return done
+
+
+def unindexed(conn, repo: str | None) -> int:  # noqa: ANN001
+    """Sessions of `repo` (None: of every repository this role reads) pushed since the index last saw them."""
+    row = conn.execute("SELECT count(*) FROM evo_agent_sessions s LEFT JOIN evo_agent_search_state st "
+                       "USING (session_id) WHERE (%s::text IS NULL OR s.repo = %s) "
+                       "AND (st.session_id IS NULL OR st.indexed_at < s.pushed_at)", (repo, repo)).fetchone()
+    return int(row[0])
+
+
 def search_remote(conn, identity: Identity, text: str, *, limit: int = 20) -> list[SearchHit]:  # noqa: ANN001
-    """Lines of this repository's sessions that match `text` (PostgreSQL full-text search, `simple` config)."""
+    """Messages of this repository's sessions that match `text`, newest sessions first (the derived index)."""
     rows = conn.execute(
-        f"""SELECT {', '.join('s.' + c for c in _COLUMNS.split(', '))}, l.file,
-                   ts_headline('simple', l.line, q, 'StartSel=«,StopSel=»,MaxWords=18,MinWords=6')
-            FROM evo_agent_lines l JOIN evo_agent_sessions s USING (session_id),
-                 plainto_tsquery('simple', %s) q
-            WHERE s.repo = %s AND to_tsvector('simple', left(coalesce(l.line, ''), {SEARCH_CAP})) @@ q
-            ORDER BY s.updated_ms DESC, l.byte_offset LIMIT %s""", (text, identity.repo, limit)).fetchall()
+        f"""SELECT {', '.join('s.' + c for c in _COLUMNS.split(', '))},
+                   ts_headline('simple', coalesce(evo_agent_line_text(x.session_id, x.line_offset, x.line_bytes), ''),
+                               plainto_tsquery('simple', %s), 'StartSel=«,StopSel=»,MaxWords=18,MinWords=6')
+            FROM (SELECT x.session_id, x.line_offset, x.line_bytes FROM evo_agent_search x
+                  WHERE x.repo = %s AND x.tsv @@ plainto_tsquery('simple', %s)
+                  ORDER BY x.session_id DESC, x.line_offset LIMIT %s) x
+            JOIN evo_agent_sessions s USING (session_id)
+            ORDER BY x.session_id DESC, x.line_offset""", (text, identity.repo, text, limit)).fetchall()
     sessions = {s.id: s for s in _sessions(conn, [r[:11] for r in rows])}
-    return [SearchHit(sessions[r[0]], r[11], r[12]) for r in rows if r[0] in sessions]
+    return [SearchHit(sessions[r[0]], MESSAGES_NAME, r[11]) for r in rows if r[0] in sessions]

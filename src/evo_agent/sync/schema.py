@@ -1,47 +1,77 @@
-"""The store's tables, created and migrated by evo-agent itself.
+"""The store's tables, created and migrated by an admin: `evo-agent sync migrate`.
 
-`evo_agent_schema` holds one row: the version. Opening a store runs the
-migrations it lacks, each in its own transaction under an advisory lock (two
-agents starting at once migrate once). A store whose version is newer than
-this evo-agent knows is refused with one line: an old client must not write
-into a layout it does not understand.
+Clients never run DDL: they need row rights only, and on connecting they
+check one row, `evo_agent_schema` (version, min_client). A store older than
+this client needs is one line for its admin (`evo-agent sync migrate`); a
+store whose `min_client` is newer than this client is one line telling the
+user to upgrade; a newer store that still admits this client (min_client)
+is used as it is (an upgraded admin does not lock older clients out).
 
-Layout (version 2):
-- `evo_agent_sessions`: one row per session — repository identity, who
-  pushed it first (user, host), branch, times, counts, first prompt, and the
-  meta.json it last saw.
-- `evo_agent_lines`: one row per complete line of a session's files, keyed
-  by (session id, file, byte offset): the unique key that makes every push
-  exactly once (`ON CONFLICT DO NOTHING`). `next_offset` is where the line
-  ends, so "how far has this file been pushed" is one index probe. A line
-  that is valid UTF-8 without NUL is kept as `line` text (searchable); any
-  other as `raw` bytes, so a fetched file is byte-identical.
-- version 2 adds the full-text index used by `sessions search --remote`.
-- version 3 makes the server the witness of who wrote what (SPEC §9):
-  `author` is the pushing role (`current_user`), set by a trigger the client
-  cannot override; row-level security lets a role insert, change and delete
-  only its own sessions and their lines, and read the sessions of the
-  repositories `evo_agent_access` grants it (to it or to a role it is a
-  member of; `*` for every repository). The tables' owner and superusers are
-  not bound by it: that is the single shared role of a small team, whose
-  authors are "not verified". The group role `evo_agent_member` gets the row
-  rights (created when the migrating role may create roles).
-- version 4 indexes at most the first 64 KB of a line's text (a pasted
-  4 MB log cannot exceed the 1 MB tsvector limit and fail its batch), and
-  `evo_agent_schema.min_client`: the oldest evo-agent schema version that may
-  still use the store. A client older than the store's version but not older
-  than `min_client` carries on (an upgraded admin does not lock the team out);
-  one older than `min_client` is refused with one line.
+`migrate()` runs each version's statements in one transaction under an
+advisory lock (two admins at once migrate once), then builds the indexes a
+live store needs with `CREATE INDEX CONCURRENTLY`, each outside any
+transaction (writers are never blocked; an index a failed build left invalid
+is dropped and built again), and only then records the version. It also
+creates the month partitions of the chunk table ahead (run it monthly, e.g.
+from cron; rows of a month without a partition land in the default one).
+
+Layout (version 5):
+- `evo_agent_sessions`: one row per session — repository, subdirectory, the
+  author (the pushing role, `current_user`, set by a trigger the client
+  cannot override), the user and host the client named, branch, times,
+  counts, first prompt, name, meta.json, `pushed_at` (bumped by every push,
+  after its chunks: what the search indexer compares against).
+- `evo_agent_chunks`: one row per push per file: (session, file,
+  start_offset, end_offset, checksum = sha256(body), body bytea). Primary key
+  (session, file, start_offset); a trigger refuses a chunk whose start is not
+  the file's current end in the store (an expected-version append: of two
+  racing pushers one commits, the other gets SQLSTATE EA409 or a unique
+  violation, and catches up); CHECKs tie the offsets to the body's length and
+  the checksum to the body. A body is bytea (PostgreSQL's limit is 1 GB per
+  value; clients send at most CHUNK_BYTES per row, a longer line as several
+  rows in one transaction), so a line of any size replicates. Partitioned by
+  range of session id: ids begin with their creation time in ms, so a
+  partition is one month of sessions and retention drops whole partitions.
+- `evo_agent_tombstones`: sessions pruned from the store (by a trigger on
+  their deletion); the server refuses to take such a session again, and
+  `push --all` says it skipped it.
+- `evo_agent_search` and `evo_agent_search_state`: the derived full-text
+  index: one row per user/assistant message line with text (not keys, not
+  tool output; the first SEARCH_CAP characters), a stored `tsvector` with
+  the repository beside it (a GIN index over (repo, tsv), btree_gin when the
+  server has it). Built by `evo_agent_index()`, a function that runs with the
+  owner's rights over what the store already holds — so any role may drive
+  it and none can plant index rows — called by `evo-agent sync index` and by
+  `sessions search --remote` in its own transaction, never by a push.
+- row-level security as in version 3: a role inserts, changes and deletes
+  only its own sessions and their chunks, and reads the repositories
+  `evo_agent_access` grants it; the tables' owner and superusers are not bound
+  (one shared role: authors "not verified"). `evo_agent_member` gets the row
+  rights.
+
+Versions 1–4 (one row per line in `evo_agent_lines`) are kept below so an old
+store can be brought up to date; version 5 converts its lines into chunks (a
+contiguous prefix per file, rows of at most CHUNK_BYTES) in the migrating
+transaction and drops the line table.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
-MIN_CLIENT = 3  # the oldest client version that may use a store at SCHEMA_VERSION: it must know authors and RLS
+import datetime as _dt
+
+from evo_agent.session import MESSAGES_NAME
+
+SCHEMA_VERSION = 5
+MIN_CLIENT = 5  # the oldest client version that may use a store at SCHEMA_VERSION: it must speak chunks
 MEMBER_ROLE = "evo_agent_member"
-SEARCH_CAP = 65536  # characters of a line indexed for search (schema version 4)
+SEARCH_CAP = 65536  # characters of a message's text indexed for search
+CHUNK_BYTES = 4 << 20  # the largest body one chunk row carries (clients split longer lines)
+APPEND_CONFLICT = "EA409"  # SQLSTATE of a chunk whose start is not the file's end in the store
+TOMBSTONED = "EA410"  # SQLSTATE of a session the store pruned, pushed again
+PARTITIONS_AHEAD = 3  # months of chunk partitions `migrate` creates beyond the current one
 _LOCK_KEY = 7_345_262_001  # the advisory lock migrations take
 
+# Versions 1-4: one row per line (kept to bring an old store up to date; version 5 converts and drops it).
 MIGRATIONS: dict[int, list[str]] = {
     1: [
         """CREATE TABLE IF NOT EXISTS evo_agent_sessions (
@@ -136,54 +166,363 @@ MIGRATIONS: dict[int, list[str]] = {
     ],
 }
 
+_PARTITIONS = "-- month partitions"
+
+_V5_CONVERT = f"""
+INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body)
+SELECT session_id, file, start_offset, end_offset, sha256(body), body FROM (
+  SELECT session_id, file, min(byte_offset) AS start_offset, max(next_offset) AS end_offset,
+         string_agg(bytes || '\\x0a'::bytea, ''::bytea ORDER BY byte_offset) AS body
+  FROM (SELECT *, bool_and(ok) OVER (PARTITION BY session_id, file ORDER BY byte_offset) AS prefix
+        FROM (SELECT session_id, file, byte_offset, next_offset, coalesce(convert_to(line, 'UTF8'), raw) AS bytes,
+                     lag(next_offset, 1, 0::bigint) OVER (PARTITION BY session_id, file ORDER BY byte_offset)
+                       = byte_offset
+                     AND next_offset = byte_offset + octet_length(coalesce(convert_to(line, 'UTF8'), raw)) + 1 AS ok
+              FROM evo_agent_lines) numbered) checked
+  WHERE prefix
+  GROUP BY session_id, file, byte_offset / {CHUNK_BYTES}) grouped"""
+
+_MEMBER_GRANTS = f"""DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{MEMBER_ROLE}') THEN
+    BEGIN
+      CREATE ROLE {MEMBER_ROLE} NOLOGIN;
+    EXCEPTION WHEN insufficient_privilege OR duplicate_object OR unique_violation THEN NULL;
+    END;
+  END IF;
+  IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{MEMBER_ROLE}') THEN
+    GRANT SELECT, INSERT, UPDATE, DELETE ON evo_agent_sessions TO {MEMBER_ROLE};
+    GRANT SELECT, INSERT, DELETE ON evo_agent_chunks TO {MEMBER_ROLE};
+    GRANT SELECT ON evo_agent_access, evo_agent_schema, evo_agent_tombstones, evo_agent_search,
+                    evo_agent_search_state TO {MEMBER_ROLE};
+  END IF;
+END $$"""
+
+V5 = [
+    """DO $$ BEGIN
+         CREATE EXTENSION IF NOT EXISTS btree_gin;
+       EXCEPTION WHEN OTHERS THEN NULL;  -- not installed or not allowed: a GIN over tsv alone, a btree on repo
+       END $$""",
+    """CREATE TABLE evo_agent_chunks (
+        session_id   text COLLATE "C" NOT NULL,
+        file         text NOT NULL,
+        start_offset bigint NOT NULL,
+        end_offset   bigint NOT NULL,
+        checksum     bytea NOT NULL,
+        body         bytea NOT NULL,
+        pushed_at    timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (session_id, file, start_offset),
+        CONSTRAINT evo_agent_chunk_length CHECK (start_offset >= 0 AND end_offset > start_offset
+                                                 AND end_offset = start_offset + octet_length(body)),
+        CONSTRAINT evo_agent_chunk_checksum CHECK (checksum = sha256(body))
+    ) PARTITION BY RANGE (session_id)""",
+    "CREATE TABLE evo_agent_chunks_default PARTITION OF evo_agent_chunks DEFAULT",
+    _PARTITIONS,  # migrate() creates the month partitions here, before converting
+    "DO $$ BEGIN IF to_regclass('evo_agent_lines') IS NOT NULL THEN EXECUTE $c$" + _V5_CONVERT + "$c$; END IF; END $$",
+    "DROP TABLE IF EXISTS evo_agent_lines",
+    f"""CREATE OR REPLACE FUNCTION evo_agent_append_check() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE current_end bigint;
+        BEGIN
+          SELECT c.end_offset INTO current_end FROM evo_agent_chunks c
+            WHERE c.session_id = NEW.session_id AND c.file = NEW.file ORDER BY c.start_offset DESC LIMIT 1;
+          IF coalesce(current_end, 0) <> NEW.start_offset THEN
+            RAISE EXCEPTION 'append conflict: % % ends at % in the store, this chunk starts at %',
+              NEW.session_id, NEW.file, coalesce(current_end, 0), NEW.start_offset
+              USING ERRCODE = '{APPEND_CONFLICT}', DETAIL = coalesce(current_end, 0)::text;
+          END IF;
+          RETURN NEW;
+        END $$""",
+    "CREATE TRIGGER evo_agent_chunks_append BEFORE INSERT ON evo_agent_chunks "
+    "FOR EACH ROW EXECUTE FUNCTION evo_agent_append_check()",
+    "ALTER TABLE evo_agent_chunks ENABLE ROW LEVEL SECURITY",
+    """CREATE POLICY evo_agent_chunks_read ON evo_agent_chunks FOR SELECT USING (
+         EXISTS (SELECT 1 FROM evo_agent_sessions s WHERE s.session_id = evo_agent_chunks.session_id))""",
+    """CREATE POLICY evo_agent_chunks_insert ON evo_agent_chunks FOR INSERT WITH CHECK (
+         EXISTS (SELECT 1 FROM evo_agent_sessions s
+                 WHERE s.session_id = evo_agent_chunks.session_id AND s.author = current_user))""",
+    """CREATE POLICY evo_agent_chunks_delete ON evo_agent_chunks FOR DELETE USING (
+         EXISTS (SELECT 1 FROM evo_agent_sessions s
+                 WHERE s.session_id = evo_agent_chunks.session_id AND s.author = current_user))""",
+    # Tombstones: written by the server when a session row is deleted; a pruned session is not taken again.
+    """CREATE TABLE evo_agent_tombstones (
+        session_id text PRIMARY KEY,
+        repo       text NOT NULL,
+        author     text,
+        pruned_by  text NOT NULL,
+        pruned_at  timestamptz NOT NULL DEFAULT now()
+    )""",
+    """CREATE OR REPLACE FUNCTION evo_agent_bury() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path FROM CURRENT AS $$
+       BEGIN
+         INSERT INTO evo_agent_tombstones (session_id, repo, author, pruned_by)
+           VALUES (OLD.session_id, OLD.repo, OLD.author, session_user) ON CONFLICT (session_id) DO NOTHING;
+         DELETE FROM evo_agent_search WHERE session_id = OLD.session_id;  -- derived rows go with their session
+         DELETE FROM evo_agent_search_state WHERE session_id = OLD.session_id;
+         RETURN OLD;
+       END $$""",
+    "CREATE TRIGGER evo_agent_sessions_bury AFTER DELETE ON evo_agent_sessions "
+    "FOR EACH ROW EXECUTE FUNCTION evo_agent_bury()",
+    f"""CREATE OR REPLACE FUNCTION evo_agent_refuse_buried() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path FROM CURRENT AS $$
+       BEGIN
+         IF EXISTS (SELECT 1 FROM evo_agent_tombstones t WHERE t.session_id = NEW.session_id) THEN
+           RAISE EXCEPTION 'session % was pruned from the team store', NEW.session_id
+             USING ERRCODE = '{TOMBSTONED}';
+         END IF;
+         RETURN NEW;
+       END $$""",
+    "CREATE TRIGGER evo_agent_sessions_buried BEFORE INSERT ON evo_agent_sessions "
+    "FOR EACH ROW EXECUTE FUNCTION evo_agent_refuse_buried()",
+    "ALTER TABLE evo_agent_tombstones ENABLE ROW LEVEL SECURITY",
+    """CREATE POLICY evo_agent_tombstones_read ON evo_agent_tombstones FOR SELECT USING (
+         author = current_user OR EXISTS (SELECT 1 FROM evo_agent_access a
+                                         WHERE a.repo IN (evo_agent_tombstones.repo, '*')))""",
+    # The derived search index.
+    """CREATE TABLE evo_agent_search (
+        repo        text NOT NULL,
+        session_id  text NOT NULL,
+        line_offset bigint NOT NULL,
+        line_bytes  integer NOT NULL,
+        tsv         tsvector NOT NULL,
+        PRIMARY KEY (session_id, line_offset)
+    )""",
+    """CREATE TABLE evo_agent_search_state (
+        session_id  text PRIMARY KEY,
+        indexed_end bigint NOT NULL,
+        indexed_at  timestamptz NOT NULL
+    )""",
+    "ALTER TABLE evo_agent_search ENABLE ROW LEVEL SECURITY",
+    """CREATE POLICY evo_agent_search_read ON evo_agent_search FOR SELECT USING (
+         EXISTS (SELECT 1 FROM evo_agent_access a WHERE a.repo IN (evo_agent_search.repo, '*'))
+         OR EXISTS (SELECT 1 FROM evo_agent_sessions s WHERE s.session_id = evo_agent_search.session_id))""",
+    f"""CREATE OR REPLACE FUNCTION evo_agent_message_text(line text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+        DECLARE j jsonb; content jsonb; out text;
+        BEGIN
+          j := line::jsonb;
+          IF j->>'type' NOT IN ('user', 'assistant') THEN RETURN NULL; END IF;
+          content := j->'message'->'content';
+          IF jsonb_typeof(content) = 'string' THEN
+            out := content #>> '{{}}';
+          ELSIF jsonb_typeof(content) = 'array' THEN
+            SELECT string_agg(e->>'text', E'\\n') INTO out FROM jsonb_array_elements(content) e
+              WHERE jsonb_typeof(e) = 'object' AND e->>'type' = 'text';
+          END IF;
+          RETURN nullif(left(out, {SEARCH_CAP}), '');
+        EXCEPTION WHEN OTHERS THEN
+          RETURN NULL;  -- not JSON (a torn or hostile line): nothing to index
+        END $$""",
+    """CREATE OR REPLACE FUNCTION evo_agent_index_lines(p_repo text, p_session text, p_start bigint, p_buf bytea)
+       RETURNS integer LANGUAGE plpgsql AS $$
+       DECLARE added integer;
+       BEGIN
+         INSERT INTO evo_agent_search (repo, session_id, line_offset, line_bytes, tsv)
+         SELECT p_repo, p_session, p_start + off, len, to_tsvector('simple', msg) FROM (
+           SELECT sum(octet_length(line) + 1) OVER (ORDER BY n) - octet_length(line) - 1 AS off,
+                  octet_length(line) AS len, line
+           FROM regexp_split_to_table(convert_from(p_buf, 'UTF8'), E'\\n') WITH ORDINALITY AS t(line, n)) lines,
+           LATERAL evo_agent_message_text(lines.line) AS msg
+         WHERE line ~ '^\\{"type": ?"(user|assistant)"' AND msg IS NOT NULL
+         ON CONFLICT DO NOTHING;
+         GET DIAGNOSTICS added = ROW_COUNT;
+         RETURN added;
+       EXCEPTION WHEN character_not_in_repertoire OR untranslatable_character THEN
+         RETURN 0;  -- not UTF-8 (raw bytes, a NUL): these lines are not searchable
+       END $$""",
+    f"""CREATE OR REPLACE FUNCTION evo_agent_index(p_repo text, p_sessions integer) RETURNS integer
+       LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+       DECLARE s record; c record; buf bytea; buf_start bigint; lines integer := 0; done integer := 0;
+       BEGIN
+         FOR s IN SELECT ss.session_id, ss.repo, ss.pushed_at, coalesce(st.indexed_end, 0) AS indexed_end
+                  FROM evo_agent_sessions ss LEFT JOIN evo_agent_search_state st USING (session_id)
+                  WHERE (p_repo IS NULL OR ss.repo = p_repo)
+                    AND (st.session_id IS NULL OR st.indexed_at < ss.pushed_at)
+                  ORDER BY ss.pushed_at LIMIT p_sessions LOOP
+           CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended(s.session_id, {_LOCK_KEY}));
+           buf := ''::bytea;
+           buf_start := s.indexed_end;
+           FOR c IN SELECT start_offset, end_offset, body FROM evo_agent_chunks
+                    WHERE session_id = s.session_id AND file = '{MESSAGES_NAME}' AND start_offset >= s.indexed_end
+                    ORDER BY start_offset LOOP
+             EXIT WHEN c.start_offset <> buf_start + octet_length(buf);  -- a gap: stop at what is contiguous
+             IF octet_length(buf) > {4 * CHUNK_BYTES} THEN
+               buf := ''::bytea;  -- one enormous line: not indexed
+               buf_start := c.start_offset;
+             END IF;
+             buf := buf || c.body;
+             IF get_byte(c.body, octet_length(c.body) - 1) = 10 THEN
+               lines := lines + evo_agent_index_lines(s.repo, s.session_id, buf_start, buf);
+               buf_start := c.end_offset;
+               buf := ''::bytea;
+             END IF;
+           END LOOP;
+           INSERT INTO evo_agent_search_state (session_id, indexed_end, indexed_at)
+             VALUES (s.session_id, buf_start, s.pushed_at)
+             ON CONFLICT (session_id) DO UPDATE SET indexed_end = EXCLUDED.indexed_end,
+                                                    indexed_at = EXCLUDED.indexed_at;
+           done := done + 1;
+         END LOOP;
+         RETURN done;
+       END $$""",
+    f"""CREATE OR REPLACE FUNCTION evo_agent_line_text(p_session text, p_offset bigint, p_bytes integer) RETURNS text
+       LANGUAGE plpgsql STABLE AS $$
+       DECLARE piece bytea;
+       BEGIN
+         SELECT substring(c.body FROM (p_offset - c.start_offset + 1)::integer FOR p_bytes) INTO piece
+           FROM evo_agent_chunks c WHERE c.session_id = p_session AND c.file = '{MESSAGES_NAME}'
+             AND c.start_offset <= p_offset ORDER BY c.start_offset DESC LIMIT 1;
+         RETURN evo_agent_message_text(convert_from(piece, 'UTF8'));
+       EXCEPTION WHEN OTHERS THEN
+         RETURN NULL;
+       END $$""",
+    "DROP POLICY IF EXISTS evo_agent_sessions_read ON evo_agent_sessions",
+    """CREATE POLICY evo_agent_sessions_read ON evo_agent_sessions FOR SELECT USING (
+         author = current_user OR EXISTS (SELECT 1 FROM evo_agent_access a
+                                         WHERE a.repo IN (evo_agent_sessions.repo, '*')))""",
+    _MEMBER_GRANTS,
+]
+
+# Built after V5's transaction commits, one by one, outside any transaction (writers are not blocked).
+V5_CONCURRENT = [
+    ("evo_agent_sessions_pushed", "CREATE INDEX CONCURRENTLY evo_agent_sessions_pushed "
+                                  "ON evo_agent_sessions (repo, pushed_at)"),
+    ("evo_agent_search_tsv", "CREATE INDEX CONCURRENTLY evo_agent_search_tsv ON evo_agent_search "
+                             "USING gin (repo, tsv)"),  # without btree_gin: gin (tsv) and a btree on repo
+    ("evo_agent_search_repo", "CREATE INDEX CONCURRENTLY evo_agent_search_repo ON evo_agent_search "
+                              "(repo, session_id DESC)"),
+]
+
+MIGRATIONS[5] = V5
+
 
 class SchemaTooNew(Exception):
-    pass
+    """This client is older than the store admits (its min_client): one line telling the user to upgrade."""
 
 
 class SchemaTooOld(Exception):
-    """The store needs a migration this role may not run (it has row rights only): one line for the admin."""
+    """The store lacks the schema this client needs: one line for its admin (`evo-agent sync migrate`)."""
 
 
-def ensure_schema(conn) -> int:  # noqa: ANN001 - a psycopg Connection
-    """Create or migrate the tables to SCHEMA_VERSION; SchemaTooNew for a store a newer evo-agent made.
+MIGRATE_HINT = "its admin runs `evo-agent sync migrate` (as the role that owns the store's tables)"
 
-    The common case (up to date) is one read without a lock; anything else
-    happens in one transaction under an advisory lock, so two clients
-    starting against an empty database create it once.
+
+def check_schema(conn) -> int:  # noqa: ANN001 - a psycopg Connection
+    """What a client does on connecting: read the version row, run no DDL; the store's version.
+
+    SchemaTooOld when the store lacks the schema (or is older than this client speaks, or its migration is
+    half done), SchemaTooNew when its min_client is newer than this client.
     """
     current = _current_version(conn)
-    if current == SCHEMA_VERSION:
-        return SCHEMA_VERSION
+    if current is None:
+        raise SchemaTooOld(f"the team store has no evo-agent schema yet: {MIGRATE_HINT}")
+    if current < SCHEMA_VERSION:
+        raise SchemaTooOld(f"the team store's schema is version {current}, this evo-agent needs {SCHEMA_VERSION}: "
+                           f"{MIGRATE_HINT}")
+    if current > SCHEMA_VERSION and _min_client(conn) > SCHEMA_VERSION:
+        raise SchemaTooNew(f"the team store's schema is version {current} and admits clients from version "
+                           f"{_min_client(conn)}; this evo-agent speaks {SCHEMA_VERSION}: upgrade evo-agent "
+                           "(pip install -U 'evo-agent[sync]')")
+    if current == SCHEMA_VERSION and not _ready(conn):
+        raise SchemaTooOld(f"the team store's migration to version {current} is not finished: {MIGRATE_HINT}")
+    return current
+
+
+def migrate(conn, *, ahead: int = PARTITIONS_AHEAD, say=lambda line: None) -> int:  # noqa: ANN001
+    """Create or migrate the store to SCHEMA_VERSION and create chunk partitions ahead; the version it is at.
+
+    `conn` is an autocommit connection of the tables' owner (or of a role that may create them). The
+    versions' statements run in one transaction under an advisory lock (the row then says `ready = false`);
+    the indexes a live store needs are built CONCURRENTLY outside it; then the row says `ready`.
+    """
+    current = _current_version(conn)
     if current is not None and current > SCHEMA_VERSION:
-        if _min_client(conn) <= SCHEMA_VERSION:
-            return current  # newer, and says this client may still use it
         raise SchemaTooNew(f"the team store's schema is version {current}, newer than this evo-agent "
-                           f"understands ({SCHEMA_VERSION}); upgrade evo-agent")
-    if not _may_migrate(conn):
-        raise SchemaTooOld(f"the team store's schema is version {current or 0}, this evo-agent needs "
-                           f"{SCHEMA_VERSION}: its owner (an admin) runs `evo-agent sessions push` once to migrate it")
+                           f"understands ({SCHEMA_VERSION}): upgrade evo-agent to migrate it")
+    if current is not None and not _may_migrate(conn):
+        raise SchemaTooOld("this role does not own the team store's tables: run `evo-agent sync migrate` "
+                           "as the role that does (the admin)")
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
         conn.execute("CREATE TABLE IF NOT EXISTS evo_agent_schema (version integer NOT NULL)")
+        conn.execute("ALTER TABLE evo_agent_schema ADD COLUMN IF NOT EXISTS min_client integer")
+        conn.execute("ALTER TABLE evo_agent_schema ADD COLUMN IF NOT EXISTS ready boolean NOT NULL DEFAULT true")
         version = _version(conn)
-        if version > SCHEMA_VERSION and _min_client(conn) <= SCHEMA_VERSION:
-            return version
-        if version > SCHEMA_VERSION:
-            raise SchemaTooNew(f"the team store's schema is version {version}, newer than this evo-agent "
-                               f"understands ({SCHEMA_VERSION}); upgrade evo-agent")
         for step in range(version + 1, SCHEMA_VERSION + 1):
+            say(f"schema version {step}")
             for statement in MIGRATIONS[step]:
-                conn.execute(statement)
-        if version != SCHEMA_VERSION:
+                if statement == _PARTITIONS:
+                    ensure_partitions(conn, ahead, say)
+                else:
+                    conn.execute(statement)
+        if version < SCHEMA_VERSION:
             conn.execute("DELETE FROM evo_agent_schema")
-            conn.execute("INSERT INTO evo_agent_schema (version, min_client) VALUES (%s, %s)",
+            conn.execute("INSERT INTO evo_agent_schema (version, min_client, ready) VALUES (%s, %s, false)",
                          (SCHEMA_VERSION, MIN_CLIENT))
+    _build_indexes(conn, say)
+    with conn.transaction():
+        ensure_partitions(conn, ahead, say)
+        conn.execute("UPDATE evo_agent_schema SET ready = true")
     return SCHEMA_VERSION
 
 
+def _build_indexes(conn, say) -> None:  # noqa: ANN001
+    """The CONCURRENTLY-built indexes, each outside a transaction; an invalid leftover is dropped and rebuilt."""
+    btree_gin = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'btree_gin'").fetchone() is not None
+    for name, statement in V5_CONCURRENT:
+        if not btree_gin and name == "evo_agent_search_tsv":
+            statement = "CREATE INDEX CONCURRENTLY evo_agent_search_tsv ON evo_agent_search USING gin (tsv)"
+        row = conn.execute("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
+                           (name,)).fetchone()
+        if row is not None and row[0]:
+            continue
+        if row is not None:
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+        say(f"building index {name} (concurrently)")
+        conn.execute(statement)
+
+
+def month_start(year: int, month: int) -> _dt.datetime:
+    return _dt.datetime(year + (month - 1) // 12, (month - 1) % 12 + 1, 1, tzinfo=_dt.UTC)
+
+
+def partition_bounds(year: int, month: int) -> tuple[str, str]:
+    """The session-id range of one month: ids begin with their creation time in ms (13 digits)."""
+    lo = int(month_start(year, month).timestamp() * 1000)
+    hi = int(month_start(year, month + 1).timestamp() * 1000)
+    return f"{lo:013d}", f"{hi:013d}"
+
+
+def ensure_partitions(conn, ahead: int = PARTITIONS_AHEAD, say=lambda line: None) -> list[str]:  # noqa: ANN001
+    """Month partitions of evo_agent_chunks from the oldest session's month to `ahead` months from now.
+
+    A month whose rows already sit in the default partition (migrate was not run for a while) is left
+    there, said once; nothing is lost, only that month is not dropped whole by retention.
+    """
+    now = _dt.datetime.now(_dt.UTC)
+    first = now
+    row = conn.execute("SELECT min(session_id) FROM evo_agent_sessions WHERE session_id ~ '^[0-9]{13}_'").fetchone()
+    if row and row[0]:
+        first = max(_dt.datetime.fromtimestamp(int(row[0][:13]) / 1000, _dt.UTC),
+                    now - _dt.timedelta(days=366 * 10))
+    made = []
+    year, month = first.year, first.month
+    while (year, month) <= (now.year + (now.month + ahead - 1) // 12, (now.month + ahead - 1) % 12 + 1):
+        name = f"evo_agent_chunks_p{year:04d}{month:02d}"
+        if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0] is None:
+            lo, hi = partition_bounds(year, month)
+            try:
+                with conn.transaction():
+                    conn.execute(f"CREATE TABLE {name} PARTITION OF evo_agent_chunks "
+                                 f"FOR VALUES FROM ('{lo}') TO ('{hi}')")
+                made.append(name)
+            except Exception as exc:  # noqa: BLE001 - rows of that month are in the default partition already
+                say(f"partition {name} not created: {' '.join(str(exc).split())[:200]}")
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    if made:
+        say(f"created partitions {made[0]} … {made[-1]}" if len(made) > 1 else f"created partition {made[0]}")
+    return made
+
+
 def _may_migrate(conn) -> bool:  # noqa: ANN001
-    """Whether this role owns the tables (or may create them): members with row rights only may not."""
+    """Whether this role owns the tables (members with row rights only may not)."""
     row = conn.execute("SELECT c.relowner FROM pg_class c WHERE c.oid = to_regclass('evo_agent_sessions')").fetchone()
     if row is None:
         row = conn.execute("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()
@@ -192,14 +531,25 @@ def _may_migrate(conn) -> bool:  # noqa: ANN001
     return bool(row and row[0])
 
 
+def _columns(conn) -> set[str]:  # noqa: ANN001
+    rows = conn.execute("SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('evo_agent_schema') "
+                        "AND attnum > 0 AND NOT attisdropped").fetchall()
+    return {r[0] for r in rows}
+
+
 def _min_client(conn) -> int:  # noqa: ANN001
     """The store's `min_client` (a store without the column, or the value, admits no older client)."""
-    try:
-        with conn.transaction():
-            row = conn.execute("SELECT max(min_client) FROM evo_agent_schema").fetchone()
-    except Exception:  # noqa: BLE001 - the column does not exist: made before version 4
+    if "min_client" not in _columns(conn):
         return 1 << 30
+    row = conn.execute("SELECT max(min_client) FROM evo_agent_schema").fetchone()
     return int(row[0]) if row and row[0] is not None else 1 << 30
+
+
+def _ready(conn) -> bool:  # noqa: ANN001
+    if "ready" not in _columns(conn):
+        return True
+    row = conn.execute("SELECT bool_and(ready) FROM evo_agent_schema").fetchone()
+    return bool(row and row[0])
 
 
 def _current_version(conn) -> int | None:  # noqa: ANN001
