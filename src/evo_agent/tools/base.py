@@ -26,6 +26,14 @@ class ToolContext:
     # The real path the permission gate checked for a file tool's `path` (None: nothing was checked, as
     # when a tool runs outside the agent loop). The tool opens exactly this, or refuses (tools/safe_open.py).
     checked_path: Path | None = None
+    # The directory the user started in (inside the project): where bash runs and relative paths point.
+    # None: the project directory. Confinement stays the project's (confine.py), whatever this says.
+    cwd: Path | None = None
+
+    @property
+    def work_dir(self) -> Path:
+        """Where relative paths are resolved and commands run: the start directory, else the project."""
+        return Path(self.cwd) if self.cwd is not None else Path(self.project_dir)
 
 
 @dataclass
