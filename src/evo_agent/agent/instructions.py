@@ -324,6 +324,49 @@ def _attr(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
+def welcome_text(instructions: Instructions) -> str:
+    """What the welcome line adds: the working directory when it is not the root, the files loaded, the cut."""
+    parts = []
+    if instructions.start_dir != ".":
+        parts.append(f"working directory: {instructions.start_dir}")
+    welcome = instructions.welcome()
+    if welcome:
+        parts.append(welcome)
+    return " · ".join(parts)
+
+
+# ---- /init ----------------------------------------------------------------------------------------
+
+INIT_PROMPT = (
+    "Survey this project and write its AGENTS.md: the instructions every coding agent working here (you in "
+    "later sessions, Codex, Claude Code, a colleague's tools) reads before it starts.\n\n"
+    "Look first: the README and other docs, the build and package files (pyproject.toml, package.json, "
+    "Makefile, Cargo.toml, go.mod, ...), the CI configuration, the test layout, and any rules files other "
+    "agents already have (CLAUDE.md, .cursorrules, .cursor/rules/, .github/copilot-instructions.md). Run "
+    "nothing that changes the project.\n\n"
+    "Then write {target} with write_file (the user approves it like any other write). Keep it short and "
+    "specific to this project, in Markdown:\n"
+    "- how to set up, build, lint and run the tests, including how to run a single test;\n"
+    "- the architecture in a few lines: the big parts, where they live, how they depend on each other, what "
+    "is not obvious from reading one file;\n"
+    "- the conventions a change must follow (style, naming, error handling, commit messages), and anything "
+    "the project forbids.\n"
+    "Leave out what any file listing shows, generic advice (\"write clean code\"), and anything you did not "
+    "see in the project: no invented commands or sections.\n"
+    "{existing}When it is written, say in two or three lines what it covers."
+)
+
+INIT_EXISTING = ("{target} already exists: read it first and improve it with edit_file (keep what is right, fix "
+                 "what is wrong, add what is missing) instead of replacing it.\n")
+
+
+def init_prompt(project_dir: Path | str) -> str:
+    """`/init`'s prompt: an ordinary user turn asking the model to write the project's first AGENTS.md."""
+    target = Path(project_dir) / INSTRUCTION_NAMES[0]
+    existing = INIT_EXISTING.format(target=target) if os.path.lexists(target) else ""
+    return INIT_PROMPT.format(target=target, existing=existing)
+
+
 # ---- news for the model -------------------------------------------------------------------------
 
 CHANGED_OPENING = ("The project instructions changed on disk since this session read them ({what}). Where they "
@@ -390,6 +433,8 @@ __all__ = [
     "begin_instructions",
     "discover",
     "find_files",
+    "init_prompt",
+    "welcome_text",
     "start_dir_of",
     "work_dir",
 ]

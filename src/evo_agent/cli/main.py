@@ -657,6 +657,7 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
     if launch.provider_notice:
         console.err_line(launch.provider_notice)
     from evo_agent.agent.instructions import Instructions, begin_instructions, start_dir_of
+    from evo_agent.safe_text import terminal_safe
 
     resumed, oversized = _restore(launch, source, provider) if source.id is not None else (None, False)
     if resumed is not None:
@@ -669,6 +670,8 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
         history, compact_count = [], 0
         start_dir = start_dir_of(launch.project_dir, os.getcwd())  # tools run where the user started, if inside
         instructions = begin_instructions(recorder, launch.project_dir, start_dir, redact=store.redact)
+        if instructions.cut and launch.print_mode:  # the app and the REPL say it on their welcome line
+            console.err_line(f"evo-agent: {terminal_safe(instructions.cut, keep_newlines=False)}")
     agent = Agent(provider=provider, recorder=recorder, project_dir=launch.project_dir, store=store, history=history,
                   compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
                   sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None,
