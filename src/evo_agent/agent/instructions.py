@@ -293,6 +293,7 @@ def discover(project_dir: Path | str, start_dir: str = ".", *, user_dir: Path | 
             continue
         if len(kept) < item.size:
             cuts.append(f"{item.path} was cut after {len(kept):,} of its {item.size:,} bytes")
+            room = 0  # what comes after the cut is left out, never read past it
         sources.append(Source(item.path, digest, item.size, item.scope, len(kept)))
         body = kept.decode("utf-8", "replace").rstrip("\n")
         parts.append(f'<instructions source="{_attr(item.path)}" scope="{item.scope}">\n{body}\n</instructions>')
