@@ -406,7 +406,10 @@ class InstructionsWatch:
     def check(self) -> list[tuple[str, str]]:
         """The reminder due now, if the files differ from what the model last saw; [] otherwise."""
         self._due = False
-        try:
+        try:  # the files' hashes first: rendering (and masking) only what changed
+            files = find_files(self._project_dir, self._recorded.start_dir, user_dir=self._user_dir)
+            if tuple((f.path, hashlib.sha256(f.data).hexdigest()) for f in files) == self._seen:
+                return []
             now = discover(self._project_dir, self._recorded.start_dir, user_dir=self._user_dir,
                            redact=self._redact)
         except OSError:
