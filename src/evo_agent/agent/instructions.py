@@ -167,8 +167,11 @@ class _Found:
     scope: str
 
 
-def _read_regular(fd: int) -> tuple[bytes, int] | None:
-    """(at most READ_LIMIT bytes, the size) of an open regular file; None for anything else. Closes `fd`."""
+_Read = tuple[bytes, int, tuple[int, int]]  # (at most READ_LIMIT bytes, the size, (device, inode))
+
+
+def _read_regular(fd: int) -> _Read | None:
+    """What an open regular file holds (`_Read`); None for anything else. Closes `fd`."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -180,7 +183,7 @@ def _read_regular(fd: int) -> tuple[bytes, int] | None:
                 break
             chunks.append(chunk)
             left -= len(chunk)
-        return b"".join(chunks), info.st_size
+        return b"".join(chunks), info.st_size, (info.st_dev, info.st_ino)
     except OSError:
         return None
     finally:
@@ -190,22 +193,26 @@ def _read_regular(fd: int) -> tuple[bytes, int] | None:
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
-def _read_project_file(top: Path, directory: Path, name: str) -> tuple[bytes, int] | None:
-    """A file of the repository, never through a link that leads out of `top` (read there, not followed)."""
+def _read_project_file(top: Path, directory: Path, name: str) -> _Read | None:
+    """A file of the repository (`directory` is real), never through a link that leads out of `top`."""
     candidate = directory / name
-    if not os.path.lexists(candidate):
-        return None
-    target = real(candidate)
-    if not is_within(target, top):
-        return None
     try:
+        info = os.lstat(candidate)
+    except OSError:
+        return None
+    target = candidate
+    if stat.S_ISLNK(info.st_mode):  # `CLAUDE.md -> AGENTS.md` is fine; `-> ~/.ssh/id_rsa` is not read
+        target = real(candidate)
+        if not is_within(target, top):
+            return None
+    try:  # no link followed on the way: one swapped in since the check is refused, not followed
         fd = open_file(target, _FLAGS, root=top)
     except OSError:
         return None
     return _read_regular(fd)
 
 
-def _read_user_file(path: Path) -> tuple[bytes, int] | None:
+def _read_user_file(path: Path) -> _Read | None:
     """The user's own file: theirs, so a link is followed (dotfiles often are); regular files only."""
     try:
         fd = os.open(path, _FLAGS)
@@ -237,12 +244,12 @@ def find_files(project_dir: Path | str, start_dir: str = ".", *,
                user_dir: Path | None = None) -> list[_Found]:
     """Every instruction file that holds something, in the order they are given (see the module docstring)."""
     found: list[_Found] = []
-    seen: set[str] = set()
+    seen: set[tuple[int, int]] = set()
     user = (user_dir if user_dir is not None else user_config_dir()) / USER_FILE_NAME
     read = _read_user_file(user)
     if read is not None and read[0].strip():
         found.append(_Found(_shown_user_path(user), read[0], read[1], "user"))
-        seen.add(str(real(user)))
+        seen.add(read[2])
     project = real(project_dir)
     top, chain = _directories(project, real(work_dir(project, start_dir)))
     for directory in chain:
@@ -250,9 +257,8 @@ def find_files(project_dir: Path | str, start_dir: str = ".", *,
             read = _read_project_file(top, directory, name)
             if read is None or not read[0].strip():
                 continue
-            key = str(real(directory / name))
-            if key not in seen:  # `~/.config/evo-agent/AGENTS.md` linked into the repository: once
-                seen.add(key)
+            if read[2] not in seen:  # `~/.config/evo-agent/AGENTS.md` linked into the repository: once
+                seen.add(read[2])
                 shown = os.path.relpath(directory / name, project) if is_within(directory, project) else \
                     str(directory / name)
                 found.append(_Found(Path(shown).as_posix(), read[0], read[1], "project"))
