@@ -32,8 +32,13 @@ class ToolContext:
 
     @property
     def work_dir(self) -> Path:
-        """Where relative paths are resolved and commands run: the start directory, else the project."""
-        return Path(self.cwd) if self.cwd is not None else Path(self.project_dir)
+        """Where relative paths are resolved and commands run: the start directory when it lies inside the
+        project (the permission checks judge from the same place), else the project."""
+        if self.cwd is None:
+            return Path(self.project_dir)
+        from .confine import inside_project, real
+
+        return Path(self.cwd) if inside_project(self.project_dir, real(self.cwd)) else Path(self.project_dir)
 
 
 @dataclass
