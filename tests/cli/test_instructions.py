@@ -41,8 +41,10 @@ def test_started_in_a_subdirectory_tools_run_there_and_a_resume_from_the_root_se
     assert system.count("root rule: run make test") == 1 and system.count("web rule: use pnpm") == 1
     result = model_server.requests[1]["messages"][-1]["content"][0]
     assert result["type"] == "tool_result" and str(web) in json.dumps(result["content"])
-    shown = cli.run("sessions", "show", sid)
-    assert "instructions: AGENTS.md, pkg/web/AGENTS.md · working directory pkg/web" in shown.out
+    line = "instructions: AGENTS.md, pkg/web/AGENTS.md · working directory pkg/web"
+    assert line in cli.run("sessions", "show", sid).out
+    for fmt in ("md", "html"):
+        assert line in cli.run("sessions", "export", sid, "--format", fmt).out
 
     (web / "AGENTS.md").write_text("web rule: use yarn now\n")
     model_server.script(text("Still in web."))
