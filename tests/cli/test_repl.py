@@ -187,6 +187,7 @@ def test_on_a_terminal_ctrl_c_interrupts_a_tool_and_ctrl_d_leaves(demo_cli):
 
     from tests.cli_runner import COMMAND
 
+    (demo_cli.project / "AGENTS.md").write_text("Run the tests with make test.\n")  # named by the welcome
     master, slave = pty.openpty()
 
     def controlling_terminal():
@@ -215,7 +216,7 @@ def test_on_a_terminal_ctrl_c_interrupts_a_tool_and_ctrl_d_leaves(demo_cli):
 
     try:
         read_until(b"> ")
-        assert b"/help for commands" in screen
+        assert b"/help for commands" in screen and b"instructions: AGENTS.md" in screen
         started = time.monotonic()
         os.write(master, b"run sleep 30\r")
         read_until(b"bash(sleep 30)")

@@ -184,3 +184,35 @@ def test_a_bwrap_planted_in_the_project_is_never_the_one_run(project, bwrap, tmp
     plan = plan_read_only("ls", project)
     run_bash({"command": "ls"}, ToolContext(project_dir=project, read_only=plan))
     assert not marker.exists()
+
+
+def test_bash_runs_in_the_start_directory_inside_every_sandbox_and_never_outside_the_project(project, bwrap,
+                                                                                            tmp_path):
+    """Started in a subdirectory (ToolContext.cwd), bash runs there, sandboxed or not; a cwd outside the
+    project is never where a sandbox starts."""
+    sub = project / "pkg" / "web"
+    sub.mkdir(parents=True)
+    (sub / "notes.txt").write_text("web notes\n")
+    plan = plan_read_only("cat notes.txt", project, cwd=sub)
+    assert isinstance(plan, ReadOnlyPlan)
+    unasked = run_bash({"command": "cat notes.txt"}, ToolContext(project_dir=project, read_only=plan, cwd=sub))
+    assert unasked.content.startswith("web notes")
+    writable = check_sandbox(project)
+    asked = run_bash({"command": "pwd"}, ToolContext(project_dir=project, sandbox=writable, cwd=sub))
+    assert asked.content.startswith(f"{real(sub)}\n")
+    outside = writable.wrap(["pwd"], cwd=tmp_path)
+    assert outside[outside.index("--chdir") + 1] == str(real(project))
+    assert ToolContext(project_dir=project, cwd=tmp_path).work_dir == project  # never where nobody checked
+
+
+def test_relative_operands_and_globs_are_judged_from_the_start_directory(project, tmp_path):
+    sub = project / "pkg" / "web"
+    sub.mkdir(parents=True)
+    (sub / "a.txt").write_text("a")
+    (tmp_path / "secret.txt").write_text("s")
+    assert isinstance(plan_read_only("cat a.txt ../../README.md", project, cwd=sub), ReadOnlyPlan)
+    assert isinstance(plan_read_only("cat ../../../secret.txt", project, cwd=sub), str)  # outside the project
+    assert isinstance(plan_read_only("cat ../../../secret.txt", project), str)
+    planned = plan_read_only("cat *.txt", project, cwd=sub)
+    assert isinstance(planned, ReadOnlyPlan) and "a.txt" in planned.command  # expanded where it runs
+    assert isinstance(plan_read_only("cat notes.txt", project, cwd=tmp_path), ReadOnlyPlan)  # judged at the root

@@ -464,3 +464,19 @@ async def test_ctrl_o_expands_the_result_that_says_so_whole_even_after_its_subag
         run.type(CTRL_O)
         await run.until(lambda: "nested line 3000" in run.printed)  # every line: no 2,000-line cap
         assert "seq 3000" in run.printed.split("Looked around.")[-1]  # the nested call, not the task
+
+
+async def test_init_is_a_turn_shown_as_init_and_the_welcome_names_the_instructions(tmp_path):
+    from evo_agent.agent.instructions import Instructions, Source
+
+    agent = FakeAgent(tmp_path)
+    agent.instructions = Instructions("pkg/web", (Source("AGENTS.md", "0" * 64, 10, "project", 10),), "text")
+    async with running(agent) as run:
+        run.app.print_welcome()  # what `run()` prints before the event loop starts
+        await run.until(lambda: "working directory: pkg/web · instructions: AGENTS.md" in run.printed)
+        run.type("/init" + ENTER)
+        await run.until(lambda: len(agent.turns) == 1)
+        assert agent.turns[0].startswith("Survey this project and write its AGENTS.md")
+        assert str(tmp_path / "AGENTS.md") in agent.turns[0]
+        assert "Survey this project" not in run.printed  # the scrollback shows what was typed: /init
+        await run.until(lambda: "/init" in run.printed)

@@ -91,6 +91,7 @@ from .compaction_state import (
     request_summary,
     summary_of,
 )
+from .instructions import Instructions, InstructionsWatch, begin_instructions, work_dir
 from .permissions import INTERNAL_TOOLS, GateResult, PermissionGate, Policy
 from .plan_context import PlanContext
 from .prompt import build_system_prompt
@@ -165,6 +166,9 @@ class Agent:
         sandbox: Any = None,  # a tools.sandbox.Sandbox: bash runs inside bubblewrap
         plan: bool = True,  # the Session Plan's tools and reminders (plan_context.py)
         plan_reason: str | None = None,  # why the first message announces the plan (default: start or resume)
+        # The session's project instructions and start directory, as recorded (instructions.py); None: none,
+        # tools at the project's root. The main agent (no `agent_label`) also watches the files for changes.
+        instructions: Instructions | None = None,
     ) -> None:
         self.provider = provider
         self._file_history = file_history  # a subagent keeps its file backups in the main session
@@ -206,6 +210,10 @@ class Agent:
         self._inherited_front = front_end  # a subagent asks through its parent's front end
         self.front_end = front_end or FrontEnd()
         self.sandbox = sandbox
+        self.instructions = Instructions()
+        self.cwd = self.project_dir  # where the tools run: the recorded start directory (instructions.py)
+        self._instructions_watch: InstructionsWatch | None = None
+        self._use_instructions(instructions)
 
     @property
     def permission_mode(self) -> str:
@@ -269,17 +277,31 @@ class Agent:
                 started: int | None = created_ms_of(conversation)
             except ValueError:
                 started = None
-            text = build_system_prompt(self.project_dir, self.tool_specs(), started) + self._system_note
+            text = build_system_prompt(self.project_dir, self.tool_specs(), started, cwd=self.cwd,
+                                       context=[self.instructions.text]) + self._system_note
             self._system_prompt = (conversation, text)
         return self._system_prompt[1]
+
+    # ---- project instructions and the start directory (instructions.py)
+    def _use_instructions(self, instructions: Instructions | None) -> None:
+        """Take a session's recorded instructions: the system prompt's block, the tools' directory, the watch."""
+        self.instructions = instructions or Instructions()
+        self.cwd = work_dir(self.project_dir, self.instructions.start_dir)
+        self.permissions.policy.cwd = self.cwd  # the gate judges relative paths where the tools run
+        self._system_prompt = None
+        redact = getattr(self.store, "redact", True)
+        self._instructions_watch = (InstructionsWatch(self.project_dir, self.instructions, redact=redact)
+                                    if instructions is not None and not self.agent_label else None)
 
     def request_messages(self) -> list[dict]:
         """The messages of the next request: a pure view of `history` (never a change to it)."""
         return micro_compact(self.history)
 
     # ---- sessions
-    def switch_session(self, recorder: Recorder, history: list[dict], compact_count: int = 0) -> None:
-        """Continue in another session (/resume ID, /clear): its recorder, its history, fresh totals."""
+    def switch_session(self, recorder: Recorder, history: list[dict], compact_count: int = 0,
+                       instructions: Instructions | None = None) -> None:
+        """Continue in another session (/resume ID, /clear): its recorder, its history, fresh totals, and
+        its recorded instructions (None: this session's stay)."""
         with self._lock:
             try:
                 self.recorder.checkpoint()
@@ -289,6 +311,8 @@ class Agent:
             self.history = list(history)
             self.usage = Usage()
             self.compaction.switch(compact_count)
+            if instructions is not None:
+                self._use_instructions(instructions)
             with self._reminder_lock:
                 self._reminders = []  # meant for the conversation that was left
             if self.plan is not None:
@@ -312,7 +336,8 @@ class Agent:
         source = store.resolve(session_id)
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name,
                                allow_foreign=allow_foreign, copy=False, window=resume_window(self.compact_threshold))
-        self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count,
+                            Instructions.from_fields(resumed.instructions) or Instructions())
         self.usage = resumed_usage(store, source)
         resumed.notice = settle_restored(self, resumed)  # restored.py: a copy, or (over the threshold) a summary
         return resumed
@@ -347,7 +372,8 @@ class Agent:
         source = self.session_id
         self.recorder.checkpoint()
         resumed = store.resume(source, model=self.provider.model, provider=self.provider.name, before_turn=turn)
-        self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count)
+        self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count,
+                            Instructions.from_fields(resumed.instructions) or Instructions())
         self.usage = resumed_usage(store, source)
         self.hold_conversation()
         return resumed
@@ -361,7 +387,9 @@ class Agent:
         store = self._require_store()
         previous = self.holder_session_id()
         recorder = store.create(model=self.provider.model, provider=self.provider.name, deferred=True)
-        self.switch_session(recorder, [])
+        instructions = begin_instructions(recorder, self.project_dir, self.instructions.start_dir,
+                                          redact=store.redact)  # read again: a new session, a new prefix
+        self.switch_session(recorder, [], instructions=instructions)
         self._cleared_holder = previous
         return recorder
 
@@ -406,6 +434,8 @@ class Agent:
             # Replacing the history now would make the live session differ from what resume restores.
             raise CompactionFailed("the summary could not be saved to the transcript; nothing was compacted")
         self.history = [summary_message(summary)]
+        if self._instructions_watch is not None:  # the model's copy is the system prompt's again
+            self._instructions_watch.remind_again()
         if self.plan is not None:  # the summary is never the plan's source of truth: the files are
             self.plan.announce("compaction")
         self.compaction.count = count
@@ -483,6 +513,12 @@ class Agent:
         """The queued reminders and, from the plan, those due now (a prompt may also carry a nudge or a change)."""
         with self._reminder_lock:
             taken, self._reminders = self._reminders, []
+        watch = self._instructions_watch
+        if watch is not None and (prompt or watch.mid_turn_due()):
+            try:
+                taken += watch.check()
+            except Exception:  # noqa: BLE001 - instruction files that cannot be read never stop a turn
+                pass
         if self.plan is not None:
             try:
                 taken += self.plan.at_turn_start() if prompt else self.plan.mid_turn()
@@ -508,7 +544,9 @@ class Agent:
 
     def _deliver_reminders(self) -> None:
         """Reminders due before a model call with no new user message to carry them (after a compaction)."""
-        if self._reminders or (self.plan is not None and self.plan.mid_turn_due()):
+        watch = self._instructions_watch
+        if self._reminders or (self.plan is not None and self.plan.mid_turn_due()) or (
+                watch is not None and watch.mid_turn_due()):
             message = self._with_reminders({"role": "user", "content": []}, prompt=False)
             if message["content"]:
                 self._add(message, remind=False)
@@ -662,7 +700,7 @@ class Agent:
             cb.tool_end(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0)
             return tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, is_error=True)
         ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
-                          file_history=self.file_history, sandbox=self.sandbox)
+                          file_history=self.file_history, sandbox=self.sandbox, cwd=self.cwd)
         refusal, plan = self._precheck(name, tool_input, ctx), None
         if refusal is None:
             refusal, plan = self._gate(tool_id, name, tool_input, cancel, ctx)

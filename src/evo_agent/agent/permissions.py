@@ -99,6 +99,13 @@ class Policy:
         self.cli_rules = list(rules or [])          # --allowed-tools: this run only
         self.project_rules = list(project_rules or [])  # .evo-agent/settings.json
         self.session_rules: list[Rule] = []         # "always in this session"
+        # Where the tools run and relative paths point: the start directory (set by the agent), else the
+        # project. What is "inside the project" is judged against the project whatever this says.
+        self.cwd: Path | None = None
+
+    @property
+    def work_dir(self) -> Path:
+        return self.cwd if self.cwd is not None else self.project_dir
 
     @property
     def rules(self) -> list[Rule]:
@@ -122,7 +129,7 @@ class Policy:
         if kind is None:
             return Target(None)
         raw = _path_argument(name, tool_input)
-        path = resolve_in(self.project_dir, raw)
+        path = resolve_in(self.work_dir, raw)
         rel = relative_posix(self.project_dir, path)
         return Target(kind, path=path, relative=rel, shown=rel if rel is not None else str(path))
 
@@ -152,20 +159,21 @@ class Policy:
     def _check_bash(self, command: str) -> Verdict:
         if self.mode == "bypass":
             return Verdict("allow", "mode bypass")
-        plan = plan_read_only(command, self.project_dir)
+        plan = plan_read_only(command, self.project_dir, cwd=self.work_dir)
         if not isinstance(plan, str):
             return Verdict("allow", f"mode {self.mode}: read-only command", plan=plan)
         why = plan
         if self.mode == "read-only":
             return Verdict("deny", "mode read-only", f"the command {why} (read-only mode runs only read-only commands)")
         suggestion = Rule("Bash", command.strip()) if command.strip() else None
-        protected = protected_dir(command, self.project_dir) or (AGENT_DIR if AGENT_DIR in command else None)
+        protected = (protected_dir(command, self.project_dir, self.work_dir)
+                     or (AGENT_DIR if AGENT_DIR in command else None))
         if protected is not None:
             what = ("the agent's transcripts and rules" if protected == AGENT_DIR
                     else "git runs hooks and configuration from there")
             return Verdict("ask", f"mode {self.mode}: may touch {protected}",
                            f"the command may write {protected}/ ({what})", None)
-        rule = self._matching(lambda r: r.covers_command(command, self.project_dir))
+        rule = self._matching(lambda r: r.covers_command(command, self.work_dir))
         if rule is not None:
             return Verdict("allow", f"rule {rule}")
         return Verdict("ask", f"mode {self.mode}", f"the command {why}", suggestion)

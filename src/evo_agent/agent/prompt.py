@@ -2,11 +2,16 @@
 
 Fixed for a whole conversation (SPEC §12): every request of a session, and the first one after
 a resume, must begin with the same bytes so that the prompt cache holds. So the prompt is a pure
-function of facts the transcript records — the project directory (every record's `cwd`), the tools
-(the agent version's), the operating system's name, and the day the conversation started (the
-creation time in the id of its resume chain's first session, `root_session_id`, in UTC) — never of
-today's date or a kernel version. What changes mid-session reaches the model as a `reminder` in the
-next user message, never as an edit of this text.
+function of facts the transcript records — the project directory (every record's `cwd`), the
+working directory and the project instructions (the `instructions` record, agent/instructions.py),
+the tools (the agent version's), the operating system's name, and the day the conversation started
+(the creation time in the id of its resume chain's first session, `root_session_id`, in UTC) — never
+of today's date or a kernel version.
+
+The fixed context (the project instructions' block) comes last, after the template: what a session
+was given at its start, in the order the sections are passed to `build_system_prompt(context=…)`.
+What changes mid-session reaches the model as a `reminder` in the next user message, never as an
+edit of this text.
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ SYSTEM_TEMPLATE = """\
 You are evo-agent, a coding agent that works in a terminal on the user's project.
 
 Project directory: {project_dir}
+Working directory: {cwd}
 Platform: {platform}
 Conversation started: {started} (UTC)
 
-You act through tools; relative paths are resolved against the project directory.
+You act through tools. Commands run in the working directory (where the user started you, inside the
+project), and relative paths are resolved against it.
 Available tools:
 {tools}
 
@@ -45,16 +52,23 @@ def started_day(created_ms: int | None) -> str:
     return datetime.fromtimestamp(created_ms / 1000, tz=UTC).date().isoformat()
 
 
-def build_system_prompt(project_dir: Path | str, tool_specs: Iterable[dict], started_ms: int | None = None) -> str:
-    """The system prompt of a conversation started at `started_ms` (see the module docstring: no clock read here)."""
+def build_system_prompt(project_dir: Path | str, tool_specs: Iterable[dict], started_ms: int | None = None, *,
+                        cwd: Path | str | None = None, context: Iterable[str] = ()) -> str:
+    """The system prompt of a conversation started at `started_ms` (see the module docstring: no clock read here).
+
+    `cwd`: the working directory (default: the project). `context`: the session's fixed sections (the
+    project instructions' block), each appended after a blank line; empty ones are skipped.
+    """
     lines = []
     for spec in tool_specs:
         description = " ".join(str(spec.get("description", "")).split())
         first = description.split(". ")[0].rstrip(".")
         lines.append(f"- {spec.get('name')}: {first}.")
-    return SYSTEM_TEMPLATE.format(
+    text = SYSTEM_TEMPLATE.format(
         project_dir=str(project_dir),
+        cwd=str(cwd if cwd is not None else project_dir),
         platform=platform.system() or "unknown",
         started=started_day(started_ms),
         tools="\n".join(lines) or "- (none)",
     )
+    return "".join([text, *(f"\n{section.strip()}\n" for section in context if section and section.strip())])

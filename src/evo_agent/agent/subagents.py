@@ -63,6 +63,7 @@ def run_subagent(parent: Agent, tool_input: dict, ctx: ToolContext) -> ToolResul
         permissions=parent.permissions, agent_label=description or subagent_type, front_end=parent.front_end,
         sandbox=parent.sandbox,
         file_history=parent.file_history, plan_reason="subagent",
+        instructions=parent.instructions,  # the project's instructions and the start directory, as the parent's
     )
     front_end = getattr(parent, "turn_callbacks", None)
     nested = NestedCallbacks(front_end, ctx.tool_use_id) if front_end is not None else None

@@ -669,16 +669,26 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
         warm_up()  # the TCP and TLS handshakes overlap loading the session
     if launch.provider_notice:
         console.err_line(launch.provider_notice)
+    from evo_agent.agent.instructions import Instructions, begin_instructions, start_dir_of
+    from evo_agent.safe_text import terminal_safe
+
     resumed, oversized = _restore(launch, source, provider) if source.id is not None else (None, False)
     if resumed is not None:
         recorder, history, compact_count = resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count
+        # The source's instructions and start directory, as its model was given them (SPEC §11), not the files'.
+        instructions = Instructions.from_fields(resumed.instructions) or Instructions()
     else:
         # Deferred: a launch that ends before anything is said leaves no session behind.
         recorder = store.create(model=provider.model, provider=provider.name, deferred=True)
         history, compact_count = [], 0
+        start_dir = start_dir_of(launch.project_dir, os.getcwd())  # tools run where the user started, if inside
+        instructions = begin_instructions(recorder, launch.project_dir, start_dir, redact=store.redact)
+        if instructions.cut and launch.print_mode:  # the app and the REPL say it on their welcome line
+            console.err_line(f"evo-agent: {terminal_safe(instructions.cut, keep_newlines=False)}")
     agent = Agent(provider=provider, recorder=recorder, project_dir=launch.project_dir, store=store, history=history,
                   compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
-                  sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None)
+                  sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None,
+                  instructions=instructions)
     if resumed is not None and oversized:
         from evo_agent.agent.restored import WindowedSummaryFailed, settle_restored
 

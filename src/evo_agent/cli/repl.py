@@ -13,6 +13,7 @@ from typing import Any
 from evo_agent import __version__
 from evo_agent.agent import Agent
 from evo_agent.agent.callbacks import resumed_line, started_line
+from evo_agent.agent.instructions import Instructions, init_prompt, welcome_text
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore, one_line
 from evo_agent.ui.commands import help_text, is_command, lookup
@@ -153,6 +154,9 @@ class Repl:
                 f"evo-agent {__version__} · {self.agent.provider.name}/{self.agent.model} · "
                 f"session {self.agent.session_id} · permissions: {self.agent.permission_mode} · /help for commands"
             )
+            context = welcome_text(getattr(self.agent, "instructions", None) or Instructions())
+            if context:  # which instruction files the model was given, where the tools run
+                self.console.line(terminal_safe(context, keep_newlines=False))
         try:
             if initial_prompt:
                 if self.tty:
@@ -202,6 +206,7 @@ class Repl:
             "/help": self.cmd_help,
             "/cost": self.cmd_cost,
             "/plan": self.cmd_plan,
+            "/init": self.cmd_init,
             "/permissions": self.cmd_permissions,
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
@@ -217,6 +222,10 @@ class Repl:
 
     def cmd_help(self, _arg: str) -> None:
         self.console.line(HELP_TEXT)
+
+    def cmd_init(self, _arg: str) -> None:
+        """Ask the model to write the project's AGENTS.md: an ordinary turn, its write approved as any other."""
+        self.turn(init_prompt(self.agent.project_dir))
 
     def cmd_plan(self, _arg: str) -> None:
         self.console.line(terminal_safe(self.agent.plan_text()))

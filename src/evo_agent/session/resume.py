@@ -410,3 +410,38 @@ def _merge(parts: list[_Part], messages: list[dict], result: LoadedSession) -> d
         gap.update(omitted_marker(result.omitted_messages))
         result.windowed = True
     return gap
+
+
+# ---- the scene a session was given: its `instructions` record --------------------------------------------
+
+SCENE_BYTES = 1 << 20  # the head of a transcript searched for it (it follows session_start and resume_marker)
+_ENVELOPE = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
+_CONVERSATION = frozenset({"user", "assistant", "compact_boundary"})
+
+
+def recorded_instructions(path: Path | str) -> dict | None:
+    """The fields of a transcript's `instructions` record (SPEC §2), None when it has none.
+
+    Read from the head of the file only: the record is written at a session's start, before any
+    message, so the search stops at the first message and never reads past SCENE_BYTES.
+    """
+    try:
+        with open(path, "rb") as f:
+            head = f.read(SCENE_BYTES)
+    except OSError:
+        return None
+    for line in head.split(b"\n")[:-1] if not head.endswith(b"\n") else head.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            record = decode_lenient(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        rtype = record.get("type")
+        if rtype == "instructions":
+            return {k: v for k, v in record.items() if k not in _ENVELOPE}
+        if rtype in _CONVERSATION:
+            return None
+    return None

@@ -40,7 +40,8 @@ from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
 from .origin import Made, read_made, record_made
 from .project import git_branch_of
 from .recorder import Recorder
-from .resume import LoadedSession, load_for_resume
+from .redact import redact_text
+from .resume import LoadedSession, load_for_resume, recorded_instructions
 from .trust import (
     FUTURE_SLACK_MS,
     ForeignSession,
@@ -91,6 +92,8 @@ class ResumedSession:
     recorder: Recorder
     loaded: LoadedSession
     notice: str | None = None  # what became of the history (e.g. it was summarised), for the front end to show
+    # The `instructions` record's fields the new session holds: its source's (SPEC §11), None when there are none.
+    instructions: dict | None = None
 
     def copy_history(self) -> None:
         """Write the restored messages into the new session and publish it (what `resume` does by default).
@@ -537,6 +540,12 @@ class SessionStore:
         `window` (with `copy=False`): load_for_resume's, so that an oversized history is
         held only as far as its summary needs (`loaded.windowed`: it can then only be compacted).
         A rewind (`before_turn`) ignores it and loads its history whole.
+
+        The source's `instructions` record (the project instructions its model was given and its start
+        directory) is copied right after the resume_marker, so the new session sends the same system
+        prompt, however the files changed since. A source without one had none (nothing was found, or it
+        was recorded before they existed), and neither has the new session. `resumed.instructions`: the
+        fields written.
         """
         if window is not None and copy:
             raise ValueError("a windowed resume cannot copy the history")
@@ -570,7 +579,12 @@ class SessionStore:
         if reason:
             marker["adopted"] = reason
         recorder.resume_marker(session_id, loaded.restored_count, **marker)
-        resumed = ResumedSession(recorder, loaded)
+        scene = recorded_instructions(self._transcript(session_id))
+        if scene is not None:
+            recorder.append("instructions", **scene)
+            if self.redact and isinstance(scene.get("text"), str):  # as the record holds it
+                scene = {**scene, "text": redact_text(scene["text"])}
+        resumed = ResumedSession(recorder, loaded, instructions=scene)
         if copy:
             resumed.copy_history()
         return resumed

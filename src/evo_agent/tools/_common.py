@@ -1,7 +1,7 @@
 """Helpers shared by the file tools: path resolution, opening what was checked, binary sniffing, safe wrapping.
 
 Kept in one place so every tool resolves paths the same way (relative to the
-project, never to the agent's own working directory) and fails the same way
+directory the user started in, `ctx.work_dir`, never to the agent's own working directory) and fails the same way
 (an `is_error` result, never an exception that would end the agent loop).
 """
 
@@ -49,10 +49,10 @@ def guarded(tool_name: str) -> Callable[[RunFn], RunFn]:
 
 
 def resolve_path(ctx: ToolContext, path: str) -> Path:
-    """Resolve a model-given path: `~` expanded, relative paths under the project."""
+    """Resolve a model-given path: `~` expanded, relative paths under the working directory (the start directory)."""
     p = Path(os.path.expanduser(path))
     if not p.is_absolute():
-        p = Path(ctx.project_dir) / p
+        p = ctx.work_dir / p
     return p
 
 
@@ -66,7 +66,7 @@ def checked_path(ctx: ToolContext, path: str) -> Path:
     Resolved again here; when it no longer matches what the gate checked (a symlink swapped in since),
     the call is refused rather than sent somewhere nobody checked.
     """
-    resolved = resolve_in(ctx.project_dir, path)
+    resolved = resolve_in(ctx.work_dir, path)
     if ctx.checked_path is not None and resolved != Path(ctx.checked_path):
         raise PathChanged(f"{path} now points somewhere else than when it was checked (a symlink changed); "
                           "not opened")
@@ -107,11 +107,13 @@ def open_failure(shown: str, exc: OSError) -> str:
 
 
 def display_path(ctx: ToolContext, path: Path) -> str:
-    """The path as shown to the model: project-relative when inside the project."""
+    """The path as shown to the model: relative to the working directory when inside the project (so the
+    model can pass it back as it is: `../lib/x.py` from a start in `web/`), else absolute."""
     try:
-        return path.relative_to(ctx.project_dir).as_posix() or "."
+        path.relative_to(ctx.project_dir)
     except ValueError:
         return str(path)
+    return Path(os.path.relpath(path, ctx.work_dir)).as_posix()
 
 
 def is_binary_file(path: Path) -> bool:

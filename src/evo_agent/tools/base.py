@@ -26,6 +26,19 @@ class ToolContext:
     # The real path the permission gate checked for a file tool's `path` (None: nothing was checked, as
     # when a tool runs outside the agent loop). The tool opens exactly this, or refuses (tools/safe_open.py).
     checked_path: Path | None = None
+    # The directory the user started in (inside the project): where bash runs and relative paths point.
+    # None: the project directory. Confinement stays the project's (confine.py), whatever this says.
+    cwd: Path | None = None
+
+    @property
+    def work_dir(self) -> Path:
+        """Where relative paths are resolved and commands run: the start directory when it lies inside the
+        project (the permission checks judge from the same place), else the project."""
+        if self.cwd is None:
+            return Path(self.project_dir)
+        from .confine import inside_project, real
+
+        return Path(self.cwd) if inside_project(self.project_dir, real(self.cwd)) else Path(self.project_dir)
 
 
 @dataclass

@@ -130,7 +130,7 @@ def _command_line(command: str, ctx: ToolContext) -> tuple[list[str], dict[str, 
     plan = ctx.read_only
     if plan is None:
         argv = ["bash", "-c", command]
-        return (ctx.sandbox.wrap(argv) if ctx.sandbox is not None else argv), env
+        return (ctx.sandbox.wrap(argv, cwd=ctx.work_dir) if ctx.sandbox is not None else argv), env
     import shutil  # ~2 ms (bz2, lzma): at the first read-only call, not at start-up
 
     from .sandbox import read_only_sandbox
@@ -138,12 +138,12 @@ def _command_line(command: str, ctx: ToolContext) -> tuple[list[str], dict[str, 
     env["PATH"] = plan.path
     argv = [shutil.which("bash", path=plan.path) or "/bin/bash", "-c", plan.command]
     sandbox = read_only_sandbox(ctx.project_dir)
-    return (sandbox.wrap(argv) if sandbox is not None else argv), env
+    return (sandbox.wrap(argv, cwd=ctx.work_dir) if sandbox is not None else argv), env
 
 
 @guarded("bash")
 def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
-    """Run `bash -c command` in the project directory; see the module docstring."""
+    """Run `bash -c command` in the working directory (the start directory); see the module docstring."""
     command = tool_input.get("command")
     if not isinstance(command, str) or not command.strip():
         return error("command must be a non-empty string")
@@ -157,7 +157,7 @@ def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
     proc = subprocess.Popen(
         # The reaper leads the command's process group and kills it if the agent dies (reaper.py).
         with_reaper(argv),
-        cwd=ctx.project_dir,
+        cwd=ctx.work_dir,
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -237,7 +237,7 @@ def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
 BASH_TOOL = Tool(
     name="bash",
     description=(
-        "Run a shell command with `bash -c` in the project directory. stdin is empty; "
+        "Run a shell command with `bash -c` in the working directory. stdin is empty; "
         "stdout and stderr are merged. Output longer than 50,000 characters keeps its "
         "head and tail. Default timeout 120 s, at most 600 s; on timeout the command and "
         "everything it started are killed. The result ends with the exit code."

@@ -85,7 +85,7 @@ def precheck_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult | None:
     if isinstance(args, ToolResult):
         return args
     path_arg, old, _ = args
-    if not inside_project(ctx.project_dir, resolve_in(ctx.project_dir, path_arg)):
+    if not inside_project(ctx.project_dir, resolve_in(ctx.work_dir, path_arg)):
         return None
     opened = _open(ctx, path_arg, os.O_RDONLY)
     if isinstance(opened, ToolResult):

@@ -64,7 +64,7 @@ def run_glob(tool_input: dict, ctx: ToolContext) -> ToolResult:
     while len(segments) > 1 and not _is_magic(segments[0]):
         prefix.append(segments.pop(0))
     rest = tuple(segments)
-    base = Path("/" if absolute else ctx.project_dir).joinpath(*prefix)
+    base = (Path("/") if absolute else ctx.work_dir).joinpath(*prefix)
     matches = _matcher(rest)
     max_depth = None if "**" in rest else len(rest)
 
@@ -99,7 +99,7 @@ def run_glob(tool_input: dict, ctx: ToolContext) -> ToolResult:
 GLOB_TOOL = Tool(
     name="glob",
     description=(
-        "Find files by glob pattern relative to the project directory, e.g. `**/*.py` or "
+        "Find files by glob pattern relative to the working directory, e.g. `**/*.py` or "
         "`src/*/test_*.py`. `**` matches any number of directories. Skips what git ignores "
         "(.gitignore, .git/info/exclude) unless include_ignored is true, and always .git and "
         ".evo-agent. Results are sorted by path, at most 500."

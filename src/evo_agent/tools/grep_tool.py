@@ -45,7 +45,7 @@ def run_grep(tool_input: dict, ctx: ToolContext) -> ToolResult:
     except re.error as exc:
         return error(f"invalid regex {pattern!r}: {exc}")
 
-    root = resolve_path(ctx, path_arg) if path_arg else ctx.project_dir
+    root = resolve_path(ctx, path_arg) if path_arg else ctx.work_dir
     if not root.exists():
         return error(f"path not found: {display_path(ctx, root)}")
     include_ignored = tool_input.get("include_ignored") is True
@@ -103,7 +103,7 @@ GREP_TOOL = Tool(
     name="grep",
     description=(
         "Search file contents for a Python regular expression. path is a file or directory "
-        "(default: the project directory). Prints `path:line:text` for each matching line; "
+        "(default: the working directory). Prints `path:line:text` for each matching line; "
         "skips binary files, what git ignores (unless include_ignored is true), .git and .evo-agent; "
         "at most 500 matches."
     ),

@@ -115,7 +115,7 @@ READ_FILE_TOOL = Tool(
     name="read_file",
     description=(
         "Read a text file, with line numbers like `cat -n`. Relative paths are resolved "
-        "against the project directory. offset is the 1-based first line (default 1); "
+        "against the working directory. offset is the 1-based first line (default 1); "
         "limit is the number of lines (default 2000). Lines over 2000 characters are truncated."
     ),
     input_schema={

@@ -57,9 +57,10 @@ class Sandbox:
     bwrap: str = "bwrap"
     writable: bool = True  # False: the read-only sandbox of commands run unasked
 
-    def wrap(self, argv: list[str]) -> list[str]:
-        """`argv` as run inside the sandbox."""
+    def wrap(self, argv: list[str], cwd: Path | str | None = None) -> list[str]:
+        """`argv` as run inside the sandbox, in `cwd` (the start directory) when it lies in the project."""
         project = str(real(self.project_dir))
+        start = str(real(cwd)) if cwd is not None and is_within(real(cwd), Path(project)) else project
         args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         masked = socket_dirs()
         for path in masked:
@@ -79,7 +80,7 @@ class Sandbox:
         config = _user_config_dir()
         if config is not None:  # the user's evo-agent config (the team store's password, trust, rules): hidden
             args += ["--tmpfs", str(config)]
-        args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", project]
+        args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", start]
         if not self.network:
             args.append("--unshare-net")
         return args + ["--", *argv]

@@ -18,6 +18,9 @@ understand asks. The rules, in order:
    operand or option argument that names a file must resolve (symlinks followed) inside the
    project (`grep -r x link-to-ssh` asks).
 
+Relative paths and globs are read from the directory the command runs in (`cwd`: the start
+directory, inside the project); what they must stay inside is the project, wherever that is.
+
 The plan's `command` is the checked command rebuilt from its words, each quoted, each program
 by its absolute path, git with the configuration that could run code switched off on its
 command line (shell_allowlist.GIT_SAFE_CONFIG, the settings of evo-agent's own git door), no
@@ -35,6 +38,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from evo_agent.session import GIT_SAFE_ENV
 
@@ -79,18 +83,27 @@ class ReadOnlyPlan:
     path: str
 
 
+class _Where(NamedTuple):
+    """Where a command is judged: the project it must stay in, the directory it runs in (both real)."""
+
+    root: Path
+    cwd: Path
+
+
 class _Ask(Exception):
     """The command needs approval; the message completes "the command ...". """
 
 
-def read_only_reason(command: str, project_dir: Path | str) -> str | None:
+def read_only_reason(command: str, project_dir: Path | str, cwd: Path | str | None = None) -> str | None:
     """None when `command` is read-only by the rules above; otherwise why it needs approval."""
-    plan = plan_read_only(command, project_dir)
+    plan = plan_read_only(command, project_dir, cwd=cwd)
     return plan if isinstance(plan, str) else None
 
 
-def plan_read_only(command: str, project_dir: Path | str, search_path: str | None = None) -> ReadOnlyPlan | str:
-    """The plan to run `command` unasked, or why it needs approval (see the module docstring)."""
+def plan_read_only(command: str, project_dir: Path | str, search_path: str | None = None, *,
+                   cwd: Path | str | None = None) -> ReadOnlyPlan | str:
+    """The plan to run `command` unasked in `cwd` (default: the project), or why it needs approval (see the
+    module docstring). A `cwd` outside the project is judged as the project itself: nothing runs there."""
     for char, what in FORBIDDEN_CHARS.items():
         if char in command:
             return f"uses {what} ({char!r})"
@@ -102,6 +115,8 @@ def plan_read_only(command: str, project_dir: Path | str, search_path: str | Non
         return "is empty"
     path = os.environ.get("PATH", "") if search_path is None else search_path
     project = real(project_dir)
+    start = real(cwd) if cwd is not None else project
+    where = _Where(project, start if inside_project(project, start) else project)
     pieces: list[str] = []
     words: list[Word] = []
     try:
@@ -113,7 +128,7 @@ def plan_read_only(command: str, project_dir: Path | str, search_path: str | Non
                 raise _Ask(f"uses the shell operator {token!r}")
             if not words:
                 raise _Ask("has an empty command")
-            pieces.append(_plan_command(words, project, path))
+            pieces.append(_plan_command(words, where, path))
             pieces.append(token)
             words = []
     except _Ask as exc:
@@ -131,13 +146,15 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def resolve_program(name: str, path: str, project: Path) -> str:
-    """The absolute path bash would run for `name`; _Ask when that is a relative or in-project PATH entry."""
+def resolve_program(name: str, path: str, project: Path, cwd: Path | None = None) -> str:
+    """The absolute path bash would run for `name`; _Ask when that is a relative or in-project PATH entry.
+
+    A relative entry means the directory the command runs in (`cwd`, default the project)."""
     if "/" in name:
         raise _Ask(f"runs {name!r} by its path")
     for entry in path.split(":"):
         candidate = os.path.join(entry or ".", name)
-        full = candidate if os.path.isabs(candidate) else os.path.join(project, candidate)
+        full = candidate if os.path.isabs(candidate) else os.path.join(cwd or project, candidate)
         if not (os.path.isfile(full) and os.access(full, os.X_OK)):
             continue
         if not os.path.isabs(entry) or _under(os.path.realpath(full), str(project)):
@@ -146,58 +163,58 @@ def resolve_program(name: str, path: str, project: Path) -> str:
     return name  # not installed: bash, with the safe PATH, will say so
 
 
-def _plan_command(words: list[Word], project: Path, path: str) -> str:
+def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     program_word, rest = words[0], words[1:]
     program = program_word.text
     if program_word.is_pattern or program not in (*PROGRAMS, "git", "find"):
         raise _Ask(f"runs {program!r}, which may have side effects")
-    args = _expanded(rest, project)
-    head = [program] if program in BUILTINS else [resolve_program(program, path, project)]
+    args = _expanded(rest, where)
+    head = [program] if program in BUILTINS else [resolve_program(program, path, where.root, where.cwd)]
     assignments: list[str] = []
     if program == "git":
-        assignments = _git_assignments(head[0], project)
-        head += _check_git(args, project)
+        assignments = _git_assignments(head[0], where.cwd)
+        head += _check_git(args, where)
         args = args[1:]
     elif program == "find":
-        _check_find(args, project)
+        _check_find(args, where)
     else:
-        _check_options(program, PROGRAMS[program], args, project)
+        _check_options(program, PROGRAMS[program], args, where)
     return " ".join([*assignments, *(shlex.quote(w) for w in [*head, *args])])
 
 
-def _expanded(words: list[Word], project: Path) -> list[str]:
+def _expanded(words: list[Word], where: _Where) -> list[str]:
     out: list[str] = []
     for word in words:
         if word.starts_unquoted("~"):
             raise _Ask(f"reads {word.text!r}, outside the project")
         if word.starts_unquoted("#"):
             raise _Ask("has a comment")
-        matches, from_glob = expand(word, project)
+        matches, from_glob = expand(word, where.cwd)
         if from_glob:
             for match in matches:
                 if match.startswith("-"):
                     raise _Ask(f"has a glob ({word.text}) that expands to the option-like name {match!r}")
-                _confine(match, project)
+                _confine(match, where)
         out += matches
     return out
 
 
-def _confine(word: str, project: Path) -> None:
+def _confine(word: str, where: _Where) -> None:
     if word in HARMLESS_PATHS:
         return
     if word.startswith("~"):
         raise _Ask(f"reads {word!r}, outside the project")
-    full = word if os.path.isabs(word) else os.path.join(project, word)
-    if not inside_project(project, real(full)):
+    full = word if os.path.isabs(word) else os.path.join(where.cwd, word)
+    if not inside_project(where.root, real(full)):
         raise _Ask(f"reads {word!r}, outside the project")
 
 
-def _check_value(kind: str | None, value: str, project: Path) -> None:
+def _check_value(kind: str | None, value: str, where: _Where) -> None:
     if kind == "path":
-        _confine(value, project)
+        _confine(value, where)
 
 
-def _check_options(program: str, spec: Spec, args: list[str], project: Path) -> None:
+def _check_options(program: str, spec: Spec, args: list[str], where: _Where) -> None:
     """getopt's reading of `args` for `program`: _Ask on an unlisted option or an operand outside the project."""
     if spec.any_words:
         return
@@ -222,7 +239,7 @@ def _check_options(program: str, spec: Spec, args: list[str], project: Path) -> 
                 raise _Ask(_unlisted(program, word))
             if kind in ("text", "path") and not eq:
                 value, i = _separate_argument(program, f"--{name}", args, i)
-            _check_value(kind, value, project)
+            _check_value(kind, value, where)
             pattern_given |= name in spec.pattern_options
             continue
         letters = word[1:]
@@ -239,7 +256,7 @@ def _check_options(program: str, spec: Spec, args: list[str], project: Path) -> 
                 value = letters[j + 1:]
                 if not value:
                     value, i = _separate_argument(program, f"-{letter}", args, i)
-                _check_value(kind, value, project)
+                _check_value(kind, value, where)
             break  # the rest of the word was the argument
     if spec.pattern_first and not pattern_given and operands:
         operands = operands[1:]
@@ -247,7 +264,7 @@ def _check_options(program: str, spec: Spec, args: list[str], project: Path) -> 
         raise _Ask(f"gives {program} {len(operands)} operands (the last may be a file it writes)")
     if spec.operands == "path":
         for operand in operands:
-            _confine(operand, project)
+            _confine(operand, where)
 
 
 def _separate_argument(program: str, option: str, args: list[str], i: int) -> tuple[str, int]:
@@ -268,12 +285,12 @@ def _unlisted(program: str, word: str) -> str:
     return f"uses {program} {option}, an option not known to be read-only"
 
 
-def _check_find(args: list[str], project: Path) -> None:
+def _check_find(args: list[str], where: _Where) -> None:
     i = 0
     while i < len(args) and args[i] in FIND_LEADING:
         i += 1
     while i < len(args) and not (args[i].startswith("-") or args[i] in ("!", "(", ")", ",")):
-        _confine(args[i], project)
+        _confine(args[i], where)
         i += 1
     while i < len(args):
         word = args[i]
@@ -284,28 +301,28 @@ def _check_find(args: list[str], project: Path) -> None:
             if i >= len(args):
                 raise _Ask(f"gives find {word} without its argument")
             if word in FIND_PATH_ARG:
-                _confine(args[i], project)
+                _confine(args[i], where)
             i += 1
             continue
         raise _Ask(_unlisted("find", word))
 
 
-def _check_git(args: list[str], project: Path) -> list[str]:
+def _check_git(args: list[str], where: _Where) -> list[str]:
     """What goes between `git` and the user's words; _Ask unless a read-only subcommand with listed options
     whose operands (revisions or paths) all resolve inside the project."""
     if not args or args[0] not in GIT_SUBCOMMANDS:
         raise _Ask("runs a git command other than status, log, diff or show")
     subcommand = args[0]
-    _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], project)
+    _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], where)
     safe = [*GIT_SAFE_CONFIG, subcommand, *GIT_NO_SUBMODULES]
     return safe + (list(GIT_SAFE_DIFF) if subcommand != "status" else [])
 
 
-def _git_assignments(git: str, project: Path) -> list[str]:
+def _git_assignments(git: str, cwd: Path) -> list[str]:
     """`NAME=value` words put before git: the door's environment (session GIT_SAFE_ENV: no transport, no
     lazy fetch, no optional lock) and each filter driver switched off through GIT_CONFIG_KEY_n/VALUE_n,
     which take a key verbatim (`-c filter.x=y.clean=` would set `filter.x`)."""
-    settings = _filter_overrides(git, project)
+    settings = _filter_overrides(git, cwd)
     env = dict(GIT_SAFE_ENV)
     env["GIT_CONFIG_COUNT"] = str(len(settings))
     for n, (key, value) in enumerate(settings):
@@ -314,15 +331,17 @@ def _git_assignments(git: str, project: Path) -> list[str]:
     return [f"{name}={shlex.quote(value)}" for name, value in env.items()]
 
 
-def _filter_overrides(git: str, project: Path) -> list[tuple[str, str]]:
+def _filter_overrides(git: str, cwd: Path) -> list[tuple[str, str]]:
     """(key, value) turning off each filter driver the configuration defines: `filter.X.clean` empty, ….
+
+    Read in `cwd`, where the command runs: a repository nested in the project has its own configuration.
 
     `git status` and `git diff` run a file's clean filter when they re-hash it; an empty command
     turns a driver off. Reading the configuration runs nothing.
     """
     try:
         found = subprocess.run([git, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
-                               cwd=project, capture_output=True, timeout=10, env=_git_env())
+                               cwd=cwd, capture_output=True, timeout=10, env=_git_env())
     except (OSError, subprocess.TimeoutExpired):
         return []
     names = {key.decode("utf-8", "surrogateescape").rsplit(".", 1)[0]

@@ -131,18 +131,21 @@ def _segment_may_be(segment: str, name: str, is_pattern: bool) -> bool:
     return fnmatch.fnmatchcase(name, segment)
 
 
-def protected_dir(command: str, root: Path | str) -> str | None:
-    """`.git` or `.evo-agent` when a word of `command` may be a path inside it (see the module docstring)."""
+def protected_dir(command: str, root: Path | str, cwd: Path | str | None = None) -> str | None:
+    """`.git` or `.evo-agent` when a word of `command` may be a path inside it (see the module docstring).
+
+    `cwd`: where the command runs (the start directory; default `root`), what its relative paths mean."""
     try:
         tokens = split_words(command)
     except ShellSyntaxError:
         tokens = [Word(((w, False),)) for w in command.replace("'", " ").replace('"', " ").split()]
     project = real(root)
+    base = real(cwd) if cwd is not None else project
     for token in tokens:
         if isinstance(token, str):
             continue
         for candidate in _path_candidates(token.text):
-            found = _protected_candidate(candidate, token.is_pattern, project)
+            found = _protected_candidate(candidate, token.is_pattern, project, base)
             if found:
                 return found
     return None
@@ -159,7 +162,7 @@ def _path_candidates(text: str) -> list[str]:
     return [c for c in out if c]
 
 
-def _protected_candidate(candidate: str, is_pattern: bool, project: Path) -> str | None:
+def _protected_candidate(candidate: str, is_pattern: bool, project: Path, base: Path) -> str | None:
     segments = [s for s in candidate.split("/") if s]
     for name in PROTECTED_DIRS:
         if any(_segment_may_be(s, name, is_pattern) for s in segments):
@@ -169,11 +172,11 @@ def _protected_candidate(candidate: str, is_pattern: bool, project: Path) -> str
     paths = [candidate]
     if is_pattern:
         try:
-            paths += glob.glob(candidate, root_dir=project)
+            paths += glob.glob(candidate, root_dir=base)
         except (OSError, ValueError):
             pass
     for path in paths:
-        full = real(os.path.join(project, os.path.expanduser(path)))
+        full = real(os.path.join(base, os.path.expanduser(path)))
         for name in PROTECTED_DIRS:
             if is_within(full, project / name):
                 return name

@@ -54,7 +54,7 @@ WRITE_FILE_TOOL = Tool(
     name="write_file",
     description=(
         "Write a file with exactly the given content, replacing it if it exists. "
-        "Parent directories are created. Relative paths are resolved against the project directory."
+        "Parent directories are created. Relative paths are resolved against the working directory."
     ),
     input_schema={
         "type": "object",

@@ -625,9 +625,10 @@ class AgentApp:
             self.start_turn(text)
 
     # ------------------------------------------------------------------ turns
-    def start_turn(self, prompt: str) -> None:
+    def start_turn(self, prompt: str, *, shown: str | None = None) -> None:
+        """Run `prompt` as a user turn; `shown`: what the scrollback shows for it (`/init`'s long prompt: /init)."""
         self._last_tool_cut = False
-        self.emit(Text(""), render.user_prompt(prompt))
+        self.emit(Text(""), render.user_prompt(prompt if shown is None else shown))
         self._turn += 1
         self.cancel = threading.Event()
         self.stream = MarkdownStream()
@@ -912,6 +913,10 @@ class AgentApp:
                 self.emit(render.notice(self.agent.cost_text()))
             except Exception as exc:  # noqa: BLE001
                 self.emit(render.error_line(f"error: {exc}"))
+        elif command == "/init":
+            from evo_agent.agent.instructions import init_prompt
+
+            self.start_turn(init_prompt(self.agent.project_dir), shown="/init")
         elif command == "/plan":
             view = getattr(self.agent, "plan_text", None)
             self.emit(render.notice(view() if view else "No Session Plan."))
@@ -1086,6 +1091,14 @@ class AgentApp:
         provider = getattr(getattr(a, "provider", None), "name", None) or getattr(a, "provider_name", "?")
         self.emit(render.welcome_line(str(getattr(a, "model", "?")), str(provider), str(a.project_dir),
                                       self.width()))
+        instructions = getattr(a, "instructions", None)
+        context = ""
+        if instructions is not None:
+            from evo_agent.agent.instructions import welcome_text
+
+            context = welcome_text(instructions)
+        if context:  # which instruction files the model was given, where the tools run
+            self.emit(render.notice(context))
         if self.resumed_from is not None:
             self.show_history(self.resumed_from)
 

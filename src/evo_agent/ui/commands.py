@@ -25,6 +25,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/compact", "[FOCUS]", "summarise the conversation now, optionally focused"),
     SlashCommand("/rename", "NAME", "name this session (--resume NAME finds it)"),
     SlashCommand("/rewind", "[N]", "go back to before prompt N (a new session)"),
+    SlashCommand("/init", "", "ask the model to survey the project and write its AGENTS.md"),
     SlashCommand("/plan", "", "the Session Plan: goal, tasks and their status (Ctrl+T in the app)"),
     SlashCommand("/cost", "", "tokens used in this session"),
     SlashCommand("/permissions", "", "the permission mode and the allow rules in force"),

@@ -153,6 +153,24 @@ class PlanChange:
 
 
 @dataclass
+class InstructionsNote:
+    """An `instructions` record: the project instruction files the model was given, and where its tools ran."""
+
+    paths: list[str]
+    start_dir: str
+    cut: str
+    timestamp: str | None
+
+    @property
+    def line(self) -> str:
+        """`instructions: AGENTS.md, pkg/web/AGENTS.md · working directory pkg/web`."""
+        text = "instructions: " + (", ".join(self.paths) or "none")
+        if self.start_dir not in ("", "."):
+            text += f" · working directory {self.start_dir}"
+        return text + (f" · {self.cut}" if self.cut else "")
+
+
+@dataclass
 class ResumeMarker:
     from_session_id: str | None
     restored_count: int | None
@@ -194,7 +212,7 @@ class SubagentRun:
         return self.ended is not None
 
 
-Item = Turn | Boundary | ResumeMarker | Restored | SubagentRun | Skipped | PlanChange
+Item = Turn | Boundary | ResumeMarker | Restored | SubagentRun | Skipped | PlanChange | InstructionsNote
 
 
 @dataclass
@@ -351,6 +369,12 @@ class _Builder:
             task = record.get("task")
             self._place(PlanChange(str(record.get("plan") or "?"), str(record.get("op") or "?"),
                                    task if isinstance(task, dict) else None, stamp))
+        elif rtype == "instructions":
+            sources = record.get("sources") if isinstance(record.get("sources"), list) else []
+            paths = [s["path"] for s in sources
+                     if isinstance(s, dict) and isinstance(s.get("path"), str) and s.get("loaded") != 0]
+            self._place(InstructionsNote(paths, _str(record.get("start_dir")) or ".", _str(record.get("cut")) or "",
+                                         stamp))
         # A `reminder` record is shown where the model read it: inside the next user message.
         # Types this viewer does not know are skipped, as SPEC §2 asks of readers.
 

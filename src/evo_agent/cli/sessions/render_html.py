@@ -21,6 +21,7 @@ from evo_agent.safe_text import terminal_safe
 from .common import fmt_ms, fmt_stamp, plural, short
 from .model import (
     Boundary,
+    InstructionsNote,
     Item,
     OrphanResult,
     Other,
@@ -215,7 +216,7 @@ class HtmlRenderer:
                     f"</summary>{inner}</details>")
         if isinstance(item, SubagentRun):
             return self.run(item, open_=False)
-        if isinstance(item, PlanChange):
+        if isinstance(item, (PlanChange, InstructionsNote)):
             return f'<p class="marker">{esc(item.line)} · {esc(fmt_stamp(item.timestamp))}</p>'
         if isinstance(item, Skipped):
             what = "torn last line (an interrupted write)" if item.torn else "unreadable line"

@@ -17,6 +17,7 @@ from evo_agent.safe_text import terminal_safe
 from .common import fmt_ms, fmt_stamp, plural
 from .model import (
     Boundary,
+    InstructionsNote,
     Item,
     OrphanResult,
     Other,
@@ -172,7 +173,7 @@ class TextRenderer:
                                          "--restored shows them)", "dim"))
         elif isinstance(item, SubagentRun):
             self.run(item, prefix)
-        elif isinstance(item, PlanChange):
+        elif isinstance(item, (PlanChange, InstructionsNote)):
             self.emit(prefix, self.s(f"◆ {terminal_safe(item.line, keep_newlines=False)}", "blue")
                       + self.s(f" · {fmt_stamp(item.timestamp)}", "dim"))
         elif isinstance(item, Skipped):
