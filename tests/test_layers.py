@@ -1,6 +1,6 @@
 """The layer rules of docs/architecture.md, held by a test: what each package may import from evo_agent.
 
-cli → ui, agent → tools, providers → session; evo_agent.safe_text and evo_agent.__init__ are leaves
+cli → ui, agent → tools, providers → session; evo_agent.safe_text, evo_agent.exit_codes and evo_agent.__init__ are leaves
 anyone may use. The session library imports nothing from the rest of evo_agent, so it can be reused
 (and replaced) on its own. Lazy imports inside functions count too.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "evo_agent"
-LEAVES = {"evo_agent", "evo_agent.safe_text"}
+LEAVES = {"evo_agent", "evo_agent.safe_text", "evo_agent.exit_codes"}
 ALLOWED = {  # package -> the evo_agent packages it may import (besides itself and the leaves)
     "session": set(),
     "providers": {"session"},

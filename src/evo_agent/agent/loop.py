@@ -61,6 +61,7 @@ from typing import Any
 
 from evo_agent.providers.base import ModelResponse, Provider, ProviderCancelled, StreamCallbacks
 from evo_agent.session import (
+    INTERRUPTED_MARKER,
     FileHistory,
     Recorder,
     ResumedSession,
@@ -102,7 +103,6 @@ from .usage import Usage, cost_report, own_usage, resumed_usage, usage_cost
 MAX_MODEL_CALLS = 50
 DEFAULT_MAX_TOKENS = 8192
 
-INTERRUPTED_MARKER = "[Request interrupted by user]"
 TOOL_INTERRUPTED_TEXT = "Not run: the user interrupted the turn (Ctrl+C) before this tool started."
 
 PARALLEL_TOOLS = frozenset({"task"})  # several calls of these in one response run at once

@@ -8,22 +8,23 @@ The libraries below the CLI cannot import it: their foreseeable failures (LIBRAR
 Signals end a session with 128 + the signal's number, as a shell reports a process killed by it
 (`Terminated` in runtime.py, `SignalExit` in ui/signals.py carry theirs).
 
-To add an exit code: a constant and a row of EXIT_CODES here, an exception class with that
+To add an exit code: a constant in evo_agent/exit_codes.py and a row of EXIT_CODES here, an exception class with that
 `exit_code` (here, or anywhere the CLI can raise it from), and the README's table.
 """
 
 from __future__ import annotations
 
-import signal
 import sys
 
-EXIT_OK = 0
-EXIT_FAILURE = 1  # the command could not do its job (an API error, a missing session, …)
-EXIT_USAGE = 2  # bad command line or environment variable
-EXIT_HANGUP = 128 + signal.SIGHUP  # 129: the terminal went away
-EXIT_INTERRUPTED = 128 + signal.SIGINT  # 130: Ctrl+C
-EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # 141: the reader of stdout went away (`sessions show ID | head`)
-EXIT_TERMINATED = 128 + signal.SIGTERM  # 143: SIGTERM
+from evo_agent.exit_codes import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILURE,
+    EXIT_HANGUP,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
 
 EXIT_CODES: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "success"),

@@ -45,9 +45,9 @@ _EXPORTS: dict[str, str] = {
                      "sessions_dir", "transcript_path"), "layout"),
     **dict.fromkeys(("LiveLock", "LiveSessionStore", "Liveness", "SessionInUse", "held_for_removal", "probe_live"),
                     "live"),
-    **dict.fromkeys(("blocks", "content_blocks", "content_text", "has_tool_results", "one_line", "text_block",
-                     "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text", "tool_results",
-                     "tool_uses", "tool_uses_by_id"), "messages"),
+    **dict.fromkeys(("INTERRUPTED_MARKER", "blocks", "content_blocks", "content_text", "has_tool_results", "one_line",
+                     "text_block", "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text",
+                     "tool_results", "tool_uses", "tool_uses_by_id"), "messages"),
     **dict.fromkeys(("SessionMeta", "clean_name", "prompt_text", "read_meta", "rebuild_meta"), "meta"),
     **dict.fromkeys(("Worktree", "find_project_dir", "git_branch_of", "git_worktree_root", "git_worktrees"),
                     "project"),
@@ -87,8 +87,10 @@ __all__ = [  # sorted, case-insensitively
     "FileChange", "FileHistory", "find_project_dir", "first_records", "foreign_reason", "ForeignSession",
     "git_branch_of", "git_dir_of", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "git_worktree_root", "git_worktrees",
     "GITIGNORE_NAME", "gitignore_problem",
-    "GITIGNORE_TEXT", "GitRefused", "has_tool_results", "held_for_removal", "history_file", "interrupted_result",
-    "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_reminder_block", "is_session_id",
+    "GITIGNORE_TEXT", "GitRefused", "has_tool_results", "held_for_removal", "history_file",
+    "INTERRUPTED_MARKER", "interrupted_result",
+    "INTERRUPTED_TEXT",
+    "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_reminder_block", "is_session_id",
     "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume",
     "LoadedSession", "LOCK_NAME", "mask_own_secrets", "may_hold_secret", "MCP_CONFIG_NAME", "MESSAGES_NAME",
     "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "one_line", "open_sidechain", "OPEN_STATUSES", "Plan",
@@ -191,6 +193,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     )
     from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
     from .messages import (
+        INTERRUPTED_MARKER,
         REMINDER_CLOSE,
         REMINDER_OPEN,
         blocks,

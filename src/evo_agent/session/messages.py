@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "INTERRUPTED_MARKER",
     "REMINDER_CLOSE",
     "REMINDER_OPEN",
     "blocks",
@@ -41,6 +42,9 @@ __all__ = [
     "tool_uses",
     "tool_uses_by_id",
 ]
+
+# The user message a turn interrupted by the user ends with (the agent writes it; readers show it as a notice).
+INTERRUPTED_MARKER = "[Request interrupted by user]"
 
 
 def content_blocks(content: object) -> list[dict]:

@@ -53,6 +53,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from evo_agent.agent.callbacks import EXIT_GRACE_S, resumed_line, started_line
+from evo_agent.exit_codes import EXIT_HANGUP, EXIT_INTERRUPTED
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import one_line
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
@@ -64,7 +65,7 @@ from .commands import complete as complete_command
 from .commands import help_text, is_command, lookup
 from .picker import TeamSource
 from .rewind_flow import rewind_and_restore, turn_list
-from .signals import EXIT_HANGUP, EXIT_INTERRUPTED, exit_on_signals
+from .signals import exit_on_signals
 from .stream import MarkdownStream, Piece
 from .transcript_view import history_renderables
 

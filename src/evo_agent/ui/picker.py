@@ -24,7 +24,15 @@ from datetime import datetime
 from pathlib import Path
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import MESSAGES_NAME, SessionInfo, SessionMeta, one_line, prompt_text, text_of
+from evo_agent.session import (
+    INTERRUPTED_MARKER,
+    MESSAGES_NAME,
+    SessionInfo,
+    SessionMeta,
+    one_line,
+    prompt_text,
+    text_of,
+)
 
 from .signals import SignalExit
 
@@ -38,7 +46,6 @@ NO_PROMPT = "(no prompt)"
 TAIL_BYTES = 64 * 1024  # how much of a transcript the preview reads, from its end
 LARGE_TAIL_BYTES = 1024 * 1024  # read once more, when the last record alone is longer than that
 BRANCH_CELLS = 12
-INTERRUPTED_MARKER = "[Request interrupted by user]"
 
 
 # Text widths ------------------------------------------------------------------------------------

@@ -35,11 +35,12 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.output import create_output
 from prompt_toolkit.styles import Style
 
+from evo_agent.exit_codes import EXIT_HANGUP
 from evo_agent.session import SessionInfo, SessionStore
 
 from . import picker as text
 from .picker_search import ContentMatch, ContentSearch
-from .signals import EXIT_HANGUP, EXIT_SIGNALS, SignalExit
+from .signals import EXIT_SIGNALS, SignalExit
 
 STYLE = Style.from_dict({
     "title": "bold",

@@ -24,7 +24,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import one_line
+from evo_agent.session import INTERRUPTED_MARKER, one_line
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -37,7 +37,6 @@ __all__ = [
     "user_prompt", "welcome_line",
 ]
 
-INTERRUPTED_MARKER = "[Request interrupted by user]"   # agent/loop.py writes it; the UI never imports the agent
 SUMMARY_OPEN = "<previous-conversation-summary>"      # session.summary_message's first line
 PREVIEW_LINES = 3          # lines of a tool result shown under its call
 DIFF_MAX_LINES = 40        # diff lines shown for one edit (the rest are counted)

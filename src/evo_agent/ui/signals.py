@@ -14,12 +14,6 @@ from collections.abc import Callable
 
 EXIT_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
 
-# The exit codes the front ends end with after a signal: 128 + its number, as a shell reports a process
-# killed by it. The same as cli/errors.py's table (the UI cannot import the CLI; test_errors checks both).
-EXIT_HANGUP = 128 + getattr(signal, "SIGHUP", 1)  # 129: the terminal went away
-EXIT_INTERRUPTED = 128 + signal.SIGINT  # 130: Ctrl+C
-
-
 class SignalExit(Exception):
     """An app ended by SIGTERM or SIGHUP; `exit_code` is 128 + the signal number (cli/errors.py reads it)."""
 
