@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -193,8 +194,12 @@ def _read_regular(fd: int) -> _Read | None:
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
-def _read_project_file(top: Path, directory: Path, name: str) -> _Read | None:
-    """A file of the repository (`directory` is real), never through a link that leads out of `top`."""
+def _read_project_file(top: Path, directory: Path, name: str, project: Path | None = None) -> _Read | None:
+    """A file of the repository (`directory` is real), never through a link that leads out of `top`.
+
+    A link inside `project` must stay inside the project too: a project nested in a bigger repository
+    (vendored or unpacked code) cannot pull the outer repository's `.env` in as its instructions.
+    """
     candidate = directory / name
     try:
         info = os.lstat(candidate)
@@ -203,7 +208,8 @@ def _read_project_file(top: Path, directory: Path, name: str) -> _Read | None:
     target = candidate
     if stat.S_ISLNK(info.st_mode):  # `CLAUDE.md -> AGENTS.md` is fine; `-> ~/.ssh/id_rsa` is not read
         target = real(candidate)
-        if not is_within(target, top):
+        bound = project if project is not None and is_within(directory, project) else top
+        if not is_within(target, bound):
             return None
     try:  # no link followed on the way: one swapped in since the check is refused, not followed
         fd = open_file(target, _FLAGS, root=top)
@@ -254,7 +260,7 @@ def find_files(project_dir: Path | str, start_dir: str = ".", *,
     top, chain = _directories(project, real(work_dir(project, start_dir)))
     for directory in chain:
         for name in INSTRUCTION_NAMES:
-            read = _read_project_file(top, directory, name)
+            read = _read_project_file(top, directory, name, project)
             if read is None or not read[0].strip():
                 continue
             if read[2] not in seen:  # `~/.config/evo-agent/AGENTS.md` linked into the repository: once
@@ -264,6 +270,10 @@ def find_files(project_dir: Path | str, start_dir: str = ".", *,
                 found.append(_Found(Path(shown).as_posix(), read[0], read[1], "project"))
             break
     return found
+
+
+# A file cannot end its own block and open one that claims to be the user's: its tags are escaped.
+_TAG = re.compile(r"<(\s*/?\s*instructions)", re.IGNORECASE)
 
 
 def _fit(data: bytes, room: int) -> bytes:
@@ -301,7 +311,7 @@ def discover(project_dir: Path | str, start_dir: str = ".", *, user_dir: Path | 
             cuts.append(f"{item.path} was cut after {len(kept):,} of its {item.size:,} bytes")
             room = 0  # what comes after the cut is left out, never read past it
         sources.append(Source(item.path, digest, item.size, item.scope, len(kept)))
-        body = kept.decode("utf-8", "replace").rstrip("\n")
+        body = _TAG.sub(r"&lt;\1", kept.decode("utf-8", "replace").rstrip("\n"))
         parts.append(f'<instructions source="{_attr(item.path)}" scope="{item.scope}">\n{body}\n</instructions>')
     cut = ""
     if cuts or left_out:
