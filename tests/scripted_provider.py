@@ -40,6 +40,7 @@ class ScriptedProvider:
         self.then = then
         self.calls: list[list[dict]] = []  # the messages of each call, as sent
         self.tools_seen: list[list[dict]] = []
+        self.systems: list[str] = []  # the system prompt of each call
         self.invalid: list[str] = []  # why each refused request was refused
         ScriptedProvider.made.append(self)
 
@@ -49,6 +50,7 @@ class ScriptedProvider:
         snapshot = json.loads(json.dumps(messages))  # as sent: the agent may change its list afterwards
         self.calls.append(snapshot)
         self.tools_seen.append(tools)
+        self.systems.append(system)
         body = {"model": self.model, "max_tokens": max_tokens, "system": system, "messages": snapshot}
         if tools:
             body["tools"] = tools

@@ -91,6 +91,7 @@ from .compaction_state import (
     request_summary,
     summary_of,
 )
+from .memory_context import MemoryContext
 from .permissions import INTERNAL_TOOLS, GateResult, PermissionGate, Policy
 from .plan_context import PlanContext
 from .prompt import build_system_prompt
@@ -165,6 +166,7 @@ class Agent:
         sandbox: Any = None,  # a tools.sandbox.Sandbox: bash runs inside bubblewrap
         plan: bool = True,  # the Session Plan's tools and reminders (plan_context.py)
         plan_reason: str | None = None,  # why the first message announces the plan (default: start or resume)
+        memory: Any = None,  # a session.MemoryStore: Auto Memory's tool and indexes (memory_context.py); None: off
     ) -> None:
         self.provider = provider
         self._file_history = file_history  # a subagent keeps its file backups in the main session
@@ -186,7 +188,7 @@ class Agent:
             self.tools.append(task_tool(self))
         self.history: list[dict] = list(history or [])
         self._fixed_system_prompt = system_prompt
-        self._system_prompt: tuple[str, str] | None = None  # (conversation id, the prompt built for it)
+        self._system_prompt: tuple[tuple[str, str], str] | None = None  # ((conversation id, memory), its prompt)
         self._system_note = system_note
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
@@ -206,6 +208,12 @@ class Agent:
         self._inherited_front = front_end  # a subagent asks through its parent's front end
         self.front_end = front_end or FrontEnd()
         self.sandbox = sandbox
+        # Auto Memory (memory_context.py): the tool, and the indexes in the prefix, taken at session start.
+        self.memory: MemoryContext | None = MemoryContext(self, memory) if memory is not None else None
+        if self.memory is not None:
+            self.tools.append(self.memory.tools()[0])
+            self.permissions.policy.memory_store = memory
+            self.memory.start()
 
     @property
     def permission_mode(self) -> str:
@@ -264,13 +272,15 @@ class Agent:
         if self._fixed_system_prompt is not None:
             return self._fixed_system_prompt
         conversation = self.conversation_id
-        if self._system_prompt is None or self._system_prompt[0] != conversation:
+        memory = self.memory.prefix if self.memory is not None else ""
+        if self._system_prompt is None or self._system_prompt[0] != (conversation, memory):
             try:
                 started: int | None = created_ms_of(conversation)
             except ValueError:
                 started = None
-            text = build_system_prompt(self.project_dir, self.tool_specs(), started) + self._system_note
-            self._system_prompt = (conversation, text)
+            text = (build_system_prompt(self.project_dir, self.tool_specs(), started) + memory_part(memory)
+                    + self._system_note)
+            self._system_prompt = ((conversation, memory), text)
         return self._system_prompt[1]
 
     def request_messages(self) -> list[dict]:
@@ -293,6 +303,8 @@ class Agent:
                 self._reminders = []  # meant for the conversation that was left
             if self.plan is not None:
                 self.plan.announce("resume" if history else "session_start")
+            if self.memory is not None:
+                self.memory.start()  # the prefix of the session switched to: carried by a resume, else taken now
             self._cleared_holder = None
             self._wrote_own = False
 
@@ -408,6 +420,8 @@ class Agent:
         self.history = [summary_message(summary)]
         if self.plan is not None:  # the summary is never the plan's source of truth: the files are
             self.plan.announce("compaction")
+        if self.memory is not None:  # nor memory's: the prefix holds its indexes, a reminder what changed since
+            self.memory.compacted()
         self.compaction.count = count
         self._wrote_own = True
         return CompactResult(summary, count, trigger, before, chars_before, history_chars(self.history))
@@ -466,6 +480,33 @@ class Agent:
         """(completed, total) tasks of the active plan (the status line's `plan 2/5`), None without one."""
         return self.plan.progress() if self.plan is not None else None
 
+    # ---- Auto Memory, for a person (memory_context.py)
+    def memory_text(self, name: str = "") -> str:
+        """`/memory`: both indexes; `/memory NAME`: one memory file's text."""
+        if self.memory is None:
+            return "Auto Memory is off for this agent (EVO_AGENT_MEMORY=off)."
+        if not name:
+            return self.memory.view()
+        from evo_agent.session import MemoryRefused
+
+        try:
+            scope, file = self.memory.store.resolve_name(name)
+            return f"/memories/{scope}/{file}:\n{self.memory.store.read(scope, file)}"
+        except (MemoryRefused, OSError) as exc:
+            return f"error: {exc}"
+
+    def remember(self, text: str, *, scope: str = "project") -> str:
+        """`/remember TEXT`: save what the user said as a `feedback` topic file, without the model (recorded
+        as a `memory_write`; the model hears of it in the next message's reminder). One line; MemoryRefused."""
+        if self.memory is None:
+            raise RuntimeError("Auto Memory is off for this agent (EVO_AGENT_MEMORY=off)")
+        change = self.memory.store.remember(text, scope=scope)
+        self.memory.store.apply(change)
+        extra = {"by": "user"}
+        self.recorder.memory_write(change.scope, change.path, change.op, change.diff(), **extra)
+        self.recorder.checkpoint()
+        return f"Saved to {change.path} ({self.memory.store.directory(change.scope) / change.file})."
+
     # ---- reminders
     def queue_reminder(self, text: str, reason: str) -> None:
         """Give the model `text` with the next user message (a prompt, tool results, or one of its own).
@@ -488,6 +529,11 @@ class Agent:
                 taken += self.plan.at_turn_start() if prompt else self.plan.mid_turn()
             except Exception:  # noqa: BLE001 - a plan that cannot be read never stops a turn
                 pass
+        if self.memory is not None:
+            try:
+                taken += self.memory.at_turn_start() if prompt else self.memory.mid_turn()
+            except Exception:  # noqa: BLE001 - memory that cannot be read never stops a turn
+                pass
         return taken
 
     def _with_reminders(self, message: dict, *, prompt: bool) -> dict:
@@ -508,7 +554,8 @@ class Agent:
 
     def _deliver_reminders(self) -> None:
         """Reminders due before a model call with no new user message to carry them (after a compaction)."""
-        if self._reminders or (self.plan is not None and self.plan.mid_turn_due()):
+        if self._reminders or (self.plan is not None and self.plan.mid_turn_due()) or (
+                self.memory is not None and self.memory.mid_turn_due()):
             message = self._with_reminders({"role": "user", "content": []}, prompt=False)
             if message["content"]:
                 self._add(message, remind=False)
@@ -739,6 +786,11 @@ class Agent:
         if tool is None or INVALID_ARGUMENTS_KEY in tool_input:
             return False
         return validate_input(tool, tool_input)[1] is None
+
+
+def memory_part(prefix: str) -> str:
+    """Where the memory indexes go in the system prompt: after the instructions, a section of their own."""
+    return f"\n{prefix}\n" if prefix else ""
 
 
 def _token_fields(response: ModelResponse) -> dict[str, int]:
