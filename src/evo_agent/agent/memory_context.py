@@ -161,4 +161,23 @@ class MemoryContext:
         return {i.scope: i.digest for i in self._indexes()}
 
 
-__all__ = ["MEMORY_INTRO", "MemoryContext", "memory_section"]
+def remember_line(agent: object, arg: str) -> tuple[str, bool]:
+    """`/remember [--user] TEXT` in either front end: (the line to show, whether it was saved).
+
+    Saved directly as a `feedback` topic file, without a model turn (as Claude Code's `#` shortcut): what the
+    user said is stored as they said it, with the diff recorded, and the model hears of it in a reminder.
+    """
+    user = arg.startswith("--user")
+    text = arg.removeprefix("--user").strip() if user else arg.strip()
+    if not text:
+        return "Usage: /remember [--user] TEXT (saved to this project's memory; --user: to yours)", False
+    remember = getattr(agent, "remember", None)
+    if remember is None:
+        return "not saved: this agent has no Auto Memory", False
+    try:
+        return remember(text, scope="user" if user else "project"), True
+    except Exception as exc:  # noqa: BLE001 - MemoryRefused (a secret, …), OSError, memory off: one line
+        return f"not saved: {exc}", False
+
+
+__all__ = ["MEMORY_INTRO", "MemoryContext", "memory_section", "remember_line"]

@@ -297,7 +297,7 @@ def _app_likely(argv: Sequence[str] | None) -> bool:
     """A cheap look at argv, before parsing: will this run start the interactive app?"""
     words = sys.argv[1:] if argv is None else list(argv)
     commands = ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions", "trust")
-    if words[:1] == ["plan"] or any(w in commands or w.startswith("--print=") for w in words):
+    if words[:1] in (["plan"], ["memory"]) or any(w in commands or w.startswith("--print=") for w in words):
         return False
     return _isatty(sys.stdin) and _isatty(sys.stdout)
 
@@ -337,6 +337,18 @@ def _run(argv: Sequence[str] | None = None) -> int:
             from .plan_command import run_plan
 
             return run_plan(words[1:], _project_dir)
+        except Exception as exc:
+            code = exit_code_of(exc)
+            if code is None:
+                raise
+            print(failure_line(exc), file=sys.stderr)
+            return code
+    if words[:1] == ["memory"]:  # `evo-agent memory …`: Auto Memory, no model (cli/memory_command.py)
+        release_tty()
+        try:
+            from .memory_command import run_memory
+
+            return run_memory(words[1:], _project_dir)
         except Exception as exc:
             code = exit_code_of(exc)
             if code is None:
@@ -665,7 +677,8 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
         history, compact_count = [], 0
     agent = Agent(provider=provider, recorder=recorder, project_dir=launch.project_dir, store=store, history=history,
                   compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
-                  sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None)
+                  sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None,
+                  memory=memory_store(launch.project_dir, os.environ))
     if resumed is not None and oversized:
         from evo_agent.agent.restored import WindowedSummaryFailed, settle_restored
 
@@ -685,6 +698,15 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
     if launch.gate.mode == "bypass":
         console.err_line(BYPASS_WARNING)
     return agent
+
+
+def memory_store(project_dir: Path, environ) -> object:  # noqa: ANN001 - (Path, env) -> MemoryStore | None
+    """Auto Memory of this project and user, unless EVO_AGENT_MEMORY turns it off (`0`, `off`, `false`, `no`)."""
+    if environ.get("EVO_AGENT_MEMORY", "").strip().lower() in ("0", "off", "false", "no"):
+        return None
+    from evo_agent.session import MemoryStore
+
+    return MemoryStore(project_dir, environ=environ)
 
 
 def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN202 - (ResumedSession, oversized)

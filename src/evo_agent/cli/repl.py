@@ -13,6 +13,7 @@ from typing import Any
 from evo_agent import __version__
 from evo_agent.agent import Agent
 from evo_agent.agent.callbacks import resumed_line, started_line
+from evo_agent.agent.memory_context import remember_line
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore
 from evo_agent.ui.commands import help_text, is_command, lookup
@@ -38,6 +39,9 @@ TOOL_LINE_CHARS = 100
 
 
 def _summary(tool_input: dict) -> str:
+    where = tool_input.get("path") or tool_input.get("old_path")
+    if isinstance(where, str) and where.startswith("/memories"):  # the memory tool: `create /memories/…`
+        return _one_line(f"{tool_input.get('command')} {where}", TOOL_LINE_CHARS)
     for key in ("command", "path", "pattern", "description", "focus"):
         value = tool_input.get(key)
         if isinstance(value, str) and value:
@@ -204,6 +208,8 @@ class Repl:
             "/help": self.cmd_help,
             "/cost": self.cmd_cost,
             "/plan": self.cmd_plan,
+            "/memory": self.cmd_memory,
+            "/remember": self.cmd_remember,
             "/permissions": self.cmd_permissions,
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
@@ -222,6 +228,13 @@ class Repl:
 
     def cmd_plan(self, _arg: str) -> None:
         self.console.line(terminal_safe(self.agent.plan_text()))
+
+    def cmd_memory(self, arg: str) -> None:
+        self.console.line(terminal_safe(self.agent.memory_text(arg)))
+
+    def cmd_remember(self, arg: str) -> None:
+        line, ok = remember_line(self.agent, arg)
+        (self.console.line if ok else self.console.error)(terminal_safe(line))
 
     def cmd_cost(self, _arg: str) -> None:
         self.console.line(self.agent.cost_text())

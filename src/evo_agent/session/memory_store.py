@@ -34,7 +34,6 @@ This module imports nothing of evo-agent beyond the session library.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import fcntl
 import hashlib
 import os
@@ -137,6 +136,8 @@ class MemoryChange:
 
     def diff(self) -> str:
         """The unified diff of the change (a rename: its header, then nothing changed inside)."""
+        import difflib  # only when a change is shown or recorded (start-up, SPEC §8)
+
         target = self.new_path or self.path
         lines = list(difflib.unified_diff((self.before or "").splitlines(keepends=True),
                                           (self.after or "").splitlines(keepends=True),
