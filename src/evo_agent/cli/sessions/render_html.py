@@ -22,6 +22,7 @@ from .common import fmt_ms, fmt_stamp, plural, short
 from .model import (
     Boundary,
     Item,
+    MemoryWrite,
     OrphanResult,
     Other,
     PlanChange,
@@ -215,7 +216,7 @@ class HtmlRenderer:
                     f"</summary>{inner}</details>")
         if isinstance(item, SubagentRun):
             return self.run(item, open_=False)
-        if isinstance(item, PlanChange):
+        if isinstance(item, (PlanChange, MemoryWrite)):
             return f'<p class="marker">{esc(item.line)} · {esc(fmt_stamp(item.timestamp))}</p>'
         if isinstance(item, Skipped):
             what = "torn last line (an interrupted write)" if item.torn else "unreadable line"

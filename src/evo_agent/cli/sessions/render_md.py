@@ -16,6 +16,7 @@ from .common import fmt_ms, fmt_stamp, plural
 from .model import (
     Boundary,
     Item,
+    MemoryWrite,
     OrphanResult,
     Other,
     PlanChange,
@@ -109,7 +110,7 @@ class MarkdownRenderer:
             return chunks + ["</details>"]
         if isinstance(item, SubagentRun):
             return self.run(item, level + 1)
-        if isinstance(item, PlanChange):
+        if isinstance(item, (PlanChange, MemoryWrite)):
             return [f"*{item.line}* · {fmt_stamp(item.timestamp)}"]
         if isinstance(item, Skipped):
             what = "a torn last line (an interrupted write)" if item.torn else "an unreadable line"

@@ -18,6 +18,7 @@ from .common import fmt_ms, fmt_stamp, plural
 from .model import (
     Boundary,
     Item,
+    MemoryWrite,
     OrphanResult,
     Other,
     PlanChange,
@@ -172,7 +173,7 @@ class TextRenderer:
                                          "--restored shows them)", "dim"))
         elif isinstance(item, SubagentRun):
             self.run(item, prefix)
-        elif isinstance(item, PlanChange):
+        elif isinstance(item, (PlanChange, MemoryWrite)):
             self.emit(prefix, self.s(f"◆ {terminal_safe(item.line, keep_newlines=False)}", "blue")
                       + self.s(f" · {fmt_stamp(item.timestamp)}", "dim"))
         elif isinstance(item, Skipped):
