@@ -95,7 +95,7 @@ def test_the_failures_say_what_anthropics_tool_says(store):
         with pytest.raises(MemoryRefused) as refused:
             store.plan(command, fields)
         assert str(refused.value).startswith(start), (command, str(refused.value))
-    with pytest.raises(MemoryRefused, match="does not exist. Please provide a valid path."):
+    with pytest.raises(MemoryRefused, match=r"does not exist\. Please provide a valid path\."):
         store.view("/memories/user/nothing.md")
 
 

@@ -32,7 +32,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evo_agent.session import MEMORY_SCOPES, MemoryChange, MemoryIndex, MemoryRefused, MemoryStore
+from evo_agent.session import (
+    MEMORY_SCOPES,
+    REMINDER_CLOSE,
+    MemoryChange,
+    MemoryIndex,
+    MemoryRefused,
+    MemoryStore,
+    content_blocks,
+    is_reminder_block,
+)
 from evo_agent.tools import Tool
 from evo_agent.tools.memory_tool import make_memory_tool
 
@@ -76,8 +85,7 @@ class MemoryContext:
         self._agent = agent
         self.store = store
         self.prefix = ""  # the section in the system prompt ("" for a resumed session whose source had none)
-        self._prefix_digests: dict[str, str] = {}
-        self._seen: dict[str, str] = {}  # digests of the indexes the model last saw
+        self._seen = ""  # the indexes the model last saw, as a section (the prefix's, or the last reminder's)
         self._announce: str | None = None
 
     # ---- the tool's hooks (tools.memory_tool.MemoryHooks)
@@ -88,7 +96,7 @@ class MemoryContext:
         """Record the change (`memory_write`); the model made it, so its index is no news to it."""
         extra = {"new_path": change.new_path} if change.new_path else {}
         self._agent.recorder.memory_write(change.scope, change.path, change.op, change.diff(), **extra)
-        self._seen[change.scope] = self._digests().get(change.scope, "")
+        self._seen = memory_section(self._indexes())
 
     # ---- the session's start
     def start(self) -> None:
@@ -98,22 +106,20 @@ class MemoryContext:
         resumed = getattr(getattr(recorder, "meta", None), "resumed_from", None) is not None
         if isinstance(carried, dict) and isinstance(carried.get("text"), str):
             self.prefix = carried["text"]
-            digests = carried.get("digests")
-            self._prefix_digests = dict(digests) if isinstance(digests, dict) else {}
         elif resumed:  # a session from before Auto Memory: its prefix had none, and keeps having none
-            self.prefix, self._prefix_digests = "", {}
+            self.prefix = ""
             recorder.append("memory_index", text="", digests={})
         else:
             indexes = self._indexes()
             self.prefix = memory_section(indexes)
-            self._prefix_digests = {i.scope: i.digest for i in indexes}
-            recorder.append("memory_index", text=self.prefix, digests=self._prefix_digests)
-        self._seen = dict(self._prefix_digests)
+            recorder.append("memory_index", text=self.prefix, digests={i.scope: i.digest for i in indexes})
+        # What the model last saw: a restored history's last memory reminder, else what the prefix holds.
+        self._seen = _last_section(self._agent.history) or self.prefix
         self._announce = "resume" if resumed else None
 
     def compacted(self) -> None:
         """The summary holds no memory and earlier reminders are gone: the model knows the prefix only."""
-        self._seen = dict(self._prefix_digests)
+        self._seen = self.prefix
         self._announce = "compaction"
 
     # ---- reminders
@@ -128,12 +134,11 @@ class MemoryContext:
 
     def _due(self, reason: str) -> list[tuple[str, str]]:
         self._announce = None
-        indexes = self._indexes()
-        current = {i.scope: i.digest for i in indexes}
+        current = memory_section(self._indexes())
         if current == self._seen:
             return []
         self._seen = current
-        return [(f"{_OPENINGS.get(reason, _OPENINGS['memory_changed'])}\n\n{memory_section(indexes)}", reason)]
+        return [(f"{_OPENINGS.get(reason, _OPENINGS['memory_changed'])}\n\n{current}", reason)]
 
     # ---- what a person sees
     def view(self) -> str:
@@ -157,8 +162,18 @@ class MemoryContext:
                 out.append(MemoryIndex(scope, f"(unreadable: {exc})", 1, 0, False))
         return out
 
-    def _digests(self) -> dict[str, str]:
-        return {i.scope: i.digest for i in self._indexes()}
+
+def _last_section(history: list[dict]) -> str:
+    """The memory section of the last memory reminder in `history` ("" when there is none)."""
+    head = "# Auto Memory\n\n" + MEMORY_INTRO
+    for message in reversed(history):
+        if message.get("role") != "user":
+            continue
+        for block in reversed(content_blocks(message.get("content"))):
+            if is_reminder_block(block) and head in block["text"]:
+                text = block["text"][block["text"].index(head):]
+                return text.removesuffix(REMINDER_CLOSE).rstrip("\n")
+    return ""
 
 
 def remember_line(agent: object, arg: str) -> tuple[str, bool]:
