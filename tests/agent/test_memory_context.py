@@ -201,6 +201,7 @@ def test_after_a_compaction_the_model_has_the_current_index_exactly_once(project
     agent.run_turn("remember")
     agent.compact()
     agent.run_turn("next")
+    assert "Auto Memory" not in provider.systems[2]  # the summary call: memory is never the summary's business
     assert provider.systems[3] == provider.systems[0]
     (reminder,) = reminders_in(provider.calls[3][-1])
     assert reminder.startswith("The conversation was compacted. Auto Memory changed") and LINE in reminder
