@@ -27,7 +27,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/rewind", "[N]", "go back to before prompt N (a new session)"),
     SlashCommand("/plan", "", "the Session Plan: goal, tasks and their status (Ctrl+T in the app)"),
     SlashCommand("/memory", "[NAME]", "Auto Memory: both indexes, or one memory file"),
-    SlashCommand("/remember", "[--user] TEXT", "save TEXT to memory (the project's; --user: yours)"),
+    SlashCommand("/remember", "TEXT", "save TEXT to this project's memory (/remember --user TEXT: to yours)"),
     SlashCommand("/cost", "", "tokens used in this session"),
     SlashCommand("/permissions", "", "the permission mode and the allow rules in force"),
     SlashCommand("/help", "", "this help"),
