@@ -666,7 +666,9 @@ def _string(tool_input: Mapping[str, object], key: str) -> str:
 
 def _clean(text: str, limit: int) -> str:
     """One line, no control characters, at most `limit` characters (cut with …)."""
-    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else " " for c in text)
+    line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
