@@ -31,22 +31,26 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'topic files':>12} {'index (ms)':>11} {'create (ms)':>12}")
     for count in (10, 200, 1000):
-        with tempfile.TemporaryDirectory() as tmp:
-            store = MemoryStore(tmp, user_dir=Path(tmp) / "user")
-            directory = store.directory("project")
-            directory.mkdir(parents=True)
-            for n in range(count):
-                (directory / f"t{n:04}.md").write_text(topic(n))
-            index_ms = median_time(lambda: store.index("project"), args.repeat) * 1e3
-            made = iter(range(10**6))
-
-            def create() -> None:
-                n = next(made)
-                store.apply(store.plan("create", {"path": f"/memories/project/new{n}.md", "file_text": topic(n)}))
-
-            create_ms = median_time(create, args.repeat) * 1e3
+        index_ms, create_ms = measure(count, args.repeat)
         print(f"{count:>12,} {index_ms:>11.2f} {create_ms:>12.2f}")
 
+
+def measure(count: int, repeat: int) -> tuple[float, float]:
+    """(median ms of one scope's index, of one create) in a scope of `count` topic files."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = MemoryStore(tmp, user_dir=Path(tmp) / "user")
+        directory = store.directory("project")
+        directory.mkdir(parents=True)
+        for n in range(count):
+            (directory / f"t{n:04}.md").write_text(topic(n))
+        index_ms = median_time(lambda: store.index("project"), repeat) * 1e3
+        made = iter(range(10**6))
+
+        def create() -> None:
+            n = next(made)
+            store.apply(store.plan("create", {"path": f"/memories/project/new{n}.md", "file_text": topic(n)}))
+
+        return index_ms, median_time(create, repeat) * 1e3
 
 if __name__ == "__main__":
     main()
