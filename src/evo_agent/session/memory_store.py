@@ -238,6 +238,7 @@ class MemoryStore:
     def __init__(self, project_dir: Path | str, *, user_dir: Path | str | None = None,
                  environ: Mapping[str, str] | None = None) -> None:
         self.project_dir = Path(project_dir)
+        self._cache: dict = {}  # (scope, name, inode, size, mtime, mode) -> MemoryTopic (_scan)
         if user_dir is None:
             config = user_config_dir(environ)
             self._user_base, self._user_names = config.parent, [USER_DIR_NAME, MEMORY_DIR_NAME]
@@ -254,7 +255,7 @@ class MemoryStore:
     def topics(self, scope: str) -> list[MemoryTopic]:
         """The scope's topic files (MEMORY.md and hidden files aside), each with its front matter."""
         with self._scope(scope) as fd:
-            return _scan(fd, scope) if fd is not None else []
+            return _scan(fd, scope, self._cache) if fd is not None else []
 
     def index(self, scope: str) -> MemoryIndex:
         """The scope's index as the model is given it (bounded)."""
@@ -504,7 +505,7 @@ class MemoryStore:
             self._write_index(fd, scope)
 
     def _write_index(self, fd: int, scope: str) -> None:
-        data = index_file_text(_scan(fd, scope)).encode()
+        data = index_file_text(_scan(fd, scope)).encode()  # read afresh: what is written never drifts
         if _read(fd, MEMORY_INDEX_NAME, raw=True) != data:
             _replace(fd, MEMORY_INDEX_NAME, data)
 
@@ -565,19 +566,36 @@ def _open_dirs(base: Path, names: list[str], create: bool) -> int | None:
     return fd
 
 
-def _scan(fd: int, scope: str) -> list[MemoryTopic]:
-    """The topic files of the open scope directory, by file name (MEMORY.md, hidden and other files aside)."""
+def _scan(fd: int, scope: str, cache: dict | None = None) -> list[MemoryTopic]:
+    """The topic files of the open scope directory, by file name (MEMORY.md, hidden and other files aside).
+
+    With `cache` (the store's), files whose (inode, size, mtime) did not change since the last scan are not
+    read again: a session checks its indexes at every turn, and a scope may hold a few hundred files.
+    """
     out = []
-    for name in sorted(os.listdir(fd)):
+    for entry in sorted(os.scandir(fd), key=lambda e: e.name):
+        name = entry.name
         if name == MEMORY_INDEX_NAME or not MEMORY_TOPIC_RE.match(name):
             continue
-        text = _read(fd, name)
-        if text is None:  # a link, a FIFO, a huge file: not a topic file
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
             continue
-        fields, problem = parse_front_matter(text)
-        description = f"({problem})" if problem else fields["description"]
-        out.append(MemoryTopic(scope, name, fields.get("name") or name[:-3], description, fields.get("type", ""),
-                               len(text.encode()), problem))
+        key = (scope, name, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+        known = cache.get(key) if cache is not None else None
+        if known is None:
+            text = _read(fd, name) if stat.S_ISREG(info.st_mode) else None
+            if text is None:  # a link, a FIFO, a huge file: not a topic file
+                continue
+            fields, problem = parse_front_matter(text)
+            description = f"({problem})" if problem else fields["description"]
+            known = MemoryTopic(scope, name, fields.get("name") or name[:-3], description, fields.get("type", ""),
+                                len(text.encode()), problem)
+            if cache is not None:
+                if len(cache) > 10_000:
+                    cache.clear()
+                cache[key] = known
+        out.append(known)
     return out
 
 
