@@ -135,7 +135,7 @@ class MemoryContext:
     def _due(self, reason: str) -> list[tuple[str, str]]:
         self._announce = None
         current = memory_section(self._indexes())
-        if current == self._seen:
+        if _said(current) == _said(self._seen):  # nothing new (empty memory tells nothing a missing one does not)
             return []
         self._seen = current
         return [(f"{_OPENINGS.get(reason, _OPENINGS['memory_changed'])}\n\n{current}", reason)]
@@ -161,6 +161,14 @@ class MemoryContext:
             except (MemoryRefused, OSError) as exc:  # a link or an unreadable directory: said, never followed
                 out.append(MemoryIndex(scope, f"(unreadable: {exc})", 1, 0, False))
         return out
+
+
+_EMPTY = memory_section([MemoryIndex(scope, "", 0, 0, False) for scope in MEMORY_SCOPES])
+
+
+def _said(section: str) -> str:
+    """What a section tells the model of the memory: "" for none at all, or for both indexes empty."""
+    return "" if section == _EMPTY else section
 
 
 def _last_section(history: list[dict]) -> str:
