@@ -92,6 +92,8 @@ def test_print_mode_cannot_ask_so_a_memory_write_is_refused_and_leaves_nothing(c
     sid = saved.hint_id()
     [write] = [r for r in cli.records(sid) if r["type"] == "memory_write"]
     assert write["op"] == "create" and "+type: project" in write["diff"]
+    shown = cli.run("sessions", "show", sid).out
+    assert "◆ memory: create /memories/project/testing.md (+6 −0)" in shown
     first_system = model_server.requests[-1]["system"]
 
     model_server.script(text("I remember."))
