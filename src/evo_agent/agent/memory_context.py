@@ -106,9 +106,8 @@ class MemoryContext:
         resumed = getattr(getattr(recorder, "meta", None), "resumed_from", None) is not None
         if isinstance(carried, dict) and isinstance(carried.get("text"), str):
             self.prefix = carried["text"]
-        elif resumed:  # a session from before Auto Memory: its prefix had none, and keeps having none
-            self.prefix = ""
-            recorder.append("memory_index", text="", digests={})
+        elif resumed:  # from a session before Auto Memory (or with it off): its prefix had none, and keeps having
+            self.prefix = ""  # none (nothing to record: a resume of this one finds no memory_index either)
         else:
             indexes = self._indexes()
             self.prefix = memory_section(indexes)
