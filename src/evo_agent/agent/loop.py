@@ -93,6 +93,7 @@ from .compaction_state import (
     summary_of,
 )
 from .instructions import Instructions, InstructionsWatch, begin_instructions, work_dir
+from .memory_context import MemoryContext
 from .permissions import INTERNAL_TOOLS, GateResult, PermissionGate, Policy
 from .plan_context import PlanContext
 from .prompt import build_system_prompt
@@ -169,6 +170,7 @@ class Agent:
         # The session's project instructions and start directory, as recorded (instructions.py); None: none,
         # tools at the project's root. The main agent (no `agent_label`) also watches the files for changes.
         instructions: Instructions | None = None,
+        memory: Any = None,  # a session.MemoryStore: Auto Memory's tool and indexes (memory_context.py); None: off
     ) -> None:
         self.provider = provider
         self._file_history = file_history  # a subagent keeps its file backups in the main session
@@ -190,7 +192,7 @@ class Agent:
             self.tools.append(task_tool(self))
         self.history: list[dict] = list(history or [])
         self._fixed_system_prompt = system_prompt
-        self._system_prompt: tuple[str, str] | None = None  # (conversation id, the prompt built for it)
+        self._system_prompt: tuple[tuple[str, str], str] | None = None  # ((conversation id, memory), its prompt)
         self._system_note = system_note
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
@@ -214,6 +216,12 @@ class Agent:
         self.cwd = self.project_dir  # where the tools run: the recorded start directory (instructions.py)
         self._instructions_watch: InstructionsWatch | None = None
         self._use_instructions(instructions)
+        # Auto Memory (memory_context.py): the tool, and the indexes in the prefix, taken at session start.
+        self.memory: MemoryContext | None = MemoryContext(self, memory) if memory is not None else None
+        if self.memory is not None:
+            self.tools.append(self.memory.tools()[0])
+            self.permissions.policy.memory_store = memory
+            self.memory.start()
 
     @property
     def permission_mode(self) -> str:
@@ -272,14 +280,15 @@ class Agent:
         if self._fixed_system_prompt is not None:
             return self._fixed_system_prompt
         conversation = self.conversation_id
-        if self._system_prompt is None or self._system_prompt[0] != conversation:
+        memory = self.memory.prefix if self.memory is not None else ""
+        if self._system_prompt is None or self._system_prompt[0] != (conversation, memory):
             try:
                 started: int | None = created_ms_of(conversation)
             except ValueError:
                 started = None
             text = build_system_prompt(self.project_dir, self.tool_specs(), started, cwd=self.cwd,
-                                       context=[self.instructions.text]) + self._system_note
-            self._system_prompt = (conversation, text)
+                                       context=[self.instructions.text, memory]) + self._system_note
+            self._system_prompt = ((conversation, memory), text)
         return self._system_prompt[1]
 
     # ---- project instructions and the start directory (instructions.py)
@@ -317,6 +326,8 @@ class Agent:
                 self._reminders = []  # meant for the conversation that was left
             if self.plan is not None:
                 self.plan.announce("resume" if history else "session_start")
+            if self.memory is not None:
+                self.memory.start()  # the prefix of the session switched to: carried by a resume, else taken now
             self._cleared_holder = None
             self._wrote_own = False
 
@@ -438,6 +449,8 @@ class Agent:
             self._instructions_watch.remind_again()
         if self.plan is not None:  # the summary is never the plan's source of truth: the files are
             self.plan.announce("compaction")
+        if self.memory is not None:  # nor memory's: the prefix holds its indexes, a reminder what changed since
+            self.memory.compacted()
         self.compaction.count = count
         self._wrote_own = True
         return CompactResult(summary, count, trigger, before, chars_before, history_chars(self.history))
@@ -496,6 +509,33 @@ class Agent:
         """(completed, total) tasks of the active plan (the status line's `plan 2/5`), None without one."""
         return self.plan.progress() if self.plan is not None else None
 
+    # ---- Auto Memory, for a person (memory_context.py)
+    def memory_text(self, name: str = "") -> str:
+        """`/memory`: both indexes; `/memory NAME`: one memory file's text."""
+        if self.memory is None:
+            return "Auto Memory is off for this agent (EVO_AGENT_MEMORY=off)."
+        if not name:
+            return self.memory.view()
+        from evo_agent.session import MemoryRefused
+
+        try:
+            scope, file = self.memory.store.resolve_name(name)
+            return f"/memories/{scope}/{file}:\n{self.memory.store.read(scope, file)}"
+        except (MemoryRefused, OSError) as exc:
+            return f"error: {exc}"
+
+    def remember(self, text: str, *, scope: str = "project") -> str:
+        """`/remember TEXT`: save what the user said as a `feedback` topic file, without the model (recorded
+        as a `memory_write`; the model hears of it in the next message's reminder). One line; MemoryRefused."""
+        if self.memory is None:
+            raise RuntimeError("Auto Memory is off for this agent (EVO_AGENT_MEMORY=off)")
+        change = self.memory.store.remember(text, scope=scope)
+        self.memory.store.apply(change)
+        extra = {"by": "user"}
+        self.recorder.memory_write(change.scope, change.path, change.op, change.diff(), **extra)
+        self.recorder.checkpoint()
+        return f"Saved to {change.path} ({self.memory.store.directory(change.scope) / change.file})."
+
     # ---- reminders
     def queue_reminder(self, text: str, reason: str) -> None:
         """Give the model `text` with the next user message (a prompt, tool results, or one of its own).
@@ -524,6 +564,11 @@ class Agent:
                 taken += self.plan.at_turn_start() if prompt else self.plan.mid_turn()
             except Exception:  # noqa: BLE001 - a plan that cannot be read never stops a turn
                 pass
+        if self.memory is not None:
+            try:
+                taken += self.memory.at_turn_start() if prompt else self.memory.mid_turn()
+            except Exception:  # noqa: BLE001 - memory that cannot be read never stops a turn
+                pass
         return taken
 
     def _with_reminders(self, message: dict, *, prompt: bool) -> dict:
@@ -546,7 +591,8 @@ class Agent:
         """Reminders due before a model call with no new user message to carry them (after a compaction)."""
         watch = self._instructions_watch
         if self._reminders or (self.plan is not None and self.plan.mid_turn_due()) or (
-                watch is not None and watch.mid_turn_due()):
+                watch is not None and watch.mid_turn_due()) or (
+                self.memory is not None and self.memory.mid_turn_due()):
             message = self._with_reminders({"role": "user", "content": []}, prompt=False)
             if message["content"]:
                 self._add(message, remind=False)

@@ -13,6 +13,13 @@
 | write_file/edit_file in .evo-agent/    | refused in every mode                      |
 | bash that may touch .evo-agent/ or .git/ (not r/o) | ask even when a rule matches | refused | run |
 | plan_* tools (only .evo-agent/tasks/)  | run   | run          | reads run, changes refused | run |
+| memory view                            | run   | run          | run       | run    |
+| memory writes, /memories/project/      | ask   | run          | refused   | run    |
+| memory writes, /memories/user/         | ask   | ask          | refused   | run    |
+
+A memory write asks like a file write, its approval showing the diff; one to the user's memory asks even in
+accept-edits: it is outside the project and reaches every project's sessions (what one repository's content
+could make the model write there would follow the user everywhere).
 
 "May touch" is decided on resolved paths (shell_words.protected_dir: globs, `..`, symlinks, option
 values), not on substrings. A read-only verdict carries the plan the bash tool runs (Verdict.plan).
@@ -45,6 +52,7 @@ from evo_agent.tools.confine import (
     relative_posix,
     resolve_in,
 )
+from evo_agent.tools.memory_tool import MEMORY_TOOL_NAME
 from evo_agent.tools.plan_tools import PLAN_TOOL_NAMES, PLAN_WRITE_TOOLS
 from evo_agent.tools.shell_readonly import plan_read_only
 from evo_agent.tools.shell_words import protected_dir
@@ -99,6 +107,7 @@ class Policy:
         self.cli_rules = list(rules or [])          # --allowed-tools: this run only
         self.project_rules = list(project_rules or [])  # .evo-agent/settings.json
         self.session_rules: list[Rule] = []         # "always in this session"
+        self.memory_store: object = None             # the agent's session.MemoryStore: what a memory approval previews
         # Where the tools run and relative paths point: the start directory (set by the agent), else the
         # project. What is "inside the project" is judged against the project whatever this says.
         self.cwd: Path | None = None
@@ -140,6 +149,8 @@ class Policy:
             if self.mode == "read-only" and name in PLAN_WRITE_TOOLS:
                 return Verdict("deny", "mode read-only", f"{name} changes the Session Plan (read-only mode)")
             return Verdict("allow", f"mode {self.mode}: the Session Plan")
+        if name == MEMORY_TOOL_NAME:
+            return self._check_memory(tool_input)
         target = self.target(name, tool_input)
         if target.kind == "Bash":
             return self._check_bash(target.command)
@@ -178,6 +189,23 @@ class Policy:
             return Verdict("allow", f"rule {rule}")
         return Verdict("ask", f"mode {self.mode}", f"the command {why}", suggestion)
 
+    def _check_memory(self, tool_input: dict) -> Verdict:
+        """Auto Memory: view runs; a write asks like a file edit (the user's memory even in accept-edits)."""
+        command = tool_input.get("command")
+        if command == "view":
+            return Verdict("allow", f"mode {self.mode}: memory view")
+        path = tool_input.get("old_path") if command == "rename" else tool_input.get("path")
+        where = _memory_scope(path)
+        if self.mode == "bypass":
+            return Verdict("allow", "mode bypass")
+        if self.mode == "read-only":
+            return Verdict("deny", "mode read-only", f"memory {command} changes Auto Memory (read-only mode)")
+        if self.mode == "accept-edits" and where == "project":
+            return Verdict("allow", "mode accept-edits: project memory")
+        reason = ("it changes the user's own memory, which every project's sessions read" if where == "user"
+                  else f"it changes Auto Memory ({path})")
+        return Verdict("ask", f"mode {self.mode}", reason)
+
     def _check_edit(self, t: Target) -> Verdict:
         assert t.path is not None
         if in_agent_dir(self.project_dir, t.path):
@@ -214,6 +242,16 @@ class Policy:
         # As narrow as what was asked: the file read, or the tree a glob/grep searches — never a parent.
         spec = f"{t.path}/**" if t.path.is_dir() else str(t.path)
         return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project", _exact_rule("Read", spec))
+
+
+def _memory_scope(path: object) -> str | None:
+    """"project" or "user" for a memory path, else None (the tool refuses it before anyone is asked)."""
+    from evo_agent.session import MemoryRefused, parse_memory_path
+
+    try:
+        return parse_memory_path(path)[0]
+    except MemoryRefused:
+        return None
 
 
 def _exact_rule(kind: str, spec: str) -> Rule | None:
@@ -338,7 +376,9 @@ class PermissionGate:
         rule = f'--allowed-tools "{verdict.suggestion}"' if verdict.suggestion else "--allowed-tools RULE"
         target = self.policy.target(name, tool_input)
         # accept-edits only where it would allow the call: never suggested when it is already the mode
-        edit_inside = target.kind == "Edit" and target.relative is not None and self.mode != "accept-edits"
+        edit_inside = self.mode != "accept-edits" and (
+            (target.kind == "Edit" and target.relative is not None)
+            or (name == MEMORY_TOOL_NAME and _memory_scope(tool_input.get("path")) == "project"))
         mode = "accept-edits" if edit_inside else "bypass"
         notice = terminal_safe(f"evo-agent: not run (needs approval): {what}; allow it with --permission-mode "
                                f"{mode}, {rule} or a rule in .evo-agent/settings.json", keep_newlines=False)
@@ -354,6 +394,9 @@ def _settled(verdict: Verdict) -> GateResult:
 
 def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
     """One line naming the tool and what it will do."""
+    if name == MEMORY_TOOL_NAME:
+        path = tool_input.get("old_path") if tool_input.get("command") == "rename" else tool_input.get("path")
+        return one_line(f"memory {tool_input.get('command')} {path}", 200)
     target = policy.target(name, tool_input)
     if target.kind == "Bash":
         return f"bash `{one_line(target.command, 200)}`"
@@ -364,6 +407,12 @@ def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
 
 
 def build_request(policy: Policy, name: str, tool_input: dict, verdict: Verdict, agent: str) -> ApprovalRequest:
+    if name == MEMORY_TOOL_NAME:
+        from evo_agent.session import MemoryStore
+        from evo_agent.tools.memory_tool import preview
+
+        summary, diff = preview(policy.memory_store or MemoryStore(policy.project_dir), tool_input)
+        return ApprovalRequest(name, summary, diff, agent, "", verdict.reason)
     target = policy.target(name, tool_input)
     rule = str(verdict.suggestion) if verdict.suggestion else ""
     if target.kind == "Bash":

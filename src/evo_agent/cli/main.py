@@ -17,6 +17,7 @@ way out of a session ends with `Resume this session with: evo-agent --resume <id
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -294,11 +295,19 @@ def main(argv: Sequence[str] | None = None) -> None:
 _restore_tty = None  # set while keys typed during start-up are held for the app (ui/typeahead.py)
 
 
+# The subcommands that need no model, parsed by their own module: name -> (module, function(argv, find_project)).
+MODEL_FREE: dict[str, tuple[str, str]] = {
+    "plan": (".plan_command", "run_plan"),  # the Session Plan
+    "memory": (".memory_command", "run_memory"),  # Auto Memory
+    "sync": (".sync_command", "run_sync"),  # the team store's admin: migrate, index
+}
+
+
 def _app_likely(argv: Sequence[str] | None) -> bool:
     """A cheap look at argv, before parsing: will this run start the interactive app?"""
     words = sys.argv[1:] if argv is None else list(argv)
     commands = ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions", "trust")
-    if words[:1] in (["plan"], ["sync"]) or any(w in commands or w.startswith("--print=") for w in words):
+    if (words[:1] and words[0] in MODEL_FREE) or any(w in commands or w.startswith("--print=") for w in words):
         return False
     return _isatty(sys.stdin) and _isatty(sys.stdout)
 
@@ -332,24 +341,12 @@ def _run(argv: Sequence[str] | None = None) -> int:
         except (AttributeError, ValueError):
             pass
     words = sys.argv[1:] if argv is None else list(argv)
-    if words[:1] == ["plan"]:  # `evo-agent plan …`: the Session Plan, no model (cli/plan_command.py)
+    if words[:1] and words[0] in MODEL_FREE:  # `evo-agent plan|memory|sync …`: no model, a module each
         release_tty()
+        module, function = MODEL_FREE[words[0]]
         try:
-            from .plan_command import run_plan
-
-            return run_plan(words[1:], _project_dir)
-        except Exception as exc:
-            code = exit_code_of(exc)
-            if code is None:
-                raise
-            print(failure_line(exc), file=sys.stderr)
-            return code
-    if words[:1] == ["sync"]:  # `evo-agent sync migrate|index`: the team store's admin (cli/sync_command.py)
-        release_tty()
-        try:
-            from .sync_command import run_sync
-
-            return run_sync(words[1:])
+            run = getattr(importlib.import_module(module, __package__), function)
+            return run(words[1:], _project_dir)
         except Exception as exc:
             code = exit_code_of(exc)
             if code is None:
@@ -688,7 +685,7 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
     agent = Agent(provider=provider, recorder=recorder, project_dir=launch.project_dir, store=store, history=history,
                   compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
                   sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None,
-                  instructions=instructions)
+                  instructions=instructions, memory=memory_store(launch.project_dir, os.environ))
     if resumed is not None and oversized:
         from evo_agent.agent.restored import WindowedSummaryFailed, settle_restored
 
@@ -708,6 +705,15 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
     if launch.gate.mode == "bypass":
         console.err_line(BYPASS_WARNING)
     return agent
+
+
+def memory_store(project_dir: Path, environ) -> object:  # noqa: ANN001 - (Path, env) -> MemoryStore | None
+    """Auto Memory of this project and user, unless EVO_AGENT_MEMORY turns it off (`0`, `off`, `false`, `no`)."""
+    if environ.get("EVO_AGENT_MEMORY", "").strip().lower() in ("0", "off", "false", "no"):
+        return None
+    from evo_agent.session import MemoryStore
+
+    return MemoryStore(project_dir, environ=environ)
 
 
 def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN202 - (ResumedSession, oversized)

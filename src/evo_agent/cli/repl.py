@@ -14,6 +14,7 @@ from evo_agent import __version__
 from evo_agent.agent import Agent
 from evo_agent.agent.callbacks import resumed_line, started_line
 from evo_agent.agent.instructions import Instructions, init_prompt, welcome_text
+from evo_agent.agent.memory_context import remember_line
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore, one_line
 from evo_agent.ui.commands import help_text, is_command, lookup
@@ -39,6 +40,9 @@ TOOL_LINE_CHARS = 100
 
 
 def _summary(tool_input: dict) -> str:
+    where = tool_input.get("path") or tool_input.get("old_path")
+    if isinstance(where, str) and where.startswith("/memories"):  # the memory tool: `create /memories/…`
+        return _tool_line(f"{tool_input.get('command')} {where}")
     for key in ("command", "path", "pattern", "description", "focus"):
         value = tool_input.get(key)
         if isinstance(value, str) and value:
@@ -207,6 +211,8 @@ class Repl:
             "/cost": self.cmd_cost,
             "/plan": self.cmd_plan,
             "/init": self.cmd_init,
+            "/memory": self.cmd_memory,
+            "/remember": self.cmd_remember,
             "/permissions": self.cmd_permissions,
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
@@ -229,6 +235,13 @@ class Repl:
 
     def cmd_plan(self, _arg: str) -> None:
         self.console.line(terminal_safe(self.agent.plan_text()))
+
+    def cmd_memory(self, arg: str) -> None:
+        self.console.line(terminal_safe(self.agent.memory_text(arg)))
+
+    def cmd_remember(self, arg: str) -> None:
+        line, ok = remember_line(self.agent, arg)
+        (self.console.line if ok else self.console.error)(terminal_safe(line))
 
     def cmd_cost(self, _arg: str) -> None:
         self.console.line(self.agent.cost_text())

@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_sync(argv: Sequence[str]) -> int:
+def run_sync(argv: Sequence[str], find_project: object = None) -> int:
+    """`evo-agent sync …`; `find_project` is unused (the store is named by EVO_AGENT_SYNC_URL, not the project)."""
     from evo_agent.sync import commands
 
     args = build_parser().parse_args(list(argv))

@@ -78,36 +78,43 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE", "PLAN_TODO_DIR", "TASK_FILE_RE", "TASKS_DIR_NAME",
                      "TASKS_LOCK_NAME", "TASKS_SUBDIR", "task_file_name", "tasks_dir"), "layout"),
     **dict.fromkeys(("REMINDER_CLOSE", "REMINDER_OPEN", "is_reminder_block", "reminder_block"), "messages"),
+    **dict.fromkeys(("MEMORY_COMMANDS", "MEMORY_SCOPES", "MEMORY_TYPES", "MEMORY_WRITE_COMMANDS", "MemoryChange",
+                     "MemoryIndex", "MemoryRefused", "MemoryStore", "MemoryTopic", "parse_front_matter",
+                     "parse_memory_path"), "memory_store"),
+    **dict.fromkeys(("MEMORY_DIR_NAME", "MEMORY_INDEX_NAME", "MEMORY_SUBDIR", "MEMORY_TOPIC_RE", "memory_dir"),
+                    "layout"),
+    **dict.fromkeys(("SCENE_TYPES",), "recorder"),
 }
 
 __all__ = [  # sorted, case-insensitively
-    "add_secret_value", "add_user_rule", "AmbiguousSessionId", "AUTHORITY_FILES", "BACKUP_NAME_RE", "blocks",
-    "Brought", "changes_since", "check_sessions_dir", "clean_name", "content_blocks", "content_text", "count_secrets",
-    "created_ms_of", "decode", "DIR_MODE", "encode_line", "FETCHED_NAME", "FILE_HISTORY_DIR", "FILE_MODE",
-    "FileChange", "FileHistory", "find_project_dir", "first_records", "foreign_reason", "ForeignSession",
-    "git_branch_of", "git_dir_of", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "git_worktree_root", "git_worktrees",
-    "GITIGNORE_NAME", "gitignore_problem",
-    "GITIGNORE_TEXT", "GitRefused", "has_tool_results", "held_for_removal", "history_file",
-    "INTERRUPTED_MARKER", "interrupted_result",
-    "INTERRUPTED_TEXT",
-    "InvalidSessionId", "is_id_prefix", "is_omitted_marker", "is_reminder_block", "is_session_id",
-    "is_sidechain_path", "iter_transcript", "LiveLock", "Liveness", "LiveSessionStore", "load_for_resume",
-    "LoadedSession", "LOCK_NAME", "mask_own_secrets", "may_hold_secret", "MCP_CONFIG_NAME", "MESSAGES_NAME",
-    "META_NAME", "META_TMP_NAME", "new_session_id", "now_iso", "one_line", "open_sidechain", "OPEN_STATUSES", "Plan",
-    "PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE", "PLAN_TODO_DIR", "plan_updates_since", "PlanError", "PlanStore",
-    "probe_live", "PROJECT_DIR_NAME", "project_key", "project_trusted", "PROMPT_HISTORY_NAME", "prompt_text",
-    "prompt_turns", "read_meta", "read_records", "rebuild_meta", "Recorder", "redact_text", "remember_trust",
-    "reminder_block", "REMINDER_CLOSE", "REMINDER_OPEN", "rename_session", "repair_gitignore", "repair_history",
-    "replace_private_file", "resolve_session_id", "restore_change", "restore_gitignore", "ResumedSession",
-    "revoke_trust", "run_git", "search_sessions", "SessionError", "SessionInfo", "SessionInUse", "SessionMeta",
-    "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore",
-    "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths",
-    "SIDECHAIN_SUFFIX", "SidechainRecorder", "slug_agent_name", "STAGING_NAME", "start_git", "SUBAGENT_DIR",
-    "summary_message", "Task", "task_file_name", "TASK_FILE_RE", "TASK_STATUSES", "tasks_dir", "TASKS_DIR_NAME",
-    "TASKS_LOCK_NAME", "TASKS_SUBDIR", "text_block", "text_of", "tool_names_by_id", "tool_result_block",
-    "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id", "tracked_session_ids", "transcript_path",
-    "TranscriptLine", "unexpected_entries", "user_config_dir", "USER_DIR_NAME", "user_record_path", "user_rules",
-    "user_state_dir", "what_project_brings", "workspace_trust", "WorkspaceTrust", "Worktree", "write_meta",
+    "add_secret_value", "add_user_rule", "AmbiguousSessionId", "AUTHORITY_FILES", "BACKUP_NAME_RE", "blocks", "Brought",
+    "changes_since", "check_sessions_dir", "clean_name", "content_blocks", "content_text", "count_secrets",
+    "created_ms_of", "decode", "DIR_MODE", "encode_line", "FETCHED_NAME", "FILE_HISTORY_DIR", "FILE_MODE", "FileChange",
+    "FileHistory", "find_project_dir", "first_records", "foreign_reason", "ForeignSession", "git_branch_of",
+    "git_dir_of", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME",
+    "gitignore_problem", "GITIGNORE_TEXT", "GitRefused", "has_tool_results", "held_for_removal", "history_file",
+    "INTERRUPTED_MARKER", "interrupted_result", "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix",
+    "is_omitted_marker", "is_reminder_block", "is_session_id", "is_sidechain_path", "iter_transcript", "LiveLock",
+    "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME", "mask_own_secrets",
+    "may_hold_secret", "MCP_CONFIG_NAME", "MEMORY_COMMANDS", "memory_dir", "MEMORY_DIR_NAME", "MEMORY_INDEX_NAME",
+    "MEMORY_SCOPES", "MEMORY_SUBDIR", "MEMORY_TOPIC_RE", "MEMORY_TYPES", "MEMORY_WRITE_COMMANDS", "MemoryChange",
+    "MemoryIndex", "MemoryRefused", "MemoryStore", "MemoryTopic", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME",
+    "new_session_id", "now_iso", "one_line", "open_sidechain", "OPEN_STATUSES", "parse_front_matter",
+    "parse_memory_path", "Plan", "PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE", "PLAN_TODO_DIR", "plan_updates_since",
+    "PlanError", "PlanStore", "probe_live", "PROJECT_DIR_NAME", "project_key", "project_trusted", "PROMPT_HISTORY_NAME",
+    "prompt_text", "prompt_turns", "read_meta", "read_records", "rebuild_meta", "Recorder", "redact_text",
+    "remember_trust", "reminder_block", "REMINDER_CLOSE", "REMINDER_OPEN", "rename_session", "repair_gitignore",
+    "repair_history", "replace_private_file", "resolve_session_id", "restore_change", "restore_gitignore",
+    "ResumedSession", "revoke_trust", "run_git", "SCENE_TYPES", "search_sessions", "SessionError", "SessionInfo",
+    "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR",
+    "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME", "SETTINGS_NAME", "sidechain_file_name",
+    "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX", "SidechainRecorder", "slug_agent_name", "STAGING_NAME",
+    "start_git", "SUBAGENT_DIR", "summary_message", "Task", "task_file_name", "TASK_FILE_RE", "TASK_STATUSES",
+    "tasks_dir", "TASKS_DIR_NAME", "TASKS_LOCK_NAME", "TASKS_SUBDIR", "text_block", "text_of", "tool_names_by_id",
+    "tool_result_block", "tool_result_text", "tool_results", "tool_uses", "tool_uses_by_id", "tracked_session_ids",
+    "transcript_path", "TranscriptLine", "unexpected_entries", "user_config_dir", "USER_DIR_NAME", "user_record_path",
+    "user_rules", "user_state_dir", "what_project_brings", "workspace_trust", "WorkspaceTrust", "Worktree",
+    "write_meta",
 ]
 
 
@@ -164,6 +171,10 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         GITIGNORE_TEXT,
         LOCK_NAME,
         MCP_CONFIG_NAME,
+        MEMORY_DIR_NAME,
+        MEMORY_INDEX_NAME,
+        MEMORY_SUBDIR,
+        MEMORY_TOPIC_RE,
         MESSAGES_NAME,
         META_NAME,
         META_TMP_NAME,
@@ -186,12 +197,26 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         TASKS_LOCK_NAME,
         TASKS_SUBDIR,
         USER_DIR_NAME,
+        memory_dir,
         sessions_dir,
         task_file_name,
         tasks_dir,
         transcript_path,
     )
     from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
+    from .memory_store import (
+        MEMORY_COMMANDS,
+        MEMORY_SCOPES,
+        MEMORY_TYPES,
+        MEMORY_WRITE_COMMANDS,
+        MemoryChange,
+        MemoryIndex,
+        MemoryRefused,
+        MemoryStore,
+        MemoryTopic,
+        parse_front_matter,
+        parse_memory_path,
+    )
     from .messages import (
         INTERRUPTED_MARKER,
         REMINDER_CLOSE,
@@ -215,7 +240,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .naming import rename_session
     from .plan_store import OPEN_STATUSES, TASK_STATUSES, Plan, PlanError, PlanStore, Task
     from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
-    from .recorder import Recorder, SidechainRecorder, now_iso
+    from .recorder import SCENE_TYPES, Recorder, SidechainRecorder, now_iso
     from .redact import add_secret_value, count_secrets, mask_own_secrets, may_hold_secret, redact_text
     from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
     from .resume import LoadedSession, is_omitted_marker, load_for_resume, summary_message

@@ -25,9 +25,14 @@
       plan.md                         PLAN_FILE_NAME: goal, approach, steps (a person may edit it)
       task_<n>.json                   TASK_FILE_RE: one task each
     done/<YYYY-MM-DD>-<slug>/         PLAN_DONE_DIR: a finished plan, moved here whole
+  memory/                             MEMORY_DIR_NAME: the project's Auto Memory (SPEC §11); MEMORY_SUBDIR from the
+                                      project dir. Not ignored: a team may commit and review it
+    MEMORY.md                         MEMORY_INDEX_NAME: the index evo-agent writes from the topic files' front matter
+    <topic>.md                        MEMORY_TOPIC_RE: front matter name, description, type; FILE_MODE
 <project>/.mcp.json                   MCP_CONFIG_NAME (MCP servers; obeyed only in a trusted project)
 
 $XDG_CONFIG_HOME/evo-agent/           USER_DIR_NAME (else ~/.config/evo-agent): the user's own, never a repository's
+  memory/                             MEMORY_DIR_NAME: the user's own Auto Memory, for every project (0700/0600)
   projects/<key>.json                 PROJECTS_DIR_NAME: per project (key: its real path) the trust answer and
                                       the rules granted with "always in this project"
 $XDG_STATE_HOME/evo-agent/            (else ~/.local/state/evo-agent)
@@ -63,6 +68,10 @@ __all__ = [
     "FETCH_STAGING_RE",
     "HISTORY_DIR_NAME",
     "MCP_CONFIG_NAME",
+    "MEMORY_DIR_NAME",
+    "MEMORY_INDEX_NAME",
+    "MEMORY_SUBDIR",
+    "MEMORY_TOPIC_RE",
     "PROJECTS_DIR_NAME",
     "PROJECTS_LOCK_NAME",
     "PROMPT_HISTORY_NAME",
@@ -75,6 +84,7 @@ __all__ = [
     "SIDECHAIN_SUFFIX",
     "STAGING_NAME",
     "SUBAGENT_DIR",
+    "memory_dir",
     "PLAN_DONE_DIR",
     "PLAN_FILE_NAME",
     "PLAN_ID_RE",
@@ -137,6 +147,13 @@ PLAN_FILE_NAME = "plan.md"
 PLAN_ID_RE = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}-[a-z0-9][a-z0-9-]{0,59}\Z")
 TASK_FILE_RE = re.compile(r"\Atask_([1-9][0-9]{0,8})\.json\Z")
 
+# Auto Memory (SPEC §11): `memory/` holding MEMORY.md (generated) and flat topic files `<name>.md`, in the project's
+# `.evo-agent/` and in the user's own config directory.
+MEMORY_DIR_NAME = "memory"
+MEMORY_SUBDIR = Path(PROJECT_DIR_NAME) / MEMORY_DIR_NAME
+MEMORY_INDEX_NAME = "MEMORY.md"
+MEMORY_TOPIC_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md\Z")
+
 # Modes (SPEC §1): private to the user, whatever the umask.
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -160,3 +177,8 @@ def tasks_dir(project_dir: str | os.PathLike) -> Path:
 def task_file_name(task_id: int) -> str:
     """`task_<n>.json`."""
     return f"task_{task_id}.json"
+
+
+def memory_dir(project_dir: str | os.PathLike) -> Path:
+    """`<project>/.evo-agent/memory`: the project's Auto Memory."""
+    return Path(project_dir) / MEMORY_SUBDIR

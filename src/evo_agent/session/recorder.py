@@ -190,7 +190,11 @@ class SidechainRecorder(_TranscriptRecorder):
 
 
 # Records that only set the scene: a session started deferred keeps them in memory until something is said.
-HELD_UNTIL_SAID = frozenset({"session_start", "reminder", "instructions"})
+HELD_UNTIL_SAID = frozenset({"session_start", "reminder", "instructions", "memory_index"})
+# Records that hold part of the request's fixed prefix (SPEC §12): the recorder keeps the last of each type
+# (`Recorder.scene`), and a resume carries them into the new session right after its resume_marker
+# (`SessionStore.resume`), so the first request after a resume repeats its source's prefix byte for byte.
+SCENE_TYPES = ("memory_index",)
 
 
 class Recorder(_TranscriptRecorder):
@@ -241,6 +245,7 @@ class Recorder(_TranscriptRecorder):
             directory=directory or DirHandle(self.session_dir),
         )
         self.meta: SessionMeta = empty_meta(session_id, created_ms_of(session_id))
+        self.scene: dict[str, dict] = {}  # type -> fields of the last SCENE_TYPES record (the prefix's parts)
         self._meta_interval = meta_interval
         self._meta_written_at = 0.0
         self._meta_dirty = False
@@ -256,6 +261,8 @@ class Recorder(_TranscriptRecorder):
         return self._held is None
 
     def append(self, rtype: str, **fields) -> bool:
+        if rtype in SCENE_TYPES:
+            self.scene[rtype] = dict(fields)
         if self._held is not None:
             with self._held_lock:
                 if self._held is not None:
@@ -338,6 +345,10 @@ class Recorder(_TranscriptRecorder):
     def session_name(self, name: str, **extra) -> bool:
         """Name (or rename) this session: `-n`, `/rename`, `sessions rename` (meta folds the latest)."""
         return self.append("session_name", name=name, **extra)
+
+    def memory_write(self, scope: str, path: str, op: str, diff: str, **extra) -> bool:
+        """A change to Auto Memory (SPEC §11): which scope and file, the command, its unified diff (redacted)."""
+        return self.append("memory_write", scope=scope, path=path, op=op, diff=diff, **extra)
 
     def resume_marker(self, from_session_id: str, restored_count: int, **extra) -> bool:
         return self.append("resume_marker", from_session_id=from_session_id, restored_count=restored_count, **extra)

@@ -29,7 +29,7 @@ __all__ = ["SearchHit", "search_sessions", "record_texts"]
 
 CHUNK_BYTES = 8 << 20
 SNIPPET_CONTEXT = 50  # characters shown on each side of the match
-SEARCHED_TYPES = frozenset({"user", "assistant", "compact_boundary", "subagent_end", "plan_update"})
+SEARCHED_TYPES = frozenset({"user", "assistant", "compact_boundary", "subagent_end", "plan_update", "memory_write"})
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class SearchHit:
     line: int            # 1-based line number in that file
     timestamp: str       # the record's own timestamp ("" when it has none)
     kind: str            # prompt, answer, reminder, tool call, tool result, thinking, summary, subagent result,
-    #                      plan update
+    #                      plan update, memory write
     snippet: str         # one line around the first match (not yet made terminal-safe)
 
 
@@ -81,6 +81,9 @@ def record_texts(record: dict) -> Iterator[tuple[str, str]]:
         parts = [record.get("plan"), record.get("op"), task.get("subject"), task.get("description"), task.get("status"),
                  record.get("title"), record.get("goal")]
         yield "plan update", " ".join(p for p in parts if isinstance(p, str) and p)
+    elif rtype == "memory_write":
+        parts = [record.get("op"), record.get("path"), record.get("diff")]
+        yield "memory write", " ".join(p for p in parts if isinstance(p, str) and p)
 
 
 def _snippet(text: str, start: int, end: int) -> str:

@@ -584,12 +584,32 @@ class SessionStore:
             recorder.append("instructions", **scene)
             if self.redact and isinstance(scene.get("text"), str):  # as the record holds it
                 scene = {**scene, "text": redact_text(scene["text"])}
+        self._carry_scene(session_id, recorder)
         resumed = ResumedSession(recorder, loaded, instructions=scene)
         if copy:
             resumed.copy_history()
         return resumed
 
 
+    def _carry_scene(self, source_id: str, recorder: Recorder) -> None:
+        """Copy the source's prefix records (SCENE_TYPES: the memory index it was given) into the new session.
+
+        They are among a session's first records (a fresh one writes them right after session_start, a resumed
+        one right after its resume_marker), so reading the head of the source is enough.
+        """
+        from .inspect import first_records
+        from .recorder import SCENE_TYPES
+
+        found: dict[str, dict] = {}
+        for record in first_records(self._transcript(source_id), 8):
+            if record.get("type") in SCENE_TYPES and record["type"] not in found:
+                found[record["type"]] = {k: v for k, v in record.items() if k not in _ENVELOPE}
+        for rtype in SCENE_TYPES:
+            if rtype in found:
+                recorder.append(rtype, **found[rtype])
+
+
+_ENVELOPE = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
 _EUID = os.geteuid()
 
 

@@ -603,7 +603,7 @@ class AgentApp:
         self.buffer.reset(append_to_history=True)
         if is_command(text):
             name = stripped.split(None, 1)[0]
-            if self.running and lookup(name) not in ("/exit", "/help", "/cost", "/permissions"):
+            if self.running and lookup(name) not in ("/exit", "/help", "/cost", "/permissions", "/memory"):
                 self.queue.append(stripped)
                 self.app.invalidate()
                 return
@@ -921,6 +921,14 @@ class AgentApp:
         elif command == "/plan":
             view = getattr(self.agent, "plan_text", None)
             self.emit(render.notice(view() if view else "No Session Plan."))
+        elif command == "/memory":
+            view = getattr(self.agent, "memory_text", None)
+            self.emit(render.notice(view(arg) if view else "No Auto Memory."))
+        elif command == "/remember":
+            from evo_agent.agent.memory_context import remember_line
+
+            line, ok = remember_line(self.agent, arg)
+            self.emit(render.notice(line) if ok else render.error_line(line))
         elif command == "/permissions":
             describe = getattr(self.agent, "permissions_text", None)
             self.emit(render.notice(describe() if describe else "permissions: every tool runs (no policy)"))

@@ -27,6 +27,8 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/rewind", "[N]", "go back to before prompt N (a new session)"),
     SlashCommand("/init", "", "ask the model to survey the project and write its AGENTS.md"),
     SlashCommand("/plan", "", "the Session Plan: goal, tasks and their status (Ctrl+T in the app)"),
+    SlashCommand("/memory", "[NAME]", "Auto Memory: both indexes, or one memory file"),
+    SlashCommand("/remember", "TEXT", "save TEXT to this project's memory (/remember --user TEXT: to yours)"),
     SlashCommand("/cost", "", "tokens used in this session"),
     SlashCommand("/permissions", "", "the permission mode and the allow rules in force"),
     SlashCommand("/help", "", "this help"),

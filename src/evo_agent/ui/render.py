@@ -158,7 +158,10 @@ def tool_label(name: str, tool_input: Any) -> str:
     if isinstance(tool_input, dict):
         key = _MAIN_ARG.get(name)
         value = tool_input.get(key) if key else None
-        if name == "grep" and isinstance(value, str):
+        if name == "memory":  # `memory(create /memories/project/testing.md)`
+            where = tool_input.get("old_path") if tool_input.get("command") == "rename" else tool_input.get("path")
+            arg = " ".join(str(v) for v in (tool_input.get("command"), where) if isinstance(v, str) and v)
+        elif name == "grep" and isinstance(value, str):
             where = tool_input.get("path")
             arg = json.dumps(value, ensure_ascii=False) + (f" in {where}" if isinstance(where, str) and where else "")
         elif isinstance(value, str) and value:

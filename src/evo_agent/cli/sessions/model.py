@@ -171,6 +171,26 @@ class InstructionsNote:
 
 
 @dataclass
+class MemoryWrite:
+    """A `memory_write` record: a change to Auto Memory, with its diff (SPEC §11)."""
+
+    scope: str
+    path: str
+    op: str
+    diff: str
+    timestamp: str | None
+    by: str | None = None  # "user" for /remember; else the model's memory tool
+
+    @property
+    def line(self) -> str:
+        """`memory: create /memories/project/testing.md (+6 −0)`."""
+        added = sum(1 for x in self.diff.splitlines() if x.startswith("+") and not x.startswith("+++"))
+        removed = sum(1 for x in self.diff.splitlines() if x.startswith("-") and not x.startswith("---"))
+        who = " (by the user)" if self.by == "user" else ""
+        return f"memory: {self.op} {self.path} (+{added} −{removed}){who}"
+
+
+@dataclass
 class ResumeMarker:
     from_session_id: str | None
     restored_count: int | None
@@ -212,7 +232,7 @@ class SubagentRun:
         return self.ended is not None
 
 
-Item = Turn | Boundary | ResumeMarker | Restored | SubagentRun | Skipped | PlanChange | InstructionsNote
+Item = Turn | Boundary | ResumeMarker | Restored | SubagentRun | Skipped | PlanChange | InstructionsNote | MemoryWrite
 
 
 @dataclass
@@ -375,6 +395,11 @@ class _Builder:
                      if isinstance(s, dict) and isinstance(s.get("path"), str) and s.get("loaded") != 0]
             self._place(InstructionsNote(paths, _str(record.get("start_dir")) or ".", _str(record.get("cut")) or "",
                                          stamp))
+        elif rtype == "memory_write":
+            diff = record.get("diff")
+            self._place(MemoryWrite(str(record.get("scope") or "?"), str(record.get("path") or "?"),
+                                    str(record.get("op") or "?"), diff if isinstance(diff, str) else "", stamp,
+                                    _str(record.get("by"))))
         # A `reminder` record is shown where the model read it: inside the next user message.
         # Types this viewer does not know are skipped, as SPEC §2 asks of readers.
 

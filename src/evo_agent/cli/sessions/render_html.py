@@ -23,6 +23,7 @@ from .model import (
     Boundary,
     InstructionsNote,
     Item,
+    MemoryWrite,
     OrphanResult,
     Other,
     PlanChange,
@@ -216,7 +217,7 @@ class HtmlRenderer:
                     f"</summary>{inner}</details>")
         if isinstance(item, SubagentRun):
             return self.run(item, open_=False)
-        if isinstance(item, (PlanChange, InstructionsNote)):
+        if isinstance(item, (PlanChange, InstructionsNote, MemoryWrite)):
             return f'<p class="marker">{esc(item.line)} · {esc(fmt_stamp(item.timestamp))}</p>'
         if isinstance(item, Skipped):
             what = "torn last line (an interrupted write)" if item.torn else "unreadable line"

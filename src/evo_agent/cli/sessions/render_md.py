@@ -17,6 +17,7 @@ from .model import (
     Boundary,
     InstructionsNote,
     Item,
+    MemoryWrite,
     OrphanResult,
     Other,
     PlanChange,
@@ -110,7 +111,7 @@ class MarkdownRenderer:
             return chunks + ["</details>"]
         if isinstance(item, SubagentRun):
             return self.run(item, level + 1)
-        if isinstance(item, (PlanChange, InstructionsNote)):
+        if isinstance(item, (PlanChange, InstructionsNote, MemoryWrite)):
             return [f"*{item.line}* · {fmt_stamp(item.timestamp)}"]
         if isinstance(item, Skipped):
             what = "a torn last line (an interrupted write)" if item.torn else "an unreadable line"

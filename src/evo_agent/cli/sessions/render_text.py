@@ -19,6 +19,7 @@ from .model import (
     Boundary,
     InstructionsNote,
     Item,
+    MemoryWrite,
     OrphanResult,
     Other,
     PlanChange,
@@ -173,7 +174,7 @@ class TextRenderer:
                                          "--restored shows them)", "dim"))
         elif isinstance(item, SubagentRun):
             self.run(item, prefix)
-        elif isinstance(item, (PlanChange, InstructionsNote)):
+        elif isinstance(item, (PlanChange, InstructionsNote, MemoryWrite)):
             self.emit(prefix, self.s(f"◆ {terminal_safe(item.line, keep_newlines=False)}", "blue")
                       + self.s(f" · {fmt_stamp(item.timestamp)}", "dim"))
         elif isinstance(item, Skipped):
