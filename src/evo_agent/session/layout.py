@@ -19,6 +19,8 @@
       file-history/                   FILE_HISTORY_DIR
         <unix_ms>_<4 hex>             a file's content before a tool changed it (BACKUP_NAME_RE)
     .fetch-<id>-<hex>/                FETCH_STAGING_RE: a team-store fetch before its rename
+    .index.json                       LIST_INDEX_NAME: a cache of every meta.json for `list()` (list_index.py),
+                                      replaced atomically through LIST_INDEX_TMP_RE's unique names
   tasks/                              TASKS_DIR_NAME: the Session Plan (SPEC §11); TASKS_SUBDIR from the project dir
     .lock                             TASKS_LOCK_NAME: flock'ed by every writer of a plan
     todo/<YYYY-MM-DD>-<slug>/         PLAN_TODO_DIR: the open plan (PLAN_ID_RE names it)
@@ -53,6 +55,8 @@ __all__ = [
     "FILE_MODE",
     "GITIGNORE_NAME",
     "GITIGNORE_TEXT",
+    "LIST_INDEX_NAME",
+    "LIST_INDEX_TMP_RE",
     "LOCK_NAME",
     "MESSAGES_NAME",
     "META_NAME",
@@ -104,6 +108,11 @@ SESSIONS_DIR_NAME = "sessions"
 SESSIONS_SUBDIR = Path(PROJECT_DIR_NAME) / SESSIONS_DIR_NAME
 GITIGNORE_NAME = ".gitignore"
 GITIGNORE_TEXT = "*\n"  # transcripts never get committed by accident
+
+# The listing's index (list_index.py): a cache of every session's meta.json, never the source of truth.
+LIST_INDEX_NAME = ".index.json"
+# Its atomic replace's temp names (meta.replace_private_file: `.<name>.<pid>.<8 hex>.tmp`).
+LIST_INDEX_TMP_RE = re.compile(r"\A\.index\.json\.[0-9]+\.[0-9a-f]{8}\.tmp\Z")
 
 # One session's directory.
 MESSAGES_NAME = "messages.jsonl"

@@ -171,6 +171,25 @@ def read_meta(session_dir: Path | str, session_id: str) -> SessionMeta | None:
         os.close(fd)
 
 
+def read_meta_stat(session_dir: str, session_id: str) -> tuple[SessionMeta | None, os.stat_result | None]:
+    """`read_meta`, with the fstat of the very file it read (None when none was opened): the listing index's key.
+
+    The stat is taken on the open descriptor before reading, so the key and the bytes belong to one inode;
+    a change after it also changes the ctime the index compares (list_index.py).
+    """
+    try:
+        fd = os.open(os.path.join(session_dir, META_NAME), os.O_RDONLY | os.O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC)
+    except OSError:
+        return None, None
+    try:
+        st = os.fstat(fd)
+        return meta_from_json(decode_lenient(os.read(fd, 1 << 16)), session_id), st
+    except (OSError, ValueError):
+        return None, None
+    finally:
+        os.close(fd)
+
+
 def _write_file(name: str, data: bytes, flags: int, dir_fd: int | None) -> None:
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC | flags, FILE_MODE, dir_fd=dir_fd)
     try:
