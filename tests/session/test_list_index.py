@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -20,7 +21,6 @@ from hypothesis import strategies as st
 
 from evo_agent.session import SessionStore, rename_session
 from evo_agent.session import list_index as list_index_module
-from evo_agent.session.layout import LIST_INDEX_NAME
 from tests.builders import quiet_store, write_session
 
 RACY_NS = 10_000_000  # above the file clock's tick (the real window is 2 s); `settle()` waits it out
@@ -62,7 +62,7 @@ def without_index(project: Path, **kw) -> list[tuple]:
 
 
 def index_path(project: Path) -> Path:
-    return project / ".evo-agent" / "sessions" / LIST_INDEX_NAME
+    return Path(list_index_module.index_path(str(project / ".evo-agent" / "sessions")))
 
 
 def entries(project: Path) -> dict:
@@ -75,6 +75,7 @@ def test_a_listing_writes_the_index_and_the_next_reads_it_instead_of_meta_json(p
     settle()
     first = rows(store)
     assert set(entries(project)) == ids and oct(index_path(project).stat().st_mode & 0o777) == "0o600"
+    assert index_path(project).is_relative_to(os.environ["XDG_CACHE_HOME"])
     read = []
     real = list_index_module.read_meta_stat
     monkeypatch.setattr(list_index_module, "read_meta_stat", lambda d, sid: read.append(sid) or real(d, sid))
@@ -166,13 +167,15 @@ def test_an_index_that_is_a_link_or_someone_elses_path_is_not_followed(project, 
     assert not index_path(project).is_symlink()
 
 
-def test_the_index_and_its_temp_names_are_not_strangers_in_the_sessions_dir(project, indexed):
-    from evo_agent.session import unexpected_entries
-
-    assert unexpected_entries([LIST_INDEX_NAME, ".index.json.123.0a1b2c3d.tmp", "HEAD"]) == ["HEAD"]
+def test_the_index_lives_in_the_users_cache_never_in_the_project(project, indexed):
+    """A repository cannot plant one, and a version that knows nothing of it finds nothing new in the project."""
     store = quiet_store(project)
-    write_session(store, ("hello", "ok"))
+    sid = write_session(store, ("hello", "ok")).session_id
+    before = sorted(p.relative_to(project) for p in project.rglob("*") if ".git" not in p.parts)
+    settle()
     rows(store)
+    assert index_path(project).exists() and sid in entries(project)
+    assert sorted(p.relative_to(project) for p in project.rglob("*") if ".git" not in p.parts) == before
     assert store.check_dir() is None
 
 
@@ -207,8 +210,9 @@ OPS = st.lists(st.one_of(
 @given(ops=OPS, include_empty=st.booleans())
 def test_listing_with_the_index_equals_listing_without_it(ops, include_empty):
     """After every change, a listing through the index (written back, then read) equals one without it."""
-    with tempfile.TemporaryDirectory() as tmp, index_settings():
-        project = Path(tmp)
+    with tempfile.TemporaryDirectory() as tmp, index_settings(), pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(Path(tmp) / "user-cache"))
+        project = Path(tmp) / "project"
         store = quiet_store(project)
         sids = [write_session(store, (f"prompt {i}", "ok")).session_id for i in range(3)]
         saved: list[bytes] = []
@@ -242,6 +246,7 @@ def test_listing_with_the_index_equals_listing_without_it(ops, include_empty):
                 with open(session / "messages.jsonl", "a") as f:
                     f.write(json.dumps(line) + "\n")
             if op == "corrupt_index":
+                index_path(project).parent.mkdir(parents=True, exist_ok=True)
                 index_path(project).write_bytes(args[0])
             elif op == "old_index" and saved:
                 index_path(project).write_bytes(saved[args[0] % len(saved)])

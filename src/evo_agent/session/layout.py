@@ -19,8 +19,6 @@
       file-history/                   FILE_HISTORY_DIR
         <unix_ms>_<4 hex>             a file's content before a tool changed it (BACKUP_NAME_RE)
     .fetch-<id>-<hex>/                FETCH_STAGING_RE: a team-store fetch before its rename
-    .index.json                       LIST_INDEX_NAME: a cache of every meta.json for `list()` (list_index.py),
-                                      replaced atomically through LIST_INDEX_TMP_RE's unique names
   tasks/                              TASKS_DIR_NAME: the Session Plan (SPEC §11); TASKS_SUBDIR from the project dir
     .lock                             TASKS_LOCK_NAME: flock'ed by every writer of a plan
     todo/<YYYY-MM-DD>-<slug>/         PLAN_TODO_DIR: the open plan (PLAN_ID_RE names it)
@@ -34,6 +32,9 @@ $XDG_CONFIG_HOME/evo-agent/           USER_DIR_NAME (else ~/.config/evo-agent): 
                                       the rules granted with "always in this project"
 $XDG_STATE_HOME/evo-agent/            (else ~/.local/state/evo-agent)
   history/<key>                       HISTORY_DIR_NAME: the prompt box's ↑ history of one project
+$XDG_CACHE_HOME/evo-agent/            (else ~/.cache/evo-agent): what can be deleted at any time
+  list-index/<key>.json               LIST_INDEX_DIR_NAME: the listing index of one sessions directory (key: its
+                                      real path), a cache of every meta.json for `list()` (list_index.py)
 ```
 
 Directories are created 0700 and files 0600 (SPEC §1): transcripts hold source
@@ -55,8 +56,8 @@ __all__ = [
     "FILE_MODE",
     "GITIGNORE_NAME",
     "GITIGNORE_TEXT",
-    "LIST_INDEX_NAME",
-    "LIST_INDEX_TMP_RE",
+    "LIST_INDEX_DIR_NAME",
+    "LIST_INDEX_SUFFIX",
     "LOCK_NAME",
     "MESSAGES_NAME",
     "META_NAME",
@@ -103,16 +104,15 @@ USER_DIR_NAME = "evo-agent"
 PROJECTS_DIR_NAME = "projects"
 PROJECTS_LOCK_NAME = ".lock"  # flock'ed for each read-modify-write of a project's record
 HISTORY_DIR_NAME = "history"
+# In the user's cache dir: the listing index of each sessions directory (list_index.py), never the source of
+# truth; outside the project, so a repository cannot plant one and older versions never see it.
+LIST_INDEX_DIR_NAME = "list-index"
+LIST_INDEX_SUFFIX = ".json"
 
 SESSIONS_DIR_NAME = "sessions"
 SESSIONS_SUBDIR = Path(PROJECT_DIR_NAME) / SESSIONS_DIR_NAME
 GITIGNORE_NAME = ".gitignore"
 GITIGNORE_TEXT = "*\n"  # transcripts never get committed by accident
-
-# The listing's index (list_index.py): a cache of every session's meta.json, never the source of truth.
-LIST_INDEX_NAME = ".index.json"
-# Its atomic replace's temp names (meta.replace_private_file: `.<name>.<pid>.<8 hex>.tmp`).
-LIST_INDEX_TMP_RE = re.compile(r"\A\.index\.json\.[0-9]+\.[0-9a-f]{8}\.tmp\Z")
 
 # One session's directory.
 MESSAGES_NAME = "messages.jsonl"

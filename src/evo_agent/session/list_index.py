@@ -1,5 +1,9 @@
 """The listing index: every session's meta.json in one file, so `list()` reads one file, not 10,000.
 
+It lives in the user's cache dir (`$XDG_CACHE_HOME/evo-agent/list-index/<key>.json`, the key
+from the sessions directory's real path): deleting it is always safe, a repository cannot plant
+one, and versions that know nothing of it never see it.
+
 A cache of a cache, never the source of truth. Each entry holds what `read_meta` returned for one
 session and the identity of the meta.json it read (device, inode, size, mtime and ctime in ns, from
 an fstat of the descriptor it read): the listing lstats meta.json and uses the entry only when all
@@ -23,13 +27,14 @@ listing instead of rewriting the whole index each time; and only in a project wi
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import time
 from dataclasses import fields
 
 from .jsonio import decode, encode_line
-from .layout import LIST_INDEX_NAME, META_NAME
+from .layout import DIR_MODE, LIST_INDEX_DIR_NAME, LIST_INDEX_SUFFIX, META_NAME, USER_DIR_NAME
 from .meta import _INT_FIELDS, SessionMeta, read_meta_stat, replace_private_file
 
 VERSION = 1
@@ -52,8 +57,8 @@ _Entry = list
 class ListIndex:
     """The index of one sessions directory, as loaded, plus what this listing learned."""
 
-    def __init__(self, sessions_dir: str, entries: dict[str, _Entry]) -> None:
-        self.sessions_dir = sessions_dir
+    def __init__(self, path: str, entries: dict[str, _Entry]) -> None:
+        self.path = path
         self.loaded = entries
         self.fresh: dict[str, _Entry] = {}  # what this listing saw: the next index
         self.misses = 0  # entries read again and stored (new, changed)
@@ -67,7 +72,8 @@ class ListIndex:
     @classmethod
     def load(cls, sessions_dir: str) -> ListIndex:
         """The index on disk, or an empty one when it is missing, foreign or not what this version writes."""
-        return cls(sessions_dir, _read_entries(os.path.join(sessions_dir, LIST_INDEX_NAME)))
+        path = index_path(sessions_dir)
+        return cls(path, _read_entries(path))
 
     def read_meta(self, session_dir: str, session_id: str) -> SessionMeta | None:
         """What `meta.read_meta(session_dir, session_id)` returns, from the index when its entry still matches."""
@@ -100,20 +106,30 @@ class ListIndex:
 
     def save(self) -> bool:
         """Replace the index with what this listing saw; True when it landed. Never raises, never follows a link."""
+        directory, name = os.path.split(self.path)
         try:
             data = encode_line({"version": VERSION, "fields": FIELDS, "entries": self.fresh})
-            fd = os.open(self.sessions_dir, _O_DIR)
+            os.makedirs(directory, mode=DIR_MODE, exist_ok=True)
+            fd = os.open(directory, _O_DIR)
         except (OSError, TypeError, ValueError):
             return False
         try:
             if os.fstat(fd).st_uid != os.geteuid():
                 return False
-            replace_private_file(fd, LIST_INDEX_NAME, data)
+            replace_private_file(fd, name, data)
             return True
         except OSError:
             return False
         finally:
             os.close(fd)
+
+
+def index_path(sessions_dir: str) -> str:
+    """`$XDG_CACHE_HOME/evo-agent/list-index/<key>.json` (else under `~/.cache`), the key from the real path."""
+    env = os.environ
+    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    key = hashlib.sha256(os.fsencode(os.path.realpath(sessions_dir))).hexdigest()[:32]
+    return os.path.join(base, USER_DIR_NAME, LIST_INDEX_DIR_NAME, key + LIST_INDEX_SUFFIX)
 
 
 def _read_entries(path: str) -> dict[str, _Entry]:

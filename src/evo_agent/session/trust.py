@@ -37,16 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .ids import SessionError, is_session_id
-from .layout import (
-    DIR_MODE,
-    FETCH_STAGING_RE,
-    FETCHED_NAME,
-    FILE_MODE,
-    GITIGNORE_NAME,
-    GITIGNORE_TEXT,
-    LIST_INDEX_NAME,
-    LIST_INDEX_TMP_RE,
-)
+from .layout import DIR_MODE, FETCH_STAGING_RE, FETCHED_NAME, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
 
 FETCHED_MAX = 600  # bytes of a `fetched` marker read
 
@@ -261,15 +252,14 @@ def check_sessions_dir(project_dir: Path, sessions_dir: Path, *, unexpected_ok: 
 
 
 # Names a sessions directory may hold besides session ids: its `.gitignore`, the temp name of the
-# `.gitignore`'s atomic replace, a team-store fetch being staged (sync/remote.py), the listing index and its temp names.
+# `.gitignore`'s atomic replace, and a team-store fetch being staged (sync/remote.py).
 _GITIGNORE_TMP_RE = re.compile(r"\A\.gitignore\.[0-9]+\.[0-9a-f]{8}\.tmp\Z")
 
 
 def unexpected_entries(names: list[str]) -> list[str]:
     """The names in a sessions directory that are neither a session nor evo-agent's own, sorted."""
-    return sorted(n for n in names if not (is_session_id(n) or n in (GITIGNORE_NAME, LIST_INDEX_NAME)
-                                           or _GITIGNORE_TMP_RE.match(n) or FETCH_STAGING_RE.match(n)
-                                           or LIST_INDEX_TMP_RE.match(n)))
+    return sorted(n for n in names if not (is_session_id(n) or n == GITIGNORE_NAME or _GITIGNORE_TMP_RE.match(n)
+                                           or FETCH_STAGING_RE.match(n)))
 
 
 def unexpected_line(sessions_dir: Path, strange: list[str]) -> str:
