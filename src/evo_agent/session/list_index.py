@@ -27,7 +27,6 @@ listing instead of rewriting the whole index each time; and only in a project wi
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import time
@@ -126,6 +125,8 @@ class ListIndex:
 
 def index_path(sessions_dir: str) -> str:
     """`$XDG_CACHE_HOME/evo-agent/list-index/<key>.json` (else under `~/.cache`), the key from the real path."""
+    import hashlib  # here: `newest()`, the first screen, never needs it
+
     env = os.environ
     base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
     key = hashlib.sha256(os.fsencode(os.path.realpath(sessions_dir))).hexdigest()[:32]
