@@ -32,11 +32,11 @@ def settle() -> None:
 
 
 @contextlib.contextmanager
-def index_settings(min_sessions: int = 1, racy_ns: int = RACY_NS):
+def index_settings(min_sessions: int = 1, racy_ns: int = RACY_NS, resave_min: int = 1):
     """Index every listing (tests hold a handful of sessions), cache meta.json files 10 ms old, rewrite on any change."""
     names = ("MIN_SESSIONS", "RACY_NS", "RESAVE_MIN")
     saved = [getattr(list_index_module, name) for name in names]
-    for name, value in zip(names, (min_sessions, racy_ns, 1), strict=True):  # and rewrite it on every change
+    for name, value in zip(names, (min_sessions, racy_ns, resave_min), strict=True):  # rewrite it on any change
         setattr(list_index_module, name, value)
     try:
         yield
@@ -107,6 +107,25 @@ def test_a_session_added_renamed_or_deleted_is_listed_as_it_is_now(project, inde
     assert listed == without_index(project) and dict((r[0], r[1]["name"]) for r in listed)[b] == "the renamed one"
     shutil.rmtree(store.sessions_dir / a)
     assert rows(store) == without_index(project) and a not in {r[0] for r in rows(store)}
+
+
+def test_a_deleted_sessions_entry_leaves_the_index_at_the_next_listing(project):
+    """Its first prompt must not outlive it in the user's cache, even when nothing else would rewrite the index."""
+    with index_settings(resave_min=10**9):
+        store = quiet_store(project)
+        keep = write_session(store, ("keep me", "ok")).session_id
+        gone = write_session(store, ("a secret-ish prompt", "ok")).session_id
+        settle()
+        rows(store)
+        assert set(entries(project)) == {keep, gone}
+        shutil.rmtree(store.sessions_dir / gone)
+        rows(store)
+        assert set(entries(project)) == {keep}
+        assert b"secret-ish" not in index_path(project).read_bytes()
+        rename_session(store, keep, "renamed")  # one changed entry: not worth a rewrite by itself
+        settle()
+        assert rows(store) == without_index(project)
+        assert entries(project)[keep][1][list_index_module.FIELDS.index("name")] is None  # the old entry, unused
 
 
 def test_a_meta_json_rewritten_by_another_process_is_read_again(project, indexed):

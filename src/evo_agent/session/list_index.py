@@ -19,10 +19,11 @@ could still change within the same clock tick without its ctime moving (git's "r
 A missing, unreadable, corrupt, foreign (another owner, a link, not a regular file) or differently
 shaped index is ignored and rebuilt. It is replaced atomically through a unique temp name
 (`replace_private_file`), so two listings writing at once only decide whose entries survive (cache
-efficiency), never what a listing shows. It is rewritten only when enough changed (`worth_saving`),
-so a session being recorded (its meta.json replaced every few records) costs one meta.json read per
-listing instead of rewriting the whole index each time; and only in a project with at least
-`MIN_SESSIONS` sessions (below that, reading every meta.json is already fast).
+efficiency), never what a listing shows. It is rewritten when a session it holds is gone (a deleted
+session's first prompt does not linger here) or enough changed (`worth_saving`), so a session being
+recorded (its meta.json replaced every few records) costs one meta.json read per listing instead of
+rewriting the whole index each time; and only in a project with at least `MIN_SESSIONS` sessions
+(below that, reading every meta.json is already fast).
 """
 
 from __future__ import annotations
@@ -87,21 +88,22 @@ class ListIndex:
                 values = entry[1]
                 return None if values is None else SessionMeta(*values)
         meta, st = read_meta_stat(session_dir, session_id)
-        if st is None or not stat.S_ISREG(st.st_mode):
-            return meta
-        if max(st.st_ctime_ns, st.st_mtime_ns) < self.now_ns - RACY_NS:
+        if st is not None and stat.S_ISREG(st.st_mode) and max(st.st_ctime_ns, st.st_mtime_ns) < self.now_ns - RACY_NS:
             key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
             self.fresh[session_id] = [key, None if meta is None else list(meta.to_json().values())]
             self.misses += 1
+        elif entry is not None:  # not cacheable now (just changed, gone): the old entry stays, it cannot match
+            self.fresh[session_id] = entry
         return meta
 
     def worth_saving(self, sessions: int) -> bool:
-        """Whether rewriting the index pays: enough entries were read again or dropped (or there is none yet)."""
+        """Whether to rewrite the index: a session it holds is gone (its first prompt must not outlive it
+        here), or enough entries were read again to pay for rewriting it (or there is none yet)."""
         if not ListIndex.wanted(sessions):
             return False
-        dropped = len(self.loaded) - (len(self.fresh) - self.misses)
-        changed = self.misses + max(0, dropped)
-        return changed > 0 and (not self.loaded or changed >= max(RESAVE_MIN, sessions // 100))
+        if not self.loaded.keys() <= self.fresh.keys():
+            return True
+        return self.misses > 0 and (not self.loaded or self.misses >= max(RESAVE_MIN, sessions // 100))
 
     def save(self) -> bool:
         """Replace the index with what this listing saw; True when it landed. Never raises, never follows a link."""
