@@ -239,3 +239,30 @@ def test_ripgrep_skips_files_without_the_needle_and_a_failing_ripgrep_skips_noth
     with prefilter(str(broken)):
         assert [h.snippet for h in _search(tmp_path, "NEEDLE")] == ["the needle is here"]
     assert len(scanned) == 3
+
+
+def test_a_ripgrep_planted_in_the_project_never_runs(tmp_path, monkeypatch):
+    """A relative PATH entry (`.`, `bin`) or one pointing into the project must not run the repository's `rg`."""
+    store = quiet_store(tmp_path)
+    rec = store.create(model="m", provider="demo")
+    rec.user(user_text("the needle is here"))
+    rec.assistant(assistant_text("ok"))
+    rec.checkpoint()
+    marker = tmp_path.parent / f"{tmp_path.name}-planted-rg-ran"
+    for where in (tmp_path, tmp_path / "bin"):
+        where.mkdir(exist_ok=True)
+        planted = where / "rg"
+        planted.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+        planted.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    for path in (".", "bin", f"bin:{tmp_path}", str(tmp_path / "bin")):
+        monkeypatch.setenv("PATH", f"{path}:/usr/bin:/bin")
+        search_module._ripgrep.cache_clear()
+        saved = search_module.RIPGREP_MIN_BYTES
+        search_module.RIPGREP_MIN_BYTES = 0
+        try:
+            assert [h.snippet for h in _search(tmp_path, "needle")] == ["the needle is here"]
+        finally:
+            search_module.RIPGREP_MIN_BYTES = saved
+            search_module._ripgrep.cache_clear()
+        assert not marker.exists(), path

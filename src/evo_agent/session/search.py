@@ -225,11 +225,15 @@ def _batches(files: Iterator[_File]) -> Iterator[list[tuple[_File, int]]]:
 
 @lru_cache(maxsize=1)
 def _ripgrep() -> str | None:
-    return shutil.which("rg")
+    """ripgrep from the absolute PATH entries only: a relative one (`.`, `bin`) would run a repository's own `rg`."""
+    absolute = os.pathsep.join(e for e in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(e))
+    return shutil.which("rg", path=absolute) if absolute else None
 
 
-def _ripgrep_filter(paths: list[str], form: bytes) -> set[str] | None:
+def _ripgrep_filter(paths: list[str], form: bytes, project: str) -> set[str] | None:
     """The paths among `paths` holding `form` (ASCII case aside), by ripgrep; None when it cannot say for all.
+
+    An `rg` inside `project` (the sessions' project) is never run: a repository could have planted it there.
 
     `-i` folds case as Unicode does, a superset of the byte test's ASCII folding; `-a` and
     `--encoding none` search the raw bytes (no binary skipping, no BOM transcoding); `--no-config`
@@ -237,8 +241,8 @@ def _ripgrep_filter(paths: list[str], form: bytes) -> set[str] | None:
     buffers otherwise (twice as slow here). Any error (an unreadable file, a crash) answers None.
     """
     rg = _ripgrep()
-    if rg is None:
-        return None
+    if rg is None or os.path.realpath(rg).startswith(os.path.realpath(project) + os.sep):
+        return None  # none, or one inside the project searched (a PATH entry pointing into it): never run that
     cmd = [rg, "--no-config", "--files-with-matches", "--null", "--ignore-case", "--fixed-strings", "--text",
            "--encoding", "none", "--no-messages", "--mmap", "-e", form.decode("ascii"), "--", *paths]
     try:
@@ -256,7 +260,8 @@ def _to_scan(batch: list[tuple[_File, int]], matcher: _Matcher) -> list[_File]:
     if matcher.regex or len(matcher.raw) != 1 or sum(size for _, size in batch) < RIPGREP_MIN_BYTES:
         return files
     paths = [item[1] + "/" + item[2] for item in files]
-    named = _ripgrep_filter(paths, matcher.raw[0])
+    project = os.path.dirname(os.path.dirname(os.path.dirname(files[0][1])))  # <project>/.evo-agent/sessions/<id>
+    named = _ripgrep_filter(paths, matcher.raw[0], project)
     if named is None:
         return files
     return [item for item, path in zip(files, paths, strict=True) if path in named]
