@@ -373,13 +373,16 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     subcommand) is built only when it is needed: a plain run reads its arguments with the probe alone.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    probe = build_parser(sessions=False)
-    try:
-        args, extra = probe.parse_known_args(argv)
-    except _ProbeError as exc:
-        if "sessions" not in argv and "trust" not in argv:
-            build_parser().error(str(exc))
-        args, extra = argparse.Namespace(prompt="sessions"), []  # a subcommand's option the probe misread
+    if argv[:1] in (["sessions"], ["trust"]):  # a command named first: the probe could only say so (start-up)
+        args, extra = argparse.Namespace(prompt=argv[0]), []
+    else:
+        probe = build_parser(sessions=False)
+        try:
+            args, extra = probe.parse_known_args(argv)
+        except _ProbeError as exc:
+            if "sessions" not in argv and "trust" not in argv:
+                build_parser().error(str(exc))
+            args, extra = argparse.Namespace(prompt="sessions"), []  # a subcommand's option the probe misread
     if args.prompt not in ("sessions", "trust"):
         if args.help:
             build_parser().print_help()
