@@ -6,9 +6,10 @@
 
 Generates a project of sessions (prompts, answers, tool calls, 2–20 KB tool outputs of code-like
 text, a compaction now and then), then times, each as the best of 3 runs in this process:
-a full scan for a word that is nowhere (the worst case: every byte is tested), the same as
-`--regex`, a search that stops at 20 hits, and `grep -r -F -i -c` over the same files.
-Prints a Markdown table with MB/s and the ratio to grep.
+a full scan for a word that is nowhere (the worst case: every byte is tested), with ripgrep as the
+prefilter (when `rg` is on PATH) and without it, the same as `--regex`, a search that stops at 20
+hits, and `rg -F -i -c` and `grep -r -F -i -c` over the same files in the same run.
+Prints a Markdown table with MB/s and the ratios to ripgrep and grep.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=int, default=1024, help="size of the generated project (default 1024)")
     parser.add_argument("--cache", default=DEFAULT_CACHE, help="where generated projects are kept")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per row, the best is shown (default 5)")
     args = parser.parse_args()
     project = Path(args.cache) / f"search-{args.mb}mb"
     if not (project / ".done").exists():
@@ -85,20 +87,54 @@ def main() -> int:
     def scan(needle: str, **kw):
         return lambda: sum(1 for _ in search_sessions(sessions, needle, limit=None, **kw))
 
+    from evo_agent.session import search as search_module
+
+    def pure(fn):  # the same search without the ripgrep prefilter: what runs where rg is not installed
+        def run():
+            saved = search_module._ripgrep
+            search_module._ripgrep = lambda: None
+            try:
+                return fn()
+            finally:
+                search_module._ripgrep = saved
+        return run
+
     timings = {
-        "evo-agent search, word found nowhere (full scan)": best_time(scan("zanzibar")),
+        "evo-agent search, word found nowhere (full scan)": best_time(scan("zanzibar"), repeats=args.repeats),
+        "evo-agent search, same, without ripgrep (pure Python)": best_time(pure(scan("zanzibar")),
+                                                                          repeats=args.repeats),
         "evo-agent search --regex, found nowhere (full scan)": best_time(scan(r"zanz[i]bar", regex=True), repeats=1),
-        "evo-agent search, common word, --limit 20": best_time(lambda: sum(1 for _ in search_sessions(sessions, "retry", limit=20))),
+        "evo-agent search, common word, --limit 20": best_time(
+            lambda: sum(1 for _ in search_sessions(sessions, "retry", limit=20)), repeats=args.repeats),
     }
-    grep = shutil.which("grep")
+    files = [str(store.sessions_dir)]
+    rg, grep = shutil.which("rg"), shutil.which("grep")
+    peers = {}
+    if rg:
+        cmd = [rg, "--no-config", "--no-ignore", "--hidden", "-F", "-i", "-c", "zanzibar", *files]
+        peers["rg"] = timings["ripgrep: rg -F -i -c (same files)"] = best_time(
+            lambda: subprocess.run(cmd, capture_output=True), repeats=args.repeats)
+        listed = [os.path.join(r.dir, "messages.jsonl") for r in store.list()]
+        cmd_mmap = [rg, "--no-config", "--mmap", "-F", "-i", "-l", "-e", "zanzibar", "--", *listed]
+        timings["ripgrep: rg --mmap -F -i -l (the transcripts named)"] = best_time(
+            lambda: subprocess.run(cmd_mmap, capture_output=True), repeats=args.repeats)
     if grep:
-        cmd = [grep, "-r", "-F", "-i", "-c", "zanzibar", str(store.sessions_dir)]
-        timings["grep -r -F -i -c (same files)"] = best_time(lambda: subprocess.run(cmd, capture_output=True))
-    grep_s = timings.get("grep -r -F -i -c (same files)", (None,))[0]
+        cmd = [grep, "-r", "-F", "-i", "-c", "zanzibar", *files]
+        peers["grep"] = timings["grep -r -F -i -c (same files)"] = best_time(
+            lambda: subprocess.run(cmd, capture_output=True), repeats=args.repeats)
+    load = os.getloadavg()
     print(f"## Search: {len(rows):,} sessions, {mb:,.0f} MB of transcripts\n")
+    print(f"Best of {args.repeats} runs each, warm page cache, measured in one run; load average "
+          f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (2 cores, shared). ripgrep "
+          f"{'at ' + rg if rg else 'not installed'}.\n")
+
+    def ratio(seconds: float, peer: str) -> str:
+        return f"{seconds / peers[peer][0]:.2f}×" if peer in peers else "n/a"
+
     rows = [(label, f"{seconds * 1000:,.0f} ms", f"{mb / seconds:,.0f}" if "limit" not in label else "—",
-             f"{seconds / grep_s:.2f}" if grep_s else "n/a") for label, (seconds, _) in timings.items()]
-    print("\n".join(table(["work", "time", "MB/s", "× grep"], rows, align=["---", "---:", "---:", "---:"])))
+             ratio(seconds, "rg"), ratio(seconds, "grep")) for label, (seconds, _) in timings.items()]
+    print("\n".join(table(["work", "time", "MB/s", "× ripgrep", "× grep"], rows,
+                          align=["---", "---:", "---:", "---:", "---:"])))
     return 0
 
 

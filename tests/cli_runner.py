@@ -28,7 +28,8 @@ HINT_RE = re.compile(r"\AResume this session with: evo-agent --resume (\d{13}_[0
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """This process's environment without any provider or evo-agent setting, `HOME` at `home` (the user's
-    config directory under it: trust answers never touch the real ones), no colour.
+    config and cache directories under it: trust answers and the listing index never touch the real ones),
+    no colour.
 
     The state directory (prompt history, the registry of sessions made) is the test's own
     (`XDG_STATE_HOME`, set for every test by tests/plugins/projects.py), shared with the library calls
@@ -36,7 +37,8 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "OPENAI_", "EVO_AGENT_")) and k not in ("COLUMNS", "LINES")}
     env.update(HOME=str(home), NO_COLOR="1", PYTHONIOENCODING="utf-8", XDG_CONFIG_HOME=str(home / ".config"),
-               XDG_STATE_HOME=os.environ.get("XDG_STATE_HOME") or str(home / ".local" / "state"))
+               XDG_STATE_HOME=os.environ.get("XDG_STATE_HOME") or str(home / ".local" / "state"),
+               XDG_CACHE_HOME=str(home / ".cache"))
     env.update(extra)
     return env
 

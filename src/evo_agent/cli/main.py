@@ -21,9 +21,6 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from evo_agent import __version__
 
@@ -39,7 +36,10 @@ from .errors import (
     failure_line,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms): `--help` loads this module
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from evo_agent.agent import Agent
     from evo_agent.agent.permissions import PermissionGate
     from evo_agent.session import LiveSessionStore
@@ -277,6 +277,8 @@ def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa:
 
 def _project_dir(args: argparse.Namespace) -> Path:
     """--project-dir as given, else found from the current directory as git finds its repository (SPEC §1)."""
+    from pathlib import Path  # here: `--help` never needs it
+
     from evo_agent.session import find_project_dir
 
     raw = getattr(args, "project_dir", None)
@@ -381,13 +383,16 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     subcommand) is built only when it is needed: a plain run reads its arguments with the probe alone.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    probe = build_parser(sessions=False)
-    try:
-        args, extra = probe.parse_known_args(argv)
-    except _ProbeError as exc:
-        if "sessions" not in argv and "trust" not in argv:
-            build_parser().error(str(exc))
-        args, extra = argparse.Namespace(prompt="sessions"), []  # a subcommand's option the probe misread
+    if argv[:1] in (["sessions"], ["trust"]):  # a command named first: the probe could only say so (start-up)
+        args, extra = argparse.Namespace(prompt=argv[0]), []
+    else:
+        probe = build_parser(sessions=False)
+        try:
+            args, extra = probe.parse_known_args(argv)
+        except _ProbeError as exc:
+            if "sessions" not in argv and "trust" not in argv:
+                build_parser().error(str(exc))
+            args, extra = argparse.Namespace(prompt="sessions"), []  # a subcommand's option the probe misread
     if args.prompt not in ("sessions", "trust"):
         if args.help:
             build_parser().print_help()
@@ -477,22 +482,27 @@ def _agent(args: argparse.Namespace) -> int:
     return _run_front_end(launch, agent, source.id)
 
 
-@dataclass
 class _Launch:
-    """What step 1 checked (the arguments and the environment) and opened (the project's store)."""
+    """What step 1 checked (the arguments and the environment) and opened (the project's store).
 
-    args: argparse.Namespace
-    print_mode: bool
-    stdin_tty: bool
-    project_dir: Path
-    prompt: str | None  # -p's prompt (piped stdin appended), or the interactive session's first one
-    compact_chars: int | None  # EVO_AGENT_COMPACT_CHARS; None: the default
-    provider_name: str
-    provider_notice: str | None  # e.g. "no API key: the demo provider"
-    gate: PermissionGate
-    sandbox: Sandbox | None
-    store: LiveSessionStore  # or the team store's subclass of it (sync/hooks.py)
-    console: Console
+    A plain class, not a dataclass: `dataclasses` loads `inspect` (~10 ms), and `--help` loads this module.
+    """
+
+    def __init__(self, args: argparse.Namespace, print_mode: bool, stdin_tty: bool, project_dir: Path,
+                 prompt: str | None, compact_chars: int | None, provider_name: str, provider_notice: str | None,
+                 gate: PermissionGate, sandbox: Sandbox | None, store: LiveSessionStore, console: Console) -> None:
+        self.args = args
+        self.print_mode = print_mode
+        self.stdin_tty = stdin_tty
+        self.project_dir = project_dir
+        self.prompt = prompt  # -p's prompt (piped stdin appended), or the interactive session's first one
+        self.compact_chars = compact_chars  # EVO_AGENT_COMPACT_CHARS; None: the default
+        self.provider_name = provider_name
+        self.provider_notice = provider_notice  # e.g. "no API key: the demo provider"
+        self.gate = gate
+        self.sandbox = sandbox
+        self.store = store  # or the team store's subclass of it (sync/hooks.py)
+        self.console = console
 
     @property
     def app(self) -> bool:
@@ -504,12 +514,12 @@ class _Launch:
         (self.console.err_line if self.print_mode else self.console.line)(text)
 
 
-@dataclass
 class _Source:
     """The session a run continues (step 2)."""
 
-    id: str | None = None  # None: a new session
-    foreign_ok: bool = False  # recorded elsewhere, and the user confirmed resuming it
+    def __init__(self, id: str | None = None, foreign_ok: bool = False) -> None:  # noqa: A002 - the session's id
+        self.id = id  # None: a new session
+        self.foreign_ok = foreign_ok  # recorded elsewhere, and the user confirmed resuming it
 
 
 def _check_arguments(args: argparse.Namespace) -> _Launch:

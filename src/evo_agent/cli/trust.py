@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import ForeignSession, SessionStore, probe_live
+from evo_agent.session import ForeignSession, SessionStore
 
 from .errors import CommandError
 
@@ -64,6 +64,8 @@ def allow_foreign(store: SessionStore, session_id: str, *, interactive: bool,
 
 def live_note(store: SessionStore, session_id: str) -> str | None:
     """One line when `session_id` is live in another process: the resume copies it into a new session."""
+    from evo_agent.session import probe_live  # live.py loads the recorder and redaction: not on the listing's path
+
     live = probe_live(store.sessions_dir / session_id)
     if not live.live:
         return None

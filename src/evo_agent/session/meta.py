@@ -23,14 +23,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .jsonio import decode
+from .jsonio import decode, orjson, orjson_loaded
 from .layout import FILE_MODE, MESSAGES_NAME, META_NAME, META_TMP_NAME
 from .messages import has_tool_results, is_reminder_block, text_of
-
-try:
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    _orjson = None
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -118,9 +113,10 @@ def decode_lenient(data) -> object:
 def encode_meta(meta: SessionMeta) -> bytes:
     """meta.json's bytes: two-space indented UTF-8 (what `json.dumps(indent=2)` writes, at orjson's speed)."""
     data = meta.to_json()
-    if _orjson is not None:
+    fast = orjson()
+    if fast is not None:
         try:
-            return _orjson.dumps(data, option=_orjson.OPT_INDENT_2 | _orjson.OPT_APPEND_NEWLINE)
+            return fast.dumps(data, option=fast.OPT_INDENT_2 | fast.OPT_APPEND_NEWLINE)
         except TypeError:
             pass  # a lone surrogate: the stdlib escapes it, so the file stays valid UTF-8
     return (json.dumps(data, ensure_ascii=True, indent=2) + "\n").encode("ascii")
@@ -157,6 +153,21 @@ def meta_from_json(data: object, session_id: str) -> SessionMeta | None:
     return meta
 
 
+def _decode_meta(data: bytes) -> object:
+    """`decode_lenient` of a meta.json, through the stdlib's parser until orjson is loaded anyway.
+
+    The same document either way (decode_lenient falls back to the stdlib for whatever orjson refuses,
+    and the two agree on what both accept); `newest()` reads a few dozen small files, which do not
+    pay for importing orjson.
+    """
+    if orjson_loaded():
+        return decode_lenient(data)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 def read_meta(session_dir: Path | str, session_id: str) -> SessionMeta | None:
     """The cached meta of a session, or None when missing, unreadable, a symlink or someone else's."""
     try:  # O_NOFOLLOW: a symlink is not our cache; O_NONBLOCK: a FIFO planted there cannot hang a listing
@@ -164,9 +175,28 @@ def read_meta(session_dir: Path | str, session_id: str) -> SessionMeta | None:
     except OSError:
         return None
     try:
-        return meta_from_json(decode_lenient(os.read(fd, 1 << 16)), session_id)
+        return meta_from_json(_decode_meta(os.read(fd, 1 << 16)), session_id)
     except (OSError, ValueError):
         return None
+    finally:
+        os.close(fd)
+
+
+def read_meta_stat(session_dir: str, session_id: str) -> tuple[SessionMeta | None, os.stat_result | None]:
+    """`read_meta`, with the fstat of the very file it read (None when none was opened): the listing index's key.
+
+    The stat is taken on the open descriptor before reading, so the key and the bytes belong to one inode;
+    a change after it also changes the ctime the index compares (list_index.py).
+    """
+    try:
+        fd = os.open(os.path.join(session_dir, META_NAME), os.O_RDONLY | os.O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC)
+    except OSError:
+        return None, None
+    try:
+        st = os.fstat(fd)
+        return meta_from_json(_decode_meta(os.read(fd, 1 << 16)), session_id), st
+    except (OSError, ValueError):
+        return None, None
     finally:
         os.close(fd)
 

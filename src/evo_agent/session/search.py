@@ -8,6 +8,13 @@ would appear inside a JSON string), which keeps a search over a gigabyte close t
 measured in benchmarks/).
 
 Matching is case-insensitive (ASCII letters in the byte test, full case folding when confirming).
+
+When ripgrep (`rg`) is on PATH, it runs first over each batch of files (`_ripgrep_filter`), with
+the same byte test made looser (Unicode case folding, so it finds everything the test does and
+more), and only the files it names are scanned here: a file it skips holds no line the byte test
+would pass. Batches start small and grow, so a search that stops at its limit scans little; a
+batch ripgrep could not read whole (any error) is scanned here in full. Without ripgrep, or for
+a search too small to be worth starting it, everything is scanned here.
 Records a resume copied in (`"restored": true`) are skipped while their source session is still
 in the project, so a conversation resumed five times is found once, where it was said.
 Nothing here writes.
@@ -18,8 +25,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .inspect import open_sidechain, parse_record, sidechain_paths
 from .layout import MESSAGES_NAME
@@ -28,6 +38,9 @@ from .messages import content_blocks, is_reminder_block
 __all__ = ["SearchHit", "search_sessions", "record_texts"]
 
 CHUNK_BYTES = 8 << 20
+RIPGREP_MIN_BYTES = 4 << 20  # a smaller batch is scanned faster here than ripgrep starts
+FIRST_BATCH_BYTES = 32 << 20  # then 8× each batch: few ripgrep runs for a full scan, little work before a limit
+BATCH_FILES = 2000  # paths per ripgrep command line (well under ARG_MAX)
 SNIPPET_CONTEXT = 50  # characters shown on each side of the match
 SEARCHED_TYPES = frozenset({"user", "assistant", "compact_boundary", "subagent_end", "plan_update", "memory_write"})
 
@@ -180,6 +193,83 @@ def _file_hits(session_id: str, session_dir: str, relative: str, matcher: _Match
         return
 
 
+# (session id, session dir, file relative to it, skip restored records)
+_File = tuple[str, str, str, bool]
+
+
+def _files(sessions: Iterable[tuple[str, str, str | None]], exists: Callable[[str], bool]) -> Iterator[_File]:
+    """Every file to search, in the order to report: each session's transcript, then its sidechains."""
+    for session_id, session_dir, resumed_from in sessions:
+        skip_restored = bool(resumed_from) and exists(resumed_from)
+        yield session_id, session_dir, MESSAGES_NAME, skip_restored
+        for relative in sidechain_paths(session_dir):
+            if open_sidechain(session_dir, relative) is not None:
+                yield session_id, session_dir, relative, skip_restored
+
+
+def _batches(files: Iterator[_File]) -> Iterator[list[tuple[_File, int]]]:
+    """The files in order, in batches of growing size, each with its size (0 when it cannot be stat'ed)."""
+    budget = FIRST_BATCH_BYTES
+    batch: list[tuple[_File, int]] = []
+    total = 0
+    for item in files:
+        try:
+            size = os.stat(item[1] + "/" + item[2]).st_size
+        except OSError:
+            size = 0
+        batch.append((item, size))
+        total += size
+        if total >= budget or len(batch) >= BATCH_FILES:
+            yield batch
+            batch, total, budget = [], 0, budget * 8
+    if batch:
+        yield batch
+
+
+@lru_cache(maxsize=1)
+def _ripgrep() -> str | None:
+    """ripgrep from the absolute PATH entries only: a relative one (`.`, `bin`) would run a repository's own `rg`."""
+    absolute = os.pathsep.join(e for e in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(e))
+    return shutil.which("rg", path=absolute) if absolute else None
+
+
+def _ripgrep_filter(paths: list[str], form: bytes, project: str) -> set[str] | None:
+    """The paths among `paths` holding `form` (ASCII case aside), by ripgrep; None when it cannot say for all.
+
+    An `rg` inside `project` (the sessions' project) is never run: a repository could have planted it there.
+
+    `-i` folds case as Unicode does, a superset of the byte test's ASCII folding; `-a` and
+    `--encoding none` search the raw bytes (no binary skipping, no BOM transcoding); `--no-config`
+    keeps a user's ripgrep settings out; `--mmap` because ripgrep reads a list of files through
+    buffers otherwise (twice as slow here). Any error (an unreadable file, a crash) answers None.
+    """
+    rg = _ripgrep()
+    if rg is None or os.path.realpath(rg).startswith(os.path.realpath(project) + os.sep):
+        return None  # none, or one inside the project searched (a PATH entry pointing into it): never run that
+    cmd = [rg, "--no-config", "--files-with-matches", "--null", "--ignore-case", "--fixed-strings", "--text",
+           "--encoding", "none", "--no-messages", "--mmap", "-e", form.decode("ascii"), "--", *paths]
+    try:
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+    if proc.returncode not in (0, 1):
+        return None
+    return set(os.fsdecode(p) for p in proc.stdout.split(b"\0") if p)
+
+
+def _to_scan(batch: list[tuple[_File, int]], matcher: _Matcher) -> list[_File]:
+    """The files of `batch` that may hold a hit: those ripgrep names when it can run on the batch, else all."""
+    files = [item for item, _ in batch]
+    if matcher.regex or len(matcher.raw) != 1 or sum(size for _, size in batch) < RIPGREP_MIN_BYTES:
+        return files
+    paths = [item[1] + "/" + item[2] for item in files]
+    project = os.path.dirname(os.path.dirname(os.path.dirname(files[0][1])))  # <project>/.evo-agent/sessions/<id>
+    named = _ripgrep_filter(paths, matcher.raw[0], project)
+    if named is None:
+        return files
+    return [item for item, path in zip(files, paths, strict=True) if path in named]
+
+
 def search_sessions(sessions: Iterable[tuple[str, str, str | None]], needle: str, *, regex: bool = False,
                     limit: int | None = 50, exists: Callable[[str], bool] = lambda sid: False) -> Iterator[SearchHit]:
     """Hits for `needle` in `sessions` ((id, session dir, resumed_from) in the order to report).
@@ -191,11 +281,8 @@ def search_sessions(sessions: Iterable[tuple[str, str, str | None]], needle: str
         raise ValueError("nothing to search for")
     matcher = _Matcher(needle, regex)
     found = 0
-    for session_id, session_dir, resumed_from in sessions:
-        skip_restored = bool(resumed_from) and exists(resumed_from)
-        files = [MESSAGES_NAME] + [p for p in sidechain_paths(session_dir)
-                                      if open_sidechain(session_dir, p) is not None]
-        for relative in files:
+    for batch in _batches(_files(sessions, exists)):
+        for session_id, session_dir, relative, skip_restored in _to_scan(batch, matcher):
             for hit in _file_hits(session_id, session_dir, relative, matcher, skip_restored):
                 yield hit
                 found += 1

@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .ids import SessionError, is_session_id
+from .ids import SESSION_ID_RE, SessionError, is_session_id
 from .layout import DIR_MODE, FETCH_STAGING_RE, FETCHED_NAME, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
 
 FETCHED_MAX = 600  # bytes of a `fetched` marker read
@@ -264,8 +264,9 @@ _GITIGNORE_TMP_RE = re.compile(r"\A\.gitignore\.[0-9]+\.[0-9a-f]{8}\.tmp\Z")
 
 def unexpected_entries(names: list[str]) -> list[str]:
     """The names in a sessions directory that are neither a session nor evo-agent's own, sorted."""
-    return sorted(n for n in names if not (is_session_id(n) or n == GITIGNORE_NAME or _GITIGNORE_TMP_RE.match(n)
-                                           or FETCH_STAGING_RE.match(n)))
+    is_id = SESSION_ID_RE.match  # one test per name first: a sessions directory holds thousands of sessions
+    return sorted(n for n in names if not is_id(n) and not (n == GITIGNORE_NAME or _GITIGNORE_TMP_RE.match(n)
+                                                            or FETCH_STAGING_RE.match(n)))
 
 
 def unexpected_line(sessions_dir: Path, strange: list[str]) -> str:

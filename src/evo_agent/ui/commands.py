@@ -7,16 +7,13 @@ a row here and a handler in each front end (`Repl.command`, `AgentApp.handle_com
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import namedtuple
 
 __all__ = ["SlashCommand", "COMMANDS", "ALIASES", "complete", "help_text", "is_command", "lookup"]
 
 
-@dataclass(frozen=True)
-class SlashCommand:
-    name: str
-    args: str
-    help: str
+# A named tuple of collections, not a dataclass (which loads inspect) nor typing's: `--help` prints this table.
+SlashCommand = namedtuple("SlashCommand", ("name", "args", "help"))
 
 
 COMMANDS: tuple[SlashCommand, ...] = (

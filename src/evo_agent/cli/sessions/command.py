@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import EXIT_BROKEN_PIPE, CommandError
 from ..help_text import PROJECT_DIR_HELP
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `--help` builds this parser
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from evo_agent.session import SessionStore
 
 # evo_agent.session and .common are imported where they are used: `evo-agent --help` builds

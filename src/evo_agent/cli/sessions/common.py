@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from datetime import datetime
 from pathlib import Path
 
@@ -80,6 +79,8 @@ def write_output(data: bytes, target: str | None) -> None:
     if path.is_dir():
         raise CommandError(f"cannot write {target}: it is a directory")
     try:
+        import tempfile  # only when writing a file: not on the listing's path
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
     except OSError as exc:
         raise CommandError(f"cannot write {target}: {exc.strerror or exc}") from None

@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, TextIO
 
 from ..errors import CommandError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `--help` builds these parsers
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from evo_agent.session import SessionStore
 
 # evo_agent.session and .common are imported where they are used: `evo-agent --help` builds the
