@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from pathlib import Path
 
 import psycopg
@@ -162,6 +163,7 @@ def test_a_pruned_session_is_not_pushed_again(tmp_path: Path, sync_url: str) -> 
     alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
     first = alice.run("-p", "an old session").hint_id()
     second = alice.run("-p", "another old one").hint_id()
+    time.sleep(1.1)  # both were updated before that run returned: now both are older than 1 s, however slow it was
     pruned = alice.run("sessions", "prune", "--remote", "--older-than", "1s")
     assert pruned.rc == 0 and "deleted 2 sessions" in pruned.out, pruned.err
     assert "month partition" in pruned.out  # the owner dropped this month's chunks whole: they were all pruned

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,7 @@ def test_search_and_prune_in_the_team_store(alice: Cli, bob: Cli) -> None:
 
     kept = bob.run("sessions", "prune", "--remote", "--older-than", "1d")
     assert kept.rc == 0 and "deleted 0 sessions" in kept.out
+    time.sleep(1.1)  # the session was updated before alice's run returned: now it is older than 1 s, however slow
     dry = bob.run("sessions", "prune", "--remote", "--older-than", "1s", "--dry-run")
     assert f"would delete {sid}" in dry.out
     assert sid in bob.run("sessions", "list", "--remote").out
