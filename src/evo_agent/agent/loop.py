@@ -121,7 +121,13 @@ class TurnResult:
 
 
 def _result_block(tool_use_id: str, result: ToolResult) -> dict:
-    """The tool_result block of a tool's result; an empty output reads "(no output)"."""
+    """The tool_result block of a tool's result; an empty output reads "(no output)".
+
+    A result with blocks besides its text (an MCP tool's images) carries a list: the text first.
+    """
+    if result.blocks:
+        content: str | list = [{"type": "text", "text": result.content or "(no output)"}, *result.blocks]
+        return tool_result_block(tool_use_id, content, is_error=result.is_error)
     return tool_result_block(tool_use_id, result.content or "(no output)", is_error=result.is_error)
 
 
@@ -165,6 +171,7 @@ class Agent:
         sandbox: Any = None,  # a tools.sandbox.Sandbox: bash runs inside bubblewrap
         plan: bool = True,  # the Session Plan's tools and reminders (plan_context.py)
         plan_reason: str | None = None,  # why the first message announces the plan (default: start or resume)
+        mcp: Any = None,  # a tools.mcp_client.McpManager: the MCP servers (mcp_context.py)
     ) -> None:
         self.provider = provider
         self._file_history = file_history  # a subagent keeps its file backups in the main session
@@ -206,6 +213,10 @@ class Agent:
         self._inherited_front = front_end  # a subagent asks through its parent's front end
         self.front_end = front_end or FrontEnd()
         self.sandbox = sandbox
+        from .mcp_context import McpContext
+
+        # MCP tools join `tools` at the session's first request (tool_specs), fixed for the session (SPEC §12).
+        self.mcp = McpContext(self, mcp)
 
     @property
     def permission_mode(self) -> str:
@@ -250,7 +261,32 @@ class Agent:
 
     # ---- what the model sees
     def tool_specs(self) -> list[dict]:
+        """The tools of every request of this session: fixed at its first (MCP servers start then)."""
+        self._fix_mcp_tools()
         return [t.api_spec() for t in self.tools]
+
+    def _fix_mcp_tools(self) -> None:
+        if self.mcp.defs is not None:
+            return
+        from .mcp_context import drop_mcp_tools
+
+        added = self.mcp.fix()
+        if added is not None:
+            self.tools = drop_mcp_tools(self.tools) + added
+        self.permissions.policy.read_only_tools = self.mcp.read_only_tools()
+
+    # ---- MCP (/mcp)
+    def mcp_text(self) -> str:
+        """`/mcp`: each server's state and the tools this session has of it."""
+        return self.mcp.describe()
+
+    def mcp_reconnect(self, name: str) -> str:
+        """`/mcp reconnect NAME`: one line saying how it went (waits at most the start timeout)."""
+        return self.mcp.reconnect(name)
+
+    def close(self) -> None:
+        """Stop what the agent started outside its turns (MCP servers); leaving calls it."""
+        self.mcp.close()
 
     @property
     def conversation_id(self) -> str:
@@ -287,6 +323,11 @@ class Agent:
                 pass
             self.recorder = recorder
             self.history = list(history)
+            self.mcp.reset()  # the new session's tools are fixed at its first request
+            from .mcp_context import drop_mcp_tools
+
+            self.tools = drop_mcp_tools(self.tools)
+            self._system_prompt = None
             self.usage = Usage()
             self.compaction.switch(compact_count)
             with self._reminder_lock:
@@ -614,9 +655,11 @@ class Agent:
     def _call_model(self, stream: StreamCallbacks, cancel: threading.Event,
                     notice: Callable[[str], None]) -> dict | None:
         """The model's answer, recorded with its token counts when it has content; None when cancelled."""
+        tools = self.tool_specs()
+        self.mcp.save()
         try:
             response = self.provider.complete(system=self.system_prompt, messages=self.request_messages(),
-                                              tools=self.tool_specs(), max_tokens=self.max_tokens,
+                                              tools=tools, max_tokens=self.max_tokens,
                                               callbacks=stream, cancel=cancel, cache_key=self.conversation_id)
         except ProviderCancelled:
             return None

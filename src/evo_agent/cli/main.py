@@ -87,7 +87,8 @@ USAGE = """evo-agent [options] [PROMPT]
        evo-agent -p [PROMPT] [--output-format text|json|stream-json] [options]
        evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ...
        evo-agent trust [--revoke | --status]
-       evo-agent plan [list | show [ID] | done ID [--force]]"""
+       evo-agent plan [list | show [ID] | done ID [--force]]
+       evo-agent mcp [list | get NAME | add NAME -- COMMAND [ARGS...] | remove NAME]"""
 
 DESCRIPTION = """\
 A terminal coding agent whose sessions survive crashes, kills and restarts.
@@ -297,7 +298,7 @@ def _app_likely(argv: Sequence[str] | None) -> bool:
     """A cheap look at argv, before parsing: will this run start the interactive app?"""
     words = sys.argv[1:] if argv is None else list(argv)
     commands = ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions", "trust")
-    if words[:1] == ["plan"] or any(w in commands or w.startswith("--print=") for w in words):
+    if words[:1] in (["plan"], ["mcp"]) or any(w in commands or w.startswith("--print=") for w in words):
         return False
     return _isatty(sys.stdin) and _isatty(sys.stdout)
 
@@ -331,9 +332,13 @@ def _run(argv: Sequence[str] | None = None) -> int:
         except (AttributeError, ValueError):
             pass
     words = sys.argv[1:] if argv is None else list(argv)
-    if words[:1] == ["plan"]:  # `evo-agent plan …`: the Session Plan, no model (cli/plan_command.py)
+    if words[:1] in (["plan"], ["mcp"]):  # the Session Plan (cli/plan_command.py), MCP servers (cli/mcp_command.py)
         release_tty()
         try:
+            if words[0] == "mcp":
+                from .mcp_command import run_mcp
+
+                return run_mcp(words[1:], _project_dir)
             from .plan_command import run_plan
 
             return run_plan(words[1:], _project_dir)
@@ -481,6 +486,7 @@ class _Launch:
     provider_notice: str | None  # e.g. "no API key: the demo provider"
     gate: PermissionGate
     sandbox: Sandbox | None
+    trusted: bool  # the project's own settings and .mcp.json may be obeyed
     store: LiveSessionStore  # or the team store's subclass of it (sync/hooks.py)
     console: Console
 
@@ -533,7 +539,7 @@ def _check_arguments(args: argparse.Namespace) -> _Launch:
     if dir_notice:
         console.err_line(dir_notice)
     return _Launch(args, print_mode, stdin_tty, project_dir, prompt, compact_chars, provider_name, provider_notice,
-                   gate, sandbox, store, console)
+                   gate, sandbox, trusted, store, console)
 
 
 def _session_prompt(args: argparse.Namespace, print_mode: bool, stdin_tty: bool) -> str | None:
@@ -665,7 +671,8 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
         history, compact_count = [], 0
     agent = Agent(provider=provider, recorder=recorder, project_dir=launch.project_dir, store=store, history=history,
                   compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
-                  sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None)
+                  sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None,
+                  mcp=mcp_servers(launch.project_dir, launch.trusted, console.err_line))
     if resumed is not None and oversized:
         from evo_agent.agent.restored import WindowedSummaryFailed, settle_restored
 
@@ -685,6 +692,33 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
     if launch.gate.mode == "bypass":
         console.err_line(BYPASS_WARNING)
     return agent
+
+
+def mcp_servers(project_dir: Path, trusted: bool, say):  # noqa: ANN001, ANN201 - an McpManager or None
+    """The session's MCP servers (SPEC §13), not started: they start at its first request (agent/mcp_context.py).
+
+    The user's own config, and the project's `.mcp.json` when the project is trusted; each entry that cannot be
+    used is one line through `say`, and the session goes on. Values given to servers are masked in transcripts.
+    """
+    from evo_agent.tools.mcp_config import McpConfigError, expand_server, load_servers, register_secrets
+
+    loaded = load_servers(project_dir, trusted=trusted)
+    for line in loaded.problems:
+        say(line if line.startswith("evo-agent:") else f"evo-agent: {line}")
+    ready = []
+    for server in loaded.servers:
+        try:
+            expanded = expand_server(server)
+        except McpConfigError as exc:
+            say(f"evo-agent: {exc}; not started")
+            continue
+        register_secrets(expanded)
+        ready.append(expanded)
+    if not ready:
+        return None
+    from evo_agent.tools.mcp_client import McpManager
+
+    return McpManager(ready, project_dir)
 
 
 def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN202 - (ResumedSession, oversized)
@@ -751,6 +785,7 @@ def _run_front_end(launch: _Launch, agent: Agent, source: str | None) -> int:
             code = Repl(agent, launch.store, console, signals, tty=launch.stdin_tty).run(initial_prompt=launch.prompt)
     finally:
         signals.exiting = True
+        agent.close()  # its MCP servers: stdin closed, then their process groups ended
         stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
         finish(agent, console, to_stderr=launch.print_mode or not _isatty(sys.stdout))  # stdout stays the answer
     release_tty()
