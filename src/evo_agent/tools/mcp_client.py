@@ -297,18 +297,19 @@ class McpManager:
 
     async def _call(self, server: _Server, tool: str, arguments: dict) -> dict:
         from mcp.shared.exceptions import MCPError
+        from mcp.types import CONNECTION_CLOSED
 
         session = server.session
         if session is None:
             raise McpCallError(f"the MCP server {server.status.name!r} is not connected")
         try:
             result = await session.call_tool(tool, arguments)
-        except MCPError as exc:  # the server answered with a JSON-RPC error
-            raise McpCallError(f"the MCP server {server.status.name!r} refused the call: {_one_line(exc)}") from None
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - the connection broke: the server is gone until reconnected
-            line = _one_line(exc)
+            if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:  # the server answered with an error
+                raise McpCallError(f"the MCP server {server.status.name!r} refused the call: {exc.message}") from None
+            line = "connection closed" if isinstance(exc, MCPError) else _one_line(exc)
             await self._lost(server, line)
             raise McpCallError(f"the MCP server {server.status.name!r} failed during the call ({line}); "
                                "the user can reconnect it with /mcp") from None
