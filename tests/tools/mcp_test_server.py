@@ -3,7 +3,8 @@
 Tools: `echo` (text back), `add` (read-only annotated), `picture` (a tiny PNG), `fail` (isError),
 `crash` (the process exits mid-call), `hang` (never answers; writes `$MCP_TEST_DIR/hang.<pid>` first),
 `env` (the value of one variable of its environment). At start it writes `$MCP_TEST_DIR/started.<pid>`
-(when the variable is set) and touches `$MCP_TEST_MARKER` (when set): the trust tests' marker.
+(when the variable is set) and touches `$MCP_TEST_MARKER` (when set): the trust tests' marker. With
+`$MCP_TEST_REQUIRE` set to a path that does not exist it exits at once (a server that fails to start).
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ def main() -> None:
     if where:
         with open(os.path.join(where, f"started.{os.getpid()}"), "w") as f:
             f.write(str(os.getppid()))
+    required = os.environ.get("MCP_TEST_REQUIRE")
+    if required and not os.path.exists(required):
+        sys.exit(f"mcp_test_server: {required} does not exist")
     marker = os.environ.get("MCP_TEST_MARKER")
     if marker:
         open(marker, "w").close()

@@ -233,9 +233,14 @@ class McpManager:
         finally:
             server.session = None
             server.settled.set()
+            if server.stderr is not None and status.state == "stopped":
+                server.stderr.close()
+                server.stderr = None
 
     def _why(self, server: _Server, exc: BaseException) -> str:
         line = _one_line(exc)
+        if line == "Connection closed":
+            line = "it closed the connection before it was ready"
         if line == "timed out":
             line = f"did not start within {self.start_timeout:g} s (EVO_AGENT_MCP_TIMEOUT)"
         last = _last_stderr_line(server.stderr)
@@ -258,7 +263,9 @@ class McpManager:
             from .reaper import with_reaper
 
             argv = with_reaper([expanded.command, *expanded.args], keep_stdin=True)
-            server.stderr = stack.enter_context(_stderr_file())
+            if server.stderr is not None:
+                server.stderr.close()
+            server.stderr = _stderr_file()  # kept until the next start: why it failed is read from it
             params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(self.project_dir),
                                            env=server_environment(expanded.env, self._environ))
             read, write = await stack.enter_async_context(stdio_client(params, errlog=server.stderr))
