@@ -219,28 +219,29 @@ def load_servers(project_dir: Path | str, *, trusted: bool | None = None,
         problems.append(str(exc))
     held: list[ServerConfig] = []
     project_path = project_config_path(project_dir)
-    try:
-        data = read_file(project_path) if project_path.exists() or project_path.is_symlink() else None
-    except McpConfigError as exc:
-        problems.append(str(exc))
-        data = None
+    present = project_path.exists() or project_path.is_symlink()
+    refusal = project_file_refusal(project_dir) if present else None
+    data = None
+    if refusal:
+        problems.append(f"evo-agent: {refusal}")
+    elif present:
+        try:
+            data = read_file(project_path)
+        except McpConfigError as exc:
+            problems.append(str(exc))
     if data is not None:
-        refusal = project_file_refusal(project_dir)
         found, bad = servers_in(data, "project", MCP_CONFIG_NAME)
-        if refusal:
-            problems.append(f"evo-agent: {refusal}")
-        else:
-            if trusted is None:
-                from evo_agent.session import project_trusted
+        if trusted is None:
+            from evo_agent.session import project_trusted
 
-                trusted = project_trusted(project_dir, environ)
-            taken = {s.name for s in servers}
-            mine = [s for s in found if s.name not in taken]
-            if trusted:
-                servers += mine
-                problems += bad
-            else:
-                held = mine
+            trusted = project_trusted(project_dir, environ)
+        taken = {s.name for s in servers}
+        mine = [s for s in found if s.name not in taken]
+        if trusted:
+            servers += mine
+            problems += bad
+        else:
+            held = mine
     return Loaded(servers, problems, held)
 
 
