@@ -234,3 +234,12 @@ def test_kill_9_of_the_agent_with_a_call_in_flight_leaves_no_server_running(cli,
         time.sleep(0.05)
     for started in where.glob("started.*"):
         assert _gone(int(started.name.split(".")[1]))
+
+
+def test_slash_mcp_in_the_repl_shows_each_server(cli, model_server):
+    _configure(cli, broken={"command": "/nonexistent/mcp-server"})
+    result = cli.run("--plain", input="/mcp\n/mcp frob\n")
+    assert result.rc == 0, result.err
+    assert "broken (user, stdio) — not started" in result.out
+    assert "The tool list is fixed at this session's first request." in result.out
+    assert "usage: /mcp [reconnect NAME]" in result.out + result.err

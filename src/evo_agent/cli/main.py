@@ -673,6 +673,8 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
                   compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
                   sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None,
                   mcp=mcp_servers(launch.project_dir, launch.trusted, console.err_line))
+    if launch.print_mode and agent.mcp.manager is not None:
+        agent.mcp.manager.start()  # the first request follows at once: connecting overlaps the rest of start-up
     if resumed is not None and oversized:
         from evo_agent.agent.restored import WindowedSummaryFailed, settle_restored
 
