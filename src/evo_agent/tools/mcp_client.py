@@ -94,6 +94,8 @@ class _Server:
         self.task: asyncio.Task | None = None
         self.settled = threading.Event()  # connected or failed: start() waits on these
         self.stderr = None
+        self.proc = None  # a stdio server's process, spawned before the SDK is imported (mcp_stdio.py)
+        self.spawn_error: BaseException | None = None
 
 
 class _Loop:
@@ -164,9 +166,35 @@ class McpManager:
             return
         self._started = True
         loop = _Loop.get()
-        for server in self._servers.values():
+        servers = list(self._servers.values())
+        for server in servers:
             server.status.state = "starting"
-            asyncio.run_coroutine_threadsafe(self._launch(server), loop)
+        asyncio.run_coroutine_threadsafe(self._launch_all(servers), loop)
+
+    async def _launch_all(self, servers: list[_Server]) -> None:
+        """Spawn every stdio server first, then connect them all: the SDK's import overlaps their start."""
+        for server in servers:
+            await self._spawn(server)
+        for server in servers:
+            await self._launch(server)
+
+    async def _spawn(self, server: _Server) -> None:
+        server.proc, server.spawn_error = None, None
+        expanded = server.expanded
+        if expanded.config.transport != "stdio":
+            return
+        from .mcp_stdio import spawn
+        from .reaper import with_reaper
+
+        if server.stderr is not None:
+            server.stderr.close()
+        server.stderr = _stderr_file()  # kept until the next start: why it failed is read from it
+        try:
+            server.proc = await spawn(with_reaper([expanded.command, *expanded.args], keep_stdin=True),
+                                      server_environment(expanded.env, self._environ), str(self.project_dir),
+                                      server.stderr)
+        except (OSError, ValueError) as exc:
+            server.spawn_error = exc
 
     def wait(self, timeout: float | None = None, cancel: threading.Event | None = None) -> None:
         """Until every server is connected or failed, at most `timeout` (default: the start timeout) seconds."""
@@ -194,6 +222,7 @@ class McpManager:
     async def _restart(self, server: _Server) -> None:
         await self._stop_one(server)
         server.status.state = "starting"
+        await self._spawn(server)
         await self._launch(server)
 
     async def _launch(self, server: _Server) -> None:
@@ -258,17 +287,13 @@ class McpManager:
             await stack.enter_async_context(client)
             read, write = await stack.enter_async_context(streamable_http_client(expanded.url, http_client=client))
         else:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from .mcp_stdio import process_streams, stop
 
-            from .reaper import with_reaper
-
-            argv = with_reaper([expanded.command, *expanded.args], keep_stdin=True)
-            if server.stderr is not None:
-                server.stderr.close()
-            server.stderr = _stderr_file()  # kept until the next start: why it failed is read from it
-            params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(self.project_dir),
-                                           env=server_environment(expanded.env, self._environ))
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=server.stderr))
+            proc, server.proc = server.proc, None
+            if proc is None:
+                raise server.spawn_error or OSError("the server's process could not be started")
+            stack.push_async_callback(stop, proc)  # also when the SDK's import or the session fails
+            read, write = await stack.enter_async_context(process_streams(proc))
         session = await stack.enter_async_context(ClientSession(read, write))
         await session.initialize()
         return session
