@@ -117,3 +117,29 @@ def test_clear_fixes_a_new_list(project, tmp_path, model_server):
         agent.close()
     assert "mcp__t__echo" in [t["name"] for t in model_server.requests[1]["tools"]]
     assert "mcp__t__echo" in model_server.requests[1]["system"][0]["text"]
+
+
+def test_a_subagent_gets_the_sessions_mcp_tools(project, tmp_path, model_server):
+    def answer(body):
+        names = {t["name"] for t in body["tools"]}
+        child = "task" not in names
+        last = body["messages"][-1]["content"]
+        done = isinstance(last, list) and any(b.get("type") == "tool_result" for b in last)
+        if child:
+            assert "mcp__t__echo" in names
+            return text("child done") if done else tool_use("mcp__t__echo", {"text": "from the child"})
+        if done:
+            return text("parent done")
+        return tool_use("task", {"description": "helper", "prompt": "use echo"})
+
+    model_server.default = answer
+    agent, _ = make_agent(project, server_provider(model_server), mode="bypass", mcp=_manager(project, tmp_path))
+    try:
+        result = agent.run_turn("delegate")
+    finally:
+        agent.close()
+    assert result.text == "parent done"
+    child_results = [b for r in model_server.requests if "task" not in {t["name"] for t in r["tools"]}
+                     for m in r["messages"] if isinstance(m["content"], list)
+                     for b in m["content"] if b.get("type") == "tool_result"]
+    assert child_results and child_results[0]["content"] == "echo: from the child"

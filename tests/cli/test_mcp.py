@@ -159,6 +159,18 @@ def test_a_resume_after_the_server_was_removed_sends_the_same_tools_and_the_call
     third = cli.run("--resume", again.hint_id(), "-p", "and again")
     assert third.rc == 0, third.err
     assert model_server.valid_requests[0]["tools"] == tools_then
+    model_server.reset()  # a rewind of the first session, the server still gone: its tools again
+    model_server.script(reply(text("rewound")))
+    rewound = cli.run("--resume", first.hint_id(), "--at", "1", "-p", "from the start")
+    assert rewound.rc == 0, rewound.err
+    assert model_server.valid_requests[0]["tools"] == tools_then
+
+    model_server.reset()  # compacted on the way in (a tiny threshold): the summary, then the same tools
+    model_server.script(reply(text("the summary")), reply(text("compacted")))
+    compacted = cli.run("--resume", again.hint_id(), "-p", "after compaction",
+                        env={**cli.env, "EVO_AGENT_COMPACT_CHARS": "200"})
+    assert compacted.rc == 0 and compacted.out == "compacted\n", compacted.err
+    assert model_server.valid_requests[-1]["tools"] == tools_then
     for fmt in ("md", "jsonl"):
         exported = cli.run("sessions", "export", again.hint_id(), "--format", fmt)
         assert exported.rc == 0 and "mcp__t__echo" in exported.out, exported.err

@@ -260,17 +260,18 @@ class Agent:
         return history_chars(self.history)
 
     # ---- what the model sees
-    def tool_specs(self) -> list[dict]:
-        """The tools of every request of this session: fixed at its first (MCP servers start then)."""
-        self._fix_mcp_tools()
+    def tool_specs(self, cancel: threading.Event | None = None) -> list[dict]:
+        """The tools of every request of this session: fixed at its first (MCP servers start then;
+        `cancel` interrupts the wait for them)."""
+        self._fix_mcp_tools(cancel)
         return [t.api_spec() for t in self.tools]
 
-    def _fix_mcp_tools(self) -> None:
+    def _fix_mcp_tools(self, cancel: threading.Event | None = None) -> None:
         if self.mcp.defs is not None:
             return
         from .mcp_context import drop_mcp_tools
 
-        added = self.mcp.fix()
+        added = self.mcp.fix(cancel)
         if added is not None:
             self.tools = drop_mcp_tools(self.tools) + added
         self.permissions.policy.read_only_tools = self.mcp.read_only_tools()
@@ -655,7 +656,9 @@ class Agent:
     def _call_model(self, stream: StreamCallbacks, cancel: threading.Event,
                     notice: Callable[[str], None]) -> dict | None:
         """The model's answer, recorded with its token counts when it has content; None when cancelled."""
-        tools = self.tool_specs()
+        tools = self.tool_specs(cancel)
+        if cancel.is_set():  # Ctrl+C while the MCP servers were starting
+            return None
         self.mcp.save()
         try:
             response = self.provider.complete(system=self.system_prompt, messages=self.request_messages(),

@@ -38,20 +38,24 @@ class McpContext:
             manager.on_change = self._changed
 
     # ---- the session's list
-    def fix(self) -> list[Tool] | None:
+    def fix(self, cancel: threading.Event | None = None) -> list[Tool] | None:
         """The session's MCP tools, fixed on the first call (starting the servers and waiting for them).
 
-        None: this agent has no servers and no list to keep (a subagent keeps the tools it was given).
+        None: this agent has no servers and no list to keep (a subagent keeps the tools it was given), or
+        the wait was interrupted (`cancel`: the request is not sent; the next one fixes the list).
         """
         with self._lock:
             if self.defs is None:
-                self.defs = self._choose()
+                chosen = self._choose(cancel)
+                if cancel is not None and cancel.is_set():
+                    return None
+                self.defs = chosen
                 self._announce_failures()
             if self.manager is None and not self.defs:
                 return None
             return [mcp_tool(d, self.manager) for d in self.defs]
 
-    def _choose(self) -> list[McpToolDef]:
+    def _choose(self, cancel: threading.Event | None = None) -> list[McpToolDef]:
         recorded = self._source_defs()
         if recorded is not None:
             if self.manager is not None and any(d.server in self.manager.names for d in recorded):
@@ -59,7 +63,7 @@ class McpContext:
             return recorded
         if self.manager is None:
             return []
-        self.manager.wait()
+        self.manager.wait(cancel=cancel)
         defs: list[McpToolDef] = []
         taken: set[str] = set()
         for status in self.manager.statuses():
