@@ -28,7 +28,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/plan", "", "the Session Plan: goal, tasks and their status (Ctrl+T in the app)"),
     SlashCommand("/cost", "", "tokens used in this session"),
     SlashCommand("/permissions", "", "the permission mode and the allow rules in force"),
-    SlashCommand("/mcp", "[reconnect NAME]", "the MCP servers: state and tools; reconnect one"),
+    SlashCommand("/mcp", "[reconnect]", "the MCP servers and their tools; /mcp reconnect NAME restarts one"),
     SlashCommand("/help", "", "this help"),
     SlashCommand("/exit", "", "leave (Ctrl+D works too)"),
 )
