@@ -48,7 +48,7 @@ def test_an_mcp_tool_is_treated_like_bash(project, mode, expected):
 
 def _manager(project, tmp_path, **env) -> McpManager:
     config = parse_server("t", {"command": sys.executable, "args": [SERVER], "env": env}, "user")
-    return McpManager([expand_server(config, {})], project, start_timeout=60)
+    return McpManager([expand_server(config, {})], project, start_timeout=120)
 
 
 def test_asked_then_always_for_the_session(project, tmp_path, model_server):
