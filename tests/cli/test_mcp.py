@@ -263,3 +263,22 @@ def test_slash_mcp_in_the_repl_shows_each_server(cli, model_server):
     assert "broken (user, stdio) — not started" in result.out
     assert "The tool list is fixed at this session's first request." in result.out
     assert "usage: /mcp [reconnect NAME]" in result.out + result.err
+
+
+def test_an_image_result_reaches_the_model_and_every_reader(cli, model_server):
+    _configure(cli, t=_test_server())
+    model_server.script(reply(tool_use("mcp__t__picture", {})), reply(text("a red dot")))
+    result = cli.run("-p", "look", "--allowed-tools", "mcp__t__picture")
+    assert result.rc == 0, result.err
+    (block,) = _results(model_server.valid_requests[1]["messages"][-1])
+    assert [part["type"] for part in block["content"]] == ["text", "image"]
+    assert block["content"][1]["source"]["media_type"] == "image/png"
+    sid = result.hint_id()
+    for args in (("show", sid), ("export", sid, "--format", "md"), ("export", sid, "--format", "html"),
+                 ("show", sid, "--json")):
+        shown = cli.run("sessions", *args)
+        assert shown.rc == 0 and "Traceback" not in shown.err, (args, shown.err)
+    model_server.reset()
+    model_server.script(reply(text("still a red dot")))
+    assert cli.run("--resume", sid, "-p", "and now?").rc == 0
+    assert model_server.valid_requests[0]["messages"][2]["content"][0]["content"][1]["type"] == "image"
