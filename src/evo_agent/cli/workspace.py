@@ -87,6 +87,9 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
             argv = [spec.get("command", ""), *list(spec.get("args", []) or [])]
             what = spec.get("url") or " ".join(str(x) for x in argv)
             lines.append(f"      {_safe(name)}: {_safe(what)[:200]}")
+            lines += _server_extras(spec)
+        if len(servers) > MAX_SHOWN:
+            lines.append(f"      … and {len(servers) - MAX_SHOWN} more")
         return lines
     mode = data.get("permission_mode")
     if mode is not None:
@@ -104,6 +107,22 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
     if others:
         lines.append(f"    other keys: {_safe(', '.join(others))}")
     return lines
+
+
+def _server_extras(spec: dict) -> list[str]:
+    """What else a server entry would do, shown before it is trusted: its environment as written (NODE_OPTIONS or
+    LD_PRELOAD change what an innocent-looking command runs), its header names, a read-only hint it trusts."""
+    out = []
+    env = spec.get("env") if isinstance(spec.get("env"), dict) else {}
+    if env:
+        shown = ", ".join(f"{_safe(k)}={_safe(v)[:80]}" for k, v in list(env.items())[:MAX_SHOWN])
+        out.append(f"        env: {shown}" + (f", … ({len(env)} in all)" if len(env) > MAX_SHOWN else ""))
+    headers = spec.get("headers") if isinstance(spec.get("headers"), dict) else {}
+    if headers:
+        out.append(f"        headers: {_safe(', '.join(str(k) for k in headers))[:200]}")
+    if spec.get("trustReadOnlyHint") is True:
+        out.append("        runs the tools it marks read-only unasked (trustReadOnlyHint)")
+    return out
 
 
 def question(status: WorkspaceTrust) -> str:

@@ -49,13 +49,21 @@ def _setpriv() -> str | None:
     return shutil.which("setpriv", path=absolute)
 
 
-def with_reaper(argv: list[str]) -> list[str]:
-    """`argv` run under the reaper when this system can arm a parent-death signal."""
+# The same, for a program that talks on its stdin (an MCP server): a background job of a non-interactive
+# shell reads /dev/null unless its stdin is redirected explicitly, so it is (`<&0`).
+_KEEP_STDIN = REAPER_SCRIPT.replace('( trap - INT QUIT; exec "$@" ) &', '( trap - INT QUIT; exec "$@" ) <&0 &')
+
+
+def with_reaper(argv: list[str], *, keep_stdin: bool = False) -> list[str]:
+    """`argv` run under the reaper when this system can arm a parent-death signal.
+
+    The signal follows the thread that starts the process: start it from one that lives as long as the agent.
+    """
     setpriv = _setpriv()
     if setpriv is None:
         return argv
-    return [setpriv, "--pdeathsig", "TERM", "--", "bash", "-c", REAPER_SCRIPT, "evo-agent-tool",
-            str(os.getpid()), *argv]
+    return [setpriv, "--pdeathsig", "TERM", "--", "bash", "-c", _KEEP_STDIN if keep_stdin else REAPER_SCRIPT,
+            "evo-agent-tool", str(os.getpid()), *argv]
 
 
 __all__ = ["REAPER_SCRIPT", "with_reaper"]
