@@ -11,10 +11,12 @@ default 20) and each call `call_timeout` (EVO_AGENT_MCP_TOOL_TIMEOUT, default 12
 waits on a concurrent future, watching the turn's cancel event. A server that fails, dies or never answers
 is one line (`ServerStatus.detail`); the rest go on.
 
-A stdio server gets a minimal environment (PATH, HOME, locale, terminal, proxies, plus its configured env;
-never the agent's credentials), its own process group, and runs under the bash tool's reaper with a
-parent-death signal (tools/reaper.py): a `kill -9` of the agent leaves no server running, even one stuck
-in a call that would never notice its stdin closing. The reaper follows the thread that spawned it, which
+A stdio server gets a minimal environment (PATH without relative or in-project entries, HOME, locale,
+terminal, proxies, plus its configured env; never the agent's credentials), starts in the home directory
+(the user's own servers, which run in every project, trusted or not) or the project (a trusted project's),
+gets its own process group, and runs under the bash tool's reaper with a parent-death signal
+(tools/reaper.py): a `kill -9` of the agent leaves no server running, even one stuck in a call that would
+never notice its stdin closing. The reaper follows the thread that spawned it, which
 is why the loop thread lives as long as the process.
 
 The SDK is imported only inside the loop thread, so the agent's start-up never pays for it (SPEC §8).
@@ -62,12 +64,40 @@ def timeout_from(environ, name: str, default: float) -> float:  # noqa: ANN001 -
     return value if value > 0 else default
 
 
-def server_environment(configured: dict[str, str], environ=None) -> dict[str, str]:  # noqa: ANN001
-    """BASE_ENV from the agent's environment, then the server's own `env`; never the agent's credentials."""
+def server_environment(configured: dict[str, str], environ=None, *,  # noqa: ANN001 - a Mapping[str, str]
+                       project: Path | str | None = None) -> dict[str, str]:
+    """BASE_ENV from the agent's environment, then the server's own `env`; never the agent's credentials.
+
+    The inherited PATH keeps only absolute entries outside `project`: a `.` or empty entry (a leading or
+    trailing `:`) would find a program the repository committed before the one the user meant.
+    """
+    from .shell_readonly import safe_search_path
+
     source = os.environ if environ is None else environ
     env = {k: source[k] for k in BASE_ENV if k in source and not is_secret_var(k)}
+    if "PATH" in env:
+        root = os.path.realpath(project) if project is not None else "/nonexistent-evo-agent-project"
+        env["PATH"] = safe_search_path(env["PATH"], Path(root))
     env.update(configured)
     return env
+
+
+def server_directory(scope: str, project_dir: Path | str, environ=None) -> str:  # noqa: ANN001
+    """Where a stdio server starts. A project's server (the user trusted the project): the project.
+
+    The user's own servers start in every project, trusted or not, so never in it: `python -m pkg` would
+    import the clone's `pkg.py`, `npx`/`uvx` would read its local config. They start in the home directory
+    (or `/` without one, or when the project holds it).
+    """
+    if scope == "project":
+        return str(project_dir)
+    source = os.environ if environ is None else environ
+    home = source.get("HOME") or ""
+    if not (os.path.isabs(home) and os.path.isdir(home)):
+        return "/"
+    real_home, root = os.path.realpath(home), os.path.realpath(project_dir)
+    inside = real_home == root or real_home.startswith(root.rstrip("/") + "/")
+    return "/" if inside else home  # a project that holds the home directory: not there either
 
 
 @dataclass
@@ -191,7 +221,8 @@ class McpManager:
         server.stderr = _stderr_file()  # kept until the next start: why it failed is read from it
         try:
             server.proc = await spawn(with_reaper([expanded.command, *expanded.args], keep_stdin=True),
-                                      server_environment(expanded.env, self._environ), str(self.project_dir),
+                                      server_environment(expanded.env, self._environ, project=self.project_dir),
+                                      server_directory(expanded.config.scope, self.project_dir, self._environ),
                                       server.stderr)
         except (OSError, ValueError) as exc:
             server.spawn_error = exc
@@ -430,4 +461,4 @@ def _last_stderr_line(stream) -> str:  # noqa: ANN001 - a text file or None
 
 
 __all__ = ["DEFAULT_CALL_TIMEOUT_S", "DEFAULT_START_TIMEOUT_S", "McpCallError", "McpManager", "ServerStatus",
-           "server_environment", "timeout_from"]
+           "server_directory", "server_environment", "timeout_from"]
