@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -80,17 +81,7 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
         return [f"{head}: not a JSON object"]
     lines = [head]
     if b.path.endswith(".mcp.json"):
-        servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
-        lines.append(f"    MCP servers: {len(servers)}")
-        for name, spec in list(servers.items())[:MAX_SHOWN]:
-            spec = spec if isinstance(spec, dict) else {}
-            argv = [spec.get("command", ""), *list(spec.get("args", []) or [])]
-            what = spec.get("url") or " ".join(str(x) for x in argv)
-            lines.append(f"      {_safe(name)}: {_safe(what)[:200]}")
-            lines += _server_extras(spec)
-        if len(servers) > MAX_SHOWN:
-            lines.append(f"      … and {len(servers) - MAX_SHOWN} more")
-        return lines
+        return lines + _describe_servers(data)
     mode = data.get("permission_mode")
     if mode is not None:
         lines.append(f"    permission mode: {_safe(mode)}")
@@ -109,20 +100,52 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
     return lines
 
 
-def _server_extras(spec: dict) -> list[str]:
-    """What else a server entry would do, shown before it is trusted: its environment as written (NODE_OPTIONS or
-    LD_PRELOAD change what an innocent-looking command runs), its header names, a read-only hint it trusts."""
-    out = []
-    env = spec.get("env") if isinstance(spec.get("env"), dict) else {}
-    if env:
-        shown = ", ".join(f"{_safe(k)}={_safe(v)[:80]}" for k, v in list(env.items())[:MAX_SHOWN])
-        out.append(f"        env: {shown}" + (f", … ({len(env)} in all)" if len(env) > MAX_SHOWN else ""))
-    headers = spec.get("headers") if isinstance(spec.get("headers"), dict) else {}
-    if headers:
-        out.append(f"        headers: {_safe(', '.join(str(k) for k in headers))[:200]}")
-    if spec.get("trustReadOnlyHint") is True:
-        out.append("        runs the tools it marks read-only unasked (trustReadOnlyHint)")
-    return out
+MAX_FIELD = 300  # characters of one command line, value or header shown; a cut always ends in "…"
+_BLANKS = re.compile(r"\s{4,}")
+
+
+def _field(text: object, limit: int = MAX_FIELD) -> str:
+    """One value as a person must judge it: a run of blanks counted (padding cannot push a payload out of
+    sight), control characters visible, and any cut marked with `…` and the full length."""
+    raw = str(text)
+    shown = _safe(_BLANKS.sub(lambda m: f"⟨{len(m.group())} blanks⟩", raw))
+    if len(shown) > limit:
+        return shown[:limit] + f"… ({len(raw)} characters in all)"
+    return shown
+
+
+def _argv(words: list[str]) -> str:
+    """A command line, each word quoted when it holds a blank or a quote, so word bounds stay visible."""
+    return " ".join(json.dumps(w, ensure_ascii=False) if not w or any(c.isspace() or c in "\"'" for c in w) else w
+                    for w in words)
+
+
+def _describe_servers(data: dict) -> list[str]:
+    """Each server of a `.mcp.json` as it would run: read with the same parse that starts it (tools/mcp_config),
+    so an entry with both `url` and `command` shows what runs; every environment value, header and `${VAR}`."""
+    from evo_agent.tools.mcp_config import McpConfigError, parse_server, variables_of
+
+    servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+    lines = [f"    MCP servers: {len(servers)}"]
+    for name, spec in servers.items():
+        try:
+            config = parse_server(str(name), spec, "project", ".mcp.json")
+        except McpConfigError as exc:
+            lines.append(f"      {_field(name, 80)}: never started ({_field(exc)})")
+            continue
+        if config.transport == "stdio":
+            lines.append(f"      {_field(name, 80)}: {_field(_argv([config.command, *config.args]))}")
+            pairs, label, sep = config.env, "env", "="
+        else:
+            lines.append(f"      {_field(name, 80)}: {_field(config.url)}")
+            pairs, label, sep = config.headers, "header", ": "
+        lines += [f"        {label}: {_field(k, 80)}{sep}{_field(v)}" for k, v in pairs]
+        names = variables_of(config)
+        if names:
+            lines.append("        reads your environment variables: " + _field(", ".join(names)))
+        if config.trust_read_only:
+            lines.append("        runs the tools it marks read-only unasked (trustReadOnlyHint)")
+    return lines
 
 
 def question(status: WorkspaceTrust) -> str:

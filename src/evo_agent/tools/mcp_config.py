@@ -269,6 +269,12 @@ def expand(text: str, environ: Mapping[str, str], *, scope: str, used: list[str]
     return _VAR.sub(one, text)
 
 
+def variables_of(config: ServerConfig) -> list[str]:
+    """Every `${VAR}` name the entry would read from the user's environment, in order, once each."""
+    texts = [config.command, *config.args, config.url, *(v for _, v in config.env), *(v for _, v in config.headers)]
+    return list(dict.fromkeys(m.group(1) for t in texts for m in _VAR.finditer(t)))
+
+
 def expand_server(config: ServerConfig, environ: Mapping[str, str] | None = None) -> Expanded:
     """`config` with its variables expanded; McpConfigError (one line naming the server) when one is unset."""
     env = os.environ if environ is None else environ
@@ -348,5 +354,6 @@ __all__ = [
     "register_secrets",
     "servers_in",
     "user_config_path",
+    "variables_of",
     "write_config",
 ]
