@@ -67,6 +67,13 @@ def test_a_bad_entry_names_its_server(entry, problem):
     assert "'srv'" in str(caught.value) and "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize("name", ["github__evil", "github_", "github.", "github._evil", "a/_b"])
+def test_a_server_whose_tools_would_read_as_another_servers_is_refused(name):
+    with pytest.raises(McpConfigError, match="may not contain `__`"):
+        parse_server(name, {"command": "x"}, "user")
+    assert not tool_name(name, "t").startswith("mcp__github__")
+
+
 def test_variables_expand_with_defaults_and_become_secrets():
     config = parse_server("s", {"command": "${BIN:-node}", "args": ["--token=${TOK}"],
                                 "env": {"API_KEY": "${TOK}", "MODE": "plain-value"}}, "user")

@@ -153,11 +153,26 @@ def _pairs(value: object, what: str) -> tuple[tuple[str, str], ...]:
     return tuple((str(k), v) for k, v in value.items())
 
 
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot name a server: its tools are `mcp__<name>__<tool>`, and rules find the server between
+    the first two `__`; a `github__evil` (or `github.`, `github_`) would have tools `mcp__github__*` covers."""
+    from .mcp_tools import clean_part
+
+    cleaned = clean_part(name)
+    if "__" in cleaned or cleaned.endswith("_") or not name:
+        return ("a server's name may not contain `__` nor end in `_` (a character outside [a-zA-Z0-9_-] "
+                "counts as `_`): its tools' names would read as another server's")
+    return None
+
+
 def parse_server(name: str, entry: object, scope: str, source: str = "") -> ServerConfig:
     """One entry of `mcpServers`; McpConfigError (one line naming the server) when it cannot be used."""
     where = f"MCP server {name!r} ({source or scope})"
     if not isinstance(entry, dict):
         raise McpConfigError(f"{where}: must be an object")
+    problem = name_problem(name)
+    if problem:
+        raise McpConfigError(f"{where}: {problem}")
     kind = entry.get("type", entry.get("transport", "http" if "url" in entry and "command" not in entry else "stdio"))
     if kind == "streamable-http":
         kind = "http"
@@ -348,6 +363,7 @@ __all__ = [
     "expand",
     "expand_server",
     "load_servers",
+    "name_problem",
     "parse_server",
     "project_config_path",
     "read_file",

@@ -32,12 +32,20 @@ def clean_part(text: str) -> str:
     return _BAD.sub("_", text) or "_"
 
 
+def server_part(server: str) -> str:
+    """A server's name as its tools' names spell it: never `__` inside, never `_` at its end.
+
+    A rule names a server by what stands between `mcp__` and the next `__` (`mcp__github__*`): a server
+    named `github__evil` (or `github.`, or `github_`) would otherwise have tools those rules cover. The
+    configuration refuses such names (mcp_config.name_problem); this keeps the names unambiguous anyway.
+    """
+    part = re.sub(r"_{2,}", "_", clean_part(server))[: MAX_NAME - 13]
+    return part[:-1] + "-" if part.endswith("_") else part
+
+
 def tool_name(server: str, tool: str) -> str:
     """`mcp__<server>__<tool>` within the API's 64 characters (the tool's part is cut first)."""
-    head = f"{PREFIX}{clean_part(server)}__"
-    if len(head) > MAX_NAME - 8:
-        head = head[: MAX_NAME - 8] + "__"
-    return (head + clean_part(tool))[:MAX_NAME]
+    return f"{PREFIX}{server_part(server)}__{clean_part(tool)}"[:MAX_NAME]
 
 
 def is_mcp_tool(name: str) -> bool:
@@ -147,4 +155,4 @@ def mcp_tool(definition: McpToolDef, manager) -> Tool:  # noqa: ANN001 - a tools
 
 
 __all__ = ["IMAGE_TYPES", "McpToolDef", "PREFIX", "clean_part", "defs_of_server", "is_mcp_tool", "mcp_tool",
-           "result_of", "tool_name"]
+           "result_of", "server_part", "tool_name"]
