@@ -112,12 +112,12 @@ class Policy:
         # Where the tools run and relative paths point: the start directory (set by the agent), else the
         # project. What is "inside the project" is judged against the project whatever this says.
         self.cwd: Path | None = None
+        # MCP tools annotated readOnlyHint by a server whose entry trusts that (mcp_context.py): they run unasked.
+        self.read_only_tools: set[str] = set()
 
     @property
     def work_dir(self) -> Path:
         return self.cwd if self.cwd is not None else self.project_dir
-        # MCP tools annotated readOnlyHint by a server whose entry trusts that (mcp_context.py): they run unasked.
-        self.read_only_tools: set[str] = set()
 
     @property
     def rules(self) -> list[Rule]:
