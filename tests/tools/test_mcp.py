@@ -113,6 +113,16 @@ def test_names_fit_the_api(server, tool):
     assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name) and name.startswith("mcp__")
 
 
+def test_a_kept_definition_is_its_own_name_and_keeps_no_read_only_mark():
+    from evo_agent.tools.mcp_tools import McpToolDef
+
+    kept = {"name": tool_name("gh", "get_issue"), "description": "d", "server": "gh", "tool": "get_issue",
+            "input_schema": {"type": "object"}, "read_only": True}
+    definition = McpToolDef.from_json(kept)
+    assert definition is not None and definition.tool == "get_issue" and not definition.read_only
+    assert McpToolDef.from_json({**kept, "tool": "delete_repo"}) is None
+
+
 def test_a_result_keeps_text_images_and_is_error():
     png = "iVBORw0KGgo="
     result = result_of({"content": [{"type": "text", "text": "a"}, {"type": "image", "data": png, "mimeType": "image/png"},

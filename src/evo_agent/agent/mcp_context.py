@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from evo_agent.session import read_tool_defs, write_tool_defs
 from evo_agent.tools import Tool
-from evo_agent.tools.mcp_tools import McpToolDef, defs_of_server, is_mcp_tool, mcp_tool
+from evo_agent.tools.mcp_tools import McpToolDef, defs_of_server, is_mcp_tool, mcp_tool, read_only_listed
 
 if TYPE_CHECKING:
     from evo_agent.tools.mcp_client import McpManager, ServerStatus
@@ -105,11 +105,22 @@ class McpContext:
             self.defs, self._saved = None, False
 
     def read_only_tools(self) -> set[str]:
-        """Tools that run unasked: annotated readOnlyHint by a server whose entry trusts that annotation."""
+        """Tools that run unasked: annotated readOnlyHint by a server whose entry trusts that annotation.
+
+        The annotation is read from the server's live listing, never from a kept list (a resumed session's
+        mcp_tools.json is a file anyone could have edited); until the server is connected its tools ask.
+        """
         if self.defs is None or self.manager is None:
             return set()
-        trusted = {s.name for s in self.manager.statuses() if s.read_only_trusted}
-        return {d.name for d in self.defs if d.read_only and d.server in trusted}
+        marked = {s.name: read_only_listed(s.tools) for s in self.manager.statuses()
+                  if s.read_only_trusted and s.state == "connected"}
+        return {d.name for d in self.defs if d.tool in marked.get(d.server, ())}
+
+    def _refresh_read_only(self) -> None:
+        """A server connected after the list was fixed (a resume): its marks now count (the loop thread)."""
+        policy = getattr(getattr(self.agent, "permissions", None), "policy", None)
+        if policy is not None and self.defs is not None:
+            policy.read_only_tools = self.read_only_tools()
 
     # ---- what happens later
     def _changed(self, status: ServerStatus) -> None:
@@ -119,6 +130,7 @@ class McpContext:
             return
         if status.state != "connected" or self.defs is None:
             return
+        self._refresh_read_only()
         offered = {d.tool for d in self.defs if d.server == status.name}
         late = [t.get("name") for t in status.tools if isinstance(t.get("name"), str) and t.get("name") not in offered]
         if late:

@@ -69,11 +69,16 @@ class McpToolDef:
 
     @classmethod
     def from_json(cls, data: dict) -> McpToolDef | None:
+        """A kept definition (a resumed session's mcp_tools.json); None unless its name is the one its
+        (server, tool) gives: rules and approvals judge the name, so `mcp__github__get_issue` must never
+        call `delete_repo`. Its read-only mark is not kept: it comes from the live server's listing."""
         name, schema = data.get("name"), data.get("input_schema")
         server, tool = data.get("server"), data.get("tool")
         if not all(isinstance(v, str) for v in (name, server, tool)) or not isinstance(schema, dict):
             return None
-        return cls(name, str(data.get("description") or ""), schema, server, tool, data.get("read_only") is True)
+        if not tool or name != tool_name(server, tool):
+            return None
+        return cls(name, str(data.get("description") or ""), schema, server, tool)
 
 
 def defs_of_server(server: str, tools: list[dict]) -> list[McpToolDef]:
@@ -94,6 +99,16 @@ def defs_of_server(server: str, tools: list[dict]) -> list[McpToolDef]:
         description = str(tool.get("description") or tool.get("title") or f"The tool {raw} of the MCP server {server}.")
         out.append(McpToolDef(name, f"[MCP {server}] {description}", schema, server, raw,
                               annotations.get("readOnlyHint") is True))
+    return out
+
+
+def read_only_listed(tools: list[dict]) -> set[str]:
+    """The tools a server's listing (MCP wire shape) annotates readOnlyHint, by their own names."""
+    out = set()
+    for tool in tools:
+        annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+        if isinstance(tool.get("name"), str) and annotations.get("readOnlyHint") is True:
+            out.add(tool["name"])
     return out
 
 
@@ -155,4 +170,4 @@ def mcp_tool(definition: McpToolDef, manager) -> Tool:  # noqa: ANN001 - a tools
 
 
 __all__ = ["IMAGE_TYPES", "McpToolDef", "PREFIX", "clean_part", "defs_of_server", "is_mcp_tool", "mcp_tool",
-           "result_of", "server_part", "tool_name"]
+           "read_only_listed", "result_of", "server_part", "tool_name"]
