@@ -85,6 +85,10 @@ def test_variables_expand_with_defaults_and_become_secrets():
                                             "headers": {"Authorization": "Bearer ${TOK}"}}, "user"),
                          {"TOK": "t0ken-value-123"})
     assert http.url == "http://x/mcp" and "Bearer t0ken-value-123" in http.secrets
+    plain = expand_server(parse_server("p", {"type": "http", "url": "http://x/", "headers": {
+        "X-Trace": "${HOME}", "X-Api-Key": "short", "Authorization": "Bearer ${GH_PAT}"}}, "user"),
+        {"HOME": "/home/alice", "GH_PAT": "ghp_0123456789"})
+    assert set(plain.secrets) == {"Bearer ghp_0123456789", "ghp_0123456789"}
     with pytest.raises(McpConfigError, match=r"\$\{MISSING\} is not set"):
         expand_server(parse_server("s", {"command": "${MISSING}"}, "user"), {})
 

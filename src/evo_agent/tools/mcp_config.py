@@ -10,8 +10,9 @@
 
 `${VAR}` and `${VAR:-default}` are expanded in command, args, env, url and headers when the servers are
 loaded for a session; a project's file may not expand the agent's own credentials (tools/tool_env.py). The
-values a server receives through env and headers (and every expanded one) are registered as the agent's own
-secrets (`session.add_secret_value`), so the recorder masks them wherever they would reach a transcript.
+credentials a server receives (env and header values whose names say KEY, TOKEN, SECRET, AUTH…, and
+secret-named variables) are registered as the agent's own secrets (`session.add_secret_value`), so the
+recorder masks them wherever they would reach a transcript; plain values and defaults are not.
 
 A server entry may also say `"trustReadOnlyHint": true`: its tools the server annotates `readOnlyHint` then
 run unasked (as reads do) — the user's choice, since the annotation is the server's own claim.
@@ -32,8 +33,9 @@ from .tool_env import is_secret_var
 
 SCOPES = ("user", "project")
 MAX_BYTES = 1 << 20
+MIN_SECRET = 8  # a shorter value is no credential worth masking, and masking it would garble every result
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_SECRET_KEY = re.compile(r"(KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE|SESSION)", re.IGNORECASE)
+_SECRET_KEY = re.compile(r"(KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE|SESSION|(^|_)PAT($|_))", re.IGNORECASE)
 
 
 class McpConfigError(ValueError):
@@ -266,7 +268,9 @@ def load_servers(project_dir: Path | str, *, trusted: bool | None = None,
 def expand(text: str, environ: Mapping[str, str], *, scope: str, used: list[str]) -> str:
     """`text` with `${VAR}` and `${VAR:-default}` replaced; McpConfigError for an unset VAR without default.
 
-    A project's file may not expand the agent's own credentials. Every substituted value goes to `used`.
+    A project's file may not expand the agent's own credentials. The value of a variable whose name says it
+    is secret (KEY, TOKEN, SECRET, PASSWORD, AUTH…), taken from the environment, goes to `used`: a default
+    is written in the file for anyone to read, and `${HOME}` is no secret.
     """
     def one(match: re.Match) -> str:
         name, default = match.group(1), match.group(2)
@@ -277,8 +281,9 @@ def expand(text: str, environ: Mapping[str, str], *, scope: str, used: list[str]
         if value is None or (value == "" and default is not None):
             if default is None:
                 raise McpConfigError(f"${{{name}}} is not set (write ${{{name}:-default}} for a default)")
-            value = default
-        used.append(value)
+            return default
+        if _SECRET_KEY.search(name):
+            used.append(value)
         return value
 
     return _VAR.sub(one, text)
@@ -290,8 +295,19 @@ def variables_of(config: ServerConfig) -> list[str]:
     return list(dict.fromkeys(m.group(1) for t in texts for m in _VAR.finditer(t)))
 
 
+def _secret_header(name: str) -> bool:
+    """Authorization, Proxy-Authorization, X-Api-Key, Cookie, …: a header whose value is a credential."""
+    return bool(_SECRET_KEY.search(name))
+
+
 def expand_server(config: ServerConfig, environ: Mapping[str, str] | None = None) -> Expanded:
-    """`config` with its variables expanded; McpConfigError (one line naming the server) when one is unset."""
+    """`config` with its variables expanded; McpConfigError (one line naming the server) when one is unset.
+
+    `secrets` (masked wherever they would reach a transcript): the values of env variables and headers whose
+    names say they are credentials ("Bearer TOKEN": the token alone too), and secret-named variables taken
+    from the environment — never a plain variable, a default, or a value shorter than MIN_SECRET characters
+    (masking `/home/alice` or `import` would garble every tool result).
+    """
     env = os.environ if environ is None else environ
     used: list[str] = []
     scope = config.scope
@@ -304,11 +320,10 @@ def expand_server(config: ServerConfig, environ: Mapping[str, str] | None = None
                        headers={k: expand(v, env, scope=scope, used=used) for k, v in config.headers})
     except McpConfigError as exc:
         raise McpConfigError(f"MCP server {config.name!r}: {exc}") from None
-    secrets = list(used) + list(out.headers.values())
-    secrets += [v for k, v in out.env.items() if _SECRET_KEY.search(k)]
-    for value in list(out.headers.values()):  # "Bearer TOKEN": the token alone too
-        secrets += value.split()[1:]
-    out.secrets = [s for s in dict.fromkeys(secrets) if s]
+    secrets = list(used) + [v for k, v in out.env.items() if _SECRET_KEY.search(k)]
+    for value in [v for k, v in out.headers.items() if _secret_header(k)]:
+        secrets += [value, *value.split()[1:]]  # "Bearer TOKEN": the token alone too
+    out.secrets = [s for s in dict.fromkeys(secrets) if len(s) >= MIN_SECRET]
     return out
 
 
