@@ -7,7 +7,8 @@ same tools — and a call to one whose server is gone, renamed or failing return
 tool_result saying so, never a crash.
 
 A result becomes ordinary tool_result content: the text parts joined (sized like bash output: head and
-tail kept past 50,000 characters), images the API accepts as image blocks, the rest named in a line;
+tail kept past 50,000 characters), images the API accepts as image blocks (checked: base64 that decodes to
+a PNG, JPEG, GIF or WebP by its magic numbers, at most MAX_IMAGES), the rest named in a line;
 the server's `isError` is the result's.
 """
 
@@ -24,6 +25,7 @@ PREFIX = "mcp__"
 MAX_NAME = 64
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # base64 characters the API takes per image (about)
+MAX_IMAGES = 20  # a result's images; the API takes at most 100 a request, and history holds more results
 _BAD = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -112,6 +114,50 @@ def read_only_listed(tools: list[dict]) -> set[str]:
     return out
 
 
+def _sniff(raw: bytes) -> str | None:
+    """The image type the bytes are, by their magic numbers (what the API checks), else None."""
+    if raw.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if raw.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if raw.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _short(text: str) -> str:
+    from evo_agent.safe_text import terminal_safe
+
+    return terminal_safe(text[:60], keep_newlines=False)
+
+
+def _image_block(data: str, mime: str, kept: int) -> tuple[dict | None, str]:
+    """An image block the API will accept, or None and why not.
+
+    A block the API refuses, once in the history, makes every later request of the session (and of its
+    resumes) fail: so the base64 must decode, the bytes must be an image of a type the API takes (by their
+    magic numbers, whatever the server claims), within MAX_IMAGE_BYTES, and at most MAX_IMAGES a result.
+    """
+    import base64
+    import binascii
+
+    if kept >= MAX_IMAGES:
+        return None, f"more than {MAX_IMAGES} images in one result"
+    data = "".join(data.split())
+    if len(data) > MAX_IMAGE_BYTES:
+        return None, f"larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MB"
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None, "not valid base64"
+    sniffed = _sniff(raw)
+    if sniffed is None:
+        return None, "not a PNG, JPEG, GIF or WebP image"
+    return {"type": "image", "source": {"type": "base64", "media_type": sniffed, "data": data}}, ""
+
+
 def result_of(result: dict) -> ToolResult:
     """An MCP CallToolResult (wire shape) as a ToolResult: text, image blocks, isError."""
     from .bash import _OutputCapture
@@ -127,10 +173,12 @@ def result_of(result: dict) -> ToolResult:
             texts.append(part["text"])
         elif kind == "image" and isinstance(part.get("data"), str):
             mime = str(part.get("mimeType") or "")
-            if mime in IMAGE_TYPES and len(part["data"]) <= MAX_IMAGE_BYTES:
-                images.append({"type": "image", "source": {"type": "base64", "media_type": mime, "data": part["data"]}})
+            block, why = _image_block(part["data"], mime, len(images))
+            if block is not None:
+                images.append(block)
             else:
-                texts.append(f"[an image of type {mime or 'unknown'} the model cannot be shown was left out]")
+                texts.append(f"[an image of type {_short(mime) or 'unknown'} the model cannot be shown was left out: "
+                             f"{why}]")
         elif kind == "resource" and isinstance(part.get("resource"), dict):
             resource = part["resource"]
             if isinstance(resource.get("text"), str):
