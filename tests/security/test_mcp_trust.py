@@ -100,3 +100,29 @@ def test_the_trust_question_shows_what_an_innocent_command_would_really_run(tmp_
     shown = cli.trust("--status").out
     assert "helper: npx -y well-known-server" in shown
     assert "env: NODE_OPTIONS=--require ./x.js" in shown and "trustReadOnlyHint" in shown
+
+
+def test_the_user_can_approve_a_projects_servers_one_by_one_and_a_change_asks_again(tmp_path, model_server):
+    from tests.cli.test_trust import _on_a_terminal
+
+    wanted, unwanted = tmp_path / "wanted-ran", tmp_path / "unwanted-ran"
+    servers = {"wanted": {"command": "sh", "args": ["-c", f"touch {wanted}"]},
+               "unwanted": {"command": "sh", "args": ["-c", f"touch {unwanted}"]}}
+    cli = _victim(tmp_path, model_server, {".mcp.json": json.dumps({"mcpServers": servers})})
+    question = b"or c to choose the MCP servers one by one] "
+    rc, screen = _on_a_terminal(cli, "--plain", answers=[
+        (question, b"c\r"), (b"Start the MCP server wanted (shown above)? [y/N] ", b"y\r"),
+        (b"Start the MCP server unwanted (shown above)? [y/N] ", b"n\r"), (b"> ", b"\x04")])
+    assert rc == 0, screen
+    assert cli.user_record()["trust"]["mcp_servers"] == ["wanted"]
+    assert "you chose to start: wanted" in cli.trust("--status").out
+    model_server.script(text("Hello."))
+    assert cli.run("-p", "hi").rc == 0
+    assert wanted.exists() and not unwanted.exists()
+
+    wanted.unlink()
+    servers["unwanted"]["args"] = ["-c", f"touch {unwanted}; echo changed"]
+    (cli.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    model_server.script(text("Hello."))
+    result = cli.run("-p", "hi")  # the file changed: nothing of it until the user answers again
+    assert result.rc == 0 and not wanted.exists() and not unwanted.exists(), result.err

@@ -156,7 +156,42 @@ def question(status: WorkspaceTrust) -> str:
     for b in status.brought:
         lines += describe(b, status.project)
     lines.append("A repository you cloned is someone else's words: trust it only if you trust where it came from.")
-    return "\n".join(lines) + "\nObey these in this project? [y/N] "
+    choose = ", or c to choose the MCP servers one by one" if _project_servers(status) else ""
+    return "\n".join(lines) + f"\nObey these in this project? [y/N{choose}] "
+
+
+def _project_servers(status: WorkspaceTrust) -> list[str]:
+    """The names of the `.mcp.json` servers that would start once trusted (the entries that parse)."""
+    from evo_agent.tools.mcp_config import McpConfigError, parse_server
+
+    for b in status.brought:
+        if not b.path.endswith(".mcp.json") or b.unsafe:
+            continue
+        try:
+            data = json.loads(b.data)
+        except (ValueError, UnicodeDecodeError):
+            return []
+        servers = data.get("mcpServers") if isinstance(data, dict) else None
+        names = []
+        for name, spec in (servers if isinstance(servers, dict) else {}).items():
+            try:
+                names.append(parse_server(str(name), spec, "project").name)
+            except McpConfigError:
+                continue
+        return names
+    return []
+
+
+def _choose_servers(status: WorkspaceTrust, ask: Callable[[str], str | None]) -> list[str] | None:
+    """The servers the user approves one by one (the rest stay off); None when input ends (a no)."""
+    chosen = []
+    for name in _project_servers(status):
+        answer = ask(f"Start the MCP server {_field(name, 80)} (shown above)? [y/N] ")
+        if answer is None:
+            return None
+        if answer.strip().lower() in ("y", "yes"):
+            chosen.append(name)
+    return chosen
 
 
 def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], str | None],
@@ -174,15 +209,25 @@ def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], st
         answer = ask(question(status))
     except KeyboardInterrupt:
         answer = None
+    chosen = None
+    if answer is not None and answer.strip().lower() in ("c", "choose") and _project_servers(status):
+        try:
+            chosen = _choose_servers(status, ask)
+        except KeyboardInterrupt:
+            chosen = None
+        answer = None if chosen is None else "y"
     if answer is None:
         say(ignored_line(status))
         return False
     yes = answer.strip().lower() in ("y", "yes")
     try:
-        remember_trust(status, yes)
+        remember_trust(status, yes, servers=chosen)
     except OSError as exc:
         say(f"evo-agent: cannot remember the answer in {_safe(user_record_path(status.project))}: "
-            f"{exc.strerror or exc}; it holds for this run only")
+            f"{exc.strerror or exc}; " + ("nothing of it is obeyed in this run" if chosen is not None
+                                          else "it holds for this run only"))
+        if chosen is not None:  # the servers load from the record: without it, all would start
+            return False
     if not yes:
         say(f"evo-agent: ignoring {_files(status)} in this project (evo-agent trust changes that)")
     return yes
@@ -236,6 +281,9 @@ def _status(status: WorkspaceTrust, out) -> None:  # noqa: ANN001
              else "changed since you answered: not trusted until you answer again" if status.changed
              else "not trusted")
     out.write(f"Project: {_safe(status.project)}\nTrust: {state}\n")
+    if status.trusted and status.servers is not None:
+        chosen = ", ".join(_field(n, 80) for n in status.servers) or "none"
+        out.write(f"MCP servers of .mcp.json you chose to start: {chosen} (evo-agent trust starts them all)\n")
     if status.brought:
         out.write("It brings:\n")
         for b in status.brought:

@@ -248,14 +248,17 @@ def load_servers(project_dir: Path | str, *, trusted: bool | None = None,
             problems.append(str(exc))
     if data is not None:
         found, bad = servers_in(data, "project", MCP_CONFIG_NAME)
-        if trusted is None:
-            from evo_agent.session import project_trusted
+        from evo_agent.session import workspace_trust
 
-            trusted = project_trusted(project_dir, environ)
+        status = workspace_trust(project_dir, environ)
+        if trusted is None:
+            trusted = status.trusted
         taken = {s.name for s in servers}
         mine = [s for s in found if s.name not in taken]
+        chosen = status.servers if status.trusted else None  # the user chose servers one by one
         if trusted:
-            servers += mine
+            servers += [s for s in mine if chosen is None or s.name in chosen]
+            held = [s for s in mine if chosen is not None and s.name not in chosen]
             problems += bad
         else:
             held = mine
