@@ -100,6 +100,24 @@ def test_a_projects_file_cannot_hand_the_agents_credentials_to_a_server(spelling
         expand_server(config, {"ANTHROPIC_API_KEY": "sk-ant-x", "OPENAI_API_KEY": "sk-x", "EVO_AGENT_SYNC_URL": "pg"})
 
 
+def test_a_server_starts_in_home_or_the_trusted_project_or_its_cwd_and_finds_nothing_through_relative_path(tmp_path):
+    from evo_agent.tools.mcp_client import server_directory
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    environ = {"HOME": str(home)}
+    assert server_directory("user", project, environ) == str(home)
+    assert server_directory("user", project, {}) == "/"
+    assert server_directory("user", tmp_path, environ) == "/"  # a project that holds the home directory
+    assert server_directory("project", project, environ) == str(project)
+    assert server_directory("user", project, environ, "srv") == str(home / "srv")
+    assert server_directory("user", project, environ, "/opt/x") == "/opt/x"
+    assert parse_server("s", {"command": "x", "cwd": "/opt/x"}, "user").as_json()["cwd"] == "/opt/x"
+    path = f".::/usr/bin:bin:{project}/node_modules/.bin:/bin:"
+    assert server_environment({}, {"PATH": path}, project=project)["PATH"] == "/usr/bin:/bin"
+
+
 def test_a_server_gets_a_minimal_environment():
     env = server_environment({"MINE": "1"}, {"PATH": "/bin", "HOME": "/h", "ANTHROPIC_API_KEY": "sk",
                                              "AWS_SECRET_ACCESS_KEY": "x", "RANDOM_THING": "y"})

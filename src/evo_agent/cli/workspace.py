@@ -136,6 +136,8 @@ def _describe_servers(data: dict) -> list[str]:
         if config.transport == "stdio":
             lines.append(f"      {_field(name, 80)}: {_field(_argv([config.command, *config.args]))}")
             pairs, label, sep = config.env, "env", "="
+            if config.cwd:
+                lines.append(f"        in the directory: {_field(config.cwd)}")
         else:
             lines.append(f"      {_field(name, 80)}: {_field(config.url)}")
             pairs, label, sep = config.headers, "header", ": "

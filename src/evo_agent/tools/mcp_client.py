@@ -82,13 +82,16 @@ def server_environment(configured: dict[str, str], environ=None, *,  # noqa: ANN
     return env
 
 
-def server_directory(scope: str, project_dir: Path | str, environ=None) -> str:  # noqa: ANN001
-    """Where a stdio server starts. A project's server (the user trusted the project): the project.
+def server_directory(scope: str, project_dir: Path | str, environ=None, cwd: str = "") -> str:  # noqa: ANN001
+    """Where a stdio server starts: its entry's `cwd` when it has one (relative: to where it would start
+    without one). Else a project's server (the user trusted the project): the project.
 
     The user's own servers start in every project, trusted or not, so never in it: `python -m pkg` would
     import the clone's `pkg.py`, `npx`/`uvx` would read its local config. They start in the home directory
     (or `/` without one, or when the project holds it).
     """
+    if cwd:
+        return os.path.join(server_directory(scope, project_dir, environ), os.path.expanduser(cwd))
     if scope == "project":
         return str(project_dir)
     source = os.environ if environ is None else environ
@@ -222,7 +225,8 @@ class McpManager:
         try:
             server.proc = await spawn(with_reaper([expanded.command, *expanded.args], keep_stdin=True),
                                       server_environment(expanded.env, self._environ, project=self.project_dir),
-                                      server_directory(expanded.config.scope, self.project_dir, self._environ),
+                                      server_directory(expanded.config.scope, self.project_dir, self._environ,
+                                                       expanded.cwd),
                                       server.stderr)
         except (OSError, ValueError) as exc:
             server.spawn_error = exc

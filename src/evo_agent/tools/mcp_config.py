@@ -56,6 +56,7 @@ class ServerConfig:
     headers: tuple[tuple[str, str], ...] = ()
     trust_read_only: bool = False
     source: str = ""                 # the file it was read from
+    cwd: str = ""                    # a stdio server's directory as written ("": mcp_client.server_directory)
 
     def as_json(self) -> dict:
         """The entry as it is written in a config file."""
@@ -71,6 +72,8 @@ class ServerConfig:
                 entry["args"] = list(self.args)
             if self.env:
                 entry["env"] = dict(self.env)
+            if self.cwd:
+                entry["cwd"] = self.cwd
         if self.trust_read_only:
             entry["trustReadOnlyHint"] = True
         return entry
@@ -87,6 +90,7 @@ class Expanded:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
+    cwd: str = ""
 
 
 @dataclass
@@ -184,8 +188,11 @@ def parse_server(name: str, entry: object, scope: str, source: str = "") -> Serv
             command = entry.get("command")
             if not isinstance(command, str) or not command.strip():
                 raise McpConfigError("needs a command")
+            cwd = entry.get("cwd", "")
+            if not isinstance(cwd, str):
+                raise McpConfigError("cwd must be a string")
             return ServerConfig(name, scope, "stdio", command=command, args=_strings(entry.get("args"), "args"),
-                                env=_pairs(entry.get("env"), "env"), trust_read_only=trust, source=source)
+                                env=_pairs(entry.get("env"), "env"), trust_read_only=trust, source=source, cwd=cwd)
         if kind == "http":
             url = entry.get("url")
             if not isinstance(url, str) or not url.strip():
@@ -294,7 +301,8 @@ def expand(text: str, environ: Mapping[str, str], *, scope: str, used: list[str]
 
 def variables_of(config: ServerConfig) -> list[str]:
     """Every `${VAR}` name the entry would read from the user's environment, in order, once each."""
-    texts = [config.command, *config.args, config.url, *(v for _, v in config.env), *(v for _, v in config.headers)]
+    texts = [config.command, *config.args, config.url, config.cwd, *(v for _, v in config.env),
+             *(v for _, v in config.headers)]
     return list(dict.fromkeys(m.group(1) for t in texts for m in _VAR.finditer(t)))
 
 
@@ -320,7 +328,8 @@ def expand_server(config: ServerConfig, environ: Mapping[str, str] | None = None
                        args=[expand(a, env, scope=scope, used=used) for a in config.args],
                        env={k: expand(v, env, scope=scope, used=used) for k, v in config.env},
                        url=expand(config.url, env, scope=scope, used=used),
-                       headers={k: expand(v, env, scope=scope, used=used) for k, v in config.headers})
+                       headers={k: expand(v, env, scope=scope, used=used) for k, v in config.headers},
+                       cwd=expand(config.cwd, env, scope=scope, used=used))
     except McpConfigError as exc:
         raise McpConfigError(f"MCP server {config.name!r}: {exc}") from None
     secrets = list(used) + [v for k, v in out.env.items() if _SECRET_KEY.search(k)]
