@@ -101,7 +101,7 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
 
 
 MAX_FIELD = 300  # characters of one command line, value or header shown; a cut always ends in "…"
-_BLANKS = re.compile(r"\s{4,}")
+_BLANKS = re.compile(r"[\s\u200b-\u200d\u2060\ufeff]{4,}")  # blanks and zero-width characters
 
 
 def _field(text: object, limit: int = MAX_FIELD) -> str:
