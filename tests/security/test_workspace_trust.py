@@ -175,7 +175,7 @@ def test_an_mcp_json_makes_the_project_ask_and_project_trusted_follows_it(tmp_pa
     assert status.needs_answer and [b.path for b in status.brought] == [".mcp.json"]
     assert not project_trusted(cli.project, cli.env)
     shown = cli.trust("--status").out
-    assert "MCP servers: 1" in shown and "helper: sh -c touch pwned" in shown
+    assert "MCP servers: 1" in shown and 'helper: sh -c "touch pwned"' in shown
     model_server.script(text("Hi."))
     result = cli.run("-p", "hi")
     assert "evo-agent: ignoring .mcp.json: this project is not trusted" in result.err

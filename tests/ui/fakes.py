@@ -74,3 +74,10 @@ class FakeAgent:
 
     def cost_text(self) -> str:
         return f"tokens: {self.total_tokens:,}"
+
+    def mcp_text(self) -> str:
+        return "MCP servers:\n  docs (user, stdio) — failed: it exited"
+
+    def mcp_reconnect(self, name: str) -> str:
+        self.reconnected = [*getattr(self, "reconnected", []), name]
+        return f"MCP server {name}: connected"

@@ -193,6 +193,16 @@ async def test_slash_commands_help_cost_clear_unknown(tmp_path):
         assert agent.turns == []  # slash commands never reach the model
 
 
+async def test_slash_mcp_shows_the_servers_and_reconnects_off_the_loop(tmp_path):
+    agent = FakeAgent(tmp_path)
+    async with running(agent) as run:
+        run.type("/mcp" + ENTER)
+        await run.until(lambda: "docs (user, stdio) — failed: it exited" in run.printed)
+        run.type("/mcp reconnect docs" + ENTER)
+        await run.until(lambda: "MCP server docs: connected" in run.printed)
+        assert agent.reconnected == ["docs"] and agent.turns == []
+
+
 async def test_resume_with_an_id_shows_the_restored_conversation(tmp_path):
     agent = FakeAgent(tmp_path)
     async with running(agent) as run:

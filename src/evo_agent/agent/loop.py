@@ -123,7 +123,13 @@ class TurnResult:
 
 
 def _result_block(tool_use_id: str, result: ToolResult) -> dict:
-    """The tool_result block of a tool's result; an empty output reads "(no output)"."""
+    """The tool_result block of a tool's result; an empty output reads "(no output)".
+
+    A result with blocks besides its text (an MCP tool's images) carries a list: the text first.
+    """
+    if result.blocks:
+        content: str | list = [{"type": "text", "text": result.content or "(no output)"}, *result.blocks]
+        return tool_result_block(tool_use_id, content, is_error=result.is_error)
     return tool_result_block(tool_use_id, result.content or "(no output)", is_error=result.is_error)
 
 
@@ -171,6 +177,7 @@ class Agent:
         # tools at the project's root. The main agent (no `agent_label`) also watches the files for changes.
         instructions: Instructions | None = None,
         memory: Any = None,  # a session.MemoryStore: Auto Memory's tool and indexes (memory_context.py); None: off
+        mcp: Any = None,  # a tools.mcp_client.McpManager: the MCP servers (mcp_context.py)
     ) -> None:
         self.provider = provider
         self._file_history = file_history  # a subagent keeps its file backups in the main session
@@ -222,6 +229,10 @@ class Agent:
             self.tools.append(self.memory.tools()[0])
             self.permissions.policy.memory_store = memory
             self.memory.start()
+        from .mcp_context import McpContext
+
+        # MCP tools join `tools` at the session's first request (tool_specs), fixed for the session (SPEC §12).
+        self.mcp = McpContext(self, mcp)
 
     @property
     def permission_mode(self) -> str:
@@ -265,8 +276,34 @@ class Agent:
         return history_chars(self.history)
 
     # ---- what the model sees
-    def tool_specs(self) -> list[dict]:
+    def tool_specs(self, cancel: threading.Event | None = None) -> list[dict]:
+        """The tools of every request of this session: fixed at its first (MCP servers start then;
+        `cancel` interrupts the wait for them)."""
+        self._fix_mcp_tools(cancel)
         return [t.api_spec() for t in self.tools]
+
+    def _fix_mcp_tools(self, cancel: threading.Event | None = None) -> None:
+        if self.mcp.defs is not None:
+            return
+        from .mcp_context import drop_mcp_tools
+
+        added = self.mcp.fix(cancel)
+        if added is not None:
+            self.tools = drop_mcp_tools(self.tools) + added
+        self.permissions.policy.read_only_tools = self.mcp.read_only_tools()
+
+    # ---- MCP (/mcp)
+    def mcp_text(self) -> str:
+        """`/mcp`: each server's state and the tools this session has of it."""
+        return self.mcp.describe()
+
+    def mcp_reconnect(self, name: str) -> str:
+        """`/mcp reconnect NAME`: one line saying how it went (waits at most the start timeout)."""
+        return self.mcp.reconnect(name)
+
+    def close(self) -> None:
+        """Stop what the agent started outside its turns (MCP servers); leaving calls it."""
+        self.mcp.close()
 
     @property
     def conversation_id(self) -> str:
@@ -318,6 +355,11 @@ class Agent:
                 pass
             self.recorder = recorder
             self.history = list(history)
+            self.mcp.reset()  # the new session's tools are fixed at its first request
+            from .mcp_context import drop_mcp_tools
+
+            self.tools = drop_mcp_tools(self.tools)
+            self._system_prompt = None
             self.usage = Usage()
             self.compaction.switch(compact_count)
             if instructions is not None:
@@ -698,9 +740,13 @@ class Agent:
     def _call_model(self, stream: StreamCallbacks, cancel: threading.Event,
                     notice: Callable[[str], None]) -> dict | None:
         """The model's answer, recorded with its token counts when it has content; None when cancelled."""
+        tools = self.tool_specs(cancel)
+        if cancel.is_set():  # Ctrl+C while the MCP servers were starting
+            return None
+        self.mcp.save()
         try:
             response = self.provider.complete(system=self.system_prompt, messages=self.request_messages(),
-                                              tools=self.tool_specs(), max_tokens=self.max_tokens,
+                                              tools=tools, max_tokens=self.max_tokens,
                                               callbacks=stream, cancel=cancel, cache_key=self.conversation_id)
         except ProviderCancelled:
             return None

@@ -52,6 +52,7 @@ from evo_agent.tools.confine import (
     relative_posix,
     resolve_in,
 )
+from evo_agent.tools.mcp_tools import is_mcp_tool
 from evo_agent.tools.memory_tool import MEMORY_TOOL_NAME
 from evo_agent.tools.plan_tools import PLAN_TOOL_NAMES, PLAN_WRITE_TOOLS
 from evo_agent.tools.shell_readonly import plan_read_only
@@ -111,6 +112,8 @@ class Policy:
         # Where the tools run and relative paths point: the start directory (set by the agent), else the
         # project. What is "inside the project" is judged against the project whatever this says.
         self.cwd: Path | None = None
+        # MCP tools annotated readOnlyHint by a server whose entry trusts that (mcp_context.py): they run unasked.
+        self.read_only_tools: set[str] = set()
 
     @property
     def work_dir(self) -> Path:
@@ -151,6 +154,8 @@ class Policy:
             return Verdict("allow", f"mode {self.mode}: the Session Plan")
         if name == MEMORY_TOOL_NAME:
             return self._check_memory(tool_input)
+        if is_mcp_tool(name):
+            return self._check_mcp(name)
         target = self.target(name, tool_input)
         if target.kind == "Bash":
             return self._check_bash(target.command)
@@ -166,6 +171,20 @@ class Policy:
 
     def _matching(self, check: Callable[[Rule], bool]) -> Rule | None:
         return next((r for r in self.rules if check(r)), None)
+
+    def _check_mcp(self, name: str) -> Verdict:
+        """An MCP tool asks like bash: a rule (`mcp__server__tool`, `mcp__server__*`) lets it run, read-only mode
+        refuses it — unless its server marks it readOnlyHint and the user's config trusts that mark."""
+        if self.mode == "bypass":
+            return Verdict("allow", "mode bypass")
+        if name in self.read_only_tools:
+            return Verdict("allow", f"mode {self.mode}: MCP tool marked read-only (trustReadOnlyHint)")
+        if self.mode == "read-only":
+            return Verdict("deny", "mode read-only", f"the MCP tool {name} may have side effects (read-only mode)")
+        rule = self._matching(lambda r: r.covers_tool(name))
+        if rule is not None:
+            return Verdict("allow", f"rule {rule}")
+        return Verdict("ask", f"mode {self.mode}", f"the MCP tool {name} may have side effects", Rule("MCP", name))
 
     def _check_bash(self, command: str) -> Verdict:
         if self.mode == "bypass":
@@ -403,6 +422,8 @@ def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
     if target.kind is not None:
         verb = {"write_file": "write", "edit_file": "edit"}.get(name, name)
         return f"{name} ({verb} {target.shown})" if verb != name else f"{name} {target.shown}"
+    if is_mcp_tool(name):
+        return f"the MCP tool {name}"
     return f"the tool {name}"
 
 

@@ -13,6 +13,9 @@ A rule names a kind of call and, in parentheses, what it covers:
   glob starting with `/` or `~` matches absolute paths outside the project. Bare `Edit`/`Read`
   cover the whole project (never outside it).
 
+- `mcp__server__tool` names one MCP tool, `mcp__server__*` (or a bare `mcp__server`) every tool of that
+  server; `*` matches within a name.
+
 Rules come from `.evo-agent/settings.json`, `--allowed-tools` and "always" answers.
 """
 
@@ -27,6 +30,7 @@ KINDS = ("Bash", "Edit", "Read")
 TOOL_KINDS = {"bash": "Bash", "write_file": "Edit", "edit_file": "Edit",
               "read_file": "Read", "glob": "Read", "grep": "Read"}
 _RULE_RE = re.compile(r"\A(Bash|Edit|Read)(?:\((.*)\))?\Z", re.DOTALL)
+_MCP_RULE_RE = re.compile(r"\Amcp__[A-Za-z0-9_*-]+\Z")
 _NOT_SIMPLE = re.compile(r"[;&|<>$`\n\r(){}\\]")
 
 
@@ -41,6 +45,11 @@ class Rule:
 
     @classmethod
     def parse(cls, text: str) -> Rule:
+        if text.strip().startswith("mcp__"):
+            if not _MCP_RULE_RE.match(text.strip()):
+                raise RuleError(f"bad permission rule {text.strip()[:60]!r}: an MCP rule is mcp__server__tool or "
+                                "mcp__server__* (letters, digits, _ and -)")
+            return cls("MCP", text.strip())
         m = _RULE_RE.match(text.strip())
         if not m:
             raise RuleError(f"bad permission rule {text.strip()[:60]!r}: expected Bash(cmd), Bash(prefix:*), "
@@ -51,7 +60,18 @@ class Rule:
         return cls(m.group(1), spec.strip() if spec is not None else None)
 
     def __str__(self) -> str:
+        if self.kind == "MCP":
+            return str(self.spec)
         return self.kind if self.spec is None else f"{self.kind}({self.spec})"
+
+    def covers_tool(self, name: str) -> bool:
+        """Whether an MCP rule covers the tool `name` (`mcp__server` alone: every tool of the server)."""
+        if self.kind != "MCP" or not self.spec:
+            return False
+        spec = self.spec
+        if "*" not in spec and spec.count("__") == 1:
+            spec += "__*"
+        return bool(re.fullmatch(".*".join(map(re.escape, spec.split("*"))), name))
 
     def covers_command(self, command: str, project_dir: str | os.PathLike | None = None) -> bool:
         """Whether the rule covers `command`; `project_dir` is where its globs expand (default: here)."""

@@ -56,8 +56,12 @@ def run_subagent(parent: Agent, tool_input: dict, ctx: ToolContext) -> ToolResul
         description or subagent_type, ctx.tool_use_id,
         model=parent.provider.model, provider=parent.provider.name, subagent_type=subagent_type,
     )
+    from evo_agent.tools import BASIC_TOOLS
+    from evo_agent.tools.mcp_tools import is_mcp_tool
+
     child = Agent(
         provider=parent.provider, recorder=side, project_dir=parent.project_dir,
+        tools=[*BASIC_TOOLS, *(t for t in parent.tools if is_mcp_tool(t.name))],  # the parent's fixed MCP tools
         allow_subagents=False, max_model_calls=SUBAGENT_MAX_CALLS, max_tokens=parent.max_tokens,
         system_note=SUBAGENT_NOTE, compact_threshold=parent.compact_threshold,
         permissions=parent.permissions, agent_label=description or subagent_type, front_end=parent.front_end,

@@ -9,7 +9,9 @@ HELP = (
     '       evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ...\n'
     '       evo-agent trust [--revoke | --status]\n'
     '       evo-agent plan [list | show [ID] | done ID [--force]]\n'
+    '       evo-agent memory [list | show NAME | rm NAME | edit NAME]\n'
     "       evo-agent sync {migrate,index} ...  (the team store's admin)\n"
+    '       evo-agent mcp [list | get NAME | add NAME -- COMMAND [ARGS...] | remove NAME]\n'
     '\n'
     'A terminal coding agent whose sessions survive crashes, kills and restarts.\n'
     '\n'
@@ -72,6 +74,7 @@ HELP = (
     "  /remember TEXT    save TEXT to this project's memory (/remember --user TEXT: to yours)\n"
     '  /cost             tokens used in this session\n'
     '  /permissions      the permission mode and the allow rules in force\n'
+    '  /mcp [reconnect]  the MCP servers and their tools; /mcp reconnect NAME restarts one\n'
     '  /help             this help\n'
     '  /exit             leave (Ctrl+D works too)\n'
     '\n'
@@ -84,6 +87,8 @@ HELP = (
     '  EVO_AGENT_REDACT           0: do not mask secrets in transcripts (default 1)\n'
     '  EVO_AGENT_PERMISSION_MODE  ask, accept-edits, read-only or bypass\n'
     '  EVO_AGENT_MEMORY           off: no Auto Memory (evo-agent memory list shows it)\n'
+    '  EVO_AGENT_MCP_TIMEOUT      seconds an MCP server has to start (20)\n'
+    '  EVO_AGENT_MCP_TOOL_TIMEOUT seconds one MCP tool call may take (120)\n'
     '  NO_COLOR                   no colours in `sessions show`\n'
     '\n'
     'exit codes:\n'

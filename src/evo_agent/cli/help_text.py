@@ -28,6 +28,8 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("EVO_AGENT_REDACT", "0: do not mask secrets in transcripts (default 1)"),
     ("EVO_AGENT_PERMISSION_MODE", "ask, accept-edits, read-only or bypass"),
     ("EVO_AGENT_MEMORY", "off: no Auto Memory (evo-agent memory list shows it)"),
+    ("EVO_AGENT_MCP_TIMEOUT", "seconds an MCP server has to start (20)"),
+    ("EVO_AGENT_MCP_TOOL_TIMEOUT", "seconds one MCP tool call may take (120)"),
     ("NO_COLOR", "no colours in `sessions show`"),
 )
 

@@ -89,7 +89,9 @@ USAGE = """evo-agent [options] [PROMPT]
        evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ...
        evo-agent trust [--revoke | --status]
        evo-agent plan [list | show [ID] | done ID [--force]]
-       evo-agent sync {migrate,index} ...  (the team store's admin)"""
+       evo-agent memory [list | show NAME | rm NAME | edit NAME]
+       evo-agent sync {migrate,index} ...  (the team store's admin)
+       evo-agent mcp [list | get NAME | add NAME -- COMMAND [ARGS...] | remove NAME]"""
 
 DESCRIPTION = """\
 A terminal coding agent whose sessions survive crashes, kills and restarts.
@@ -302,6 +304,7 @@ MODEL_FREE: dict[str, tuple[str, str]] = {
     "plan": (".plan_command", "run_plan"),  # the Session Plan
     "memory": (".memory_command", "run_memory"),  # Auto Memory
     "sync": (".sync_command", "run_sync"),  # the team store's admin: migrate, index
+    "mcp": (".mcp_command", "run_mcp"),  # MCP servers: list, get, add, remove
 }
 
 
@@ -490,7 +493,8 @@ class _Launch:
 
     def __init__(self, args: argparse.Namespace, print_mode: bool, stdin_tty: bool, project_dir: Path,
                  prompt: str | None, compact_chars: int | None, provider_name: str, provider_notice: str | None,
-                 gate: PermissionGate, sandbox: Sandbox | None, store: LiveSessionStore, console: Console) -> None:
+                 gate: PermissionGate, sandbox: Sandbox | None, trusted: bool, store: LiveSessionStore,
+                 console: Console) -> None:
         self.args = args
         self.print_mode = print_mode
         self.stdin_tty = stdin_tty
@@ -501,6 +505,7 @@ class _Launch:
         self.provider_notice = provider_notice  # e.g. "no API key: the demo provider"
         self.gate = gate
         self.sandbox = sandbox
+        self.trusted = trusted  # the project's own settings and .mcp.json may be obeyed
         self.store = store  # or the team store's subclass of it (sync/hooks.py)
         self.console = console
 
@@ -553,7 +558,7 @@ def _check_arguments(args: argparse.Namespace) -> _Launch:
     if dir_notice:
         console.err_line(dir_notice)
     return _Launch(args, print_mode, stdin_tty, project_dir, prompt, compact_chars, provider_name, provider_notice,
-                   gate, sandbox, store, console)
+                   gate, sandbox, trusted, store, console)
 
 
 def _session_prompt(args: argparse.Namespace, print_mode: bool, stdin_tty: bool) -> str | None:
@@ -695,7 +700,10 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
     agent = Agent(provider=provider, recorder=recorder, project_dir=launch.project_dir, store=store, history=history,
                   compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
                   sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None,
-                  instructions=instructions, memory=memory_store(launch.project_dir, os.environ))
+                  instructions=instructions, memory=memory_store(launch.project_dir, os.environ),
+                  mcp=mcp_servers(launch.project_dir, launch.trusted, console.err_line))
+    if launch.print_mode and agent.mcp.manager is not None:
+        agent.mcp.manager.start()  # the first request follows at once: connecting overlaps the rest of start-up
     if resumed is not None and oversized:
         from evo_agent.agent.restored import WindowedSummaryFailed, settle_restored
 
@@ -724,6 +732,33 @@ def memory_store(project_dir: Path, environ) -> object:  # noqa: ANN001 - (Path,
     from evo_agent.session import MemoryStore
 
     return MemoryStore(project_dir, environ=environ)
+
+
+def mcp_servers(project_dir: Path, trusted: bool, say):  # noqa: ANN001, ANN201 - an McpManager or None
+    """The session's MCP servers (SPEC §13), not started: they start at its first request (agent/mcp_context.py).
+
+    The user's own config, and the project's `.mcp.json` when the project is trusted; each entry that cannot be
+    used is one line through `say`, and the session goes on. Values given to servers are masked in transcripts.
+    """
+    from evo_agent.tools.mcp_config import McpConfigError, expand_server, load_servers, register_secrets
+
+    loaded = load_servers(project_dir, trusted=trusted)
+    for line in loaded.problems:
+        say(line if line.startswith("evo-agent:") else f"evo-agent: {line}")
+    ready = []
+    for server in loaded.servers:
+        try:
+            expanded = expand_server(server)
+        except McpConfigError as exc:
+            say(f"evo-agent: {exc}; not started")
+            continue
+        register_secrets(expanded)
+        ready.append(expanded)
+    if not ready:
+        return None
+    from evo_agent.tools.mcp_client import McpManager
+
+    return McpManager(ready, project_dir)
 
 
 def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN202 - (ResumedSession, oversized)
@@ -790,6 +825,7 @@ def _run_front_end(launch: _Launch, agent: Agent, source: str | None) -> int:
             code = Repl(agent, launch.store, console, signals, tty=launch.stdin_tty).run(initial_prompt=launch.prompt)
     finally:
         signals.exiting = True
+        agent.close()  # its MCP servers: stdin closed, then their process groups ended
         stop_agent_sync(sync, agent)  # a bounded wait for the last push; before the exit hint, the last line
         finish(agent, console, to_stderr=launch.print_mode or not _isatty(sys.stdout))  # stdout stays the answer
     release_tty()

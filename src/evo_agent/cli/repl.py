@@ -214,6 +214,7 @@ class Repl:
             "/memory": self.cmd_memory,
             "/remember": self.cmd_remember,
             "/permissions": self.cmd_permissions,
+            "/mcp": self.cmd_mcp,
             "/clear": self.cmd_clear,
             "/resume": self.cmd_resume,
             "/compact": self.cmd_compact,
@@ -245,6 +246,16 @@ class Repl:
 
     def cmd_cost(self, _arg: str) -> None:
         self.console.line(self.agent.cost_text())
+
+    def cmd_mcp(self, arg: str) -> None:
+        """`/mcp`: each server's state; `/mcp reconnect NAME` starts it again (waits at most its start timeout)."""
+        verb, _, name = arg.partition(" ")
+        if verb == "reconnect" and name.strip():
+            self.console.line(terminal_safe(self.agent.mcp_reconnect(name.strip())))
+        elif arg:
+            self.console.error("usage: /mcp [reconnect NAME]")
+        else:
+            self.console.line(terminal_safe(self.agent.mcp_text()))
 
     def cmd_permissions(self, _arg: str) -> None:
         self.console.line(self.agent.permissions_text())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -80,14 +81,7 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
         return [f"{head}: not a JSON object"]
     lines = [head]
     if b.path.endswith(".mcp.json"):
-        servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
-        lines.append(f"    MCP servers: {len(servers)}")
-        for name, spec in list(servers.items())[:MAX_SHOWN]:
-            spec = spec if isinstance(spec, dict) else {}
-            argv = [spec.get("command", ""), *list(spec.get("args", []) or [])]
-            what = spec.get("url") or " ".join(str(x) for x in argv)
-            lines.append(f"      {_safe(name)}: {_safe(what)[:200]}")
-        return lines
+        return lines + _describe_servers(data)
     mode = data.get("permission_mode")
     if mode is not None:
         lines.append(f"    permission mode: {_safe(mode)}")
@@ -106,6 +100,56 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
     return lines
 
 
+MAX_FIELD = 300  # characters of one command line, value or header shown; a cut always ends in "…"
+_BLANKS = re.compile(r"[\s\u200b-\u200d\u2060\ufeff]{4,}")  # blanks and zero-width characters
+
+
+def _field(text: object, limit: int = MAX_FIELD) -> str:
+    """One value as a person must judge it: a run of blanks counted (padding cannot push a payload out of
+    sight), control characters visible, and any cut marked with `…` and the full length."""
+    raw = str(text)
+    shown = _safe(_BLANKS.sub(lambda m: f"⟨{len(m.group())} blanks⟩", raw))
+    if len(shown) > limit:
+        return shown[:limit] + f"… ({len(raw)} characters in all)"
+    return shown
+
+
+def _argv(words: list[str]) -> str:
+    """A command line, each word quoted when it holds a blank or a quote, so word bounds stay visible."""
+    return " ".join(json.dumps(w, ensure_ascii=False) if not w or any(c.isspace() or c in "\"'" for c in w) else w
+                    for w in words)
+
+
+def _describe_servers(data: dict) -> list[str]:
+    """Each server of a `.mcp.json` as it would run: read with the same parse that starts it (tools/mcp_config),
+    so an entry with both `url` and `command` shows what runs; every environment value, header and `${VAR}`."""
+    from evo_agent.tools.mcp_config import McpConfigError, parse_server, variables_of
+
+    servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+    lines = [f"    MCP servers: {len(servers)}"]
+    for name, spec in servers.items():
+        try:
+            config = parse_server(str(name), spec, "project", ".mcp.json")
+        except McpConfigError as exc:
+            lines.append(f"      {_field(name, 80)}: never started ({_field(exc)})")
+            continue
+        if config.transport == "stdio":
+            lines.append(f"      {_field(name, 80)}: {_field(_argv([config.command, *config.args]))}")
+            pairs, label, sep = config.env, "env", "="
+            if config.cwd:
+                lines.append(f"        in the directory: {_field(config.cwd)}")
+        else:
+            lines.append(f"      {_field(name, 80)}: {_field(config.url)}")
+            pairs, label, sep = config.headers, "header", ": "
+        lines += [f"        {label}: {_field(k, 80)}{sep}{_field(v)}" for k, v in pairs]
+        names = variables_of(config)
+        if names:
+            lines.append("        reads your environment variables: " + _field(", ".join(names)))
+        if config.trust_read_only:
+            lines.append("        runs the tools it marks read-only unasked (trustReadOnlyHint)")
+    return lines
+
+
 def question(status: WorkspaceTrust) -> str:
     """The text shown before the app or the REPL starts in a project that brings something not yet answered for."""
     head = ("What this project brings changed since you last answered (or it moved, or was cloned again)."
@@ -114,7 +158,42 @@ def question(status: WorkspaceTrust) -> str:
     for b in status.brought:
         lines += describe(b, status.project)
     lines.append("A repository you cloned is someone else's words: trust it only if you trust where it came from.")
-    return "\n".join(lines) + "\nObey these in this project? [y/N] "
+    choose = ", or c to choose the MCP servers one by one" if _project_servers(status) else ""
+    return "\n".join(lines) + f"\nObey these in this project? [y/N{choose}] "
+
+
+def _project_servers(status: WorkspaceTrust) -> list[str]:
+    """The names of the `.mcp.json` servers that would start once trusted (the entries that parse)."""
+    from evo_agent.tools.mcp_config import McpConfigError, parse_server
+
+    for b in status.brought:
+        if not b.path.endswith(".mcp.json") or b.unsafe:
+            continue
+        try:
+            data = json.loads(b.data)
+        except (ValueError, UnicodeDecodeError):
+            return []
+        servers = data.get("mcpServers") if isinstance(data, dict) else None
+        names = []
+        for name, spec in (servers if isinstance(servers, dict) else {}).items():
+            try:
+                names.append(parse_server(str(name), spec, "project").name)
+            except McpConfigError:
+                continue
+        return names
+    return []
+
+
+def _choose_servers(status: WorkspaceTrust, ask: Callable[[str], str | None]) -> list[str] | None:
+    """The servers the user approves one by one (the rest stay off); None when input ends (a no)."""
+    chosen = []
+    for name in _project_servers(status):
+        answer = ask(f"Start the MCP server {_field(name, 80)} (shown above)? [y/N] ")
+        if answer is None:
+            return None
+        if answer.strip().lower() in ("y", "yes"):
+            chosen.append(name)
+    return chosen
 
 
 def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], str | None],
@@ -132,15 +211,25 @@ def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], st
         answer = ask(question(status))
     except KeyboardInterrupt:
         answer = None
+    chosen = None
+    if answer is not None and answer.strip().lower() in ("c", "choose") and _project_servers(status):
+        try:
+            chosen = _choose_servers(status, ask)
+        except KeyboardInterrupt:
+            chosen = None
+        answer = None if chosen is None else "y"
     if answer is None:
         say(ignored_line(status))
         return False
     yes = answer.strip().lower() in ("y", "yes")
     try:
-        remember_trust(status, yes)
+        remember_trust(status, yes, servers=chosen)
     except OSError as exc:
         say(f"evo-agent: cannot remember the answer in {_safe(user_record_path(status.project))}: "
-            f"{exc.strerror or exc}; it holds for this run only")
+            f"{exc.strerror or exc}; " + ("nothing of it is obeyed in this run" if chosen is not None
+                                          else "it holds for this run only"))
+        if chosen is not None:  # the servers load from the record: without it, all would start
+            return False
     if not yes:
         say(f"evo-agent: ignoring {_files(status)} in this project (evo-agent trust changes that)")
     return yes
@@ -194,6 +283,9 @@ def _status(status: WorkspaceTrust, out) -> None:  # noqa: ANN001
              else "changed since you answered: not trusted until you answer again" if status.changed
              else "not trusted")
     out.write(f"Project: {_safe(status.project)}\nTrust: {state}\n")
+    if status.trusted and status.servers is not None:
+        chosen = ", ".join(_field(n, 80) for n in status.servers) or "none"
+        out.write(f"MCP servers of .mcp.json you chose to start: {chosen} (evo-agent trust starts them all)\n")
     if status.brought:
         out.write("It brings:\n")
         for b in status.brought:

@@ -17,6 +17,8 @@
       subagent/                       SUBAGENT_DIR
         <unix_ms>_<agent>_<4 hex>.jsonl   one sidechain per subagent run (SIDECHAIN_PATH_RE)
       file-history/                   FILE_HISTORY_DIR
+      mcp_tools.json                  MCP_TOOLS_NAME: the MCP tool definitions the session's requests carry
+                                      (fixed at its first request, SPEC §12), read back by a resume
         <unix_ms>_<4 hex>             a file's content before a tool changed it (BACKUP_NAME_RE)
     .fetch-<id>-<hex>/                FETCH_STAGING_RE: a team-store fetch before its rename
   tasks/                              TASKS_DIR_NAME: the Session Plan (SPEC §11); TASKS_SUBDIR from the project dir
@@ -33,6 +35,7 @@
 
 $XDG_CONFIG_HOME/evo-agent/           USER_DIR_NAME (else ~/.config/evo-agent): the user's own, never a repository's
   memory/                             MEMORY_DIR_NAME: the user's own Auto Memory, for every project (0700/0600)
+  mcp.json                            USER_MCP_CONFIG_NAME: the user's own MCP servers (always obeyed)
   projects/<key>.json                 PROJECTS_DIR_NAME: per project (key: its real path) the trust answer and
                                       the rules granted with "always in this project"
 $XDG_STATE_HOME/evo-agent/            (else ~/.local/state/evo-agent)
@@ -77,10 +80,12 @@ __all__ = [
     "MEMORY_INDEX_NAME",
     "MEMORY_SUBDIR",
     "MEMORY_TOPIC_RE",
+    "MCP_TOOLS_NAME",
     "PROJECTS_DIR_NAME",
     "PROJECTS_LOCK_NAME",
     "PROMPT_HISTORY_NAME",
     "USER_DIR_NAME",
+    "USER_MCP_CONFIG_NAME",
     "SESSIONS_DIR_NAME",
     "SESSIONS_SUBDIR",
     "SETTINGS_LOCK_NAME",
@@ -110,9 +115,11 @@ SETTINGS_NAME = "settings.json"
 SETTINGS_LOCK_NAME = ".settings.lock"
 PROMPT_HISTORY_NAME = "history"  # where evo-agent before 0.2 kept the ↑ history (now the user's state dir)
 MCP_CONFIG_NAME = ".mcp.json"
+MCP_TOOLS_NAME = "mcp_tools.json"
 
 # The user's own directories (XDG): what a repository can neither put nor change.
 USER_DIR_NAME = "evo-agent"
+USER_MCP_CONFIG_NAME = "mcp.json"
 PROJECTS_DIR_NAME = "projects"
 PROJECTS_LOCK_NAME = ".lock"  # flock'ed for each read-modify-write of a project's record
 HISTORY_DIR_NAME = "history"

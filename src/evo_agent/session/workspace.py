@@ -182,6 +182,9 @@ class WorkspaceTrust:
     fingerprint: str
     answer: str | None                # "trusted" or "declined" for this very content and directory, else None
     earlier: str | None = None        # an answer given to other content or another directory at this path
+    # The `.mcp.json` servers the user chose one by one when trusting (None: every server of the file).
+    # Kept with the answer, so a changed file (any server changed) asks again.
+    servers: tuple[str, ...] | None = None
 
     @property
     def trusted(self) -> bool:
@@ -236,15 +239,18 @@ def workspace_trust(project_dir: Path | str, environ: Mapping[str, str] | None =
     mark = fingerprint(brought)
     record = _read_record(_record_path(real, environ))
     trust = record.get("trust") if isinstance(record.get("trust"), dict) else None
-    answer = earlier = None
+    answer = earlier = servers = None
     if trust is not None and trust.get("answer") in ("trusted", "declined"):
         same = (record.get("path") == str(real) and trust.get("fingerprint") == mark
                 and trust.get("dir") == _dir_id(real))
         if same:
             answer = trust["answer"]
+            chosen = trust.get("mcp_servers")
+            if isinstance(chosen, list):
+                servers = tuple(str(n) for n in chosen)
         else:
             earlier = trust["answer"]
-    return WorkspaceTrust(real, brought, mark, answer, earlier)
+    return WorkspaceTrust(real, brought, mark, answer, earlier, servers)
 
 
 def project_trusted(project_dir: Path | str, environ: Mapping[str, str] | None = None) -> bool:
@@ -293,8 +299,11 @@ def _update(project_dir: Path | str, environ: Mapping[str, str] | None, change) 
     return path
 
 
-def remember_trust(status: WorkspaceTrust, trusted: bool, environ: Mapping[str, str] | None = None) -> Path:
-    """Record the user's answer for `status` (what the project brings now); returns the record's path."""
+def remember_trust(status: WorkspaceTrust, trusted: bool, environ: Mapping[str, str] | None = None, *,
+                   servers: list[str] | None = None) -> Path:
+    """Record the user's answer for `status` (what the project brings now); returns the record's path.
+
+    `servers`: the `.mcp.json` servers the user chose one by one (None: all of them)."""
     import datetime  # only when an answer is saved
 
     def change(record: dict) -> None:
@@ -305,6 +314,8 @@ def remember_trust(status: WorkspaceTrust, trusted: bool, environ: Mapping[str, 
             "files": [b.path for b in status.brought],
             "at": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         }
+        if trusted and servers is not None:
+            record["trust"]["mcp_servers"] = list(servers)
 
     return _update(status.project, environ, change)
 

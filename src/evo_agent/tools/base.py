@@ -45,6 +45,8 @@ class ToolContext:
 class ToolResult:
     content: str
     is_error: bool = False
+    # Blocks the API takes besides text (an MCP tool's images), sent after `content` in the tool_result.
+    blocks: list[dict] | None = None
 
 
 @dataclass

@@ -39,23 +39,42 @@ exit "$status"
 """
 
 
+def _absolute_program(name: str) -> str | None:
+    """`name`'s path in the absolute PATH entries only: a `setpriv` or `bash` in `.` (often the project, or a
+    hostile clone) would lead every bash call and every MCP server."""
+    import shutil  # ~2 ms (it imports bz2 and lzma): not on the start-up path
+
+    absolute = ":".join(e for e in os.environ.get("PATH", "").split(":") if os.path.isabs(e))
+    return shutil.which(name, path=absolute)
+
+
 @cache
 def _setpriv() -> str | None:
     """setpriv's path, looked up at the first tool run rather than at import (a PATH walk at start-up)."""
-    import shutil  # ~2 ms (it imports bz2 and lzma): not on the start-up path
-
-    # Absolute PATH entries only: a `setpriv` in `.` (often the project) would lead every bash call.
-    absolute = ":".join(e for e in os.environ.get("PATH", "").split(":") if os.path.isabs(e))
-    return shutil.which("setpriv", path=absolute)
+    return _absolute_program("setpriv")
 
 
-def with_reaper(argv: list[str]) -> list[str]:
-    """`argv` run under the reaper when this system can arm a parent-death signal."""
+@cache
+def _bash() -> str:
+    """The reaper's bash by its absolute path: setpriv would look `bash` up in the child's PATH."""
+    return _absolute_program("bash") or "/bin/bash"
+
+
+# The same, for a program that talks on its stdin (an MCP server): a background job of a non-interactive
+# shell reads /dev/null unless its stdin is redirected explicitly, so it is (`<&0`).
+_KEEP_STDIN = REAPER_SCRIPT.replace('( trap - INT QUIT; exec "$@" ) &', '( trap - INT QUIT; exec "$@" ) <&0 &')
+
+
+def with_reaper(argv: list[str], *, keep_stdin: bool = False) -> list[str]:
+    """`argv` run under the reaper when this system can arm a parent-death signal.
+
+    The signal follows the thread that starts the process: start it from one that lives as long as the agent.
+    """
     setpriv = _setpriv()
     if setpriv is None:
         return argv
-    return [setpriv, "--pdeathsig", "TERM", "--", "bash", "-c", REAPER_SCRIPT, "evo-agent-tool",
-            str(os.getpid()), *argv]
+    return [setpriv, "--pdeathsig", "TERM", "--", _bash(), "-c", _KEEP_STDIN if keep_stdin else REAPER_SCRIPT,
+            "evo-agent-tool", str(os.getpid()), *argv]
 
 
 __all__ = ["REAPER_SCRIPT", "with_reaper"]

@@ -90,5 +90,5 @@ def run_tool(tools: list[Tool], name: str, input: dict, ctx: ToolContext) -> Too
 
     masked = mask_own_secrets(result.content) if isinstance(result.content, str) else result.content
     if masked is not result.content:
-        result = ToolResult(masked, result.is_error)
+        result = ToolResult(masked, result.is_error, result.blocks)
     return result

@@ -650,6 +650,35 @@ class AgentApp:
             self._tick_task = asyncio.ensure_future(self._tick())
         self.app.invalidate()
 
+    def _mcp_command(self, arg: str) -> None:
+        """`/mcp`: the servers' state; `/mcp reconnect NAME` in a thread (it waits for the server), then its line."""
+        verb, _, name = arg.partition(" ")
+        if verb == "reconnect" and name.strip():
+            reconnect = getattr(self.agent, "mcp_reconnect", None)
+            if reconnect is None:
+                return
+            self.emit(render.notice(f"reconnecting {name.strip()}…"))
+            loop = self.loop
+
+            def run() -> None:
+                try:
+                    line = reconnect(name.strip())
+                except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+                    line = f"error: {exc}"
+                if loop is not None:
+                    try:
+                        loop.call_soon_threadsafe(lambda: self.emit(render.notice(line)))
+                    except RuntimeError:
+                        pass  # the app has gone
+
+            threading.Thread(target=run, name="evo-agent-mcp-reconnect", daemon=True).start()
+            return
+        if arg:
+            self.emit(render.error_line("usage: /mcp [reconnect NAME]"))
+            return
+        view = getattr(self.agent, "mcp_text", None)
+        self.emit(render.notice(view() if view else "No MCP servers."))
+
     def _in_worker(self, work: Callable[[], Any], done: Callable[[Any, str | None], None]) -> None:
         """Run `work` in a thread; `done(result, error line)` then runs in the loop."""
         loop = self.loop
@@ -929,6 +958,8 @@ class AgentApp:
 
             line, ok = remember_line(self.agent, arg)
             self.emit(render.notice(line) if ok else render.error_line(line))
+        elif command == "/mcp":
+            self._mcp_command(arg)
         elif command == "/permissions":
             describe = getattr(self.agent, "permissions_text", None)
             self.emit(render.notice(describe() if describe else "permissions: every tool runs (no policy)"))

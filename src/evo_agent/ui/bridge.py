@@ -61,5 +61,11 @@ class AgentLike(Protocol):
         May return an object with `describe() -> str`, the line the UI shows afterwards.
         """
 
+    def mcp_text(self) -> str:
+        """The text `/mcp` shows: each MCP server's state and its tools in this session."""
+
+    def mcp_reconnect(self, name: str) -> str:
+        """`/mcp reconnect NAME`: connect the server again; one line saying how it went (blocks: call off the loop)."""
+
     def cost_text(self) -> str:
         """The text `/cost` shows (tokens, and money where known); may span lines."""

@@ -28,6 +28,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/remember", "TEXT", "save TEXT to this project's memory (/remember --user TEXT: to yours)"),
     SlashCommand("/cost", "", "tokens used in this session"),
     SlashCommand("/permissions", "", "the permission mode and the allow rules in force"),
+    SlashCommand("/mcp", "[reconnect]", "the MCP servers and their tools; /mcp reconnect NAME restarts one"),
     SlashCommand("/help", "", "this help"),
     SlashCommand("/exit", "", "leave (Ctrl+D works too)"),
 )

@@ -1,0 +1,208 @@
+"""MCP servers inside a conversation (SPEC §12, §13): when their tools join, what a resume offers, `/mcp`.
+
+The tool list of a session is fixed at its first request: the servers start then (lazily: a session that
+says nothing starts none), in parallel, and the request waits until each is connected or failed, at most
+the start timeout. What is connected then is the session's list for good, kept beside the transcript
+(session.write_tool_defs). A server that connects later is announced to the model in a reminder, never
+spliced into the tools (the prompt cache holds). A resumed session offers exactly its source's list
+(read back from the source's directory), whatever the servers say now: a call whose server is gone or
+failing gets an `is_error` tool_result. `/clear` starts a session whose list is fixed anew.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from evo_agent.session import read_tool_defs, write_tool_defs
+from evo_agent.tools import Tool
+from evo_agent.tools.mcp_tools import McpToolDef, defs_of_server, is_mcp_tool, mcp_tool, read_only_listed
+
+if TYPE_CHECKING:
+    from evo_agent.tools.mcp_client import McpManager, ServerStatus
+
+    from .loop import Agent
+
+
+class McpContext:
+    """The MCP side of one agent: the manager (None without servers) and the session's fixed list."""
+
+    def __init__(self, agent: Agent, manager: McpManager | None) -> None:
+        self.agent = agent
+        self.manager = manager
+        self.defs: list[McpToolDef] | None = None  # None: not fixed yet for the current session
+        self._saved = False
+        self._lock = threading.Lock()
+        self._told: set[tuple[str, str]] = set()  # (server, state) already said to the user
+        if manager is not None:
+            manager.on_change = self._changed
+
+    # ---- the session's list
+    def fix(self, cancel: threading.Event | None = None) -> list[Tool] | None:
+        """The session's MCP tools, fixed on the first call (starting the servers and waiting for them).
+
+        None: this agent has no servers and no list to keep (a subagent keeps the tools it was given), or
+        the wait was interrupted (`cancel`: the request is not sent; the next one fixes the list).
+        """
+        with self._lock:
+            if self.defs is None:
+                chosen = self._choose(cancel)
+                if cancel is not None and cancel.is_set():
+                    return None
+                self.defs = chosen
+                self._announce_failures()
+            if self.manager is None and not self.defs:
+                return None
+            return [mcp_tool(d, self.manager) for d in self.defs]
+
+    def _choose(self, cancel: threading.Event | None = None) -> list[McpToolDef]:
+        recorded = self._source_defs()
+        if recorded is not None:
+            if self.manager is not None and any(d.server in self.manager.names for d in recorded):
+                self.manager.start()  # connecting now; a call waits for its server
+            return recorded
+        if self.manager is None:
+            return []
+        self.manager.wait(cancel=cancel)
+        defs: list[McpToolDef] = []
+        taken: set[str] = set()
+        for status in self.manager.statuses():
+            if status.state != "connected":
+                continue
+            for d in defs_of_server(status.name, status.tools):
+                if d.name not in taken:
+                    taken.add(d.name)
+                    defs.append(d)
+        return defs
+
+    def _source_defs(self) -> list[McpToolDef] | None:
+        """The list of the session this one was resumed (or rewound) from, when it kept one."""
+        meta = getattr(self.agent.recorder, "meta", None)
+        source = getattr(meta, "resumed_from", None)
+        store = self.agent.store
+        if not isinstance(source, str) or store is None:
+            return None
+        try:
+            raw = read_tool_defs(store.session_dir(source))
+        except (OSError, ValueError):
+            return None
+        if raw is None:
+            return None
+        return [d for d in (McpToolDef.from_json(r) for r in raw) if d is not None]
+
+    def save(self) -> None:
+        """Keep the fixed list beside the transcript (once the session is on disk); quietly retried."""
+        if self._saved or not self.defs:
+            return
+        recorder = self.agent.recorder
+        if not getattr(recorder, "on_disk", True) or not hasattr(recorder, "session_dir"):
+            return
+        self._saved = write_tool_defs(recorder.session_dir, [d.as_json() for d in self.defs])
+
+    def reset(self) -> None:
+        """A new session (/clear, /resume): its list is fixed again at its first request."""
+        with self._lock:
+            self.defs, self._saved = None, False
+
+    def read_only_tools(self) -> set[str]:
+        """Tools that run unasked: annotated readOnlyHint by a server whose entry trusts that annotation.
+
+        The annotation is read from the server's live listing, never from a kept list (a resumed session's
+        mcp_tools.json is a file anyone could have edited); until the server is connected its tools ask.
+        """
+        if self.defs is None or self.manager is None:
+            return set()
+        marked = {s.name: read_only_listed(s.tools) for s in self.manager.statuses()
+                  if s.read_only_trusted and s.state == "connected"}
+        return {d.name for d in self.defs if d.tool in marked.get(d.server, ())}
+
+    def _refresh_read_only(self) -> None:
+        """A server connected after the list was fixed (a resume): its marks now count (the loop thread)."""
+        policy = getattr(getattr(self.agent, "permissions", None), "policy", None)
+        if policy is not None and self.defs is not None:
+            policy.read_only_tools = self.read_only_tools()
+
+    # ---- what happens later
+    def _changed(self, status: ServerStatus) -> None:
+        """A server connected or failed after start (the loop thread): a line for the user, a reminder if late."""
+        if status.state == "failed":
+            self._tell(status)
+            return
+        if status.state != "connected" or self.defs is None:
+            return
+        self._refresh_read_only()
+        offered = {d.tool for d in self.defs if d.server == status.name}
+        late = [t.get("name") for t in status.tools if isinstance(t.get("name"), str) and t.get("name") not in offered]
+        if late:
+            names = ", ".join(str(n) for n in late[:20])
+            self.agent.queue_reminder(
+                f"The MCP server {status.name} connected after this session's tools were fixed. Its tools "
+                f"({names}) cannot be called in this session; the user can start a new session (/clear) to use them.",
+                "mcp_late")
+
+    def _announce_failures(self) -> None:
+        if self.manager is None:
+            return
+        for status in self.manager.statuses():
+            if status.state == "failed":
+                self._tell(status)
+            elif status.state == "starting":
+                self._tell(status, f"evo-agent: MCP server {status.name} is still starting; its tools join a "
+                                   "new session (/clear) once it is connected")
+
+    def _tell(self, status: ServerStatus, line: str | None = None) -> None:
+        key = (status.name, status.state + status.detail)
+        if key in self._told:
+            return
+        self._told.add(key)
+        text = line or f"evo-agent: MCP server {status.name} failed: {status.detail}; /mcp shows it and reconnects"
+        try:
+            self.agent.front_end.tell(text)
+        except Exception:  # noqa: BLE001 - a display problem never breaks a session
+            pass
+
+    # ---- /mcp
+    def describe(self) -> str:
+        """What `/mcp` shows: each server's state, its tools in this session, and how to reconnect."""
+        if self.manager is None and not self.defs:
+            return ("No MCP servers are configured. Add one with: evo-agent mcp add NAME -- COMMAND [ARGS…] "
+                    "(or a .mcp.json in a trusted project)")
+        offered: dict[str, int] = {}
+        for d in self.defs or []:
+            offered[d.server] = offered.get(d.server, 0) + 1
+        lines = ["MCP servers:"]
+        statuses = self.manager.statuses() if self.manager is not None else []
+        for s in statuses:
+            count = offered.get(s.name)
+            tools = f", {count} tool{'s' if count != 1 else ''} in this session" if count else ""
+            detail = f": {s.detail}" if s.detail else ""
+            lines.append(f"  {s.name} ({s.scope}, {s.transport}) — {s.state}{detail}{tools}")
+        for server in sorted(set(offered) - {s.name for s in statuses}):
+            lines.append(f"  {server} — not configured now ({offered[server]} tools kept from the resumed session)")
+        if self.defs is None:
+            lines.append("The tool list is fixed at this session's first request.")
+        if statuses:
+            lines.append("Reconnect one with: /mcp reconnect NAME")
+        return "\n".join(lines)
+
+    def reconnect(self, name: str) -> str:
+        if self.manager is None or not self.manager.reconnect(name):
+            return f"No MCP server named {name!r} (see /mcp)."
+        self._told = {k for k in self._told if k[0] != name}
+        self.manager.wait(timeout=self.manager.start_timeout + 1.0)
+        status = self.manager.status(name)
+        if status is None:
+            return f"No MCP server named {name!r}."
+        detail = f": {status.detail}" if status.detail else ""
+        return f"MCP server {name}: {status.state}{detail}"
+
+    def close(self) -> None:
+        if self.manager is not None:
+            self.manager.close()
+
+
+def drop_mcp_tools(tools: list[Tool]) -> list[Tool]:
+    return [t for t in tools if not is_mcp_tool(t.name)]
+
+
+__all__ = ["McpContext", "drop_mcp_tools"]

@@ -1,0 +1,468 @@
+"""Connections to MCP servers through the official `mcp` SDK (SPEC §13), for a synchronous agent.
+
+The SDK is asyncio (anyio); everything below `ui` is synchronous threads. So one daemon thread runs one
+event loop for the whole process (`_Loop`), started at the first need — the first request of a session
+that has servers, never at import, `--help` or launch — and every server is one task on it:
+
+    connect (stdio: spawn; http: POST) → initialize → tools/list → connected … until stopped or it fails
+
+All servers start at once; each has `start_timeout` seconds to be connected (EVO_AGENT_MCP_TIMEOUT,
+default 20) and each call `call_timeout` (EVO_AGENT_MCP_TOOL_TIMEOUT, default 120). The agent's thread
+waits on a concurrent future, watching the turn's cancel event. A server that fails, dies or never answers
+is one line (`ServerStatus.detail`); the rest go on.
+
+A stdio server gets a minimal environment (PATH without relative or in-project entries, HOME, locale,
+terminal, proxies, plus its configured env; never the agent's credentials), starts in the home directory
+(the user's own servers, which run in every project, trusted or not) or the project (a trusted project's),
+gets its own process group, and runs under the bash tool's reaper with a parent-death signal
+(tools/reaper.py): a `kill -9` of the agent leaves no server running, even one stuck in a call that would
+never notice its stdin closing. The reaper follows the thread that spawned it, which
+is why the loop thread lives as long as the process.
+
+The SDK is imported only inside the loop thread, so the agent's start-up never pays for it (SPEC §8).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .mcp_config import Expanded
+from .tool_env import is_secret_var
+
+DEFAULT_START_TIMEOUT_S = 20.0
+DEFAULT_CALL_TIMEOUT_S = 120.0
+_POLL_S = 0.05
+_STOP_GRACE_S = 5.0
+
+# What a server inherits from the agent's environment; everything else it must be given in its `env`.
+BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
+            "TERM", "COLORTERM", "TMPDIR", "TZ", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+            "XDG_CACHE_HOME", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+            "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS")
+
+
+class McpCallError(Exception):
+    """A call that did not come back with a result; the message is one line for the model and the user."""
+
+
+def timeout_from(environ, name: str, default: float) -> float:  # noqa: ANN001 - a Mapping[str, str]
+    """A positive number of seconds from the environment, else `default` (a bad value is the default too)."""
+    raw = (environ.get(name) or "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def server_environment(configured: dict[str, str], environ=None, *,  # noqa: ANN001 - a Mapping[str, str]
+                       project: Path | str | None = None) -> dict[str, str]:
+    """BASE_ENV from the agent's environment, then the server's own `env`; never the agent's credentials.
+
+    The inherited PATH keeps only absolute entries outside `project`: a `.` or empty entry (a leading or
+    trailing `:`) would find a program the repository committed before the one the user meant.
+    """
+    from .shell_readonly import safe_search_path
+
+    source = os.environ if environ is None else environ
+    env = {k: source[k] for k in BASE_ENV if k in source and not is_secret_var(k)}
+    if "PATH" in env:
+        root = os.path.realpath(project) if project is not None else "/nonexistent-evo-agent-project"
+        env["PATH"] = safe_search_path(env["PATH"], Path(root))
+    env.update(configured)
+    return env
+
+
+def server_directory(scope: str, project_dir: Path | str, environ=None, cwd: str = "") -> str:  # noqa: ANN001
+    """Where a stdio server starts: its entry's `cwd` when it has one (relative: to where it would start
+    without one). Else a project's server (the user trusted the project): the project.
+
+    The user's own servers start in every project, trusted or not, so never in it: `python -m pkg` would
+    import the clone's `pkg.py`, `npx`/`uvx` would read its local config. They start in the home directory
+    (or `/` without one, or when the project holds it).
+    """
+    if cwd:
+        return os.path.join(server_directory(scope, project_dir, environ), os.path.expanduser(cwd))
+    if scope == "project":
+        return str(project_dir)
+    source = os.environ if environ is None else environ
+    home = source.get("HOME") or ""
+    if not (os.path.isabs(home) and os.path.isdir(home)):
+        return "/"
+    real_home, root = os.path.realpath(home), os.path.realpath(project_dir)
+    inside = real_home == root or real_home.startswith(root.rstrip("/") + "/")
+    return "/" if inside else home  # a project that holds the home directory: not there either
+
+
+@dataclass
+class ServerStatus:
+    """What `/mcp` shows of one server."""
+
+    name: str
+    scope: str
+    transport: str
+    state: str = "not started"   # not started | starting | connected | failed | stopped
+    detail: str = ""             # why it failed, in one line
+    tools: list[dict] = field(default_factory=list)  # the server's tools as it listed them (MCP shape)
+    read_only_trusted: bool = False
+
+
+class _Server:
+    def __init__(self, expanded: Expanded) -> None:
+        config = expanded.config
+        self.expanded = expanded
+        self.status = ServerStatus(config.name, config.scope, config.transport,
+                                   read_only_trusted=config.trust_read_only)
+        self.session = None
+        self.stop: asyncio.Event | None = None
+        self.task: asyncio.Task | None = None
+        self.settled = threading.Event()  # connected or failed: start() waits on these
+        self.stderr = None
+        self.proc = None  # a stdio server's process, spawned before the SDK is imported (mcp_stdio.py)
+        self.spawn_error: BaseException | None = None
+
+
+class _Loop:
+    """The process's one event loop, in a daemon thread started on first use."""
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None:
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+
+                def run() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                threading.Thread(target=run, name="evo-agent-mcp", daemon=True).start()
+                ready.wait()
+                cls._loop = loop
+            return cls._loop
+
+
+def _one_line(exc: BaseException) -> str:
+    """The innermost useful message of an exception (anyio wraps failures in groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        text = "timed out"
+    return text[:300]
+
+
+class McpManager:
+    """The servers of one agent process: start, wait, call, reconnect, stop."""
+
+    def __init__(self, servers: list[Expanded], project_dir: Path | str, *, start_timeout: float | None = None,
+                 call_timeout: float | None = None, on_change: Callable[[ServerStatus], None] | None = None,
+                 environ=None) -> None:  # noqa: ANN001 - a Mapping[str, str]
+        env = os.environ if environ is None else environ
+        self.project_dir = Path(project_dir)
+        self.start_timeout = start_timeout or timeout_from(env, "EVO_AGENT_MCP_TIMEOUT", DEFAULT_START_TIMEOUT_S)
+        self.call_timeout = call_timeout or timeout_from(env, "EVO_AGENT_MCP_TOOL_TIMEOUT", DEFAULT_CALL_TIMEOUT_S)
+        self._environ = env
+        self._servers = {s.config.name: _Server(s) for s in servers}
+        self.on_change = on_change
+        self._started = False
+
+    # ---- what the agent reads
+    @property
+    def names(self) -> list[str]:
+        return list(self._servers)
+
+    def statuses(self) -> list[ServerStatus]:
+        return [s.status for s in self._servers.values()]
+
+    def status(self, name: str) -> ServerStatus | None:
+        server = self._servers.get(name)
+        return server.status if server is not None else None
+
+    # ---- starting
+    def start(self) -> None:
+        """Begin connecting every server at once (returns at once); idempotent."""
+        if self._started or not self._servers:
+            return
+        self._started = True
+        loop = _Loop.get()
+        servers = list(self._servers.values())
+        for server in servers:
+            server.status.state = "starting"
+        asyncio.run_coroutine_threadsafe(self._launch_all(servers), loop)
+
+    async def _launch_all(self, servers: list[_Server]) -> None:
+        """Spawn every stdio server first, then connect them all: the SDK's import overlaps their start."""
+        for server in servers:
+            await self._spawn(server)
+        for server in servers:
+            await self._launch(server)
+
+    async def _spawn(self, server: _Server) -> None:
+        server.proc, server.spawn_error = None, None
+        expanded = server.expanded
+        if expanded.config.transport != "stdio":
+            return
+        from .mcp_stdio import spawn
+        from .reaper import with_reaper
+
+        if server.stderr is not None:
+            server.stderr.close()
+        server.stderr = _stderr_file()  # kept until the next start: why it failed is read from it
+        try:
+            server.proc = await spawn(with_reaper([expanded.command, *expanded.args], keep_stdin=True),
+                                      server_environment(expanded.env, self._environ, project=self.project_dir),
+                                      server_directory(expanded.config.scope, self.project_dir, self._environ,
+                                                       expanded.cwd),
+                                      server.stderr)
+        except (OSError, ValueError) as exc:
+            server.spawn_error = exc
+
+    def wait(self, timeout: float | None = None, cancel: threading.Event | None = None) -> None:
+        """Until every server is connected or failed, at most `timeout` (default: the start timeout) seconds."""
+        self.start()
+        deadline = time.monotonic() + (self.start_timeout + 1.0 if timeout is None else timeout)
+        for server in self._servers.values():
+            while not server.settled.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0 or (cancel is not None and cancel.is_set()):
+                    return
+                server.settled.wait(min(left, _POLL_S * 4))
+
+    def reconnect(self, name: str) -> bool:
+        """Stop `name` (if running) and connect it again; False for an unknown name. Returns at once."""
+        server = self._servers.get(name)
+        if server is None:
+            return False
+        self._started = True
+        loop = _Loop.get()
+        server.settled.clear()
+        server.status.state, server.status.detail = "starting", ""
+        asyncio.run_coroutine_threadsafe(self._restart(server), loop)
+        return True
+
+    async def _restart(self, server: _Server) -> None:
+        await self._stop_one(server)
+        server.status.state = "starting"
+        await self._spawn(server)
+        await self._launch(server)
+
+    async def _launch(self, server: _Server) -> None:
+        server.stop = asyncio.Event()
+        server.task = asyncio.get_running_loop().create_task(self._serve(server))
+
+    def _changed(self, server: _Server) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change(server.status)
+            except Exception:  # noqa: BLE001 - a listener never breaks a connection
+                pass
+
+    async def _serve(self, server: _Server) -> None:
+        """One server's whole life: connect, initialize, list its tools, then hold it until stopped."""
+        from contextlib import AsyncExitStack
+
+        status = server.status
+        try:
+            async with AsyncExitStack() as stack:
+                async with asyncio.timeout(self.start_timeout):
+                    session = await self._connect(server, stack)
+                    status.tools = await _list_tools(session)
+                server.session = session
+                status.state, status.detail = "connected", ""
+                server.settled.set()
+                self._changed(server)
+                assert server.stop is not None
+                await server.stop.wait()
+                status.state = "stopped"
+        except asyncio.CancelledError:
+            status.state = "stopped"
+        except BaseException as exc:  # noqa: BLE001 - any way a server fails is one line, never a crash
+            status.state = "failed"
+            status.detail = self._why(server, exc)
+            self._changed(server)
+        finally:
+            server.session = None
+            server.settled.set()
+            if server.stderr is not None and status.state == "stopped":
+                server.stderr.close()
+                server.stderr = None
+
+    def _why(self, server: _Server, exc: BaseException) -> str:
+        line = _one_line(exc)
+        if line == "Connection closed":
+            line = "it closed the connection before it was ready"
+        if line == "timed out":
+            line = f"did not start within {self.start_timeout:g} s (EVO_AGENT_MCP_TIMEOUT)"
+        last = _last_stderr_line(server.stderr)
+        return f"{line} ({last})" if last and last not in line else line
+
+    async def _connect(self, server: _Server, stack):  # noqa: ANN001, ANN202 - an AsyncExitStack; a ClientSession
+        from mcp import ClientSession
+
+        expanded = server.expanded
+        if expanded.config.transport == "http":
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            client = create_mcp_http_client(headers=dict(expanded.headers) or None)
+            await stack.enter_async_context(client)
+            read, write = await stack.enter_async_context(streamable_http_client(expanded.url, http_client=client))
+        else:
+            from .mcp_stdio import process_streams, stop
+
+            proc, server.proc = server.proc, None
+            if proc is None:
+                raise server.spawn_error or OSError("the server's process could not be started")
+            stack.push_async_callback(stop, proc)  # also when the SDK's import or the session fails
+            read, write = await stack.enter_async_context(process_streams(proc))
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        return session
+
+    # ---- calling
+    def call(self, name: str, tool: str, arguments: dict, *, cancel: threading.Event | None = None,
+             timeout: float | None = None) -> dict:
+        """The server's CallToolResult in its wire shape (`content`, `isError`, …); McpCallError otherwise."""
+        server = self._servers.get(name)
+        if server is None:
+            raise McpCallError(f"the MCP server {name!r} is not configured in this session")
+        if server.status.state == "starting":
+            self.wait(cancel=cancel)
+        if server.session is None:
+            state = server.status.state + (f": {server.status.detail}" if server.status.detail else "")
+            raise McpCallError(f"the MCP server {name!r} is not connected ({state}); the user can reconnect it "
+                               "with /mcp")
+        limit = self.call_timeout if timeout is None else timeout
+        future: Future = asyncio.run_coroutine_threadsafe(self._call(server, tool, arguments), _Loop.get())
+        deadline = time.monotonic() + limit
+        while True:
+            try:
+                return future.result(timeout=_POLL_S)
+            except FutureTimeout:
+                pass
+            if cancel is not None and cancel.is_set():
+                future.cancel()
+                raise McpCallError("interrupted by the user (Ctrl+C) before the MCP server answered")
+            if time.monotonic() >= deadline:
+                future.cancel()
+                raise McpCallError(f"the MCP server {name!r} did not answer within {limit:g} s "
+                                   "(EVO_AGENT_MCP_TOOL_TIMEOUT)")
+
+    async def _call(self, server: _Server, tool: str, arguments: dict) -> dict:
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CONNECTION_CLOSED
+
+        session = server.session
+        if session is None:
+            raise McpCallError(f"the MCP server {server.status.name!r} is not connected")
+        try:
+            result = await session.call_tool(tool, arguments)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the connection broke: the server is gone until reconnected
+            if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:  # the server answered with an error
+                raise McpCallError(f"the MCP server {server.status.name!r} refused the call: {exc.message}") from None
+            line = "connection closed" if isinstance(exc, MCPError) else _one_line(exc)
+            await self._lost(server, line)
+            raise McpCallError(f"the MCP server {server.status.name!r} failed during the call ({line}); "
+                               "the user can reconnect it with /mcp") from None
+        return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    async def _lost(self, server: _Server, line: str) -> None:
+        server.session = None
+        if server.stop is not None:
+            server.stop.set()
+        if server.task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(server.task), _STOP_GRACE_S)
+            except BaseException:  # noqa: BLE001 - it is going anyway
+                pass
+        server.status.state = "failed"
+        server.status.detail = f"disconnected: {line}"
+        last = _last_stderr_line(server.stderr)
+        if last:
+            server.status.detail += f" ({last})"
+        self._changed(server)
+
+    # ---- stopping
+    async def _stop_one(self, server: _Server) -> None:
+        if server.stop is not None:
+            server.stop.set()
+        task = server.task
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), _STOP_GRACE_S)
+            except BaseException:  # noqa: BLE001
+                task.cancel()
+
+    def close(self, timeout: float = _STOP_GRACE_S) -> None:
+        """Stop every server (stdin closed, then SIGTERM to its group); bounded by `timeout` seconds."""
+        if not self._started:
+            return
+        loop = _Loop.get()
+
+        async def stop_all() -> None:
+            await asyncio.gather(*(self._stop_one(s) for s in self._servers.values()), return_exceptions=True)
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop_all(), loop).result(timeout=timeout)
+        except Exception:  # noqa: BLE001 - leaving never fails; the reaper ends what is left
+            pass
+
+
+async def _list_tools(session) -> list[dict]:  # noqa: ANN001 - a ClientSession
+    """Every tool of the server, following its pages (at most 50 of them)."""
+    from mcp import types
+
+    tools: list[dict] = []
+    cursor = None
+    for _ in range(50):
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools += [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools]
+        cursor = getattr(page, "next_cursor", None)
+        if not cursor:
+            break
+    return tools
+
+
+def _stderr_file():  # noqa: ANN202 - a binary file
+    """Where a stdio server's stderr goes: a temp file in append mode, so reading its end never moves where the
+    server writes (the two share one file offset)."""
+    import fcntl
+
+    f = tempfile.TemporaryFile("w+b")  # noqa: SIM115 - closed by the connection's exit stack
+    flags = fcntl.fcntl(f.fileno(), fcntl.F_GETFL)
+    fcntl.fcntl(f.fileno(), fcntl.F_SETFL, flags | os.O_APPEND)
+    return f
+
+
+def _last_stderr_line(stream) -> str:  # noqa: ANN001 - a text file or None
+    """The last non-empty line a server wrote to its stderr (why it would not start), at most 200 chars."""
+    if stream is None:
+        return ""
+    try:
+        size = os.fstat(stream.fileno()).st_size
+        data = os.pread(stream.fileno(), 4096, max(0, size - 4096))
+        lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return ""
+    return " ".join(lines[-1].split())[:200] if lines else ""
+
+
+__all__ = ["DEFAULT_CALL_TIMEOUT_S", "DEFAULT_START_TIMEOUT_S", "McpCallError", "McpManager", "ServerStatus",
+           "server_directory", "server_environment", "timeout_from"]

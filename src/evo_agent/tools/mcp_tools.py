@@ -1,0 +1,221 @@
+"""An MCP server's tools as evo-agent tools (SPEC §13): names, definitions, results.
+
+A tool is named `mcp__<server>__<tool>`, both parts cut to the API's alphabet (`[a-zA-Z0-9_-]`, at most
+64 characters), and carries the server's input schema. Its definition (`McpToolDef`) is plain data that a
+session keeps beside its transcript (session.write_tool_defs), so a resumed session offers the very
+same tools — and a call to one whose server is gone, renamed or failing returns an `is_error`
+tool_result saying so, never a crash.
+
+A result becomes ordinary tool_result content: the text parts joined (sized like bash output: head and
+tail kept past 50,000 characters), images the API accepts as image blocks (checked: base64 that decodes to
+a PNG, JPEG, GIF or WebP by its magic numbers, at most MAX_IMAGES), the rest named in a line;
+the server's `isError` is the result's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from ._common import error
+from .base import Tool, ToolContext, ToolResult
+
+PREFIX = "mcp__"
+MAX_NAME = 64
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # base64 characters the API takes per image (about)
+MAX_IMAGES = 20  # a result's images; the API takes at most 100 a request, and history holds more results
+_BAD = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def clean_part(text: str) -> str:
+    """A server's or tool's name in the API's alphabet (every other character becomes `_`)."""
+    return _BAD.sub("_", text) or "_"
+
+
+def server_part(server: str) -> str:
+    """A server's name as its tools' names spell it: never `__` inside, never `_` at its end.
+
+    A rule names a server by what stands between `mcp__` and the next `__` (`mcp__github__*`): a server
+    named `github__evil` (or `github.`, or `github_`) would otherwise have tools those rules cover. The
+    configuration refuses such names (mcp_config.name_problem); this keeps the names unambiguous anyway.
+    """
+    part = re.sub(r"_{2,}", "_", clean_part(server))[: MAX_NAME - 13]
+    return part[:-1] + "-" if part.endswith("_") else part
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>` within the API's 64 characters (the tool's part is cut first)."""
+    return f"{PREFIX}{server_part(server)}__{clean_part(tool)}"[:MAX_NAME]
+
+
+def is_mcp_tool(name: str) -> bool:
+    return name.startswith(PREFIX)
+
+
+@dataclass(frozen=True)
+class McpToolDef:
+    """One MCP tool as a session offers it: the API's definition and where calls go."""
+
+    name: str          # mcp__server__tool, as the model calls it
+    description: str
+    input_schema: dict
+    server: str        # the server's configured name
+    tool: str          # the tool's own name on the server
+    read_only: bool = False  # the server annotates it readOnlyHint
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema,
+                "server": self.server, "tool": self.tool, "read_only": self.read_only}
+
+    @classmethod
+    def from_json(cls, data: dict) -> McpToolDef | None:
+        """A kept definition (a resumed session's mcp_tools.json); None unless its name is the one its
+        (server, tool) gives: rules and approvals judge the name, so `mcp__github__get_issue` must never
+        call `delete_repo`. Its read-only mark is not kept: it comes from the live server's listing."""
+        name, schema = data.get("name"), data.get("input_schema")
+        server, tool = data.get("server"), data.get("tool")
+        if not all(isinstance(v, str) for v in (name, server, tool)) or not isinstance(schema, dict):
+            return None
+        if not tool or name != tool_name(server, tool):
+            return None
+        return cls(name, str(data.get("description") or ""), schema, server, tool)
+
+
+def defs_of_server(server: str, tools: list[dict]) -> list[McpToolDef]:
+    """The definitions of a server's listed tools (MCP wire shape), in its order; duplicates after cleaning dropped."""
+    out, seen = [], set()
+    for tool in tools:
+        raw = tool.get("name")
+        if not isinstance(raw, str) or not raw:
+            continue
+        name = tool_name(server, raw)
+        if name in seen:
+            continue
+        seen.add(name)
+        schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+        schema = {k: v for k, v in schema.items() if k != "title"} or {}
+        schema.setdefault("type", "object")
+        annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+        description = str(tool.get("description") or tool.get("title") or f"The tool {raw} of the MCP server {server}.")
+        out.append(McpToolDef(name, f"[MCP {server}] {description}", schema, server, raw,
+                              annotations.get("readOnlyHint") is True))
+    return out
+
+
+def read_only_listed(tools: list[dict]) -> set[str]:
+    """The tools a server's listing (MCP wire shape) annotates readOnlyHint, by their own names."""
+    out = set()
+    for tool in tools:
+        annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+        if isinstance(tool.get("name"), str) and annotations.get("readOnlyHint") is True:
+            out.add(tool["name"])
+    return out
+
+
+def _sniff(raw: bytes) -> str | None:
+    """The image type the bytes are, by their magic numbers (what the API checks), else None."""
+    if raw.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if raw.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if raw.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _short(text: str) -> str:
+    from evo_agent.safe_text import terminal_safe
+
+    return terminal_safe(text[:60], keep_newlines=False)
+
+
+def _image_block(data: str, mime: str, kept: int) -> tuple[dict | None, str]:
+    """An image block the API will accept, or None and why not.
+
+    A block the API refuses, once in the history, makes every later request of the session (and of its
+    resumes) fail: so the base64 must decode, the bytes must be an image of a type the API takes (by their
+    magic numbers, whatever the server claims), within MAX_IMAGE_BYTES, and at most MAX_IMAGES a result.
+    """
+    import base64
+    import binascii
+
+    if kept >= MAX_IMAGES:
+        return None, f"more than {MAX_IMAGES} images in one result"
+    data = "".join(data.split())
+    if len(data) > MAX_IMAGE_BYTES:
+        return None, f"larger than {MAX_IMAGE_BYTES // (1024 * 1024)} MB"
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None, "not valid base64"
+    sniffed = _sniff(raw)
+    if sniffed is None:
+        return None, "not a PNG, JPEG, GIF or WebP image"
+    return {"type": "image", "source": {"type": "base64", "media_type": sniffed, "data": data}}, ""
+
+
+def result_of(result: dict) -> ToolResult:
+    """An MCP CallToolResult (wire shape) as a ToolResult: text, image blocks, isError."""
+    from .bash import _OutputCapture
+
+    texts: list[str] = []
+    images: list[dict] = []
+    content = result.get("content") if isinstance(result.get("content"), list) else []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "image" and isinstance(part.get("data"), str):
+            mime = str(part.get("mimeType") or "")
+            block, why = _image_block(part["data"], mime, len(images))
+            if block is not None:
+                images.append(block)
+            else:
+                texts.append(f"[an image of type {_short(mime) or 'unknown'} the model cannot be shown was left out: "
+                             f"{why}]")
+        elif kind == "resource" and isinstance(part.get("resource"), dict):
+            resource = part["resource"]
+            if isinstance(resource.get("text"), str):
+                texts.append(resource["text"])
+            else:
+                texts.append(f"[a binary resource was left out: {resource.get('uri', '')}]")
+        elif kind == "resource_link":
+            texts.append(f"[resource: {part.get('uri', '')}]")
+        else:
+            texts.append(f"[a {kind} part was left out]")
+    if not texts and not images and result.get("structuredContent") is not None:
+        texts.append(json.dumps(result["structuredContent"], ensure_ascii=False))
+    capture = _OutputCapture()
+    capture.feed("\n".join(texts).encode("utf-8", "replace"), final=True)
+    text = capture.text()
+    if not text and images:
+        text = f"({len(images)} image{'s' if len(images) > 1 else ''})"
+    return ToolResult(text, is_error=result.get("isError") is True, blocks=images or None)
+
+
+def mcp_tool(definition: McpToolDef, manager) -> Tool:  # noqa: ANN001 - a tools.mcp_client.McpManager or None
+    """The Tool that calls `definition` on its server through `manager` (None: no server is configured now)."""
+
+    def run(tool_input: dict, ctx: ToolContext) -> ToolResult:
+        if manager is None or definition.server not in manager.names:
+            return error(f"the MCP server {definition.server!r} of {definition.name} is not configured any more "
+                         "(it was when this session started); nothing was run")
+        from .mcp_client import McpCallError
+
+        try:
+            answer = manager.call(definition.server, definition.tool, tool_input, cancel=ctx.cancel)
+        except McpCallError as exc:
+            return error(f"{definition.name}: {exc}")
+        return result_of(answer)
+
+    return Tool(definition.name, definition.description, definition.input_schema, run)
+
+
+__all__ = ["IMAGE_TYPES", "McpToolDef", "PREFIX", "clean_part", "defs_of_server", "is_mcp_tool", "mcp_tool",
+           "read_only_listed", "result_of", "server_part", "tool_name"]
