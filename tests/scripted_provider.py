@@ -19,7 +19,15 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from evo_agent.providers import ModelResponse
+from evo_agent.providers import (
+    ModelResponse,
+    Retrying,
+    StreamCallbacks,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolNamed,
+)
 from tests.api_rules import InvalidConversation
 from tests.fake_model_server import validate_request
 
@@ -64,10 +72,10 @@ class ScriptedProvider:
             item = item(messages, cancel)
         if isinstance(item, BaseException):
             raise item
-        if callbacks and callbacks.on_text:
+        if callbacks:
             for block in item.message["content"]:
                 if block.get("type") == "text":
-                    callbacks.on_text(block["text"])
+                    callbacks.emit(TextDelta(block["text"]))
         return item
 
     def _next(self, call_number: int) -> Any:
@@ -92,3 +100,22 @@ def reply(*blocks: Any, input_tokens: int = 100, output_tokens: int = 7, cache_r
 def use(name: str, tool_input: dict, tid: str) -> dict:
     """A tool_use block."""
     return {"type": "tool_use", "id": tid, "name": name, "input": tool_input}
+
+
+def sink(*, text: list | Any = None, thinking: list | Any = None, named: list | Any = None,
+         retries: list | Any = None) -> StreamCallbacks:
+    """StreamCallbacks that sort a provider's events: each kind's payload to its own `append`
+    (text and thinking as str, a named tool as (tool_id, name), a retry as its line)."""
+
+    def on_event(event: StreamEvent) -> None:
+        match event:
+            case TextDelta(text=value) if text is not None:
+                text(value)
+            case ThinkingDelta(text=value) if thinking is not None:
+                thinking(value)
+            case ToolNamed(tool_id=tool_id, name=name) if named is not None:
+                named((tool_id, name))
+            case Retrying(text=value) if retries is not None:
+                retries(value)
+
+    return StreamCallbacks(on_event=on_event)

@@ -6,10 +6,11 @@ import socket
 
 import pytest
 
-from evo_agent.providers import ProviderError, StreamCallbacks
+from evo_agent.providers import ProviderError
 from evo_agent.providers.anthropic_provider import AnthropicProvider
 from evo_agent.providers.anthropic_stream import block_to_param
 from tests.fake_model_server import error, redacted_thinking, reply, text, thinking, tool_use
+from tests.scripted_provider import sink
 
 TOOLS = [{"name": "bash", "description": "run a command", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
 HELLO = [{"role": "user", "content": "hello"}]
@@ -29,7 +30,7 @@ def test_streamed_text_arrives_in_pieces_and_matches_the_final_message(model_ser
     model_server.script(text("The quick brown fox jumps over the lazy dog."))
     pieces = []
     response = provider(model_server).complete(
-        system="be brief", messages=HELLO, tools=TOOLS, callbacks=StreamCallbacks(on_text=pieces.append)
+        system="be brief", messages=HELLO, tools=TOOLS, callbacks=sink(text=pieces.append)
     )
     assert len(pieces) >= 2
     assert "".join(pieces) == "The quick brown fox jumps over the lazy dog."
@@ -64,7 +65,7 @@ def test_tool_use_thinking_and_usage_round_trip(model_server):
         system="s",
         messages=HELLO,
         tools=TOOLS,
-        callbacks=StreamCallbacks(on_thinking=thoughts.append, on_tool_use_start=lambda i, n: started.append((i, n))),
+        callbacks=sink(thinking=thoughts.append, named=started.append),
     )
     assert response.message["content"] == [
         {"type": "thinking", "thinking": "I should list the directory.", "signature": "SIGNATURE-xyz"},
@@ -94,7 +95,7 @@ def test_overloaded_then_success_is_retried_and_each_retry_is_a_notice(model_ser
     model_server.script(error(529, "overloaded_error"), error(429, "rate_limit_error"), text("finally"))
     notices = []
     response = provider(model_server).complete(system="", messages=HELLO, tools=[],
-                                               callbacks=StreamCallbacks(on_retry=notices.append))
+                                               callbacks=sink(retries=notices.append))
     assert response.message["content"] == [{"type": "text", "text": "finally"}]
     assert len(model_server.requests) == 3
     assert notices == [  # the fake asks for a 10 ms wait (retry-after-ms)

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from evo_agent.providers import ModelResponse, ProviderCancelled, StreamCallbacks
+from evo_agent.providers import ModelResponse, ProviderCancelled
 from evo_agent.providers.anthropic_provider import AnthropicProvider
 from evo_agent.providers.anthropic_stream import MessageAssembler
 from evo_agent.providers.base import CONTEXT_FULL, END_TURN, INVALID_ARGUMENTS_KEY, MAX_TOKENS, REFUSAL, TOOL_USE
@@ -22,6 +22,7 @@ from evo_agent.providers.openai_provider import OpenAIProvider
 from tests import fake_model_server as anthropic_api
 from tests import fake_openai_server as openai_api
 from tests.helpers import wait_for
+from tests.scripted_provider import sink
 
 TOOLS = [{"name": "bash", "description": "run a command",
           "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}]
@@ -167,7 +168,7 @@ def test_a_tool_is_announced_while_its_input_is_still_streaming(api):
 
     def call() -> None:
         try:
-            ask(api, callbacks=StreamCallbacks(on_tool_use_start=lambda *named: started.append(named)),
+            ask(api, callbacks=sink(named=started.append),
                 cancel=cancel)
         except BaseException as exc:  # looked at below
             outcome.append(exc)
@@ -188,7 +189,7 @@ def test_a_tool_is_announced_while_its_input_is_still_streaming(api):
 def test_the_announced_id_is_the_id_of_the_finished_call(api):
     api.server.script(api.tool(LONG_COMMAND))
     started: list[tuple[str, str]] = []
-    response = ask(api, callbacks=StreamCallbacks(on_tool_use_start=lambda *named: started.append(named)))
+    response = ask(api, callbacks=sink(named=started.append))
     block = response.message["content"][-1]
     assert started == [(block["id"], "bash")] and block["input"] == LONG_COMMAND
 
@@ -228,7 +229,7 @@ def test_cancel_while_the_server_hangs_mid_answer_returns_at_once(api):
 
     def call() -> None:
         try:
-            ask(api, callbacks=StreamCallbacks(on_text=pieces.append), cancel=cancel)
+            ask(api, callbacks=sink(text=pieces.append), cancel=cancel)
         except BaseException as exc:  # looked at below
             outcome.append(exc)
 
@@ -258,4 +259,4 @@ def test_a_failing_callback_propagates(api):
         raise RuntimeError("ui broke")
 
     with pytest.raises(RuntimeError, match="ui broke"):
-        ask(api, callbacks=StreamCallbacks(on_text=boom))
+        ask(api, callbacks=sink(text=boom))

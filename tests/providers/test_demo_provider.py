@@ -8,9 +8,10 @@ import threading
 
 import pytest
 
-from evo_agent.providers import ProviderCancelled, StreamCallbacks
+from evo_agent.providers import ProviderCancelled
 from evo_agent.providers.demo_provider import DEMO_LABEL, DemoProvider
 from tests.fake_model_server import validate_request
+from tests.scripted_provider import sink
 
 TOOL_NAMES = ["bash", "read_file", "write_file", "edit_file", "glob", "grep", "task", "compact"]
 TOOLS = [{"name": n, "description": n, "input_schema": {"type": "object", "properties": {}}} for n in TOOL_NAMES]
@@ -111,7 +112,7 @@ def test_token_counts_and_streaming_callbacks():
         system="",
         messages=messages,
         tools=TOOLS,
-        callbacks=StreamCallbacks(on_text=pieces.append, on_tool_use_start=lambda i, n: started.append((i, n))),
+        callbacks=sink(text=pieces.append, named=started.append),
     )
     assert len(pieces) >= 2 and "".join(pieces) == text_of(response)
     (use,) = [b for b in response.message["content"] if b["type"] == "tool_use"]

@@ -6,11 +6,12 @@ import socket
 
 import pytest
 
-from evo_agent.providers import ProviderError, StreamCallbacks
+from evo_agent.providers import ProviderError
 from evo_agent.providers.anthropic_provider import MAX_REQUEST_BYTES, AnthropicProvider
 from evo_agent.providers.openai_provider import OpenAIProvider
 from tests import fake_model_server as anthropic_api
 from tests import fake_openai_server as openai_api
+from tests.scripted_provider import sink
 
 HELLO = [{"role": "user", "content": "hello"}]
 
@@ -73,7 +74,7 @@ def test_each_retry_is_a_notice_naming_the_wait_and_the_attempt(openai_server):
     openai_server.script(openai_api.error(503), openai_api.error(429), "fine")
     notices = []
     OpenAIProvider("m", api_key="k", base_url=openai_server.base_url).complete(
-        system="", messages=HELLO, tools=[], callbacks=StreamCallbacks(on_retry=notices.append))
+        system="", messages=HELLO, tools=[], callbacks=sink(retries=notices.append))
     assert notices == ["OpenAI-compatible API error 503, retrying in 10 ms, attempt 2 of 5",
                        "OpenAI-compatible API rate limit reached (429), retrying in 10 ms, attempt 3 of 5"]
 
@@ -82,7 +83,7 @@ def test_without_a_retry_after_header_the_wait_is_an_exponential_backoff(model_s
     model_server.script(anthropic_api.error(529, retry_after_ms=None), "ok")
     notices = []
     AnthropicProvider("m", api_key="k", base_url=model_server.base_url).complete(
-        system="", messages=HELLO, tools=[], callbacks=StreamCallbacks(on_retry=notices.append))
+        system="", messages=HELLO, tools=[], callbacks=sink(retries=notices.append))
     (notice,) = notices
     waited = int(notice.split("retrying in ")[1].split(" ms")[0])
     assert 375 <= waited <= 500 and notice.endswith(", attempt 2 of 5")  # 0.5 s less up to 25% jitter

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from evo_agent.providers import ProviderError, StreamCallbacks
+from evo_agent.providers import ProviderError
 from evo_agent.providers.base import INVALID_ARGUMENTS_KEY
 from evo_agent.providers.openai_provider import MISSING_KEY_MESSAGE, NO_KEY_PLACEHOLDER, OpenAIProvider
 from tests.api_rules import check_request
@@ -20,6 +20,7 @@ from tests.fake_openai_server import (
     tool_call,
     truncated,
 )
+from tests.scripted_provider import sink
 
 TOOLS = [
     {
@@ -47,7 +48,7 @@ def test_streamed_text_arrives_in_pieces(openai_server):
     openai_server.script(text("The quick brown fox jumps over the lazy dog."))
     pieces = []
     response = provider(openai_server).complete(
-        system="be brief", messages=HELLO, tools=TOOLS, callbacks=StreamCallbacks(on_text=pieces.append)
+        system="be brief", messages=HELLO, tools=TOOLS, callbacks=sink(text=pieces.append)
     )
     assert len(pieces) >= 2 and "".join(pieces) == "The quick brown fox jumps over the lazy dog."
     assert response.message == {"role": "assistant", "content": [{"type": "text", "text": "".join(pieces)}]}
@@ -97,7 +98,7 @@ def test_tool_calls_chunked_parallel_and_interleaved(openai_server):
     started = []
     p = provider(openai_server)
     r = p.complete(
-        system="s", messages=HELLO, tools=TOOLS, callbacks=StreamCallbacks(on_tool_use_start=lambda i, n: started.append((i, n)))
+        system="s", messages=HELLO, tools=TOOLS, callbacks=sink(named=started.append)
     )
     assert r.message["content"] == [
         {"type": "text", "text": "Let me look."},
@@ -190,7 +191,7 @@ def test_reasoning_is_shown_but_not_stored(openai_server):
     openai_server.script(reply(reasoning("I should greet."), "  \n", "Hello!"))
     thoughts, pieces = [], []
     r = provider(openai_server).complete(
-        system="", messages=HELLO, tools=[], callbacks=StreamCallbacks(on_text=pieces.append, on_thinking=thoughts.append)
+        system="", messages=HELLO, tools=[], callbacks=sink(text=pieces.append, thinking=thoughts.append)
     )
     assert "".join(thoughts) == "I should greet."
     assert r.message["content"] == [{"type": "text", "text": "  \nHello!"}]
@@ -208,7 +209,7 @@ def test_plain_json_completion_without_streaming(openai_server):
     )
     pieces = []
     p = provider(openai_server, stream=False)
-    r = p.complete(system="", messages=HELLO, tools=TOOLS, callbacks=StreamCallbacks(on_text=pieces.append))
+    r = p.complete(system="", messages=HELLO, tools=TOOLS, callbacks=sink(text=pieces.append))
     sent = openai_server.requests[0]
     assert "stream" not in sent and "stream_options" not in sent
     assert pieces == ["checking"] and r.stop_reason == "tool_use" and (r.input_tokens, r.output_tokens) == (9, 3)
@@ -222,7 +223,7 @@ def test_server_error_then_success_is_retried(openai_server):
     started = time.monotonic()
     retries: list[str] = []
     r = provider(openai_server).complete(system="", messages=HELLO, tools=[],
-                                         callbacks=StreamCallbacks(on_retry=retries.append))
+                                         callbacks=sink(retries=retries.append))
     assert r.message["content"] == [{"type": "text", "text": "finally"}]
     assert len(openai_server.requests) == 4 and time.monotonic() - started < 5
     assert [r.split(", retrying")[0] for r in retries] == [
@@ -284,7 +285,7 @@ def test_error_in_the_middle_of_the_stream_is_one_line(openai_server):
     pieces = []
     with pytest.raises(ProviderError) as info:
         provider(openai_server, max_retries=0).complete(
-            system="", messages=HELLO, tools=[], callbacks=StreamCallbacks(on_text=pieces.append)
+            system="", messages=HELLO, tools=[], callbacks=sink(text=pieces.append)
         )
     assert str(info.value) == f"OpenAI-compatible API error (server_error) at {openai_server.base_url}: the model crashed"
     assert pieces == ["Partial"]

@@ -23,6 +23,7 @@ from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
 
+from evo_agent.agent.events import Retrying, TextDelta, ThinkingDelta, ToolFinished, ToolStarted
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 from evo_agent.ui.app import AgentApp
 from evo_agent.ui.bridge import AgentLike
@@ -94,7 +95,7 @@ def test_fake_agent_matches_protocol(tmp_path):
 
 
 async def test_enter_sends_and_the_answer_is_printed_above_the_prompt(tmp_path):
-    agent = FakeAgent(tmp_path, script=[("on_text", ("Line one\nline two\n",)), ("on_text", ("**done**",))])
+    agent = FakeAgent(tmp_path, script=[TextDelta("Line one\nline two\n"), TextDelta("**done**")])
     async with running(agent) as run:
         run.type("hello" + ENTER)
         await run.until(lambda: agent.turns == ["hello"] and not run.app.running)
@@ -141,7 +142,7 @@ async def test_ctrl_c_twice_quits_with_130(tmp_path):
 
 
 async def test_esc_interrupts_the_running_turn_and_says_so(tmp_path):
-    agent = FakeAgent(tmp_path, script=[("on_tool_start", ("t1", "bash", {"command": "sleep 30"}))], block=True)
+    agent = FakeAgent(tmp_path, script=[ToolStarted("t1", "bash", {"command": "sleep 30"})], block=True)
     async with running(agent) as run:
         run.type("wait" + ENTER)
         await run.until(lambda: "bash(sleep 30)" in run.status())
@@ -219,7 +220,7 @@ async def test_resume_with_an_id_shows_the_restored_conversation(tmp_path):
 async def test_approval_answers_come_from_the_menu_with_a_reason_a_shortcut_and_esc(tmp_path):
     edit = ApprovalRequest("edit_file", "edit README.md", "--- a\n+++ b\n-old\n+new", reason="may write files",
                            rule="Edit(README.md)")
-    agent = FakeAgent(tmp_path, script=[("on_approval", (edit,))] * 4)
+    agent = FakeAgent(tmp_path, script=[edit] * 4)
     async with running(agent) as run:
         run.type("go" + ENTER)
         await run.until(lambda: run.app._approval is not None)
@@ -250,7 +251,7 @@ async def test_approval_answers_come_from_the_menu_with_a_reason_a_shortcut_and_
 async def test_typing_during_a_question_never_answers_it_and_stays_in_the_prompt(tmp_path):
     """SPEC §9: "please stop" once answered p (always, in this project); now it is text in the prompt box."""
     request = ApprovalRequest("bash", "run: rm -rf build", rule="Bash(rm -rf build)")
-    agent = FakeAgent(tmp_path, script=[("on_approval", (request,))])
+    agent = FakeAgent(tmp_path, script=[request])
     async with running(agent) as run:
         run.type("go" + ENTER)
         await run.until(lambda: run.app._approval is not None)
@@ -271,7 +272,7 @@ async def test_typing_during_a_question_never_answers_it_and_stays_in_the_prompt
 async def test_a_long_command_shows_what_fits_says_what_is_hidden_and_yes_waits_for_ctrl_o(tmp_path):
     command = "\n".join(f"echo step {i:03d}" for i in range(1, 200)) + "\ntouch LAST-LINE-200"
     request = ApprovalRequest("bash", "run: echo step 001 …", command, rule="")
-    agent = FakeAgent(tmp_path, script=[("on_approval", (request,))])
+    agent = FakeAgent(tmp_path, script=[request])
     async with running(agent, rows=24) as run:
         run.type("go" + ENTER)
         await run.until(lambda: run.app._approval is not None)
@@ -307,7 +308,7 @@ async def test_a_yes_no_question_uses_the_same_menu(tmp_path):
 
 async def test_leaving_while_an_approval_waits_answers_no(tmp_path):
     request = ApprovalRequest("bash", "run: rm -rf build")
-    agent = FakeAgent(tmp_path, script=[("on_approval", (request,))])
+    agent = FakeAgent(tmp_path, script=[request])
     async with running(agent) as run:
         run.type("go" + ENTER)
         await run.until(lambda: run.app._approval is not None)
@@ -318,14 +319,14 @@ async def test_leaving_while_an_approval_waits_answers_no(tmp_path):
 
 async def test_tools_nested_subagent_calls_retry_notices_and_errors(tmp_path):
     agent = FakeAgent(tmp_path, script=[
-        ("on_thinking", ("let me think",)),
-        ("on_tool_start", ("t1", "task", {"description": "find the bug", "prompt": "..."})),
-        ("on_nested_tool_start", ("t1", "n1", "grep", {"pattern": "def main", "path": "src"})),
-        ("on_nested_tool_end", ("t1", "n1", "src/a.py:1:def main", False, 0.1)),
-        ("on_tool_end", ("t1", "The bug is in a.py", False, 1.0)),
-        ("on_tool_start", ("t2", "read_file", {"path": "nope"})),
-        ("on_tool_end", ("t2", "no such file: nope", True, 0.0)),
-        ("on_notice", ("API overloaded (529), retrying in 4 s, attempt 2 of 5",)),
+        ThinkingDelta("let me think"),
+        ToolStarted("t1", "task", {"description": "find the bug", "prompt": "..."}),
+        ToolStarted("n1", "grep", {"pattern": "def main", "path": "src"}, depth=1, parent_id="t1"),
+        ToolFinished("n1", "src/a.py:1:def main", False, 0.1, depth=1, parent_id="t1"),
+        ToolFinished("t1", "The bug is in a.py", False, 1.0),
+        ToolStarted("t2", "read_file", {"path": "nope"}),
+        ToolFinished("t2", "no such file: nope", True, 0.0),
+        Retrying("API overloaded (529), retrying in 4 s, attempt 2 of 5"),
     ], gate=threading.Event())
     async with running(agent) as run:
         run.type("go" + ENTER)
@@ -367,11 +368,11 @@ async def test_prompt_history_is_kept_per_project_private_and_redacted(tmp_path,
 
 async def test_a_long_answer_leaves_the_prompt_in_a_small_live_region(tmp_path):
     lines = "".join(f"line {i}\n" for i in range(1, 81))
-    agent = FakeAgent(tmp_path, script=[("on_text", (lines[: len(lines) // 2],)), ("on_text", (lines[len(lines) // 2:],))],
+    agent = FakeAgent(tmp_path, script=[TextDelta(lines[: len(lines) // 2]), TextDelta(lines[len(lines) // 2:])],
                       gate=threading.Event())
     async with running(agent, rows=15, columns=60) as run:
         run.type("long" + ENTER)
-        await run.until(lambda: "line 80" in run.app.stream.tail)  # one paragraph: live until it ends
+        await run.until(lambda: "line 80" in run.app.view.stream.tail)  # one paragraph: live until it ends
         live = "".join(text for _, text in run.app._tail_text()).splitlines()
         assert len(live) <= run.app._max_tail_rows() and live[-1] == "line 80"  # its newest lines show
         agent.gate.set()
@@ -445,7 +446,7 @@ def test_no_typed_text_ever_answers_a_question(typed):
 
     async def scenario() -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            agent = FakeAgent(Path(tmp), script=[("on_approval", (request,))])
+            agent = FakeAgent(Path(tmp), script=[request])
             async with running(agent) as run:
                 run.type("go" + ENTER)
                 await run.until(lambda: run.app._approval is not None)
@@ -462,10 +463,10 @@ def test_no_typed_text_ever_answers_a_question(typed):
 async def test_ctrl_o_expands_the_result_that_says_so_whole_even_after_its_subagent_ended(tmp_path):
     long_output = "\n".join(f"nested line {i}" for i in range(1, 3001))
     agent = FakeAgent(tmp_path, script=[
-        ("on_tool_start", ("t1", "task", {"description": "look", "prompt": "look around"})),
-        ("on_nested_tool_start", ("t1", "n1", "bash", {"command": "seq 3000"})),
-        ("on_nested_tool_end", ("t1", "n1", long_output, False, 0.1)),
-        ("on_tool_end", ("t1", "Looked around.", False, 1.0)),
+        ToolStarted("t1", "task", {"description": "look", "prompt": "look around"}),
+        ToolStarted("n1", "bash", {"command": "seq 3000"}, depth=1, parent_id="t1"),
+        ToolFinished("n1", long_output, False, 0.1, depth=1, parent_id="t1"),
+        ToolFinished("t1", "Looked around.", False, 1.0),
     ])
     async with running(agent, rows=24) as run:
         run.type("go" + ENTER)

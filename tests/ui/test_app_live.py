@@ -44,7 +44,7 @@ async def test_esc_while_the_model_streams_interrupts_and_the_session_stays_vali
     async with running(agent) as run:
         run.type("take your time" + ENTER)
         await run.until(model_server.hanging.is_set, timeout=15)
-        await run.until(lambda: "Working on it" in run.app.stream.tail)  # the streamed start is live
+        await run.until(lambda: "Working on it" in run.app.view.stream.tail)  # the streamed start is live
         run.type(ESC)
         await run.until(lambda: not run.app.running, timeout=15)
         assert "Interrupted by user" in run.printed and "never shown" not in run.printed

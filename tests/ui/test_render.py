@@ -151,12 +151,12 @@ def test_a_long_history_shows_its_tail_and_counts_the_rest():
 
 def _streamed(chunks: list[str]) -> str:
     """What the app prints for an answer arriving in `chunks`: each finished piece as it comes, then the rest."""
-    from evo_agent.ui.app import _answer_parts
+    from evo_agent.ui.turn_view import answer_parts
 
     stream, parts = MarkdownStream(), []
     for chunk in chunks:
-        parts += _answer_parts(stream.feed(chunk))
-    parts += _answer_parts(stream.finish())
+        parts += answer_parts(stream.feed(chunk))
+    parts += answer_parts(stream.finish())
     return shown(*parts)
 
 
@@ -182,7 +182,7 @@ def test_a_fence_inside_a_longer_fence_is_one_block():
 
 
 def test_a_long_line_shows_its_newest_words_in_the_live_region():
-    from evo_agent.ui.app import wrapped_tail
+    from evo_agent.ui.turn_view import wrapped_tail
 
     line = " ".join(f"w{i}" for i in range(200))
     rows = wrapped_tail(line, 40, 3)

@@ -36,7 +36,7 @@ it runs is compaction_state.py's business (`/compact`, the `compact` tool, the
 size threshold), the summary's text compaction.py's. Requests are built by
 `request_messages()`, a pure view of the history (micro-compaction), never a
 change to it. Tokens and dollars are counted in usage.py; what the loop calls
-on its front end (text deltas, tools, notices, approvals) is callbacks.py.
+on its front end is events.py (text deltas, tools, notices) and callbacks.py (`on_event`, approvals).
 
 Subagents (subagents.py): `task` calls run a child Agent recorded in a
 sidechain file; several task calls of one response run in parallel threads.
@@ -92,6 +92,7 @@ from .compaction_state import (
     request_summary,
     summary_of,
 )
+from .events import ToolFinished, ToolStarted
 from .instructions import Instructions, InstructionsWatch, begin_instructions, work_dir
 from .memory_context import MemoryContext
 from .permissions import INTERNAL_TOOLS, GateResult, PermissionGate, Policy
@@ -664,7 +665,7 @@ class Agent:
     ) -> TurnResult:
         """Run one user turn until the model stops asking for tools (or the turn is cancelled).
 
-        `callbacks` may have any of the methods of `callbacks.TurnCallbacks` (and `on_approval`).
+        `callbacks` may have `on_event` (callbacks.TurnCallbacks) and `on_approval`; either may be missing.
         `prompt_id` is for a subagent, whose records belong to its parent's turn.
         Raises ProviderError when the model cannot be reached or refuses.
         """
@@ -674,7 +675,7 @@ class Agent:
         cancel = cancel if cancel is not None else threading.Event()
         with self._lock:
             inherit = callbacks is None and self._inherited_front is not None
-            self.front_end = self._inherited_front if inherit else FrontEnd(cb.asker, cb.notice)
+            self.front_end = self._inherited_front if inherit else FrontEnd(cb.asker, cb.emit)
             self.recorder.prompt_id = prompt_id or str(uuid.uuid4())
             self.turn_callbacks = callbacks
             self.compaction.start_turn()
@@ -699,8 +700,7 @@ class Agent:
     def _loop(self, cb: SafeCallbacks, cancel: threading.Event) -> TurnResult:
         """Model call, its tools, their results; again until the model asks for no tool."""
         calls, last_text = 0, ""
-        stream = StreamCallbacks(on_text=cb.text, on_thinking=cb.thinking, on_tool_use_start=cb.tool_named,
-                                 on_retry=cb.notice)
+        stream = StreamCallbacks(on_event=cb.emit)  # the provider's deltas and retries go on as they are
         while True:
             stop = self._stop_before_call(calls, cb, cancel)
             if stop is not None:
@@ -789,7 +789,7 @@ class Agent:
         tool_id, name = block.get("id", ""), block.get("name", "")
         tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
         if cancel.is_set():
-            cb.tool_end(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0)
+            cb.emit(ToolFinished(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0))
             return tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, is_error=True)
         ctx = ToolContext(project_dir=self.project_dir, cancel=cancel, tool_use_id=tool_id,
                           file_history=self.file_history, sandbox=self.sandbox, cwd=self.cwd)
@@ -797,13 +797,13 @@ class Agent:
         if refusal is None:
             refusal, plan = self._gate(tool_id, name, tool_input, cancel, ctx)
         ctx.read_only = plan
-        cb.tool_start(tool_id, name, tool_input)
+        cb.emit(ToolStarted(tool_id, name, tool_input))
         started = time.monotonic()
         if refusal is not None:
             result = refusal
         else:
             result = run_tool(self.tools, name, tool_input, ctx)
-        cb.tool_end(tool_id, result.content, result.is_error, time.monotonic() - started)
+        cb.emit(ToolFinished(tool_id, result.content, result.is_error, time.monotonic() - started))
         return _result_block(tool_id, result)
 
     def _precheck(self, name: str, tool_input: dict, ctx: ToolContext) -> ToolResult | None:

@@ -11,10 +11,14 @@ tool_result; a child that fails or is interrupted still gets its
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from evo_agent.providers import ProviderError
 from evo_agent.tools import Tool, ToolContext, ToolResult
+
+from .callbacks import SafeCallbacks
+from .events import Notice, Retrying, TextDelta, ThinkingDelta, ToolFinished, ToolNamed, ToolStarted, TurnEvent
 
 if TYPE_CHECKING:
     from .callbacks import TurnCallbacks
@@ -78,30 +82,27 @@ def run_subagent(parent: Agent, tool_input: dict, ctx: ToolContext) -> ToolResul
 
 
 class NestedCallbacks:
-    """A subagent's callbacks: its tool calls reach the parent's front end, nested under the task call.
+    """A subagent's front end: its events reach the parent's, its tool calls nested under the task call.
 
-    The front end may offer `on_nested_tool_start(parent_id, tool_id, name, input)` and
-    `on_nested_tool_end(parent_id, tool_id, text, is_error, duration)` (the app shows them indented);
-    notices (retries) go up as they are, and so does `on_approval` when the front end has it. The
-    child's streamed text is not shown: its final answer is the task's result.
+    A tool started or finished goes up one level deeper (`depth` + 1) under `parent_id`, the task
+    call's id; notices and retries go up as they are, and so does `on_approval` when the front end
+    has it. The child's streamed text, thinking and named tools are not shown: its final answer is
+    the task's result.
     """
 
     def __init__(self, parent: TurnCallbacks, parent_tool_id: str) -> None:
         self._parent = parent
+        self._up = SafeCallbacks(parent)
         self._parent_tool_id = parent_tool_id
 
-    def _forward(self, name: str, *args: Any) -> Any:
-        fn = getattr(self._parent, name, None)
-        return fn(*args) if fn is not None else None
-
-    def on_tool_start(self, tool_id: str, name: str, tool_input: dict) -> None:
-        self._forward("on_nested_tool_start", self._parent_tool_id, tool_id, name, tool_input)
-
-    def on_tool_end(self, tool_id: str, text: str, is_error: bool, duration: float) -> None:
-        self._forward("on_nested_tool_end", self._parent_tool_id, tool_id, text, is_error, duration)
-
-    def on_notice(self, text: str) -> None:
-        self._forward("on_notice", text)
+    def on_event(self, event: TurnEvent) -> None:
+        match event:
+            case ToolStarted() | ToolFinished():
+                self._up.emit(replace(event, depth=event.depth + 1, parent_id=event.parent_id or self._parent_tool_id))
+            case Notice() | Retrying():
+                self._up.emit(event)
+            case TextDelta() | ThinkingDelta() | ToolNamed():
+                pass
 
     def __getattr__(self, name: str) -> Any:
         if name == "on_approval" and self._parent is not None:

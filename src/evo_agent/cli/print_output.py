@@ -19,6 +19,16 @@ import json
 import time
 from typing import Any
 
+from evo_agent.agent.events import (
+    Notice,
+    Retrying,
+    TextDelta,
+    ThinkingDelta,
+    ToolFinished,
+    ToolNamed,
+    ToolStarted,
+    TurnEvent,
+)
 from evo_agent.safe_text import terminal_safe
 
 from .help_text import OUTPUT_FORMATS  # noqa: F401 - the parser reads it from help_text (no agent import)
@@ -71,25 +81,24 @@ class StreamJsonCallbacks:
     def emit(self, event: dict) -> None:
         self.console.write(_line(event) + "\n")
 
-    def on_text(self, text: str) -> None:
-        self.emit({"type": "stream_event", "session_id": self.agent.session_id,
-                   "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": text}}})
-
-    def on_thinking(self, text: str) -> None:
-        pass
-
-    def on_tool_start(self, tool_id: str, name: str, tool_input: dict) -> None:
-        block = {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
-        self.emit({"type": "assistant", "session_id": self.agent.session_id,
-                   "message": {"role": "assistant", "content": [block]}})
-
-    def on_tool_end(self, tool_id: str, text: str, is_error: bool, duration: float) -> None:
-        block = {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": bool(is_error)}
-        self.emit({"type": "user", "session_id": self.agent.session_id,
-                   "message": {"role": "user", "content": [block]}})
-
-    def on_notice(self, text: str) -> None:
-        self.console.error(terminal_safe(text))  # a notice may quote the model (a subagent's name, a command)
+    def on_event(self, event: TurnEvent) -> None:
+        match event:
+            case TextDelta(text=text):
+                self.emit({"type": "stream_event", "session_id": self.agent.session_id,
+                           "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": text}}})
+            case ToolStarted(depth=0):
+                block = {"type": "tool_use", "id": event.tool_id, "name": event.name, "input": dict(event.input)}
+                self.emit({"type": "assistant", "session_id": self.agent.session_id,
+                           "message": {"role": "assistant", "content": [block]}})
+            case ToolFinished(depth=0):
+                block = {"type": "tool_result", "tool_use_id": event.tool_id, "content": event.text,
+                         "is_error": bool(event.is_error)}
+                self.emit({"type": "user", "session_id": self.agent.session_id,
+                           "message": {"role": "user", "content": [block]}})
+            case Notice(text=text) | Retrying(text=text):
+                notice_line(self.console, text)
+            case ThinkingDelta() | ToolNamed() | ToolStarted() | ToolFinished():
+                pass  # the stream holds the turn's own calls; thinking is not part of it
 
 
 class QuietCallbacks:
@@ -98,8 +107,17 @@ class QuietCallbacks:
     def __init__(self, console: Console) -> None:
         self.console = console
 
-    def on_notice(self, text: str) -> None:
-        self.console.error(terminal_safe(text))  # a notice may quote the model (a subagent's name, a command)
+    def on_event(self, event: TurnEvent) -> None:
+        match event:
+            case Notice(text=text) | Retrying(text=text):
+                notice_line(self.console, text)
+            case TextDelta() | ThinkingDelta() | ToolNamed() | ToolStarted() | ToolFinished():
+                pass
+
+
+def notice_line(console: Console, text: str) -> None:
+    """A notice on stderr, made safe: it may quote the model (a subagent's name, a command)."""
+    console.error(terminal_safe(text))
 
 
 class PrintOutput:

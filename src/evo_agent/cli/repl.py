@@ -13,7 +13,17 @@ from typing import Any
 from evo_agent import __version__
 from evo_agent.agent import Agent
 from evo_agent.agent.callbacks import resumed_line, started_line
-from evo_agent.agent.instructions import Instructions, init_prompt, welcome_text
+from evo_agent.agent.events import (
+    Notice,
+    Retrying,
+    TextDelta,
+    ThinkingDelta,
+    ToolFinished,
+    ToolNamed,
+    ToolStarted,
+    TurnEvent,
+)
+from evo_agent.agent.instructions import init_prompt, welcome_text
 from evo_agent.agent.memory_context import remember_line
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore, one_line
@@ -71,20 +81,27 @@ class ConsoleCallbacks:
         except (AttributeError, ValueError, OSError):
             self._to_terminal = False
 
-    def on_text(self, text: str) -> None:
-        # Character by character, so a sequence split across two chunks is made harmless all the same.
-        self.console.write(terminal_safe(text) if self._to_terminal else text)
+    def on_event(self, event: TurnEvent) -> None:
+        match event:
+            case TextDelta(text=text):
+                # Character by character, so a sequence split across two chunks is made harmless all the same.
+                self.console.write(terminal_safe(text) if self._to_terminal else text)
+            case ToolStarted(depth=0):
+                self._tool_started(event.tool_id, event.name, dict(event.input))
+            case ToolFinished(depth=0):
+                self._tool_finished(event.tool_id, event.text, event.is_error)
+            case Notice(text=text) | Retrying(text=text):
+                self.console.line(terminal_safe(text))
+            case ThinkingDelta() | ToolNamed() | ToolStarted() | ToolFinished():
+                pass  # no thinking, no pending line, no subagent's calls in the REPL
 
-    def on_thinking(self, text: str) -> None:
-        pass
-
-    def on_tool_start(self, tool_id: str, name: str, tool_input: dict) -> None:
+    def _tool_started(self, tool_id: str, name: str, tool_input: dict) -> None:
         label = f"{terminal_safe(name, keep_newlines=False)}({_summary(tool_input)})"
         self._labels[tool_id] = label
         self._last_started = tool_id
         self.console.line(f"⏺ {label}")
 
-    def on_tool_end(self, tool_id: str, text: str, is_error: bool, duration: float) -> None:
+    def _tool_finished(self, tool_id: str, text: str, is_error: bool) -> None:
         lines = [line for line in (text or "").splitlines() if line.strip()]
         first = _tool_line(lines[0]) if lines else "(no output)"
         more = f" … (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
@@ -92,9 +109,6 @@ class ConsoleCallbacks:
         owner = f"{label}: " if label and tool_id != self._last_started else ""
         self._last_started = ""  # whatever ends next is no longer right below its call
         self.console.line(f"  ⎿ {owner}{'error: ' if is_error else ''}{first}{more}")
-
-    def on_notice(self, text: str) -> None:
-        self.console.line(terminal_safe(text))
 
 
 def restored_view(messages: list, *, tty: bool) -> str:
@@ -158,7 +172,7 @@ class Repl:
                 f"evo-agent {__version__} · {self.agent.provider.name}/{self.agent.model} · "
                 f"session {self.agent.session_id} · permissions: {self.agent.permission_mode} · /help for commands"
             )
-            context = welcome_text(getattr(self.agent, "instructions", None) or Instructions())
+            context = welcome_text(self.agent.instructions)
             if context:  # which instruction files the model was given, where the tools run
                 self.console.line(terminal_safe(context, keep_newlines=False))
         try:

@@ -271,8 +271,7 @@ def resume_command(session_id: str, project_dir: Path | str) -> str:
 def exit_hint(agent: Agent) -> str | None:
     """The last line of every way out, naming the session that holds the conversation (`Agent.holder_session_id`);
     None when there is none (nothing was said, so nothing was saved)."""
-    holder = getattr(agent, "holder_session_id", None)
-    session_id = holder() if callable(holder) else agent.session_id
+    session_id = agent.holder_session_id()
     if session_id is None:
         return None
     return f"Resume this session with: {resume_command(session_id, agent.project_dir)}"

@@ -12,7 +12,18 @@ imports the OpenAI provider.
 
 from __future__ import annotations
 
-from .base import ModelResponse, Provider, ProviderCancelled, ProviderError, StreamCallbacks
+from .base import (
+    ModelResponse,
+    Provider,
+    ProviderCancelled,
+    ProviderError,
+    Retrying,
+    StreamCallbacks,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolNamed,
+)
 from .registry import DEFAULT_MODELS, DEMO_NOTICE, PROVIDERS, choose_provider_name, make_provider, provider_names
 
 __all__ = [
@@ -23,7 +34,12 @@ __all__ = [
     "Provider",
     "ProviderCancelled",
     "ProviderError",
+    "Retrying",
     "StreamCallbacks",
+    "StreamEvent",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolNamed",
     "choose_provider_name",
     "make_provider",
     "provider_names",

@@ -52,25 +52,64 @@ class ModelResponse:
         return None
 
 
+@dataclass(frozen=True)
+class TextDelta:
+    """A fragment of the model's visible text, as it streams (or a whole block at once)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    """A fragment of the model's thinking, when it sends any."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolNamed:
+    """The model named a tool (`tool_id` is the tool_use id); its input is still streaming.
+
+    A front end can show the call at once instead of after a long input (a whole file for
+    write_file) has arrived; the agent's `ToolStarted` with the same id follows when it runs.
+    """
+
+    tool_id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """The model call failed and is tried again, in one line:
+    "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5" (errors.retry_notice)."""
+
+    text: str
+
+
+# What a provider reports while it answers; the agent passes each on to its front end as it is
+# (evo_agent.agent.events adds its own events to this union).
+StreamEvent = TextDelta | ThinkingDelta | ToolNamed | Retrying
+
+
 @dataclass
 class StreamCallbacks:
-    """Optional hooks a UI passes in to show the response as it arrives."""
+    """Where a provider reports the answer as it arrives: `on_event` gets each StreamEvent, in order."""
 
-    on_text: Callable[[str], None] | None = None
-    on_thinking: Callable[[str], None] | None = None
-    on_tool_use_start: Callable[[str, str], None] | None = None  # (tool_use_id, name)
-    # e.g. "Anthropic API overloaded (529), retrying in 4 s, attempt 2 of 5"
-    on_retry: Callable[[str], None] | None = None
+    on_event: Callable[[StreamEvent], None] | None = None
+
+    def emit(self, event: StreamEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
 
     def show(self, events: list[tuple[str, Any]]) -> None:
         """Pass a stream assembler's events on: ("text", str), ("thinking", str), ("tool_use", (id, name))."""
         for kind, value in events:
-            if kind == "text" and self.on_text:
-                self.on_text(value)
-            elif kind == "thinking" and self.on_thinking:
-                self.on_thinking(value)
-            elif kind == "tool_use" and self.on_tool_use_start:
-                self.on_tool_use_start(*value)
+            if kind == "text":
+                self.emit(TextDelta(value))
+            elif kind == "thinking":
+                self.emit(ThinkingDelta(value))
+            elif kind == "tool_use":
+                self.emit(ToolNamed(*value))
 
 
 class ProviderError(Exception):

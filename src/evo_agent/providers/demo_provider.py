@@ -32,7 +32,7 @@ from evo_agent.session import (
     tool_results,
 )
 
-from .base import END_TURN, TOOL_USE, ModelResponse, ProviderCancelled, StreamCallbacks
+from .base import END_TURN, TOOL_USE, ModelResponse, ProviderCancelled, StreamCallbacks, TextDelta, ToolNamed
 from .registry import default_model
 
 DEMO_LABEL = "[demo provider — offline, no model is called]"
@@ -135,11 +135,10 @@ class DemoProvider:
         for piece in _chunks(text) if text else []:
             if cancel is not None and cancel.is_set():
                 raise ProviderCancelled()
-            if callbacks.on_text:
-                callbacks.on_text(piece)
+            callbacks.emit(TextDelta(piece))
         for block in content:
-            if block["type"] == "tool_use" and callbacks.on_tool_use_start:
-                callbacks.on_tool_use_start(block["id"], block["name"])
+            if block["type"] == "tool_use":
+                callbacks.emit(ToolNamed(block["id"], block["name"]))
 
         return ModelResponse(
             message={"role": "assistant", "content": content},

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
+from .base import ModelResponse, ProviderCancelled, ProviderError, Retrying, StreamCallbacks
 from .errors import ApiLabel, BadAnswer, StreamError, failure_line, retry_notice
 from .http_client import Response, Retry
 
@@ -103,7 +103,7 @@ def stream_answer(work: Work, *, feed: Callable[[Any], list], finish: Callable[[
                   thread_name: str) -> ModelResponse:
     """Run `work` in a worker; in this thread, `feed` each ("data", x) and show the events it returns.
 
-    ("notice", text) goes to `on_retry`; ("end", None) returns `finish()`. A failure in the worker
+    ("notice", text) goes on as `Retrying`; ("end", None) returns `finish()`. A failure in the worker
     (after `attempts` tries), a StreamError or BadAnswer from `feed`/`finish`: one ProviderError line.
     """
 
@@ -112,8 +112,7 @@ def stream_answer(work: Work, *, feed: Callable[[Any], list], finish: Callable[[
             callbacks.show(feed(payload))
             return CONTINUE
         if kind == "notice":
-            if callbacks.on_retry:
-                callbacks.on_retry(payload)
+            callbacks.emit(Retrying(payload))
             return CONTINUE
         if kind == "error":
             raise ProviderError(failure_line(label, payload, attempts)) from None

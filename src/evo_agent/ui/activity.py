@@ -8,7 +8,6 @@ by dropping the least important parts first, never the spinner and the elapsed t
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 
@@ -16,16 +15,10 @@ from rich.cells import cell_len
 
 from evo_agent.session import one_line
 
-__all__ = ["Activity", "SPINNER", "cost_part", "is_retry_notice", "fit"]
+__all__ = ["Activity", "SPINNER", "cost_part", "fit"]
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 CHARS_PER_TOKEN = 4  # a rough, honest estimate while streaming ("~" says so)
-_RETRY = re.compile(r"\bretry(?:ing)?\b", re.I)
-
-
-def is_retry_notice(text: str) -> bool:
-    """Whether a notice reports a retry of the model call (shown in the activity line while it lasts)."""
-    return bool(_RETRY.search(text))
 
 
 def fit(parts: list[str], width: int, sep: str = " · ") -> str:
@@ -71,9 +64,9 @@ class Activity:
     def tool_finished(self) -> None:
         self.tool = ""
 
-    def notice(self, text: str) -> bool:
-        """Take a retry notice (True: it is shown here, not printed)."""
-        if self.running and is_retry_notice(text):
+    def retrying(self, text: str) -> bool:
+        """Take a retry of the model call (True: it is shown here while the turn runs, not printed)."""
+        if self.running:
             self.retry = one_line(text, 120)
             return True
         return False
@@ -105,8 +98,8 @@ def cost_part(agent: object) -> str:
         from evo_agent.agent.pricing import format_usd
         from evo_agent.agent.usage import cache_hit_rate, usage_cost
 
-        usage = agent.usage  # type: ignore[attr-defined]
-        dollars = usage_cost(getattr(agent, "model", None), usage)
+        usage = agent.usage
+        dollars = usage_cost(agent.model, usage)
         rate = cache_hit_rate(usage) if usage.cache_read_input_tokens or usage.cache_creation_input_tokens else None
     except Exception:  # noqa: BLE001 - a status line never takes the app down
         return ""

@@ -66,8 +66,8 @@ from .commands import help_text, is_command, lookup
 from .picker import TeamSource
 from .rewind_flow import rewind_and_restore, turn_list
 from .signals import exit_on_signals
-from .stream import MarkdownStream, Piece
 from .transcript_view import history_renderables
+from .turn_view import TurnEvents, TurnView, wrapped_tail
 
 __all__ = ["AgentApp", "run_app", "KEYS_HELP"]
 
@@ -98,48 +98,6 @@ STYLE = Style.from_dict({
 YES_ANSWERS = ("yes", "always-session", "always-project")
 
 
-class _Callbacks:
-    """TurnCallbacks for one turn: every call is handed to the app's event loop (any thread may call)."""
-
-    def __init__(self, app: AgentApp, turn: int) -> None:
-        self._app = app
-        self._turn = turn
-
-    def _send(self, fn: Callable[..., Any], *args: Any) -> None:
-        self._app.call_in_loop(self._turn, fn, *args)
-
-    def on_text(self, text: str) -> None:
-        self._send(self._app._on_text, text)
-
-    def on_thinking(self, text: str) -> None:
-        self._send(self._app._on_thinking, text)
-
-    def on_tool_use_start(self, tool_id: str, name: str) -> None:
-        """The model named a tool; its input is still arriving (shown at once, in the live region)."""
-        self._send(self._app._on_tool_named, tool_id, name)
-
-    def on_tool_start(self, tool_id: str, name: str, input: dict[str, Any]) -> None:
-        self._send(self._app._on_tool_start, tool_id, name, input, 0)
-
-    def on_tool_end(self, tool_id: str, result_text: str, is_error: bool, duration: float) -> None:
-        self._send(self._app._on_tool_end, tool_id, result_text, is_error, duration)
-
-    def on_nested_tool_start(self, parent_id: str, tool_id: str, name: str, input: dict[str, Any]) -> None:
-        """A subagent's tool call, shown indented under its task."""
-        self._send(self._app._on_tool_start, tool_id, name, input, 1)
-
-    def on_nested_tool_end(self, parent_id: str, tool_id: str, result_text: str, is_error: bool,
-                           duration: float) -> None:
-        self._send(self._app._on_tool_end, tool_id, result_text, is_error, duration)
-
-    def on_notice(self, text: str) -> None:
-        self._send(self._app._on_notice, text)
-
-    def on_approval(self, request: ApprovalRequest) -> ApprovalDecision:
-        """Blocks this (worker) thread until the user answers in the app; Esc/Ctrl+C/exit mean no."""
-        return self._app.ask_approval(request)
-
-
 class AgentApp:
     """The conversation printed above, a small live region below (see the module docstring)."""
 
@@ -152,7 +110,7 @@ class AgentApp:
         self.initial_prompt = initial_prompt
         self.resumed_from = resumed_from
         self.activity = Activity()
-        self.stream = MarkdownStream()
+        self.view = TurnView(self)   # the running turn's display (turn_view.py)
         self.queue: list[str] = []
         self.running = False
         self.exit_code = 0
@@ -161,11 +119,6 @@ class AgentApp:
         self.worker_done.set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._turn = 0
-        self._thinking = ""
-        self._tools: dict[str, tuple[str, Any, int]] = {}
-        self._named: dict[str, str] = {}      # tool_use id -> name: named by the model, input still streaming
-        self._last_tool: tuple[str, Any, str] | None = None   # name, input, output: what Ctrl+O shows in full
-        self._last_tool_cut = False   # whether _last_tool is a result shown cut, in this turn
         self._last_ctrl_c = 0.0
         self._flash = ""                      # a short hint in the status line ("Ctrl+C again to exit")
         self._flash_until = 0.0
@@ -203,9 +156,9 @@ class AgentApp:
 
     # ------------------------------------------------------------------ layout
     def _layout(self) -> HSplit:
-        has_tail = Condition(lambda: bool(self.stream.tail.strip()))
+        has_tail = Condition(lambda: bool(self.view.stream.tail.strip()))
         has_queue = Condition(lambda: bool(self.queue))
-        has_named = Condition(lambda: bool(self._named))
+        has_named = Condition(lambda: bool(self.view.named))
         has_completions = Condition(lambda: bool(self._completion_text()))
         has_menu = Condition(lambda: bool(self._menu) and self._asking() and not self._reason_mode)
         showing_plan = Condition(lambda: self._show_plan)
@@ -214,8 +167,9 @@ class AgentApp:
         return HSplit([
             ConditionalContainer(Window(FormattedTextControl(self._tail_text), wrap_lines=True, dont_extend_height=True,
                                         height=lambda: Dimension(max=self._max_tail_rows())), has_tail),
-            ConditionalContainer(Window(FormattedTextControl(self._named_text), wrap_lines=False,
-                                        dont_extend_height=True, height=lambda: Dimension(max=3)), has_named),
+            ConditionalContainer(Window(FormattedTextControl(lambda: self.view.named_text(self.width())),
+                                        wrap_lines=False, dont_extend_height=True,
+                                        height=lambda: Dimension(max=3)), has_named),
             ConditionalContainer(Window(FormattedTextControl(self._queue_text), wrap_lines=False,
                                         dont_extend_height=True, height=lambda: Dimension(max=3)), has_queue),
             ConditionalContainer(Window(FormattedTextControl(self._menu_text), wrap_lines=False,
@@ -249,14 +203,8 @@ class AgentApp:
 
     def _tail_text(self) -> FormattedText:
         """The end of the unfinished block, wrapped to the width: a long line shows its newest words."""
-        rows = wrapped_tail(terminal_safe(self.stream.tail.rstrip("\n")), self.width(), self._max_tail_rows())
+        rows = wrapped_tail(terminal_safe(self.view.stream.tail.rstrip("\n")), self.width(), self._max_tail_rows())
         return FormattedText([("", "\n".join(rows))])
-
-    def _named_text(self) -> FormattedText:
-        """Tools the model named whose input is still streaming: `● write_file …` until the call is printed."""
-        lines = [f"● {one_line(terminal_safe(name), self.width() - 12)} …" for name in
-                 list(self._named.values())[-3:]]
-        return FormattedText([("class:dim", "\n".join(lines))])
 
     def _queue_text(self) -> FormattedText:
         parts: list[tuple[str, str]] = []
@@ -270,9 +218,8 @@ class AgentApp:
         now = time.monotonic()
         cached_at, text = self._plan_cache
         if now - cached_at >= 1.0:
-            view = getattr(self.agent, "plan_text", None)
             try:
-                text = view(compact=True) if view is not None else "No Session Plan."
+                text = self.agent.plan_text(compact=True)
             except Exception:  # noqa: BLE001 - a panel never takes the app down
                 text = "The plan cannot be read."
             self._plan_cache = (now, text)
@@ -341,16 +288,15 @@ class AgentApp:
     def _idle_parts(self) -> list[str]:
         a = self.agent
         try:
-            threshold = int(getattr(a, "compact_threshold", 0) or 0)
-            chars = int(getattr(a, "context_chars", 0) or 0)
-            parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens",
-                     f"context {100 * chars // threshold}%" if threshold else "", cost_part(a),
-                     f"mode {a.permission_mode}" if getattr(a, "permission_mode", None) else "",
+            threshold = a.compact_threshold
+            parts = [a.model, f"{a.total_tokens:,} tokens",
+                     f"context {100 * a.context_chars // threshold}%" if threshold else "", cost_part(a),
+                     f"mode {a.permission_mode}" if a.permission_mode else "",
                      # commands run unasked without bubblewrap: the allowlist alone decides (tools/sandbox.py)
-                     "unsandboxed" if getattr(a, "read_only_backstop", None) is False else "",
-                     "sandbox" if getattr(a, "sandbox", None) is not None else "",  # --sandbox: bash in bubblewrap
+                     "unsandboxed" if a.read_only_backstop is False else "",
+                     "sandbox" if a.sandbox is not None else "",  # --sandbox: bash in bubblewrap
                      _plan_part(a),
-                     f"session {getattr(a, 'session_id', '?')}", "/help"]
+                     f"session {a.session_id}", "/help"]
         except Exception:  # noqa: BLE001 - a status line never takes the app down
             parts = ["status unavailable"]
         return [p for p in parts if p]
@@ -628,17 +574,13 @@ class AgentApp:
     # ------------------------------------------------------------------ turns
     def start_turn(self, prompt: str, *, shown: str | None = None) -> None:
         """Run `prompt` as a user turn; `shown`: what the scrollback shows for it (`/init`'s long prompt: /init)."""
-        self._last_tool_cut = False
+        self.view.start()
         self.emit(Text(""), render.user_prompt(prompt if shown is None else shown))
         self._turn += 1
         self.cancel = threading.Event()
-        self.stream = MarkdownStream()
-        self._thinking = ""
-        self._tools.clear()
-        self._named.clear()
         self._begin("working")
         turn, cancel = self._turn, self.cancel
-        callbacks = _Callbacks(self, turn)
+        callbacks = TurnEvents(self, turn)
         self._in_worker(lambda: self.agent.run_turn(prompt, callbacks, cancel),
                         lambda result, error: self._turn_done(turn, result, error))
 
@@ -654,9 +596,7 @@ class AgentApp:
         """`/mcp`: the servers' state; `/mcp reconnect NAME` in a thread (it waits for the server), then its line."""
         verb, _, name = arg.partition(" ")
         if verb == "reconnect" and name.strip():
-            reconnect = getattr(self.agent, "mcp_reconnect", None)
-            if reconnect is None:
-                return
+            reconnect = self.agent.mcp_reconnect
             self.emit(render.notice(f"reconnecting {name.strip()}…"))
             loop = self.loop
 
@@ -676,8 +616,7 @@ class AgentApp:
         if arg:
             self.emit(render.error_line("usage: /mcp [reconnect NAME]"))
             return
-        view = getattr(self.agent, "mcp_text", None)
-        self.emit(render.notice(view() if view else "No MCP servers."))
+        self.emit(render.notice(self.agent.mcp_text()))
 
     def _in_worker(self, work: Callable[[], Any], done: Callable[[Any, str | None], None]) -> None:
         """Run `work` in a thread; `done(result, error line)` then runs in the loop."""
@@ -726,12 +665,7 @@ class AgentApp:
     def _turn_done(self, turn: int, result: Any, error: str | None) -> None:
         if turn != self._turn:
             return
-        self._named.clear()  # named but never run (cancelled, or the input was cut): the live line goes
-        self._flush_text()
-        for tool_id in list(self._tools):
-            name, tool_input, depth = self._tools.pop(tool_id)
-            self.emit(render.tool_result(name, tool_input, "interrupted", is_error=True, depth=depth,
-                                         width=self.width()))
+        self.view.finish()
         cancelled = bool(getattr(result, "cancelled", False)) or self.cancel.is_set()
         if error and not cancelled:
             self.emit(render.error_line(f"error: {error}"))
@@ -754,67 +688,13 @@ class AgentApp:
             self.activity.hint = ""
             self.app.invalidate()
 
-    # streamed output (loop thread)
-    def _flush_thinking(self) -> None:
-        if self._thinking:
-            self.emit(render.thinking_line(self._thinking))
-            self._thinking = ""
-            self.activity.label = "working"
-
+    # The turn view's, under the names the keys (Ctrl+O) and the questions read.
     def _flush_text(self) -> None:
-        self._flush_thinking()
-        pieces = self.stream.finish()
-        if pieces:
-            self.emit(*_answer_parts(pieces))
-        self.refit()
+        self.view.flush_text()
 
-    def _on_text(self, text: str) -> None:
-        self._flush_thinking()
-        self.activity.text(text)
-        pieces = self.stream.feed(text)
-        if pieces:
-            self.emit(*_answer_parts(pieces))
-        self.app.invalidate()
-
-    def _on_thinking(self, text: str) -> None:
-        self._thinking += text
-        self.activity.label = "thinking"
-        self.activity.streamed_chars += len(text)
-
-    def _on_tool_named(self, tool_id: str, name: str) -> None:
-        self._flush_text()  # the text before the call is complete: printed above it
-        self._named[tool_id] = name
-        self.activity.tool_started(f"{name}(…)")
-        self.app.invalidate()
-
-    def _on_tool_start(self, tool_id: str, name: str, tool_input: dict, depth: int) -> None:
-        self._named.pop(tool_id, None)
-        self._flush_text()
-        self._tools[tool_id] = (name, tool_input, depth)
-        self.emit(render.tool_call(name, tool_input, depth=depth, width=self.width()))
-        self.activity.tool_started(render.tool_label(name, tool_input))
-
-    def _on_tool_end(self, tool_id: str, result_text: str, is_error: bool, duration: float) -> None:
-        name, tool_input, depth = self._tools.pop(tool_id, ("tool", {}, 0))
-        # Ctrl+O expands the call whose result says "(Ctrl+O shows all)" (a subagent's, say, even after its
-        # task ended); with no such result in this turn, the last call.
-        if render.hides_lines(name, tool_input, result_text, is_error=is_error):
-            self._last_tool, self._last_tool_cut = (name, tool_input, result_text), True
-        elif not self._last_tool_cut:
-            self._last_tool = (name, tool_input, result_text)
-        self.emit(render.tool_result(name, tool_input, result_text, is_error=is_error, duration=duration, depth=depth,
-                                     width=self.width()))
-        self.activity.tool_finished()
-        if self._tools:
-            last = next(reversed(self._tools.values()))
-            self.activity.tool_started(render.tool_label(last[0], last[1]))
-
-    def _on_notice(self, text: str) -> None:
-        if self.activity.notice(text):
-            self.app.invalidate()
-            return
-        self._flush_text()
-        self.emit(render.notice(text))
+    @property
+    def _last_tool(self) -> tuple[str, Any, str] | None:
+        return self.view.last_tool
 
     # ------------------------------------------------------------------ approvals (issue #15)
     def ask_approval(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -948,11 +828,9 @@ class AgentApp:
 
             self.start_turn(init_prompt(self.agent.project_dir), shown="/init")
         elif command == "/plan":
-            view = getattr(self.agent, "plan_text", None)
-            self.emit(render.notice(view() if view else "No Session Plan."))
+            self.emit(render.notice(self.agent.plan_text()))
         elif command == "/memory":
-            view = getattr(self.agent, "memory_text", None)
-            self.emit(render.notice(view(arg) if view else "No Auto Memory."))
+            self.emit(render.notice(self.agent.memory_text(arg)))
         elif command == "/remember":
             from evo_agent.agent.memory_context import remember_line
 
@@ -961,8 +839,7 @@ class AgentApp:
         elif command == "/mcp":
             self._mcp_command(arg)
         elif command == "/permissions":
-            describe = getattr(self.agent, "permissions_text", None)
-            self.emit(render.notice(describe() if describe else "permissions: every tool runs (no policy)"))
+            self.emit(render.notice(self.agent.permissions_text()))
         elif command == "/clear":
             try:
                 self.agent.clear()
@@ -991,12 +868,12 @@ class AgentApp:
 
     def _rename(self, arg: str) -> None:
         if not arg:
-            current = getattr(self.agent, "name", None)
+            current = self.agent.name
             self.emit(render.notice(f"This session is named {current!r}." if current
                                     else "This session has no name. Usage: /rename NAME"))
             return
         try:
-            name = self.agent.rename(arg)  # type: ignore[attr-defined]
+            name = self.agent.rename(arg)
         except Exception as exc:  # noqa: BLE001 - ValueError for an empty name; one line either way
             self.emit(render.error_line(f"error: {exc}"))
             return
@@ -1007,7 +884,7 @@ class AgentApp:
         """`/rewind`: the prompts of this session, numbered; `/rewind N`: a new session from before prompt N."""
         from evo_agent.session import prompt_turns
 
-        path = getattr(getattr(self.agent, "recorder", None), "path", None)
+        path = self.agent.recorder.path
         turns = prompt_turns(path) if path is not None else []
         if not turns:
             self.emit(render.notice("Nothing to rewind: no prompt in this session yet."))
@@ -1066,7 +943,7 @@ class AgentApp:
         self._next_from_queue()
 
     def show_history(self, source: str) -> None:
-        messages = list(getattr(self.agent, "messages", []) or [])
+        messages = list(self.agent.messages)
         self.emit(*history_renderables(messages, width=self.width()))
         self.emit(render.notice(resumed_line(source, len(messages), self.agent.session_id)))
 
@@ -1128,15 +1005,10 @@ class AgentApp:
 
     def print_welcome(self) -> None:
         a = self.agent
-        provider = getattr(getattr(a, "provider", None), "name", None) or getattr(a, "provider_name", "?")
-        self.emit(render.welcome_line(str(getattr(a, "model", "?")), str(provider), str(a.project_dir),
-                                      self.width()))
-        instructions = getattr(a, "instructions", None)
-        context = ""
-        if instructions is not None:
-            from evo_agent.agent.instructions import welcome_text
+        self.emit(render.welcome_line(a.model, a.provider.name, str(a.project_dir), self.width()))
+        from evo_agent.agent.instructions import welcome_text
 
-            context = welcome_text(instructions)
+        context = welcome_text(a.instructions)
         if context:  # which instruction files the model was given, where the tools run
             self.emit(render.notice(context))
         if self.resumed_from is not None:
@@ -1146,34 +1018,6 @@ class AgentApp:
         """Run until the user leaves; returns the exit code once the live region is gone."""
         self.print_welcome()
         return asyncio.run(self.run_async())
-
-
-def _answer_parts(pieces: list[Piece]) -> list[RenderableType]:
-    """Finished pieces of an answer as renderables, with the blank lines Rich puts between blocks."""
-    parts: list[RenderableType] = []
-    for piece in pieces:
-        if piece.gap_before:
-            parts.append(Text(""))
-        parts.append(render.answer(piece.text))
-    return parts
-
-
-def wrapped_tail(text: str, width: int, rows: int) -> list[str]:
-    """The last `rows` screen lines of `text` wrapped at `width` columns (wide characters count two)."""
-    from rich.cells import cell_len
-
-    out: list[str] = []
-    for line in text.split("\n")[-rows:]:
-        current, used = "", 0
-        for ch in line:
-            size = cell_len(ch)
-            if used + size > width and current:
-                out.append(current)
-                current, used = "", 0
-            current += ch
-            used += size
-        out.append(current)
-    return out[-rows:]
 
 
 def _describe(result: Any) -> str:
@@ -1195,8 +1039,7 @@ def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None =
     return app.run()
 
 
-def _plan_part(agent: Any) -> str:
+def _plan_part(agent: AgentLike) -> str:
     """`plan 2/5` while a plan is open (the status line), else nothing."""
-    progress = getattr(agent, "plan_progress", None)
-    value = progress() if progress is not None else None
+    value = agent.plan_progress()
     return f"plan {value[0]}/{value[1]}" if value else ""

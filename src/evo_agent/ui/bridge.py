@@ -17,49 +17,84 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-# The one definition of what a turn calls on its front end (and the optional on_approval,
-# on_nested_tool_start/end) lives with the agent, typed; the app implements it.
+# The one definition of what a turn reports to its front end (`on_event`, and the optional
+# `on_approval`) lives with the agent, typed; the app implements it (turn_view.TurnEvents).
 from evo_agent.agent.callbacks import TurnCallbacks
 
-__all__ = ["AgentLike", "TurnCallbacks"]
+if TYPE_CHECKING:
+    from evo_agent.agent.instructions import Instructions
+    from evo_agent.agent.usage import Usage
+    from evo_agent.session import SessionStore
+
+__all__ = ["AgentLike", "Named", "Transcript", "TurnCallbacks"]
+
+
+class Named(Protocol):
+    """The provider, as the welcome line names it."""
+
+    name: str
+
+
+class Transcript(Protocol):
+    """The live session's transcript, as `/rewind` reads its prompts."""
+
+    path: Path
 
 
 @runtime_checkable
 class AgentLike(Protocol):
-    """What the TUI needs from an agent.
+    """Everything the app uses of an agent (evo_agent.agent.Agent is one; tests/ui/fakes.FakeAgent another).
 
-    Attributes are read after every turn and command, so they may be plain
-    attributes or properties.
+    Attributes are read after every turn and command, so they may be plain attributes or properties.
     """
 
     session_id: str            # the live session (the one the exit hint names)
+    name: str | None           # the session's name (`/rename`), None when it has none
     model: str                 # shown in the status line
+    provider: Named            # its name is shown in the welcome line
     total_tokens: int          # input + output tokens spent so far in this session
+    usage: Usage               # the running totals behind the status line's cost and cache share
     context_chars: int         # JSON size of the history that the next request would send
     compact_threshold: int     # context_chars at which auto-compaction starts
     project_dir: Path          # where `.evo-agent/sessions` lives (the picker lists it)
+    store: SessionStore | None  # where the sessions are (`/rewind` reads the file changes there)
+    recorder: Transcript       # the live transcript (`/rewind` lists its prompts)
     messages: Sequence[dict[str, Any]]   # the current history (Anthropic MessageParams), shown after /resume
+    instructions: Instructions  # which instruction files the model was given (the welcome line)
+    permission_mode: str       # shown in the status line
+    read_only_backstop: bool | None   # False: commands run unasked without the sandbox (status: "unsandboxed")
+    sandbox: object | None     # --sandbox: bash runs in bubblewrap (status: "sandbox")
 
-    def run_turn(self, prompt: str, callbacks: TurnCallbacks, cancel: threading.Event) -> None:
-        """Run one user turn to completion (called in a worker thread)."""
+    def run_turn(self, prompt: str, callbacks: TurnCallbacks, cancel: threading.Event) -> Any:
+        """Run one user turn to completion (called in a worker thread); may return an object with `cancelled`."""
 
-    def resume(self, session_id: str) -> None:
+    def resume(self, session_id: str, *, allow_foreign: bool = False) -> Any:
         """Switch to a resumed copy of `session_id` (a full id or unique prefix).
 
         Afterwards `session_id` names the new session and `messages` the restored history.
-        Raises with a printable message for a bad, ambiguous or missing id.
+        Raises with a printable message for a bad, ambiguous or missing id; `ForeignSession`
+        for a session recorded elsewhere, unless `allow_foreign` (the user said yes).
         """
 
-    def clear(self) -> None:
+    def rewind(self, turn: int) -> Any:
+        """Switch to a new session holding the conversation before prompt `turn` (1-based)."""
+
+    def clear(self) -> Any:
         """Start a fresh, empty session (the old one stays resumable)."""
+
+    def holder_session_id(self) -> str | None:
+        """The saved session that holds the conversation so far (what `/clear` names), None if none."""
 
     def compact(self, focus: str | None, cancel: threading.Event | None = None) -> Any:
         """Summarise the history now (`/compact [focus]`); called in a worker thread; `cancel` stops it.
 
         May return an object with `describe() -> str`, the line the UI shows afterwards.
         """
+
+    def rename(self, name: str) -> str:
+        """Name the session (`/rename NAME`); the name as stored. Raises ValueError for an empty one."""
 
     def mcp_text(self) -> str:
         """The text `/mcp` shows: each MCP server's state and its tools in this session."""
@@ -69,3 +104,18 @@ class AgentLike(Protocol):
 
     def cost_text(self) -> str:
         """The text `/cost` shows (tokens, and money where known); may span lines."""
+
+    def permissions_text(self) -> str:
+        """The text `/permissions` shows: the mode and the rules in force."""
+
+    def plan_text(self, *, compact: bool = False) -> str:
+        """The Session Plan (`/plan`; `compact`: the checklist Ctrl+T shows above the prompt)."""
+
+    def plan_progress(self) -> tuple[int, int] | None:
+        """(done, all) steps of the open plan for the status line, None without one."""
+
+    def memory_text(self, name: str = "") -> str:
+        """The text `/memory [NAME]` shows."""
+
+    def remember(self, text: str, *, scope: str = "project") -> str:
+        """`/remember`: save `text` to the project's (or the user's) memory; the line to show."""

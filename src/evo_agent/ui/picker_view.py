@@ -40,7 +40,7 @@ from evo_agent.session import SessionInfo, SessionStore
 
 from . import picker as text
 from .picker_search import ContentMatch, ContentSearch
-from .signals import EXIT_SIGNALS, SignalExit
+from .signals import EXIT_SIGNALS, SIGNAL_EXITS, SignalExit
 
 STYLE = Style.from_dict({
     "title": "bold",
@@ -530,13 +530,13 @@ class PickerView:
 
 
 def _take_signals(loop: asyncio.AbstractEventLoop, leave: Callable[[int], None]) -> dict:
-    """Route SIGHUP/SIGTERM to `leave(128 + signum)`; what the loop had before, to put back."""
+    """Route SIGHUP/SIGTERM to `leave(exit code)` (SIGNAL_EXITS); what the loop had before, to put back."""
     saved = {}
     handlers = getattr(loop, "_signal_handlers", {})  # asyncio keeps them here; no public getter
     for signum in EXIT_SIGNALS:
         previous = handlers.get(signum)
         try:
-            loop.add_signal_handler(signum, leave, 128 + signum)
+            loop.add_signal_handler(signum, leave, SIGNAL_EXITS[signum])
         except (NotImplementedError, RuntimeError, ValueError):
             continue  # not the main thread, or no signals here
         saved[signum] = previous

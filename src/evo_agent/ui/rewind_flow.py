@@ -45,7 +45,7 @@ def rewind_and_restore(app: Any, turn: int, number: int, source: str) -> None:
     )
 
     agent = app.agent
-    store = getattr(agent, "store", None) or app.store
+    store = agent.store or app.store
     changes = pending_changes(store, source, number) if store is not None else []  # before: it reads `source`
     plan_updates = pending_plan_updates(store, source, number) if store is not None else []
     agent.rewind(number)
@@ -53,7 +53,7 @@ def rewind_and_restore(app: Any, turn: int, number: int, source: str) -> None:
     def say(*items: RenderableType) -> None:
         app.call_in_loop(turn, app.emit, *items)
 
-    messages = list(getattr(agent, "messages", []) or [])
+    messages = list(agent.messages)
     say(*history_renderables(messages, width=app.width()))
     say(render.notice(f"Rewound to before turn {number}: new session {agent.session_id} "
                       f"({len(messages)} messages; the previous one: evo-agent --resume {source})."))
@@ -61,7 +61,7 @@ def rewind_and_restore(app: Any, turn: int, number: int, source: str) -> None:
     if not changes:
         say(render.notice(f"No file to restore: evo-agent's file tools changed none since. {BASH_NOTE}"))
         return
-    root = getattr(agent, "project_dir", None)
+    root = agent.project_dir
     shown = "\n".join(f"  {shown_path(c.path, root)}" for c in changes[:LISTED_FILES])
     more = f"\n  … and {len(changes) - LISTED_FILES} more" if len(changes) > LISTED_FILES else ""
     say(render.notice(f"Changed by evo-agent since turn {number}:\n{shown}{more}"))
@@ -82,6 +82,6 @@ def _offer_plan(app: Any, say: Any, updates: list[dict], number: int) -> None:
 
     count = f"{len(updates)} change{'s' if len(updates) != 1 else ''}"
     if app.ask_yes_no(f"Put the Session Plan back as it was before turn {number} ({count} since)?"):
-        restore_plan(getattr(app.agent, "project_dir", "."), updates, lambda line: say(render.notice(line)))
+        restore_plan(app.agent.project_dir, updates, lambda line: say(render.notice(line)))
     else:
         say(render.notice("The Session Plan is left as it is."))

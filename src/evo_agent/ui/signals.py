@@ -12,21 +12,26 @@ import asyncio
 import signal
 from collections.abc import Callable
 
-EXIT_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
+from evo_agent.exit_codes import EXIT_HANGUP, EXIT_TERMINATED
+
+# The signals that end the app, and the exit code each ends it with (their one home: exit_codes.py).
+SIGNAL_EXITS: dict[int, int] = {signal.SIGTERM: EXIT_TERMINATED, signal.SIGHUP: EXIT_HANGUP}
+EXIT_SIGNALS = tuple(SIGNAL_EXITS)
+
 
 class SignalExit(Exception):
-    """An app ended by SIGTERM or SIGHUP; `exit_code` is 128 + the signal number (cli/errors.py reads it)."""
+    """An app ended by SIGTERM or SIGHUP; `exit_code` is the signal's (SIGNAL_EXITS; cli/errors.py reads it)."""
 
     def __init__(self, exit_code: int) -> None:
-        super().__init__("terminated" if exit_code == 128 + signal.SIGTERM else "the terminal went away")
+        super().__init__("terminated" if exit_code == EXIT_TERMINATED else "the terminal went away")
         self.exit_code = exit_code
 
 
 def exit_on_signals(leave: Callable[[int], None]) -> None:
-    """Call `leave(128 + signum)` in the running event loop when SIGTERM or SIGHUP arrives."""
+    """Call `leave(exit code)` in the running event loop when SIGTERM or SIGHUP arrives (SIGNAL_EXITS)."""
     try:
         loop = asyncio.get_running_loop()
         for signum in EXIT_SIGNALS:
-            loop.add_signal_handler(signum, leave, 128 + signum)
+            loop.add_signal_handler(signum, leave, SIGNAL_EXITS[signum])
     except (NotImplementedError, RuntimeError, ValueError):
         pass  # not the main thread, or no signals here: the default handlers stay

@@ -1,0 +1,70 @@
+"""What a turn reports to its front end: one frozen dataclass per kind of event, and their union.
+
+The flow is provider → agent → front end. The provider streams text, thinking and "a tool was
+named" as it reads the answer, and says when it retries the call (providers/base.py defines those
+deltas: providers may not import the agent); the agent adds tool starts and ends and notices, and
+hands every one of them, as it is, to the front end's one method:
+
+    def on_event(self, event: TurnEvent) -> None:
+        match event:
+            case TextDelta(text=text): ...
+            case ToolStarted(name=name, input=tool_input, depth=0): ...
+            ...
+
+A subagent's tool calls arrive as the same `ToolStarted`/`ToolFinished`, with `depth` 1 and
+`parent_id` naming the `task` call they run under (subagents.NestedCallbacks); its streamed text
+does not reach the front end (its final answer is the task's result). Every event may be delivered
+from the turn's worker thread or a subagent's thread.
+
+Approval is not an event: it is a question the turn waits on (`on_approval`, callbacks.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from evo_agent.providers import Retrying, StreamEvent, TextDelta, ThinkingDelta, ToolNamed
+
+__all__ = ["TURN_EVENTS", "Notice", "Retrying", "StreamEvent", "TextDelta", "ThinkingDelta", "ToolFinished",
+           "ToolNamed", "ToolStarted", "TurnEvent"]
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    """A tool call is about to run, its input complete (`tool_id` is the tool_use id).
+
+    `depth` 0 is the turn's own call; 1 a subagent's, run under the `task` call `parent_id`.
+    """
+
+    tool_id: str
+    name: str
+    input: Mapping[str, Any]
+    depth: int = 0
+    parent_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """The tool call `tool_id` finished after `duration` seconds; `text` is its result as the model reads it."""
+
+    tool_id: str
+    text: str
+    is_error: bool
+    duration: float
+    depth: int = 0
+    parent_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A one-line system notice: compaction happened, a write failed, the answer was cut, a rule matched."""
+
+    text: str
+
+
+TurnEvent = TextDelta | ThinkingDelta | ToolNamed | ToolStarted | ToolFinished | Notice | Retrying
+
+# Every kind of event, in the union's order: tests check that each front end handles each one.
+TURN_EVENTS: tuple[type, ...] = get_args(TurnEvent)
