@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from evo_agent.agent import CompactionFailed, micro_compact
 from evo_agent.agent.compaction import CLEAR_RESULT_CHARS, CLEAR_TRIGGER_CHARS, KEEP_RECENT_RESULTS, history_chars
+from evo_agent.agent.events import Notice, Retrying, TurnEvent
 from evo_agent.session import load_for_resume, summary_message
 from tests.agent.helpers import assert_faithful, model_requests, summarizer, summary_requests
 from tests.api_rules import check_request
@@ -70,8 +71,9 @@ def test_automatic_compaction_runs_before_the_prompt_joins_the_history(project, 
     notices = []
 
     class Notices:
-        def on_notice(self, text):
-            notices.append(text)
+        def on_event(self, event: TurnEvent):
+            if isinstance(event, Notice | Retrying):
+                notices.append(event.text)
 
     agent.run_turn("second", Notices())
 
@@ -278,8 +280,9 @@ def test_a_failed_automatic_compaction_warns_once_and_the_turn_goes_on(project, 
     notices = []
 
     class Notices:
-        def on_notice(self, text):
-            notices.append(text)
+        def on_event(self, event: TurnEvent):
+            if isinstance(event, Notice | Retrying):
+                notices.append(event.text)
 
     result = agent.run_turn("again", Notices())
     assert result.status == "done" and result.model_calls == 3  # two tool rounds, then the answer

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from evo_agent.agent import INTERRUPTED_MARKER, TOOL_INTERRUPTED_TEXT
+from evo_agent.agent.events import Notice, Retrying, TextDelta, ToolFinished, ToolStarted, TurnEvent
 from evo_agent.providers import ProviderCancelled, ProviderError
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolResult
 from evo_agent.tools.plan_tools import PLAN_TOOL_NAMES
@@ -27,17 +28,16 @@ class Events:
     def __init__(self):
         self.seen = []
 
-    def on_text(self, t):
-        self.seen.append(("text", t))
-
-    def on_tool_start(self, tid, name, tool_input):
-        self.seen.append(("start", tid, name))
-
-    def on_tool_end(self, tid, text, is_error, duration):
-        self.seen.append(("end", tid, is_error))
-
-    def on_notice(self, t):
-        self.seen.append(("notice", t))
+    def on_event(self, event: TurnEvent) -> None:
+        match event:
+            case TextDelta(text=t):
+                self.seen.append(("text", t))
+            case ToolStarted(tool_id=tid, name=name):
+                self.seen.append(("start", tid, name))
+            case ToolFinished(tool_id=tid, is_error=is_error):
+                self.seen.append(("end", tid, is_error))
+            case Notice(text=t) | Retrying(text=t):
+                self.seen.append(("notice", t))
 
 
 def test_a_tool_round_trip_records_four_messages_in_order_with_one_prompt_id(project):
@@ -260,8 +260,9 @@ def test_a_front_end_may_implement_only_some_callbacks(project):
         def __init__(self):
             self.notices = []
 
-        def on_notice(self, text):
-            self.notices.append(text)
+        def on_event(self, event: TurnEvent):
+            if isinstance(event, Notice | Retrying):
+                self.notices.append(event.text)
 
     provider = ScriptedProvider(*[reply(use("bash", {"command": "true"}, f"toolu_{i}")) for i in range(2)])
     agent, _ = make_agent(project, provider, max_model_calls=2)

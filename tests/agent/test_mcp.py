@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from evo_agent.agent.events import Notice, Retrying, TurnEvent
 from evo_agent.agent.permissions import Policy
 from evo_agent.agent.rules import Rule, RuleError, parse_rules
 from evo_agent.tools.approval import ApprovalDecision
@@ -81,8 +82,9 @@ def test_a_server_that_connects_late_is_announced_not_added(project, tmp_path, m
     told = []
 
     class Front:
-        def on_notice(self, line):
-            told.append(line)
+        def on_event(self, event: TurnEvent):
+            if isinstance(event, Notice | Retrying):
+                told.append(event.text)
 
     try:
         agent.run_turn("hi", Front())

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evo_agent.agent.events import Notice, Retrying, TurnEvent
 from evo_agent.agent.permissions import PermissionGate, Policy
 from evo_agent.agent.rules import Rule, glob_match, parse_rules, split_rule_list
 from evo_agent.session import load_for_resume
@@ -160,8 +161,9 @@ def test_print_mode_refusal_reaches_the_model_and_the_transcript(project, model_
     notices: list[str] = []
 
     class Quiet:
-        def on_notice(self, line):
-            notices.append(line)
+        def on_event(self, event: TurnEvent):
+            if isinstance(event, Notice | Retrying):
+                notices.append(event.text)
 
     result = agent.run_turn("make a file", Quiet())
     assert result.text == "I could not." and not (project / "created").exists()
@@ -401,8 +403,9 @@ def test_print_modes_not_run_line_is_terminal_safe(project, model_server, payloa
     notices: list[str] = []
 
     class Quiet:
-        def on_notice(self, line):
-            notices.append(line)
+        def on_event(self, event: TurnEvent):
+            if isinstance(event, Notice | Retrying):
+                notices.append(event.text)
 
     agent.run_turn("go", Quiet())
     (notice,) = notices

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evo_agent.agent.events import Notice, Retrying, TurnEvent
 from evo_agent.agent.rules import parse_rules
 from evo_agent.tools.shell_allowlist import PROGRAMS
 from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only, read_only_reason
@@ -34,8 +35,9 @@ class Quiet:
     def __init__(self) -> None:
         self.notices: list[str] = []
 
-    def on_notice(self, line: str) -> None:
-        self.notices.append(line)
+    def on_event(self, event: TurnEvent) -> None:
+        if isinstance(event, Notice | Retrying):
+            self.notices.append(event.text)
 
 
 def run_as_model(project: Path, model_server, command: str, mode: str = "ask", rules: str = "") -> dict:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from evo_agent.agent.events import Notice, Retrying, TurnEvent
 from evo_agent.tools import ToolContext
 from evo_agent.tools import sandbox as sandbox_module
 from evo_agent.tools.bash import run_bash
@@ -138,8 +139,9 @@ class _Quiet:
     def __init__(self) -> None:
         self.notices: list[str] = []
 
-    def on_notice(self, line: str) -> None:
-        self.notices.append(line)
+    def on_event(self, event: TurnEvent) -> None:
+        if isinstance(event, Notice | Retrying):
+            self.notices.append(event.text)
 
 
 def test_without_bwrap_the_verdict_stands_and_the_user_is_told_once(project, model_server, monkeypatch):

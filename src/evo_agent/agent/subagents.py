@@ -12,7 +12,7 @@ tool_result; a child that fails or is interrupted still gets its
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from evo_agent.providers import ProviderError
 from evo_agent.tools import Tool, ToolContext, ToolResult
@@ -103,6 +103,8 @@ class NestedCallbacks:
                 self._up.emit(event)
             case TextDelta() | ThinkingDelta() | ToolNamed():
                 pass
+            case _:
+                assert_never(event)  # a new kind of event: mypy (and tests/agent/test_events.py) say where
 
     def __getattr__(self, name: str) -> Any:
         if name == "on_approval" and self._parent is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, assert_never
 
 from evo_agent.agent.events import (
     Notice,
@@ -99,6 +99,8 @@ class StreamJsonCallbacks:
                 notice_line(self.console, text)
             case ThinkingDelta() | ToolNamed() | ToolStarted() | ToolFinished():
                 pass  # the stream holds the turn's own calls; thinking is not part of it
+            case _:
+                assert_never(event)  # a new kind of event: mypy (and tests/agent/test_events.py) say where
 
 
 class QuietCallbacks:
@@ -113,6 +115,8 @@ class QuietCallbacks:
                 notice_line(self.console, text)
             case TextDelta() | ThinkingDelta() | ToolNamed() | ToolStarted() | ToolFinished():
                 pass
+            case _:
+                assert_never(event)  # a new kind of event: mypy (and tests/agent/test_events.py) say where
 
 
 def notice_line(console: Console, text: str) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from evo_agent import __version__
 from evo_agent.agent import Agent
@@ -94,6 +94,8 @@ class ConsoleCallbacks:
                 self.console.line(terminal_safe(text))
             case ThinkingDelta() | ToolNamed() | ToolStarted() | ToolFinished():
                 pass  # no thinking, no pending line, no subagent's calls in the REPL
+            case _:
+                assert_never(event)  # a new kind of event: mypy (and tests/agent/test_events.py) say where
 
     def _tool_started(self, tool_id: str, name: str, tool_input: dict) -> None:
         label = f"{terminal_safe(name, keep_newlines=False)}({_summary(tool_input)})"

@@ -12,7 +12,7 @@ and a retry (in the activity line) stay in the live region until they are done. 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from prompt_toolkit.formatted_text import FormattedText
 from rich.console import RenderableType
@@ -105,6 +105,8 @@ class TurnView:
                 else:
                     self.flush_text()
                     self.app.emit(render.notice(text))
+            case _:
+                assert_never(event)  # a new kind of event: mypy (and tests/agent/test_events.py) say where
 
     def finish(self) -> None:
         """The turn ended: the rest of its answer printed, a call that never finished marked interrupted."""
