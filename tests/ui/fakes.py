@@ -35,7 +35,7 @@ class FakeAgent:
         self.store = None
         self.recorder = SimpleNamespace(path=None)  # no transcript: /rewind has nothing to list
         self.instructions = Instructions()
-        self.permission_mode = "default"
+        self.permission_mode = "ask"
         self.read_only_backstop: bool | None = None
         self.sandbox = None
         self.messages: list[dict[str, Any]] = []

@@ -30,7 +30,7 @@ The model's own writes need no reminder: the tool's result says what changed (an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from evo_agent.session import (
     MEMORY_SCOPES,
@@ -183,7 +183,13 @@ def _last_section(history: list[dict]) -> str:
     return ""
 
 
-def remember_line(agent: object, arg: str) -> tuple[str, bool]:
+class Remembers(Protocol):
+    """What `/remember` needs of an agent (Agent, and the app's AgentLike)."""
+
+    def remember(self, text: str, *, scope: str = "project") -> str: ...
+
+
+def remember_line(agent: Remembers, arg: str) -> tuple[str, bool]:
     """`/remember [--user] TEXT` in either front end: (the line to show, whether it was saved).
 
     Saved directly as a `feedback` topic file, without a model turn (as Claude Code's `#` shortcut): what the
@@ -193,13 +199,10 @@ def remember_line(agent: object, arg: str) -> tuple[str, bool]:
     text = arg.removeprefix("--user").strip() if user else arg.strip()
     if not text:
         return "Usage: /remember [--user] TEXT (saved to this project's memory; --user: to yours)", False
-    remember = getattr(agent, "remember", None)
-    if remember is None:
-        return "not saved: this agent has no Auto Memory", False
     try:
-        return remember(text, scope="user" if user else "project"), True
+        return agent.remember(text, scope="user" if user else "project"), True
     except Exception as exc:  # noqa: BLE001 - MemoryRefused (a secret, …), OSError, memory off: one line
         return f"not saved: {exc}", False
 
 
-__all__ = ["MEMORY_INTRO", "MemoryContext", "memory_section", "remember_line"]
+__all__ = ["MEMORY_INTRO", "MemoryContext", "Remembers", "memory_section", "remember_line"]
