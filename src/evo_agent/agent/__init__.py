@@ -4,9 +4,10 @@
     agent = Agent(provider=provider, recorder=store.create(...), project_dir=root, store=store)
     result = agent.run_turn("fix the failing test", callbacks, cancel_event)
 
-See loop.py for the write points, cancellation and error semantics, events.py and callbacks.py for
-what a turn reports to its front end (`on_event`) and asks it (`on_approval`), compaction.py and compaction_state.py for compaction, usage.py for tokens
-and dollars, subagents.py for the `task` tool and permissions.py for what may run unasked.
+See loop.py for the write points, cancellation and error semantics, events.py and callbacks.py
+for what a turn reports to its front end (`on_event`) and asks it (`on_approval`), compaction.py
+and compaction_state.py for compaction, usage.py for tokens and dollars, subagents.py for the
+`task` tool and permissions.py for what may run unasked.
 """
 
 from .callbacks import TurnCallbacks

@@ -9,8 +9,8 @@ Only a small live region stays at the bottom: the unfinished tail of a streaming
 prompts, the prompt box and one activity/status line. It fits any terminal from 60×15 up.
 
 The agent's turn runs in a worker thread (the `AgentLike`/`TurnCallbacks` interface of bridge.py);
-each event is handed to the event loop with `call_soon_threadsafe` and drawn there by turn_view.py,
-so all drawing happens in one thread. Keys: Enter sends; Alt+Enter or Ctrl+J insert a newline; Esc interrupts the running
+each event is handed to the event loop with `call_soon_threadsafe` and drawn by turn_view.py, so all
+drawing happens in one thread. Keys: Enter sends; Alt+Enter or Ctrl+J insert a newline; Esc interrupts the running
 turn (like Ctrl+C); Ctrl+C twice quits (130); Ctrl+D on an empty prompt quits (0); ↑/↓ walk the
 project's prompt history; Tab completes slash commands; Ctrl+O prints the last tool output in full.
 A prompt sent while a turn runs is queued and shown as queued.
