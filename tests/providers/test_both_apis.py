@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from evo_agent.providers import ModelResponse, ProviderCancelled
+from evo_agent.providers import ModelResponse, ProviderCancelled, ToolNamed
 from evo_agent.providers.anthropic_provider import AnthropicProvider
 from evo_agent.providers.anthropic_stream import MessageAssembler
 from evo_agent.providers.base import CONTEXT_FULL, END_TURN, INVALID_ARGUMENTS_KEY, MAX_TOKENS, REFUSAL, TOOL_USE
@@ -210,7 +210,7 @@ def test_anthropic_tool_input_cut_at_max_tokens_is_kept_as_invalid_arguments():
     assembler = MessageAssembler()
     shown = [e for event in events for e in assembler.feed(event["type"], json.dumps(event))]
     response = assembler.response()
-    assert shown == [("tool_use", ("toolu_1", "bash"))]
+    assert shown == [ToolNamed("toolu_1", "bash")]
     assert response.message["content"] == [
         {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {INVALID_ARGUMENTS_KEY: '{"command": "echo unfin'}}
     ]

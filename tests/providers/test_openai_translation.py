@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evo_agent.providers import TextDelta
 from evo_agent.providers.openai_stream import ChatStreamAssembler, assemble, map_stop_reason, map_usage
 from evo_agent.providers.openai_translate import (
     INVALID_ARGUMENTS_KEY,
@@ -219,7 +220,7 @@ def test_any_streamed_answer_becomes_a_valid_assistant_turn(history, answer):
     streamed = []
     assembler = ChatStreamAssembler(used, seed=len(history))
     for chunk in chunks:
-        streamed += [value for kind, value in assembler.feed(chunk) if kind == "text"]
+        streamed += [event.text for event in assembler.feed(chunk) if isinstance(event, TextDelta)]
     response = assembler.response()
     assert "".join(streamed) == text
     blocks = response.message["content"]

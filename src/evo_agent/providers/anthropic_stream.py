@@ -2,8 +2,8 @@
 
     assembler = MessageAssembler()
     for name, data in server_sent_events:
-        for event, value in assembler.feed(name, data):   # ("text", str), ("thinking", str),
-            ...                                           # ("tool_use", (tool_use_id, name))
+        for event in assembler.feed(name, data):   # TextDelta, ThinkingDelta, ToolNamed (base.py)
+            ...
     response = assembler.response()                       # once assembler.done
 
 Text, thinking with its signature, redacted thinking, tool_use with its streamed JSON input
@@ -21,10 +21,10 @@ from typing import Any, ClassVar
 
 from evo_agent.session import text_block
 
-from .base import INVALID_ARGUMENTS_KEY, ModelResponse
+from .base import INVALID_ARGUMENTS_KEY, ModelResponse, StreamEvent, TextDelta, ThinkingDelta, ToolNamed
 from .errors import BadAnswer, StreamError
 
-Event = tuple[str, Any]
+Event = StreamEvent
 
 
 def block_to_param(block: dict) -> dict | None:
@@ -106,7 +106,7 @@ class MessageAssembler:
             return []
         self.partial_json[index] = []
         if block.get("type") == "tool_use":
-            return [("tool_use", (block.get("id", ""), block.get("name", "")))]
+            return [ToolNamed(block.get("id", ""), block.get("name", ""))]
         return []
 
     def _block_delta(self, event: dict) -> list[Event]:
@@ -117,7 +117,7 @@ class MessageAssembler:
             field = "text" if kind == "text_delta" else "thinking"
             piece = delta.get(field, "")
             block[field] = block.get(field, "") + piece
-            return [(field, piece)] if piece else []
+            return [(TextDelta if field == "text" else ThinkingDelta)(piece)] if piece else []
         if kind == "signature_delta":
             block["signature"] = block.get("signature", "") + delta.get("signature", "")
         elif kind == "input_json_delta":

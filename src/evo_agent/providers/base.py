@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 # Why an answer ended (ModelResponse.stop_reason): every provider says it in the Messages API's words.
 END_TURN = "end_turn"  # the model finished
@@ -101,15 +101,10 @@ class StreamCallbacks:
         if self.on_event is not None:
             self.on_event(event)
 
-    def show(self, events: list[tuple[str, Any]]) -> None:
-        """Pass a stream assembler's events on: ("text", str), ("thinking", str), ("tool_use", (id, name))."""
-        for kind, value in events:
-            if kind == "text":
-                self.emit(TextDelta(value))
-            elif kind == "thinking":
-                self.emit(ThinkingDelta(value))
-            elif kind == "tool_use":
-                self.emit(ToolNamed(*value))
+    def show(self, events: list[StreamEvent]) -> None:
+        """Pass a stream assembler's events on, in order."""
+        for event in events:
+            self.emit(event)
 
 
 class ProviderError(Exception):

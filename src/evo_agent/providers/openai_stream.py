@@ -2,16 +2,16 @@
 
     assembler = ChatStreamAssembler(history_tool_ids(messages), seed=len(messages))
     for chunk in chunks:
-        for event, value in assembler.feed(chunk):   # ("text", str), ("thinking", str),
-            ...                                      # ("tool_use", (tool_use_id, name))
+        for event in assembler.feed(chunk):   # TextDelta, ThinkingDelta, ToolNamed (base.py)
+            ...
     response = assembler.response()
 
 What the assembly does with what one side cannot say:
 
 - Streamed reasoning (`reasoning_content` / `reasoning`, as DeepSeek, vLLM, llama.cpp and
-  OpenRouter send it) is shown through ("thinking", text) but not stored: a thinking block
+  OpenRouter send it) is shown through `ThinkingDelta` but not stored: a thinking block
   without an Anthropic signature would break a later resume with the anthropic provider.
-- A tool call is announced (("tool_use", ...)) on the chunk that names it, before its
+- A tool call is announced (`ToolNamed`) on the chunk that names it, before its
   arguments finish streaming, with its final id: ids the server returns that are missing,
   malformed or already used in the history are replaced by deterministic ones ("call_" +
   hash of the history length, the call's position and name), so a session written with
@@ -35,7 +35,17 @@ from typing import Any
 
 from evo_agent.session import text_block
 
-from .base import END_TURN, MAX_TOKENS, REFUSAL, TOOL_USE, ModelResponse
+from .base import (
+    END_TURN,
+    MAX_TOKENS,
+    REFUSAL,
+    TOOL_USE,
+    ModelResponse,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolNamed,
+)
 from .openai_translate import ID_OK, clean_tool_name, digest, parse_arguments
 
 _STOP_REASONS = {
@@ -46,7 +56,7 @@ _STOP_REASONS = {
     "content_filter": REFUSAL,
 }
 
-Event = tuple[str, Any]
+Event = StreamEvent
 
 
 def map_stop_reason(finish_reason: str | None, has_tool_calls: bool) -> str | None:
@@ -116,8 +126,8 @@ def _first_choices(chunk: dict) -> list[dict]:
 class ChatStreamAssembler:
     """Folds chat completion chunks (plain dicts, as the server sent them) into a ModelResponse.
 
-    `feed(chunk)` returns the events it implies, in order: ("text", str),
-    ("thinking", str), ("tool_use", (tool_use_id, name)). `response()` builds the
+    `feed(chunk)` returns the events it implies, in order: `TextDelta`,
+    `ThinkingDelta`, `ToolNamed` (base.py). `response()` builds the
     assistant message. Ids are final when announced: `used_ids` are the history's
     (a new id never repeats one), `seed` makes generated ids differ from turn to turn.
     """
@@ -161,7 +171,7 @@ class ChatStreamAssembler:
         for key in ("reasoning_content", "reasoning"):
             value = delta.get(key)
             if isinstance(value, str) and value:
-                return [("thinking", value)]
+                return [ThinkingDelta(value)]
         return []
 
     def _content(self, delta: dict) -> list[Event]:
@@ -170,7 +180,7 @@ class ChatStreamAssembler:
             value = delta.get(key)
             if isinstance(value, str) and value:
                 self.text.append(value)
-                events.append(("text", value))
+                events.append(TextDelta(value))
         return events
 
     def _tool_call(self, delta: dict) -> list[Event]:
@@ -183,7 +193,7 @@ class ChatStreamAssembler:
         call.add_arguments(function.get("arguments"))
         if call.id is None and call.name:
             call.id = self._final_id(call.server_id, self.calls.index(call), call.name)
-            return [("tool_use", (call.id, clean_tool_name(call.name)))]
+            return [ToolNamed(call.id, clean_tool_name(call.name))]
         return []
 
     def _call_for(self, delta: dict) -> _Call:
