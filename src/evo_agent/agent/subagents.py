@@ -73,7 +73,7 @@ def run_subagent(parent: Agent, tool_input: dict, ctx: ToolContext) -> ToolResul
         file_history=parent.file_history, plan_reason="subagent",
         instructions=parent.instructions,  # the project's instructions and the start directory, as the parent's
     )
-    front_end = getattr(parent, "turn_callbacks", None)
+    front_end = parent.turn_callbacks
     nested = NestedCallbacks(front_end, ctx.tool_use_id) if front_end is not None else None
     text, is_error = _run_child(child, tool_input["prompt"], ctx, parent.recorder.prompt_id, nested)
     parent.add_usage(child.usage)

@@ -133,7 +133,7 @@ class PrintOutput:
         self.console = console
         self.started = time.monotonic()
 
-    def callbacks(self) -> Any:
+    def callbacks(self) -> StreamJsonCallbacks | QuietCallbacks:
         if self.fmt == "stream-json":
             self.console.write(_line(init_event(self.agent)) + "\n")
             return StreamJsonCallbacks(self.agent, self.console)
