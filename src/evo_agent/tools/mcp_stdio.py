@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
-EXIT_GRACE_S = 2.0
+STOP_GRACE_S = 2.0  # a server told to stop has this long to exit (not callbacks.EXIT_GRACE_S, the turn's)
 KILL_GRACE_S = 2.0
 _POLL_S = 0.01
 
@@ -48,7 +48,7 @@ async def stop(proc: Any) -> None:
 
     with suppress(Exception):
         await proc.stdin.aclose()
-    if not await _exited(proc, EXIT_GRACE_S):
+    if not await _exited(proc, STOP_GRACE_S):
         _signal_group(proc, signal.SIGTERM)
         if not await _exited(proc, KILL_GRACE_S):
             _signal_group(proc, signal.SIGKILL)
