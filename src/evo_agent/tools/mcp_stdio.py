@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
-STOP_GRACE_S = 2.0  # a server told to stop has this long to exit (not callbacks.EXIT_GRACE_S, the turn's)
+STOP_GRACE_S = 2.0  # a server told to stop has this long to exit before it is killed
 KILL_GRACE_S = 2.0
 _POLL_S = 0.01
 
