@@ -154,6 +154,7 @@ class AgentApp:
         self._flash_until = 0.0
         self._exiting = False
         self._tick_task: asyncio.Task | None = None
+        self._picker_task: asyncio.Task | None = None   # /resume's picker (kept: a bare task may be collected)
         self._held: list[str] = []            # output that arrived while the picker had the terminal
         self._show_plan = False               # Ctrl+T: the plan's checklist above the prompt
         self._plan_cache: tuple[float, str] = (-1.0, "")   # (when read, the checklist)
