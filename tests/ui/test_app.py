@@ -38,7 +38,7 @@ UP, DOWN, CTRL_O = "\x1b[A", "\x1b[B", "\x0f"
 
 def menu(run) -> list[str]:
     """The question's menu as drawn: one string per row."""
-    return "".join(text for _, text in run.app._menu_text()).split("\n")
+    return "".join(text for _, text in run.app.questions.menu_text()).split("\n")
 
 
 class Run:
@@ -223,7 +223,7 @@ async def test_approval_answers_come_from_the_menu_with_a_reason_a_shortcut_and_
     agent = FakeAgent(tmp_path, script=[edit] * 4)
     async with running(agent) as run:
         run.type("go" + ENTER)
-        await run.until(lambda: run.app._approval is not None)
+        await run.until(lambda: run.app.questions.approval is not None)
         assert "? edit README.md  (may write files)" in run.printed and "+new" in run.printed
         assert "↑/↓ choose · Enter answers · Esc says no" in run.status()
         assert menu(run) == ["  Yes", "  Yes, and allow Edit(README.md) for this session",
@@ -234,13 +234,13 @@ async def test_approval_answers_come_from_the_menu_with_a_reason_a_shortcut_and_
         run.type(DOWN)
         await run.until(lambda: menu(run)[0] == "❯ Yes")
         run.type(ENTER)
-        await run.until(lambda: len(agent.decisions) == 1 and run.app._approval is not None)
+        await run.until(lambda: len(agent.decisions) == 1 and run.app.questions.approval is not None)
         run.type(UP)  # ↑ from nothing chosen: the last row
-        await run.until(lambda: run.app._choice == 4)
+        await run.until(lambda: run.app.questions.choice == 4)
         run.type(ENTER + "not now" + ENTER)
-        await run.until(lambda: len(agent.decisions) == 2 and run.app._approval is not None)
+        await run.until(lambda: len(agent.decisions) == 2 and run.app.questions.approval is not None)
         run.type(DOWN + "p")  # a shortcut, once the menu has been moved and the prompt is empty
-        await run.until(lambda: len(agent.decisions) == 3 and run.app._approval is not None)
+        await run.until(lambda: len(agent.decisions) == 3 and run.app.questions.approval is not None)
         run.type(ESC)
         await run.until(lambda: len(agent.decisions) == 4 and not run.app.running)
         assert run.app.buffer.text == ""
@@ -254,15 +254,15 @@ async def test_typing_during_a_question_never_answers_it_and_stays_in_the_prompt
     agent = FakeAgent(tmp_path, script=[request])
     async with running(agent) as run:
         run.type("go" + ENTER)
-        await run.until(lambda: run.app._approval is not None)
+        await run.until(lambda: run.app.questions.approval is not None)
         for text in ("please stop", " yes", "\x1b[200~y\rpasted\x1b[201~"):
             run.type(text)
         run.type(ENTER + ENTER + "a")  # Enter in the prompt answers nothing and inserts nothing
         await run.until(lambda: run.app.buffer.text == "please stop yesy\npasteda")
         await run.until(lambda: "Answer the question first" in run.status())
-        assert agent.decisions == [] and run.app._approval is not None and "allowed" not in run.printed
+        assert agent.decisions == [] and run.app.questions.approval is not None and "allowed" not in run.printed
         run.type(TAB + DOWN + DOWN + DOWN + DOWN)  # back to the question; down to "No"
-        await run.until(lambda: run.app._choice == 3)
+        await run.until(lambda: run.app.questions.choice == 3)
         run.type(ENTER)
         await run.until(lambda: agent.decisions == [ApprovalDecision("no")] and not run.app.running)
         assert run.app.buffer.text == "please stop yesy\npasteda"  # still there, not sent, no stray newline
@@ -275,7 +275,7 @@ async def test_a_long_command_shows_what_fits_says_what_is_hidden_and_yes_waits_
     agent = FakeAgent(tmp_path, script=[request])
     async with running(agent, rows=24) as run:
         run.type("go" + ENTER)
-        await run.until(lambda: run.app._approval is not None)
+        await run.until(lambda: run.app.questions.approval is not None)
         assert "echo step 001" in run.printed and "LAST-LINE-200" not in run.printed
         hidden = int(re.search(r"… (\d+) more lines not shown \(200 in all\): Ctrl\+O", run.printed).group(1))
         assert 200 - hidden == len(re.findall(r"^ +\d+ echo step", run.printed, re.M))  # shown or counted
@@ -283,7 +283,7 @@ async def test_a_long_command_shows_what_fits_says_what_is_hidden_and_yes_waits_
         run.type(DOWN + ENTER)
         await run.until(lambda: "not shown yet: Ctrl+O shows them" in run.status())
         run.type("y")  # nor a shortcut
-        assert agent.decisions == [] and run.app._approval is not None
+        assert agent.decisions == [] and run.app.questions.approval is not None
         run.type(CTRL_O)
         await run.until(lambda: "touch LAST-LINE-200" in run.printed)
         assert all(f"echo step {i:03d}" in run.printed for i in range(1, 200))
@@ -295,9 +295,9 @@ async def test_a_long_command_shows_what_fits_says_what_is_hidden_and_yes_waits_
 async def test_a_yes_no_question_uses_the_same_menu(tmp_path):
     async with running(FakeAgent(tmp_path)) as run:
         answers: list[bool] = []
-        thread = threading.Thread(target=lambda: answers.append(run.app.ask_yes_no("Restore 2 files?")))
+        thread = threading.Thread(target=lambda: answers.append(run.app.questions.ask_yes_no("Restore 2 files?")))
         thread.start()
-        await run.until(lambda: run.app._question is not None)
+        await run.until(lambda: run.app.questions.question is not None)
         run.type("n")  # text, not an answer
         await run.until(lambda: run.app.buffer.text == "n")
         run.type(TAB + UP + ENTER)
@@ -311,7 +311,7 @@ async def test_leaving_while_an_approval_waits_answers_no(tmp_path):
     agent = FakeAgent(tmp_path, script=[request])
     async with running(agent) as run:
         run.type("go" + ENTER)
-        await run.until(lambda: run.app._approval is not None)
+        await run.until(lambda: run.app.questions.approval is not None)
         run.app.leave(143)
         assert await asyncio.wait_for(run.task, 10) == 143
     assert run.app.worker_done.wait(5) and agent.decisions == [ApprovalDecision("no")]
@@ -412,13 +412,13 @@ async def test_resuming_a_session_recorded_elsewhere_asks_first(tmp_path):
     agent = CarefulAgent(tmp_path)
     async with running(agent) as run:
         run.type("/resume 1780000000000_aaaaaaaa" + ENTER)
-        await run.until(lambda: run.app._approval is not None)
+        await run.until(lambda: run.app.questions.approval is not None)
         assert "recorded elsewhere: tracked by git" in run.printed
         run.type(UP + UP + ENTER)  # "No"
         await run.until(lambda: "error: session 1780000000000_aaaaaaaa was recorded elsewhere" in run.printed)
         assert agent.resumed == [] and "sessions adopt 1780000000000_aaaaaaaa" in run.printed
         run.type("/resume 1780000000000_aaaaaaaa" + ENTER)
-        await run.until(lambda: run.app._approval is not None)
+        await run.until(lambda: run.app.questions.approval is not None)
         run.type(DOWN + ENTER)
         await run.until(lambda: "messages restored" in run.printed)
         assert agent.resumed == ["1780000000000_aaaaaaaa"]
@@ -449,11 +449,11 @@ def test_no_typed_text_ever_answers_a_question(typed):
             agent = FakeAgent(Path(tmp), script=[request])
             async with running(agent) as run:
                 run.type("go" + ENTER)
-                await run.until(lambda: run.app._approval is not None)
+                await run.until(lambda: run.app.questions.approval is not None)
                 run.type(typed + CTRL_O)  # Ctrl+O: a key the app reads after all of the text
                 expected = typed.replace("\r", "")
                 await run.until(lambda: run.app.buffer.text == expected)
-                assert agent.decisions == [] and run.app._approval is not None and run.app._choice is None
+                assert agent.decisions == [] and run.app.questions.approval is not None and run.app.questions.choice is None
                 run.type(CTRL_C)  # a deliberate no
                 await run.until(lambda: agent.decisions == [ApprovalDecision("no")])
 

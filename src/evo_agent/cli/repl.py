@@ -7,12 +7,13 @@ input: one prompt or command per line). Slash commands never reach the model.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any, assert_never
 
 from evo_agent import __version__
 from evo_agent.agent import Agent
-from evo_agent.agent.callbacks import resumed_line, started_line
+from evo_agent.agent.callbacks import resumed_line
 from evo_agent.agent.events import (
     Notice,
     Retrying,
@@ -23,11 +24,10 @@ from evo_agent.agent.events import (
     ToolStarted,
     TurnEvent,
 )
-from evo_agent.agent.instructions import init_prompt, welcome_text
-from evo_agent.agent.memory_context import remember_line
+from evo_agent.agent.instructions import welcome_text
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore, one_line
-from evo_agent.ui.commands import help_text, is_command, lookup
+from evo_agent.ui.commands import is_command, run_command
 
 from .approvals import ReplApprovals
 from .errors import EXIT_INTERRUPTED, CommandError
@@ -36,15 +36,11 @@ from .runtime import (
     Signals,
     Terminated,
     crash_line,
-    run_compact,
+    run_interruptible,
     run_turn,
 )
 from .sessions.listing import pick_session
 from .trust import allow_foreign, live_note
-
-HELP_TEXT = help_text(
-    "In the REPL /resume and /rewind without an argument show a numbered list.\n"
-    "Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves.")
 
 TOOL_LINE_CHARS = 100
 
@@ -132,6 +128,11 @@ def restored_view(messages: list, *, tty: bool) -> str:
 
 
 class Repl:
+    """The line REPL; also the `Screen` its slash commands are written against (ui/screen.py)."""
+
+    keys_help = ("In the REPL /resume and /rewind without an argument show a numbered list.\n"
+                 "Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves.")
+
     def __init__(self, agent: Agent, store: SessionStore, console: Console, signals: Signals, *, tty: bool) -> None:
         self.agent = agent
         self.store = store
@@ -141,6 +142,7 @@ class Repl:
         self.callbacks = ConsoleCallbacks(console)
         self.approvals = ReplApprovals(console, signals, self.read, interactive=tty)
         self.callbacks.on_approval = self.approvals.on_approval  # type: ignore[attr-defined]
+        self._exit_code: int | None = None   # set by a slash command that leaves (Screen.exit)
 
     # ---- input
     def read(self, prompt: str) -> str | None:
@@ -216,142 +218,57 @@ class Repl:
         elif outcome.result is not None and outcome.result.cancelled:
             self.console.line("(interrupted)")
 
-    # ---- slash commands
+    # ---- slash commands (ui/commands.py), through the Screen this REPL implements (ui/screen.py)
     def command(self, text: str) -> int | None:
-        name, _, arg = text.partition(" ")
-        name, arg = name.lower(), arg.strip()
-        name = lookup(name) or name  # the command table (ui/commands.py) knows the aliases
-        handlers: dict[str, Callable[[str], Any]] = {
-            "/exit": lambda _: 0,
-            "/help": self.cmd_help,
-            "/cost": self.cmd_cost,
-            "/plan": self.cmd_plan,
-            "/init": self.cmd_init,
-            "/memory": self.cmd_memory,
-            "/remember": self.cmd_remember,
-            "/permissions": self.cmd_permissions,
-            "/mcp": self.cmd_mcp,
-            "/clear": self.cmd_clear,
-            "/resume": self.cmd_resume,
-            "/compact": self.cmd_compact,
-            "/rename": self.cmd_rename,
-            "/rewind": self.cmd_rewind,
-        }
-        handler = handlers.get(name)
-        if handler is None:
-            self.console.error(f"unknown command {name} (try /help)")
-            return None
-        return handler(arg)
+        """Do a slash command; the exit code when it says to leave, else None."""
+        self._exit_code = None
+        run_command(text, self, self.agent)
+        return self._exit_code
 
-    def cmd_help(self, _arg: str) -> None:
-        self.console.line(HELP_TEXT)
+    def notice(self, text: str) -> None:
+        self.console.line(terminal_safe(text))
 
-    def cmd_init(self, _arg: str) -> None:
-        """Ask the model to write the project's AGENTS.md: an ordinary turn, its write approved as any other."""
-        self.turn(init_prompt(self.agent.project_dir))
+    def error(self, text: str) -> None:
+        self.console.error(terminal_safe(text))
 
-    def cmd_plan(self, _arg: str) -> None:
-        self.console.line(terminal_safe(self.agent.plan_text()))
+    def failed(self, text: str) -> None:
+        self.console.error(terminal_safe(text))
 
-    def cmd_memory(self, arg: str) -> None:
-        self.console.line(terminal_safe(self.agent.memory_text(arg)))
+    def ask_yes_no(self, question: str) -> bool:
+        return (self.read(f"{question} [y/N] ") or "").strip().lower() in ("y", "yes")
 
-    def cmd_remember(self, arg: str) -> None:
-        line, ok = remember_line(self.agent, arg)
-        (self.console.line if ok else self.console.error)(terminal_safe(line))
+    def ask_line(self, question: str) -> str | None:
+        return self.read(f"{question} ") or ""
 
-    def cmd_cost(self, _arg: str) -> None:
-        self.console.line(self.agent.cost_text())
+    def show_history(self, messages: Sequence[dict[str, Any]]) -> None:
+        self.console.end_line()
+        self.console.write(restored_view(list(messages), tty=self.tty))
 
-    def cmd_mcp(self, arg: str) -> None:
-        """`/mcp`: each server's state; `/mcp reconnect NAME` starts it again (waits at most its start timeout)."""
-        verb, _, name = arg.partition(" ")
-        if verb == "reconnect" and name.strip():
-            self.console.line(terminal_safe(self.agent.mcp_reconnect(name.strip())))
-        elif arg:
-            self.console.error("usage: /mcp [reconnect NAME]")
-        else:
-            self.console.line(terminal_safe(self.agent.mcp_text()))
-
-    def cmd_permissions(self, _arg: str) -> None:
-        self.console.line(self.agent.permissions_text())
-
-    def cmd_compact(self, arg: str) -> None:
-        outcome = run_compact(self.agent, arg or None, self.signals)
-        if outcome.error is not None:
-            self.console.error(f"cannot compact: {outcome.error}")
-        elif outcome.crash is not None:
-            self.console.err_line(crash_line(outcome.crash))
-        else:
-            self.console.line(outcome.result.describe())
-
-    def cmd_rename(self, arg: str) -> None:
-        if not arg:
-            current = self.agent.name
-            self.console.line(f"This session is named {terminal_safe(current)!r}." if current
-                              else "This session has no name. Usage: /rename NAME")
+    def run_work(self, label: str, work: Callable[[threading.Event], None], *, interruptible: bool,
+                 failure: str = "") -> None:
+        """Interruptible work runs in a worker thread like a turn (Ctrl+C stops it); the rest here, at once
+        (it may read answers from the terminal)."""
+        prefix = f"{failure}: " if failure else ""
+        if interruptible:
+            outcome = run_interruptible(work, self.signals)
+            if outcome.error is not None:
+                self.console.error(f"{prefix}{outcome.error}")
+            elif outcome.crash is not None:
+                self.console.err_line(crash_line(outcome.crash))
             return
         try:
-            name = self.agent.rename(arg)
-        except ValueError as exc:
-            self.console.error(str(exc))
-            return
-        self.console.line(f"Session {self.agent.session_id} is now named {terminal_safe(name)!r} "
-                          f"(evo-agent --resume {terminal_safe(name)!r} finds it).")
+            work(threading.Event())
+        except Exception as exc:  # noqa: BLE001 - a SessionError, a refused rewind: one line
+            self.console.error(terminal_safe(f"{prefix}{' '.join(str(exc).split())}"))
 
-    def cmd_rewind(self, arg: str) -> None:
-        from evo_agent.agent.file_restore import (
-            BASH_NOTE,
-            pending_changes,
-            pending_plan_updates,
-            restore_files,
-            restore_plan,
-        )
-        from evo_agent.session import prompt_turns
+    def send_prompt(self, prompt: str, *, shown: str) -> None:
+        self.turn(prompt)  # the typed line (`/init`) is on the screen already
 
-        turns = prompt_turns(self.agent.recorder.path)
-        if not turns:
-            self.console.line("Nothing to rewind: no prompt in this session yet.")
-            return
-        if not arg:
-            self.console.line("Go back to before which prompt? (newest first; a new session starts there, "
-                              f"this one stays resumable. {BASH_NOTE})")
-            for turn in reversed(turns[-20:]):
-                self.console.line(f"{turn.number:>4}. {terminal_safe(turn.text[:70], keep_newlines=False)}")
-            answer = self.read(f"Turn [1-{len(turns)}, Enter to cancel] ")
-            arg = (answer or "").strip()
-            if not arg:
-                self.console.line("Rewind cancelled.")
-                return
-        if not arg.isdigit() or not 1 <= int(arg) <= len(turns):
-            self.console.error(f"no turn {terminal_safe(arg, keep_newlines=False)}: choose 1 to {len(turns)}")
-            return
-        number, source = int(arg), self.agent.session_id
-        changes = pending_changes(self.store, source, number)
-        plan_updates = pending_plan_updates(self.store, source, number)
-        try:
-            self.agent.rewind(number)
-        except SessionError as exc:
-            self.console.error(str(exc))
-            return
-        self.console.line(f"Rewound to before turn {number}: new session {self.agent.session_id} "
-                          f"({len(self.agent.messages)} messages; the previous one: evo-agent --resume {source})")
-        if changes:
-            answer = self.read(f"Restore {len(changes)} file{'s' if len(changes) != 1 else ''} changed since? [y/N] ")
-            if (answer or "").strip().lower() in ("y", "yes"):
-                yes = lambda question: (self.read(question) or "").strip().lower() in ("y", "yes")  # noqa: E731
-                restore_files(changes, self.console.line, yes, project_dir=self.agent.project_dir)
-        if plan_updates:
-            answer = self.read(f"Put the Session Plan back as it was before turn {number} "
-                               f"({len(plan_updates)} change{'s' if len(plan_updates) != 1 else ''} since)? [y/N] ")
-            if (answer or "").strip().lower() in ("y", "yes"):
-                restore_plan(self.agent.project_dir, plan_updates, self.console.line)
+    def exit(self, code: int) -> None:
+        self._exit_code = code
 
-    def cmd_clear(self, _arg: str) -> None:
-        self.agent.clear()
-        self.console.line(started_line(self.agent))
-
-    def cmd_resume(self, arg: str) -> None:
+    def resume(self, arg: str) -> None:
+        """`/resume [ID|NAME]`: without one, a numbered list to pick from."""
         if not arg:
             rows = [r for r in self.store.list() if r.id != self.agent.session_id]
             if not rows:

@@ -197,11 +197,6 @@ def run_turn(agent: Agent, prompt: str, callbacks: TurnCallbacks, signals: Signa
     return run_interruptible(lambda cancel: agent.run_turn(prompt, callbacks, cancel), signals, service)
 
 
-def run_compact(agent: Agent, focus: str | None, signals: Signals) -> Outcome:
-    """`/compact [focus]` in a worker thread, interruptible like a turn; failures land in `error`."""
-    return run_interruptible(lambda cancel: agent.compact(focus, cancel), signals)
-
-
 def run_interruptible(work_fn: Callable[[threading.Event], Any], signals: Signals,
                       service: Callable[[], None] | None = None) -> Outcome:
     """Run `work_fn(cancel)` (a turn, a /compact) in a worker thread while the main thread stays ready for signals.

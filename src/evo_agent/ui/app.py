@@ -16,19 +16,14 @@ project's prompt history; Tab completes slash commands; Ctrl+O prints the last t
 A prompt sent while a turn runs is queued and shown as queued.
 
 A question (an approval, a yes/no) is answered on purpose, never by typing meant for the prompt
-(SPEC §9): a small menu moved with ↑/↓ and confirmed with Enter (Esc or Ctrl+C mean no). Text typed
-meanwhile goes into the prompt box and stays there; Enter there answers nothing and inserts nothing
-(Tab goes back to the question). Single-key shortcuts (y, n, a, p) work only once the menu has been
-moved and the prompt box is empty. A command or diff longer than the screen shows its first lines
-and how many more there are; Ctrl+O prints it whole, and "yes" waits until it has been.
+(SPEC §9): a small menu (ui/questions.py). The keys are bound in ui/keys.py; the slash commands are
+written once against the app's Screen (ui/app_screen.py, ui/commands.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import io
-import os
 import shutil
 import sys
 import threading
@@ -42,8 +37,6 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import History, InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings
-from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
@@ -52,36 +45,27 @@ from prompt_toolkit.styles import Style
 from rich.console import RenderableType
 from rich.text import Text
 
-from evo_agent.agent.callbacks import EXIT_GRACE_S, resumed_line, started_line
-from evo_agent.exit_codes import EXIT_HANGUP, EXIT_INTERRUPTED
+from evo_agent.agent.callbacks import EXIT_GRACE_S, resumed_line
+from evo_agent.exit_codes import EXIT_HANGUP
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import one_line
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
 from . import render
 from .activity import Activity, cost_part, fit
+from .app_screen import AppScreen
 from .bridge import AgentLike
 from .commands import complete as complete_command
-from .commands import help_text, is_command, lookup
+from .commands import is_command, run_command, runs_while_busy
+from .keys import KEYS_HELP, app_key_bindings
 from .picker import TeamSource
-from .rewind_flow import rewind_and_restore, turn_list
+from .questions import Questions
 from .signals import exit_on_signals
 from .transcript_view import history_renderables
 from .turn_view import TurnEvents, TurnView, wrapped_tail
 
 __all__ = ["AgentApp", "run_app", "KEYS_HELP"]
 
-KEYS_HELP = """\
-Keys:
-  Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
-  Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
-  Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool call and output in full
-  Ctrl+T shows or hides the Session Plan
-  A prompt sent while the agent works is queued and sent after the turn
-  A question: ↑/↓ choose, Enter answers, Esc says no; typing goes to the prompt (Tab back to the question);
-  Ctrl+O shows a long command or diff whole (yes waits until it has been shown)"""
-
-DOUBLE_CTRL_C_SECONDS = 2.0
 TICK_S = 0.12               # spinner and elapsed-time refresh while the agent works
 
 STYLE = Style.from_dict({
@@ -95,7 +79,6 @@ STYLE = Style.from_dict({
     "choice": "bold reverse",
     "choice.off": "fg:ansibrightblack",
 })
-YES_ANSWERS = ("yes", "always-session", "always-project")
 
 
 class AgentApp:
@@ -119,29 +102,21 @@ class AgentApp:
         self.worker_done.set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._turn = 0
-        self._last_ctrl_c = 0.0
+        self._last_ctrl_c = 0.0               # when Ctrl+C was last pressed: twice quits (ui/keys.py)
         self._flash = ""                      # a short hint in the status line ("Ctrl+C again to exit")
         self._flash_until = 0.0
-        self._approval: tuple[ApprovalRequest, concurrent.futures.Future] | None = None
-        self._question: concurrent.futures.Future | None = None   # a y/n question from a worker (ask_yes_no)
-        self._reason_mode = False
-        self._stashed_text = ""
-        # The menu of the question that is up: (answer, label) rows, the chosen row (None until ↑/↓),
-        # whether typing moved the focus to the prompt box, and how many detail lines are not shown yet.
-        self._menu: list[tuple[str, str]] = []
-        self._choice: int | None = None
-        self._on_prompt = False
-        self._unseen = 0
-        self._full_detail: tuple[str, str] | None = None   # (tool, detail) of the question, for Ctrl+O
         self._exiting = False
         self._tick_task: asyncio.Task | None = None
+        self._picker_task: asyncio.Task | None = None   # /resume's picker (kept: a bare task may be collected)
         self._held: list[str] = []            # output that arrived while the picker had the terminal
         self._show_plan = False               # Ctrl+T: the plan's checklist above the prompt
         self._plan_cache: tuple[float, str] = (-1.0, "")   # (when read, the checklist)
         self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
+        self.questions = Questions(self)      # the approval or y/n question that is up, and its menu
+        self.screen = AppScreen(self)         # what the slash commands (ui/commands.py) act on
         self.app: Application = Application(
             layout=Layout(self._layout(), focused_element=None),
-            key_bindings=self._key_bindings(), style=STYLE, full_screen=False, mouse_support=False,
+            key_bindings=app_key_bindings(self), style=STYLE, full_screen=False, mouse_support=False,
             erase_when_done=True, input=input, output=output, include_default_pygments_style=False,
             # SIGWINCH redraws the app after a resize. The size poll would redraw it as well, even
             # while `/resume`'s picker has the terminal (run_in_terminal), drawing over the picker.
@@ -160,7 +135,8 @@ class AgentApp:
         has_queue = Condition(lambda: bool(self.queue))
         has_named = Condition(lambda: bool(self.view.named))
         has_completions = Condition(lambda: bool(self._completion_text()))
-        has_menu = Condition(lambda: bool(self._menu) and self._asking() and not self._reason_mode)
+        questions = self.questions
+        has_menu = Condition(lambda: bool(questions.menu) and questions.asking() and not questions.reason_mode)
         showing_plan = Condition(lambda: self._show_plan)
         self._input_window = Window(BufferControl(self.buffer), wrap_lines=True, dont_extend_height=True,
                                     height=lambda: Dimension(min=1, max=self._max_input_rows()))
@@ -172,7 +148,7 @@ class AgentApp:
                                         height=lambda: Dimension(max=3)), has_named),
             ConditionalContainer(Window(FormattedTextControl(self._queue_text), wrap_lines=False,
                                         dont_extend_height=True, height=lambda: Dimension(max=3)), has_queue),
-            ConditionalContainer(Window(FormattedTextControl(self._menu_text), wrap_lines=False,
+            ConditionalContainer(Window(FormattedTextControl(questions.menu_text), wrap_lines=False,
                                         dont_extend_height=True), has_menu),
             ConditionalContainer(Window(FormattedTextControl(self._plan_text), wrap_lines=False,
                                         dont_extend_height=True, height=lambda: Dimension(max=14)), showing_plan),
@@ -228,30 +204,11 @@ class AgentApp:
                                                       for line in text.splitlines()))])
 
     def _prompt_label(self) -> FormattedText:
-        if self._reason_mode:
+        if self.questions.reason_mode:
             return FormattedText([("class:approval", "reason for no (optional) › ")])
-        if self._asking() and not self._on_prompt:
+        if self.questions.asking() and not self.questions.on_prompt:
             return FormattedText([("class:dim", "› ")])  # the keys go to the question above
         return FormattedText([("class:prompt", "› ")])
-
-    def _asking(self) -> bool:
-        return self._approval is not None or self._question is not None
-
-    def _menu_text(self) -> FormattedText:
-        """The answers, one per row; the chosen one reversed. Yes rows are dim while lines are unseen."""
-        width = self.width() - 4
-        parts: list[tuple[str, str]] = []
-        for i, (answer, label) in enumerate(self._menu):
-            if i:
-                parts.append(("", "\n"))
-            text = one_line(label, width)
-            if answer in YES_ANSWERS and self._unseen:
-                parts.append(("class:choice.off", f"{'❯' if i == self._choice else ' '} {text} (after Ctrl+O)"))
-            elif i == self._choice:
-                parts.append(("class:choice", f"❯ {text}"))
-            else:
-                parts.append(("", f"  {text}"))
-        return FormattedText(parts)
 
     def _completion_text(self) -> str:
         text = self.buffer.text
@@ -268,17 +225,8 @@ class AgentApp:
     def _status_text(self) -> FormattedText:
         width = self.width() - 1
         flashing = self._flash and time.monotonic() < self._flash_until
-        if self._asking():
-            if self._reason_mode:
-                keys = "Enter sends the reason · Esc says no without one"
-            elif flashing:
-                keys = self._flash
-            elif self._on_prompt:
-                keys = "Your text stays in the prompt · Tab goes back to the question · Esc says no"
-            else:
-                keys = ("↑/↓ choose · Enter answers · Esc says no" +
-                        (f" · Ctrl+O shows all ({self._unseen} lines not shown)" if self._unseen else ""))
-            return FormattedText([("class:approval", fit([keys], width))])
+        if self.questions.asking():
+            return FormattedText([("class:approval", fit([self.questions.status_keys(bool(flashing))], width))])
         if flashing:
             return FormattedText([("class:status.busy", fit([self._flash], width))])
         if self.activity.running:
@@ -346,196 +294,10 @@ class AgentApp:
             except (OSError, ValueError):
                 self.leave(EXIT_HANGUP)
 
-    # ------------------------------------------------------------------ keys
-    def _key_bindings(self) -> KeyBindings:
-        kb = KeyBindings()
-        asking = Condition(lambda: self._asking() and not self._reason_mode)
-        on_question = asking & Condition(lambda: not self._on_prompt)
-
-        @kb.add("enter", filter=~asking)
-        def _(event) -> None:  # noqa: ANN001
-            if self._reason_mode:
-                self._answer_approval("no", self.buffer.text.strip())
-                return
-            self.submit(self.buffer.text)
-
-        @kb.add("enter", filter=asking)
-        def _(event) -> None:  # noqa: ANN001
-            if self._on_prompt:  # typed for the prompt: it answers nothing, and no newline goes in
-                self._hint("Answer the question first: Tab goes to it (your text stays in the prompt)")
-                return
-            self._confirm()
-
-        @kb.add("escape", "enter")
-        @kb.add("c-j")
-        def _(event) -> None:  # noqa: ANN001
-            self.buffer.insert_text("\n")
-
-        @kb.add("escape")
-        def _(event) -> None:  # noqa: ANN001
-            if self._question is not None:
-                self._answer_question(False)
-            elif self._approval is not None:
-                self._answer_approval("no", "")
-            elif self.running:
-                self.interrupt()
-
-        @kb.add("c-c")
-        def _(event) -> None:  # noqa: ANN001
-            self.ctrl_c()
-
-        @kb.add("c-d")
-        def _(event) -> None:  # noqa: ANN001
-            if self._asking():
-                return
-            if not self.buffer.text:
-                self.leave(0)
-            else:
-                self.buffer.delete()
-
-        @kb.add("tab", filter=~asking)
-        def _(event) -> None:  # noqa: ANN001
-            matches = complete_command(self.buffer.text)
-            if len(matches) == 1:
-                self.buffer.text = matches[0].name + " "
-                self.buffer.cursor_position = len(self.buffer.text)
-            elif matches:
-                names = [m.name for m in matches]
-                common = os.path.commonprefix(names)  # noqa: RUF071 — names, not paths: characters are meant
-                if len(common) > len(self.buffer.text):
-                    self.buffer.text = common
-                    self.buffer.cursor_position = len(common)
-
-        @kb.add("tab", filter=asking)
-        @kb.add("s-tab", filter=asking)
-        def _(event) -> None:  # noqa: ANN001
-            self._on_prompt = not self._on_prompt
-            self._flash_until = 0.0
-            self.app.invalidate()
-        @kb.add("c-t")
-        def _(event) -> None:  # noqa: ANN001
-            self._show_plan = not self._show_plan
-            self._plan_cache = (-1.0, "")
-            self.refit()
-
-        @kb.add("c-o")
-        def _(event) -> None:  # noqa: ANN001
-            if self._asking() and self._full_detail is not None:
-                self._show_whole_detail()
-            elif self._last_tool is not None:
-                name, tool_input, output = self._last_tool
-                self.emit(render.tool_call_full(name, tool_input), render.tool_output_full(output))
-
-        @kb.add("up", filter=on_question)
-        def _(event) -> None:  # noqa: ANN001
-            self._move(-1)
-
-        @kb.add("down", filter=on_question)
-        def _(event) -> None:  # noqa: ANN001
-            self._move(1)
-
-        @kb.add("<any>", filter=on_question)
-        def _(event) -> None:  # noqa: ANN001
-            self._key_on_question(event.data or "", event.key_sequence[0].key == Keys.BracketedPaste)
-
-        @kb.add(Keys.BracketedPaste, filter=on_question)
-        def _(event) -> None:  # noqa: ANN001
-            self._key_on_question(event.data or "", True)
-
-        return kb
-
-    # ------------------------------------------------------------------ the question's menu
-    def _open_menu(self, rows: list[tuple[str, str]], unseen: int = 0, detail: tuple[str, str] | None = None) -> None:
-        """A question is up: its answers, nothing chosen yet, the keyboard on the question."""
-        self._menu, self._choice, self._unseen, self._full_detail = rows, None, unseen, detail
-        self._on_prompt = bool(self.buffer.text)  # someone mid-sentence keeps typing into the prompt
-        self._flash_until = 0.0
-
-    def _close_menu(self) -> None:
-        self._menu, self._choice, self._on_prompt, self._unseen, self._full_detail = [], None, False, 0, None
-        self._flash_until = 0.0
-
-    def _move(self, step: int) -> None:
-        if not self._menu:
-            return
-        if self._choice is None:
-            self._choice = 0 if step > 0 else len(self._menu) - 1
-        else:
-            self._choice = (self._choice + step) % len(self._menu)
-        self._flash_until = 0.0
-        self.app.invalidate()
-
-    def _key_on_question(self, data: str, pasted: bool) -> None:
-        """A key while the keyboard is on the question: a shortcut once the menu was moved and the prompt is
-        empty; text goes into the prompt box (and the keyboard with it); anything else does nothing."""
-        if not pasted and len(data) == 1 and self._choice is not None and not self.buffer.text:
-            row = self._shortcut(data.lower())
-            if row is not None:
-                self._choice = row
-                self._confirm()
-                return
-        text = data.replace("\r\n", "\n").replace("\r", "\n") if pasted else data
-        if text and (pasted or not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text)):
-            self.buffer.insert_text(text)
-            self._on_prompt = True
-            self.app.invalidate()
-
-    def _shortcut(self, key: str) -> int | None:
-        wanted = {"y": "yes", "n": "no", "a": "always-session", "p": "always-project"}.get(key)
-        return next((i for i, (answer, _) in enumerate(self._menu) if answer == wanted), None)
-
-    def _confirm(self) -> None:
-        """Enter on the menu: the chosen answer, if one is chosen and may be given now."""
-        if self._choice is None:
-            self._hint("Choose an answer with ↑/↓, then Enter (Esc says no)")
-            return
-        answer = self._menu[self._choice][0]
-        if answer in YES_ANSWERS and self._unseen:
-            self._hint(f"{self._unseen} lines are not shown yet: Ctrl+O shows them, then yes can be chosen")
-            return
-        if self._question is not None:
-            self._answer_question(answer == "yes")
-        elif answer == "no-reason":
-            self._reason_mode = True
-            self._stashed_text = self.buffer.text
-            self.buffer.reset()
-            self.app.invalidate()
-        else:
-            self._answer_approval(answer, "")
-
     def _hint(self, text: str) -> None:
         self._flash, self._flash_until = text, time.monotonic() + 4.0
         self._schedule_redraw(4.05)
         self.app.invalidate()
-
-    def _show_whole_detail(self) -> None:
-        """Ctrl+O during a question: the whole command or diff, into the scrollback; then yes may be chosen."""
-        assert self._full_detail is not None
-        tool, detail = self._full_detail
-        body, _ = render.approval_detail(tool, detail)
-        lines = detail.rstrip("\n").count("\n") + 1
-        self.emit(render.safe(f"  whole {'command' if tool == 'bash' else 'text'} ({lines} lines):", "evo.dim"), body)
-        self._unseen = 0
-        self.app.invalidate()
-
-    def ctrl_c(self) -> None:
-        now = time.monotonic()
-        if self._question is not None:
-            self._answer_question(False)
-            return
-        if self._approval is not None:
-            self._answer_approval("no", "")
-            return
-        if now - self._last_ctrl_c < DOUBLE_CTRL_C_SECONDS:
-            self.leave(EXIT_INTERRUPTED)
-            return
-        self._last_ctrl_c = now
-        if self.running:
-            self.interrupt()
-        elif self.buffer.text:
-            self.buffer.reset()
-        self._flash, self._flash_until = "Press Ctrl+C again to exit", now + DOUBLE_CTRL_C_SECONDS
-        self._schedule_redraw(DOUBLE_CTRL_C_SECONDS + 0.05)
 
     def _schedule_redraw(self, delay: float) -> None:
         if self.loop is not None:
@@ -548,8 +310,7 @@ class AgentApp:
             return
         self.buffer.reset(append_to_history=True)
         if is_command(text):
-            name = stripped.split(None, 1)[0]
-            if self.running and lookup(name) not in ("/exit", "/help", "/cost", "/permissions", "/memory"):
+            if self.running and not runs_while_busy(stripped):
                 self.queue.append(stripped)
                 self.app.invalidate()
                 return
@@ -591,32 +352,6 @@ class AgentApp:
         if self._tick_task is None or self._tick_task.done():
             self._tick_task = asyncio.ensure_future(self._tick())
         self.app.invalidate()
-
-    def _mcp_command(self, arg: str) -> None:
-        """`/mcp`: the servers' state; `/mcp reconnect NAME` in a thread (it waits for the server), then its line."""
-        verb, _, name = arg.partition(" ")
-        if verb == "reconnect" and name.strip():
-            reconnect = self.agent.mcp_reconnect
-            self.emit(render.notice(f"reconnecting {name.strip()}…"))
-            loop = self.loop
-
-            def run() -> None:
-                try:
-                    line = reconnect(name.strip())
-                except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-                    line = f"error: {exc}"
-                if loop is not None:
-                    try:
-                        loop.call_soon_threadsafe(lambda: self.emit(render.notice(line)))
-                    except RuntimeError:
-                        pass  # the app has gone
-
-            threading.Thread(target=run, name="evo-agent-mcp-reconnect", daemon=True).start()
-            return
-        if arg:
-            self.emit(render.error_line("usage: /mcp [reconnect NAME]"))
-            return
-        self.emit(render.notice(self.agent.mcp_text()))
 
     def _in_worker(self, work: Callable[[], Any], done: Callable[[Any, str | None], None]) -> None:
         """Run `work` in a thread; `done(result, error line)` then runs in the loop."""
@@ -696,211 +431,14 @@ class AgentApp:
     def _last_tool(self) -> tuple[str, Any, str] | None:
         return self.view.last_tool
 
-    # ------------------------------------------------------------------ approvals (issue #15)
+    # ------------------------------------------------------------------ questions (ui/questions.py)
     def ask_approval(self, request: ApprovalRequest) -> ApprovalDecision:
         """Called from the worker thread; blocks it until the user answers (exit and Ctrl+C mean no)."""
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        loop = self.loop
-        if loop is None or self._exiting:
-            return ApprovalDecision("no")
-        try:
-            loop.call_soon_threadsafe(self._show_approval, request, future)
-        except RuntimeError:
-            return ApprovalDecision("no")
-        while True:
-            try:
-                return future.result(timeout=0.2)
-            except concurrent.futures.TimeoutError:
-                if self._exiting or self.cancel.is_set():
-                    return ApprovalDecision("no")
-            except Exception:  # noqa: BLE001
-                return ApprovalDecision("no")
+        return self.questions.ask_approval(request)
 
-    def _show_approval(self, request: ApprovalRequest, future: concurrent.futures.Future) -> None:
-        if self._exiting:
-            future.set_result(ApprovalDecision("no"))
-            return
-        self._flush_text()
-        who = f"{request.agent}: " if request.agent else ""
-        head = Text()
-        head.append("? ", style="evo.warn")
-        head.append_text(render.safe(f"{who}{request.summary}", "bold"))
-        if request.reason:
-            head.append_text(render.safe(f"  ({request.reason})", "evo.dim"))
-        items: list[RenderableType] = [head]
-        unseen = 0
-        if request.detail:
-            body, unseen = render.approval_detail(request.tool, request.detail, self._preview_lines())
-            items.append(body)
-        self.emit(*items)
-        rows = [("yes", "Yes")]
-        if request.rule:
-            rule = request.rule if len(request.rule) <= 60 and "\n" not in request.rule else (
-                "this exact command" if request.tool == "bash" else "exactly this")
-            rows += [("always-session", f"Yes, and allow {rule} for this session"),
-                     ("always-project", f"Yes, and always allow {rule} in this project")]
-        rows += [("no", "No"), ("no-reason", "No, and tell the model why")]
-        self._open_menu([(answer, terminal_safe(label, keep_newlines=False)) for answer, label in rows], unseen,
-                        (request.tool, request.detail) if request.detail else None)
-        self._approval = (request, future)
-        self.app.invalidate()
-
-    def _preview_lines(self) -> int:
-        """Lines of a command or diff shown with its question: what fits above the menu and the prompt."""
-        return max(4, self._rows() - 14)
-
-    def _answer_approval(self, answer: str, message: str) -> None:
-        if self._approval is None:
-            return
-        request, future = self._approval
-        self._approval = None
-        self._close_menu()
-        if self._reason_mode:
-            self._reason_mode = False
-            self.buffer.text = self._stashed_text
-            self.buffer.cursor_position = len(self.buffer.text)
-        words = {"yes": "allowed", "no": "refused", "always-session": "allowed for this session",
-                 "always-project": "allowed in this project" + (f" ({request.rule})" if request.rule else "")}
-        line = f"  └  {words.get(answer, answer)}" + (f": {message}" if message else "")
-        self.emit(render.safe(line, "evo.dim" if answer != "no" else "evo.warn"))
-        if not future.done():
-            future.set_result(ApprovalDecision(answer, message))  # type: ignore[arg-type]
-        self.refit()
-
-    # ------------------------------------------------------------------ yes/no questions
-    def ask_yes_no(self, question: str) -> bool:
-        """Called from a worker thread: print `question`, block until y or n (Esc, Ctrl+C and exit mean no)."""
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        loop = self.loop
-        if loop is None or self._exiting:
-            return False
-        try:
-            loop.call_soon_threadsafe(self._show_question, question, future)
-        except RuntimeError:
-            return False
-        while True:
-            try:
-                return bool(future.result(timeout=0.2))
-            except concurrent.futures.TimeoutError:
-                if self._exiting:
-                    return False
-            except Exception:  # noqa: BLE001
-                return False
-
-    def _show_question(self, question: str, future: concurrent.futures.Future) -> None:
-        if self._exiting:
-            future.set_result(False)
-            return
-        head = Text()
-        head.append("? ", style="evo.warn")
-        head.append_text(render.safe(question, "bold"))
-        self._open_menu([("yes", "Yes"), ("no", "No")])
-        self._question = future  # first: the status line drawn with the question names its keys
-        self.emit(head)
-        self.app.invalidate()
-
-    def _answer_question(self, yes: bool) -> None:
-        future, self._question = self._question, None
-        if future is None:
-            return
-        self._close_menu()
-        self.emit(render.safe("  └  yes" if yes else "  └  no", "evo.dim"))
-        if not future.done():
-            future.set_result(yes)
-        self.refit()
-
-    # ------------------------------------------------------------------ slash commands
+    # ------------------------------------------------------------------ slash commands (ui/commands.py)
     def handle_command(self, line: str) -> None:
-        name, _, arg = line.partition(" ")
-        arg = arg.strip()
-        command = lookup(name)
-        if command == "/exit":
-            self.leave(0)
-        elif command == "/help":
-            self.emit(render.notice(help_text(KEYS_HELP)))
-        elif command == "/cost":
-            try:
-                self.emit(render.notice(self.agent.cost_text()))
-            except Exception as exc:  # noqa: BLE001
-                self.emit(render.error_line(f"error: {exc}"))
-        elif command == "/init":
-            from evo_agent.agent.instructions import init_prompt
-
-            self.start_turn(init_prompt(self.agent.project_dir), shown="/init")
-        elif command == "/plan":
-            self.emit(render.notice(self.agent.plan_text()))
-        elif command == "/memory":
-            self.emit(render.notice(self.agent.memory_text(arg)))
-        elif command == "/remember":
-            from evo_agent.agent.memory_context import remember_line
-
-            line, ok = remember_line(self.agent, arg)
-            self.emit(render.notice(line) if ok else render.error_line(line))
-        elif command == "/mcp":
-            self._mcp_command(arg)
-        elif command == "/permissions":
-            self.emit(render.notice(self.agent.permissions_text()))
-        elif command == "/clear":
-            try:
-                self.agent.clear()
-            except Exception as exc:  # noqa: BLE001
-                self.emit(render.error_line(f"error: {exc}"))
-                return
-            self.emit(render.notice(started_line(self.agent)))
-        elif command == "/compact":
-            self._begin("compacting")
-            cancel = self.cancel = threading.Event()
-            self._turn += 1
-            turn = self._turn
-            self._in_worker(lambda: self.agent.compact(arg or None, cancel),
-                            lambda result, error: self._command_done(turn, _describe(result), error))
-        elif command == "/rename":
-            self._rename(arg)
-        elif command == "/rewind":
-            self._rewind(arg)
-        elif command == "/resume":
-            if arg:
-                self.resume(arg)
-            else:
-                self._picker_task = asyncio.ensure_future(self._pick_and_resume())  # kept: a bare task may be collected
-        else:
-            self.emit(render.error_line(f"unknown command {terminal_safe(name, keep_newlines=False)} (try /help)"))
-
-    def _rename(self, arg: str) -> None:
-        if not arg:
-            current = self.agent.name
-            self.emit(render.notice(f"This session is named {current!r}." if current
-                                    else "This session has no name. Usage: /rename NAME"))
-            return
-        try:
-            name = self.agent.rename(arg)
-        except Exception as exc:  # noqa: BLE001 - ValueError for an empty name; one line either way
-            self.emit(render.error_line(f"error: {exc}"))
-            return
-        self.emit(render.notice(f"Session {self.agent.session_id} is now named {name!r} "
-                                f"(evo-agent --resume {name!r} finds it)"))
-
-    def _rewind(self, arg: str) -> None:
-        """`/rewind`: the prompts of this session, numbered; `/rewind N`: a new session from before prompt N."""
-        from evo_agent.session import prompt_turns
-
-        path = self.agent.recorder.path
-        turns = prompt_turns(path) if path is not None else []
-        if not turns:
-            self.emit(render.notice("Nothing to rewind: no prompt in this session yet."))
-            return
-        if not arg:
-            self.emit(render.notice(turn_list(turns)))
-            return
-        if not arg.isdigit() or not 1 <= int(arg) <= len(turns):
-            self.emit(render.error_line(f"no turn {arg}: choose 1 to {len(turns)}"))
-            return
-        number, source = int(arg), self.agent.session_id
-        self._begin("rewinding", hint="")
-        self._turn += 1
-        turn = self._turn
-        self._in_worker(lambda: rewind_and_restore(self, turn, number, source),
-                        lambda result, error: self._command_done(turn, "", error))
+        run_command(line, self.screen, self.agent)
 
     def _command_done(self, turn: int, message: str, error: str | None) -> None:
         if turn == self._turn:
@@ -972,10 +510,7 @@ class AgentApp:
             return
         self.exit_code = code
         self.cancel.set()
-        if self._approval is not None and not self._approval[1].done():
-            self._approval[1].set_result(ApprovalDecision("no"))
-        if self._question is not None and not self._question.done():
-            self._question.set_result(False)
+        self.questions.drop()
         try:
             self.app.exit(result=code)
         except Exception:  # noqa: BLE001 - not running yet, or already leaving
@@ -1020,9 +555,6 @@ class AgentApp:
         return asyncio.run(self.run_async())
 
 
-def _describe(result: Any) -> str:
-    describe = getattr(result, "describe", None)
-    return describe() if callable(describe) else "conversation compacted"
 
 
 def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,

@@ -1,0 +1,192 @@
+"""The app's keys: small groups of bindings, each made by a function, merged into one (as prompt_toolkit
+composes its own from key_binding/bindings/*.py).
+
+    Enter sends · Alt+Enter or Ctrl+J new line · Tab completes a slash command · Ctrl+D on an empty prompt quits
+    Esc or Ctrl+C interrupt the running turn (or say no to a question) · Ctrl+C twice quits (130)
+    Ctrl+T shows or hides the Session Plan · Ctrl+O prints the last tool call (or the question's detail) whole
+    ↑/↓, Enter, Tab and the shortcuts answer a question (ui/questions.py)
+
+prompt_toolkit runs the most specific binding whose filter holds (a named key before `<any>`), so the
+groups can be merged in any order; their filters keep the prompt's keys and the question's apart.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.keys import Keys
+
+from evo_agent.exit_codes import EXIT_INTERRUPTED
+
+from . import render
+from .commands import complete as complete_command
+
+if TYPE_CHECKING:
+    from .app import AgentApp
+
+__all__ = ["app_key_bindings", "KEYS_HELP", "DOUBLE_CTRL_C_SECONDS"]
+
+KEYS_HELP = """\
+Keys:
+  Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
+  Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
+  Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool call and output in full
+  Ctrl+T shows or hides the Session Plan
+  A prompt sent while the agent works is queued and sent after the turn
+  A question: ↑/↓ choose, Enter answers, Esc says no; typing goes to the prompt (Tab back to the question);
+  Ctrl+O shows a long command or diff whole (yes waits until it has been shown)"""
+
+DOUBLE_CTRL_C_SECONDS = 2.0
+
+
+def app_key_bindings(app: AgentApp) -> KeyBindingsBase:
+    """Every key of the app."""
+    return merge_key_bindings([prompt_bindings(app), question_bindings(app), interrupt_bindings(app),
+                               view_bindings(app)])
+
+
+def _asking(app: AgentApp) -> Condition:
+    """A question is up (and the prompt box is not taking the reason for a no)."""
+    return Condition(lambda: app.questions.asking() and not app.questions.reason_mode)
+
+
+def prompt_bindings(app: AgentApp) -> KeyBindings:
+    """Writing and sending a prompt: Enter, new lines, Tab completion, Ctrl+D."""
+    kb = KeyBindings()
+    asking = _asking(app)
+
+    @kb.add("enter", filter=~asking)
+    def _(event: KeyPressEvent) -> None:
+        if app.questions.reason_mode:
+            app.questions.answer_approval("no", app.buffer.text.strip())
+            return
+        app.submit(app.buffer.text)
+
+    @kb.add("escape", "enter")
+    @kb.add("c-j")
+    def _(event: KeyPressEvent) -> None:
+        app.buffer.insert_text("\n")
+
+    @kb.add("c-d")
+    def _(event: KeyPressEvent) -> None:
+        if app.questions.asking():
+            return
+        if not app.buffer.text:
+            app.leave(0)
+        else:
+            app.buffer.delete()
+
+    @kb.add("tab", filter=~asking)
+    def _(event: KeyPressEvent) -> None:
+        complete(app)
+
+    return kb
+
+
+def complete(app: AgentApp) -> None:
+    """Tab: a slash command completed, or as far as the commands it could become agree."""
+    buffer = app.buffer
+    matches = complete_command(buffer.text)
+    if len(matches) == 1:
+        buffer.text = matches[0].name + " "
+        buffer.cursor_position = len(buffer.text)
+    elif matches:
+        common = os.path.commonprefix([m.name for m in matches])  # noqa: RUF071 — names, not paths
+        if len(common) > len(buffer.text):
+            buffer.text = common
+            buffer.cursor_position = len(common)
+
+
+def question_bindings(app: AgentApp) -> KeyBindings:
+    """Answering a question from its menu (ui/questions.py); typing goes to the prompt box."""
+    kb = KeyBindings()
+    questions = app.questions
+    asking = _asking(app)
+    on_question = asking & Condition(lambda: not questions.on_prompt)
+
+    @kb.add("enter", filter=asking)
+    def _(event: KeyPressEvent) -> None:
+        if questions.on_prompt:  # typed for the prompt: it answers nothing, and no newline goes in
+            app._hint("Answer the question first: Tab goes to it (your text stays in the prompt)")
+            return
+        questions.confirm()
+
+    @kb.add("tab", filter=asking)
+    @kb.add("s-tab", filter=asking)
+    def _(event: KeyPressEvent) -> None:
+        questions.toggle_focus()
+
+    @kb.add("up", filter=on_question)
+    def _(event: KeyPressEvent) -> None:
+        questions.move(-1)
+
+    @kb.add("down", filter=on_question)
+    def _(event: KeyPressEvent) -> None:
+        questions.move(1)
+
+    @kb.add("<any>", filter=on_question)
+    def _(event: KeyPressEvent) -> None:
+        questions.key(event.data or "", event.key_sequence[0].key == Keys.BracketedPaste)
+
+    @kb.add(Keys.BracketedPaste, filter=on_question)
+    def _(event: KeyPressEvent) -> None:
+        questions.key(event.data or "", True)
+
+    return kb
+
+
+def interrupt_bindings(app: AgentApp) -> KeyBindings:
+    """Esc and Ctrl+C: no to a question, else stop the running turn; Ctrl+C twice leaves."""
+    kb = KeyBindings()
+
+    @kb.add("escape")
+    def _(event: KeyPressEvent) -> None:
+        if not app.questions.say_no() and app.running:
+            app.interrupt()
+
+    @kb.add("c-c")
+    def _(event: KeyPressEvent) -> None:
+        ctrl_c(app)
+
+    return kb
+
+
+def ctrl_c(app: AgentApp) -> None:
+    now = time.monotonic()
+    if app.questions.say_no():
+        return
+    if now - app._last_ctrl_c < DOUBLE_CTRL_C_SECONDS:
+        app.leave(EXIT_INTERRUPTED)
+        return
+    app._last_ctrl_c = now
+    if app.running:
+        app.interrupt()
+    elif app.buffer.text:
+        app.buffer.reset()
+    app._flash, app._flash_until = "Press Ctrl+C again to exit", now + DOUBLE_CTRL_C_SECONDS
+    app._schedule_redraw(DOUBLE_CTRL_C_SECONDS + 0.05)
+
+
+def view_bindings(app: AgentApp) -> KeyBindings:
+    """Ctrl+T: the Session Plan above the prompt; Ctrl+O: the last tool call, or the question's detail, whole."""
+    kb = KeyBindings()
+
+    @kb.add("c-t")
+    def _(event: KeyPressEvent) -> None:
+        app._show_plan = not app._show_plan
+        app._plan_cache = (-1.0, "")
+        app.refit()
+
+    @kb.add("c-o")
+    def _(event: KeyPressEvent) -> None:
+        if app.questions.asking() and app.questions.full_detail is not None:
+            app.questions.show_whole_detail()
+        elif app._last_tool is not None:
+            name, tool_input, output = app._last_tool
+            app.emit(render.tool_call_full(name, tool_input), render.tool_output_full(output))
+
+    return kb
