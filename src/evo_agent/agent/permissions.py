@@ -439,11 +439,11 @@ def _edit_diff(name: str, tool_input: dict, target: Target) -> str:
     change_of = facts_of(name).change_of
     before, after = (change_of(tool_input) if change_of else None) or ("", "")
     if before is None:  # the whole file replaced
-        new: str | None = after
+        new = after
+    elif before and old.count(before) == 1:
+        new = old.replace(before, after, 1)
     else:
-        new = old.replace(before, after, 1) if before and old.count(before) == 1 else None
-        if new is None:
-            old, new = before, after  # it will fail in the tool; show what was asked
+        old, new = before, after  # it will fail in the tool; show what was asked
     import difflib  # only when an edit is shown for approval
 
     lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
