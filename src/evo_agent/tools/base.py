@@ -38,11 +38,11 @@ class ToolFacts:
     # The input field a call's one-line label shows (`bash(ls -la)`), and Ctrl+O shows whole.
     label_arg: str | None = None
     # A label one field cannot give (`grep("x" in src)`, `memory(create /memories/…)`); None from it: the default.
-    label: Callable[[dict], str | None] | None = None
+    label: Callable[[dict[str, Any]], str | None] | None = None
     # The input field naming the path a `read`/`edit` call touches: the gate resolves and judges it.
     path_arg: str | None = None
     # Where a call reaches when no field says it plainly (glob: the literal directory its pattern starts from).
-    path_of: Callable[[dict], str] | None = None
+    path_of: Callable[[dict[str, Any]], str] | None = None
     # The call names one file, which the tool opens exactly as the gate checked it (ctx.checked_path);
     # a compaction's summary lists it among the files the agent touched.
     opens_path: bool = False
@@ -50,7 +50,7 @@ class ToolFacts:
     verb: str = ""
     # The change a call makes, as (old text, new text) — old None: the whole file is replaced — for the
     # diff an approval and the transcript show; None when the input does not say.
-    change_of: Callable[[dict], tuple[str | None, str] | None] | None = None
+    change_of: Callable[[dict[str, Any]], tuple[str | None, str] | None] | None = None
     # How many lines of a result the transcript previews (None: the front end's default).
     result_lines: int | None = None
     # Several calls of one response run at once, each in its own thread (subagents).

@@ -103,7 +103,7 @@ def call_argument(name: str, tool_input: Any) -> str:
     return json.dumps(tool_input, ensure_ascii=False) if tool_input else ""
 
 
-def call_path(name: str, tool_input: dict) -> str:
+def call_path(name: str, tool_input: dict[str, Any]) -> str:
     """The path a `read`/`edit` call reaches, as the model wrote it ("." when it names none): what the gate judges."""
     facts = facts_of(name)
     if facts.path_of is not None:
