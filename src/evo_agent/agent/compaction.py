@@ -26,6 +26,7 @@ import json
 from typing import TYPE_CHECKING
 
 from evo_agent.session import blocks, tool_names_by_id, tool_result_text, tool_results
+from evo_agent.tools.registry import facts_of
 
 if TYPE_CHECKING:
     from evo_agent.session import LoadedSession
@@ -55,7 +56,6 @@ CLEAR_TRIGGER_CHARS = 40_000
 # many times what `summary_request` can use (SUMMARY_INPUT_CHARS).
 RESUME_WINDOW_MIN = 4 << 20
 
-FILE_TOOLS = ("read_file", "write_file", "edit_file")
 TOUCHED_FILES_SHOWN = 15
 
 SUMMARY_SYSTEM = (
@@ -181,10 +181,11 @@ def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> lis
         if message.get("role") != "assistant":
             continue
         for block in reversed(blocks(message)):
-            path = (block.get("input") or {}).get("path") if block.get("type") == "tool_use" else None
-            if block.get("id") in failed:
+            if block.get("type") != "tool_use" or block.get("id") in failed:
                 continue
-            if block.get("name") in FILE_TOOLS and isinstance(path, str) and path and path not in seen:
+            facts = facts_of(str(block.get("name", "")))  # a tool that opens one file names it in its path_arg
+            path = (block.get("input") or {}).get(facts.path_arg) if facts.opens_path and facts.path_arg else None
+            if isinstance(path, str) and path and path not in seen:
                 seen.append(path)
     return seen[:limit]
 

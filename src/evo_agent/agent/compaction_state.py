@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from evo_agent.providers.base import ProviderCancelled, ProviderError
 from evo_agent.session import summary_message, text_of
 from evo_agent.tools import Tool, ToolContext, ToolResult
+from evo_agent.tools.registry import COMPACT_FACTS
 
 from .compaction import SUMMARY_MAX_TOKENS, SUMMARY_SYSTEM, finish_summary, history_chars, summary_request
 
@@ -92,7 +93,7 @@ class CompactionState:
             self.requested = str(tool_input.get("focus") or "")
             return ToolResult(COMPACT_SCHEDULED)
 
-        return Tool("compact", COMPACT_DESCRIPTION, COMPACT_SCHEMA, schedule)
+        return Tool(COMPACT_FACTS.name, COMPACT_DESCRIPTION, COMPACT_SCHEMA, schedule, facts=COMPACT_FACTS)
 
     def due(self, history: list[dict], *, mid_turn: bool) -> tuple[str | None, str] | None:
         """(focus, trigger) of the compaction to run now, or None; a pending tool request is taken.

@@ -78,7 +78,7 @@ from evo_agent.session import (
     tool_result_block,
     tool_uses,
 )
-from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, run_tool, validate_input
+from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, facts_of, run_tool, validate_input
 from evo_agent.tools.runner import INVALID_ARGUMENTS_KEY
 
 from .callbacks import FrontEnd, SafeCallbacks, TurnCallbacks
@@ -95,7 +95,7 @@ from .compaction_state import (
 from .events import ToolFinished, ToolStarted
 from .instructions import Instructions, InstructionsWatch, begin_instructions, work_dir
 from .memory_context import MemoryContext
-from .permissions import INTERNAL_TOOLS, GateResult, PermissionGate, Policy
+from .permissions import GateResult, PermissionGate, Policy
 from .plan_context import PlanContext
 from .prompt import build_system_prompt
 from .restored import settle_restored
@@ -106,8 +106,6 @@ MAX_MODEL_CALLS = 50
 DEFAULT_MAX_TOKENS = 8192
 
 TOOL_INTERRUPTED_TEXT = "Not run: the user interrupted the turn (Ctrl+C) before this tool started."
-
-PARALLEL_TOOLS = frozenset({"task"})  # several calls of these in one response run at once
 
 
 @dataclass
@@ -762,7 +760,7 @@ class Agent:
     def _run_tools(self, uses: list[dict], cb: SafeCallbacks, cancel: threading.Event) -> list[dict]:
         """Run the tool_uses of one response; every one gets exactly one tool_result, in order.
 
-        Calls of PARALLEL_TOOLS (subagents) run at once in threads when there
+        Calls of parallel tools (their facts say so: subagents) run at once in threads when there
         are several; every other tool runs in order in this thread.
         """
         results: list[dict | None] = [None] * len(uses)
@@ -770,7 +768,7 @@ class Agent:
         def run(i: int) -> None:
             results[i] = self._run_tool(uses[i], cb, cancel)
 
-        parallel = [i for i, b in enumerate(uses) if b.get("name") in PARALLEL_TOOLS]
+        parallel = [i for i, b in enumerate(uses) if facts_of(str(b.get("name", ""))).parallel]
         if len(parallel) < 2:
             parallel = []
         threads = [threading.Thread(target=run, args=(i,), name=f"evo-agent-{uses[i].get('name')}", daemon=True)
@@ -826,7 +824,7 @@ class Agent:
         Every decision (outside bypass mode) is recorded as a `permission` record before the tool
         runs; a refused call's result says why it was not run.
         """
-        if name in INTERNAL_TOOLS or not self._well_formed(name, tool_input):
+        if facts_of(name).approval == "none" or not self._well_formed(name, tool_input):
             return None, None  # the tool refuses it itself, without running anything
         front = self.front_end
         outcome = self.permissions.decide(name, tool_input, front.ask, self.agent_label)

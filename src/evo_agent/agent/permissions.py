@@ -35,7 +35,6 @@ the lock is taken, since an "always" answer given meanwhile may already cover th
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,18 +51,15 @@ from evo_agent.tools.confine import (
     relative_posix,
     resolve_in,
 )
-from evo_agent.tools.mcp_tools import is_mcp_tool
-from evo_agent.tools.memory_tool import MEMORY_TOOL_NAME
-from evo_agent.tools.plan_tools import PLAN_TOOL_NAMES, PLAN_WRITE_TOOLS
+from evo_agent.tools.memory_tool import memory_path
+from evo_agent.tools.registry import call_path, facts_of
 from evo_agent.tools.shell_readonly import plan_read_only
 from evo_agent.tools.shell_words import protected_dir
 
-from .rules import TOOL_KINDS, Rule
+from .rules import RULE_KINDS, Rule
 
 MODES = ("ask", "accept-edits", "read-only", "bypass")
 DEFAULT_MODE = "ask"
-INTERNAL_TOOLS = frozenset({"compact", "task"})  # no side effects of their own; a subagent's calls are gated
-OPENING_TOOLS = frozenset({"read_file", "write_file", "edit_file"})  # open the path the gate checked (ctx.checked_path)
 
 Action = Literal["allow", "ask", "deny"]
 Asker = Callable[[ApprovalRequest], ApprovalDecision]
@@ -134,27 +130,28 @@ class Policy:
 
     # ---- the decision
     def target(self, name: str, tool_input: dict) -> Target:
-        kind = TOOL_KINDS.get(name)
+        kind = RULE_KINDS.get(facts_of(name).approval)
         if kind == "Bash":
             command = tool_input.get("command")
             return Target(kind, command=command if isinstance(command, str) else "")
         if kind is None:
             return Target(None)
-        raw = _path_argument(name, tool_input)
+        raw = call_path(name, tool_input)
         path = resolve_in(self.work_dir, raw)
         rel = relative_posix(self.project_dir, path)
         return Target(kind, path=path, relative=rel, shown=rel if rel is not None else str(path))
 
     def check(self, name: str, tool_input: dict) -> Verdict:
-        if name in INTERNAL_TOOLS:
+        facts = facts_of(name)
+        if facts.approval == "none":  # no side effects of their own; a subagent's calls are gated one by one
             return Verdict("allow", "internal tool")
-        if name in PLAN_TOOL_NAMES:  # they change only .evo-agent/tasks/: unasked in every mode but read-only
-            if self.mode == "read-only" and name in PLAN_WRITE_TOOLS:
+        if facts.approval == "plan":  # they change only .evo-agent/tasks/: unasked in every mode but read-only
+            if self.mode == "read-only" and facts.kind != "read":
                 return Verdict("deny", "mode read-only", f"{name} changes the Session Plan (read-only mode)")
             return Verdict("allow", f"mode {self.mode}: the Session Plan")
-        if name == MEMORY_TOOL_NAME:
+        if facts.approval == "memory":
             return self._check_memory(tool_input)
-        if is_mcp_tool(name):
+        if facts.approval == "mcp":
             return self._check_mcp(name)
         target = self.target(name, tool_input)
         if target.kind == "Bash":
@@ -213,7 +210,7 @@ class Policy:
         command = tool_input.get("command")
         if command == "view":
             return Verdict("allow", f"mode {self.mode}: memory view")
-        path = tool_input.get("old_path") if command == "rename" else tool_input.get("path")
+        path = memory_path(tool_input)
         where = _memory_scope(path)
         if self.mode == "bypass":
             return Verdict("allow", "mode bypass")
@@ -288,24 +285,6 @@ MODE_SUMMARY = {
 }
 
 
-def _path_argument(name: str, tool_input: dict) -> str:
-    """The path a file tool will touch: for glob the literal directory its pattern starts from."""
-    if name == "glob":
-        pattern = str(tool_input.get("pattern") or "")
-        segments = os.path.expanduser(pattern.strip()).split("/")
-        prefix: list[str] = []
-        for i, seg in enumerate(segments):
-            if any(c in seg for c in "*?["):
-                if ".." in segments[i:]:
-                    return "/"  # climbs out after a wildcard: treat as outside
-                break
-            prefix.append(seg)
-        joined = "/".join(prefix)
-        return joined if joined else ("/" if pattern.startswith("/") else ".")
-    value = tool_input.get("path")
-    return value if isinstance(value, str) and value else "."
-
-
 # ---- asking -------------------------------------------------------------------------------------
 
 
@@ -339,7 +318,7 @@ class PermissionGate:
         return result
 
     def _checked_path(self, name: str, tool_input: dict) -> Path | None:
-        if name not in OPENING_TOOLS:
+        if not facts_of(name).opens_path:
             return None
         try:
             return self.policy.target(name, tool_input).path
@@ -397,7 +376,7 @@ class PermissionGate:
         # accept-edits only where it would allow the call: never suggested when it is already the mode
         edit_inside = self.mode != "accept-edits" and (
             (target.kind == "Edit" and target.relative is not None)
-            or (name == MEMORY_TOOL_NAME and _memory_scope(tool_input.get("path")) == "project"))
+            or (facts_of(name).approval == "memory" and _memory_scope(tool_input.get("path")) == "project"))
         mode = "accept-edits" if edit_inside else "bypass"
         notice = terminal_safe(f"evo-agent: not run (needs approval): {what}; allow it with --permission-mode "
                                f"{mode}, {rule} or a rule in .evo-agent/settings.json", keep_newlines=False)
@@ -413,22 +392,22 @@ def _settled(verdict: Verdict) -> GateResult:
 
 def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
     """One line naming the tool and what it will do."""
-    if name == MEMORY_TOOL_NAME:
-        path = tool_input.get("old_path") if tool_input.get("command") == "rename" else tool_input.get("path")
-        return one_line(f"memory {tool_input.get('command')} {path}", 200)
+    facts = facts_of(name)
+    if facts.approval == "memory":
+        return one_line(f"{name} {tool_input.get('command')} {memory_path(tool_input)}", 200)
     target = policy.target(name, tool_input)
     if target.kind == "Bash":
-        return f"bash `{one_line(target.command, 200)}`"
+        return f"{name} `{one_line(target.command, 200)}`"
     if target.kind is not None:
-        verb = {"write_file": "write", "edit_file": "edit"}.get(name, name)
-        return f"{name} ({verb} {target.shown})" if verb != name else f"{name} {target.shown}"
-    if is_mcp_tool(name):
+        return f"{name} ({facts.verb} {target.shown})" if facts.verb else f"{name} {target.shown}"
+    if facts.approval == "mcp":
         return f"the MCP tool {name}"
     return f"the tool {name}"
 
 
 def build_request(policy: Policy, name: str, tool_input: dict, verdict: Verdict, agent: str) -> ApprovalRequest:
-    if name == MEMORY_TOOL_NAME:
+    facts = facts_of(name)
+    if facts.approval == "memory":
         from evo_agent.session import MemoryStore
         from evo_agent.tools.memory_tool import preview
 
@@ -439,12 +418,11 @@ def build_request(policy: Policy, name: str, tool_input: dict, verdict: Verdict,
     if target.kind == "Bash":
         command = target.command
         single = "\n" not in command and len(command) <= 200
-        return ApprovalRequest("bash", f"run: {one_line(command, 200)}", "" if single else command, agent, rule,
+        return ApprovalRequest(name, f"run: {one_line(command, 200)}", "" if single else command, agent, rule,
                                verdict.reason)
     if target.kind == "Edit":
-        verb = "edit" if name == "edit_file" else "write"
-        return ApprovalRequest(name, f"{verb} {target.shown}", _edit_diff(name, tool_input, target), agent, rule,
-                               verdict.reason)
+        return ApprovalRequest(name, f"{facts.verb or 'change'} {target.shown}", _edit_diff(name, tool_input, target),
+                               agent, rule, verdict.reason)
     if target.kind == "Read":
         return ApprovalRequest(name, f"read {target.shown}", "", agent, rule, verdict.reason)
     detail = json.dumps(tool_input, ensure_ascii=False, indent=2)[:4000]
@@ -458,13 +436,14 @@ def _edit_diff(name: str, tool_input: dict, target: Target) -> str:
         old = target.path.read_text(encoding="utf-8", errors="replace") if target.path.is_file() else ""
     except OSError:
         old = ""
-    if name == "write_file":
-        new = str(tool_input.get("content", ""))
+    change_of = facts_of(name).change_of
+    before, after = (change_of(tool_input) if change_of else None) or ("", "")
+    if before is None:  # the whole file replaced
+        new = after
+    elif before and old.count(before) == 1:
+        new = old.replace(before, after, 1)
     else:
-        before, after = str(tool_input.get("old_string", "")), str(tool_input.get("new_string", ""))
-        new = old.replace(before, after, 1) if before and old.count(before) == 1 else None
-        if new is None:
-            old, new = before, after  # it will fail in the tool; show what was asked
+        old, new = before, after  # it will fail in the tool; show what was asked
     import difflib  # only when an edit is shown for approval
 
     lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),

@@ -8,7 +8,8 @@ A rule names a kind of call and, in parentheses, what it covers:
   expands to) a writing or executing option the allowlist knows for the program
   (`find -delete`, `find -fprintf`, `sort --output`, `rg --pre`, `git diff --output`), nor a
   glob expanding to an option-like name. Bare `Bash` covers every command.
-- `Edit(glob)` covers write_file/edit_file, `Read(glob)` read_file/glob/grep. A glob relative
+- `Edit(glob)` covers the tools whose approval class (their ToolFacts) is `edit` (write_file, edit_file),
+  `Read(glob)` those of class `read` (read_file, glob, grep). A glob relative
   to the project matches project-relative paths (`*` within a segment, `**` across them); a
   glob starting with `/` or `~` matches absolute paths outside the project. Bare `Edit`/`Read`
   cover the whole project (never outside it).
@@ -27,8 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 KINDS = ("Bash", "Edit", "Read")
-TOOL_KINDS = {"bash": "Bash", "write_file": "Edit", "edit_file": "Edit",
-              "read_file": "Read", "glob": "Read", "grep": "Read"}
+RULE_KINDS = {"bash": "Bash", "edit": "Edit", "read": "Read"}  # a tool's approval class (ToolFacts) -> its rules' kind
 _RULE_RE = re.compile(r"\A(Bash|Edit|Read)(?:\((.*)\))?\Z", re.DOTALL)
 _MCP_RULE_RE = re.compile(r"\Amcp__[A-Za-z0-9_*-]+\Z")
 _NOT_SIMPLE = re.compile(r"[;&|<>$`\n\r(){}\\]")
@@ -155,4 +155,4 @@ def glob_match(pattern: str, path: str) -> bool:
     return bool(_glob_regex(pattern.rstrip("/") or "/").match(path))
 
 
-__all__ = ["KINDS", "TOOL_KINDS", "Rule", "RuleError", "glob_match", "parse_rules", "split_rule_list"]
+__all__ = ["KINDS", "RULE_KINDS", "Rule", "RuleError", "glob_match", "parse_rules", "split_rule_list"]

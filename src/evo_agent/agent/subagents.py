@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, assert_never
 
 from evo_agent.providers import ProviderError
 from evo_agent.tools import Tool, ToolContext, ToolResult
+from evo_agent.tools.registry import TASK_FACTS
 
 from .callbacks import SafeCallbacks
 from .events import Notice, Retrying, TextDelta, ThinkingDelta, ToolFinished, ToolNamed, ToolStarted, TurnEvent
@@ -132,7 +133,8 @@ def _run_child(child: Agent, prompt: str, ctx: ToolContext, prompt_id: str | Non
 
 
 def task_tool(agent: Agent) -> Tool:
-    return Tool("task", TASK_DESCRIPTION, TASK_SCHEMA, lambda tool_input, ctx: run_subagent(agent, tool_input, ctx))
+    return Tool(TASK_FACTS.name, TASK_DESCRIPTION, TASK_SCHEMA,
+                lambda tool_input, ctx: run_subagent(agent, tool_input, ctx), facts=TASK_FACTS)
 
 
 __all__ = ["NestedCallbacks", "DEFAULT_SUBAGENT_TYPE", "SUBAGENT_MAX_CALLS", "run_subagent", "task_tool"]

@@ -27,6 +27,7 @@ from evo_agent.agent.events import (
 from evo_agent.agent.instructions import welcome_text
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore, one_line
+from evo_agent.tools import call_argument
 from evo_agent.ui.commands import is_command, run_command
 
 from .approvals import ReplApprovals
@@ -45,15 +46,9 @@ from .trust import allow_foreign, live_note
 TOOL_LINE_CHARS = 100
 
 
-def _summary(tool_input: dict) -> str:
-    where = tool_input.get("path") or tool_input.get("old_path")
-    if isinstance(where, str) and where.startswith("/memories"):  # the memory tool: `create /memories/…`
-        return _tool_line(f"{tool_input.get('command')} {where}")
-    for key in ("command", "path", "pattern", "description", "focus"):
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            return _tool_line(value)
-    return _tool_line(", ".join(f"{k}={v!r}" for k, v in tool_input.items()))
+def _summary(name: str, tool_input: dict) -> str:
+    """What a call's line shows in its parentheses: the tool's own label (tools.call_argument), as the app's."""
+    return _tool_line(call_argument(name, tool_input))
 
 
 def _tool_line(text: str) -> str:
@@ -94,7 +89,7 @@ class ConsoleCallbacks:
                 assert_never(event)  # a new kind of event: mypy (and tests/agent/test_events.py) say where
 
     def _tool_started(self, tool_id: str, name: str, tool_input: dict) -> None:
-        label = f"{terminal_safe(name, keep_newlines=False)}({_summary(tool_input)})"
+        label = f"{terminal_safe(name, keep_newlines=False)}({_summary(name, tool_input)})"
         self._labels[tool_id] = label
         self._last_started = tool_id
         self.console.line(f"⏺ {label}")

@@ -1,4 +1,10 @@
-"""The shape of a tool: a JSON schema for the model and a function that runs it."""
+"""The shape of a tool: a JSON schema for the model, a function that runs it, and its facts.
+
+A tool's facts (`ToolFacts`) are what the rest of evo-agent needs to know about it besides running it: how
+the permission gate judges a call, which argument is the path it touches, how a front end labels a call,
+whether several calls run at once. They are declared once, beside the tool, and looked up by name through
+`tools/registry.py` (a name is all a transcript, a front end or the gate has of a call).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,49 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+# What a call does to the world, as read-only mode judges it.
+Kind = Literal["read", "write", "exec", "internal"]
+# How the permission gate (agent/permissions.py) decides a call:
+#   read   — runs inside the project, asks outside it; `Read(…)` rules
+#   edit   — asks (accept-edits runs it inside the project), never in .evo-agent/; `Edit(…)` rules
+#   bash   — the shell allowlist runs read-only commands, the rest asks; `Bash(…)` rules
+#   plan   — the Session Plan: runs unasked; its writes are refused in read-only mode
+#   memory — Auto Memory: view runs, a write asks like an edit (the user's memory even in accept-edits)
+#   mcp    — an MCP server's tool: asks like bash; `mcp__server__tool` rules; a trusted readOnlyHint runs
+#   none   — no side effect of its own (compact; a subagent's calls are gated one by one): never asked
+#   ask    — a tool nothing is known of: asks, refused in read-only mode
+Approval = Literal["read", "edit", "bash", "plan", "memory", "mcp", "none", "ask"]
+
+
+@dataclass(frozen=True)
+class ToolFacts:
+    """What evo-agent knows of a tool besides its schema: declared once, beside the tool (tools/registry.py)."""
+
+    name: str
+    kind: Kind
+    approval: Approval
+    # The input field a call's one-line label shows (`bash(ls -la)`), and Ctrl+O shows whole.
+    label_arg: str | None = None
+    # A label one field cannot give (`grep("x" in src)`, `memory(create /memories/…)`); None from it: the default.
+    label: Callable[[dict[str, Any]], str | None] | None = None
+    # The input field naming the path a `read`/`edit` call touches: the gate resolves and judges it.
+    path_arg: str | None = None
+    # Where a call reaches when no field says it plainly (glob: the literal directory its pattern starts from).
+    path_of: Callable[[dict[str, Any]], str] | None = None
+    # The call names one file, which the tool opens exactly as the gate checked it (ctx.checked_path);
+    # a compaction's summary lists it among the files the agent touched.
+    opens_path: bool = False
+    # What an approval says the call does to its path ("write", "edit").
+    verb: str = ""
+    # The change a call makes, as (old text, new text) — old None: the whole file is replaced — for the
+    # diff an approval and the transcript show; None when the input does not say.
+    change_of: Callable[[dict[str, Any]], tuple[str | None, str] | None] | None = None
+    # How many lines of a result the transcript previews (None: the front end's default).
+    result_lines: int | None = None
+    # Several calls of one response run at once, each in its own thread (subagents).
+    parallel: bool = False
 
 
 @dataclass
@@ -58,6 +106,8 @@ class Tool:
     # Run before the call is asked about: an error result here fails the call without a question
     # (an edit whose old_string is not in the file); None means it may go on to the permission gate.
     precheck: Callable[[dict, ToolContext], ToolResult | None] | None = None
+    # Its facts (ToolFacts above), the same object the registry answers for its name.
+    facts: ToolFacts | None = None
 
     def api_spec(self) -> dict:
         """The tool as the Anthropic Messages API wants it in `tools`."""

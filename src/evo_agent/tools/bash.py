@@ -18,7 +18,7 @@ import time
 from collections import deque
 
 from ._common import error, guarded
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .reaper import with_reaper
 from .tool_env import tool_environment
 
@@ -234,8 +234,11 @@ def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(f"{body}[exit code {code}]", is_error=code != 0)
 
 
+FACTS = ToolFacts("bash", kind="exec", approval="bash", label_arg="command")
+
 BASH_TOOL = Tool(
-    name="bash",
+    name=FACTS.name,
+    facts=FACTS,
     description=(
         "Run a shell command with `bash -c` in the working directory. stdin is empty; "
         "stdout and stderr are merged. Output longer than 50,000 characters keeps its "

@@ -20,7 +20,7 @@ from ._common import (
     resolve_path,
     writable_target,
 )
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .confine import inside_project, resolve_in
 
 
@@ -135,8 +135,18 @@ def run_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(f"Edited {shown} at line {line}: replaced {removed} line(s) with {added} line(s)")
 
 
+def _change(tool_input: dict) -> tuple[str | None, str] | None:
+    """old_string becoming new_string (where in the file, the tool's result says: "at line N")."""
+    old, new = tool_input.get("old_string"), tool_input.get("new_string")
+    return (old, new) if isinstance(old, str) and isinstance(new, str) else None
+
+
+FACTS = ToolFacts("edit_file", kind="write", approval="edit", label_arg="path", path_arg="path", opens_path=True,
+                  verb="edit", change_of=_change)
+
 EDIT_FILE_TOOL = Tool(
-    name="edit_file",
+    name=FACTS.name,
+    facts=FACTS,
     description=(
         "Replace old_string with new_string in a file. old_string must match the file's "
         "text exactly (including whitespace) and occur exactly once; include surrounding "

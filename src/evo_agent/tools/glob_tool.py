@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from ._common import error, guarded
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .ignore import IgnoreRules, walk
 
 MAX_RESULTS = 500
@@ -96,8 +96,27 @@ def run_glob(tool_input: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(text)
 
 
+def search_root(tool_input: dict) -> str:
+    """The literal directory a pattern starts from (what the permission gate judges): `src` for `src/**/*.py`;
+    "/" for a pattern that climbs out (`..`) after a wildcard, so it is judged as outside the project."""
+    pattern = str(tool_input.get("pattern") or "")
+    segments = os.path.expanduser(pattern.strip()).split("/")
+    prefix: list[str] = []
+    for i, seg in enumerate(segments):
+        if any(c in seg for c in "*?["):
+            if ".." in segments[i:]:
+                return "/"
+            break
+        prefix.append(seg)
+    joined = "/".join(prefix)
+    return joined if joined else ("/" if pattern.startswith("/") else ".")
+
+
+FACTS = ToolFacts("glob", kind="read", approval="read", label_arg="pattern", path_of=search_root)
+
 GLOB_TOOL = Tool(
-    name="glob",
+    name=FACTS.name,
+    facts=FACTS,
     description=(
         "Find files by glob pattern relative to the working directory, e.g. `**/*.py` or "
         "`src/*/test_*.py`. `**` matches any number of directories. Skips what git ignores "

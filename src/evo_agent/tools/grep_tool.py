@@ -9,12 +9,13 @@ search cannot flood the context.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from ._common import display_path, error, guarded, is_binary_file, resolve_path
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .confine import inside_project, is_within, real
 from .ignore import IgnoreRules, walk
 
@@ -99,8 +100,19 @@ def _escapes(file, root, ctx: ToolContext) -> bool:  # noqa: ANN001
     return not inside_project(ctx.project_dir, target) and not is_within(target, real(root))
 
 
+def _label(tool_input: dict) -> str | None:
+    """`"def main" in src`: the pattern quoted (its spaces stay visible), then where it searches."""
+    pattern, where = tool_input.get("pattern"), tool_input.get("path")
+    if not isinstance(pattern, str):
+        return None
+    return json.dumps(pattern, ensure_ascii=False) + (f" in {where}" if isinstance(where, str) and where else "")
+
+
+FACTS = ToolFacts("grep", kind="read", approval="read", label_arg="pattern", label=_label, path_arg="path")
+
 GREP_TOOL = Tool(
-    name="grep",
+    name=FACTS.name,
+    facts=FACTS,
     description=(
         "Search file contents for a Python regular expression. path is a file or directory "
         "(default: the working directory). Prints `path:line:text` for each matching line; "

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from ._common import error
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolFacts, ToolResult
 
 PREFIX = "mcp__"
 MAX_NAME = 64
@@ -52,6 +52,13 @@ def tool_name(server: str, tool: str) -> str:
 
 def is_mcp_tool(name: str) -> bool:
     return name.startswith(PREFIX)
+
+
+def mcp_facts(name: str) -> ToolFacts:
+    """An MCP tool's facts, the same for every one (tools/registry.py answers them for any `mcp__` name): it
+    may do anything, so it asks like bash; whether its server's readOnlyHint is trusted is the gate's to know
+    (it depends on the user's configuration, not on the tool)."""
+    return ToolFacts(name, kind="exec", approval="mcp")
 
 
 @dataclass(frozen=True)
@@ -214,8 +221,9 @@ def mcp_tool(definition: McpToolDef, manager) -> Tool:  # noqa: ANN001 - a tools
             return error(f"{definition.name}: {exc}")
         return result_of(answer)
 
-    return Tool(definition.name, definition.description, definition.input_schema, run)
+    return Tool(definition.name, definition.description, definition.input_schema, run,
+                facts=mcp_facts(definition.name))
 
 
-__all__ = ["IMAGE_TYPES", "McpToolDef", "PREFIX", "clean_part", "defs_of_server", "is_mcp_tool", "mcp_tool",
-           "read_only_listed", "result_of", "server_part", "tool_name"]
+__all__ = ["IMAGE_TYPES", "McpToolDef", "PREFIX", "clean_part", "defs_of_server", "is_mcp_tool", "mcp_facts",
+           "mcp_tool", "read_only_listed", "result_of", "server_part", "tool_name"]

@@ -17,9 +17,23 @@ from typing import Protocol
 
 from evo_agent.session import MEMORY_COMMANDS, MemoryChange, MemoryRefused, MemoryStore
 
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolFacts, ToolResult
 
 MEMORY_TOOL_NAME = "memory"
+
+
+def memory_path(tool_input: dict) -> object:
+    """The path a call acts on: `old_path` for a rename, else `path` (unchecked: the store parses it)."""
+    return tool_input.get("old_path") if tool_input.get("command") == "rename" else tool_input.get("path")
+
+
+def _label(tool_input: dict) -> str:
+    """`create /memories/project/testing.md`: the command and the path it acts on."""
+    return " ".join(v for v in (tool_input.get("command"), memory_path(tool_input)) if isinstance(v, str) and v)
+
+
+# Its facts (tools/registry.py): the gate judges each command (view runs, a write asks like an edit).
+FACTS = ToolFacts(MEMORY_TOOL_NAME, kind="write", approval="memory", label=_label)
 
 _PATH = {"type": "string", "description": "A path under /memories/project/ (this project's memory, shared with the "
                                           "team) or /memories/user/ (the user's own, every project)."}
@@ -119,7 +133,7 @@ def make_memory_tool(hooks: MemoryHooks) -> Tool:
             return ToolResult(str(exc), is_error=True)
         return None
 
-    return Tool(MEMORY_TOOL_NAME, DESCRIPTION, SCHEMA, run, precheck=precheck)
+    return Tool(MEMORY_TOOL_NAME, DESCRIPTION, SCHEMA, run, precheck=precheck, facts=FACTS)
 
 
-__all__ = ["MEMORY_TOOL_NAME", "MemoryHooks", "make_memory_tool", "plan_write", "preview"]
+__all__ = ["FACTS", "MEMORY_TOOL_NAME", "MemoryHooks", "make_memory_tool", "memory_path", "plan_write", "preview"]

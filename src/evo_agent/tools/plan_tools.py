@@ -19,11 +19,20 @@ from typing import Protocol
 
 from evo_agent.session import TASK_STATUSES, Plan, PlanError, PlanStore, Task
 
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolFacts, ToolResult
 
-PLAN_TOOL_NAMES = ("plan_create", "plan_task_create", "plan_task_update", "plan_task_get", "plan_task_list",
-                   "plan_list", "plan_complete")
-PLAN_WRITE_TOOLS = frozenset({"plan_create", "plan_task_create", "plan_task_update", "plan_complete"})
+# Their facts (tools/registry.py): they change only .evo-agent/tasks/, so they run unasked in every mode;
+# read-only mode refuses the ones that write.
+FACTS: tuple[ToolFacts, ...] = (
+    ToolFacts("plan_create", kind="write", approval="plan"),
+    ToolFacts("plan_task_create", kind="write", approval="plan"),
+    ToolFacts("plan_task_update", kind="write", approval="plan"),
+    ToolFacts("plan_task_get", kind="read", approval="plan"),
+    ToolFacts("plan_task_list", kind="read", approval="plan"),
+    ToolFacts("plan_list", kind="read", approval="plan"),
+    ToolFacts("plan_complete", kind="write", approval="plan"),
+)
+PLAN_TOOL_NAMES = tuple(f.name for f in FACTS)
 
 
 class PlanHooks(Protocol):
@@ -145,7 +154,7 @@ def make_plan_tools(hooks: PlanHooks) -> list[Tool]:
                 return ToolResult(f"{name} refused: {exc}", is_error=True)
             except OSError as exc:
                 return ToolResult(f"{name} failed: {exc.strerror or exc} ({h.store.root})", is_error=True)
-        return Tool(name, DESCRIPTIONS[name], SCHEMAS[name], run)
+        return Tool(name, DESCRIPTIONS[name], SCHEMAS[name], run, facts=next(f for f in FACTS if f.name == name))
 
     return [wrap(name, fn) for name, fn in _RUNNERS.items()]
 
@@ -223,5 +232,5 @@ _RUNNERS: dict[str, Callable[[PlanHooks, dict], str]] = {
     "plan_task_get": _task_get, "plan_task_list": _task_list, "plan_list": _plan_list, "plan_complete": _complete,
 }
 
-__all__ = ["PLAN_TOOL_NAMES", "PLAN_WRITE_TOOLS", "PlanHooks", "make_plan_tools", "plan_checklist", "plan_summary",
+__all__ = ["FACTS", "PLAN_TOOL_NAMES", "PlanHooks", "make_plan_tools", "plan_checklist", "plan_summary",
            "task_line"]

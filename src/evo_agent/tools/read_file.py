@@ -21,7 +21,7 @@ from ._common import (
     open_failure,
     resolve_path,
 )
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolFacts, ToolResult
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -111,8 +111,12 @@ def _window(f: io.TextIOWrapper, offset: int, limit: int) -> tuple[list[str], in
     return out, total, last_shown, stopped_for_size
 
 
+FACTS = ToolFacts("read_file", kind="read", approval="read", label_arg="path", path_arg="path", opens_path=True,
+                  result_lines=1)
+
 READ_FILE_TOOL = Tool(
-    name="read_file",
+    name=FACTS.name,
+    facts=FACTS,
     description=(
         "Read a text file, with line numbers like `cat -n`. Relative paths are resolved "
         "against the working directory. offset is the 1-based first line (default 1); "

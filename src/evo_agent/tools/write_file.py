@@ -10,7 +10,7 @@ import os
 import stat
 
 from ._common import error, guarded, open_checked, open_failure, resolve_path, writable_target
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolFacts, ToolResult
 
 
 @guarded("write_file")
@@ -50,8 +50,18 @@ def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(f"{verb} {shown}: {len(data)} bytes, {lines} line{'s' if lines != 1 else ''}")
 
 
+def _change(tool_input: dict) -> tuple[str | None, str] | None:
+    """The whole file replaced by `content`."""
+    content = tool_input.get("content")
+    return (None, content) if isinstance(content, str) else None
+
+
+FACTS = ToolFacts("write_file", kind="write", approval="edit", label_arg="path", path_arg="path", opens_path=True,
+                  verb="write", change_of=_change)
+
 WRITE_FILE_TOOL = Tool(
-    name="write_file",
+    name=FACTS.name,
+    facts=FACTS,
     description=(
         "Write a file with exactly the given content, replacing it if it exists. "
         "Parent directories are created. Relative paths are resolved against the working directory."

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import one_line
+from evo_agent.tools import facts_of
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
 from . import render
@@ -116,7 +117,7 @@ class Questions:
         rows = [("yes", "Yes")]
         if request.rule:
             rule = request.rule if len(request.rule) <= 60 and "\n" not in request.rule else (
-                "this exact command" if request.tool == "bash" else "exactly this")
+                "this exact command" if facts_of(request.tool).approval == "bash" else "exactly this")
             rows += [("always-session", f"Yes, and allow {rule} for this session"),
                      ("always-project", f"Yes, and always allow {rule} in this project")]
         rows += [("no", "No"), ("no-reason", "No, and tell the model why")]

@@ -25,6 +25,7 @@ from rich.theme import Theme
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import INTERRUPTED_MARKER, one_line
+from evo_agent.tools import call_argument, facts_of
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -148,34 +149,10 @@ def summary_block(summary: str) -> Text:
 
 # ---------------------------------------------------------------- tools
 
-_MAIN_ARG = {"bash": "command", "read_file": "path", "write_file": "path", "edit_file": "path",
-             "glob": "pattern", "grep": "pattern", "task": "description", "compact": "focus"}
-
-
 def tool_label(name: str, tool_input: Any) -> str:
-    """A one-line view of a call: `bash(ls -la)`, `grep("def main" in src)`, `read_file(README.md)`."""
-    arg = ""
-    if isinstance(tool_input, dict):
-        key = _MAIN_ARG.get(name)
-        value = tool_input.get(key) if key else None
-        if name == "memory":  # `memory(create /memories/project/testing.md)`
-            where = tool_input.get("old_path") if tool_input.get("command") == "rename" else tool_input.get("path")
-            arg = " ".join(str(v) for v in (tool_input.get("command"), where) if isinstance(v, str) and v)
-        elif name == "grep" and isinstance(value, str):
-            where = tool_input.get("path")
-            arg = json.dumps(value, ensure_ascii=False) + (f" in {where}" if isinstance(where, str) and where else "")
-        elif isinstance(value, str) and value:
-            arg = value
-        else:
-            for key in ("command", "path", "pattern", "description", "focus"):
-                value = tool_input.get(key)
-                if isinstance(value, str) and value:
-                    arg = value
-                    break
-            else:
-                arg = json.dumps(tool_input, ensure_ascii=False) if tool_input else ""
-    elif tool_input:
-        arg = str(tool_input)
+    """A one-line view of a call: `bash(ls -la)`, `grep("def main" in src)`, `read_file(README.md)`
+    (what the parentheses hold is the tool's own fact: tools.call_argument)."""
+    arg = call_argument(name, tool_input)
     return f"{name}({one_line(terminal_safe(arg, keep_newlines=False).replace('^J', ' '), LABEL_MAX)})"
 
 
@@ -199,7 +176,7 @@ def tool_call_full(name: str, tool_input: Any) -> Text:
     out.append("● ")
     out.append(name, style="evo.tool")
     if isinstance(tool_input, dict):
-        key = _MAIN_ARG.get(name)
+        key = facts_of(name).label_arg
         value = tool_input.get(key) if key else None
         body = value if isinstance(value, str) and value else json.dumps(tool_input, ensure_ascii=False, indent=2)
     else:
@@ -247,7 +224,7 @@ def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool,
         if more:
             out.append(f" (+{more} line{'s' if more != 1 else ''})", style="evo.dim")
         return clip(out, width)
-    if name in ("edit_file", "write_file") and isinstance(tool_input, dict):
+    if isinstance(tool_input, dict):
         diff = _edit_diff(name, tool_input, text, pad)
         if diff is not None:
             head = Text()
@@ -270,17 +247,16 @@ def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool,
 
 
 def _edit_diff(name: str, tool_input: dict, result_text: str, pad: str) -> Text | None:
-    if name == "edit_file":
-        old, new = tool_input.get("old_string"), tool_input.get("new_string")
-        if not isinstance(old, str) or not isinstance(new, str):
-            return None
-        match = re.search(r"at line (\d+)", result_text)
-        start = int(match.group(1)) if match else 1
-        return diff_lines(old, new, pad=pad, start=start)
-    content = tool_input.get("content")
-    if not isinstance(content, str):
+    """The change a call made as a diff, for a tool whose facts say what it changes (`change_of`), else None."""
+    change_of = facts_of(name).change_of
+    change = change_of(tool_input) if change_of is not None else None
+    if change is None:
         return None
-    return diff_lines("", content, pad=pad, start=1)
+    old, new = change
+    if old is None:  # the whole file written
+        return diff_lines("", new, pad=pad, start=1)
+    match = re.search(r"at line (\d+)", result_text)  # an edit's result says where
+    return diff_lines(old, new, pad=pad, start=int(match.group(1)) if match else 1)
 
 
 def diff_lines(old: str, new: str, *, pad: str = "     ", start: int = 1, limit: int = DIFF_MAX_LINES) -> Text:
@@ -325,14 +301,13 @@ def hides_lines(name: str, tool_input: Any, result_text: str, *, is_error: bool)
     text = result_text or ""
     if is_error or is_interrupted_result(text, is_error):
         return False
-    if name in ("edit_file", "write_file") and isinstance(tool_input, dict) and \
-            _edit_diff(name, tool_input, text, "") is not None:
+    if isinstance(tool_input, dict) and _edit_diff(name, tool_input, text, "") is not None:
         return False
     return _preview(text, _preview_lines(name))[1] > 0
 
 
 def _preview_lines(name: str) -> int:
-    return 1 if name in ("read_file", "task") else PREVIEW_LINES
+    return facts_of(name).result_lines or PREVIEW_LINES
 
 
 def approval_detail(tool: str, detail: str, limit: int | None = None) -> tuple[Text, int]:
@@ -347,7 +322,7 @@ def approval_detail(tool: str, detail: str, limit: int | None = None) -> tuple[T
     shown = lines[: len(lines) - hidden]
     width = len(str(len(shown)))
     out = Text()
-    if tool == "bash":
+    if facts_of(tool).approval == "bash":
         from rich.syntax import Syntax  # Pygments loads at the first command shown, not at start-up
 
         code = "\n".join(shown)
