@@ -206,7 +206,9 @@ def summary_request(messages: list[dict], focus: str | None = None) -> list[dict
 
 IN_PLACE_PREAMBLE = (
     "The conversation is being compacted now. Do not call any tool: no tool call will run. "
-    "Answer with text only.\n\n" + SUMMARY_SYSTEM + "\n\n"
+    "Answer with text only. Leave out what the system prompt and the <system-reminder> blocks give "
+    "(project instructions, Auto Memory, the plan's state): the agent is given it again, current, "
+    "after the compaction.\n\n" + SUMMARY_SYSTEM + "\n\n"
 )
 
 
