@@ -305,7 +305,8 @@ def test_the_summary_is_told_to_leave_old_reminders_out_and_the_plan_comes_back_
     agent.run_turn("hello")
     assert reminders_in(provider.calls[0][0])  # the start reminder was sent
     agent.compact()
-    assert provider.text_only[1] and provider.calls[1][:-1] == provider.calls[0][:1] + [agent_answer(provider)]
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}
+    assert provider.text_only[1] and provider.calls[1][:-1] == [*provider.calls[0][:1], answer]
     instruction = provider.calls[1][-1]["content"]
     assert "Leave out what the system prompt and the <system-reminder> blocks give" in instruction
     agent.run_turn("next")
@@ -322,10 +323,6 @@ def test_the_flattened_summary_never_sees_an_old_reminder(project):
     agent.compact()
     summary_call = json.dumps(provider.calls[1])
     assert not provider.text_only[1] and "hello" in summary_call and "Measure the parser" not in summary_call
-
-
-def agent_answer(provider) -> dict:
-    return {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}
 
 
 def test_queue_reminder_is_generic_recorded_and_replayed(project):
