@@ -170,7 +170,10 @@ def evo_part(project: Path, env: dict, lines: list[str], resume: bool) -> str:
     command = [sys.executable, "-m", "evo_agent.cli", "--plain", "--permission-mode", "bypass", "--model", MODEL]
     if resume:
         command.append("--continue")
-    proc = subprocess.run(command, cwd=project, env={**env, "EVO_AGENT_PROVIDER": "anthropic"},
+    src = str(Path(__file__).resolve().parent.parent / "src")  # the child runs this work tree, as the parent does
+    child_env = {**env, "EVO_AGENT_PROVIDER": "anthropic",
+                 "PYTHONPATH": os.pathsep.join(p for p in (src, env.get("PYTHONPATH", "")) if p)}
+    proc = subprocess.run(command, cwd=project, env=child_env,
                           input="".join(line + "\n" for line in lines), capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"evo-agent exited {proc.returncode}: {proc.stderr[-400:]}")
