@@ -49,6 +49,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import benchmarks  # noqa: F401 - puts this work tree's src/ and tests/ on sys.path
+from evo_agent.agent.compaction import IN_PLACE_PREAMBLE
 from evo_agent.agent.pricing import price_of
 from tests.fake_model_server import FakeModelServer, reply, text, tool_use
 from tests.prompt_cache import PromptCache, prompt_units
@@ -74,14 +75,23 @@ def _has_result(message: dict) -> bool:
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
+def is_summary_call(body: dict) -> bool:
+    """evo-agent's compaction call: in place (the conversation, then the instruction) or flattened without tools."""
+    last = (body.get("messages") or [{}])[-1]
+    content = last.get("content")
+    final = content[-1] if isinstance(content, list) and content else {"text": content}
+    if isinstance(final, dict) and str(final.get("text") or "").startswith(IN_PLACE_PREAMBLE):
+        return True
+    return not body.get("tools") and "summar" in json.dumps(body.get("system", ""))[:2000].lower()
+
+
 def answer(body: dict):
     """The same script for every agent: cat the file the prompt names, then answer; summaries when asked."""
     tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     messages = body.get("messages") or [{}]
     last = messages[-1]
-    if not tools:  # a summary call (evo-agent's compaction) or a peer's side call (a title, a check)
-        blocks = [text(SUMMARY_TEXT if "summar" in json.dumps(body.get("system", ""))[:2000].lower()
-                       else "Reading data files")]
+    if is_summary_call(body) or not tools:  # a summary call, or a peer's side call (a title, a check)
+        blocks = [text(SUMMARY_TEXT if is_summary_call(body) else "Reading data files")]
     elif _has_result(last):
         name = (FILE_NAME.findall(json.dumps(messages[-2:])) or ["the file"])[0]
         blocks = [text(f"{name} holds 4 KB of numbered lorem-ipsum lines; nothing in it needs changing.")]
@@ -160,7 +170,10 @@ def evo_part(project: Path, env: dict, lines: list[str], resume: bool) -> str:
     command = [sys.executable, "-m", "evo_agent.cli", "--plain", "--permission-mode", "bypass", "--model", MODEL]
     if resume:
         command.append("--continue")
-    proc = subprocess.run(command, cwd=project, env={**env, "EVO_AGENT_PROVIDER": "anthropic"},
+    src = str(Path(__file__).resolve().parent.parent / "src")  # the child runs this work tree, as the parent does
+    child_env = {**env, "EVO_AGENT_PROVIDER": "anthropic",
+                 "PYTHONPATH": os.pathsep.join(p for p in (src, env.get("PYTHONPATH", "")) if p)}
+    proc = subprocess.run(command, cwd=project, env=child_env,
                           input="".join(line + "\n" for line in lines), capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"evo-agent exited {proc.returncode}: {proc.stderr[-400:]}")
@@ -229,8 +242,11 @@ def run_session(agent: str, exe: Path | None, server: FakeModelServer, turns: in
         charged = {k: v for k, v in charges[id(body)].items() if k != "body"}
         units = [u.data for u in prompt_units(body)]
         kind = "turn"
-        if not body.get("tools"):
-            kind, since_summary = "summary call (no tools)", 0
+        if is_summary_call(body):
+            kind = "summary call (in place)" if body.get("tools") else "summary call (flattened, no tools)"
+            since_summary = 0
+        elif not body.get("tools"):
+            kind = "side call (no tools)"
         elif since_summary is not None and since_summary < 3:
             since_summary += 1
             kind = f"request {since_summary} after a compaction"

@@ -398,6 +398,7 @@ class FakeOpenAIServer(ScriptedServer):
         self.reject_stream_options = False
         self.reject_max_tokens = False
         self.reject_prompt_cache_key = False  # a server that refuses OpenAI's prompt_cache_key
+        self.reject_tool_choice = False  # a server that refuses tool_choice
 
     def env_vars(self) -> dict[str, str]:
         return {"OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": self.api_key or "test-key",
@@ -460,6 +461,8 @@ class _Handler(ScriptedHandler):
                 raise InvalidChatRequest("Unrecognized request argument supplied: stream_options")
             if fake.reject_prompt_cache_key and "prompt_cache_key" in body:
                 raise InvalidChatRequest("Unrecognized request argument supplied: prompt_cache_key")
+            if fake.reject_tool_choice and "tool_choice" in body:
+                raise InvalidChatRequest("Unrecognized request argument supplied: tool_choice")
             if fake.reject_max_tokens and "max_tokens" in body:
                 raise InvalidChatRequest(
                     "Unsupported parameter: 'max_tokens' is not supported with this model. "

@@ -12,6 +12,9 @@ What it models (https://docs.claude.com/en/docs/build-with-claude/prompt-caching
   minimum cacheable length (1024 tokens; 2048 for Haiku models); a shorter one is not cached;
 - a request reads the longest prefix it shares, byte for byte, with an entry still alive: the
   entry must end at one of its breakpoints or at most 20 blocks before one (the lookback);
+- `tool_choice` is part of what the messages are cached under: "changes to tool_choice parameter
+  only affect message blocks" (the invalidation table), so a request whose tool_choice differs
+  reads at most the tools and the system prompt of an entry written under another one;
 - an entry lives 5 minutes (or 1 hour) from its last write or read;
 - tokens are counted as the prefix's canonical JSON bytes / 4 (the same rule for every client, so
   comparisons are fair; `cache_control` itself is not part of the prefix).
@@ -53,6 +56,7 @@ class Unit:
 
     data: bytes
     ttl: str | None
+    message: bool = False  # a message's block (after tools and system)
 
 
 def prompt_units(body: dict) -> list[Unit]:
@@ -64,7 +68,7 @@ def prompt_units(body: dict) -> list[Unit]:
         ttl = None
         if isinstance(mark, dict):
             ttl = mark.get("ttl") if mark.get("ttl") in LIFETIME_S else "5m"
-        units.append(Unit(_canonical([kind, extra, _strip(block)]), ttl))
+        units.append(Unit(_canonical([kind, extra, _strip(block)]), ttl, kind not in ("tool", "system")))
 
     for tool in body.get("tools") or []:
         add("tool", tool)
@@ -114,7 +118,11 @@ class PromptCache:
         tokens: list[int] = []
         h = hashlib.sha256()
         size = 0
+        choice_seen = False
         for unit in units:
+            if unit.message and not choice_seen:  # the messages are cached under the request's tool_choice
+                h.update(_canonical(["tool_choice", body.get("tool_choice")]))
+                choice_seen = True
             h.update(len(unit.data).to_bytes(8, "big"))
             h.update(unit.data)
             size += len(unit.data)

@@ -49,16 +49,18 @@ class ScriptedProvider:
         self.calls: list[list[dict]] = []  # the messages of each call, as sent
         self.tools_seen: list[list[dict]] = []
         self.systems: list[str] = []  # the system prompt of each call
+        self.text_only: list[bool] = []  # whether each call was to answer without tools (the summary in place)
         self.invalid: list[str] = []  # why each refused request was refused
         ScriptedProvider.made.append(self)
 
     def complete(self, *, system, messages, tools, max_tokens=8192, callbacks=None, cancel=None,
-                 cache_key=None) -> ModelResponse:
+                 cache_key=None, text_only=False) -> ModelResponse:
         assert system and isinstance(system, str), "every request carries the system prompt"
         snapshot = json.loads(json.dumps(messages))  # as sent: the agent may change its list afterwards
         self.calls.append(snapshot)
         self.tools_seen.append(tools)
         self.systems.append(system)
+        self.text_only.append(text_only)
         body = {"model": self.model, "max_tokens": max_tokens, "system": system, "messages": snapshot}
         if tools:
             body["tools"] = tools

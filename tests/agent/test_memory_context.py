@@ -201,7 +201,10 @@ def test_after_a_compaction_the_model_has_the_current_index_exactly_once(project
     agent.run_turn("remember")
     agent.compact()
     agent.run_turn("next")
-    assert "Auto Memory" not in provider.systems[2]  # the summary call: memory is never the summary's business
+    # the summary call, in place (its system prompt is the conversation's, to read the cache):
+    # memory is never the summary's business, the instruction says so
+    assert provider.text_only[2] and provider.systems[2] == provider.systems[0]
+    assert "Leave out what the system prompt and the <system-reminder> blocks give" in str(provider.calls[2][-1])
     assert provider.systems[3] == provider.systems[0]
     (reminder,) = reminders_in(provider.calls[3][-1])
     assert reminder.startswith("The conversation was compacted. Auto Memory changed") and LINE in reminder

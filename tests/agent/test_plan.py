@@ -296,17 +296,33 @@ def test_a_rewind_can_put_the_plan_back_as_it_was_and_the_model_is_told(project)
     assert_faithful(agent)
 
 
-def test_the_summary_never_sees_an_old_reminder_so_it_cannot_bring_back_a_stale_plan(project):
+def test_the_summary_is_told_to_leave_old_reminders_out_and_the_plan_comes_back_fresh(project):
+    """The summary call repeats the conversation as sent (to read the prompt cache), old reminders
+    included; its instruction says they are given again, current, after the compaction."""
     build_plan(project)
     provider = ScriptedProvider(reply("ok"), reply("SUMMARY"), reply("after"))
     agent, _ = make_agent(project, provider)
     agent.run_turn("hello")
     assert reminders_in(provider.calls[0][0])  # the start reminder was sent
     agent.compact()
-    summary_call = json.dumps(provider.calls[1])
-    assert "hello" in summary_call and "Measure the parser" not in summary_call
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}
+    assert provider.text_only[1] and provider.calls[1][:-1] == [*provider.calls[0][:1], answer]
+    instruction = provider.calls[1][-1]["content"]
+    assert "Leave out what the system prompt and the <system-reminder> blocks give" in instruction
     agent.run_turn("next")
     assert "Measure the parser" in reminders_in(provider.calls[2][-1])[0]
+
+
+def test_the_flattened_summary_never_sees_an_old_reminder(project):
+    """A resumed session summarised before its first request gets the flattened call: reminders dropped."""
+    build_plan(project)
+    provider = ScriptedProvider(reply("ok"), reply("SUMMARY"))
+    agent, _ = make_agent(project, provider)
+    agent.run_turn("hello")
+    agent.resume(agent.session_id)
+    agent.compact()
+    summary_call = json.dumps(provider.calls[1])
+    assert not provider.text_only[1] and "hello" in summary_call and "Measure the parser" not in summary_call
 
 
 def test_queue_reminder_is_generic_recorded_and_replayed(project):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 import json
 
-from evo_agent.session import load_for_resume
-from tests.agent.helpers import model_requests, summarizer
+from evo_agent.session import load_for_resume, summary_message
+from tests.agent.helpers import conversation_of, is_summary_request, model_requests, summary_requests
 from tests.builders import make_agent, server_provider
 from tests.fake_model_server import FakeModelServer, text, thinking, tool_use
 from tests.prompt_cache import PromptCache, breakpoints, plain, prompt_units
@@ -131,14 +131,107 @@ def test_a_resumed_session_first_request_is_what_its_source_would_have_sent_next
     assert usage["cache_read_input_tokens"] >= 0.8 * sent(usage)  # the first request after a resume reads the cache
 
 
-def test_the_summary_is_a_breakpoint_and_the_summary_call_writes_nothing_to_the_cache(project, model_server):
-    model_server.default = summarizer("S1", answers=("first", "second"))
+def share(usage: dict) -> float:
+    return usage["cache_read_input_tokens"] / sent(usage)
+
+
+def summary_entries(server) -> list[dict]:
+    return [e for e in server.log if e.get("answer") == "message" and is_summary_request(e["body"])]
+
+
+def test_the_summary_call_repeats_the_conversation_and_reads_it_from_the_cache(project):
+    """Issue #30: the compaction's summary call is the next request plus the instruction, so it reads
+    the cache (the flattened call read 0%); the boundary and the history after it are as before."""
+    big_file(project)
+    with FakeModelServer() as server:
+        server.prompt_cache = PromptCache()
+        plain_turns = cat_then_answer
+        server.default = lambda body: text("S1") if is_summary_request(body) else plain_turns(body)
+        agent, _ = make_agent(project, server_provider(server), compact_threshold=10**9)
+        for i in range(3):
+            agent.run_turn(f"question {i}")
+        before = list(agent.history)
+        agent.compact("the data")
+        agent.run_turn("go on")
+        (entry,) = summary_entries(server)
+        conversation = [e for e in server.log if e.get("answer") == "message" and e not in (entry,)]
+    server.assert_all_valid()
+    body, usage = entry["body"], entry["usage"]
+    previous = conversation[5]["body"]  # the last request before the compaction
+    assert conversation_of(body) == plain(before) and body["tools"] == previous["tools"]
+    assert body["system"] == previous["system"] and "tool_choice" not in body
+    # the whole of the previous request is read back; only the last answer and the instruction are new
+    assert usage["cache_read_input_tokens"] == sent(conversation[5]["usage"]), usage
+    assert share(usage) >= 0.8, usage
+    assert breakpoints(body)[-2:] == [f"messages.{len(before) - 2}.content.0", f"messages.{len(before)}.content.0"]
+    # the boundary holds the model's text, and the next request starts from the summary as before
+    assert agent.history[0] == summary_message("S1")
+    after = conversation[6]["body"]
+    assert breakpoints(after) == ["system.0", "messages.0.content.0", "messages.1.content.0"]
+    assert plain(load_for_resume(agent.recorder.path).messages[:2]) == plain(after["messages"])
+
+
+def test_a_compaction_between_the_calls_of_a_turn_reads_the_cache_too(project):
+    """Mid-turn the newest message holds tool results the model has not read: the instruction follows them."""
+    big_file(project)
+    calls = itertools.count()
+
+    def answer(body):
+        if is_summary_request(body):
+            return text("S-mid")
+        return tool_use("bash", {"command": "cat data.txt"}) if next(calls) < 9 else text("done")
+
+    with FakeModelServer() as server:
+        server.prompt_cache = PromptCache()
+        server.default = answer
+        agent, _ = make_agent(project, server_provider(server), compact_threshold=30_000)
+        agent.run_turn("read it nine times")
+        (entry,) = summary_entries(server)
+    server.assert_all_valid()
+    last = entry["body"]["messages"][-1]["content"]
+    assert [b["type"] for b in last] == ["tool_result", "text"]
+    assert share(entry["usage"]) >= 0.8, entry["usage"]
+
+
+def test_a_tool_call_in_the_summary_answer_falls_back_to_the_flattened_call(project, model_server):
+    def answer(body):
+        if is_summary_request(body) and body.get("tools"):
+            return tool_use("bash", {"command": "ls"})  # the model ignored the instruction
+        return text("S-flat") if is_summary_request(body) else text("ok")
+
+    model_server.default = answer
     agent, _ = make_agent(project, server_provider(model_server), compact_threshold=10**9)
     agent.run_turn("hello")
-    agent.compact()
-    agent.run_turn("go on")
-    summary_call = [b for b in model_server.valid_requests if not b.get("tools")]
-    assert summary_call and all(breakpoints(b) == [] for b in summary_call)
-    after = model_requests(model_server)[-1]
-    assert breakpoints(after) == ["system.0", "messages.0.content.0", "messages.1.content.0"]
-    assert plain(load_for_resume(agent.recorder.path).messages[:-1]) == plain(after["messages"])
+    usage_before = agent.usage.output_tokens
+    result = agent.compact()
+    in_place, flattened = summary_requests(model_server)
+    assert in_place.get("tools") and not flattened.get("tools")
+    assert "<conversation>" in flattened["messages"][0]["content"]
+    assert result.summary == "S-flat" and agent.history == [summary_message("S-flat")]
+    assert agent.usage.output_tokens == usage_before + 2 * model_server.output_tokens  # both answers are paid for
+    model_server.assert_all_valid()
+
+
+def test_a_summary_refused_as_too_long_falls_back_and_other_failures_do_not(project, model_server):
+    from tests.fake_model_server import error
+
+    model_server.default = text("ok")
+    agent, _ = make_agent(project, server_provider(model_server), compact_threshold=10**9)
+    agent.run_turn("hello")
+    model_server.script(error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+                        text("S-short"))
+    assert agent.compact().summary == "S-short"
+    assert [bool(b.get("tools")) for b in summary_requests(model_server)] == [True, False]
+
+
+def test_the_fake_cache_keeps_messages_under_their_tool_choice():
+    """The invalidation table: a change of tool_choice costs the messages, not tools and system."""
+    cache = PromptCache()
+    tools = [{"name": "t", "description": "d" * 6000, "input_schema": {"type": "object"}}]
+    system = [{"type": "text", "text": "s" * 100, "cache_control": {"type": "ephemeral"}}]
+    messages = [{"role": "user", "content": [{"type": "text", "text": "m" * 8000, "cache_control": {"type": "ephemeral"}}]}]
+    body = {"model": "m", "tools": tools, "system": system, "messages": messages}
+    cache.usage(body)
+    assert cache.usage(body)["input_tokens"] == 0
+    other = cache.usage({**body, "tool_choice": {"type": "none"}})
+    assert 0 < other["cache_read_input_tokens"] < 2000 and other["cache_creation_input_tokens"] > 1900

@@ -6,7 +6,7 @@ import json
 import subprocess
 import threading
 
-from tests.agent.helpers import model_requests, summarizer
+from tests.agent.helpers import instruction_of, model_requests, summarizer, summary_requests
 from tests.agent.test_subagents import is_child, task
 from tests.api_rules import check_request
 from tests.fake_model_server import hang, text
@@ -59,7 +59,7 @@ def test_slash_compact_in_the_repl_and_resume_restores_only_the_summary(cli, mod
     sid = first.hint_id("err")
     (boundary,) = [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
     assert boundary["summary"] == "S-manual" and boundary["trigger"] == "manual"
-    assert "focus on: the number" in model_server.valid_requests[-1]["messages"][0]["content"]
+    assert "focus on: the number" in instruction_of(summary_requests(model_server)[-1])
 
     again = cli.run("--resume", sid, "-p", "which number?")
     assert again.rc == 0, again.err

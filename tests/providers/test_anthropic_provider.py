@@ -171,3 +171,11 @@ def test_environment_configures_the_client(model_server, monkeypatch):
     p = AnthropicProvider("m")
     assert p.base_url == model_server.base_url
     assert p.complete(system="", messages=HELLO, tools=[]).message["content"] == [{"type": "text", "text": "ok"}]
+
+
+def test_a_text_only_request_is_sent_as_any_other_so_the_cache_holds(model_server):
+    """No tool_choice: the API documents that a change of it invalidates the cached messages."""
+    provider(model_server).complete(system="s", messages=HELLO, tools=TOOLS, text_only=True, cache_key="k")
+    provider(model_server).complete(system="s", messages=HELLO, tools=TOOLS, cache_key="k")
+    first, second = model_server.valid_requests
+    assert first == second and "tool_choice" not in first

@@ -105,6 +105,17 @@ def test_summary_request_without_tools_summarises_the_conversation():
     assert "run make test" in text_of(response) and tool_uses(response) == []
 
 
+def test_a_text_only_request_summarises_the_conversation_without_calling_a_tool():
+    """Compaction's summary call in place: the tools are there, the last user text is the instruction."""
+    history = [{"role": "user", "content": "run make test"},
+               {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "make test"}}]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"},
+                                            {"type": "text", "text": "Summarise the conversation above."}]}]
+    response = DemoProvider().complete(system="sys", messages=history, tools=TOOLS, text_only=True)
+    assert "run make test" in text_of(response) and "bash" in text_of(response) and tool_uses(response) == []
+    assert DEMO_LABEL not in text_of(response)
+
+
 def test_token_counts_and_streaming_callbacks():
     pieces, started = [], []
     messages = [{"role": "user", "content": "list the files"}]

@@ -439,3 +439,23 @@ def test_an_endpoint_that_refuses_prompt_cache_key_gets_the_request_again_withou
     assert r.message["content"] == [{"type": "text", "text": "ok"}]
     p.complete(system="", messages=HELLO, tools=[], cache_key="k")
     assert [("prompt_cache_key" in r) for r in openai_server.requests] == [True, False, False]  # refused once only
+
+
+# ---- text_only (the summary call sent in place): the tools stay in the prompt, none may be called
+
+def test_a_text_only_request_keeps_its_tools_and_sends_tool_choice_none(openai_server):
+    p = provider(openai_server)
+    p.complete(system="", messages=HELLO, tools=TOOLS, text_only=True)
+    p.complete(system="", messages=HELLO, tools=TOOLS)
+    p.complete(system="", messages=HELLO, tools=[], text_only=True)  # no tools: nothing to forbid
+    first, second, third = openai_server.requests
+    assert first["tool_choice"] == "none" and first["tools"] == second["tools"]
+    assert "tool_choice" not in second and "tool_choice" not in third
+
+
+def test_an_endpoint_that_refuses_tool_choice_gets_the_request_again_without_it(openai_server):
+    openai_server.reject_tool_choice = True
+    p = provider(openai_server)
+    assert p.complete(system="", messages=HELLO, tools=TOOLS, text_only=True).message["content"]
+    p.complete(system="", messages=HELLO, tools=TOOLS, text_only=True)
+    assert [("tool_choice" in r) for r in openai_server.requests] == [True, False, False]  # refused once only

@@ -112,7 +112,7 @@ async def test_the_idle_status_line_shows_dollars_and_the_cache_share(tmp_path):
     agent.usage = Usage(input_tokens=1_000, output_tokens=100, cache_creation_input_tokens=2_000,
                         cache_read_input_tokens=8_000, model_calls=2)
     async with running(agent, columns=160) as run:
-        assert "1,234 tokens · context 10% · $0.0144 · cache 73% · mode ask · session" in run.status()
+        assert "1,234 tokens · context 10% · $0.0144 · cache 73% (8.0k read, 2.0k written) · mode ask · session" in run.status()
 
 
 async def test_the_status_line_says_when_bash_runs_in_the_sandbox(tmp_path):

@@ -5,10 +5,18 @@ Two mechanisms keep a long conversation inside the model's context:
 - **Full compaction** replaces the whole history with one synthetic user
   message holding a summary (`summary_message` from the session library, the
   very message resume builds from a `compact_boundary`). The summary is
-  written by one model call *without tools*: the history is flattened to
-  text here (`summary_request`), because the API refuses tool blocks in a
-  request that defines no tools, and because a flat text is what both
-  providers accept alike.
+  written by one model call that uses no tool. Once the session has sent a
+  request, that call is the conversation's own next request (the same tools,
+  system prompt and messages, byte for byte) plus the summary instruction
+  (`in_place_summary`), so it reads the whole conversation from the prompt
+  cache (SPEC §12) instead of paying for it again at the full price: the tools
+  are defined but the instruction forbids them, and the provider forbids them
+  too where that keeps the cache (`text_only`). Otherwise (a resumed history
+  summarised before its first request, a windowed one, an answer that called a
+  tool anyway, a prompt the API finds too long) the history is flattened to
+  text (`summary_request`) and sent *without tools*, because the API refuses
+  tool blocks in a request that defines no tools, and because a flat text is
+  what both providers accept alike.
 - **Micro-compaction** (`micro_compact`) is a pure function applied when a
   request is built: older, long tool results are shown to the model as a
   short placeholder. The stored history is never changed, so a resumed
@@ -191,15 +199,47 @@ def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> lis
 
 
 def summary_request(messages: list[dict], focus: str | None = None) -> list[dict]:
-    """The one user message of the summary call: the flattened conversation and what to write."""
+    """The one user message of the flattened summary call: the conversation as text and what to write."""
+    conversation = flatten_conversation(messages)
+    text = f"<conversation>\n{conversation}\n</conversation>\n\n{summary_instruction(messages, focus)}"
+    return [{"role": "user", "content": text}]
+
+
+IN_PLACE_PREAMBLE = (
+    "The conversation is being compacted now. Do not call any tool: no tool call will run. "
+    "Answer with text only. Leave out what the system prompt and the <system-reminder> blocks give "
+    "(project instructions, Auto Memory, the plan's state): the agent is given it again, current, "
+    "after the compaction.\n\n" + SUMMARY_SYSTEM + "\n\n"
+)
+
+
+def summary_instruction(messages: list[dict], focus: str | None = None) -> str:
+    """What to write, with the focus the user asked for and the files touched recently (both forms of the call)."""
     instructions = SUMMARY_INSTRUCTIONS
     if focus and focus.strip():
         instructions += f"\n\nThe user asked the summary to focus on: {' '.join(focus.split())}"
     files = touched_files(messages)
     if files:
         instructions += "\n\nFiles the agent touched recently (most recent first): " + ", ".join(files)
-    text = f"<conversation>\n{flatten_conversation(messages)}\n</conversation>\n\n{instructions}"
-    return [{"role": "user", "content": text}]
+    return instructions
+
+
+def in_place_summary(request: list[dict], history: list[dict], focus: str | None = None) -> list[dict]:
+    """The summary call's messages sent in place: the conversation's next request (`request`, the
+    history as sent) unchanged, then the instruction as the last user text.
+
+    The instruction goes after everything the cache holds: a new user message after an answer, or
+    a text block after the tool results of the newest user message (the API wants results first,
+    and two user messages in a row are not a conversation). Pure: `request` is not modified.
+    """
+    text = IN_PLACE_PREAMBLE + summary_instruction(history, focus)
+    if not request or request[-1].get("role") != "user":
+        return [*request, {"role": "user", "content": text}]
+    last = request[-1]
+    content = last.get("content")
+    blocks_before = [{"type": "text", "text": content}] if isinstance(content, str) and content else list(
+        content if isinstance(content, list) else [])
+    return [*request[:-1], {**last, "content": [*blocks_before, {"type": "text", "text": text}]}]
 
 
 def finish_summary(model_text: str, messages: list[dict]) -> str:
@@ -259,15 +299,18 @@ def micro_compact(messages: list[dict], *, trigger: int = CLEAR_TRIGGER_CHARS) -
 
 
 __all__ = [
+    "IN_PLACE_PREAMBLE",
     "SUMMARY_MAX_TOKENS",
     "SUMMARY_SYSTEM",
     "cleared_count",
     "finish_summary",
     "flatten_conversation",
     "history_chars",
+    "in_place_summary",
     "micro_compact",
     "restored_oversized",
     "resume_window",
+    "summary_instruction",
     "summary_request",
     "touched_files",
 ]

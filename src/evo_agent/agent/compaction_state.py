@@ -17,21 +17,29 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evo_agent.providers.base import ProviderCancelled, ProviderError
-from evo_agent.session import summary_message, text_of
+from evo_agent.session import blocks, summary_message, text_of
 from evo_agent.tools import Tool, ToolContext, ToolResult
 from evo_agent.tools.registry import COMPACT_FACTS
 
-from .compaction import SUMMARY_MAX_TOKENS, SUMMARY_SYSTEM, finish_summary, history_chars, summary_request
+from .compaction import (
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_SYSTEM,
+    finish_summary,
+    history_chars,
+    in_place_summary,
+    summary_request,
+)
 
 if TYPE_CHECKING:
     from evo_agent.providers.base import ModelResponse, Provider
 
 __all__ = ["COMPACT_SCHEDULED", "DEFAULT_COMPACT_CHARS", "CompactResult", "CompactionFailed", "CompactionState",
-           "check_compactable", "default_compact_threshold", "request_summary", "summary_of"]
+           "ConversationPrefix", "check_compactable", "default_compact_threshold", "request_summary", "summary_of"]
 
 DEFAULT_COMPACT_CHARS = 50_000
 
@@ -132,15 +140,57 @@ def _summary_text(message: dict) -> str:
     return ""
 
 
-def request_summary(provider: Provider, history: list[dict], focus: str | None,
-                    cancel: threading.Event) -> ModelResponse:
-    """The one model call, without tools, that writes the summary; CompactionFailed when it fails."""
+@dataclass(frozen=True)
+class ConversationPrefix:
+    """What the conversation's next request would send (system, tools, messages as sent, cache key):
+    the summary call repeats it, so it reads all of it from the prompt cache (SPEC §12)."""
+
+    system: str
+    tools: list[dict]
+    messages: list[dict]
+    cache_key: str
+
+
+def request_summary(provider: Provider, history: list[dict], focus: str | None, cancel: threading.Event,
+                    prefix: ConversationPrefix | None = None,
+                    count: Callable[[ModelResponse], None] | None = None) -> ModelResponse:
+    """The one model call that writes the summary, using no tool; CompactionFailed when it fails.
+
+    With a `prefix`, the call is sent in place (compaction.py), reading the cache; an answer that
+    calls a tool anyway, or a refusal as too long, is followed by the flattened call without tools.
+    `count` is given every answer that was paid for, the discarded one too.
+    """
+    if prefix is not None:
+        response = _summary_call(provider, cancel, system=prefix.system, tools=prefix.tools,
+                                 messages=in_place_summary(prefix.messages, history, focus),
+                                 cache_key=prefix.cache_key, text_only=True)
+        if response is not None:
+            if count is not None:
+                count(response)
+            if not any(b.get("type") == "tool_use" for b in blocks(response.message)):
+                return response
+    response = _summary_call(provider, cancel, system=SUMMARY_SYSTEM, tools=[],
+                             messages=summary_request(history, focus), flattened=True)
+    assert response is not None  # the flattened call raises rather than gives up
+    if count is not None:
+        count(response)
+    return response
+
+
+def _summary_call(provider: Provider, cancel: threading.Event, *, system: str, tools: list[dict],
+                  messages: list[dict], cache_key: str | None = None, text_only: bool = False,
+                  flattened: bool = False) -> ModelResponse | None:
+    """One summary request; None when the in-place form was refused as too long (the flattened one is shorter)."""
     try:
-        return provider.complete(system=SUMMARY_SYSTEM, messages=summary_request(history, focus), tools=[],
-                                 max_tokens=SUMMARY_MAX_TOKENS, cancel=cancel)
+        return provider.complete(system=system, messages=messages, tools=tools, max_tokens=SUMMARY_MAX_TOKENS,
+                                 cancel=cancel, cache_key=cache_key, text_only=text_only)
     except ProviderCancelled:
         raise CompactionFailed("the summary was interrupted; nothing was compacted") from None
     except ProviderError as exc:
+        from evo_agent.providers.errors import is_too_long  # the HTTP client's module: only on this path
+
+        if not flattened and is_too_long(None, str(exc)):
+            return None
         raise CompactionFailed(f"the summary call failed ({exc}); nothing was compacted") from None
 
 

@@ -87,6 +87,7 @@ from .compaction_state import (
     CompactionFailed,
     CompactionState,
     CompactResult,
+    ConversationPrefix,
     check_compactable,
     default_compact_threshold,
     request_summary,
@@ -476,8 +477,7 @@ class Agent:
     def _compact(self, focus: str | None, trigger: str, cancel: threading.Event) -> CompactResult:
         """One summary call; then the boundary is recorded and only then the history replaced."""
         check_compactable(self.history)
-        response = request_summary(self.provider, self.history, focus, cancel)
-        self._count(response)
+        response = request_summary(self.provider, self.history, focus, cancel, self._summary_prefix(), self._count)
         summary = summary_of(text_of(response.message), self.history)
         before, chars_before = len(self.history), history_chars(self.history)
         count = self.compaction.count + 1
@@ -495,6 +495,13 @@ class Agent:
         self.compaction.count = count
         self._wrote_own = True
         return CompactResult(summary, count, trigger, before, chars_before, history_chars(self.history))
+
+    def _summary_prefix(self) -> ConversationPrefix | None:
+        """The conversation's next request, which the summary call repeats to read the cache; None before
+        the session's first request (its tools are fixed then: MCP servers are not started for a summary)."""
+        if self.mcp.defs is None:
+            return None
+        return ConversationPrefix(self.system_prompt, self.tool_specs(), self.request_messages(), self.conversation_id)
 
     def _compact_if_due(self, cb: SafeCallbacks, cancel: threading.Event, *, mid_turn: bool) -> None:
         """Run a compaction the `compact` tool asked for, or an automatic one when the history is too big."""

@@ -4,7 +4,10 @@ It keeps what the official SDK gave (which cost 1.5–3 s to import): server-sen
 folded into one message (anthropic_stream.py), retries with backoff on 429/5xx/529
 reported through `on_retry`, ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN / ANTHROPIC_BASE_URL,
 and one clear line per failure (providers/errors.py). A conversation's request (one with a
-`cache_key`) carries prompt-cache breakpoints (anthropic_cache.py); a one-off (the summary call) none.
+`cache_key`) carries prompt-cache breakpoints (anthropic_cache.py); a one-off (the flattened summary call)
+none. A `text_only` request is sent like any other, without `tool_choice: {"type": "none"}`: the API
+documents that a change of `tool_choice` invalidates the cached messages, which is all such a request
+is for (the instruction in it asks for text, and the agent checks the answer).
 
 The request runs in a worker thread and hands its events to the caller's thread through
 a queue (pump.py), so the caller can react to `cancel` (and to Ctrl+C) at once even while
@@ -91,6 +94,7 @@ class AnthropicProvider:
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
         cache_key: str | None = None,
+        text_only: bool = False,  # noqa: ARG002 - tool_choice would cost the cache (module docstring)
     ) -> ModelResponse:
         if cancel is not None and cancel.is_set():
             raise ProviderCancelled()

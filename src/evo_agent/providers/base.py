@@ -129,8 +129,13 @@ class Provider(Protocol):
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
         cache_key: str | None = None,
+        text_only: bool = False,
     ) -> ModelResponse:
         """One model call. `cache_key` names the conversation a request belongs to (its resume chain's
         first session id), so its prefix will be sent again: the provider asks the API to cache it
-        (SPEC §12). None for a one-off request (the summary call), which is not worth a cache write."""
+        (SPEC §12). None for a one-off request (the flattened summary call), not worth a cache write.
+
+        `text_only`: the answer must not call a tool although `tools` are defined (the summary call
+        sent in place of the conversation's next request). The provider forbids tool use where the
+        API lets it do so without changing the cached prefix; the caller still checks the answer."""
         ...

@@ -8,7 +8,8 @@ key. It understands a handful of plain requests and calls the real tools for the
     run <command>           -> bash {"command": ...}
     search for <text>       -> grep {"pattern": ...}
     delegate <text>         -> task {description, prompt, subagent_type: "general-purpose"}
-    summarize ...           -> a short summary of the conversation (compaction's request, without tools)
+    summarize ...           -> a short summary of the conversation (compaction's request: flattened without
+                               tools, or `text_only` after the conversation itself)
 
 After a tool ran it answers with a short text summarising the tool output. Same input,
 same output: ids and token counts are derived from the conversation itself.
@@ -116,14 +117,18 @@ class DemoProvider:
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
         cache_key: str | None = None,  # noqa: ARG002 - nothing to cache offline
+        text_only: bool = False,
     ) -> ModelResponse:
         callbacks = callbacks or StreamCallbacks()
         if cancel is not None and cancel.is_set():
             raise ProviderCancelled()
         tool_names = {t.get("name") for t in tools or [] if isinstance(t, dict)}
-        text, uses = self._answer(messages, tool_names)
+        if text_only:  # compaction's summary call sent in place of the next request: the instruction is last
+            text, uses = self._summarise_conversation(messages), []
+        else:
+            text, uses = self._answer(messages, tool_names)
         first_answer = not any(m.get("role") == "assistant" for m in messages if isinstance(m, dict))
-        if first_answer and not _is_summary_request(messages, tool_names):
+        if first_answer and not text_only and not _is_summary_request(messages, tool_names):
             text = f"{DEMO_LABEL}\n{text}" if text else DEMO_LABEL
 
         digest = hashlib.sha256(_dumps(messages).encode()).hexdigest()[:6]

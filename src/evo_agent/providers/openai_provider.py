@@ -99,6 +99,7 @@ class OpenAIProvider:
         self.max_tokens_param = "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
         self.send_stream_options = True
         self.send_cache_key = sends_cache_key(host)
+        self.send_tool_choice = True  # a server that refuses `tool_choice` (a 400 naming it) is sent none again
         self._compat_tried: set[str] = set()
         self.label = ApiLabel("OpenAI-compatible API", "OPENAI_API_KEY", "OPENAI_BASE_URL", self.base_url,
                               self.model, DEFAULT_BASE_URL, url_in_status=True)
@@ -115,10 +116,12 @@ class OpenAIProvider:
 
     # ---- request building
     def build_params(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
-                     cache_key: str | None = None) -> dict:
+                     cache_key: str | None = None, text_only: bool = False) -> dict:
         params: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(system, messages)}
         if tools:
             params["tools"] = to_openai_tools(tools)
+            if text_only and self.send_tool_choice:  # the tools stay in the prompt (and the cache); none is called
+                params["tool_choice"] = "none"
         if cache_key and self.send_cache_key:
             params["prompt_cache_key"] = cache_key
         params[self.max_tokens_param] = max_tokens
@@ -136,6 +139,10 @@ class OpenAIProvider:
         if "prompt_cache_key" in params and "prompt_cache_key" in text:
             self.send_cache_key = False
             del params["prompt_cache_key"]
+            return True
+        if "tool_choice" in params and "tool_choice" in text:
+            self.send_tool_choice = False
+            del params["tool_choice"]
             return True
         if "stream_options" in params and "stream_options" in text and "stream_options" not in self._compat_tried:
             self._compat_tried.add("stream_options")
@@ -174,13 +181,14 @@ class OpenAIProvider:
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
         cache_key: str | None = None,
+        text_only: bool = False,
     ) -> ModelResponse:
         if cancel is not None and cancel.is_set():
             raise ProviderCancelled()
         if self.missing_key:
             raise ProviderError(MISSING_KEY_MESSAGE)
         params = self.build_params(system=system, messages=messages, tools=tools, max_tokens=max_tokens,
-                                   cache_key=cache_key)
+                                   cache_key=cache_key, text_only=text_only)
         assembler = ChatStreamAssembler(history_tool_ids(messages), seed=len(messages))
         return stream_answer(lambda put, stop, live: self._send(params, put, stop, live),
                              feed=lambda event: _feed(assembler, event), finish=lambda: _finish(assembler),

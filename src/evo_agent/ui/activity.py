@@ -89,8 +89,16 @@ class Activity:
         return fit(parts, width)
 
 
+def short_count(n: int) -> str:
+    """A token count in a few cells: 950, 8.0k, 1.2M."""
+    if n < 1000:
+        return str(n)
+    return f"{n / 1000:.1f}k" if n < 1_000_000 else f"{n / 1_000_000:.1f}M"
+
+
 def cost_part(agent: object) -> str:
-    """The idle status line's money: '$0.0421 · cache 91%' ('' when the model's price and the cache are unknown).
+    """The idle status line's money: '$0.0421 · cache 91% (12.0k read, 1.5k written)' ('' when the model's
+    price and the cache are unknown): the dollars at the cache's prices, and what the cache did for them.
 
     From the agent's running totals only (no file is read: the status line is drawn often).
     """
@@ -103,5 +111,7 @@ def cost_part(agent: object) -> str:
         rate = cache_hit_rate(usage) if usage.cache_read_input_tokens or usage.cache_creation_input_tokens else None
     except Exception:  # noqa: BLE001 - a status line never takes the app down
         return ""
-    parts = [format_usd(dollars) if dollars else "", f"cache {rate:.0%}" if rate is not None else ""]
+    cache = (f"cache {rate:.0%} ({short_count(usage.cache_read_input_tokens)} read, "
+             f"{short_count(usage.cache_creation_input_tokens)} written)") if rate is not None else ""
+    parts = [format_usd(dollars) if dollars else "", cache]
     return " · ".join(p for p in parts if p)
