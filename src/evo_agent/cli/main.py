@@ -245,13 +245,18 @@ def workspace_trusted(project_dir: Path, *, interactive: bool) -> bool:
     status = workspace_trust(project_dir)
     if status.trusted or not status.brought:
         return status.trusted
+    from evo_agent.ui import early_input
+
     from .workspace import settle
 
     held = _restore_tty is not None
-    if interactive:
-        release_tty()  # the question is read as a line (echoed, edited)
+    echoing = early_input.active()
+    if interactive:  # the question is read as a line (echoed, edited); keys typed before it wait for the app
+        early_input.pause() if echoing else release_tty()
     trusted = settle(status, interactive=interactive, ask=_ask, say=_err_line)
-    if held:  # keys typed from here until the app draws wait for it again (ui/typeahead.py)
+    if echoing:
+        early_input.start()
+    elif held:  # keys typed from here until the app draws wait for it again (ui/typeahead.py)
         from evo_agent.ui.typeahead import hold_keys
 
         _hold(hold_keys())
@@ -325,14 +330,29 @@ def release_tty() -> None:
         restore()
 
 
+def _asks_first(argv: Sequence[str] | None) -> bool:
+    """Whether the launch may ask something or open the picker before the app (resume, rewind): no early echo."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    return any(w.startswith(("--r", "--c", "--at")) or (w[:1] == "-" and w[1:2] != "-" and "c" in w) for w in words)
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     global _restore_tty
     if _app_likely(argv):
-        from evo_agent.ui.typeahead import hold_keys
+        # As early as possible: keys typed while we start are shown at once and handed to the app
+        # (ui/early_input.py); before a resume, which may ask first, they only wait (ui/typeahead.py).
+        from evo_agent.ui import early_input
 
-        _restore_tty = hold_keys()  # as early as possible: keys typed while we start wait for the app
+        if not _asks_first(argv) and early_input.start():
+            _restore_tty = early_input.stop
+        else:
+            from evo_agent.ui.typeahead import hold_keys
+
+            _restore_tty = hold_keys()
     try:
         return _run(argv)
+    except KeyboardInterrupt:  # Ctrl+C twice while the app started (ui/early_input.py), as the app quits
+        return EXIT_INTERRUPTED
     finally:
         release_tty()
 
