@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from evo_agent import __version__
 
+from .entry import app_likely, asks_first
 from .errors import (
     EXIT_FAILURE,
     EXIT_HANGUP,
@@ -313,15 +314,6 @@ MODEL_FREE: dict[str, tuple[str, str]] = {
 }
 
 
-def _app_likely(argv: Sequence[str] | None) -> bool:
-    """A cheap look at argv, before parsing: will this run start the interactive app?"""
-    words = sys.argv[1:] if argv is None else list(argv)
-    commands = ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions", "trust")
-    if (words[:1] and words[0] in MODEL_FREE) or any(w in commands or w.startswith("--print=") for w in words):
-        return False
-    return _isatty(sys.stdin) and _isatty(sys.stdout)
-
-
 def release_tty() -> None:
     """Give the terminal back its own mode (echo, line editing) if start-up held the keys."""
     global _restore_tty
@@ -330,20 +322,16 @@ def release_tty() -> None:
         restore()
 
 
-def _asks_first(argv: Sequence[str] | None) -> bool:
-    """Whether the launch may ask something or open the picker before the app (resume, rewind): no early echo."""
-    words = sys.argv[1:] if argv is None else list(argv)
-    return any(w.startswith(("--r", "--c", "--at")) or (w[:1] == "-" and w[1:2] != "-" and "c" in w) for w in words)
-
-
 def run(argv: Sequence[str] | None = None) -> int:
     global _restore_tty
-    if _app_likely(argv):
-        # As early as possible: keys typed while we start are shown at once and handed to the app
-        # (ui/early_input.py); before a resume, which may ask first, they only wait (ui/typeahead.py).
+    words = sys.argv[1:] if argv is None else list(argv)
+    if app_likely(words):
+        # As early as possible (the console script already started it, cli/entry.py): keys typed while
+        # we start are shown at once and handed to the app (ui/early_input.py); before a resume, which
+        # may ask first, they only wait (ui/typeahead.py).
         from evo_agent.ui import early_input
 
-        if not _asks_first(argv) and early_input.start():
+        if early_input.active() or (not asks_first(words) and early_input.start()):
             _restore_tty = early_input.stop
         else:
             from evo_agent.ui.typeahead import hold_keys

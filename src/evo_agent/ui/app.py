@@ -1109,10 +1109,11 @@ class AgentApp:
     def _started(self) -> None:
         self.loop = asyncio.get_running_loop()
         exit_on_signals(self.leave)  # SIGTERM 143, SIGHUP 129 (the terminal closed)
-        if self.initial_prompt and self.initial_prompt.strip():
+        first = bool(self.initial_prompt and self.initial_prompt.strip())
+        if first:
             self.loop.call_soon(self.submit, self.initial_prompt)
-        if self._early_keys:  # typed (and echoed) while the app started: now as if typed into it
-            self.loop.call_soon(early_input.replay, self.app, self._early_keys)
+        if self._early_keys:  # typed (and echoed) while the app started: shown in the first frame
+            early_input.replay(self.app, self._early_keys, now=first)
 
     async def run_async(self) -> int:
         try:

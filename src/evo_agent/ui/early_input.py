@@ -68,8 +68,8 @@ class _Capture:
 
     def draw(self) -> None:
         with self.lock:
-            if not self.drawn:
-                self._write(PROMPT + "".join(self.shown))
+            if not self.drawn:  # the line first cleared: keys typed before the mode changed were echoed there
+                self._write(_ERASE + PROMPT + "".join(self.shown))
                 self.drawn = True
 
     def erase(self) -> None:
@@ -271,13 +271,33 @@ def stop() -> None:
     _kept.clear()
 
 
-def replay(app: Any, data: bytes) -> None:
-    """Feed `data` to a running prompt_toolkit Application as if it had just been typed."""
+def replay(app: Any, data: bytes, *, now: bool = False) -> None:
+    """Hand `data` to a prompt_toolkit Application as if it had just been typed; call it in the app's pre-run.
+
+    The text typed (printable keys and Backspace) becomes prompt_toolkit's typeahead, which the app
+    processes before it draws its first frame, so that frame already shows it. From the first other
+    key on (Enter, Ctrl+C, an arrow: their handlers may print or redraw, which needs a drawn app) the
+    keys are processed just after. `now=True`: all of them just after (a prompt given on the command
+    line, submitted in the same way, must go first).
+    """
+    import asyncio
+
+    from prompt_toolkit.input.typeahead import store_typeahead
     from prompt_toolkit.input.vt100_parser import Vt100Parser
+    from prompt_toolkit.keys import Keys
 
     keys: list[Any] = []
     parser = Vt100Parser(keys.append)
     parser.feed(data.decode("utf-8", "replace"))
     parser.flush()
-    app.key_processor.feed_multiple(keys)
-    app.key_processor.process_keys()
+    cut = 0
+    while not now and cut < len(keys) and (keys[cut].key == Keys.ControlH or (
+            len(keys[cut].key) == 1 and keys[cut].key.isprintable())):
+        cut += 1
+    store_typeahead(app.input, keys[:cut])
+    if keys[cut:]:
+        def later() -> None:
+            app.key_processor.feed_multiple(keys[cut:])
+            app.key_processor.process_keys()
+
+        asyncio.get_running_loop().call_soon(later)
