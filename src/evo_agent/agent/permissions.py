@@ -55,8 +55,6 @@ from evo_agent.tools.confine import (
 from evo_agent.tools.mcp_tools import is_mcp_tool
 from evo_agent.tools.memory_tool import MEMORY_TOOL_NAME
 from evo_agent.tools.plan_tools import PLAN_TOOL_NAMES, PLAN_WRITE_TOOLS
-from evo_agent.tools.shell_readonly import plan_read_only
-from evo_agent.tools.shell_words import protected_dir
 
 from .rules import TOOL_KINDS, Rule
 
@@ -189,6 +187,11 @@ class Policy:
     def _check_bash(self, command: str) -> Verdict:
         if self.mode == "bypass":
             return Verdict("allow", "mode bypass")
+        # Here, not at the top: the shell analysis is a fifth of the agent's imports, and a session
+        # that runs no command (`-p hi`) never needs it (issue #30: start-up).
+        from evo_agent.tools.shell_readonly import plan_read_only
+        from evo_agent.tools.shell_words import protected_dir
+
         plan = plan_read_only(command, self.project_dir, cwd=self.work_dir)
         if not isinstance(plan, str):
             return Verdict("allow", f"mode {self.mode}: read-only command", plan=plan)
