@@ -235,7 +235,8 @@ def active() -> bool:
 
 
 def take() -> bytes:
-    """The bytes typed so far (the app replays them); the line is erased, the terminal stays in input mode.
+    """The bytes typed so far (the app replays them); the line is erased, the terminal stays in input mode
+    (Ctrl+C a signal again, as before the capture took it).
 
     The terminal's own mode comes back with stop() (cli/main.py's last step) or the atexit hook.
     """
@@ -246,7 +247,21 @@ def take() -> bytes:
         capture, _capture = _capture, None
         data = capture.close(keep_mode=True)
         _restorers.append(capture.restore)
+        _signals_on(capture.fd)
     return data
+
+
+def _signals_on(fd: int) -> None:
+    """Ctrl+C a signal again (the mode ui/typeahead.py holds): prompt_toolkit switches it off while it runs and
+    puts this back after, so the shutdown that follows the app (MCP servers, the last push) can be interrupted."""
+    import termios  # start() ran: this is a POSIX terminal
+
+    try:
+        attrs = termios.tcgetattr(fd)
+        attrs[3] |= termios.ISIG
+        termios.tcsetattr(fd, termios.TCSANOW, attrs)
+    except (OSError, ValueError, termios.error):
+        pass
 
 
 _restorers: list[Callable[[], None]] = []
