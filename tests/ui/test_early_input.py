@@ -93,3 +93,19 @@ def test_ctrl_c_twice_at_launch_quits_with_130_and_gives_the_terminal_back(termi
     modes = stty(tty)
     assert {"echo", "icanon", "isig", "icrnl"} <= set(modes), modes
     assert model_server.requests == []
+
+
+def test_the_trust_question_at_launch_gets_the_terminal_and_the_app_still_takes_keys(terminals, project, model_server):
+    (project / ".evo-agent").mkdir(exist_ok=True)
+    (project / ".evo-agent" / "settings.json").write_text('{"permissions": {"allow": ["Bash(make)"]}}')
+    model_server.script(text("After the question."))
+    t = launch(terminals, project, model_server)
+    screen = t.wait(r"Obey these in this project\? \[y/N\]")
+    assert "› This project" not in screen and "›" not in screen, screen  # the early prompt made way for it
+    t.type("n")
+    t.keys("Enter")
+    t.wait(r"tokens · context")
+    t.type("after the question")
+    t.keys("Enter")
+    t.wait(r"After the question\.")
+    assert last_prompt(model_server) == "after the question"
