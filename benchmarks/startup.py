@@ -627,17 +627,19 @@ def time_app(exe: list[str], env: dict, cwd: Path, work: Path, timeout: float = 
             t0 = time.monotonic()
             go.write("\n")
         run_tmux("send-keys", "-t", "app", "-l", "x")
-        while time.monotonic() - t0 < timeout and echo is None:
+        while time.monotonic() - t0 < timeout and (echo is None or paint is None):
             screen = run_tmux("capture-pane", "-t", "app", "-p")
             now = time.monotonic() - t0
             if paint is None and APP_READY.search(screen):
                 paint = now
-            if APP_ECHO.search(screen):
+            if echo is None and APP_ECHO.search(screen):  # the early prompt's echo (ui/early_input.py) or the app's
                 echo = now
-                paint = now if paint is None else paint
-                break
             time.sleep(0.01)
-        err = "" if echo is not None else "no echo within the timeout: " + " | ".join(screen.split("\n")[-4:])[-200:]
+        err = "" if echo is not None and paint is not None else (
+            "no echo or no first paint within the timeout: " + " | ".join(screen.split("\n")[-4:])[-200:])
+        if not err and len(APP_ECHO.findall(screen)) != 1:  # the app's frame must show the key once: none lost
+            err = "the key typed at launch is not in the app's prompt exactly once: " + screen[-200:]
+            echo = None
     finally:
         run_tmux("kill-server")
         fifo.unlink(missing_ok=True)

@@ -53,8 +53,6 @@ from evo_agent.tools.confine import (
 )
 from evo_agent.tools.memory_tool import memory_path
 from evo_agent.tools.registry import call_path, facts_of
-from evo_agent.tools.shell_readonly import plan_read_only
-from evo_agent.tools.shell_words import protected_dir
 
 from .rules import RULE_KINDS, Rule
 
@@ -186,6 +184,11 @@ class Policy:
     def _check_bash(self, command: str) -> Verdict:
         if self.mode == "bypass":
             return Verdict("allow", "mode bypass")
+        # Here, not at the top: the shell analysis is a fifth of the agent's imports, and a session
+        # that runs no command (`-p hi`) never needs it (issue #30: start-up).
+        from evo_agent.tools.shell_readonly import plan_read_only
+        from evo_agent.tools.shell_words import protected_dir
+
         plan = plan_read_only(command, self.project_dir, cwd=self.work_dir)
         if not isinstance(plan, str):
             return Verdict("allow", f"mode {self.mode}: read-only command", plan=plan)

@@ -26,9 +26,52 @@ def main() -> None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(141)
         sys.exit(0)
-    from .main import main as run
+    words = sys.argv[1:]
+    if not (app_likely(words) and not asks_first(words)):
+        from .main import main as run
 
-    run()
+        run()
+        return
+    from evo_agent.ui import early_input  # before the command line module and its imports
+
+    early_input.start()
+    try:
+        from .main import main as run
+
+        run()
+    except KeyboardInterrupt:  # Ctrl+C twice before cli/main.py took over: as the app quits (130)
+        from evo_agent.exit_codes import EXIT_INTERRUPTED
+
+        early_input.stop()
+        sys.exit(EXIT_INTERRUPTED)
+
+
+# The subcommands cli/main.py runs without a model (its MODEL_FREE; tests/cli/test_entry.py keeps them equal).
+MODEL_FREE_NAMES = ("plan", "memory", "sync", "mcp")
+_NOT_APP = ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions", "trust")
+
+
+def app_likely(words: list[str]) -> bool:
+    """A cheap look at the arguments, before parsing: will this run start the interactive app?"""
+    if (words[:1] and words[0] in MODEL_FREE_NAMES) or any(w in _NOT_APP or w.startswith("--print=") for w in words):
+        return False
+    return _isatty(sys.stdin) and _isatty(sys.stdout)
+
+
+def asks_first(words: list[str]) -> bool:
+    """Whether the launch may ask something or open the picker before the app (a resume, a rewind).
+
+    Any spelling argparse may accept counts (`--res`, `-c`, `-nc`): then keys typed meanwhile are only
+    held for the app (ui/typeahead.py), not echoed early, so nothing reads the terminal beside a question.
+    """
+    return any(w.startswith(("--r", "--c", "--at")) or (w[:1] == "-" and w[1:2] != "-" and "c" in w) for w in words)
+
+
+def _isatty(stream) -> bool:  # noqa: ANN001 - a text stream or None
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _columns() -> int:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from evo_agent import __version__
 
+from .entry import app_likely, asks_first
 from .errors import (
     EXIT_FAILURE,
     EXIT_HANGUP,
@@ -245,13 +246,18 @@ def workspace_trusted(project_dir: Path, *, interactive: bool) -> bool:
     status = workspace_trust(project_dir)
     if status.trusted or not status.brought:
         return status.trusted
+    from evo_agent.ui import early_input
+
     from .workspace import settle
 
     held = _restore_tty is not None
-    if interactive:
-        release_tty()  # the question is read as a line (echoed, edited)
+    echoing = early_input.active()
+    if interactive:  # the question is read as a line (echoed, edited); keys typed before it wait for the app
+        early_input.pause() if echoing else release_tty()
     trusted = settle(status, interactive=interactive, ask=_ask, say=_err_line)
-    if held:  # keys typed from here until the app draws wait for it again (ui/typeahead.py)
+    if echoing:
+        early_input.start()
+    elif held:  # keys typed from here until the app draws wait for it again (ui/typeahead.py)
         from evo_agent.ui.typeahead import hold_keys
 
         _hold(hold_keys())
@@ -308,15 +314,6 @@ MODEL_FREE: dict[str, tuple[str, str]] = {
 }
 
 
-def _app_likely(argv: Sequence[str] | None) -> bool:
-    """A cheap look at argv, before parsing: will this run start the interactive app?"""
-    words = sys.argv[1:] if argv is None else list(argv)
-    commands = ("-p", "--print", "--plain", "-h", "--help", "--version", "sessions", "trust")
-    if (words[:1] and words[0] in MODEL_FREE) or any(w in commands or w.startswith("--print=") for w in words):
-        return False
-    return _isatty(sys.stdin) and _isatty(sys.stdout)
-
-
 def release_tty() -> None:
     """Give the terminal back its own mode (echo, line editing) if start-up held the keys."""
     global _restore_tty
@@ -327,12 +324,23 @@ def release_tty() -> None:
 
 def run(argv: Sequence[str] | None = None) -> int:
     global _restore_tty
-    if _app_likely(argv):
-        from evo_agent.ui.typeahead import hold_keys
+    words = sys.argv[1:] if argv is None else list(argv)
+    if app_likely(words):
+        # As early as possible (the console script already started it, cli/entry.py): keys typed while
+        # we start are shown at once and handed to the app (ui/early_input.py); before a resume, which
+        # may ask first, they only wait (ui/typeahead.py).
+        from evo_agent.ui import early_input
 
-        _restore_tty = hold_keys()  # as early as possible: keys typed while we start wait for the app
+        if early_input.active() or (not asks_first(words) and early_input.start()):
+            _restore_tty = early_input.stop
+        else:
+            from evo_agent.ui.typeahead import hold_keys
+
+            _restore_tty = hold_keys()
     try:
         return _run(argv)
+    except KeyboardInterrupt:  # Ctrl+C twice while the app started (ui/early_input.py), as the app quits
+        return EXIT_INTERRUPTED
     finally:
         release_tty()
 

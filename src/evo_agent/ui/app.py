@@ -51,7 +51,7 @@ from evo_agent.safe_text import terminal_safe
 from evo_agent.session import one_line
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
-from . import render
+from . import early_input, render
 from .activity import Activity, cost_part, fit
 from .app_screen import AppScreen
 from .bridge import AgentLike
@@ -111,6 +111,7 @@ class AgentApp:
         self._held: list[str] = []            # output that arrived while the picker had the terminal
         self._show_plan = False               # Ctrl+T: the plan's checklist above the prompt
         self._plan_cache: tuple[float, str] = (-1.0, "")   # (when read, the checklist)
+        self._early_keys = b""                # keys typed before the first frame (ui/early_input.py)
         self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
         self.questions = Questions(self)      # the approval or y/n question that is up, and its menu
         self.screen = AppScreen(self)         # what the slash commands (ui/commands.py) act on
@@ -520,8 +521,11 @@ class AgentApp:
     def _started(self) -> None:
         self.loop = asyncio.get_running_loop()
         exit_on_signals(self.leave)  # SIGTERM 143, SIGHUP 129 (the terminal closed)
-        if self.initial_prompt and self.initial_prompt.strip():
+        first = bool(self.initial_prompt and self.initial_prompt.strip())
+        if first:
             self.loop.call_soon(self.submit, self.initial_prompt)
+        if self._early_keys:  # typed (and echoed) while the app started: shown in the first frame
+            early_input.replay(self.app, self._early_keys, now=first)
 
     async def run_async(self) -> int:
         try:
@@ -551,6 +555,7 @@ class AgentApp:
 
     def run(self) -> int:
         """Run until the user leaves; returns the exit code once the live region is gone."""
+        self._early_keys = early_input.take()  # the early prompt line goes; its keys are replayed in _started
         self.print_welcome()
         return asyncio.run(self.run_async())
 

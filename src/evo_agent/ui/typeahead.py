@@ -17,8 +17,11 @@ from collections.abc import Callable
 __all__ = ["hold_keys"]
 
 
-def hold_keys(stream=None) -> Callable[[], None] | None:  # noqa: ANN001 - a file object with fileno()
-    """Switch the terminal on `stream` (stdin) to no-echo, non-canonical input; None if it is no terminal."""
+def hold_keys(stream=None, *, signals: bool = True) -> Callable[[], None] | None:  # noqa: ANN001 - a file object
+    """Switch the terminal on `stream` (stdin) to no-echo, non-canonical input; None if it is no terminal.
+
+    `signals=False` also makes Ctrl+C a key instead of SIGINT (ui/early_input.py reads it, as the app does).
+    """
     try:
         import termios
     except ImportError:  # not a POSIX terminal
@@ -32,6 +35,8 @@ def hold_keys(stream=None) -> Callable[[], None] | None:  # noqa: ANN001 - a fil
     held = list(saved)
     held[0] &= ~(termios.ICRNL | termios.IXON)                      # iflag: Enter stays \r
     held[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN)     # lflag: no echo, no line editing; ISIG kept
+    if not signals:
+        held[3] &= ~termios.ISIG
     held[6] = list(saved[6])
     held[6][termios.VMIN] = 1
     held[6][termios.VTIME] = 0
