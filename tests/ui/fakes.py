@@ -6,6 +6,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from evo_agent.agent.resuming import Resumed
+
 
 class FakeAgent:
     """Each turn replays `script` (a list of (callback name, args) steps).
@@ -51,7 +53,7 @@ class FakeAgent:
             return
         self.total_tokens += 100
 
-    def resume(self, session_id: str) -> None:
+    def resume(self, session_id: str, *, confirm=None) -> Resumed:  # noqa: ANN001
         if not session_id.startswith("17"):
             raise ValueError(f"invalid session id {session_id!r}")
         self.resumed.append(session_id)
@@ -63,6 +65,7 @@ class FakeAgent:
                 {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]},
         ]
+        return Resumed(session_id, self.session_id, len(self.messages), list(self.messages))
 
     def clear(self) -> None:
         self.cleared += 1

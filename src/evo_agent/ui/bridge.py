@@ -17,11 +17,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 # The one definition of what a turn calls on its front end (and the optional on_approval,
 # on_nested_tool_start/end) lives with the agent, typed; the app implements it.
 from evo_agent.agent.callbacks import TurnCallbacks
+
+if TYPE_CHECKING:
+    from evo_agent.agent.resuming import Confirm, Resumed
 
 __all__ = ["AgentLike", "TurnCallbacks"]
 
@@ -45,11 +48,11 @@ class AgentLike(Protocol):
     def run_turn(self, prompt: str, callbacks: TurnCallbacks, cancel: threading.Event) -> None:
         """Run one user turn to completion (called in a worker thread)."""
 
-    def resume(self, session_id: str) -> None:
-        """Switch to a resumed copy of `session_id` (a full id or unique prefix).
+    def resume(self, session_id: str, *, confirm: Confirm | None = None) -> Resumed:
+        """Switch to a resumed copy of `session_id` (an id, unique prefix or name): the one resume path.
 
-        Afterwards `session_id` names the new session and `messages` the restored history.
-        Raises with a printable message for a bad, ambiguous or missing id.
+        Returns what to show (agent/resuming.py). Raises with a printable message for a bad, ambiguous or
+        missing id, and for a session recorded elsewhere unless `confirm(session_id, reason)` says yes.
         """
 
     def clear(self) -> None:
