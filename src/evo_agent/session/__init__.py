@@ -56,7 +56,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("LoadedSession", "load_for_resume", "summary_message"), "resume"),
     **dict.fromkeys(("ResumedSession", "SessionInfo", "SessionStore"), "store"),
     **dict.fromkeys(("ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids"), "trust"),
-    **dict.fromkeys(("decode", "encode_line",), "jsonio"),
+    **dict.fromkeys(("decode", "encode_line", "json_object"), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
     **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns",), "rewind"),
     **dict.fromkeys(("add_secret_value", "count_secrets", "mask_own_secrets", "may_hold_secret", "redact_text",),
@@ -96,7 +96,8 @@ __all__ = [  # sorted, case-insensitively
     "git_dir_of", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME",
     "gitignore_problem", "GITIGNORE_TEXT", "GitRefused", "has_tool_results", "held_for_removal", "history_file",
     "INTERRUPTED_MARKER", "interrupted_result", "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix",
-    "is_omitted_marker", "is_reminder_block", "is_session_id", "is_sidechain_path", "iter_transcript", "LiveLock",
+    "is_omitted_marker", "is_reminder_block", "is_session_id", "is_sidechain_path", "iter_transcript", "json_object",
+    "LiveLock",
     "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME", "mask_own_secrets",
     "may_hold_secret", "MCP_CONFIG_NAME", "MCP_TOOLS_NAME", "MEMORY_COMMANDS", "memory_dir", "MEMORY_DIR_NAME",
     "MEMORY_INDEX_NAME", "MEMORY_SCOPES", "MEMORY_SUBDIR", "MEMORY_TOPIC_RE", "MEMORY_TYPES", "MEMORY_WRITE_COMMANDS",
@@ -165,7 +166,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         read_records,
         sidechain_paths,
     )
-    from .jsonio import decode, encode_line
+    from .jsonio import decode, encode_line, json_object
     from .layout import (
         BACKUP_NAME_RE,
         DIR_MODE,

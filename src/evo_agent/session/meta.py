@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -308,6 +308,12 @@ def fold_record(meta: SessionMeta, record: dict) -> None:
 
 
 def fold_lines(meta: SessionMeta, lines: Iterable[bytes]) -> None:
+    for record in records_in(lines):
+        fold_record(meta, record)
+
+
+def records_in(lines: Iterable[bytes]) -> Iterator[dict]:
+    """The records of transcript lines: blank lines, lines that do not parse and non-objects are passed over."""
     for line in lines:
         if not line.strip():
             continue
@@ -316,7 +322,7 @@ def fold_lines(meta: SessionMeta, lines: Iterable[bytes]) -> None:
         except ValueError:
             continue
         if isinstance(record, dict):
-            fold_record(meta, record)
+            yield record
 
 
 def empty_meta(session_id: str, created_ms: int) -> SessionMeta:
