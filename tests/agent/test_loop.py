@@ -205,7 +205,7 @@ def test_resume_and_clear_switch_sessions_without_touching_the_old_one(project):
     assert agent.history == [] and agent.session_id != old_id and agent.total_tokens == 0
 
     resumed = agent.resume(old_id[:16])
-    assert resumed.loaded.session_id == old_id
+    assert resumed.source == old_id and resumed.session_id == agent.session_id
     assert agent.history == old_history and agent.session_id not in (old_id,)
     agent.run_turn("second")
     assert agent.provider.calls[-1] == old_history + [{"role": "user", "content": "second"}]

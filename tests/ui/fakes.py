@@ -9,6 +9,7 @@ from typing import Any
 
 from evo_agent.agent.events import TextDelta, TurnEvent
 from evo_agent.agent.instructions import Instructions
+from evo_agent.agent.resuming import Confirm, Resumed
 from evo_agent.agent.usage import Usage
 from evo_agent.tools.approval import ApprovalRequest
 
@@ -67,7 +68,7 @@ class FakeAgent:
             return
         self.total_tokens += 100
 
-    def resume(self, session_id: str, *, allow_foreign: bool = False) -> None:
+    def resume(self, session_id: str, *, confirm: Confirm | None = None) -> Resumed:
         if not session_id.startswith("17"):
             raise ValueError(f"invalid session id {session_id!r}")
         self.resumed.append(session_id)
@@ -79,6 +80,7 @@ class FakeAgent:
                 {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]},
         ]
+        return Resumed(session_id, self.session_id, len(self.messages), list(self.messages))
 
     def clear(self) -> None:
         self.cleared += 1

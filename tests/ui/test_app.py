@@ -404,10 +404,10 @@ async def test_resuming_a_session_recorded_elsewhere_asks_first(tmp_path):
     from evo_agent.session.trust import ForeignSession
 
     class CarefulAgent(FakeAgent):
-        def resume(self, session_id: str, *, allow_foreign: bool = False) -> None:  # type: ignore[override]
-            if not allow_foreign:
+        def resume(self, session_id: str, *, confirm=None):  # noqa: ANN001, ANN202
+            if confirm is None or not confirm(session_id, "tracked by git"):  # as agent/resuming.py asks
                 raise ForeignSession(session_id, "tracked by git")
-            super().resume(session_id)
+            return super().resume(session_id)
 
     agent = CarefulAgent(tmp_path)
     async with running(agent) as run:

@@ -20,7 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import FileChange, PlanError, PlanStore, SessionStore, changes_since, plan_updates_since
+from evo_agent.session import (
+    FileChange,
+    PlanError,
+    PlanStore,
+    SessionStore,
+    changes_since,
+    plan_updates_since,
+    replace_file,
+)
 from evo_agent.tools.confine import in_agent_dir, in_sensitive_dir, inside_project, resolve_in
 from evo_agent.tools.safe_open import open_dir
 
@@ -147,20 +155,9 @@ def restore_opened(change: FileChange) -> None:
         raise OSError(0, change.not_kept or "no backup")
     data = _backup_bytes(change)
     dir_fd = open_dir(parent, create=True)
-    tmp = f".{name}.evo-restore-{os.urandom(3).hex()}"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, change.mode if change.mode is not None
-                     else 0o644, dir_fd=dir_fd)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=dir_fd)
-            except OSError:
-                pass
-            raise
+    try:  # the file's own mode back, under the umask as when it was made
+        replace_file(name, data, dir_fd=dir_fd, mode=change.mode if change.mode is not None else 0o644,
+                     exact_mode=False)
     finally:
         os.close(dir_fd)
 

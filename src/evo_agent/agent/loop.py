@@ -57,7 +57,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evo_agent.providers.base import ModelResponse, Provider, ProviderCancelled, StreamCallbacks
 from evo_agent.session import (
@@ -82,7 +82,7 @@ from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, facts_of
 from evo_agent.tools.runner import INVALID_ARGUMENTS_KEY
 
 from .callbacks import FrontEnd, SafeCallbacks, TurnCallbacks
-from .compaction import history_chars, micro_compact, resume_window
+from .compaction import history_chars, micro_compact
 from .compaction_state import (
     CompactionFailed,
     CompactionState,
@@ -99,9 +99,11 @@ from .memory_context import MemoryContext
 from .permissions import GateResult, PermissionGate, Policy
 from .plan_context import PlanContext
 from .prompt import build_system_prompt
-from .restored import settle_restored
 from .subagents import task_tool
 from .usage import Usage, cost_report, own_usage, resumed_usage, usage_cost
+
+if TYPE_CHECKING:
+    from .resuming import Confirm, Resumed
 
 MAX_MODEL_CALLS = 50
 DEFAULT_MAX_TOKENS = 8192
@@ -378,22 +380,16 @@ class Agent:
             raise RuntimeError("this agent has no session store")
         return self.store
 
-    def resume(self, session_id: str, *, allow_foreign: bool = False) -> ResumedSession:
-        """Switch to a new session holding the restored history of `session_id` (id or unique prefix).
+    def resume(self, session_id: str, *, confirm: Confirm | None = None, before_turn: int | None = None,
+               load_whole: bool = True) -> Resumed:
+        """Switch to a new session holding the restored history of `session_id` (id, unique prefix or name).
 
-        Raises a SessionError (one printable line) for a bad, ambiguous or unknown id, and
-        ForeignSession for a session this user did not record here unless `allow_foreign`
-        (the user confirmed it: "recorded elsewhere: … — resume anyway?").
+        The one resume path (resuming.py): a SessionError (one printable line) for a bad, ambiguous or
+        unknown id; ForeignSession for a session this user did not record here unless `confirm` says yes.
         """
-        store = self._require_store()
-        source = store.resolve(session_id)
-        resumed = store.resume(source, model=self.provider.model, provider=self.provider.name,
-                               allow_foreign=allow_foreign, copy=False, window=resume_window(self.compact_threshold))
-        self.switch_session(resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count,
-                            Instructions.from_fields(resumed.instructions) or Instructions())
-        self.usage = resumed_usage(store, source)
-        resumed.notice = settle_restored(self, resumed)  # restored.py: a copy, or (over the threshold) a summary
-        return resumed
+        from .resuming import resume_session  # a new session's launch never loads the resume path
+
+        return resume_session(self, session_id, confirm=confirm, before_turn=before_turn, load_whole=load_whole)
 
     @property
     def file_history(self) -> FileHistory | None:

@@ -19,13 +19,12 @@ replaced atomically. The model's tools can write neither place.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evo_agent.session import PROJECT_DIR_NAME, SETTINGS_NAME, add_user_rule, user_rules
+from evo_agent.session import PROJECT_DIR_NAME, SETTINGS_NAME, add_user_rule, json_object, user_rules
 
 from .rules import Rule, RuleError, parse_rules
 
@@ -97,12 +96,9 @@ def _read(path: Path) -> dict | None:
     finally:
         os.close(fd)
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"{path} is not valid JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path} must hold a JSON object")
-    return data
+        return json_object(raw)
+    except ValueError as exc:
+        raise SettingsError(f"{path} is {exc}") from None
 
 
 def load_user_rules(project_dir: Path | str) -> list[Rule]:

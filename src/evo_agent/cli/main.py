@@ -20,7 +20,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from evo_agent import __version__
 
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from evo_agent.agent import Agent
     from evo_agent.agent.permissions import PermissionGate
+    from evo_agent.agent.resuming import Resumed
     from evo_agent.session import LiveSessionStore
     from evo_agent.tools.sandbox import Sandbox
 
@@ -443,14 +444,14 @@ def team_source(store, project_dir: Path):  # noqa: ANN001, ANN201
     return lambda: team_sessions(project_dir)
 
 
-def _run_app(agent, store, *, initial_prompt: str | None = None, resumed_from: str | None = None) -> int:  # noqa: ANN001
+def _run_app(agent, store, *, initial_prompt: str | None = None, resumed: Resumed | None = None) -> int:  # noqa: ANN001
     """The interactive app until the user leaves; SIGTERM and SIGHUP end it from inside its event loop (ui/app.py)."""
     from evo_agent.ui.app import run_app
 
     from .runtime import Terminated
 
     try:
-        return run_app(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from,
+        return run_app(agent, store=store, initial_prompt=initial_prompt, resumed=resumed,
                        team=team_source(store, agent.project_dir))
     except KeyboardInterrupt:  # a signal that arrived before or after the app's own handlers
         return EXIT_INTERRUPTED
@@ -489,8 +490,8 @@ def _agent(args: argparse.Namespace) -> int:
     if source is None:  # Esc in the picker: nothing to do, and nothing went wrong
         launch.console.line("No session chosen; nothing was resumed.")
         return EXIT_OK
-    agent = _open_session(launch, source)
-    return _run_front_end(launch, agent, source.id)
+    agent, resumed = _open_session(launch, source)
+    return _run_front_end(launch, agent, resumed)
 
 
 class _Launch:
@@ -528,11 +529,12 @@ class _Launch:
 
 
 class _Source:
-    """The session a run continues (step 2)."""
+    """The session a run continues (step 2), as the user named it; resolved and checked by the resume (step 3)."""
 
-    def __init__(self, id: str | None = None, foreign_ok: bool = False) -> None:  # noqa: A002 - the session's id
-        self.id = id  # None: a new session
-        self.foreign_ok = foreign_ok  # recorded elsewhere, and the user confirmed resuming it
+    def __init__(self, id: str | None = None,  # noqa: A002 - an id, a unique prefix or a name; None: a new session
+                 confirm: Callable[[str, str], bool] | None = None) -> None:
+        self.id = id
+        self.confirm = confirm  # asked when it was recorded elsewhere; None: refused (print mode, piped input, -c)
 
 
 def _check_arguments(args: argparse.Namespace) -> _Launch:
@@ -584,24 +586,23 @@ def _session_prompt(args: argparse.Namespace, print_mode: bool, stdin_tty: bool)
 def _choose_source(launch: _Launch) -> _Source | None:
     """Step 2: the session to continue (-c, --resume ID, the picker), or none; None when the user chose none.
 
-    Checked before anything is created: a missing, ambiguous or refused session is one line.
+    Resolved and checked by the one resume path in step 3: a missing, ambiguous or refused session is one line,
+    and nothing is left on disk (the new session is deferred until then).
     """
-    args, store = launch.args, launch.store
+    args = launch.args
     if args.continue_:
         return _Source(_latest_session(launch))  # never a foreign one: nothing to confirm
     if args.resume == _PICK:
         chosen = _pick_session(launch)
         if chosen is None:
             return None
-        source = store.resolve(chosen)
     elif args.resume is not None:
-        source = store.resolve(args.resume)
+        chosen = args.resume
     else:
         return _Source()
-    from .trust import allow_foreign  # here: a new session (`-p hi`) loads no trust checks (start-up, SPEC §8)
+    from .trust import foreign_confirm  # here: a new session (`-p hi`) loads no trust checks (start-up, SPEC §8)
 
-    interactive = not launch.print_mode and launch.stdin_tty
-    return _Source(source, allow_foreign(store, source, interactive=interactive, ask=_ask))
+    return _Source(chosen, foreign_confirm(interactive=not launch.print_mode and launch.stdin_tty, ask=_ask))
 
 
 def _latest_session(launch: _Launch) -> str:
@@ -676,10 +677,9 @@ def _line_mode(stream) -> list | None:  # noqa: ANN001
         return None
 
 
-def _open_session(launch: _Launch, source: _Source) -> Agent:
-    """Step 3: the provider and the session — a new one, or a copy of the source's history (a summary if oversized)."""
+def _open_session(launch: _Launch, source: _Source) -> tuple[Agent, Resumed | None]:
+    """Step 3: the provider and the session — a new one, or one resumed from the source (agent/resuming.py)."""
     from evo_agent.agent import Agent
-    from evo_agent.agent.usage import resumed_usage
     from evo_agent.providers import make_provider
 
     args, store, console = launch.args, launch.store, launch.console
@@ -689,38 +689,24 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
         warm_up()  # the TCP and TLS handshakes overlap loading the session
     if launch.provider_notice:
         console.err_line(launch.provider_notice)
-    from evo_agent.agent.instructions import Instructions, begin_instructions, start_dir_of
+    from evo_agent.agent.instructions import begin_instructions, start_dir_of
     from evo_agent.safe_text import terminal_safe
 
-    resumed, oversized = _restore(launch, source, provider) if source.id is not None else (None, False)
-    if resumed is not None:
-        recorder, history, compact_count = resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count
-        # The source's instructions and start directory, as its model was given them (SPEC §11), not the files'.
-        instructions = Instructions.from_fields(resumed.instructions) or Instructions()
-    else:
-        # Deferred: a launch that ends before anything is said leaves no session behind.
-        recorder = store.create(model=provider.model, provider=provider.name, deferred=True)
-        history, compact_count = [], 0
+    # Deferred: a launch that ends before anything is said leaves no session behind, and a resume's never begins.
+    recorder = store.create(model=provider.model, provider=provider.name, deferred=True)
+    instructions = None  # a resume takes its source's instructions and start directory, as its model was given them
+    if source.id is None:
         start_dir = start_dir_of(launch.project_dir, os.getcwd())  # tools run where the user started, if inside
         instructions = begin_instructions(recorder, launch.project_dir, start_dir, redact=store.redact)
         if instructions.cut and launch.print_mode:  # the app and the REPL say it on their welcome line
             console.err_line(f"evo-agent: {terminal_safe(instructions.cut, keep_newlines=False)}")
-    agent = Agent(provider=provider, recorder=recorder, project_dir=launch.project_dir, store=store, history=history,
-                  compact_count=compact_count, compact_threshold=launch.compact_chars, permissions=launch.gate,
-                  sandbox=launch.sandbox, usage=resumed_usage(store, source.id) if source.id is not None else None,
+    agent = Agent(provider=provider, recorder=recorder, project_dir=launch.project_dir, store=store,
+                  compact_threshold=launch.compact_chars, permissions=launch.gate, sandbox=launch.sandbox,
                   instructions=instructions, memory=memory_store(launch.project_dir, os.environ),
                   mcp=mcp_servers(launch.project_dir, launch.trusted, console.err_line))
+    resumed = _resume(launch, agent, source) if source.id is not None else None
     if launch.print_mode and agent.mcp.manager is not None:
         agent.mcp.manager.start()  # the first request follows at once: connecting overlaps the rest of start-up
-    if resumed is not None and oversized:
-        from evo_agent.agent.restored import WindowedSummaryFailed, settle_restored
-
-        try:  # over the threshold: summarised before anything else is sent (SPEC §8)
-            line = settle_restored(agent, resumed, load_whole=False)
-        except WindowedSummaryFailed as exc:
-            raise CommandError(str(exc)) from None
-        if line:
-            launch.notify(line)
     if args.at is not None:
         agent.hold_conversation()  # a rewind: the exit hint names it, not its source
     if args.name is not None:
@@ -730,7 +716,7 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
             raise UsageError(f"--name: {exc}") from None
     if launch.gate.mode == "bypass":
         console.err_line(BYPASS_WARNING)
-    return agent
+    return agent, resumed
 
 
 def memory_store(project_dir: Path, environ) -> object:  # noqa: ANN001 - (Path, env) -> MemoryStore | None
@@ -769,49 +755,39 @@ def mcp_servers(project_dir: Path, trusted: bool, say):  # noqa: ANN001, ANN201 
     return McpManager(ready, project_dir)
 
 
-def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN202 - (ResumedSession, oversized)
-    """The new session resumed from `source`, staged until its history is written: a copy, or (over the
-    compaction threshold) a summary, which `settle_restored` writes once the agent exists."""
-    from evo_agent.agent import default_compact_threshold
-    from evo_agent.agent.callbacks import resumed_line
-    from evo_agent.agent.compaction import restored_oversized, resume_window
+def _resume(launch: _Launch, agent: Agent, source: _Source) -> Resumed:
+    """The agent continued from `source` by the one resume path; `--at N --restore-files`; what the user sees."""
+    from evo_agent.agent.restored import WindowedSummaryFailed
 
-    from .repl import restored_view
-    from .trust import live_note
-
-    args, store, console = launch.args, launch.store, launch.console
-    note = live_note(store, source.id)
-    # An oversized history is held only as far as its summary needs (its head and tail: the window).
-    resumed = store.resume(source.id, model=provider.model, provider=provider.name, before_turn=args.at, copy=False,
-                           allow_foreign=source.foreign_ok, window=resume_window(default_compact_threshold()))
-    if note:
-        console.err_line(note)
-    loaded = resumed.loaded
-    oversized = restored_oversized(loaded, default_compact_threshold())
-    if not oversized:
-        resumed.copy_history()
+    args = launch.args
+    try:  # over the threshold: summarised before anything else is sent (SPEC §8)
+        resumed = agent.resume(source.id or "", confirm=source.confirm, before_turn=args.at, load_whole=False)
+    except WindowedSummaryFailed as exc:
+        raise CommandError(str(exc)) from None
     if args.at is not None and args.restore_files:
-        from evo_agent.agent.file_restore import pending_changes, restore_files
+        _restore_files(launch, resumed.source, args.at)
+    if not launch.app:  # the app shows it all once it runs
+        from .repl import show_resumed
 
-        ask = None if launch.print_mode or not launch.stdin_tty else (
-            lambda q: (input(q).strip().lower() in ("y", "yes")))
-        restore_files(pending_changes(store, source.id, args.at), launch.notify, ask, project_dir=launch.project_dir)
-        from evo_agent.agent.file_restore import pending_plan_updates, restore_plan
-
-        updates = pending_plan_updates(store, source.id, args.at)
-        if updates:
-            restore_plan(launch.project_dir, updates, launch.notify)
-    if not launch.print_mode and not launch.app:  # the REPL shows the restored conversation first
-        shown = loaded.messages[loaded.gap_at:] if loaded.windowed else loaded.messages  # oversized: from its gap on
-        console.write(restored_view(shown, tty=launch.stdin_tty and _isatty(sys.stdout)))
-    if not launch.app:  # the app shows the restored conversation, then this line
-        launch.notify(resumed_line(source.id, loaded.restored_count, resumed.recorder.session_id))
-    if loaded.warning:
-        console.err_line(loaded.warning)
-    return resumed, oversized
+        show_resumed(launch.console, resumed, view=not launch.print_mode, to_stderr=launch.print_mode,
+                     tty=launch.stdin_tty and _isatty(sys.stdout))
+    return resumed
 
 
-def _run_front_end(launch: _Launch, agent: Agent, source: str | None) -> int:
+def _restore_files(launch: _Launch, source: str, turn: int) -> None:
+    """`--at N --restore-files`: the files (and the plan) the source changed from user turn N on, put back."""
+    from evo_agent.agent.file_restore import pending_changes, pending_plan_updates, restore_files, restore_plan
+
+    store = launch.store
+    ask = None if launch.print_mode or not launch.stdin_tty else (
+        lambda q: (input(q).strip().lower() in ("y", "yes")))
+    restore_files(pending_changes(store, source, turn), launch.notify, ask, project_dir=launch.project_dir)
+    updates = pending_plan_updates(store, source, turn)
+    if updates:
+        restore_plan(launch.project_dir, updates, launch.notify)
+
+
+def _run_front_end(launch: _Launch, agent: Agent, resumed: Resumed | None) -> int:
     """Step 4: print mode, the app or the REPL until the user leaves; the exit hint is the last line."""
     from evo_agent.sync.hooks import start_agent_sync, stop_agent_sync
 
@@ -826,7 +802,7 @@ def _run_front_end(launch: _Launch, agent: Agent, source: str | None) -> int:
         if launch.print_mode:
             code = _print_mode(agent, launch.prompt or "", console, signals, launch.args.output_format or "text")
         elif launch.app:
-            code = _run_app(agent, launch.store, initial_prompt=launch.prompt, resumed_from=source)
+            code = _run_app(agent, launch.store, initial_prompt=launch.prompt, resumed=resumed)
         else:
             from .repl import Repl  # the line REPL only: print mode and the app never load it (start-up)
 

@@ -18,20 +18,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .command_parser import command_parser
 from .errors import CommandError, UsageError
-from .help_text import PROJECT_DIR_HELP
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
-        raise UsageError(f"mcp: {message}")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="evo-agent mcp", description="MCP servers: the user's (~/.config/evo-agent/mcp.json) "
-                     "and the project's (.mcp.json, obeyed only in a trusted project).")
-    parser.add_argument("--project-dir", metavar="DIR", help=PROJECT_DIR_HELP)
-    sub = parser.add_subparsers(dest="mcp_command", parser_class=_Parser)
+    parser, sub = command_parser("mcp", "MCP servers: the user's (~/.config/evo-agent/mcp.json) "
+                                 "and the project's (.mcp.json, obeyed only in a trusted project).")
     sub.add_parser("list", help="every configured server, and whether it applies here")
     get = sub.add_parser("get", help="one server's configuration (env and header values hidden)")
     get.add_argument("name")

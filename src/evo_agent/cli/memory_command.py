@@ -17,22 +17,16 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
-from .errors import CommandError, UsageError
-from .help_text import PROJECT_DIR_HELP
+from .command_parser import command_parser
+from .errors import CommandError
 
 TEMPLATE = "---\nname: {name}\ndescription: one line: what this holds and when it is useful\ntype: project\n---\n\n"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
-        raise UsageError(f"memory: {message}")
-
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="evo-agent memory", description="Auto Memory: this project's (.evo-agent/memory/) and "
-                                                           "yours (~/.config/evo-agent/memory/).")
-    parser.add_argument("--project-dir", metavar="DIR", help=PROJECT_DIR_HELP)
-    sub = parser.add_subparsers(dest="memory_command", parser_class=_Parser)
+    parser, sub = command_parser("memory", "Auto Memory: this project's (.evo-agent/memory/) and "
+                                           "yours (~/.config/evo-agent/memory/).")
     sub.add_parser("list", help="each scope's index")
     for name, text in (("show", "print one memory file"), ("rm", "delete one memory file"),
                        ("edit", "edit one memory file in $EDITOR (a new name creates it)")):

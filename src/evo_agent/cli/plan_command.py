@@ -11,19 +11,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .errors import CommandError, UsageError
-from .help_text import PROJECT_DIR_HELP
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
-        raise UsageError(f"plan: {message}")
+from .command_parser import command_parser
+from .errors import CommandError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="evo-agent plan", description="The Session Plan of this project (.evo-agent/tasks/).")
-    parser.add_argument("--project-dir", metavar="DIR", help=PROJECT_DIR_HELP)
-    sub = parser.add_subparsers(dest="plan_command", parser_class=_Parser)
+    parser, sub = command_parser("plan", "The Session Plan of this project (.evo-agent/tasks/).")
     sub.add_parser("list", help="every plan, open first, with progress")
     show = sub.add_parser("show", help="one plan in full (default: the active one)")
     show.add_argument("id", nargs="?", metavar="ID")

@@ -9,11 +9,10 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from evo_agent import __version__
 from evo_agent.agent import Agent
-from evo_agent.agent.callbacks import resumed_line
 from evo_agent.agent.events import (
     Notice,
     Retrying,
@@ -41,7 +40,10 @@ from .runtime import (
     run_turn,
 )
 from .sessions.listing import pick_session
-from .trust import allow_foreign, live_note
+from .trust import foreign_confirm
+
+if TYPE_CHECKING:
+    from evo_agent.agent.resuming import Resumed
 
 TOOL_LINE_CHARS = 100
 
@@ -120,6 +122,19 @@ def restored_view(messages: list, *, tty: bool) -> str:
     for item in history_renderables(messages):
         console.print(item, soft_wrap=isinstance(item, Text))
     return out.getvalue()
+
+
+def show_resumed(console: Console, resumed: Resumed, *, tty: bool, view: bool = True, to_stderr: bool = False) -> None:
+    """What the command line shows after a resume (launch or /resume): the restored conversation, the line,
+    its warnings (stderr), what became of the history. Print mode (`to_stderr`, no view) keeps stdout the answer."""
+    say = console.err_line if to_stderr else console.line
+    if view:
+        console.write(restored_view(resumed.messages, tty=tty))
+    say(resumed.line)
+    for warning in resumed.warnings:
+        console.err_line(warning)
+    if resumed.notice:  # summarised: it was over the compaction threshold
+        say(resumed.notice)
 
 
 class Repl:
@@ -275,19 +290,9 @@ class Repl:
                 return
             arg = chosen
         try:
-            source = self.store.resolve(arg)
-            confirmed = allow_foreign(self.store, source, interactive=self.tty, ask=self.read)
-            note = live_note(self.store, source)
-            resumed = self.agent.resume(source, allow_foreign=confirmed)
+            resumed = self.agent.resume(arg, confirm=foreign_confirm(interactive=self.tty, ask=self.read))
         except (SessionError, CommandError) as exc:
             self.console.error(str(exc))
             return
         self.console.end_line()
-        self.console.write(restored_view(resumed.loaded.messages, tty=self.tty))
-        if note:
-            self.console.err_line(note)
-        self.console.line(resumed_line(resumed.loaded.session_id, resumed.loaded.restored_count, self.agent.session_id))
-        if resumed.loaded.warning:
-            self.console.err_line(resumed.loaded.warning)
-        if resumed.notice:  # summarised: it was over the compaction threshold
-            self.console.line(resumed.notice)
+        show_resumed(self.console, resumed, tty=self.tty)

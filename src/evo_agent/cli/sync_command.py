@@ -12,17 +12,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .errors import CommandError, UsageError
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
-        raise UsageError(f"sync: {message}")
+from .command_parser import command_parser
+from .errors import CommandError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="evo-agent sync", description="Administer the team store (EVO_AGENT_SYNC_URL).")
-    sub = parser.add_subparsers(dest="sync_command", parser_class=_Parser, required=True)
+    parser, sub = command_parser("sync", "Administer the team store (EVO_AGENT_SYNC_URL).", project_dir=False,
+                                 required=True)
     migrate = sub.add_parser("migrate", help="create or migrate the store's schema (as its owner) and create "
                                              "chunk partitions ahead; run after upgrading and monthly")
     migrate.add_argument("--months-ahead", type=int, default=3, metavar="N",

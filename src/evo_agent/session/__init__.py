@@ -56,7 +56,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("LoadedSession", "load_for_resume", "summary_message"), "resume"),
     **dict.fromkeys(("ResumedSession", "SessionInfo", "SessionStore"), "store"),
     **dict.fromkeys(("ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids"), "trust"),
-    **dict.fromkeys(("decode", "encode_line",), "jsonio"),
+    **dict.fromkeys(("decode", "encode_line", "json_object"), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
     **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns",), "rewind"),
     **dict.fromkeys(("add_secret_value", "count_secrets", "mask_own_secrets", "may_hold_secret", "redact_text",),
@@ -65,7 +65,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("is_omitted_marker",), "resume"),
     **dict.fromkeys(("check_sessions_dir",), "trust"),
     **dict.fromkeys(("created_ms_of",), "ids"),
-    **dict.fromkeys(("replace_private_file", "write_meta"), "meta"),
+    **dict.fromkeys(("write_meta",), "meta"),
+    **dict.fromkeys(("replace_file", "replace_private_file"), "atomic"),
     **dict.fromkeys(("rename_session",), "naming"),
     **dict.fromkeys(("git_dir_of",), "project"),
     **dict.fromkeys(("GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "run_git", "start_git"), "git"),
@@ -95,7 +96,8 @@ __all__ = [  # sorted, case-insensitively
     "git_dir_of", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME",
     "gitignore_problem", "GITIGNORE_TEXT", "GitRefused", "has_tool_results", "held_for_removal", "history_file",
     "INTERRUPTED_MARKER", "interrupted_result", "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix",
-    "is_omitted_marker", "is_reminder_block", "is_session_id", "is_sidechain_path", "iter_transcript", "LiveLock",
+    "is_omitted_marker", "is_reminder_block", "is_session_id", "is_sidechain_path", "iter_transcript", "json_object",
+    "LiveLock",
     "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME", "mask_own_secrets",
     "may_hold_secret", "MCP_CONFIG_NAME", "MCP_TOOLS_NAME", "MEMORY_COMMANDS", "memory_dir", "MEMORY_DIR_NAME",
     "MEMORY_INDEX_NAME", "MEMORY_SCOPES", "MEMORY_SUBDIR", "MEMORY_TOPIC_RE", "MEMORY_TYPES", "MEMORY_WRITE_COMMANDS",
@@ -105,7 +107,8 @@ __all__ = [  # sorted, case-insensitively
     "PlanError", "PlanStore", "probe_live", "PROJECT_DIR_NAME", "project_key", "project_trusted", "PROMPT_HISTORY_NAME",
     "prompt_text", "prompt_turns", "read_meta", "read_records", "read_tool_defs", "rebuild_meta", "Recorder",
     "redact_text", "remember_trust", "reminder_block", "REMINDER_CLOSE", "REMINDER_OPEN", "rename_session",
-    "repair_gitignore", "repair_history", "replace_private_file", "resolve_session_id", "restore_change",
+    "repair_gitignore", "repair_history", "replace_file", "replace_private_file", "resolve_session_id",
+    "restore_change",
     "restore_gitignore", "ResumedSession", "revoke_trust", "run_git", "SCENE_TYPES", "search_sessions", "SessionError",
     "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME",
     "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME", "SETTINGS_NAME",
@@ -138,6 +141,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
+    from .atomic import replace_file, replace_private_file
     from .file_history import FileChange, FileHistory, restore_change
     from .git import GIT_SAFE_CONFIG, GIT_SAFE_ENV, GitRefused, run_git, start_git
     from .ids import (
@@ -162,7 +166,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         read_records,
         sidechain_paths,
     )
-    from .jsonio import decode, encode_line
+    from .jsonio import decode, encode_line, json_object
     from .layout import (
         BACKUP_NAME_RE,
         DIR_MODE,
@@ -237,7 +241,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         tool_uses,
         tool_uses_by_id,
     )
-    from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta, replace_private_file, write_meta
+    from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta, write_meta
     from .naming import rename_session
     from .plan_store import OPEN_STATUSES, TASK_STATUSES, Plan, PlanError, PlanStore, Task
     from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees

@@ -54,5 +54,20 @@ def decode(data: bytes | str) -> Any:
     return json.loads(data)
 
 
+def json_object(raw: bytes | str) -> dict:
+    """A configuration file's bytes as the one JSON object it must hold (the stdlib's parse, as written).
+
+    Raises ValueError with what is wrong, for the caller to put after the file's name: "not valid
+    JSON (<the parser's first line, at most 120 characters>)" or "not a JSON object".
+    """
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"not valid JSON ({str(exc).splitlines()[0][:120]})") from None
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    return data
+
+
 def encode_pretty(obj: Any) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n").encode("utf-8")

@@ -18,7 +18,7 @@ could still change within the same clock tick without its ctime moving (git's "r
 
 A missing, unreadable, corrupt, foreign (another owner, a link, not a regular file) or differently
 shaped index is ignored and rebuilt. It is replaced atomically through a unique temp name
-(`replace_private_file`), so two listings writing at once only decide whose entries survive (cache
+(`atomic.write_back_private`), so two listings writing at once only decide whose entries survive (cache
 efficiency), never what a listing shows. It is rewritten when a session it holds is gone (a deleted
 session's first prompt does not linger here) or enough changed (`worth_saving`), so a session being
 recorded (its meta.json replaced every few records) costs one meta.json read per listing instead of
@@ -33,9 +33,10 @@ import stat
 import time
 from dataclasses import fields
 
+from .atomic import write_back_private
 from .jsonio import decode, encode_line
 from .layout import DIR_MODE, LIST_INDEX_DIR_NAME, LIST_INDEX_SUFFIX, META_NAME, USER_DIR_NAME
-from .meta import _INT_FIELDS, SessionMeta, read_meta_stat, replace_private_file
+from .meta import _INT_FIELDS, SessionMeta, read_meta_stat
 
 VERSION = 1
 MIN_SESSIONS = 200  # fewer sessions: no index file (tests lower it)
@@ -47,7 +48,6 @@ _STR_POS = (FIELDS.index("agent_version"), FIELDS.index("cwd"))
 _OPT_STR_POS = tuple(i for i, name in enumerate(FIELDS) if i not in _INT_POS and i not in _STR_POS and name != "id")
 _NONE = type(None)
 _O_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 # sid -> [key, meta values or None]: key = [dev, ino, size, mtime_ns, ctime_ns] of the meta.json read. Lists,
 # as JSON gives them back: converting 10,000 of them to tuples costs more than comparing them as they are.
@@ -111,18 +111,9 @@ class ListIndex:
         try:
             data = encode_line({"version": VERSION, "fields": FIELDS, "entries": self.fresh})
             os.makedirs(directory, mode=DIR_MODE, exist_ok=True)
-            fd = os.open(directory, _O_DIR)
         except (OSError, TypeError, ValueError):
             return False
-        try:
-            if os.fstat(fd).st_uid != os.geteuid():
-                return False
-            replace_private_file(fd, name, data)
-            return True
-        except OSError:
-            return False
-        finally:
-            os.close(fd)
+        return write_back_private(directory, name, data)
 
 
 def index_path(sessions_dir: str) -> str:

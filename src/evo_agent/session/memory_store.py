@@ -42,9 +42,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .atomic import replace_private_file
 from .layout import (
     DIR_MODE,
-    FILE_MODE,
     MEMORY_DIR_NAME,
     MEMORY_INDEX_NAME,
     MEMORY_SUBDIR,
@@ -493,7 +493,7 @@ class MemoryStore:
             elif change.op == "rename":
                 os.rename(change.file, change.new_file, src_dir_fd=fd, dst_dir_fd=fd)  # type: ignore[arg-type]
             else:
-                _replace(fd, change.file, (change.after or "").encode())
+                replace_private_file(fd, change.file, (change.after or "").encode(), fsync=True)
             self._write_index(fd, change.scope)
             _fsync(fd)
         return change.result
@@ -507,7 +507,7 @@ class MemoryStore:
     def _write_index(self, fd: int, scope: str) -> None:
         data = index_file_text(_scan(fd, scope)).encode()  # read afresh: what is written never drifts
         if _read(fd, MEMORY_INDEX_NAME, raw=True) != data:
-            _replace(fd, MEMORY_INDEX_NAME, data)
+            replace_private_file(fd, MEMORY_INDEX_NAME, data, fsync=True)
 
     # ---- the scope's directory
     @contextlib.contextmanager
@@ -636,26 +636,6 @@ def _read(fd: int | None, name: str, *, strict: bool = False, raw: bool = False)
     finally:
         os.close(handle)
     return data if raw else data.decode("utf-8", "replace")
-
-
-def _replace(fd: int, name: str, data: bytes) -> None:
-    """Replace `name` in the directory `fd` atomically: unique temp (0600), fsync, rename."""
-    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE, dir_fd=fd)
-    try:
-        try:
-            os.fchmod(handle, FILE_MODE)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(handle, view):]
-            os.fsync(handle)
-        finally:
-            os.close(handle)
-        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=fd)
-        raise
 
 
 def _remove_stale_temps(fd: int) -> None:

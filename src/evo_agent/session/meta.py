@@ -18,18 +18,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from .atomic import replace_file, write_back_private
 from .jsonio import decode, orjson, orjson_loaded
-from .layout import FILE_MODE, MESSAGES_NAME, META_NAME, META_TMP_NAME
+from .layout import MESSAGES_NAME, META_NAME, META_TMP_NAME
 from .messages import has_tool_results, is_reminder_block, text_of
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 FIRST_PROMPT_MAX = 200
 SUMMARY_PREFIX = "<previous-conversation-summary>\n"
 
@@ -201,41 +201,6 @@ def read_meta_stat(session_dir: str, session_id: str) -> tuple[SessionMeta | Non
         os.close(fd)
 
 
-def _write_file(name: str, data: bytes, flags: int, dir_fd: int | None) -> None:
-    fd = os.open(name, os.O_WRONLY | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC | flags, FILE_MODE, dir_fd=dir_fd)
-    try:
-        os.fchmod(fd, FILE_MODE)  # the umask may have narrowed it, and a leftover may be wider: exactly 0600
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
-
-
-def replace_private_file(dir_fd: int, name: str, data: bytes) -> None:
-    """Replace `name` in the open directory `dir_fd` with `data` atomically, mode 0600, never through a link.
-
-    The temp name is unique (pid and random bytes), so writers running at once never share one;
-    a failure removes it and raises OSError. Used where no lock orders the writers: a listing's
-    write-back of a rebuilt meta.json, fsck's repair of `sessions/.gitignore`.
-    """
-    tmp = f".{name.lstrip('.')}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    _replace_through(tmp, name, data, os.O_EXCL, dir_fd)
-
-
-def _replace_through(tmp: str, final: str, data: bytes, flags: int, dir_fd: int | None) -> None:
-    """Write `data` to `tmp` (0600, never through a link) and rename it over `final`; on failure remove `tmp`."""
-    try:
-        _write_file(tmp, data, flags, dir_fd)
-        os.replace(tmp, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
-        raise
-
-
 def write_meta(session_dir: Path | str, meta: SessionMeta, *, dir_fd: int | None = None) -> None:
     """Replace meta.json atomically: a reader sees the old file or the new one, never half.
 
@@ -249,31 +214,17 @@ def write_meta(session_dir: Path | str, meta: SessionMeta, *, dir_fd: int | None
         tmp, final = os.path.join(session_dir, META_TMP_NAME), os.path.join(session_dir, META_NAME)
     else:
         tmp, final = META_TMP_NAME, META_NAME
-    _replace_through(tmp, final, encode_meta(meta), os.O_TRUNC, dir_fd)
+    replace_file(final, encode_meta(meta), dir_fd=dir_fd, tmp=tmp)
 
 
 def write_back_meta(session_dir: str, meta: SessionMeta) -> bool:
     """Store a meta a listing had to rebuild, so the next listing need not; True when it landed.
 
-    It may run next to the session's live recorder and other listings, so the
-    temp name is unique. It never follows a symlink (the session directory is
-    opened O_NOFOLLOW and everything else is relative to it), never writes
-    into a directory another user owns, and never raises: a read-only or
+    It may run next to the session's live recorder and other listings (a unique temp), and never follows
+    a link, writes into another user's directory or raises (atomic.write_back_private): a read-only or
     foreign directory only means the next listing catches up again.
     """
-    try:
-        dir_fd = os.open(session_dir, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
-    except (OSError, TypeError):
-        return False
-    try:
-        if os.fstat(dir_fd).st_uid != os.geteuid():
-            return False
-        replace_private_file(dir_fd, META_NAME, encode_meta(meta))
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(dir_fd)
+    return write_back_private(session_dir, META_NAME, encode_meta(meta))
 
 
 def timestamp_ms(stamp: object) -> int | None:
@@ -357,6 +308,12 @@ def fold_record(meta: SessionMeta, record: dict) -> None:
 
 
 def fold_lines(meta: SessionMeta, lines: Iterable[bytes]) -> None:
+    for record in records_in(lines):
+        fold_record(meta, record)
+
+
+def records_in(lines: Iterable[bytes]) -> Iterator[dict]:
+    """The records of transcript lines: blank lines, lines that do not parse and non-objects are passed over."""
     for line in lines:
         if not line.strip():
             continue
@@ -365,7 +322,7 @@ def fold_lines(meta: SessionMeta, lines: Iterable[bytes]) -> None:
         except ValueError:
             continue
         if isinstance(record, dict):
-            fold_record(meta, record)
+            yield record
 
 
 def empty_meta(session_id: str, created_ms: int) -> SessionMeta:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from .atomic import replace_file
 from .layout import (
     DIR_MODE,
     FILE_MODE,
@@ -665,23 +666,8 @@ def _is_private(path: Path) -> bool:
 
 
 def _replace(directory: Path, name: str, data: bytes) -> None:
-    """Replace `directory/name` atomically: unique temp, fsync, rename, fsync of the directory."""
-    tmp = directory / f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
-    try:
-        try:
-            os.fchmod(fd, FILE_MODE)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, directory / name)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Replace `directory/name` atomically and durably: its data, then the rename, on disk (atomic.py)."""
+    replace_file(str(directory / name), data, fsync=True)
     _fsync_dir(directory)
 
 

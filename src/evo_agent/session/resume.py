@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .meta import SUMMARY_PREFIX, decode_lenient, prompt_text
+from .meta import SUMMARY_PREFIX, decode_lenient, prompt_text, records_in
 from .repair import repair_history
 
 try:  # decodes memoryview slices of the read buffer: no bytes copy per line
@@ -430,15 +430,7 @@ def recorded_instructions(path: Path | str) -> dict | None:
             head = f.read(SCENE_BYTES)
     except OSError:
         return None
-    for line in head.split(b"\n")[:-1] if not head.endswith(b"\n") else head.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            record = decode_lenient(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
+    for record in records_in(head.split(b"\n")[:-1] if not head.endswith(b"\n") else head.split(b"\n")):
         rtype = record.get("type")
         if rtype == "instructions":
             return {k: v for k, v in record.items() if k not in _ENVELOPE}

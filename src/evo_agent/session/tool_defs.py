@@ -14,8 +14,8 @@ import json
 import os
 from pathlib import Path
 
+from .atomic import replace_private_file
 from .layout import MCP_TOOLS_NAME
-from .meta import replace_private_file
 from .redact import encode_redacted
 
 MAX_BYTES = 4 << 20  # a definitions file larger than this is not read back (a resume then asks the servers)

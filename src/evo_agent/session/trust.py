@@ -302,7 +302,7 @@ def gitignore_problem(ignore: Path) -> str | None:
 
 def restore_gitignore(sessions_dir: Path) -> None:
     """Replace `sessions/.gitignore` with `*` atomically, relative to the opened directory (never through a link)."""
-    from .meta import replace_private_file
+    from .atomic import replace_private_file
 
     dir_fd = os.open(sessions_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:

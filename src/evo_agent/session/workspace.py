@@ -287,7 +287,7 @@ class _Locked:
 
 def _update(project_dir: Path | str, environ: Mapping[str, str] | None, change) -> Path:  # noqa: ANN001
     """Re-read the project's record under the lock, apply `change(record)`, replace the file atomically."""
-    from .meta import replace_private_file
+    from .atomic import replace_private_file
 
     real = Path(os.path.realpath(project_dir))
     path = _record_path(real, environ)

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evo_agent.session import MCP_CONFIG_NAME, USER_MCP_CONFIG_NAME, user_config_dir
+from evo_agent.session import MCP_CONFIG_NAME, USER_MCP_CONFIG_NAME, json_object, user_config_dir
 
 from .tool_env import is_secret_var
 
@@ -132,11 +132,9 @@ def read_file(path: Path) -> dict | None:
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise McpConfigError(f"{path}: not valid JSON ({str(exc).splitlines()[0][:120]})") from None
-    if not isinstance(data, dict):
-        raise McpConfigError(f"{path}: not a JSON object")
+        data = json_object(raw)
+    except ValueError as exc:
+        raise McpConfigError(f"{path}: {exc}") from None
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise McpConfigError(f"{path}: mcpServers must be an object of servers by name")

@@ -1,6 +1,6 @@
 """The interactive app: prompt_toolkit for the input, Rich for the output, the terminal's scrollback for history.
 
-    code = run_app(agent, initial_prompt=None, resumed_from=None)   # the caller prints the exit hint
+    code = run_app(agent, initial_prompt=None, resumed=None)   # the caller prints the exit hint
 
 Finished output (prompts, answers, tool calls, notices) is printed into the terminal's own
 scrollback, as IPython, pgcli and aider do: after exit the whole conversation is still there to
@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.application.run_in_terminal import in_terminal
@@ -45,7 +45,7 @@ from prompt_toolkit.styles import Style
 from rich.console import RenderableType
 from rich.text import Text
 
-from evo_agent.agent.callbacks import EXIT_GRACE_S, resumed_line
+from evo_agent.agent.callbacks import EXIT_GRACE_S
 from evo_agent.exit_codes import EXIT_HANGUP
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import one_line
@@ -63,6 +63,9 @@ from .questions import Questions
 from .signals import exit_on_signals
 from .transcript_view import history_renderables
 from .turn_view import TurnEvents, TurnView, wrapped_tail
+
+if TYPE_CHECKING:
+    from evo_agent.agent.resuming import Resumed
 
 __all__ = ["AgentApp", "run_app", "KEYS_HELP"]
 
@@ -85,13 +88,13 @@ class AgentApp:
     """The conversation printed above, a small live region below (see the module docstring)."""
 
     def __init__(self, agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,
-                 resumed_from: str | None = None, history: History | None = None,
+                 resumed: Resumed | None = None, history: History | None = None,
                  input: Any = None, output: Any = None, team: TeamSource | None = None) -> None:
         self.agent = agent
         self.store = store
         self.team = team  # the team store's sessions for the picker's Tab view (None: no team store configured)
         self.initial_prompt = initial_prompt
-        self.resumed_from = resumed_from
+        self.resumed = resumed  # a launch's resume (agent/resuming.py), shown once the app draws
         self.activity = Activity()
         self.view = TurnView(self)   # the running turn's display (turn_view.py)
         self.queue: list[str] = []
@@ -452,39 +455,35 @@ class AgentApp:
         self._begin("resuming", hint="")
         self._turn += 1
         turn = self._turn
-        self._in_worker(lambda: self._resume_asking(session_id),
-                        lambda result, error: self._resumed(turn, session_id, error))
+        self._in_worker(lambda: self.agent.resume(session_id, confirm=self._confirm_foreign),
+                        lambda result, error: self._resumed(turn, result, error))
 
-    def _resume_asking(self, session_id: str) -> Any:
-        """In the worker: resume; a session recorded elsewhere is resumed only when the user says yes."""
-        from evo_agent.session import ForeignSession
+    def _confirm_foreign(self, session_id: str, reason: str) -> bool:
+        """In the worker: a session recorded elsewhere is resumed only when the user says yes (SPEC §9)."""
+        decision = self.ask_approval(ApprovalRequest(
+            tool="resume", summary=f"resume {session_id}, recorded elsewhere: {reason}",
+            detail="Its history goes to the model as if you had written it. "
+                   "To keep a copy of your own instead: evo-agent sessions adopt " + session_id,
+            reason="recorded elsewhere"))
+        return decision.answer != "no"
 
-        try:
-            return self.agent.resume(session_id)
-        except ForeignSession as exc:
-            decision = self.ask_approval(ApprovalRequest(
-                tool="resume", summary=f"resume {exc.session_id}, recorded elsewhere: {exc.reason}",
-                detail="Its history goes to the model as if you had written it. "
-                       "To keep a copy of your own instead: evo-agent sessions adopt " + exc.session_id,
-                reason="recorded elsewhere"))
-            if decision.answer == "no":
-                raise
-            return self.agent.resume(session_id, allow_foreign=True)
-
-    def _resumed(self, turn: int, source: str, error: str | None) -> None:
+    def _resumed(self, turn: int, resumed: Resumed | None, error: str | None) -> None:
         if turn != self._turn:
             return
         if error:
             self.emit(render.error_line(f"error: {error}"))
-        else:
-            self.show_history(source)
+        elif resumed is not None:
+            self.show_resumed(resumed)
         self._end()
         self._next_from_queue()
 
-    def show_history(self, source: str) -> None:
-        messages = list(self.agent.messages)
-        self.emit(*history_renderables(messages, width=self.width()))
-        self.emit(render.notice(resumed_line(source, len(messages), self.agent.session_id)))
+    def show_resumed(self, resumed: Resumed) -> None:
+        """What a resume did (agent/resuming.py): the restored conversation, the line, its warnings, its notice."""
+        self.emit(*history_renderables(resumed.messages, width=self.width()))
+        self.emit(render.notice(resumed.line))
+        for line in (*resumed.warnings, resumed.notice):
+            if line:
+                self.emit(render.notice(line))
 
     async def _pick_and_resume(self) -> None:
         try:
@@ -550,8 +549,8 @@ class AgentApp:
         context = welcome_text(a.instructions)
         if context:  # which instruction files the model was given, where the tools run
             self.emit(render.notice(context))
-        if self.resumed_from is not None:
-            self.show_history(self.resumed_from)
+        if self.resumed is not None:
+            self.show_resumed(self.resumed)
 
     def run(self) -> int:
         """Run until the user leaves; returns the exit code once the live region is gone."""
@@ -563,7 +562,7 @@ class AgentApp:
 
 
 def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None = None,
-            resumed_from: str | None = None, team: TeamSource | None = None) -> int:
+            resumed: Resumed | None = None, team: TeamSource | None = None) -> int:
     """The interactive app with ↑ history of the agent's project; returns 0, 130 or 128 + a signal.
 
     `team` (given when a team store is configured) lists the team's sessions in `/resume`'s picker (Tab).
@@ -571,7 +570,7 @@ def run_app(agent: AgentLike, *, store: Any = None, initial_prompt: str | None =
     from .prompt_history import ProjectHistory, history_path
 
     history = ProjectHistory(history_path(agent.project_dir))
-    app = AgentApp(agent, store=store, initial_prompt=initial_prompt, resumed_from=resumed_from, history=history,
+    app = AgentApp(agent, store=store, initial_prompt=initial_prompt, resumed=resumed, history=history,
                    team=team)
     return app.run()
 

@@ -25,6 +25,7 @@ from evo_agent.agent.callbacks import TurnCallbacks
 
 if TYPE_CHECKING:
     from evo_agent.agent.instructions import Instructions
+    from evo_agent.agent.resuming import Confirm, Resumed
     from evo_agent.agent.usage import Usage
     from evo_agent.session import SessionStore
 
@@ -70,12 +71,11 @@ class AgentLike(Protocol):
     def run_turn(self, prompt: str, callbacks: TurnCallbacks, cancel: threading.Event) -> Any:
         """Run one user turn to completion (called in a worker thread); may return an object with `cancelled`."""
 
-    def resume(self, session_id: str, *, allow_foreign: bool = False) -> Any:
-        """Switch to a resumed copy of `session_id` (a full id or unique prefix).
+    def resume(self, session_id: str, *, confirm: Confirm | None = None) -> Resumed:
+        """Switch to a resumed copy of `session_id` (an id, unique prefix or name): the one resume path.
 
-        Afterwards `session_id` names the new session and `messages` the restored history.
-        Raises with a printable message for a bad, ambiguous or missing id; `ForeignSession`
-        for a session recorded elsewhere, unless `allow_foreign` (the user said yes).
+        Returns what to show (agent/resuming.py). Raises with a printable message for a bad, ambiguous or
+        missing id, and for a session recorded elsewhere unless `confirm(session_id, reason)` says yes.
         """
 
     def rewind(self, turn: int) -> Any:
