@@ -168,7 +168,8 @@ class DemoProvider:
         names = tool_names_by_id(messages)
         parts = []
         for block in results:
-            name = names.get(block.get("tool_use_id"), "tool")
+            tid = block.get("tool_use_id")
+            name = names.get(tid, "tool") if isinstance(tid, str) else "tool"
             output = tool_result_text(block).strip()
             if block.get("is_error"):
                 parts.append(f"The `{name}` tool reported an error:\n{_head(output or '(no details)')}")

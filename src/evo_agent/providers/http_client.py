@@ -122,6 +122,7 @@ def retry_delay(headers: dict[str, str], attempt: int) -> float:
         raw = (headers.get(name) or "").strip()
         if not raw:
             continue
+        value: float | None
         try:
             value = float(raw) * scale
         except ValueError:
@@ -217,7 +218,8 @@ class Response:
 
     def events(self) -> Iterator[tuple[str, str]]:
         """Server-sent events as (event name, data); the name is "message" when none was given."""
-        name, data = "", []
+        name = ""
+        data: list[str] = []
         for line in self.lines():
             if not line:
                 if data:
@@ -296,6 +298,8 @@ class Client:
         proxy = _proxy_for(self.scheme, self.host)
         if proxy:
             p = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            if not p.hostname:  # e.g. "http://:3128": a Connection to None would fail with a traceback
+                raise ConnectError(f"the proxy {proxy!r} names no host", retryable=False)
             if self.scheme == "https":
                 tunnel_headers = {}
                 if p.username:

@@ -178,7 +178,9 @@ class ChatStreamAssembler:
         call = self._call_for(delta)
         if call.server_id is None and delta.get("id"):
             call.server_id = delta["id"]
-        function = delta.get("function") if isinstance(delta.get("function"), dict) else {}
+        function = delta.get("function")
+        if not isinstance(function, dict):
+            function = {}
         call.add_name(function.get("name"))
         call.add_arguments(function.get("arguments"))
         if call.id is None and call.name:

@@ -56,7 +56,7 @@ class Connection:
     def connect(self) -> None:
         # An ASCII host name goes to getaddrinfo as bytes: a str would load the idna codec (~2 ms) first.
         host: str | bytes = self.host.encode("ascii") if self.host.isascii() else self.host
-        sock = socket.create_connection((host, self.port), self.timeout)
+        sock = socket.create_connection((host, self.port), self.timeout)  # type: ignore[arg-type]  # getaddrinfo takes bytes
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self.tunnel is not None:
@@ -178,7 +178,8 @@ class Response:
         lowered = {k.lower(): v for k, v in headers}
         connection = lowered.get("connection", "").lower()
         self.chunked = "chunked" in lowered.get("transfer-encoding", "").lower()
-        self._left: int | None = None  # bytes of the body (or of the current chunk) still to read
+        self._left: int | None = None  # bytes of the body still to read (None: up to the connection's end)
+        self._chunk_left = 0  # chunked: bytes of the current chunk still to read
         if not self.chunked and "content-length" in lowered:
             try:
                 self._left = int(lowered["content-length"])
@@ -186,8 +187,6 @@ class Response:
                 raise ProtocolError("a Content-Length that is not a number") from None
             if self._left < 0:
                 raise ProtocolError("a negative Content-Length")
-        elif self.chunked:
-            self._left = 0
         if status in (204, 304):
             self._left = 0
         self._done = self._left == 0 and not self.chunked
@@ -210,7 +209,7 @@ class Response:
             _headers(self._fp)  # trailers, then the empty line
             self._done = True
             return False
-        self._left = size
+        self._chunk_left = size
         return True
 
     def _end_chunk_data(self) -> None:
@@ -231,13 +230,13 @@ class Response:
             return line
         out = b""
         while not out.endswith(b"\n"):
-            if self._left == 0 and not self._next_chunk():
+            if self._chunk_left == 0 and not self._next_chunk():
                 return out
-            part = self._fp.readline(self._left)
+            part = self._fp.readline(self._chunk_left)
             if not part:
                 raise ProtocolError("the connection ended inside a chunk")
-            self._left -= len(part)
-            if self._left == 0:
+            self._chunk_left -= len(part)
+            if self._chunk_left == 0:
                 self._end_chunk_data()
             out += part
         return out
@@ -256,12 +255,12 @@ class Response:
             self._done = True
             return data
         parts = []
-        while self._left or self._next_chunk():
-            data = self._fp.read(self._left)
-            if len(data) < self._left:
+        while self._chunk_left or self._next_chunk():
+            data = self._fp.read(self._chunk_left)
+            if len(data) < self._chunk_left:
                 raise ProtocolError("the connection ended inside a chunk")
             parts.append(data)
-            self._left = 0
+            self._chunk_left = 0
             self._end_chunk_data()
         return b"".join(parts)
 
