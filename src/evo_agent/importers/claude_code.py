@@ -106,8 +106,11 @@ def _map_block(block: object) -> dict | None:
             return None
         return {"type": "text", "text": text}
     if btype == "tool_use":
-        name = block.get("name") if isinstance(block.get("name"), str) else "tool"
-        tool_input = dict(block.get("input")) if isinstance(block.get("input"), dict) else {}
+        name = block.get("name")
+        if not isinstance(name, str):
+            name = "tool"
+        raw_input = block.get("input")
+        tool_input = dict(raw_input) if isinstance(raw_input, dict) else {}
         if "file_path" in tool_input and "path" not in tool_input:
             tool_input["path"] = tool_input.pop("file_path")
         return {"type": "tool_use", "id": block.get("id"), "name": TOOL_NAMES.get(name, name), "input": tool_input}
@@ -269,7 +272,7 @@ def read_claude_code(path: Path) -> ImportedSession:
     a compaction keeps; the events then stream in a second pass, holding only those.
     """
     imported = ImportedSession(AGENT, path.resolve(), source_id_of(path))
-    scan = Counter()  # the first pass counts nothing: its skips are counted by the second
+    scan: Counter[str] = Counter()  # the first pass counts nothing: its skips are counted by the second
     preserved: set[str] = set()
     for record in _lines(path, ImportedSession(AGENT, path, "", skipped=scan)):
         if imported.cwd is None and isinstance(record.get("cwd"), str):

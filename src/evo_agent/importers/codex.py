@@ -82,7 +82,9 @@ def _texts(content: object) -> list[str]:
 
 
 def _tool_use(item: dict) -> dict:
-    name = item.get("name") if isinstance(item.get("name"), str) else "tool"
+    name = item.get("name")
+    if not isinstance(name, str):
+        name = "tool"
     raw = item.get("arguments") if item.get("type") == "function_call" else item.get("input")
     try:
         tool_input = json.loads(raw) if isinstance(raw, str) else raw
@@ -137,7 +139,9 @@ def read_codex(path: Path) -> ImportedSession:
     imported = ImportedSession(AGENT, path.resolve(), source_id_of(path))
     imported.cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else None
     imported.version = meta.get("cli_version") if isinstance(meta.get("cli_version"), str) else None
-    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    git = meta.get("git")
+    if not isinstance(git, dict):
+        git = {}
     imported.git_branch = git.get("branch") if isinstance(git.get("branch"), str) else None
     imported.model = _first_model(path)
     imported.events = _events(path, imported)
@@ -218,14 +222,18 @@ def _events(path: Path, imported: ImportedSession) -> Iterator:
                 _add_item(builder, payload, stamp, imported)
             elif ltype == "compacted":
                 yield from _release(held, builder.finished(everything=True))
-                summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
+                summary = payload.get("message")
+                if not isinstance(summary, str):
+                    summary = ""
                 yield Compaction(summary, "auto", stamp)
                 for item in payload.get("replacement_history") or []:
                     if isinstance(item, dict) and not (item.get("type") == "message"
                                                        and _texts(item.get("content")) == [summary]):
                         _add_item(builder, item, stamp, imported)
             elif ltype == "token_usage_record":
-                usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+                usage = payload.get("usage")
+                if not isinstance(usage, dict):
+                    usage = {}
                 if isinstance(usage.get("input_tokens"), int):
                     tokens.add(held + builder.messages, usage["input_tokens"], _count(usage.get("output_tokens")))
             elif ltype == "event_msg" and payload.get("type") == "token_count":

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evo_agent.session import MESSAGES_NAME, SessionStore, first_records
 
@@ -23,7 +24,7 @@ from evo_agent.session import MESSAGES_NAME, SessionStore, first_records
 class Message:
     message: dict                  # {"role": ..., "content": ...}
     timestamp: str | None = None
-    tokens: dict = field(default_factory=dict)   # input_tokens, output_tokens, cache_* (assistant only)
+    tokens: dict[str, Any] = field(default_factory=dict)   # input_tokens, output_tokens, cache_* (assistant only)
 
 
 @dataclass
@@ -110,7 +111,7 @@ def write_import(store: SessionStore, imported: ImportedSession, fingerprint: di
     compactions = 0
     for event in imported.events:
         imported.tally(event)
-        stamp = {"timestamp": event.timestamp} if event.timestamp else {}
+        stamp: dict[str, Any] = {"timestamp": event.timestamp} if event.timestamp else {}
         if isinstance(event, Message):
             if event.message["role"] == "assistant":
                 recorder.assistant(event.message, **event.tokens, **stamp)
@@ -123,7 +124,7 @@ def write_import(store: SessionStore, imported: ImportedSession, fingerprint: di
             side = recorder.start_subagent(event.agent_name, event.tool_use_id, model=imported.model,
                                            provider=imported.agent)
             for message in event.messages:
-                side_stamp = {"timestamp": message.timestamp} if message.timestamp else {}
+                side_stamp: dict[str, Any] = {"timestamp": message.timestamp} if message.timestamp else {}
                 if message.message["role"] == "assistant":
                     side.assistant(message.message, **message.tokens, **side_stamp)
                 else:

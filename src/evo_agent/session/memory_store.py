@@ -279,11 +279,11 @@ class MemoryStore:
         with self._scope(scope) as fd:
             return fd is not None and _lstat(fd, file) is not None
 
-    def view(self, path: str, view_range: object = None) -> str:
+    def view(self, path: object, view_range: object = None) -> str:
         """The memory tool's `view`: a directory listed with sizes, or a file with line numbers."""
-        scope, file = parse_memory_path(path)
+        scope, file = parse_memory_path(path)  # MemoryRefused unless `path` is a str
         if file is None:
-            return self._listing(path.rstrip("/") or VIRTUAL_ROOT, scope)
+            return self._listing(str(path).rstrip("/") or VIRTUAL_ROOT, scope)
         text = self.read(scope, file)  # type: ignore[arg-type]  # a file is always in a scope: not None
         lines = text.split("\n")
         start = 1

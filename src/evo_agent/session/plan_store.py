@@ -295,7 +295,7 @@ class PlanStore:
             self._write_tasks(plan, [task])
             return task
 
-    def update_task(self, task_id: int, *, status: str | None = None, subject: str | None = None,
+    def update_task(self, task_id: object, *, status: str | None = None, subject: str | None = None,
                     description: str | None = None, blocked_by: list[int] | None = None,
                     session_id: str | None = None) -> tuple[Task, list[int], dict[str, Any]]:
         """Change the given fields of a task of the active plan; (its new state, the tasks it unblocked,

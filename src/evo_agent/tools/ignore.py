@@ -54,7 +54,8 @@ class IgnoreRules:
         project = Path(os.path.abspath(project_dir))
         self.root = _repository_root(project) or project
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
-        self._exclude = _read_spec(self._git_dir() / "info" / "exclude") if self._git_dir() else None
+        git_dir = self._git_dir()
+        self._exclude = _read_spec(git_dir / "info" / "exclude") if git_dir else None
 
     def _git_dir(self) -> Path | None:
         target = git_dir_of(self.root)

@@ -76,7 +76,9 @@ class McpToolDef:
         call `delete_repo`. Its read-only mark is not kept: it comes from the live server's listing."""
         name, schema = data.get("name"), data.get("input_schema")
         server, tool = data.get("server"), data.get("tool")
-        if not all(isinstance(v, str) for v in (name, server, tool)) or not isinstance(schema, dict):
+        if not (isinstance(name, str) and isinstance(server, str) and isinstance(tool, str)):
+            return None
+        if not isinstance(schema, dict):
             return None
         if not tool or name != tool_name(server, tool):
             return None
@@ -94,10 +96,14 @@ def defs_of_server(server: str, tools: list[dict]) -> list[McpToolDef]:
         if name in seen:
             continue
         seen.add(name)
-        schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+        schema = tool.get("inputSchema")
+        if not isinstance(schema, dict):
+            schema = {}
         schema = {k: v for k, v in schema.items() if k != "title"} or {}
         schema.setdefault("type", "object")
-        annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+        annotations = tool.get("annotations")
+        if not isinstance(annotations, dict):
+            annotations = {}
         description = str(tool.get("description") or tool.get("title") or f"The tool {raw} of the MCP server {server}.")
         out.append(McpToolDef(name, f"[MCP {server}] {description}", schema, server, raw,
                               annotations.get("readOnlyHint") is True))
@@ -108,7 +114,9 @@ def read_only_listed(tools: list[dict]) -> set[str]:
     """The tools a server's listing (MCP wire shape) annotates readOnlyHint, by their own names."""
     out = set()
     for tool in tools:
-        annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+        annotations = tool.get("annotations")
+        if not isinstance(annotations, dict):
+            annotations = {}
         if isinstance(tool.get("name"), str) and annotations.get("readOnlyHint") is True:
             out.add(tool["name"])
     return out
@@ -164,7 +172,9 @@ def result_of(result: dict) -> ToolResult:
 
     texts: list[str] = []
     images: list[dict] = []
-    content = result.get("content") if isinstance(result.get("content"), list) else []
+    content = result.get("content")
+    if not isinstance(content, list):
+        content = []
     for part in content:
         if not isinstance(part, dict):
             continue

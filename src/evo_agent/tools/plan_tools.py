@@ -179,7 +179,8 @@ def _task_update(h: PlanHooks, i: dict) -> str:
     h.changed(plan.id, "task_update", task.to_json(), previous=previous)
     text = f"Updated task {task_line(plan, task)}"
     if unblocked:
-        text += "\nUnblocked: " + ", ".join(f"#{t} {plan.task(t).subject}" for t in unblocked if plan.task(t))
+        freed = (plan.task(t) for t in unblocked)
+        text += "\nUnblocked: " + ", ".join(f"#{t.id} {t.subject}" for t in freed if t is not None)
     if plan.live_tasks and not plan.open_tasks:
         text += "\nEvery task is completed: call plan_complete when the goal is met."
     return text

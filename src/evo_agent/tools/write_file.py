@@ -27,6 +27,7 @@ def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
     if isinstance(checked, ToolResult):
         return checked
     target, shown = checked
+    existed: bool | None
     try:
         existed = not stat.S_ISDIR(os.lstat(target).st_mode) or None
     except OSError:
