@@ -23,7 +23,7 @@ Two mechanisms keep a long conversation inside the model's context:
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import blocks, tool_names_by_id, tool_result_text, tool_results
 
@@ -77,12 +77,12 @@ Summarise the conversation above for the agent that will continue it. Use these 
 Answer with the summary only, no preamble."""
 
 
-def history_chars(messages: list[dict]) -> int:
+def history_chars(messages: list[dict[str, Any]]) -> int:
     """The JSON size of a message list in characters: what EVO_AGENT_COMPACT_CHARS is compared with."""
     return len(json.dumps(messages, ensure_ascii=False, separators=(",", ":")))
 
 
-def history_exceeds(messages: list[dict], limit: int) -> bool:
+def history_exceeds(messages: list[dict[str, Any]], limit: int) -> bool:
     """Whether `history_chars(messages) > limit`, stopping as soon as it is (a resumed 1 GB history
     is not serialised whole just to learn that it is over a 50,000-character threshold)."""
     total = 1  # "[" ... "]" and the commas: n + 1 characters for n messages
@@ -114,7 +114,7 @@ def _clip(text: str, limit: int) -> str:
     return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
 
 
-def flatten_conversation(messages: list[dict]) -> str:
+def flatten_conversation(messages: list[dict[str, Any]]) -> str:
     """The conversation as plain text, one tagged part per block, long parts clipped."""
     from evo_agent.session import is_omitted_marker, is_reminder_block
 
@@ -137,7 +137,8 @@ def flatten_conversation(messages: list[dict]) -> str:
                 arguments = json.dumps(block.get("input"), ensure_ascii=False)
                 parts.append(f"[tool call: {block.get('name')}]\n{_clip(arguments, TOOL_PART_CHARS)}")
             elif kind == "tool_result":
-                name = names.get(block.get("tool_use_id"), "tool")
+                tid = block.get("tool_use_id")
+                name = names.get(tid, "tool") if isinstance(tid, str) else "tool"
                 label = "tool error" if block.get("is_error") else "tool result"
                 parts.append(f"[{label}: {name}]\n{_clip(tool_result_text(block), tool_chars)}")
             elif kind in ("thinking", "redacted_thinking"):
@@ -168,7 +169,7 @@ def _around_gap(head_parts: list[str], tail_parts: list[str], note: str) -> str:
     return f"{head}\n\n{note}{cut}\n\n{tail}"
 
 
-def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> list[str]:
+def touched_files(messages: list[dict[str, Any]], limit: int = TOUCHED_FILES_SHOWN) -> list[str]:
     """Paths the file tools worked on, most recent first, without repeats.
 
     A call that failed or was refused (its tool_result `is_error`) touched nothing: a write the user
@@ -189,7 +190,7 @@ def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> lis
     return seen[:limit]
 
 
-def summary_request(messages: list[dict], focus: str | None = None) -> list[dict]:
+def summary_request(messages: list[dict[str, Any]], focus: str | None = None) -> list[dict[str, Any]]:
     """The one user message of the summary call: the flattened conversation and what to write."""
     instructions = SUMMARY_INSTRUCTIONS
     if focus and focus.strip():
@@ -201,7 +202,7 @@ def summary_request(messages: list[dict], focus: str | None = None) -> list[dict
     return [{"role": "user", "content": text}]
 
 
-def finish_summary(model_text: str, messages: list[dict]) -> str:
+def finish_summary(model_text: str, messages: list[dict[str, Any]]) -> str:
     """The summary as stored in the boundary: the model's text plus the files touched recently."""
     summary = model_text.strip()
     files = touched_files(messages)
@@ -227,7 +228,7 @@ def cleared_count(sizes: list[int], trigger: int = CLEAR_TRIGGER_CHARS) -> int:
     return cleared
 
 
-def micro_compact(messages: list[dict], *, trigger: int = CLEAR_TRIGGER_CHARS) -> list[dict]:
+def micro_compact(messages: list[dict[str, Any]], *, trigger: int = CLEAR_TRIGGER_CHARS) -> list[dict[str, Any]]:
     """The history as sent: old long tool results replaced by a placeholder, in batches (cleared_count).
 
     Pure: the input is not modified, and the same history always gives the

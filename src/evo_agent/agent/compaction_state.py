@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evo_agent.providers.base import ProviderCancelled, ProviderError
 from evo_agent.session import summary_message, text_of
@@ -88,13 +88,13 @@ class CompactionState:
 
     def tool(self) -> Tool:
         """The `compact` tool: it schedules the compaction, which runs once the response's tools are answered."""
-        def schedule(tool_input: dict, ctx: ToolContext) -> ToolResult:
+        def schedule(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
             self.requested = str(tool_input.get("focus") or "")
             return ToolResult(COMPACT_SCHEDULED)
 
         return Tool("compact", COMPACT_DESCRIPTION, COMPACT_SCHEMA, schedule)
 
-    def due(self, history: list[dict], *, mid_turn: bool) -> tuple[str | None, str] | None:
+    def due(self, history: list[dict[str, Any]], *, mid_turn: bool) -> tuple[str | None, str] | None:
         """(focus, trigger) of the compaction to run now, or None; a pending tool request is taken.
 
         Mid-turn, the newest message (tool results the model has not seen yet) does not count
@@ -114,7 +114,7 @@ class CompactionState:
             self.auto_failed = True  # warn once per turn, not before every call
 
 
-def check_compactable(history: list[dict]) -> None:
+def check_compactable(history: list[dict[str, Any]]) -> None:
     """CompactionFailed when there is nothing to summarise: no history, or only the summary of one."""
     if not history:
         raise CompactionFailed("there is nothing to compact yet")
@@ -122,7 +122,7 @@ def check_compactable(history: list[dict]) -> None:
         raise CompactionFailed("there is nothing to compact: the conversation is already one summary")
 
 
-def _summary_text(message: dict) -> str:
+def _summary_text(message: dict[str, Any]) -> str:
     """The summary inside a synthetic summary message (or '' for any other message)."""
     content = text_of(message)
     prefix, suffix = "<previous-conversation-summary>\n", "\n</previous-conversation-summary>"
@@ -131,7 +131,7 @@ def _summary_text(message: dict) -> str:
     return ""
 
 
-def request_summary(provider: Provider, history: list[dict], focus: str | None,
+def request_summary(provider: Provider, history: list[dict[str, Any]], focus: str | None,
                     cancel: threading.Event) -> ModelResponse:
     """The one model call, without tools, that writes the summary; CompactionFailed when it fails."""
     try:
@@ -143,7 +143,7 @@ def request_summary(provider: Provider, history: list[dict], focus: str | None,
         raise CompactionFailed(f"the summary call failed ({exc}); nothing was compacted") from None
 
 
-def summary_of(model_text: str, history: list[dict]) -> str:
+def summary_of(model_text: str, history: list[dict[str, Any]]) -> str:
     """The summary to store, from the model's answer; CompactionFailed when it is empty."""
     model_text = model_text.strip()
     if not model_text:

@@ -18,6 +18,7 @@ import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import FileChange, PlanError, PlanStore, SessionStore, changes_since, plan_updates_since
@@ -32,7 +33,7 @@ def pending_changes(store: SessionStore, session_id: str, turn: int) -> list[Fil
     return [c for c in changes_since(store.sessions_dir, session_id, turn) if c.state() != "unchanged"]
 
 
-def pending_plan_updates(store: SessionStore, session_id: str, turn: int) -> list[dict]:
+def pending_plan_updates(store: SessionStore, session_id: str, turn: int) -> list[dict[str, Any]]:
     """The Session Plan's changes since `turn` of `session_id` (its `plan_update` records), for a rewind to undo."""
     try:
         return plan_updates_since(store.sessions_dir, session_id, turn)
@@ -40,7 +41,9 @@ def pending_plan_updates(store: SessionStore, session_id: str, turn: int) -> lis
         return []
 
 
-def restore_plan(project_dir: str | os.PathLike, updates: list[dict], write: Callable[[str], None]) -> None:
+def restore_plan(
+    project_dir: Path | str, updates: list[dict[str, Any]], write: Callable[[str], None]
+) -> None:
     """Put the Session Plan back as it was before `updates` (PlanStore.undo), one line per change."""
     try:
         lines = PlanStore(project_dir).undo(updates)
@@ -52,7 +55,7 @@ def restore_plan(project_dir: str | os.PathLike, updates: list[dict], write: Cal
     write("The Session Plan is back as it was before that turn (evo-agent plan show).")
 
 
-def shown_path(path: str, relative_to: str | os.PathLike | None = None) -> str:
+def shown_path(path: str, relative_to: Path | str | None = None) -> str:
     """`path` for a terminal: relative to `relative_to` (the project) when inside it, controls made visible."""
     if relative_to is not None:
         root = str(relative_to).rstrip(os.sep)
@@ -61,7 +64,7 @@ def shown_path(path: str, relative_to: str | os.PathLike | None = None) -> str:
     return terminal_safe(path, keep_newlines=False)
 
 
-def confinement(project_dir: str | os.PathLike, path: str) -> tuple[Path, str | None, bool]:
+def confinement(project_dir: Path | str, path: str) -> tuple[Path, str | None, bool]:
     """(the real path a restore of `path` would write, why it is not simply inside the project, whether it
     may be written at all): (p, None, True) inside; (p, "outside the project", True) asks; `.evo-agent/`: never."""
     resolved = resolve_in(project_dir, path)
@@ -75,8 +78,8 @@ def confinement(project_dir: str | os.PathLike, path: str) -> tuple[Path, str | 
 
 
 def restore_files(changes: list[FileChange], write: Callable[[str], None],
-                  ask: Callable[[str], bool] | None, *, relative_to: str | os.PathLike | None = None,
-                  project_dir: str | os.PathLike | None = None) -> int:
+                  ask: Callable[[str], bool] | None, *, relative_to: Path | str | None = None,
+                  project_dir: Path | str | None = None) -> int:
     """Restore what can be restored; ask (when `ask` is given) before overwriting a file changed since,
     and before writing anywhere but inside `project_dir` (default `relative_to`; see the module docstring).
 

@@ -40,7 +40,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import one_line
@@ -59,6 +59,9 @@ from evo_agent.tools.shell_readonly import plan_read_only
 from evo_agent.tools.shell_words import protected_dir
 
 from .rules import TOOL_KINDS, Rule
+
+if TYPE_CHECKING:
+    from evo_agent.session import MemoryStore
 
 MODES = ("ask", "accept-edits", "read-only", "bypass")
 DEFAULT_MODE = "ask"
@@ -108,7 +111,7 @@ class Policy:
         self.cli_rules = list(rules or [])          # --allowed-tools: this run only
         self.project_rules = list(project_rules or [])  # .evo-agent/settings.json
         self.session_rules: list[Rule] = []         # "always in this session"
-        self.memory_store: object = None             # the agent's session.MemoryStore: what a memory approval previews
+        self.memory_store: MemoryStore | None = None  # the agent's session.MemoryStore: what a memory approval previews
         # Where the tools run and relative paths point: the start directory (set by the agent), else the
         # project. What is "inside the project" is judged against the project whatever this says.
         self.cwd: Path | None = None
@@ -133,7 +136,7 @@ class Policy:
         return "\n".join(lines)
 
     # ---- the decision
-    def target(self, name: str, tool_input: dict) -> Target:
+    def target(self, name: str, tool_input: dict[str, Any]) -> Target:
         kind = TOOL_KINDS.get(name)
         if kind == "Bash":
             command = tool_input.get("command")
@@ -145,7 +148,7 @@ class Policy:
         rel = relative_posix(self.project_dir, path)
         return Target(kind, path=path, relative=rel, shown=rel if rel is not None else str(path))
 
-    def check(self, name: str, tool_input: dict) -> Verdict:
+    def check(self, name: str, tool_input: dict[str, Any]) -> Verdict:
         if name in INTERNAL_TOOLS:
             return Verdict("allow", "internal tool")
         if name in PLAN_TOOL_NAMES:  # they change only .evo-agent/tasks/: unasked in every mode but read-only
@@ -208,7 +211,7 @@ class Policy:
             return Verdict("allow", f"rule {rule}")
         return Verdict("ask", f"mode {self.mode}", f"the command {why}", suggestion)
 
-    def _check_memory(self, tool_input: dict) -> Verdict:
+    def _check_memory(self, tool_input: dict[str, Any]) -> Verdict:
         """Auto Memory: view runs; a write asks like a file edit (the user's memory even in accept-edits)."""
         command = tool_input.get("command")
         if command == "view":
@@ -288,7 +291,7 @@ MODE_SUMMARY = {
 }
 
 
-def _path_argument(name: str, tool_input: dict) -> str:
+def _path_argument(name: str, tool_input: dict[str, Any]) -> str:
     """The path a file tool will touch: for glob the literal directory its pattern starts from."""
     if name == "glob":
         pattern = str(tool_input.get("pattern") or "")
@@ -332,13 +335,13 @@ class PermissionGate:
     def mode(self) -> str:
         return self.policy.mode
 
-    def decide(self, name: str, tool_input: dict, ask: Asker | None, agent: str = "") -> GateResult:
+    def decide(self, name: str, tool_input: dict[str, Any], ask: Asker | None, agent: str = "") -> GateResult:
         checked = self._checked_path(name, tool_input)  # before any question: what the user approves
         result = self._decide(name, tool_input, ask, agent)
         result.path = checked
         return result
 
-    def _checked_path(self, name: str, tool_input: dict) -> Path | None:
+    def _checked_path(self, name: str, tool_input: dict[str, Any]) -> Path | None:
         if name not in OPENING_TOOLS:
             return None
         try:
@@ -346,7 +349,7 @@ class PermissionGate:
         except (OSError, ValueError):
             return None
 
-    def _decide(self, name: str, tool_input: dict, ask: Asker | None, agent: str) -> GateResult:
+    def _decide(self, name: str, tool_input: dict[str, Any], ask: Asker | None, agent: str) -> GateResult:
         verdict = self.policy.check(name, tool_input)
         if verdict.action != "ask":
             return _settled(verdict)
@@ -387,7 +390,7 @@ class PermissionGate:
             text += " Ask them what to do instead, or take another approach."
         return GateResult(False, "refused", "user: no", text)
 
-    def _cannot_ask(self, name: str, tool_input: dict, verdict: Verdict) -> GateResult:
+    def _cannot_ask(self, name: str, tool_input: dict[str, Any], verdict: Verdict) -> GateResult:
         what = describe_call(self.policy, name, tool_input)
         message = (f"Not run: {what} needs the user's approval because {verdict.reason}, and this session "
                    "cannot ask (print mode). Do the task without it if you can; otherwise tell the user "
@@ -411,7 +414,7 @@ def _settled(verdict: Verdict) -> GateResult:
     return GateResult(False, "refused", verdict.rule, f"Not run: {verdict.reason}.")
 
 
-def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
+def describe_call(policy: Policy, name: str, tool_input: dict[str, Any]) -> str:
     """One line naming the tool and what it will do."""
     if name == MEMORY_TOOL_NAME:
         path = tool_input.get("old_path") if tool_input.get("command") == "rename" else tool_input.get("path")
@@ -427,7 +430,9 @@ def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
     return f"the tool {name}"
 
 
-def build_request(policy: Policy, name: str, tool_input: dict, verdict: Verdict, agent: str) -> ApprovalRequest:
+def build_request(
+    policy: Policy, name: str, tool_input: dict[str, Any], verdict: Verdict, agent: str
+) -> ApprovalRequest:
     if name == MEMORY_TOOL_NAME:
         from evo_agent.session import MemoryStore
         from evo_agent.tools.memory_tool import preview
@@ -451,13 +456,14 @@ def build_request(policy: Policy, name: str, tool_input: dict, verdict: Verdict,
     return ApprovalRequest(name, f"call {name}", detail, agent, rule, verdict.reason)
 
 
-def _edit_diff(name: str, tool_input: dict, target: Target) -> str:
+def _edit_diff(name: str, tool_input: dict[str, Any], target: Target) -> str:
     """The unified diff the call would make (as far as it can be known before running it)."""
     assert target.path is not None
     try:
         old = target.path.read_text(encoding="utf-8", errors="replace") if target.path.is_file() else ""
     except OSError:
         old = ""
+    new: str | None
     if name == "write_file":
         new = str(tool_input.get("content", ""))
     else:
