@@ -39,6 +39,7 @@ from .errors import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms): `--help` loads this module
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import NoReturn
 
     from evo_agent.agent import Agent
     from evo_agent.agent.permissions import PermissionGate
@@ -54,7 +55,7 @@ _EPILOG_WHEN_SHOWN = "\0epilog"  # the top-level epilog, built only when help is
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"evo-agent: {message} (see {self.prog} --help)\n")
 
     def format_help(self) -> str:
@@ -70,7 +71,7 @@ class _ProbeError(Exception):
 
 
 class _Probe(_Parser):
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise _ProbeError(message)
 
 

@@ -21,9 +21,13 @@ from pathlib import Path
 from .errors import CommandError, UsageError
 from .help_text import PROJECT_DIR_HELP
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"mcp: {message}")
 
 

@@ -85,8 +85,12 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
     mode = data.get("permission_mode")
     if mode is not None:
         lines.append(f"    permission mode: {_safe(mode)}")
-    perms = data.get("permissions") if isinstance(data.get("permissions"), dict) else {}
-    allow = perms.get("allow") if isinstance(perms.get("allow"), list) else []
+    perms = data.get("permissions")
+    if not isinstance(perms, dict):
+        perms = {}
+    allow = perms.get("allow")
+    if not isinstance(allow, list):
+        allow = []
     if allow:
         more = f", … ({len(allow)} in all)" if len(allow) > MAX_SHOWN else ""
         shown = ", ".join(_safe(r) for r in allow[:MAX_SHOWN]) + more
@@ -125,7 +129,9 @@ def _describe_servers(data: dict) -> list[str]:
     so an entry with both `url` and `command` shows what runs; every environment value, header and `${VAR}`."""
     from evo_agent.tools.mcp_config import McpConfigError, parse_server, variables_of
 
-    servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict):
+        servers = {}
     lines = [f"    MCP servers: {len(servers)}"]
     for name, spec in servers.items():
         try:

@@ -14,7 +14,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from .ids import _PREFIX_RE
 from .jsonio import decode
@@ -96,7 +96,7 @@ def is_id_prefix(text: object) -> bool:
     return isinstance(text, str) and _PREFIX_RE.match(text) is not None
 
 
-def is_sidechain_path(text: object) -> bool:
+def is_sidechain_path(text: object) -> TypeGuard[str]:
     """Whether a marker's `subagent_path` is a sidechain file name that is safe to open."""
     return isinstance(text, str) and SIDECHAIN_PATH_RE.match(text) is not None
 

@@ -282,6 +282,7 @@ def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore,
                           f"take it on with: evo-agent sessions adopt {view.id}\n")
             out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
         return 0
+    fmt = fmt or "md"  # export: choose_format always gives one, Markdown by default
     if fmt == "jsonl":
         data = export_jsonl(view)
     elif fmt == "html":
