@@ -39,7 +39,7 @@ from .errors import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms): `--help` loads this module
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import NoReturn
+    from typing import Any, NoReturn, TextIO
 
     from evo_agent.agent import Agent
     from evo_agent.agent.permissions import PermissionGate
@@ -387,6 +387,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     subcommand) is built only when it is needed: a plain run reads its arguments with the probe alone.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str]
     if argv[:1] in (["sessions"], ["trust"]):  # a command named first: the probe could only say so (start-up)
         args, extra = argparse.Namespace(prompt=argv[0]), []
     else:
@@ -606,7 +607,7 @@ def _latest_session(launch: _Launch) -> str:
         return row.id
     foreign = [r for r in launch.store.newest(1) if r.foreign]
     planted = (f" (sessions recorded elsewhere are never continued: {foreign[0].id} is "
-               f"{terminal_safe(foreign[0].foreign)}; see evo-agent sessions list)") if foreign else ""
+               f"{terminal_safe(foreign[0].foreign or '')}; see evo-agent sessions list)") if foreign else ""
     raise CommandError(f"no session to continue in {launch.project_dir}{planted}")
 
 
@@ -653,14 +654,14 @@ def _ask(prompt: str) -> str | None:
                 pass
 
 
-def _line_mode(stream) -> list | None:  # noqa: ANN001
+def _line_mode(stream: TextIO) -> list[Any] | None:
     """Canonical mode, echo and CR→NL on a terminal `stream`; its previous attributes (None: not a terminal)."""
     try:
         import termios
 
         fd = stream.fileno()
         saved = termios.tcgetattr(fd)
-        sane = [list(a) if isinstance(a, list) else a for a in saved]
+        sane: list[Any] = [list(a) if isinstance(a, list) else a for a in saved]
         sane[0] |= termios.ICRNL
         sane[3] |= termios.ICANON | termios.ECHO
         termios.tcsetattr(fd, termios.TCSANOW, sane)

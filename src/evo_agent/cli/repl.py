@@ -167,6 +167,7 @@ class Repl:
                     self.console.line(f"> {initial_prompt}")
                 self.turn(initial_prompt)
             while True:
+                line: str | None
                 if self.approvals.set_aside:  # typed while a question was up: the next prompt, now
                     line = self.approvals.set_aside.pop(0)
                     self.console.line(f"> {terminal_safe(line, keep_newlines=False)}")
@@ -266,7 +267,7 @@ class Repl:
             self.console.error(f"cannot compact: {outcome.error}")
         elif outcome.crash is not None:
             self.console.err_line(crash_line(outcome.crash))
-        else:
+        elif outcome.result is not None:
             self.console.line(outcome.result.describe())
 
     def cmd_rename(self, arg: str) -> None:

@@ -45,7 +45,7 @@ class AgentLike(Protocol):
     def run_turn(self, prompt: str, callbacks: TurnCallbacks, cancel: threading.Event) -> None:
         """Run one user turn to completion (called in a worker thread)."""
 
-    def resume(self, session_id: str) -> None:
+    def resume(self, session_id: str, *, allow_foreign: bool = False) -> object:
         """Switch to a resumed copy of `session_id` (a full id or unique prefix).
 
         Afterwards `session_id` names the new session and `messages` the restored history.

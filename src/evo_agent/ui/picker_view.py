@@ -257,6 +257,8 @@ class PickerView:
     def _load_team_in_thread(self) -> None:
         loop = asyncio.get_running_loop()
         team = self.team
+        if team is None:
+            return
 
         def work() -> None:
             try:
@@ -284,6 +286,8 @@ class PickerView:
     def _load_rest_in_thread(self) -> None:
         loop = asyncio.get_running_loop()
         store = self.store
+        if store is None:
+            return
 
         def work() -> None:
             try:
@@ -291,7 +295,10 @@ class PickerView:
             except Exception:  # noqa: BLE001 - the first screen stays; filtering covers what it has
                 rows = None
             try:
-                loop.call_soon_threadsafe(self.rest_loaded if rows is not None else self._rest_failed, rows)
+                if rows is not None:
+                    loop.call_soon_threadsafe(self.rest_loaded, rows)
+                else:
+                    loop.call_soon_threadsafe(self._rest_failed, None)
             except RuntimeError:
                 pass  # the picker (and its loop) ended first
 
