@@ -13,11 +13,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from evo_agent.session import DIR_MODE, MESSAGES_NAME, SessionStore
 
 from .config import SyncConfigError, configured_url, redact_url
+
+if TYPE_CHECKING:
+    from .identity import Identity
 
 
 class SyncCommandError(Exception):
@@ -60,7 +63,7 @@ def store_connection(url: str) -> Iterator:
             conn.close()
 
 
-def _identity(store: SessionStore):  # noqa: ANN202
+def _identity(store: SessionStore) -> Identity:
     from .identity import project_identity
 
     return project_identity(store.project_dir)

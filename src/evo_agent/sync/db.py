@@ -30,6 +30,10 @@ from evo_agent.session import one_line
 from .config import redact_url
 from .schema import SchemaTooNew, SchemaTooOld, check_schema
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from psycopg import Connection
+
 CONNECT_TIMEOUT_S = 5
 IDLE_TIMEOUT_S = 30.0
 STATEMENT_TIMEOUT_MS = 120_000
@@ -104,7 +108,7 @@ def tls_hint(url: str, text: str) -> str:
             "?sslmode=require skips the check)")
 
 
-def connect(url: str, *, check: bool = True):  # noqa: ANN201 - a psycopg Connection
+def connect(url: str, *, check: bool = True) -> Connection:
     """An autocommit connection to a store whose schema this client speaks; StoreUnavailable otherwise.
 
     Clients run no DDL (`check` reads one row); `evo-agent sync migrate` connects with check=False.
