@@ -94,7 +94,7 @@ def run_grep(tool_input: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(text)
 
 
-def _escapes(file, root, ctx: ToolContext) -> bool:  # noqa: ANN001
+def _escapes(file: Path, root: Path, ctx: ToolContext) -> bool:
     target = real(file)
     return not inside_project(ctx.project_dir, target) and not is_within(target, real(root))
 

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 from evo_agent.session import PROJECT_DIR_NAME, git_dir_of
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pathspec
 
 ALWAYS_SKIPPED = frozenset({".git", PROJECT_DIR_NAME})
@@ -105,7 +107,7 @@ class IgnoreRules:
         return False
 
 
-def walk(base: Path, rules: IgnoreRules | None):  # noqa: ANN201 - an os.walk-shaped iterator
+def walk(base: Path, rules: IgnoreRules | None) -> Iterator[tuple[str, list[str], list[str]]]:
     """os.walk of `base` in name order without ALWAYS_SKIPPED and, given `rules`, without what they ignore.
 
     Yields (dirpath, dirnames, filenames) like os.walk; a caller may still prune `dirnames`.

@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from ._common import error
 from .base import Tool, ToolContext, ToolResult
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from .mcp_client import McpManager
+
 PREFIX = "mcp__"
 MAX_NAME = 64
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -209,7 +213,7 @@ def result_of(result: dict) -> ToolResult:
     return ToolResult(text, is_error=result.get("isError") is True, blocks=images or None)
 
 
-def mcp_tool(definition: McpToolDef, manager) -> Tool:  # noqa: ANN001 - a tools.mcp_client.McpManager or None
+def mcp_tool(definition: McpToolDef, manager: McpManager | None) -> Tool:
     """The Tool that calls `definition` on its server through `manager` (None: no server is configured now)."""
 
     def run(tool_input: dict, ctx: ToolContext) -> ToolResult:
