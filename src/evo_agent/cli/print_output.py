@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, TextIO
 
 from evo_agent.safe_text import terminal_safe
 
@@ -138,7 +138,7 @@ class PrintOutput:
         self.console.write(_line(result_event(self.agent, text=text, subtype=subtype, started=self.started)) + "\n")
 
 
-def _isatty(stream) -> bool:  # noqa: ANN001
+def _isatty(stream: TextIO) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):

@@ -31,6 +31,10 @@ from evo_agent.session import (
 
 from .errors import EXIT_BROKEN_PIPE, EXIT_OK, CommandError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import TextIO
+
 MAX_SHOWN = 12  # rules or servers listed per file; the rest are counted
 
 
@@ -244,7 +248,7 @@ def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], st
 # ---------------------------------------------------------------- evo-agent trust
 
 
-def run_trust(args: argparse.Namespace, project_dir: Path, out=None) -> int:  # noqa: ANN001 - a text stream
+def run_trust(args: argparse.Namespace, project_dir: Path, out: TextIO | None = None) -> int:
     """`evo-agent trust [--revoke | --status]` for `project_dir`."""
     try:
         return _run_trust(args, project_dir, out or sys.stdout)
@@ -255,7 +259,7 @@ def run_trust(args: argparse.Namespace, project_dir: Path, out=None) -> int:  # 
         return EXIT_BROKEN_PIPE
 
 
-def _run_trust(args: argparse.Namespace, project_dir: Path, out) -> int:  # noqa: ANN001
+def _run_trust(args: argparse.Namespace, project_dir: Path, out: TextIO) -> int:
     status = workspace_trust(project_dir)
     where = _safe(status.project)
     try:
@@ -284,7 +288,7 @@ def _run_trust(args: argparse.Namespace, project_dir: Path, out) -> int:  # noqa
     return EXIT_OK
 
 
-def _status(status: WorkspaceTrust, out) -> None:  # noqa: ANN001
+def _status(status: WorkspaceTrust, out: TextIO) -> None:
     state = ("trusted" if status.trusted else "declined (its settings are ignored)" if status.answer == "declined"
              else "changed since you answered: not trusted until you answer again" if status.changed
              else "not trusted")

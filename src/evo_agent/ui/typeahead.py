@@ -14,10 +14,14 @@ import atexit
 import sys
 from collections.abc import Callable
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import TextIO
+
 __all__ = ["hold_keys"]
 
 
-def hold_keys(stream=None) -> Callable[[], None] | None:  # noqa: ANN001 - a file object with fileno()
+def hold_keys(stream: TextIO | None = None) -> Callable[[], None] | None:
     """Switch the terminal on `stream` (stdin) to no-echo, non-canonical input; None if it is no terminal."""
     try:
         import termios
