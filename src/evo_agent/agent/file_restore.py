@@ -148,7 +148,7 @@ def restore_opened(change: FileChange) -> None:
         return
     if change.backup is None:
         raise OSError(0, change.not_kept or "no backup")
-    data = _backup_bytes(change)
+    data = _backup_bytes(change.backup)
     dir_fd = open_dir(parent, create=True)
     tmp = f".{name}.evo-restore-{os.urandom(3).hex()}"
     try:
@@ -168,10 +168,10 @@ def restore_opened(change: FileChange) -> None:
         os.close(dir_fd)
 
 
-def _backup_bytes(change: FileChange) -> bytes:
+def _backup_bytes(backup: Path) -> bytes:
     import stat
 
-    fd = os.open(change.backup, os.O_RDONLY | os.O_NOFOLLOW)  # type: ignore[arg-type]
+    fd = os.open(backup, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise OSError(0, "the backup is not a regular file")

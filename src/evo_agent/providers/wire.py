@@ -53,14 +53,14 @@ class Connection:
     def _target(self) -> tuple[str, int]:
         return (self.tunnel[0], self.tunnel[1]) if self.tunnel else (self.host, self.port)
 
-    def connect(self) -> None:
+    def connect(self) -> socket.socket:
         # An ASCII host name goes to getaddrinfo as bytes: a str would load the idna codec (~2 ms) first.
         host: str | bytes = self.host.encode("ascii") if self.host.isascii() else self.host
         sock = socket.create_connection((host, self.port), self.timeout)  # type: ignore[arg-type]  # getaddrinfo takes bytes
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self.tunnel is not None:
-                self._open_tunnel(sock)
+                self._open_tunnel(sock, *self.tunnel)
             if self.tls is not None:
                 sock = self.tls.wrap_socket(sock, server_hostname=self._target[0])
         except BaseException:
@@ -68,9 +68,9 @@ class Connection:
             raise
         self.sock = sock
         self._fp = sock.makefile("rb")
+        return sock
 
-    def _open_tunnel(self, sock: socket.socket) -> None:
-        host, port, headers = self.tunnel  # type: ignore[misc]
+    def _open_tunnel(self, sock: socket.socket, host: str, port: int, headers: dict[str, str]) -> None:
         authority = _host_header(host, port, -1)
         lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}", *(f"{k}: {v}" for k, v in headers.items())]
         sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
@@ -84,16 +84,15 @@ class Connection:
             raise OSError(f"Tunnel connection failed: {status} {reason}".strip())
 
     def request(self, method: str, target: str, body: bytes, headers: dict[str, str]) -> None:
-        if self.sock is None:
-            self.connect()
+        sock = self.sock if self.sock is not None else self.connect()
         lines = [f"{method} {target} HTTP/1.1"]
         if not any(k.lower() == "host" for k in headers):
             lines.append(f"Host: {self._authority(target)}")
         lines += [f"{k}: {v}" for k, v in headers.items()]
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        self.sock.sendall(head + body if len(body) < 65536 else head)  # type: ignore[union-attr]
+        sock.sendall(head + body if len(body) < 65536 else head)
         if len(body) >= 65536:
-            self.sock.sendall(body)  # type: ignore[union-attr]
+            sock.sendall(body)
 
     def _authority(self, target: str) -> str:
         """The Host header: the URL's own for an absolute target (plain HTTP through a proxy), else ours."""

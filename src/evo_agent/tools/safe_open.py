@@ -72,7 +72,7 @@ def _openat2(dir_fd: int, relative: str, flags: int) -> int | None:
         _openat2_state["how"] = OpenHow
         _openat2_state["libc"] = ctypes.CDLL(None, use_errno=True)
     libc: Any = _openat2_state["libc"]
-    how = _openat2_state["how"](flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)  # type: ignore[operator]
+    how = _openat2_state["how"](flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)  # type: ignore[operator]  # OpenHow
     fd = libc.syscall(syscall_number, dir_fd, os.fsencode(relative), ctypes.byref(how), ctypes.sizeof(how))
     if fd >= 0:
         _openat2_state["usable"] = True
