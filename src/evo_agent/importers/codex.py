@@ -21,9 +21,10 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from .claude_code import _Builder
-from .model import Compaction, ImportedSession
+from .model import Compaction, Event, ImportedSession, Message
 
 AGENT = "codex"
 TOOL_NAMES = {"exec_command": "bash", "shell": "bash", "shell_command": "bash", "local_shell": "bash"}
@@ -36,7 +37,7 @@ def codex_home() -> Path:
     return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
 
-def _meta(path: Path) -> dict:
+def _meta(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as f:
             for _, raw in zip(range(20), f):
@@ -46,7 +47,8 @@ def _meta(path: Path) -> dict:
                     continue
                 if (isinstance(line, dict) and line.get("type") == "session_meta"
                         and isinstance(line.get("payload"), dict)):
-                    return line["payload"]
+                    payload: dict[str, Any] = line["payload"]
+                    return payload
     except OSError:
         pass
     return {}
@@ -81,7 +83,7 @@ def _texts(content: object) -> list[str]:
     return [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
 
 
-def _tool_use(item: dict) -> dict:
+def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
     name = item.get("name")
     if not isinstance(name, str):
         name = "tool"
@@ -100,7 +102,7 @@ def _tool_use(item: dict) -> dict:
             "input": tool_input}
 
 
-def _add_item(builder: _Builder, item: dict, stamp: str | None, imported: ImportedSession) -> None:
+def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, imported: ImportedSession) -> None:
     itype = item.get("type")
     if itype == "message":
         role = item.get("role")
@@ -163,7 +165,7 @@ class _Tokens:
         self.given_input = 0
         self.given_output = 0
 
-    def add(self, messages: list, input_tokens: int, output_tokens: int) -> None:
+    def add(self, messages: list[Any], input_tokens: int, output_tokens: int) -> None:
         last = next((m for m in reversed(messages) if m.message["role"] == "assistant"), None)
         if last is None:
             return
@@ -172,7 +174,7 @@ class _Tokens:
         self.given_input += input_tokens
         self.given_output += output_tokens
 
-    def catch_up(self, messages: list, info: object) -> None:
+    def catch_up(self, messages: list[Any], info: object) -> None:
         total = info.get("total_token_usage") if isinstance(info, dict) else None
         if not isinstance(total, dict):
             return
@@ -193,18 +195,19 @@ def _first_model(path: Path, look: int = 400) -> str | None:
                 payload = line.get("payload") if isinstance(line, dict) else None
                 if (line.get("type") == "turn_context" and isinstance(payload, dict)
                         and isinstance(payload.get("model"), str)):
-                    return payload["model"]
+                    model: str = payload["model"]
+                    return model
     except OSError:
         pass
     return None
 
 
-def _events(path: Path, imported: ImportedSession) -> Iterator:
+def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
     builder = _Builder()
     tokens = _Tokens()
     # Finished messages wait here until the next response starts: a `token_count` for a response
     # comes after its tool outputs, when the assistant message is already finished.
-    held: list = []
+    held: list[Any] = []
     with open(path, "rb") as f:
         for raw in f:
             if not raw.strip():
@@ -246,7 +249,7 @@ def _events(path: Path, imported: ImportedSession) -> Iterator:
     yield from _release(held, builder.finished(everything=True))
 
 
-def _release(held: list, more: list) -> Iterator:
+def _release(held: list[Message], more: list[Message]) -> Iterator[Message]:
     """The held messages and `more`, those with content, in order; `held` is emptied."""
     out = held + more
     held.clear()

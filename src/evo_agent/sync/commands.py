@@ -20,6 +20,8 @@ from evo_agent.session import DIR_MODE, MESSAGES_NAME, SessionStore
 from .config import SyncConfigError, configured_url, redact_url
 
 if TYPE_CHECKING:
+    from psycopg import Connection
+
     from .identity import Identity
 
 
@@ -46,7 +48,7 @@ def optional_url() -> str | None:
 
 
 @contextlib.contextmanager
-def store_connection(url: str) -> Iterator:
+def store_connection(url: str) -> Iterator[Connection]:
     """One connection for one command; every driver failure becomes one line."""
     from .db import StoreUnavailable, connect, driver_errors, error_gist
 
@@ -321,7 +323,7 @@ def migrate(out: TextIO, *, ahead: int) -> int:
 
     url = require_url()
     with store_connection_unchecked(url) as conn:
-        before = conn.execute("SELECT to_regclass('evo_agent_schema') IS NOT NULL").fetchone()[0]
+        before = conn.execute("SELECT to_regclass('evo_agent_schema') IS NOT NULL").fetchone()[0]  # type: ignore[index]  # one row
         try:
             version = run(conn, ahead=ahead, say=lambda line: out.write(f"  {line}\n"))
         except (SchemaTooNew, SchemaTooOld) as exc:
@@ -348,7 +350,7 @@ def index(out: TextIO, *, budget_s: float) -> int:
 
 
 @contextlib.contextmanager
-def store_connection_unchecked(url: str) -> Iterator:
+def store_connection_unchecked(url: str) -> Iterator[Connection]:
     """A connection that does not check the schema version (for migrate, which sets it)."""
     from .db import StoreUnavailable, connect
 

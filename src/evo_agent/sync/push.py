@@ -34,6 +34,7 @@ import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evo_agent.session import (
     FILE_MODE,
@@ -268,7 +269,7 @@ def _upsert_session(
          Jsonb(meta_json) if meta_json is not None else None))
 
 
-def _meta_json(session_dir: Path, messages_size: int) -> dict | None:
+def _meta_json(session_dir: Path, messages_size: int) -> dict[str, Any] | None:
     """meta.json as it is, when it describes no more of the transcript than this push can send."""
     try:
         data = json.loads((session_dir / META_NAME).read_bytes())

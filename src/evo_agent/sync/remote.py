@@ -34,8 +34,10 @@ import json
 import os
 import secrets
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import (
@@ -80,7 +82,7 @@ class RemoteSession:
             return self.author
         return f"{self.user}@{self.host}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "user": self.user, "host": self.host, "git_branch": self.branch,
                 "created_ms": self.created_ms, "updated_ms": self.updated_ms, "message_count": self.message_count,
                 "first_prompt": self.first_prompt, "name": self.name, "subdir": self.subdir,
@@ -103,7 +105,7 @@ def store_trust(conn: Connection) -> StoreTrust:
     return StoreTrust(str(row[0]), bool(row[1]))  # type: ignore[index]  # no FROM: always one row
 
 
-def _sessions(conn: Connection, rows) -> list[RemoteSession]:
+def _sessions(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> list[RemoteSession]:
     """Rows as RemoteSessions; rows whose id is not a session id (written by hand, by a hostile client) are dropped."""
     trust = store_trust(conn) if rows else None
     out = []
@@ -120,7 +122,7 @@ def list_remote(conn: Connection, identity: Identity, *, user: str | None = None
                 limit: int | None = None) -> list[RemoteSession]:
     """This project's sessions in the store (everyone's), most recently updated first."""
     sql = f"SELECT {_COLUMNS} FROM evo_agent_sessions WHERE repo = %s AND subdir = %s"
-    params: list = [identity.repo, identity.subdir]
+    params: list[Any] = [identity.repo, identity.subdir]
     if user:
         sql += " AND (author = %s OR user_name = %s OR user_name || '@' || host = %s)"
         params += [user, user, user]

@@ -63,6 +63,8 @@ from evo_agent.session import MESSAGES_NAME
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from psycopg import Connection
 
 SCHEMA_VERSION = 5
@@ -429,7 +431,8 @@ def check_schema(conn: Connection) -> int:
     return current
 
 
-def migrate(conn: Connection, *, ahead: int = PARTITIONS_AHEAD, say=lambda line: None) -> int:
+def migrate(conn: Connection, *, ahead: int = PARTITIONS_AHEAD,
+            say: Callable[[str], object] = lambda line: None) -> int:
     """Create or migrate the store to SCHEMA_VERSION and create chunk partitions ahead; the version it is at.
 
     `conn` is an autocommit connection of the tables' owner (or of a role that may create them). The
@@ -467,7 +470,7 @@ def migrate(conn: Connection, *, ahead: int = PARTITIONS_AHEAD, say=lambda line:
     return SCHEMA_VERSION
 
 
-def _build_indexes(conn: Connection, say) -> None:
+def _build_indexes(conn: Connection, say: Callable[[str], object]) -> None:
     """The CONCURRENTLY-built indexes, each outside a transaction; an invalid leftover is dropped and rebuilt."""
     btree_gin = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'btree_gin'").fetchone() is not None
     for name, statement in V5_CONCURRENT:
@@ -494,7 +497,8 @@ def partition_bounds(year: int, month: int) -> tuple[str, str]:
     return f"{lo:013d}", f"{hi:013d}"
 
 
-def ensure_partitions(conn: Connection, ahead: int = PARTITIONS_AHEAD, say=lambda line: None) -> list[str]:
+def ensure_partitions(conn: Connection, ahead: int = PARTITIONS_AHEAD,
+                      say: Callable[[str], object] = lambda line: None) -> list[str]:
     """Month partitions of evo_agent_chunks from the oldest session's month to `ahead` months from now.
 
     A month whose rows already sit in the default partition (migrate was not run for a while) is left
