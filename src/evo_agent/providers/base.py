@@ -31,7 +31,7 @@ class ModelResponse:
     it; None when the API said nothing); `cut_short` is what a front end tells the user about.
     """
 
-    message: dict  # {"role": "assistant", "content": [block, ...]}
+    message: dict[str, Any]  # {"role": "assistant", "content": [block, ...]}
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int | None = None
@@ -89,8 +89,8 @@ class Provider(Protocol):
         self,
         *,
         system: str,
-        messages: list[dict],
-        tools: list[dict],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
         max_tokens: int = 8192,
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,

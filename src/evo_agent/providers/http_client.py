@@ -129,7 +129,7 @@ def retry_delay(headers: dict[str, str], attempt: int) -> float:
             value = _seconds_until_http_date(raw) if name == "retry-after" else None
         if value is not None and 0 <= value <= MAX_RETRY_AFTER:
             return value
-    backoff = min(0.5 * 2 ** (attempt - 2), MAX_BACKOFF)
+    backoff: float = min(0.5 * 2 ** (attempt - 2), MAX_BACKOFF)
     return backoff * (1 - 0.25 * random.random())
 
 
@@ -169,7 +169,7 @@ def _proxy_for(scheme: str, host: str) -> str | None:
 class Response:
     """A response being read: `json()`, `lines()` or `events()`; `close()` works from any thread."""
 
-    def __init__(self, client: Client, key: tuple, conn: Connection,
+    def __init__(self, client: Client, key: tuple[Any, ...], conn: Connection,
                  raw: WireResponse) -> None:
         self._client, self._key, self._conn, self._raw = client, key, conn, raw
         self.status = raw.status
@@ -280,7 +280,7 @@ class Client:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self.max_retries = max(0, max_retries)
         self.headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **(headers or {})}
-        self._idle: dict[tuple, list[Connection]] = {}
+        self._idle: dict[tuple[Any, ...], list[Connection]] = {}
         self._lock = threading.Lock()
         self._tls_context: Any = None
 
@@ -315,12 +315,12 @@ class Client:
             return Connection(self.host, self.port, timeout=connect_timeout, tls=self._context()), False
         return Connection(self.host, self.port, timeout=connect_timeout), False
 
-    def _take_idle(self, key: tuple) -> Connection | None:
+    def _take_idle(self, key: tuple[Any, ...]) -> Connection | None:
         with self._lock:
             pool = self._idle.get(key)
             return pool.pop() if pool else None
 
-    def _put_idle(self, key: tuple, conn: Connection) -> None:
+    def _put_idle(self, key: tuple[Any, ...], conn: Connection) -> None:
         with self._lock:
             pool = self._idle.setdefault(key, [])
             if len(pool) < 4:
@@ -387,7 +387,7 @@ class Client:
         except _StaleConnection as exc:
             raise StreamBroken(str(exc.__cause__ or "the server closed the connection")) from exc
 
-    def _exchange(self, conn: Connection, absolute: bool, key: tuple, path: str, body: bytes,
+    def _exchange(self, conn: Connection, absolute: bool, key: tuple[Any, ...], path: str, body: bytes,
                   headers: dict[str, str], *, fresh: bool = False) -> Response:
         target = self.base_path + path
         if absolute:
@@ -443,7 +443,7 @@ def _parse_body(data: bytes) -> Any:
         return text
 
 
-def encode_json(body: dict) -> bytes:
+def encode_json(body: dict[str, Any]) -> bytes:
     """The request body as compact UTF-8 JSON (orjson when it can: a large history encodes ~10× faster)."""
     try:
         import orjson

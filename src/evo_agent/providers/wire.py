@@ -19,7 +19,7 @@ closed the connection before answering, as a kept-alive one may.
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import IO, Any
 
 MAX_LINE = 65536  # a status or header line longer than this is not HTTP we expect
 MAX_HEADERS = 200
@@ -130,7 +130,7 @@ def read_response(fp: Any) -> Response:
 
 
 def _readline(fp: Any) -> bytes:
-    line = fp.readline(MAX_LINE + 1)
+    line: bytes = fp.readline(MAX_LINE + 1)
     if len(line) > MAX_LINE:
         raise ProtocolError("a header line is too long")
     return line
@@ -171,7 +171,7 @@ class Response:
     """The answer being read; its body is framed by chunked coding, Content-Length or the connection's end."""
 
     def __init__(self, fp: Any, version: str, status: int, reason: str, headers: list[tuple[str, str]]) -> None:
-        self._fp = fp
+        self._fp: IO[bytes] = fp  # the socket's buffered reader
         self.status, self.reason = status, reason
         self._headers = headers
         lowered = {k.lower(): v for k, v in headers}

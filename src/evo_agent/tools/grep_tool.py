@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ._common import display_path, error, guarded, is_binary_file, resolve_path
 from .base import Tool, ToolContext, ToolResult
@@ -33,7 +34,7 @@ def _files(root: Path, rules: IgnoreRules | None) -> Iterator[Path]:
 
 
 @guarded("grep")
-def run_grep(tool_input: dict, ctx: ToolContext) -> ToolResult:
+def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     pattern = tool_input.get("pattern")
     if not isinstance(pattern, str) or pattern == "":
         return error("pattern must be a non-empty string")

@@ -119,7 +119,7 @@ class ServerStatus:
     transport: str
     state: str = "not started"   # not started | starting | connected | failed | stopped
     detail: str = ""             # why it failed, in one line
-    tools: list[dict] = field(default_factory=list)  # the server's tools as it listed them (MCP shape)
+    tools: list[dict[str, Any]] = field(default_factory=list)  # the server's tools as it listed them (MCP shape)
     read_only_trusted: bool = False
 
 
@@ -131,7 +131,7 @@ class _Server:
                                    read_only_trusted=config.trust_read_only)
         self.session: ClientSession | None = None
         self.stop: asyncio.Event | None = None
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task[None] | None = None
         self.settled = threading.Event()  # connected or failed: start() waits on these
         self.stderr: IO[bytes] | None = None
         self.proc = None  # a stdio server's process, spawned before the SDK is imported (mcp_stdio.py)
@@ -341,8 +341,8 @@ class McpManager:
         return session
 
     # ---- calling
-    def call(self, name: str, tool: str, arguments: dict, *, cancel: threading.Event | None = None,
-             timeout: float | None = None) -> dict:
+    def call(self, name: str, tool: str, arguments: dict[str, Any], *, cancel: threading.Event | None = None,
+             timeout: float | None = None) -> dict[str, Any]:
         """The server's CallToolResult in its wire shape (`content`, `isError`, …); McpCallError otherwise."""
         server = self._servers.get(name)
         if server is None:
@@ -354,7 +354,8 @@ class McpManager:
             raise McpCallError(f"the MCP server {name!r} is not connected ({state}); the user can reconnect it "
                                "with /mcp")
         limit = self.call_timeout if timeout is None else timeout
-        future: Future = asyncio.run_coroutine_threadsafe(self._call(server, tool, arguments), _Loop.get())
+        call = self._call(server, tool, arguments)
+        future: Future[dict[str, Any]] = asyncio.run_coroutine_threadsafe(call, _Loop.get())
         deadline = time.monotonic() + limit
         while True:
             try:
@@ -369,7 +370,7 @@ class McpManager:
                 raise McpCallError(f"the MCP server {name!r} did not answer within {limit:g} s "
                                    "(EVO_AGENT_MCP_TOOL_TIMEOUT)")
 
-    async def _call(self, server: _Server, tool: str, arguments: dict) -> dict:
+    async def _call(self, server: _Server, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         from mcp.shared.exceptions import MCPError
         from mcp.types import CONNECTION_CLOSED
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ._common import error
 from .base import Tool, ToolContext, ToolResult
@@ -64,17 +65,17 @@ class McpToolDef:
 
     name: str          # mcp__server__tool, as the model calls it
     description: str
-    input_schema: dict
+    input_schema: dict[str, Any]
     server: str        # the server's configured name
     tool: str          # the tool's own name on the server
     read_only: bool = False  # the server annotates it readOnlyHint
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema,
                 "server": self.server, "tool": self.tool, "read_only": self.read_only}
 
     @classmethod
-    def from_json(cls, data: dict) -> McpToolDef | None:
+    def from_json(cls, data: dict[str, Any]) -> McpToolDef | None:
         """A kept definition (a resumed session's mcp_tools.json); None unless its name is the one its
         (server, tool) gives: rules and approvals judge the name, so `mcp__github__get_issue` must never
         call `delete_repo`. Its read-only mark is not kept: it comes from the live server's listing."""
@@ -89,7 +90,7 @@ class McpToolDef:
         return cls(name, str(data.get("description") or ""), schema, server, tool)
 
 
-def defs_of_server(server: str, tools: list[dict]) -> list[McpToolDef]:
+def defs_of_server(server: str, tools: list[dict[str, Any]]) -> list[McpToolDef]:
     """The definitions of a server's listed tools (MCP wire shape), in its order; duplicates after cleaning dropped."""
     out, seen = [], set()
     for tool in tools:
@@ -114,7 +115,7 @@ def defs_of_server(server: str, tools: list[dict]) -> list[McpToolDef]:
     return out
 
 
-def read_only_listed(tools: list[dict]) -> set[str]:
+def read_only_listed(tools: list[dict[str, Any]]) -> set[str]:
     """The tools a server's listing (MCP wire shape) annotates readOnlyHint, by their own names."""
     out = set()
     for tool in tools:
@@ -145,7 +146,7 @@ def _short(text: str) -> str:
     return terminal_safe(text[:60], keep_newlines=False)
 
 
-def _image_block(data: str, mime: str, kept: int) -> tuple[dict | None, str]:
+def _image_block(data: str, mime: str, kept: int) -> tuple[dict[str, Any] | None, str]:
     """An image block the API will accept, or None and why not.
 
     A block the API refuses, once in the history, makes every later request of the session (and of its
@@ -170,12 +171,12 @@ def _image_block(data: str, mime: str, kept: int) -> tuple[dict | None, str]:
     return {"type": "image", "source": {"type": "base64", "media_type": sniffed, "data": data}}, ""
 
 
-def result_of(result: dict) -> ToolResult:
+def result_of(result: dict[str, Any]) -> ToolResult:
     """An MCP CallToolResult (wire shape) as a ToolResult: text, image blocks, isError."""
     from .bash import _OutputCapture
 
     texts: list[str] = []
-    images: list[dict] = []
+    images: list[dict[str, Any]] = []
     content = result.get("content")
     if not isinstance(content, list):
         content = []
@@ -216,7 +217,7 @@ def result_of(result: dict) -> ToolResult:
 def mcp_tool(definition: McpToolDef, manager: McpManager | None) -> Tool:
     """The Tool that calls `definition` on its server through `manager` (None: no server is configured now)."""
 
-    def run(tool_input: dict, ctx: ToolContext) -> ToolResult:
+    def run(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if manager is None or definition.server not in manager.names:
             return error(f"the MCP server {definition.server!r} of {definition.name} is not configured any more "
                          "(it was when this session started); nothing was run")

@@ -13,7 +13,7 @@ shows is the planned change's diff (`preview`). The tool knows nothing of the ag
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from evo_agent.session import MEMORY_COMMANDS, MemoryChange, MemoryRefused, MemoryStore
 
@@ -24,7 +24,7 @@ MEMORY_TOOL_NAME = "memory"
 _PATH = {"type": "string", "description": "A path under /memories/project/ (this project's memory, shared with the "
                                           "team) or /memories/user/ (the user's own, every project)."}
 
-SCHEMA: dict = {
+SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "command": {"type": "string", "enum": list(MEMORY_COMMANDS)},
@@ -65,7 +65,7 @@ class MemoryHooks(Protocol):
         """A change landed on disk: record it (`memory_write`)."""
 
 
-def plan_write(store: MemoryStore, tool_input: dict) -> MemoryChange | None:
+def plan_write(store: MemoryStore, tool_input: dict[str, Any]) -> MemoryChange | None:
     """The change a write call would make (None for view); MemoryRefused when it cannot be made."""
     command = tool_input.get("command")
     if command == "view":
@@ -73,7 +73,7 @@ def plan_write(store: MemoryStore, tool_input: dict) -> MemoryChange | None:
     return store.plan(str(command), tool_input)
 
 
-def preview(store: MemoryStore, tool_input: dict) -> tuple[str, str]:
+def preview(store: MemoryStore, tool_input: dict[str, Any]) -> tuple[str, str]:
     """(one line saying what the call does, the diff it would make): what an approval shows."""
     command = str(tool_input.get("command"))
     try:
@@ -89,7 +89,7 @@ def preview(store: MemoryStore, tool_input: dict) -> tuple[str, str]:
 def make_memory_tool(hooks: MemoryHooks) -> Tool:
     """The tool over `hooks`; a refusal is an `is_error` result of one line (or a few), never an exception."""
 
-    def run(tool_input: dict, ctx: ToolContext) -> ToolResult:
+    def run(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = tool_input.get("command")
         try:
             if command == "view":
@@ -109,7 +109,7 @@ def make_memory_tool(hooks: MemoryHooks) -> Tool:
             note += " It is past its bound: consolidate (merge related topic files, delete stale ones)."
         return ToolResult(result + note)
 
-    def precheck(tool_input: dict, ctx: ToolContext) -> ToolResult | None:
+    def precheck(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult | None:
         """A call that cannot succeed fails before anyone is asked (nothing is written, nothing asked)."""
         if tool_input.get("command") not in MEMORY_COMMANDS:
             return ToolResult(f"command must be one of {', '.join(MEMORY_COMMANDS)}", is_error=True)

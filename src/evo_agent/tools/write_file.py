@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import Any
 
 from ._common import error, guarded, open_checked, open_failure, resolve_path, writable_target
 from .base import Tool, ToolContext, ToolResult
 
 
 @guarded("write_file")
-def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
+def run_write_file(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path_arg = tool_input.get("path")
     content = tool_input.get("content")
     if not isinstance(path_arg, str) or not path_arg:
