@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
     from evo_agent.agent import Agent
     from evo_agent.agent.permissions import PermissionGate
-    from evo_agent.session import LiveSessionStore
+    from evo_agent.providers import Provider
+    from evo_agent.session import LiveSessionStore, ResumedSession
     from evo_agent.tools.sandbox import Sandbox
 
     from .runtime import Console
@@ -686,7 +687,8 @@ def _open_session(launch: _Launch, source: _Source) -> Agent:
     from evo_agent.agent.instructions import Instructions, begin_instructions, start_dir_of
     from evo_agent.safe_text import terminal_safe
 
-    resumed, oversized = _restore(launch, source, provider) if source.id is not None else (None, False)
+    resumed, oversized = (_restore(launch, source.id, source.foreign_ok, provider) if source.id is not None
+                          else (None, False))
     if resumed is not None:
         recorder, history, compact_count = resumed.recorder, resumed.loaded.messages, resumed.loaded.compact_count
         # The source's instructions and start directory, as its model was given them (SPEC §11), not the files'.
@@ -763,9 +765,10 @@ def mcp_servers(project_dir: Path, trusted: bool, say):  # noqa: ANN001, ANN201 
     return McpManager(ready, project_dir)
 
 
-def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN202 - (ResumedSession, oversized)
-    """The new session resumed from `source`, staged until its history is written: a copy, or (over the
-    compaction threshold) a summary, which `settle_restored` writes once the agent exists."""
+def _restore(launch: _Launch, source_id: str, foreign_ok: bool, provider: Provider) -> tuple[ResumedSession, bool]:
+    """The new session resumed from `source_id`, staged until its history is written: a copy, or (over the
+    compaction threshold) a summary, which `settle_restored` writes once the agent exists; and whether the
+    history is over that threshold."""
     from evo_agent.agent import default_compact_threshold
     from evo_agent.agent.callbacks import resumed_line
     from evo_agent.agent.compaction import restored_oversized, resume_window
@@ -774,10 +777,10 @@ def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN20
     from .trust import live_note
 
     args, store, console = launch.args, launch.store, launch.console
-    note = live_note(store, source.id)
+    note = live_note(store, source_id)
     # An oversized history is held only as far as its summary needs (its head and tail: the window).
-    resumed = store.resume(source.id, model=provider.model, provider=provider.name, before_turn=args.at, copy=False,
-                           allow_foreign=source.foreign_ok, window=resume_window(default_compact_threshold()))
+    resumed = store.resume(source_id, model=provider.model, provider=provider.name, before_turn=args.at, copy=False,
+                           allow_foreign=foreign_ok, window=resume_window(default_compact_threshold()))
     if note:
         console.err_line(note)
     loaded = resumed.loaded
@@ -789,17 +792,17 @@ def _restore(launch: _Launch, source: _Source, provider):  # noqa: ANN001, ANN20
 
         ask = None if launch.print_mode or not launch.stdin_tty else (
             lambda q: (input(q).strip().lower() in ("y", "yes")))
-        restore_files(pending_changes(store, source.id, args.at), launch.notify, ask, project_dir=launch.project_dir)
+        restore_files(pending_changes(store, source_id, args.at), launch.notify, ask, project_dir=launch.project_dir)
         from evo_agent.agent.file_restore import pending_plan_updates, restore_plan
 
-        updates = pending_plan_updates(store, source.id, args.at)
+        updates = pending_plan_updates(store, source_id, args.at)
         if updates:
             restore_plan(launch.project_dir, updates, launch.notify)
     if not launch.print_mode and not launch.app:  # the REPL shows the restored conversation first
         shown = loaded.messages[loaded.gap_at:] if loaded.windowed else loaded.messages  # oversized: from its gap on
         console.write(restored_view(shown, tty=launch.stdin_tty and _isatty(sys.stdout)))
     if not launch.app:  # the app shows the restored conversation, then this line
-        launch.notify(resumed_line(source.id, loaded.restored_count, resumed.recorder.session_id))
+        launch.notify(resumed_line(source_id, loaded.restored_count, resumed.recorder.session_id))
     if loaded.warning:
         console.err_line(loaded.warning)
     return resumed, oversized

@@ -345,7 +345,7 @@ class AgentApp:
             chars = int(getattr(a, "context_chars", 0) or 0)
             parts = [str(getattr(a, "model", "?")), f"{int(getattr(a, 'total_tokens', 0) or 0):,} tokens",
                      f"context {100 * chars // threshold}%" if threshold else "", cost_part(a),
-                     f"mode {a.permission_mode}" if getattr(a, "permission_mode", None) else "",
+                     f"mode {mode}" if (mode := getattr(a, "permission_mode", None)) else "",
                      # commands run unasked without bubblewrap: the allowlist alone decides (tools/sandbox.py)
                      "unsandboxed" if getattr(a, "read_only_backstop", None) is False else "",
                      "sandbox" if getattr(a, "sandbox", None) is not None else "",  # --sandbox: bash in bubblewrap
