@@ -126,3 +126,15 @@ def test_warming_an_unreachable_server_is_silent_and_the_request_says_why():
     client.warm()
     with pytest.raises(ConnectError, match="connection refused"):
         client.post("/v1/x", b"{}")
+
+
+def test_a_proxy_url_without_a_host_is_one_clear_connect_error(monkeypatch):
+    from evo_agent.providers.http_client import ConnectError
+
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://:3128")
+    monkeypatch.setenv("http_proxy", "http://:3128")
+    client = Client("http://api.example.com", max_retries=0)
+    with pytest.raises(ConnectError, match="names no host"):
+        client.post("/v1/x", b"{}")

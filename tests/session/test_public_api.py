@@ -60,3 +60,20 @@ def test_an_unknown_name_is_an_attribute_error_and_submodules_still_import():
     from evo_agent.session import store
 
     assert store.SessionStore is session.SessionStore
+
+
+def test_type_checkers_see_every_public_name_from_its_submodule():
+    """The `if TYPE_CHECKING:` imports name every export from its home: a missing one is `object` to mypy."""
+    import ast
+    from pathlib import Path
+
+    import evo_agent.session as session
+
+    tree = ast.parse(Path(session.__file__).read_text(encoding="utf-8"))
+    seen: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for child in ast.walk(node):
+                if isinstance(child, ast.ImportFrom) and child.level == 1 and child.module:
+                    seen.update((alias.asname or alias.name, child.module) for alias in child.names)
+    assert seen == session._EXPORTS

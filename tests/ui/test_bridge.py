@@ -17,7 +17,8 @@ _USE = re.compile(r"(?<![\w.])(?:self\.agent|app\.agent|agent|a)\.([a-z_]+)")
 
 
 def members() -> set[str]:
-    own = {name for name, value in vars(AgentLike).items() if callable(value) and not name.startswith("_")}
+    own = {name for name, value in vars(AgentLike).items()
+           if (callable(value) or isinstance(value, property)) and not name.startswith("_")}  # attributes: properties
     return own | set(AgentLike.__annotations__)
 
 

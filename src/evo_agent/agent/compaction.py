@@ -31,7 +31,7 @@ Two mechanisms keep a long conversation inside the model's context:
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import blocks, tool_names_by_id, tool_result_text, tool_results
 from evo_agent.tools.registry import facts_of
@@ -85,12 +85,12 @@ Summarise the conversation above for the agent that will continue it. Use these 
 Answer with the summary only, no preamble."""
 
 
-def history_chars(messages: list[dict]) -> int:
+def history_chars(messages: list[dict[str, Any]]) -> int:
     """The JSON size of a message list in characters: what EVO_AGENT_COMPACT_CHARS is compared with."""
     return len(json.dumps(messages, ensure_ascii=False, separators=(",", ":")))
 
 
-def history_exceeds(messages: list[dict], limit: int) -> bool:
+def history_exceeds(messages: list[dict[str, Any]], limit: int) -> bool:
     """Whether `history_chars(messages) > limit`, stopping as soon as it is (a resumed 1 GB history
     is not serialised whole just to learn that it is over a 50,000-character threshold)."""
     total = 1  # "[" ... "]" and the commas: n + 1 characters for n messages
@@ -122,7 +122,7 @@ def _clip(text: str, limit: int) -> str:
     return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
 
 
-def flatten_conversation(messages: list[dict]) -> str:
+def flatten_conversation(messages: list[dict[str, Any]]) -> str:
     """The conversation as plain text, one tagged part per block, long parts clipped."""
     from evo_agent.session import is_omitted_marker, is_reminder_block
 
@@ -145,7 +145,8 @@ def flatten_conversation(messages: list[dict]) -> str:
                 arguments = json.dumps(block.get("input"), ensure_ascii=False)
                 parts.append(f"[tool call: {block.get('name')}]\n{_clip(arguments, TOOL_PART_CHARS)}")
             elif kind == "tool_result":
-                name = names.get(block.get("tool_use_id"), "tool")
+                tid = block.get("tool_use_id")
+                name = names.get(tid, "tool") if isinstance(tid, str) else "tool"
                 label = "tool error" if block.get("is_error") else "tool result"
                 parts.append(f"[{label}: {name}]\n{_clip(tool_result_text(block), tool_chars)}")
             elif kind in ("thinking", "redacted_thinking"):
@@ -176,7 +177,7 @@ def _around_gap(head_parts: list[str], tail_parts: list[str], note: str) -> str:
     return f"{head}\n\n{note}{cut}\n\n{tail}"
 
 
-def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> list[str]:
+def touched_files(messages: list[dict[str, Any]], limit: int = TOUCHED_FILES_SHOWN) -> list[str]:
     """Paths the file tools worked on, most recent first, without repeats.
 
     A call that failed or was refused (its tool_result `is_error`) touched nothing: a write the user
@@ -198,7 +199,7 @@ def touched_files(messages: list[dict], limit: int = TOUCHED_FILES_SHOWN) -> lis
     return seen[:limit]
 
 
-def summary_request(messages: list[dict], focus: str | None = None) -> list[dict]:
+def summary_request(messages: list[dict[str, Any]], focus: str | None = None) -> list[dict[str, Any]]:
     """The one user message of the flattened summary call: the conversation as text and what to write."""
     conversation = flatten_conversation(messages)
     text = f"<conversation>\n{conversation}\n</conversation>\n\n{summary_instruction(messages, focus)}"
@@ -213,7 +214,7 @@ IN_PLACE_PREAMBLE = (
 )
 
 
-def summary_instruction(messages: list[dict], focus: str | None = None) -> str:
+def summary_instruction(messages: list[dict[str, Any]], focus: str | None = None) -> str:
     """What to write, with the focus the user asked for and the files touched recently (both forms of the call)."""
     instructions = SUMMARY_INSTRUCTIONS
     if focus and focus.strip():
@@ -224,7 +225,8 @@ def summary_instruction(messages: list[dict], focus: str | None = None) -> str:
     return instructions
 
 
-def in_place_summary(request: list[dict], history: list[dict], focus: str | None = None) -> list[dict]:
+def in_place_summary(request: list[dict[str, Any]], history: list[dict[str, Any]],
+                     focus: str | None = None) -> list[dict[str, Any]]:
     """The summary call's messages sent in place: the conversation's next request (`request`, the
     history as sent) unchanged, then the instruction as the last user text.
 
@@ -242,7 +244,7 @@ def in_place_summary(request: list[dict], history: list[dict], focus: str | None
     return [*request[:-1], {**last, "content": [*blocks_before, {"type": "text", "text": text}]}]
 
 
-def finish_summary(model_text: str, messages: list[dict]) -> str:
+def finish_summary(model_text: str, messages: list[dict[str, Any]]) -> str:
     """The summary as stored in the boundary: the model's text plus the files touched recently."""
     summary = model_text.strip()
     files = touched_files(messages)
@@ -268,7 +270,7 @@ def cleared_count(sizes: list[int], trigger: int = CLEAR_TRIGGER_CHARS) -> int:
     return cleared
 
 
-def micro_compact(messages: list[dict], *, trigger: int = CLEAR_TRIGGER_CHARS) -> list[dict]:
+def micro_compact(messages: list[dict[str, Any]], *, trigger: int = CLEAR_TRIGGER_CHARS) -> list[dict[str, Any]]:
     """The history as sent: old long tool results replaced by a placeholder, in batches (cleared_count).
 
     Pure: the input is not modified, and the same history always gives the

@@ -19,7 +19,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evo_agent.providers.base import ProviderCancelled, ProviderError
 from evo_agent.session import blocks, summary_message, text_of
@@ -97,13 +97,13 @@ class CompactionState:
 
     def tool(self) -> Tool:
         """The `compact` tool: it schedules the compaction, which runs once the response's tools are answered."""
-        def schedule(tool_input: dict, ctx: ToolContext) -> ToolResult:
+        def schedule(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
             self.requested = str(tool_input.get("focus") or "")
             return ToolResult(COMPACT_SCHEDULED)
 
         return Tool(COMPACT_FACTS.name, COMPACT_DESCRIPTION, COMPACT_SCHEMA, schedule, facts=COMPACT_FACTS)
 
-    def due(self, history: list[dict], *, mid_turn: bool) -> tuple[str | None, str] | None:
+    def due(self, history: list[dict[str, Any]], *, mid_turn: bool) -> tuple[str | None, str] | None:
         """(focus, trigger) of the compaction to run now, or None; a pending tool request is taken.
 
         Mid-turn, the newest message (tool results the model has not seen yet) does not count
@@ -123,7 +123,7 @@ class CompactionState:
             self.auto_failed = True  # warn once per turn, not before every call
 
 
-def check_compactable(history: list[dict]) -> None:
+def check_compactable(history: list[dict[str, Any]]) -> None:
     """CompactionFailed when there is nothing to summarise: no history, or only the summary of one."""
     if not history:
         raise CompactionFailed("there is nothing to compact yet")
@@ -131,7 +131,7 @@ def check_compactable(history: list[dict]) -> None:
         raise CompactionFailed("there is nothing to compact: the conversation is already one summary")
 
 
-def _summary_text(message: dict) -> str:
+def _summary_text(message: dict[str, Any]) -> str:
     """The summary inside a synthetic summary message (or '' for any other message)."""
     content = text_of(message)
     prefix, suffix = "<previous-conversation-summary>\n", "\n</previous-conversation-summary>"
@@ -146,12 +146,12 @@ class ConversationPrefix:
     the summary call repeats it, so it reads all of it from the prompt cache (SPEC §12)."""
 
     system: str
-    tools: list[dict]
-    messages: list[dict]
+    tools: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
     cache_key: str
 
 
-def request_summary(provider: Provider, history: list[dict], focus: str | None, cancel: threading.Event,
+def request_summary(provider: Provider, history: list[dict[str, Any]], focus: str | None, cancel: threading.Event,
                     prefix: ConversationPrefix | None = None,
                     count: Callable[[ModelResponse], None] | None = None) -> ModelResponse:
     """The one model call that writes the summary, using no tool; CompactionFailed when it fails.
@@ -177,8 +177,8 @@ def request_summary(provider: Provider, history: list[dict], focus: str | None, 
     return response
 
 
-def _summary_call(provider: Provider, cancel: threading.Event, *, system: str, tools: list[dict],
-                  messages: list[dict], cache_key: str | None = None, text_only: bool = False,
+def _summary_call(provider: Provider, cancel: threading.Event, *, system: str, tools: list[dict[str, Any]],
+                  messages: list[dict[str, Any]], cache_key: str | None = None, text_only: bool = False,
                   flattened: bool = False) -> ModelResponse | None:
     """One summary request; None when the in-place form was refused as too long (the flattened one is shorter)."""
     try:
@@ -194,7 +194,7 @@ def _summary_call(provider: Provider, cancel: threading.Event, *, system: str, t
         raise CompactionFailed(f"the summary call failed ({exc}); nothing was compacted") from None
 
 
-def summary_of(model_text: str, history: list[dict]) -> str:
+def summary_of(model_text: str, history: list[dict[str, Any]]) -> str:
     """The summary to store, from the model's answer; CompactionFailed when it is empty."""
     model_text = model_text.strip()
     if not model_text:

@@ -18,6 +18,7 @@ import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import (
@@ -40,7 +41,7 @@ def pending_changes(store: SessionStore, session_id: str, turn: int) -> list[Fil
     return [c for c in changes_since(store.sessions_dir, session_id, turn) if c.state() != "unchanged"]
 
 
-def pending_plan_updates(store: SessionStore, session_id: str, turn: int) -> list[dict]:
+def pending_plan_updates(store: SessionStore, session_id: str, turn: int) -> list[dict[str, Any]]:
     """The Session Plan's changes since `turn` of `session_id` (its `plan_update` records), for a rewind to undo."""
     try:
         return plan_updates_since(store.sessions_dir, session_id, turn)
@@ -48,7 +49,9 @@ def pending_plan_updates(store: SessionStore, session_id: str, turn: int) -> lis
         return []
 
 
-def restore_plan(project_dir: str | os.PathLike, updates: list[dict], write: Callable[[str], None]) -> None:
+def restore_plan(
+    project_dir: Path | str, updates: list[dict[str, Any]], write: Callable[[str], None]
+) -> None:
     """Put the Session Plan back as it was before `updates` (PlanStore.undo), one line per change."""
     try:
         lines = PlanStore(project_dir).undo(updates)
@@ -60,7 +63,7 @@ def restore_plan(project_dir: str | os.PathLike, updates: list[dict], write: Cal
     write("The Session Plan is back as it was before that turn (evo-agent plan show).")
 
 
-def shown_path(path: str, relative_to: str | os.PathLike | None = None) -> str:
+def shown_path(path: str, relative_to: Path | str | None = None) -> str:
     """`path` for a terminal: relative to `relative_to` (the project) when inside it, controls made visible."""
     if relative_to is not None:
         root = str(relative_to).rstrip(os.sep)
@@ -69,7 +72,7 @@ def shown_path(path: str, relative_to: str | os.PathLike | None = None) -> str:
     return terminal_safe(path, keep_newlines=False)
 
 
-def confinement(project_dir: str | os.PathLike, path: str) -> tuple[Path, str | None, bool]:
+def confinement(project_dir: Path | str, path: str) -> tuple[Path, str | None, bool]:
     """(the real path a restore of `path` would write, why it is not simply inside the project, whether it
     may be written at all): (p, None, True) inside; (p, "outside the project", True) asks; `.evo-agent/`: never."""
     resolved = resolve_in(project_dir, path)
@@ -83,8 +86,8 @@ def confinement(project_dir: str | os.PathLike, path: str) -> tuple[Path, str | 
 
 
 def restore_files(changes: list[FileChange], write: Callable[[str], None],
-                  ask: Callable[[str], bool] | None, *, relative_to: str | os.PathLike | None = None,
-                  project_dir: str | os.PathLike | None = None) -> int:
+                  ask: Callable[[str], bool] | None, *, relative_to: Path | str | None = None,
+                  project_dir: Path | str | None = None) -> int:
     """Restore what can be restored; ask (when `ask` is given) before overwriting a file changed since,
     and before writing anywhere but inside `project_dir` (default `relative_to`; see the module docstring).
 
@@ -153,7 +156,7 @@ def restore_opened(change: FileChange) -> None:
         return
     if change.backup is None:
         raise OSError(0, change.not_kept or "no backup")
-    data = _backup_bytes(change)
+    data = _backup_bytes(change.backup)
     dir_fd = open_dir(parent, create=True)
     try:  # the file's own mode back, under the umask as when it was made
         replace_file(name, data, dir_fd=dir_fd, mode=change.mode if change.mode is not None else 0o644,
@@ -162,10 +165,10 @@ def restore_opened(change: FileChange) -> None:
         os.close(dir_fd)
 
 
-def _backup_bytes(change: FileChange) -> bytes:
+def _backup_bytes(backup: Path) -> bytes:
     import stat
 
-    fd = os.open(change.backup, os.O_RDONLY | os.O_NOFOLLOW)  # type: ignore[arg-type]
+    fd = os.open(backup, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise OSError(0, "the backup is not a regular file")

@@ -39,10 +39,14 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import git_worktree_root, redact_text, user_config_dir
 from evo_agent.tools.confine import is_within, real
 from evo_agent.tools.safe_open import open_file
+
+if TYPE_CHECKING:
+    from evo_agent.session import Recorder
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")  # in one directory, the first that holds something wins
 USER_FILE_NAME = "AGENTS.md"
@@ -69,7 +73,7 @@ class Source:
     scope: str = "project"  # "project" | "user"
     loaded: int = 0  # bytes given to the model (less than `bytes` when cut, 0 when left out)
 
-    def fields(self) -> dict:
+    def fields(self) -> dict[str, Any]:
         return {"path": self.path, "sha256": self.sha256, "bytes": self.bytes, "scope": self.scope,
                 "loaded": self.loaded}
 
@@ -83,13 +87,13 @@ class Instructions:
     text: str = ""  # the block appended to the system prompt ("" when no file holds anything)
     cut: str = ""  # what the limit left out, one line ("" when nothing)
 
-    def fields(self) -> dict:
+    def fields(self) -> dict[str, Any]:
         """The `instructions` record's fields (SPEC §2)."""
         return {"start_dir": self.start_dir, "sources": [s.fields() for s in self.sources], "text": self.text,
                 "cut": self.cut}
 
     @classmethod
-    def from_fields(cls, fields: Mapping | None) -> Instructions | None:
+    def from_fields(cls, fields: Mapping[str, Any] | None) -> Instructions | None:
         """The instructions a recorded `instructions` record describes; None when it is not one."""
         if not isinstance(fields, Mapping) or not isinstance(fields.get("text"), str):
             return None
@@ -98,9 +102,9 @@ class Instructions:
             if isinstance(item, Mapping) and isinstance(item.get("path"), str):
                 sources.append(Source(item["path"], str(item.get("sha256") or ""), _int(item.get("bytes")),
                                       str(item.get("scope") or "project"), _int(item.get("loaded"))))
-        start = fields.get("start_dir")
+        start, cut = fields.get("start_dir"), fields.get("cut")
         return cls(start if isinstance(start, str) and start else ".", tuple(sources), fields["text"],
-                   fields.get("cut") if isinstance(fields.get("cut"), str) else "")
+                   cut if isinstance(cut, str) else "")
 
     @property
     def worth_recording(self) -> bool:
@@ -325,7 +329,7 @@ def discover(project_dir: Path | str, start_dir: str = ".", *, user_dir: Path | 
     return Instructions(start_dir, tuple(sources), text, cut)
 
 
-def begin_instructions(recorder, project_dir: Path | str, start_dir: str = ".", *,  # noqa: ANN001 - a Recorder
+def begin_instructions(recorder: Recorder, project_dir: Path | str, start_dir: str = ".", *,
                        user_dir: Path | None = None, redact: bool = True) -> Instructions:
     """Read the instructions of a new session and record them (`instructions`, held until something is said).
 

@@ -124,18 +124,18 @@ class TurnResult:
         return self.status == "cancelled"
 
 
-def _result_block(tool_use_id: str, result: ToolResult) -> dict:
+def _result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
     """The tool_result block of a tool's result; an empty output reads "(no output)".
 
     A result with blocks besides its text (an MCP tool's images) carries a list: the text first.
     """
     if result.blocks:
-        content: str | list = [{"type": "text", "text": result.content or "(no output)"}, *result.blocks]
+        content: str | list[Any] = [{"type": "text", "text": result.content or "(no output)"}, *result.blocks]
         return tool_result_block(tool_use_id, content, is_error=result.is_error)
     return tool_result_block(tool_use_id, result.content or "(no output)", is_error=result.is_error)
 
 
-def _clean_assistant(message: dict) -> dict:
+def _clean_assistant(message: dict[str, Any]) -> dict[str, Any]:
     """The assistant message as it is stored and sent back: blocks only, no empty text.
 
     The same cleaning the resume path applies, so live and restored histories agree.
@@ -159,7 +159,7 @@ class Agent:
         project_dir: Path | str,
         store: SessionStore | None = None,
         tools: list[Tool] | None = None,
-        history: list[dict] | None = None,
+        history: list[dict[str, Any]] | None = None,
         system_prompt: str | None = None,
         system_note: str = "",
         max_model_calls: int = MAX_MODEL_CALLS,
@@ -199,7 +199,7 @@ class Agent:
             self.plan.announce(plan_reason or ("resume" if history else "session_start"))
         if allow_subagents:
             self.tools.append(task_tool(self))
-        self.history: list[dict] = list(history or [])
+        self.history: list[dict[str, Any]] = list(history or [])
         self._fixed_system_prompt = system_prompt
         self._system_prompt: tuple[tuple[str, str], str] | None = None  # ((conversation id, memory), its prompt)
         self._system_note = system_note
@@ -251,11 +251,18 @@ class Agent:
         return self.recorder.session_id
 
     @property
+    def main_recorder(self) -> Recorder:
+        """The main transcript's recorder: naming, Auto Memory and subagents belong to the main agent only."""
+        if not isinstance(self.recorder, Recorder):
+            raise TypeError(f"the subagent {self.agent_label!r} writes a sidechain, not the main transcript")
+        return self.recorder
+
+    @property
     def model(self) -> str:
         return self.provider.model
 
     @property
-    def messages(self) -> list[dict]:
+    def messages(self) -> list[dict[str, Any]]:
         return self.history
 
     @property
@@ -278,7 +285,7 @@ class Agent:
         return history_chars(self.history)
 
     # ---- what the model sees
-    def tool_specs(self, cancel: threading.Event | None = None) -> list[dict]:
+    def tool_specs(self, cancel: threading.Event | None = None) -> list[dict[str, Any]]:
         """The tools of every request of this session: fixed at its first (MCP servers start then;
         `cancel` interrupts the wait for them)."""
         self._fix_mcp_tools(cancel)
@@ -341,12 +348,12 @@ class Agent:
         self._instructions_watch = (InstructionsWatch(self.project_dir, self.instructions, redact=redact)
                                     if instructions is not None and not self.agent_label else None)
 
-    def request_messages(self) -> list[dict]:
+    def request_messages(self) -> list[dict[str, Any]]:
         """The messages of the next request: a pure view of `history` (never a change to it)."""
         return micro_compact(self.history)
 
     # ---- sessions
-    def switch_session(self, recorder: Recorder, history: list[dict], compact_count: int = 0,
+    def switch_session(self, recorder: Recorder, history: list[dict[str, Any]], compact_count: int = 0,
                        instructions: Instructions | None = None) -> None:
         """Continue in another session (/resume ID, /clear): its recorder, its history, fresh totals, and
         its recorded instructions (None: this session's stay)."""
@@ -411,7 +418,7 @@ class Agent:
         cleaned = clean_name(name)
         if not cleaned:
             raise ValueError("a session name needs at least one visible character")
-        self.recorder.session_name(cleaned)
+        self.main_recorder.session_name(cleaned)
         self.recorder.checkpoint()
         return cleaned
 
@@ -576,7 +583,7 @@ class Agent:
         change = self.memory.store.remember(text, scope=scope)
         self.memory.store.apply(change)
         extra = {"by": "user"}
-        self.recorder.memory_write(change.scope, change.path, change.op, change.diff(), **extra)
+        self.main_recorder.memory_write(change.scope, change.path, change.op, change.diff(), **extra)
         self.recorder.checkpoint()
         return f"Saved to {change.path} ({self.memory.store.directory(change.scope) / change.file})."
 
@@ -615,7 +622,7 @@ class Agent:
                 pass
         return taken
 
-    def _with_reminders(self, message: dict, *, prompt: bool) -> dict:
+    def _with_reminders(self, message: dict[str, Any], *, prompt: bool) -> dict[str, Any]:
         """`message` carrying the reminders due now, each recorded first as a `reminder` record.
 
         Before what a person typed; after the tool results (which must open a user message).
@@ -642,7 +649,7 @@ class Agent:
                 self._add(message, remind=False)
 
     # ---- the loop
-    def _add(self, message: dict, *, prompt: bool = False, remind: bool = True, **record_fields: Any) -> None:
+    def _add(self, message: dict[str, Any], *, prompt: bool = False, remind: bool = True, **record_fields: Any) -> None:
         """Record `message` in the transcript, then append it to the history (one path for both).
 
         A user message first takes the reminders due (`_with_reminders`); `prompt` says a person typed it.
@@ -675,8 +682,8 @@ class Agent:
         cb = SafeCallbacks(callbacks)
         cancel = cancel if cancel is not None else threading.Event()
         with self._lock:
-            inherit = callbacks is None and self._inherited_front is not None
-            self.front_end = self._inherited_front if inherit else FrontEnd(cb.asker, cb.emit)
+            inherited = self._inherited_front if callbacks is None else None
+            self.front_end = inherited if inherited is not None else FrontEnd(cb.asker, cb.emit)
             self.recorder.prompt_id = prompt_id or str(uuid.uuid4())
             self.turn_callbacks = callbacks
             self.compaction.start_turn()
@@ -739,7 +746,7 @@ class Agent:
         return None
 
     def _call_model(self, stream: StreamCallbacks, cancel: threading.Event,
-                    notice: Callable[[str], None]) -> dict | None:
+                    notice: Callable[[str], None]) -> dict[str, Any] | None:
         """The model's answer, recorded with its token counts when it has content; None when cancelled."""
         tools = self.tool_specs(cancel)
         if cancel.is_set():  # Ctrl+C while the MCP servers were starting
@@ -760,13 +767,15 @@ class Agent:
             notice(cut)
         return message
 
-    def _run_tools(self, uses: list[dict], cb: SafeCallbacks, cancel: threading.Event) -> list[dict]:
+    def _run_tools(
+        self, uses: list[dict[str, Any]], cb: SafeCallbacks, cancel: threading.Event
+    ) -> list[dict[str, Any]]:
         """Run the tool_uses of one response; every one gets exactly one tool_result, in order.
 
         Calls of parallel tools (their facts say so: subagents) run at once in threads when there
         are several; every other tool runs in order in this thread.
         """
-        results: list[dict | None] = [None] * len(uses)
+        results: list[dict[str, Any] | None] = [None] * len(uses)
 
         def run(i: int) -> None:
             results[i] = self._run_tool(uses[i], cb, cancel)
@@ -785,10 +794,12 @@ class Agent:
             thread.join()
         return [r for r in results if r is not None]
 
-    def _run_tool(self, block: dict, cb: SafeCallbacks, cancel: threading.Event) -> dict:
+    def _run_tool(self, block: dict[str, Any], cb: SafeCallbacks, cancel: threading.Event) -> dict[str, Any]:
         """One tool_use: asked, gated, run and shown; its tool_result block."""
         tool_id, name = block.get("id", ""), block.get("name", "")
-        tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+        tool_input = block.get("input")
+        if not isinstance(tool_input, dict):
+            tool_input = {}
         if cancel.is_set():
             cb.emit(ToolFinished(tool_id, TOOL_INTERRUPTED_TEXT, True, 0.0))
             return tool_result_block(tool_id, TOOL_INTERRUPTED_TEXT, is_error=True)
@@ -807,7 +818,7 @@ class Agent:
         cb.emit(ToolFinished(tool_id, result.content, result.is_error, time.monotonic() - started))
         return _result_block(tool_id, result)
 
-    def _precheck(self, name: str, tool_input: dict, ctx: ToolContext) -> ToolResult | None:
+    def _precheck(self, name: str, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult | None:
         """A call that cannot succeed (an edit whose old_string is not in the file) fails before anyone is asked."""
         tool = next((t for t in self.tools if t.name == name), None)
         if tool is None or tool.precheck is None or not self._well_formed(name, tool_input):
@@ -817,7 +828,7 @@ class Agent:
         except Exception:  # noqa: BLE001 - a failing check decides nothing; the gate and the tool still run
             return None
 
-    def _gate(self, tool_id: str, name: str, tool_input: dict, cancel: threading.Event,
+    def _gate(self, tool_id: str, name: str, tool_input: dict[str, Any], cancel: threading.Event,
               ctx: ToolContext | None = None) -> tuple[ToolResult | None, object]:
         """(None when the call may run, else the `is_error` result that says why it did not; the
         ReadOnlyPlan of a bash call run unasked, else None).
@@ -865,14 +876,14 @@ class Agent:
         if claim_no_backstop_notice(self.project_dir):
             front.tell(NO_BACKSTOP_NOTICE)
 
-    def _well_formed(self, name: str, tool_input: dict) -> bool:
+    def _well_formed(self, name: str, tool_input: dict[str, Any]) -> bool:
         tool = next((t for t in self.tools if t.name == name), None)
         if tool is None or INVALID_ARGUMENTS_KEY in tool_input:
             return False
         return validate_input(tool, tool_input)[1] is None
 
 
-def _token_fields(response: ModelResponse) -> dict[str, int]:
+def _token_fields(response: ModelResponse) -> dict[str, Any]:
     """The token counts an assistant record carries (cache counts only when the API gave them)."""
     fields = {"input_tokens": response.input_tokens, "output_tokens": response.output_tokens}
     if response.cache_creation_input_tokens is not None:

@@ -30,7 +30,7 @@ The model's own writes need no reminder: the tool's result says what changed (an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evo_agent.session import (
     MEMORY_SCOPES,
@@ -95,7 +95,7 @@ class MemoryContext:
     def changed(self, change: MemoryChange) -> None:
         """Record the change (`memory_write`); the model made it, so its index is no news to it."""
         extra = {"new_path": change.new_path} if change.new_path else {}
-        self._agent.recorder.memory_write(change.scope, change.path, change.op, change.diff(), **extra)
+        self._agent.main_recorder.memory_write(change.scope, change.path, change.op, change.diff(), **extra)
         self._seen = memory_section(self._indexes())
 
     # ---- the session's start
@@ -170,7 +170,7 @@ def _said(section: str) -> str:
     return "" if section == _EMPTY else section
 
 
-def _last_section(history: list[dict]) -> str:
+def _last_section(history: list[dict[str, Any]]) -> str:
     """The memory section of the last memory reminder in `history` ("" when there is none)."""
     head = "# Auto Memory\n\n" + MEMORY_INTRO
     for message in reversed(history):
@@ -178,7 +178,7 @@ def _last_section(history: list[dict]) -> str:
             continue
         for block in reversed(content_blocks(message.get("content"))):
             if is_reminder_block(block) and head in block["text"]:
-                text = block["text"][block["text"].index(head):]
+                text: str = block["text"][block["text"].index(head):]
                 return text.removesuffix(REMINDER_CLOSE).rstrip("\n")
     return ""
 

@@ -39,7 +39,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import one_line
@@ -55,6 +55,9 @@ from evo_agent.tools.memory_tool import memory_path
 from evo_agent.tools.registry import call_path, facts_of
 
 from .rules import RULE_KINDS, Rule
+
+if TYPE_CHECKING:
+    from evo_agent.session import MemoryStore
 
 MODES = ("ask", "accept-edits", "read-only", "bypass")
 DEFAULT_MODE = "ask"
@@ -102,7 +105,7 @@ class Policy:
         self.cli_rules = list(rules or [])          # --allowed-tools: this run only
         self.project_rules = list(project_rules or [])  # .evo-agent/settings.json
         self.session_rules: list[Rule] = []         # "always in this session"
-        self.memory_store: object = None             # the agent's session.MemoryStore: what a memory approval previews
+        self.memory_store: MemoryStore | None = None  # the agent's session.MemoryStore: what a memory approval previews
         # Where the tools run and relative paths point: the start directory (set by the agent), else the
         # project. What is "inside the project" is judged against the project whatever this says.
         self.cwd: Path | None = None
@@ -127,7 +130,7 @@ class Policy:
         return "\n".join(lines)
 
     # ---- the decision
-    def target(self, name: str, tool_input: dict) -> Target:
+    def target(self, name: str, tool_input: dict[str, Any]) -> Target:
         kind = RULE_KINDS.get(facts_of(name).approval)
         if kind == "Bash":
             command = tool_input.get("command")
@@ -139,7 +142,7 @@ class Policy:
         rel = relative_posix(self.project_dir, path)
         return Target(kind, path=path, relative=rel, shown=rel if rel is not None else str(path))
 
-    def check(self, name: str, tool_input: dict) -> Verdict:
+    def check(self, name: str, tool_input: dict[str, Any]) -> Verdict:
         facts = facts_of(name)
         if facts.approval == "none":  # no side effects of their own; a subagent's calls are gated one by one
             return Verdict("allow", "internal tool")
@@ -208,7 +211,7 @@ class Policy:
             return Verdict("allow", f"rule {rule}")
         return Verdict("ask", f"mode {self.mode}", f"the command {why}", suggestion)
 
-    def _check_memory(self, tool_input: dict) -> Verdict:
+    def _check_memory(self, tool_input: dict[str, Any]) -> Verdict:
         """Auto Memory: view runs; a write asks like a file edit (the user's memory even in accept-edits)."""
         command = tool_input.get("command")
         if command == "view":
@@ -314,13 +317,13 @@ class PermissionGate:
     def mode(self) -> str:
         return self.policy.mode
 
-    def decide(self, name: str, tool_input: dict, ask: Asker | None, agent: str = "") -> GateResult:
+    def decide(self, name: str, tool_input: dict[str, Any], ask: Asker | None, agent: str = "") -> GateResult:
         checked = self._checked_path(name, tool_input)  # before any question: what the user approves
         result = self._decide(name, tool_input, ask, agent)
         result.path = checked
         return result
 
-    def _checked_path(self, name: str, tool_input: dict) -> Path | None:
+    def _checked_path(self, name: str, tool_input: dict[str, Any]) -> Path | None:
         if not facts_of(name).opens_path:
             return None
         try:
@@ -328,7 +331,7 @@ class PermissionGate:
         except (OSError, ValueError):
             return None
 
-    def _decide(self, name: str, tool_input: dict, ask: Asker | None, agent: str) -> GateResult:
+    def _decide(self, name: str, tool_input: dict[str, Any], ask: Asker | None, agent: str) -> GateResult:
         verdict = self.policy.check(name, tool_input)
         if verdict.action != "ask":
             return _settled(verdict)
@@ -369,7 +372,7 @@ class PermissionGate:
             text += " Ask them what to do instead, or take another approach."
         return GateResult(False, "refused", "user: no", text)
 
-    def _cannot_ask(self, name: str, tool_input: dict, verdict: Verdict) -> GateResult:
+    def _cannot_ask(self, name: str, tool_input: dict[str, Any], verdict: Verdict) -> GateResult:
         what = describe_call(self.policy, name, tool_input)
         message = (f"Not run: {what} needs the user's approval because {verdict.reason}, and this session "
                    "cannot ask (print mode). Do the task without it if you can; otherwise tell the user "
@@ -393,7 +396,7 @@ def _settled(verdict: Verdict) -> GateResult:
     return GateResult(False, "refused", verdict.rule, f"Not run: {verdict.reason}.")
 
 
-def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
+def describe_call(policy: Policy, name: str, tool_input: dict[str, Any]) -> str:
     """One line naming the tool and what it will do."""
     facts = facts_of(name)
     if facts.approval == "memory":
@@ -408,7 +411,9 @@ def describe_call(policy: Policy, name: str, tool_input: dict) -> str:
     return f"the tool {name}"
 
 
-def build_request(policy: Policy, name: str, tool_input: dict, verdict: Verdict, agent: str) -> ApprovalRequest:
+def build_request(
+    policy: Policy, name: str, tool_input: dict[str, Any], verdict: Verdict, agent: str
+) -> ApprovalRequest:
     facts = facts_of(name)
     if facts.approval == "memory":
         from evo_agent.session import MemoryStore
@@ -432,7 +437,7 @@ def build_request(policy: Policy, name: str, tool_input: dict, verdict: Verdict,
     return ApprovalRequest(name, f"call {name}", detail, agent, rule, verdict.reason)
 
 
-def _edit_diff(name: str, tool_input: dict, target: Target) -> str:
+def _edit_diff(name: str, tool_input: dict[str, Any], target: Target) -> str:
     """The unified diff the call would make (as far as it can be known before running it)."""
     assert target.path is not None
     try:

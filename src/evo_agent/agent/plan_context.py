@@ -20,7 +20,7 @@ say at that moment. Each change a plan tool makes is recorded as a `plan_update`
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import PlanError, PlanStore
 from evo_agent.tools import Tool
@@ -68,7 +68,7 @@ class PlanContext:
     def consulted(self) -> None:
         self._consulted = True
 
-    def changed(self, plan: str, op: str, task: dict | None, **extra: object) -> None:
+    def changed(self, plan: str, op: str, task: dict[str, Any] | None, **extra: object) -> None:
         """Record the change (`plan_update`), and note the files as seen: our own change is no news."""
         self._agent.recorder.append("plan_update", plan=plan, op=op, task=task, **extra)
         self._seen = self._fingerprint()

@@ -20,6 +20,7 @@ import platform
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 SYSTEM_TEMPLATE = """\
 You are evo-agent, a coding agent that works in a terminal on the user's project.
@@ -52,7 +53,7 @@ def started_day(created_ms: int | None) -> str:
     return datetime.fromtimestamp(created_ms / 1000, tz=UTC).date().isoformat()
 
 
-def build_system_prompt(project_dir: Path | str, tool_specs: Iterable[dict], started_ms: int | None = None, *,
+def build_system_prompt(project_dir: Path | str, tool_specs: Iterable[dict[str, Any]], started_ms: int | None = None, *,
                         cwd: Path | str | None = None, context: Iterable[str] = ()) -> str:
     """The system prompt of a conversation started at `started_ms` (see the module docstring: no clock read here).
 

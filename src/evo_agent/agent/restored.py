@@ -45,7 +45,7 @@ def settle_restored(agent: Agent, resumed: ResumedSession, *, load_whole: bool =
         if loaded.windowed and not load_whole:
             raise WindowedSummaryFailed(windowed_failure(loaded, exc)) from None
         if loaded.windowed:
-            whole = agent.store.load(loaded.session_id)
+            whole = agent.store.load(loaded.session_id)  # type: ignore[union-attr]  # a resumed agent has its store
             resumed.loaded = whole
             usage = agent.usage
             agent.switch_session(resumed.recorder, whole.messages, whole.compact_count)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .callbacks import resumed_line
 from .compaction import resume_window
@@ -39,7 +39,7 @@ class Resumed:
     source: str  # the session resumed (a full id)
     session_id: str  # the new session holding its history
     restored: int  # messages restored (before any summary)
-    messages: list[dict] = field(default_factory=list)  # the restored conversation as it is shown
+    messages: list[dict[str, Any]] = field(default_factory=list)  # the restored conversation as it is shown
     warnings: tuple[str, ...] = ()  # for stderr: the source is live elsewhere, lines that did not parse
     notice: str | None = None  # what became of the history: summarised, or kept whole when that failed
 
@@ -81,7 +81,7 @@ def resume_session(agent: Agent, session_id: str, *, confirm: Confirm | None = N
     return Resumed(source, agent.session_id, loaded.restored_count, _shown(loaded), warnings, notice)
 
 
-def _shown(loaded: LoadedSession) -> list[dict]:
+def _shown(loaded: LoadedSession) -> list[dict[str, Any]]:
     """The restored conversation to draw: a windowed one (its middle never loaded) from its gap on."""
     return loaded.messages[loaded.gap_at:] if loaded.windowed else loaded.messages
 

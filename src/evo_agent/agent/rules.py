@@ -26,6 +26,10 @@ import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 KINDS = ("Bash", "Edit", "Read")
 RULE_KINDS = {"bash": "Bash", "edit": "Edit", "read": "Read"}  # a tool's approval class (ToolFacts) -> its rules' kind
@@ -73,7 +77,7 @@ class Rule:
             spec += "__*"
         return bool(re.fullmatch(".*".join(map(re.escape, spec.split("*"))), name))
 
-    def covers_command(self, command: str, project_dir: str | os.PathLike | None = None) -> bool:
+    def covers_command(self, command: str, project_dir: Path | str | None = None) -> bool:
         """Whether the rule covers `command`; `project_dir` is where its globs expand (default: here)."""
         if self.kind != "Bash":
             return False
@@ -112,7 +116,9 @@ def parse_rules(texts: list[str] | str) -> list[Rule]:
 
 def split_rule_list(text: str) -> list[str]:
     """`Bash(npm test),Edit` -> ['Bash(npm test)', 'Edit']; commas within parentheses stay."""
-    out, depth, current = [], 0, []
+    out: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "(":
             depth += 1
@@ -128,7 +134,7 @@ def split_rule_list(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern:
+def _glob_regex(pattern: str) -> re.Pattern[str]:
     parts: list[str] = []
     i = 0
     while i < len(pattern):

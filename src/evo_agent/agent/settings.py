@@ -23,6 +23,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evo_agent.session import PROJECT_DIR_NAME, SETTINGS_NAME, add_user_rule, json_object, user_rules
 
@@ -68,7 +69,7 @@ def load_settings(project_dir: Path | str) -> Settings:
     return Settings(allow, mode, bool(data.get("sandbox", False)), bool(data.get("sandbox_network", False)))
 
 
-def _read(path: Path) -> dict | None:
+def _read(path: Path) -> dict[str, Any] | None:
     """The file's JSON object; None when there is none. Opened without following a link, checked on the
     descriptor: a regular file of this user's that nobody else can write."""
     try:

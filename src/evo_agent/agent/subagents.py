@@ -51,13 +51,13 @@ one final answer: a complete, self-contained report of what you found or did (pa
 That answer is all the other agent will see of your work; it cannot answer questions back."""
 
 
-def run_subagent(parent: Agent, tool_input: dict, ctx: ToolContext) -> ToolResult:
+def run_subagent(parent: Agent, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Run one `task` call to completion; never raises."""
     from .loop import Agent  # the child is an Agent too
 
     description = str(tool_input.get("description") or "").strip()
     subagent_type = str(tool_input.get("subagent_type") or DEFAULT_SUBAGENT_TYPE).strip() or DEFAULT_SUBAGENT_TYPE
-    side = parent.recorder.start_subagent(
+    side = parent.main_recorder.start_subagent(
         description or subagent_type, ctx.tool_use_id,
         model=parent.provider.model, provider=parent.provider.name, subagent_type=subagent_type,
     )
@@ -78,7 +78,7 @@ def run_subagent(parent: Agent, tool_input: dict, ctx: ToolContext) -> ToolResul
     nested = NestedCallbacks(front_end, ctx.tool_use_id) if front_end is not None else None
     text, is_error = _run_child(child, tool_input["prompt"], ctx, parent.recorder.prompt_id, nested)
     parent.add_usage(child.usage)
-    parent.recorder.end_subagent(side, ctx.tool_use_id, text, **({"is_error": True} if is_error else {}))
+    parent.main_recorder.end_subagent(side, ctx.tool_use_id, text, **({"is_error": True} if is_error else {}))
     return ToolResult(text, is_error)
 
 

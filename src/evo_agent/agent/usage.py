@@ -115,7 +115,7 @@ def usage_cost(model: str | None, usage: Usage) -> float | None:
                     cache_read_input_tokens=usage.cache_read_input_tokens)
 
 
-def cost_report(session_id: str, model: str, own: Usage, chain: list) -> str:
+def cost_report(session_id: str, model: str, own: Usage, chain: list[Any]) -> str:
     """`/cost`: tokens and dollars of this session (`own`), then of the resume `chain` it continues.
 
     `chain` holds the SessionInfos of the sessions this one continues, nearest first ([] when it is not a resume).
@@ -136,7 +136,7 @@ def cost_report(session_id: str, model: str, own: Usage, chain: list) -> str:
     return text
 
 
-def _chain_text(own: Usage, dollars: float | None, chain: list) -> str:
+def _chain_text(own: Usage, dollars: float | None, chain: list[Any]) -> str:
     """The totals across the sessions this one was resumed from, and this one: '' when it is not a resume."""
     if not chain:
         return ""

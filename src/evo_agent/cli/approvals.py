@@ -23,11 +23,12 @@ import threading
 from collections.abc import Callable
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
+from evo_agent.tools.approval import Answer, ApprovalDecision, ApprovalRequest
 
 from .runtime import Console, Signals, Terminated
 
-ANSWERS = {"yes": "yes", "always": "always-session", "project": "always-project", "no": "no", "n": "no"}
+ANSWERS: dict[str, Answer] = {"yes": "yes", "always": "always-session", "project": "always-project", "no": "no",
+                              "n": "no"}
 
 
 class ReplApprovals:
@@ -90,7 +91,7 @@ class ReplApprovals:
             if line is None:
                 return ApprovalDecision("no")
             word, _, rest = line.strip().partition(" ")
-            answer = ANSWERS.get(word.lower())
+            answer: Answer | None = ANSWERS.get(word.lower())
             if answer is None and word.lower() in ("no,", "nope", "never"):
                 answer = "no"
             if answer is not None and answer != "no" and rest.strip():

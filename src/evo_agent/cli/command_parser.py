@@ -8,7 +8,7 @@ fail or which project they act on is now made once.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import UsageError
 from .help_text import PROJECT_DIR_HELP
@@ -17,7 +17,7 @@ from .help_text import PROJECT_DIR_HELP
 class CommandParser(argparse.ArgumentParser):
     """argparse that raises UsageError("<command>: <message>") instead of printing usage and exiting."""
 
-    def error(self, message: str):  # type: ignore[override]  # noqa: ANN201 - never returns
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog.split()[1]}: {message}")  # prog: "evo-agent NAME [SUBCOMMAND]"
 
 

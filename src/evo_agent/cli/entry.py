@@ -83,6 +83,9 @@ def _columns() -> int:
     if columns > 0:
         return columns
     try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or HELP_WIDTH
+        stdout = sys.__stdout__
+        if stdout is None:
+            return HELP_WIDTH
+        return os.get_terminal_size(stdout.fileno()).columns or HELP_WIDTH
     except (AttributeError, ValueError, OSError):
         return HELP_WIDTH

@@ -39,15 +39,20 @@ from .errors import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms): `--help` loads this module
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from pathlib import Path
+    from typing import Any, NoReturn, TextIO
 
     from evo_agent.agent import Agent
     from evo_agent.agent.permissions import PermissionGate
     from evo_agent.agent.resuming import Resumed
-    from evo_agent.session import LiveSessionStore
+    from evo_agent.agent.settings import Settings
+    from evo_agent.session import LiveSessionStore, MemoryStore
+    from evo_agent.tools.mcp_client import McpManager
     from evo_agent.tools.sandbox import Sandbox
+    from evo_agent.ui.picker import TeamSource
 
-    from .runtime import Console
+    from .runtime import Console, Signals
 
 _PICK = "\0pick"  # `--resume` given without an id
 
@@ -56,7 +61,7 @@ _EPILOG_WHEN_SHOWN = "\0epilog"  # the top-level epilog, built only when help is
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"evo-agent: {message} (see {self.prog} --help)\n")
 
     def format_help(self) -> str:
@@ -72,7 +77,7 @@ class _ProbeError(Exception):
 
 
 class _Probe(_Parser):
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise _ProbeError(message)
 
 
@@ -151,7 +156,7 @@ def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-def _add_trust_parser(sub) -> argparse.ArgumentParser:  # noqa: ANN001 - argparse's subparsers action
+def _add_trust_parser(sub: argparse._SubParsersAction[_Parser]) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         "trust", prog="evo-agent trust",
         help="trust this project: obey its .evo-agent/settings.json and .mcp.json (see --status)",
@@ -172,7 +177,7 @@ _REDACT_ON = ("", "1", "true", "yes", "on")
 _REDACT_OFF = ("0", "false", "no", "off")
 
 
-def redaction_enabled(environ) -> bool:  # noqa: ANN001 - a Mapping[str, str]
+def redaction_enabled(environ: Mapping[str, str]) -> bool:
     """EVO_AGENT_REDACT: secret shapes are masked on disk unless it says 0/false/no/off (README, Secrets)."""
     value = environ.get("EVO_AGENT_REDACT", "").strip().lower()
     if value in _REDACT_ON:
@@ -186,8 +191,9 @@ BYPASS_WARNING = ("evo-agent: permission mode bypass: every tool call runs unask
                   "(edits, any command, files outside the project)")
 
 
-def permission_gate(args: argparse.Namespace, project_dir: Path, environ, *,  # noqa: ANN001, ANN201
-                    trusted: bool = False, say=None):  # noqa: ANN001
+def permission_gate(args: argparse.Namespace, project_dir: Path, environ: Mapping[str, str], *,
+                    trusted: bool = False,
+                    say: Callable[[str], object] | None = None) -> tuple[PermissionGate, Settings]:
     """The permission gate for this run: mode from --permission-mode, the env, settings, else ask.
 
     The project's `.evo-agent/settings.json` is read only when the project is `trusted` (workspace.py), and
@@ -265,12 +271,12 @@ def workspace_trusted(project_dir: Path, *, interactive: bool) -> bool:
     return trusted
 
 
-def _hold(restore) -> None:  # noqa: ANN001 - the function hold_keys returned, or None
+def _hold(restore: Callable[[], None] | None) -> None:
     global _restore_tty
     _restore_tty = restore
 
 
-def sandbox_for(args: argparse.Namespace, settings, project_dir: Path):  # noqa: ANN001, ANN201
+def sandbox_for(args: argparse.Namespace, settings: Settings, project_dir: Path) -> Sandbox | None:
     """The bubblewrap sandbox when --sandbox (or the setting) asks for one; an error where it cannot run."""
     if args.sandbox_network and not (args.sandbox or settings.sandbox):
         raise UsageError("--sandbox-network only makes sense with --sandbox")
@@ -395,6 +401,7 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     subcommand) is built only when it is needed: a plain run reads its arguments with the probe alone.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str]
     if argv[:1] in (["sessions"], ["trust"]):  # a command named first: the probe could only say so (start-up)
         args, extra = argparse.Namespace(prompt=argv[0]), []
     else:
@@ -435,7 +442,7 @@ def use_tui(args: argparse.Namespace) -> bool:
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def team_source(store, project_dir: Path):  # noqa: ANN001, ANN201
+def team_source(store: object, project_dir: Path) -> TeamSource | None:
     """The picker's team view (Tab) when a team store is configured; None hides it (ui may not import sync)."""
     if getattr(store, "sync_url", None) is None:
         return None
@@ -444,7 +451,8 @@ def team_source(store, project_dir: Path):  # noqa: ANN001, ANN201
     return lambda: team_sessions(project_dir)
 
 
-def _run_app(agent, store, *, initial_prompt: str | None = None, resumed: Resumed | None = None) -> int:  # noqa: ANN001
+def _run_app(agent: Agent, store: LiveSessionStore, *, initial_prompt: str | None = None,
+             resumed: Resumed | None = None) -> int:
     """The interactive app until the user leaves; SIGTERM and SIGHUP end it from inside its event loop (ui/app.py)."""
     from evo_agent.ui.app import run_app
 
@@ -614,7 +622,7 @@ def _latest_session(launch: _Launch) -> str:
         return row.id
     foreign = [r for r in launch.store.newest(1) if r.foreign]
     planted = (f" (sessions recorded elsewhere are never continued: {foreign[0].id} is "
-               f"{terminal_safe(foreign[0].foreign)}; see evo-agent sessions list)") if foreign else ""
+               f"{terminal_safe(foreign[0].foreign or '')}; see evo-agent sessions list)") if foreign else ""
     raise CommandError(f"no session to continue in {launch.project_dir}{planted}")
 
 
@@ -661,14 +669,14 @@ def _ask(prompt: str) -> str | None:
                 pass
 
 
-def _line_mode(stream) -> list | None:  # noqa: ANN001
+def _line_mode(stream: TextIO) -> list[Any] | None:
     """Canonical mode, echo and CR→NL on a terminal `stream`; its previous attributes (None: not a terminal)."""
     try:
         import termios
 
         fd = stream.fileno()
         saved = termios.tcgetattr(fd)
-        sane = [list(a) if isinstance(a, list) else a for a in saved]
+        sane: list[Any] = [list(a) if isinstance(a, list) else a for a in saved]
         sane[0] |= termios.ICRNL
         sane[3] |= termios.ICANON | termios.ECHO
         termios.tcsetattr(fd, termios.TCSANOW, sane)
@@ -719,7 +727,7 @@ def _open_session(launch: _Launch, source: _Source) -> tuple[Agent, Resumed | No
     return agent, resumed
 
 
-def memory_store(project_dir: Path, environ) -> object:  # noqa: ANN001 - (Path, env) -> MemoryStore | None
+def memory_store(project_dir: Path, environ: Mapping[str, str]) -> MemoryStore | None:
     """Auto Memory of this project and user, unless EVO_AGENT_MEMORY turns it off (`0`, `off`, `false`, `no`)."""
     if environ.get("EVO_AGENT_MEMORY", "").strip().lower() in ("0", "off", "false", "no"):
         return None
@@ -728,7 +736,7 @@ def memory_store(project_dir: Path, environ) -> object:  # noqa: ANN001 - (Path,
     return MemoryStore(project_dir, environ=environ)
 
 
-def mcp_servers(project_dir: Path, trusted: bool, say):  # noqa: ANN001, ANN201 - an McpManager or None
+def mcp_servers(project_dir: Path, trusted: bool, say: Callable[[str], object]) -> McpManager | None:
     """The session's MCP servers (SPEC §13), not started: they start at its first request (agent/mcp_context.py).
 
     The user's own config, and the project's `.mcp.json` when the project is trusted; each entry that cannot be
@@ -833,7 +841,7 @@ def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:
         raise UsageError("--output-format is for print mode: use it with -p")
 
 
-def print_prompt_text(args: argparse.Namespace, piped) -> str:  # noqa: ANN001 - a text stream or None
+def print_prompt_text(args: argparse.Namespace, piped: TextIO | None) -> str:
     """-p's prompt: its value and/or the positional PROMPT, then what was piped into stdin.
 
     As in `cat log | evo-agent -p "what failed?"`.
@@ -852,7 +860,7 @@ def print_prompt_text(args: argparse.Namespace, piped) -> str:  # noqa: ANN001 -
     return prompt
 
 
-def compact_threshold(environ) -> int | None:  # noqa: ANN001 - a Mapping[str, str]
+def compact_threshold(environ: Mapping[str, str]) -> int | None:
     """EVO_AGENT_COMPACT_CHARS as a whole number of characters > 0; None when unset (the default applies)."""
     raw = environ.get("EVO_AGENT_COMPACT_CHARS")
     if raw is None or not raw.strip():
@@ -866,7 +874,7 @@ def compact_threshold(environ) -> int | None:  # noqa: ANN001 - a Mapping[str, s
     return value
 
 
-def _print_mode(agent, prompt: str, console, signals, output_format: str = "text") -> int:  # noqa: ANN001
+def _print_mode(agent: Agent, prompt: str, console: Console, signals: Signals, output_format: str = "text") -> int:
     """One turn to completion; stdout gets the answer as `output_format` says (print_output.py)."""
     from .print_output import PrintOutput
     from .runtime import Terminated, crash_line, run_turn
@@ -914,7 +922,7 @@ def _valid_text(value: str) -> str:
         return value.encode("utf-8", "replace").decode("utf-8")
 
 
-def _isatty(stream) -> bool:  # noqa: ANN001
+def _isatty(stream: TextIO) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):

@@ -15,11 +15,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .command_parser import command_parser
 from .errors import CommandError, UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    from evo_agent.tools.mcp_config import ServerConfig
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_mcp(argv: Sequence[str], project_dir_of) -> int:  # noqa: ANN001 - (args) -> Path
+def run_mcp(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace], Path]) -> int:
     """Run the command; UsageError/CommandError (one line) for what cannot be done."""
     from evo_agent.safe_text import terminal_safe
     from evo_agent.tools.mcp_config import McpConfigError
@@ -77,11 +83,11 @@ def _files(project: Path) -> list[tuple[str, Path]]:
     return [("user", user_config_path()), ("project", project_config_path(project))]
 
 
-def _all(project: Path) -> list:  # noqa: ANN202 - ServerConfig
+def _all(project: Path) -> list[ServerConfig]:
     """Every configured server of both files; McpConfigError when a file or an entry cannot be used."""
     from evo_agent.tools.mcp_config import McpConfigError, read_file, servers_in
 
-    found = []
+    found: list[ServerConfig] = []
     for scope, path in _files(project):
         servers, problems = servers_in(read_file(path), scope, str(path))
         if problems:
@@ -90,7 +96,7 @@ def _all(project: Path) -> list:  # noqa: ANN202 - ServerConfig
     return found
 
 
-def _where(server) -> str:  # noqa: ANN001
+def _where(server: ServerConfig) -> str:
     return server.url if server.transport == "http" else " ".join([server.command, *server.args])
 
 
@@ -184,7 +190,7 @@ def _remove(project: Path, name: str, scope: str | None) -> list[str]:
     return [f"Removed the MCP server {name} from {path} ({scopes[0]})."]
 
 
-def _change(project: Path, scope: str, change) -> Path:  # noqa: ANN001
+def _change(project: Path, scope: str, change: Callable[[dict[str, Any]], object]) -> Path:
     """Apply `change(mcpServers)` to the scope's file, written back atomically; trust kept if the user had given it."""
     from evo_agent.session import remember_trust, workspace_trust
     from evo_agent.tools.mcp_config import read_file, write_config

@@ -15,10 +15,16 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .command_parser import command_parser
 from .errors import CommandError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from evo_agent.session import MemoryStore
 
 TEMPLATE = "---\nname: {name}\ndescription: one line: what this holds and when it is useful\ntype: project\n---\n\n"
 
@@ -34,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_memory(argv: Sequence[str], project_dir_of) -> int:  # noqa: ANN001 - (args) -> Path
+def run_memory(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace], Path]) -> int:
     """Run the command; raises UsageError/CommandError (one line) for what cannot be done."""
     from evo_agent.safe_text import terminal_safe
     from evo_agent.session import MemoryRefused, MemoryStore
@@ -66,7 +72,7 @@ def run_memory(argv: Sequence[str], project_dir_of) -> int:  # noqa: ANN001 - (a
     return 0
 
 
-def _edit(store, name: str) -> str:  # noqa: ANN001 - a session.MemoryStore
+def _edit(store: MemoryStore, name: str) -> str:
     """Edit a copy in the user's editor, then save it through the store (front matter and secrets checked)."""
     from evo_agent.session import MemoryRefused
 

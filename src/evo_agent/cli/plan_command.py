@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .command_parser import command_parser
 from .errors import CommandError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_plan(argv: Sequence[str], project_dir_of) -> int:  # noqa: ANN001 - (args) -> Path
+def run_plan(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace], Path]) -> int:
     """Run the command; raises UsageError/CommandError (one line) for what cannot be done."""
     from evo_agent.safe_text import terminal_safe
     from evo_agent.session import PlanError, PlanStore

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, assert_never
+from typing import Any, TextIO, assert_never
 
 from evo_agent.agent.events import (
     Notice,
@@ -87,7 +87,8 @@ class StreamJsonCallbacks:
                 self.emit({"type": "stream_event", "session_id": self.agent.session_id,
                            "event": {"type": "content_block_delta", "delta": {"type": "text_delta", "text": text}}})
             case ToolStarted(depth=0):
-                block = {"type": "tool_use", "id": event.tool_id, "name": event.name, "input": dict(event.input)}
+                block: dict[str, Any] = {"type": "tool_use", "id": event.tool_id, "name": event.name,
+                                         "input": dict(event.input)}
                 self.emit({"type": "assistant", "session_id": self.agent.session_id,
                            "message": {"role": "assistant", "content": [block]}})
             case ToolFinished(depth=0):
@@ -160,7 +161,7 @@ class PrintOutput:
         self.console.write(_line(result_event(self.agent, text=text, subtype=subtype, started=self.started)) + "\n")
 
 
-def _isatty(stream) -> bool:  # noqa: ANN001
+def _isatty(stream: TextIO) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):

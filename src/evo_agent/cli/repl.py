@@ -195,6 +195,7 @@ class Repl:
                     self.console.line(f"> {initial_prompt}")
                 self.turn(initial_prompt)
             while True:
+                line: str | None
                 if self.approvals.set_aside:  # typed while a question was up: the next prompt, now
                     line = self.approvals.set_aside.pop(0)
                     self.console.line(f"> {terminal_safe(line, keep_newlines=False)}")

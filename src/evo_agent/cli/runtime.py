@@ -25,9 +25,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Generic, TextIO, TypeVar
 
-from evo_agent.agent import Agent, CompactionFailed, CompactResult, TurnCallbacks, TurnResult
+from evo_agent.agent import Agent, CompactionFailed, TurnCallbacks, TurnResult
 from evo_agent.agent.callbacks import EXIT_GRACE_S
 from evo_agent.providers import ProviderError
 from evo_agent.session import find_project_dir
@@ -178,9 +178,12 @@ class Signals:
         raise Terminated(EXIT_HANGUP, "hangup: the terminal went away")
 
 
+R = TypeVar("R")
+
+
 @dataclass
-class Outcome:
-    result: TurnResult | CompactResult | None = None  # a TurnResult for a turn, a CompactResult for /compact
+class Outcome(Generic[R]):
+    result: R | None = None  # a TurnResult for a turn, a CompactResult for /compact
     error: ProviderError | CompactionFailed | None = None
     crash: BaseException | None = None
 
@@ -189,7 +192,7 @@ _running: set[threading.Event] = set()  # "done" events of turns whose thread ha
 
 
 def run_turn(agent: Agent, prompt: str, callbacks: TurnCallbacks, signals: Signals,
-             service: Callable[[], None] | None = None) -> Outcome:
+             service: Callable[[], None] | None = None) -> Outcome[TurnResult]:
     """Run one turn in a worker thread; KeyboardInterrupt/Terminated propagate (meaning: exit).
 
     `service` runs in the main thread while it waits (the REPL answers approval requests there).
@@ -197,8 +200,8 @@ def run_turn(agent: Agent, prompt: str, callbacks: TurnCallbacks, signals: Signa
     return run_interruptible(lambda cancel: agent.run_turn(prompt, callbacks, cancel), signals, service)
 
 
-def run_interruptible(work_fn: Callable[[threading.Event], Any], signals: Signals,
-                      service: Callable[[], None] | None = None) -> Outcome:
+def run_interruptible(work_fn: Callable[[threading.Event], R], signals: Signals,
+                      service: Callable[[], None] | None = None) -> Outcome[R]:
     """Run `work_fn(cancel)` (a turn, a /compact) in a worker thread while the main thread stays ready for signals.
 
     Ctrl+C sets `cancel` (Signals); an exit (a second Ctrl+C, SIGTERM) cancels the work, waits up to
@@ -209,7 +212,7 @@ def run_interruptible(work_fn: Callable[[threading.Event], Any], signals: Signal
     """
     cancel = threading.Event()
     done = threading.Event()
-    outcome = Outcome()
+    outcome: Outcome[R] = Outcome()
 
     def work() -> None:
         try:

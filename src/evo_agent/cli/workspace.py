@@ -31,6 +31,10 @@ from evo_agent.session import (
 
 from .errors import EXIT_BROKEN_PIPE, EXIT_OK, CommandError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import TextIO
+
 MAX_SHOWN = 12  # rules or servers listed per file; the rest are counted
 
 
@@ -85,8 +89,12 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
     mode = data.get("permission_mode")
     if mode is not None:
         lines.append(f"    permission mode: {_safe(mode)}")
-    perms = data.get("permissions") if isinstance(data.get("permissions"), dict) else {}
-    allow = perms.get("allow") if isinstance(perms.get("allow"), list) else []
+    perms = data.get("permissions")
+    if not isinstance(perms, dict):
+        perms = {}
+    allow = perms.get("allow")
+    if not isinstance(allow, list):
+        allow = []
     if allow:
         more = f", … ({len(allow)} in all)" if len(allow) > MAX_SHOWN else ""
         shown = ", ".join(_safe(r) for r in allow[:MAX_SHOWN]) + more
@@ -125,7 +133,9 @@ def _describe_servers(data: dict) -> list[str]:
     so an entry with both `url` and `command` shows what runs; every environment value, header and `${VAR}`."""
     from evo_agent.tools.mcp_config import McpConfigError, parse_server, variables_of
 
-    servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict):
+        servers = {}
     lines = [f"    MCP servers: {len(servers)}"]
     for name, spec in servers.items():
         try:
@@ -238,7 +248,7 @@ def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], st
 # ---------------------------------------------------------------- evo-agent trust
 
 
-def run_trust(args: argparse.Namespace, project_dir: Path, out=None) -> int:  # noqa: ANN001 - a text stream
+def run_trust(args: argparse.Namespace, project_dir: Path, out: TextIO | None = None) -> int:
     """`evo-agent trust [--revoke | --status]` for `project_dir`."""
     try:
         return _run_trust(args, project_dir, out or sys.stdout)
@@ -249,7 +259,7 @@ def run_trust(args: argparse.Namespace, project_dir: Path, out=None) -> int:  # 
         return EXIT_BROKEN_PIPE
 
 
-def _run_trust(args: argparse.Namespace, project_dir: Path, out) -> int:  # noqa: ANN001
+def _run_trust(args: argparse.Namespace, project_dir: Path, out: TextIO) -> int:
     status = workspace_trust(project_dir)
     where = _safe(status.project)
     try:
@@ -278,7 +288,7 @@ def _run_trust(args: argparse.Namespace, project_dir: Path, out) -> int:  # noqa
     return EXIT_OK
 
 
-def _status(status: WorkspaceTrust, out) -> None:  # noqa: ANN001
+def _status(status: WorkspaceTrust, out: TextIO) -> None:
     state = ("trusted" if status.trusted else "declined (its settings are ignored)" if status.answer == "declined"
              else "changed since you answered: not trusted until you answer again" if status.changed
              else "not trusted")

@@ -29,10 +29,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from evo_agent.session import blocks, content_text, tool_uses
 
-from .model import Compaction, ImportedSession, Message, Subagent
+from .model import Compaction, Event, ImportedSession, Message, Subagent
 
 AGENT = "claude-code"
 TOOL_NAMES = {"Bash": "bash", "Read": "read_file", "Write": "write_file", "Edit": "edit_file", "Glob": "glob",
@@ -43,7 +44,7 @@ _QUIET_TYPES = {"attachment", "queue-operation", "file-history-snapshot", "last-
                 "summary", "custom-title", "agent-name"}
 
 
-def project_folder(cwd: str | os.PathLike) -> str:
+def project_folder(cwd: str | os.PathLike[str]) -> str:
     """The folder name Claude Code keeps a directory's sessions under."""
     return re.sub(r"[/.]", "-", str(cwd))
 
@@ -74,13 +75,14 @@ def source_id_of(path: Path, look: int = 50) -> str:
                 except ValueError:
                     continue
                 if isinstance(record, dict) and isinstance(record.get("sessionId"), str):
-                    return record["sessionId"]
+                    session_id: str = record["sessionId"]
+                    return session_id
     except OSError:
         pass
     return path.stem
 
 
-def _lines(path: Path, imported: ImportedSession) -> Iterator[dict]:
+def _lines(path: Path, imported: ImportedSession) -> Iterator[dict[str, Any]]:
     with open(path, "rb") as f:
         for raw in f:
             if not raw.strip():
@@ -96,7 +98,7 @@ def _lines(path: Path, imported: ImportedSession) -> Iterator[dict]:
                 imported.skipped["unreadable line"] += 1
 
 
-def _map_block(block: object) -> dict | None:
+def _map_block(block: object) -> dict[str, Any] | None:
     if not isinstance(block, dict) or not isinstance(block.get("type"), str):
         return None
     btype = block["type"]
@@ -106,8 +108,11 @@ def _map_block(block: object) -> dict | None:
             return None
         return {"type": "text", "text": text}
     if btype == "tool_use":
-        name = block.get("name") if isinstance(block.get("name"), str) else "tool"
-        tool_input = dict(block.get("input")) if isinstance(block.get("input"), dict) else {}
+        name = block.get("name")
+        if not isinstance(name, str):
+            name = "tool"
+        raw_input = block.get("input")
+        tool_input = dict(raw_input) if isinstance(raw_input, dict) else {}
         if "file_path" in tool_input and "path" not in tool_input:
             tool_input["path"] = tool_input.pop("file_path")
         return {"type": "tool_use", "id": block.get("id"), "name": TOOL_NAMES.get(name, name), "input": tool_input}
@@ -126,7 +131,7 @@ def _map_block(block: object) -> dict | None:
     return None
 
 
-def _result_content(block: dict) -> object:
+def _result_content(block: dict[str, Any]) -> object:
     content = block.get("content")
     if isinstance(content, list):
         return [{k: v for k, v in part.items() if k in ("type", "text", "source")}
@@ -134,11 +139,11 @@ def _result_content(block: dict) -> object:
     return content if isinstance(content, str) else ""
 
 
-def _content(message: dict) -> list[dict]:
+def _content(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [mapped for mapped in (_map_block(b) for b in blocks(message)) if mapped is not None]
 
 
-def _tokens(usage: object) -> dict:
+def _tokens(usage: object) -> dict[str, Any]:
     if not isinstance(usage, dict):
         return {}
     out = {}
@@ -155,7 +160,8 @@ class _Builder:
         self.messages: list[Message] = []
         self._response_id: str | None = None
 
-    def add(self, role: str, blocks: list[dict], timestamp: str | None, tokens: dict, response_id: str | None) -> None:
+    def add(self, role: str, blocks: list[dict[str, Any]], timestamp: str | None, tokens: dict[str, Any],
+            response_id: str | None) -> None:
         if not blocks:
             return
         last = self.messages[-1] if self.messages else None
@@ -178,7 +184,7 @@ class _Builder:
         return done
 
 
-def _preserved_uuids(records: Iterable[dict]) -> set[str]:
+def _preserved_uuids(records: Iterable[dict[str, Any]]) -> set[str]:
     """The uuids Claude Code kept across its compactions (named by its compact_boundary records)."""
     kept: set[str] = set()
     for record in records:
@@ -189,14 +195,14 @@ def _preserved_uuids(records: Iterable[dict]) -> set[str]:
     return kept
 
 
-def _conversation(records: Iterable[dict], imported: ImportedSession, preserved: set[str]) -> Iterator:
+def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, preserved: set[str]) -> Iterator[Event]:
     """The events in order, streamed: compactions, then messages as soon as they can no longer grow.
 
     Only the records a later compaction keeps (`preserved`) are held back in memory.
     """
-    kept_records: dict[str, dict] = {}
+    kept_records: dict[str, dict[str, Any]] = {}
     builder = _Builder()
-    pending_boundary: dict | None = None
+    pending_boundary: dict[str, Any] | None = None
     for record in records:
         if isinstance(record.get("uuid"), str) and record["uuid"] in preserved:
             kept_records[record["uuid"]] = record
@@ -269,7 +275,7 @@ def read_claude_code(path: Path) -> ImportedSession:
     a compaction keeps; the events then stream in a second pass, holding only those.
     """
     imported = ImportedSession(AGENT, path.resolve(), source_id_of(path))
-    scan = Counter()  # the first pass counts nothing: its skips are counted by the second
+    scan: Counter[str] = Counter()  # the first pass counts nothing: its skips are counted by the second
     preserved: set[str] = set()
     for record in _lines(path, ImportedSession(AGENT, path, "", skipped=scan)):
         if imported.cwd is None and isinstance(record.get("cwd"), str):
@@ -286,7 +292,7 @@ def read_claude_code(path: Path) -> ImportedSession:
     return imported
 
 
-def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str]) -> Iterator:
+def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str]) -> Iterator[Event]:
     runs = _subagents(path, imported)
     for event in _conversation(_lines(path, imported), imported, preserved):
         yield event

@@ -21,9 +21,10 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from .claude_code import _Builder
-from .model import Compaction, ImportedSession
+from .model import Compaction, Event, ImportedSession, Message
 
 AGENT = "codex"
 TOOL_NAMES = {"exec_command": "bash", "shell": "bash", "shell_command": "bash", "local_shell": "bash"}
@@ -36,7 +37,7 @@ def codex_home() -> Path:
     return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
 
-def _meta(path: Path) -> dict:
+def _meta(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as f:
             for _, raw in zip(range(20), f):
@@ -46,7 +47,8 @@ def _meta(path: Path) -> dict:
                     continue
                 if (isinstance(line, dict) and line.get("type") == "session_meta"
                         and isinstance(line.get("payload"), dict)):
-                    return line["payload"]
+                    payload: dict[str, Any] = line["payload"]
+                    return payload
     except OSError:
         pass
     return {}
@@ -81,8 +83,10 @@ def _texts(content: object) -> list[str]:
     return [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
 
 
-def _tool_use(item: dict) -> dict:
-    name = item.get("name") if isinstance(item.get("name"), str) else "tool"
+def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
+    name = item.get("name")
+    if not isinstance(name, str):
+        name = "tool"
     raw = item.get("arguments") if item.get("type") == "function_call" else item.get("input")
     try:
         tool_input = json.loads(raw) if isinstance(raw, str) else raw
@@ -98,7 +102,7 @@ def _tool_use(item: dict) -> dict:
             "input": tool_input}
 
 
-def _add_item(builder: _Builder, item: dict, stamp: str | None, imported: ImportedSession) -> None:
+def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, imported: ImportedSession) -> None:
     itype = item.get("type")
     if itype == "message":
         role = item.get("role")
@@ -137,7 +141,9 @@ def read_codex(path: Path) -> ImportedSession:
     imported = ImportedSession(AGENT, path.resolve(), source_id_of(path))
     imported.cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else None
     imported.version = meta.get("cli_version") if isinstance(meta.get("cli_version"), str) else None
-    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    git = meta.get("git")
+    if not isinstance(git, dict):
+        git = {}
     imported.git_branch = git.get("branch") if isinstance(git.get("branch"), str) else None
     imported.model = _first_model(path)
     imported.events = _events(path, imported)
@@ -159,7 +165,7 @@ class _Tokens:
         self.given_input = 0
         self.given_output = 0
 
-    def add(self, messages: list, input_tokens: int, output_tokens: int) -> None:
+    def add(self, messages: list[Any], input_tokens: int, output_tokens: int) -> None:
         last = next((m for m in reversed(messages) if m.message["role"] == "assistant"), None)
         if last is None:
             return
@@ -168,7 +174,7 @@ class _Tokens:
         self.given_input += input_tokens
         self.given_output += output_tokens
 
-    def catch_up(self, messages: list, info: object) -> None:
+    def catch_up(self, messages: list[Any], info: object) -> None:
         total = info.get("total_token_usage") if isinstance(info, dict) else None
         if not isinstance(total, dict):
             return
@@ -189,18 +195,19 @@ def _first_model(path: Path, look: int = 400) -> str | None:
                 payload = line.get("payload") if isinstance(line, dict) else None
                 if (line.get("type") == "turn_context" and isinstance(payload, dict)
                         and isinstance(payload.get("model"), str)):
-                    return payload["model"]
+                    model: str = payload["model"]
+                    return model
     except OSError:
         pass
     return None
 
 
-def _events(path: Path, imported: ImportedSession) -> Iterator:
+def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
     builder = _Builder()
     tokens = _Tokens()
     # Finished messages wait here until the next response starts: a `token_count` for a response
     # comes after its tool outputs, when the assistant message is already finished.
-    held: list = []
+    held: list[Any] = []
     with open(path, "rb") as f:
         for raw in f:
             if not raw.strip():
@@ -218,14 +225,18 @@ def _events(path: Path, imported: ImportedSession) -> Iterator:
                 _add_item(builder, payload, stamp, imported)
             elif ltype == "compacted":
                 yield from _release(held, builder.finished(everything=True))
-                summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
+                summary = payload.get("message")
+                if not isinstance(summary, str):
+                    summary = ""
                 yield Compaction(summary, "auto", stamp)
                 for item in payload.get("replacement_history") or []:
                     if isinstance(item, dict) and not (item.get("type") == "message"
                                                        and _texts(item.get("content")) == [summary]):
                         _add_item(builder, item, stamp, imported)
             elif ltype == "token_usage_record":
-                usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+                usage = payload.get("usage")
+                if not isinstance(usage, dict):
+                    usage = {}
                 if isinstance(usage.get("input_tokens"), int):
                     tokens.add(held + builder.messages, usage["input_tokens"], _count(usage.get("output_tokens")))
             elif ltype == "event_msg" and payload.get("type") == "token_count":
@@ -238,7 +249,7 @@ def _events(path: Path, imported: ImportedSession) -> Iterator:
     yield from _release(held, builder.finished(everything=True))
 
 
-def _release(held: list, more: list) -> Iterator:
+def _release(held: list[Message], more: list[Message]) -> Iterator[Message]:
     """The held messages and `more`, those with content, in order; `held` is emptied."""
     out = held + more
     held.clear()

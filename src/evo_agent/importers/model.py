@@ -15,15 +15,16 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evo_agent.session import MESSAGES_NAME, SessionStore, first_records
 
 
 @dataclass
 class Message:
-    message: dict                  # {"role": ..., "content": ...}
+    message: dict[str, Any]                  # {"role": ..., "content": ...}
     timestamp: str | None = None
-    tokens: dict = field(default_factory=dict)   # input_tokens, output_tokens, cache_* (assistant only)
+    tokens: dict[str, Any] = field(default_factory=dict)   # input_tokens, output_tokens, cache_* (assistant only)
 
 
 @dataclass
@@ -57,8 +58,8 @@ class ImportedSession:
     # The conversation in order. Readers make it a generator that streams the source, so a 1 GB
     # transcript imports in bounded memory; it can be consumed once (by write_import or consume).
     events: Iterable[Event] = field(default_factory=list)
-    skipped: Counter = field(default_factory=Counter)   # record type -> how many were not understood
-    totals: Counter = field(default_factory=Counter)    # messages, subagents, compactions: filled while consumed
+    skipped: Counter[str] = field(default_factory=Counter)   # record type -> how many were not understood
+    totals: Counter[str] = field(default_factory=Counter)    # messages, subagents, compactions: filled while consumed
 
     def counts(self) -> tuple[int, int, int]:
         """(messages, subagents, compactions) seen so far (all of them once the events were consumed)."""
@@ -77,7 +78,7 @@ def consume(imported: ImportedSession) -> None:
         imported.tally(event)
 
 
-def source_fingerprint(path: Path) -> dict:
+def source_fingerprint(path: Path) -> dict[str, Any]:
     """Size and hash of a source file: an unchanged source names its earlier import instead of duplicating."""
     digest = hashlib.sha256()
     size = 0
@@ -88,7 +89,7 @@ def source_fingerprint(path: Path) -> dict:
     return {"size": size, "sha256": digest.hexdigest()}
 
 
-def earlier_imports(store: SessionStore, agent: str, source_id: str) -> list[tuple[str, dict]]:
+def earlier_imports(store: SessionStore, agent: str, source_id: str) -> list[tuple[str, dict[str, Any]]]:
     """(evo-agent id, imported_from) of every earlier import of this source, oldest first."""
     found = []
     for row in sorted(store.list(include_empty=True), key=lambda r: r.id):
@@ -99,7 +100,9 @@ def earlier_imports(store: SessionStore, agent: str, source_id: str) -> list[tup
     return found
 
 
-def write_import(store: SessionStore, imported: ImportedSession, fingerprint: dict, previous: str | None) -> str:
+def write_import(
+    store: SessionStore, imported: ImportedSession, fingerprint: dict[str, Any], previous: str | None
+) -> str:
     """Record `imported` as a new session of `store`; returns its id. The source is never written."""
     origin = {"agent": imported.agent, "version": imported.version, "source_path": str(imported.source_path),
               "source_id": imported.source_id, **fingerprint}
@@ -110,7 +113,7 @@ def write_import(store: SessionStore, imported: ImportedSession, fingerprint: di
     compactions = 0
     for event in imported.events:
         imported.tally(event)
-        stamp = {"timestamp": event.timestamp} if event.timestamp else {}
+        stamp: dict[str, Any] = {"timestamp": event.timestamp} if event.timestamp else {}
         if isinstance(event, Message):
             if event.message["role"] == "assistant":
                 recorder.assistant(event.message, **event.tokens, **stamp)
@@ -123,7 +126,7 @@ def write_import(store: SessionStore, imported: ImportedSession, fingerprint: di
             side = recorder.start_subagent(event.agent_name, event.tool_use_id, model=imported.model,
                                            provider=imported.agent)
             for message in event.messages:
-                side_stamp = {"timestamp": message.timestamp} if message.timestamp else {}
+                side_stamp: dict[str, Any] = {"timestamp": message.timestamp} if message.timestamp else {}
                 if message.message["role"] == "assistant":
                     side.assistant(message.message, **message.tokens, **side_stamp)
                 else:

@@ -30,14 +30,14 @@ MARKABLE = frozenset({"text", "image", "document", "tool_use", "tool_result", "s
 SUMMARY_PREFIX = "<previous-conversation-summary>\n"
 
 
-def as_blocks(content: Any) -> list:
+def as_blocks(content: Any) -> list[Any]:
     """A message's content as a list of blocks (a string is one text block; '' is no block)."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     return list(content) if isinstance(content, list) else []
 
 
-def _markable_index(content: list) -> int | None:
+def _markable_index(content: list[Any]) -> int | None:
     """The last block of `content` that may carry cache_control, or None."""
     for index in range(len(content) - 1, -1, -1):
         block = content[index]
@@ -48,14 +48,14 @@ def _markable_index(content: list) -> int | None:
     return None
 
 
-def _is_summary(message: dict) -> bool:
+def _is_summary(message: dict[str, Any]) -> bool:
     content = message.get("content")
     first = content[0] if isinstance(content, list) and content else None
     text = first.get("text") if isinstance(first, dict) else content
     return message.get("role") == "user" and isinstance(text, str) and text.startswith(SUMMARY_PREFIX)
 
 
-def message_breakpoints(messages: list[dict]) -> list[int]:
+def message_breakpoints(messages: list[dict[str, Any]]) -> list[int]:
     """The indices of the messages to mark, oldest first: the summary, the previous request's end, the newest."""
     if not messages:
         return []
@@ -70,7 +70,7 @@ def message_breakpoints(messages: list[dict]) -> list[int]:
     return sorted(set(marks))
 
 
-def _marked(message: dict) -> dict | None:
+def _marked(message: dict[str, Any]) -> dict[str, Any] | None:
     """A copy of `message` whose last markable block carries cache_control; None when no block can."""
     content = as_blocks(message.get("content"))
     index = _markable_index(content)
@@ -80,7 +80,9 @@ def _marked(message: dict) -> dict | None:
     return {**message, "content": content}
 
 
-def cached_request(system: str, tools: list[dict], messages: list[dict]) -> tuple[Any, list[dict], list[dict]]:
+def cached_request(
+    system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
     """(system, tools, messages) of a request with its cache breakpoints; the arguments are not changed."""
     out = [{**m, "content": as_blocks(m.get("content"))} if isinstance(m.get("content"), str) and m["content"] else m
            for m in messages]

@@ -64,7 +64,7 @@ class AnthropicProvider:
         """Connect to the API in the background so the first request does not wait for the handshake."""
         self._client.warm()
 
-    def build_body(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
+    def build_body(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int,
                    cache_key: str | None = None) -> bytes:
         """The request's bytes; a conversation's request (with a `cache_key`) gets cache breakpoints."""
         sent_system: Any = system
@@ -88,8 +88,8 @@ class AnthropicProvider:
         self,
         *,
         system: str,
-        messages: list[dict],
-        tools: list[dict],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
         max_tokens: int = 8192,
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
@@ -108,7 +108,7 @@ class AnthropicProvider:
                              callbacks=callbacks or StreamCallbacks(), cancel=cancel, label=self.label,
                              attempts=1 + self.max_retries, thread_name="evo-agent-anthropic")
 
-    def _send(self, body: bytes, put: Put, stop: threading.Event, live: dict) -> None:
+    def _send(self, body: bytes, put: Put, stop: threading.Event, live: dict[str, Any]) -> None:
         """The worker: POST, then hand the server-sent events to the caller's thread."""
         response = self._client.post("/v1/messages", body, stop=stop, on_retry=retry_notices(put, self.label))
         forward(response, put, stop, live)

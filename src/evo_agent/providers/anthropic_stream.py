@@ -27,7 +27,7 @@ from .errors import BadAnswer, StreamError
 Event = StreamEvent
 
 
-def block_to_param(block: dict) -> dict | None:
+def block_to_param(block: dict[str, Any]) -> dict[str, Any] | None:
     """One response content block in request-param shape (None: drop it).
 
     Built field by field, so response-only fields (`citations: None`, ...) never reach the
@@ -53,7 +53,7 @@ def _json(data: str) -> Any:
         raise BadAnswer(f"sent an event that could not be read: {exc}") from None
 
 
-def _tool_input(raw: str) -> dict:
+def _tool_input(raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw)
     except ValueError:
@@ -69,7 +69,7 @@ class MessageAssembler:
 
     def __init__(self) -> None:
         self.message: dict[str, Any] | None = None
-        self.blocks: dict[int, dict] = {}
+        self.blocks: dict[int, dict[str, Any]] = {}
         self.partial_json: dict[int, list[str]] = {}
         self.usage: dict[str, Any] = {}
         self.stop_reason: str | None = None
@@ -88,17 +88,17 @@ class MessageAssembler:
         return (handler(self, event) or []) if handler else []
 
     # ---- one handler per event type (ping and unknown types: nothing)
-    def _error(self, event: dict) -> None:
+    def _error(self, event: dict[str, Any]) -> None:
         err = event.get("error")
         err = err if isinstance(err, dict) else {}
         raise StreamError(err.get("type"), str(err.get("message") or "the stream reported an error"))
 
-    def _message_start(self, event: dict) -> None:
+    def _message_start(self, event: dict[str, Any]) -> None:
         self.message = dict(event.get("message") or {})
         self.usage = dict(self.message.get("usage") or {})
         self.stop_reason = self.message.get("stop_reason") or self.stop_reason
 
-    def _block_start(self, event: dict) -> list[Event]:
+    def _block_start(self, event: dict[str, Any]) -> list[Event]:
         block = dict(event.get("content_block") or {})
         index = event.get("index", len(self.blocks))
         self.blocks[index] = block
@@ -109,7 +109,7 @@ class MessageAssembler:
             return [ToolNamed(block.get("id", ""), block.get("name", ""))]
         return []
 
-    def _block_delta(self, event: dict) -> list[Event]:
+    def _block_delta(self, event: dict[str, Any]) -> list[Event]:
         index, delta = event.get("index", 0), event.get("delta") or {}
         block = self.blocks.setdefault(index, {"type": "text", "text": ""})
         kind = delta.get("type")
@@ -124,10 +124,10 @@ class MessageAssembler:
             self.partial_json.setdefault(index, []).append(delta.get("partial_json", ""))
         return []
 
-    def _block_stop(self, event: dict) -> None:
+    def _block_stop(self, event: dict[str, Any]) -> None:
         self._finish_block(event.get("index", 0))
 
-    def _message_delta(self, event: dict) -> None:
+    def _message_delta(self, event: dict[str, Any]) -> None:
         delta = event.get("delta") or {}
         if "stop_reason" in delta:
             self.stop_reason = delta["stop_reason"]
@@ -135,7 +135,7 @@ class MessageAssembler:
             if value is not None:
                 self.usage[key] = value
 
-    def _message_stop(self, event: dict) -> None:
+    def _message_stop(self, event: dict[str, Any]) -> None:
         self.done = True
 
     _HANDLERS: ClassVar[dict[str, Any]] = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 # Why an answer ended (ModelResponse.stop_reason): every provider says it in the Messages API's words.
 END_TURN = "end_turn"  # the model finished
@@ -31,7 +31,7 @@ class ModelResponse:
     it; None when the API said nothing); `cut_short` is what a front end tells the user about.
     """
 
-    message: dict  # {"role": "assistant", "content": [block, ...]}
+    message: dict[str, Any]  # {"role": "assistant", "content": [block, ...]}
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int | None = None
@@ -123,8 +123,8 @@ class Provider(Protocol):
         self,
         *,
         system: str,
-        messages: list[dict],
-        tools: list[dict],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
         max_tokens: int = 8192,
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,

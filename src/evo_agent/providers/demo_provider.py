@@ -22,6 +22,7 @@ import json
 import re
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from evo_agent.session import (
     content_blocks,
@@ -39,7 +40,7 @@ from .registry import default_model
 DEMO_LABEL = "[demo provider — offline, no model is called]"
 SUMMARY_LINES = 8
 LINE_CHARS = 200
-Answer = tuple[str, list[tuple[str, dict]]]  # (text, [(tool name, input), ...])
+Answer = tuple[str, list[tuple[str, dict[str, Any]]]]  # (text, [(tool name, input), ...])
 
 HELP = (
     "I am the offline demo provider, so I only understand a few plain requests:\n"
@@ -95,7 +96,7 @@ def _chunks(text: str, parts: int = 4) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def _is_summary_request(messages: list[dict], tool_names: set) -> bool:
+def _is_summary_request(messages: list[dict[str, Any]], tool_names: set[str]) -> bool:
     """Compaction's request: its summary is stored, so it carries no demo label."""
     last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
     return not tool_names and bool(_FLATTENED.search(_text_of(last.get("content"))))
@@ -111,8 +112,8 @@ class DemoProvider:
         self,
         *,
         system: str,
-        messages: list[dict],
-        tools: list[dict],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
         max_tokens: int = 8192,
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
@@ -122,7 +123,8 @@ class DemoProvider:
         callbacks = callbacks or StreamCallbacks()
         if cancel is not None and cancel.is_set():
             raise ProviderCancelled()
-        tool_names = {t.get("name") for t in tools or [] if isinstance(t, dict)}
+        tool_names = {name for t in tools or [] if isinstance(t, dict) and isinstance(name := t.get("name"), str)}
+        uses: list[tuple[str, dict[str, Any]]]
         if text_only:  # compaction's summary call sent in place of the next request: the instruction is last
             text, uses = self._summarise_conversation(messages), []
         else:
@@ -132,7 +134,7 @@ class DemoProvider:
             text = f"{DEMO_LABEL}\n{text}" if text else DEMO_LABEL
 
         digest = hashlib.sha256(_dumps(messages).encode()).hexdigest()[:6]
-        content: list[dict] = [text_block(text)] if text else []
+        content: list[dict[str, Any]] = [text_block(text)] if text else []
         for i, (name, tool_input) in enumerate(uses):
             tool_id = f"toolu_demo_{len(messages):04d}_{i}_{digest}"
             content.append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
@@ -153,7 +155,7 @@ class DemoProvider:
         )
 
     # ------------------------------------------------------------------ the "model"
-    def _answer(self, messages: list[dict], tool_names: set) -> Answer:
+    def _answer(self, messages: list[dict[str, Any]], tool_names: set[str]) -> Answer:
         last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"), None)
         if last is None:
             return HELP, []
@@ -168,11 +170,12 @@ class DemoProvider:
             return self._summarise_conversation(messages), []
         return self._understand(prompt, tool_names)
 
-    def _summarise_results(self, messages: list[dict], results: list[dict]) -> str:
+    def _summarise_results(self, messages: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
         names = tool_names_by_id(messages)
         parts = []
         for block in results:
-            name = names.get(block.get("tool_use_id"), "tool")
+            tid = block.get("tool_use_id")
+            name = names.get(tid, "tool") if isinstance(tid, str) else "tool"
             output = tool_result_text(block).strip()
             if block.get("is_error"):
                 parts.append(f"The `{name}` tool reported an error:\n{_head(output or '(no details)')}")
@@ -200,7 +203,7 @@ class DemoProvider:
             lines.append("Tools used: " + ", ".join(sorted(set(tools_used))))
         return "\n".join(lines)
 
-    def _summarise_conversation(self, messages: list[dict]) -> str:
+    def _summarise_conversation(self, messages: list[dict[str, Any]]) -> str:
         prompts, tools_used = [], []
         for message in messages:
             if not isinstance(message, dict):
@@ -221,7 +224,7 @@ class DemoProvider:
             lines.append("Tools used: " + ", ".join(sorted(set(tools_used))))
         return "\n".join(lines)
 
-    def _understand(self, prompt: str, tool_names: set) -> Answer:
+    def _understand(self, prompt: str, tool_names: set[str]) -> Answer:
         line = prompt.strip().rstrip(".!?").strip()
         for pattern, whole_prompt, answer in _REQUESTS:
             m = pattern.match(prompt.strip() if whole_prompt else line)
@@ -240,7 +243,7 @@ def _unavailable(tool: str) -> Answer:
     return f"I would use the `{tool}` tool for that, but it is not available here.", []
 
 
-def _list_files(_m: re.Match, tool_names: set) -> Answer:
+def _list_files(_m: re.Match[str], tool_names: set[str]) -> Answer:
     if "glob" in tool_names:
         return "Listing the files.", [("glob", {"pattern": "**/*"})]
     if "bash" in tool_names:
@@ -248,7 +251,7 @@ def _list_files(_m: re.Match, tool_names: set) -> Answer:
     return _unavailable("glob")
 
 
-def _delegate(m: re.Match, tool_names: set) -> Answer:
+def _delegate(m: re.Match[str], tool_names: set[str]) -> Answer:
     task = _unquote(m.group("text"))
     if "task" not in tool_names:
         return "I cannot delegate from here: the `task` tool is not available (a subagent cannot start another).", []
@@ -260,14 +263,14 @@ def _delegate(m: re.Match, tool_names: set) -> Answer:
     )
 
 
-def _run(m: re.Match, tool_names: set) -> Answer:
+def _run(m: re.Match[str], tool_names: set[str]) -> Answer:
     command = _unquote(m.group("command"))
     if "bash" not in tool_names:
         return _unavailable("bash")
     return f"Running `{command}`.", [("bash", {"command": command})]
 
 
-def _search(m: re.Match, tool_names: set) -> Answer:
+def _search(m: re.Match[str], tool_names: set[str]) -> Answer:
     needle = _unquote(m.group("text"))
     if "grep" not in tool_names:
         return _unavailable("grep")
@@ -279,7 +282,7 @@ def _search(m: re.Match, tool_names: set) -> Answer:
     return f"Searching for {needle!r}.", [("grep", {"pattern": pattern})]
 
 
-def _read(m: re.Match, tool_names: set) -> Answer:
+def _read(m: re.Match[str], tool_names: set[str]) -> Answer:
     path = _unquote(m.group("path"))
     if "read_file" not in tool_names:
         return _unavailable("read_file")
@@ -288,7 +291,7 @@ def _read(m: re.Match, tool_names: set) -> Answer:
 
 # In order; `whole_prompt`: matched against the prompt as typed (a command may end in "." or "?"),
 # the others against it without its final punctuation.
-_REQUESTS: list[tuple[re.Pattern, bool, Callable[[re.Match, set], Answer]]] = [
+_REQUESTS: list[tuple[re.Pattern[str], bool, Callable[[re.Match[str], set[str]], Answer]]] = [
     (_LIST, False, _list_files),
     (_DELEGATE, False, _delegate),
     (_RUN, True, _run),

@@ -122,13 +122,14 @@ def retry_delay(headers: dict[str, str], attempt: int) -> float:
         raw = (headers.get(name) or "").strip()
         if not raw:
             continue
+        value: float | None
         try:
             value = float(raw) * scale
         except ValueError:
             value = _seconds_until_http_date(raw) if name == "retry-after" else None
         if value is not None and 0 <= value <= MAX_RETRY_AFTER:
             return value
-    backoff = min(0.5 * 2 ** (attempt - 2), MAX_BACKOFF)
+    backoff: float = min(0.5 * 2 ** (attempt - 2), MAX_BACKOFF)
     return backoff * (1 - 0.25 * random.random())
 
 
@@ -168,7 +169,7 @@ def _proxy_for(scheme: str, host: str) -> str | None:
 class Response:
     """A response being read: `json()`, `lines()` or `events()`; `close()` works from any thread."""
 
-    def __init__(self, client: Client, key: tuple, conn: Connection,
+    def __init__(self, client: Client, key: tuple[Any, ...], conn: Connection,
                  raw: WireResponse) -> None:
         self._client, self._key, self._conn, self._raw = client, key, conn, raw
         self.status = raw.status
@@ -217,7 +218,8 @@ class Response:
 
     def events(self) -> Iterator[tuple[str, str]]:
         """Server-sent events as (event name, data); the name is "message" when none was given."""
-        name, data = "", []
+        name = ""
+        data: list[str] = []
         for line in self.lines():
             if not line:
                 if data:
@@ -278,7 +280,7 @@ class Client:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self.max_retries = max(0, max_retries)
         self.headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **(headers or {})}
-        self._idle: dict[tuple, list[Connection]] = {}
+        self._idle: dict[tuple[Any, ...], list[Connection]] = {}
         self._lock = threading.Lock()
         self._tls_context: Any = None
 
@@ -296,6 +298,8 @@ class Client:
         proxy = _proxy_for(self.scheme, self.host)
         if proxy:
             p = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            if not p.hostname:  # e.g. "http://:3128": a Connection to None would fail with a traceback
+                raise ConnectError(f"the proxy {proxy!r} names no host", retryable=False)
             if self.scheme == "https":
                 tunnel_headers = {}
                 if p.username:
@@ -311,12 +315,12 @@ class Client:
             return Connection(self.host, self.port, timeout=connect_timeout, tls=self._context()), False
         return Connection(self.host, self.port, timeout=connect_timeout), False
 
-    def _take_idle(self, key: tuple) -> Connection | None:
+    def _take_idle(self, key: tuple[Any, ...]) -> Connection | None:
         with self._lock:
             pool = self._idle.get(key)
             return pool.pop() if pool else None
 
-    def _put_idle(self, key: tuple, conn: Connection) -> None:
+    def _put_idle(self, key: tuple[Any, ...], conn: Connection) -> None:
         with self._lock:
             pool = self._idle.setdefault(key, [])
             if len(pool) < 4:
@@ -383,7 +387,7 @@ class Client:
         except _StaleConnection as exc:
             raise StreamBroken(str(exc.__cause__ or "the server closed the connection")) from exc
 
-    def _exchange(self, conn: Connection, absolute: bool, key: tuple, path: str, body: bytes,
+    def _exchange(self, conn: Connection, absolute: bool, key: tuple[Any, ...], path: str, body: bytes,
                   headers: dict[str, str], *, fresh: bool = False) -> Response:
         target = self.base_path + path
         if absolute:
@@ -439,7 +443,7 @@ def _parse_body(data: bytes) -> Any:
         return text
 
 
-def encode_json(body: dict) -> bytes:
+def encode_json(body: dict[str, Any]) -> bytes:
     """The request body as compact UTF-8 JSON (orjson when it can: a large history encodes ~10× faster)."""
     try:
         import orjson

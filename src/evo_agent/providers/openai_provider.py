@@ -63,7 +63,7 @@ def sends_cache_key(host: str) -> bool:
     return host == "api.openai.com"
 
 
-def parse_chunk(data: str) -> dict:
+def parse_chunk(data: str) -> dict[str, Any]:
     """One streamed `data:` line as a chunk; an error the server sends mid-stream raises StreamError."""
     try:
         chunk = json.loads(data)
@@ -115,8 +115,8 @@ class OpenAIProvider:
         self._client.warm()
 
     # ---- request building
-    def build_params(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int,
-                     cache_key: str | None = None, text_only: bool = False) -> dict:
+    def build_params(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int,
+                     cache_key: str | None = None, text_only: bool = False) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(system, messages)}
         if tools:
             params["tools"] = to_openai_tools(tools)
@@ -131,7 +131,7 @@ class OpenAIProvider:
                 params["stream_options"] = {"include_usage": True}
         return params
 
-    def _adapt(self, exc: BaseException, params: dict) -> bool:
+    def _adapt(self, exc: BaseException, params: dict[str, Any]) -> bool:
         """After a 400: adjust `params` for a server that refuses a parameter; False when nothing applies."""
         if not (isinstance(exc, StatusError) and exc.status == 400):
             return False
@@ -160,7 +160,7 @@ class OpenAIProvider:
             return True
         return False
 
-    def _post(self, params: dict, put: Put, stop: threading.Event) -> Response:
+    def _post(self, params: dict[str, Any], put: Put, stop: threading.Event) -> Response:
         """POST the request, adapting it once per refused parameter (see _adapt)."""
         while True:
             try:
@@ -175,8 +175,8 @@ class OpenAIProvider:
         self,
         *,
         system: str,
-        messages: list[dict],
-        tools: list[dict],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
         max_tokens: int = 8192,
         callbacks: StreamCallbacks | None = None,
         cancel: threading.Event | None = None,
@@ -195,7 +195,7 @@ class OpenAIProvider:
                              callbacks=callbacks or StreamCallbacks(), cancel=cancel, label=self.label,
                              attempts=1 + self.max_retries, thread_name="evo-agent-openai")
 
-    def _send(self, params: dict, put: Put, stop: threading.Event, live: dict) -> None:
+    def _send(self, params: dict[str, Any], put: Put, stop: threading.Event, live: dict[str, Any]) -> None:
         """The worker: POST, then hand the chunks (or the one completion) to the caller's thread."""
         response = self._post(params, put, stop)
         if params.get("stream"):
@@ -210,7 +210,7 @@ class OpenAIProvider:
         put(("end", None))
 
 
-def _feed(assembler: ChatStreamAssembler, event: tuple[str, Any]) -> list:
+def _feed(assembler: ChatStreamAssembler, event: tuple[str, Any]) -> list[Any]:
     name, data = event
     return assembler.feed(data if name == "completion" else parse_chunk(data))
 

@@ -68,7 +68,7 @@ def map_stop_reason(finish_reason: str | None, has_tool_calls: bool) -> str | No
     return _STOP_REASONS.get(finish_reason, finish_reason)
 
 
-def map_usage(usage: dict | None) -> dict:
+def map_usage(usage: dict[str, Any] | None) -> dict[str, Any]:
     """OpenAI usage -> the record's token fields (input_tokens excludes cache reads, as in Anthropic's)."""
     if not isinstance(usage, dict):
         return {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": None}
@@ -87,13 +87,13 @@ def map_usage(usage: dict | None) -> dict:
 class _Call:
     """One tool call being assembled; `key` is how its later chunks find it."""
 
-    key: tuple  # ("index", n) | ("id", server id) | ("position", 0)
+    key: tuple[Any, ...]  # ("index", n) | ("id", server id) | ("position", 0)
     server_id: str | None
     id: str | None = None  # final (announced) id
     name: str = ""
     arguments: list[str] = field(default_factory=list)
 
-    def order(self, position: int) -> tuple:
+    def order(self, position: int) -> tuple[Any, ...]:
         """Sort key: `index` order (the order the model wrote them), whatever order their chunks came in."""
         return (0, self.key[1], position) if isinstance(self.key[1], int) else (1, 0, position)
 
@@ -111,14 +111,14 @@ class _Call:
             self.arguments.append(text)
 
 
-def _delta_of(choice: dict) -> dict:
+def _delta_of(choice: dict[str, Any]) -> dict[str, Any]:
     delta = choice.get("delta")
     if delta is None:
         delta = choice.get("message")  # a whole completion fed as one chunk
     return delta if isinstance(delta, dict) else {}
 
 
-def _first_choices(chunk: dict) -> list[dict]:
+def _first_choices(chunk: dict[str, Any]) -> list[dict[str, Any]]:
     """The choices of index 0 (only one answer is asked for; others are ignored)."""
     return [c for c in chunk.get("choices") or [] if isinstance(c, dict) and (c.get("index") or 0) == 0]
 
@@ -138,11 +138,11 @@ class ChatStreamAssembler:
         self.text: list[str] = []
         self.calls: list[_Call] = []
         self.finish_reason: str | None = None
-        self.usage: dict | None = None
+        self.usage: dict[str, Any] | None = None
         self.chunks = 0
 
     # ---- feeding
-    def feed(self, chunk: dict) -> list[Event]:
+    def feed(self, chunk: dict[str, Any]) -> list[Event]:
         if not isinstance(chunk, dict):
             return []
         self.chunks += 1
@@ -153,7 +153,7 @@ class ChatStreamAssembler:
             events += self._feed_choice(choice)
         return events
 
-    def _feed_choice(self, choice: dict) -> list[Event]:
+    def _feed_choice(self, choice: dict[str, Any]) -> list[Event]:
         delta = _delta_of(choice)
         events = self._reasoning(delta) + self._content(delta)
         whole = choice.get("message") is not None
@@ -167,14 +167,14 @@ class ChatStreamAssembler:
         return events
 
     @staticmethod
-    def _reasoning(delta: dict) -> list[Event]:
+    def _reasoning(delta: dict[str, Any]) -> list[Event]:
         for key in ("reasoning_content", "reasoning"):
             value = delta.get(key)
             if isinstance(value, str) and value:
                 return [ThinkingDelta(value)]
         return []
 
-    def _content(self, delta: dict) -> list[Event]:
+    def _content(self, delta: dict[str, Any]) -> list[Event]:
         events: list[Event] = []
         for key in ("content", "refusal"):
             value = delta.get(key)
@@ -183,12 +183,14 @@ class ChatStreamAssembler:
                 events.append(TextDelta(value))
         return events
 
-    def _tool_call(self, delta: dict) -> list[Event]:
+    def _tool_call(self, delta: dict[str, Any]) -> list[Event]:
         """One tool_calls entry: merged into its call; the call is announced once it has a name."""
         call = self._call_for(delta)
         if call.server_id is None and delta.get("id"):
             call.server_id = delta["id"]
-        function = delta.get("function") if isinstance(delta.get("function"), dict) else {}
+        function = delta.get("function")
+        if not isinstance(function, dict):
+            function = {}
         call.add_name(function.get("name"))
         call.add_arguments(function.get("arguments"))
         if call.id is None and call.name:
@@ -196,11 +198,11 @@ class ChatStreamAssembler:
             return [ToolNamed(call.id, clean_tool_name(call.name))]
         return []
 
-    def _call_for(self, delta: dict) -> _Call:
+    def _call_for(self, delta: dict[str, Any]) -> _Call:
         index = delta.get("index")
         server_id = delta.get("id") or None
         if index is not None:
-            key: tuple = ("index", index)
+            key: tuple[Any, ...] = ("index", index)
         elif server_id is not None:
             key = ("id", server_id)
         elif self.calls:
@@ -215,9 +217,9 @@ class ChatStreamAssembler:
         return call
 
     @staticmethod
-    def _matches(call: _Call, key: tuple) -> bool:
+    def _matches(call: _Call, key: tuple[Any, ...]) -> bool:
         if key[0] == "id":
-            return call.server_id == key[1]
+            return bool(call.server_id == key[1])
         return key[0] == "index" and call.key == key
 
     # ---- ids
@@ -236,7 +238,7 @@ class ChatStreamAssembler:
 
     # ---- result
     def response(self) -> ModelResponse:
-        content: list[dict] = []
+        content: list[dict[str, Any]] = []
         text = "".join(self.text)
         if text.strip():  # whitespace-only text is not a block the Messages API would accept back
             content.append(text_block(text))
@@ -256,7 +258,7 @@ class ChatStreamAssembler:
         )
 
 
-def assemble(chunks: Iterable[dict], used_ids: Iterable[str] = (), seed: object = "") -> ModelResponse:
+def assemble(chunks: Iterable[dict[str, Any]], used_ids: Iterable[str] = (), seed: object = "") -> ModelResponse:
     """All chunks of one stream (or one completion) -> ModelResponse (a pure convenience)."""
     assembler = ChatStreamAssembler(used_ids, seed)
     for chunk in chunks:

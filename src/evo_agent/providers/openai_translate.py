@@ -63,16 +63,16 @@ def wire_tool_call_id(tool_use_id: object) -> str:
     return "call_" + digest("wire", tool_use_id)
 
 
-def _image_url(block: dict) -> str | None:
+def _image_url(block: dict[str, Any]) -> str | None:
     source = block.get("source") or {}
     if source.get("type") == "base64" and source.get("data"):
         return f"data:{source.get('media_type') or 'image/png'};base64,{source['data']}"
     if source.get("type") == "url" and source.get("url"):
-        return source["url"]
+        return str(source["url"])
     return None
 
 
-def _result_part_text(inner: dict) -> str:
+def _result_part_text(inner: dict[str, Any]) -> str:
     kind = inner.get("type")
     if kind == "text":
         return str(inner.get("text", ""))
@@ -84,7 +84,7 @@ def _result_part_text(inner: dict) -> str:
     return f"[{kind} omitted]"
 
 
-def tool_message_text(block: dict) -> str:
+def tool_message_text(block: dict[str, Any]) -> str:
     """A tool_result as the text of a `tool` message: every part said (images as a placeholder),
     is_error as TOOL_ERROR_PREFIX. (session.messages.tool_result_text is its text blocks only.)"""
     content = block.get("content", "")
@@ -100,7 +100,7 @@ def tool_message_text(block: dict) -> str:
 # --------------------------------------------------------------------------- Anthropic -> OpenAI
 
 
-def to_openai_tools(tools: Iterable[dict]) -> list[dict]:
+def to_openai_tools(tools: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """[{name, description, input_schema}] -> [{"type": "function", "function": {name, description, parameters}}]."""
     out = []
     for tool in tools:
@@ -112,7 +112,7 @@ def to_openai_tools(tools: Iterable[dict]) -> list[dict]:
     return out
 
 
-def _user_part(block: dict) -> dict | None:
+def _user_part(block: dict[str, Any]) -> dict[str, Any] | None:
     """One block of a user message as a chat content part (None: nothing a chat model can read)."""
     kind = block.get("type")
     if kind == "text":
@@ -127,16 +127,16 @@ def _user_part(block: dict) -> dict | None:
     return None  # thinking and unknown block types in a user turn
 
 
-def _user_message(parts: list[dict]) -> dict:
+def _user_message(parts: list[dict[str, Any]]) -> dict[str, Any]:
     if all(p["type"] == "text" for p in parts):
         return {"role": "user", "content": "\n\n".join(p["text"] for p in parts)}
     return {"role": "user", "content": parts}
 
 
-def _user_turn(messages: list[dict]) -> list[dict]:
+def _user_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One user turn (consecutive user messages): its `tool` messages first, then its text."""
-    tools: list[dict] = []
-    users: list[dict] = []
+    tools: list[dict[str, Any]] = []
+    users: list[dict[str, Any]] = []
     for message in messages:
         tools += [{"role": "tool", "tool_call_id": wire_tool_call_id(b.get("tool_use_id")),
                    "content": tool_message_text(b)} for b in tool_results(message)]
@@ -147,7 +147,7 @@ def _user_turn(messages: list[dict]) -> list[dict]:
     return tools + users
 
 
-def _tool_call(block: dict) -> dict:
+def _tool_call(block: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": wire_tool_call_id(block.get("id")),
         "type": "function",
@@ -156,7 +156,7 @@ def _tool_call(block: dict) -> dict:
     }
 
 
-def _assistant_turn(messages: list[dict]) -> list[dict]:
+def _assistant_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One assistant turn: its text joined, its tool_use blocks as `tool_calls`; thinking dropped."""
     texts = [b["text"] for m in messages for b in blocks(m) if b.get("type") == "text" and b.get("text")]
     calls = [_tool_call(b) for m in messages for b in tool_uses(m)]
@@ -168,9 +168,9 @@ def _assistant_turn(messages: list[dict]) -> list[dict]:
     return [out]
 
 
-def to_openai_messages(system: str | None, messages: list[dict]) -> list[dict]:
+def to_openai_messages(system: str | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """An Anthropic-shape history (plus system prompt) as chat completions `messages`."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
     i = 0
@@ -188,7 +188,7 @@ def to_openai_messages(system: str | None, messages: list[dict]) -> list[dict]:
     return out
 
 
-def history_tool_ids(messages: Iterable[dict]) -> set[str]:
+def history_tool_ids(messages: Iterable[dict[str, Any]]) -> set[str]:
     """Every tool_use id (and its wire form) in a history: ids a new response must not reuse."""
     ids: set[str] = set()
     for message in messages:
@@ -204,7 +204,7 @@ def history_tool_ids(messages: Iterable[dict]) -> set[str]:
 # --------------------------------------------------------------------------- OpenAI -> Anthropic
 
 
-def parse_arguments(raw: Any) -> dict:
+def parse_arguments(raw: Any) -> dict[str, Any]:
     """A tool call's `arguments` as a tool_use input; never raises.
 
     Empty -> {}; a JSON object -> itself (also when it was JSON-encoded twice); anything
@@ -237,7 +237,7 @@ def _text_of_openai_content(content: Any) -> str:
     return content_text(content, "\n\n")  # chat content parts have the Messages API's text shape
 
 
-def _tool_result_block(message: dict) -> dict:
+def _tool_result_block(message: dict[str, Any]) -> dict[str, Any]:
     """A `tool` message as a tool_result block (TOOL_ERROR_PREFIX -> is_error, the prefix removed)."""
     text = _text_of_openai_content(message.get("content"))
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.get("tool_call_id")}
@@ -249,7 +249,7 @@ def _tool_result_block(message: dict) -> dict:
     return block
 
 
-def _image_block(part: dict) -> dict:
+def _image_block(part: dict[str, Any]) -> dict[str, Any]:
     url = (part.get("image_url") or {}).get("url", "")
     match = re.match(r"^data:([^;]+);base64,(.*)$", url, re.S)
     if match:
@@ -257,10 +257,10 @@ def _image_block(part: dict) -> dict:
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
-def _user_blocks(content: Any) -> list[dict]:
+def _user_blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [text_block(content)] if content else []
-    found: list[dict] = []
+    found: list[dict[str, Any]] = []
     for part in content if isinstance(content, list) else []:
         if part.get("type") == "text" and part.get("text"):
             found.append(text_block(part["text"]))
@@ -269,7 +269,7 @@ def _user_blocks(content: Any) -> list[dict]:
     return found
 
 
-def _assistant_blocks(message: dict) -> list[dict]:
+def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     text = _text_of_openai_content(message.get("content"))
     found = [text_block(text)] if text else []
     for call in message.get("tool_calls") or []:
@@ -279,16 +279,16 @@ def _assistant_blocks(message: dict) -> list[dict]:
     return found
 
 
-def from_openai_messages(messages: list[dict]) -> tuple[str, list[dict]]:
+def from_openai_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     """Chat `messages` -> (system prompt, Anthropic-shape history); inverse of to_openai_messages.
 
     `tool` messages become tool_result blocks at the front of the next user turn.
     """
     system_parts: list[str] = []
-    out: list[dict] = []
-    pending_results: list[dict] = []
+    out: list[dict[str, Any]] = []
+    pending_results: list[dict[str, Any]] = []
 
-    def flush_results(then: list[dict]) -> None:
+    def flush_results(then: list[dict[str, Any]]) -> None:
         if pending_results or then:
             out.append({"role": "user", "content": pending_results + then})
         pending_results.clear()

@@ -27,7 +27,7 @@ POLL_SECONDS = 0.05
 CONTINUE = object()  # what `handle` returns to keep reading events
 
 Put = Callable[[tuple[str, Any]], None]
-Work = Callable[[Put, threading.Event, dict], None]
+Work = Callable[[Put, threading.Event, dict[str, Any]], None]
 
 
 def pump_stream(work: Work, handle: Callable[[str, Any], Any], *, cancel: threading.Event | None,
@@ -36,7 +36,7 @@ def pump_stream(work: Work, handle: Callable[[str, Any], Any], *, cancel: thread
 
     An exception in `work` arrives as an ("error", exc) event.
     """
-    events: queue.Queue = queue.Queue()
+    events: queue.Queue[tuple[str, Any]] = queue.Queue()
     stop = threading.Event()
     live: dict[str, Any] = {}
 
@@ -79,7 +79,9 @@ def retry_notices(put: Put, label: ApiLabel) -> Callable[[Retry], None]:
     return lambda retry: put(("notice", retry_notice(label, retry)))
 
 
-def forward(response: Response, put: Put, stop: threading.Event, live: dict, *, done: str | None = None) -> None:
+def forward(
+    response: Response, put: Put, stop: threading.Event, live: dict[str, Any], *, done: str | None = None
+) -> None:
     """Hand a streamed answer's server-sent events over as ("data", (name, data)), then ("end", None).
 
     `done`: a data line that ends the stream early (chat completions' "[DONE]").
@@ -98,7 +100,7 @@ def forward(response: Response, put: Put, stop: threading.Event, live: dict, *, 
     put(("end", None))
 
 
-def stream_answer(work: Work, *, feed: Callable[[Any], list], finish: Callable[[], ModelResponse],
+def stream_answer(work: Work, *, feed: Callable[[Any], list[Any]], finish: Callable[[], ModelResponse],
                   callbacks: StreamCallbacks, cancel: threading.Event | None, label: ApiLabel, attempts: int,
                   thread_name: str) -> ModelResponse:
     """Run `work` in a worker; in this thread, `feed` each ("data", x) and show the events it returns.
@@ -119,6 +121,7 @@ def stream_answer(work: Work, *, feed: Callable[[Any], list], finish: Callable[[
         return finish()
 
     try:
-        return pump_stream(work, handle, cancel=cancel, thread_name=thread_name)
+        response: ModelResponse = pump_stream(work, handle, cancel=cancel, thread_name=thread_name)
+        return response
     except (StreamError, BadAnswer) as exc:
         raise ProviderError(failure_line(label, exc)) from None

@@ -72,4 +72,5 @@ def make_provider(name: str, model: str | None = None) -> Provider:
     entry = PROVIDERS[name]
     module_name, _, class_name = entry.path.partition(":")
     provider_class = getattr(importlib.import_module(module_name), class_name)
-    return provider_class(model.strip() if model and model.strip() else entry.default_model)
+    provider: Provider = provider_class(model.strip() if model and model.strip() else entry.default_model)
+    return provider

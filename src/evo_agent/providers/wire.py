@@ -19,7 +19,7 @@ closed the connection before answering, as a kept-alive one may.
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import IO, Any
 
 MAX_LINE = 65536  # a status or header line longer than this is not HTTP we expect
 MAX_HEADERS = 200
@@ -53,14 +53,14 @@ class Connection:
     def _target(self) -> tuple[str, int]:
         return (self.tunnel[0], self.tunnel[1]) if self.tunnel else (self.host, self.port)
 
-    def connect(self) -> None:
+    def connect(self) -> socket.socket:
         # An ASCII host name goes to getaddrinfo as bytes: a str would load the idna codec (~2 ms) first.
         host: str | bytes = self.host.encode("ascii") if self.host.isascii() else self.host
-        sock = socket.create_connection((host, self.port), self.timeout)
+        sock = socket.create_connection((host, self.port), self.timeout)  # type: ignore[arg-type]  # getaddrinfo takes bytes
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self.tunnel is not None:
-                self._open_tunnel(sock)
+                self._open_tunnel(sock, *self.tunnel)
             if self.tls is not None:
                 sock = self.tls.wrap_socket(sock, server_hostname=self._target[0])
         except BaseException:
@@ -68,9 +68,9 @@ class Connection:
             raise
         self.sock = sock
         self._fp = sock.makefile("rb")
+        return sock
 
-    def _open_tunnel(self, sock: socket.socket) -> None:
-        host, port, headers = self.tunnel  # type: ignore[misc]
+    def _open_tunnel(self, sock: socket.socket, host: str, port: int, headers: dict[str, str]) -> None:
         authority = _host_header(host, port, -1)
         lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}", *(f"{k}: {v}" for k, v in headers.items())]
         sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
@@ -84,16 +84,15 @@ class Connection:
             raise OSError(f"Tunnel connection failed: {status} {reason}".strip())
 
     def request(self, method: str, target: str, body: bytes, headers: dict[str, str]) -> None:
-        if self.sock is None:
-            self.connect()
+        sock = self.sock if self.sock is not None else self.connect()
         lines = [f"{method} {target} HTTP/1.1"]
         if not any(k.lower() == "host" for k in headers):
             lines.append(f"Host: {self._authority(target)}")
         lines += [f"{k}: {v}" for k, v in headers.items()]
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        self.sock.sendall(head + body if len(body) < 65536 else head)  # type: ignore[union-attr]
+        sock.sendall(head + body if len(body) < 65536 else head)
         if len(body) >= 65536:
-            self.sock.sendall(body)  # type: ignore[union-attr]
+            sock.sendall(body)
 
     def _authority(self, target: str) -> str:
         """The Host header: the URL's own for an absolute target (plain HTTP through a proxy), else ours."""
@@ -131,7 +130,7 @@ def read_response(fp: Any) -> Response:
 
 
 def _readline(fp: Any) -> bytes:
-    line = fp.readline(MAX_LINE + 1)
+    line: bytes = fp.readline(MAX_LINE + 1)
     if len(line) > MAX_LINE:
         raise ProtocolError("a header line is too long")
     return line
@@ -172,13 +171,14 @@ class Response:
     """The answer being read; its body is framed by chunked coding, Content-Length or the connection's end."""
 
     def __init__(self, fp: Any, version: str, status: int, reason: str, headers: list[tuple[str, str]]) -> None:
-        self._fp = fp
+        self._fp: IO[bytes] = fp  # the socket's buffered reader
         self.status, self.reason = status, reason
         self._headers = headers
         lowered = {k.lower(): v for k, v in headers}
         connection = lowered.get("connection", "").lower()
         self.chunked = "chunked" in lowered.get("transfer-encoding", "").lower()
-        self._left: int | None = None  # bytes of the body (or of the current chunk) still to read
+        self._left: int | None = None  # bytes of the body still to read (None: up to the connection's end)
+        self._chunk_left = 0  # chunked: bytes of the current chunk still to read
         if not self.chunked and "content-length" in lowered:
             try:
                 self._left = int(lowered["content-length"])
@@ -186,8 +186,6 @@ class Response:
                 raise ProtocolError("a Content-Length that is not a number") from None
             if self._left < 0:
                 raise ProtocolError("a negative Content-Length")
-        elif self.chunked:
-            self._left = 0
         if status in (204, 304):
             self._left = 0
         self._done = self._left == 0 and not self.chunked
@@ -210,7 +208,7 @@ class Response:
             _headers(self._fp)  # trailers, then the empty line
             self._done = True
             return False
-        self._left = size
+        self._chunk_left = size
         return True
 
     def _end_chunk_data(self) -> None:
@@ -231,13 +229,13 @@ class Response:
             return line
         out = b""
         while not out.endswith(b"\n"):
-            if self._left == 0 and not self._next_chunk():
+            if self._chunk_left == 0 and not self._next_chunk():
                 return out
-            part = self._fp.readline(self._left)
+            part = self._fp.readline(self._chunk_left)
             if not part:
                 raise ProtocolError("the connection ended inside a chunk")
-            self._left -= len(part)
-            if self._left == 0:
+            self._chunk_left -= len(part)
+            if self._chunk_left == 0:
                 self._end_chunk_data()
             out += part
         return out
@@ -256,12 +254,12 @@ class Response:
             self._done = True
             return data
         parts = []
-        while self._left or self._next_chunk():
-            data = self._fp.read(self._left)
-            if len(data) < self._left:
+        while self._chunk_left or self._next_chunk():
+            data = self._fp.read(self._chunk_left)
+            if len(data) < self._chunk_left:
                 raise ProtocolError("the connection ended inside a chunk")
             parts.append(data)
-            self._left = 0
+            self._chunk_left = 0
             self._end_chunk_data()
         return b"".join(parts)
 

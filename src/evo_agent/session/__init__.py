@@ -170,12 +170,14 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .layout import (
         BACKUP_NAME_RE,
         DIR_MODE,
+        FETCHED_NAME,
         FILE_HISTORY_DIR,
         FILE_MODE,
         GITIGNORE_NAME,
         GITIGNORE_TEXT,
         LOCK_NAME,
         MCP_CONFIG_NAME,
+        MCP_TOOLS_NAME,
         MEMORY_DIR_NAME,
         MEMORY_INDEX_NAME,
         MEMORY_SUBDIR,
@@ -202,6 +204,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         TASKS_LOCK_NAME,
         TASKS_SUBDIR,
         USER_DIR_NAME,
+        USER_MCP_CONFIG_NAME,
         memory_dir,
         sessions_dir,
         task_file_name,
@@ -231,6 +234,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         content_text,
         has_tool_results,
         is_reminder_block,
+        one_line,
         reminder_block,
         text_block,
         text_of,
@@ -252,6 +256,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .rewind import changes_since, plan_updates_since, prompt_turns
     from .search import search_sessions
     from .store import ResumedSession, SessionInfo, SessionStore
+    from .tool_defs import read_tool_defs, write_tool_defs
     from .trust import (
         ForeignSession,
         SessionsDirRefused,

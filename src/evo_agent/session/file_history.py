@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .layout import BACKUP_NAME_RE, FILE_HISTORY_DIR, FILE_MODE
 from .writer import make_private_dir
@@ -56,7 +57,7 @@ class FileHistory:
 
     def before_change(self, path: Path, tool_use_id: str) -> None:
         path = Path(path)
-        fields: dict = {"tool_use_id": tool_use_id, "path": str(path), "existed": False}
+        fields: dict[str, Any] = {"tool_use_id": tool_use_id, "path": str(path), "existed": False}
         try:
             st = os.stat(path)
         except OSError:
@@ -111,7 +112,7 @@ class FileChange:
         return "restorable"
 
 
-def collect_changes(events: list[tuple[Path, dict]]) -> list[FileChange]:
+def collect_changes(events: list[tuple[Path, dict[str, Any]]]) -> list[FileChange]:
     """Fold `(session_dir, record)` file records, oldest first, into one FileChange per path."""
     changes: dict[str, FileChange] = {}
     for session_dir, record in events:
@@ -120,13 +121,13 @@ def collect_changes(events: list[tuple[Path, dict]]) -> list[FileChange]:
             continue
         if record.get("type") == BACKUP and path not in changes:
             backup = record.get("backup")
-            kept = isinstance(backup, str) and BACKUP_NAME_RE.match(backup) is not None
+            kept = backup if isinstance(backup, str) and BACKUP_NAME_RE.match(backup) is not None else None
             existed = record.get("existed") is True
             reason = ""
-            if existed and not kept:
+            if existed and kept is None:
                 reason = "too big to keep" if record.get("too_big") else "its previous content was not kept"
             changes[path] = FileChange(
-                path=path, existed=existed, backup=Path(session_dir) / backup if kept else None,
+                path=path, existed=existed, backup=Path(session_dir) / kept if kept is not None else None,
                 before_sha256=record.get("sha256") if existed else None,
                 mode=record.get("mode") if isinstance(record.get("mode"), int) else None,
                 last_written_sha256=None, not_kept=reason)

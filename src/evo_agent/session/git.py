@@ -149,7 +149,7 @@ def _repository(start: Path | str) -> tuple[Path, Path] | None:
     return root, git_dir
 
 
-def start_git(start: Path | str, *args: str) -> tuple[subprocess.Popen, Path] | None:
+def start_git(start: Path | str, *args: str) -> tuple[subprocess.Popen[bytes], Path] | None:
     """Start `git args` for the repository holding `start`; (process, worktree root), or None (no repository,
     no git). Output is bytes on the process's stdout; paths it prints are relative to the worktree root."""
     found = _repository(start)

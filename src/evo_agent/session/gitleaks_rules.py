@@ -99,7 +99,8 @@ def _compile(go: str) -> Any:
 def _re2_error() -> type[Exception]:
     import re2
 
-    return re2.error
+    error: type[Exception] = re2.error
+    return error
 
 
 # A leading `[\w.-]{0,50}?` (lazy, may be empty) changes where a match starts, never whether
@@ -177,7 +178,8 @@ def name_prefixes(alternation: str) -> list[str] | None:
             continue
         literal = re.sub(r"\[([A-Za-z])([A-Za-z])\]", lambda m: m.group(1) if m.group(1).lower() == m.group(2).lower()
                          else "\x00", alt)
-        prefix = re.match(r"[A-Za-z0-9_ -]*", literal).group().lower()
+        head = re.match(r"[A-Za-z0-9_ -]*", literal)  # `*`: always matches, perhaps empty
+        prefix = head.group().lower() if head else ""
         if not prefix:
             return None
         out.append(prefix)
@@ -312,7 +314,7 @@ class Rule:
         return self._compiled
 
 
-def _allowlist(spec: dict) -> Allowlist:
+def _allowlist(spec: dict[str, Any]) -> Allowlist:
     return Allowlist(
         target=spec.get("regexTarget", "secret"),
         sources=list(spec.get("regexes", [])),
@@ -331,16 +333,17 @@ class RuleSet:
     keywords: tuple[str, ...]
 
 
-def load_toml() -> dict:
+def load_toml() -> dict[str, Any]:
     """The vendored file, parsed (~50 ms: what `refresh_json` caches)."""
     import tomllib
 
     return tomllib.loads(Path(__file__).with_name(RULES_FILE).read_text(encoding="utf-8"))
 
 
-def _load() -> dict:
+def _load() -> dict[str, Any]:
     """The rules from `gitleaks_rules.json`, the toml's parse kept beside it (orjson reads it in ~1 ms)."""
-    return decode(Path(__file__).with_name(RULES_JSON).read_bytes())
+    rules: dict[str, Any] = decode(Path(__file__).with_name(RULES_JSON).read_bytes())
+    return rules
 
 
 def refresh_json() -> None:
@@ -350,11 +353,11 @@ def refresh_json() -> None:
 
 
 @lru_cache(maxsize=1)
-def _data() -> dict:
+def _data() -> dict[str, Any]:
     return _load()
 
 
-def _applies(spec: dict) -> bool:
+def _applies(spec: dict[str, Any]) -> bool:
     """Whether a rule can ever match a transcript (it has a regex and needs no file path)."""
     return "regex" in spec and "path" not in spec
 
@@ -397,7 +400,7 @@ def rule_set() -> RuleSet:
     return RuleSet(rules, global_allowlist, skipped, by_keyword, tuple(sorted(keywords())))
 
 
-def _anchors(spec: dict) -> tuple[str, ...] | None:
+def _anchors(spec: dict[str, Any]) -> tuple[str, ...] | None:
     """The literals (lower case, 2 characters or more) one of which begins every match of the rule (its
     names, once its lazy prefix is dropped), or None: the rule is tried at every position."""
     source, names = _strip_lazy_prefix(spec["regex"])
@@ -484,14 +487,16 @@ def _secret_span(match: Any, group: int) -> tuple[int, int]:
     the shape (microsoft-teams-webhook's `([a-z0-9]{4}-){3}`), not the secret;
     the whole match is masked instead.
     """
-    groups = match.re.groups
+    groups: int = match.re.groups
+    whole: tuple[int, int] = match.span()
     if group and group <= groups:
-        return match.span(group)
+        span: tuple[int, int] = match.span(group)
+        return span
     for g in range(1, groups + 1):
         start, end = match.span(g)
         if end > start:
-            return (start, end) if end - start >= 6 else match.span()
-    return match.span()
+            return (start, end) if end - start >= 6 else whole
+    return whole
 
 
 def _hits_in(folded: bytes) -> dict[str, list[int]]:

@@ -14,6 +14,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from .ids import _PREFIX_RE
 from .jsonio import decode
@@ -27,7 +28,7 @@ class TranscriptLine:
     number: int  # 1-based
     offset: int  # byte offset of the line's start
     raw: bytes  # without the trailing newline
-    record: dict | None  # None when the line is not a JSON object with a string "type"
+    record: dict[str, Any] | None  # None when the line is not a JSON object with a string "type"
     terminated: bool  # ended with "\n"
 
     @property
@@ -36,7 +37,7 @@ class TranscriptLine:
         return self.record is None and not self.terminated
 
 
-def parse_record(raw: bytes) -> dict | None:
+def parse_record(raw: bytes) -> dict[str, Any] | None:
     """The record on one line, or None when it is not one (not JSON, not an object, no type)."""
     try:
         value = decode(raw)
@@ -64,9 +65,9 @@ def iter_transcript(path: Path | str) -> Iterator[TranscriptLine]:
             yield TranscriptLine(number, start, raw, parse_record(raw), terminated)
 
 
-def read_records(path: Path | str) -> tuple[list[dict], list[TranscriptLine]]:
+def read_records(path: Path | str) -> tuple[list[dict[str, Any]], list[TranscriptLine]]:
     """(the records that parse, the lines that do not) of one transcript file."""
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     bad: list[TranscriptLine] = []
     for line in iter_transcript(path):
         if line.record is None:
@@ -76,9 +77,9 @@ def read_records(path: Path | str) -> tuple[list[dict], list[TranscriptLine]]:
     return records, bad
 
 
-def first_records(path: Path | str, limit: int) -> list[dict]:
+def first_records(path: Path | str, limit: int) -> list[dict[str, Any]]:
     """The first `limit` readable records (a session's start and resume marker are the first two)."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     try:
         for line in iter_transcript(path):
             if line.record is not None:
@@ -95,7 +96,7 @@ def is_id_prefix(text: object) -> bool:
     return isinstance(text, str) and _PREFIX_RE.match(text) is not None
 
 
-def is_sidechain_path(text: object) -> bool:
+def is_sidechain_path(text: object) -> TypeGuard[str]:
     """Whether a marker's `subagent_path` is a sidechain file name that is safe to open."""
     return isinstance(text, str) and SIDECHAIN_PATH_RE.match(text) is not None
 

@@ -19,9 +19,10 @@ def orjson() -> Any:
     if _orjson is None:
         try:
             import orjson as module
+
+            _orjson = module
         except ImportError:  # pragma: no cover - orjson is a declared dependency
-            module = False
-        _orjson = module
+            _orjson = False
     return _orjson or None
 
 
@@ -30,17 +31,18 @@ def orjson_loaded() -> bool:
     return bool(_orjson)
 
 
-def _stdlib_line(record: dict) -> bytes:
+def _stdlib_line(record: dict[str, Any]) -> bytes:
     # ensure_ascii escapes lone surrogates as \udcxx, so the line stays valid UTF-8.
     return (json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str) + "\n").encode("ascii")
 
 
-def encode_line(record: dict) -> bytes:
+def encode_line(record: dict[str, Any]) -> bytes:
     """One record as one UTF-8 line ending in `\\n`."""
     fast = _orjson or orjson()
     if fast is not None:
         try:
-            return fast.dumps(record, default=str, option=fast.OPT_APPEND_NEWLINE)
+            line: bytes = fast.dumps(record, default=str, option=fast.OPT_APPEND_NEWLINE)
+            return line
         except (TypeError, fast.JSONEncodeError):
             pass  # e.g. lone surrogates or huge ints: the stdlib copes
     return _stdlib_line(record)
@@ -54,7 +56,7 @@ def decode(data: bytes | str) -> Any:
     return json.loads(data)
 
 
-def json_object(raw: bytes | str) -> dict:
+def json_object(raw: bytes | str) -> dict[str, Any]:
     """A configuration file's bytes as the one JSON object it must hold (the stdlib's parse, as written).
 
     Raises ValueError with what is wrong, for the caller to put after the file's name: "not valid

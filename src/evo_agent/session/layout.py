@@ -175,17 +175,17 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-def sessions_dir(project_dir: str | os.PathLike) -> Path:
+def sessions_dir(project_dir: str | os.PathLike[str]) -> Path:
     """`<project>/.evo-agent/sessions`."""
     return Path(project_dir) / SESSIONS_SUBDIR
 
 
-def transcript_path(session_dir: str | os.PathLike) -> Path:
+def transcript_path(session_dir: str | os.PathLike[str]) -> Path:
     """A session's main transcript, `<session dir>/messages.jsonl`."""
     return Path(session_dir) / MESSAGES_NAME
 
 
-def tasks_dir(project_dir: str | os.PathLike) -> Path:
+def tasks_dir(project_dir: str | os.PathLike[str]) -> Path:
     """`<project>/.evo-agent/tasks`: where the Session Plan lives."""
     return Path(project_dir) / TASKS_SUBDIR
 
@@ -195,6 +195,6 @@ def task_file_name(task_id: int) -> str:
     return f"task_{task_id}.json"
 
 
-def memory_dir(project_dir: str | os.PathLike) -> Path:
+def memory_dir(project_dir: str | os.PathLike[str]) -> Path:
     """`<project>/.evo-agent/memory`: the project's Auto Memory."""
     return Path(project_dir) / MEMORY_SUBDIR

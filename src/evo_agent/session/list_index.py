@@ -31,7 +31,9 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Iterable
 from dataclasses import fields
+from typing import Any
 
 from .atomic import write_back_private
 from .jsonio import decode, encode_line
@@ -51,7 +53,7 @@ _O_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(
 
 # sid -> [key, meta values or None]: key = [dev, ino, size, mtime_ns, ctime_ns] of the meta.json read. Lists,
 # as JSON gives them back: converting 10,000 of them to tuples costs more than comparing them as they are.
-_Entry = list
+_Entry = list[Any]
 
 
 class ListIndex:
@@ -150,7 +152,7 @@ def _read_entries(path: str) -> dict[str, _Entry]:
         return {}
 
 
-def _types(items) -> set[type]:  # noqa: ANN001
+def _types(items: Iterable[object]) -> set[type]:
     return set(map(type, items))
 
 
@@ -174,11 +176,11 @@ def _checked(data: object) -> dict[str, _Entry]:
     for column in zip(*keys, strict=True):
         if _types(column) - {int}:
             return {}
-    values = [v for v in values if v is not None]
-    if _types(values) - {list} or set(map(len, values)) - {len(FIELDS)}:
+    present = [v for v in values if v is not None]
+    if _types(present) - {list} or set(map(len, present)) - {len(FIELDS)}:
         return {}
-    if values:
-        columns = list(zip(*values, strict=True))
+    if present:
+        columns = list(zip(*present, strict=True))
         for i in _INT_POS:
             if _types(columns[i]) - {int} or min(columns[i]) < 0:
                 return {}

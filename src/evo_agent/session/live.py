@@ -25,6 +25,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .ids import new_session_id
 from .layout import FILE_MODE, LOCK_NAME
@@ -175,11 +176,11 @@ class LiveSessionStore(SessionStore):
     of the session exists on disk unguarded.
     """
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.live_lock: LiveLock | None = None
 
-    def create(self, **kwargs) -> Recorder:  # type: ignore[override]
+    def create(self, **kwargs: Any) -> Recorder:
         """A new live session; the previous one's lock is released. Deferred: locked when it begins on disk."""
         sid = kwargs.pop("session_id", None) or new_session_id()
         previous, self.live_lock = self.live_lock, None

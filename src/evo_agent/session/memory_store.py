@@ -238,7 +238,7 @@ class MemoryStore:
     def __init__(self, project_dir: Path | str, *, user_dir: Path | str | None = None,
                  environ: Mapping[str, str] | None = None) -> None:
         self.project_dir = Path(project_dir)
-        self._cache: dict = {}  # (scope, name, inode, size, mtime, mode) -> MemoryTopic (_scan)
+        self._cache: dict[_TopicKey, MemoryTopic] = {}  # see _scan
         if user_dir is None:
             config = user_config_dir(environ)
             self._user_base, self._user_names = config.parent, [USER_DIR_NAME, MEMORY_DIR_NAME]
@@ -279,12 +279,12 @@ class MemoryStore:
         with self._scope(scope) as fd:
             return fd is not None and _lstat(fd, file) is not None
 
-    def view(self, path: str, view_range: object = None) -> str:
+    def view(self, path: object, view_range: object = None) -> str:
         """The memory tool's `view`: a directory listed with sizes, or a file with line numbers."""
-        scope, file = parse_memory_path(path)
+        scope, file = parse_memory_path(path)  # MemoryRefused unless `path` is a str
         if file is None:
-            return self._listing(path.rstrip("/") or VIRTUAL_ROOT, scope)
-        text = self.read(scope, file)  # type: ignore[arg-type]
+            return self._listing(str(path).rstrip("/") or VIRTUAL_ROOT, scope)
+        text = self.read(scope, file)  # type: ignore[arg-type]  # a file is always in a scope: not None
         lines = text.split("\n")
         start = 1
         if view_range is not None:
@@ -304,8 +304,9 @@ class MemoryStore:
             with self._scope(each) as fd:
                 dir_size = os.fstat(fd).st_size if fd is not None else 0
                 rows.append((dir_size, base + ("/" if scope is None else "")))
-                names = sorted(os.listdir(fd)) if fd is not None else []
-                for name in names:
+                if fd is None:
+                    continue
+                for name in sorted(os.listdir(fd)):
                     info = _lstat(fd, name) if not name.startswith(".") else None
                     if info is not None and stat.S_ISREG(info.st_mode) and MEMORY_TOPIC_RE.match(name):
                         rows.append((info.st_size, f"{base}/{name}"))
@@ -383,11 +384,13 @@ class MemoryStore:
             if current is None:
                 raise MemoryRefused(f"The path {path} does not exist. Please provide a valid path.")
             change = (self._plan_str_replace if command == "str_replace" else self._plan_insert)(
-                path, scope, file, current, tool_input)  # type: ignore[arg-type]
+                path, scope, file, current, tool_input)
         self._check_content(change)
         return change
 
-    def _plan_str_replace(self, path: str, scope: str, file: str, current: str, i: Mapping) -> MemoryChange:
+    def _plan_str_replace(
+        self, path: object, scope: str, file: str, current: str, i: Mapping[str, object]
+    ) -> MemoryChange:
         old, new = _string(i, "old_str"), _string(i, "new_str")
         count = current.count(old) if old else 0
         if count == 0:
@@ -410,7 +413,7 @@ class MemoryStore:
             "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
             + "\n".join(snippet)))
 
-    def _plan_insert(self, path: str, scope: str, file: str, current: str, i: Mapping) -> MemoryChange:
+    def _plan_insert(self, path: object, scope: str, file: str, current: str, i: Mapping[str, object]) -> MemoryChange:
         line, text = i.get("insert_line"), _string(i, "insert_text")
         lines = current.splitlines()
         if isinstance(line, bool) or not isinstance(line, int) or not 0 <= line <= len(lines):
@@ -491,7 +494,7 @@ class MemoryStore:
             if change.op == "delete":
                 os.unlink(change.file, dir_fd=fd)
             elif change.op == "rename":
-                os.rename(change.file, change.new_file, src_dir_fd=fd, dst_dir_fd=fd)  # type: ignore[arg-type]
+                os.rename(change.file, change.new_file, src_dir_fd=fd, dst_dir_fd=fd)  # type: ignore[arg-type]  # set on a rename
             else:
                 replace_private_file(fd, change.file, (change.after or "").encode(), fsync=True)
             self._write_index(fd, change.scope)
@@ -506,7 +509,7 @@ class MemoryStore:
 
     def _write_index(self, fd: int, scope: str) -> None:
         data = index_file_text(_scan(fd, scope)).encode()  # read afresh: what is written never drifts
-        if _read(fd, MEMORY_INDEX_NAME, raw=True) != data:
+        if _read_bytes(fd, MEMORY_INDEX_NAME) != data:
             replace_private_file(fd, MEMORY_INDEX_NAME, data, fsync=True)
 
     # ---- the scope's directory
@@ -566,7 +569,11 @@ def _open_dirs(base: Path, names: list[str], create: bool) -> int | None:
     return fd
 
 
-def _scan(fd: int, scope: str, cache: dict | None = None) -> list[MemoryTopic]:
+# (scope, name, inode, size, mtime, mode): a topic file's parse is reused while these stay the same.
+_TopicKey = tuple[str, str, int, int, int, int]
+
+
+def _scan(fd: int, scope: str, cache: dict[_TopicKey, MemoryTopic] | None = None) -> list[MemoryTopic]:
     """The topic files of the open scope directory, by file name (MEMORY.md, hidden and other files aside).
 
     With `cache` (the store's), files whose (inode, size, mtime) did not change since the last scan are not
@@ -581,7 +588,7 @@ def _scan(fd: int, scope: str, cache: dict | None = None) -> list[MemoryTopic]:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        key = (scope, name, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+        key: _TopicKey = (scope, name, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
         known = cache.get(key) if cache is not None else None
         if known is None:
             text = _read(fd, name) if stat.S_ISREG(info.st_mode) else None
@@ -606,7 +613,13 @@ def _lstat(fd: int, name: str) -> os.stat_result | None:
         return None
 
 
-def _read(fd: int | None, name: str, *, strict: bool = False, raw: bool = False):  # noqa: ANN202 - str | bytes | None
+def _read(fd: int | None, name: str, *, strict: bool = False) -> str | None:
+    """`_read_bytes` decoded (a byte that is not UTF-8 reads as U+FFFD)."""
+    data = _read_bytes(fd, name, strict=strict)
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def _read_bytes(fd: int | None, name: str, *, strict: bool = False) -> bytes | None:
     """A small regular file in `fd`, never through a link nor blocking on a FIFO; None when it cannot be read.
 
     `strict`: a name that exists but is a link, not regular or too big raises MemoryRefused instead.
@@ -635,7 +648,7 @@ def _read(fd: int | None, name: str, *, strict: bool = False, raw: bool = False)
                 return None
     finally:
         os.close(handle)
-    return data if raw else data.decode("utf-8", "replace")
+    return data
 
 
 def _remove_stale_temps(fd: int) -> None:
@@ -676,8 +689,9 @@ def _shown(value: object, limit: int = 120) -> str:
 
 def _size(n: int) -> str:
     """1.5K, 4.0K, 120B: the sizes a memory listing shows."""
+    size: float = n
     for unit in ("B", "K", "M"):
-        if n < 1024 or unit == "M":
-            return f"{n}{unit}" if unit == "B" else f"{n:.1f}{unit}"
-        n /= 1024  # type: ignore[assignment]
+        if size < 1024 or unit == "M":
+            return f"{n}{unit}" if unit == "B" else f"{size:.1f}{unit}"
+        size /= 1024
     return f"{n}B"

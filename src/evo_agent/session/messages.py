@@ -47,7 +47,7 @@ __all__ = [
 INTERRUPTED_MARKER = "[Request interrupted by user]"
 
 
-def content_blocks(content: object) -> list[dict]:
+def content_blocks(content: object) -> list[dict[str, Any]]:
     """A content as a list of blocks: a string is one text block, non-dict items are skipped.
 
     An empty string is one empty text block (as the API would read the
@@ -60,7 +60,7 @@ def content_blocks(content: object) -> list[dict]:
     return []
 
 
-def blocks(message: object) -> list[dict]:
+def blocks(message: object) -> list[dict[str, Any]]:
     """The blocks of a message (`content_blocks` of its content; none when it is not a dict)."""
     return content_blocks(message.get("content")) if isinstance(message, dict) else []
 
@@ -92,12 +92,12 @@ def tool_result_text(block: Mapping[str, Any], sep: str = "\n") -> str:
     return content_text(block.get("content"), sep)
 
 
-def tool_uses(message: object) -> list[dict]:
+def tool_uses(message: object) -> list[dict[str, Any]]:
     """The tool_use blocks of a message, in order."""
     return [b for b in blocks(message) if b.get("type") == "tool_use"]
 
 
-def tool_results(message: object) -> list[dict]:
+def tool_results(message: object) -> list[dict[str, Any]]:
     """The tool_result blocks of a message, in order (they travel in the user role)."""
     return [b for b in blocks(message) if b.get("type") == "tool_result"]
 
@@ -107,7 +107,7 @@ def has_tool_results(message: object) -> bool:
     return any(b.get("type") == "tool_result" for b in blocks(message))
 
 
-def tool_uses_by_id(messages: Iterable[object]) -> dict[str, dict]:
+def tool_uses_by_id(messages: Iterable[object]) -> dict[str, dict[str, Any]]:
     """Every assistant tool_use with a string id, by id (a later block with the same id wins):
     what a tool_result's `tool_use_id` points at."""
     return {
@@ -129,14 +129,14 @@ def one_line(text: object, limit: int | None = None) -> str:
     return line if limit is None or len(line) <= limit else line[: max(limit - 1, 0)] + "…"
 
 
-def text_block(text: str) -> dict:
+def text_block(text: str) -> dict[str, Any]:
     """A text block."""
     return {"type": "text", "text": text}
 
 
-def tool_result_block(tool_use_id: str, content: str | list, *, is_error: bool = False) -> dict:
+def tool_result_block(tool_use_id: str, content: str | list[Any], *, is_error: bool = False) -> dict[str, Any]:
     """A tool_result block answering `tool_use_id`; `is_error` appears only when true."""
-    block: dict = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
         block["is_error"] = True
     return block
@@ -148,7 +148,7 @@ REMINDER_OPEN = "<system-reminder>"
 REMINDER_CLOSE = "</system-reminder>"
 
 
-def reminder_block(text: str) -> dict:
+def reminder_block(text: str) -> dict[str, Any]:
     """The text block that carries a reminder inside a user message."""
     return text_block(f"{REMINDER_OPEN}\n{text.strip()}\n{REMINDER_CLOSE}")
 

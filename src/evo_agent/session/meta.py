@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .atomic import replace_file, write_back_private
 from .jsonio import decode, orjson, orjson_loaded
@@ -57,7 +58,7 @@ class SessionMeta:
     # The first session of the resume chain (None: this one): the conversation's identity, the cache key (SPEC §12).
     root_session_id: str | None = None
     messages_bytes: int = 0
-    extra: dict = field(default_factory=dict, repr=False)
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def has_conversation(self) -> bool:
@@ -73,7 +74,7 @@ class SessionMeta:
     def total_tokens(self) -> int:
         return self.total_input_tokens + self.total_output_tokens
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The fields meta.json holds (built directly: `dataclasses.asdict` deep-copies, on every checkpoint)."""
         return {
             "id": self.id, "created_ms": self.created_ms, "updated_ms": self.updated_ms,
@@ -92,7 +93,7 @@ class SessionMeta:
         return SessionMeta(**self.to_json())
 
 
-def decode_lenient(data) -> object:
+def decode_lenient(data: bytes) -> object:
     """Parse one JSON document as orjson does, else as the stdlib does; ValueError when neither can.
 
     The recorder writes through the stdlib when orjson refuses a value (a lone
@@ -116,7 +117,8 @@ def encode_meta(meta: SessionMeta) -> bytes:
     fast = orjson()
     if fast is not None:
         try:
-            return fast.dumps(data, option=fast.OPT_INDENT_2 | fast.OPT_APPEND_NEWLINE)
+            encoded: bytes = fast.dumps(data, option=fast.OPT_INDENT_2 | fast.OPT_APPEND_NEWLINE)
+            return encoded
         except TypeError:
             pass  # a lone surrogate: the stdlib escapes it, so the file stays valid UTF-8
     return (json.dumps(data, ensure_ascii=True, indent=2) + "\n").encode("ascii")
@@ -267,7 +269,7 @@ def _int(value: object) -> int:
 _NOT_ACTIVITY = frozenset({"session_name"})
 
 
-def fold_record(meta: SessionMeta, record: dict) -> None:
+def fold_record(meta: SessionMeta, record: dict[str, Any]) -> None:
     """Update `meta` with one record of the transcript, exactly as a writer would."""
     rtype = record.get("type")
     stamp = timestamp_ms(record.get("timestamp"))
@@ -312,7 +314,7 @@ def fold_lines(meta: SessionMeta, lines: Iterable[bytes]) -> None:
         fold_record(meta, record)
 
 
-def records_in(lines: Iterable[bytes]) -> Iterator[dict]:
+def records_in(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
     """The records of transcript lines: blank lines, lines that do not parse and non-objects are passed over."""
     for line in lines:
         if not line.strip():

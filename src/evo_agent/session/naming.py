@@ -31,11 +31,12 @@ def rename_session(store: SessionStore, session_id: str, name: str) -> str:
     try:
         with held_for_removal(session_dir):
             start = next((r for r in first_records(transcript, 1) if r.get("type") == "session_start"), {})
+            cwd, branch = start.get("cwd"), start.get("git_branch")
             recorder = _TranscriptRecorder(
                 transcript, session_id=session_id,
-                cwd=start.get("cwd") if isinstance(start.get("cwd"), str) else str(store.project_dir),
+                cwd=cwd if isinstance(cwd, str) else str(store.project_dir),
                 agent_version=package_version(),
-                git_branch=start.get("git_branch") if isinstance(start.get("git_branch"), str) else None,
+                git_branch=branch if isinstance(branch, str) else None,
                 label=f"session {session_id}", warn=store.warn, redact=True,
             )
             recorder.writer._torn = not _ends_with_newline(transcript)  # never merge with a torn last line
@@ -49,7 +50,7 @@ def rename_session(store: SessionStore, session_id: str, name: str) -> str:
     return cleaned
 
 
-def _ends_with_newline(path: os.PathLike) -> bool:
+def _ends_with_newline(path: os.PathLike[str]) -> bool:
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)

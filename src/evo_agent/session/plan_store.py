@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .atomic import replace_file
 from .layout import (
@@ -88,7 +89,7 @@ class Task:
     updated_at: str = ""
     updated_by: str | None = None  # the session that last changed it (None: a person, or unknown)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "subject": self.subject, "description": self.description, "status": self.status,
                 "blocked_by": list(self.blocked_by), "blocks": list(self.blocks), "created_at": self.created_at,
                 "updated_at": self.updated_at, "updated_by": self.updated_by}
@@ -172,7 +173,8 @@ def plan_markdown(title: str, goal: str, approach: str = "", steps: list[str] | 
 
 def parse_plan_markdown(text: str) -> tuple[str, str, str, list[str]]:
     """(title, goal, approach, steps) of a plan.md, tolerant of a person's edits (missing parts read as empty)."""
-    title, section, parts = "", None, {"goal": [], "approach": [], "steps": []}
+    title, section = "", None
+    parts: dict[str, list[str]] = {"goal": [], "approach": [], "steps": []}
     for line in text.splitlines():
         if line.startswith("# ") and not title:
             title = line[2:].strip()
@@ -285,8 +287,8 @@ class PlanStore:
         with self._locked():
             plan = self._active_locked()
             task_id = max((t.id for t in plan.tasks), default=0) + 1
-            for name in _task_names(plan.path):  # a task file that did not parse still holds its id
-                task_id = max(task_id, int(TASK_FILE_RE.match(name).group(1)) + 1)  # type: ignore[union-attr]
+            for _, number in _task_files(plan.path):  # a task file that did not parse still holds its id
+                task_id = max(task_id, number + 1)
             stamp = now_iso()
             task = Task(task_id, subject, description, "pending", [], [], stamp, stamp, session_id)
             task.blocked_by = _check_blockers(plan, task, blocked_by or [])
@@ -294,9 +296,9 @@ class PlanStore:
             self._write_tasks(plan, [task])
             return task
 
-    def update_task(self, task_id: int, *, status: str | None = None, subject: str | None = None,
+    def update_task(self, task_id: object, *, status: str | None = None, subject: str | None = None,
                     description: str | None = None, blocked_by: list[int] | None = None,
-                    session_id: str | None = None) -> tuple[Task, list[int], dict]:
+                    session_id: str | None = None) -> tuple[Task, list[int], dict[str, Any]]:
         """Change the given fields of a task of the active plan; (its new state, the tasks it unblocked,
         its state before as `task_<n>.json` held it — what a rewind puts back).
 
@@ -351,7 +353,7 @@ class PlanStore:
             target = self._move_to_done(plan.id)
             return self._read(PLAN_DONE_DIR, target)
 
-    def undo(self, updates: list[dict]) -> list[str]:
+    def undo(self, updates: list[dict[str, Any]]) -> list[str]:
         """Put the plan back as it was before `updates` (`plan_update` records, oldest first): a rewind.
 
         A task changed since gets its state before the first change (`previous`); a task created since
@@ -360,7 +362,7 @@ class PlanStore:
         per thing done or left alone.
         """
         lines: list[str] = []
-        by_plan: dict[str, list[dict]] = {}
+        by_plan: dict[str, list[dict[str, Any]]] = {}
         for update in updates:
             if isinstance(update.get("plan"), str) and PLAN_ID_RE.match(update["plan"]):
                 by_plan.setdefault(update["plan"], []).append(update)
@@ -393,8 +395,8 @@ class PlanStore:
                     self._write_tasks(plan, changed)
         return lines
 
-    def _undo_tasks(self, plan: Plan, events: list[dict], lines: list[str]) -> list[Task]:
-        firsts: dict[int, dict] = {}
+    def _undo_tasks(self, plan: Plan, events: list[dict[str, Any]], lines: list[str]) -> list[Task]:
+        firsts: dict[int, dict[str, Any]] = {}
         for event in events:
             task = event.get("task")
             if isinstance(task, dict) and isinstance(task.get("id"), int) and task["id"] not in firsts:
@@ -495,8 +497,7 @@ class PlanStore:
         title, goal, approach, steps = parse_plan_markdown((raw or b"").decode("utf-8", "replace"))
         plan = Plan(plan_id, "done" if state == PLAN_DONE_DIR else "todo", directory, title or plan_id, goal,
                     approach, steps, problems=problems, private=_is_private(directory / PLAN_FILE_NAME))
-        for name in _task_names(directory):
-            number = int(TASK_FILE_RE.match(name).group(1))  # type: ignore[union-attr]
+        for name, number in _task_files(directory):
             try:
                 plan.tasks.append(_task_from_json(_read_bytes(directory / name), number))
             except PlanError as exc:
@@ -554,7 +555,7 @@ def _task_id(value: object) -> int:
     return value
 
 
-def _check_blockers(plan: Plan, task: Task, blocked_by: list) -> list[int]:
+def _check_blockers(plan: Plan, task: Task, blocked_by: list[Any]) -> list[int]:
     """`blocked_by` checked: existing tasks of the plan, not the task itself, no cycle."""
     if not isinstance(blocked_by, list):
         raise PlanError("blocked_by must be a list of task ids")
@@ -590,9 +591,10 @@ def _derive_blocks(plan: Plan) -> None:
         task.blocks = sorted(blocks[task.id])
 
 
-def _task_names(directory: Path) -> list[str]:
+def _task_files(directory: Path) -> list[tuple[str, int]]:
+    """(file name, task number) of every task file in a plan's directory."""
     try:
-        return [n for n in os.listdir(directory) if TASK_FILE_RE.match(n)]
+        return [(m.group(0), int(m.group(1))) for n in os.listdir(directory) if (m := TASK_FILE_RE.match(n))]
     except OSError:
         return []
 
@@ -641,7 +643,8 @@ def _read_bytes(path: Path) -> bytes | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE:
             return None
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         while True:  # sized by fstat (a 1 MiB read buffer per small file would cost more than the read)
             chunk = os.read(fd, max(info.st_size - size, 0) + 1)
             if not chunk:

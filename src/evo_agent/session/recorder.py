@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .ids import created_ms_of, sidechain_file_name
 from .jsonio import encode_line
@@ -89,7 +90,7 @@ class _TranscriptRecorder:
         self.directory = directory or DirHandle(path.parent)
         self.writer = AppendWriter(path, label=label, warn=warn, directory=self.directory)
 
-    def _envelope(self, rtype: str, fields: dict) -> dict:
+    def _envelope(self, rtype: str, fields: dict[str, Any]) -> dict[str, Any]:
         record = {
             "type": rtype,
             "timestamp": now_iso(),
@@ -104,16 +105,16 @@ class _TranscriptRecorder:
         record.update(fields)
         return record
 
-    def _encode(self, record: dict, fields: dict) -> tuple[dict, bytes]:
+    def _encode(self, record: dict[str, Any], fields: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         """(the record as written, its line): redacted unless redaction is off."""
         if self.redact:
             return encode_redacted(record, next(iter(fields), None))
         return record, encode_line(record)
 
-    def _after_append(self, record: dict, ok: bool) -> None:
+    def _after_append(self, record: dict[str, Any], ok: bool) -> None:
         """Hook for bookkeeping, called with the writer's lock held."""
 
-    def append(self, rtype: str, **fields) -> bool:
+    def append(self, rtype: str, **fields: Any) -> bool:
         """Append one record of any type (readers skip types they do not know)."""
         try:
             record, line = self._encode(self._envelope(rtype, fields), fields)
@@ -125,12 +126,12 @@ class _TranscriptRecorder:
             self._after_append(record, ok)
         return ok
 
-    def append_many(self, records: Iterable[tuple[str, dict]], batch_bytes: int = 1 << 20) -> bool:
+    def append_many(self, records: Iterable[tuple[str, dict[str, Any]]], batch_bytes: int = 1 << 20) -> bool:
         """Append several records, several lines per write (used to copy restored history)."""
         ok = True
         batch: list[bytes] = []
         size = 0
-        built: list[dict] = []
+        built: list[dict[str, Any]] = []
         for rtype, fields in records:
             record, line = self._encode(self._envelope(rtype, fields), fields)
             built.append(record)
@@ -143,7 +144,7 @@ class _TranscriptRecorder:
             ok = self._flush_batch(batch, built) and ok
         return ok
 
-    def _flush_batch(self, lines: list[bytes], records: list[dict]) -> bool:
+    def _flush_batch(self, lines: list[bytes], records: list[dict[str, Any]]) -> bool:
         with self.writer.lock:
             ok = self.writer.append_locked(b"".join(lines))
             for record in records:
@@ -152,20 +153,20 @@ class _TranscriptRecorder:
 
     # The record types of SPEC §2 -------------------------------------------
 
-    def user(self, message: dict, **extra) -> bool:
+    def user(self, message: dict[str, Any], **extra: Any) -> bool:
         return self.append("user", message=message, **extra)
 
     def assistant(
         self,
-        message: dict,
+        message: dict[str, Any],
         *,
         input_tokens: int = 0,
         output_tokens: int = 0,
         cache_creation_input_tokens: int | None = None,
         cache_read_input_tokens: int | None = None,
-        **extra,
+        **extra: Any,
     ) -> bool:
-        fields: dict = {"message": message, "input_tokens": input_tokens, "output_tokens": output_tokens}
+        fields: dict[str, Any] = {"message": message, "input_tokens": input_tokens, "output_tokens": output_tokens}
         if cache_creation_input_tokens is not None:
             fields["cache_creation_input_tokens"] = cache_creation_input_tokens
         if cache_read_input_tokens is not None:
@@ -173,7 +174,7 @@ class _TranscriptRecorder:
         fields.update(extra)
         return self.append("assistant", **fields)
 
-    def compact_boundary(self, summary: str, compact_count: int, trigger: str, **extra) -> bool:
+    def compact_boundary(self, summary: str, compact_count: int, trigger: str, **extra: Any) -> bool:
         return self.append("compact_boundary", summary=summary, compact_count=compact_count, trigger=trigger, **extra)
 
     def checkpoint(self) -> None:
@@ -183,7 +184,7 @@ class _TranscriptRecorder:
 class SidechainRecorder(_TranscriptRecorder):
     """A subagent's own transcript: `subagent/<ms>_<name>_<4hex>.jsonl`."""
 
-    def __init__(self, path: Path, *, agent_name: str, relative_path: str, **kw) -> None:
+    def __init__(self, path: Path, *, agent_name: str, relative_path: str, **kw: Any) -> None:
         super().__init__(path, **kw)
         self.agent_name = agent_name
         self.relative_path = relative_path
@@ -230,7 +231,7 @@ class Recorder(_TranscriptRecorder):
         A launch where nothing is said leaves nothing on disk."""
         self.session_dir = Path(session_dir)
         self._opener = opener
-        self._held: list[tuple[dict, dict]] | None = [] if opener is not None else None
+        self._held: list[tuple[dict[str, Any], dict[str, Any]]] | None = [] if opener is not None else None
         self._held_lock = threading.Lock()
         self._warn = warn
         super().__init__(
@@ -245,7 +246,7 @@ class Recorder(_TranscriptRecorder):
             directory=directory or DirHandle(self.session_dir),
         )
         self.meta: SessionMeta = empty_meta(session_id, created_ms_of(session_id))
-        self.scene: dict[str, dict] = {}  # type -> fields of the last SCENE_TYPES record (the prefix's parts)
+        self.scene: dict[str, dict[str, Any]] = {}  # type -> fields of the last SCENE_TYPES record (the prefix's parts)
         self._meta_interval = meta_interval
         self._meta_written_at = 0.0
         self._meta_dirty = False
@@ -260,7 +261,7 @@ class Recorder(_TranscriptRecorder):
         """Whether the session exists on disk (always, unless it was started deferred and nothing was said)."""
         return self._held is None
 
-    def append(self, rtype: str, **fields) -> bool:
+    def append(self, rtype: str, **fields: Any) -> bool:
         if rtype in SCENE_TYPES:
             self.scene[rtype] = dict(fields)
         if self._held is not None:
@@ -307,7 +308,7 @@ class Recorder(_TranscriptRecorder):
             self.writer.moved_to(final)
             return True
 
-    def _after_append(self, record: dict, ok: bool) -> None:
+    def _after_append(self, record: dict[str, Any], ok: bool) -> None:
         if not ok:
             return
         fold_record(self.meta, record)
@@ -339,18 +340,18 @@ class Recorder(_TranscriptRecorder):
 
     # Record types only the main transcript has ----------------------------
 
-    def session_start(self, *, model: str | None, provider: str | None, **extra) -> bool:
+    def session_start(self, *, model: str | None, provider: str | None, **extra: Any) -> bool:
         return self.append("session_start", model=model, provider=provider, **extra)
 
-    def session_name(self, name: str, **extra) -> bool:
+    def session_name(self, name: str, **extra: Any) -> bool:
         """Name (or rename) this session: `-n`, `/rename`, `sessions rename` (meta folds the latest)."""
         return self.append("session_name", name=name, **extra)
 
-    def memory_write(self, scope: str, path: str, op: str, diff: str, **extra) -> bool:
+    def memory_write(self, scope: str, path: str, op: str, diff: str, **extra: Any) -> bool:
         """A change to Auto Memory (SPEC §11): which scope and file, the command, its unified diff (redacted)."""
         return self.append("memory_write", scope=scope, path=path, op=op, diff=diff, **extra)
 
-    def resume_marker(self, from_session_id: str, restored_count: int, **extra) -> bool:
+    def resume_marker(self, from_session_id: str, restored_count: int, **extra: Any) -> bool:
         return self.append("resume_marker", from_session_id=from_session_id, restored_count=restored_count, **extra)
 
     def start_subagent(
@@ -360,7 +361,7 @@ class Recorder(_TranscriptRecorder):
         *,
         model: str | None = None,
         provider: str | None = None,
-        **extra,
+        **extra: Any,
     ) -> SidechainRecorder:
         """Write `subagent_start` here and open the child's sidechain (with its `session_start`).
 
@@ -415,7 +416,7 @@ class Recorder(_TranscriptRecorder):
                 break
         return name, directory
 
-    def end_subagent(self, side: SidechainRecorder, tool_use_id: str, result: str, **extra) -> bool:
+    def end_subagent(self, side: SidechainRecorder, tool_use_id: str, result: str, **extra: Any) -> bool:
         return self.append(
             "subagent_end",
             agent_name=side.agent_name,

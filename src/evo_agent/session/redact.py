@@ -240,7 +240,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
         return []
     masks = [m.span() for m in MASKED.finditer(text)] if "[REDACTED:" in text else []
     found.sort(key=lambda f: (f[0], -f[1], f[2]))
-    merged: list[list] = []
+    merged: list[list[Any]] = []
     for start, end, _prio, kind in found:
         if any(start < m_end and m_start < end for m_start, m_end in masks):
             continue
@@ -379,7 +379,7 @@ def _redact_value(value: Any, verbatim: bool) -> Any:
     return value
 
 
-def _redact_dict(data: dict, verbatim: bool) -> dict:
+def _redact_dict(data: dict[str, Any], verbatim: bool) -> dict[str, Any]:
     """A copy with secrets masked, or `data` itself when nothing changed.
 
     `verbatim`: outside tool inputs, the fields in _VERBATIM_KEYS are ids and
@@ -402,7 +402,7 @@ def _redact_dict(data: dict, verbatim: bool) -> dict:
     return data if out is None else out
 
 
-def redact_record(record: dict) -> dict:
+def redact_record(record: dict[str, Any]) -> dict[str, Any]:
     """The record with every secret shape masked; `record` itself (not a copy) when it has none.
 
     Never mutates its argument: the caller's messages are the live history.
@@ -410,7 +410,7 @@ def redact_record(record: dict) -> dict:
     return _redact_dict(record, True)
 
 
-def count_secrets(record: dict) -> Counter[str]:
+def count_secrets(record: dict[str, Any]) -> Counter[str]:
     """{kind: count} of what redaction masks in `record` today (never the values): `sessions fsck --secrets`.
 
     Masks already in the record (it was redacted when written) are not counted again.
@@ -422,7 +422,7 @@ def count_secrets(record: dict) -> Counter[str]:
         _KIND_IN_MASK.findall(encode_line(record).decode("utf-8", "replace")))
 
 
-def encode_redacted(record: dict, first_field: str | None = None) -> tuple[dict, bytes]:
+def encode_redacted(record: dict[str, Any], first_field: str | None = None) -> tuple[dict[str, Any], bytes]:
     """(the record as it goes to disk, its line): the recorder's one call.
 
     `first_field` names the first field after the envelope, when the caller

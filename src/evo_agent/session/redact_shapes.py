@@ -93,7 +93,7 @@ SHAPES = [
 
 
 @lru_cache(maxsize=1)
-def scan_pattern() -> tuple[re.Pattern, dict[str, str]]:
+def scan_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
     """(the shapes as one regex, the kind each masking group names), compiled at first use (~30 ms)."""
     scan = re.compile("|".join(SHAPES), re.ASCII | re.DOTALL)
     return scan, {name: _kind_of(name) for name in scan.groupindex if name[:2] in ("k_", "s_")}
@@ -220,7 +220,7 @@ ANCHORS = ("-----begin", "ls0tls1crudjt", "sk-", "sk_live_", "rk_live_", "akia",
            "login", "mysql", "mariadb", "passw", "private", "secret", "token", "api", "access", "_key", "_pass", "_pwd")
 
 
-def _matches(scan: re.Pattern, text: str, candidates: list[int]) -> Iterator[re.Match]:
+def _matches(scan: re.Pattern[str], text: str, candidates: list[int]) -> Iterator[re.Match[str]]:
     """What `scan.finditer(text)` yields, trying the regex only at `candidates` (sorted positions where an
     anchor begins, ASCII case-insensitively)."""
     end = 0

@@ -25,6 +25,8 @@ message was a third of a full-scan resume).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .messages import content_blocks, tool_result_block
 
 INTERRUPTED_TEXT = (
@@ -33,11 +35,11 @@ INTERRUPTED_TEXT = (
 )
 
 
-def interrupted_result(tool_use_id: str, text: str = INTERRUPTED_TEXT) -> dict:
+def interrupted_result(tool_use_id: str, text: str = INTERRUPTED_TEXT) -> dict[str, Any]:
     return tool_result_block(tool_use_id, text, is_error=True)
 
 
-def _clean_content(content: object) -> str | list | None:
+def _clean_content(content: object) -> str | list[Any] | None:
     """The content without empty text blocks (the same object when none is dropped); None when nothing is left."""
     if isinstance(content, str):
         return content or None
@@ -63,7 +65,7 @@ def _clean_content(content: object) -> str | list | None:
     return kept or None
 
 
-def _results_lead(out: list[dict], start: int) -> bool:
+def _results_lead(out: list[dict[str, Any]], start: int) -> bool:
     """Do the tool_results of the user turn out[start:] all come before its other blocks?"""
     other = False
     for i in range(start, len(out)):
@@ -80,7 +82,7 @@ def _results_lead(out: list[dict], start: int) -> bool:
     return True
 
 
-def _results_first(out: list[dict], start: int) -> int:
+def _results_first(out: list[dict[str, Any]], start: int) -> int:
     """In the user turn out[start:], tool_results must precede everything else.
 
     A turn already in that order is left exactly as it is; otherwise every
@@ -97,7 +99,7 @@ def _results_first(out: list[dict], start: int) -> int:
     return 1
 
 
-def _usable_tool_use(block: dict, seen: set[str]) -> bool:
+def _usable_tool_use(block: dict[str, Any], seen: set[str]) -> bool:
     tid = block.get("id")
     if not isinstance(tid, str) or not tid or tid in seen:
         return False
@@ -107,7 +109,7 @@ def _usable_tool_use(block: dict, seen: set[str]) -> bool:
     return True
 
 
-def _intact_assistant_ids(content: list, seen: set[str]) -> list[str] | None:
+def _intact_assistant_ids(content: list[Any], seen: set[str]) -> list[str] | None:
     """The tool_use ids of an assistant turn's blocks when none needs a repair, else None."""
     ids: list[str] = []
     for block in content:
@@ -130,7 +132,7 @@ def _intact_assistant_ids(content: list, seen: set[str]) -> list[str] | None:
     return ids
 
 
-def _intact_user_results(content: list, expected: list[str], answered: set[str], other: bool) -> list[str] | None:
+def _intact_user_results(content: list[Any], expected: list[str], answered: set[str], other: bool) -> list[str] | None:
     """The tool_use ids a user message's blocks answer when none needs a repair, else None.
 
     None too when a tool_result follows another kind of block of the turn
@@ -158,13 +160,13 @@ def _intact_user_results(content: list, expected: list[str], answered: set[str],
     return ids
 
 
-def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
+def repair_history(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """Return (valid messages, number of repairs made).
 
     Input dicts are never mutated; those that need no repair are returned as
     they are (the same objects), the others as repaired copies.
     """
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     append = out.append
     repairs = 0
     expected: list[str] = []  # tool_use ids of the latest assistant turn
@@ -202,14 +204,14 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
             content = message.get("content")
             if role == "assistant":
                 if out and type(content) is list and content:
-                    ids = _intact_assistant_ids(content, seen_ids)
-                    if ids is not None:
+                    intact = _intact_assistant_ids(content, seen_ids)
+                    if intact is not None:
                         if out[-1]["role"] == "user":
                             if not turn_ordered or len(answered) != len(expected):
                                 close_user_turn()
                             expected, answered = [], set()
-                        seen_ids.update(ids)
-                        expected.extend(ids)
+                        seen_ids.update(intact)
+                        expected.extend(intact)
                         append(message)
                         turn_start = len(out)
                         turn_ordered, turn_other = True, False
@@ -220,11 +222,11 @@ def repair_history(messages: list[dict]) -> tuple[list[dict], int]:
                     turn_other = True
                     continue
                 if type(content) is list:
-                    ids = _intact_user_results(content, expected, answered, turn_other)
-                    if ids is not None:
-                        answered.update(ids)
+                    results = _intact_user_results(content, expected, answered, turn_other)
+                    if results is not None:
+                        answered.update(results)
                         append(message)
-                        turn_other = turn_other or len(ids) != len(content)
+                        turn_other = turn_other or len(results) != len(content)
                         continue
         # The general path: the same rules, building a repaired copy where needed.
         role = message.get("role") if isinstance(message, dict) else None

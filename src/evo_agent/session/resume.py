@@ -24,24 +24,33 @@ import gc
 import io
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .meta import SUMMARY_PREFIX, decode_lenient, prompt_text, records_in
 from .repair import repair_history
 
+
+def _stdlib_loads_view(view: memoryview) -> object:
+    return decode_lenient(bytes(view))
+
+
+_loads_view: Callable[[memoryview], object] = _stdlib_loads_view
 try:  # decodes memoryview slices of the read buffer: no bytes copy per line
-    from orjson import loads as _loads_view
+    from orjson import loads as _orjson_loads
+
+    _loads_view = _orjson_loads
 except ImportError:  # pragma: no cover - orjson is a declared dependency
-    def _loads_view(view):
-        return decode_lenient(bytes(view))
+    pass
 
 BLOCK = 1 << 20
 SUMMARY_SUFFIX = "\n</previous-conversation-summary>"
 WINDOW_HEAD_SHARE = 5  # a windowed load keeps 1/5 of its window for the head, the rest for the tail
 
 
-def summary_message(summary: str) -> dict:
+def summary_message(summary: str) -> dict[str, Any]:
     """The one synthetic user message that stands for everything before a boundary."""
     return {"role": "user", "content": [{"type": "text", "text": f"{SUMMARY_PREFIX}{summary}{SUMMARY_SUFFIX}"}]}
 
@@ -51,7 +60,7 @@ class LoadedSession:
     """What a transcript restores to, and what it took to find out."""
 
     session_id: str
-    messages: list[dict]
+    messages: list[dict[str, Any]]
     skipped_lines: int = 0
     repairs: int = 0
     compact_count: int = 0
@@ -90,7 +99,7 @@ class _Part:
                  "records", "skipped", "span")
 
     def __init__(self) -> None:
-        self.messages: list[dict] = []
+        self.messages: list[dict[str, Any]] = []
         self.records = 0
         self.skipped = 0
         self.bytes = 0  # the lines of its messages
@@ -100,7 +109,7 @@ class _Part:
         self.first_prompt: str | None = None  # prompt text of the block's first user message that has one
         self.marker_prompt: str | None = None  # `first_prompt` of the block's last resume_marker naming one
         self.compact_count: int | None = None  # the largest int `compact_count` of its resume_markers
-        self.boundary: dict | None = None  # the block's last valid compact_boundary: nothing before it counts
+        self.boundary: dict[str, Any] | None = None  # the block's last valid compact_boundary: nothing before it counts
 
 
 def _replay_lines(buf: bytearray, view: memoryview, start: int, end: int) -> _Part:
@@ -218,8 +227,9 @@ class _Window:
         head_bytes = 0
         i = len(parts) - 1
         while i >= older and head_bytes < self.head_budget:
-            if parts[i].span is not None:
-                parts[i] = _decode_span(f, parts[i])
+            span = parts[i].span
+            if span is not None:
+                parts[i] = _decode_span(f, span)
             head_bytes += parts[i].bytes
             i -= 1
         if i < older:
@@ -237,9 +247,9 @@ class _Window:
             tail_start.omitted, tail_start.messages = cut, tail_start.messages[cut:]
 
 
-def _decode_span(f: io.FileIO, placeholder: _Part) -> _Part:
+def _decode_span(f: io.FileIO, span: tuple[int, int]) -> _Part:
     """The lines of a span a windowed read skipped, decoded now (they turned out to be the head)."""
-    lo, hi = placeholder.span
+    lo, hi = span
     buf = bytearray(hi - lo)
     with memoryview(buf) as view:
         f.seek(lo)
@@ -253,7 +263,7 @@ def _decode_span(f: io.FileIO, placeholder: _Part) -> _Part:
     return part
 
 
-def _last_prompt(messages: list[dict]) -> int:
+def _last_prompt(messages: list[dict[str, Any]]) -> int:
     """The index of the last user prompt after the first message (0 when there is none)."""
     for i in range(len(messages) - 1, 0, -1):
         if prompt_text(messages[i]) is not None:
@@ -261,7 +271,7 @@ def _last_prompt(messages: list[dict]) -> int:
     return 0
 
 
-def _first_prompt(messages: list[dict]) -> int:
+def _first_prompt(messages: list[dict[str, Any]]) -> int:
     """The index of the first user prompt (0 when there is none)."""
     return next((i for i, m in enumerate(messages) if prompt_text(m) is not None), 0)
 
@@ -270,7 +280,7 @@ OMITTED_RE = re.compile(r"\[… [\d,]+ messages of the middle of this conversati
                         r"the history is too large to send whole …\]")
 
 
-def omitted_marker(count: int) -> dict:
+def omitted_marker(count: int) -> dict[str, Any]:
     """The user message that stands for the middle a windowed load left out."""
     return {"role": "user", "content": [{"type": "text", "text": (
         f"[… {count:,} messages of the middle of this conversation were not loaded: the history is too "
@@ -286,7 +296,9 @@ def is_omitted_marker(message: object) -> bool:
             and isinstance(content[0].get("text"), str) and OMITTED_RE.fullmatch(content[0]["text"]) is not None)
 
 
-def _read_backwards(f: io.FileIO, size: int, window: _Window | None = None) -> tuple[list[_Part], dict | None, int]:
+def _read_backwards(
+    f: io.FileIO, size: int, window: _Window | None = None
+) -> tuple[list[_Part], dict[str, Any] | None, int]:
     """Replay the file block by block from its end until a block holds a valid compact_boundary.
 
     Returns the parts (newest first), the last boundary record (None when
@@ -366,7 +378,7 @@ def _load(path: Path, session_id: str | None, window: int | None = None) -> Load
         if keeper is not None:
             keeper.finish(parts, f)
     result = LoadedSession(session_id=sid, messages=[], file_size=size, bytes_read=read)
-    messages: list[dict] = []
+    messages: list[dict[str, Any]] = []
     if boundary is not None:
         result.summary = boundary["summary"]
         count = boundary.get("compact_count")
@@ -379,7 +391,7 @@ def _load(path: Path, session_id: str | None, window: int | None = None) -> Load
     return result
 
 
-def _merge(parts: list[_Part], messages: list[dict], result: LoadedSession) -> dict | None:
+def _merge(parts: list[_Part], messages: list[dict[str, Any]], result: LoadedSession) -> dict[str, Any] | None:
     """Join the parts in file order, as one forward replay of the same lines would have.
 
     Forward, the first user message with a prompt sets `first_prompt` unless a
@@ -419,7 +431,7 @@ _ENVELOPE = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd"
 _CONVERSATION = frozenset({"user", "assistant", "compact_boundary"})
 
 
-def recorded_instructions(path: Path | str) -> dict | None:
+def recorded_instructions(path: Path | str) -> dict[str, Any] | None:
     """The fields of a transcript's `instructions` record (SPEC §2), None when it has none.
 
     Read from the head of the file only: the record is written at a session's start, before any

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .file_history import BACKUP, WRITTEN, FileChange, collect_changes
 from .ids import SessionError
@@ -65,7 +66,7 @@ def choose_turn(transcript: Path | str, number: int) -> PromptTurn:
 
 def load_before(transcript: Path | str, session_id: str, offset: int) -> LoadedSession:
     """What a session held just before byte `offset`: replay from the last compaction before it, repaired."""
-    messages: list[dict] = []
+    messages: list[dict[str, Any]] = []
     result = LoadedSession(session_id=session_id, messages=[])
     for line in iter_transcript(transcript):
         if line.offset >= offset:
@@ -92,7 +93,7 @@ def load_before(transcript: Path | str, session_id: str, offset: int) -> LoadedS
 
 
 def _file_events(transcript: Path, start: int, end: int | None,
-                 types: tuple[str, ...] = (BACKUP, WRITTEN)) -> tuple[list[dict], dict | None]:
+                 types: tuple[str, ...] = (BACKUP, WRITTEN)) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """(records of `types` in [start, end), the resume_marker) of one transcript."""
     events, marker = [], None
     for line in iter_transcript(transcript):
@@ -123,7 +124,7 @@ def changes_since(sessions_dir: Path, session_id: str, number: int) -> list[File
     return collect_changes(_events_since(sessions_dir, session_id, number, (BACKUP, WRITTEN)))
 
 
-def plan_updates_since(sessions_dir: Path, session_id: str, number: int) -> list[dict]:
+def plan_updates_since(sessions_dir: Path, session_id: str, number: int) -> list[dict[str, Any]]:
     """The `plan_update` records written since user turn `number` of `session_id`, up the resume chain, oldest first.
 
     What a rewind undoes to put the Session Plan back as it was (`PlanStore.undo`).
@@ -132,9 +133,9 @@ def plan_updates_since(sessions_dir: Path, session_id: str, number: int) -> list
 
 
 def _events_since(sessions_dir: Path, session_id: str, number: int,
-                  types: tuple[str, ...]) -> list[tuple[Path, dict]]:
+                  types: tuple[str, ...]) -> list[tuple[Path, dict[str, Any]]]:
     """(session dir, record) of every record of `types` since user turn `number`, up the resume chain."""
-    chain: list[tuple[Path, list[dict]]] = []
+    chain: list[tuple[Path, list[dict[str, Any]]]] = []
     sid, turn_no, end = session_id, number, None
     for _ in range(MAX_CHAIN):
         session_dir = Path(sessions_dir) / sid

@@ -30,6 +30,7 @@ import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from .inspect import open_sidechain, parse_record, sidechain_paths
 from .layout import MESSAGES_NAME
@@ -78,7 +79,7 @@ def _block_texts(role: str, content: object) -> Iterator[tuple[str, str]]:
                         yield "tool result", part["text"]
 
 
-def record_texts(record: dict) -> Iterator[tuple[str, str]]:
+def record_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(kind, text) for every searchable piece of text in one record."""
     rtype = record.get("type")
     if rtype in ("user", "assistant"):
@@ -90,7 +91,9 @@ def record_texts(record: dict) -> Iterator[tuple[str, str]]:
     elif rtype == "subagent_end" and isinstance(record.get("result"), str):
         yield "subagent result", record["result"]
     elif rtype == "plan_update":
-        task = record.get("task") if isinstance(record.get("task"), dict) else {}
+        task = record.get("task")
+        if not isinstance(task, dict):
+            task = {}
         parts = [record.get("plan"), record.get("op"), task.get("subject"), task.get("description"), task.get("status"),
                  record.get("title"), record.get("goal")]
         yield "plan update", " ".join(p for p in parts if isinstance(p, str) and p)
@@ -200,7 +203,7 @@ _File = tuple[str, str, str, bool]
 def _files(sessions: Iterable[tuple[str, str, str | None]], exists: Callable[[str], bool]) -> Iterator[_File]:
     """Every file to search, in the order to report: each session's transcript, then its sidechains."""
     for session_id, session_dir, resumed_from in sessions:
-        skip_restored = bool(resumed_from) and exists(resumed_from)
+        skip_restored = bool(resumed_from and exists(resumed_from))
         yield session_id, session_dir, MESSAGES_NAME, skip_restored
         for relative in sidechain_paths(session_dir):
             if open_sidechain(session_dir, relative) is not None:

@@ -17,6 +17,7 @@ later one can.
 
 from __future__ import annotations
 
+import builtins
 import gc
 import heapq
 import os
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .ids import (
     SESSION_ID_RE,
@@ -99,7 +100,7 @@ class ResumedSession:
     loaded: LoadedSession
     notice: str | None = None  # what became of the history (e.g. it was summarised), for the front end to show
     # The `instructions` record's fields the new session holds: its source's (SPEC §11), None when there are none.
-    instructions: dict | None = None
+    instructions: dict[str, Any] | None = None
 
     def copy_history(self) -> None:
         """Write the restored messages into the new session and publish it (what `resume` does by default).
@@ -237,7 +238,7 @@ class SessionStore:
         session_id: str | None = None,
         meta_interval: float | None = None,
         staged: bool = False,
-        start_fields: dict | None = None,
+        start_fields: dict[str, Any] | None = None,
         deferred: bool = False,
     ) -> Recorder:
         """Start a new session and write its `session_start`. Never raises.
@@ -396,7 +397,7 @@ class SessionStore:
     def _transcripts(self) -> list[_Found]:
         """Every session directory's transcript with its lstat; symlinks are never followed."""
         base = self._sessions_str
-        found = []
+        found: list[_Found] = []
         me = _EUID
         made = self.made()
         prefix, suffix = base + "/", "/" + MESSAGES_NAME  # joined by hand: os.path.join is a quarter of this loop
@@ -435,7 +436,7 @@ class SessionStore:
         with _gc_paused():
             return self._list(include_empty)
 
-    def _list(self, include_empty: bool) -> list[SessionInfo]:
+    def _list(self, include_empty: bool) -> builtins.list[SessionInfo]:
         rows = []
         pending = self._start_tracked()
         found = self._transcripts()
@@ -451,7 +452,9 @@ class SessionStore:
             index.save()
         return rows
 
-    def newest(self, count: int, *, include_empty: bool = False, include_foreign: bool = True) -> list[SessionInfo]:
+    def newest(
+        self, count: int, *, include_empty: bool = False, include_foreign: bool = True
+    ) -> builtins.list[SessionInfo]:
         """The first `count` rows of `list()`, reading the meta of only as many sessions as it must.
 
         Sessions are visited newest transcript mtime first; a visit stops when
@@ -467,7 +470,7 @@ class SessionStore:
         found = self._transcripts()
         found.sort(reverse=True)  # ids are unique: the stats are never compared
         tracked = self.tracked_ids(pending) if found or pending else frozenset()
-        best: list[tuple[tuple[int, str], SessionInfo]] = []  # a min-heap of the `count` best so far
+        best: builtins.list[tuple[tuple[int, str], SessionInfo]] = []  # a min-heap of the `count` best so far
         skew = MTIME_SLACK_MS
         for item in found:
             mtime_ms = item[0] // 1_000_000
@@ -480,11 +483,11 @@ class SessionStore:
                 continue
             if not row.foreign:  # a planted session dated 2033 must not make every later visit read its meta
                 skew = max(skew, row.meta.updated_ms - mtime_ms + MTIME_SLACK_MS)
-            item = (_order(row), row)
+            entry = (_order(row), row)
             if len(best) < count:
-                heapq.heappush(best, item)
-            elif item[0] > best[0][0]:
-                heapq.heapreplace(best, item)
+                heapq.heappush(best, entry)
+            elif entry[0] > best[0][0]:
+                heapq.heapreplace(best, entry)
         return [row for _, row in sorted(best, key=lambda item: item[0], reverse=True)]
 
     def latest(self) -> SessionInfo | None:
@@ -495,12 +498,12 @@ class SessionStore:
         rows = self.newest(1, include_foreign=False)
         return rows[0] if rows else None
 
-    def lineage(self, session_id: str, *, limit: int = 1000) -> list[SessionInfo]:
+    def lineage(self, session_id: str, *, limit: int = 1000) -> builtins.list[SessionInfo]:
         """The sessions `session_id` was resumed from, nearest first, following each meta's `resumed_from`.
 
         Stops at a session that is missing (deleted) or seen before, and after `limit` steps.
         """
-        chain: list[SessionInfo] = []
+        chain: builtins.list[SessionInfo] = []
         seen = {session_id}
         info = self.info(session_id, write_back=False)
         while info is not None and len(chain) < limit:
@@ -582,7 +585,7 @@ class SessionStore:
         reason = self.foreign_reason(session_id)
         if reason and not allow_foreign:
             raise ForeignSession(session_id, reason)
-        marker: dict = {}
+        marker: dict[str, Any] = {}
         if before_turn is None:
             loaded = self.load(session_id, window=window)
             marker["source_bytes"] = loaded.file_size
@@ -633,7 +636,7 @@ class SessionStore:
         from .inspect import first_records
         from .recorder import SCENE_TYPES
 
-        found: dict[str, dict] = {}
+        found: dict[str, dict[str, Any]] = {}
         for record in first_records(self._transcript(source_id), 8):
             if record.get("type") in SCENE_TYPES and record["type"] not in found:
                 found[record["type"]] = {k: v for k, v in record.items() if k not in _ENVELOPE}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from .atomic import replace_private_file
 from .layout import MCP_TOOLS_NAME
@@ -21,7 +22,7 @@ from .redact import encode_redacted
 MAX_BYTES = 4 << 20  # a definitions file larger than this is not read back (a resume then asks the servers)
 
 
-def write_tool_defs(session_dir: Path | str, specs: list[dict]) -> bool:
+def write_tool_defs(session_dir: Path | str, specs: list[dict[str, Any]]) -> bool:
     """Keep `specs` (API tool definitions) for the session in `session_dir`; False when it could not be written."""
     _clean, line = encode_redacted({"tools": specs})
     try:
@@ -37,7 +38,7 @@ def write_tool_defs(session_dir: Path | str, specs: list[dict]) -> bool:
         os.close(fd)
 
 
-def read_tool_defs(session_dir: Path | str) -> list[dict] | None:
+def read_tool_defs(session_dir: Path | str) -> list[dict[str, Any]] | None:
     """The definitions kept for the session in `session_dir`; None when it kept none (or they cannot be read)."""
     try:
         fd = os.open(Path(session_dir) / MCP_TOOLS_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)

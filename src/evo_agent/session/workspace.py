@@ -28,9 +28,10 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .layout import (
     DIR_MODE,
@@ -213,7 +214,7 @@ def _record_path(project_dir: Path | str, environ: Mapping[str, str] | None) -> 
     return user_config_dir(environ) / PROJECTS_DIR_NAME / f"{project_key(project_dir)}.json"
 
 
-def _read_record(path: Path) -> dict:
+def _read_record(path: Path) -> dict[str, Any]:
     """The user's record of one project; {} when there is none or it cannot be read as an object."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -285,7 +286,8 @@ class _Locked:
         os.close(self.dir_fd)
 
 
-def _update(project_dir: Path | str, environ: Mapping[str, str] | None, change) -> Path:  # noqa: ANN001
+def _update(project_dir: Path | str, environ: Mapping[str, str] | None,
+            change: Callable[[dict[str, Any]], None]) -> Path:
     """Re-read the project's record under the lock, apply `change(record)`, replace the file atomically."""
     from .atomic import replace_private_file
 
@@ -306,7 +308,7 @@ def remember_trust(status: WorkspaceTrust, trusted: bool, environ: Mapping[str, 
     `servers`: the `.mcp.json` servers the user chose one by one (None: all of them)."""
     import datetime  # only when an answer is saved
 
-    def change(record: dict) -> None:
+    def change(record: dict[str, Any]) -> None:
         record["trust"] = {
             "answer": "trusted" if trusted else "declined",
             "fingerprint": status.fingerprint,
@@ -337,7 +339,7 @@ def user_rules(project_dir: Path | str, environ: Mapping[str, str] | None = None
 
 def add_user_rule(project_dir: Path | str, rule: str, environ: Mapping[str, str] | None = None) -> Path:
     """Add `rule` to the user's own rules for `project_dir` (once); returns the file it is kept in."""
-    def change(record: dict) -> None:
+    def change(record: dict[str, Any]) -> None:
         allow = record.get("allow")
         if not isinstance(allow, list):
             allow = record["allow"] = []

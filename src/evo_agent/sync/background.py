@@ -27,6 +27,10 @@ from evo_agent.session import SessionStore
 
 from .config import redact_url
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from psycopg import Connection
+
 EXIT_WAIT_S = 5.0
 
 
@@ -92,7 +96,7 @@ class BackgroundSync:
         from .push import PushRefused, behind_in_store, local_session_ids, push_session
 
         identity = project_identity(self.store.project_dir)
-        conn = None
+        conn: Connection | None = None
         catch_up = True
         while True:
             self._wake.wait()
@@ -114,7 +118,8 @@ class BackgroundSync:
                 except driver_errors() as exc:
                     failed, batch = batch, []
                     self._fail(f"cannot push to the team store {redact_url(self.url)}: {error_gist(exc, self.url)}")
-                    conn = _drop(conn)
+                    _drop(conn)
+                    conn = None
             for sid in batch:
                 try:
                     if conn is None:
@@ -129,12 +134,15 @@ class BackgroundSync:
                 except driver_errors() as exc:
                     failed = batch[batch.index(sid):]
                     self._fail(f"cannot push to the team store {redact_url(self.url)}: {error_gist(exc, self.url)}")
-                    conn = _drop(conn)
+                    _drop(conn)
+                    conn = None
                     break
                 except Exception as exc:  # noqa: BLE001 - a sync bug must never reach the agent
                     self._fail(f"cannot push session {sid}: {type(exc).__name__}: {error_gist(exc, self.url)}")
-                    conn = _drop(conn)
-            conn = _drop(conn)  # one connection per batch: an idle agent holds none (max_connections, poolers)
+                    _drop(conn)
+                    conn = None
+            _drop(conn)  # one connection per batch: an idle agent holds none (max_connections, poolers)
+            conn = None
             with self._lock:
                 self._last_failed = bool(failed)
                 if failed and not closing:
@@ -155,7 +163,8 @@ class BackgroundSync:
             self.warn(f"{text}; sessions will be pushed when it is back (or: evo-agent sessions push)")
 
 
-def _drop(conn):  # noqa: ANN001, ANN202
+def _drop(conn: Connection | None) -> None:
+    """Close `conn` quietly (None: nothing to close)."""
     if conn is not None:
         try:
             conn.close()

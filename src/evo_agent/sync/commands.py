@@ -13,11 +13,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from evo_agent.session import DIR_MODE, MESSAGES_NAME, SessionStore
 
 from .config import SyncConfigError, configured_url, redact_url
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+    from .identity import Identity
 
 
 class SyncCommandError(Exception):
@@ -43,7 +48,7 @@ def optional_url() -> str | None:
 
 
 @contextlib.contextmanager
-def store_connection(url: str) -> Iterator:
+def store_connection(url: str) -> Iterator[Connection]:
     """One connection for one command; every driver failure becomes one line."""
     from .db import StoreUnavailable, connect, driver_errors, error_gist
 
@@ -60,7 +65,7 @@ def store_connection(url: str) -> Iterator:
             conn.close()
 
 
-def _identity(store: SessionStore):  # noqa: ANN202
+def _identity(store: SessionStore) -> Identity:
     from .identity import project_identity
 
     return project_identity(store.project_dir)
@@ -134,11 +139,12 @@ def push(store: SessionStore, ids: list[str], *, all_: bool, out: TextIO) -> int
 
 
 def _size(n: int) -> str:
+    size: float = n
     for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"  # pragma: no cover
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} B"  # pragma: no cover
 
 
 def unpushed_ids(store: SessionStore, ids: list[str]) -> list[str] | None:
@@ -317,7 +323,7 @@ def migrate(out: TextIO, *, ahead: int) -> int:
 
     url = require_url()
     with store_connection_unchecked(url) as conn:
-        before = conn.execute("SELECT to_regclass('evo_agent_schema') IS NOT NULL").fetchone()[0]
+        before = conn.execute("SELECT to_regclass('evo_agent_schema') IS NOT NULL").fetchone()[0]  # type: ignore[index]  # one row
         try:
             version = run(conn, ahead=ahead, say=lambda line: out.write(f"  {line}\n"))
         except (SchemaTooNew, SchemaTooOld) as exc:
@@ -344,7 +350,7 @@ def index(out: TextIO, *, budget_s: float) -> int:
 
 
 @contextlib.contextmanager
-def store_connection_unchecked(url: str) -> Iterator:
+def store_connection_unchecked(url: str) -> Iterator[Connection]:
     """A connection that does not check the schema version (for migrate, which sets it)."""
     from .db import StoreUnavailable, connect
 

@@ -33,6 +33,7 @@ def config_path(environ: Mapping[str, str]) -> Path:
 def configured_url(environ: Mapping[str, str] | None = None) -> str | None:
     """The store's URL, or None when sync is off. Raises SyncConfigError for a URL that cannot be one."""
     environ = os.environ if environ is None else environ
+    url: str | None
     if ENV_NAME in environ:
         url = environ[ENV_NAME].strip()
         source = ENV_NAME

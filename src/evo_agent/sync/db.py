@@ -30,6 +30,13 @@ from evo_agent.session import one_line
 from .config import redact_url
 from .schema import SchemaTooNew, SchemaTooOld, check_schema
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    from psycopg import Connection
+    from psycopg.abc import RV, PQGen
+
 CONNECT_TIMEOUT_S = 5
 IDLE_TIMEOUT_S = 30.0
 STATEMENT_TIMEOUT_MS = 120_000
@@ -74,12 +81,12 @@ def is_local_host(host: str) -> bool:
         return False
 
 
-def connection_options(url: str) -> dict[str, object]:
+def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and int values
     """What libpq gets besides the URL: TLS, timeouts and keepalives, each only when the URL does not set it."""
     from psycopg.conninfo import conninfo_to_dict
 
     given = conninfo_to_dict(url)
-    extra: dict[str, object] = {"connect_timeout": _connect_timeout(), "application_name": "evo-agent",
+    extra: dict[str, Any] = {"connect_timeout": _connect_timeout(), "application_name": "evo-agent",
                                 "keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
                                 "keepalives_count": 3, "tcp_user_timeout": int(idle_timeout() * 1000),
                                 "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS} "
@@ -104,7 +111,7 @@ def tls_hint(url: str, text: str) -> str:
             "?sslmode=require skips the check)")
 
 
-def connect(url: str, *, check: bool = True):  # noqa: ANN201 - a psycopg Connection
+def connect(url: str, *, check: bool = True) -> Connection:
     """An autocommit connection to a store whose schema this client speaks; StoreUnavailable otherwise.
 
     Clients run no DDL (`check` reads one row); `evo-agent sync migrate` connects with check=False.
@@ -136,17 +143,19 @@ def connect(url: str, *, check: bool = True):  # noqa: ANN201 - a psycopg Connec
     return conn
 
 
-_CLASS = None
+_CLASS: type[Connection] | None = None
 
 
-def _connection_class():  # noqa: ANN202
+def _connection_class() -> type[Connection]:
     """psycopg's Connection whose every wait ends after `idle_timeout()` seconds without a byte."""
     global _CLASS
     if _CLASS is None:
+        from typing import Any
+
         import psycopg
 
-        class BoundedConnection(psycopg.Connection):
-            def wait(self, gen, interval: float = 0.1, timeout: float | None = None):  # noqa: ANN001, ANN201
+        class BoundedConnection(psycopg.Connection[Any]):
+            def wait(self, gen: PQGen[RV], interval: float = 0.1, timeout: float | None = None) -> RV:
                 try:
                     return _wait_idle(gen, self.pgconn.socket, idle_timeout())
                 except _Silent:
@@ -162,7 +171,7 @@ class _Silent(Exception):
     pass
 
 
-def _wait_idle(gen, fileno: int, idle: float):  # noqa: ANN001, ANN202
+def _wait_idle(gen: PQGen[RV], fileno: int, idle: float) -> RV:
     """psycopg's wait loop with a deadline that moves on with every byte (a long transfer is not cut short)."""
     import time
     from selectors import DefaultSelector
@@ -188,7 +197,8 @@ def _wait_idle(gen, fileno: int, idle: float):  # noqa: ANN001, ANN202
                     sel.register(fileno, new)
                     state = new
     except StopIteration as done:
-        return done.value
+        value: RV = done.value
+        return value
 
 
 def error_gist(exc: BaseException, url: str | None = None) -> str:

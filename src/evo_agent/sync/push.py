@@ -34,6 +34,7 @@ import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evo_agent.session import (
     FILE_MODE,
@@ -47,6 +48,10 @@ from evo_agent.session import (
 
 from .identity import Identity
 from .schema import APPEND_CONFLICT, CHUNK_BYTES, TOMBSTONED
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from psycopg import Connection
 
 BATCH_LINES = 5000  # at most this many lines in one chunk row (one transaction)
 READ_BLOCK = 1 << 20
@@ -87,7 +92,7 @@ def _regular(path: Path) -> bool:
         return False
 
 
-def remote_offsets(conn, session_id: str, files: list[str]) -> dict[str, int]:  # noqa: ANN001
+def remote_offsets(conn: Connection, session_id: str, files: list[str]) -> dict[str, int]:
     """How far each of the session's files is in the store: {file: end of its last chunk}; one query."""
     rows = conn.execute(
         "SELECT f, (SELECT end_offset FROM evo_agent_chunks WHERE session_id = %s AND file = f "
@@ -95,7 +100,7 @@ def remote_offsets(conn, session_id: str, files: list[str]) -> dict[str, int]:  
     return {file: int(end) for file, end in rows if end is not None}
 
 
-def _append(conn, session_id: str, file: str, start: int, body: bytes) -> None:  # noqa: ANN001
+def _append(conn: Connection, session_id: str, file: str, start: int, body: bytes) -> None:
     """One chunk row; AppendConflict when the store's end of the file is not `start`."""
     import psycopg
 
@@ -123,7 +128,7 @@ def _cut(block: bytes, max_lines: int) -> int:
     return end
 
 
-def push_file(conn, session_id: str, file: str, path: Path, start: int, end: int) -> tuple[int, int]:  # noqa: ANN001
+def push_file(conn: Connection, session_id: str, file: str, path: Path, start: int, end: int) -> tuple[int, int]:
     """Append the complete lines of `path` in [start, end) as chunks, one transaction each; (lines, bytes).
 
     Memory holds one chunk (at most CHUNK_BYTES). A line longer than that goes as several rows of one
@@ -160,7 +165,7 @@ def push_file(conn, session_id: str, file: str, path: Path, start: int, end: int
     return lines, sent
 
 
-def push_session(conn, identity: Identity, store: SessionStore, session_id: str) -> PushReport:  # noqa: ANN001
+def push_session(conn: Connection, identity: Identity, store: SessionStore, session_id: str) -> PushReport:
     """Bring the store up to date with one local session; the report says what was behind."""
     report = PushReport(session_id)
     session_dir = store.sessions_dir / session_id
@@ -184,14 +189,14 @@ def push_session(conn, identity: Identity, store: SessionStore, session_id: str)
     return report
 
 
-def pruned_at(conn, session_id: str) -> str | None:  # noqa: ANN001
+def pruned_at(conn: Connection, session_id: str) -> str | None:
     """When the store pruned this session (its tombstone), as text; None when it did not."""
     row = conn.execute("SELECT to_char(pruned_at, 'YYYY-MM-DD') FROM evo_agent_tombstones WHERE session_id = %s",
                        (session_id,)).fetchone()
     return None if row is None else str(row[0])
 
 
-def _push_files(conn, identity: Identity, store: SessionStore, session_id: str, files: list[str],  # noqa: ANN001
+def _push_files(conn: Connection, identity: Identity, store: SessionStore, session_id: str, files: list[str],
                 report: PushReport) -> None:
     session_dir = store.sessions_dir / session_id
     ends = {rel: complete_end(session_dir / rel) for rel in files}
@@ -233,11 +238,13 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _has_row(conn, session_id: str) -> bool:  # noqa: ANN001
+def _has_row(conn: Connection, session_id: str) -> bool:
     return conn.execute("SELECT 1 FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone() is not None
 
 
-def _upsert_session(conn, identity: Identity, store: SessionStore, session_id: str, messages_size: int) -> None:  # noqa: ANN001
+def _upsert_session(
+    conn: Connection, identity: Identity, store: SessionStore, session_id: str, messages_size: int
+) -> None:
     """The session's listing row; who pushed it first (user, host) is kept, the rest follows the transcript."""
     info = store.info(session_id, write_back=False)
     if info is None:
@@ -262,7 +269,7 @@ def _upsert_session(conn, identity: Identity, store: SessionStore, session_id: s
          Jsonb(meta_json) if meta_json is not None else None))
 
 
-def _meta_json(session_dir: Path, messages_size: int) -> dict | None:
+def _meta_json(session_dir: Path, messages_size: int) -> dict[str, Any] | None:
     """meta.json as it is, when it describes no more of the transcript than this push can send."""
     try:
         data = json.loads((session_dir / META_NAME).read_bytes())
@@ -303,7 +310,7 @@ def read_hint(store: SessionStore, session_id: str) -> dict[str, int]:
     return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, int)}
 
 
-def behind_in_store(conn, store: SessionStore, session_ids: list[str]) -> list[str]:  # noqa: ANN001
+def behind_in_store(conn: Connection, store: SessionStore, session_ids: list[str]) -> list[str]:
     """Which of `session_ids` the store lacks complete lines of, by the store's own offsets: one query for all.
 
     What a catch-up starts from, never the `.pushed.json` hints: a store restored from a backup (rolled back)

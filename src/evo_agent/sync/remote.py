@@ -34,8 +34,10 @@ import json
 import os
 import secrets
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import (
@@ -52,6 +54,10 @@ from evo_agent.session import (
 )
 
 from .identity import Identity
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from psycopg import Connection
 
 
 @dataclass
@@ -76,7 +82,7 @@ class RemoteSession:
             return self.author
         return f"{self.user}@{self.host}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "user": self.user, "host": self.host, "git_branch": self.branch,
                 "created_ms": self.created_ms, "updated_ms": self.updated_ms, "message_count": self.message_count,
                 "first_prompt": self.first_prompt, "name": self.name, "subdir": self.subdir,
@@ -94,12 +100,12 @@ class StoreTrust:
     verified: bool  # bound by row-level security: one role per person, authors proven by the server
 
 
-def store_trust(conn) -> StoreTrust:  # noqa: ANN001
+def store_trust(conn: Connection) -> StoreTrust:
     row = conn.execute("SELECT current_user::text, row_security_active('evo_agent_sessions')").fetchone()
-    return StoreTrust(str(row[0]), bool(row[1]))
+    return StoreTrust(str(row[0]), bool(row[1]))  # type: ignore[index]  # no FROM: always one row
 
 
-def _sessions(conn, rows) -> list[RemoteSession]:  # noqa: ANN001
+def _sessions(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> list[RemoteSession]:
     """Rows as RemoteSessions; rows whose id is not a session id (written by hand, by a hostile client) are dropped."""
     trust = store_trust(conn) if rows else None
     out = []
@@ -112,11 +118,11 @@ def _sessions(conn, rows) -> list[RemoteSession]:  # noqa: ANN001
     return out
 
 
-def list_remote(conn, identity: Identity, *, user: str | None = None, branch: str | None = None,  # noqa: ANN001
+def list_remote(conn: Connection, identity: Identity, *, user: str | None = None, branch: str | None = None,
                 limit: int | None = None) -> list[RemoteSession]:
     """This project's sessions in the store (everyone's), most recently updated first."""
     sql = f"SELECT {_COLUMNS} FROM evo_agent_sessions WHERE repo = %s AND subdir = %s"
-    params: list = [identity.repo, identity.subdir]
+    params: list[Any] = [identity.repo, identity.subdir]
     if user:
         sql += " AND (author = %s OR user_name = %s OR user_name || '@' || host = %s)"
         params += [user, user, user]
@@ -128,7 +134,7 @@ def list_remote(conn, identity: Identity, *, user: str | None = None, branch: st
     return _sessions(conn, conn.execute(sql, params).fetchall())
 
 
-def resolve_remote(conn, identity: Identity, text: str) -> RemoteSession:  # noqa: ANN001
+def resolve_remote(conn: Connection, identity: Identity, text: str) -> RemoteSession:
     """The repository's session whose id is `text` or starts with it (checked id-shaped by the caller)."""
     rows = conn.execute(f"SELECT {_COLUMNS} FROM evo_agent_sessions WHERE repo = %s AND starts_with(session_id, %s) "
                         "ORDER BY session_id LIMIT 6", (identity.repo, text)).fetchall()
@@ -142,7 +148,7 @@ def resolve_remote(conn, identity: Identity, text: str) -> RemoteSession:  # noq
     return (exact or sessions)[0]
 
 
-def fetch_session(conn, session_id: str, sessions_dir: Path) -> Path:  # noqa: ANN001
+def fetch_session(conn: Connection, session_id: str, sessions_dir: Path) -> Path:
     """Copy a session from the store into `sessions_dir/<id>`; its directory.
 
     Unless the store vouches that this user wrote it, the copy is foreign (a `fetched` file, a 0400 transcript).
@@ -173,14 +179,14 @@ def fetch_session(conn, session_id: str, sessions_dir: Path) -> Path:  # noqa: A
     return target
 
 
-def store_ends(conn, session_id: str) -> dict[str, int]:  # noqa: ANN001
+def store_ends(conn: Connection, session_id: str) -> dict[str, int]:
     """{file: end of its last chunk} of one session in the store: one query."""
     rows = conn.execute("SELECT DISTINCT ON (file) file, end_offset FROM evo_agent_chunks WHERE session_id = %s "
                         "ORDER BY file, start_offset DESC", (session_id,)).fetchall()
     return {str(f): int(e) for f, e in rows}
 
 
-def _refresh(conn, target: Path, session_id: str) -> bool:  # noqa: ANN001
+def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
     """Append to a foreign copy what the store has beyond it; False when it must be fetched again whole."""
     import fcntl
 
@@ -214,7 +220,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _write_meta(conn, session_id: str, directory: Path, messages_bytes: int, *, replace: bool = False) -> None:  # noqa: ANN001
+def _write_meta(
+    conn: Connection, session_id: str, directory: Path, messages_bytes: int, *, replace: bool = False
+) -> None:
     """The store's meta.json when it describes exactly the transcript written (else listing rebuilds it)."""
     meta = conn.execute("SELECT meta FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone()
     if not (meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == messages_bytes):
@@ -252,7 +260,7 @@ def _swap_in(staging: Path, target: Path) -> None:
 FETCH_ROWS = 4  # chunks a fetch holds in memory at once (each at most CHUNK_BYTES)
 
 
-def _copy_chunks(conn, session_id: str, directory: Path, have: dict[str, int]) -> dict[str, int]:  # noqa: ANN001
+def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[str, int]) -> dict[str, int]:
     """Write each file's verified chunks into `directory` from `have[file]` (0: a new file); {file: its end}.
 
     Files with names that are not a session's are ignored; a gap, an overlap or a checksum that does not match
@@ -296,7 +304,7 @@ def _append_fd(path: Path) -> int:
     return os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
 
 
-def foreign_note(conn, session_id: str) -> str | None:  # noqa: ANN001
+def foreign_note(conn: Connection, session_id: str) -> str | None:
     """Whose a fetched session is (one safe line) unless the store vouches this user wrote it; None then."""
     trust = store_trust(conn)
     row = conn.execute("SELECT author, user_name, host, first_prompt FROM evo_agent_sessions WHERE session_id = %s",
@@ -351,7 +359,7 @@ class Pruned:
     partitions: list[str]  # month partitions of chunks dropped whole instead of deleted row by row
 
 
-def prune_remote(conn, identity: Identity, cutoff_ms: int, *, dry_run: bool) -> Pruned:  # noqa: ANN001
+def prune_remote(conn: Connection, identity: Identity, cutoff_ms: int, *, dry_run: bool) -> Pruned:
     """Delete this project's sessions last updated before `cutoff_ms` that this role may delete.
 
     Where authors are verified a role deletes only its own sessions (the server refuses the others: pruning
@@ -379,7 +387,7 @@ def prune_remote(conn, identity: Identity, cutoff_ms: int, *, dry_run: bool) -> 
     return Pruned(mine, others, whole)
 
 
-def _whole_partitions(conn, ids: list[str]) -> list[str]:  # noqa: ANN001
+def _whole_partitions(conn: Connection, ids: list[str]) -> list[str]:
     """Month partitions of chunks holding sessions of `ids` and of no other session (the owner may drop them)."""
     from .schema import partition_bounds
 
@@ -409,7 +417,7 @@ class SearchHit:
 INDEX_BUDGET_S = 3.0  # how long a search first spends bringing the index up to date (its own transactions)
 
 
-def refresh_index(conn, repo: str | None, *, budget_s: float = INDEX_BUDGET_S, batch: int = 50) -> int:  # noqa: ANN001
+def refresh_index(conn: Connection, repo: str | None, *, budget_s: float = INDEX_BUDGET_S, batch: int = 50) -> int:
     """Index what was pushed since the last run (`evo_agent_index`, one transaction per batch of sessions).
 
     Derived work, never on the push path: a failure or the budget running out leaves the rest for the next
@@ -421,22 +429,22 @@ def refresh_index(conn, repo: str | None, *, budget_s: float = INDEX_BUDGET_S, b
     done = 0
     while time.monotonic() - started < budget_s:
         with conn.transaction():
-            n = conn.execute("SELECT evo_agent_index(%s, %s)", (repo, batch)).fetchone()[0]
+            n = conn.execute("SELECT evo_agent_index(%s, %s)", (repo, batch)).fetchone()[0]  # type: ignore[index]  # one row
         done += int(n or 0)
         if not n:
             break
     return done
 
 
-def unindexed(conn, repo: str | None) -> int:  # noqa: ANN001
+def unindexed(conn: Connection, repo: str | None) -> int:
     """Sessions of `repo` (None: of every repository this role reads) pushed since the index last saw them."""
     row = conn.execute("SELECT count(*) FROM evo_agent_sessions s LEFT JOIN evo_agent_search_state st "
                        "USING (session_id) WHERE (%s::text IS NULL OR s.repo = %s) "
                        "AND (st.session_id IS NULL OR st.indexed_at < s.pushed_at)", (repo, repo)).fetchone()
-    return int(row[0])
+    return int(row[0])  # type: ignore[index]  # count(*): always one row
 
 
-def search_remote(conn, identity: Identity, text: str, *, limit: int = 20) -> list[SearchHit]:  # noqa: ANN001
+def search_remote(conn: Connection, identity: Identity, text: str, *, limit: int = 20) -> list[SearchHit]:
     """Messages of this repository's sessions that match `text`, newest sessions first (the derived index)."""
     rows = conn.execute(
         f"""SELECT {', '.join('s.' + c for c in _COLUMNS.split(', '))},

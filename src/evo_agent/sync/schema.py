@@ -61,6 +61,12 @@ import datetime as _dt
 
 from evo_agent.session import MESSAGES_NAME
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from psycopg import Connection
+
 SCHEMA_VERSION = 5
 MIN_CLIENT = 5  # the oldest client version that may use a store at SCHEMA_VERSION: it must speak chunks
 MEMBER_ROLE = "evo_agent_member"
@@ -404,7 +410,7 @@ class SchemaTooOld(Exception):
 MIGRATE_HINT = "its admin runs `evo-agent sync migrate` (as the role that owns the store's tables)"
 
 
-def check_schema(conn) -> int:  # noqa: ANN001 - a psycopg Connection
+def check_schema(conn: Connection) -> int:
     """What a client does on connecting: read the version row, run no DDL; the store's version.
 
     SchemaTooOld when the store lacks the schema (or is older than this client speaks, or its migration is
@@ -425,7 +431,8 @@ def check_schema(conn) -> int:  # noqa: ANN001 - a psycopg Connection
     return current
 
 
-def migrate(conn, *, ahead: int = PARTITIONS_AHEAD, say=lambda line: None) -> int:  # noqa: ANN001
+def migrate(conn: Connection, *, ahead: int = PARTITIONS_AHEAD,
+            say: Callable[[str], object] = lambda line: None) -> int:
     """Create or migrate the store to SCHEMA_VERSION and create chunk partitions ahead; the version it is at.
 
     `conn` is an autocommit connection of the tables' owner (or of a role that may create them). The
@@ -463,7 +470,7 @@ def migrate(conn, *, ahead: int = PARTITIONS_AHEAD, say=lambda line: None) -> in
     return SCHEMA_VERSION
 
 
-def _build_indexes(conn, say) -> None:  # noqa: ANN001
+def _build_indexes(conn: Connection, say: Callable[[str], object]) -> None:
     """The CONCURRENTLY-built indexes, each outside a transaction; an invalid leftover is dropped and rebuilt."""
     btree_gin = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'btree_gin'").fetchone() is not None
     for name, statement in V5_CONCURRENT:
@@ -490,7 +497,8 @@ def partition_bounds(year: int, month: int) -> tuple[str, str]:
     return f"{lo:013d}", f"{hi:013d}"
 
 
-def ensure_partitions(conn, ahead: int = PARTITIONS_AHEAD, say=lambda line: None) -> list[str]:  # noqa: ANN001
+def ensure_partitions(conn: Connection, ahead: int = PARTITIONS_AHEAD,
+                      say: Callable[[str], object] = lambda line: None) -> list[str]:
     """Month partitions of evo_agent_chunks from the oldest session's month to `ahead` months from now.
 
     A month whose rows already sit in the default partition (migrate was not run for a while) is left
@@ -506,7 +514,7 @@ def ensure_partitions(conn, ahead: int = PARTITIONS_AHEAD, say=lambda line: None
     year, month = first.year, first.month
     while (year, month) <= (now.year + (now.month + ahead - 1) // 12, (now.month + ahead - 1) % 12 + 1):
         name = f"evo_agent_chunks_p{year:04d}{month:02d}"
-        if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0] is None:
+        if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0] is None:  # type: ignore[index]  # one row
             lo, hi = partition_bounds(year, month)
             try:
                 with conn.transaction():
@@ -521,7 +529,7 @@ def ensure_partitions(conn, ahead: int = PARTITIONS_AHEAD, say=lambda line: None
     return made
 
 
-def _may_migrate(conn) -> bool:  # noqa: ANN001
+def _may_migrate(conn: Connection) -> bool:
     """Whether this role owns the tables (members with row rights only may not)."""
     row = conn.execute("SELECT c.relowner FROM pg_class c WHERE c.oid = to_regclass('evo_agent_sessions')").fetchone()
     if row is None:
@@ -531,13 +539,13 @@ def _may_migrate(conn) -> bool:  # noqa: ANN001
     return bool(row and row[0])
 
 
-def _columns(conn) -> set[str]:  # noqa: ANN001
+def _columns(conn: Connection) -> set[str]:
     rows = conn.execute("SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('evo_agent_schema') "
                         "AND attnum > 0 AND NOT attisdropped").fetchall()
     return {r[0] for r in rows}
 
 
-def _min_client(conn) -> int:  # noqa: ANN001
+def _min_client(conn: Connection) -> int:
     """The store's `min_client` (a store without the column, or the value, admits no older client)."""
     if "min_client" not in _columns(conn):
         return 1 << 30
@@ -545,19 +553,19 @@ def _min_client(conn) -> int:  # noqa: ANN001
     return int(row[0]) if row and row[0] is not None else 1 << 30
 
 
-def _ready(conn) -> bool:  # noqa: ANN001
+def _ready(conn: Connection) -> bool:
     if "ready" not in _columns(conn):
         return True
     row = conn.execute("SELECT bool_and(ready) FROM evo_agent_schema").fetchone()
     return bool(row and row[0])
 
 
-def _current_version(conn) -> int | None:  # noqa: ANN001
+def _current_version(conn: Connection) -> int | None:
     """The version, or None when the table does not exist yet."""
     row = conn.execute("SELECT to_regclass('evo_agent_schema')").fetchone()
     return _version(conn) if row and row[0] is not None else None
 
 
-def _version(conn) -> int:  # noqa: ANN001
+def _version(conn: Connection) -> int:
     row = conn.execute("SELECT max(version) FROM evo_agent_schema").fetchone()
     return int(row[0]) if row and row[0] is not None else 0

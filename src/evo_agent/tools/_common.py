@@ -11,6 +11,7 @@ import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .base import ToolContext, ToolResult
 from .confine import in_agent_dir, real, resolve_in
@@ -19,7 +20,7 @@ from .safe_open import SymlinkInPath, open_file
 # How many leading bytes are inspected to decide whether a file is binary.
 _SNIFF_BYTES = 8192
 
-RunFn = Callable[[dict, ToolContext], ToolResult]
+RunFn = Callable[[dict[str, Any], ToolContext], ToolResult]
 
 
 def error(message: str) -> ToolResult:
@@ -37,7 +38,7 @@ def guarded(tool_name: str) -> Callable[[RunFn], RunFn]:
 
     def wrap(fn: RunFn) -> RunFn:
         @functools.wraps(fn)
-        def run(tool_input: dict, ctx: ToolContext) -> ToolResult:
+        def run(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
             try:
                 return fn(tool_input, ctx)
             except Exception as exc:  # noqa: BLE001 - the whole point

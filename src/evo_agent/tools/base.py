@@ -94,21 +94,21 @@ class ToolResult:
     content: str
     is_error: bool = False
     # Blocks the API takes besides text (an MCP tool's images), sent after `content` in the tool_result.
-    blocks: list[dict] | None = None
+    blocks: list[dict[str, Any]] | None = None
 
 
 @dataclass
 class Tool:
     name: str
     description: str
-    input_schema: dict
-    run: Callable[[dict, ToolContext], ToolResult]
+    input_schema: dict[str, Any]
+    run: Callable[[dict[str, Any], ToolContext], ToolResult]
     # Run before the call is asked about: an error result here fails the call without a question
     # (an edit whose old_string is not in the file); None means it may go on to the permission gate.
-    precheck: Callable[[dict, ToolContext], ToolResult | None] | None = None
+    precheck: Callable[[dict[str, Any], ToolContext], ToolResult | None] | None = None
     # Its facts (ToolFacts above), the same object the registry answers for its name.
     facts: ToolFacts | None = None
 
-    def api_spec(self) -> dict:
+    def api_spec(self) -> dict[str, Any]:
         """The tool as the Anthropic Messages API wants it in `tools`."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

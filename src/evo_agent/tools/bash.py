@@ -16,6 +16,7 @@ import signal
 import subprocess
 import time
 from collections import deque
+from typing import Any
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolFacts, ToolResult
@@ -84,7 +85,7 @@ class _OutputCapture:
         return f"{head}{sep}[... {cut} characters cut from the middle of the output ...]\n{tail}"
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the command's whole process group (its pgid is its pid)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -108,7 +109,7 @@ def _fmt_seconds(s: float) -> str:
     return f"{s:g}"
 
 
-def _parse_timeout(tool_input: dict) -> float | str:
+def _parse_timeout(tool_input: dict[str, Any]) -> float | str:
     raw = tool_input.get("timeout")
     if raw is None:
         return DEFAULT_TIMEOUT_S
@@ -142,7 +143,7 @@ def _command_line(command: str, ctx: ToolContext) -> tuple[list[str], dict[str, 
 
 
 @guarded("bash")
-def run_bash(tool_input: dict, ctx: ToolContext) -> ToolResult:
+def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Run `bash -c command` in the working directory (the start directory); see the module docstring."""
     command = tool_input.get("command")
     if not isinstance(command, str) or not command.strip():

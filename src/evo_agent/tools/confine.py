@@ -19,7 +19,7 @@ AGENT_DIR = PROJECT_DIR_NAME  # the tools' name for it: what write_file/edit_fil
 SENSITIVE_DIRS = (".git",)
 
 
-def real(path: str | os.PathLike) -> Path:
+def real(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(path))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import Any
 
 from ._common import (
     error,
@@ -24,7 +25,7 @@ from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .confine import inside_project, resolve_in
 
 
-def _arguments(tool_input: dict) -> tuple[str, str, str] | ToolResult:
+def _arguments(tool_input: dict[str, Any]) -> tuple[str, str, str] | ToolResult:
     path_arg = tool_input.get("path")
     old = tool_input.get("old_string")
     new = tool_input.get("new_string")
@@ -75,7 +76,7 @@ def _open(ctx: ToolContext, path_arg: str, flags: int) -> tuple[int, str] | Tool
         return error(open_failure(shown, exc))
 
 
-def precheck_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult | None:
+def precheck_edit_file(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult | None:
     """Before the user is asked: an edit that cannot apply fails now, not after a "yes".
 
     Only inside the project, where reads need nobody's approval: outside it, saying whether a string
@@ -99,7 +100,7 @@ def precheck_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult | None:
 
 
 @guarded("edit_file")
-def run_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
+def run_edit_file(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     args = _arguments(tool_input)
     if isinstance(args, ToolResult):
         return args
@@ -135,7 +136,7 @@ def run_edit_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(f"Edited {shown} at line {line}: replaced {removed} line(s) with {added} line(s)")
 
 
-def _change(tool_input: dict) -> tuple[str | None, str] | None:
+def _change(tool_input: dict[str, Any]) -> tuple[str | None, str] | None:
     """old_string becoming new_string (where in the file, the tool's result says: "at line N")."""
     old, new = tool_input.get("old_string"), tool_input.get("new_string")
     return (old, new) if isinstance(old, str) and isinstance(new, str) else None

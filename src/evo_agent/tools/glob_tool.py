@@ -15,9 +15,11 @@ Directories that match are listed with a trailing `/`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolFacts, ToolResult
@@ -31,7 +33,7 @@ def _is_magic(segment: str) -> bool:
     return any(c in _MAGIC for c in segment)
 
 
-def _matcher(pattern: tuple[str, ...]):
+def _matcher(pattern: tuple[str, ...]) -> Callable[[tuple[str, ...]], bool]:
     """A function telling whether a tuple of path segments matches `pattern`."""
 
     def matches(parts: tuple[str, ...]) -> bool:
@@ -49,7 +51,7 @@ def _matcher(pattern: tuple[str, ...]):
 
 
 @guarded("glob")
-def run_glob(tool_input: dict, ctx: ToolContext) -> ToolResult:
+def run_glob(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     pattern = tool_input.get("pattern")
     if not isinstance(pattern, str) or not pattern.strip():
         return error("pattern must be a non-empty string")
@@ -96,7 +98,7 @@ def run_glob(tool_input: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(text)
 
 
-def search_root(tool_input: dict) -> str:
+def search_root(tool_input: dict[str, Any]) -> str:
     """The literal directory a pattern starts from (what the permission gate judges): `src` for `src/**/*.py`;
     "/" for a pattern that climbs out (`..`) after a wildcard, so it is judged as outside the project."""
     pattern = str(tool_input.get("pattern") or "")

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ._common import display_path, error, guarded, is_binary_file, resolve_path
 from .base import Tool, ToolContext, ToolFacts, ToolResult
@@ -34,7 +35,7 @@ def _files(root: Path, rules: IgnoreRules | None) -> Iterator[Path]:
 
 
 @guarded("grep")
-def run_grep(tool_input: dict, ctx: ToolContext) -> ToolResult:
+def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     pattern = tool_input.get("pattern")
     if not isinstance(pattern, str) or pattern == "":
         return error("pattern must be a non-empty string")
@@ -95,12 +96,12 @@ def run_grep(tool_input: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(text)
 
 
-def _escapes(file, root, ctx: ToolContext) -> bool:  # noqa: ANN001
+def _escapes(file: Path, root: Path, ctx: ToolContext) -> bool:
     target = real(file)
     return not inside_project(ctx.project_dir, target) and not is_within(target, real(root))
 
 
-def _label(tool_input: dict) -> str | None:
+def _label(tool_input: dict[str, Any]) -> str | None:
     """`"def main" in src`: the pattern quoted (its spaces stay visible), then where it searches."""
     pattern, where = tool_input.get("pattern"), tool_input.get("path")
     if not isinstance(pattern, str):

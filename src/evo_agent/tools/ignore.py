@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 from evo_agent.session import PROJECT_DIR_NAME, git_dir_of
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pathspec
 
 ALWAYS_SKIPPED = frozenset({".git", PROJECT_DIR_NAME})
@@ -54,7 +56,8 @@ class IgnoreRules:
         project = Path(os.path.abspath(project_dir))
         self.root = _repository_root(project) or project
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
-        self._exclude = _read_spec(self._git_dir() / "info" / "exclude") if self._git_dir() else None
+        git_dir = self._git_dir()
+        self._exclude = _read_spec(git_dir / "info" / "exclude") if git_dir else None
 
     def _git_dir(self) -> Path | None:
         target = git_dir_of(self.root)
@@ -104,7 +107,7 @@ class IgnoreRules:
         return False
 
 
-def walk(base: Path, rules: IgnoreRules | None):  # noqa: ANN201 - an os.walk-shaped iterator
+def walk(base: Path, rules: IgnoreRules | None) -> Iterator[tuple[str, list[str], list[str]]]:
     """os.walk of `base` in name order without ALWAYS_SKIPPED and, given `rules`, without what they ignore.
 
     Yields (dirpath, dirnames, filenames) like os.walk; a caller may still prune `dirnames`.

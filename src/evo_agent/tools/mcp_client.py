@@ -29,14 +29,20 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from .mcp_config import Expanded
 from .tool_env import is_secret_var
+
+if TYPE_CHECKING:
+    from contextlib import AsyncExitStack
+
+    from mcp import ClientSession
 
 DEFAULT_START_TIMEOUT_S = 20.0
 DEFAULT_CALL_TIMEOUT_S = 120.0
@@ -54,7 +60,7 @@ class McpCallError(Exception):
     """A call that did not come back with a result; the message is one line for the model and the user."""
 
 
-def timeout_from(environ, name: str, default: float) -> float:  # noqa: ANN001 - a Mapping[str, str]
+def timeout_from(environ: Mapping[str, str], name: str, default: float) -> float:
     """A positive number of seconds from the environment, else `default` (a bad value is the default too)."""
     raw = (environ.get(name) or "").strip()
     try:
@@ -64,7 +70,7 @@ def timeout_from(environ, name: str, default: float) -> float:  # noqa: ANN001 -
     return value if value > 0 else default
 
 
-def server_environment(configured: dict[str, str], environ=None, *,  # noqa: ANN001 - a Mapping[str, str]
+def server_environment(configured: dict[str, str], environ: Mapping[str, str] | None = None, *,
                        project: Path | str | None = None) -> dict[str, str]:
     """BASE_ENV from the agent's environment, then the server's own `env`; never the agent's credentials.
 
@@ -82,7 +88,8 @@ def server_environment(configured: dict[str, str], environ=None, *,  # noqa: ANN
     return env
 
 
-def server_directory(scope: str, project_dir: Path | str, environ=None, cwd: str = "") -> str:  # noqa: ANN001
+def server_directory(scope: str, project_dir: Path | str, environ: Mapping[str, str] | None = None,
+                     cwd: str = "") -> str:
     """Where a stdio server starts: its entry's `cwd` when it has one (relative: to where it would start
     without one). Else a project's server (the user trusted the project): the project.
 
@@ -112,7 +119,7 @@ class ServerStatus:
     transport: str
     state: str = "not started"   # not started | starting | connected | failed | stopped
     detail: str = ""             # why it failed, in one line
-    tools: list[dict] = field(default_factory=list)  # the server's tools as it listed them (MCP shape)
+    tools: list[dict[str, Any]] = field(default_factory=list)  # the server's tools as it listed them (MCP shape)
     read_only_trusted: bool = False
 
 
@@ -122,11 +129,11 @@ class _Server:
         self.expanded = expanded
         self.status = ServerStatus(config.name, config.scope, config.transport,
                                    read_only_trusted=config.trust_read_only)
-        self.session = None
+        self.session: ClientSession | None = None
         self.stop: asyncio.Event | None = None
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task[None] | None = None
         self.settled = threading.Event()  # connected or failed: start() waits on these
-        self.stderr = None
+        self.stderr: IO[bytes] | None = None
         self.proc = None  # a stdio server's process, spawned before the SDK is imported (mcp_stdio.py)
         self.spawn_error: BaseException | None = None
 
@@ -170,7 +177,7 @@ class McpManager:
 
     def __init__(self, servers: list[Expanded], project_dir: Path | str, *, start_timeout: float | None = None,
                  call_timeout: float | None = None, on_change: Callable[[ServerStatus], None] | None = None,
-                 environ=None) -> None:  # noqa: ANN001 - a Mapping[str, str]
+                 environ: Mapping[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
         self.project_dir = Path(project_dir)
         self.start_timeout = start_timeout or timeout_from(env, "EVO_AGENT_MCP_TIMEOUT", DEFAULT_START_TIMEOUT_S)
@@ -310,7 +317,7 @@ class McpManager:
         last = _last_stderr_line(server.stderr)
         return f"{line} ({last})" if last and last not in line else line
 
-    async def _connect(self, server: _Server, stack):  # noqa: ANN001, ANN202 - an AsyncExitStack; a ClientSession
+    async def _connect(self, server: _Server, stack: AsyncExitStack) -> ClientSession:
         from mcp import ClientSession
 
         expanded = server.expanded
@@ -334,8 +341,8 @@ class McpManager:
         return session
 
     # ---- calling
-    def call(self, name: str, tool: str, arguments: dict, *, cancel: threading.Event | None = None,
-             timeout: float | None = None) -> dict:
+    def call(self, name: str, tool: str, arguments: dict[str, Any], *, cancel: threading.Event | None = None,
+             timeout: float | None = None) -> dict[str, Any]:
         """The server's CallToolResult in its wire shape (`content`, `isError`, …); McpCallError otherwise."""
         server = self._servers.get(name)
         if server is None:
@@ -347,7 +354,8 @@ class McpManager:
             raise McpCallError(f"the MCP server {name!r} is not connected ({state}); the user can reconnect it "
                                "with /mcp")
         limit = self.call_timeout if timeout is None else timeout
-        future: Future = asyncio.run_coroutine_threadsafe(self._call(server, tool, arguments), _Loop.get())
+        call = self._call(server, tool, arguments)
+        future: Future[dict[str, Any]] = asyncio.run_coroutine_threadsafe(call, _Loop.get())
         deadline = time.monotonic() + limit
         while True:
             try:
@@ -362,7 +370,7 @@ class McpManager:
                 raise McpCallError(f"the MCP server {name!r} did not answer within {limit:g} s "
                                    "(EVO_AGENT_MCP_TOOL_TIMEOUT)")
 
-    async def _call(self, server: _Server, tool: str, arguments: dict) -> dict:
+    async def _call(self, server: _Server, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         from mcp.shared.exceptions import MCPError
         from mcp.types import CONNECTION_CLOSED
 
@@ -424,11 +432,11 @@ class McpManager:
             pass
 
 
-async def _list_tools(session) -> list[dict]:  # noqa: ANN001 - a ClientSession
+async def _list_tools(session: ClientSession) -> list[dict[str, Any]]:
     """Every tool of the server, following its pages (at most 50 of them)."""
     from mcp import types
 
-    tools: list[dict] = []
+    tools: list[dict[str, Any]] = []
     cursor = None
     for _ in range(50):
         params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
@@ -440,7 +448,7 @@ async def _list_tools(session) -> list[dict]:  # noqa: ANN001 - a ClientSession
     return tools
 
 
-def _stderr_file():  # noqa: ANN202 - a binary file
+def _stderr_file() -> IO[bytes]:
     """Where a stdio server's stderr goes: a temp file in append mode, so reading its end never moves where the
     server writes (the two share one file offset)."""
     import fcntl
@@ -451,7 +459,7 @@ def _stderr_file():  # noqa: ANN202 - a binary file
     return f
 
 
-def _last_stderr_line(stream) -> str:  # noqa: ANN001 - a text file or None
+def _last_stderr_line(stream: IO[bytes] | None) -> str:
     """The last non-empty line a server wrote to its stderr (why it would not start), at most 200 chars."""
     if stream is None:
         return ""

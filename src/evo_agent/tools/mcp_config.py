@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evo_agent.session import MCP_CONFIG_NAME, USER_MCP_CONFIG_NAME, json_object, user_config_dir
 
@@ -58,9 +59,9 @@ class ServerConfig:
     source: str = ""                 # the file it was read from
     cwd: str = ""                    # a stdio server's directory as written ("": mcp_client.server_directory)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         """The entry as it is written in a config file."""
-        entry: dict = {}
+        entry: dict[str, Any] = {}
         if self.transport == "http":
             entry["type"] = "http"
             entry["url"] = self.url
@@ -113,7 +114,7 @@ def project_config_path(project_dir: Path | str) -> Path:
 # ---------------------------------------------------------------- reading
 
 
-def read_file(path: Path) -> dict | None:
+def read_file(path: Path) -> dict[str, Any] | None:
     """The file's top-level object; None when it does not exist. McpConfigError when it cannot be used."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
@@ -202,7 +203,7 @@ def parse_server(name: str, entry: object, scope: str, source: str = "") -> Serv
     raise McpConfigError(f"{where}: transport {str(kind)[:20]!r} is not supported (stdio or http)")
 
 
-def servers_in(data: dict | None, scope: str, source: str) -> tuple[list[ServerConfig], list[str]]:
+def servers_in(data: dict[str, Any] | None, scope: str, source: str) -> tuple[list[ServerConfig], list[str]]:
     """The usable servers of one file's object, and one line for each entry that is not."""
     out, problems = [], []
     for name, entry in (data or {}).get("mcpServers", {}).items():
@@ -280,7 +281,7 @@ def expand(text: str, environ: Mapping[str, str], *, scope: str, used: list[str]
     is secret (KEY, TOKEN, SECRET, PASSWORD, AUTH…), taken from the environment, goes to `used`: a default
     is written in the file for anyone to read, and `${HOME}` is no secret.
     """
-    def one(match: re.Match) -> str:
+    def one(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         if scope == "project" and is_secret_var(name):
             raise McpConfigError(f"${{{name}}} is one of the agent's own credentials; a project's "
@@ -348,7 +349,7 @@ def register_secrets(expanded: Expanded) -> None:
 # ---------------------------------------------------------------- writing (evo-agent mcp add/remove)
 
 
-def write_config(path: Path, data: dict, *, private: bool) -> None:
+def write_config(path: Path, data: dict[str, Any], *, private: bool) -> None:
     """Replace the config file atomically; the user's own is 0600 in a 0700 directory."""
     text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
     if private:

@@ -14,7 +14,11 @@ import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp.shared.message import SessionMessage
 
 STOP_GRACE_S = 2.0  # a server told to stop has this long to exit before it is killed
 KILL_GRACE_S = 2.0
@@ -64,6 +68,10 @@ async def process_streams(proc: Any) -> AsyncIterator[tuple[Any, Any]]:
     import mcp_types
     from mcp.shared.message import SessionMessage
 
+    read_writer: MemoryObjectSendStream[SessionMessage | Exception]
+    read_stream: MemoryObjectReceiveStream[SessionMessage | Exception]
+    write_stream: MemoryObjectSendStream[SessionMessage]
+    write_reader: MemoryObjectReceiveStream[SessionMessage]
     read_writer, read_stream = anyio.create_memory_object_stream(0)
     write_stream, write_reader = anyio.create_memory_object_stream(0)
 

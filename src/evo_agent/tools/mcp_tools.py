@@ -17,9 +17,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ._common import error
 from .base import Tool, ToolContext, ToolFacts, ToolResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from .mcp_client import McpManager
 
 PREFIX = "mcp__"
 MAX_NAME = 64
@@ -67,30 +72,32 @@ class McpToolDef:
 
     name: str          # mcp__server__tool, as the model calls it
     description: str
-    input_schema: dict
+    input_schema: dict[str, Any]
     server: str        # the server's configured name
     tool: str          # the tool's own name on the server
     read_only: bool = False  # the server annotates it readOnlyHint
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema,
                 "server": self.server, "tool": self.tool, "read_only": self.read_only}
 
     @classmethod
-    def from_json(cls, data: dict) -> McpToolDef | None:
+    def from_json(cls, data: dict[str, Any]) -> McpToolDef | None:
         """A kept definition (a resumed session's mcp_tools.json); None unless its name is the one its
         (server, tool) gives: rules and approvals judge the name, so `mcp__github__get_issue` must never
         call `delete_repo`. Its read-only mark is not kept: it comes from the live server's listing."""
         name, schema = data.get("name"), data.get("input_schema")
         server, tool = data.get("server"), data.get("tool")
-        if not all(isinstance(v, str) for v in (name, server, tool)) or not isinstance(schema, dict):
+        if not (isinstance(name, str) and isinstance(server, str) and isinstance(tool, str)):
+            return None
+        if not isinstance(schema, dict):
             return None
         if not tool or name != tool_name(server, tool):
             return None
         return cls(name, str(data.get("description") or ""), schema, server, tool)
 
 
-def defs_of_server(server: str, tools: list[dict]) -> list[McpToolDef]:
+def defs_of_server(server: str, tools: list[dict[str, Any]]) -> list[McpToolDef]:
     """The definitions of a server's listed tools (MCP wire shape), in its order; duplicates after cleaning dropped."""
     out, seen = [], set()
     for tool in tools:
@@ -101,21 +108,27 @@ def defs_of_server(server: str, tools: list[dict]) -> list[McpToolDef]:
         if name in seen:
             continue
         seen.add(name)
-        schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+        schema = tool.get("inputSchema")
+        if not isinstance(schema, dict):
+            schema = {}
         schema = {k: v for k, v in schema.items() if k != "title"} or {}
         schema.setdefault("type", "object")
-        annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+        annotations = tool.get("annotations")
+        if not isinstance(annotations, dict):
+            annotations = {}
         description = str(tool.get("description") or tool.get("title") or f"The tool {raw} of the MCP server {server}.")
         out.append(McpToolDef(name, f"[MCP {server}] {description}", schema, server, raw,
                               annotations.get("readOnlyHint") is True))
     return out
 
 
-def read_only_listed(tools: list[dict]) -> set[str]:
+def read_only_listed(tools: list[dict[str, Any]]) -> set[str]:
     """The tools a server's listing (MCP wire shape) annotates readOnlyHint, by their own names."""
     out = set()
     for tool in tools:
-        annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+        annotations = tool.get("annotations")
+        if not isinstance(annotations, dict):
+            annotations = {}
         if isinstance(tool.get("name"), str) and annotations.get("readOnlyHint") is True:
             out.add(tool["name"])
     return out
@@ -140,7 +153,7 @@ def _short(text: str) -> str:
     return terminal_safe(text[:60], keep_newlines=False)
 
 
-def _image_block(data: str, mime: str, kept: int) -> tuple[dict | None, str]:
+def _image_block(data: str, mime: str, kept: int) -> tuple[dict[str, Any] | None, str]:
     """An image block the API will accept, or None and why not.
 
     A block the API refuses, once in the history, makes every later request of the session (and of its
@@ -165,13 +178,15 @@ def _image_block(data: str, mime: str, kept: int) -> tuple[dict | None, str]:
     return {"type": "image", "source": {"type": "base64", "media_type": sniffed, "data": data}}, ""
 
 
-def result_of(result: dict) -> ToolResult:
+def result_of(result: dict[str, Any]) -> ToolResult:
     """An MCP CallToolResult (wire shape) as a ToolResult: text, image blocks, isError."""
     from .bash import _OutputCapture
 
     texts: list[str] = []
-    images: list[dict] = []
-    content = result.get("content") if isinstance(result.get("content"), list) else []
+    images: list[dict[str, Any]] = []
+    content = result.get("content")
+    if not isinstance(content, list):
+        content = []
     for part in content:
         if not isinstance(part, dict):
             continue
@@ -206,10 +221,10 @@ def result_of(result: dict) -> ToolResult:
     return ToolResult(text, is_error=result.get("isError") is True, blocks=images or None)
 
 
-def mcp_tool(definition: McpToolDef, manager) -> Tool:  # noqa: ANN001 - a tools.mcp_client.McpManager or None
+def mcp_tool(definition: McpToolDef, manager: McpManager | None) -> Tool:
     """The Tool that calls `definition` on its server through `manager` (None: no server is configured now)."""
 
-    def run(tool_input: dict, ctx: ToolContext) -> ToolResult:
+    def run(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if manager is None or definition.server not in manager.names:
             return error(f"the MCP server {definition.server!r} of {definition.name} is not configured any more "
                          "(it was when this session started); nothing was run")

@@ -13,7 +13,7 @@ shows is the planned change's diff (`preview`). The tool knows nothing of the ag
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from evo_agent.session import MEMORY_COMMANDS, MemoryChange, MemoryRefused, MemoryStore
 
@@ -22,12 +22,12 @@ from .base import Tool, ToolContext, ToolFacts, ToolResult
 MEMORY_TOOL_NAME = "memory"
 
 
-def memory_path(tool_input: dict) -> object:
+def memory_path(tool_input: dict[str, Any]) -> object:
     """The path a call acts on: `old_path` for a rename, else `path` (unchecked: the store parses it)."""
     return tool_input.get("old_path") if tool_input.get("command") == "rename" else tool_input.get("path")
 
 
-def _label(tool_input: dict) -> str:
+def _label(tool_input: dict[str, Any]) -> str:
     """`create /memories/project/testing.md`: the command and the path it acts on."""
     return " ".join(v for v in (tool_input.get("command"), memory_path(tool_input)) if isinstance(v, str) and v)
 
@@ -38,7 +38,7 @@ FACTS = ToolFacts(MEMORY_TOOL_NAME, kind="write", approval="memory", label=_labe
 _PATH = {"type": "string", "description": "A path under /memories/project/ (this project's memory, shared with the "
                                           "team) or /memories/user/ (the user's own, every project)."}
 
-SCHEMA: dict = {
+SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "command": {"type": "string", "enum": list(MEMORY_COMMANDS)},
@@ -79,7 +79,7 @@ class MemoryHooks(Protocol):
         """A change landed on disk: record it (`memory_write`)."""
 
 
-def plan_write(store: MemoryStore, tool_input: dict) -> MemoryChange | None:
+def plan_write(store: MemoryStore, tool_input: dict[str, Any]) -> MemoryChange | None:
     """The change a write call would make (None for view); MemoryRefused when it cannot be made."""
     command = tool_input.get("command")
     if command == "view":
@@ -87,7 +87,7 @@ def plan_write(store: MemoryStore, tool_input: dict) -> MemoryChange | None:
     return store.plan(str(command), tool_input)
 
 
-def preview(store: MemoryStore, tool_input: dict) -> tuple[str, str]:
+def preview(store: MemoryStore, tool_input: dict[str, Any]) -> tuple[str, str]:
     """(one line saying what the call does, the diff it would make): what an approval shows."""
     command = str(tool_input.get("command"))
     try:
@@ -103,7 +103,7 @@ def preview(store: MemoryStore, tool_input: dict) -> tuple[str, str]:
 def make_memory_tool(hooks: MemoryHooks) -> Tool:
     """The tool over `hooks`; a refusal is an `is_error` result of one line (or a few), never an exception."""
 
-    def run(tool_input: dict, ctx: ToolContext) -> ToolResult:
+    def run(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = tool_input.get("command")
         try:
             if command == "view":
@@ -123,7 +123,7 @@ def make_memory_tool(hooks: MemoryHooks) -> Tool:
             note += " It is past its bound: consolidate (merge related topic files, delete stale ones)."
         return ToolResult(result + note)
 
-    def precheck(tool_input: dict, ctx: ToolContext) -> ToolResult | None:
+    def precheck(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult | None:
         """A call that cannot succeed fails before anyone is asked (nothing is written, nothing asked)."""
         if tool_input.get("command") not in MEMORY_COMMANDS:
             return ToolResult(f"command must be one of {', '.join(MEMORY_COMMANDS)}", is_error=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from evo_agent.session import TASK_STATUSES, Plan, PlanError, PlanStore, Task
 
@@ -43,7 +43,7 @@ class PlanHooks(Protocol):
     @property
     def session_id(self) -> str | None: ...
 
-    def changed(self, plan: str, op: str, task: dict | None, **extra: object) -> None:
+    def changed(self, plan: str, op: str, task: dict[str, Any] | None, **extra: object) -> None:
         """A change landed on disk: record it (`plan_update`)."""
 
     def consulted(self) -> None:
@@ -103,7 +103,7 @@ def plan_checklist(plan: Plan, limit: int = 12) -> list[str]:
 _STR = {"type": "string"}
 _IDS = {"type": "array", "items": {"type": "integer"}, "description": "Ids of tasks that must be completed first."}
 
-SCHEMAS: dict[str, dict] = {
+SCHEMAS: dict[str, dict[str, Any]] = {
     "plan_create": {"type": "object", "properties": {
         "title": {"type": "string", "description": "A short title; the plan's id is the date and its slug."},
         "goal": {"type": "string", "description": "What is done when the plan is done."},
@@ -144,8 +144,8 @@ DESCRIPTIONS = {
 
 def make_plan_tools(hooks: PlanHooks) -> list[Tool]:
     """The seven tools over `hooks`; a refusal is an `is_error` result of one line, never an exception."""
-    def wrap(name: str, fn: Callable[[PlanHooks, dict], str]) -> Tool:
-        def run(tool_input: dict, ctx: ToolContext) -> ToolResult:
+    def wrap(name: str, fn: Callable[[PlanHooks, dict[str, Any]], str]) -> Tool:
+        def run(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
             h = hooks
             try:
                 h.consulted()
@@ -159,7 +159,7 @@ def make_plan_tools(hooks: PlanHooks) -> list[Tool]:
     return [wrap(name, fn) for name, fn in _RUNNERS.items()]
 
 
-def _create(h: PlanHooks, i: dict) -> str:
+def _create(h: PlanHooks, i: dict[str, Any]) -> str:
     steps = i.get("steps")
     if steps is not None and not (isinstance(steps, list) and all(isinstance(s, str) for s in steps)):
         raise PlanError("steps must be a list of strings")
@@ -170,7 +170,7 @@ def _create(h: PlanHooks, i: dict) -> str:
             "Add its tasks with plan_task_create.")
 
 
-def _task_create(h: PlanHooks, i: dict) -> str:
+def _task_create(h: PlanHooks, i: dict[str, Any]) -> str:
     task = h.store.add_task(i.get("subject", ""), i.get("description") or "", i.get("blocked_by"),
                             session_id=h.session_id)
     plan = h.store.get()
@@ -179,7 +179,7 @@ def _task_create(h: PlanHooks, i: dict) -> str:
         f" (blocked by {', '.join(f'#{b}' for b in task.blocked_by)})" if task.blocked_by else "")
 
 
-def _task_update(h: PlanHooks, i: dict) -> str:
+def _task_update(h: PlanHooks, i: dict[str, Any]) -> str:
     fields = {k: i[k] for k in ("status", "subject", "description", "blocked_by") if k in i and i[k] is not None}
     if not fields:
         raise PlanError("give at least one of status, subject, description, blocked_by")
@@ -188,13 +188,14 @@ def _task_update(h: PlanHooks, i: dict) -> str:
     h.changed(plan.id, "task_update", task.to_json(), previous=previous)
     text = f"Updated task {task_line(plan, task)}"
     if unblocked:
-        text += "\nUnblocked: " + ", ".join(f"#{t} {plan.task(t).subject}" for t in unblocked if plan.task(t))
+        freed = (plan.task(t) for t in unblocked)
+        text += "\nUnblocked: " + ", ".join(f"#{t.id} {t.subject}" for t in freed if t is not None)
     if plan.live_tasks and not plan.open_tasks:
         text += "\nEvery task is completed: call plan_complete when the goal is met."
     return text
 
 
-def _task_get(h: PlanHooks, i: dict) -> str:
+def _task_get(h: PlanHooks, i: dict[str, Any]) -> str:
     plan = h.store.get()
     task_id = i.get("task_id")
     task = plan.task(task_id) if isinstance(task_id, int) else None
@@ -205,11 +206,11 @@ def _task_get(h: PlanHooks, i: dict) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
-def _task_list(h: PlanHooks, i: dict) -> str:
+def _task_list(h: PlanHooks, i: dict[str, Any]) -> str:
     return plan_summary(h.store.get(), with_description=True)
 
 
-def _plan_list(h: PlanHooks, i: dict) -> str:
+def _plan_list(h: PlanHooks, i: dict[str, Any]) -> str:
     plans = h.store.plans()
     if not plans:
         return "No plans in this project."
@@ -220,14 +221,14 @@ def _plan_list(h: PlanHooks, i: dict) -> str:
     return "\n".join(lines)
 
 
-def _complete(h: PlanHooks, i: dict) -> str:
+def _complete(h: PlanHooks, i: dict[str, Any]) -> str:
     plan = h.store.complete()
     h.changed(plan.id, "plan_complete", None)
     done, total = plan.progress
     return f"Plan {plan.id} is done ({done}/{total} tasks completed); moved to {plan.path.parent}."
 
 
-_RUNNERS: dict[str, Callable[[PlanHooks, dict], str]] = {
+_RUNNERS: dict[str, Callable[[PlanHooks, dict[str, Any]], str]] = {
     "plan_create": _create, "plan_task_create": _task_create, "plan_task_update": _task_update,
     "plan_task_get": _task_get, "plan_task_list": _task_list, "plan_list": _plan_list, "plan_complete": _complete,
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+from typing import Any
 
 from ._common import (
     PathChanged,
@@ -29,7 +30,7 @@ MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 100_000
 
 
-def _positive_int(tool_input: dict, key: str, default: int) -> int | str:
+def _positive_int(tool_input: dict[str, Any], key: str, default: int) -> int | str:
     raw = tool_input.get(key)
     if raw is None:
         return default
@@ -41,7 +42,7 @@ def _positive_int(tool_input: dict, key: str, default: int) -> int | str:
 
 
 @guarded("read_file")
-def run_read_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
+def run_read_file(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path_arg = tool_input.get("path")
     if not isinstance(path_arg, str) or not path_arg:
         return error("path must be a non-empty string")

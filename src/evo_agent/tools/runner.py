@@ -7,6 +7,8 @@ problem becomes an `is_error` result the model can correct, never an exception.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._common import error
 from .base import Tool, ToolContext, ToolResult
 
@@ -39,7 +41,7 @@ def _type_ok(value: object, json_type: str | list[str] | None) -> bool:
     return isinstance(value, types)
 
 
-def validate_input(tool: Tool, tool_input: object) -> tuple[dict | None, str | None]:
+def validate_input(tool: Tool, tool_input: object) -> tuple[dict[str, Any] | None, str | None]:
     """Check input against the tool's schema; return (cleaned input, error message).
 
     Optional fields given as null are dropped (some OpenAI-compatible models
@@ -48,7 +50,7 @@ def validate_input(tool: Tool, tool_input: object) -> tuple[dict | None, str | N
     if not isinstance(tool_input, dict):
         return None, f"input for {tool.name} must be a JSON object, got {type(tool_input).__name__}"
     schema = tool.input_schema
-    props: dict = schema.get("properties", {})
+    props: dict[str, Any] = schema.get("properties", {})
     required: list[str] = schema.get("required", [])
     cleaned = {k: v for k, v in tool_input.items() if not (v is None and k not in required)}
     missing = [k for k in required if k not in cleaned]
@@ -68,7 +70,7 @@ def validate_input(tool: Tool, tool_input: object) -> tuple[dict | None, str | N
 INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
 
 
-def run_tool(tools: list[Tool], name: str, input: dict, ctx: ToolContext) -> ToolResult:  # noqa: A002
+def run_tool(tools: list[Tool], name: str, input: dict[str, Any], ctx: ToolContext) -> ToolResult:  # noqa: A002
     """Run the named tool from `tools`; every failure is an `is_error` result."""
     if isinstance(input, dict) and isinstance(input.get(INVALID_ARGUMENTS_KEY), str):
         return error(f"the arguments of this {name} call were not one JSON object; nothing was run. "

@@ -34,7 +34,7 @@ _openat2_state: dict[str, object] = {"usable": None}  # None: not tried yet; Fal
 class SymlinkInPath(OSError):
     """A symlink where the checked path had a directory or the file: it appeared after the check."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__(errno.ELOOP, "a symbolic link appeared in the path after it was checked; not followed",
                          str(path))
 
@@ -44,7 +44,7 @@ def set_openat2(usable: bool | None) -> None:
     _openat2_state["usable"] = usable
 
 
-def _split(path: str | os.PathLike, root: str | os.PathLike | None) -> tuple[str, tuple[str, ...]]:
+def _split(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> tuple[str, tuple[str, ...]]:
     """The directory to start from and the components below it (the path must be absolute and normalised)."""
     text = os.path.normpath(os.fspath(path))
     if not os.path.isabs(text):
@@ -72,8 +72,8 @@ def _openat2(dir_fd: int, relative: str, flags: int) -> int | None:
         _openat2_state["how"] = OpenHow
         _openat2_state["libc"] = ctypes.CDLL(None, use_errno=True)
     libc: Any = _openat2_state["libc"]
-    how = _openat2_state["how"](flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)  # type: ignore[operator]
-    fd = libc.syscall(syscall_number, dir_fd, os.fsencode(relative), ctypes.byref(how), ctypes.sizeof(how))
+    how = _openat2_state["how"](flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)  # type: ignore[operator]  # OpenHow
+    fd: int = libc.syscall(syscall_number, dir_fd, os.fsencode(relative), ctypes.byref(how), ctypes.sizeof(how))
     if fd >= 0:
         _openat2_state["usable"] = True
         return fd
@@ -114,7 +114,7 @@ def _is_symlink(dir_fd: int, name: str) -> bool:
         return False
 
 
-def open_dir(path: str | os.PathLike, *, root: str | os.PathLike | None = None, create: bool = False) -> int:
+def open_dir(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None, create: bool = False) -> int:
     """A descriptor of directory `path` (absolute, already resolved), reached without following any symlink.
 
     Starts from `root` when `path` lies inside it (the project), else from `/`. With `create`, missing
@@ -154,8 +154,8 @@ def _descend(base_fd: int, base: str, parts: tuple[str, ...], create: bool) -> i
     return fd
 
 
-def open_file(path: str | os.PathLike, flags: int, mode: int = 0o666, *, root: str | os.PathLike | None = None,
-              create_dirs: bool = False) -> int:
+def open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o666, *,
+              root: str | os.PathLike[str] | None = None, create_dirs: bool = False) -> int:
     """`os.open` of the checked `path` with O_NOFOLLOW, from its directory reached as `open_dir` does.
 
     Raises `SymlinkInPath` when the file or a directory above it is now a symlink, and the usual

@@ -21,6 +21,7 @@ what runs unasked (anything unlisted asks); `Bash(prefix:*)` rules use them, so 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from evo_agent.session import GIT_SAFE_CONFIG as _DOOR_CONFIG
 
@@ -36,8 +37,8 @@ class Spec:
     digits: bool = False            # `head -20`, `grep -3`, `git log -5`
     max_operands: int | None = None
     any_words: bool = False         # a builtin that only prints its words (echo, printf)
-    short: dict = field(default_factory=dict, compare=False)   # letter -> None | "text" | "path" | "attached"
-    long: dict = field(default_factory=dict, compare=False)    # name -> None | "text" | "path" | "optional"
+    short: dict[str, Any] = field(default_factory=dict, compare=False)   # letter -> None | "text" | "path" | "attached"
+    long: dict[str, Any] = field(default_factory=dict, compare=False)    # name -> None | "text" | "path" | "optional"
 
     def __post_init__(self) -> None:
         for item in self.options.split():

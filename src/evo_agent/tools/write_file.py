@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import Any
 
 from ._common import error, guarded, open_checked, open_failure, resolve_path, writable_target
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 
 
 @guarded("write_file")
-def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
+def run_write_file(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path_arg = tool_input.get("path")
     content = tool_input.get("content")
     if not isinstance(path_arg, str) or not path_arg:
@@ -27,6 +28,7 @@ def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
     if isinstance(checked, ToolResult):
         return checked
     target, shown = checked
+    existed: bool | None
     try:
         existed = not stat.S_ISDIR(os.lstat(target).st_mode) or None
     except OSError:
@@ -50,7 +52,7 @@ def run_write_file(tool_input: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(f"{verb} {shown}: {len(data)} bytes, {lines} line{'s' if lines != 1 else ''}")
 
 
-def _change(tool_input: dict) -> tuple[str | None, str] | None:
+def _change(tool_input: dict[str, Any]) -> tuple[str | None, str] | None:
     """The whole file replaced by `content`."""
     content = tool_input.get("content")
     return (None, content) if isinstance(content, str) else None

@@ -15,6 +15,10 @@ from rich.cells import cell_len
 
 from evo_agent.session import one_line
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from .bridge import AgentLike
+
 __all__ = ["Activity", "SPINNER", "cost_part", "fit"]
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -96,7 +100,7 @@ def short_count(n: int) -> str:
     return f"{n / 1000:.1f}k" if n < 1_000_000 else f"{n / 1_000_000:.1f}M"
 
 
-def cost_part(agent: object) -> str:
+def cost_part(agent: AgentLike) -> str:
     """The idle status line's money: '$0.0421 · cache 91% (12.0k read, 1.5k written)' ('' when the model's
     price and the cache are unknown): the dollars at the cache's prices, and what the cache did for them.
 

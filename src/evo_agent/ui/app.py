@@ -520,9 +520,10 @@ class AgentApp:
     def _started(self) -> None:
         self.loop = asyncio.get_running_loop()
         exit_on_signals(self.leave)  # SIGTERM 143, SIGHUP 129 (the terminal closed)
-        first = bool(self.initial_prompt and self.initial_prompt.strip())
+        prompt = self.initial_prompt or ""
+        first = bool(prompt.strip())
         if first:
-            self.loop.call_soon(self.submit, self.initial_prompt)
+            self.loop.call_soon(self.submit, prompt)
         if self._early_keys:  # typed (and echoed) while the app started: shown in the first frame
             early_input.replay(self.app, self._early_keys, now=first)
 

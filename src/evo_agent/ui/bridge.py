@@ -35,13 +35,15 @@ __all__ = ["AgentLike", "Named", "Transcript", "TurnCallbacks"]
 class Named(Protocol):
     """The provider, as the welcome line names it."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
 
 class Transcript(Protocol):
     """The live session's transcript, as `/rewind` reads its prompts."""
 
-    path: Path
+    @property
+    def path(self) -> Path: ...
 
 
 @runtime_checkable
@@ -51,22 +53,69 @@ class AgentLike(Protocol):
     Attributes are read after every turn and command, so they may be plain attributes or properties.
     """
 
-    session_id: str            # the live session (the one the exit hint names)
-    name: str | None           # the session's name (`/rename`), None when it has none
-    model: str                 # shown in the status line
-    provider: Named            # its name is shown in the welcome line
-    total_tokens: int          # input + output tokens spent so far in this session
-    usage: Usage               # the running totals behind the status line's cost and cache share
-    context_chars: int         # JSON size of the history that the next request would send
-    compact_threshold: int     # context_chars at which auto-compaction starts
-    project_dir: Path          # where `.evo-agent/sessions` lives (the picker lists it)
-    store: SessionStore | None  # where the sessions are (`/rewind` reads the file changes there)
-    recorder: Transcript       # the live transcript (`/rewind` lists its prompts)
-    messages: Sequence[dict[str, Any]]   # the current history (Anthropic MessageParams), shown after /resume
-    instructions: Instructions  # which instruction files the model was given (the welcome line)
-    permission_mode: str       # shown in the status line
-    read_only_backstop: bool | None   # False: commands run unasked without the sandbox (status: "unsandboxed")
-    sandbox: object | None     # --sandbox: bash runs in bubblewrap (status: "sandbox")
+    @property
+    def session_id(self) -> str:
+        """The live session (the one the exit hint names)."""
+
+    @property
+    def name(self) -> str | None:
+        """The session's name (`/rename`), None when it has none."""
+
+    @property
+    def model(self) -> str:
+        """Shown in the status line."""
+
+    @property
+    def provider(self) -> Named:
+        """Its name is shown in the welcome line."""
+
+    @property
+    def total_tokens(self) -> int:
+        """Input + output tokens spent so far in this session."""
+
+    @property
+    def usage(self) -> Usage:
+        """The running totals behind the status line's cost and cache share."""
+
+    @property
+    def context_chars(self) -> int:
+        """JSON size of the history that the next request would send."""
+
+    @property
+    def compact_threshold(self) -> int:
+        """`context_chars` at which auto-compaction starts."""
+
+    @property
+    def project_dir(self) -> Path:
+        """Where `.evo-agent/sessions` lives (the picker lists it)."""
+
+    @property
+    def store(self) -> SessionStore | None:
+        """Where the sessions are (`/rewind` reads the file changes there)."""
+
+    @property
+    def recorder(self) -> Transcript:
+        """The live transcript (`/rewind` lists its prompts)."""
+
+    @property
+    def messages(self) -> Sequence[dict[str, Any]]:
+        """The current history (Anthropic MessageParams), shown after /resume."""
+
+    @property
+    def instructions(self) -> Instructions:
+        """Which instruction files the model was given (the welcome line)."""
+
+    @property
+    def permission_mode(self) -> str:
+        """Shown in the status line."""
+
+    @property
+    def read_only_backstop(self) -> bool | None:
+        """False: commands run unasked without the sandbox (status: "unsandboxed")."""
+
+    @property
+    def sandbox(self) -> object | None:
+        """--sandbox: bash runs in bubblewrap (status: "sandbox")."""
 
     def run_turn(self, prompt: str, callbacks: TurnCallbacks, cancel: threading.Event) -> Any:
         """Run one user turn to completion (called in a worker thread); may return an object with `cancelled`."""

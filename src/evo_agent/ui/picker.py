@@ -36,6 +36,12 @@ from evo_agent.session import (
 
 from .signals import SignalExit
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    from evo_agent.session import SessionStore
+
 __all__ = ["run_picker", "pick_session", "format_row", "format_updated", "format_tokens", "truncate_cells",
            "matches", "filter_rows", "excerpt", "Exchange", "read_last_exchange", "session_name",
            "TAIL_BYTES", "SignalExit", "plan_heights", "wrap_cells", "first_screen_rows", "TeamSource", "team_row",
@@ -373,7 +379,7 @@ def team_member(info: SessionInfo) -> str:
 # Running it ---------------------------------------------------------------------------------------
 
 
-async def pick_session(project_dir: Path | str, *, exclude: Iterable[str] = (), store=None,  # noqa: ANN001
+async def pick_session(project_dir: Path | str, *, exclude: Iterable[str] = (), store: SessionStore | None = None,
                        input=None, output=None,  # noqa: A002 - prompt_toolkit's names
                        team: TeamSource | None = None) -> str | None:
     """Show the picker in the running asyncio loop (e.g. while the app's prompt is suspended).
@@ -393,7 +399,7 @@ async def pick_session(project_dir: Path | str, *, exclude: Iterable[str] = (), 
     return await view.run()
 
 
-def run_picker(project_dir: Path | str, **kwargs) -> str | None:  # noqa: ANN003
+def run_picker(project_dir: Path | str, **kwargs: Any) -> str | None:
     """The picker on its own (no loop running yet): `evo-agent --resume` without an id.
 
     With no session at all it returns None without drawing anything. Raises `SignalExit` when the

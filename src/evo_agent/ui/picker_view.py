@@ -26,9 +26,9 @@ from pathlib import Path
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.input import create_input
+from prompt_toolkit.input import Input, create_input
 from prompt_toolkit.input.posix_utils import PosixStdinReader
-from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
@@ -84,12 +84,12 @@ class HangupAwareReader(PosixStdinReader):
         return self._stdin_decoder.decode(data)
 
 
-def guard_input(inp) -> None:  # noqa: ANN001 - a prompt_toolkit Input
+def guard_input(inp: Input) -> None:
     """Put a `HangupAwareReader` in a Vt100 input (pipe inputs too); other inputs are left alone."""
     reader = getattr(inp, "stdin_reader", None)
     if isinstance(reader, PosixStdinReader) and not isinstance(reader, HangupAwareReader):
         encoding = getattr(getattr(inp, "stdin", None), "encoding", None) or "utf-8"
-        inp.stdin_reader = HangupAwareReader(reader.stdin_fd, encoding=encoding)
+        inp.stdin_reader = HangupAwareReader(reader.stdin_fd, encoding=encoding)  # type: ignore[attr-defined]  # Vt100 inputs
 
 
 class PickerView:
@@ -257,6 +257,8 @@ class PickerView:
     def _load_team_in_thread(self) -> None:
         loop = asyncio.get_running_loop()
         team = self.team
+        if team is None:
+            return
 
         def work() -> None:
             try:
@@ -284,6 +286,8 @@ class PickerView:
     def _load_rest_in_thread(self) -> None:
         loop = asyncio.get_running_loop()
         store = self.store
+        if store is None:
+            return
 
         def work() -> None:
             try:
@@ -291,7 +295,10 @@ class PickerView:
             except Exception:  # noqa: BLE001 - the first screen stays; filtering covers what it has
                 rows = None
             try:
-                loop.call_soon_threadsafe(self.rest_loaded if rows is not None else self._rest_failed, rows)
+                if rows is not None:
+                    loop.call_soon_threadsafe(self.rest_loaded, rows)
+                else:
+                    loop.call_soon_threadsafe(self._rest_failed, None)
             except RuntimeError:
                 pass  # the picker (and its loop) ended first
 
@@ -463,22 +470,22 @@ class PickerView:
             kb.add(key, eager=True)(lambda _event, target=target: self.move_to(target()))
 
         @kb.add("tab", eager=True)
-        def _toggle(_event) -> None:  # noqa: ANN001
+        def _toggle(_event: KeyPressEvent) -> None:
             self.toggle_team()
 
         @kb.add("enter", eager=True)
-        def _choose(event) -> None:  # noqa: ANN001
+        def _choose(event: KeyPressEvent) -> None:
             info = self.highlighted_info
             if info is not None:
                 event.app.exit(result=info.id)
 
         @kb.add("escape", eager=True)
         @kb.add("c-c", eager=True)
-        def _cancel(event) -> None:  # noqa: ANN001
+        def _cancel(event: KeyPressEvent) -> None:
             event.app.exit(result=None)
 
         @kb.add("c-d", eager=True)
-        def _eof(event) -> None:  # noqa: ANN001
+        def _eof(event: KeyPressEvent) -> None:
             if not self.filter.text:
                 event.app.exit(result=None)
             else:

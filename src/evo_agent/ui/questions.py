@@ -160,7 +160,7 @@ class Questions:
         line = f"  └  {words.get(answer, answer)}" + (f": {message}" if message else "")
         app.emit(render.safe(line, "evo.dim" if answer != "no" else "evo.warn"))
         if not future.done():
-            future.set_result(ApprovalDecision(answer, message))  # type: ignore[arg-type]
+            future.set_result(ApprovalDecision(answer, message))  # type: ignore[arg-type]  # answer: one of the menu's Answer values
         app.refit()
 
     def answer_question(self, yes: bool) -> None:

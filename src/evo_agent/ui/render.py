@@ -17,7 +17,7 @@ import difflib
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
@@ -59,8 +59,11 @@ THEME = Theme({
 })
 
 
+ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]  # what Rich's Console takes
+
+
 def make_console(file: Any = None, *, width: int | None = None, force_terminal: bool | None = None,
-                 record: bool = False, color_system: str | None = "auto") -> Console:
+                 record: bool = False, color_system: ColorSystem | None = "auto") -> Console:
     """A Console with the app's theme; NO_COLOR (in the environment) is honoured by Rich itself."""
     return Console(file=file, width=width, force_terminal=force_terminal, record=record, theme=THEME,
                    color_system=color_system, highlight=False, emoji=False, markup=False, soft_wrap=False)
@@ -331,10 +334,10 @@ def approval_detail(tool: str, detail: str, limit: int | None = None) -> tuple[T
             out.append(("\n" if i else "") + f"  {i + 1:>{width}} ", style="evo.dim")
             out.append_text(line)
     else:
-        for i, line in enumerate(shown):
-            style = ("evo.added" if line.startswith("+") and not line.startswith("+++") else
-                     "evo.removed" if line.startswith("-") and not line.startswith("---") else "evo.dim")
-            out.append(("\n" if i else "") + "    " + line, style=style)
+        for i, row in enumerate(shown):
+            style = ("evo.added" if row.startswith("+") and not row.startswith("+++") else
+                     "evo.removed" if row.startswith("-") and not row.startswith("---") else "evo.dim")
+            out.append(("\n" if i else "") + "    " + row, style=style)
     if hidden:
         out.append(f"\n    … {hidden} more line{'s' if hidden != 1 else ''} not shown ({len(lines)} in all): "
                    "Ctrl+O shows them all; yes waits until then", style="evo.warn")

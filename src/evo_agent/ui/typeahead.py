@@ -14,6 +14,10 @@ import atexit
 import sys
 from collections.abc import Callable
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    pass
+
 __all__ = ["hold_keys"]
 
 

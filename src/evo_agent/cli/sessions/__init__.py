@@ -13,8 +13,12 @@ restored messages, compactions) once, for every renderer.
 
 from .command import add_sessions_parser, run_sessions
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from .listing import pick_session, sessions_list
 
-def __getattr__(name: str):  # noqa: ANN202 - listing loads the session library: only when asked (--help does not)
+
+def __getattr__(name: str) -> object:  # listing loads the session library: only when asked (--help does not)
     if name in ("pick_session", "sessions_list"):
         from . import listing
 

@@ -16,6 +16,7 @@ from ..help_text import PROJECT_DIR_HELP
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `--help` builds this parser
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import TextIO
 
     from evo_agent.session import SessionStore
 
@@ -264,7 +265,7 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
 
 
 def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore, sid: str, fmt: str | None,
-                    out) -> int:  # noqa: ANN001
+                    out: TextIO) -> int:
     from .export import export_jsonl, load_view, show_json
 
     view = load_view(store, sid)  # show and export need a transcript
@@ -282,6 +283,7 @@ def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore,
                           f"take it on with: evo-agent sessions adopt {view.id}\n")
             out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
         return 0
+    fmt = fmt or "md"  # export: choose_format always gives one, Markdown by default
     if fmt == "jsonl":
         data = export_jsonl(view)
     elif fmt == "html":

@@ -28,6 +28,7 @@ import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -290,7 +291,7 @@ def check_session(store: SessionStore, sid: str, tracked: frozenset[str] = froze
         path = session_dir / name
         if name.startswith(".meta.") and name.endswith(".tmp") and not live:
             findings.append(Finding(sid, name, "leftover", "left by an interrupted meta.json write",
-                                    fix=lambda p=path: os.unlink(p)))
+                                    fix=partial(os.unlink, path)))
         elif name == LOCK_NAME:
             lst = _lstat(path)
             if lst is not None and stat.S_ISREG(lst.st_mode):
@@ -319,7 +320,7 @@ def check_sessions_dir(store: SessionStore) -> list[Finding]:
         aside = root.parent / f"unexpected-{int(time.time() * 1000)}"
         findings += [Finding(None, str(root / name), "unexpected",
                              "not a session (a repository may have planted it); sessions are not used until it is "
-                             f"gone: --repair moves it to {aside}", fix=lambda n=name: _move_aside(root, n, aside))
+                             f"gone: --repair moves it to {aside}", fix=partial(_move_aside, root, name, aside))
                      for name in strange]
     return findings
 

@@ -133,7 +133,7 @@ def age(ms: int, now_ms: int) -> str:
 
 
 def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None, wide: bool = False) -> None:
-    hidden = bool(limit) and len(rows) > limit
+    hidden = limit is not None and 0 < limit < len(rows)
     if hidden:
         rows = rows[:limit]
     if not rows:
@@ -171,7 +171,7 @@ def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None, wide: 
         out.write(f"… older sessions not shown (--limit {limit})\n")
 
 
-def _aligned(table: list[tuple[str, ...]], right: set[int]) -> list[str]:
+def _aligned(table: Sequence[tuple[str, ...]], right: set[int]) -> list[str]:
     """The rows of `table` as lines, columns padded to one width; the last column as it is."""
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
     return ["  ".join([c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]

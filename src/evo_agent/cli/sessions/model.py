@@ -311,7 +311,9 @@ def shown_text(content: object) -> str:
 def describe_block(block: dict) -> str:
     btype = str(block.get("type"))
     if btype in ("image", "document"):
-        source = block.get("source") if isinstance(block.get("source"), dict) else {}
+        source = block.get("source")
+        if not isinstance(source, dict):
+            source = {}
         media = source.get("media_type") or source.get("type") or "?"
         data = source.get("data")
         size = f", {len(data) * 3 // 4:,} bytes" if isinstance(data, str) else ""
@@ -390,7 +392,9 @@ class _Builder:
             self._place(PlanChange(str(record.get("plan") or "?"), str(record.get("op") or "?"),
                                    task if isinstance(task, dict) else None, stamp))
         elif rtype == "instructions":
-            sources = record.get("sources") if isinstance(record.get("sources"), list) else []
+            sources = record.get("sources")
+            if not isinstance(sources, list):
+                sources = []
             paths = [s["path"] for s in sources
                      if isinstance(s, dict) and isinstance(s.get("path"), str) and s.get("loaded") != 0]
             self._place(InstructionsNote(paths, _str(record.get("start_dir")) or ".", _str(record.get("cut")) or "",
@@ -439,9 +443,9 @@ class _Builder:
             blocks.append(call)
         elif btype == "tool_result":
             result = ResultView(block.get("content"), block.get("is_error") is True, stamp)
-            call = self.calls.get(str(block.get("tool_use_id")))
-            if call is not None and call.result is None:
-                call.result = result
+            answered = self.calls.get(str(block.get("tool_use_id")))
+            if answered is not None and answered.result is None:
+                answered.result = result
             else:
                 blocks.append(OrphanResult(str(block.get("tool_use_id")), result))
         else:
