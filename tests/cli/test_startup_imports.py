@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from tests.builders import seed_session
+from tests.cli_runner import Cli
 
 _DRIVER = """
 import json, sys
@@ -60,6 +61,19 @@ def test_sessions_list_loads_no_provider(cli, tmp_path):
     code, modules = loaded(cli, tmp_path, "sessions", "list")
     assert code == 0
     assert not [m for m in modules if m.startswith(("evo_agent.providers.", "evo_agent.agent", "asyncio"))]
+    # dataclasses (and the inspect it loads) were a sixth of listing 10,000 sessions (docs/benchmarks.md):
+    # the listing's records are plain classes
+    assert not modules & {"dataclasses", "inspect", "evo_agent.session.workspace"}
+
+
+def test_sessions_list_outside_a_repository_does_not_load_subprocess(cli, tmp_path):
+    """Only git needs subprocess (a tenth of listing 10,000 sessions), and outside a repository git never runs."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    seed_session(plain, ("hello", "hi"))
+    code, modules = loaded(Cli(plain, cli.env), tmp_path, "sessions", "list")
+    assert code == 0
+    assert not modules & {"subprocess", "dataclasses", "inspect"}
 
 
 # What a new session's `-p` does without: the REPL and its slash-command table, the trust checks of a

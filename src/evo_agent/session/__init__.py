@@ -33,9 +33,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms at
 
 # name -> the submodule defining it: the one table behind `__all__` and `__getattr__`.
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(("AmbiguousSessionId", "InvalidSessionId", "SessionError", "SessionNotFound", "is_session_id",
-                     "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name"), "ids"),
-    **dict.fromkeys(("TranscriptLine", "first_records", "is_id_prefix", "is_sidechain_path", "iter_transcript",
+    **dict.fromkeys(("AmbiguousSessionId", "InvalidSessionId", "SessionError", "SessionNotFound", "is_id_prefix",
+                     "is_session_id", "new_session_id", "resolve_session_id", "sidechain_file_name",
+                     "slug_agent_name"), "ids"),
+    **dict.fromkeys(("TranscriptLine", "first_records", "is_sidechain_path", "iter_transcript",
                      "open_sidechain", "read_records", "sidechain_paths"), "inspect"),
     **dict.fromkeys(("BACKUP_NAME_RE", "DIR_MODE", "FETCHED_NAME", "FILE_HISTORY_DIR", "FILE_MODE", "GITIGNORE_NAME",
                      "GITIGNORE_TEXT",
@@ -146,6 +147,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         SessionError,
         SessionNotFound,
         created_ms_of,
+        is_id_prefix,
         is_session_id,
         new_session_id,
         resolve_session_id,
@@ -155,7 +157,6 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .inspect import (
         TranscriptLine,
         first_records,
-        is_id_prefix,
         is_sidechain_path,
         iter_transcript,
         open_sidechain,

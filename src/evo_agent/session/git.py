@@ -38,9 +38,12 @@ runs git plainly:
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = ["ALLOWED", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "SAFE_CONFIG", "SAFE_ENV",
            "git_argv", "git_env", "run_git", "start_git"]
@@ -157,6 +160,8 @@ def start_git(start: Path | str, *args: str) -> tuple[subprocess.Popen, Path] | 
         return None
     root, git_dir = found
     argv = git_argv(root, git_dir, args)
+    import subprocess  # here, not at the top: outside a repository (and `sessions list` there) git never runs
+
     try:
         proc = subprocess.Popen(argv, cwd=root, env=git_env(root), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, close_fds=True)
@@ -172,6 +177,8 @@ def run_git(start: Path | str, *args: str, timeout: float = GIT_TIMEOUT_S) -> st
     if started is None:
         return None
     proc, _ = started
+    import subprocess
+
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.SubprocessError:

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .ids import _PREFIX_RE
 from .jsonio import decode
 from .layout import SIDECHAIN_PATH_RE, SUBAGENT_DIR
 
@@ -88,11 +87,6 @@ def first_records(path: Path | str, limit: int) -> list[dict]:
     except OSError:
         pass
     return out
-
-
-def is_id_prefix(text: object) -> bool:
-    """Whether `text` is shaped like a session id or a prefix of one (checked before any path is built)."""
-    return isinstance(text, str) and _PREFIX_RE.match(text) is not None
 
 
 def is_sidechain_path(text: object) -> bool:

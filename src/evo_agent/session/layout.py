@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = [
@@ -107,6 +108,7 @@ __all__ = [
     "task_file_name",
     "tasks_dir",
     "transcript_path",
+    "user_state_dir",
 ]
 
 # The project's own directory: where evo-agent keeps everything it writes (SPEC §1).
@@ -198,3 +200,13 @@ def task_file_name(task_id: int) -> str:
 def memory_dir(project_dir: str | os.PathLike) -> Path:
     """`<project>/.evo-agent/memory`: the project's Auto Memory."""
     return Path(project_dir) / MEMORY_SUBDIR
+
+
+def user_state_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_STATE_HOME/evo-agent`, else `~/.local/state/evo-agent`: what evo-agent keeps for the user (history).
+
+    Here rather than in workspace.py: the listing reads `made` (origin.py) from it, and should not load the rest.
+    """
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
+    return Path(base) / USER_DIR_NAME

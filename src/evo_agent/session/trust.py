@@ -33,7 +33,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -159,6 +158,8 @@ def start_tracked_session_ids(sessions_dir: Path | str) -> Callable[[], frozense
     lead = (prefix + "/").encode("utf-8", "surrogateescape")
 
     def answer() -> frozenset[str]:
+        import subprocess  # loaded by start_git already: only a listing inside a repository pays for it
+
         try:
             out, _ = proc.communicate(timeout=10)
         except subprocess.SubprocessError:
