@@ -44,6 +44,8 @@ $XDG_STATE_HOME/evo-agent/            (else ~/.local/state/evo-agent)
 $XDG_CACHE_HOME/evo-agent/            (else ~/.cache/evo-agent): what can be deleted at any time
   list-index/<key>.json               LIST_INDEX_DIR_NAME: the listing index of one sessions directory (key: its
                                       real path), a cache of every meta.json for `list()` (list_index.py)
+  list-index/<key>.tracked.json       TRACKED_CACHE_SUFFIX: git's answer of which sessions it tracks, with the
+                                      identity of the git index it read (tracked_cache.py)
 ```
 
 Directories are created 0700 and files 0600 (SPEC §1): transcripts hold source
@@ -130,6 +132,8 @@ MADE_NAME = "made"
 # truth; outside the project, so a repository cannot plant one and older versions never see it.
 LIST_INDEX_DIR_NAME = "list-index"
 LIST_INDEX_SUFFIX = ".json"
+TRACKED_CACHE_SUFFIX = ".tracked.json"  # beside the index: `git ls-files`'s answer (tracked_cache.py)
+GIT_INDEX_NAME = "index"  # in the git directory: what `git ls-files` reads
 
 SESSIONS_DIR_NAME = "sessions"
 SESSIONS_SUBDIR = Path(PROJECT_DIR_NAME) / SESSIONS_DIR_NAME
