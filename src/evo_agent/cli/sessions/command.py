@@ -6,7 +6,6 @@ shape before anything on disk is looked at, and fails with one line.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -15,13 +14,16 @@ from ..help_text import PROJECT_DIR_HELP
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `--help` builds this parser
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable
     from pathlib import Path
+    from types import SimpleNamespace
     from typing import TextIO
 
     from evo_agent.session import SessionStore
 
-# evo_agent.session and .common are imported where they are used: `evo-agent --help` builds
+# argparse is imported where a parser is built: `sessions list` in its plain forms is read without it
+# (`list_arguments`). evo_agent.session and .common are imported where they are used: `evo-agent --help` builds
 # this parser and should not pay for the session library (SPEC §8, < 150 ms).
 
 SUBCOMMANDS = "list, show, search, rename, import, export, fsck, rm, prune, push or adopt"
@@ -29,6 +31,8 @@ SUBPARSERS: dict[str, argparse.ArgumentParser] = {}  # "sessions list" → its p
 
 
 def _positive_int(text: str) -> int:
+    import argparse
+
     try:
         value = int(text)
     except ValueError:
@@ -39,6 +43,8 @@ def _positive_int(text: str) -> int:
 
 
 def _duration(text: str) -> int:
+    import argparse
+
     from .remove import parse_duration
 
     try:
@@ -128,6 +134,8 @@ def _prune_arguments(prune: argparse.ArgumentParser) -> None:
 
 def add_sessions_parser(sub: argparse._SubParsersAction) -> None:
     """`sessions` and its subcommands (one parser per row of `COMMANDS`), added to the top-level parser's."""
+    import argparse
+
     sessions = sub.add_parser("sessions", prog="evo-agent sessions",
                               help="list, show, export, check and delete the sessions of this project",
                               description="Look at and look after the sessions of this project. "
@@ -180,6 +188,65 @@ def _stdin_is_terminal() -> bool:
         return False
 
 
+
+
+_LIST_FLAGS = {"--json": "json", "--all": "all", "--wide": "wide", "--worktrees": "worktrees"}
+
+
+def list_arguments(words: list[str]) -> SimpleNamespace | None:
+    """What the parser makes of `sessions list WORDS`, read without argparse, when WORDS are plain enough.
+
+    argparse (and the `shutil`, `gettext` and `locale` it loads) and cli/main.py are a tenth of listing
+    10,000 sessions with `--limit 20` (docs/benchmarks.md). Only the exact spellings of `--json`, `--all`,
+    `--wide`, `--worktrees` and `--limit N` (N written as argparse would accept it, without sign, spaces or
+    a leading zero) are read here, repeated as argparse allows (the last `--limit` wins); anything else —
+    an abbreviation, `--limit=5`, `--project-dir`, `--remote`, `-h`, a stray word — returns None, and the
+    parser reads it as always. tests/cli/test_list_fast_path.py compares the two on every form.
+    """
+    from types import SimpleNamespace
+
+    values: dict[str, object] = {"sessions_command": "list", "json": False, "all": False, "limit": None,
+                                 "wide": False, "worktrees": False, "remote": False, "user": None, "branch": None}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _LIST_FLAGS:
+            values[_LIST_FLAGS[word]] = True
+        elif word == "--limit" and i + 1 < len(words) and _plain_count(words[i + 1]):
+            i += 1
+            values["limit"] = int(words[i])
+        else:
+            return None
+        i += 1
+    return SimpleNamespace(command="sessions", **values)
+
+
+def _plain_count(text: str) -> bool:
+    """`text` is a whole number of at least 1 in plain ASCII digits (what `_positive_int` takes, narrowed)."""
+    return 0 < len(text) <= 18 and text.isascii() and text.isdigit() and text[0] != "0"
+
+
+def run_list(args: SimpleNamespace) -> int:
+    """`sessions list` as cli/main.py's `_run` runs it once parsed: the same streams, project and failures."""
+    from pathlib import Path
+
+    from evo_agent.session import find_project_dir
+
+    from ..errors import exit_code_of, failure_line
+
+    for stream in (sys.stdin, sys.stdout, sys.stderr):  # as `_run`: bytes that are not UTF-8 become U+FFFD
+        try:
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+    try:
+        return run_sessions(args, find_project_dir(Path.cwd()))  # type: ignore[arg-type]  # duck-typed Namespace
+    except (Exception, KeyboardInterrupt) as exc:
+        code = exit_code_of(exc)
+        if code is None:
+            raise
+        print(failure_line(exc), file=sys.stderr)
+        return code
 
 
 def run_sessions(args: argparse.Namespace, project_dir: Path) -> int:
