@@ -41,7 +41,7 @@ _O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW",
 
 # What an answer is valid for: the sessions directory's real path, the worktree root, the git directory,
 # the sessions directory relative to the root, and the index's [dev, ino, size, mtime_ns, ctime_ns].
-Key = list
+Key = list[object]
 
 
 def index_key(sessions_dir: str, root: Path, git_dir: Path, prefix: str) -> Key | None:
@@ -59,7 +59,7 @@ def index_key(sessions_dir: str, root: Path, git_dir: Path, prefix: str) -> Key 
 def load(key: Key) -> frozenset[str] | None:
     """The ids kept for exactly `key`, or None (nothing kept, another key, anything off)."""
     try:
-        fd = os.open(_path(key[0]), _O_READ)
+        fd = os.open(_path(str(key[0])), _O_READ)
     except OSError:
         return None
     try:
@@ -81,7 +81,7 @@ def load(key: Key) -> frozenset[str] | None:
 
 def save(key: Key, ids: frozenset[str]) -> bool:
     """Keep `ids` as git's answer for `key`; True when it landed. Never raises, never follows a link."""
-    path = _path(key[0])
+    path = _path(str(key[0]))
     directory, name = os.path.split(path)
     data = json.dumps({"version": VERSION, "key": key, "ids": sorted(ids)}).encode("utf-8")
     try:
