@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from tests.builders import seed_session
+from tests.cli_runner import Cli
 
 _DRIVER = """
 import json, sys
@@ -62,6 +63,44 @@ def test_sessions_list_loads_no_provider(cli, tmp_path):
     code, modules = loaded(cli, tmp_path, "sessions", "list")
     assert code == 0
     assert not [m for m in modules if m.startswith(("evo_agent.providers.", "evo_agent.agent", "asyncio"))]
+    # dataclasses (and the inspect it loads) were a sixth of listing 10,000 sessions (docs/benchmarks.md):
+    # the listing's records are plain classes
+    assert not modules & {"dataclasses", "inspect", "evo_agent.session.workspace"}
+
+
+_ENTRY_DRIVER = """
+import json, sys
+out, sys.argv = sys.argv[1], ["evo-agent", *sys.argv[2:]]
+from evo_agent.cli.entry import main
+try:
+    main()
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+with open(out, "w") as f:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, f)
+"""
+
+
+def test_a_plain_sessions_list_is_read_without_argparse(cli, tmp_path):
+    """The console script's entry reads `sessions list --limit N` itself (tests/cli/test_list_fast_path.py)."""
+    seed_session(cli.project, ("hello", "hi"))
+    out = tmp_path / "modules.json"
+    subprocess.run([sys.executable, "-c", _ENTRY_DRIVER, str(out), "sessions", "list", "--limit", "5"],
+                   cwd=cli.project, env=cli.env, capture_output=True, text=True, timeout=60, input="")
+    data = json.loads(out.read_text())
+    assert data["code"] == 0
+    assert not set(data["modules"]) & {"argparse", "evo_agent.cli.main", "shutil", "gettext"}
+
+
+def test_sessions_list_outside_a_repository_does_not_load_subprocess(cli, tmp_path):
+    """Only git needs subprocess (a tenth of listing 10,000 sessions), and outside a repository git never runs."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    seed_session(plain, ("hello", "hi"))
+    code, modules = loaded(Cli(plain, cli.env), tmp_path, "sessions", "list")
+    assert code == 0
+    assert not modules & {"subprocess", "dataclasses", "inspect"}
 
 
 # What a new session's `-p` does without: the REPL and its slash-command table, the trust checks of a

@@ -19,8 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evo_agent.session import SessionStore, rename_session
+from evo_agent.session import SessionStore
 from evo_agent.session import list_index as list_index_module
+from evo_agent.session.admin import rename_session
 from tests.builders import quiet_store, write_session
 
 RACY_NS = 10_000_000  # above the file clock's tick (the real window is 2 s); `settle()` waits it out

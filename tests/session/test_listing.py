@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evo_agent.session import SessionStore, read_meta, rebuild_meta
+from evo_agent.session import SessionStore
+from evo_agent.session.admin import read_meta, rebuild_meta
 from evo_agent.session.jsonio import encode_line
 from tests.builders import assistant_text, quiet_store, user_text
 

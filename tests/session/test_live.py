@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from evo_agent.session import LiveSessionStore, SessionInUse, SessionStore, held_for_removal, probe_live
+from evo_agent.session import LiveSessionStore, SessionStore, probe_live
+from evo_agent.session.admin import SessionInUse, held_for_removal
 
 PROBE = "import sys; from evo_agent.session import probe_live; l = probe_live(sys.argv[1]); print(l.live, l.pid)"
 

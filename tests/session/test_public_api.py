@@ -7,9 +7,11 @@ but its submodules. Each check runs in a fresh interpreter, where nothing has be
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 _PROBE = """
 import json, sys, types
@@ -77,3 +79,45 @@ def test_type_checkers_see_every_public_name_from_its_submodule():
                 if isinstance(child, ast.ImportFrom) and child.level == 1 and child.module:
                     seen.update((alias.asname or alias.name, child.module) for alias in child.names)
     assert seen == session._EXPORTS
+
+
+_ADMIN_PROBE = """
+import json, sys
+import evo_agent.session as session
+import evo_agent.session.admin as admin
+loaded = sorted(m for m in sys.modules if m.startswith("evo_agent.session.") and m != "evo_agent.session.admin")
+resolved = {name: getattr(admin, name) is getattr(sys.modules[f"evo_agent.session.{admin._EXPORTS[name]}"], name)
+            for name in admin.__all__}
+print(json.dumps({"all": admin.__all__, "session_all": session.__all__, "loaded_by_import": loaded,
+                  "resolved": resolved}))
+"""
+
+
+def test_the_admin_names_live_in_their_own_submodule_and_resolve_lazily():
+    """fsck, rm/prune and rename's names are `evo_agent.session.admin`'s, not the everyday API's."""
+    out = subprocess.run([sys.executable, "-c", _ADMIN_PROBE], capture_output=True, text=True, timeout=60, check=True)
+    data = json.loads(out.stdout)
+    assert {"rebuild_meta", "restore_gitignore", "held_for_removal", "rename_session"} <= set(data["all"])
+    assert not set(data["all"]) & set(data["session_all"])
+    assert data["loaded_by_import"] == []
+    assert [name for name, same in data["resolved"].items() if not same] == []
+
+
+def _type_checking_names(path: Path) -> list[tuple[str, str | None]]:
+    """(name, alias) of every import in the module's `if TYPE_CHECKING:` block."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING")
+    return [(alias.name, alias.asname) for node in ast.walk(block) if isinstance(node, ast.ImportFrom)
+            for alias in node.names]
+
+
+def test_what_type_checkers_see_is_the_table_each_name_re_exported():
+    """The `TYPE_CHECKING` imports name what `__all__` names, each as `X as X` (explicit re-export for mypy),
+    so the table stays the one place a public name is added."""
+    import evo_agent.session as session
+    import evo_agent.session.admin as admin
+
+    for module in (session, admin):
+        pairs = _type_checking_names(Path(module.__file__))
+        assert sorted(name for name, _ in pairs) == sorted(module.__all__), module.__name__
+        assert [name for name, alias in pairs if alias != name] == [], module.__name__

@@ -3,8 +3,10 @@
 Building the argument parser and importing argparse costs more than the rest of printing help
 (SPEC §8, issue #30: `--help` under 40 ms), so the help of an 80-column (or wider) terminal or a
 pipe is kept as text (`help_static.py`, checked against the parser by tests/cli/test_help_static.py)
-and printed from here. A narrower terminal, any other argument and every error go to cli/main.py,
-which formats help for the width at hand.
+and printed from here. `sessions list` with plain options is read here too (sessions/command.py's
+`list_arguments`, checked against the parser by tests/cli/test_list_fast_path.py). A narrower
+terminal, any other argument and every error go to cli/main.py, which formats help for the width
+at hand.
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ def main() -> None:
             sys.exit(141)
         sys.exit(0)
     words = sys.argv[1:]
+    if words[:2] == ["sessions", "list"]:  # its plain forms, read without argparse or cli/main.py
+        from .sessions.command import list_arguments, run_list
+
+        args = list_arguments(words[2:])
+        if args is not None:
+            sys.exit(run_list(args))
     if not (app_likely(words) and not asks_first(words)):
         from .main import main as run
 

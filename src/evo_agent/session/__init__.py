@@ -23,34 +23,35 @@ are `SessionError` subclasses whose message is one printable line.
 
 The public API is `__all__`; each name loads its submodule at first use (PEP 562),
 so `import evo_agent.session` costs almost nothing and a caller pays only for what it
-touches. `_EXPORTS` says where each name lives; tests/session/test_public_api.py checks that every name in
-`__all__` resolves and that nothing else public leaks.
+touches. `_EXPORTS` says where each name lives and is the one list of them (`__all__` is its
+keys); tests/session/test_public_api.py checks that every name in `__all__` resolves, that
+nothing else public leaks, and that the `TYPE_CHECKING` imports name the same. What only the
+commands that look after sessions use (fsck, rm/prune, rename) is `evo_agent.session.admin`'s.
 """
 
 import importlib
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms at start-up)
 
-# name -> the submodule defining it: the one table behind `__all__` and `__getattr__`.
+# name -> the submodule defining it: the one table behind `__all__` and `__getattr__`. Names only the
+# commands that look after sessions use (fsck, rm, prune, rename) are in evo_agent.session.admin instead.
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(("AmbiguousSessionId", "InvalidSessionId", "SessionError", "SessionNotFound", "is_session_id",
-                     "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name"), "ids"),
-    **dict.fromkeys(("TranscriptLine", "first_records", "is_id_prefix", "is_sidechain_path", "iter_transcript",
-                     "open_sidechain", "read_records", "sidechain_paths"), "inspect"),
+    **dict.fromkeys(("AmbiguousSessionId", "InvalidSessionId", "SessionError", "SessionNotFound", "is_id_prefix",
+                     "is_session_id", "new_session_id", "resolve_session_id", "sidechain_file_name", "slug_agent_name"
+                    ), "ids"),
+    **dict.fromkeys(("TranscriptLine", "first_records", "is_sidechain_path", "iter_transcript", "open_sidechain",
+                     "read_records", "sidechain_paths"), "inspect"),
     **dict.fromkeys(("BACKUP_NAME_RE", "DIR_MODE", "FETCHED_NAME", "FILE_HISTORY_DIR", "FILE_MODE", "GITIGNORE_NAME",
-                     "GITIGNORE_TEXT",
-                     "LOCK_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "PROJECT_DIR_NAME",
+                     "GITIGNORE_TEXT", "LOCK_NAME", "MESSAGES_NAME", "META_NAME", "META_TMP_NAME", "PROJECT_DIR_NAME",
                      "PROMPT_HISTORY_NAME", "SESSIONS_DIR_NAME", "SESSIONS_SUBDIR", "SETTINGS_LOCK_NAME",
                      "SETTINGS_NAME", "SIDECHAIN_PATH_RE", "SIDECHAIN_SUFFIX", "STAGING_NAME", "SUBAGENT_DIR",
                      "sessions_dir", "transcript_path"), "layout"),
-    **dict.fromkeys(("LiveLock", "LiveSessionStore", "Liveness", "SessionInUse", "held_for_removal", "probe_live"),
-                    "live"),
+    **dict.fromkeys(("LiveLock", "LiveSessionStore", "Liveness", "probe_live"), "live"),
     **dict.fromkeys(("INTERRUPTED_MARKER", "blocks", "content_blocks", "content_text", "has_tool_results", "one_line",
                      "text_block", "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text",
                      "tool_results", "tool_uses", "tool_uses_by_id"), "messages"),
-    **dict.fromkeys(("SessionMeta", "clean_name", "prompt_text", "read_meta", "rebuild_meta"), "meta"),
-    **dict.fromkeys(("Worktree", "find_project_dir", "git_branch_of", "git_worktree_root", "git_worktrees"),
-                    "project"),
+    **dict.fromkeys(("SessionMeta", "clean_name", "prompt_text"), "meta"),
+    **dict.fromkeys(("Worktree", "find_project_dir", "git_branch_of", "git_worktree_root", "git_worktrees"), "project"),
     **dict.fromkeys(("Recorder", "SidechainRecorder", "now_iso"), "recorder"),
     **dict.fromkeys(("INTERRUPTED_TEXT", "interrupted_result", "repair_history"), "repair"),
     **dict.fromkeys(("LoadedSession", "load_for_resume", "summary_message"), "resume"),
@@ -58,68 +59,33 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids"), "trust"),
     **dict.fromkeys(("decode", "encode_line", "json_object"), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
-    **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns",), "rewind"),
-    **dict.fromkeys(("add_secret_value", "count_secrets", "mask_own_secrets", "may_hold_secret", "redact_text",),
-                    "redact"),
-    **dict.fromkeys(("FileChange", "FileHistory", "restore_change",), "file_history"),
+    **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns"), "rewind"),
+    **dict.fromkeys(("add_secret_value", "mask_own_secrets", "redact_text"), "redact"),
+    **dict.fromkeys(("FileChange", "FileHistory", "restore_change"), "file_history"),
     **dict.fromkeys(("is_omitted_marker",), "resume"),
     **dict.fromkeys(("check_sessions_dir",), "trust"),
     **dict.fromkeys(("created_ms_of",), "ids"),
-    **dict.fromkeys(("write_meta",), "meta"),
     **dict.fromkeys(("replace_file", "replace_private_file"), "atomic"),
-    **dict.fromkeys(("rename_session",), "naming"),
     **dict.fromkeys(("git_dir_of",), "project"),
     **dict.fromkeys(("GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "run_git", "start_git"), "git"),
-    **dict.fromkeys(("gitignore_problem", "repair_gitignore", "restore_gitignore", "unexpected_entries"), "trust"),
     **dict.fromkeys(("AUTHORITY_FILES", "Brought", "WorkspaceTrust", "add_user_rule", "history_file", "project_key",
                      "project_trusted", "remember_trust", "revoke_trust", "user_config_dir", "user_record_path",
                      "user_rules", "user_state_dir", "what_project_brings", "workspace_trust"), "workspace"),
     **dict.fromkeys(("MCP_CONFIG_NAME", "MCP_TOOLS_NAME", "USER_DIR_NAME", "USER_MCP_CONFIG_NAME"), "layout"),
     **dict.fromkeys(("read_tool_defs", "write_tool_defs"), "tool_defs"),
     **dict.fromkeys(("OPEN_STATUSES", "Plan", "PlanError", "PlanStore", "Task", "TASK_STATUSES"), "plan_store"),
-    **dict.fromkeys(("PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE", "PLAN_TODO_DIR", "TASK_FILE_RE", "TASKS_DIR_NAME",
-                     "TASKS_LOCK_NAME", "TASKS_SUBDIR", "task_file_name", "tasks_dir"), "layout"),
+    **dict.fromkeys(("PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE", "PLAN_TODO_DIR", "TASK_FILE_RE",
+                     "TASKS_DIR_NAME", "TASKS_LOCK_NAME", "TASKS_SUBDIR", "task_file_name", "tasks_dir"), "layout"),
     **dict.fromkeys(("REMINDER_CLOSE", "REMINDER_OPEN", "is_reminder_block", "reminder_block"), "messages"),
     **dict.fromkeys(("MEMORY_COMMANDS", "MEMORY_SCOPES", "MEMORY_TYPES", "MEMORY_WRITE_COMMANDS", "MemoryChange",
                      "MemoryIndex", "MemoryRefused", "MemoryStore", "MemoryTopic", "parse_front_matter",
                      "parse_memory_path"), "memory_store"),
-    **dict.fromkeys(("MEMORY_DIR_NAME", "MEMORY_INDEX_NAME", "MEMORY_SUBDIR", "MEMORY_TOPIC_RE", "memory_dir"),
-                    "layout"),
+    **dict.fromkeys(("MEMORY_DIR_NAME", "MEMORY_INDEX_NAME", "MEMORY_SUBDIR", "MEMORY_TOPIC_RE", "memory_dir"
+                    ), "layout"),
     **dict.fromkeys(("SCENE_TYPES",), "recorder"),
 }
 
-__all__ = [  # sorted, case-insensitively
-    "add_secret_value", "add_user_rule", "AmbiguousSessionId", "AUTHORITY_FILES", "BACKUP_NAME_RE", "blocks", "Brought",
-    "changes_since", "check_sessions_dir", "clean_name", "content_blocks", "content_text", "count_secrets",
-    "created_ms_of", "decode", "DIR_MODE", "encode_line", "FETCHED_NAME", "FILE_HISTORY_DIR", "FILE_MODE", "FileChange",
-    "FileHistory", "find_project_dir", "first_records", "foreign_reason", "ForeignSession", "git_branch_of",
-    "git_dir_of", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "git_worktree_root", "git_worktrees", "GITIGNORE_NAME",
-    "gitignore_problem", "GITIGNORE_TEXT", "GitRefused", "has_tool_results", "held_for_removal", "history_file",
-    "INTERRUPTED_MARKER", "interrupted_result", "INTERRUPTED_TEXT", "InvalidSessionId", "is_id_prefix",
-    "is_omitted_marker", "is_reminder_block", "is_session_id", "is_sidechain_path", "iter_transcript", "json_object",
-    "LiveLock",
-    "Liveness", "LiveSessionStore", "load_for_resume", "LoadedSession", "LOCK_NAME", "mask_own_secrets",
-    "may_hold_secret", "MCP_CONFIG_NAME", "MCP_TOOLS_NAME", "MEMORY_COMMANDS", "memory_dir", "MEMORY_DIR_NAME",
-    "MEMORY_INDEX_NAME", "MEMORY_SCOPES", "MEMORY_SUBDIR", "MEMORY_TOPIC_RE", "MEMORY_TYPES", "MEMORY_WRITE_COMMANDS",
-    "MemoryChange", "MemoryIndex", "MemoryRefused", "MemoryStore", "MemoryTopic", "MESSAGES_NAME", "META_NAME",
-    "META_TMP_NAME", "new_session_id", "now_iso", "one_line", "open_sidechain", "OPEN_STATUSES", "parse_front_matter",
-    "parse_memory_path", "Plan", "PLAN_DONE_DIR", "PLAN_FILE_NAME", "PLAN_ID_RE", "PLAN_TODO_DIR", "plan_updates_since",
-    "PlanError", "PlanStore", "probe_live", "PROJECT_DIR_NAME", "project_key", "project_trusted", "PROMPT_HISTORY_NAME",
-    "prompt_text", "prompt_turns", "read_meta", "read_records", "read_tool_defs", "rebuild_meta", "Recorder",
-    "redact_text", "remember_trust", "reminder_block", "REMINDER_CLOSE", "REMINDER_OPEN", "rename_session",
-    "repair_gitignore", "repair_history", "replace_file", "replace_private_file", "resolve_session_id",
-    "restore_change",
-    "restore_gitignore", "ResumedSession", "revoke_trust", "run_git", "SCENE_TYPES", "search_sessions", "SessionError",
-    "SessionInfo", "SessionInUse", "SessionMeta", "SessionNotFound", "sessions_dir", "SESSIONS_DIR_NAME",
-    "SESSIONS_SUBDIR", "SessionsDirRefused", "SessionStore", "SETTINGS_LOCK_NAME", "SETTINGS_NAME",
-    "sidechain_file_name", "SIDECHAIN_PATH_RE", "sidechain_paths", "SIDECHAIN_SUFFIX", "SidechainRecorder",
-    "slug_agent_name", "STAGING_NAME", "start_git", "SUBAGENT_DIR", "summary_message", "Task", "task_file_name",
-    "TASK_FILE_RE", "TASK_STATUSES", "tasks_dir", "TASKS_DIR_NAME", "TASKS_LOCK_NAME", "TASKS_SUBDIR", "text_block",
-    "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text", "tool_results", "tool_uses",
-    "tool_uses_by_id", "tracked_session_ids", "transcript_path", "TranscriptLine", "unexpected_entries",
-    "user_config_dir", "USER_DIR_NAME", "USER_MCP_CONFIG_NAME", "user_record_path", "user_rules", "user_state_dir",
-    "what_project_brings", "workspace_trust", "WorkspaceTrust", "Worktree", "write_meta", "write_tool_defs",
-]
+__all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
 
 
 def __getattr__(name: str) -> object:
@@ -140,148 +106,116 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
-    from .atomic import replace_file, replace_private_file
-    from .file_history import FileChange, FileHistory, restore_change
-    from .git import GIT_SAFE_CONFIG, GIT_SAFE_ENV, GitRefused, run_git, start_git
+# Type checkers and editors see the same names, imported eagerly; `X as X` marks each one re-exported (mypy's
+# no_implicit_reexport), since they cannot read `__all__` from the table. test_public_api.py keeps the two equal.
+# One statement per submodule (isort would split every `as` into a statement of its own):
+# isort: off
+if TYPE_CHECKING:
+    from .atomic import replace_file as replace_file, replace_private_file as replace_private_file
+    from .file_history import (
+        FileChange as FileChange, FileHistory as FileHistory, restore_change as restore_change,
+    )
+    from .git import (
+        GIT_SAFE_CONFIG as GIT_SAFE_CONFIG, GIT_SAFE_ENV as GIT_SAFE_ENV, GitRefused as GitRefused, run_git as run_git,
+        start_git as start_git,
+    )
     from .ids import (
-        AmbiguousSessionId,
-        InvalidSessionId,
-        SessionError,
-        SessionNotFound,
-        created_ms_of,
-        is_session_id,
-        new_session_id,
-        resolve_session_id,
-        sidechain_file_name,
-        slug_agent_name,
+        AmbiguousSessionId as AmbiguousSessionId, InvalidSessionId as InvalidSessionId, SessionError as SessionError,
+        SessionNotFound as SessionNotFound, created_ms_of as created_ms_of, is_id_prefix as is_id_prefix,
+        is_session_id as is_session_id, new_session_id as new_session_id, resolve_session_id as resolve_session_id,
+        sidechain_file_name as sidechain_file_name, slug_agent_name as slug_agent_name,
     )
     from .inspect import (
-        TranscriptLine,
-        first_records,
-        is_id_prefix,
-        is_sidechain_path,
-        iter_transcript,
-        open_sidechain,
-        read_records,
-        sidechain_paths,
+        TranscriptLine as TranscriptLine, first_records as first_records, is_sidechain_path as is_sidechain_path,
+        iter_transcript as iter_transcript, open_sidechain as open_sidechain, read_records as read_records,
+        sidechain_paths as sidechain_paths,
     )
-    from .jsonio import decode, encode_line, json_object
+    from .jsonio import (
+        decode as decode, encode_line as encode_line, json_object as json_object,
+    )
     from .layout import (
-        BACKUP_NAME_RE,
-        DIR_MODE,
-        FETCHED_NAME,
-        FILE_HISTORY_DIR,
-        FILE_MODE,
-        GITIGNORE_NAME,
-        GITIGNORE_TEXT,
-        LOCK_NAME,
-        MCP_CONFIG_NAME,
-        MCP_TOOLS_NAME,
-        MEMORY_DIR_NAME,
-        MEMORY_INDEX_NAME,
-        MEMORY_SUBDIR,
-        MEMORY_TOPIC_RE,
-        MESSAGES_NAME,
-        META_NAME,
-        META_TMP_NAME,
-        PLAN_DONE_DIR,
-        PLAN_FILE_NAME,
-        PLAN_ID_RE,
-        PLAN_TODO_DIR,
-        PROJECT_DIR_NAME,
-        PROMPT_HISTORY_NAME,
-        SESSIONS_DIR_NAME,
-        SESSIONS_SUBDIR,
-        SETTINGS_LOCK_NAME,
-        SETTINGS_NAME,
-        SIDECHAIN_PATH_RE,
-        SIDECHAIN_SUFFIX,
-        STAGING_NAME,
-        SUBAGENT_DIR,
-        TASK_FILE_RE,
-        TASKS_DIR_NAME,
-        TASKS_LOCK_NAME,
-        TASKS_SUBDIR,
-        USER_DIR_NAME,
-        USER_MCP_CONFIG_NAME,
-        memory_dir,
-        sessions_dir,
-        task_file_name,
-        tasks_dir,
-        transcript_path,
+        BACKUP_NAME_RE as BACKUP_NAME_RE, DIR_MODE as DIR_MODE, FETCHED_NAME as FETCHED_NAME,
+        FILE_HISTORY_DIR as FILE_HISTORY_DIR, FILE_MODE as FILE_MODE, GITIGNORE_NAME as GITIGNORE_NAME,
+        GITIGNORE_TEXT as GITIGNORE_TEXT, LOCK_NAME as LOCK_NAME, MCP_CONFIG_NAME as MCP_CONFIG_NAME,
+        MCP_TOOLS_NAME as MCP_TOOLS_NAME, MEMORY_DIR_NAME as MEMORY_DIR_NAME, MEMORY_INDEX_NAME as MEMORY_INDEX_NAME,
+        MEMORY_SUBDIR as MEMORY_SUBDIR, MEMORY_TOPIC_RE as MEMORY_TOPIC_RE, MESSAGES_NAME as MESSAGES_NAME,
+        META_NAME as META_NAME, META_TMP_NAME as META_TMP_NAME, PLAN_DONE_DIR as PLAN_DONE_DIR,
+        PLAN_FILE_NAME as PLAN_FILE_NAME, PLAN_ID_RE as PLAN_ID_RE, PLAN_TODO_DIR as PLAN_TODO_DIR,
+        PROJECT_DIR_NAME as PROJECT_DIR_NAME, PROMPT_HISTORY_NAME as PROMPT_HISTORY_NAME,
+        SESSIONS_DIR_NAME as SESSIONS_DIR_NAME, SESSIONS_SUBDIR as SESSIONS_SUBDIR,
+        SETTINGS_LOCK_NAME as SETTINGS_LOCK_NAME, SETTINGS_NAME as SETTINGS_NAME,
+        SIDECHAIN_PATH_RE as SIDECHAIN_PATH_RE, SIDECHAIN_SUFFIX as SIDECHAIN_SUFFIX, STAGING_NAME as STAGING_NAME,
+        SUBAGENT_DIR as SUBAGENT_DIR, TASKS_DIR_NAME as TASKS_DIR_NAME, TASKS_LOCK_NAME as TASKS_LOCK_NAME,
+        TASKS_SUBDIR as TASKS_SUBDIR, TASK_FILE_RE as TASK_FILE_RE, USER_DIR_NAME as USER_DIR_NAME,
+        USER_MCP_CONFIG_NAME as USER_MCP_CONFIG_NAME, memory_dir as memory_dir, sessions_dir as sessions_dir,
+        task_file_name as task_file_name, tasks_dir as tasks_dir, transcript_path as transcript_path,
     )
-    from .live import LiveLock, Liveness, LiveSessionStore, SessionInUse, held_for_removal, probe_live
+    from .live import (
+        LiveLock as LiveLock, LiveSessionStore as LiveSessionStore, Liveness as Liveness, probe_live as probe_live,
+    )
     from .memory_store import (
-        MEMORY_COMMANDS,
-        MEMORY_SCOPES,
-        MEMORY_TYPES,
-        MEMORY_WRITE_COMMANDS,
-        MemoryChange,
-        MemoryIndex,
-        MemoryRefused,
-        MemoryStore,
-        MemoryTopic,
-        parse_front_matter,
-        parse_memory_path,
+        MEMORY_COMMANDS as MEMORY_COMMANDS, MEMORY_SCOPES as MEMORY_SCOPES, MEMORY_TYPES as MEMORY_TYPES,
+        MEMORY_WRITE_COMMANDS as MEMORY_WRITE_COMMANDS, MemoryChange as MemoryChange, MemoryIndex as MemoryIndex,
+        MemoryRefused as MemoryRefused, MemoryStore as MemoryStore, MemoryTopic as MemoryTopic,
+        parse_front_matter as parse_front_matter, parse_memory_path as parse_memory_path,
     )
     from .messages import (
-        INTERRUPTED_MARKER,
-        REMINDER_CLOSE,
-        REMINDER_OPEN,
-        blocks,
-        content_blocks,
-        content_text,
-        has_tool_results,
-        is_reminder_block,
-        one_line,
-        reminder_block,
-        text_block,
-        text_of,
-        tool_names_by_id,
-        tool_result_block,
-        tool_result_text,
-        tool_results,
-        tool_uses,
-        tool_uses_by_id,
+        INTERRUPTED_MARKER as INTERRUPTED_MARKER, REMINDER_CLOSE as REMINDER_CLOSE, REMINDER_OPEN as REMINDER_OPEN,
+        blocks as blocks, content_blocks as content_blocks, content_text as content_text,
+        has_tool_results as has_tool_results, is_reminder_block as is_reminder_block, one_line as one_line,
+        reminder_block as reminder_block, text_block as text_block, text_of as text_of,
+        tool_names_by_id as tool_names_by_id, tool_result_block as tool_result_block,
+        tool_result_text as tool_result_text, tool_results as tool_results, tool_uses as tool_uses,
+        tool_uses_by_id as tool_uses_by_id,
     )
-    from .meta import SessionMeta, clean_name, prompt_text, read_meta, rebuild_meta, write_meta
-    from .naming import rename_session
-    from .plan_store import OPEN_STATUSES, TASK_STATUSES, Plan, PlanError, PlanStore, Task
-    from .project import Worktree, find_project_dir, git_branch_of, git_dir_of, git_worktree_root, git_worktrees
-    from .recorder import SCENE_TYPES, Recorder, SidechainRecorder, now_iso
-    from .redact import add_secret_value, count_secrets, mask_own_secrets, may_hold_secret, redact_text
-    from .repair import INTERRUPTED_TEXT, interrupted_result, repair_history
-    from .resume import LoadedSession, is_omitted_marker, load_for_resume, summary_message
-    from .rewind import changes_since, plan_updates_since, prompt_turns
-    from .search import search_sessions
-    from .store import ResumedSession, SessionInfo, SessionStore
-    from .tool_defs import read_tool_defs, write_tool_defs
+    from .meta import (
+        SessionMeta as SessionMeta, clean_name as clean_name, prompt_text as prompt_text,
+    )
+    from .plan_store import (
+        OPEN_STATUSES as OPEN_STATUSES, Plan as Plan, PlanError as PlanError, PlanStore as PlanStore,
+        TASK_STATUSES as TASK_STATUSES, Task as Task,
+    )
+    from .project import (
+        Worktree as Worktree, find_project_dir as find_project_dir, git_branch_of as git_branch_of,
+        git_dir_of as git_dir_of, git_worktree_root as git_worktree_root, git_worktrees as git_worktrees,
+    )
+    from .recorder import (
+        Recorder as Recorder, SCENE_TYPES as SCENE_TYPES, SidechainRecorder as SidechainRecorder, now_iso as now_iso,
+    )
+    from .redact import (
+        add_secret_value as add_secret_value, mask_own_secrets as mask_own_secrets, redact_text as redact_text,
+    )
+    from .repair import (
+        INTERRUPTED_TEXT as INTERRUPTED_TEXT, interrupted_result as interrupted_result,
+        repair_history as repair_history,
+    )
+    from .resume import (
+        LoadedSession as LoadedSession, is_omitted_marker as is_omitted_marker, load_for_resume as load_for_resume,
+        summary_message as summary_message,
+    )
+    from .rewind import (
+        changes_since as changes_since, plan_updates_since as plan_updates_since, prompt_turns as prompt_turns,
+    )
+    from .search import (
+        search_sessions as search_sessions,
+    )
+    from .store import (
+        ResumedSession as ResumedSession, SessionInfo as SessionInfo, SessionStore as SessionStore,
+    )
+    from .tool_defs import (
+        read_tool_defs as read_tool_defs, write_tool_defs as write_tool_defs,
+    )
     from .trust import (
-        ForeignSession,
-        SessionsDirRefused,
-        check_sessions_dir,
-        foreign_reason,
-        gitignore_problem,
-        repair_gitignore,
-        restore_gitignore,
-        tracked_session_ids,
-        unexpected_entries,
+        ForeignSession as ForeignSession, SessionsDirRefused as SessionsDirRefused,
+        check_sessions_dir as check_sessions_dir, foreign_reason as foreign_reason,
+        tracked_session_ids as tracked_session_ids,
     )
     from .workspace import (
-        AUTHORITY_FILES,
-        Brought,
-        WorkspaceTrust,
-        add_user_rule,
-        history_file,
-        project_key,
-        project_trusted,
-        remember_trust,
-        revoke_trust,
-        user_config_dir,
-        user_record_path,
-        user_rules,
-        user_state_dir,
-        what_project_brings,
-        workspace_trust,
+        AUTHORITY_FILES as AUTHORITY_FILES, Brought as Brought, WorkspaceTrust as WorkspaceTrust,
+        add_user_rule as add_user_rule, history_file as history_file, project_key as project_key,
+        project_trusted as project_trusted, remember_trust as remember_trust, revoke_trust as revoke_trust,
+        user_config_dir as user_config_dir, user_record_path as user_record_path, user_rules as user_rules,
+        user_state_dir as user_state_dir, what_project_brings as what_project_brings,
+        workspace_trust as workspace_trust,
     )
+# isort: on

@@ -38,12 +38,15 @@ runs git plainly:
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import subprocess
+
 __all__ = ["ALLOWED", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "SAFE_CONFIG", "SAFE_ENV",
-           "git_argv", "git_env", "run_git", "start_git"]
+           "git_argv", "git_env", "repository", "run_git", "start_git", "start_in"]
 
 GIT_TIMEOUT_S = 10
 
@@ -129,7 +132,7 @@ def git_env(worktree: Path, environ: Mapping[str, str] | None = None) -> dict[st
     return env
 
 
-def _repository(start: Path | str) -> tuple[Path, Path] | None:
+def repository(start: Path | str) -> tuple[Path, Path] | None:
     """(worktree root, its git directory) for `start`, found without running git; None outside one."""
     from .project import git_dir_of, git_worktree_root
 
@@ -152,11 +155,17 @@ def _repository(start: Path | str) -> tuple[Path, Path] | None:
 def start_git(start: Path | str, *args: str) -> tuple[subprocess.Popen[bytes], Path] | None:
     """Start `git args` for the repository holding `start`; (process, worktree root), or None (no repository,
     no git). Output is bytes on the process's stdout; paths it prints are relative to the worktree root."""
-    found = _repository(start)
-    if found is None:
-        return None
+    found = repository(start)
+    return None if found is None else start_in(found, *args)
+
+
+def start_in(found: tuple[Path, Path], *args: str) -> tuple[subprocess.Popen[bytes], Path] | None:
+    """`start_git` in the repository `repository()` found: (worktree root, git directory), checked by the caller
+    (tracked_cache.py keys git's answer to the exact repository it ran in)."""
     root, git_dir = found
     argv = git_argv(root, git_dir, args)
+    import subprocess  # here, not at the top: outside a repository (and `sessions list` there) git never runs
+
     try:
         proc = subprocess.Popen(argv, cwd=root, env=git_env(root), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, close_fds=True)
@@ -172,6 +181,8 @@ def run_git(start: Path | str, *args: str, timeout: float = GIT_TIMEOUT_S) -> st
     if started is None:
         return None
     proc, _ = started
+    import subprocess
+
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.SubprocessError:

@@ -96,3 +96,8 @@ def slug_agent_name(name: str) -> str:
 def sidechain_file_name(agent_name: str, now_ms: int | None = None) -> str:
     ms = int(time.time() * 1000) if now_ms is None else now_ms
     return f"{ms:013d}_{slug_agent_name(agent_name)}_{random_hex(2)}{SIDECHAIN_SUFFIX}"
+
+
+def is_id_prefix(text: object) -> bool:
+    """Whether `text` is shaped like a session id or a prefix of one (checked before any path is built)."""
+    return isinstance(text, str) and _PREFIX_RE.match(text) is not None

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from .ids import _PREFIX_RE
 from .jsonio import decode
 from .layout import SIDECHAIN_PATH_RE, SUBAGENT_DIR
 
@@ -89,11 +88,6 @@ def first_records(path: Path | str, limit: int) -> list[dict[str, Any]]:
     except OSError:
         pass
     return out
-
-
-def is_id_prefix(text: object) -> bool:
-    """Whether `text` is shaped like a session id or a prefix of one (checked before any path is built)."""
-    return isinstance(text, str) and _PREFIX_RE.match(text) is not None
 
 
 def is_sidechain_path(text: object) -> TypeGuard[str]:

@@ -44,6 +44,8 @@ $XDG_STATE_HOME/evo-agent/            (else ~/.local/state/evo-agent)
 $XDG_CACHE_HOME/evo-agent/            (else ~/.cache/evo-agent): what can be deleted at any time
   list-index/<key>.json               LIST_INDEX_DIR_NAME: the listing index of one sessions directory (key: its
                                       real path), a cache of every meta.json for `list()` (list_index.py)
+  list-index/<key>.tracked.json       TRACKED_CACHE_SUFFIX: git's answer of which sessions it tracks, with the
+                                      identity of the git index it read (tracked_cache.py)
 ```
 
 Directories are created 0700 and files 0600 (SPEC §1): transcripts hold source
@@ -55,6 +57,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = [
@@ -107,6 +110,7 @@ __all__ = [
     "task_file_name",
     "tasks_dir",
     "transcript_path",
+    "user_state_dir",
 ]
 
 # The project's own directory: where evo-agent keeps everything it writes (SPEC §1).
@@ -128,6 +132,8 @@ MADE_NAME = "made"
 # truth; outside the project, so a repository cannot plant one and older versions never see it.
 LIST_INDEX_DIR_NAME = "list-index"
 LIST_INDEX_SUFFIX = ".json"
+TRACKED_CACHE_SUFFIX = ".tracked.json"  # beside the index: `git ls-files`'s answer (tracked_cache.py)
+GIT_INDEX_NAME = "index"  # in the git directory: what `git ls-files` reads
 
 SESSIONS_DIR_NAME = "sessions"
 SESSIONS_SUBDIR = Path(PROJECT_DIR_NAME) / SESSIONS_DIR_NAME
@@ -198,3 +204,13 @@ def task_file_name(task_id: int) -> str:
 def memory_dir(project_dir: str | os.PathLike[str]) -> Path:
     """`<project>/.evo-agent/memory`: the project's Auto Memory."""
     return Path(project_dir) / MEMORY_SUBDIR
+
+
+def user_state_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_STATE_HOME/evo-agent`, else `~/.local/state/evo-agent`: what evo-agent keeps for the user (history).
+
+    Here rather than in workspace.py: the listing reads `made` (origin.py) from it, and should not load the rest.
+    """
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
+    return Path(base) / USER_DIR_NAME

@@ -32,19 +32,17 @@ import os
 import stat
 import time
 from collections.abc import Iterable
-from dataclasses import fields
 from typing import Any
 
 from .atomic import write_back_private
 from .jsonio import decode, encode_line
 from .layout import DIR_MODE, LIST_INDEX_DIR_NAME, LIST_INDEX_SUFFIX, META_NAME, USER_DIR_NAME
-from .meta import _INT_FIELDS, SessionMeta, read_meta_stat
+from .meta import _INT_FIELDS, FIELDS, SessionMeta, read_meta_stat
 
 VERSION = 1
 MIN_SESSIONS = 200  # fewer sessions: no index file (tests lower it)
 RESAVE_MIN = 32  # entries read again or dropped before an existing index is rewritten (and 1% of the sessions)
 RACY_NS = 2_000_000_000  # the coarse file clock, FAT's 2 s mtimes: a meta.json changed this recently is not cached
-FIELDS = tuple(f.name for f in fields(SessionMeta) if f.name != "extra")  # SessionMeta's positional order
 _INT_POS = tuple(FIELDS.index(name) for name in _INT_FIELDS)
 _STR_POS = (FIELDS.index("agent_version"), FIELDS.index("cwd"))
 _OPT_STR_POS = tuple(i for i, name in enumerate(FIELDS) if i not in _INT_POS and i not in _STR_POS and name != "id")

@@ -24,19 +24,20 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from .layout import DIR_MODE, FILE_MODE, MADE_NAME
-from .workspace import user_state_dir
+from .layout import DIR_MODE, FILE_MODE, MADE_NAME, user_state_dir
 
 HEADER = b"# since "
 MAX_BYTES = 64 << 20  # a file larger than this is not read (judging nothing), never half-read
 
 
-@dataclass(frozen=True)
-class Made:
-    """The ids this user's evo-agent made, and since when it has been keeping count (ns, or None: not judging)."""
+class Made(NamedTuple):
+    """The ids this user's evo-agent made, and since when it has been keeping count (ns, or None: not judging).
+
+    A NamedTuple, not a dataclass: `sessions list` reads it, and `dataclasses` costs more to import than listing.
+    """
 
     ids: frozenset[str]
     since_ns: int | None

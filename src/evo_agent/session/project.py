@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .layout import PROJECT_DIR_NAME
 
@@ -118,8 +118,9 @@ def git_branch_by_spawning(cwd: Path | str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Worktree:
+class Worktree(NamedTuple):
+    """One worktree of a repository (a NamedTuple: `sessions list` loads this module without `dataclasses`)."""
+
     path: Path
     branch: str | None
 

@@ -25,7 +25,6 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,11 +34,11 @@ from .ids import (
     InvalidSessionId,
     SessionNotFound,
     created_ms_of,
+    is_id_prefix,
     is_session_id,
     new_session_id,
     resolve_session_id,
 )
-from .inspect import is_id_prefix
 from .layout import FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT, MESSAGES_NAME, SESSIONS_SUBDIR
 from .list_index import ListIndex
 from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
@@ -65,13 +64,27 @@ MTIME_SLACK_MS = 2000
 TRACKED_TTL_S = 1.0
 
 
-@dataclass
 class SessionInfo:
-    """One row of the listing: the (fresh) meta and where the session lives."""
+    """One row of the listing: the (fresh) meta and where the session lives.
 
-    meta: SessionMeta
-    dir: str  # kept as str: building a Path per row is a measurable share of listing 10,000
-    foreign: str | None = None  # why this user did not record it here (trust.foreign_reason), None when ours
+    A plain class, not a dataclass: `sessions list` would otherwise import `dataclasses` (see SessionMeta).
+    """
+
+    __slots__ = ("dir", "foreign", "meta")
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __init__(self, meta: SessionMeta, dir: str, foreign: str | None = None) -> None:  # noqa: A002
+        self.meta = meta
+        self.dir = dir  # kept as str: building a Path per row is a measurable share of listing 10,000
+        self.foreign = foreign  # why this user did not record it here (trust.foreign_reason), None when ours
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionInfo) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.dir, self.foreign) == (other.meta, other.dir, other.foreign)
+
+    def __repr__(self) -> str:
+        return f"SessionInfo(meta={self.meta!r}, dir={self.dir!r}, foreign={self.foreign!r})"
 
     @property
     def id(self) -> str:
@@ -94,13 +107,19 @@ def _order(row: SessionInfo) -> tuple[int, str]:
     return (row.meta.updated_ms, row.meta.id)
 
 
-@dataclass
 class ResumedSession:
-    recorder: Recorder
-    loaded: LoadedSession
-    notice: str | None = None  # what became of the history (e.g. it was summarised), for the front end to show
-    # The `instructions` record's fields the new session holds: its source's (SPEC §11), None when there are none.
-    instructions: dict[str, Any] | None = None
+    """A resume under way: the new session's recorder and the history it restores (a plain class, as SessionInfo)."""
+
+    def __init__(self, recorder: Recorder, loaded: LoadedSession, notice: str | None = None,
+                 instructions: dict[str, Any] | None = None) -> None:
+        self.recorder = recorder
+        self.loaded = loaded
+        self.notice = notice  # what became of the history (e.g. it was summarised), for the front end to show
+        # The `instructions` record's fields the new session holds: its source's (SPEC §11), None when there are none.
+        self.instructions = instructions
+
+    def __repr__(self) -> str:
+        return f"ResumedSession(recorder={self.recorder!r}, notice={self.notice!r})"
 
     def copy_history(self) -> None:
         """Write the restored messages into the new session and publish it (what `resume` does by default).

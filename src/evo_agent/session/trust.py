@@ -21,7 +21,8 @@ it is continued, and one that this user did not record here is *foreign*:
   sees it from the `lstat` it makes anyway.
 
 The judgement is cheap: two `stat` results a session (which listing has
-anyway) and one `git ls-files` per listing, never per session.
+anyway) and one `git ls-files` per listing, never per session — none while the git
+index is the one git last answered for (tracked_cache.py).
 
 The sessions directory itself is checked the same way before anything is read
 or written through it (`check_sessions_dir`): a symbolic link or another
@@ -33,7 +34,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -138,8 +138,6 @@ def start_tracked_session_ids(sessions_dir: Path | str) -> Callable[[], frozense
     root with the repository named explicitly (git.py): a sessions directory
     that looks like a repository (`HEAD`, `config`, `objects/`) is never one to git.
     """
-    from .git import start_git
-
     sessions_dir = Path(sessions_dir).absolute()
     if not sessions_dir.is_dir():
         return lambda: frozenset()
@@ -152,13 +150,25 @@ def start_tracked_session_ids(sessions_dir: Path | str) -> Callable[[], frozense
         prefix = sessions_dir.relative_to(root).as_posix()
     except ValueError:
         return lambda: frozenset()
-    started = start_git(root, "ls-files", "-z", "--", prefix)
+    from . import tracked_cache
+    from .git import repository, start_in
+
+    found = repository(root)  # None: no repository git may read (git.py), so nothing is tracked
+    if found is None:
+        return lambda: frozenset()
+    key = tracked_cache.index_key(str(sessions_dir), *found, prefix)  # taken before git starts (tracked_cache.py)
+    kept = tracked_cache.load(key) if key is not None else None
+    if kept is not None:  # the index git would read is the one it read last time: the same answer, no process
+        return lambda: kept
+    started = start_in(found, "ls-files", "-z", "--", prefix)
     if started is None:
         return lambda: frozenset()
     proc, _ = started
     lead = (prefix + "/").encode("utf-8", "surrogateescape")
 
     def answer() -> frozenset[str]:
+        import subprocess  # loaded by start_git already: only a listing inside a repository pays for it
+
         try:
             out, _ = proc.communicate(timeout=10)
         except subprocess.SubprocessError:
@@ -174,6 +184,8 @@ def start_tracked_session_ids(sessions_dir: Path | str) -> Callable[[], frozense
             first = raw[len(lead):].split(b"/", 1)[0].decode("utf-8", "replace")
             if is_session_id(first):
                 ids.add(first)
+        if key is not None:
+            tracked_cache.save(key, frozenset(ids))
         return frozenset(ids)
 
     return answer

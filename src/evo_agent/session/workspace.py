@@ -43,6 +43,7 @@ from .layout import (
     PROJECTS_LOCK_NAME,
     SETTINGS_NAME,
     USER_DIR_NAME,
+    user_state_dir,
 )
 
 __all__ = [
@@ -73,13 +74,6 @@ def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$XDG_CONFIG_HOME/evo-agent`, else `~/.config/evo-agent`: the user's own settings."""
     env = os.environ if environ is None else environ
     base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
-    return Path(base) / USER_DIR_NAME
-
-
-def user_state_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_STATE_HOME/evo-agent`, else `~/.local/state/evo-agent`: what evo-agent keeps for the user (history)."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
     return Path(base) / USER_DIR_NAME
 
 

@@ -45,11 +45,13 @@ from evo_agent.session import (
     SessionStore,
     created_ms_of,
     foreign_reason,
-    gitignore_problem,
     is_session_id,
     is_sidechain_path,
     iter_transcript,
     probe_live,
+)
+from evo_agent.session.admin import (
+    gitignore_problem,
     read_meta,
     rebuild_meta,
     restore_gitignore,

@@ -19,15 +19,8 @@ from pathlib import Path
 from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import (
-    MESSAGES_NAME,
-    SUBAGENT_DIR,
-    SessionStore,
-    count_secrets,
-    is_sidechain_path,
-    iter_transcript,
-    may_hold_secret,
-)
+from evo_agent.session import MESSAGES_NAME, SUBAGENT_DIR, SessionStore, is_sidechain_path, iter_transcript
+from evo_agent.session.admin import count_secrets, may_hold_secret
 
 from .common import plural
 

@@ -5,7 +5,6 @@ Kept apart from command.py so the sync feature touches that file in a few lines.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 from collections.abc import Callable, Iterator
 
@@ -13,6 +12,7 @@ from ..errors import CommandError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `--help` builds these parsers
 if TYPE_CHECKING:
+    import argparse
     from typing import TextIO
 
     from evo_agent.session import SessionStore

@@ -20,15 +20,8 @@ from pathlib import Path
 from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import (
-    MESSAGES_NAME,
-    SUBAGENT_DIR,
-    SessionInUse,
-    SessionStore,
-    held_for_removal,
-    is_session_id,
-    probe_live,
-)
+from evo_agent.session import MESSAGES_NAME, SUBAGENT_DIR, SessionStore, is_session_id, probe_live
+from evo_agent.session.admin import SessionInUse, held_for_removal
 
 from ..errors import CommandError
 from .common import fmt_bytes, fmt_ms, plural, resolve_session_dir, short

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import SessionStore, rename_session
+from evo_agent.session import SessionStore
+from evo_agent.session.admin import rename_session
 
 
 def rename(store: SessionStore, text: str, name: str, out: TextIO) -> int:
