@@ -81,15 +81,18 @@ def test_an_openai_session_resumes_with_anthropic(cli, model_server, openai_serv
     openai_server.assert_all_valid()
 
 
-def test_compaction_over_openai_sends_no_tools_and_resume_starts_from_the_summary(cli, openai_server, both_env):
+def test_compaction_over_openai_forbids_tools_and_resume_starts_from_the_summary(cli, openai_server, both_env):
     def answer(body):
-        return openai_api.text("ok") if body.get("tools") else openai_api.text("S-openai")
+        return openai_api.text("S-openai") if body.get("tool_choice") == "none" else openai_api.text("ok")
 
     openai_server.default = answer
     first = cli.run("--provider", "openai", input="note the colour blue\n/compact\n", env=both_env)
     assert first.rc == 0 and "compaction #1, manual" in first.out, first.err
-    summary_call = openai_server.valid_requests[-1]
-    assert "tools" not in summary_call and [m["role"] for m in summary_call["messages"]] == ["system", "user"]
+    turn_call, summary_call = openai_server.valid_requests[-2:]
+    # The summary call is the conversation's next request (its prefix read from the cache) with tools forbidden.
+    assert summary_call["tool_choice"] == "none" and summary_call["tools"] == turn_call["tools"]
+    assert summary_call["messages"][:len(turn_call["messages"])] == turn_call["messages"]
+    assert summary_call["messages"][-1]["role"] == "user" and "summar" in json.dumps(summary_call["messages"][-1])
 
     resumed = cli.run("--resume", first.hint_id("err"), "--provider", "openai", "-p", "which colour?", env=both_env)
     assert resumed.rc == 0, resumed.err
