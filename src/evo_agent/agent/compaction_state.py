@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evo_agent.providers.base import ProviderCancelled, ProviderError
-from evo_agent.session import blocks, summary_message, text_of
+from evo_agent.session import blocks, summary_message, summary_text
 from evo_agent.tools import Tool, ToolContext, ToolResult
 from evo_agent.tools.registry import COMPACT_FACTS
 
@@ -133,11 +133,7 @@ def check_compactable(history: list[dict[str, Any]]) -> None:
 
 def _summary_text(message: dict[str, Any]) -> str:
     """The summary inside a synthetic summary message (or '' for any other message)."""
-    content = text_of(message)
-    prefix, suffix = "<previous-conversation-summary>\n", "\n</previous-conversation-summary>"
-    if message.get("role") == "user" and content.startswith(prefix) and content.endswith(suffix):
-        return content[len(prefix):-len(suffix)]
-    return ""
+    return summary_text(message)
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 from evo_agent.providers.base import ModelResponse, Provider, ProviderCancelled, StreamCallbacks
 from evo_agent.session import (
     INTERRUPTED_MARKER,
+    INVALID_ARGUMENTS_KEY,
     FileHistory,
     Recorder,
     ResumedSession,
@@ -79,7 +80,6 @@ from evo_agent.session import (
     tool_uses,
 )
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, facts_of, run_tool, validate_input
-from evo_agent.tools.runner import INVALID_ARGUMENTS_KEY
 
 from .callbacks import FrontEnd, SafeCallbacks, TurnCallbacks
 from .compaction import history_chars, micro_compact

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from evo_agent.session import SUMMARY_PREFIX
+
 EPHEMERAL = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
 MARKABLE = frozenset({"text", "image", "document", "tool_use", "tool_result", "search_result"})
-SUMMARY_PREFIX = "<previous-conversation-summary>\n"
 
 
 def as_blocks(content: Any) -> list[Any]:

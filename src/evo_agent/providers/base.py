@@ -11,6 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+# Where a tool_use input that was not one JSON object is kept (said once, in session/messages.py).
+from evo_agent.session import INVALID_ARGUMENTS_KEY as INVALID_ARGUMENTS_KEY
+
 # Why an answer ended (ModelResponse.stop_reason): every provider says it in the Messages API's words.
 END_TURN = "end_turn"  # the model finished
 TOOL_USE = "tool_use"  # the model waits for tool results
@@ -18,9 +21,6 @@ MAX_TOKENS = "max_tokens"  # cut at the request's max_tokens (OpenAI: finish_rea
 REFUSAL = "refusal"  # refused (OpenAI: "content_filter")
 CONTEXT_FULL = "model_context_window_exceeded"  # cut because the context window is full (Anthropic)
 
-# A tool_use input that was not one JSON object (cut mid-call, or malformed) is stored as
-# {INVALID_ARGUMENTS_KEY: "<raw text>"}: the history stays valid and the tool runner says so.
-INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
 
 
 @dataclass

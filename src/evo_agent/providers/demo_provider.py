@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evo_agent.session import (
+    SUMMARY_PREFIX,
     content_blocks,
     content_text,
     is_reminder_block,
@@ -191,7 +192,7 @@ class DemoProvider:
         asked, tools_used = [], []
         for part in _PART.finditer(conversation):
             tag, body = part.group(1), part.group(2).strip()
-            if tag == "user" and body and not body.startswith("<previous-conversation-summary>"):
+            if tag == "user" and body and not body.startswith(SUMMARY_PREFIX):
                 asked.append(body.splitlines()[0][:LINE_CHARS])
             elif tag.startswith("tool call: "):
                 tools_used.append(tag[len("tool call: "):])
@@ -211,7 +212,7 @@ class DemoProvider:
             for b in content_blocks(message.get("content")):
                 if message.get("role") == "user" and b.get("type") == "text" and b.get("text"):
                     first = b["text"].strip().splitlines()[0] if b["text"].strip() else ""
-                    if first and not first.startswith("<previous-conversation-summary>"):
+                    if first and not first.startswith(SUMMARY_PREFIX):
                         prompts.append(first[:LINE_CHARS])
                 if message.get("role") == "assistant" and b.get("type") == "tool_use":
                     tools_used.append(b.get("name", "tool"))

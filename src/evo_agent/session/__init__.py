@@ -47,7 +47,8 @@ _EXPORTS: dict[str, str] = {
                      "SETTINGS_NAME", "SIDECHAIN_PATH_RE", "SIDECHAIN_SUFFIX", "STAGING_NAME", "SUBAGENT_DIR",
                      "sessions_dir", "transcript_path"), "layout"),
     **dict.fromkeys(("LiveLock", "LiveSessionStore", "Liveness", "probe_live"), "live"),
-    **dict.fromkeys(("INTERRUPTED_MARKER", "blocks", "content_blocks", "content_text", "has_tool_results", "one_line",
+    **dict.fromkeys(("INTERRUPTED_MARKER", "INVALID_ARGUMENTS_KEY", "SUMMARY_PREFIX", "SUMMARY_SUFFIX", "summary_text",
+                     "blocks", "content_blocks", "content_text", "has_tool_results", "one_line",
                      "text_block", "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text",
                      "tool_results", "tool_uses", "tool_uses_by_id"), "messages"),
     **dict.fromkeys(("SessionMeta", "clean_name", "prompt_text"), "meta"),
@@ -160,7 +161,9 @@ if TYPE_CHECKING:
         parse_front_matter as parse_front_matter, parse_memory_path as parse_memory_path,
     )
     from .messages import (
-        INTERRUPTED_MARKER as INTERRUPTED_MARKER, REMINDER_CLOSE as REMINDER_CLOSE, REMINDER_OPEN as REMINDER_OPEN,
+        INTERRUPTED_MARKER as INTERRUPTED_MARKER, INVALID_ARGUMENTS_KEY as INVALID_ARGUMENTS_KEY,
+        SUMMARY_PREFIX as SUMMARY_PREFIX, SUMMARY_SUFFIX as SUMMARY_SUFFIX, summary_text as summary_text,
+        REMINDER_CLOSE as REMINDER_CLOSE, REMINDER_OPEN as REMINDER_OPEN,
         blocks as blocks, content_blocks as content_blocks, content_text as content_text,
         has_tool_results as has_tool_results, is_reminder_block as is_reminder_block, one_line as one_line,
         reminder_block as reminder_block, text_block as text_block, text_of as text_of,

@@ -24,6 +24,10 @@ from typing import Any
 
 __all__ = [
     "INTERRUPTED_MARKER",
+    "INVALID_ARGUMENTS_KEY",
+    "SUMMARY_PREFIX",
+    "SUMMARY_SUFFIX",
+    "summary_text",
     "REMINDER_CLOSE",
     "REMINDER_OPEN",
     "blocks",
@@ -45,6 +49,22 @@ __all__ = [
 
 # The user message a turn interrupted by the user ends with (the agent writes it; readers show it as a notice).
 INTERRUPTED_MARKER = "[Request interrupted by user]"
+
+# A tool_use input that was not one JSON object (cut mid-call, or malformed) is stored by the provider as
+# {INVALID_ARGUMENTS_KEY: "<raw text>"}: the history stays valid and the tool runner refuses the call.
+INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
+
+# The synthetic summary message is exactly SUMMARY_PREFIX + summary + SUMMARY_SUFFIX (SPEC §4 step 4).
+SUMMARY_PREFIX = "<previous-conversation-summary>\n"
+SUMMARY_SUFFIX = "\n</previous-conversation-summary>"
+
+
+def summary_text(message: dict[str, Any]) -> str:
+    """The summary inside a synthetic summary message (resume.summary_message), or "" for any other message."""
+    content = text_of(message)
+    if message.get("role") == "user" and content.startswith(SUMMARY_PREFIX) and content.endswith(SUMMARY_SUFFIX):
+        return content[len(SUMMARY_PREFIX):-len(SUMMARY_SUFFIX)]
+    return ""
 
 
 def content_blocks(content: object) -> list[dict[str, Any]]:

@@ -26,12 +26,11 @@ from typing import Any
 from .atomic import replace_file, write_back_private
 from .jsonio import decode, orjson, orjson_loaded
 from .layout import MESSAGES_NAME, META_NAME, META_TMP_NAME
-from .messages import has_tool_results, is_reminder_block, text_of
+from .messages import SUMMARY_PREFIX, has_tool_results, is_reminder_block, text_of
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 FIRST_PROMPT_MAX = 200
-SUMMARY_PREFIX = "<previous-conversation-summary>\n"
 # SessionMeta's fields in their positional order (what meta.json holds, and the listing index's columns).
 FIELDS = ("id", "created_ms", "updated_ms", "agent_version", "cwd", "git_branch", "model", "provider", "first_prompt",
           "name", "total_input_tokens", "total_output_tokens", "total_cache_creation_tokens",

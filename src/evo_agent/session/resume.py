@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .meta import SUMMARY_PREFIX, decode_lenient, prompt_text, records_in
+from .messages import SUMMARY_PREFIX, SUMMARY_SUFFIX
+from .meta import decode_lenient, prompt_text, records_in
 from .repair import repair_history
 
 
@@ -46,7 +47,6 @@ except ImportError:  # pragma: no cover - orjson is a declared dependency
     pass
 
 BLOCK = 1 << 20
-SUMMARY_SUFFIX = "\n</previous-conversation-summary>"
 WINDOW_HEAD_SHARE = 5  # a windowed load keeps 1/5 of its window for the head, the rest for the tail
 
 

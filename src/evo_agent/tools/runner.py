@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evo_agent.session import INVALID_ARGUMENTS_KEY
+
 from ._common import error
 from .base import Tool, ToolContext, ToolResult
 
@@ -65,9 +67,6 @@ def validate_input(tool: Tool, tool_input: object) -> tuple[dict[str, Any] | Non
     return cleaned, None
 
 
-# A provider that received arguments which were not one JSON object stores them
-# under this key (see providers/base.py), so the history stays valid.
-INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
 
 
 def run_tool(tools: list[Tool], name: str, input: dict[str, Any], ctx: ToolContext) -> ToolResult:  # noqa: A002

@@ -24,7 +24,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from evo_agent.safe_text import terminal_safe
-from evo_agent.session import INTERRUPTED_MARKER, one_line
+from evo_agent.session import INTERRUPTED_MARKER, SUMMARY_PREFIX, SUMMARY_SUFFIX, one_line
 from evo_agent.tools import call_argument, facts_of
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ __all__ = [
     "user_prompt", "welcome_line",
 ]
 
-SUMMARY_OPEN = "<previous-conversation-summary>"      # session.summary_message's first line
+SUMMARY_OPEN = SUMMARY_PREFIX.rstrip("\n")      # session.summary_message's first line
 PREVIEW_LINES = 3          # lines of a tool result shown under its call
 DIFF_MAX_LINES = 40        # diff lines shown for one edit (the rest are counted)
 LABEL_MAX = 100            # cells of a tool call's argument
@@ -139,7 +139,7 @@ def summary_block(summary: str) -> Text:
     body = summary
     if body.startswith(SUMMARY_OPEN):
         body = body[len(SUMMARY_OPEN):]
-    body = body.replace("</previous-conversation-summary>", "").strip()
+    body = body.replace(SUMMARY_SUFFIX.strip(), "").strip()
     first = next((line for line in body.splitlines() if line.strip()), "")
     out = Text()
     out.append("▸ summary", style="evo.tool")
