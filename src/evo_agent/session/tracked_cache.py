@@ -29,7 +29,7 @@ import stat
 import time
 from pathlib import Path
 
-from .atomic import replace_private_file
+from .atomic import write_back_private
 from .ids import is_session_id
 from .layout import DIR_MODE, GIT_INDEX_NAME, LIST_INDEX_DIR_NAME, TRACKED_CACHE_SUFFIX, USER_DIR_NAME
 
@@ -86,18 +86,9 @@ def save(key: Key, ids: frozenset[str]) -> bool:
     data = json.dumps({"version": VERSION, "key": key, "ids": sorted(ids)}).encode("utf-8")
     try:
         os.makedirs(directory, mode=DIR_MODE, exist_ok=True)
-        fd = os.open(directory, _O_DIR)
     except OSError:
         return False
-    try:
-        if os.fstat(fd).st_uid != os.geteuid():
-            return False
-        replace_private_file(fd, name, data)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return write_back_private(directory, name, data)  # never a link, never another user's directory
 
 
 def _path(real_sessions_dir: str) -> str:
