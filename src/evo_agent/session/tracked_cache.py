@@ -37,7 +37,6 @@ VERSION = 1
 RACY_NS = 2_000_000_000  # an index changed this recently is not kept (the coarse file clock; FAT's 2 s)
 MAX_BYTES = 1 << 20  # a larger file is not read (no answer of a sessions directory is that long)
 _O_READ = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 # What an answer is valid for: the sessions directory's real path, the worktree root, the git directory,
 # the sessions directory relative to the root, and the index's [dev, ino, size, mtime_ns, ctime_ns].
