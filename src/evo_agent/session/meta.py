@@ -26,6 +26,7 @@ from pathlib import Path
 from .jsonio import decode, orjson, orjson_loaded
 from .layout import FILE_MODE, MESSAGES_NAME, META_NAME, META_TMP_NAME
 from .messages import has_tool_results, is_reminder_block, text_of
+from .records import MESSAGE_TYPES, NOT_ACTIVITY
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -313,23 +314,20 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-_NOT_ACTIVITY = frozenset({"session_name"})
-
-
 def fold_record(meta: SessionMeta, record: dict) -> None:
     """Update `meta` with one record of the transcript, exactly as a writer would."""
     rtype = record.get("type")
     stamp = timestamp_ms(record.get("timestamp"))
     # A name is about the session, not activity in it: renaming last month's session must not make
     # it the newest one (the list's order, `-c`).
-    if stamp is not None and stamp > meta.updated_ms and rtype not in _NOT_ACTIVITY:
+    if stamp is not None and stamp > meta.updated_ms and rtype not in NOT_ACTIVITY:
         meta.updated_ms = stamp
     if rtype == "session_start":
         for name in ("agent_version", "cwd", "git_branch", "model", "provider"):
             value = record.get(name)
             if isinstance(value, str):
                 setattr(meta, name, value)
-    elif rtype in ("user", "assistant"):
+    elif rtype in MESSAGE_TYPES:
         meta.message_count += 1
         if rtype == "assistant":
             if not record.get("restored"):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .meta import SUMMARY_PREFIX, decode_lenient, prompt_text
+from .records import CONVERSATION_TYPES, ENVELOPE_FIELDS
 from .repair import repair_history
 
 try:  # decodes memoryview slices of the read buffer: no bytes copy per line
@@ -415,8 +416,6 @@ def _merge(parts: list[_Part], messages: list[dict], result: LoadedSession) -> d
 # ---- the scene a session was given: its `instructions` record --------------------------------------------
 
 SCENE_BYTES = 1 << 20  # the head of a transcript searched for it (it follows session_start and resume_marker)
-_ENVELOPE = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
-_CONVERSATION = frozenset({"user", "assistant", "compact_boundary"})
 
 
 def recorded_instructions(path: Path | str) -> dict | None:
@@ -441,7 +440,7 @@ def recorded_instructions(path: Path | str) -> dict | None:
             continue
         rtype = record.get("type")
         if rtype == "instructions":
-            return {k: v for k, v in record.items() if k not in _ENVELOPE}
-        if rtype in _CONVERSATION:
+            return {k: v for k, v in record.items() if k not in ENVELOPE_FIELDS}
+        if rtype in CONVERSATION_TYPES:
             return None
     return None
