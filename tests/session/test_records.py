@@ -51,3 +51,12 @@ def test_every_searched_type_gives_search_some_text() -> None:
     for rtype, fields in samples.items():
         texts = list(search_module.record_texts({"type": rtype, **fields}))
         assert any("needle" in text for _, text in texts), rtype
+
+
+def test_a_record_whose_type_is_not_a_string_is_folded_as_an_unknown_type() -> None:
+    from evo_agent.session.meta import empty_meta, fold_record
+
+    meta = empty_meta("x", 0)
+    for rtype in (["user"], {"type": "assistant"}, None, 3):
+        fold_record(meta, {"type": rtype, "timestamp": "2026-05-31T19:58:42.705+08:00", "input_tokens": 5})
+    assert meta.message_count == 0 and meta.total_input_tokens == 0 and meta.updated_ms > 0

@@ -317,6 +317,8 @@ def _int(value: object) -> int:
 def fold_record(meta: SessionMeta, record: dict) -> None:
     """Update `meta` with one record of the transcript, exactly as a writer would."""
     rtype = record.get("type")
+    if not isinstance(rtype, str):  # a damaged line's list or dict cannot be looked up in the type sets
+        rtype = ""
     stamp = timestamp_ms(record.get("timestamp"))
     # A name is about the session, not activity in it: renaming last month's session must not make
     # it the newest one (the list's order, `-c`).

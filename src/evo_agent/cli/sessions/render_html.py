@@ -20,13 +20,11 @@ from evo_agent.safe_text import terminal_safe
 
 from .common import fmt_ms, fmt_stamp, plural, short
 from .model import (
+    NOTES,
     Boundary,
-    InstructionsNote,
     Item,
-    MemoryWrite,
     OrphanResult,
     Other,
-    PlanChange,
     Restored,
     ResultView,
     ResumeMarker,
@@ -217,7 +215,7 @@ class HtmlRenderer:
                     f"</summary>{inner}</details>")
         if isinstance(item, SubagentRun):
             return self.run(item, open_=False)
-        if isinstance(item, (PlanChange, InstructionsNote, MemoryWrite)):
+        if isinstance(item, NOTES):
             return f'<p class="marker">{esc(item.line)} · {esc(fmt_stamp(item.timestamp))}</p>'
         if isinstance(item, Skipped):
             what = "torn last line (an interrupted write)" if item.torn else "unreadable line"

@@ -14,13 +14,11 @@ from evo_agent.safe_text import terminal_safe
 
 from .common import fmt_ms, fmt_stamp, plural
 from .model import (
+    NOTES,
     Boundary,
-    InstructionsNote,
     Item,
-    MemoryWrite,
     OrphanResult,
     Other,
-    PlanChange,
     Restored,
     ResultView,
     ResumeMarker,
@@ -111,7 +109,7 @@ class MarkdownRenderer:
             return chunks + ["</details>"]
         if isinstance(item, SubagentRun):
             return self.run(item, level + 1)
-        if isinstance(item, (PlanChange, InstructionsNote, MemoryWrite)):
+        if isinstance(item, NOTES):
             return [f"*{item.line}* · {fmt_stamp(item.timestamp)}"]
         if isinstance(item, Skipped):
             what = "a torn last line (an interrupted write)" if item.torn else "an unreadable line"

@@ -16,13 +16,11 @@ from evo_agent.safe_text import terminal_safe
 
 from .common import fmt_ms, fmt_stamp, plural
 from .model import (
+    NOTES,
     Boundary,
-    InstructionsNote,
     Item,
-    MemoryWrite,
     OrphanResult,
     Other,
-    PlanChange,
     Restored,
     ResultView,
     ResumeMarker,
@@ -174,7 +172,7 @@ class TextRenderer:
                                          "--restored shows them)", "dim"))
         elif isinstance(item, SubagentRun):
             self.run(item, prefix)
-        elif isinstance(item, (PlanChange, InstructionsNote, MemoryWrite)):
+        elif isinstance(item, NOTES):
             self.emit(prefix, self.s(f"◆ {terminal_safe(item.line, keep_newlines=False)}", "blue")
                       + self.s(f" · {fmt_stamp(item.timestamp)}", "dim"))
         elif isinstance(item, Skipped):
