@@ -41,6 +41,23 @@ def test_meta_fields_after_a_conversation(project):
     assert not [p for p in rec.session_dir.iterdir() if p.name.startswith(".meta.")]  # no temp left over
 
 
+def test_a_boundarys_usage_is_folded_into_the_totals_and_one_without_it_still_folds(project):
+    store = quiet_store(project)
+    rec = _session(store, ["first"], tokens=7)  # 7 in, 1 out
+    rec.compact_boundary("old style", 1, "auto", input_tokens=50, output_tokens=5)  # before `usage`: not counted
+    rec.compact_boundary("s", 2, "manual", usage={"input_tokens": 100, "output_tokens": 20,
+                                                   "cache_creation_input_tokens": 30, "cache_read_input_tokens": 400})
+    rec.compact_boundary("damaged", 3, "auto", usage=[1, 2])  # not a mapping: ignored
+    rec.compact_boundary("negative", 4, "auto", usage={"input_tokens": -5, "output_tokens": "9"})
+    rec.checkpoint()
+    meta = json.loads((rec.session_dir / "meta.json").read_text())
+    assert (meta["total_input_tokens"], meta["total_output_tokens"]) == (107, 21)
+    assert (meta["total_cache_creation_tokens"], meta["total_cache_read_tokens"]) == (30, 400)
+    assert meta["compact_count"] == 4 and meta["message_count"] == 2
+    rebuilt = rebuild_meta(rec.session_dir, rec.id, int(rec.id[:13]), None)
+    assert (rebuilt.total_input_tokens, rebuilt.total_cache_read_tokens) == (107, 400)
+
+
 def test_newest_update_first_and_empty_sessions_hidden_unless_asked(project):
     store = quiet_store(project)
     old = _session(store, ["old"])

@@ -49,6 +49,12 @@ class Usage:
         self.cache_read_input_tokens += other.cache_read_input_tokens
         self.model_calls += other.model_calls
 
+    def record_fields(self) -> dict[str, int]:
+        """The token counts as a transcript holds them (an assistant record's names; SPEC §2)."""
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cache_creation_input_tokens": self.cache_creation_input_tokens,
+                "cache_read_input_tokens": self.cache_read_input_tokens}
+
     @classmethod
     def of_response(cls, response: ModelResponse) -> Usage:
         """One model call's usage (counts a provider did not give are 0)."""

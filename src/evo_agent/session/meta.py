@@ -314,6 +314,14 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+def _fold_usage(meta: SessionMeta, counts: dict) -> None:
+    """Add one model call's token counts (an assistant record's, or a compact_boundary's `usage`) to the totals."""
+    meta.total_input_tokens += _int(counts.get("input_tokens"))
+    meta.total_output_tokens += _int(counts.get("output_tokens"))
+    meta.total_cache_creation_tokens += _int(counts.get("cache_creation_input_tokens"))
+    meta.total_cache_read_tokens += _int(counts.get("cache_read_input_tokens"))
+
+
 def fold_record(meta: SessionMeta, record: dict) -> None:
     """Update `meta` with one record of the transcript, exactly as a writer would."""
     rtype = record.get("type")
@@ -334,14 +342,14 @@ def fold_record(meta: SessionMeta, record: dict) -> None:
         if rtype == "assistant":
             if not record.get("restored"):
                 meta.answer_count += 1
-            meta.total_input_tokens += _int(record.get("input_tokens"))
-            meta.total_output_tokens += _int(record.get("output_tokens"))
-            meta.total_cache_creation_tokens += _int(record.get("cache_creation_input_tokens"))
-            meta.total_cache_read_tokens += _int(record.get("cache_read_input_tokens"))
+            _fold_usage(meta, record)
         elif meta.first_prompt is None:
             meta.first_prompt = prompt_text(record.get("message"))
     elif rtype == "compact_boundary":
         meta.compact_count = max(meta.compact_count, _int(record.get("compact_count")))
+        usage = record.get("usage")  # the summary calls' tokens (absent from transcripts before it was recorded)
+        if isinstance(usage, dict):
+            _fold_usage(meta, usage)
     elif rtype == "resume_marker":
         source = record.get("from_session_id")
         meta.resumed_from = source if isinstance(source, str) else meta.resumed_from

@@ -132,6 +132,7 @@ class Boundary:
     compact_count: int | None
     trigger: str | None
     timestamp: str | None
+    tokens: Tokens = field(default_factory=Tokens)  # the summary calls' (`usage`; none in older transcripts)
 
 
 @dataclass
@@ -378,8 +379,11 @@ class _Builder:
             self._message(record, rtype, stamp)
         elif rtype == "compact_boundary":
             summary = record.get("summary")
+            usage = record.get("usage")
+            tokens = record_tokens(usage) if isinstance(usage, dict) else Tokens()
+            self.tokens.add(tokens)
             self._place(Boundary(summary if isinstance(summary, str) else "", _int(record.get("compact_count")) or None,
-                                 _str(record.get("trigger")), stamp))
+                                 _str(record.get("trigger")), stamp, tokens))
         elif rtype == "resume_marker":
             source = _str(record.get("from_session_id"))
             count = record.get("restored_count")

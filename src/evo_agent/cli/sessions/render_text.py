@@ -152,7 +152,8 @@ class TextRenderer:
         elif isinstance(item, Boundary):
             self.emit(prefix)
             head = " · ".join(p for p in ("compacted", f"#{item.compact_count}" if item.compact_count else "",
-                                          item.trigger or "", fmt_stamp(item.timestamp)) if p)
+                                          item.trigger or "", fmt_stamp(item.timestamp),
+                                          f"summary {fmt_tokens(item.tokens)}" if item.tokens else "") if p)
             self.emit(prefix, self.s(f"── {terminal_safe(head, keep_newlines=False)} ──", "magenta"))
             self.block(prefix + "  ", item.summary, None)
         elif isinstance(item, ResumeMarker):
