@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -314,7 +314,7 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _fold_usage(meta: SessionMeta, counts: dict) -> None:
+def _fold_usage(meta: SessionMeta, counts: Mapping[str, object]) -> None:
     """Add one model call's token counts (an assistant record's, or a compact_boundary's `usage`) to the totals."""
     meta.total_input_tokens += _int(counts.get("input_tokens"))
     meta.total_output_tokens += _int(counts.get("output_tokens"))

@@ -200,7 +200,9 @@ class HtmlRenderer:
             return self.turn(item)
         if isinstance(item, Boundary):
             head = " · ".join(p for p in ("Compacted", f"#{item.compact_count}" if item.compact_count else "",
-                                          item.trigger or "", fmt_stamp(item.timestamp)) if p)
+                                          item.trigger or "", fmt_stamp(item.timestamp),
+                                          f"summary {item.tokens.input:,} in / {item.tokens.output:,} out"
+                                          if item.tokens else "") if p)
             return (f'<section class="boundary"><h2>{esc(head)}</h2>'
                     f'<div class="md summary">{markdown(item.summary)}</div></section>')
         if isinstance(item, ResumeMarker):

@@ -95,7 +95,8 @@ class MarkdownRenderer:
             return self.turn(item, level)
         if isinstance(item, Boundary):
             head = " · ".join(p for p in ("Compacted", f"#{item.compact_count}" if item.compact_count else "",
-                                          item.trigger or "", fmt_stamp(item.timestamp)) if p)
+                                          item.trigger or "", fmt_stamp(item.timestamp),
+                                          f"summary {fmt_tokens(item.tokens)}" if item.tokens else "") if p)
             return ["---", f"{h} {head}", "*Summary of everything before this point:*", item.summary, "---"]
         if isinstance(item, ResumeMarker):
             count = f" · {plural(item.restored_count, 'message')} restored" if item.restored_count is not None else ""
