@@ -51,6 +51,12 @@ class SessionMeta:
     total_output_tokens: int = 0
     total_cache_creation_tokens: int = 0
     total_cache_read_tokens: int = 0
+    # The compaction summary calls' tokens (compact_boundary `usage`): spent, but not the SPEC's `total_*`, which
+    # sum this file's assistant records only (SPEC §3). Cost adds them (agent/usage.py `meta_usage`).
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+    summary_cache_creation_tokens: int = 0
+    summary_cache_read_tokens: int = 0
     message_count: int = 0
     answer_count: int = 0  # assistant records this session got from a model itself (not restored copies)
     compact_count: int = 0
@@ -83,6 +89,9 @@ class SessionMeta:
             "total_input_tokens": self.total_input_tokens, "total_output_tokens": self.total_output_tokens,
             "total_cache_creation_tokens": self.total_cache_creation_tokens,
             "total_cache_read_tokens": self.total_cache_read_tokens,
+            "summary_input_tokens": self.summary_input_tokens, "summary_output_tokens": self.summary_output_tokens,
+            "summary_cache_creation_tokens": self.summary_cache_creation_tokens,
+            "summary_cache_read_tokens": self.summary_cache_read_tokens,
             "message_count": self.message_count, "answer_count": self.answer_count,
             "compact_count": self.compact_count,
             "resumed_from": self.resumed_from, "root_session_id": self.root_session_id,
@@ -123,9 +132,13 @@ def encode_meta(meta: SessionMeta) -> bytes:
     return (json.dumps(data, ensure_ascii=True, indent=2) + "\n").encode("ascii")
 
 
-_INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens",
-               "total_cache_creation_tokens", "total_cache_read_tokens", "message_count", "answer_count",
-               "compact_count", "messages_bytes")
+# Fields a meta.json written before them lacks: read as 0 (right for it: its transcript's boundaries have no `usage`).
+_OPTIONAL_INT_FIELDS = ("summary_input_tokens", "summary_output_tokens", "summary_cache_creation_tokens",
+                        "summary_cache_read_tokens")
+_REQUIRED_INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens",
+                        "total_cache_creation_tokens", "total_cache_read_tokens", "message_count", "answer_count",
+                        "compact_count", "messages_bytes")
+_INT_FIELDS = _REQUIRED_INT_FIELDS + _OPTIONAL_INT_FIELDS
 _OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "name", "resumed_from", "root_session_id",
                    "agent_version", "cwd")
 _KNOWN = frozenset(_INT_FIELDS + _OPT_STR_FIELDS + ("id",))
@@ -138,8 +151,12 @@ def meta_from_json(data: object, session_id: str) -> SessionMeta | None:
     """
     if type(data) is not dict or data.get("id") != session_id:
         return None
-    for name in _INT_FIELDS:
+    for name in _REQUIRED_INT_FIELDS:
         value = data.get(name)
+        if type(value) is not int or value < 0:
+            return None
+    for name in _OPTIONAL_INT_FIELDS:
+        value = data.get(name, 0)
         if type(value) is not int or value < 0:
             return None
     for name in _OPT_STR_FIELDS:
@@ -315,11 +332,19 @@ def _int(value: object) -> int:
 
 
 def _fold_usage(meta: SessionMeta, counts: Mapping[str, object]) -> None:
-    """Add one model call's token counts (an assistant record's, or a compact_boundary's `usage`) to the totals."""
+    """Add an assistant record's token counts to the totals (SPEC §3: sums over the assistant records)."""
     meta.total_input_tokens += _int(counts.get("input_tokens"))
     meta.total_output_tokens += _int(counts.get("output_tokens"))
     meta.total_cache_creation_tokens += _int(counts.get("cache_creation_input_tokens"))
     meta.total_cache_read_tokens += _int(counts.get("cache_read_input_tokens"))
+
+
+def _fold_summary_usage(meta: SessionMeta, usage: Mapping[str, object]) -> None:
+    """Add a compact_boundary's `usage` (its summary calls) to the summary totals, kept apart from `total_*`."""
+    meta.summary_input_tokens += _int(usage.get("input_tokens"))
+    meta.summary_output_tokens += _int(usage.get("output_tokens"))
+    meta.summary_cache_creation_tokens += _int(usage.get("cache_creation_input_tokens"))
+    meta.summary_cache_read_tokens += _int(usage.get("cache_read_input_tokens"))
 
 
 def fold_record(meta: SessionMeta, record: dict) -> None:
@@ -349,7 +374,7 @@ def fold_record(meta: SessionMeta, record: dict) -> None:
         meta.compact_count = max(meta.compact_count, _int(record.get("compact_count")))
         usage = record.get("usage")  # the summary calls' tokens (absent from transcripts before it was recorded)
         if isinstance(usage, dict):
-            _fold_usage(meta, usage)
+            _fold_summary_usage(meta, usage)
     elif rtype == "resume_marker":
         source = record.get("from_session_id")
         meta.resumed_from = source if isinstance(source, str) else meta.resumed_from
