@@ -478,7 +478,8 @@ class Agent:
         """One summary call; then the boundary is recorded and only then the history replaced.
 
         The boundary's `usage` holds every summary call paid for (a discarded in-place answer too), so
-        meta.json's totals, and the resume chain's, count what /cost counted live.
+        meta.json's `summary_*` (kept apart from the SPEC's `total_*`), and so the resume chain's totals, count
+        what /cost counted live.
         """
         check_compactable(self.history)
         spent = Usage()
