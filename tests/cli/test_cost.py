@@ -69,3 +69,78 @@ def test_json_output_reports_cache_tokens_with_claude_codes_names_and_the_hit_ra
     assert out["usage"] == {"input_tokens": 1_000, "output_tokens": 100, "cache_creation_input_tokens": 2_000,
                             "cache_read_input_tokens": 8_000, "cache_hit_rate": 0.7273}
     assert out["total_cost_usd"] == pytest.approx(CACHED_USD)
+
+
+def _cost_counts(line: str) -> dict[str, int]:
+    """input, output, cache read and write of a /cost line ('session …: 1,000 input + 100 output … (cache: …)')."""
+    import re
+
+    def number(pattern: str) -> int:
+        found = re.search(pattern, line)
+        return int(found.group(1).replace(",", "")) if found else 0
+
+    return {"input": number(r": ([\d,]+) input"), "output": number(r"\+ ([\d,]+) output"),
+            "cache_read": number(r"cache: ([\d,]+) read"), "cache_write": number(r"([\d,]+) written")}
+
+
+def test_a_compactions_summary_call_is_counted_on_disk_as_live(cli, model_server):
+    """meta.json, `sessions show` and a resume's chain totals count the summary call, as /cost does live."""
+    import json
+
+    from tests.agent.helpers import summarizer, summary_requests
+    from tests.prompt_cache import PromptCache
+
+    model_server.prompt_cache = PromptCache()
+    model_server.default = summarizer("S: the number is 42")
+    first = cli.run("--plain", "--model", MODEL, input="remember the number 42\n/compact\nwhich number?\n/cost\n")
+    assert first.rc == 0 and "compaction #1, manual" in first.out, first.err
+    assert len(summary_requests(model_server)) == 1
+    live = _cost_counts(next(line for line in first.out_lines if line.startswith("session ")))
+    sid = first.hint_id()
+
+    (boundary,) = [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
+    assert boundary["summary"] == "S: the number is 42" and boundary["compact_count"] == 1
+    usage = boundary["usage"]
+    assert usage["output_tokens"] > 0 and usage["cache_read_input_tokens"] > 0  # the summary call read the cache
+    answers = [r for r in cli.records(sid) if r["type"] == "assistant"]
+    assert live["output"] == usage["output_tokens"] + sum(r["output_tokens"] for r in answers)
+
+    meta = json.loads(cli.run("sessions", "show", sid, "--json").out)["meta"]
+    assert {"input": meta["total_input_tokens"] + meta["summary_input_tokens"],
+            "output": meta["total_output_tokens"] + meta["summary_output_tokens"],
+            "cache_read": meta["total_cache_read_tokens"] + meta["summary_cache_read_tokens"],
+            "cache_write": meta["total_cache_creation_tokens"] + meta["summary_cache_creation_tokens"]} == live
+    shown = cli.run("sessions", "show", sid).out
+    assert f"tokens {live['input']:,} in / {live['output']:,} out ({live['cache_read']:,} cache read" in shown
+    assert "compacted · #1 · manual" in shown and "summary " in shown
+
+    second = cli.run("--plain", "--model", MODEL, "--resume", sid, input="and now?\n/cost\n")
+    own = _cost_counts(next(line for line in second.out_lines if line.startswith("session ")))
+    chain = next(line for line in second.out_lines if line.startswith("with the 1 session it continues"))
+    assert f": {sum(live.values()) + sum(own.values()):,} tokens" in chain, chain
+
+
+def test_with_a_compaction_meta_totals_are_the_sums_over_the_assistant_records(cli, model_server):
+    """SPEC §3: `total_*` sum this file's assistant records; the summary call's tokens are in `summary_*` only."""
+    import json
+
+    from tests.agent.helpers import summarizer
+    from tests.prompt_cache import PromptCache
+
+    model_server.prompt_cache = PromptCache()
+    model_server.default = summarizer("S: the number is 42")
+    run = cli.run("--plain", "--model", MODEL, input="remember the number 42\n/compact\nwhich number?\n")
+    assert run.rc == 0 and "compaction #1, manual" in run.out, run.err
+    sid = run.hint_id()
+    records = cli.records(sid)
+    answers = [r for r in records if r["type"] == "assistant"]
+    (boundary,) = [r for r in records if r["type"] == "compact_boundary"]
+    names = {"input": "input_tokens", "output": "output_tokens", "cache_creation": "cache_creation_input_tokens",
+             "cache_read": "cache_read_input_tokens"}
+    assert boundary["usage"]["output_tokens"] > 0
+    on_disk = json.loads((cli.sessions_dir / sid / "meta.json").read_text())
+    shown = json.loads(cli.run("sessions", "show", sid, "--json").out)["meta"]
+    for meta in (on_disk, shown):
+        for short, field in names.items():
+            assert meta[f"total_{short}_tokens"] == sum(r.get(field, 0) for r in answers), short
+            assert meta[f"summary_{short}_tokens"] == boundary["usage"][field], short

@@ -138,3 +138,20 @@ def test_any_text_stays_text_in_html_and_markdown(prompt, result):
         fences = [t.content for t in MarkdownIt("commonmark").parse(md) if t.type == "fence" and t.info == ""]
         expected = terminal_safe(result) or "(empty)"
         assert fences == [expected if expected.endswith("\n") else expected + "\n"]
+
+
+def test_every_view_shows_what_a_compactions_summary_call_spent(demo_cli, project):
+    """A boundary's `usage` (its summary call's tokens) is on its heading and in the totals; none without it."""
+    store = SessionStore(project, warn=lambda line: None)
+    rec = store.create(model="m", provider="demo")
+    rec.user({"role": "user", "content": "hi"})
+    rec.assistant({"role": "assistant", "content": [{"type": "text", "text": "hello"}]}, input_tokens=5,
+                  output_tokens=1)
+    rec.compact_boundary("the old part", 1, "manual")
+    rec.compact_boundary("s", 2, "auto", usage={"input_tokens": 1234, "output_tokens": 56})
+    rec.checkpoint()
+    view = load_session(store, rec.id)
+    assert render_markdown(view).count("summary 1,234 in / 56 out") == 1
+    assert render_html(view).count("summary 1,234 in / 56 out") == 1
+    shown = demo_cli.run("sessions", "show", rec.id).out
+    assert shown.count("summary 1,234 in / 56 out") == 1 and "tokens 1,239 in / 57 out" in shown

@@ -153,3 +153,10 @@ def test_a_reader_that_goes_away_gets_no_traceback(demo_cli):
     finally:
         os.close(write_end)
     assert proc.returncode == 141 and proc.stderr == ""
+
+
+def test_the_show_model_makes_a_note_of_every_type_the_table_says_is_shown_as_one():
+    from evo_agent.cli.sessions.model import NOTE_BUILDERS
+    from evo_agent.session.records import RECORD_TYPES
+
+    assert set(NOTE_BUILDERS) == {t.name for t in RECORD_TYPES if t.shown == "note"}

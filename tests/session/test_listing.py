@@ -42,6 +42,41 @@ def test_meta_fields_after_a_conversation(project):
     assert not [p for p in rec.session_dir.iterdir() if p.name.startswith(".meta.")]  # no temp left over
 
 
+def test_a_boundarys_usage_is_kept_apart_from_the_totals_and_one_without_it_still_folds(project):
+    """`total_*` sum the assistant records only (SPEC §3); the summary calls' tokens go to `summary_*`."""
+    store = quiet_store(project)
+    rec = _session(store, ["first"], tokens=7)  # 7 in, 1 out
+    rec.compact_boundary("old style", 1, "auto", input_tokens=50, output_tokens=5)  # before `usage`: not counted
+    rec.compact_boundary("s", 2, "manual", usage={"input_tokens": 100, "output_tokens": 20,
+                                                   "cache_creation_input_tokens": 30, "cache_read_input_tokens": 400})
+    rec.compact_boundary("damaged", 3, "auto", usage=[1, 2])  # not a mapping: ignored
+    rec.compact_boundary("negative", 4, "auto", usage={"input_tokens": -5, "output_tokens": "9"})
+    rec.checkpoint()
+    meta = json.loads((rec.session_dir / "meta.json").read_text())
+    assert (meta["total_input_tokens"], meta["total_output_tokens"]) == (7, 1)
+    assert (meta["total_cache_creation_tokens"], meta["total_cache_read_tokens"]) == (0, 0)
+    assert (meta["summary_input_tokens"], meta["summary_output_tokens"]) == (100, 20)
+    assert (meta["summary_cache_creation_tokens"], meta["summary_cache_read_tokens"]) == (30, 400)
+    assert meta["compact_count"] == 4 and meta["message_count"] == 2
+    rebuilt = rebuild_meta(rec.session_dir, rec.id, int(rec.id[:13]), None)
+    assert (rebuilt.total_input_tokens, rebuilt.summary_input_tokens, rebuilt.summary_cache_read_tokens) == (7, 100, 400)
+    assert rebuilt.to_json() == {**meta, "messages_bytes": rebuilt.messages_bytes}
+
+
+def test_a_meta_json_written_before_the_summary_totals_reads_them_as_0_and_bad_ones_are_refused(project):
+    store = quiet_store(project)
+    rec = _session(store, ["first"], tokens=7)
+    path = rec.session_dir / "meta.json"
+    meta = json.loads(path.read_text())
+    older = {k: v for k, v in meta.items() if not k.startswith("summary_")}
+    path.write_text(json.dumps(older))
+    read = read_meta(rec.session_dir, rec.id)
+    assert read is not None and read.summary_output_tokens == 0 and read.total_input_tokens == 7
+    for bad in (-1, "3", None, 1.5):
+        path.write_text(json.dumps({**meta, "summary_output_tokens": bad}))
+        assert read_meta(rec.session_dir, rec.id) is None, bad
+
+
 def test_newest_update_first_and_empty_sessions_hidden_unless_asked(project):
     store = quiet_store(project)
     old = _session(store, ["old"])

@@ -7,6 +7,7 @@ sees matches what was streamed, recorded and sent.
 from __future__ import annotations
 
 from evo_agent.session import load_for_resume, summary_message
+from tests.agent.helpers import is_summary_request
 from tests.api_rules import check_request
 from tests.builders import make_agent, server_provider
 from tests.builders import read_records as records
@@ -80,7 +81,7 @@ async def test_slash_resume_id_shows_the_history_and_the_next_request_continues_
 
 
 async def test_slash_compact_records_a_boundary_and_the_next_request_starts_from_the_summary(project, model_server):
-    model_server.default = lambda body: text("ok") if body.get("tools") else text("S-tui")
+    model_server.default = lambda body: text("S-tui") if is_summary_request(body) else text("ok")
     agent, _ = make_agent(project, server_provider(model_server))
     async with running(agent) as run:
         run.type("remember blue" + ENTER)
@@ -98,7 +99,7 @@ async def test_slash_compact_records_a_boundary_and_the_next_request_starts_from
 
 
 async def test_ctrl_c_during_slash_compact_stops_the_summary_and_changes_nothing(project, model_server):
-    model_server.default = lambda body: text("ok") if body.get("tools") else hang(30, text("too late"))
+    model_server.default = lambda body: hang(30, text("too late")) if is_summary_request(body) else text("ok")
     agent, _ = make_agent(project, server_provider(model_server))
     async with running(agent) as run:
         run.type("remember blue" + ENTER)

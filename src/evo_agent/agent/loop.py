@@ -478,14 +478,25 @@ class Agent:
             return self._compact(focus, trigger, cancel or threading.Event())
 
     def _compact(self, focus: str | None, trigger: str, cancel: threading.Event) -> CompactResult:
-        """One summary call; then the boundary is recorded and only then the history replaced."""
+        """One summary call; then the boundary is recorded and only then the history replaced.
+
+        The boundary's `usage` holds every summary call paid for (a discarded in-place answer too), so
+        meta.json's `summary_*` (kept apart from the SPEC's `total_*`), and so the resume chain's totals, count
+        what /cost counted live.
+        """
         check_compactable(self.history)
-        response = request_summary(self.provider, self.history, focus, cancel, self._summary_prefix(), self._count)
+        spent = Usage()
+
+        def count_summary(response: ModelResponse) -> None:
+            self._count(response)
+            spent.add(Usage.of_response(response))
+
+        response = request_summary(self.provider, self.history, focus, cancel, self._summary_prefix(), count_summary)
         summary = summary_of(text_of(response.message), self.history)
         before, chars_before = len(self.history), history_chars(self.history)
         count = self.compaction.count + 1
         if not self.recorder.compact_boundary(summary, count, trigger, input_tokens=response.input_tokens,
-                                              output_tokens=response.output_tokens):
+                                              output_tokens=response.output_tokens, usage=spent.record_fields()):
             # Replacing the history now would make the live session differ from what resume restores.
             raise CompactionFailed("the summary could not be saved to the transcript; nothing was compacted")
         self.history = [summary_message(summary)]

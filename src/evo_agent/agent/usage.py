@@ -17,10 +17,10 @@ from .pricing import PRICES_AS_OF, cost_usd, format_usd
 
 if TYPE_CHECKING:
     from evo_agent.providers.base import ModelResponse
-    from evo_agent.session import SessionStore
+    from evo_agent.session import SessionMeta, SessionStore
 
-__all__ = ["MAX_CHAIN", "Usage", "cache_hit_rate", "cache_text", "chain_usage", "cost_report", "own_usage",
-           "resumed_usage", "usage_cost"]
+__all__ = ["MAX_CHAIN", "Usage", "cache_hit_rate", "cache_text", "chain_usage", "cost_report", "meta_usage",
+           "own_usage", "resumed_usage", "usage_cost"]
 
 MAX_CHAIN = 1000  # a resume chain longer than this is not summed further (and a cycle ends here too)
 
@@ -49,11 +49,26 @@ class Usage:
         self.cache_read_input_tokens += other.cache_read_input_tokens
         self.model_calls += other.model_calls
 
+    def record_fields(self) -> dict[str, int]:
+        """The token counts as a transcript holds them (an assistant record's names; SPEC §2)."""
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cache_creation_input_tokens": self.cache_creation_input_tokens,
+                "cache_read_input_tokens": self.cache_read_input_tokens}
+
     @classmethod
     def of_response(cls, response: ModelResponse) -> Usage:
         """One model call's usage (counts a provider did not give are 0)."""
         return cls(response.input_tokens or 0, response.output_tokens or 0,
                    response.cache_creation_input_tokens or 0, response.cache_read_input_tokens or 0, 1)
+
+
+def meta_usage(meta: SessionMeta) -> Usage:
+    """Everything one session spent as its meta.json says: its assistant records' totals (`total_*`, SPEC §3)
+    plus its compaction summary calls' (`summary_*`, kept apart), so on-disk cost is what /cost counted live."""
+    return Usage(meta.total_input_tokens + meta.summary_input_tokens,
+                 meta.total_output_tokens + meta.summary_output_tokens,
+                 meta.total_cache_creation_tokens + meta.summary_cache_creation_tokens,
+                 meta.total_cache_read_tokens + meta.summary_cache_read_tokens)
 
 
 def chain_usage(store: Any, session_id: str) -> Usage:
@@ -73,10 +88,8 @@ def chain_usage(store: Any, session_id: str) -> Usage:
             break
         if info is None:
             break
-        m = info.meta
-        total.add(Usage(int(m.total_input_tokens or 0), int(m.total_output_tokens or 0),
-                        int(m.total_cache_creation_tokens or 0), int(m.total_cache_read_tokens or 0)))
-        current = m.resumed_from
+        total.add(meta_usage(info.meta))
+        current = info.meta.resumed_from
     return total
 
 
@@ -143,12 +156,9 @@ def _chain_text(own: Usage, dollars: float | None, chain: list[Any]) -> str:
     tokens = own.total + own.cache_creation_input_tokens + own.cache_read_input_tokens
     total = dollars
     for info in chain:
-        m = info.meta
-        tokens += m.total_input_tokens + m.total_output_tokens + m.total_cache_creation_tokens \
-            + m.total_cache_read_tokens
-        part = cost_usd(m.model, input_tokens=m.total_input_tokens, output_tokens=m.total_output_tokens,
-                        cache_creation_input_tokens=m.total_cache_creation_tokens,
-                        cache_read_input_tokens=m.total_cache_read_tokens)
+        spent = meta_usage(info.meta)
+        tokens += spent.total + spent.cache_creation_input_tokens + spent.cache_read_input_tokens
+        part = usage_cost(info.meta.model, spent)
         total = None if part is None or total is None else total + part
     n = len(chain)
     money = format_usd(total) if total is not None else "dollars unknown (a model without a known price)"

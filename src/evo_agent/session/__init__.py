@@ -83,7 +83,7 @@ _EXPORTS: dict[str, str] = {
                      "parse_memory_path"), "memory_store"),
     **dict.fromkeys(("MEMORY_DIR_NAME", "MEMORY_INDEX_NAME", "MEMORY_SUBDIR", "MEMORY_TOPIC_RE", "memory_dir"
                     ), "layout"),
-    **dict.fromkeys(("SCENE_TYPES",), "recorder"),
+    **dict.fromkeys(("SCENE_TYPES",), "records"),
 }
 
 __all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
@@ -183,8 +183,9 @@ if TYPE_CHECKING:
         git_dir_of as git_dir_of, git_worktree_root as git_worktree_root, git_worktrees as git_worktrees,
     )
     from .recorder import (
-        Recorder as Recorder, SCENE_TYPES as SCENE_TYPES, SidechainRecorder as SidechainRecorder, now_iso as now_iso,
+        Recorder as Recorder, SidechainRecorder as SidechainRecorder, now_iso as now_iso,
     )
+    from .records import SCENE_TYPES as SCENE_TYPES
     from .redact import (
         add_secret_value as add_secret_value, mask_own_secrets as mask_own_secrets, redact_text as redact_text,
     )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from .atomic import replace_file, write_back_private
 from .jsonio import decode, orjson, orjson_loaded
 from .layout import MESSAGES_NAME, META_NAME, META_TMP_NAME
 from .messages import SUMMARY_PREFIX, has_tool_results, is_reminder_block, text_of
+from .records import MESSAGE_TYPES, NOT_ACTIVITY
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -34,7 +35,8 @@ FIRST_PROMPT_MAX = 200
 # SessionMeta's fields in their positional order (what meta.json holds, and the listing index's columns).
 FIELDS = ("id", "created_ms", "updated_ms", "agent_version", "cwd", "git_branch", "model", "provider", "first_prompt",
           "name", "total_input_tokens", "total_output_tokens", "total_cache_creation_tokens",
-          "total_cache_read_tokens", "message_count", "answer_count", "compact_count", "resumed_from",
+          "total_cache_read_tokens", "summary_input_tokens", "summary_output_tokens", "summary_cache_creation_tokens",
+          "summary_cache_read_tokens", "message_count", "answer_count", "compact_count", "resumed_from",
           "root_session_id", "messages_bytes")
 
 
@@ -66,6 +68,12 @@ class SessionMeta:
         total_output_tokens: int = 0,
         total_cache_creation_tokens: int = 0,
         total_cache_read_tokens: int = 0,
+        # The compaction summary calls' tokens (compact_boundary `usage`): spent, but not the SPEC's `total_*`, which
+        # sum this file's assistant records only (SPEC §3). Cost adds them (agent/usage.py `meta_usage`).
+        summary_input_tokens: int = 0,
+        summary_output_tokens: int = 0,
+        summary_cache_creation_tokens: int = 0,
+        summary_cache_read_tokens: int = 0,
         message_count: int = 0,
         answer_count: int = 0,  # assistant records this session got from a model itself (not restored copies)
         compact_count: int = 0,
@@ -89,6 +97,10 @@ class SessionMeta:
         self.total_output_tokens = total_output_tokens
         self.total_cache_creation_tokens = total_cache_creation_tokens
         self.total_cache_read_tokens = total_cache_read_tokens
+        self.summary_input_tokens = summary_input_tokens
+        self.summary_output_tokens = summary_output_tokens
+        self.summary_cache_creation_tokens = summary_cache_creation_tokens
+        self.summary_cache_read_tokens = summary_cache_read_tokens
         self.message_count = message_count
         self.answer_count = answer_count
         self.compact_count = compact_count
@@ -129,6 +141,9 @@ class SessionMeta:
             "total_input_tokens": self.total_input_tokens, "total_output_tokens": self.total_output_tokens,
             "total_cache_creation_tokens": self.total_cache_creation_tokens,
             "total_cache_read_tokens": self.total_cache_read_tokens,
+            "summary_input_tokens": self.summary_input_tokens, "summary_output_tokens": self.summary_output_tokens,
+            "summary_cache_creation_tokens": self.summary_cache_creation_tokens,
+            "summary_cache_read_tokens": self.summary_cache_read_tokens,
             "message_count": self.message_count, "answer_count": self.answer_count,
             "compact_count": self.compact_count,
             "resumed_from": self.resumed_from, "root_session_id": self.root_session_id,
@@ -170,9 +185,13 @@ def encode_meta(meta: SessionMeta) -> bytes:
     return (json.dumps(data, ensure_ascii=True, indent=2) + "\n").encode("ascii")
 
 
-_INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens",
-               "total_cache_creation_tokens", "total_cache_read_tokens", "message_count", "answer_count",
-               "compact_count", "messages_bytes")
+# Fields a meta.json written before them lacks: read as 0 (right for it: its transcript's boundaries have no `usage`).
+_OPTIONAL_INT_FIELDS = ("summary_input_tokens", "summary_output_tokens", "summary_cache_creation_tokens",
+                        "summary_cache_read_tokens")
+_REQUIRED_INT_FIELDS = ("created_ms", "updated_ms", "total_input_tokens", "total_output_tokens",
+                        "total_cache_creation_tokens", "total_cache_read_tokens", "message_count", "answer_count",
+                        "compact_count", "messages_bytes")
+_INT_FIELDS = _REQUIRED_INT_FIELDS + _OPTIONAL_INT_FIELDS
 _OPT_STR_FIELDS = ("git_branch", "model", "provider", "first_prompt", "name", "resumed_from", "root_session_id",
                    "agent_version", "cwd")
 _KNOWN = frozenset(_INT_FIELDS + _OPT_STR_FIELDS + ("id",))
@@ -185,8 +204,12 @@ def meta_from_json(data: object, session_id: str) -> SessionMeta | None:
     """
     if type(data) is not dict or data.get("id") != session_id:
         return None
-    for name in _INT_FIELDS:
+    for name in _REQUIRED_INT_FIELDS:
         value = data.get(name)
+        if type(value) is not int or value < 0:
+            return None
+    for name in _OPTIONAL_INT_FIELDS:
+        value = data.get(name, 0)
         if type(value) is not int or value < 0:
             return None
     for name in _OPT_STR_FIELDS:
@@ -312,35 +335,50 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-_NOT_ACTIVITY = frozenset({"session_name"})
+def _fold_usage(meta: SessionMeta, counts: Mapping[str, object]) -> None:
+    """Add an assistant record's token counts to the totals (SPEC §3: sums over the assistant records)."""
+    meta.total_input_tokens += _int(counts.get("input_tokens"))
+    meta.total_output_tokens += _int(counts.get("output_tokens"))
+    meta.total_cache_creation_tokens += _int(counts.get("cache_creation_input_tokens"))
+    meta.total_cache_read_tokens += _int(counts.get("cache_read_input_tokens"))
+
+
+def _fold_summary_usage(meta: SessionMeta, usage: Mapping[str, object]) -> None:
+    """Add a compact_boundary's `usage` (its summary calls) to the summary totals, kept apart from `total_*`."""
+    meta.summary_input_tokens += _int(usage.get("input_tokens"))
+    meta.summary_output_tokens += _int(usage.get("output_tokens"))
+    meta.summary_cache_creation_tokens += _int(usage.get("cache_creation_input_tokens"))
+    meta.summary_cache_read_tokens += _int(usage.get("cache_read_input_tokens"))
 
 
 def fold_record(meta: SessionMeta, record: dict[str, Any]) -> None:
     """Update `meta` with one record of the transcript, exactly as a writer would."""
     rtype = record.get("type")
+    if not isinstance(rtype, str):  # a damaged line's list or dict cannot be looked up in the type sets
+        rtype = ""
     stamp = timestamp_ms(record.get("timestamp"))
     # A name is about the session, not activity in it: renaming last month's session must not make
     # it the newest one (the list's order, `-c`).
-    if stamp is not None and stamp > meta.updated_ms and rtype not in _NOT_ACTIVITY:
+    if stamp is not None and stamp > meta.updated_ms and rtype not in NOT_ACTIVITY:
         meta.updated_ms = stamp
     if rtype == "session_start":
         for name in ("agent_version", "cwd", "git_branch", "model", "provider"):
             value = record.get(name)
             if isinstance(value, str):
                 setattr(meta, name, value)
-    elif rtype in ("user", "assistant"):
+    elif rtype in MESSAGE_TYPES:
         meta.message_count += 1
         if rtype == "assistant":
             if not record.get("restored"):
                 meta.answer_count += 1
-            meta.total_input_tokens += _int(record.get("input_tokens"))
-            meta.total_output_tokens += _int(record.get("output_tokens"))
-            meta.total_cache_creation_tokens += _int(record.get("cache_creation_input_tokens"))
-            meta.total_cache_read_tokens += _int(record.get("cache_read_input_tokens"))
+            _fold_usage(meta, record)
         elif meta.first_prompt is None:
             meta.first_prompt = prompt_text(record.get("message"))
     elif rtype == "compact_boundary":
         meta.compact_count = max(meta.compact_count, _int(record.get("compact_count")))
+        usage = record.get("usage")  # the summary calls' tokens (absent from transcripts before it was recorded)
+        if isinstance(usage, dict):
+            _fold_summary_usage(meta, usage)
     elif rtype == "resume_marker":
         source = record.get("from_session_id")
         meta.resumed_from = source if isinstance(source, str) else meta.resumed_from

@@ -22,6 +22,7 @@ from .jsonio import encode_line
 from .layout import FILE_MODE, MESSAGES_NAME, META_NAME, STAGING_NAME, SUBAGENT_DIR
 from .meta import SessionMeta, empty_meta, fold_record, write_meta
 from .project import git_branch_of  # noqa: F401 - re-exported: the library's old home of it
+from .records import HELD_UNTIL_SAID, META_AT_ONCE, SCENE_TYPES
 from .redact import encode_redacted
 from .writer import AppendWriter, DirHandle, stderr_warning
 
@@ -190,12 +191,11 @@ class SidechainRecorder(_TranscriptRecorder):
         self.relative_path = relative_path
 
 
-# Records that only set the scene: a session started deferred keeps them in memory until something is said.
-HELD_UNTIL_SAID = frozenset({"session_start", "reminder", "instructions", "memory_index"})
-# Records that hold part of the request's fixed prefix (SPEC §12): the recorder keeps the last of each type
-# (`Recorder.scene`), and a resume carries them into the new session right after its resume_marker
-# (`SessionStore.resume`), so the first request after a resume repeats its source's prefix byte for byte.
-SCENE_TYPES = ("memory_index",)
+# HELD_UNTIL_SAID: records that only set the scene, kept in memory by a session started deferred until
+# something is said. SCENE_TYPES: records that hold part of the request's fixed prefix (SPEC §12): the recorder
+# keeps the last of each type (`Recorder.scene`), and a resume carries them into the new session right after its
+# resume_marker (`SessionStore.resume`), so the first request after a resume repeats its source's prefix byte for
+# byte. Both are derived from the table of record types (records.py).
 
 
 class Recorder(_TranscriptRecorder):
@@ -314,7 +314,7 @@ class Recorder(_TranscriptRecorder):
         fold_record(self.meta, record)
         self._meta_dirty = True
         now = time.monotonic()
-        if now - self._meta_written_at >= self._meta_interval or record["type"] in ("session_start", "resume_marker"):
+        if now - self._meta_written_at >= self._meta_interval or record["type"] in META_AT_ONCE:
             self._write_meta_locked(now)
 
     def _write_meta_locked(self, now: float | None = None) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 
 from .messages import SUMMARY_PREFIX, SUMMARY_SUFFIX
 from .meta import decode_lenient, prompt_text, records_in
+from .records import CONVERSATION_TYPES, ENVELOPE_FIELDS
 from .repair import repair_history
 
 
@@ -427,8 +428,6 @@ def _merge(parts: list[_Part], messages: list[dict[str, Any]], result: LoadedSes
 # ---- the scene a session was given: its `instructions` record --------------------------------------------
 
 SCENE_BYTES = 1 << 20  # the head of a transcript searched for it (it follows session_start and resume_marker)
-_ENVELOPE = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
-_CONVERSATION = frozenset({"user", "assistant", "compact_boundary"})
 
 
 def recorded_instructions(path: Path | str) -> dict[str, Any] | None:
@@ -445,7 +444,7 @@ def recorded_instructions(path: Path | str) -> dict[str, Any] | None:
     for record in records_in(head.split(b"\n")[:-1] if not head.endswith(b"\n") else head.split(b"\n")):
         rtype = record.get("type")
         if rtype == "instructions":
-            return {k: v for k, v in record.items() if k not in _ENVELOPE}
-        if rtype in _CONVERSATION:
+            return {k: v for k, v in record.items() if k not in ENVELOPE_FIELDS}
+        if rtype in CONVERSATION_TYPES:
             return None
     return None

@@ -35,6 +35,7 @@ from typing import Any
 from .inspect import open_sidechain, parse_record, sidechain_paths
 from .layout import MESSAGES_NAME
 from .messages import content_blocks, is_reminder_block
+from .records import SEARCHED_TYPES
 
 __all__ = ["SearchHit", "search_sessions", "record_texts"]
 
@@ -43,7 +44,6 @@ RIPGREP_MIN_BYTES = 4 << 20  # a smaller batch is scanned faster here than ripgr
 FIRST_BATCH_BYTES = 32 << 20  # then 8× each batch: few ripgrep runs for a full scan, little work before a limit
 BATCH_FILES = 2000  # paths per ripgrep command line (well under ARG_MAX)
 SNIPPET_CONTEXT = 50  # characters shown on each side of the match
-SEARCHED_TYPES = frozenset({"user", "assistant", "compact_boundary", "subagent_end", "plan_update", "memory_write"})
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from .list_index import ListIndex
 from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
 from .origin import Made, read_made, record_made
 from .project import git_branch_of
+from .records import ENVELOPE_FIELDS, SCENE_TYPES
 from .trust import (
     FUTURE_SLACK_MS,
     ForeignSession,
@@ -653,18 +654,16 @@ class SessionStore:
         one right after its resume_marker), so reading the head of the source is enough.
         """
         from .inspect import first_records
-        from .recorder import SCENE_TYPES
 
         found: dict[str, dict[str, Any]] = {}
         for record in first_records(self._transcript(source_id), 8):
             if record.get("type") in SCENE_TYPES and record["type"] not in found:
-                found[record["type"]] = {k: v for k, v in record.items() if k not in _ENVELOPE}
+                found[record["type"]] = {k: v for k, v in record.items() if k not in ENVELOPE_FIELDS}
         for rtype in SCENE_TYPES:
             if rtype in found:
                 recorder.append(rtype, **found[rtype])
 
 
-_ENVELOPE = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
 _EUID = os.geteuid()
 
 

@@ -10,6 +10,7 @@ lineage is followed through the sessions that still exist.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,6 +132,7 @@ class Boundary:
     compact_count: int | None
     trigger: str | None
     timestamp: str | None
+    tokens: Tokens = field(default_factory=Tokens)  # the summary calls' (`usage`; none in older transcripts)
 
 
 @dataclass
@@ -232,7 +234,11 @@ class SubagentRun:
         return self.ended is not None
 
 
-Item = Turn | Boundary | ResumeMarker | Restored | SubagentRun | Skipped | PlanChange | InstructionsNote | MemoryWrite
+# A record `sessions show` presents as one line of its own (`line`, `timestamp`): every renderer shows any of
+# them alike, so a new type of note is one class and one NOTE_BUILDERS entry (docs/architecture.md).
+Note = PlanChange | InstructionsNote | MemoryWrite
+NOTES = (PlanChange, InstructionsNote, MemoryWrite)
+Item = Turn | Boundary | ResumeMarker | Restored | SubagentRun | Skipped | Note
 
 
 @dataclass
@@ -375,8 +381,11 @@ class _Builder:
             self._message(record, rtype, stamp)
         elif rtype == "compact_boundary":
             summary = record.get("summary")
+            usage = record.get("usage")
+            tokens = record_tokens(usage) if isinstance(usage, dict) else Tokens()
+            self.tokens.add(tokens)
             self._place(Boundary(summary if isinstance(summary, str) else "", _int(record.get("compact_count")) or None,
-                                 _str(record.get("trigger")), stamp))
+                                 _str(record.get("trigger")), stamp, tokens))
         elif rtype == "resume_marker":
             source = _str(record.get("from_session_id"))
             count = record.get("restored_count")
@@ -387,23 +396,8 @@ class _Builder:
             self._subagent_start(record, stamp)
         elif rtype == "subagent_end":
             self._subagent_end(record, stamp)
-        elif rtype == "plan_update":
-            task = record.get("task")
-            self._place(PlanChange(str(record.get("plan") or "?"), str(record.get("op") or "?"),
-                                   task if isinstance(task, dict) else None, stamp))
-        elif rtype == "instructions":
-            sources = record.get("sources")
-            if not isinstance(sources, list):
-                sources = []
-            paths = [s["path"] for s in sources
-                     if isinstance(s, dict) and isinstance(s.get("path"), str) and s.get("loaded") != 0]
-            self._place(InstructionsNote(paths, _str(record.get("start_dir")) or ".", _str(record.get("cut")) or "",
-                                         stamp))
-        elif rtype == "memory_write":
-            diff = record.get("diff")
-            self._place(MemoryWrite(str(record.get("scope") or "?"), str(record.get("path") or "?"),
-                                    str(record.get("op") or "?"), diff if isinstance(diff, str) else "", stamp,
-                                    _str(record.get("by"))))
+        elif isinstance(rtype, str) and rtype in NOTE_BUILDERS:
+            self._place(NOTE_BUILDERS[rtype](record, stamp))
         # A `reminder` record is shown where the model read it: inside the next user message.
         # Types this viewer does not know are skipped, as SPEC §2 asks of readers.
 
@@ -474,6 +468,35 @@ class _Builder:
         run = self._run_for(record)
         run.ended = stamp
         run.result = record.get("result") if isinstance(record.get("result"), str) else None
+
+
+def _plan_change(record: dict, stamp: str | None) -> PlanChange:
+    task = record.get("task")
+    return PlanChange(str(record.get("plan") or "?"), str(record.get("op") or "?"),
+                      task if isinstance(task, dict) else None, stamp)
+
+
+def _instructions_note(record: dict, stamp: str | None) -> InstructionsNote:
+    sources = record.get("sources")
+    if not isinstance(sources, list):
+        sources = []
+    paths = [s["path"] for s in sources
+             if isinstance(s, dict) and isinstance(s.get("path"), str) and s.get("loaded") != 0]
+    return InstructionsNote(paths, _str(record.get("start_dir")) or ".", _str(record.get("cut")) or "", stamp)
+
+
+def _memory_write(record: dict, stamp: str | None) -> MemoryWrite:
+    diff = record.get("diff")
+    return MemoryWrite(str(record.get("scope") or "?"), str(record.get("path") or "?"), str(record.get("op") or "?"),
+                       diff if isinstance(diff, str) else "", stamp, _str(record.get("by")))
+
+
+# record type -> its note (the types whose row in session/records.py says shown="note")
+NOTE_BUILDERS: dict[str, Callable[[dict, str | None], Note]] = {
+    "plan_update": _plan_change,
+    "instructions": _instructions_note,
+    "memory_write": _memory_write,
+}
 
 
 def build_transcript(path: Path, session_dir: Path, file: str, depth: int = 0) -> Transcript:

@@ -20,13 +20,11 @@ from evo_agent.safe_text import terminal_safe
 
 from .common import fmt_ms, fmt_stamp, plural, short
 from .model import (
+    NOTES,
     Boundary,
-    InstructionsNote,
     Item,
-    MemoryWrite,
     OrphanResult,
     Other,
-    PlanChange,
     Restored,
     ResultView,
     ResumeMarker,
@@ -202,7 +200,9 @@ class HtmlRenderer:
             return self.turn(item)
         if isinstance(item, Boundary):
             head = " · ".join(p for p in ("Compacted", f"#{item.compact_count}" if item.compact_count else "",
-                                          item.trigger or "", fmt_stamp(item.timestamp)) if p)
+                                          item.trigger or "", fmt_stamp(item.timestamp),
+                                          f"summary {item.tokens.input:,} in / {item.tokens.output:,} out"
+                                          if item.tokens else "") if p)
             return (f'<section class="boundary"><h2>{esc(head)}</h2>'
                     f'<div class="md summary">{markdown(item.summary)}</div></section>')
         if isinstance(item, ResumeMarker):
@@ -217,7 +217,7 @@ class HtmlRenderer:
                     f"</summary>{inner}</details>")
         if isinstance(item, SubagentRun):
             return self.run(item, open_=False)
-        if isinstance(item, (PlanChange, InstructionsNote, MemoryWrite)):
+        if isinstance(item, NOTES):
             return f'<p class="marker">{esc(item.line)} · {esc(fmt_stamp(item.timestamp))}</p>'
         if isinstance(item, Skipped):
             what = "torn last line (an interrupted write)" if item.torn else "unreadable line"

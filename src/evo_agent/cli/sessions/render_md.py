@@ -14,13 +14,11 @@ from evo_agent.safe_text import terminal_safe
 
 from .common import fmt_ms, fmt_stamp, plural
 from .model import (
+    NOTES,
     Boundary,
-    InstructionsNote,
     Item,
-    MemoryWrite,
     OrphanResult,
     Other,
-    PlanChange,
     Restored,
     ResultView,
     ResumeMarker,
@@ -97,7 +95,8 @@ class MarkdownRenderer:
             return self.turn(item, level)
         if isinstance(item, Boundary):
             head = " · ".join(p for p in ("Compacted", f"#{item.compact_count}" if item.compact_count else "",
-                                          item.trigger or "", fmt_stamp(item.timestamp)) if p)
+                                          item.trigger or "", fmt_stamp(item.timestamp),
+                                          f"summary {fmt_tokens(item.tokens)}" if item.tokens else "") if p)
             return ["---", f"{h} {head}", "*Summary of everything before this point:*", item.summary, "---"]
         if isinstance(item, ResumeMarker):
             count = f" · {plural(item.restored_count, 'message')} restored" if item.restored_count is not None else ""
@@ -111,7 +110,7 @@ class MarkdownRenderer:
             return chunks + ["</details>"]
         if isinstance(item, SubagentRun):
             return self.run(item, level + 1)
-        if isinstance(item, (PlanChange, InstructionsNote, MemoryWrite)):
+        if isinstance(item, NOTES):
             return [f"*{item.line}* · {fmt_stamp(item.timestamp)}"]
         if isinstance(item, Skipped):
             what = "a torn last line (an interrupted write)" if item.torn else "an unreadable line"

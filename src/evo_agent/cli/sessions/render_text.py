@@ -16,13 +16,11 @@ from evo_agent.safe_text import terminal_safe
 
 from .common import fmt_ms, fmt_stamp, plural
 from .model import (
+    NOTES,
     Boundary,
-    InstructionsNote,
     Item,
-    MemoryWrite,
     OrphanResult,
     Other,
-    PlanChange,
     Restored,
     ResultView,
     ResumeMarker,
@@ -154,7 +152,8 @@ class TextRenderer:
         elif isinstance(item, Boundary):
             self.emit(prefix)
             head = " · ".join(p for p in ("compacted", f"#{item.compact_count}" if item.compact_count else "",
-                                          item.trigger or "", fmt_stamp(item.timestamp)) if p)
+                                          item.trigger or "", fmt_stamp(item.timestamp),
+                                          f"summary {fmt_tokens(item.tokens)}" if item.tokens else "") if p)
             self.emit(prefix, self.s(f"── {terminal_safe(head, keep_newlines=False)} ──", "magenta"))
             self.block(prefix + "  ", item.summary, None)
         elif isinstance(item, ResumeMarker):
@@ -174,7 +173,7 @@ class TextRenderer:
                                          "--restored shows them)", "dim"))
         elif isinstance(item, SubagentRun):
             self.run(item, prefix)
-        elif isinstance(item, (PlanChange, InstructionsNote, MemoryWrite)):
+        elif isinstance(item, NOTES):
             self.emit(prefix, self.s(f"◆ {terminal_safe(item.line, keep_newlines=False)}", "blue")
                       + self.s(f" · {fmt_stamp(item.timestamp)}", "dim"))
         elif isinstance(item, Skipped):
