@@ -246,3 +246,30 @@ def test_four_processes_appending_to_one_file(project):
     contents = {r["message"]["content"].rstrip("q").strip() for r in records[1:]}
     assert len(records) == 1 + 4 * 500
     assert contents == {f"proc {p} record {i}" for p in range(4) for i in range(500)}
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Kathmandu", "America/St_Johns", "Europe/Dublin"])
+def test_the_stamps_number_is_what_reading_its_text_back_gives(zone, monkeypatch):
+    """The recorder folds its meta from `stamp_now`'s number instead of parsing the text it wrote:
+    the two must agree to the millisecond, or a rebuilt meta.json would differ from the recorder's."""
+    import random
+    import time as time_module
+
+    from evo_agent.session import recorder as recorder_module
+    from evo_agent.session.meta import timestamp_ms
+
+    monkeypatch.setenv("TZ", zone)
+    time_module.tzset()
+    draw = random.Random(zone)
+    try:
+        for _ in range(3000):
+            now = draw.uniform(1.6e9, 2.2e9)
+            if draw.random() < 0.3:
+                now = int(now) + draw.randrange(1000) / 1000  # exact millisecond boundaries, the float's edge
+            monkeypatch.setattr(time_module, "time", lambda now=now: now)
+            text, number = recorder_module.stamp_now()
+            assert number == timestamp_ms(text), (zone, now, text)
+    finally:
+        monkeypatch.delenv("TZ")
+        monkeypatch.undo()
+        time_module.tzset()

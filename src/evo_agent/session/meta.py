@@ -351,12 +351,16 @@ def _fold_summary_usage(meta: SessionMeta, usage: Mapping[str, object]) -> None:
     meta.summary_cache_read_tokens += _int(usage.get("cache_read_input_tokens"))
 
 
-def fold_record(meta: SessionMeta, record: dict[str, Any]) -> None:
-    """Update `meta` with one record of the transcript, exactly as a writer would."""
+def fold_record(meta: SessionMeta, record: dict[str, Any], stamp_ms: int | None = None) -> None:
+    """Update `meta` with one record of the transcript, exactly as a writer would.
+
+    `stamp_ms`: `timestamp_ms(record["timestamp"])` when the caller has it already (the recorder that
+    made the text, recorder.stamp_now), which saves parsing it on every append.
+    """
     rtype = record.get("type")
     if not isinstance(rtype, str):  # a damaged line's list or dict cannot be looked up in the type sets
         rtype = ""
-    stamp = timestamp_ms(record.get("timestamp"))
+    stamp = timestamp_ms(record.get("timestamp")) if stamp_ms is None else stamp_ms
     # A name is about the session, not activity in it: renaming last month's session must not make
     # it the newest one (the list's order, `-c`).
     if stamp is not None and stamp > meta.updated_ms and rtype not in NOT_ACTIVITY:

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,24 +45,42 @@ def package_version() -> str:
         return "0+unknown"
 
 
-_second_stamp: tuple[int, str, str] = (-1, "", "")  # (unix second, "YYYY-MM-DDTHH:MM:SS", "+08:00")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_MILLIS = tuple(f".{ms:03d}" for ms in range(1000))
+# (unix second, "YYYY-MM-DDTHH:MM:SS", "+08:00", that second as written, in µs since the epoch)
+_second_stamp: tuple[int, str, str, int] = (-1, "", "", 0)
 
 
-def now_iso() -> str:
-    """Local time with milliseconds and offset: 2026-05-31T19:58:42.705+08:00.
+def _second(second: int) -> tuple[int, str, str, int]:
+    moment = datetime.fromtimestamp(second).astimezone()
+    iso = moment.isoformat()
+    return second, iso[:19], iso[19:], (moment - _EPOCH) // _MICROSECOND
+
+
+def stamp_now() -> tuple[str, int]:
+    """(`now_iso()`, the same instant in ms exactly as `meta.timestamp_ms` reads it back from the text).
 
     Every record takes one; building it with datetime costs ~2 µs, a fifth of
     an append (SPEC §8), so the date, time and offset are formatted once per
-    second and only the milliseconds per call.
+    second and only the milliseconds per call. The number lets the recorder's
+    meta fold skip parsing the text it has just made: `timestamp_ms` divides
+    the instant's whole microseconds by 10**6 and multiplies by 1000 in floats,
+    and so does this, from the same integers, so the two never differ.
     """
     global _second_stamp
     now = time.time()
     second = int(now)
     stamp = _second_stamp
     if stamp[0] != second:
-        iso = datetime.fromtimestamp(second).astimezone().isoformat()
-        stamp = _second_stamp = (second, iso[:19], iso[19:])
-    return f"{stamp[1]}.{int((now - second) * 1000):03d}{stamp[2]}"
+        stamp = _second_stamp = _second(second)
+    millis = int((now - second) * 1000)
+    return stamp[1] + _MILLIS[millis] + stamp[2], int((stamp[3] + millis * 1000) / 1_000_000 * 1000)
+
+
+def now_iso() -> str:
+    """Local time with milliseconds and offset: 2026-05-31T19:58:42.705+08:00."""
+    return stamp_now()[0]
 
 
 class _TranscriptRecorder:
@@ -112,19 +130,39 @@ class _TranscriptRecorder:
             return encode_redacted(record, next(iter(fields), None))
         return record, encode_line(record)
 
-    def _after_append(self, record: dict[str, Any], ok: bool) -> None:
-        """Hook for bookkeeping, called with the writer's lock held."""
+    def _after_append(self, record: dict[str, Any], ok: bool, stamp_ms: int | None = None) -> None:
+        """Hook for bookkeeping, called with the writer's lock held (`stamp_ms`: the record's timestamp, when known)."""
 
     def append(self, rtype: str, **fields: Any) -> bool:
         """Append one record of any type (readers skip types they do not know)."""
+        return self._record(rtype, fields)
+
+    def _record(self, rtype: str, fields: dict[str, Any]) -> bool:
+        """`append` without the keyword packing: envelope, encoding with redaction, one append, the hook.
+
+        Every record of a turn takes this path (SPEC §8's append budget), so it is
+        one flat function: the envelope as `_envelope` builds it, inline.
+        """
+        timestamp, stamp_ms = stamp_now()
+        record = {"type": rtype, "timestamp": timestamp, "agent_version": self.agent_version,
+                  "session_id": self.session_id, "cwd": self.cwd}
+        if self.prompt_id is not None:
+            record["prompt_id"] = self.prompt_id
+        if self.git_branch is not None:
+            record["git_branch"] = self.git_branch
+        record.update(fields)
         try:
-            record, line = self._encode(self._envelope(rtype, fields), fields)
+            if self.redact:
+                record, line = encode_redacted(record, next(iter(fields), None))
+            else:
+                line = encode_line(record)
         except Exception as exc:  # noqa: BLE001 — a value the encoders cannot take: report, never raise
             self.writer._fail(OSError(0, f"cannot encode a {rtype} record ({exc})"))
             return False
-        with self.writer.lock:
-            ok = self.writer.append_locked(line)
-            self._after_append(record, ok)
+        writer = self.writer
+        with writer.lock:
+            ok = writer.append_locked(line)
+            self._after_append(record, ok, stamp_ms)
         return ok
 
     def append_many(self, records: Iterable[tuple[str, dict[str, Any]]], batch_bytes: int = 1 << 20) -> bool:
@@ -155,7 +193,7 @@ class _TranscriptRecorder:
     # The record types of SPEC §2 -------------------------------------------
 
     def user(self, message: dict[str, Any], **extra: Any) -> bool:
-        return self.append("user", message=message, **extra)
+        return self._record("user", {"message": message, **extra})
 
     def assistant(
         self,
@@ -173,7 +211,7 @@ class _TranscriptRecorder:
         if cache_read_input_tokens is not None:
             fields["cache_read_input_tokens"] = cache_read_input_tokens
         fields.update(extra)
-        return self.append("assistant", **fields)
+        return self._record("assistant", fields)
 
     def compact_boundary(self, summary: str, compact_count: int, trigger: str, **extra: Any) -> bool:
         return self.append("compact_boundary", summary=summary, compact_count=compact_count, trigger=trigger, **extra)
@@ -261,7 +299,7 @@ class Recorder(_TranscriptRecorder):
         """Whether the session exists on disk (always, unless it was started deferred and nothing was said)."""
         return self._held is None
 
-    def append(self, rtype: str, **fields: Any) -> bool:
+    def _record(self, rtype: str, fields: dict[str, Any]) -> bool:
         if rtype in SCENE_TYPES:
             self.scene[rtype] = dict(fields)
         if self._held is not None:
@@ -271,7 +309,7 @@ class Recorder(_TranscriptRecorder):
                         self._held.append((self._envelope(rtype, fields), fields))
                         return True
                     self._write_held()
-        return super().append(rtype, **fields)
+        return _TranscriptRecorder._record(self, rtype, fields)
 
     def _write_held(self) -> None:
         """The session begins on disk: its directory, then the held records with their own timestamps."""
@@ -308,10 +346,10 @@ class Recorder(_TranscriptRecorder):
             self.writer.moved_to(final)
             return True
 
-    def _after_append(self, record: dict[str, Any], ok: bool) -> None:
+    def _after_append(self, record: dict[str, Any], ok: bool, stamp_ms: int | None = None) -> None:
         if not ok:
             return
-        fold_record(self.meta, record)
+        fold_record(self.meta, record, stamp_ms)
         self._meta_dirty = True
         now = time.monotonic()
         if now - self._meta_written_at >= self._meta_interval or record["type"] in META_AT_ONCE:

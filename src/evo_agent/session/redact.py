@@ -314,7 +314,9 @@ def may_hold_secret(line: bytes, start: int = 0) -> bool:
     Read in chunks of 64 KiB (each overlapping the next by the longest trigger), so that a large
     record with a trigger near its start is not lowered and scanned whole.
     """
-    matchers = _get_matchers()
+    matchers = _matchers or _get_matchers()
+    if len(line) - start <= _TRIGGER_CHUNK:  # most records: one pass, no chunking
+        return bool(matchers.triggers.find_matches_as_indexes(line[start:].lower()))
     find, overlap = matchers.triggers.find_matches_as_indexes, matchers.longest_trigger - 1
     for pos in range(start, len(line), _TRIGGER_CHUNK):
         if find(line[pos:pos + _TRIGGER_CHUNK + overlap].lower()):

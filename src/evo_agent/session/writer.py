@@ -150,6 +150,16 @@ def dir_chain(base: Path | str, names: list[str]) -> DirHandle:
     return handle
 
 
+def _write_rest(fd: int, data: bytes, written: int) -> None:
+    """Write what a short `os.write` left of `data`; raises OSError when nothing more goes."""
+    view = memoryview(data)[written:]
+    while view:
+        if written <= 0:
+            raise OSError(errno.EIO, "short write")
+        written = os.write(fd, view)
+        view = view[written:]
+
+
 class AppendWriter:
     """Appends whole lines to one file; thread safe; never raises.
 
@@ -166,6 +176,7 @@ class AppendWriter:
         directory: DirHandle | None = None,
     ) -> None:
         self.path = Path(path)
+        self._name = self.path.name  # what is opened relative to `directory` (a pathlib property costs per record)
         self.directory = directory  # when set, the file is opened relative to it (see DirHandle)
         self.label = label
         self._warn = warn
@@ -182,6 +193,7 @@ class AppendWriter:
     def moved_to(self, path: Path) -> None:
         """The file was renamed to `path` (caller holds the lock): keep appending there, under the same lock."""
         self.path = Path(path)
+        self._name = self.path.name
         with _locks_guard:
             _locks[os.path.abspath(path)] = self._lock
 
@@ -194,9 +206,10 @@ class AppendWriter:
         """Like append(), for a caller that already holds `self.lock`."""
         if self._torn:
             data = b"\n" + data
+        directory = self.directory
         try:
-            if self.directory is not None:
-                fd = os.open(self.path.name, _OPEN_FLAGS, FILE_MODE, dir_fd=self.directory.fileno())
+            if directory is not None:
+                fd = os.open(self._name, _OPEN_FLAGS, FILE_MODE, dir_fd=directory.fileno())
             else:
                 fd = os.open(self.path, _OPEN_FLAGS, FILE_MODE)
         except OSError as exc:
@@ -206,12 +219,9 @@ class AppendWriter:
             if not self._created:
                 os.fchmod(fd, FILE_MODE)  # the umask may have narrowed it; never wider than 0600
                 self._created = True
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                if written <= 0:
-                    raise OSError(errno.EIO, "short write")
-                view = view[written:]
+            written = os.write(fd, data)
+            if written != len(data):  # a short write: rare, so its loop stays off the common path
+                _write_rest(fd, data, written)
         except OSError as exc:
             self._torn = True  # some bytes may have landed: guard the next record
             self._fail(exc)
