@@ -4,12 +4,11 @@ RESULTS.md reports what the changes bought in the same run: `load_for_resume_pre
 `load_for_resume` as it was before the one-pass read and the copy-on-write repair (a backward scan
 for the boundary, then a second, forward read with a bytes copy per line, then a repair that
 rebuilds every message); `write_meta_previous` is `write_meta` before the dict was built directly
-(`dataclasses.asdict`, `tempfile.mkstemp`, stdlib json). Never used by evo-agent.
+(the fields as `dataclasses.asdict` gave them, `tempfile.mkstemp`, stdlib json). Never used by evo-agent.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import json
 import os
@@ -34,8 +33,7 @@ _NEEDLE = b'"compact_boundary"'
 
 def write_meta_previous(session_dir: Path, meta: SessionMeta, *, dir_fd: int | None = None) -> None:
     """The old writer, by path (`dir_fd`, which today's recorder passes, is ignored: the old one had none)."""
-    data = dataclasses.asdict(meta)
-    data.pop("extra", None)
+    data = meta.to_json()  # what dataclasses.asdict gave, without `extra` (SessionMeta is no longer a dataclass)
     fd, tmp = tempfile.mkstemp(prefix=".meta.", suffix=".tmp", dir=session_dir)
     try:
         os.fchmod(fd, FILE_MODE)
