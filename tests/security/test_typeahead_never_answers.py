@@ -32,8 +32,10 @@ SETTINGS = ".evo-agent/settings.json"
 TYPED = (b"y\r", b"yes\r", b"Y\r", b"y\n")
 
 
-def _pretyped(cli: Cli, *args: str, typed: bytes, then: bytes = b"\x04", wait_for: bytes = b"") -> tuple[int, str]:
-    """The CLI on a pseudo-terminal whose input queue already holds `typed`; `then` once `wait_for` shows."""
+def _pretyped(cli: Cli, *args: str, typed: bytes,
+             steps: tuple[tuple[bytes, bytes], ...] = ((b"[y/N] ", b"n\r"), (b"> ", b"\x04"))) -> tuple[int, str]:
+    """The CLI on a pseudo-terminal whose input queue already holds `typed`; then each step's keys (a deliberate
+    `n` and Enter for the question, Ctrl+D for the REPL) once its prompt shows after the previous one."""
     master, slave = pty.openpty()
     os.write(master, typed)  # typed before the program runs: in the queue when anything reads it
 
@@ -45,7 +47,8 @@ def _pretyped(cli: Cli, *args: str, typed: bytes, then: bytes = b"\x04", wait_fo
                             stderr=slave, preexec_fn=controlling_terminal)
     os.close(slave)
     screen = b""
-    sent = False
+    seen = 0  # where the next step's prompt is looked for
+    pending = list(steps)
     try:
         deadline = time.monotonic() + 40
         while proc.poll() is None or select.select([master], [], [], 0)[0]:
@@ -55,9 +58,10 @@ def _pretyped(cli: Cli, *args: str, typed: bytes, then: bytes = b"\x04", wait_fo
                     screen += os.read(master, 65536)
                 except OSError:
                     break
-            if not sent and wait_for and wait_for in screen:
-                os.write(master, then)
-                sent = True
+            if pending and pending[0][0] in screen[seen:]:
+                prompt, keys = pending.pop(0)
+                seen = screen.index(prompt, seen) + len(prompt)
+                os.write(master, keys)
         return proc.wait(10), screen.decode("utf-8", "replace")
     finally:
         if proc.poll() is None:
@@ -71,7 +75,7 @@ def test_keys_typed_before_the_launch_never_resume_a_planted_session(model_serve
     home = tmp_path / "home"
     home.mkdir()
     cli = Cli(hostile_clone(tmp_path, "planted"), model_server.env(clean_env(home)))
-    rc, screen = _pretyped(cli, "--plain", "--resume", PLANTED, typed=typed, wait_for=b"> ")
+    rc, screen = _pretyped(cli, "--plain", "--resume", PLANTED, typed=typed)
     assert "resume anyway? [y/N]" in screen, screen
     assert f"Resumed {PLANTED}" not in screen, screen  # the early `y` answered the question
     assert cli.session_ids() == [PLANTED], screen  # no new session holding the stranger's history
@@ -79,8 +83,8 @@ def test_keys_typed_before_the_launch_never_resume_a_planted_session(model_serve
 
 
 @pytest.mark.parametrize("typed", TYPED, ids=[t.decode().strip() or repr(t) for t in TYPED])
-@pytest.mark.parametrize("launch", [("--plain", "--resume"), ("--plain", "-c"), ("--resume",), ("-c",)],
-                         ids=["plain --resume", "plain -c", "app --resume", "app -c"])
+@pytest.mark.parametrize("launch", [("--plain",), ("--plain", "--resume"), ("--plain", "-c"), ("--resume",), ("-c",)],
+                         ids=["plain", "plain --resume", "plain -c", "app --resume", "app -c"])
 def test_keys_typed_before_the_launch_never_trust_a_hostile_repository(model_server, tmp_path, typed, launch):
     upstream(tmp_path, {SETTINGS: json.dumps({"permission_mode": "bypass"})})
     project = clone(tmp_path / "hostile", tmp_path / "clone")
@@ -89,5 +93,5 @@ def test_keys_typed_before_the_launch_never_trust_a_hostile_repository(model_ser
     home.mkdir()
     cli = Cli(project, model_server.env(clean_env(home)))
     rc, screen = _pretyped(cli, *launch, typed=typed)
-    assert "trust" in screen.lower(), screen  # the question was asked
+    assert "Obey these in this project? [y/N]" in screen, screen  # the question was asked
     assert not project_trusted(project, cli.env), f"the early {typed!r} trusted the repository:\n{screen}"
