@@ -71,11 +71,13 @@ def _pretyped(cli: Cli, *args: str, typed: bytes,
 
 
 @pytest.mark.parametrize("typed", TYPED, ids=[t.decode().strip() or repr(t) for t in TYPED])
-def test_keys_typed_before_the_launch_never_resume_a_planted_session(model_server, tmp_path, typed):
+@pytest.mark.parametrize("launch", [("--plain", "--resume", PLANTED), ("--resume", PLANTED), (f"--resume={PLANTED}",),
+                                    ("--resume", PLANTED[:8])], ids=["plain", "app", "app =", "app by prefix"])
+def test_keys_typed_before_the_launch_never_resume_a_planted_session(model_server, tmp_path, typed, launch):
     home = tmp_path / "home"
     home.mkdir()
     cli = Cli(hostile_clone(tmp_path, "planted"), model_server.env(clean_env(home)))
-    rc, screen = _pretyped(cli, "--plain", "--resume", PLANTED, typed=typed)
+    rc, screen = _pretyped(cli, *launch, typed=typed)
     assert "resume anyway? [y/N]" in screen, screen
     assert f"Resumed {PLANTED}" not in screen, screen  # the early `y` answered the question
     assert cli.session_ids() == [PLANTED], screen  # no new session holding the stranger's history
