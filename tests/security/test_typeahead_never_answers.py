@@ -97,3 +97,19 @@ def test_keys_typed_before_the_launch_never_trust_a_hostile_repository(model_ser
     rc, screen = _pretyped(cli, *launch, typed=typed)
     assert "Obey these in this project? [y/N]" in screen, screen  # the question was asked
     assert not project_trusted(project, cli.env), f"the early {typed!r} trusted the repository:\n{screen}"
+
+
+@pytest.mark.parametrize("typed", TYPED, ids=[t.decode().strip() or repr(t) for t in TYPED])
+def test_a_pasted_line_after_slash_resume_never_answers_its_question(model_server, tmp_path, typed):
+    """The line REPL on a terminal: `/resume PLANTED` and `y` pasted together; the `y` was not typed for it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    cli = Cli(hostile_clone(tmp_path, "planted"), model_server.env(clean_env(home)))
+    before = set(cli.session_ids())
+    rc, screen = _pretyped(cli, "--plain", typed=b"",
+                           steps=((b"> ", f"/resume {PLANTED}\r".encode() + typed),
+                                  (b"[y/N] ", b"n\r"), (b"> ", b"\x04"), (b"> ", b"\x04")))  # the pasted line: a prompt
+    assert "resume anyway? [y/N]" in screen, screen
+    assert f"Resumed {PLANTED}" not in screen, screen
+    assert not any(sid for sid in set(cli.session_ids()) - before
+                   if (cli.sessions_dir / sid / "messages.jsonl").read_text().count('"restored"')), screen
