@@ -144,3 +144,39 @@ def test_a_cache_file_that_is_a_link_or_garbage_is_ignored(tmp_path):
             kept.write_text(stale)
         assert tracked_session_ids(sessions) == {planted}, planted_file
     assert not os.path.islink(kept)  # replaced by the answer git gave, never written through the link
+
+
+def test_an_index_rewritten_in_place_with_its_size_and_mtime_kept_is_asked_again(tmp_path):
+    """The same inode, the same size, the mtime put back (`touch -d`, os.utime): only the ctime moved.
+
+    The kept answer says "none tracked" (the session sat at a path of the same length outside `sessions/`);
+    the rewritten index tracks the session itself. The verdict must come from git again, not the cache.
+    """
+    project = make_git_project(tmp_path)
+    sid = _session(project)
+    decoy = project / ".evo-agent" / "sessionz" / sid / "messages.jsonl"  # as long a path, not in sessions/
+    decoy.parent.mkdir(parents=True)
+    decoy.write_text("{}\n")
+    _git(project, "add", "-f", str(decoy))
+    _git(project, "commit", "-q", "-m", "decoy")
+    index = project / ".git" / "index"
+    innocent = index.read_bytes()
+    _git(project, "rm", "-q", "--cached", str(decoy))
+    _commit_session(project, sid)
+    guilty = index.read_bytes()
+    assert len(guilty) == len(innocent) and guilty != innocent
+    with open(index, "r+b") as f:  # back to the innocent index, in place
+        f.write(innocent)
+    settle()
+    sessions = project / ".evo-agent" / "sessions"
+    assert tracked_session_ids(sessions) == frozenset()  # git's answer for the innocent index, kept
+    before = os.lstat(index)
+    with open(index, "r+b") as f:  # the guilty bytes, the same inode and size
+        f.write(guilty)
+    os.utime(index, ns=(before.st_atime_ns, before.st_mtime_ns))  # the mtime put back
+    after = os.lstat(index)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    for _ in range(2):  # racy, then kept
+        assert tracked_session_ids(sessions) == {sid}
+        assert "tracked by git" in (SessionStore(project).foreign_reason(sid) or "")
+        settle()

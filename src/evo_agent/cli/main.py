@@ -654,6 +654,7 @@ def _ask(prompt: str) -> str | None:
     The terminal is put in line mode first (echo, Enter ends the line): the full-screen picker that may have
     run just before can leave it without ICRNL, and then Enter would never end the answer.
     """
+    _set_aside_typeahead(sys.stdin)  # typed before the question: meant for the prompt, never its answer (SPEC §9)
     saved = _line_mode(sys.stdin)
     try:
         return input(prompt)
@@ -667,6 +668,46 @@ def _ask(prompt: str) -> str | None:
                 termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, saved)
             except (termios.error, OSError, ValueError):
                 pass
+
+
+def _set_aside_typeahead(stream: TextIO) -> None:
+    """Take what is already waiting in the terminal's input queue out of the way of a question.
+
+    Keys typed while the program started (held in the queue, ui/typeahead.py, or a whole line typed before
+    it ran) would otherwise be read by the question's `input()` as its answer: an early `y` and Enter,
+    meant for the prompt, trusted a repository or resumed a planted session. They are read here without
+    waiting and kept for the app's prompt (ui/early_input.py replays them), never given to the question.
+    """
+    try:
+        import termios
+
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+    except Exception:  # noqa: BLE001 - not a terminal (or no termios): a pipe's lines are answers by design
+        return
+    drain: list[Any] = [list(a) if isinstance(a, list) else a for a in saved]
+    drain[3] &= ~(termios.ICANON | termios.ECHO)
+    drain[6][termios.VMIN] = 0
+    drain[6][termios.VTIME] = 0
+    data = bytearray()
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, drain)
+        while len(data) < 1 << 20:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+    except (OSError, termios.error):
+        pass
+    finally:
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+        except (OSError, termios.error):
+            pass
+    if data:
+        from evo_agent.ui import early_input
+
+        early_input.keep(bytes(data))
 
 
 def _line_mode(stream: TextIO) -> list[Any] | None:

@@ -171,6 +171,11 @@ class Repl:
             return None
         return line.rstrip("\n").rstrip("\r")
 
+    def _read_answer(self, prompt: str) -> str | None:
+        """A question's answer: what was typed (or pasted) before it is set aside, never taken as the answer."""
+        self.approvals._set_aside_typeahead()
+        return self.read(prompt)
+
     # ---- the loop
     def run(self, initial_prompt: str | None = None) -> int:
         """Returns the exit code; the caller prints the exit hint.
@@ -291,7 +296,7 @@ class Repl:
                 return
             arg = chosen
         try:
-            resumed = self.agent.resume(arg, confirm=foreign_confirm(interactive=self.tty, ask=self.read))
+            resumed = self.agent.resume(arg, confirm=foreign_confirm(interactive=self.tty, ask=self._read_answer))
         except (SessionError, CommandError) as exc:
             self.console.error(str(exc))
             return

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["PROMPT", "active", "pause", "replay", "start", "stop", "take"]
+__all__ = ["PROMPT", "active", "keep", "pause", "replay", "start", "stop", "take"]
 
 PROMPT = "› "  # the app's prompt label (ui/app.py `_prompt_label`), so the echo sits where the app's will
 DOUBLE_CTRL_C_SECONDS = 2.0  # as ui/app.py's: a second Ctrl+C within this quits
@@ -273,6 +273,15 @@ def pause() -> None:
     if _capture is not None:
         capture, _capture = _capture, None
         _kept[:] = capture.close(keep_mode=False)
+
+
+def keep(data: bytes) -> None:
+    """Keys read out of the terminal's queue by someone else (cli/main.py, before a question): for the next take()."""
+    if _capture is not None:
+        with _capture.lock:
+            _capture.data += data
+    else:
+        _kept.extend(data)
 
 
 def stop() -> None:
