@@ -175,3 +175,15 @@ async def test_each_command_says_the_same_through_the_repl_and_the_app(command, 
         assert "Written." in repl_text and "› /init" in run.printed
     if command == "/resume":
         assert recorded.calls == [("resume", "nosuchsession")] and "nosuchsession" in repl_text
+
+
+@pytest.mark.parametrize("keys", [pytest.param("app", id="app"), pytest.param("repl", id="repl")])
+def test_help_fits_an_80_column_terminal_in_both_front_ends(keys):
+    """/help at 80×24: a row wider than the terminal wraps mid-word, so every row fits in 80 cells."""
+    from rich.cells import cell_len
+
+    from evo_agent.ui.commands import help_text
+    from evo_agent.ui.keys import KEYS_HELP
+
+    text = help_text(KEYS_HELP if keys == "app" else Repl.keys_help)
+    assert [line for line in text.splitlines() if cell_len(line) > 80] == []

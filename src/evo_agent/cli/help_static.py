@@ -69,12 +69,12 @@ HELP = (
     '  /rename NAME      name this session (--resume NAME finds it)\n'
     '  /rewind [N]       go back to before prompt N (a new session)\n'
     '  /init             ask the model to survey the project and write its AGENTS.md\n'
-    '  /plan             the Session Plan: goal, tasks and their status (Ctrl+T in the app)\n'
+    '  /plan             the Session Plan: goal, tasks, status (Ctrl+T in the app)\n'
     '  /memory [NAME]    Auto Memory: both indexes, or one memory file\n'
-    "  /remember TEXT    save TEXT to this project's memory (/remember --user TEXT: to yours)\n"
+    "  /remember TEXT    save TEXT to this project's memory (--user TEXT: to yours)\n"
     '  /cost             tokens used in this session\n'
     '  /permissions      the permission mode and the allow rules in force\n'
-    '  /mcp [reconnect]  the MCP servers and their tools; /mcp reconnect NAME restarts one\n'
+    '  /mcp [reconnect]  the MCP servers and tools; /mcp reconnect NAME restarts one\n'
     '  /help             this help\n'
     '  /exit             leave (Ctrl+D works too)\n'
     '\n'

@@ -34,11 +34,12 @@ KEYS_HELP = """\
 Keys:
   Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
-  Ctrl+D on an empty prompt quits · Ctrl+O shows the last tool call and output in full
-  Ctrl+T shows or hides the Session Plan
+  Ctrl+D on an empty prompt quits · Ctrl+T shows or hides the Session Plan
+  Ctrl+O shows the last tool call and its output in full
   A prompt sent while the agent works is queued and sent after the turn
-  A question: ↑/↓ choose, Enter answers, Esc says no; typing goes to the prompt (Tab back to the question);
-  Ctrl+O shows a long command or diff whole (yes waits until it has been shown)"""
+  A question: ↑/↓ choose, Enter answers, Esc says no; typing goes to the
+  prompt (Tab back to the question); Ctrl+O shows a long command or diff
+  whole (yes waits until it has been shown)"""
 
 DOUBLE_CTRL_C_SECONDS = 2.0
 
