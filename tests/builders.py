@@ -109,7 +109,9 @@ def simple_session(project: Path, prompt: str = "hello", *, days_ago: float = 0)
     then = datetime.now().astimezone() - timedelta(days=days_ago)
     with pytest.MonkeyPatch.context() as patch:
         if days_ago:  # the recorder's clock, so the library itself writes the old timestamps
-            patch.setattr(recorder_module, "now_iso", lambda: then.isoformat(timespec="milliseconds"))
+            stamp = then.isoformat(timespec="milliseconds")
+            patch.setattr(recorder_module, "now_iso", lambda: stamp)
+            patch.setattr(recorder_module, "stamp_now", lambda: (stamp, int(then.timestamp() * 1000)))
         rec = write_session(quiet_store(project), (prompt, "hi"), model="m", provider="demo", tokens=(10, 2),
                             session_id=new_session_id(int(then.timestamp() * 1000)))
     if days_ago:
