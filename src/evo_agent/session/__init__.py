@@ -89,22 +89,31 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
 
 
-def __getattr__(name: str) -> object:
-    """A public name, loaded from its submodule at first use and then kept here (the next lookup is plain).
+def _lazy_names(namespace: dict[str, object], exports: dict[str, str]) -> tuple[
+        "Callable[[str], object]", "Callable[[], list[str]]"]:
+    """A module's `__getattr__` and `__dir__` (PEP 562) for `exports` (name -> submodule of this package).
 
-    Submodules are imported as usual (`from evo_agent.session.store import ...`); an unknown name
+    Each name is loaded from its submodule at first use and then kept in `namespace` (the next lookup is
+    plain). Submodules are imported as usual (`from evo_agent.session.store import ...`); an unknown name
     raises AttributeError, which is also what lets `from evo_agent.session import store` import one.
+    Shared by this package and `evo_agent.session.admin`.
     """
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    def getattr_(name: str) -> object:
+        module = exports.get(name)
+        if module is not None:
+            value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+            namespace[name] = value
+            return value
+        raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+
+    def dir_() -> list[str]:
+        return sorted(set(namespace) | set(exports))
+
+    return getattr_, dir_
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_names(globals(), _EXPORTS)
 
 
 # Type checkers and editors see the same names, imported eagerly; `X as X` marks each one re-exported (mypy's
@@ -223,3 +232,6 @@ if TYPE_CHECKING:
         workspace_trust as workspace_trust,
     )
 # isort: on
+
+if TYPE_CHECKING:  # for _lazy_names' annotation only
+    from collections.abc import Callable

@@ -7,7 +7,7 @@ submodule that may be imported (tests/test_layers.py); each name loads its own s
 use, as the package's names do, so `sessions fsck` without `--secrets` never loads the rules.
 """
 
-import importlib
+from . import _lazy_names
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 
@@ -23,18 +23,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS, key=str.casefold)
 
 
-def __getattr__(name: str) -> object:
-    """A name, loaded from its submodule at first use and then kept here (as evo_agent.session does)."""
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(f"evo_agent.session.{module}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_names(globals(), _EXPORTS)
 
 
 # isort: off
