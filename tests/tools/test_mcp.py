@@ -221,6 +221,30 @@ def test_a_server_that_crashes_mid_call_is_one_line_and_can_reconnect(manager):
     assert result_of(m.call("t", "echo", {"text": "back"})).content == "echo: back"
 
 
+def test_a_server_that_dies_while_idle_is_shown_failed_at_once_and_can_reconnect(manager, tmp_path):
+    import signal
+    import threading
+
+    changed = threading.Event()
+    m = manager(_stdio(MCP_TEST_DIR=str(tmp_path)), on_change=lambda status: changed.set())
+    m.wait(150)
+    assert m.status("t").state == "connected"
+    changed.clear()
+    (started,) = tmp_path.glob("started.*")
+    group = os.getpgid(int(started.name.split(".")[1]))
+    assert group != os.getpgid(0)
+    os.killpg(group, signal.SIGKILL)  # the server's own process group, nothing else
+    assert changed.wait(120)  # an upper bound for a loaded machine, never a measurement
+    status = m.status("t")
+    assert status.state == "failed", status  # before: "connected" until the model's next call to it failed
+    assert "exited while idle" in status.detail and "\n" not in status.detail
+    with pytest.raises(McpCallError, match="not connected.*/mcp"):
+        m.call("t", "echo", {"text": "x"})
+    m.reconnect("t")
+    m.wait(150)
+    assert result_of(m.call("t", "echo", {"text": "back"})).content == "echo: back"
+
+
 def test_a_call_that_never_answers_is_bounded_by_the_timeout(manager, tmp_path):
     m = manager(_stdio(MCP_TEST_DIR=str(tmp_path)), call_timeout=2)
     m.wait(150)

@@ -135,6 +135,8 @@ class _Server:
         self.settled = threading.Event()  # connected or failed: start() waits on these
         self.stderr: IO[bytes] | None = None
         self.proc = None  # a stdio server's process, spawned before the SDK is imported (mcp_stdio.py)
+        self.running: Any = None  # that process once connected: its exit while idle ends the connection
+        self.calls = 0  # calls in flight (the loop thread's count)
         self.spawn_error: BaseException | None = None
 
 
@@ -170,6 +172,35 @@ def _one_line(exc: BaseException) -> str:
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
         text = "timed out"
     return text[:300]
+
+
+class ServerExited(ConnectionError):
+    """A stdio server's process ended while the connection was idle (nothing else would notice until a call)."""
+
+
+async def _hold(server: _Server) -> None:
+    """Until the server is told to stop; ServerExited as soon as a stdio server's process exits by itself.
+
+    Without this, a server that died between calls stayed "connected" in `/mcp` until the model's next call
+    to it failed.
+    """
+    assert server.stop is not None
+    stop = asyncio.ensure_future(server.stop.wait())
+    waits: set[asyncio.Future[Any]] = {stop}
+    proc, server.running = server.running, None
+    if proc is not None:
+        waits.add(asyncio.ensure_future(proc.wait()))
+    try:
+        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in waits:
+            waiting.cancel()
+    if stop in done or proc is None:
+        return
+    if server.calls:  # it died under a call: the call's failure says so (_lost) and then stops this connection
+        await server.stop.wait()
+        return
+    raise ServerExited(f"the server exited while idle (exit code {proc.returncode})")
 
 
 class McpManager:
@@ -292,8 +323,7 @@ class McpManager:
                 status.state, status.detail = "connected", ""
                 server.settled.set()
                 self._changed(server)
-                assert server.stop is not None
-                await server.stop.wait()
+                await _hold(server)
                 status.state = "stopped"
         except asyncio.CancelledError:
             status.state = "stopped"
@@ -334,6 +364,7 @@ class McpManager:
             proc, server.proc = server.proc, None
             if proc is None:
                 raise server.spawn_error or OSError("the server's process could not be started")
+            server.running = proc
             stack.push_async_callback(stop, proc)  # also when the SDK's import or the session fails
             read, write = await stack.enter_async_context(process_streams(proc))
         session = await stack.enter_async_context(ClientSession(read, write))
@@ -377,6 +408,7 @@ class McpManager:
         session = server.session
         if session is None:
             raise McpCallError(f"the MCP server {server.status.name!r} is not connected")
+        server.calls += 1
         try:
             result = await session.call_tool(tool, arguments)
         except asyncio.CancelledError:
@@ -388,6 +420,8 @@ class McpManager:
             await self._lost(server, line)
             raise McpCallError(f"the MCP server {server.status.name!r} failed during the call ({line}); "
                                "the user can reconnect it with /mcp") from None
+        finally:
+            server.calls -= 1
         return result.model_dump(by_alias=True, exclude_none=True, mode="json")
 
     async def _lost(self, server: _Server, line: str) -> None:
