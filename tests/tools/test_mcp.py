@@ -238,7 +238,7 @@ def test_a_server_that_dies_while_idle_is_shown_failed_at_once_and_can_reconnect
     status = m.status("t")
     assert status.state == "failed", status  # before: "connected" until the model's next call to it failed
     assert "exited while idle" in status.detail and "\n" not in status.detail
-    with pytest.raises(McpCallError, match="not connected.*/mcp"):
+    with pytest.raises(McpCallError, match=r"not connected.*/mcp"):
         m.call("t", "echo", {"text": "x"})
     m.reconnect("t")
     m.wait(150)
