@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -301,6 +300,8 @@ def write_back_meta(session_dir: str, meta: SessionMeta) -> bool:
 def timestamp_ms(stamp: object) -> int | None:
     if not isinstance(stamp, str):
         return None
+    from datetime import datetime  # here: a listing that reads meta.json never needs it
+
     try:
         return int(datetime.fromisoformat(stamp).timestamp() * 1000)
     except ValueError:
