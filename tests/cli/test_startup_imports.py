@@ -93,9 +93,10 @@ def test_a_plain_sessions_list_is_read_without_argparse(cli, tmp_path):
     assert not set(data["modules"]) & {"argparse", "evo_agent.cli.main", "shutil", "gettext"}
 
 
-def test_a_plain_sessions_list_outside_a_repository_loads_neither_signal_threading_nor_datetime(cli, tmp_path):
-    """signal (its enums), threading and datetime were a twentieth of listing 10,000 sessions (docs/benchmarks.md):
-    exit codes are plain ints, the writer's locks come from _thread, dates are formatted through time.
+def test_a_plain_sessions_list_outside_a_repository_loads_neither_signal_threading_datetime_nor_typing(cli, tmp_path):
+    """signal (its enums), threading, datetime and typing were a tenth of listing 10,000 sessions (docs/benchmarks.md):
+    exit codes are plain ints, the writer's locks come from _thread, dates are formatted through time, the row
+    types are built by session/named_tuple.py.
     (Inside a repository git runs, and subprocess loads signal and threading.)"""
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -106,7 +107,7 @@ def test_a_plain_sessions_list_outside_a_repository_loads_neither_signal_threadi
                        cwd=plain, env=cli.env, capture_output=True, text=True, timeout=60, input="")
         data = json.loads(out.read_text())
         assert data["code"] == 0
-        assert not set(data["modules"]) & {"signal", "threading", "datetime", "subprocess", "argparse"}
+        assert not set(data["modules"]) & {"signal", "threading", "datetime", "typing", "subprocess", "argparse"}
 
 
 def test_sessions_list_outside_a_repository_does_not_load_subprocess(cli, tmp_path):

@@ -25,9 +25,9 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 from .layout import DIR_MODE, FILE_MODE, MADE_NAME, user_state_dir
+from .named_tuple import NamedTuple
 
 HEADER = b"# since "
 MAX_BYTES = 64 << 20  # a file larger than this is not read (judging nothing), never half-read

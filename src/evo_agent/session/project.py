@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from .layout import PROJECT_DIR_NAME
+from .named_tuple import NamedTuple
 
 SHORT_COMMIT = 7  # git's default abbreviation (core.abbrev) in a small repository
 _SHA_RE = re.compile(r"\A[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")  # SHA-1 or SHA-256

@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .ids import (
     AmbiguousSessionId,
@@ -55,7 +54,10 @@ from .trust import (
 )
 from .writer import DirHandle, dir_chain, open_private_dirs, stderr_warning
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
 if TYPE_CHECKING:  # imported where a session is written or read whole: listing needs neither (start-up)
+    from typing import Any
+
     from .recorder import Recorder
     from .resume import LoadedSession
 
@@ -510,6 +512,10 @@ class SessionStore:
         """
         if count <= 0:
             return []
+        with _gc_paused():  # 10,000 scanned transcripts are as many stat results: no cycles to look for
+            return self._newest(count, include_empty, include_foreign)
+
+    def _newest(self, count: int, include_empty: bool, include_foreign: bool) -> builtins.list[SessionInfo]:
         pending = self._start_tracked()
         found = self._transcripts()
         tracked = self.tracked_ids(pending) if found or pending else frozenset()

@@ -9,7 +9,6 @@ import time
 import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import (
@@ -23,6 +22,10 @@ from evo_agent.session import (
 
 from ..trust import json_safe_dumps
 from .common import fmt_ms, short
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
+if TYPE_CHECKING:
+    from typing import TextIO
 
 PICKER_ROWS = 20
 IMPORTED_FROM = ("claude-code", "codex")  # session_start's provider of an imported session
