@@ -96,7 +96,7 @@ def test_a_plain_sessions_list_is_read_without_argparse(cli, tmp_path):
 def test_a_plain_sessions_list_outside_a_repository_loads_neither_signal_threading_datetime_nor_typing(cli, tmp_path):
     """signal (its enums), threading, datetime and typing were a tenth of listing 10,000 sessions (docs/benchmarks.md):
     exit codes are plain ints, the writer's locks come from _thread, dates are formatted through time, the row
-    types are built by session/named_tuple.py.
+    types are built by session/named_tuple.py; shlex and the JSON escapes load only for the worktrees and --json.
     (Inside a repository git runs, and subprocess loads signal and threading.)"""
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -107,7 +107,8 @@ def test_a_plain_sessions_list_outside_a_repository_loads_neither_signal_threadi
                        cwd=plain, env=cli.env, capture_output=True, text=True, timeout=60, input="")
         data = json.loads(out.read_text())
         assert data["code"] == 0
-        assert not set(data["modules"]) & {"signal", "threading", "datetime", "typing", "subprocess", "argparse"}
+        assert not set(data["modules"]) & {"signal", "threading", "datetime", "typing", "subprocess", "argparse",
+                                           "shlex", "evo_agent.cli.trust"}
 
 
 def test_sessions_list_outside_a_repository_does_not_load_subprocess(cli, tmp_path):
