@@ -109,6 +109,8 @@ def test_a_plain_sessions_list_outside_a_repository_loads_neither_signal_threadi
         assert data["code"] == 0
         assert not set(data["modules"]) & {"signal", "threading", "datetime", "typing", "subprocess", "argparse",
                                            "shlex", "evo_agent.cli.trust"}
+        if limit:  # newest(): a few metas read, the listing index never
+            assert "evo_agent.session.list_index" not in data["modules"]
 
 
 def test_sessions_list_outside_a_repository_does_not_load_subprocess(cli, tmp_path):

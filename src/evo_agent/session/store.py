@@ -38,7 +38,6 @@ from .ids import (
     resolve_session_id,
 )
 from .layout import FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT, MESSAGES_NAME, SESSIONS_SUBDIR
-from .list_index import ListIndex
 from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
 from .origin import Made, read_made, record_made
 from .project import git_branch_of
@@ -55,9 +54,10 @@ from .trust import (
 from .writer import DirHandle, dir_chain, open_private_dirs, stderr_warning
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
-if TYPE_CHECKING:  # imported where a session is written or read whole: listing needs neither (start-up)
+if TYPE_CHECKING:  # imported where used: a session written or read whole, the whole list (start-up needs none)
     from typing import Any
 
+    from .list_index import ListIndex
     from .recorder import Recorder
     from .resume import LoadedSession
 
@@ -486,6 +486,8 @@ class SessionStore:
         pending = self._start_tracked()
         found = self._transcripts()
         tracked = self.tracked_ids(pending) if found or pending else frozenset()
+        from .list_index import ListIndex  # here: `newest()` (the first screen) reads a few metas without it
+
         index = ListIndex.load(self._sessions_str) if ListIndex.wanted(len(found)) else None
         future = _future_ms()
         made = self.made()
