@@ -458,3 +458,12 @@ def test_check_dir_still_refuses_what_a_repository_planted_beside_thousands_of_s
             quiet_store(project).check_dir()
         path.rmdir()
     assert quiet_store(project).check_dir() is None
+
+
+def test_a_session_made_after_check_dir_by_the_same_store_is_listed(project):
+    """The check's pass serves a listing only while it holds every session this store made."""
+    store = quiet_store(project)
+    first = _after_this_millisecond(_session(store, ["first"])).id
+    store.check_dir()
+    second = _session(store, ["second"]).id
+    assert [r.id for r in store.newest(5)] == [second, first]

@@ -293,6 +293,7 @@ class SessionStore:
         writes fail and warn once, and the conversation goes on.
         """
         sid = session_id or new_session_id()
+        self._checked = None  # the check's pass no longer holds every session: the next listing scans
         if record_made(sid) and self._made is not None:
             self._made = None  # read again: the count may have just begun
         branch = git_branch_of(self.project_dir) if git_branch is True else (git_branch or None)
