@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .ids import SESSION_ID_RE, SessionError, is_session_id
-from .layout import DIR_MODE, FETCH_STAGING_RE, FETCHED_NAME, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
+from .layout import DIR_MODE, FETCHED_NAME, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
 
 FETCHED_MAX = 600  # bytes of a `fetched` marker read
 
@@ -296,14 +296,19 @@ def scan_sessions_dir(sessions_dir: Path | str | int) -> tuple[list[str], list[s
 
 # Names a sessions directory may hold besides session ids: its `.gitignore`, the temp name of the
 # `.gitignore`'s atomic replace, and a team-store fetch being staged (sync/remote.py).
-_GITIGNORE_TMP_RE = re.compile(r"\A\.gitignore\.[0-9]+\.[0-9a-f]{8}\.tmp\Z")
+# Matched through `re`'s own cache, compiled at the first name that needs it (a listing usually has none).
+_GITIGNORE_TMP = r"\A\.gitignore\.[0-9]+\.[0-9a-f]{8}\.tmp\Z"
 
 
 def unexpected_entries(names: list[str]) -> list[str]:
     """The names in a sessions directory that are neither a session nor evo-agent's own, sorted."""
     is_id = SESSION_ID_RE.match  # one test per name first: a sessions directory holds thousands of sessions
-    return sorted(n for n in names if not is_id(n) and not (n == GITIGNORE_NAME or _GITIGNORE_TMP_RE.match(n)
-                                                            or FETCH_STAGING_RE.match(n)))
+    others = [n for n in names if not is_id(n) and n != GITIGNORE_NAME]
+    if not others:
+        return []
+    from . import layout  # its FETCH_STAGING_RE is compiled at first use
+
+    return sorted(n for n in others if not (re.match(_GITIGNORE_TMP, n) or layout.FETCH_STAGING_RE.match(n)))
 
 
 def unexpected_line(sessions_dir: Path, strange: list[str]) -> str:
