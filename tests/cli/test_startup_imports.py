@@ -96,7 +96,8 @@ def test_a_plain_sessions_list_is_read_without_argparse(cli, tmp_path):
 def test_a_plain_sessions_list_outside_a_repository_loads_neither_signal_threading_datetime_nor_typing(cli, tmp_path):
     """signal (its enums), threading, datetime and typing were a tenth of listing 10,000 sessions (docs/benchmarks.md):
     exit codes are plain ints, the writer's locks come from _thread, dates are formatted through time, the row
-    types are built by session/named_tuple.py; shlex and the JSON escapes load only for the worktrees and --json.
+    types are built by session/named_tuple.py; shlex and the JSON escapes load only for the worktrees and --json,
+    contextlib where a context manager is made from a generator (not on this path).
     (Inside a repository git runs, and subprocess loads signal and threading.)"""
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -108,7 +109,7 @@ def test_a_plain_sessions_list_outside_a_repository_loads_neither_signal_threadi
         data = json.loads(out.read_text())
         assert data["code"] == 0
         assert not set(data["modules"]) & {"signal", "threading", "datetime", "typing", "subprocess", "argparse",
-                                           "shlex", "evo_agent.cli.trust"}
+                                           "shlex", "evo_agent.cli.trust", "contextlib"}
         if limit:  # newest(): a few metas read, the listing index never
             assert "evo_agent.session.list_index" not in data["modules"]
 
