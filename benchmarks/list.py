@@ -4,6 +4,7 @@
     python benchmarks/list.py                          10,000 generated sessions, 9 interleaved runs per row
     python benchmarks/list.py --baseline /work/main/src   the same rows for another source tree, interleaved
     python benchmarks/list.py --sessions 1000 --runs 3
+    python benchmarks/list.py --warm-limit-only --runs 15   only the first row (the issue's target), more runs
 
 Each row runs the console script's code (`python -c "from evo_agent.cli.entry import main; main()"`,
 bytecode precompiled into a private PYTHONPYCACHEPREFIX, as an installed package has it) in a fresh process and times
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--baseline", help="another source tree (its src/ directory) to measure beside this one")
     ap.add_argument("--cache", default=DEFAULT_CACHE, help="where generated sessions are kept")
+    ap.add_argument("--warm-limit-only", action="store_true", help="only `sessions list --limit 20`, warm")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="evo-list-bench-"))
     try:
@@ -109,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
                 "`sessions list --limit 20`, data evicted": (base + ["--limit", "20"], "evict"),
                 "`sessions list`, data evicted": (base, "evict"),
                 "`sessions list`, first listing (no index)": (base, "no-index")}
+        if args.warm_limit_only:
+            rows = dict(list(rows.items())[:1])
         results: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for label, (cmd, state) in rows.items():
             for env in envs.values():

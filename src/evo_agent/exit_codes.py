@@ -2,17 +2,17 @@
 
 The CLI (cli/errors.py) turns them into its table and exceptions; the app and the picker
 (ui/) end with the signal codes, and the UI may not import the CLI. Signals end a session
-with 128 + the signal's number, as a shell reports a process killed by it.
+with 128 + the signal's number, as a shell reports a process killed by it: written out as numbers (the
+signal numbers Linux and macOS share; tests/test_exit_codes.py checks them against `signal`), since importing
+`signal` builds its enums, a measurable share of `sessions list` (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
-import signal
-
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the command could not do its job (an API error, a missing session, …)
 EXIT_USAGE = 2  # bad command line or environment variable
-EXIT_HANGUP = 128 + signal.SIGHUP  # 129: the terminal went away
-EXIT_INTERRUPTED = 128 + signal.SIGINT  # 130: Ctrl+C
-EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # 141: the reader of stdout went away (`sessions show ID | head`)
-EXIT_TERMINATED = 128 + signal.SIGTERM  # 143: SIGTERM
+EXIT_HANGUP = 129  # 128 + SIGHUP: the terminal went away
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl+C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away (`sessions show ID | head`)
+EXIT_TERMINATED = 143  # 128 + SIGTERM: SIGTERM

@@ -93,6 +93,27 @@ def test_a_plain_sessions_list_is_read_without_argparse(cli, tmp_path):
     assert not set(data["modules"]) & {"argparse", "evo_agent.cli.main", "shutil", "gettext"}
 
 
+def test_a_plain_sessions_list_outside_a_repository_loads_neither_signal_threading_datetime_nor_typing(cli, tmp_path):
+    """signal (its enums), threading, datetime and typing were a tenth of listing 10,000 sessions (docs/benchmarks.md):
+    exit codes are plain ints, the writer's locks come from _thread, dates are formatted through time, the row
+    types are built by session/named_tuple.py; shlex and the JSON escapes load only for the worktrees and --json,
+    contextlib where a context manager is made from a generator (not on this path).
+    (Inside a repository git runs, and subprocess loads signal and threading.)"""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    seed_session(plain, ("hello", "hi"))
+    out = tmp_path / "modules.json"
+    for limit in (["--limit", "5"], []):
+        subprocess.run([sys.executable, "-c", _ENTRY_DRIVER, str(out), "sessions", "list", *limit],
+                       cwd=plain, env=cli.env, capture_output=True, text=True, timeout=60, input="")
+        data = json.loads(out.read_text())
+        assert data["code"] == 0
+        assert not set(data["modules"]) & {"signal", "threading", "datetime", "typing", "subprocess", "argparse",
+                                           "shlex", "evo_agent.cli.trust", "contextlib"}
+        if limit:  # newest(): a few metas read, the listing index never
+            assert "evo_agent.session.list_index" not in data["modules"]
+
+
 def test_sessions_list_outside_a_repository_does_not_load_subprocess(cli, tmp_path):
     """Only git needs subprocess (a tenth of listing 10,000 sessions), and outside a repository git never runs."""
     plain = tmp_path / "plain"

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import re
 import stat
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from evo_agent.session import SessionStore, layout
 
@@ -50,6 +54,22 @@ def test_a_recorded_session_has_that_layout(tmp_path):
     assert layout.SIDECHAIN_PATH_RE.match(sidechain), sidechain
 
 
+def test_the_name_patterns_are_compiled_at_first_use_and_kept():
+    """A listing loads layout.py and needs none of its `*_RE`: each is compiled when first asked for (PEP 562)."""
+    code = ("import re, sys\nfrom evo_agent.session import layout\n"
+            "names = sorted(layout._PATTERNS)\n"
+            "print(sorted(n for n in names if n in vars(layout)))\n"
+            "from evo_agent.session.layout import PLAN_ID_RE\n"
+            "print(isinstance(PLAN_ID_RE, re.Pattern), 'PLAN_ID_RE' in vars(layout), layout.PLAN_ID_RE is PLAN_ID_RE)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == ["[]", "True True True"]
+    assert set(layout._PATTERNS) == {"SIDECHAIN_PATH_RE", "FETCH_STAGING_RE", "BACKUP_NAME_RE", "PLAN_ID_RE",
+                                     "TASK_FILE_RE", "MEMORY_TOPIC_RE"}
+    assert all(isinstance(getattr(layout, name), re.Pattern) for name in layout._PATTERNS)
+    with pytest.raises(AttributeError):
+        layout.NO_SUCH_RE  # noqa: B018
+
+
 def test_no_other_module_spells_the_layout():
     literal = re.compile(r"""["'](messages\.jsonl|meta\.json|\.evo-agent|\.lock|file-history)["']|\b0o(600|700)\b""")
     found = []
@@ -61,3 +81,4 @@ def test_no_other_module_spells_the_layout():
             if literal.search(code) and not code.strip().startswith(('"""', "`")):
                 found.append(f"{path.relative_to(SRC)}:{number}: {line.strip()}")
     assert not found, "use evo_agent.session.layout:\n" + "\n".join(found)
+

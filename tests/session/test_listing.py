@@ -394,3 +394,76 @@ def test_newest_learns_a_clock_skew_between_records_and_mtimes(project):
     assert [r.id for r in full] == [r.id for r in reversed(recs)]
     for count in range(1, 7):
         assert [r.id for r in store.newest(count)] == [r.id for r in full[:count]]
+
+
+@given(mtimes=st.lists(st.integers(0, 50), max_size=60), head=st.integers(0, 70))
+def test_newest_first_is_the_whole_order_however_far_it_is_read(mtimes, head):
+    """newest() sorts only as far as it reads (a heap of the first `head`, then the rest): the order is sort's."""
+    from evo_agent.session.store import _newest_first
+
+    found = [(mtime, f"{i:013d}_0000000{i % 10}", os.stat_result((0,) * 10)) for i, mtime in enumerate(mtimes)]
+    assert list(_newest_first(found, head)) == sorted(found, key=lambda item: item[:2], reverse=True)
+
+
+def test_newest_reads_past_its_first_heap_when_the_newest_transcripts_are_empty(project):
+    """The newest 24 transcripts are of empty sessions (hidden): newest(1) must go beyond the first 2 × 1 + 16."""
+    store = quiet_store(project)
+    said = [_after_this_millisecond(_session(store, [f"p{i}"])) for i in range(3)]
+    for _ in range(24):
+        store.create(model="m", provider="demo", git_branch=None).checkpoint()
+    full = store.list()
+    assert [r.id for r in full] == [rec.id for rec in reversed(said)]
+    for count in (1, 2, 3, 4):
+        assert [r.id for r in store.newest(count)] == [r.id for r in full[:count]]
+    assert len(store.newest(30, include_empty=True)) == 27
+
+
+def test_a_listing_right_after_check_dir_reads_the_names_the_check_judged(project, tmp_path):
+    """check_dir's one pass serves the listing that follows: the same rows as a listing that scans for itself,
+    a link, a file or a FIFO under a session's name skipped alike; the pass is used once, then listings scan again."""
+    store = quiet_store(project)
+    ours = [_after_this_millisecond(_session(store, [f"p{i}"])).id for i in range(3)]
+    outside = _session(SessionStore(tmp_path / "elsewhere", warn=lambda _: None), ["secret"])
+    (store.sessions_dir / outside.id).symlink_to(outside.session_dir)  # an id naming a link to a session
+    (store.sessions_dir / "1780227556183_0000000f").write_text("")  # an id naming a file
+    fifo = store.sessions_dir / "1780227556184_0000000f"
+    fifo.mkdir(mode=0o700)
+    os.mkfifo(fifo / "messages.jsonl", 0o600)  # a transcript that is not a regular file
+    expected = [r.id for r in quiet_store(project).list()]
+    assert expected == list(reversed(ours))
+    for listing in (lambda s: s.list(), lambda s: s.newest(10), lambda s: s.newest(1)):
+        checked = quiet_store(project)
+        assert checked.check_dir() is None
+        assert [r.id for r in listing(checked)] == expected[:len(listing(quiet_store(project)))]
+    checked = quiet_store(project)
+    checked.check_dir()
+    assert [r.id for r in checked.list()] == expected
+    later = _session(store, ["later"]).id
+    assert checked.list()[0].id == later  # scanned again: the check's pass served one listing
+
+
+def test_check_dir_still_refuses_what_a_repository_planted_beside_thousands_of_sessions(project):
+    """The planted-entry check and the listing share one pass: a planted name among many sessions is still refused."""
+    from evo_agent.session import SessionsDirRefused
+
+    store = quiet_store(project)
+    _session(store, ["one"])
+    for i in range(300):
+        (store.sessions_dir / f"{1780227556000 + i:013d}_{i:08x}").mkdir(mode=0o700)
+    for planted in ("HEAD", "objects", "1780227556183_b525857", "1780227556183_B525857D", ".1780227556183_b525857d",
+                    "1780227556183_b525857d ", "1780227556183_b525857d\n"):
+        path = store.sessions_dir / planted
+        path.mkdir(mode=0o700)
+        with pytest.raises(SessionsDirRefused, match="not a session"):
+            quiet_store(project).check_dir()
+        path.rmdir()
+    assert quiet_store(project).check_dir() is None
+
+
+def test_a_session_made_after_check_dir_by_the_same_store_is_listed(project):
+    """The check's pass serves a listing only while it holds every session this store made."""
+    store = quiet_store(project)
+    first = _after_this_millisecond(_session(store, ["first"])).id
+    store.check_dir()
+    second = _session(store, ["second"]).id
+    assert [r.id for r in store.newest(5)] == [second, first]

@@ -75,3 +75,38 @@ def test_every_recorded_id_is_read_back(tmp_path_factory, ids):
     for sid in ids:
         assert record_made(sid, path)
     assert read_made(path).ids == frozenset(ids)
+
+
+def _parsed_line_by_line(data: bytes) -> tuple[int | None, frozenset[str]]:
+    """The registry's parse as it was written first (a loop over `bytes.splitlines`): the reference."""
+    since: int | None = None
+    ids = set()
+    for line in data.splitlines():
+        if line.startswith(HEADER):
+            try:
+                stamp = int(line[len(HEADER):])
+            except ValueError:
+                continue
+            since = stamp if since is None else min(since, stamp)
+        elif line:
+            ids.add(line.decode("ascii", "replace"))
+    return since, frozenset(ids)
+
+
+_LINE = st.one_of(st.from_regex(r"\A[0-9]{13}_[0-9a-f]{8}\Z"), st.just(""),
+                  st.builds(lambda n: HEADER + str(n).encode(), st.integers(0, 2**64)),
+                  st.sampled_from([HEADER, HEADER + b"x", HEADER + b" 12 ", HEADER + b"1_0", b"x# since 5", b"# sinc 5",
+                                   b"\xff\xfe", "caf\u00e9".encode(), b"a\x0bb", b"\x85", b" "]),
+                  st.binary(max_size=12))
+_BREAK = st.sampled_from([b"\n", b"\r\n", b"\r", b"\n\n", b"\r\r\n"])
+
+
+@given(st.lists(st.tuples(_LINE, _BREAK), max_size=12), st.booleans())
+def test_the_registry_is_parsed_as_line_by_line(lines, last_break):
+    """read_made parses the whole buffer at once (10,000 ids are 10,000 lines): the same answer as a loop."""
+    from evo_agent.session.origin import _parsed
+
+    data = b"".join((line.encode() if isinstance(line, str) else line) + brk for line, brk in lines)
+    if not last_break and data.endswith(b"\n") and not data.endswith(b"\r\n"):
+        data = data[:-1]
+    assert _parsed(data) == _parsed_line_by_line(data)

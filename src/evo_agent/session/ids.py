@@ -15,8 +15,9 @@ from pathlib import Path
 from .layout import SIDECHAIN_SUFFIX
 
 SESSION_ID_RE = re.compile(r"\A[0-9]{13}_[0-9a-f]{8}\Z")
-_PREFIX_RE = re.compile(r"\A[0-9]{1,13}(?:_[0-9a-f]{0,8})?\Z")
-_SLUG_DROP = re.compile(r"[^a-z0-9-]+")
+# Matched through `re`'s own cache, so compiled at first use (a listing needs neither).
+_PREFIX = r"\A[0-9]{1,13}(?:_[0-9a-f]{0,8})?\Z"
+_SLUG_DROP = r"[^a-z0-9-]+"
 SLUG_MAX = 40
 
 
@@ -66,7 +67,7 @@ def resolve_session_id(sessions_dir: Path, text: str) -> str:
     Raises InvalidSessionId for anything that is not id-shaped (path
     separators, dots, NULs, empty, too long) before touching the disk.
     """
-    if not isinstance(text, str) or not _PREFIX_RE.match(text):
+    if not isinstance(text, str) or not re.match(_PREFIX, text):
         raise InvalidSessionId(
             f"invalid session id {_shown(str(text))}: expected <13 digits>_<8 hex>, "
             "e.g. 1780227556183_b525857d, or a prefix of one"
@@ -88,7 +89,7 @@ def resolve_session_id(sessions_dir: Path, text: str) -> str:
 
 def slug_agent_name(name: str) -> str:
     """`General Purpose!` → `general-purpose`: only [a-z0-9-], at most 40 chars."""
-    slug = _SLUG_DROP.sub("-", name.lower()).strip("-")
+    slug = re.sub(_SLUG_DROP, "-", name.lower()).strip("-")
     slug = re.sub(r"-{2,}", "-", slug)[:SLUG_MAX].strip("-")
     return slug or "agent"
 
@@ -100,4 +101,4 @@ def sidechain_file_name(agent_name: str, now_ms: int | None = None) -> str:
 
 def is_id_prefix(text: object) -> bool:
     """Whether `text` is shaped like a session id or a prefix of one (checked before any path is built)."""
-    return isinstance(text, str) and _PREFIX_RE.match(text) is not None
+    return isinstance(text, str) and re.match(_PREFIX, text) is not None

@@ -6,7 +6,11 @@ Records are dicts whose first key is "type"; both encoders keep insertion order.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
+if TYPE_CHECKING:
+    from typing import Any
+
 
 # orjson, imported on first use: its import (with the uuid, platform and datetime it loads) is ~90 M
 # instructions, more than the rest of `sessions list --limit 20` at 10,000 sessions. False: not installed.

@@ -151,13 +151,17 @@ SUBAGENT_DIR = "subagent"
 SIDECHAIN_SUFFIX = ".jsonl"
 FILE_HISTORY_DIR = "file-history"
 
-# `subagent/<unix ms>_<slug>_<4 hex>.jsonl` (SPEC §1); anything else a marker names is not followed.
-SIDECHAIN_PATH_RE = re.compile(
-    rf"\A{SUBAGENT_DIR}/[0-9]{{13}}_[a-z0-9-]{{1,40}}_[0-9a-f]{{4}}{re.escape(SIDECHAIN_SUFFIX)}\Z")
-# A team-store fetch being staged in the sessions directory (sync/remote.py), renamed to its id when complete.
-FETCH_STAGING_RE = re.compile(r"\A\.fetch-[0-9]{13}_[0-9a-f]{8}-[0-9a-f]{8}\Z")
-# `file-history/<unix ms>_<4 hex>`: never a path out of the session.
-BACKUP_NAME_RE = re.compile(rf"\A{FILE_HISTORY_DIR}/[0-9]{{13}}_[0-9a-f]{{4}}\Z")
+# The name patterns (`*_RE`) are compiled at their first use (`__getattr__` below): `sessions list` loads this
+# module and needs none of them, and compiling them all was ~2% of it.
+_PATTERNS: dict[str, str] = {
+    # `subagent/<unix ms>_<slug>_<4 hex>.jsonl` (SPEC §1); anything else a marker names is not followed.
+    "SIDECHAIN_PATH_RE":
+        rf"\A{SUBAGENT_DIR}/[0-9]{{13}}_[a-z0-9-]{{1,40}}_[0-9a-f]{{4}}{re.escape(SIDECHAIN_SUFFIX)}\Z",
+    # A team-store fetch being staged in the sessions directory (sync/remote.py), renamed to its id when complete.
+    "FETCH_STAGING_RE": r"\A\.fetch-[0-9]{13}_[0-9a-f]{8}-[0-9a-f]{8}\Z",
+    # `file-history/<unix ms>_<4 hex>`: never a path out of the session.
+    "BACKUP_NAME_RE": rf"\A{FILE_HISTORY_DIR}/[0-9]{{13}}_[0-9a-f]{{4}}\Z",
+}
 
 # The Session Plan (SPEC §11): `tasks/{todo,done}/<YYYY-MM-DD>-<slug>/` holding plan.md and task_<n>.json.
 TASKS_DIR_NAME = "tasks"
@@ -166,15 +170,33 @@ TASKS_LOCK_NAME = ".lock"
 PLAN_TODO_DIR = "todo"
 PLAN_DONE_DIR = "done"
 PLAN_FILE_NAME = "plan.md"
-PLAN_ID_RE = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}-[a-z0-9][a-z0-9-]{0,59}\Z")
-TASK_FILE_RE = re.compile(r"\Atask_([1-9][0-9]{0,8})\.json\Z")
+_PATTERNS["PLAN_ID_RE"] = r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}-[a-z0-9][a-z0-9-]{0,59}\Z"
+_PATTERNS["TASK_FILE_RE"] = r"\Atask_([1-9][0-9]{0,8})\.json\Z"
 
 # Auto Memory (SPEC §11): `memory/` holding MEMORY.md (generated) and flat topic files `<name>.md`, in the project's
 # `.evo-agent/` and in the user's own config directory.
 MEMORY_DIR_NAME = "memory"
 MEMORY_SUBDIR = Path(PROJECT_DIR_NAME) / MEMORY_DIR_NAME
 MEMORY_INDEX_NAME = "MEMORY.md"
-MEMORY_TOPIC_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md\Z")
+_PATTERNS["MEMORY_TOPIC_RE"] = r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md\Z"
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:  # what `__getattr__` makes of `_PATTERNS`, as checkers see it
+    SIDECHAIN_PATH_RE: re.Pattern[str]
+    FETCH_STAGING_RE: re.Pattern[str]
+    BACKUP_NAME_RE: re.Pattern[str]
+    PLAN_ID_RE: re.Pattern[str]
+    TASK_FILE_RE: re.Pattern[str]
+    MEMORY_TOPIC_RE: re.Pattern[str]
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    """A name pattern, compiled on first use and kept as the module's attribute (PEP 562)."""
+    source = _PATTERNS.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    compiled = globals()[name] = re.compile(source)
+    return compiled
 
 # Modes (SPEC §1): private to the user, whatever the umask.
 DIR_MODE = 0o700

@@ -32,12 +32,15 @@ import os
 import stat
 import time
 from collections.abc import Iterable
-from typing import Any
 
 from .atomic import write_back_private
 from .jsonio import decode, encode_line
 from .layout import DIR_MODE, LIST_INDEX_DIR_NAME, LIST_INDEX_SUFFIX, META_NAME, USER_DIR_NAME
 from .meta import _INT_FIELDS, FIELDS, SessionMeta, read_meta_stat
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION = 1
 MIN_SESSIONS = 200  # fewer sessions: no index file (tests lower it)
@@ -51,7 +54,8 @@ _O_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(
 
 # sid -> [key, meta values or None]: key = [dev, ino, size, mtime_ns, ctime_ns] of the meta.json read. Lists,
 # as JSON gives them back: converting 10,000 of them to tuples costs more than comparing them as they are.
-_Entry = list[Any]
+if TYPE_CHECKING:  # only annotations use it: `typing` is not imported at run time
+    _Entry = list[Any]
 
 
 class ListIndex:

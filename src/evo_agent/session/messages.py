@@ -20,7 +20,11 @@ Pure functions over plain dicts; nothing here mutates its argument.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
+if TYPE_CHECKING:
+    from typing import Any
+
 
 __all__ = [
     "INTERRUPTED_MARKER",

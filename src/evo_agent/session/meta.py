@@ -19,15 +19,17 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from .atomic import replace_file, write_back_private
 from .jsonio import decode, orjson, orjson_loaded
 from .layout import MESSAGES_NAME, META_NAME, META_TMP_NAME
 from .messages import SUMMARY_PREFIX, has_tool_results, is_reminder_block, text_of
 from .records import MESSAGE_TYPES, NOT_ACTIVITY
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
+if TYPE_CHECKING:
+    from typing import Any
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -301,6 +303,8 @@ def write_back_meta(session_dir: str, meta: SessionMeta) -> bool:
 def timestamp_ms(stamp: object) -> int | None:
     if not isinstance(stamp, str):
         return None
+    from datetime import datetime  # here: a listing that reads meta.json never needs it
+
     try:
         return int(datetime.fromisoformat(stamp).timestamp() * 1000)
     except ValueError:

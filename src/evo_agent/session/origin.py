@@ -25,9 +25,9 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 from .layout import DIR_MODE, FILE_MODE, MADE_NAME, user_state_dir
+from .named_tuple import NamedTuple
 
 HEADER = b"# since "
 MAX_BYTES = 64 << 20  # a file larger than this is not read (judging nothing), never half-read
@@ -73,19 +73,37 @@ def read_made(path: Path | None = None) -> Made:
         return NOT_JUDGING
     finally:
         os.close(fd)
-    since: int | None = None
-    ids = set()
-    for line in b"".join(chunks).splitlines():
-        if line.startswith(HEADER):
-            try:
-                stamp = int(line[len(HEADER):])
-            except ValueError:
-                continue
-            since = stamp if since is None else min(since, stamp)
-        elif line:
-            ids.add(line.decode("ascii", "replace"))
+    since, ids = _parsed(b"".join(chunks))
     # A racing first writer may have appended its id before the header landed: then count from the start of time.
-    return Made(frozenset(ids), 0 if since is None else since)
+    return Made(ids, 0 if since is None else since)
+
+
+def _parsed(data: bytes) -> tuple[int | None, frozenset[str]]:
+    """The earliest `# since` stamp and the ids of a registry's bytes, one a line (ASCII; anything else replaced).
+
+    Whole-buffer operations rather than a loop over the lines: a user with 10,000 sessions has as many
+    lines, read by every listing (a loop took ~0.9 µs a line). The lines are those of `bytes.splitlines`.
+    """
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    text = data.decode("ascii", "replace")
+    header = HEADER.decode("ascii")
+    since: int | None = None
+    headers = {""}  # lines that are not ids: the empty one and every `# since` line
+    at = text.find(header)
+    while at != -1:
+        end = text.find("\n", at)
+        if at == 0 or text[at - 1] == "\n":
+            line = text[at:] if end == -1 else text[at:end]
+            headers.add(line)
+            try:
+                stamp = int(line[len(header):])
+            except ValueError:
+                pass
+            else:
+                since = stamp if since is None else min(since, stamp)
+        at = text.find(header, at + 1)
+    return since, frozenset(text.split("\n")).difference(headers)
 
 
 def record_made(session_id: str, path: Path | None = None) -> bool:

@@ -23,12 +23,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from .layout import PROJECT_DIR_NAME
+from .named_tuple import NamedTuple
 
 SHORT_COMMIT = 7  # git's default abbreviation (core.abbrev) in a small repository
-_SHA_RE = re.compile(r"\A[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")  # SHA-1 or SHA-256
+_SHA = r"\A[0-9a-f]{40}(?:[0-9a-f]{24})?\Z"  # SHA-1 or SHA-256 (through `re`'s cache: compiled at first use)
 GIT_TIMEOUT_S = 5
 
 
@@ -80,7 +80,7 @@ def branch_from_head(head: str) -> str | None:
             if ref.startswith(prefix):
                 return ref[len(prefix):] or None
         return ref or None
-    if _SHA_RE.match(head):
+    if re.match(_SHA, head):
         return head[:SHORT_COMMIT]
     return None
 

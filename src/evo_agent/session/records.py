@@ -10,14 +10,21 @@ only not searched, shown or carried.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from .named_tuple import NamedTuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
 
 __all__ = ["CONVERSATION_TYPES", "ENVELOPE_FIELDS", "HELD_UNTIL_SAID", "MESSAGE_TYPES", "META_AT_ONCE",
            "NOT_ACTIVITY", "RECORD_TYPES", "SCENE_TYPES", "SEARCHED_TYPES", "RecordType", "Shown"]
 
 # How `sessions show` (cli/sessions/model.py) presents a type: "" not at all; "note" one line of its own
 # (the model's NOTE_BUILDERS makes it); the others each have their own item there.
-Shown = Literal["", "header", "turn", "boundary", "resume", "subagent", "note", "in message"]
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Shown = Literal["", "header", "turn", "boundary", "resume", "subagent", "note", "in message"]
+else:
+    Shown = str
 
 
 class RecordType(NamedTuple):

@@ -24,12 +24,9 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .ids import (
-    SESSION_ID_RE,
     AmbiguousSessionId,
     InvalidSessionId,
     SessionNotFound,
@@ -40,7 +37,6 @@ from .ids import (
     resolve_session_id,
 )
 from .layout import FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT, MESSAGES_NAME, SESSIONS_SUBDIR
-from .list_index import ListIndex
 from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
 from .origin import Made, read_made, record_made
 from .project import git_branch_of
@@ -51,11 +47,16 @@ from .trust import (
     check_sessions_dir,
     foreign_reason,
     read_fetched,
+    scan_sessions_dir,
     start_tracked_session_ids,
 )
 from .writer import DirHandle, dir_chain, open_private_dirs, stderr_warning
 
-if TYPE_CHECKING:  # imported where a session is written or read whole: listing needs neither (start-up)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
+if TYPE_CHECKING:  # imported where used: a session written or read whole, the whole list (start-up needs none)
+    from typing import Any
+
+    from .list_index import ListIndex
     from .recorder import Recorder
     from .resume import LoadedSession
 
@@ -101,6 +102,10 @@ class SessionInfo:
 # case), else (transcript lstat, directory lstat or None). Listing stats only the transcript: a second
 # stat per session is a tenth of listing 10,000, and a clone or an archive sets both modes alike.
 _Found = tuple[int, str, int, "tuple[os.stat_result, os.stat_result | None] | None"]
+# (mtime ns, id, transcript lstat): what the scan saw, judged (`_judged`) only for the rows a listing visits.
+_Seen = tuple[int, str, os.stat_result]
+_REGULAR = stat.S_IFREG
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def _order(row: SessionInfo) -> tuple[int, str]:
@@ -162,6 +167,7 @@ class SessionStore:
         self.write_back = write_back
         self._tracked: tuple[float, frozenset[str]] | None = None
         self._made: tuple[float, Made] | None = None
+        self._checked: tuple[float, builtins.list[str]] | None = None  # check_dir's scan, for the next listing
 
     # Trusting -------------------------------------------------------------
 
@@ -173,7 +179,22 @@ class SessionStore:
         directory this user does not own. `for_fsck`: what is not a session is left for fsck to report,
         and the `.gitignore` for it to report and repair (`--repair`).
         """
-        return check_sessions_dir(self.project_dir, self.sessions_dir, unexpected_ok=for_fsck, repair=not for_fsck)
+        ids: builtins.list[str] = []
+        notice = check_sessions_dir(self.project_dir, self.sessions_dir, unexpected_ok=for_fsck,
+                                    repair=not for_fsck, found=ids)
+        self._checked = (time.monotonic(), ids)  # the listing that follows reads the names the check judged
+        return notice
+
+    def _checked_ids(self) -> builtins.list[str] | None:
+        """The session directories `check_dir` just saw (once, and only within TRACKED_TTL_S), else None.
+
+        A sessions directory is read once per command: the names the planted-entry check judged are the
+        names listed (a session made since is left to the next listing, as one made after it).
+        """
+        checked, self._checked = self._checked, None
+        if checked is None or time.monotonic() - checked[0] >= TRACKED_TTL_S:
+            return None
+        return checked[1]
 
     def tracked_ids(self, pending: Callable[[], frozenset[str]] | None = None) -> frozenset[str]:
         """Ids of sessions git tracks: one `git ls-files` for the whole directory, reused for a second.
@@ -271,6 +292,7 @@ class SessionStore:
         writes fail and warn once, and the conversation goes on.
         """
         sid = session_id or new_session_id()
+        self._checked = None  # the check's pass no longer holds every session: the next listing scans
         if record_made(sid) and self._made is not None:
             self._made = None  # read again: the count may have just begun
         branch = git_branch_of(self.project_dir) if git_branch is True else (git_branch or None)
@@ -414,31 +436,34 @@ class SessionStore:
                                 unmade=fst is not None and not self.made().knows(session_id, fst.st_ctime_ns))
         return SessionInfo(meta, path, reason)
 
-    def _transcripts(self) -> list[_Found]:
-        """Every session directory's transcript with its lstat; symlinks are never followed."""
-        base = self._sessions_str
-        found: list[_Found] = []
-        me = _EUID
-        made = self.made()
-        prefix, suffix = base + "/", "/" + MESSAGES_NAME  # joined by hand: os.path.join is a quarter of this loop
-        is_id, lstat, is_reg = SESSION_ID_RE.match, os.lstat, stat.S_ISREG
+    def _transcripts(self) -> builtins.list[_Seen]:
+        """Every session directory's regular transcript with its lstat; symlinks are never followed.
+
+        The one stat a session costs, made relative to the opened sessions directory (no walk down the
+        project's path each time); ownership, modes and the registry are judged later (`_judged`), and only
+        for the rows a listing visits: `newest(20)` judges about 20 of 10,000.
+        """
+        names = self._checked_ids()
         try:
-            with os.scandir(base) as entries:
-                for entry in entries:
-                    name = entry.name
-                    if not is_id(name) or not entry.is_dir(follow_symlinks=False):
-                        continue
-                    try:
-                        st = lstat(prefix + name + suffix)
-                    except OSError:
-                        continue
-                    if is_reg(st.st_mode):
-                        # 0400: a team store's copy of someone else's session (trust.read_fetched says whose)
-                        ours = (st.st_uid == me and st.st_mode & 0o277 == 0o200
-                                and made.knows(name, st.st_ctime_ns))
-                        found.append((st.st_mtime_ns, name, st.st_size, None if ours else (st, None)))
+            fd = os.open(self._sessions_str, _OPEN_DIR)
         except OSError:
             return []
+        found: builtins.list[_Seen] = []
+        keep, lstat, suffix, regular = found.append, os.stat, "/" + MESSAGES_NAME, _REGULAR
+        try:
+            if names is None:
+                names = scan_sessions_dir(fd)[0]
+            for name in names:
+                try:
+                    st = lstat(name + suffix, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue
+                if st.st_mode & 0o170000 == regular:
+                    keep((st.st_mtime_ns, name, st))
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
         return found
 
     def list(self, *, include_empty: bool = False) -> list[SessionInfo]:
@@ -461,10 +486,13 @@ class SessionStore:
         pending = self._start_tracked()
         found = self._transcripts()
         tracked = self.tracked_ids(pending) if found or pending else frozenset()
+        from .list_index import ListIndex  # here: `newest()` (the first screen) reads a few metas without it
+
         index = ListIndex.load(self._sessions_str) if ListIndex.wanted(len(found)) else None
         future = _future_ms()
+        made = self.made()
         for item in found:
-            row = self._row(item, tracked, index=index, future_ms=future)
+            row = self._row(_judged(item, made), tracked, index=index, future_ms=future)
             if row is not None and (include_empty or row.meta.has_conversation):
                 rows.append(row)
         rows.sort(key=_order, reverse=True)
@@ -486,17 +514,21 @@ class SessionStore:
         """
         if count <= 0:
             return []
+        with _gc_paused():  # 10,000 scanned transcripts are as many stat results: no cycles to look for
+            return self._newest(count, include_empty, include_foreign)
+
+    def _newest(self, count: int, include_empty: bool, include_foreign: bool) -> builtins.list[SessionInfo]:
         pending = self._start_tracked()
         found = self._transcripts()
-        found.sort(reverse=True)  # ids are unique: the stats are never compared
         tracked = self.tracked_ids(pending) if found or pending else frozenset()
         best: builtins.list[tuple[tuple[int, str], SessionInfo]] = []  # a min-heap of the `count` best so far
         skew = MTIME_SLACK_MS
-        for item in found:
+        made = self.made()
+        for item in _newest_first(found, 2 * count + 16):
             mtime_ms = item[0] // 1_000_000
             if len(best) == count and mtime_ms + skew < best[0][0][0]:
                 break
-            row = self._row(item, tracked)
+            row = self._row(_judged(item, made), tracked)
             if row is None or not (include_empty or row.meta.has_conversation):
                 continue
             if row.foreign and not include_foreign:
@@ -667,17 +699,41 @@ class SessionStore:
 _EUID = os.geteuid()
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
+class _gc_paused:  # noqa: N801 - used as a function: `with _gc_paused():`
     """No garbage collection while a listing builds its rows: 10,000 sessions make hundreds of thousands of
-    objects, none of them cyclic, and the collector's passes over them were a fifth of listing them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+    objects, none of them cyclic, and the collector's passes over them were a fifth of listing them.
+
+    A class, not `contextlib.contextmanager`: the listing's path does not import contextlib.
+    """
+
+    def __enter__(self) -> None:
+        self.enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
             gc.enable()
+
+
+def _judged(seen: _Seen, made: Made) -> _Found:
+    """A scanned transcript with the verdict of its owner, mode and the registry (stats None: ours)."""
+    mtime_ns, name, st = seen
+    # 0400: a team store's copy of someone else's session (trust.read_fetched says whose)
+    ours = st.st_uid == _EUID and st.st_mode & 0o277 == 0o200 and made.knows(name, st.st_ctime_ns)
+    return (mtime_ns, name, st.st_size, None if ours else (st, None))
+
+
+def _newest_first(found: builtins.list[_Seen], head: int) -> Iterator[_Seen]:
+    """`found` newest transcript first, sorted only as far as it is read.
+
+    `newest(n)` usually stops after about n rows: the first `head` come from a heap (one comparison
+    for most of 10,000), and the whole list is sorted only if the visit goes beyond them. Ids are unique,
+    so the order is total and the stats are never compared.
+    """
+    first = heapq.nlargest(head, found)
+    yield from first
+    if len(found) > head:
+        yield from sorted(found, reverse=True)[head:]
 
 
 def _future_ms() -> int:

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .ids import SESSION_ID_RE, SessionError, is_session_id
-from .layout import DIR_MODE, FETCH_STAGING_RE, FETCHED_NAME, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
+from .layout import DIR_MODE, FETCHED_NAME, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
 
 FETCHED_MAX = 600  # bytes of a `fetched` marker read
 
@@ -204,7 +204,7 @@ def _narrow(path: Path, st: os.stat_result, mode: int) -> None:
 
 
 def check_sessions_dir(project_dir: Path, sessions_dir: Path, *, unexpected_ok: bool = False,
-                       repair: bool = True) -> str | None:
+                       repair: bool = True, found: list[str] | None = None) -> str | None:
     """Refuse what cannot be trusted on the way to the sessions; tighten what is ours but too open.
 
     Checks `.evo-agent` and `.evo-agent/sessions` (when they exist): a
@@ -221,6 +221,9 @@ def check_sessions_dir(project_dir: Path, sessions_dir: Path, *, unexpected_ok: 
     SessionsDirRefused naming them, unless `unexpected_ok` (`sessions fsck`,
     which reports and repairs them). A `.gitignore` that does not ignore every
     transcript is restored to `*` (unless not `repair`), and the notice says so.
+
+    `found`, when given, receives the ids of the session directories the check saw (`scan_sessions_dir`):
+    a listing right after it needs no second pass over a directory of thousands of sessions.
     """
     me = os.geteuid()
     notices = []
@@ -257,28 +260,55 @@ def check_sessions_dir(project_dir: Path, sessions_dir: Path, *, unexpected_ok: 
                 notices.append(f"evo-agent: {path} was writable by others (mode {mode:04o}); narrowed to {wanted:04o}")
         if path == sessions_dir:
             try:
-                names = os.listdir(sessions_dir)
+                ids, others = scan_sessions_dir(sessions_dir)
             except OSError as exc:
                 raise SessionsDirRefused(f"cannot read {sessions_dir}: {exc.strerror or exc}") from None
-            strange = unexpected_entries(names)
+            strange = unexpected_entries(others)
             if strange and not unexpected_ok:
                 raise SessionsDirRefused(unexpected_line(sessions_dir, strange))
             notice = repair_gitignore(sessions_dir) if repair else None
             if notice:
                 notices.append(notice)
+            if found is not None:
+                found.extend(ids)
     return "\n".join(notices) or None
+
+
+def scan_sessions_dir(sessions_dir: Path | str | int) -> tuple[list[str], list[str]]:
+    """One pass over a sessions directory (a path or an open descriptor): the ids naming a directory (not a
+    link: the entry's type, no stat), and every name that is not a session id (what `unexpected_entries` judges).
+
+    An id naming anything else (a file, a link) is in neither: not a session, and not planted either.
+    Raises OSError when the directory cannot be read.
+    """
+    ids: list[str] = []
+    others: list[str] = []
+    is_id, keep, other = SESSION_ID_RE.match, ids.append, others.append
+    with os.scandir(sessions_dir) as entries:
+        for entry in entries:
+            name = entry.name
+            if not is_id(name):
+                other(name)
+            elif entry.is_dir(follow_symlinks=False):
+                keep(name)
+    return ids, others
 
 
 # Names a sessions directory may hold besides session ids: its `.gitignore`, the temp name of the
 # `.gitignore`'s atomic replace, and a team-store fetch being staged (sync/remote.py).
-_GITIGNORE_TMP_RE = re.compile(r"\A\.gitignore\.[0-9]+\.[0-9a-f]{8}\.tmp\Z")
+# Matched through `re`'s own cache, compiled at the first name that needs it (a listing usually has none).
+_GITIGNORE_TMP = r"\A\.gitignore\.[0-9]+\.[0-9a-f]{8}\.tmp\Z"
 
 
 def unexpected_entries(names: list[str]) -> list[str]:
     """The names in a sessions directory that are neither a session nor evo-agent's own, sorted."""
     is_id = SESSION_ID_RE.match  # one test per name first: a sessions directory holds thousands of sessions
-    return sorted(n for n in names if not is_id(n) and not (n == GITIGNORE_NAME or _GITIGNORE_TMP_RE.match(n)
-                                                            or FETCH_STAGING_RE.match(n)))
+    others = [n for n in names if not is_id(n) and n != GITIGNORE_NAME]
+    if not others:
+        return []
+    from . import layout  # its FETCH_STAGING_RE is compiled at first use
+
+    return sorted(n for n in others if not (re.match(_GITIGNORE_TMP, n) or layout.FETCH_STAGING_RE.match(n)))
 
 
 def unexpected_line(sessions_dir: Path, strange: list[str]) -> str:

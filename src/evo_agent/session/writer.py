@@ -7,10 +7,10 @@ reported once per kind on stderr and the conversation goes on unsaved.
 
 from __future__ import annotations
 
+import _thread  # threading's Lock without importing threading: `sessions list` loads this module for DirHandle
 import errno
 import os
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,17 +19,17 @@ from .layout import DIR_MODE, FILE_MODE
 _OPEN_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
+_locks: dict[str, _thread.LockType] = {}
+_locks_guard = _thread.allocate_lock()
 
 
-def lock_for(path: Path) -> threading.Lock:
+def lock_for(path: Path) -> _thread.LockType:
     """One lock per file for the whole process, however many writers name it."""
     key = os.path.abspath(path)
     with _locks_guard:
         lock = _locks.get(key)
         if lock is None:
-            lock = _locks[key] = threading.Lock()
+            lock = _locks[key] = _thread.allocate_lock()
         return lock
 
 
@@ -74,7 +74,7 @@ class DirHandle:
         self.parent = parent
         self._fd = fd
         self._flags = _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow else _DIR_FLAGS
-        self._guard = threading.Lock()
+        self._guard = _thread.allocate_lock()
 
     def fileno(self) -> int:
         """The open directory's descriptor; raises OSError (ELOOP for a symbolic link) when it cannot be opened."""
@@ -187,7 +187,7 @@ class AppendWriter:
         self.failures = 0
 
     @property
-    def lock(self) -> threading.Lock:
+    def lock(self) -> _thread.LockType:
         return self._lock
 
     def moved_to(self, path: Path) -> None:

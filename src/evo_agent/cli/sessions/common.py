@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime
+import time
 from pathlib import Path
 
 from evo_agent.session import FILE_MODE, SessionStore, resolve_session_id
@@ -13,16 +13,26 @@ from ..errors import CommandError
 
 
 def fmt_ms(ms: int) -> str:
+    """Local `YYYY-MM-DD HH:MM` of a time in ms, `?` outside the years datetime can say (2–9999).
+
+    Through `time`, not `datetime` (what `datetime.fromtimestamp(ms / 1000).strftime(…)` shows, without
+    importing it on the path of `sessions list`).
+    """
     try:
-        return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+        moment = time.localtime(ms // 1000)
     except (OverflowError, OSError, ValueError):
         return "?"
+    if not 2 <= moment.tm_year <= 9999:  # datetime refuses year 1 near its start (its local time)
+        return "?"
+    return time.strftime("%Y-%m-%d %H:%M", moment)
 
 
 def fmt_stamp(stamp: object, *, date: bool = False) -> str:
     """A record's timestamp as it was recorded (its own offset): `19:58:42`, or with the date."""
     if not isinstance(stamp, str):
         return "?"
+    from datetime import datetime
+
     try:
         moment = datetime.fromisoformat(stamp)
     except ValueError:

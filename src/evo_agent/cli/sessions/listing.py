@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import (
@@ -21,8 +19,11 @@ from evo_agent.session import (
     git_worktrees,
 )
 
-from ..trust import json_safe_dumps
 from .common import fmt_ms, short
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
+if TYPE_CHECKING:
+    from typing import TextIO
 
 PICKER_ROWS = 20
 IMPORTED_FROM = ("claude-code", "codex")  # session_start's provider of an imported session
@@ -66,6 +67,8 @@ def sessions_list(
         data = [row_json(r) for r in (rows[:limit] if limit else rows)]
         for tree, tree_rows in others:
             data += [{**row_json(r), "worktree": str(tree.path)} for r in (tree_rows[:limit] if limit else tree_rows)]
+        from ..trust import json_safe_dumps  # here: the table, the common case, needs neither json nor its escapes
+
         out.write(json_safe_dumps(data, indent=2) + "\n")
         return 0
     if not rows and not any(tree_rows for _, tree_rows in others):
@@ -74,6 +77,8 @@ def sessions_list(
     _write_table(rows, out, limit, wide)
     for tree, tree_rows in others:
         if tree_rows:
+            import shlex  # here: only another worktree's table quotes a path
+
             branch = f" ({terminal_safe(tree.branch)})" if tree.branch else ""
             out.write(f"\nWorktree {terminal_safe(str(tree.path))}{branch} — resume with "
                       f"--project-dir {terminal_safe(shlex.quote(str(tree.path)))}:\n")

@@ -5,7 +5,6 @@ Kept apart from command.py so the sync feature touches that file in a few lines.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterator
 
 from ..errors import CommandError
@@ -13,6 +12,7 @@ from ..errors import CommandError
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `--help` builds these parsers
 if TYPE_CHECKING:
     import argparse
+    from contextlib import AbstractContextManager
     from typing import TextIO
 
     from evo_agent.session import SessionStore
@@ -69,9 +69,17 @@ def run_remote(command: str, args: argparse.Namespace, store: SessionStore, out:
     raise CommandError(f"sessions {command} has no --remote form")
 
 
-@contextlib.contextmanager
-def local_or_fetched(store: SessionStore, text: str) -> Iterator[tuple[SessionStore, str]]:
-    """(store, id) of a local session, else — when a team store is configured — of a temporary copy of it."""
+def local_or_fetched(store: SessionStore, text: str) -> AbstractContextManager[tuple[SessionStore, str]]:
+    """(store, id) of a local session, else — when a team store is configured — of a temporary copy of it.
+
+    contextlib is imported here, not with the module: `sessions list` loads this module and uses none of it.
+    """
+    import contextlib
+
+    return contextlib.contextmanager(_local_or_fetched)(store, text)
+
+
+def _local_or_fetched(store: SessionStore, text: str) -> Iterator[tuple[SessionStore, str]]:
     from evo_agent.session import SessionNotFound, is_id_prefix
 
     try:
