@@ -433,7 +433,8 @@ def build_request(
                                agent, rule, verdict.reason)
     if target.kind == "Read":
         return ApprovalRequest(name, f"read {target.shown}", "", agent, rule, verdict.reason)
-    detail = json.dumps(tool_input, ensure_ascii=False, indent=2)[:4000]
+    # Whole (never cut: a payload after padding would be approved unseen); the front end shows what fits.
+    detail = json.dumps(tool_input, ensure_ascii=False, indent=2)
     return ApprovalRequest(name, f"call {name}", detail, agent, rule, verdict.reason)
 
 
