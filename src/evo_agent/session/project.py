@@ -44,15 +44,29 @@ def git_worktree_root(start: Path | str) -> Path | None:
 def find_project_dir(start: Path | str) -> Path:
     """The project of a command run in `start`.
 
-    The nearest `.evo-agent/` up to the git root, else the git root, else `start`.
+    The nearest `.evo-agent/` up to the git root, else the git root, else `start`; never the home directory
+    for a `start` below it. A `~/.evo-agent/` (one run in `~`) or a dotfiles `~/.git` would otherwise make `~`
+    the project of every directory below it that is no repository of its own (an unpacked tarball in
+    `~/Downloads`): "inside the project" would then take in `~/.ssh`, read unasked (SPEC §9).
     """
     here = Path(start).absolute()
+    homes = _home_dirs()
     for directory in (here, *here.parents):
+        if directory in homes and directory != here:
+            break  # the search stops below the home directory, as it stops at a repository
         if (directory / PROJECT_DIR_NAME).is_dir():
             return directory
         if os.path.lexists(directory / ".git"):
             return directory  # the worktree root: the search stops here, as git's does
     return here
+
+
+def _home_dirs() -> tuple[Path, ...]:
+    """The home directory as `$HOME` names it and as it really is (a start directory is a real path)."""
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
+        return ()
+    return (Path(home), Path(os.path.realpath(home)))
 
 
 def git_dir_of(worktree_root: Path) -> Path | None:
