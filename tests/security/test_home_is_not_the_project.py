@@ -66,3 +66,18 @@ def test_started_in_home_itself_home_is_the_project(tmp_path, model_server):
     model_server.script(tool_use("read_file", {"path": ".ssh/id_ed25519"}, id="t1"), text("done"))
     result = Cli(home, model_server.env(clean_env(home))).run("-p", "show my key")
     assert result.rc == 0 and "PRIVATE KEY" in repr(model_server.requests)
+
+
+@pytest.mark.parametrize("command", ["git show HEAD:.netrc", "git log -p", "git diff HEAD~0 --stat", "git status"])
+def test_git_run_unasked_below_home_never_reads_a_dotfiles_repository(tmp_path, model_server, command):
+    """`~/.git` holding the user's dotfiles is not the tarball's repository: git, which would find it from the
+    tarball, reads the home directory's history (a committed `.netrc`); unasked it must not run there."""
+    home, tool = _home(tmp_path, ".git")
+    (home / ".netrc").write_text("machine example.com login me password hunter2-dotfiles\n")
+    subprocess.run(["git", "-C", str(home), "add", ".netrc"], check=True)
+    subprocess.run(["git", "-C", str(home), "-c", "user.name=me", "-c", "user.email=me@example.invalid",
+                    "commit", "-q", "-m", "dotfiles"], check=True)
+    model_server.script(tool_use("bash", {"command": command}, id="t1"), text("done"))
+    result = Cli(tool, model_server.env(clean_env(home))).run("-p", "look around")
+    assert "hunter2" not in repr(model_server.requests)
+    assert "needs approval" in result.err

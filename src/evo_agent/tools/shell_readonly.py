@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from evo_agent.session import GIT_SAFE_ENV
+from evo_agent.session import GIT_SAFE_ENV, git_worktree_root
 
-from .confine import inside_project, real
+from .confine import inside_project, is_within, real
 from .shell_allowlist import (
     BUILTINS,
     FIND_LEADING,
@@ -312,6 +312,12 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
     whose operands (revisions or paths) all resolve inside the project."""
     if not args or args[0] not in GIT_SUBCOMMANDS:
         raise _Ask("runs a git command other than status, log, diff or show")
+    repository = git_worktree_root(where.cwd)
+    if repository is not None and not inside_project(where.root, real(repository)) and is_within(
+            real(os.path.expanduser("~")), real(repository)):
+        # A dotfiles `~/.git` is no repository of a project below home (session.find_project_dir): its history
+        # (a committed .netrc) lies outside the project.
+        raise _Ask(f"runs git in the repository at {repository}, which holds the home directory, outside the project")
     subcommand = args[0]
     _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], where)
     safe = [*GIT_SAFE_CONFIG, subcommand, *GIT_NO_SUBMODULES]
