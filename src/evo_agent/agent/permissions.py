@@ -198,7 +198,10 @@ class Policy:
         why = plan
         if self.mode == "read-only":
             return Verdict("deny", "mode read-only", f"the command {why} (read-only mode runs only read-only commands)")
-        suggestion = Rule("Bash", command.strip()) if command.strip() else None
+        # "Always" adds `Bash(<the command>)`; one ending in `:*` would read as a prefix rule (`python3:*`: any
+        # Python), so such a command is allowed once at most.
+        exact = command.strip()
+        suggestion = Rule("Bash", exact) if exact and not exact.endswith(":*") else None
         protected = (protected_dir(command, self.project_dir, self.work_dir)
                      or (AGENT_DIR if AGENT_DIR in command else None))
         if protected is not None:
