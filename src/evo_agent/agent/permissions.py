@@ -380,7 +380,11 @@ class PermissionGate:
         message = (f"Not run: {what} needs the user's approval because {verdict.reason}, and this session "
                    "cannot ask (print mode). Do the task without it if you can; otherwise tell the user "
                    "what you need to run and that it must be allowed.")
-        rule = f'--allowed-tools "{verdict.suggestion}"' if verdict.suggestion else "--allowed-tools RULE"
+        import shlex  # only when a call is refused
+
+        # Quoted for the shell: a rule holds the model's command, whose `$(…)` would run when the line is pasted.
+        rule = f"--allowed-tools {shlex.quote(str(verdict.suggestion))}" if verdict.suggestion else \
+            "--allowed-tools RULE"
         target = self.policy.target(name, tool_input)
         # accept-edits only where it would allow the call: never suggested when it is already the mode
         edit_inside = self.mode != "accept-edits" and (
