@@ -320,7 +320,11 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
         raise _Ask(f"runs git in the repository at {repository}, which holds the home directory, outside the project")
     subcommand = args[0]
     _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], where)
-    safe = [*GIT_SAFE_CONFIG, subcommand, *GIT_NO_SUBMODULES]
+    # The work tree is the directory holding `.git`, whatever `core.worktree` an unpacked archive's config says
+    # (`~`: `git diff` would print ~/.ssh/id_rsa against a dummy blob its index lists).
+    # (`-c core.worktree=` would not do: git reads it from the repository's own file while it sets up.)
+    worktree = [f"--work-tree={repository}"] if repository is not None else []
+    safe = [*GIT_SAFE_CONFIG, *worktree, subcommand, *GIT_NO_SUBMODULES]
     return safe + (list(GIT_SAFE_DIFF) if subcommand != "status" else [])
 
 
