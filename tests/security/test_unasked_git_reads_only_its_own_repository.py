@@ -49,7 +49,11 @@ def _archive(src, how):
     tool = src / "tool"
     tool.mkdir()
     (tool / "README.md").write_text("# tool\n")
-    if how == "gitdir-file":
+    if how == "commondir":  # a .git directory of two files: HEAD, and where refs, objects and config are
+        (tool / ".git").mkdir()
+        (tool / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        (tool / ".git" / "commondir").write_text("../../work/.git\n")
+    elif how == "gitdir-file":
         (tool / ".git").write_text("gitdir: ../work/.git\n")
     elif how == "gitdir-absolute":
         (tool / ".git").write_text(f"gitdir: {src / 'work' / '.git'}\n")
@@ -58,7 +62,7 @@ def _archive(src, how):
     return tool
 
 
-@pytest.mark.parametrize("how", ["gitdir-file", "gitdir-absolute", "symlink"])
+@pytest.mark.parametrize("how", ["gitdir-file", "gitdir-absolute", "symlink", "commondir"])
 @pytest.mark.parametrize("command", ["git log -p", "git show HEAD:deploy.env", "git diff HEAD", "git status"])
 def test_a_git_file_or_link_pointing_at_another_repository_is_not_read_unasked(tmp_path, model_server, how,
                                                                                 command):

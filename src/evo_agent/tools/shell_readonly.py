@@ -339,7 +339,12 @@ def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
     `.git` back (its `gitdir` file), and a submodule, in the superproject's `.git/modules/` above it."""
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
-        return None
+        try:  # a `.git/commondir` takes refs, objects and config from elsewhere: only linked worktrees' have one
+            common = (dot_git / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        shared = real(dot_git / common)
+        return None if not common or inside_project(project, shared) else shared
     found = git_dir_of(root)
     if found is None:
         return None  # git will not find a repository there either
