@@ -69,14 +69,32 @@ def _home_dirs() -> tuple[Path, ...]:
     return (Path(home), Path(os.path.realpath(home)))
 
 
+def read_git_file(path: Path, limit: int = 4096) -> str | None:
+    """The start of one of git's small files (`.git`, `HEAD`, `commondir`), or None: missing, unreadable, or not a
+    regular file. Opened without blocking: a FIFO an unpacked archive put there would hang the start."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def git_dir_of(worktree_root: Path) -> Path | None:
     """The git directory of a worktree root: `.git` itself, or where its `gitdir: …` file points."""
     dot_git = worktree_root / ".git"
     if dot_git.is_dir():
         return dot_git
-    try:
-        text = dot_git.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = read_git_file(dot_git)
+    if text is None:
         return None
     for line in text.splitlines():
         if line.startswith("gitdir:"):
@@ -105,15 +123,15 @@ def git_branch_of(cwd: Path | str) -> str | None:
     if root is None:
         return None
     git_dir = git_dir_of(root)
-    if git_dir is not None:
-        try:
-            with open(git_dir / "HEAD", encoding="utf-8", errors="replace") as f:
-                branch = branch_from_head(f.read(4096))
-        except OSError:
-            branch = None
-        if branch:
-            return branch
-    return git_branch_by_spawning(cwd)
+    if git_dir is None:
+        return None if os.path.lexists(root / ".git") and not os.path.isdir(root / ".git") else \
+            git_branch_by_spawning(cwd)
+    head = git_dir / "HEAD"
+    text = read_git_file(head)
+    if text is None and os.path.lexists(head) and not os.path.isfile(head):
+        return None  # a FIFO or a device in its place: git would block on it too
+    branch = branch_from_head(text) if text is not None else None
+    return branch or git_branch_by_spawning(cwd)
 
 
 def _git(cwd: Path | str, *args: str) -> str | None:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from evo_agent.session import GIT_SAFE_ENV, git_dir_of, git_worktree_root
+from evo_agent.session import GIT_SAFE_ENV, git_dir_of, git_worktree_root, read_git_file
 
 from .confine import inside_project, is_within, real
 from .shell_allowlist import (
@@ -339,22 +339,19 @@ def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
     `.git` back (its `gitdir` file), and a submodule, in the superproject's `.git/modules/` above it."""
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
-        try:  # a `.git/commondir` takes refs, objects and config from elsewhere: only linked worktrees' have one
-            common = (dot_git / "commondir").read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
+        # A `.git/commondir` takes refs, objects and config from elsewhere: only linked worktrees' have one.
+        common = (read_git_file(dot_git / "commondir") or "").strip()
+        if not common:
             return None
         shared = real(dot_git / common)
-        return None if not common or inside_project(project, shared) else shared
+        return None if inside_project(project, shared) else shared
     found = git_dir_of(root)
     if found is None:
         return None  # git will not find a repository there either
     git_dir = real(found)
     if inside_project(project, git_dir):
         return None
-    try:
-        back = (git_dir / "gitdir").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        back = ""
+    back = (read_git_file(git_dir / "gitdir") or "").strip()
     if back and real(back) == real(dot_git) and not dot_git.is_symlink():
         return None  # a linked worktree (`git worktree add`)
     parts = git_dir.parts
