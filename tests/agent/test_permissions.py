@@ -172,7 +172,7 @@ def test_print_mode_refusal_reaches_the_model_and_the_transcript(project, model_
     assert "cannot ask (print mode)" in refusal["content"]
     (notice,) = notices
     assert notice.startswith("evo-agent: not run (needs approval): bash `touch created`")
-    assert '--allowed-tools "Bash(touch created)"' in notice
+    assert "--allowed-tools 'Bash(touch created)'" in notice
     recs = records(agent.recorder.path)
     (perm,) = [r for r in recs if r["type"] == "permission"]
     assert perm["tool_use_id"] == "toolu_t" and perm["decision"] == "refused" and "cannot ask" in perm["rule"]

@@ -100,7 +100,7 @@ def test_a_call_asks_like_bash_refused_in_print_mode_unless_a_rule_allows_it(cli
     assert refused.rc == 0, refused.err
     (result,) = _results(model_server.valid_requests[1]["messages"][-1])
     assert result["is_error"] is True and "needs the user's approval" in result["content"]
-    assert any('--allowed-tools "mcp__t__echo"' in line for line in refused.err_lines)
+    assert any('--allowed-tools mcp__t__echo' in line for line in refused.err_lines)
 
     model_server.reset()
     model_server.script(reply(tool_use("mcp__t__echo", {"text": "hi"})), reply(text("done")))

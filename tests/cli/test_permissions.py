@@ -172,7 +172,7 @@ def test_print_mode_refuses_tells_the_model_and_says_how_to_allow(cli, model_ser
     assert refusal["is_error"] and "needs the user's approval" in refusal["content"]
     hints = [line for line in result.err_lines if "not run" in line]
     assert hints == ['evo-agent: not run (needs approval): write_file (write notes.txt); allow it with '
-                     '--permission-mode accept-edits, --allowed-tools "Edit(notes.txt)" or a rule in '
+                     "--permission-mode accept-edits, --allowed-tools 'Edit(notes.txt)' or a rule in "
                      '.evo-agent/settings.json']
 
     # Already in accept-edits, a write it does not cover (inside .git/) names the mode that would allow it.

@@ -198,7 +198,10 @@ class Policy:
         why = plan
         if self.mode == "read-only":
             return Verdict("deny", "mode read-only", f"the command {why} (read-only mode runs only read-only commands)")
-        suggestion = Rule("Bash", command.strip()) if command.strip() else None
+        # "Always" adds `Bash(<the command>)`; one ending in `:*` would read as a prefix rule (`python3:*`: any
+        # Python), so such a command is allowed once at most.
+        exact = command.strip()
+        suggestion = Rule("Bash", exact) if exact and not exact.endswith(":*") else None
         protected = (protected_dir(command, self.project_dir, self.work_dir)
                      or (AGENT_DIR if AGENT_DIR in command else None))
         if protected is not None:
@@ -377,7 +380,11 @@ class PermissionGate:
         message = (f"Not run: {what} needs the user's approval because {verdict.reason}, and this session "
                    "cannot ask (print mode). Do the task without it if you can; otherwise tell the user "
                    "what you need to run and that it must be allowed.")
-        rule = f'--allowed-tools "{verdict.suggestion}"' if verdict.suggestion else "--allowed-tools RULE"
+        import shlex  # only when a call is refused
+
+        # Quoted for the shell: a rule holds the model's command, whose `$(…)` would run when the line is pasted.
+        rule = f"--allowed-tools {shlex.quote(str(verdict.suggestion))}" if verdict.suggestion else \
+            "--allowed-tools RULE"
         target = self.policy.target(name, tool_input)
         # accept-edits only where it would allow the call: never suggested when it is already the mode
         edit_inside = self.mode != "accept-edits" and (
@@ -433,7 +440,8 @@ def build_request(
                                agent, rule, verdict.reason)
     if target.kind == "Read":
         return ApprovalRequest(name, f"read {target.shown}", "", agent, rule, verdict.reason)
-    detail = json.dumps(tool_input, ensure_ascii=False, indent=2)[:4000]
+    # Whole (never cut: a payload after padding would be approved unseen); the front end shows what fits.
+    detail = json.dumps(tool_input, ensure_ascii=False, indent=2)
     return ApprovalRequest(name, f"call {name}", detail, agent, rule, verdict.reason)
 
 

@@ -35,7 +35,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import TextIO
 
-MAX_SHOWN = 12  # rules or servers listed per file; the rest are counted
 
 
 def _safe(text: object) -> str:
@@ -96,8 +95,8 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
     if not isinstance(allow, list):
         allow = []
     if allow:
-        more = f", … ({len(allow)} in all)" if len(allow) > MAX_SHOWN else ""
-        shown = ", ".join(_safe(r) for r in allow[:MAX_SHOWN]) + more
+        # Every rule: one left out could be the bare `Bash` after thirty harmless ones.
+        shown = ", ".join(_field(r) for r in allow)
         lines.append(f"    runs unasked: {shown}")
     for key in ("sandbox", "sandbox_network"):
         if key in data:
@@ -108,16 +107,16 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
     return lines
 
 
-MAX_FIELD = 300  # characters of one command line, value or header shown; a cut always ends in "…"
 _BLANKS = re.compile(r"[\s\u200b-\u200d\u2060\ufeff]{4,}")  # blanks and zero-width characters
 
 
-def _field(text: object, limit: int = MAX_FIELD) -> str:
-    """One value as a person must judge it: a run of blanks counted (padding cannot push a payload out of
-    sight), control characters visible, and any cut marked with `…` and the full length."""
+def _field(text: object, limit: int | None = None) -> str:
+    """One value as a person must judge it: whole (what is trusted is answered once, for good: a payload after
+    300 characters of flags must be seen), a run of blanks counted (padding cannot push a payload out of
+    sight), control characters visible; a name cut at `limit` is marked with `…` and the full length."""
     raw = str(text)
     shown = _safe(_BLANKS.sub(lambda m: f"⟨{len(m.group())} blanks⟩", raw))
-    if len(shown) > limit:
+    if limit is not None and len(shown) > limit:
         return shown[:limit] + f"… ({len(raw)} characters in all)"
     return shown
 

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     import subprocess
 
 __all__ = ["ALLOWED", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "SAFE_CONFIG", "SAFE_ENV",
-           "git_argv", "git_env", "repository", "run_git", "start_git", "start_in"]
+           "git_argv", "git_env", "git_program", "repository", "run_git", "start_git", "start_in"]
 
 GIT_TIMEOUT_S = 10
 
@@ -108,10 +108,29 @@ def _check(args: Sequence[str]) -> None:
         raise GitRefused(f"evo-agent does not run `git {' '.join(args[:2])}`: only {ALLOWED}")
 
 
+def git_program(worktree: Path, environ: Mapping[str, str] | None = None) -> str:
+    """git by its absolute path: the first in an absolute PATH entry outside `worktree`. A relative entry
+    (`node_modules/.bin`, `.`, empty) is looked up from the repository's root, where a clone can commit a `git`.
+    Plain "git" when there is none (starting it then fails, as a missing git does)."""
+    base = os.environ if environ is None else environ
+    root = os.path.realpath(worktree)
+    for entry in base.get("PATH", os.defpath).split(os.pathsep):
+        if not os.path.isabs(entry):
+            continue
+        candidate = os.path.join(entry, "git")
+        real = os.path.realpath(candidate)
+        if real == root or real.startswith(root.rstrip("/") + "/"):
+            continue
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return "git"
+
+
 def git_argv(worktree: Path, git_dir: Path, args: Sequence[str]) -> list[str]:
     """The whole command line: explicit repository, every code-running setting off, then `args`."""
     _check(args)
-    argv = ["git", "--no-pager", "--literal-pathspecs", f"--git-dir={git_dir}", f"--work-tree={worktree}"]
+    argv = [git_program(worktree), "--no-pager", "--literal-pathspecs", f"--git-dir={git_dir}",
+            f"--work-tree={worktree}"]
     for setting in SAFE_CONFIG:
         argv += ["-c", setting]
     return [*argv, *args]

@@ -441,10 +441,20 @@ class PlanStore:
         return target
 
     # ---- inside
+    def _linked(self, state: str | None = None) -> bool:
+        """Whether `.evo-agent/`, `tasks/` (or `tasks/<state>/`) is a symbolic link or not a directory: a clone's
+        `tasks -> ../../work/.evo-agent/tasks` would hand this project another project's plan to read and
+        write. Such a store holds no plan; writes are refused by `_ensure_dir`."""
+        chain = [self.root.parent, self.root] + ([self.root / state] if state else [])
+        try:
+            return any(not stat.S_ISDIR(os.lstat(d).st_mode) for d in chain)
+        except OSError:
+            return True
+
     @contextlib.contextmanager
     def _locked(self, *, shared: bool = False) -> Iterator[None]:
         """The tasks/ lock: exclusive for a writer, shared for a reader (who never creates anything)."""
-        if shared and not self.root.is_dir():
+        if shared and self._linked():
             yield
             return
         root = self._ensure_dir(self.root) if not shared else self.root
@@ -475,6 +485,8 @@ class PlanStore:
 
     def _plan_ids(self, state: str) -> list[str]:
         """The plan directories of todo/ or done/, oldest first (names start with the date)."""
+        if self._linked(state):
+            return []
         try:
             names = os.listdir(self.root / state)
         except OSError:

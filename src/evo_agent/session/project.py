@@ -44,10 +44,16 @@ def git_worktree_root(start: Path | str) -> Path | None:
 def find_project_dir(start: Path | str) -> Path:
     """The project of a command run in `start`.
 
-    The nearest `.evo-agent/` up to the git root, else the git root, else `start`.
+    The nearest `.evo-agent/` up to the git root, else the git root, else `start`; never the home directory
+    for a `start` below it. A `~/.evo-agent/` (one run in `~`) or a dotfiles `~/.git` would otherwise make `~`
+    the project of every directory below it that is no repository of its own (an unpacked tarball in
+    `~/Downloads`): "inside the project" would then take in `~/.ssh`, read unasked (SPEC §9).
     """
     here = Path(start).absolute()
+    homes = _home_dirs()
     for directory in (here, *here.parents):
+        if directory in homes and directory != here:
+            break  # the search stops below the home directory, as it stops at a repository
         if (directory / PROJECT_DIR_NAME).is_dir():
             return directory
         if os.path.lexists(directory / ".git"):
@@ -55,14 +61,40 @@ def find_project_dir(start: Path | str) -> Path:
     return here
 
 
+def _home_dirs() -> tuple[Path, ...]:
+    """The home directory as `$HOME` names it and as it really is (a start directory is a real path)."""
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
+        return ()
+    return (Path(home), Path(os.path.realpath(home)))
+
+
+def read_git_file(path: Path, limit: int = 4096) -> str | None:
+    """The start of one of git's small files (`.git`, `HEAD`, `commondir`), or None: missing, unreadable, or not a
+    regular file. Opened without blocking: a FIFO an unpacked archive put there would hang the start."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def git_dir_of(worktree_root: Path) -> Path | None:
     """The git directory of a worktree root: `.git` itself, or where its `gitdir: …` file points."""
     dot_git = worktree_root / ".git"
     if dot_git.is_dir():
         return dot_git
-    try:
-        text = dot_git.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = read_git_file(dot_git)
+    if text is None:
         return None
     for line in text.splitlines():
         if line.startswith("gitdir:"):
@@ -91,15 +123,15 @@ def git_branch_of(cwd: Path | str) -> str | None:
     if root is None:
         return None
     git_dir = git_dir_of(root)
-    if git_dir is not None:
-        try:
-            with open(git_dir / "HEAD", encoding="utf-8", errors="replace") as f:
-                branch = branch_from_head(f.read(4096))
-        except OSError:
-            branch = None
-        if branch:
-            return branch
-    return git_branch_by_spawning(cwd)
+    if git_dir is None:
+        return None if os.path.lexists(root / ".git") and not os.path.isdir(root / ".git") else \
+            git_branch_by_spawning(cwd)
+    head = git_dir / "HEAD"
+    text = read_git_file(head)
+    if text is None and os.path.lexists(head) and not os.path.isfile(head):
+        return None  # a FIFO or a device in its place: git would block on it too
+    branch = branch_from_head(text) if text is not None else None
+    return branch or git_branch_by_spawning(cwd)
 
 
 def _git(cwd: Path | str, *args: str) -> str | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolFacts, ToolResult
-from .reaper import with_reaper
+from .reaper import system_bash, with_reaper
 from .tool_env import tool_environment
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -130,7 +130,8 @@ def _command_line(command: str, ctx: ToolContext) -> tuple[list[str], dict[str, 
     env = tool_environment()
     plan = ctx.read_only
     if plan is None:
-        argv = ["bash", "-c", command]
+        # bash by its absolute path: a relative PATH entry (`node_modules/.bin`, `.`) would run a clone's `bash`
+        argv = [system_bash(), "-c", command]
         return (ctx.sandbox.wrap(argv, cwd=ctx.work_dir) if ctx.sandbox is not None else argv), env
     import shutil  # ~2 ms (bz2, lzma): at the first read-only call, not at start-up
 

@@ -45,8 +45,12 @@ def in_agent_dir(project_dir: Path | str, resolved: Path) -> bool:
 
 
 def in_sensitive_dir(project_dir: Path | str, resolved: Path) -> bool:
+    """`resolved` lies in (or is) a `.git` of the project: the top one, or a nested repository's (`vendor/x/.git`,
+    or one a write would create, `docs/.git/config`): git run there later obeys its config and hooks."""
     root = real(project_dir)
-    return any(is_within(resolved, root / d) for d in SENSITIVE_DIRS)
+    if not is_within(resolved, root):
+        return False
+    return any(part in SENSITIVE_DIRS for part in resolved.relative_to(root).parts)
 
 
 def relative_posix(project_dir: Path | str, resolved: Path) -> str | None:

@@ -60,6 +60,11 @@ def _bash() -> str:
     return _absolute_program("bash") or "/bin/bash"
 
 
+def system_bash() -> str:
+    """The shell every bash call runs in, by its absolute path (never a `bash` in a relative PATH entry)."""
+    return _bash()
+
+
 # The same, for a program that talks on its stdin (an MCP server): a background job of a non-interactive
 # shell reads /dev/null unless its stdin is redirected explicitly, so it is (`<&0`).
 _KEEP_STDIN = REAPER_SCRIPT.replace('( trap - INT QUIT; exec "$@" ) &', '( trap - INT QUIT; exec "$@" ) <&0 &')
@@ -77,4 +82,4 @@ def with_reaper(argv: list[str], *, keep_stdin: bool = False) -> list[str]:
             "evo-agent-tool", str(os.getpid()), *argv]
 
 
-__all__ = ["REAPER_SCRIPT", "with_reaper"]
+__all__ = ["REAPER_SCRIPT", "system_bash", "with_reaper"]

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from evo_agent.session import GIT_SAFE_ENV
+from evo_agent.session import GIT_SAFE_ENV, git_dir_of, git_worktree_root, read_git_file
 
-from .confine import inside_project, real
+from .confine import inside_project, is_within, real
 from .shell_allowlist import (
     BUILTINS,
     FIND_LEADING,
@@ -312,10 +312,53 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
     whose operands (revisions or paths) all resolve inside the project."""
     if not args or args[0] not in GIT_SUBCOMMANDS:
         raise _Ask("runs a git command other than status, log, diff or show")
+    repository = git_worktree_root(where.cwd)
+    if repository is not None and not inside_project(where.root, real(repository)) and is_within(
+            real(os.path.expanduser("~")), real(repository)):
+        # A dotfiles `~/.git` is no repository of a project below home (session.find_project_dir): its history
+        # (a committed .netrc) lies outside the project.
+        raise _Ask(f"runs git in the repository at {repository}, which holds the home directory, outside the project")
+    elsewhere = None if repository is None else _borrowed_git_dir(repository, where.root)
+    if elsewhere is not None:
+        raise _Ask(f"runs git on the repository at {elsewhere}, outside the project (its .git points there)")
     subcommand = args[0]
     _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], where)
-    safe = [*GIT_SAFE_CONFIG, subcommand, *GIT_NO_SUBMODULES]
+    # The work tree is the directory holding `.git`, whatever `core.worktree` an unpacked archive's config says
+    # (`~`: `git diff` would print ~/.ssh/id_rsa against a dummy blob its index lists).
+    # (`-c core.worktree=` would not do: git reads it from the repository's own file while it sets up.)
+    worktree = [f"--work-tree={repository}"] if repository is not None else []
+    safe = [*GIT_SAFE_CONFIG, *worktree, subcommand, *GIT_NO_SUBMODULES]
     return safe + (list(GIT_SAFE_DIFF) if subcommand != "status" else [])
+
+
+def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
+    """The git directory `root/.git` leads to when it is another repository's, else None.
+
+    A `.git` link or `gitdir:` file may point out of the project (an archive's `gitdir: ../work/.git` reads the
+    victim's repository next door). Git itself makes two such: a linked worktree, whose git directory names this
+    `.git` back (its `gitdir` file), and a submodule, in the superproject's `.git/modules/` above it."""
+    dot_git = root / ".git"
+    if dot_git.is_dir() and not dot_git.is_symlink():
+        # A `.git/commondir` takes refs, objects and config from elsewhere: only linked worktrees' have one.
+        common = (read_git_file(dot_git / "commondir") or "").strip()
+        if not common:
+            return None
+        shared = real(dot_git / common)
+        return None if inside_project(project, shared) else shared
+    found = git_dir_of(root)
+    if found is None:
+        return None  # git will not find a repository there either
+    git_dir = real(found)
+    if inside_project(project, git_dir):
+        return None
+    back = (read_git_file(git_dir / "gitdir") or "").strip()
+    if back and real(back) == real(dot_git) and not dot_git.is_symlink():
+        return None  # a linked worktree (`git worktree add`)
+    parts = git_dir.parts
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i] == "modules" and parts[i - 1] == ".git" and is_within(real(root), Path(*parts[:i - 1])):
+            return None  # a submodule: the superproject's .git/modules/<name>, the superproject above
+    return git_dir
 
 
 def _git_assignments(git: str, cwd: Path) -> list[str]:

@@ -1,0 +1,40 @@
+"""A FIFO an unpacked archive puts where evo-agent reads git's files never hangs its start.
+
+tar keeps FIFOs. `.git/HEAD` (or `.git` itself, or the `HEAD` of the directory a `gitdir:` file names) as a
+FIFO made `evo-agent -p hi` block forever before its first request, reading the branch for the session's
+record. Only regular files are read; the branch is then unknown (and git is not asked: it would block too).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.cli_runner import Cli, clean_env
+from tests.fake_model_server import text
+
+
+def _plant(tool, where):
+    if where == "HEAD":
+        (tool / ".git").mkdir()
+        os.mkfifo(tool / ".git" / "HEAD")
+    elif where == ".git":
+        os.mkfifo(tool / ".git")
+    else:  # a gitdir: file naming a directory whose HEAD is a FIFO
+        (tool / "gd").mkdir()
+        os.mkfifo(tool / "gd" / "HEAD")
+        (tool / ".git").write_text("gitdir: gd\n")
+
+
+@pytest.mark.parametrize("where", ["HEAD", ".git", "gitdir"])
+def test_a_fifo_for_git_s_files_never_hangs_the_start(tmp_path, model_server, where):
+    tool = tmp_path / "tool"
+    tool.mkdir()
+    _plant(tool, where)
+    model_server.script(text("hello"))
+    cli = Cli(tool, model_server.env(clean_env(tmp_path / "home")))
+    result = cli.run("-p", "hi", timeout=120)  # a hang fails here, whatever the machine's speed
+    assert result.rc == 0, result.err
+    assert result.out.strip() == "hello"
+    assert cli.run("sessions", "list", timeout=120).rc == 0
