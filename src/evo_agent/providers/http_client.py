@@ -400,6 +400,7 @@ class Client:
                 if conn.sock is not None:
                     conn.sock.settimeout(self.timeout)
             conn.request("POST", target, body=body, headers=all_headers)
+            _after_send()
             raw = conn.getresponse()
         except TimeoutError as exc:
             conn.close()
@@ -443,12 +444,30 @@ def _parse_body(data: bytes) -> Any:
         return text
 
 
-def encode_json(body: dict[str, Any]) -> bytes:
-    """The request body as compact UTF-8 JSON (orjson when it can: a large history encodes ~10× faster)."""
-    try:
-        import orjson
+_sent = False
 
-        return orjson.dumps(body)
+
+def _after_send() -> None:
+    """Once the first request is on the wire: load what reading answers and records needs (orjson),
+    while the model takes its time to the first byte (start-up, SPEC §8)."""
+    global _sent
+    if not _sent:
+        _sent = True
+        from evo_agent.session import orjson_after_send
+
+        orjson_after_send()
+
+
+def encode_json(body: dict[str, Any]) -> bytes:
+    """The request body as compact UTF-8 JSON (orjson's bytes: a large history encodes ~10× faster).
+
+    Before orjson is loaded the stdlib writes those same bytes (session/jsonio.py), so the first
+    request of a launch does not wait for orjson's import: it is imported once that request is sent.
+    """
+    from evo_agent.session import dumps_compact
+
+    try:
+        return dumps_compact(body)
     except (ImportError, TypeError):  # lone surrogates, huge ints: the stdlib escapes them
         import json
 

@@ -58,7 +58,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("LoadedSession", "load_for_resume", "summary_message"), "resume"),
     **dict.fromkeys(("ResumedSession", "SessionInfo", "SessionStore"), "store"),
     **dict.fromkeys(("ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids"), "trust"),
-    **dict.fromkeys(("decode", "encode_line", "json_object"), "jsonio"),
+    **dict.fromkeys(("decode", "dumps_compact", "encode_line", "json_object", "orjson_after_send"), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
     **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns"), "rewind"),
     **dict.fromkeys(("add_secret_value", "mask_own_secrets", "redact_text"), "redact"),
@@ -141,7 +141,8 @@ if TYPE_CHECKING:
         sidechain_paths as sidechain_paths,
     )
     from .jsonio import (
-        decode as decode, encode_line as encode_line, json_object as json_object,
+        decode as decode, dumps_compact as dumps_compact, encode_line as encode_line, json_object as json_object,
+        orjson_after_send as orjson_after_send,
     )
     from .layout import (
         BACKUP_NAME_RE as BACKUP_NAME_RE, DIR_MODE as DIR_MODE, FETCHED_NAME as FETCHED_NAME,

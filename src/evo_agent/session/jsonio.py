@@ -31,13 +31,81 @@ def orjson_loaded() -> bool:
     return bool(_orjson)
 
 
+def orjson_after_send() -> None:
+    """Import orjson now (once): called when the first model request is on the wire.
+
+    Until then records and the request are written by `as_orjson_writes` (the same bytes): the
+    import (with the dataclasses, uuid and platform it loads) then overlaps the model's first byte.
+    """
+    if _orjson is None:
+        orjson()
+
+
+# orjson's integer range: anything wider it refuses (and the caller's fallback decides).
+_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
+_DEPTH = 200  # below orjson's own limit (255) and the stdlib's recursion limit
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether `value` is made only of what the stdlib encodes byte for byte as orjson does.
+
+    str, int within orjson's range, bool, None, list, tuple and dict with str keys: for these
+    `json.dumps(ensure_ascii=False, separators=(",", ":"))` in UTF-8 is orjson's output (the same
+    escapes, tests/session/test_jsonio.py). Floats (orjson's shortest form differs), anything a
+    `default` would turn into text and subclasses are left to orjson.
+    """
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return _INT_MIN <= value <= _INT_MAX
+    if depth >= _DEPTH:
+        return False
+    if kind is dict:
+        return all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
+    if kind is list or kind is tuple:
+        return all(_plain(v, depth + 1) for v in value)
+    return False
+
+
+def as_orjson_writes(value: Any, *, indent: bool = False) -> bytes | None:
+    """`orjson.dumps(value)` (with `indent`: `option=OPT_INDENT_2`) written by the stdlib, before orjson
+    is loaded; None when orjson is loaded or tried, or when the bytes may differ."""
+    if _orjson is not None or not _plain(value):
+        return None
+    try:
+        if indent:
+            return json.dumps(value, ensure_ascii=False, indent=2).encode("utf-8")
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: orjson refuses it, and so does the caller's fallback
+        return None
+
+
+def dumps_compact(value: Any) -> bytes:
+    """`orjson.dumps(value)`: compact UTF-8 JSON; raises TypeError where orjson does, ImportError without it.
+
+    Before orjson is loaded (start-up: the first request), the stdlib writes the same bytes.
+    """
+    early = as_orjson_writes(value)
+    if early is not None:
+        return early
+    fast = _orjson or orjson()
+    if fast is None:
+        raise ImportError("orjson is not installed")
+    encoded: bytes = fast.dumps(value)
+    return encoded
+
+
 def _stdlib_line(record: dict[str, Any]) -> bytes:
     # ensure_ascii escapes lone surrogates as \udcxx, so the line stays valid UTF-8.
     return (json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str) + "\n").encode("ascii")
 
 
 def encode_line(record: dict[str, Any]) -> bytes:
-    """One record as one UTF-8 line ending in `\\n`."""
+    """One record as one UTF-8 line ending in `\\n` (orjson's bytes, also before it is loaded)."""
+    early = as_orjson_writes(record)
+    if early is not None:
+        return early + b"\n"
     fast = _orjson or orjson()
     if fast is not None:
         try:
