@@ -41,7 +41,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-
 GITLEAKS_VERSION = "8.30.1"
 RULES_FILE = "gitleaks_rules.toml"
 RULES_JSON = "gitleaks_rules.json"
