@@ -58,7 +58,7 @@ def _plain(value: Any, depth: int = 0) -> bool:
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return _INT_MIN <= value <= _INT_MAX
+        return bool(_INT_MIN <= value <= _INT_MAX)
     if depth >= _DEPTH:
         return False
     if kind is dict:
