@@ -37,11 +37,11 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import git_worktree_root, redact_text, user_config_dir
+from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.tools.confine import is_within, real
 from evo_agent.tools.safe_open import open_file
 

@@ -55,7 +55,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +78,7 @@ from evo_agent.session import (
     tool_result_block,
     tool_uses,
 )
+from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolContext, ToolResult, facts_of, run_tool, validate_input
 
 from .callbacks import FrontEnd, SafeCallbacks, TurnCallbacks

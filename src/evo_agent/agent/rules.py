@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from evo_agent.session import plain_dataclass as dataclass
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -23,7 +23,6 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TextIO, TypeVar
 
@@ -31,6 +30,7 @@ from evo_agent.agent import Agent, CompactionFailed, TurnCallbacks, TurnResult
 from evo_agent.agent.callbacks import EXIT_GRACE_S
 from evo_agent.providers import ProviderError
 from evo_agent.session import find_project_dir
+from evo_agent.session import plain_dataclass as dataclass
 
 from .errors import EXIT_HANGUP, EXIT_TERMINATED
 

@@ -29,11 +29,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from evo_agent import __version__
+from evo_agent.session import plain_dataclass as dataclass
 
 from .wire import Connection, ProtocolError, RemoteDisconnected
 from .wire import Response as WireResponse

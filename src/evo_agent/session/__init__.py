@@ -84,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("MEMORY_DIR_NAME", "MEMORY_INDEX_NAME", "MEMORY_SUBDIR", "MEMORY_TOPIC_RE", "memory_dir"
                     ), "layout"),
     **dict.fromkeys(("SCENE_TYPES",), "records"),
+    **dict.fromkeys(("plain_dataclass", "plain_field", "plain_replace"), "plaindata"),
 }
 
 __all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
@@ -187,6 +188,9 @@ if TYPE_CHECKING:
     from .plan_store import (
         OPEN_STATUSES as OPEN_STATUSES, Plan as Plan, PlanError as PlanError, PlanStore as PlanStore,
         TASK_STATUSES as TASK_STATUSES, Task as Task,
+    )
+    from .plaindata import (
+        plain_dataclass as plain_dataclass, plain_field as plain_field, plain_replace as plain_replace,
     )
     from .project import (
         Worktree as Worktree, find_project_dir as find_project_dir, git_branch_of as git_branch_of,

@@ -36,10 +36,12 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from .plaindata import plain_dataclass as dataclass
+from .plaindata import plain_field as field
 
 GITLEAKS_VERSION = "8.30.1"
 RULES_FILE = "gitleaks_rules.toml"

@@ -39,7 +39,6 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import replace_private_file
@@ -52,6 +51,7 @@ from .layout import (
     PROJECT_DIR_NAME,
     USER_DIR_NAME,
 )
+from .plaindata import plain_dataclass as dataclass
 from .redact import find_secrets
 from .workspace import user_config_dir
 

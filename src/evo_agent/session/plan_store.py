@@ -39,7 +39,6 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,8 @@ from .layout import (
     tasks_dir,
 )
 from .messages import one_line
+from .plaindata import plain_dataclass as dataclass
+from .plaindata import plain_field as field
 
 __all__ = ["OPEN_STATUSES", "TASK_STATUSES", "Plan", "PlanError", "PlanStore", "Task", "plan_markdown"]
 

@@ -25,12 +25,12 @@ import io
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .messages import SUMMARY_PREFIX, SUMMARY_SUFFIX
 from .meta import decode_lenient, prompt_text, records_in
+from .plaindata import plain_dataclass as dataclass
 from .records import CONVERSATION_TYPES, ENVELOPE_FIELDS
 from .repair import repair_history
 

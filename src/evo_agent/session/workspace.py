@@ -29,7 +29,6 @@ import json
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from .layout import (
     USER_DIR_NAME,
     user_state_dir,
 )
+from .plaindata import plain_dataclass as dataclass
 
 __all__ = [
     "AUTHORITY_FILES",

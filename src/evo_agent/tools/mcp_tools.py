@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from evo_agent.session import plain_dataclass as dataclass
 
 from ._common import error
 from .base import Tool, ToolContext, ToolFacts, ToolResult
