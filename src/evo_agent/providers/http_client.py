@@ -23,7 +23,6 @@ them into one line for the user (see providers/errors.py).
 from __future__ import annotations
 
 import os
-import random
 import socket
 import sys
 import threading
@@ -130,6 +129,8 @@ def retry_delay(headers: dict[str, str], attempt: int) -> float:
         if value is not None and 0 <= value <= MAX_RETRY_AFTER:
             return value
     backoff: float = min(0.5 * 2 ** (attempt - 2), MAX_BACKOFF)
+    import random  # at the first retry: not before a launch's first request
+
     return backoff * (1 - 0.25 * random.random())
 
 

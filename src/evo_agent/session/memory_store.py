@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import stat
 from collections.abc import Iterator, Mapping
@@ -53,7 +52,7 @@ from .layout import (
 )
 from .plaindata import plain_dataclass as dataclass
 from .redact import find_secrets
-from .workspace import user_config_dir
+from .workspace import sha256, user_config_dir
 
 __all__ = ["MEMORY_COMMANDS", "MEMORY_SCOPES", "MEMORY_TYPES", "MEMORY_WRITE_COMMANDS", "MemoryChange",
            "MemoryIndex", "MemoryRefused", "MemoryStore", "MemoryTopic", "memory_index_lines", "parse_front_matter",
@@ -111,7 +110,8 @@ class MemoryIndex:
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()[:16]
+        digest: str = sha256(self.text.encode()).hexdigest()[:16]
+        return digest
 
 
 @dataclass
