@@ -670,6 +670,8 @@ def mcp_servers(project_dir: Path, trusted: bool, say: Callable[[str], object]) 
     The user's own config, and the project's `.mcp.json` when the project is trusted; each entry that cannot be
     used is one line through `say`, and the session goes on. Values given to servers are masked in transcripts.
     """
+    if _no_mcp_config(project_dir):  # the common case, decided without importing the config reader (start-up)
+        return None
     from evo_agent.tools.mcp_config import McpConfigError, expand_server, load_servers, register_secrets
 
     loaded = load_servers(project_dir, trusted=trusted)
@@ -689,6 +691,25 @@ def mcp_servers(project_dir: Path, trusted: bool, say: Callable[[str], object]) 
     from evo_agent.tools.mcp_client import McpManager
 
     return McpManager(ready, project_dir)
+
+
+def _no_mcp_config(project_dir: Path) -> bool:
+    """Neither the user's MCP config nor the project's `.mcp.json` is there (not even as a link).
+
+    Only "no such file" counts: anything else (a link, a directory in the way, no permission) is left
+    to the config reader, which says what is wrong as it always did.
+    """
+    from evo_agent.session import MCP_CONFIG_NAME, USER_MCP_CONFIG_NAME, user_config_dir
+
+    for path in (user_config_dir(os.environ) / USER_MCP_CONFIG_NAME, project_dir / MCP_CONFIG_NAME):
+        try:
+            os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            pass
+        return False
+    return True
 
 
 def _resume(launch: _Launch, agent: Agent, source: _Source) -> Resumed:
