@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evo_agent.session import git_worktree_root, redact_text, sha256, user_config_dir
+from evo_agent.session import git_worktree_root, lazy_re, redact_text, sha256, user_config_dir
 from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.tools.confine import is_within, real
 from evo_agent.tools.safe_open import open_file
@@ -276,7 +276,7 @@ def find_files(project_dir: Path | str, start_dir: str = ".", *,
 
 
 # A file cannot end its own block and open one that claims to be the user's: its tags are escaped.
-_TAG = re.compile(r"<(\s*/?\s*instructions)", re.IGNORECASE)
+_TAG = lazy_re(r"<(\s*/?\s*instructions)", re.IGNORECASE)
 
 
 def _fit(data: bytes, room: int) -> bytes:

@@ -86,6 +86,7 @@ _EXPORTS: dict[str, str] = {
                     ), "layout"),
     **dict.fromkeys(("SCENE_TYPES",), "records"),
     **dict.fromkeys(("plain_dataclass", "plain_field", "plain_replace"), "plaindata"),
+    **dict.fromkeys(("lazy_re",), "lazyre"),
 }
 
 __all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
@@ -146,6 +147,7 @@ if TYPE_CHECKING:
         decode as decode, dumps_compact as dumps_compact, encode_line as encode_line, json_object as json_object,
         orjson_after_send as orjson_after_send,
     )
+    from .lazyre import lazy_re as lazy_re
     from .layout import (
         BACKUP_NAME_RE as BACKUP_NAME_RE, DIR_MODE as DIR_MODE, FETCHED_NAME as FETCHED_NAME,
         FILE_HISTORY_DIR as FILE_HISTORY_DIR, FILE_MODE as FILE_MODE, GITIGNORE_NAME as GITIGNORE_NAME,

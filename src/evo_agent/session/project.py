@@ -21,14 +21,14 @@ repository explicitly and turns off everything that could run its code.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import NamedTuple
 
 from .layout import PROJECT_DIR_NAME
+from .lazyre import lazy_re
 
 SHORT_COMMIT = 7  # git's default abbreviation (core.abbrev) in a small repository
-_SHA_RE = re.compile(r"\A[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")  # SHA-1 or SHA-256
+_SHA_RE = lazy_re(r"\A[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")  # SHA-1 or SHA-256
 GIT_TIMEOUT_S = 5
 
 

@@ -47,11 +47,12 @@ from typing import Any
 
 from . import gitleaks_rules
 from .jsonio import encode_line
+from .lazyre import lazy_re
 from .redact_shapes import ANCHORS, MASKED, find_shapes, is_code_name, plausible_value
 
 MASK = "[REDACTED:{}]"
-_MASKED = re.compile(r"\[REDACTED:[a-z0-9-]+\]\Z")
-_KIND_IN_MASK = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
+_MASKED = lazy_re(r"\[REDACTED:[a-z0-9-]+\]\Z")
+_KIND_IN_MASK = lazy_re(r"\[REDACTED:([a-z0-9-]+)\]")
 
 # --------------------------------------------------------------------------- exact values
 
@@ -61,10 +62,10 @@ _SECRET_ENV_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "
                                "CREDENTIALS", "AUTH", "PASSPHRASE", "PAT"})
 _SECRET_ENV_SUFFIXES = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "APIKEY")
 _NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY", "GPG_AGENT_INFO", "KRB5CCNAME"})
-_NOT_SECRET_VALUE = re.compile(r"[/~.].*|\d+|(?i:true|false|yes|no|on|off|none|null)|https?://[^@]*", re.DOTALL)
+_NOT_SECRET_VALUE = lazy_re(r"[/~.].*|\d+|(?i:true|false|yes|no|on|off|none|null)|https?://[^@]*", re.DOTALL)
 
 
-_URL_PASSWORD = re.compile(r"\A[A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s]*:([^@/?#\s]+)@")
+_URL_PASSWORD = lazy_re(r"\A[A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s]*:([^@/?#\s]+)@")
 
 
 def secret_env_values(environ: Mapping[str, str]) -> dict[str, str]:
@@ -345,7 +346,7 @@ _FIELD_NEEDLES: dict[str, bytes] = {}  # first field → `,"field":` (b"" when t
 
 # The envelope (SPEC §2) is metadata the recorder itself writes: never content, never scanned.
 ENVELOPE_KEYS = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_]+\Z")
+_PLAIN_KEY = lazy_re(r"[A-Za-z0-9_]+\Z")
 
 # Values the format needs byte for byte: never scanned, at any depth outside a tool input.
 _VERBATIM_KEYS = ENVELOPE_KEYS | {
@@ -355,7 +356,7 @@ _OPAQUE_DATA_TYPES = frozenset({"redacted_thinking", "base64"})
 
 
 # A key whose string value is a secret whatever it looks like (JSON fields with telling names).
-_SECRET_NAME = re.compile(
+_SECRET_NAME = lazy_re(
     r"[A-Za-z0-9_.-]*(?:(?i:passw(?:or)?d|secret(?:[_-]?key)?|token|api[_-]?key|access[_-]?key|private[_-]?key)"
     r"|[A-Z0-9]_KEY|(?i:[A-Za-z0-9]_(?:pass|pwd)))\Z|_?auth\Z", re.ASCII)
 

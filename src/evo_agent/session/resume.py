@@ -23,11 +23,11 @@ from __future__ import annotations
 import gc
 import io
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .lazyre import lazy_re
 from .messages import SUMMARY_PREFIX, SUMMARY_SUFFIX
 from .meta import decode_lenient, prompt_text, records_in
 from .plaindata import plain_dataclass as dataclass
@@ -285,7 +285,7 @@ def _first_prompt(messages: list[dict[str, Any]]) -> int:
     return next((i for i, m in enumerate(messages) if prompt_text(m) is not None), 0)
 
 
-OMITTED_RE = re.compile(r"\[… [\d,]+ messages of the middle of this conversation were not loaded: "
+OMITTED_RE = lazy_re(r"\[… [\d,]+ messages of the middle of this conversation were not loaded: "
                         r"the history is too large to send whole …\]")
 
 
