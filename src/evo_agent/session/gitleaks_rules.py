@@ -46,6 +46,7 @@ from .plaindata import plain_field as field
 GITLEAKS_VERSION = "8.30.1"
 RULES_FILE = "gitleaks_rules.toml"
 RULES_JSON = "gitleaks_rules.json"
+ANCHORS_JSON = "gitleaks_anchors.json"  # `_computed_derived()` of the rules, kept beside them (refresh_json)
 
 # --------------------------------------------------------------------------- RE2 on a haystack
 
@@ -354,6 +355,9 @@ def refresh_json() -> None:
     """Rewrite `gitleaks_rules.json` from the toml (after updating the toml; a test checks they agree)."""
     path = Path(__file__).with_name(RULES_JSON)
     path.write_text(json.dumps(load_toml(), indent=None, separators=(",", ":"), sort_keys=False) + "\n")
+    _data.cache_clear()
+    anchors = Path(__file__).with_name(ANCHORS_JSON)
+    anchors.write_text(json.dumps(_computed_derived(), indent=None, separators=(",", ":"), sort_keys=True) + "\n")
 
 
 @lru_cache(maxsize=1)
@@ -392,11 +396,11 @@ def rule_set() -> RuleSet:
         if "path" in spec:
             skipped[rid] = "applies only to files whose path matches"
             continue
-        source, _names = _strip_lazy_prefix(spec["regex"])
+        source = _derived()[rid][1] or spec["regex"]
         allowlists = [_allowlist(a) for a in spec.get("allowlists", [])]
         rule_keywords = tuple(k.lower() for k in spec.get("keywords", []))
         rules.append(Rule(rid, source, rule_keywords, float(spec.get("entropy", 0)), int(spec.get("secretGroup", 0)),
-                          allowlists, source != spec["regex"], _anchors(spec)))
+                          allowlists, source != spec["regex"], _derived()[rid][0]))
     by_keyword: dict[str, list[Rule]] = {}
     for rule in rules:
         for kw in rule.keywords:
@@ -422,10 +426,33 @@ def literals() -> frozenset[str]:
     """The rules' keywords (gitleaks' first pass) and the anchored rules' beginnings (lower case): what `find`
     needs to know the positions of, found in one pass over the text without building the rules."""
     words = set(keywords())
+    for anchors, _source in _derived().values():
+        words.update(anchors or ())
+    return frozenset(words)
+
+
+@lru_cache(maxsize=1)
+def _derived() -> dict[str, tuple[tuple[str, ...] | None, str | None]]:
+    """{rule id: (its `_anchors`, its regex without the lazy prefix or None when it has none)} for the rules
+    that apply, read from `gitleaks_anchors.json`.
+
+    Working them out parses the 217 regexes (~20 ms), and the first record a launch redacts needs them
+    (`literals`, `rule_set`) before its first request (SPEC §8); the file is `_computed_derived()`, written
+    by `refresh_json` (tests/session/test_redaction_corpus.py checks that they agree).
+    """
+    stored = json.loads(Path(__file__).with_name(ANCHORS_JSON).read_bytes())
+    return {rid: (tuple(anchors) if anchors is not None else None, source) for rid, (anchors, source) in stored.items()}
+
+
+def _computed_derived() -> dict[str, tuple[list[str] | None, str | None]]:
+    out: dict[str, tuple[list[str] | None, str | None]] = {}
     for spec in _data()["rules"]:
         if _applies(spec):
-            words.update(_anchors(spec) or ())
-    return frozenset(words)
+            anchors = _anchors(spec)
+            source = _strip_lazy_prefix(spec["regex"])[0]
+            out[spec["id"]] = (list(anchors) if anchors is not None else None,
+                               source if source != spec["regex"] else None)
+    return out
 
 
 @lru_cache(maxsize=1)
