@@ -10,7 +10,9 @@ only not searched, shown or carried.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from .plaindata import plain_dataclass
 
 __all__ = ["CONVERSATION_TYPES", "ENVELOPE_FIELDS", "HELD_UNTIL_SAID", "MESSAGE_TYPES", "META_AT_ONCE",
            "NOT_ACTIVITY", "RECORD_TYPES", "SCENE_TYPES", "SEARCHED_TYPES", "RecordType", "Shown"]
@@ -20,9 +22,10 @@ __all__ = ["CONVERSATION_TYPES", "ENVELOPE_FIELDS", "HELD_UNTIL_SAID", "MESSAGE_
 Shown = Literal["", "header", "turn", "boundary", "resume", "subagent", "note", "in message"]
 
 
-class RecordType(NamedTuple):
-    """One record type and the facts about it that modules act on (a NamedTuple: `sessions list` loads this
-    module and must not import `dataclasses`)."""
+@plain_dataclass(frozen=True)
+class RecordType:
+    """One record type and the facts about it that modules act on (a plain data class: `sessions list` and
+    `-p` load this module and must not import `dataclasses`; a NamedTuple's class costs ~2 ms to make)."""
 
     name: str
     searched: bool = False  # `sessions search` reads its text (search.py's record_texts says which fields)
