@@ -22,6 +22,12 @@ values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.tu
                       | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=20)
 
 
+@pytest.fixture(autouse=True)
+def _stdlib_writes_early(monkeypatch):
+    """This process has imported orjson: let the stdlib write whenever jsonio's orjson is unset."""
+    monkeypatch.setattr(jsonio, "_early", lambda: jsonio._orjson is None)
+
+
 @pytest.fixture
 def before_orjson(monkeypatch):
     """jsonio as a launch finds it: orjson not imported yet."""
@@ -100,3 +106,17 @@ def test_the_request_body_is_the_same_bytes_before_and_after(before_orjson):
     early = encode_json(body)
     jsonio._orjson = orjson
     assert early == encode_json(body) == orjson.dumps(body)
+
+
+def test_orjson_takes_over_once_imported_or_after_the_budget(monkeypatch):
+    monkeypatch.undo()  # the real _early
+    monkeypatch.setattr(jsonio, "_orjson", None)
+    monkeypatch.setattr(jsonio, "_early_left", 2)
+    monkeypatch.setattr(jsonio, "_orjson_imported", lambda: False)
+    assert jsonio.as_orjson_writes({"a": 1}) == b'{"a":1}' and jsonio._orjson is None
+    assert jsonio.as_orjson_writes({"a": 2}) == b'{"a":2}'
+    assert jsonio.as_orjson_writes({"a": 3}) is None and jsonio._orjson is orjson  # the budget is spent
+    monkeypatch.setattr(jsonio, "_orjson", None)
+    monkeypatch.setattr(jsonio, "_early_left", 5)
+    monkeypatch.setattr(jsonio, "_orjson_imported", lambda: True)
+    assert jsonio.as_orjson_writes({"a": 4}) is None and jsonio._orjson is orjson  # someone imported it

@@ -6,6 +6,7 @@ Records are dicts whose first key is "type"; both encoders keep insertion order.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 # orjson, imported on first use: its import (with the uuid, platform and datetime it loads) is ~90 M
@@ -68,10 +69,33 @@ def _plain(value: Any, depth: int = 0) -> bool:
     return False
 
 
+# How many values the stdlib may write before orjson is imported anyway: a launch writes a handful before
+# its first request (then the request's send imports it); a process that sends none (a tool of the library,
+# a benchmark) should not pay the stdlib's ~20× slower encoding for long.
+EARLY_WRITES = 32
+_early_left = EARLY_WRITES
+
+
+def _early() -> bool:
+    """Whether the stdlib still writes for orjson: it is not loaded, nobody imported it, the budget lasts."""
+    global _early_left
+    if _orjson is not None:
+        return False
+    if _early_left <= 0 or _orjson_imported():  # e.g. a resume's reader imported it
+        orjson()
+        return False
+    _early_left -= 1
+    return True
+
+
+def _orjson_imported() -> bool:
+    return "orjson" in sys.modules
+
+
 def as_orjson_writes(value: Any, *, indent: bool = False) -> bytes | None:
     """`orjson.dumps(value)` (with `indent`: `option=OPT_INDENT_2`) written by the stdlib, before orjson
-    is loaded; None when orjson is loaded or tried, or when the bytes may differ."""
-    if _orjson is not None or not _plain(value):
+    is loaded (`_early`); None when orjson writes it, or when the bytes may differ."""
+    if not _early() or not _plain(value):
         return None
     try:
         if indent:
