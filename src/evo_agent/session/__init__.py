@@ -61,7 +61,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("decode", "dumps_compact", "encode_line", "json_object", "orjson_after_send"), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
     **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns"), "rewind"),
-    **dict.fromkeys(("add_secret_value", "mask_own_secrets", "redact_text"), "redact"),
+    **dict.fromkeys(("add_secret_value", "mark_free_of_shapes", "mask_own_secrets", "redact_text"), "redact"),
     **dict.fromkeys(("FileChange", "FileHistory", "restore_change"), "file_history"),
     **dict.fromkeys(("is_omitted_marker",), "resume"),
     **dict.fromkeys(("check_sessions_dir",), "trust"),
@@ -204,7 +204,8 @@ if TYPE_CHECKING:
     )
     from .records import SCENE_TYPES as SCENE_TYPES
     from .redact import (
-        add_secret_value as add_secret_value, mask_own_secrets as mask_own_secrets, redact_text as redact_text,
+        add_secret_value as add_secret_value, mark_free_of_shapes as mark_free_of_shapes,
+        mask_own_secrets as mask_own_secrets, redact_text as redact_text,
     )
     from .repair import (
         INTERRUPTED_TEXT as INTERRUPTED_TEXT, interrupted_result as interrupted_result,

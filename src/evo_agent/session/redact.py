@@ -220,6 +220,30 @@ def add_secret_value(value: str, name: str) -> None:
 # --------------------------------------------------------------------------- text
 
 
+# Exact texts evo-agent composes from its own constants (the empty Auto Memory section) in which neither the
+# shapes nor gitleaks' rules find anything, whatever the environment (tests/session/test_redact.py checks each):
+# only the environment's exact values are looked for in them. The first record of a launch is such a text,
+# and the shapes' regex and the rules cost ~20 ms to build before its first request (SPEC §8).
+_free_of_shapes: set[str] = set()
+
+
+def mark_free_of_shapes(text: str) -> None:
+    """Say that `text`, exactly, holds nothing the shapes or the rules find (a constant of evo-agent's own)."""
+    _free_of_shapes.add(text)
+
+
+def _shapes_and_rules(text: str, found: list[tuple[int, int, int, str]]) -> None:
+    """What the shapes (priority 1) and gitleaks' rules (priority 2) find in `text`, added to `found`."""
+    data, hits = _literal_hits(text)
+    shape_starts = sorted({pos for word, at in hits.items() if word in _SHAPE_ANCHORS for pos in at})
+    for start, end, kind in find_shapes(text, shape_starts):
+        found.append((start, end, 1, kind))
+    for hit in gitleaks_rules.find(text, data, hits):
+        if hit.rule_id.startswith("generic") and is_code_name(text[hit.start:hit.end]):
+            continue  # `RegEnumKey = win32api.RegEnumKey`: gitleaks flags it, it is code
+        found.append((hit.start, hit.end, 2, hit.rule_id))
+
+
 def find_secrets(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret in `text`, overlaps merged, in order; masks already there are left."""
     if not text:
@@ -229,14 +253,8 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     if matchers.exact_scan is not None:
         for match in matchers.exact_scan.finditer(text):
             found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
-    data, hits = _literal_hits(text)
-    shape_starts = sorted({pos for word, found in hits.items() if word in _SHAPE_ANCHORS for pos in found})
-    for start, end, kind in find_shapes(text, shape_starts):
-        found.append((start, end, 1, kind))
-    for hit in gitleaks_rules.find(text, data, hits):
-        if hit.rule_id.startswith("generic") and is_code_name(text[hit.start:hit.end]):
-            continue  # `RegEnumKey = win32api.RegEnumKey`: gitleaks flags it, it is code
-        found.append((hit.start, hit.end, 2, hit.rule_id))
+    if text not in _free_of_shapes:
+        _shapes_and_rules(text, found)
     if not found:
         return []
     masks = [m.span() for m in MASKED.finditer(text)] if "[REDACTED:" in text else []
