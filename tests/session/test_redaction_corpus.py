@@ -60,6 +60,7 @@ def test_the_anchors_cache_is_what_the_rules_give():
     request) is what the rules give."""
     assert gitleaks_rules._derived() == {rid: (tuple(a) if a is not None else None, source)
                                          for rid, (a, source) in gitleaks_rules._computed_derived().items()}
+    assert gitleaks_rules.keywords() == frozenset(gitleaks_rules._computed_keywords())
 
 
 def test_entropy_and_allowlists_work_as_in_gitleaks():
