@@ -40,6 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .lazyre import lazy_re
 from .plaindata import plain_dataclass as dataclass
 from .plaindata import plain_field as field
 
@@ -187,9 +188,9 @@ def name_prefixes(alternation: str) -> list[str] | None:
     return out
 
 
-_FLAG_GROUP = re.compile(r"\(\?-?[imsU]+\)")  # (?i): flags for what follows, zero width
-_GROUP_OPEN = re.compile(r"\((?:\?(?:-?[imsU]+)?:|\?P<\w+>)?")  # (, (?:, (?i:, (?-i:, (?P<name>
-_LITERAL = re.compile(r"(?:[A-Za-z0-9_ -]|\\[.\-_/]|\[([A-Za-z])(?i:\1)\])+")  # `SG\.`, `[Aa]pi`
+_FLAG_GROUP = lazy_re(r"\(\?-?[imsU]+\)")  # (?i): flags for what follows, zero width
+_GROUP_OPEN = lazy_re(r"\((?:\?(?:-?[imsU]+)?:|\?P<\w+>)?")  # (, (?:, (?i:, (?-i:, (?P<name>
+_LITERAL = lazy_re(r"(?:[A-Za-z0-9_ -]|\\[.\-_/]|\[([A-Za-z])(?i:\1)\])+")  # `SG\.`, `[Aa]pi`
 
 
 def _closing(src: str) -> int:
