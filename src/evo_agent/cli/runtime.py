@@ -18,7 +18,6 @@ stays the last line printed.
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import sys
 import threading
@@ -262,6 +261,8 @@ def resume_command(session_id: str, project_dir: Path | str) -> str:
     except OSError:  # the current directory was deleted under us
         found = None
     if found is None or os.path.realpath(found) != os.path.realpath(project):
+        import shlex  # here: only the exit hint of a session started elsewhere needs it
+
         command += f" --project-dir {shlex.quote(str(project))}"
     return command
 
