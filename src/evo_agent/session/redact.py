@@ -232,6 +232,13 @@ def mark_free_of_shapes(text: str) -> None:
     _free_of_shapes.add(text)
 
 
+def _may_hold_shapes(text: str, matchers: _Matchers) -> bool:
+    """Whether a gitleaks keyword or a shape's anchor occurs in `text` (the triggers hold both, matched over
+    the same bytes as `_literal_hits`): without one neither the shapes nor the rules can find anything, and
+    the literal automaton need not even be built (a record's other strings, once one of them had a trigger)."""
+    return bool(matchers.triggers.find_matches_as_indexes(gitleaks_rules.haystack(text).lower()))
+
+
 def _shapes_and_rules(text: str, found: list[tuple[int, int, int, str]]) -> None:
     """What the shapes (priority 1) and gitleaks' rules (priority 2) find in `text`, added to `found`."""
     data, hits = _literal_hits(text)
@@ -253,7 +260,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     if matchers.exact_scan is not None:
         for match in matchers.exact_scan.finditer(text):
             found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
-    if text not in _free_of_shapes:
+    if text not in _free_of_shapes and _may_hold_shapes(text, matchers):
         _shapes_and_rules(text, found)
     if not found:
         return []
