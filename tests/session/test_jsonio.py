@@ -41,7 +41,7 @@ def _orjson_or_none(value: object, option: int = 0) -> bytes | None:
         return None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(values)
 def test_the_early_bytes_are_orjsons_or_none(value):
     jsonio._orjson = None
@@ -82,7 +82,7 @@ no_floats = st.recursive(st.text() | st.none() | st.booleans() | st.integers(min
                                                                                        max_size=4), max_leaves=20)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.text(max_size=6), values, max_size=5), st.dictionaries(st.text(max_size=6), no_floats,
                                                                                  max_size=5))
 def test_a_record_encoded_by_either_encoder_reads_back_the_same(fields, plain_fields):
