@@ -14,7 +14,8 @@ import re
 __all__ = ["terminal_safe"]
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidi embedding/override/isolate marks.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]"
+_control_re: re.Pattern[str] | None = None  # compiled at the first call: `-p hi` sends its request without it
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -34,4 +35,7 @@ def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:
     """
     if not keep_newlines:
         text = text.replace("\n", "^J")
-    return _CONTROL_RE.sub(_visible, text)
+    global _control_re
+    if _control_re is None:
+        _control_re = re.compile(_CONTROL)
+    return _control_re.sub(_visible, text)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from dataclasses import MISSING, FrozenInstanceError, fields, is_dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, get_args, get_origin, get_type_hints
@@ -24,6 +23,7 @@ from evo_agent.cli.print_output import QuietCallbacks, StreamJsonCallbacks
 from evo_agent.cli.repl import ConsoleCallbacks
 from evo_agent.cli.runtime import Console
 from evo_agent.providers import StreamEvent
+from evo_agent.session.plaindata import MISSING, FrozenInstanceError
 from tests.ui.fakes import FakeAgent
 
 SAMPLES: dict[Any, Any] = {str: "x", bool: True, float: 0.5, int: 0}
@@ -33,7 +33,7 @@ def sample(cls: type, **given: Any) -> Any:
     """An instance of the event class `cls`, each required field filled from its type."""
     hints = get_type_hints(cls)
     values = {}
-    for f in fields(cls):
+    for f in cls.__plain_fields__:  # plain data classes (session/plaindata.py): no dataclasses import at start-up
         if f.name in given or f.default is not MISSING:  # given, or has a default: left as it is
             continue
         hint = hints[f.name]
@@ -60,11 +60,11 @@ def console() -> Console:
     return Console(io.StringIO(), io.StringIO())
 
 
-def test_the_union_is_frozen_dataclasses_and_holds_the_providers_deltas():
+def test_the_union_is_frozen_data_classes_and_holds_the_providers_deltas():
     assert len(TURN_EVENTS) == len(set(TURN_EVENTS)) == 7
     assert set(get_args(StreamEvent)) <= set(TURN_EVENTS)  # the agent passes the provider's on as they are
     for cls in TURN_EVENTS:
-        assert is_dataclass(cls)
+        assert cls.__plain_fields__ and cls.__hash__ is not None  # frozen plain data classes
         event = sample(cls)
         with pytest.raises(FrozenInstanceError):
             event.text = "changed"  # type: ignore[misc]

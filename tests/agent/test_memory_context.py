@@ -251,3 +251,29 @@ def test_a_cloned_repositorys_memory_is_content_never_authority(project, tmp_pat
     assert [r.tool for r in front.requests] == ["bash"] and not marker.exists()
     assert isinstance(agent.permissions, PermissionGate) and agent.permissions.policy.rules == []
     assert Policy(project).check("bash", {"command": "touch pwned"}).action == "ask"
+
+
+def test_the_empty_memory_section_holds_nothing_the_shapes_or_rules_find(monkeypatch):
+    """It is marked free of shapes (redaction then looks for exact values only): the full scan agrees."""
+    from evo_agent.agent import memory_context
+    from evo_agent.session import redact
+
+    assert memory_context._EMPTY in redact._free_of_shapes
+    monkeypatch.setattr(redact, "_free_of_shapes", set())
+    redact.use_environment({})
+    try:
+        assert redact.find_secrets(memory_context._EMPTY) == []
+    finally:
+        redact.use_environment(None)
+
+
+def test_an_exact_value_of_the_environment_is_still_masked_in_it():
+    from evo_agent.agent import memory_context
+    from evo_agent.session import redact
+
+    redact.use_environment({"MY_TOKEN": "Auto Memory lasts"})
+    try:
+        masked = redact.redact_text(memory_context._EMPTY)
+    finally:
+        redact.use_environment(None)
+    assert "Auto Memory lasts" not in masked and "[REDACTED:" in masked

@@ -96,7 +96,7 @@ def test_a_plain_sessions_list_is_read_without_argparse(cli, tmp_path):
 def test_a_plain_sessions_list_outside_a_repository_loads_neither_signal_threading_datetime_nor_typing(cli, tmp_path):
     """signal (its enums), threading, datetime and typing were a tenth of listing 10,000 sessions (docs/benchmarks.md):
     exit codes are plain ints, the writer's locks come from _thread, dates are formatted through time, the row
-    types are built by session/named_tuple.py; shlex and the JSON escapes load only for the worktrees and --json,
+    types are session/plaindata.py's classes (typing only for checkers); shlex and the JSON escapes load only for the worktrees and --json,
     contextlib where a context manager is made from a generator (not on this path).
     (Inside a repository git runs, and subprocess loads signal and threading.)"""
     plain = tmp_path / "plain"
@@ -134,6 +134,39 @@ def test_a_new_sessions_print_mode_loads_only_what_it_uses(cli, model_server, tm
     code, modules = loaded(cli, tmp_path, "-p", "hi")
     assert code == 0 and len(model_server.requests) == 1
     assert not [m for m in modules if m.startswith(NOT_ON_A_NEW_SESSIONS_PRINT_PATH)]
+
+
+_AT_THE_REQUEST_DRIVER = """
+import json, os, sys
+out, sys.argv = sys.argv[1], ["evo-agent", *sys.argv[2:]]
+import evo_agent.providers.wire as wire
+send = wire.Connection.request
+def request(self, *args, **kwargs):
+    send(self, *args, **kwargs)
+    if not os.path.exists(out):
+        with open(out, "w") as f:
+            json.dump(sorted(sys.modules), f)
+wire.Connection.request = request
+from evo_agent.cli.entry import main
+main()
+"""
+
+# What a new session's `-p hi` has not imported when its first request is on the wire (issue #30: ≤ 0.5× the
+# native Codex binary): each was measured on that path. orjson (with the dataclasses, inspect, uuid and platform
+# it loads) is imported once the request is sent; records and the request are written in its bytes before.
+NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "shutil", "dataclasses", "inspect",
+                                "orjson", "uuid", "platform", "hashlib", "_hashlib", "subprocess", "random",
+                                "evo_agent.tools.mcp_config", "evo_agent.tools.mcp_client")
+
+
+def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):
+    out = tmp_path / "at-request.json"
+    done = subprocess.run([sys.executable, "-c", _AT_THE_REQUEST_DRIVER, str(out), "-p", "hi"], cwd=cli.project,
+                          env=cli.env, capture_output=True, text=True, timeout=60, input="")
+    assert done.returncode == 0 and len(model_server.requests) == 1, done.stderr
+    modules = set(json.loads(out.read_text()))
+    assert "evo_agent.providers.anthropic_provider" in modules
+    assert not modules & set(NOT_BEFORE_THE_FIRST_REQUEST)
 
 
 def test_the_apps_first_screen_needs_no_markdown_renderer():

@@ -55,6 +55,14 @@ def test_the_json_cache_is_the_vendored_toml():
     assert gitleaks_rules._load() == gitleaks_rules.load_toml()
 
 
+def test_the_anchors_cache_is_what_the_rules_give():
+    """gitleaks_anchors.json (the rules' anchors and lazy-prefix-free regexes, read before a launch's first
+    request) is what the rules give."""
+    assert gitleaks_rules._derived() == {rid: (tuple(a) if a is not None else None, source)
+                                         for rid, (a, source) in gitleaks_rules._computed_derived().items()}
+    assert gitleaks_rules.keywords() == frozenset(gitleaks_rules._computed_keywords())
+
+
 def test_entropy_and_allowlists_work_as_in_gitleaks():
     find = lambda text: [h.rule_id for h in gitleaks_rules.find(text)]  # noqa: E731
     assert find('api_key = "Xabcdefgh1jklmnopqrstuvw"\n') == ["generic-api-key"]

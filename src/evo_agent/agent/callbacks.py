@@ -14,9 +14,9 @@ what a front end raises is swallowed, so a display problem never breaks the turn
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
 from .events import Notice, TurnEvent

@@ -18,11 +18,11 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evo_agent.providers.base import ProviderCancelled, ProviderError
 from evo_agent.session import blocks, summary_message, summary_text
+from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.tools import Tool, ToolContext, ToolResult
 from evo_agent.tools.registry import COMPACT_FACTS
 

@@ -24,10 +24,10 @@ Approval is not an event: it is a question the turn waits on (`on_approval`, cal
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, get_args
 
 from evo_agent.providers import Retrying, StreamEvent, TextDelta, ThinkingDelta, ToolNamed
+from evo_agent.session import plain_dataclass as dataclass
 
 __all__ = ["TURN_EVENTS", "Notice", "Retrying", "StreamEvent", "TextDelta", "ThinkingDelta", "ToolFinished",
            "ToolNamed", "ToolStarted", "TurnEvent"]

@@ -14,7 +14,6 @@ it is never restored. The write goes to the resolved path that was checked.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +26,7 @@ from evo_agent.session import (
     PlanStore,
     SessionStore,
     changes_since,
+    plain_replace,
     plan_updates_since,
     replace_file,
 )
@@ -116,7 +116,7 @@ def restore_files(changes: list[FileChange], write: Callable[[str], None],
             if not ask(question):
                 write(f"  left alone: {shown} ({outside})")
                 continue
-        change = dataclasses.replace(change, path=str(resolved))  # write where was checked, not through a link
+        change = plain_replace(change, path=str(resolved))  # write where was checked, not through a link
         if change.state() == "changed-since":
             question = f"  {shown} was changed after evo-agent last wrote it; restore it anyway? [y/N] "
             if ask is None or not ask(question):

@@ -32,16 +32,15 @@ tools where the conversation started, whatever directory it was resumed from.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evo_agent.session import git_worktree_root, redact_text, user_config_dir
+from evo_agent.session import git_worktree_root, lazy_re, redact_text, sha256, user_config_dir
+from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.tools.confine import is_within, real
 from evo_agent.tools.safe_open import open_file
 
@@ -277,7 +276,7 @@ def find_files(project_dir: Path | str, start_dir: str = ".", *,
 
 
 # A file cannot end its own block and open one that claims to be the user's: its tags are escaped.
-_TAG = re.compile(r"<(\s*/?\s*instructions)", re.IGNORECASE)
+_TAG = lazy_re(r"<(\s*/?\s*instructions)", re.IGNORECASE)
 
 
 def _fit(data: bytes, room: int) -> bytes:
@@ -304,7 +303,7 @@ def discover(project_dir: Path | str, start_dir: str = ".", *, user_dir: Path | 
     left_out: list[str] = []
     room = MAX_BYTES
     for item in find_files(project_dir, start_dir, user_dir=user_dir):
-        digest = hashlib.sha256(item.data).hexdigest()
+        digest = sha256(item.data).hexdigest()
         kept = _fit(item.data, room) if room > 0 else b""
         room -= len(kept)
         if not kept.strip():
@@ -428,7 +427,7 @@ class InstructionsWatch:
         self._due = False
         try:  # the files' hashes first: rendering (and masking) only what changed
             files = find_files(self._project_dir, self._recorded.start_dir, user_dir=self._user_dir)
-            if tuple((f.path, hashlib.sha256(f.data).hexdigest()) for f in files) == self._seen:
+            if tuple((f.path, sha256(f.data).hexdigest()) for f in files) == self._seen:
                 return []
             now = discover(self._project_dir, self._recorded.start_dir, user_dir=self._user_dir,
                            redact=self._redact)

@@ -37,12 +37,13 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import one_line
+from evo_agent.session import plain_dataclass as dataclass
+from evo_agent.session import plain_field as field
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 from evo_agent.tools.confine import (
     AGENT_DIR,

@@ -13,7 +13,7 @@ Token kinds follow the Anthropic convention every provider is mapped to
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from evo_agent.session import plain_dataclass as dataclass
 
 PRICES_AS_OF = "2025-11-01"
 

@@ -24,18 +24,20 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from evo_agent.session import lazy_re
+from evo_agent.session import plain_dataclass as dataclass
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 KINDS = ("Bash", "Edit", "Read")
 RULE_KINDS = {"bash": "Bash", "edit": "Edit", "read": "Read"}  # a tool's approval class (ToolFacts) -> its rules' kind
-_RULE_RE = re.compile(r"\A(Bash|Edit|Read)(?:\((.*)\))?\Z", re.DOTALL)
-_MCP_RULE_RE = re.compile(r"\Amcp__[A-Za-z0-9_*-]+\Z")
-_NOT_SIMPLE = re.compile(r"[;&|<>$`\n\r(){}\\]")
+_RULE_RE = lazy_re(r"\A(Bash|Edit|Read)(?:\((.*)\))?\Z", re.DOTALL)
+_MCP_RULE_RE = lazy_re(r"\Amcp__[A-Za-z0-9_*-]+\Z")
+_NOT_SIMPLE = lazy_re(r"[;&|<>$`\n\r(){}\\]")
 
 
 class RuleError(ValueError):

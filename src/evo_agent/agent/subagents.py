@@ -11,10 +11,10 @@ tool_result; a child that fails or is interrupted still gets its
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, assert_never
 
 from evo_agent.providers import ProviderError
+from evo_agent.session import plain_replace
 from evo_agent.tools import Tool, ToolContext, ToolResult
 from evo_agent.tools.registry import TASK_FACTS
 
@@ -99,7 +99,8 @@ class NestedCallbacks:
     def on_event(self, event: TurnEvent) -> None:
         match event:
             case ToolStarted() | ToolFinished():
-                self._up.emit(replace(event, depth=event.depth + 1, parent_id=event.parent_id or self._parent_tool_id))
+                self._up.emit(plain_replace(event, depth=event.depth + 1,
+                                            parent_id=event.parent_id or self._parent_tool_id))
             case Notice() | Retrying():
                 self._up.emit(event)
             case TextDelta() | ThinkingDelta() | ToolNamed():

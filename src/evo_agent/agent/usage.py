@@ -10,8 +10,9 @@ meta). So a resumed agent starts from `resumed_usage` (the chain's totals), and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from evo_agent.session import plain_dataclass as dataclass
 
 from .pricing import PRICES_AS_OF, cost_usd, format_usd
 

@@ -16,13 +16,10 @@ way out of a session ends with `Resume this session with: evo-agent --resume <id
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-
-from evo_agent import __version__
 
 from .entry import app_likely, asks_first
 from .errors import (
@@ -30,7 +27,6 @@ from .errors import (
     EXIT_HANGUP,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_USAGE,
     CommandError,
     UsageError,
     exit_code_of,
@@ -39,9 +35,10 @@ from .errors import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms): `--help` loads this module
 if TYPE_CHECKING:
+    from argparse import ArgumentParser, Namespace
     from collections.abc import Callable, Mapping
     from pathlib import Path
-    from typing import Any, NoReturn, TextIO
+    from typing import Any, TextIO
 
     from evo_agent.agent import Agent
     from evo_agent.agent.permissions import PermissionGate
@@ -57,120 +54,8 @@ if TYPE_CHECKING:
 _PICK = "\0pick"  # `--resume` given without an id
 
 
-_EPILOG_WHEN_SHOWN = "\0epilog"  # the top-level epilog, built only when help is printed (it loads ui.commands)
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"evo-agent: {message} (see {self.prog} --help)\n")
-
-    def format_help(self) -> str:
-        if self.epilog == _EPILOG_WHEN_SHOWN:
-            from .help_text import epilog
-
-            self.epilog = epilog()
-        return super().format_help()
-
-
-class _ProbeError(Exception):
-    """The agent-options probe could not read the arguments (see parse_arguments)."""
-
-
-class _Probe(_Parser):
-    def error(self, message: str) -> NoReturn:
-        raise _ProbeError(message)
-
-
 # The provider names as --help shows them, without importing the providers (test_choice checks it).
 PROVIDER_CHOICES = "anthropic, openai or demo"
-
-
-def _turn_number(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a user turn number (1, 2, ...), not {text!r}")
-    return int(text)
-
-
-USAGE = """evo-agent [options] [PROMPT]
-       evo-agent -p [PROMPT] [--output-format text|json|stream-json] [options]
-       evo-agent sessions {list,show,search,rename,import,export,fsck,rm,prune,push,adopt} ...
-       evo-agent trust [--revoke | --status]
-       evo-agent plan [list | show [ID] | done ID [--force]]
-       evo-agent memory [list | show NAME | rm NAME | edit NAME]
-       evo-agent sync {migrate,index} ...  (the team store's admin)
-       evo-agent mcp [list | get NAME | add NAME -- COMMAND [ARGS...] | remove NAME]"""
-
-DESCRIPTION = """\
-A terminal coding agent whose sessions survive crashes, kills and restarts.
-
-PROMPT starts the interactive session with that prompt. With -p the prompt runs to
-completion and the answer is printed; text piped into -p is appended to the prompt
-(`cat err.log | evo-agent -p "explain"`)."""
-
-
-def build_parser(*, sessions: bool = True) -> argparse.ArgumentParser:
-    """The command line. `sessions=False`: the agent's options plus a positional PROMPT (see parse_arguments)."""
-    from .help_text import OUTPUT_FORMATS, PROJECT_DIR_HELP
-
-    parser = (_Parser if sessions else _Probe)(prog="evo-agent", usage=USAGE, description=DESCRIPTION,
-                                               epilog=_EPILOG_WHEN_SHOWN, add_help=sessions,
-                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                     allow_abbrev=sessions)  # the probe must not read `sessions list --all` as --allowed-tools
-    parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", nargs="?", const="",
-                        help="run one query to completion and print the final answer (piped stdin is appended)")
-    parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
-                        help="print mode's output: text (default), json (one result object) or stream-json "
-                             "(one JSON event per line)")
-    parser.add_argument("--plain", action="store_true", help="use the line REPL instead of the TUI")
-    parser.add_argument("--resume", nargs="?", const=_PICK, default=None, metavar="ID",
-                        help="resume a session (a unique id prefix is enough); without ID choose from a list")
-    parser.add_argument("--at", type=_turn_number, metavar="N",
-                        help="with --resume/-c: start from just before user turn N (a rewind; the old session stays)")
-    parser.add_argument("--restore-files", action="store_true",
-                        help="with --at: also put back the files evo-agent's file tools changed since turn N")
-    parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
-                        help="resume the most recently updated session of this project")
-    parser.add_argument("-n", "--name", metavar="NAME",
-                        help="name the session (shown in lists; --resume NAME finds it); see also /rename")
-    parser.add_argument("--model", help="model name (env EVO_AGENT_MODEL)")
-    parser.add_argument("--provider", help=f"{PROVIDER_CHOICES} (env EVO_AGENT_PROVIDER)")
-    parser.add_argument("--project-dir", metavar="DIR", help=PROJECT_DIR_HELP)
-    parser.add_argument("--permission-mode", metavar="MODE",
-                        help="ask (default), accept-edits, read-only or bypass (env EVO_AGENT_PERMISSION_MODE)")
-    parser.add_argument("--allowed-tools", metavar="RULES",
-                        help='allow these calls for this run, e.g. "Bash(npm test),Bash(git commit:*),Edit(src/**)"')
-    parser.add_argument("--sandbox", action="store_true",
-                        help="run bash in a bubblewrap sandbox: the project writable (not .git/, .evo-agent/), "
-                             "the rest read-only, no network")
-    parser.add_argument("--sandbox-network", action="store_true", help="with --sandbox: allow network access")
-    parser.add_argument("--version", action="version", version=f"evo-agent {__version__}")
-
-    if sessions:
-        from .sessions.command import add_sessions_parser
-        sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-        add_sessions_parser(sub)
-        _add_trust_parser(sub)
-    else:
-        parser.add_argument("-h", "--help", action="store_true")
-        parser.add_argument("prompt", nargs="?", default=None)
-    return parser
-
-
-def _add_trust_parser(sub: argparse._SubParsersAction[_Parser]) -> argparse.ArgumentParser:
-    parser = sub.add_parser(
-        "trust", prog="evo-agent trust",
-        help="trust this project: obey its .evo-agent/settings.json and .mcp.json (see --status)",
-        description="Trust the project (obey what it brings: .evo-agent/settings.json, .mcp.json) as it is now. "
-                    "A change to those files, a move or a new clone asks again.")
-    from .help_text import PROJECT_DIR_HELP
-    from .sessions.command import SUBPARSERS
-
-    parser.add_argument("--project-dir", metavar="DIR", default=argparse.SUPPRESS, help=PROJECT_DIR_HELP)
-    SUBPARSERS["trust"] = parser
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--revoke", action="store_true", help="stop trusting this project")
-    group.add_argument("--status", action="store_true", help="show what this project brings and whether it is trusted")
-    return parser
 
 
 _REDACT_ON = ("", "1", "true", "yes", "on")
@@ -191,7 +76,7 @@ BYPASS_WARNING = ("evo-agent: permission mode bypass: every tool call runs unask
                   "(edits, any command, files outside the project)")
 
 
-def permission_gate(args: argparse.Namespace, project_dir: Path, environ: Mapping[str, str], *,
+def permission_gate(args: Namespace, project_dir: Path, environ: Mapping[str, str], *,
                     trusted: bool = False,
                     say: Callable[[str], object] | None = None) -> tuple[PermissionGate, Settings]:
     """The permission gate for this run: mode from --permission-mode, the env, settings, else ask.
@@ -276,7 +161,7 @@ def _hold(restore: Callable[[], None] | None) -> None:
     _restore_tty = restore
 
 
-def sandbox_for(args: argparse.Namespace, settings: Settings, project_dir: Path) -> Sandbox | None:
+def sandbox_for(args: Namespace, settings: Settings, project_dir: Path) -> Sandbox | None:
     """The bubblewrap sandbox when --sandbox (or the setting) asks for one; an error where it cannot run."""
     if args.sandbox_network and not (args.sandbox or settings.sandbox):
         raise UsageError("--sandbox-network only makes sense with --sandbox")
@@ -290,7 +175,7 @@ def sandbox_for(args: argparse.Namespace, settings: Settings, project_dir: Path)
         raise CommandError(str(exc)) from None
 
 
-def _project_dir(args: argparse.Namespace) -> Path:
+def _project_dir(args: Namespace) -> Path:
     """--project-dir as given, else found from the current directory as git finds its repository (SPEC §1)."""
     from pathlib import Path  # here: `--help` never needs it
 
@@ -392,52 +277,54 @@ def _run(argv: Sequence[str] | None = None) -> int:
         return code
 
 
-def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+def parse_arguments(argv: Sequence[str] | None) -> Namespace:
     """The arguments, whether they start a session (`evo-agent [PROMPT]`) or name a command (`evo-agent sessions …`).
 
-    argparse cannot have an optional positional PROMPT beside subcommands, so the agent's parser (with
-    PROMPT) reads first; when its PROMPT is `sessions` the full parser reads again. Unknown arguments are
-    blamed on the (sub)command they were given to, whose --help helps. The full parser (every `sessions`
-    subcommand) is built only when it is needed: a plain run reads its arguments with the probe alone.
+    A plain `-p PROMPT` is read here (`plain_print_arguments`); everything else by argparse (parser.py).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    extra: list[str]
-    if argv[:1] in (["sessions"], ["trust"]):  # a command named first: the probe could only say so (start-up)
-        args, extra = argparse.Namespace(prompt=argv[0]), []
-    else:
-        probe = build_parser(sessions=False)
-        try:
-            args, extra = probe.parse_known_args(argv)
-        except _ProbeError as exc:
-            if "sessions" not in argv and "trust" not in argv:
-                build_parser().error(str(exc))
-            args, extra = argparse.Namespace(prompt="sessions"), []  # a subcommand's option the probe misread
-    if args.prompt not in ("sessions", "trust"):
-        if args.help:
-            build_parser().print_help()
-            raise SystemExit(EXIT_OK)
-        if extra:
-            build_parser().error(f"unrecognized arguments: {' '.join(extra)}")
-        args.command = None
-        return args
-    from .sessions.command import SUBPARSERS
+    plain = plain_print_arguments(argv)
+    if plain is not None:
+        return plain
+    from .parser import parse_arguments as parse
 
-    full = build_parser()
-    args, extra = full.parse_known_args(argv)
-    if extra:
-        name = " ".join(w for w in (args.command, getattr(args, "sessions_command", None)) if w)
-        target = SUBPARSERS.get(name) or SUBPARSERS.get(args.command or "") or full
-        target.error(f"unrecognized arguments: {' '.join(extra)}")
-    return args
+    return parse(argv)
 
 
-def _sessions(args: argparse.Namespace) -> int:
+# What the agent's parser gives a run that sets no option (tests/cli/test_print_fast_path.py holds them equal).
+_AGENT_DEFAULTS: dict[str, object] = {
+    "print_prompt": None, "output_format": None, "plain": False, "resume": None, "at": None, "restore_files": False,
+    "continue_": False, "name": None, "model": None, "provider": None, "project_dir": None, "permission_mode": None,
+    "allowed_tools": None, "sandbox": False, "sandbox_network": False, "help": False, "prompt": None, "command": None}
+
+
+def plain_print_arguments(argv: Sequence[str]) -> Namespace | None:
+    """`-p PROMPT` / `--print PROMPT` and nothing else, read without argparse; None for anything else.
+
+    PROMPT must not start with `-` (argparse would read it as an option) nor be empty: those forms,
+    like every other, are left to the parser, which reads them as it always did.
+    """
+    if len(argv) != 2 or argv[0] not in ("-p", "--print") or not argv[1] or argv[1].startswith("-"):
+        return None
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**{**_AGENT_DEFAULTS, "print_prompt": argv[1]})  # type: ignore[return-value]
+
+
+def build_parser(*, sessions: bool = True) -> ArgumentParser:
+    """The command line (parser.py). `sessions=False`: the agent's options plus a positional PROMPT."""
+    from .parser import build_parser as build
+
+    return build(sessions=sessions)
+
+
+def _sessions(args: Namespace) -> int:
     from .sessions.command import run_sessions
 
     return run_sessions(args, _project_dir(args))
 
 
-def use_tui(args: argparse.Namespace) -> bool:
+def use_tui(args: Namespace) -> bool:
     """Whether the interactive session runs in the TUI: a terminal on both ends and no --plain."""
     return not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
 
@@ -490,7 +377,7 @@ def keep_secrets_from_tools() -> bool:
 _PR_SET_DUMPABLE = 4
 
 
-def _agent(args: argparse.Namespace) -> int:
+def _agent(args: Namespace) -> int:
     """`evo-agent [PROMPT]`, `-p`, `--resume`, `-c`: four steps, each refusing with one line before the next starts."""
     keep_secrets_from_tools()
     launch = _check_arguments(args)
@@ -508,7 +395,7 @@ class _Launch:
     A plain class, not a dataclass: `dataclasses` loads `inspect` (~10 ms), and `--help` loads this module.
     """
 
-    def __init__(self, args: argparse.Namespace, print_mode: bool, stdin_tty: bool, project_dir: Path,
+    def __init__(self, args: Namespace, print_mode: bool, stdin_tty: bool, project_dir: Path,
                  prompt: str | None, compact_chars: int | None, provider_name: str, provider_notice: str | None,
                  gate: PermissionGate, sandbox: Sandbox | None, trusted: bool, store: LiveSessionStore,
                  console: Console) -> None:
@@ -545,7 +432,7 @@ class _Source:
         self.confirm = confirm  # asked when it was recorded elsewhere; None: refused (print mode, piped input, -c)
 
 
-def _check_arguments(args: argparse.Namespace) -> _Launch:
+def _check_arguments(args: Namespace) -> _Launch:
     """Step 1: the arguments and the environment, checked before anything is read or created; then the store."""
     from evo_agent.providers import ProviderError, choose_provider_name
     from evo_agent.session import SESSIONS_SUBDIR, check_sessions_dir
@@ -579,7 +466,7 @@ def _check_arguments(args: argparse.Namespace) -> _Launch:
                    gate, sandbox, trusted, store, console)
 
 
-def _session_prompt(args: argparse.Namespace, print_mode: bool, stdin_tty: bool) -> str | None:
+def _session_prompt(args: Namespace, print_mode: bool, stdin_tty: bool) -> str | None:
     """-p's prompt with what was piped in, or `evo-agent PROMPT`'s; UsageError when it is empty."""
     if print_mode:
         return print_prompt_text(args, None if stdin_tty else sys.stdin)
@@ -783,6 +670,8 @@ def mcp_servers(project_dir: Path, trusted: bool, say: Callable[[str], object]) 
     The user's own config, and the project's `.mcp.json` when the project is trusted; each entry that cannot be
     used is one line through `say`, and the session goes on. Values given to servers are masked in transcripts.
     """
+    if _no_mcp_config(project_dir):  # the common case, decided without importing the config reader (start-up)
+        return None
     from evo_agent.tools.mcp_config import McpConfigError, expand_server, load_servers, register_secrets
 
     loaded = load_servers(project_dir, trusted=trusted)
@@ -802,6 +691,25 @@ def mcp_servers(project_dir: Path, trusted: bool, say: Callable[[str], object]) 
     from evo_agent.tools.mcp_client import McpManager
 
     return McpManager(ready, project_dir)
+
+
+def _no_mcp_config(project_dir: Path) -> bool:
+    """Neither the user's MCP config nor the project's `.mcp.json` is there (not even as a link).
+
+    Only "no such file" counts: anything else (a link, a directory in the way, no permission) is left
+    to the config reader, which says what is wrong as it always did.
+    """
+    from evo_agent.session import MCP_CONFIG_NAME, USER_MCP_CONFIG_NAME, user_config_dir
+
+    for path in (user_config_dir(os.environ) / USER_MCP_CONFIG_NAME, project_dir / MCP_CONFIG_NAME):
+        try:
+            os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            pass
+        return False
+    return True
 
 
 def _resume(launch: _Launch, agent: Agent, source: _Source) -> Resumed:
@@ -866,7 +774,7 @@ def _run_front_end(launch: _Launch, agent: Agent, resumed: Resumed | None) -> in
     return code
 
 
-def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:
+def _check_mode_arguments(args: Namespace, print_mode: bool) -> None:
     """Combinations that make no sense, refused before anything is read or created (exit 2)."""
     if args.resume is not None and args.continue_:
         raise UsageError("--resume and --continue cannot be used together")
@@ -882,7 +790,7 @@ def _check_mode_arguments(args: argparse.Namespace, print_mode: bool) -> None:
         raise UsageError("--output-format is for print mode: use it with -p")
 
 
-def print_prompt_text(args: argparse.Namespace, piped: TextIO | None) -> str:
+def print_prompt_text(args: Namespace, piped: TextIO | None) -> str:
     """-p's prompt: its value and/or the positional PROMPT, then what was piped into stdin.
 
     As in `cat log | evo-agent -p "what failed?"`.

@@ -18,12 +18,10 @@ stays the last line printed.
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TextIO, TypeVar
 
@@ -31,6 +29,7 @@ from evo_agent.agent import Agent, CompactionFailed, TurnCallbacks, TurnResult
 from evo_agent.agent.callbacks import EXIT_GRACE_S
 from evo_agent.providers import ProviderError
 from evo_agent.session import find_project_dir
+from evo_agent.session import plain_dataclass as dataclass
 
 from .errors import EXIT_HANGUP, EXIT_TERMINATED
 
@@ -262,6 +261,8 @@ def resume_command(session_id: str, project_dir: Path | str) -> str:
     except OSError:  # the current directory was deleted under us
         found = None
     if found is None or os.path.realpath(found) != os.path.realpath(project):
+        import shlex  # here: only the exit hint of a session started elsewhere needs it
+
         command += f" --project-dir {shlex.quote(str(project))}"
     return command
 

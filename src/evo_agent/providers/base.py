@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 # Where a tool_use input that was not one JSON object is kept (said once, in session/messages.py).
 from evo_agent.session import INVALID_ARGUMENTS_KEY as INVALID_ARGUMENTS_KEY
+from evo_agent.session import plain_dataclass as dataclass
 
 # Why an answer ended (ModelResponse.stop_reason): every provider says it in the Messages API's words.
 END_TURN = "end_turn"  # the model finished

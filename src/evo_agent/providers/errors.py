@@ -13,10 +13,10 @@ what the API sends (BadAnswer), or anything else (named by its type, never a tra
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from evo_agent.session import one_line
+from evo_agent.session import plain_dataclass as dataclass
 
 from .http_client import ConnectError, HTTPFailure, Retry, StatusError, StreamBroken, Timeout
 

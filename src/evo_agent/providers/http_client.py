@@ -23,17 +23,16 @@ them into one line for the user (see providers/errors.py).
 from __future__ import annotations
 
 import os
-import random
 import socket
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from evo_agent import __version__
+from evo_agent.session import plain_dataclass as dataclass
 
 from .wire import Connection, ProtocolError, RemoteDisconnected
 from .wire import Response as WireResponse
@@ -130,6 +129,8 @@ def retry_delay(headers: dict[str, str], attempt: int) -> float:
         if value is not None and 0 <= value <= MAX_RETRY_AFTER:
             return value
     backoff: float = min(0.5 * 2 ** (attempt - 2), MAX_BACKOFF)
+    import random  # at the first retry: not before a launch's first request
+
     return backoff * (1 - 0.25 * random.random())
 
 
@@ -400,6 +401,7 @@ class Client:
                 if conn.sock is not None:
                     conn.sock.settimeout(self.timeout)
             conn.request("POST", target, body=body, headers=all_headers)
+            _after_send()
             raw = conn.getresponse()
         except TimeoutError as exc:
             conn.close()
@@ -443,12 +445,30 @@ def _parse_body(data: bytes) -> Any:
         return text
 
 
-def encode_json(body: dict[str, Any]) -> bytes:
-    """The request body as compact UTF-8 JSON (orjson when it can: a large history encodes ~10× faster)."""
-    try:
-        import orjson
+_sent = False
 
-        return orjson.dumps(body)
+
+def _after_send() -> None:
+    """Once the first request is on the wire: load what reading answers and records needs (orjson),
+    while the model takes its time to the first byte (start-up, SPEC §8)."""
+    global _sent
+    if not _sent:
+        _sent = True
+        from evo_agent.session import orjson_after_send
+
+        orjson_after_send()
+
+
+def encode_json(body: dict[str, Any]) -> bytes:
+    """The request body as compact UTF-8 JSON (orjson's bytes: a large history encodes ~10× faster).
+
+    Before orjson is loaded the stdlib writes those same bytes (session/jsonio.py), so the first
+    request of a launch does not wait for orjson's import: it is imported once that request is sent.
+    """
+    from evo_agent.session import dumps_compact
+
+    try:
+        return dumps_compact(body)
     except (ImportError, TypeError):  # lone surrogates, huge ints: the stdlib escapes them
         import json
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from evo_agent.session import plain_dataclass as dataclass
 
 from .base import Provider, ProviderError
 

@@ -58,10 +58,10 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("LoadedSession", "load_for_resume", "summary_message"), "resume"),
     **dict.fromkeys(("ResumedSession", "SessionInfo", "SessionStore"), "store"),
     **dict.fromkeys(("ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids"), "trust"),
-    **dict.fromkeys(("decode", "encode_line", "json_object"), "jsonio"),
+    **dict.fromkeys(("decode", "dumps_compact", "encode_line", "json_object", "orjson_after_send"), "jsonio"),
     **dict.fromkeys(("search_sessions",), "search"),
     **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns"), "rewind"),
-    **dict.fromkeys(("add_secret_value", "mask_own_secrets", "redact_text"), "redact"),
+    **dict.fromkeys(("add_secret_value", "mark_free_of_shapes", "mask_own_secrets", "redact_text"), "redact"),
     **dict.fromkeys(("FileChange", "FileHistory", "restore_change"), "file_history"),
     **dict.fromkeys(("is_omitted_marker",), "resume"),
     **dict.fromkeys(("check_sessions_dir",), "trust"),
@@ -70,7 +70,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("git_dir_of", "read_git_file"), "project"),
     **dict.fromkeys(("GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "run_git", "start_git"), "git"),
     **dict.fromkeys(("AUTHORITY_FILES", "Brought", "WorkspaceTrust", "add_user_rule", "history_file", "project_key",
-                     "project_trusted", "remember_trust", "revoke_trust", "user_config_dir", "user_record_path",
+                     "project_trusted", "remember_trust", "revoke_trust", "sha256", "user_config_dir",
+                     "user_record_path",
                      "user_rules", "user_state_dir", "what_project_brings", "workspace_trust"), "workspace"),
     **dict.fromkeys(("MCP_CONFIG_NAME", "MCP_TOOLS_NAME", "USER_DIR_NAME", "USER_MCP_CONFIG_NAME"), "layout"),
     **dict.fromkeys(("read_tool_defs", "write_tool_defs"), "tool_defs"),
@@ -84,6 +85,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("MEMORY_DIR_NAME", "MEMORY_INDEX_NAME", "MEMORY_SUBDIR", "MEMORY_TOPIC_RE", "memory_dir"
                     ), "layout"),
     **dict.fromkeys(("SCENE_TYPES",), "records"),
+    **dict.fromkeys(("plain_dataclass", "plain_field", "plain_replace"), "plaindata"),
+    **dict.fromkeys(("lazy_re",), "lazyre"),
 }
 
 __all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
@@ -141,8 +144,10 @@ if TYPE_CHECKING:
         sidechain_paths as sidechain_paths,
     )
     from .jsonio import (
-        decode as decode, encode_line as encode_line, json_object as json_object,
+        decode as decode, dumps_compact as dumps_compact, encode_line as encode_line, json_object as json_object,
+        orjson_after_send as orjson_after_send,
     )
+    from .lazyre import lazy_re as lazy_re
     from .layout import (
         BACKUP_NAME_RE as BACKUP_NAME_RE, DIR_MODE as DIR_MODE, FETCHED_NAME as FETCHED_NAME,
         FILE_HISTORY_DIR as FILE_HISTORY_DIR, FILE_MODE as FILE_MODE, GITIGNORE_NAME as GITIGNORE_NAME,
@@ -187,6 +192,9 @@ if TYPE_CHECKING:
         OPEN_STATUSES as OPEN_STATUSES, Plan as Plan, PlanError as PlanError, PlanStore as PlanStore,
         TASK_STATUSES as TASK_STATUSES, Task as Task,
     )
+    from .plaindata import (
+        plain_dataclass as plain_dataclass, plain_field as plain_field, plain_replace as plain_replace,
+    )
     from .project import (
         Worktree as Worktree, find_project_dir as find_project_dir, git_branch_of as git_branch_of,
         git_dir_of as git_dir_of, git_worktree_root as git_worktree_root, git_worktrees as git_worktrees,
@@ -197,7 +205,8 @@ if TYPE_CHECKING:
     )
     from .records import SCENE_TYPES as SCENE_TYPES
     from .redact import (
-        add_secret_value as add_secret_value, mask_own_secrets as mask_own_secrets, redact_text as redact_text,
+        add_secret_value as add_secret_value, mark_free_of_shapes as mark_free_of_shapes,
+        mask_own_secrets as mask_own_secrets, redact_text as redact_text,
     )
     from .repair import (
         INTERRUPTED_TEXT as INTERRUPTED_TEXT, interrupted_result as interrupted_result,
@@ -228,6 +237,7 @@ if TYPE_CHECKING:
         AUTHORITY_FILES as AUTHORITY_FILES, Brought as Brought, WorkspaceTrust as WorkspaceTrust,
         add_user_rule as add_user_rule, history_file as history_file, project_key as project_key,
         project_trusted as project_trusted, remember_trust as remember_trust, revoke_trust as revoke_trust,
+        sha256 as sha256,
         user_config_dir as user_config_dir, user_record_path as user_record_path, user_rules as user_rules,
         user_state_dir as user_state_dir, what_project_brings as what_project_brings,
         workspace_trust as workspace_trust,

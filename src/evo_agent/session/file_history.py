@@ -16,11 +16,11 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .layout import BACKUP_NAME_RE, FILE_HISTORY_DIR, FILE_MODE
+from .plaindata import plain_dataclass as dataclass
 from .writer import make_private_dir
 
 MAX_BACKUP_BYTES = 10 << 20  # a bigger file is noted as too big to keep, never copied

@@ -36,16 +36,18 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .jsonio import decode
+from .lazyre import lazy_re
+from .plaindata import plain_dataclass as dataclass
+from .plaindata import plain_field as field
 
 GITLEAKS_VERSION = "8.30.1"
 RULES_FILE = "gitleaks_rules.toml"
 RULES_JSON = "gitleaks_rules.json"
+ANCHORS_JSON = "gitleaks_anchors.json"  # the rules' keywords and `_computed_derived()`, kept beside them (refresh_json)
 
 # --------------------------------------------------------------------------- RE2 on a haystack
 
@@ -186,9 +188,9 @@ def name_prefixes(alternation: str) -> list[str] | None:
     return out
 
 
-_FLAG_GROUP = re.compile(r"\(\?-?[imsU]+\)")  # (?i): flags for what follows, zero width
-_GROUP_OPEN = re.compile(r"\((?:\?(?:-?[imsU]+)?:|\?P<\w+>)?")  # (, (?:, (?i:, (?-i:, (?P<name>
-_LITERAL = re.compile(r"(?:[A-Za-z0-9_ -]|\\[.\-_/]|\[([A-Za-z])(?i:\1)\])+")  # `SG\.`, `[Aa]pi`
+_FLAG_GROUP = lazy_re(r"\(\?-?[imsU]+\)")  # (?i): flags for what follows, zero width
+_GROUP_OPEN = lazy_re(r"\((?:\?(?:-?[imsU]+)?:|\?P<\w+>)?")  # (, (?:, (?i:, (?-i:, (?P<name>
+_LITERAL = lazy_re(r"(?:[A-Za-z0-9_ -]|\\[.\-_/]|\[([A-Za-z])(?i:\1)\])+")  # `SG\.`, `[Aa]pi`
 
 
 def _closing(src: str) -> int:
@@ -341,8 +343,12 @@ def load_toml() -> dict[str, Any]:
 
 
 def _load() -> dict[str, Any]:
-    """The rules from `gitleaks_rules.json`, the toml's parse kept beside it (orjson reads it in ~1 ms)."""
-    rules: dict[str, Any] = decode(Path(__file__).with_name(RULES_JSON).read_bytes())
+    """The rules from `gitleaks_rules.json`, the toml's parse kept beside it (~1 ms).
+
+    The stdlib reads it (an ASCII file of our own: the same dict as orjson's, 0.3 ms slower): the
+    first record of a launch is redacted before the first request, which does not wait for orjson.
+    """
+    rules: dict[str, Any] = json.loads(Path(__file__).with_name(RULES_JSON).read_bytes())
     return rules
 
 
@@ -350,6 +356,10 @@ def refresh_json() -> None:
     """Rewrite `gitleaks_rules.json` from the toml (after updating the toml; a test checks they agree)."""
     path = Path(__file__).with_name(RULES_JSON)
     path.write_text(json.dumps(load_toml(), indent=None, separators=(",", ":"), sort_keys=False) + "\n")
+    _data.cache_clear()
+    anchors = Path(__file__).with_name(ANCHORS_JSON)
+    derived = {"keywords": _computed_keywords(), "rules": _computed_derived()}
+    anchors.write_text(json.dumps(derived, indent=None, separators=(",", ":"), sort_keys=True) + "\n")
 
 
 @lru_cache(maxsize=1)
@@ -366,10 +376,15 @@ def _applies(spec: dict[str, Any]) -> bool:
 def keywords() -> frozenset[str]:
     """Every keyword of the rules that apply (lower case): `rule_set().keywords` without building the rules.
 
-    Redaction's fast path needs only these (~1 ms) to tell that a record holds no secret; the
-    rules themselves (~6 ms: 221 of them) are built when a record holds a keyword.
+    Redaction's fast path needs only these to tell that a record holds no secret: they are read from
+    `gitleaks_anchors.json`, not worked out from the rules (whose JSON is then not even parsed); the
+    rules themselves are built when a record holds a keyword.
     """
-    return frozenset(k.lower() for spec in _data()["rules"] if _applies(spec) for k in spec.get("keywords", []))
+    return frozenset(_stored()["keywords"])
+
+
+def _computed_keywords() -> list[str]:
+    return sorted({k.lower() for spec in _data()["rules"] if _applies(spec) for k in spec.get("keywords", [])})
 
 
 @lru_cache(maxsize=1)
@@ -388,11 +403,11 @@ def rule_set() -> RuleSet:
         if "path" in spec:
             skipped[rid] = "applies only to files whose path matches"
             continue
-        source, _names = _strip_lazy_prefix(spec["regex"])
+        source = _derived()[rid][1] or spec["regex"]
         allowlists = [_allowlist(a) for a in spec.get("allowlists", [])]
         rule_keywords = tuple(k.lower() for k in spec.get("keywords", []))
         rules.append(Rule(rid, source, rule_keywords, float(spec.get("entropy", 0)), int(spec.get("secretGroup", 0)),
-                          allowlists, source != spec["regex"], _anchors(spec)))
+                          allowlists, source != spec["regex"], _derived()[rid][0]))
     by_keyword: dict[str, list[Rule]] = {}
     for rule in rules:
         for kw in rule.keywords:
@@ -418,10 +433,40 @@ def literals() -> frozenset[str]:
     """The rules' keywords (gitleaks' first pass) and the anchored rules' beginnings (lower case): what `find`
     needs to know the positions of, found in one pass over the text without building the rules."""
     words = set(keywords())
+    for anchors, _source in _derived().values():
+        words.update(anchors or ())
+    return frozenset(words)
+
+
+@lru_cache(maxsize=1)
+def _derived() -> dict[str, tuple[tuple[str, ...] | None, str | None]]:
+    """{rule id: (its `_anchors`, its regex without the lazy prefix or None when it has none)} for the rules
+    that apply, read from `gitleaks_anchors.json`.
+
+    Working them out parses the 217 regexes (~20 ms), and the first record a launch redacts needs them
+    (`literals`, `rule_set`) before its first request (SPEC §8); the file is `_computed_derived()`, written
+    by `refresh_json` (tests/session/test_redaction_corpus.py checks that they agree).
+    """
+    return {rid: (tuple(anchors) if anchors is not None else None, source)
+            for rid, (anchors, source) in _stored()["rules"].items()}
+
+
+@lru_cache(maxsize=1)
+def _stored() -> dict[str, Any]:
+    """`gitleaks_anchors.json`: {"keywords": `_computed_keywords()`, "rules": `_computed_derived()`}."""
+    stored: dict[str, Any] = json.loads(Path(__file__).with_name(ANCHORS_JSON).read_bytes())
+    return stored
+
+
+def _computed_derived() -> dict[str, tuple[list[str] | None, str | None]]:
+    out: dict[str, tuple[list[str] | None, str | None]] = {}
     for spec in _data()["rules"]:
         if _applies(spec):
-            words.update(_anchors(spec) or ())
-    return frozenset(words)
+            anchors = _anchors(spec)
+            source = _strip_lazy_prefix(spec["regex"])[0]
+            out[spec["id"]] = (list(anchors) if anchors is not None else None,
+                               source if source != spec["regex"] else None)
+    return out
 
 
 @lru_cache(maxsize=1)

@@ -23,12 +23,12 @@ import errno
 import fcntl
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .ids import new_session_id
 from .layout import FILE_MODE, LOCK_NAME
+from .plaindata import plain_dataclass as dataclass
 from .recorder import Recorder
 from .store import SessionStore
 

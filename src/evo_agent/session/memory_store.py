@@ -35,11 +35,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import replace_private_file
@@ -52,8 +50,9 @@ from .layout import (
     PROJECT_DIR_NAME,
     USER_DIR_NAME,
 )
+from .plaindata import plain_dataclass as dataclass
 from .redact import find_secrets
-from .workspace import user_config_dir
+from .workspace import sha256, user_config_dir
 
 __all__ = ["MEMORY_COMMANDS", "MEMORY_SCOPES", "MEMORY_TYPES", "MEMORY_WRITE_COMMANDS", "MemoryChange",
            "MemoryIndex", "MemoryRefused", "MemoryStore", "MemoryTopic", "memory_index_lines", "parse_front_matter",
@@ -111,7 +110,8 @@ class MemoryIndex:
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()[:16]
+        digest: str = sha256(self.text.encode()).hexdigest()[:16]
+        return digest
 
 
 @dataclass

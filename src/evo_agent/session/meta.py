@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from .atomic import replace_file, write_back_private
-from .jsonio import decode, orjson, orjson_loaded
+from .jsonio import as_orjson_writes, decode, orjson, orjson_loaded
 from .layout import MESSAGES_NAME, META_NAME, META_TMP_NAME
 from .messages import SUMMARY_PREFIX, has_tool_results, is_reminder_block, text_of
 from .records import MESSAGE_TYPES, NOT_ACTIVITY
@@ -177,6 +177,9 @@ def decode_lenient(data: bytes) -> object:
 def encode_meta(meta: SessionMeta) -> bytes:
     """meta.json's bytes: two-space indented UTF-8 (what `json.dumps(indent=2)` writes, at orjson's speed)."""
     data = meta.to_json()
+    early = as_orjson_writes(data, indent=True)  # before orjson is loaded (a launch's first record): its bytes
+    if early is not None:
+        return early + b"\n"
     fast = orjson()
     if fast is not None:
         try:

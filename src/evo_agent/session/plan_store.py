@@ -33,13 +33,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -58,6 +56,9 @@ from .layout import (
     tasks_dir,
 )
 from .messages import one_line
+from .plaindata import plain_dataclass as dataclass
+from .plaindata import plain_field as field
+from .workspace import sha256
 
 __all__ = ["OPEN_STATUSES", "TASK_STATUSES", "Plan", "PlanError", "PlanStore", "Task", "plan_markdown"]
 
@@ -245,15 +246,15 @@ class PlanStore:
         ids = self._plan_ids(PLAN_TODO_DIR)
         if not ids:
             return None
-        digest = hashlib.sha256(ids[-1].encode())
+        digest = sha256(ids[-1].encode())
         directory = self.root / PLAN_TODO_DIR / ids[-1]
         try:
             names = sorted(n for n in os.listdir(directory) if n == PLAN_FILE_NAME or TASK_FILE_RE.match(n))
         except OSError:
-            return digest.hexdigest()
+            return str(digest.hexdigest())
         for name in names:
             digest.update(name.encode() + b"\0" + (_read_bytes(directory / name) or b"") + b"\0")
-        return digest.hexdigest()
+        return str(digest.hexdigest())
 
     # ---- writing
     def create(self, title: str, goal: str, approach: str = "", steps: list[str] | None = None, *,

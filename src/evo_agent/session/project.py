@@ -21,11 +21,10 @@ repository explicitly and turns off everything that could run its code.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from .layout import PROJECT_DIR_NAME
-from .named_tuple import NamedTuple
+from .plaindata import plain_dataclass
 
 SHORT_COMMIT = 7  # git's default abbreviation (core.abbrev) in a small repository
 _SHA = r"\A[0-9a-f]{40}(?:[0-9a-f]{24})?\Z"  # SHA-1 or SHA-256 (through `re`'s cache: compiled at first use)
@@ -150,8 +149,9 @@ def git_branch_by_spawning(cwd: Path | str) -> str | None:
     return None
 
 
-class Worktree(NamedTuple):
-    """One worktree of a repository (a NamedTuple: `sessions list` loads this module without `dataclasses`)."""
+@plain_dataclass(frozen=True)
+class Worktree:
+    """One worktree of a repository (a plain data class: `sessions list` loads this module without `dataclasses`)."""
 
     path: Path
     branch: str | None

@@ -10,7 +10,7 @@ only not searched, shown or carried.
 
 from __future__ import annotations
 
-from .named_tuple import NamedTuple
+from .plaindata import plain_dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
 
@@ -27,9 +27,10 @@ else:
     Shown = str
 
 
-class RecordType(NamedTuple):
-    """One record type and the facts about it that modules act on (a NamedTuple: `sessions list` loads this
-    module and must not import `dataclasses`)."""
+@plain_dataclass(frozen=True)
+class RecordType:
+    """One record type and the facts about it that modules act on (a plain data class: `sessions list` and
+    `-p` load this module and must not import `dataclasses`; a NamedTuple's class costs ~2 ms to make)."""
 
     name: str
     searched: bool = False  # `sessions search` reads its text (search.py's record_texts says which fields)

@@ -47,11 +47,12 @@ from typing import Any
 
 from . import gitleaks_rules
 from .jsonio import encode_line
+from .lazyre import lazy_re
 from .redact_shapes import ANCHORS, MASKED, find_shapes, is_code_name, plausible_value
 
 MASK = "[REDACTED:{}]"
-_MASKED = re.compile(r"\[REDACTED:[a-z0-9-]+\]\Z")
-_KIND_IN_MASK = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
+_MASKED = lazy_re(r"\[REDACTED:[a-z0-9-]+\]\Z")
+_KIND_IN_MASK = lazy_re(r"\[REDACTED:([a-z0-9-]+)\]")
 
 # --------------------------------------------------------------------------- exact values
 
@@ -61,10 +62,10 @@ _SECRET_ENV_WORDS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "
                                "CREDENTIALS", "AUTH", "PASSPHRASE", "PAT"})
 _SECRET_ENV_SUFFIXES = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "APIKEY")
 _NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY", "GPG_AGENT_INFO", "KRB5CCNAME"})
-_NOT_SECRET_VALUE = re.compile(r"[/~.].*|\d+|(?i:true|false|yes|no|on|off|none|null)|https?://[^@]*", re.DOTALL)
+_NOT_SECRET_VALUE = lazy_re(r"[/~.].*|\d+|(?i:true|false|yes|no|on|off|none|null)|https?://[^@]*", re.DOTALL)
 
 
-_URL_PASSWORD = re.compile(r"\A[A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s]*:([^@/?#\s]+)@")
+_URL_PASSWORD = lazy_re(r"\A[A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s]*:([^@/?#\s]+)@")
 
 
 def secret_env_values(environ: Mapping[str, str]) -> dict[str, str]:
@@ -219,6 +220,37 @@ def add_secret_value(value: str, name: str) -> None:
 # --------------------------------------------------------------------------- text
 
 
+# Exact texts evo-agent composes from its own constants (the empty Auto Memory section) in which neither the
+# shapes nor gitleaks' rules find anything, whatever the environment (tests/session/test_redact.py checks each):
+# only the environment's exact values are looked for in them. The first record of a launch is such a text,
+# and the shapes' regex and the rules cost ~20 ms to build before its first request (SPEC §8).
+_free_of_shapes: set[str] = set()
+
+
+def mark_free_of_shapes(text: str) -> None:
+    """Say that `text`, exactly, holds nothing the shapes or the rules find (a constant of evo-agent's own)."""
+    _free_of_shapes.add(text)
+
+
+def _may_hold_shapes(text: str, matchers: _Matchers) -> bool:
+    """Whether a gitleaks keyword or a shape's anchor occurs in `text` (the triggers hold both, matched over
+    the same bytes as `_literal_hits`): without one neither the shapes nor the rules can find anything, and
+    the literal automaton need not even be built (a record's other strings, once one of them had a trigger)."""
+    return bool(matchers.triggers.find_matches_as_indexes(gitleaks_rules.haystack(text).lower()))
+
+
+def _shapes_and_rules(text: str, found: list[tuple[int, int, int, str]]) -> None:
+    """What the shapes (priority 1) and gitleaks' rules (priority 2) find in `text`, added to `found`."""
+    data, hits = _literal_hits(text)
+    shape_starts = sorted({pos for word, at in hits.items() if word in _SHAPE_ANCHORS for pos in at})
+    for start, end, kind in find_shapes(text, shape_starts):
+        found.append((start, end, 1, kind))
+    for hit in gitleaks_rules.find(text, data, hits):
+        if hit.rule_id.startswith("generic") and is_code_name(text[hit.start:hit.end]):
+            continue  # `RegEnumKey = win32api.RegEnumKey`: gitleaks flags it, it is code
+        found.append((hit.start, hit.end, 2, hit.rule_id))
+
+
 def find_secrets(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret in `text`, overlaps merged, in order; masks already there are left."""
     if not text:
@@ -228,14 +260,8 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     if matchers.exact_scan is not None:
         for match in matchers.exact_scan.finditer(text):
             found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
-    data, hits = _literal_hits(text)
-    shape_starts = sorted({pos for word, found in hits.items() if word in _SHAPE_ANCHORS for pos in found})
-    for start, end, kind in find_shapes(text, shape_starts):
-        found.append((start, end, 1, kind))
-    for hit in gitleaks_rules.find(text, data, hits):
-        if hit.rule_id.startswith("generic") and is_code_name(text[hit.start:hit.end]):
-            continue  # `RegEnumKey = win32api.RegEnumKey`: gitleaks flags it, it is code
-        found.append((hit.start, hit.end, 2, hit.rule_id))
+    if text not in _free_of_shapes and _may_hold_shapes(text, matchers):
+        _shapes_and_rules(text, found)
     if not found:
         return []
     masks = [m.span() for m in MASKED.finditer(text)] if "[REDACTED:" in text else []
@@ -345,7 +371,7 @@ _FIELD_NEEDLES: dict[str, bytes] = {}  # first field → `,"field":` (b"" when t
 
 # The envelope (SPEC §2) is metadata the recorder itself writes: never content, never scanned.
 ENVELOPE_KEYS = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_]+\Z")
+_PLAIN_KEY = lazy_re(r"[A-Za-z0-9_]+\Z")
 
 # Values the format needs byte for byte: never scanned, at any depth outside a tool input.
 _VERBATIM_KEYS = ENVELOPE_KEYS | {
@@ -355,7 +381,7 @@ _OPAQUE_DATA_TYPES = frozenset({"redacted_thinking", "base64"})
 
 
 # A key whose string value is a secret whatever it looks like (JSON fields with telling names).
-_SECRET_NAME = re.compile(
+_SECRET_NAME = lazy_re(
     r"[A-Za-z0-9_.-]*(?:(?i:passw(?:or)?d|secret(?:[_-]?key)?|token|api[_-]?key|access[_-]?key|private[_-]?key)"
     r"|[A-Z0-9]_KEY|(?i:[A-Za-z0-9]_(?:pass|pwd)))\Z|_?auth\Z", re.ASCII)
 

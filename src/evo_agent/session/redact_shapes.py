@@ -24,7 +24,9 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-MASKED = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+from .lazyre import lazy_re
+
+MASKED = lazy_re(r"\[REDACTED:[a-z0-9-]+\]")
 _NOT_MASK = r"(?!\[REDACTED:[a-z0-9-]+\])"
 
 # name=value in .env, YAML, JSON (plain or escaped), shell and code.
@@ -116,7 +118,7 @@ def _kind_of(group: str) -> str:
 # --------------------------------------------------------------------------- plausibility
 
 # gitleaks' global allowlist says these are not secrets (placeholders, variables, booleans).
-_NOT_A_VALUE = re.compile(
+_NOT_A_VALUE = lazy_re(
     r"(?i:true|false|null|none|nil|undefined)"
     r"|(?i:a+|b+|c+|d+|e+|f+|x+|\*+|\.+|-+|_+|=+)"
     r"|\$(?:\d+|\{\d+\}|[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\})"
@@ -130,9 +132,9 @@ _NOT_A_VALUE = re.compile(
     re.ASCII)
 
 
-_PLACEHOLDER = re.compile(r"%[-+#0 ]?[0-9.]*[sdrfxX]|%\([A-Za-z_]+\)|\{[A-Za-z0-9_.]*\}", re.ASCII)
-_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+", re.ASCII)
-_WORD = re.compile(r"[A-Za-z]+[.,:;!?]?", re.ASCII)
+_PLACEHOLDER = lazy_re(r"%[-+#0 ]?[0-9.]*[sdrfxX]|%\([A-Za-z_]+\)|\{[A-Za-z0-9_.]*\}", re.ASCII)
+_DOTTED_NAME = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+", re.ASCII)
+_WORD = lazy_re(r"[A-Za-z]+[.,:;!?]?", re.ASCII)
 
 
 def plausible_value(value: str) -> bool:
@@ -145,8 +147,8 @@ def plausible_value(value: str) -> bool:
 
 _TYPE_NAMES = frozenset({"str", "string", "bytes", "int", "integer", "bool", "boolean", "float", "number", "object",
                          "any", "optional", "text", "secret", "password", "token"})
-_REGEX_LIKE = re.compile(r"\[\^?[^\]]*[a-zA-Z0-9]-[a-zA-Z0-9][^\]]*\][*+?{]|\\[dwsbDWS]|\(\?[:=!<P]", re.ASCII)
-_SNAKE_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", re.ASCII)
+_REGEX_LIKE = lazy_re(r"\[\^?[^\]]*[a-zA-Z0-9]-[a-zA-Z0-9][^\]]*\][*+?{]|\\[dwsbDWS]|\(\?[:=!<P]", re.ASCII)
+_SNAKE_NAME = lazy_re(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", re.ASCII)
 
 
 def plausible_named_value(name: str, value: str) -> bool:
@@ -235,6 +237,8 @@ def _matches(scan: re.Pattern[str], text: str, candidates: list[int]) -> Iterato
 
 def find_shapes(text: str, candidates: list[int]) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of every secret these shapes find in `text`; `candidates`: where an anchor begins."""
+    if not candidates:  # no shape can begin anywhere: nothing to compile (~10 ms) or try
+        return
     scan, kind_of_group = scan_pattern()
     for match in _matches(scan, text, candidates):
         group = match.lastgroup

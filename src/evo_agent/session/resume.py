@@ -23,14 +23,14 @@ from __future__ import annotations
 import gc
 import io
 import os
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .lazyre import lazy_re
 from .messages import SUMMARY_PREFIX, SUMMARY_SUFFIX
 from .meta import decode_lenient, prompt_text, records_in
+from .plaindata import plain_dataclass as dataclass
 from .records import CONVERSATION_TYPES, ENVELOPE_FIELDS
 from .repair import repair_history
 
@@ -39,13 +39,21 @@ def _stdlib_loads_view(view: memoryview) -> object:
     return decode_lenient(bytes(view))
 
 
-_loads_view: Callable[[memoryview], object] = _stdlib_loads_view
-try:  # decodes memoryview slices of the read buffer: no bytes copy per line
-    from orjson import loads as _orjson_loads
+_loads_view: Callable[[memoryview], object] | None = None
 
-    _loads_view = _orjson_loads
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    pass
+
+def _view_loader() -> Callable[[memoryview], object]:
+    """orjson's `loads`, which decodes memoryview slices of the read buffer (no bytes copy per line);
+    imported at the first load, not with this module (a new session's first request needs neither)."""
+    global _loads_view
+    if _loads_view is None:
+        try:
+            from orjson import loads as _orjson_loads
+
+            _loads_view = _orjson_loads
+        except ImportError:  # pragma: no cover - orjson is a declared dependency
+            _loads_view = _stdlib_loads_view
+    return _loads_view
 
 BLOCK = 1 << 20
 WINDOW_HEAD_SHARE = 5  # a windowed load keeps 1/5 of its window for the head, the rest for the tail
@@ -122,7 +130,7 @@ def _replay_lines(buf: bytearray, view: memoryview, start: int, end: int) -> _Pa
     part = _Part()
     append = part.messages.append
     find = buf.find
-    loads = _loads_view
+    loads = _view_loader()
     records = skipped = size = 0
     want_prompt = True
     pos = start
@@ -277,7 +285,7 @@ def _first_prompt(messages: list[dict[str, Any]]) -> int:
     return next((i for i, m in enumerate(messages) if prompt_text(m) is not None), 0)
 
 
-OMITTED_RE = re.compile(r"\[… [\d,]+ messages of the middle of this conversation were not loaded: "
+OMITTED_RE = lazy_re(r"\[… [\d,]+ messages of the middle of this conversation were not loaded: "
                         r"the history is too large to send whole …\]")
 
 

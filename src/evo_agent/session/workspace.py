@@ -24,12 +24,10 @@ user's own). Every write is under a lock and replaces the file atomically (0600,
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +43,7 @@ from .layout import (
     USER_DIR_NAME,
     user_state_dir,
 )
+from .plaindata import plain_dataclass as dataclass
 
 __all__ = [
     "AUTHORITY_FILES",
@@ -70,6 +69,16 @@ AUTHORITY_FILES: tuple[str, ...] = (f"{PROJECT_DIR_NAME}/{SETTINGS_NAME}", MCP_C
 MAX_BYTES = 1 << 20  # a settings file larger than this is brought, but only its first MiB is fingerprinted
 
 
+
+def sha256(data: bytes = b"") -> Any:
+    """`hashlib.sha256(data)` from the sha256 module alone: hashlib loads OpenSSL's (~3 ms, and
+    a launch hashes the project and the memory indexes before its first request; SPEC §8)."""
+    try:
+        from _sha256 import sha256 as make  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - a Python built without it
+        from hashlib import sha256 as make
+    return make(data)
+
 def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$XDG_CONFIG_HOME/evo-agent`, else `~/.config/evo-agent`: the user's own settings."""
     env = os.environ if environ is None else environ
@@ -79,7 +88,8 @@ def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def project_key(project_dir: Path | str) -> str:
     """A file name for a project: the sha256 of its real path (32 hex characters)."""
-    return hashlib.sha256(os.fsencode(os.path.realpath(project_dir))).hexdigest()[:32]
+    key: str = sha256(os.fsencode(os.path.realpath(project_dir))).hexdigest()[:32]
+    return key
 
 
 def history_file(project_dir: Path | str, environ: Mapping[str, str] | None = None) -> Path:
@@ -157,12 +167,13 @@ def what_project_brings(project_dir: Path | str) -> tuple[Brought, ...]:
 
 def fingerprint(brought: tuple[Brought, ...]) -> str:
     """sha256 over what a project brings: each file's name, kind and bytes (owner and mode are judged apart)."""
-    h = hashlib.sha256()
+    h = sha256()
     for b in brought:
         for part in (b.path.encode(), b.kind.encode(), b.data):
             h.update(len(part).to_bytes(8, "big"))
             h.update(part)
-    return h.hexdigest()
+    text: str = h.hexdigest()
+    return text
 
 
 # ---------------------------------------------------------------- the user's answer

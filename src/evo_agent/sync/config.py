@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from evo_agent.session import lazy_re
+
 ENV_NAME = "EVO_AGENT_SYNC_URL"
 CONFIG_KEY = "sync_url"
 _SCHEMES = ("postgresql://", "postgres://")
@@ -83,7 +85,7 @@ def _from_file(path: Path) -> tuple[str | None, str]:
     return value.strip(), f"{CONFIG_KEY} in {path}"
 
 
-_PASSWORD_PARAM = re.compile(r"(password=)[^&\s]*", re.IGNORECASE)
+_PASSWORD_PARAM = lazy_re(r"(password=)[^&\s]*", re.IGNORECASE)
 
 
 def url_password(url: str) -> str | None:

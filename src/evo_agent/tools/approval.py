@@ -9,8 +9,9 @@ These are plain data so that the UI never imports the agent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from evo_agent.session import plain_dataclass as dataclass
 
 __all__ = ["ApprovalRequest", "ApprovalDecision", "Answer"]
 

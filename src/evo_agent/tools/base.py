@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from evo_agent.session import plain_dataclass as dataclass
+from evo_agent.session import plain_field as field
 
 # What a call does to the world, as read-only mode judges it.
 Kind = Literal["read", "write", "exec", "internal"]

@@ -13,15 +13,17 @@ import codecs
 import os
 import select
 import signal
-import subprocess
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .reaper import system_bash, with_reaper
 from .tool_env import tool_environment
+
+if TYPE_CHECKING:
+    import subprocess
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
@@ -154,6 +156,8 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return error(timeout)
     if ctx.cancel.is_set():
         return error("interrupted before the command started")
+
+    import subprocess  # here: a launch's first request (start-up, SPEC §8) needs no subprocess
 
     argv, env = _command_line(command, ctx)
     proc = subprocess.Popen(

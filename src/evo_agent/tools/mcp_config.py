@@ -24,11 +24,12 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evo_agent.session import MCP_CONFIG_NAME, USER_MCP_CONFIG_NAME, json_object, user_config_dir
+from evo_agent.session import plain_dataclass as dataclass
+from evo_agent.session import plain_field as field
 
 from .tool_env import is_secret_var
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from evo_agent.session import lazy_re
+from evo_agent.session import plain_dataclass as dataclass
 
 from ._common import error
 from .base import Tool, ToolContext, ToolFacts, ToolResult
@@ -31,7 +33,7 @@ MAX_NAME = 64
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # base64 characters the API takes per image (about)
 MAX_IMAGES = 20  # a result's images; the API takes at most 100 a request, and history holds more results
-_BAD = re.compile(r"[^a-zA-Z0-9_-]")
+_BAD = lazy_re(r"[^a-zA-Z0-9_-]")
 
 
 def clean_part(text: str) -> str:

@@ -10,12 +10,13 @@ variable whose name says KEY, TOKEN, SECRET or PASSWORD.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
+
+from evo_agent.session import lazy_re
 
 SECRET_VARS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "EVO_AGENT_SYNC_URL",
                          "PGPASSWORD"})
-_SECRET_NAME = re.compile(r"\AEVO_AGENT_\w*(KEY|TOKEN|SECRET|PASSWORD)\w*\Z")
+_SECRET_NAME = lazy_re(r"\AEVO_AGENT_\w*(KEY|TOKEN|SECRET|PASSWORD)\w*\Z")
 
 
 def is_secret_var(name: str) -> bool:

@@ -1,0 +1,40 @@
+"""Redaction's shortcuts find what the full scan finds.
+
+`_may_hold_shapes`: a text without a gitleaks keyword or a shape's anchor is not scanned by the shapes
+and rules at all; `find_shapes` compiles nothing without a candidate. Texts built from keywords,
+anchors, secret-looking values and plain words give the same spans with and without the shortcut.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evo_agent.session import redact
+
+PIECES = ["hello", "they", "ask", "token", "api_key", " = ", ": ", "'", '"', "\n", "private", "PRIVATE", "é", "中",
+          "sk-ant-abcdefghijklmnopqrstuvwxyz0123", "ghp_" + "a1" * 20, "AKIAABCDEFGHIJKLMNOP", "password",
+          "Xabcdefgh1jklmnopqrstuvw", "-----BEGIN PRIVATE KEY-----", "Bearer ", "xyz", "_KEY", "DB_PASS",
+          "https://user:pw123456@host/", "eyJhbGciOiJIUzI1NiJ9", ".", "0123456789abcdef"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=12))
+def test_the_shortcut_finds_what_the_full_scan_finds(pieces):
+    text = "".join(pieces)
+    fast = redact.find_secrets(text)
+    original = redact._may_hold_shapes
+    redact._may_hold_shapes = lambda text, matchers: True
+    try:
+        full = redact.find_secrets(text)
+    finally:
+        redact._may_hold_shapes = original
+    assert fast == full
+
+
+def test_plain_words_and_digests_need_no_scan():
+    matchers = redact._get_matchers()
+    for text in ("e3b0c44298fc1c14", "ok", "hi", "12345", "中文"):
+        assert not redact._may_hold_shapes(text, matchers)
+    for text in ("the token", "they", "PRIVATE", "api"):
+        assert redact._may_hold_shapes(text, matchers)
