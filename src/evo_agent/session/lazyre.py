@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
 
 class LazyPattern:

@@ -23,6 +23,7 @@ tests/session/test_plaindata.py compares it with `dataclasses` on the same class
 from __future__ import annotations
 
 from _thread import get_ident
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
 if TYPE_CHECKING:
     from typing import Any, Callable, TypeVar, dataclass_transform  # noqa: UP035 - Callable: no collections.abc

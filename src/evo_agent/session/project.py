@@ -24,10 +24,11 @@ import os
 from pathlib import Path
 
 from .layout import PROJECT_DIR_NAME
+from .lazyre import lazy_re
 from .plaindata import plain_dataclass
 
 SHORT_COMMIT = 7  # git's default abbreviation (core.abbrev) in a small repository
-_SHA = r"\A[0-9a-f]{40}(?:[0-9a-f]{24})?\Z"  # SHA-1 or SHA-256 (through `re`'s cache: compiled at first use)
+_SHA_RE = lazy_re(r"\A[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")  # SHA-1 or SHA-256, compiled at first use
 GIT_TIMEOUT_S = 5
 
 
@@ -111,7 +112,7 @@ def branch_from_head(head: str) -> str | None:
             if ref.startswith(prefix):
                 return ref[len(prefix):] or None
         return ref or None
-    if re.match(_SHA, head):
+    if _SHA_RE.match(head):
         return head[:SHORT_COMMIT]
     return None
 
