@@ -7,6 +7,7 @@ record. Only regular files are read; the branch is then unknown (and git is not 
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -38,3 +39,23 @@ def test_a_fifo_for_git_s_files_never_hangs_the_start(tmp_path, model_server, wh
     assert result.rc == 0, result.err
     assert result.out.strip() == "hello"
     assert cli.run("sessions", "list", timeout=120).rc == 0
+
+
+def test_a_fifo_for_a_sessions_fetched_marker_never_hangs_the_listing(tmp_path, model_server):
+    """A session directory unpacked with `fetched` (whose copy it is) as a FIFO: listing and `-c` read it."""
+    tool = tmp_path / "tool"
+    sid = "1796400000000_deadbeef"
+    session = tool / ".evo-agent" / "sessions" / sid
+    session.mkdir(parents=True)
+    for directory in (tool / ".evo-agent", session.parent, session):
+        os.chmod(directory, 0o700)
+    (session.parent / ".gitignore").write_text("*\n")
+    start = {"type": "session_start", "session_id": sid, "timestamp": "2026-01-01T00:00:00.000+00:00",
+             "cwd": str(tool), "model": "m", "provider": "anthropic"}
+    (session / "messages.jsonl").write_text(json.dumps(start) + "\n")
+    os.mkfifo(session / "fetched")
+    cli = Cli(tool, model_server.env(clean_env(tmp_path / "home")))
+    assert cli.run("sessions", "list", timeout=120).rc == 0
+    assert cli.run("sessions", "list", "--all", timeout=120).rc == 0
+    continued = cli.run("-c", "-p", "hi", timeout=120)
+    assert "no session to continue" in continued.err  # it ends, and the planted one is not continued

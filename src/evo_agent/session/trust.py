@@ -107,7 +107,8 @@ def foreign_reason(
 def read_fetched(session_dir: Path | str) -> str | None:
     """What a fetched copy's `fetched` marker says (one line: whose it is), or None when there is none."""
     try:
-        fd = os.open(os.path.join(session_dir, FETCHED_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(os.path.join(session_dir, FETCHED_NAME),  # never blocking: a FIFO an archive planted
+                     os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
     try:
