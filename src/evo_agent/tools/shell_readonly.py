@@ -367,6 +367,11 @@ def _git_assignments(git: str, cwd: Path) -> list[str]:
     which take a key verbatim (`-c filter.x=y.clean=` would set `filter.x`)."""
     settings = _filter_overrides(git, cwd)
     env = dict(GIT_SAFE_ENV)
+    root = git_worktree_root(cwd)
+    if root is not None:
+        # git stops at the `.git` judged (`_check_git`): past one that is no repository (an empty directory, a
+        # FIFO) it would climb on to the dotfiles `~/.git` or the repository the archive was unpacked in.
+        env["GIT_CEILING_DIRECTORIES"] = str(root.parent)
     env["GIT_CONFIG_COUNT"] = str(len(settings))
     for n, (key, value) in enumerate(settings):
         env[f"GIT_CONFIG_KEY_{n}"] = key
