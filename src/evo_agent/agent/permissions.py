@@ -199,9 +199,12 @@ class Policy:
         if self.mode == "read-only":
             return Verdict("deny", "mode read-only", f"the command {why} (read-only mode runs only read-only commands)")
         # "Always" adds `Bash(<the command>)`; one ending in `:*` would read as a prefix rule (`python3:*`: any
-        # Python), so such a command is allowed once at most.
+        # Python), so such a command is allowed once at most. So is one whose rule does not read back as itself
+        # (`echo hi),Bash,Read(x`: pasted into --allowed-tools, which splits at commas, a bare `Bash` beside it).
         exact = command.strip()
         suggestion = Rule("Bash", exact) if exact and not exact.endswith(":*") else None
+        if suggestion is not None and _reads_back(suggestion) != [suggestion]:
+            suggestion = None
         protected = (protected_dir(command, self.project_dir, self.work_dir)
                      or (AGENT_DIR if AGENT_DIR in command else None))
         if protected is not None:
@@ -283,7 +286,21 @@ def _exact_rule(kind: str, spec: str) -> Rule | None:
     """The rule naming exactly `spec`; None (no "always" offered) when the name itself holds glob characters
     (`*`, `?`), which a rule would read as a pattern matching other files too."""
     literal = spec[:-3] if spec.endswith("/**") else spec
-    return None if any(c in literal for c in "*?") else Rule(kind, spec)
+    if any(c in literal for c in "*?"):
+        return None
+    rule = Rule(kind, spec)
+    return rule if _reads_back(rule) == [rule] else None  # a file named `a),Bash,Edit(b` offers nothing
+
+
+def _reads_back(rule: Rule) -> list[Rule]:
+    """The rules `--allowed-tools` (which splits at commas outside parentheses) makes of `rule`'s text: an
+    "always" is offered, and its option suggested, only when that is the rule itself."""
+    from .rules import RuleError, parse_rules
+
+    try:
+        return parse_rules(str(rule))
+    except RuleError:
+        return []
 
 
 MODE_SUMMARY = {
