@@ -448,8 +448,8 @@ def build_request(
     target = policy.target(name, tool_input)
     rule = str(verdict.suggestion) if verdict.suggestion else ""
     if target.kind == "Bash":
-        command = target.command
-        single = "\n" not in command and len(command) <= 200
+        command = _odd_blanks_shown(target.command)
+        single = "\n" not in command and len(command) <= 200 and command == target.command
         return ApprovalRequest(name, f"run: {one_line(command, 200)}", "" if single else command, agent, rule,
                                verdict.reason)
     if target.kind == "Edit":
@@ -460,6 +460,15 @@ def build_request(
     # Whole (never cut: a payload after padding would be approved unseen); the front end shows what fits.
     detail = json.dumps(tool_input, ensure_ascii=False, indent=2)
     return ApprovalRequest(name, f"call {name}", detail, agent, rule, verdict.reason)
+
+
+def _odd_blanks_shown(command: str) -> str:
+    """`command` with each blank but space, tab and newline spelled out (`⟨U+00A0⟩`): a terminal draws it as a
+    space (or nothing), bash reads it as a letter of the word (`cat<NBSP>/etc/passwd` runs the repository's
+    `cat<NBSP>/etc/passwd`), and the question must not show a harmless command instead."""
+    if command.isascii() and not any(c in command for c in "\x0b\x0c\r\x1c\x1d\x1e\x1f"):
+        return command
+    return "".join(f"⟨U+{ord(c):04X}⟩" if c.isspace() and c not in " \t\n" else c for c in command)
 
 
 def _edit_diff(name: str, tool_input: dict[str, Any], target: Target) -> str:
