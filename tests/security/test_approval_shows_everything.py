@@ -55,3 +55,27 @@ def test_an_mcp_calls_approval_shows_every_argument(project, model_server, paddi
     [request] = front.asked
     assert PAYLOAD in request.detail
     assert json.loads(request.detail) == arguments  # all of it, as it would be sent
+
+
+# Characters a terminal draws as a blank (or nothing) that bash reads as a letter of the word: `cat<NBSP>/etc/passwd`
+# is the program `cat<NBSP>/etc/passwd`, a script the repository ships in its directory `cat<NBSP>/`.
+ODD_BLANKS = {"nbsp": "\u00a0", "figure-space": "\u2007", "ideographic": "\u3000", "line-separator": "\u2028",
+              "file-separator": "\x1c", "next-line": "\x85"}
+
+
+@pytest.mark.parametrize("blank", sorted(ODD_BLANKS))
+def test_a_commands_odd_blank_is_never_shown_as_a_space(project, model_server, blank):
+    from evo_agent.safe_text import terminal_safe
+
+    command = f"cat{ODD_BLANKS[blank]}/etc/passwd"
+    model_server.script(tool_use("bash", {"command": command}, id="t1"), text("ok"))
+    agent, _ = make_agent(project, server_provider(model_server), mode="ask")
+    front = Refuse()
+    try:
+        agent.run_turn("look at this", front)
+    finally:
+        agent.close()
+    [request] = front.asked
+    seen = terminal_safe(f"{request.summary}\n{request.detail}")
+    assert "cat /etc/passwd" not in seen and "cat/etc/passwd" not in seen, seen
+    assert ODD_BLANKS[blank] not in seen, seen

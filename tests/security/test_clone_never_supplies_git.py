@@ -10,6 +10,8 @@ any question. The door now runs git by its absolute path from an absolute PATH e
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -56,3 +58,32 @@ def test_listing_and_continuing_in_the_clone_never_run_its_git(tmp_path, model_s
         result = cli.run(*args)
         assert result.rc == 0, result.err
         assert not marker.exists(), args
+
+
+@pytest.mark.parametrize("entry", sorted(WHERE))
+def test_without_a_system_git_the_door_runs_none_rather_than_the_clones(tmp_path, monkeypatch, entry):
+    """No git in any absolute PATH entry (a minimal container, an archive unpacked without git): the door must
+    not fall back to a bare `git`, which the kernel's lookup would find in the relative entry, the clone's."""
+    project, marker = _armed_clone(tmp_path, entry)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PATH", f"{entry}:{tmp_path / 'no-git-here'}")
+    assert run_git(project, "rev-parse", "HEAD") is None  # as a machine without git answers
+    assert not marker.exists()
+
+
+def test_a_git_installed_in_home_still_serves_a_dotfiles_repository(tmp_path, monkeypatch):
+    """The control: a dotfiles `~/.git` makes `~` the work tree of what lies below it, and the user's own git may
+    live in `~` too (conda, a build in ~/.local/bin): that one is no clone's, and still runs."""
+    home = tmp_path / "home"
+    real_git = shutil.which("git")
+    assert real_git is not None
+    subprocess.run([real_git, "init", "-q", str(home)], check=True)
+    own = home / ".local" / "bin"
+    own.mkdir(parents=True)
+    (own / "git").write_text(f"#!/bin/sh\nexec {real_git} \"$@\"\n")
+    os.chmod(own / "git", 0o755)
+    tool = home / "Downloads" / "tool-1.0"
+    tool.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", str(own))
+    assert run_git(tool, "rev-parse", "--show-toplevel") is not None

@@ -18,8 +18,9 @@ from tests.fake_model_server import text, tool_use
 
 from .hostile import clone, payload, upstream
 
+# The upper-case spellings are the same directory on a case-insensitive file system (macOS's default).
 TARGETS = ["docs/.git/config", "vendor/lib/.git/config", "vendor/lib/.git/hooks/post-checkout", "vendor/lib/.git",
-           "a/b/c/.git/HEAD"]
+           "a/b/c/.git/HEAD", ".GIT/config", ".Git/hooks/pre-commit", "vendor/lib/.GIT/config"]
 
 
 @pytest.mark.parametrize("how", [["--permission-mode", "accept-edits"], ["--allowed-tools", "Edit(**)"],
@@ -45,3 +46,15 @@ def test_the_control_an_ordinary_file_beside_it_is_written(tmp_path, model_serve
     result = Cli(project, model_server.env(clean_env(tmp_path / "home"))).run(
         "-p", "fix the docs", "--permission-mode", "accept-edits")
     assert result.rc == 0 and (project / "docs" / ".gitkeep").read_text() == "x\n"
+
+
+@pytest.mark.parametrize("target", [".Evo-Agent/settings.json", ".EVO-AGENT/settings.json"])
+def test_a_write_into_the_agent_dir_in_another_case_is_never_made_unasked(tmp_path, model_server, target):
+    """On a case-insensitive file system `.EVO-AGENT/settings.json` is the project's own settings: a rule written
+    there in accept-edits would run every later command unasked."""
+    project = clone(upstream(tmp_path, {"docs/index.md": "# docs\n"}), tmp_path / "clone")
+    content = '{"permissions": {"allow": ["Bash"]}}\n'
+    model_server.script(tool_use("write_file", {"path": target, "content": content}, id="w1"), text("done"))
+    Cli(project, model_server.env(clean_env(tmp_path / "home"))).run(
+        "-p", "fix the docs", "--permission-mode", "accept-edits")
+    assert not (project / target).exists()

@@ -57,12 +57,31 @@ def _archive(src, how):
         (tool / ".git").write_text("gitdir: ../work/.git\n")
     elif how == "gitdir-absolute":
         (tool / ".git").write_text(f"gitdir: {src / 'work' / '.git'}\n")
+    elif how in ("inner-links", "alternates", "objects-link"):  # a .git directory whose insides lead next door
+        subprocess.run([*GIT, "init", "-q", str(tool)], check=True)
+        inner = tool / ".git"
+        victim = src / "work" / ".git"
+        if how == "inner-links":  # refs and objects are the victim's
+            for name in ("refs", "objects"):
+                shutil.rmtree(inner / name)
+                os.symlink(f"../../work/.git/{name}", inner / name)
+        else:
+            if how == "alternates":  # the victim's objects are this repository's too
+                (inner / "objects" / "info" / "alternates").write_text(f"{victim / 'objects'}\n")
+            else:
+                shutil.rmtree(inner / "objects" / "pack")
+                os.symlink(f"{victim / 'objects' / 'pack'}", inner / "objects" / "pack")
+                assert git(src / "work", "gc", "-q").returncode == 0  # the victim's history packed
+            shutil.rmtree(inner / "refs")
+            os.symlink("../../work/.git/refs", inner / "refs")
+            os.symlink("../../work/.git/packed-refs", inner / "packed-refs")  # where `gc` put the branch
     else:
         os.symlink("../work/.git", tool / ".git")
     return tool
 
 
-@pytest.mark.parametrize("how", ["gitdir-file", "gitdir-absolute", "symlink", "commondir"])
+@pytest.mark.parametrize("how", ["gitdir-file", "gitdir-absolute", "symlink", "commondir", "inner-links", "alternates",
+                                 "objects-link"])
 @pytest.mark.parametrize("command", ["git log -p", "git show HEAD:deploy.env", "git diff HEAD", "git status"])
 def test_a_git_file_or_link_pointing_at_another_repository_is_not_read_unasked(tmp_path, model_server, how,
                                                                                 command):

@@ -162,3 +162,31 @@ def test_sessions_from_before_the_registry_stay_the_users_own(model_server, tmp_
     assert continued.rc == 0, continued.err
     assert ATTACK in json.dumps(model_server.requests[-1]["messages"])  # here it is the user's own words
     assert made_file().is_file()
+
+
+def test_many_unpacked_sessions_newer_than_the_users_own_never_hide_it_nor_get_continued(victim, model_server,
+                                                                                         tmp_path):
+    """Forty planted sessions, all newer than the user's own: `-c` reads past every one of them (past the first
+    heap `newest()` sorts, sessions list's shared pass with check_dir) and continues the user's session."""
+    dest = tmp_path / "downloads" / "project"
+    dest.parent.mkdir()
+    soon = int(time.time() * 1000) + 600_000  # ten minutes ahead: inside the clock slack, so only "not made"
+    planted = [f"{soon + i:013d}_c0ffee{i:02x}" for i in range(40)]
+    tree = _mallory_tree(tmp_path, planted[0])
+    first = tree / ".evo-agent" / "sessions" / planted[0]
+    for sid in planted[1:]:
+        shutil.copytree(first, first.parent / sid)
+    _tar_gnu(tree, dest)
+    cli = victim(dest)
+    model_server.script(text("It compiles."))
+    own = cli.run("-p", "what does the build do?")
+    assert own.rc == 0, own.err
+    for sid in planted:  # and updated after the user's own
+        os.utime(dest / ".evo-agent" / "sessions" / sid / "messages.jsonl", ns=(soon * 10**6, soon * 10**6))
+    listing = cli.run("sessions", "list", "--limit", "5")
+    assert listing.rc == 0 and "not made by your evo-agent" in listing.out + listing.err
+    model_server.script(text("Continuing."))
+    continued = cli.run("-c", "-p", "and the tests?")
+    assert continued.rc == 0, continued.err
+    sent = json.dumps(model_server.requests[-1]["messages"])
+    assert "what does the build do?" in sent and ATTACK not in sent

@@ -312,3 +312,25 @@ def test_streamable_http_discovery_and_a_call(manager, http_server):
     assert m.status("web").state == "connected", m.status("web").detail
     assert any(t["name"] == "echo" for t in m.status("web").tools)
     assert result_of(m.call("web", "echo", {"text": "over http"})).content == "echo: over http"
+
+
+def test_a_server_that_exits_under_a_call_that_then_ends_well_is_shown_failed():
+    """The process exits while a call is in flight, and the call ends without failing (its answer had arrived,
+    or it was cancelled): no failing call stops the connection, so the hold itself must say the server exited."""
+    import asyncio
+
+    from evo_agent.tools.mcp_client import ServerExited, _hold
+
+    async def scenario() -> None:
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
+        await proc.wait()  # the server is gone
+        server = type("Server", (), {})()  # what _hold reads of a _Server
+        server.stop, server.running, server.calls = asyncio.Event(), proc, 1
+        hold = asyncio.ensure_future(_hold(server))
+        for _ in range(50):  # let the hold see the exit with the call in flight
+            await asyncio.sleep(0)
+        server.calls -= 1  # the call ends well (what _call's `finally` does)
+        with pytest.raises(ServerExited, match="exited while idle"):
+            await asyncio.wait_for(hold, 60)  # an upper bound, never a measurement
+
+    asyncio.run(scenario())

@@ -200,9 +200,12 @@ class Policy:
         if self.mode == "read-only":
             return Verdict("deny", "mode read-only", f"the command {why} (read-only mode runs only read-only commands)")
         # "Always" adds `Bash(<the command>)`; one ending in `:*` would read as a prefix rule (`python3:*`: any
-        # Python), so such a command is allowed once at most.
+        # Python), so such a command is allowed once at most. So is one whose rule does not read back as itself
+        # (`echo hi),Bash,Read(x`: pasted into --allowed-tools, which splits at commas, a bare `Bash` beside it).
         exact = command.strip()
         suggestion = Rule("Bash", exact) if exact and not exact.endswith(":*") else None
+        if suggestion is not None and _reads_back(suggestion) != [suggestion]:
+            suggestion = None
         protected = (protected_dir(command, self.project_dir, self.work_dir)
                      or (AGENT_DIR if AGENT_DIR in command else None))
         if protected is not None:
@@ -284,7 +287,21 @@ def _exact_rule(kind: str, spec: str) -> Rule | None:
     """The rule naming exactly `spec`; None (no "always" offered) when the name itself holds glob characters
     (`*`, `?`), which a rule would read as a pattern matching other files too."""
     literal = spec[:-3] if spec.endswith("/**") else spec
-    return None if any(c in literal for c in "*?") else Rule(kind, spec)
+    if any(c in literal for c in "*?"):
+        return None
+    rule = Rule(kind, spec)
+    return rule if _reads_back(rule) == [rule] else None  # a file named `a),Bash,Edit(b` offers nothing
+
+
+def _reads_back(rule: Rule) -> list[Rule]:
+    """The rules `--allowed-tools` (which splits at commas outside parentheses) makes of `rule`'s text: an
+    "always" is offered, and its option suggested, only when that is the rule itself."""
+    from .rules import RuleError, parse_rules
+
+    try:
+        return parse_rules(str(rule))
+    except RuleError:
+        return []
 
 
 MODE_SUMMARY = {
@@ -432,8 +449,8 @@ def build_request(
     target = policy.target(name, tool_input)
     rule = str(verdict.suggestion) if verdict.suggestion else ""
     if target.kind == "Bash":
-        command = target.command
-        single = "\n" not in command and len(command) <= 200
+        command = _odd_blanks_shown(target.command)
+        single = "\n" not in command and len(command) <= 200 and command == target.command
         return ApprovalRequest(name, f"run: {one_line(command, 200)}", "" if single else command, agent, rule,
                                verdict.reason)
     if target.kind == "Edit":
@@ -444,6 +461,15 @@ def build_request(
     # Whole (never cut: a payload after padding would be approved unseen); the front end shows what fits.
     detail = json.dumps(tool_input, ensure_ascii=False, indent=2)
     return ApprovalRequest(name, f"call {name}", detail, agent, rule, verdict.reason)
+
+
+def _odd_blanks_shown(command: str) -> str:
+    """`command` with each blank but space, tab and newline spelled out (`⟨U+00A0⟩`): a terminal draws it as a
+    space (or nothing), bash reads it as a letter of the word (`cat<NBSP>/etc/passwd` runs the repository's
+    `cat<NBSP>/etc/passwd`), and the question must not show a harmless command instead."""
+    if command.isascii() and not any(c in command for c in "\x0b\x0c\r\x1c\x1d\x1e\x1f"):
+        return command
+    return "".join(f"⟨U+{ord(c):04X}⟩" if c.isspace() and c not in " \t\n" else c for c in command)
 
 
 def _edit_diff(name: str, tool_input: dict[str, Any], target: Target) -> str:

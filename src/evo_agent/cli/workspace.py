@@ -108,6 +108,7 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
 
 
 _BLANKS = re.compile(r"[\s\u200b-\u200d\u2060\ufeff]{4,}")  # blanks and zero-width characters
+_ODD_BLANK = re.compile(r"[^\S \t\n]|[\u200b-\u200d\u2060\ufeff]")  # any of them but space, tab and newline
 
 
 def _field(text: object, limit: int | None = None) -> str:
@@ -115,7 +116,9 @@ def _field(text: object, limit: int | None = None) -> str:
     300 characters of flags must be seen), a run of blanks counted (padding cannot push a payload out of
     sight), control characters visible; a name cut at `limit` is marked with `…` and the full length."""
     raw = str(text)
-    shown = _safe(_BLANKS.sub(lambda m: f"⟨{len(m.group())} blanks⟩", raw))
+    counted = _BLANKS.sub(lambda m: f"⟨{len(m.group())} blanks⟩", raw)
+    # One odd blank spelled out too: `Bash(cat<NBSP>/etc/passwd)` is not the harmless rule it would look like.
+    shown = _safe(_ODD_BLANK.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", counted))
     if limit is not None and len(shown) > limit:
         return shown[:limit] + f"… ({len(raw)} characters in all)"
     return shown

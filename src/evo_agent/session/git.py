@@ -111,15 +111,19 @@ def _check(args: Sequence[str]) -> None:
 def git_program(worktree: Path, environ: Mapping[str, str] | None = None) -> str:
     """git by its absolute path: the first in an absolute PATH entry outside `worktree`. A relative entry
     (`node_modules/.bin`, `.`, empty) is looked up from the repository's root, where a clone can commit a `git`.
-    Plain "git" when there is none (starting it then fails, as a missing git does)."""
+    Plain "git" when there is none, which `start_in` never starts (the lookup of a bare name would search
+    exactly those relative entries)."""
     base = os.environ if environ is None else environ
     root = os.path.realpath(worktree)
+    home = os.path.realpath(os.path.expanduser("~"))
+    # A work tree holding the home directory (a dotfiles `~/.git`) is the user's own: so is a git installed in `~`.
+    own = home == root or home.startswith(root.rstrip("/") + "/")
     for entry in base.get("PATH", os.defpath).split(os.pathsep):
         if not os.path.isabs(entry):
             continue
         candidate = os.path.join(entry, "git")
         real = os.path.realpath(candidate)
-        if real == root or real.startswith(root.rstrip("/") + "/"):
+        if not own and (real == root or real.startswith(root.rstrip("/") + "/")):
             continue
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
@@ -183,6 +187,8 @@ def start_in(found: tuple[Path, Path], *args: str) -> tuple[subprocess.Popen[byt
     (tracked_cache.py keys git's answer to the exact repository it ran in)."""
     root, git_dir = found
     argv = git_argv(root, git_dir, args)
+    if not os.path.isabs(argv[0]):
+        return None  # no git in an absolute PATH entry: as if none were installed, never the clone's through `.`
     import subprocess  # here, not at the top: outside a repository (and `sessions list` there) git never runs
 
     try:

@@ -40,17 +40,22 @@ def inside_project(project_dir: Path | str, resolved: Path) -> bool:
 
 
 def in_agent_dir(project_dir: Path | str, resolved: Path) -> bool:
-    """True when `resolved` lies in the project's `.evo-agent/` (its transcripts and rules)."""
-    return is_within(resolved, real(project_dir) / AGENT_DIR)
+    """True when `resolved` lies in the project's `.evo-agent/` (its transcripts and rules), in any letter case:
+    on a case-insensitive file system (macOS's default) `.EVO-AGENT/settings.json` is that very file."""
+    root = real(project_dir)
+    if not is_within(resolved, root) or resolved == root:
+        return False
+    return resolved.relative_to(root).parts[0].casefold() == AGENT_DIR
 
 
 def in_sensitive_dir(project_dir: Path | str, resolved: Path) -> bool:
     """`resolved` lies in (or is) a `.git` of the project: the top one, or a nested repository's (`vendor/x/.git`,
-    or one a write would create, `docs/.git/config`): git run there later obeys its config and hooks."""
+    or one a write would create, `docs/.git/config`), in any letter case: git run there later obeys its config and
+    hooks."""
     root = real(project_dir)
     if not is_within(resolved, root):
         return False
-    return any(part in SENSITIVE_DIRS for part in resolved.relative_to(root).parts)
+    return any(part.casefold() in SENSITIVE_DIRS for part in resolved.relative_to(root).parts)  # `.GIT` too (macOS)
 
 
 def relative_posix(project_dir: Path | str, resolved: Path) -> str | None:

@@ -197,9 +197,15 @@ async def _hold(server: _Server) -> None:
             waiting.cancel()
     if stop in done or proc is None:
         return
-    if server.calls:  # it died under a call: the call's failure says so (_lost) and then stops this connection
-        await server.stop.wait()
-        return
+    if server.calls:  # it died under a call: a failing call says so (_lost), which stops this connection
+        stopping = asyncio.ensure_future(server.stop.wait())
+        try:  # a call may also end well (answered before the exit) or be cancelled: then it is this one's line
+            while server.calls and not stopping.done():
+                await asyncio.wait({stopping}, timeout=_POLL_S)
+        finally:
+            stopping.cancel()
+        if server.stop.is_set():
+            return
     raise ServerExited(f"the server exited while idle (exit code {proc.returncode})")
 
 

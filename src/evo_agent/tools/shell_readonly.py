@@ -342,15 +342,16 @@ def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
         # A `.git/commondir` takes refs, objects and config from elsewhere: only linked worktrees' have one.
         common = (read_git_file(dot_git / "commondir") or "").strip()
         if not common:
-            return None
+            return _leads_out(dot_git, project)
         shared = real(dot_git / common)
-        return None if inside_project(project, shared) else shared
+        return (_leads_out(dot_git, project) or _leads_out(shared, project)) if inside_project(project, shared) \
+            else shared
     found = git_dir_of(root)
     if found is None:
         return None  # git will not find a repository there either
     git_dir = real(found)
     if inside_project(project, git_dir):
-        return None
+        return _leads_out(git_dir, project)
     back = (read_git_file(git_dir / "gitdir") or "").strip()
     if back and real(back) == real(dot_git) and not dot_git.is_symlink():
         return None  # a linked worktree (`git worktree add`)
@@ -361,12 +362,37 @@ def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
     return git_dir
 
 
+def _leads_out(git_dir: Path, project: Path) -> Path | None:
+    """Where a git directory of the project reads another repository's history, else None: a link among its
+    entries or its objects' (`refs`, `objects`, `packed-refs`, `objects/pack` into the victim's `.git` next
+    door, as an archive can ship them), or an `objects/info/alternates` line (what `clone --shared` writes)."""
+    objects = git_dir / "objects"
+    for directory in (git_dir, objects):
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            if (directory / name).is_symlink() and not inside_project(project, target := real(directory / name)):
+                return target
+    for line in (read_git_file(objects / "info" / "alternates", 1 << 16) or "").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and not inside_project(project, target := real(objects / line)):
+            return target  # (relative lines are relative to the objects directory, as git reads them)
+    return None
+
+
 def _git_assignments(git: str, cwd: Path) -> list[str]:
     """`NAME=value` words put before git: the door's environment (session GIT_SAFE_ENV: no transport, no
     lazy fetch, no optional lock) and each filter driver switched off through GIT_CONFIG_KEY_n/VALUE_n,
     which take a key verbatim (`-c filter.x=y.clean=` would set `filter.x`)."""
     settings = _filter_overrides(git, cwd)
     env = dict(GIT_SAFE_ENV)
+    root = git_worktree_root(cwd)
+    if root is not None:
+        # git stops at the `.git` judged (`_check_git`): past one that is no repository (an empty directory, a
+        # FIFO) it would climb on to the dotfiles `~/.git` or the repository the archive was unpacked in.
+        env["GIT_CEILING_DIRECTORIES"] = str(root.parent)
     env["GIT_CONFIG_COUNT"] = str(len(settings))
     for n, (key, value) in enumerate(settings):
         env[f"GIT_CONFIG_KEY_{n}"] = key
