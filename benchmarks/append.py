@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import FL_APPEND, bare_appends, fmt_us, log, median
+from benchmarks.harness import FL_APPEND, as_after_the_first_request, bare_appends, fmt_us, log, median
 from benchmarks.peers import lg_checkpoint
 
 RECORD_BYTES = 1024
@@ -106,6 +106,7 @@ def _append_evo(workdir: Path, n: int, k: int, length: int, checkpoint_each: boo
     from evo_agent.session import SessionStore
     store = SessionStore(workdir, warn=lambda _: None)
     rec = store.create(model="claude-sonnet-4-5", provider="anthropic", git_branch="main")
+    as_after_the_first_request()
     rec.append_many(("user", {"message": {"role": "user", "content": prompt(i, length)}}) for i in range(n - k))
     rec.checkpoint()
     msgs = [{"role": "user", "content": prompt(i, length)} for i in range(n - k, n)]

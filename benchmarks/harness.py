@@ -341,3 +341,17 @@ def spread(r: dict) -> str:
     if "wall_min" not in r or r.get("n", 1) < 2:
         return ""
     return f" [runs {fmt_ms(r['wall_min'])}–{fmt_ms(r['wall_max'])}, n={r['n']}]"
+
+
+def as_after_the_first_request() -> None:
+    """Load orjson as a session does once its first request is on the wire (`session.orjson_after_send`).
+
+    Before that the recorder writes its first values through the stdlib (start-up, issue #30); a bare
+    Recorder in a fresh benchmark process would otherwise import orjson (~40 ms) inside a timed append,
+    once per process, and every round is a fresh process.
+    """
+    try:
+        from evo_agent.session import orjson_after_send
+    except ImportError:  # an older tree (--baseline) loads it at its first record
+        return
+    orjson_after_send()
