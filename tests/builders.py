@@ -167,6 +167,29 @@ def server_provider(server):
     return AnthropicProvider("claude-test", api_key="test-key", base_url=server.base_url, max_retries=0)
 
 
+class Refusing:
+    """A front end that answers every approval "no" and keeps each request it was asked (`asked`)."""
+
+    def __init__(self) -> None:
+        self.asked: list = []
+
+    def on_approval(self, request):
+        from evo_agent.tools.approval import ApprovalDecision
+
+        self.asked.append(request)
+        return ApprovalDecision("no")
+
+
+def asked_in_a_turn(agent, prompt: str) -> list:
+    """The approval requests one turn of `agent` raised, each refused; the agent is closed after it."""
+    front = Refusing()
+    try:
+        agent.run_turn(prompt, front)
+    finally:
+        agent.close()
+    return front.asked
+
+
 # --------------------------------------------------------------------------- reading back
 
 

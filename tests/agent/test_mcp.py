@@ -145,3 +145,18 @@ def test_a_subagent_gets_the_sessions_mcp_tools(project, tmp_path, model_server)
                      for m in r["messages"] if isinstance(m["content"], list)
                      for b in m["content"] if b.get("type") == "tool_result"]
     assert child_results and child_results[0]["content"] == "echo: from the child"
+
+
+def test_mcp_without_servers_fits_an_80_column_terminal(project):
+    """The app lets the terminal wrap text (ids and paths stay copyable), which breaks a long line mid-word."""
+    from rich.cells import cell_len
+
+    from tests.scripted_provider import ScriptedProvider
+
+    agent, _ = make_agent(project, ScriptedProvider())
+    try:
+        text = agent.mcp.describe()
+    finally:
+        agent.close()
+    assert "evo-agent mcp add NAME -- COMMAND" in text
+    assert [line for line in text.splitlines() if cell_len(line) > 80] == []

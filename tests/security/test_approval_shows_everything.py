@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from evo_agent.tools.approval import ApprovalDecision
 from evo_agent.tools.mcp_client import McpManager
 from evo_agent.tools.mcp_config import expand_server, parse_server
-from tests.builders import make_agent, server_provider
+from tests.builders import asked_in_a_turn, make_agent, server_provider
 from tests.fake_model_server import text, tool_use
 
 SERVER = str(Path(__file__).parents[1] / "tools" / "mcp_test_server.py")
@@ -31,15 +30,6 @@ PADDINGS = {
 }
 
 
-class Refuse:
-    def __init__(self) -> None:
-        self.asked = []
-
-    def on_approval(self, request):
-        self.asked.append(request)
-        return ApprovalDecision("no")
-
-
 @pytest.mark.parametrize("padding", sorted(PADDINGS))
 def test_an_mcp_calls_approval_shows_every_argument(project, model_server, padding):
     arguments = PADDINGS[padding]
@@ -47,12 +37,7 @@ def test_an_mcp_calls_approval_shows_every_argument(project, model_server, paddi
     manager = McpManager([expand_server(config, {})], project, start_timeout=120)
     model_server.script(tool_use("mcp__t__echo", arguments, id="t1"), text("ok"))
     agent, _ = make_agent(project, server_provider(model_server), mode="ask", mcp=manager)
-    front = Refuse()
-    try:
-        agent.run_turn("look at this", front)
-    finally:
-        agent.close()
-    [request] = front.asked
+    [request] = asked_in_a_turn(agent, "look at this")
     assert PAYLOAD in request.detail
     assert json.loads(request.detail) == arguments  # all of it, as it would be sent
 
@@ -70,12 +55,7 @@ def test_a_commands_odd_blank_is_never_shown_as_a_space(project, model_server, b
     command = f"cat{ODD_BLANKS[blank]}/etc/passwd"
     model_server.script(tool_use("bash", {"command": command}, id="t1"), text("ok"))
     agent, _ = make_agent(project, server_provider(model_server), mode="ask")
-    front = Refuse()
-    try:
-        agent.run_turn("look at this", front)
-    finally:
-        agent.close()
-    [request] = front.asked
+    [request] = asked_in_a_turn(agent, "look at this")
     seen = terminal_safe(f"{request.summary}\n{request.detail}")
     assert "cat /etc/passwd" not in seen and "cat/etc/passwd" not in seen, seen
     assert ODD_BLANKS[blank] not in seen, seen

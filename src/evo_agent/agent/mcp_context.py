@@ -165,8 +165,9 @@ class McpContext:
     def describe(self) -> str:
         """What `/mcp` shows: each server's state, its tools in this session, and how to reconnect."""
         if self.manager is None and not self.defs:
-            return ("No MCP servers are configured. Add one with: evo-agent mcp add NAME -- COMMAND [ARGS…] "
-                    "(or a .mcp.json in a trusted project)")
+            return ("No MCP servers are configured. Add one with\n"  # lines under 80 columns: the app lets the
+                    "  evo-agent mcp add NAME -- COMMAND [ARGS…]\n"  # terminal wrap text, mid-word
+                    "or a .mcp.json in a trusted project.")
         offered: dict[str, int] = {}
         for d in self.defs or []:
             offered[d.server] = offered.get(d.server, 0) + 1

@@ -105,7 +105,7 @@ def _list(project: Path) -> list[str]:
 
     servers = _all(project)
     if not servers:
-        return ["No MCP servers configured. Add one with: evo-agent mcp add NAME -- COMMAND [ARGS…]"]
+        return ["No MCP servers configured. Add one with", "  evo-agent mcp add NAME -- COMMAND [ARGS…]"]
     trusted = project_trusted(project) if any(s.scope == "project" for s in servers) else True
     user_names = {s.name for s in servers if s.scope == "user"}
     out = []
