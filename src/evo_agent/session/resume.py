@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .jsonio import orjson
 from .lazyre import lazy_re
 from .messages import SUMMARY_PREFIX, SUMMARY_SUFFIX
 from .meta import decode_lenient, prompt_text, records_in
@@ -47,12 +48,8 @@ def _view_loader() -> Callable[[memoryview], object]:
     imported at the first load, not with this module (a new session's first request needs neither)."""
     global _loads_view
     if _loads_view is None:
-        try:
-            from orjson import loads as _orjson_loads
-
-            _loads_view = _orjson_loads
-        except ImportError:  # pragma: no cover - orjson is a declared dependency
-            _loads_view = _stdlib_loads_view
+        fast = orjson()
+        _loads_view = fast.loads if fast is not None else _stdlib_loads_view
     return _loads_view
 
 BLOCK = 1 << 20
