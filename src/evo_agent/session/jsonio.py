@@ -131,11 +131,13 @@ def _stdlib_line(record: dict[str, Any]) -> bytes:
 
 def encode_line(record: dict[str, Any]) -> bytes:
     """One record as one UTF-8 line ending in `\\n` (orjson's bytes, also before it is loaded)."""
-    early = as_orjson_writes(record)
-    if early is not None:
-        return early + b"\n"
-    fast = _orjson or orjson()
-    if fast is not None:
+    fast = _orjson
+    if fast is None:  # before orjson is loaded (start-up): the stdlib may write its bytes
+        early = as_orjson_writes(record)
+        if early is not None:
+            return early + b"\n"
+        fast = orjson()
+    if fast:
         try:
             line: bytes = fast.dumps(record, default=str, option=fast.OPT_APPEND_NEWLINE)
             return line
