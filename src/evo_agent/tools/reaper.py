@@ -55,14 +55,10 @@ def _setpriv() -> str | None:
 
 
 @cache
-def _bash() -> str:
-    """The reaper's bash by its absolute path: setpriv would look `bash` up in the child's PATH."""
-    return _absolute_program("bash") or "/bin/bash"
-
-
 def system_bash() -> str:
-    """The shell every bash call runs in, by its absolute path (never a `bash` in a relative PATH entry)."""
-    return _bash()
+    """The shell every bash call (and the reaper) runs in, by its absolute path: never a `bash` in a relative
+    PATH entry, and setpriv would look a bare `bash` up in the child's PATH."""
+    return _absolute_program("bash") or "/bin/bash"
 
 
 # The same, for a program that talks on its stdin (an MCP server): a background job of a non-interactive
@@ -78,7 +74,7 @@ def with_reaper(argv: list[str], *, keep_stdin: bool = False) -> list[str]:
     setpriv = _setpriv()
     if setpriv is None:
         return argv
-    return [setpriv, "--pdeathsig", "TERM", "--", _bash(), "-c", _KEEP_STDIN if keep_stdin else REAPER_SCRIPT,
+    return [setpriv, "--pdeathsig", "TERM", "--", system_bash(), "-c", _KEEP_STDIN if keep_stdin else REAPER_SCRIPT,
             "evo-agent-tool", str(os.getpid()), *argv]
 
 
