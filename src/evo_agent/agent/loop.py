@@ -98,7 +98,7 @@ from .instructions import Instructions, InstructionsWatch, begin_instructions, w
 from .memory_context import MemoryContext
 from .permissions import GateResult, PermissionGate, Policy
 from .plan_context import PlanContext
-from .prompt import build_system_prompt
+from .prompt import build_system_prompt, prompt_version
 from .subagents import task_tool
 from .usage import Usage, cost_report, own_usage, resumed_usage, usage_cost
 
@@ -211,6 +211,7 @@ class Agent:
         self.history: list[dict[str, Any]] = list(history or [])
         self._fixed_system_prompt = system_prompt
         self._system_prompt: tuple[tuple[str, str], str] | None = None  # ((conversation id, memory), its prompt)
+        self._prompt_version = 0  # the conversation's template (prompt.py), taken below once the scene is set
         self._system_note = system_note
         self.max_model_calls = max_model_calls
         self.max_tokens = max_tokens
@@ -240,6 +241,7 @@ class Agent:
             self.tools.append(self.memory.tools()[0])
             self.permissions.policy.memory_store = memory
             self.memory.start()
+        self._take_prompt_version()
         from .mcp_context import McpContext
 
         # MCP tools join `tools` at the session's first request (tool_specs), fixed for the session (SPEC §12).
@@ -342,9 +344,15 @@ class Agent:
             except ValueError:
                 started = None
             text = build_system_prompt(self.project_dir, self.tool_specs(), started, cwd=self.cwd,
-                                       context=[self.instructions.text, memory]) + self._system_note
+                                       context=[self.instructions.text, memory],
+                                       version=self._prompt_version) + self._system_note
             self._system_prompt = ((conversation, memory), text)
         return self._system_prompt[1]
+
+    def _take_prompt_version(self) -> None:
+        """The current session's template version: the one its conversation recorded, else recorded now."""
+        self._system_prompt = None
+        self._prompt_version = prompt_version(self.recorder) if self._fixed_system_prompt is None else 0
 
     # ---- project instructions and the start directory (instructions.py)
     def _use_instructions(self, instructions: Instructions | None) -> None:
@@ -388,6 +396,7 @@ class Agent:
                 self.plan.announce("resume" if history else "session_start")
             if self.memory is not None:
                 self.memory.start()  # the prefix of the session switched to: carried by a resume, else taken now
+            self._take_prompt_version()
             self._cleared_holder = None
             self._wrote_own = False
 

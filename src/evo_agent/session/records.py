@@ -60,6 +60,7 @@ RECORD_TYPES: tuple[RecordType, ...] = (
     RecordType("plan_update", searched=True, shown="note"),
     RecordType("memory_write", searched=True, shown="note"),
     RecordType("memory_index", held=True, scene=True),
+    RecordType("system_prompt", held=True, scene=True),  # {version}: the template (agent/prompt.py)
     RecordType("reminder", held=True, shown="in message"),
 )
 
