@@ -92,7 +92,7 @@ def test_automatic_compaction_runs_before_the_prompt_joins_the_history(project, 
     assert plain(model_requests(model_server)[-1]["messages"]) == plain([wrapped("S-auto"), {"role": "user", "content": "second"}])
     assert any("compaction #1, auto" in n for n in notices)
     types = [r["type"] for r in records(agent.recorder.path)]
-    assert types == ["session_start", "user", "assistant", "compact_boundary", "user", "assistant"]
+    assert types == ["session_start", "system_prompt", "user", "assistant", "compact_boundary", "user", "assistant"]
     assert_faithful(agent)
 
 
@@ -152,7 +152,8 @@ def test_the_compact_tool_compacts_after_its_response_is_answered(project, model
 
     recs = records(agent.recorder.path)
     types = [r["type"] for r in recs]
-    assert types == ["session_start", "user", "assistant", "user", "compact_boundary", "assistant"]
+    assert types == ["session_start", "system_prompt", "user", "assistant", "user", "compact_boundary", "assistant"]
+    recs.pop(1)  # the system prompt's template (agent/prompt.py)
     results = recs[3]["message"]["content"]
     assert [b["tool_use_id"] for b in results] == ["toolu_a", "toolu_c"]  # both calls answered before
     assert recs[4]["trigger"] == "tool" and recs[4]["summary"] == "S-tool"

@@ -52,7 +52,8 @@ def test_a_tool_round_trip_records_four_messages_in_order_with_one_prompt_id(pro
     assert result.status == "done" and result.text == "It printed hello." and result.model_calls == 2
 
     recs = read_records(agent.recorder.path)
-    assert [r["type"] for r in recs] == ["session_start", "user", "assistant", "user", "assistant"]
+    assert [r["type"] for r in recs] == ["session_start", "system_prompt", "user", "assistant", "user", "assistant"]
+    assert recs.pop(1)["version"] == 2  # the system prompt's template (agent/prompt.py), held until "say hello"
     assert len({r["prompt_id"] for r in recs[1:]}) == 1
     assert recs[1]["message"] == {"role": "user", "content": "say hello"}
     assert (recs[2]["input_tokens"], recs[2]["output_tokens"]) == (50, 5)
@@ -76,7 +77,7 @@ def test_a_tool_round_trip_records_four_messages_in_order_with_one_prompt_id(pro
     second = agent.run_turn("thanks")
     assert second.status == "done"
     recs = read_records(agent.recorder.path)
-    assert recs[5]["prompt_id"] != recs[1]["prompt_id"]
+    assert recs[6]["prompt_id"] != recs[2]["prompt_id"]  # recs[1]: the system_prompt record
     assert_faithful(agent)
 
 
@@ -99,9 +100,9 @@ def test_each_record_is_on_disk_before_the_step_that_depends_on_it(project):
 
     agent, _ = make_agent(project, ScriptedProvider(first, second), tools=[probe])
     agent.run_turn("go")
-    assert seen["at_call_1"] == ["session_start", "user"]
-    assert seen["at_tool"] == ["session_start", "user", "assistant"]
-    assert seen["at_call_2"] == ["session_start", "user", "assistant", "user"]
+    assert seen["at_call_1"] == ["session_start", "system_prompt", "user"]
+    assert seen["at_tool"] == ["session_start", "system_prompt", "user", "assistant"]
+    assert seen["at_call_2"] == ["session_start", "system_prompt", "user", "assistant", "user"]
 
 
 def test_cancel_during_the_model_call_stores_a_marker_and_keeps_the_history_valid(project):
@@ -250,8 +251,8 @@ def test_a_front_end_that_raises_never_breaks_the_turn_or_its_records(project):
     result = agent.run_turn("go", Broken())
     assert (result.status, result.text, result.model_calls) == ("done", "Done.", 2)
     recs = read_records(agent.recorder.path)
-    assert [r["type"] for r in recs] == ["session_start", "user", "assistant", "user", "assistant"]
-    assert "hi" in recs[3]["message"]["content"][0]["content"]
+    assert [r["type"] for r in recs] == ["session_start", "system_prompt", "user", "assistant", "user", "assistant"]
+    assert "hi" in recs[4]["message"]["content"][0]["content"]
     assert_faithful(agent)
 
 

@@ -50,7 +50,8 @@ def test_a_task_runs_in_its_own_sidechain_and_the_main_transcript_keeps_only_mar
 
     main = records(agent.recorder.path)
     assert [r["type"] for r in main] == [
-        "session_start", "user", "assistant", "subagent_start", "subagent_end", "user", "assistant"]
+        "session_start", "system_prompt", "user", "assistant", "subagent_start", "subagent_end", "user", "assistant"]
+    main.pop(1)  # the system prompt's template (agent/prompt.py)
     start, end = main[3], main[4]
     assert start["agent_name"] == end["agent_name"] == "find-retry-config"
     assert start["tool_use_id"] == end["tool_use_id"] == "toolu_task"

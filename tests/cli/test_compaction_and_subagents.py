@@ -6,6 +6,7 @@ import json
 import subprocess
 import threading
 
+from evo_agent.session import SCENE_TYPES
 from tests.agent.helpers import instruction_of, model_requests, summarizer, summary_requests
 from tests.agent.test_subagents import is_child, task
 from tests.api_rules import check_request
@@ -91,7 +92,7 @@ def test_kill_9_during_a_subagent_then_the_parent_resumes_api_valid(cli, model_s
     cli.kill_9_when(proc, subagent_waiting_for_the_model)
 
     (sid,) = cli.session_ids()
-    recs = [r for r in cli.records(sid) if r["type"] != "memory_index"]  # Auto Memory's prefix record aside (tests/cli/test_memory_command.py)
+    recs = [r for r in cli.records(sid) if r["type"] not in SCENE_TYPES]  # the prefix's records aside (memory_index, system_prompt)
     assert [r["type"] for r in recs] == ["session_start", "user", "assistant", "subagent_start"]
     side = cli.sessions_dir / sid / recs[3]["subagent_path"]
     assert [json.loads(line)["type"] for line in side.read_text().splitlines()] == ["session_start", "user"]

@@ -40,8 +40,9 @@ def test_a_print_run_with_a_tool_call_leaves_the_spec_layout_records_and_meta(cl
     assert raw_lines[-1] == b"" and all(raw_lines[:-1])
     recs = cli.records(sid)
     # The read-only command ran unasked in the default mode; the decision is on record (SPEC §9).
-    assert [r["type"] for r in recs] == ["session_start", "memory_index", "user", "assistant", "permission", "user",
-                                         "assistant"]
+    assert [r["type"] for r in recs] == ["session_start", "memory_index", "system_prompt", "user", "assistant",
+                                         "permission", "user", "assistant"]
+    assert recs.pop(2)["version"] == 2  # the system prompt's template (agent/prompt.py)
     memory = recs.pop(1)  # the Auto Memory section of the prefix, as sent (empty memory here)
     assert memory["text"].startswith("# Auto Memory\n") and "(empty)" in memory["text"]
     permission = recs.pop(3)
@@ -123,7 +124,7 @@ def test_the_demo_provider_works_end_to_end_without_a_network(demo_cli, project)
     assert result.rc == 0, result.err
     assert "README.md" in result.out
     sid = result.hint_id()
-    recs = [r for r in demo_cli.records(sid) if r["type"] not in ("permission", "memory_index")]
+    recs = [r for r in demo_cli.records(sid) if r["type"] not in ("permission", "memory_index", "system_prompt")]
     assert [r["type"] for r in recs] == ["session_start", "user", "assistant", "user", "assistant"]
     assert recs[0]["provider"] == "demo"
     tool = recs[2]["message"]["content"][-1]

@@ -50,7 +50,7 @@ def test_eof_and_exit_end_with_the_hint_and_nothing_after_exit_runs(demo_cli):
     assert any("unknown command /nonsense" in line for line in exited.err_lines)
     sid2 = exited.hint_id("err")
     assert sid2 != sid
-    assert [r["type"] for r in demo_cli.records(sid2)] == ["session_start", "memory_index", "session_name"]  # "never"
+    assert [r["type"] for r in demo_cli.records(sid2)] == ["session_start", "memory_index", "system_prompt", "session_name"]  # "never"
     # was not run
     assert "never" not in exited.out
 
@@ -263,5 +263,5 @@ def test_a_launch_where_nothing_is_said_leaves_no_session_and_no_hint(demo_cli):
     spoke = demo_cli.run(input="run echo hello\n")
     sid = spoke.hint_id("err")
     records = demo_cli.records(sid)
-    assert [r["type"] for r in records[:3]] == ["session_start", "memory_index", "user"]  # held, then written in order
+    assert [r["type"] for r in records[:4]] == ["session_start", "memory_index", "system_prompt", "user"]  # held, then written in order
     assert records[0]["timestamp"] <= records[1]["timestamp"] <= records[2]["timestamp"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import time
 
+from evo_agent.session import SCENE_TYPES
 from tests.builders import history_of, seed_session
 from tests.fake_model_server import text, tool_use
 from tests.prompt_cache import plain
@@ -30,7 +31,7 @@ def test_resume_and_continue_send_the_old_history_and_never_touch_the_source(cli
     assert cli.transcript(s1).read_bytes() == s1_bytes
     assert (cli.sessions_dir / s1 / "meta.json").read_bytes() == s1_meta
 
-    recs2 = [r for r in cli.records(s2) if r["type"] != "memory_index"]  # Auto Memory's prefix record aside (tests/cli/test_memory_command.py)
+    recs2 = [r for r in cli.records(s2) if r["type"] not in SCENE_TYPES]  # the prefix's records aside (memory_index, system_prompt)
     assert [r["type"] for r in recs2[:2]] == ["session_start", "resume_marker"]
     assert recs2[1]["from_session_id"] == s1 and recs2[1]["restored_count"] == 4
     restored = recs2[2:6]
@@ -67,7 +68,7 @@ def test_kill_9_while_a_tool_runs_then_resume_is_accepted_by_the_api(cli, model_
     cli.kill_9_while_bash_runs(proc, pid_file)
 
     (sid,) = cli.session_ids()
-    recs = [r for r in cli.records(sid) if r["type"] != "memory_index"]  # Auto Memory's prefix record aside (tests/cli/test_memory_command.py)
+    recs = [r for r in cli.records(sid) if r["type"] not in SCENE_TYPES]  # the prefix's records aside (memory_index, system_prompt)
     assert [r["type"] for r in recs] == ["session_start", "user", "assistant"]
     tool_id = recs[2]["message"]["content"][0]["id"]
 

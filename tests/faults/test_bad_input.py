@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evo_agent.session import (
+    SCENE_TYPES,
     SessionError,
     SessionStore,
     is_session_id,
@@ -174,7 +175,7 @@ def test_a_ten_megabyte_tool_output_is_capped_recorded_whole_and_resumable(cli, 
     model_server.assert_all_valid()
     sid = result.hint_id()
     raw = cli.transcript(sid).read_bytes()
-    records = [r for r in map(json.loads, raw.splitlines()) if r["type"] != "memory_index"]  # Auto Memory's aside
+    records = [r for r in map(json.loads, raw.splitlines()) if r["type"] not in SCENE_TYPES]  # the prefix's records aside
     output = records[3]["message"]["content"][0]["content"]
     assert "END-OF-OUTPUT" in output and "characters cut" in output and len(output) <= 50_000
     assert model_server.requests[1]["messages"][-1]["content"][0]["content"] == output
@@ -216,8 +217,8 @@ def test_bytes_that_are_not_utf8_from_a_command_and_from_the_user(cli, model_ser
     sid = result.hint_id()
     raw = cli.transcript(sid).read_bytes()
     raw.decode("utf-8")  # every byte of the transcript is UTF-8
-    output = [r for r in map(json.loads, raw.splitlines()) if r["type"] != "memory_index"][3]["message"]["content"][0][
-        "content"]  # Auto Memory's prefix record aside
+    output = [r for r in map(json.loads, raw.splitlines()) if r["type"] not in SCENE_TYPES][3]["message"]["content"][0][
+        "content"]  # the prefix's records aside (memory_index, system_prompt)
     assert output.startswith("ok \ufffd\ufffd bad \ufffd( ") and "nul:\x00: end" in output
     assert load_for_resume(cli.transcript(sid)).messages[2]["content"][0]["content"] == output
 

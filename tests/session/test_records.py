@@ -12,8 +12,8 @@ def test_the_derived_sets_equal_the_literals_they_replaced() -> None:
     before = {
         "SEARCHED_TYPES": frozenset(
             {"user", "assistant", "compact_boundary", "subagent_end", "plan_update", "memory_write"}),
-        "SCENE_TYPES": ("memory_index",),
-        "HELD_UNTIL_SAID": frozenset({"session_start", "reminder", "instructions", "memory_index"}),
+        "SCENE_TYPES": ("memory_index", "system_prompt"),
+        "HELD_UNTIL_SAID": frozenset({"session_start", "reminder", "instructions", "memory_index", "system_prompt"}),
         "NOT_ACTIVITY": frozenset({"session_name"}),
         "MESSAGE_TYPES": frozenset({"user", "assistant"}),
         "CONVERSATION_TYPES": frozenset({"user", "assistant", "compact_boundary"}),
