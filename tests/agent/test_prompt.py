@@ -45,7 +45,7 @@ V1_GOLDEN = (
     "do next.\n\n# Project instructions\nx\n")
 # Version 2's bytes for the same facts (the platform's name aside). A change to its text is a new version:
 # a resumed version-2 conversation must be sent these very bytes again.
-V2_SHA256 = "3ce6b9aaab7b3c0864657e7250733374db79a9d6458fc18d801e16714c68dfb0"
+V2_SHA256 = "8f817d99679dc68803e5ad083f9491091e05b466deba24ad23252344651dfede"
 
 
 def rendered(version: int, specs: list[dict] = SPECS) -> str:

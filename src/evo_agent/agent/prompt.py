@@ -34,7 +34,6 @@ next user message, never as an edit of this text.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -135,8 +134,7 @@ TOOL_SECTIONS_V2: tuple[tuple[tuple[str, ...], str], ...] = (
 # Running commands (bash)
 - Each call is a new `bash -c` in the working directory: `cd` and exported variables do not carry over to the
   next call, so chain with `&&` or use paths. stdin is empty and there is no terminal: editors, pagers and
-  prompts fail or wait until the timeout, so use non-interactive forms (`git --no-pager`, `-m MESSAGE`,
-  `--yes`).
+  prompts fail or wait until the timeout, so use non-interactive forms (`git commit -m MESSAGE`, `--yes`).
 - stdout and stderr come back merged, with the exit code at the end: check it. Past 50,000 characters only
   the head and the tail are kept, so filter long output yourself (`| tail -n 40`, `| grep -n error`, a test
   runner's quiet or fail-fast flag, one test instead of the suite).
@@ -349,9 +347,6 @@ def started_day(created_ms: int | None) -> str:
     return datetime.fromtimestamp(created_ms / 1000, tz=UTC).date().isoformat()
 
 
-_MCP_NAME = re.compile(r"mcp__.+__.+")
-
-
 MCP_V2 = """\
 # MCP tools
 - Tools named mcp__<server>__<tool> come from MCP servers the user configured. Each call asks for the user's
@@ -381,7 +376,7 @@ def _v2(names: list[str]) -> str:
     plan, memory = bool(have.intersection(PLAN_TOOLS)), "memory" in have
     words = _phrases(plan, memory)
     parts = [text.format(**words) for tools, text in TOOL_SECTIONS_V2 if have.intersection(tools)]
-    if any(_MCP_NAME.fullmatch(n) for n in names):
+    if any(n.startswith("mcp__") and "__" in n[5:] for n in names):  # mcp__<server>__<tool>
         parts.append(MCP_V2)
     parts.append(LAYERS_V2 + (LAYER_PLAN_V2 if plan else "") + (LAYER_MEMORY_V2 if memory else ""))
     if plan:
