@@ -176,7 +176,7 @@ def test_print_mode_refusal_reaches_the_model_and_the_transcript(project, model_
     recs = records(agent.recorder.path)
     (perm,) = [r for r in recs if r["type"] == "permission"]
     assert perm["tool_use_id"] == "toolu_t" and perm["decision"] == "refused" and "cannot ask" in perm["rule"]
-    assert [r["type"] for r in recs].index("permission") < [r["type"] for r in recs].index("user", 2)
+    assert [r["type"] for r in recs].index("permission") < [r["type"] for r in recs].index("user", 3)  # the results
     assert load_for_resume(agent.recorder.path).messages == agent.history
     model_server.assert_all_valid()
 
