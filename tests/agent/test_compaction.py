@@ -273,7 +273,13 @@ def test_a_failed_summary_keeps_history_and_transcript_as_they_were(project, mod
     with pytest.raises(CompactionFailed) as raised:
         agent.compact()
     assert "nothing was compacted" in str(raised.value) and "\n" not in str(raised.value)
-    assert agent.history == history and agent.recorder.path.read_bytes() == transcript and agent.compact_count == 0
+    assert agent.history == history and agent.compact_count == 0
+    after = agent.recorder.path.read_bytes()
+    assert after.startswith(transcript)
+    added = records(agent.recorder.path)[len(transcript.splitlines()):]
+    # An answer paid for, even an empty one, is on disk as /cost counted it; a call refused is not.
+    assert [r["type"] for r in added] == ([] if failure == "http" else ["compact_failed"])
+    assert load_for_resume(agent.recorder.path).messages == history
 
 
 def test_a_failed_automatic_compaction_warns_once_and_the_turn_goes_on(project, model_server):
