@@ -819,7 +819,12 @@ class Agent:
                 run(i)
         for thread in threads:
             thread.join()
-        return [r for r in results if r is not None]
+        done = [r for r in results if r is not None]
+        if any(isinstance(r.get("content"), list) for r in done):  # images (MCP): the conversation's caps
+            from .mcp_context import cap_images
+
+            done = cap_images(self.history, done)
+        return done
 
     def _run_tool(self, block: dict[str, Any], cb: SafeCallbacks, cancel: threading.Event) -> dict[str, Any]:
         """One tool_use: asked, gated, run and shown; its tool_result block."""
