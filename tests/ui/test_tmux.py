@@ -441,3 +441,20 @@ def test_a_200_line_command_is_seen_whole_before_yes(terminals, project, model_s
     t.keys("Enter")
     t.wait(r"All 200 ran\.")
     assert (project / "LAST-LINE-200").exists()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+def test_notices_wrap_between_words_not_inside_them(terminals, project, size):
+    """/memory's and /cost's lines are longer than the terminal: they break at a space, as Claude Code's and
+    Codex's do, never in the middle of a word (`evo` / `-agent`, `token` / `s`)."""
+    t = open_app(terminals, project, size=size)
+    ready(t)
+    t.type("/memory")
+    t.keys("Enter")
+    t.wait(r"NAME\.")
+    t.type("/cost")
+    t.keys("Enter")
+    lines = t.wait(r"for demo").splitlines()
+    words = {w for line in lines for w in line.split()}
+    assert {"evo-agent", "memory", "edit|rm", "NAME.", "tokens", "calls", "known"} <= words, lines
+    assert all(len(line) <= size[0] for line in lines)

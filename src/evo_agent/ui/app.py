@@ -257,7 +257,10 @@ class AgentApp:
     def render_ansi(self, *renderables: RenderableType) -> str:
         console = render.make_console(io.StringIO(), width=self.width(), force_terminal=True)
         for item in renderables:
-            # Lines of text are wrapped by the terminal (a copied id or path stays one line); Markdown by Rich.
+            # Lines of text are wrapped by the terminal (a copied id or path stays one line); Markdown by Rich;
+            # prose (render.Prose: notices) between words first.
+            if isinstance(item, render.Prose):
+                item = item.wrapped(console.width)
             console.print(item, soft_wrap=isinstance(item, Text))
         return console.file.getvalue()  # type: ignore[attr-defined]
 
