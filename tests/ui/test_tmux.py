@@ -484,3 +484,17 @@ def test_narrowing_and_widening_the_terminal_leaves_no_piece_of_the_old_frame(te
     t.wait(r"(?m)^─{80}\n›")
     assert _rules(t.screen()) == [80, 80], t.screen()
     assert t.scrollback().count("An answer above the prompt.") == 1
+
+
+def test_a_long_prompt_is_shown_wrapped_between_words(terminals, project, model_server):
+    model_server.script(text("Read it."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    prompt = "please look at the upload handler and the retry logic around it " * 2 + "漢字かな " * 6 + "thanks"
+    t.type(prompt)
+    t.keys("Enter")
+    lines = t.wait(r"Read it\.").splitlines()
+    echoed = [line for line in lines[:next(i for i, x in enumerate(lines) if "Read it." in x)] if line.strip()]
+    start = next(i for i, x in enumerate(echoed) if x.startswith("› please"))
+    assert " ".join(" ".join(echoed[start:]).split()) == "› " + " ".join(prompt.split())
+    assert all(word in " ".join(echoed[start:]).split() for word in ("upload", "handler", "retry", "thanks"))

@@ -93,7 +93,7 @@ def clip(text: Text, width: int | None) -> Text:
 def user_prompt(text: str, *, queued: bool = False) -> Text:
     """`› the prompt` in bold; later lines of a multi-line prompt indented under the first."""
     body = terminal_safe(text.rstrip("\n")).replace("\n", "\n  ")
-    out = Text()
+    out = Prose()  # wrapped between words in the app, as a notice
     out.append("› ", style="evo.dim")
     out.append(body, style="evo.queued" if queued else "evo.user")
     if queued:
