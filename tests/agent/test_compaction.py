@@ -274,7 +274,13 @@ def test_a_failed_summary_keeps_history_and_transcript_as_they_were(project, mod
     with pytest.raises(CompactionFailed) as raised:
         agent.compact()
     assert "nothing was compacted" in str(raised.value) and "\n" not in str(raised.value)
-    assert agent.history == history and agent.recorder.path.read_bytes() == transcript and agent.compact_count == 0
+    assert agent.history == history and agent.compact_count == 0
+    after = agent.recorder.path.read_bytes()
+    assert after.startswith(transcript)
+    added = records(agent.recorder.path)[len(transcript.splitlines()):]
+    # An answer paid for, even an empty one, is on disk as /cost counted it; a call refused is not.
+    assert [r["type"] for r in added] == ([] if failure == "http" else ["compact_failed"])
+    assert load_for_resume(agent.recorder.path).messages == history
 
 
 def test_a_failed_automatic_compaction_warns_once_and_the_turn_goes_on(project, model_server):
@@ -410,3 +416,44 @@ def test_a_refused_write_is_not_listed_among_the_touched_files(project, model_se
     result = agent.compact()
     assert result.summary.endswith("Recently touched files: notes.md")
     assert "secret.txt" not in instruction_of(summary_requests(model_server)[0])
+
+
+def test_the_in_place_summary_leaves_out_the_reminders_it_would_not_read_from_the_cache(project, model_server):
+    """Old `<system-reminder>` blocks (stale plan or memory state) do not reach the summary where leaving them
+    out is free: the newest message, which no earlier request cached. Those inside the cached prefix stay
+    (leaving them out would re-send the whole conversation at full price; the instruction says they are
+    given again, current, after the compaction). The transcript keeps every one."""
+    from tests.prompt_cache import PromptCache
+
+    model_server.prompt_cache = PromptCache()
+    agent, _ = make_agent(project, server_provider(model_server), compact_threshold=2000)
+    answers = iter([tool_use("bash", {"command": "printf '%01900d' 1"}, id="toolu_1"),
+                    tool_use("bash", {"command": "printf '%01900d' 2"}, id="toolu_2")])
+
+    def answer(body):
+        if is_summary_request(body):
+            return text("S-mid")
+        step = next(answers, None)
+        if step is not None:  # given with the results of this call: the newest message, when it is the last
+            agent.queue_reminder(f"plan: step {step['id'][-1]} in progress", "plan_changed")
+        return step or text("ok")
+
+    model_server.default = answer
+    agent.queue_reminder("plan: step 0 pending", "session_start")
+    agent.run_turn("print two things")
+
+    assert len(boundaries(agent)) == 1
+    sent = conversation_of(summary_requests(model_server)[0])
+    said = str(sent)
+    assert "plan: step 0 pending" in said and "plan: step 1 in progress" in said  # in the cached prefix: kept
+    assert "plan: step 2 in progress" not in said  # the newest message's: left out
+    assert [b["type"] for b in sent[-1]["content"]] == ["tool_result"]
+    on_disk = [r["text"] for r in records(agent.recorder.path) if r["type"] == "reminder"]
+    assert on_disk == ["plan: step 0 pending", "plan: step 1 in progress", "plan: step 2 in progress"]
+    # The summary call read from the cache everything the request before it sent.
+    log = model_server.prompt_cache.log
+    summary_usage = next(e for e in log if is_summary_request(e["body"]))
+    before = log[log.index(summary_usage) - 1]
+    sent_before = before["input_tokens"] + before["cache_creation_input_tokens"] + before["cache_read_input_tokens"]
+    assert summary_usage["cache_read_input_tokens"] == sent_before
+    model_server.assert_all_valid()

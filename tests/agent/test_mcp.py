@@ -160,3 +160,21 @@ def test_mcp_without_servers_fits_an_80_column_terminal(project):
         agent.close()
     assert "evo-agent mcp add NAME -- COMMAND" in text
     assert [line for line in text.splitlines() if cell_len(line) > 80] == []
+
+
+def test_the_conversations_image_bytes_cap_leaves_out_what_would_pass_it():
+    from evo_agent.agent.mcp_context import MAX_CONVERSATION_IMAGE_BYTES, cap_images
+
+    def result(tool_id: str, size: int) -> dict:
+        image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * size}}
+        return {"type": "tool_result", "tool_use_id": tool_id, "content": [{"type": "text", "text": "(1 image)"}, image]}
+
+    held = [{"role": "user", "content": [result("a", MAX_CONVERSATION_IMAGE_BYTES - 100)]}]
+    small, big = result("b", 100), result("c", 1)
+    assert cap_images(held, [small]) == [small]  # exactly at the cap: still shown
+    capped = cap_images(held, [small, big])
+    assert capped[0] == small and capped[1]["content"][1]["type"] == "text"
+    assert "already holds 2 images" in capped[1]["content"][1]["text"]
+    assert cap_images([], [big]) == [big]  # after a compaction the count starts again
+    plain_results = [{"type": "tool_result", "tool_use_id": "d", "content": "text"}]
+    assert cap_images(held, plain_results) is plain_results

@@ -144,3 +144,43 @@ def test_with_a_compaction_meta_totals_are_the_sums_over_the_assistant_records(c
         for short, field in names.items():
             assert meta[f"total_{short}_tokens"] == sum(r.get(field, 0) for r in answers), short
             assert meta[f"summary_{short}_tokens"] == boundary["usage"][field], short
+
+
+def test_a_failed_compactions_paid_summary_call_is_counted_on_disk_as_live(cli, model_server):
+    """A summary call that was paid for but gave nothing to compact (an empty answer) leaves a `compact_failed`
+    record with its usage: meta.json, `sessions show` and a resume's chain totals agree with /cost."""
+    import json
+
+    from tests.agent.helpers import summarizer, summary_requests
+    from tests.prompt_cache import PromptCache
+
+    model_server.prompt_cache = PromptCache()
+    model_server.default = summarizer("")  # the summary comes back empty: the compaction fails
+    first = cli.run("--plain", "--model", MODEL, input="remember the number 42\n/compact\nwhich number?\n/cost\n")
+    assert first.rc == 0 and "empty summary" in first.out + first.err, first.err
+    assert len(summary_requests(model_server)) == 1
+    live = _cost_counts(next(line for line in first.out_lines if line.startswith("session ")))
+    sid = first.hint_id()
+
+    records = cli.records(sid)
+    assert not [r for r in records if r["type"] == "compact_boundary"]
+    (failed,) = [r for r in records if r["type"] == "compact_failed"]
+    assert failed["trigger"] == "manual" and "empty summary" in failed["error"]
+    usage = failed["usage"]
+    assert usage["output_tokens"] > 0 and usage["cache_read_input_tokens"] > 0
+    answers = [r for r in records if r["type"] == "assistant"]
+    assert live["output"] == usage["output_tokens"] + sum(r["output_tokens"] for r in answers)
+
+    meta = json.loads(cli.run("sessions", "show", sid, "--json").out)["meta"]
+    assert {"input": meta["total_input_tokens"] + meta["summary_input_tokens"],
+            "output": meta["total_output_tokens"] + meta["summary_output_tokens"],
+            "cache_read": meta["total_cache_read_tokens"] + meta["summary_cache_read_tokens"],
+            "cache_write": meta["total_cache_creation_tokens"] + meta["summary_cache_creation_tokens"]} == live
+    shown = cli.run("sessions", "show", sid).out
+    assert f"tokens {live['input']:,} in / {live['output']:,} out ({live['cache_read']:,} cache read" in shown
+    assert "compaction failed (manual)" in shown
+
+    second = cli.run("--plain", "--model", MODEL, "--resume", sid, input="and now?\n/cost\n")
+    own = _cost_counts(next(line for line in second.out_lines if line.startswith("session ")))
+    chain = next(line for line in second.out_lines if line.startswith("with the 1 session it continues"))
+    assert f": {sum(live.values()) + sum(own.values()):,} tokens" in chain, chain

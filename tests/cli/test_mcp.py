@@ -282,3 +282,29 @@ def test_an_image_result_reaches_the_model_and_every_reader(cli, model_server):
     model_server.script(reply(text("still a red dot")))
     assert cli.run("--resume", sid, "-p", "and now?").rc == 0
     assert model_server.valid_requests[0]["messages"][2]["content"][0]["content"][1]["type"] == "image"
+
+
+def test_images_past_the_conversations_cap_reach_the_model_as_a_note(cli, model_server):
+    """A conversation holds at most MAX_CONVERSATION_IMAGES images from tools: past it (here one response of
+    more picture calls than that) the model gets a short line instead, and a resume restores the same."""
+    from evo_agent.agent.mcp_context import MAX_CONVERSATION_IMAGES
+
+    _configure(cli, t=_test_server())
+    calls = MAX_CONVERSATION_IMAGES + 2
+    model_server.script(reply(*[tool_use("mcp__t__picture", {}, id=f"toolu_{i:03d}") for i in range(calls)]),
+                        reply(text("many red dots")))
+    result = cli.run("-p", "look", "--allowed-tools", "mcp__t__picture")
+    assert result.rc == 0, result.err
+    blocks = _results(model_server.valid_requests[1]["messages"][-1])
+    assert len(blocks) == calls
+    kinds = [[part["type"] for part in b["content"]] for b in blocks]
+    assert kinds[:MAX_CONVERSATION_IMAGES] == [["text", "image"]] * MAX_CONVERSATION_IMAGES
+    for late in blocks[MAX_CONVERSATION_IMAGES:]:
+        assert [part["type"] for part in late["content"]] == ["text", "text"]
+        assert f"already holds {MAX_CONVERSATION_IMAGES} images" in late["content"][1]["text"]
+    sid = result.hint_id()
+    model_server.reset()
+    model_server.script(reply(text("still many")))
+    assert cli.run("--resume", sid, "-p", "and now?").rc == 0
+    restored = model_server.valid_requests[0]["messages"][2]["content"]
+    assert [[part["type"] for part in b["content"]] for b in _results({"content": restored})] == kinds

@@ -265,3 +265,16 @@ def test_a_launch_where_nothing_is_said_leaves_no_session_and_no_hint(demo_cli):
     records = demo_cli.records(sid)
     assert [r["type"] for r in records[:4]] == ["session_start", "memory_index", "system_prompt", "user"]  # held, then written in order
     assert records[0]["timestamp"] <= records[1]["timestamp"] <= records[2]["timestamp"]
+
+
+def test_a_piped_repl_names_itself_on_stderr_and_keeps_stdout_the_answers(demo_cli):
+    """Like `codex exec`'s header: a script reading stdout gets the answers only; whoever watches stderr learns
+    which version, model, session and permissions it is talking to, as the terminal's welcome says."""
+    (demo_cli.project / "AGENTS.md").write_text("Run the tests with make test.\n")
+    piped = demo_cli.run(input="say hi\n")
+    assert piped.rc == 0, piped.err
+    sid = piped.hint_id("err")
+    welcome = piped.err_lines[0]
+    assert welcome.startswith("evo-agent ") and f"session {sid}" in welcome and "permissions: ask" in welcome
+    assert "AGENTS.md" in piped.err_lines[1]
+    assert "evo-agent " not in piped.out and "/help for commands" not in piped.out

@@ -103,14 +103,14 @@ def test_the_trust_question_shows_what_an_innocent_command_would_really_run(tmp_
 
 
 def test_the_user_can_approve_a_projects_servers_one_by_one_and_a_change_asks_again(tmp_path, model_server):
-    from tests.cli.test_trust import _on_a_terminal
-
     wanted, unwanted = tmp_path / "wanted-ran", tmp_path / "unwanted-ran"
     servers = {"wanted": {"command": "sh", "args": ["-c", f"touch {wanted}"]},
                "unwanted": {"command": "sh", "args": ["-c", f"touch {unwanted}"]}}
     cli = _victim(tmp_path, model_server, {".mcp.json": json.dumps({"mcpServers": servers})})
     question = b"or c to choose the MCP servers one by one] "
-    rc, screen = _on_a_terminal(cli, "--plain", answers=[
+    from tests.pty_terminal import on_a_terminal
+
+    rc, screen = on_a_terminal(cli, "--plain", steps=[
         (question, b"c\r"), (b"Start the MCP server wanted (shown above)? [y/N] ", b"y\r"),
         (b"Start the MCP server unwanted (shown above)? [y/N] ", b"n\r"), (b"> ", b"\x04")])
     assert rc == 0, screen

@@ -12,20 +12,15 @@ repository, and checks that nothing was trusted or resumed.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
-import select
-import subprocess
-import termios
-import time
 
 import pytest
 
 from evo_agent.session import project_trusted
 from tests.cli.test_trust import PLANTED, hostile_clone
-from tests.cli_runner import COMMAND, Cli, clean_env
+from tests.cli_runner import Cli, clean_env
+from tests.pty_terminal import on_a_terminal
 from tests.security.hostile import clone, upstream
 
 SETTINGS = ".evo-agent/settings.json"
@@ -35,39 +30,9 @@ TYPED = (b"y\r", b"yes\r", b"Y\r", b"y\n")
 def _pretyped(cli: Cli, *args: str, typed: bytes,
              steps: tuple[tuple[bytes, bytes], ...] = ((b"[y/N] ", b"n\r"), (b"> ", b"\x04"))) -> tuple[int, str]:
     """The CLI on a pseudo-terminal whose input queue already holds `typed`; then each step's keys (a deliberate
-    `n` and Enter for the question, Ctrl+D for the REPL) once its prompt shows after the previous one."""
-    master, slave = pty.openpty()
-    os.write(master, typed)  # typed before the program runs: in the queue when anything reads it
-
-    def controlling_terminal() -> None:
-        os.setsid()
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    proc = subprocess.Popen([*COMMAND, *args], cwd=cli.project, env=cli.env, stdin=slave, stdout=slave,
-                            stderr=slave, preexec_fn=controlling_terminal)
-    os.close(slave)
-    screen = b""
-    seen = 0  # where the next step's prompt is looked for
-    pending = list(steps)
-    try:
-        deadline = time.monotonic() + 40
-        while proc.poll() is None or select.select([master], [], [], 0)[0]:
-            assert time.monotonic() < deadline, screen
-            if select.select([master], [], [], 0.05)[0]:
-                try:
-                    screen += os.read(master, 65536)
-                except OSError:
-                    break
-            if pending and pending[0][0] in screen[seen:]:
-                prompt, keys = pending.pop(0)
-                seen = screen.index(prompt, seen) + len(prompt)
-                os.write(master, keys)
-        return proc.wait(10), screen.decode("utf-8", "replace")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
+    `n` and Enter for the question, Ctrl+D for the REPL) once its prompt shows after the previous one (a launch
+    that refuses ends before them)."""
+    return on_a_terminal(cli, *args, steps=steps, typed=typed, every_step=False)
 
 
 @pytest.mark.parametrize("typed", TYPED, ids=[t.decode().strip() or repr(t) for t in TYPED])

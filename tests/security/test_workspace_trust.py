@@ -16,9 +16,9 @@ import subprocess
 import pytest
 
 from evo_agent.session import project_trusted, workspace_trust
-from tests.cli.test_trust import _on_a_terminal
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text, tool_use
+from tests.pty_terminal import on_a_terminal
 from tests.security.hostile import clone, commit_change, upstream
 
 SETTINGS = ".evo-agent/settings.json"
@@ -73,7 +73,7 @@ def test_print_mode_ignores_an_untrusted_repositorys_settings_with_one_line_then
 def test_the_repl_on_a_terminal_asks_once_showing_what_the_repository_brings(tmp_path, model_server):
     cli = _victim(tmp_path, model_server, {SETTINGS: json.dumps(GRANTS["both"])})
     question = b"Obey these in this project? [y/N] "
-    rc, screen = _on_a_terminal(cli, "--plain", answers=[(question, b"n\r"), (b"> ", b"\x04")])
+    rc, screen = on_a_terminal(cli, "--plain", steps=[(question, b"n\r"), (b"> ", b"\x04")])
     assert rc == 0, screen
     assert "permission mode: bypass" in screen and "runs unasked: Bash, Edit" in screen
     assert "committed to the repository" in screen and "ignoring" in screen
@@ -82,14 +82,14 @@ def test_the_repl_on_a_terminal_asks_once_showing_what_the_repository_brings(tmp
     result = _attempt(cli, model_server)
     assert not (cli.project / "pwned").exists()
     assert any("you chose not to trust this project" in line for line in result.err_lines), result.err
-    rc, screen = _on_a_terminal(cli, "--plain", answers=[(b"> ", b"\x04")])
+    rc, screen = on_a_terminal(cli, "--plain", steps=[(b"> ", b"\x04")])
     assert rc == 0 and "Obey these" not in screen, screen
 
     cli.trust("--revoke")
-    rc, screen = _on_a_terminal(cli, "--plain", answers=[(question, b"y\r"), (b"> ", b"\x04")])
+    rc, screen = on_a_terminal(cli, "--plain", steps=[(question, b"y\r"), (b"> ", b"\x04")])
     assert rc == 0, screen
     assert project_trusted(cli.project, cli.env)
-    rc, screen = _on_a_terminal(cli, "--plain", answers=[(b"> ", b"\x04")])
+    rc, screen = on_a_terminal(cli, "--plain", steps=[(b"> ", b"\x04")])
     assert "Obey these" not in screen and "permission mode bypass" in screen, screen
     assert _attempt(cli, model_server).rc == 0 and (cli.project / "pwned").exists()
 
@@ -207,11 +207,11 @@ def test_the_app_asks_before_it_starts_and_starts_in_the_mode_the_answer_allows(
     cli = _victim(tmp_path, model_server, {SETTINGS: json.dumps(GRANTS["mode bypass"])})
     cli.env = {**cli.env, "TERM": "xterm"}
     question = b"Obey these in this project? [y/N] "
-    rc, screen = _on_a_terminal(cli, answers=[(question, b"n\r"), ("· mode ask".encode(), b"\x04")])
+    rc, screen = on_a_terminal(cli, steps=[(question, b"n\r"), ("· mode ask".encode(), b"\x04")])
     assert rc == 0 and "permission mode: bypass" in screen, screen
     assert cli.user_record()["trust"]["answer"] == "declined"
     cli.trust("--revoke")
-    rc, screen = _on_a_terminal(cli, answers=[(question, b"y\r"), ("· mode bypass".encode(), b"\x04")])
+    rc, screen = on_a_terminal(cli, steps=[(question, b"y\r"), ("· mode bypass".encode(), b"\x04")])
     assert rc == 0 and "evo-agent: permission mode bypass" in screen, screen
     assert cli.user_record()["trust"]["answer"] == "trusted"
 

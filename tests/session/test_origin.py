@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evo_agent.session import SessionStore
-from evo_agent.session.origin import HEADER, NOT_JUDGING, made_file, read_made, record_made
+from evo_agent.session.origin import HEADER, NOT_JUDGING, forget_made, made_file, read_made, record_made
 from tests.builders import quiet_store, write_session
 
 
@@ -110,3 +110,55 @@ def test_the_registry_is_parsed_as_line_by_line(lines, last_break):
     if not last_break and data.endswith(b"\n") and not data.endswith(b"\r\n"):
         data = data[:-1]
     assert _parsed(data) == _parsed_line_by_line(data)
+
+
+def test_forgetting_ids_keeps_the_header_and_every_other_id(tmp_path):
+    path = tmp_path / "state" / "made"
+    ids = [f"1700000000000_0000000{i}" for i in range(4)]
+    for sid in ids:
+        record_made(sid, path)
+    since = read_made(path).since_ns
+    assert forget_made([ids[1], ids[3], "1700000000000_99999999"], path)
+    assert read_made(path) == type(read_made(path))(frozenset({ids[0], ids[2]}), since)
+    assert path.read_bytes().splitlines()[0].startswith(HEADER) and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert forget_made([], path) and forget_made(ids, tmp_path / "absent") is False
+
+
+_APPENDER = """
+import sys
+from pathlib import Path
+from evo_agent.session.origin import record_made
+path, tag, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+for i in range(n):
+    assert record_made(f"1700000000000_{tag}{i:06x}", path)
+"""
+
+
+def test_appends_racing_a_rewrite_are_never_lost(tmp_path):
+    """Two processes appending while this one keeps rewriting the file (adding an id, forgetting it): every id
+    they appended is there after, however the three interleave (the rewrite holds the file's lock; an append
+    checks that the file it locked is still the one at the path)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "made"
+    doomed = "1700000000000_deadbeef"
+    record_made(doomed, path)
+    n = 400
+    appenders = [subprocess.Popen([sys.executable, "-c", _APPENDER, str(path), tag, str(n)]) for tag in ("aa", "bb")]
+    rewrites = 0
+    while any(p.poll() is None for p in appenders) or not rewrites:
+        assert record_made(doomed, path) and forget_made([doomed], path)
+        rewrites += 1
+    assert [p.wait() for p in appenders] == [0, 0]
+    assert read_made(path).ids == {f"1700000000000_{tag}{i:06x}" for tag in ("aa", "bb") for i in range(n)}
+
+
+def test_sessions_rm_and_prune_take_their_ids_out_of_the_registry(cli):
+    a, b = cli.run("-p", "one").hint_id(), cli.run("-p", "two").hint_id()
+    assert {a, b} <= read_made().ids
+    assert cli.run("sessions", "rm", a, "--yes").rc == 0
+    assert a not in read_made().ids and b in read_made().ids
+    pruned = cli.run("sessions", "prune", "--older-than", "0d", "--yes")
+    assert pruned.rc == 0, pruned.err
+    assert b not in read_made().ids and read_made().since_ns

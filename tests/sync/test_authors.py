@@ -166,16 +166,17 @@ def test_a_planted_session_is_never_pushed(tmp_path: Path, sync_url: str, roles)
 
 
 def test_at_a_terminal_the_repl_asks_naming_the_author_and_the_first_prompt(tmp_path: Path, roles) -> None:
-    from tests.cli.test_trust import _on_a_terminal
 
     alice, bob = clis(tmp_path, roles)
     sid = alice.run("-p", "please run the release script").hint_id()
     question = b"recorded elsewhere: fetched from the team store"
-    rc, screen = _on_a_terminal(bob, "--plain", "--resume", sid, answers=[(question, b"n\r")])
+    from tests.pty_terminal import on_a_terminal
+
+    rc, screen = on_a_terminal(bob, "--plain", "--resume", sid, steps=[(question, b"n\r")])
     assert rc == 1 and "resume anyway? [y/N]" in screen and f"written by {roles['alice'][0]}" in screen and "please run the release script" in screen
     assert f"session {sid} not resumed" in screen
-    rc, screen = _on_a_terminal(bob, "--plain", "--resume", sid,
-                                answers=[(question, b"y\r"), (b"\n> ", b"\x04")])
+    rc, screen = on_a_terminal(bob, "--plain", "--resume", sid,
+                                steps=[(question, b"y\r"), (b"\n> ", b"\x04")])
     assert rc == 0 and f"Resumed {sid}" in screen, screen
     (new_id,) = [s for s in bob.session_ids() if s != sid]
     assert bob.records(new_id)[1]["adopted"].startswith("fetched from the team store, written by")

@@ -212,7 +212,8 @@ async def test_resume_with_an_id_shows_the_restored_conversation(tmp_path):
         text = run.printed
         assert text.index("› restored question") < text.index("restored answer") < text.index("bash(ls)")
         assert "└  a.txt" in text
-        assert "Resumed 1780000000000_aaaaaaaa: 3 messages restored (new session 1780000099999_bbbbbbbb)" in text
+        assert ("Resumed 1780000000000_aaaaaaaa: 3 messages restored (new session 1780000099999_bbbbbbbb)"
+                in " ".join(text.split()))  # a notice wraps between words at the app's width
         run.type("/resume nope" + ENTER)
         await run.until(lambda: "error: invalid session id 'nope'" in run.printed)
 

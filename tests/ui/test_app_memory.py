@@ -19,7 +19,7 @@ async def test_remember_and_memory_commands(project, tmp_path):
         await run.until(lambda: "Usage: /remember [--user] TEXT" in run.printed)
         run.type("/memory" + ENTER)
         await run.until(lambda: "- [Always use pnpm, not npm](always-use-pnpm-not-npm.md)" in run.printed)
-        assert "user memory (" in run.printed
+        assert "user memory (" in " ".join(run.printed.split())  # a notice wraps between words
         run.type("/memory always-use-pnpm-not-npm" + ENTER)
         await run.until(lambda: "type: feedback" in run.printed)
         assert agent.history == []  # nothing reached the model: it hears of it in its next message's reminder

@@ -441,3 +441,60 @@ def test_a_200_line_command_is_seen_whole_before_yes(terminals, project, model_s
     t.keys("Enter")
     t.wait(r"All 200 ran\.")
     assert (project / "LAST-LINE-200").exists()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+def test_notices_wrap_between_words_not_inside_them(terminals, project, size):
+    """/memory's and /cost's lines are longer than the terminal: they break at a space, as Claude Code's and
+    Codex's do, never in the middle of a word (`evo` / `-agent`, `token` / `s`)."""
+    t = open_app(terminals, project, size=size)
+    ready(t)
+    t.type("/memory")
+    t.keys("Enter")
+    t.wait(r"NAME\.")
+    t.type("/cost")
+    t.keys("Enter")
+    lines = t.wait(r"for demo").splitlines()
+    words = {w for line in lines for w in line.split()}
+    assert {"evo-agent", "memory", "edit|rm", "NAME.", "tokens", "calls", "known"} <= words, lines
+    assert all(len(line) <= size[0] for line in lines)
+
+
+def _rules(screen: str) -> list[int]:
+    """The widths of the screen's lines drawn only of ─ (the live region has two: above and below the prompt)."""
+    return [len(line.rstrip()) for line in screen.splitlines() if line.strip() and set(line.strip()) == {"─"}]
+
+
+def test_narrowing_and_widening_the_terminal_leaves_no_piece_of_the_old_frame(terminals, project, model_server):
+    """The terminal rewraps the live region's full-width rules when it narrows (80 → 60): the redraw must clear
+    the whole old frame, not leave its first rule's first 60 cells in the scrollback."""
+    model_server.script(text("An answer above the prompt."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("hello")
+    t.keys("Enter")
+    t.wait(r"An answer above the prompt\.")
+    t.wait(r"tokens · context")
+    assert _rules(t.screen()) == [80, 80]
+    t.tmux("resize-window", "-t", t.name, "-x", "60", "-y", "20")
+    t.wait(r"(?m)^─{60}\n›")
+    t.wait(r"tokens · context")
+    assert _rules(t.screen()) == [60, 60], t.screen()
+    t.tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
+    t.wait(r"(?m)^─{80}\n›")
+    assert _rules(t.screen()) == [80, 80], t.screen()
+    assert t.scrollback().count("An answer above the prompt.") == 1
+
+
+def test_a_long_prompt_is_shown_wrapped_between_words(terminals, project, model_server):
+    model_server.script(text("Read it."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    prompt = "please look at the upload handler and the retry logic around it " * 2 + "漢字かな " * 6 + "thanks"
+    t.type(prompt)
+    t.keys("Enter")
+    lines = t.wait(r"Read it\.").splitlines()
+    echoed = [line for line in lines[:next(i for i, x in enumerate(lines) if "Read it." in x)] if line.strip()]
+    start = next(i for i, x in enumerate(echoed) if x.startswith("› please"))
+    assert " ".join(" ".join(echoed[start:]).split()) == "› " + " ".join(prompt.split())
+    assert all(word in " ".join(echoed[start:]).split() for word in ("upload", "handler", "retry", "thanks"))

@@ -233,14 +233,23 @@ def in_place_summary(request: list[dict[str, Any]], history: list[dict[str, Any]
     The instruction goes after everything the cache holds: a new user message after an answer, or
     a text block after the tool results of the newest user message (the API wants results first,
     and two user messages in a row are not a conversation). Pure: `request` is not modified.
+
+    That newest user message is the one part no earlier request cached (it came after the last
+    answer), so its `<system-reminder>` blocks (the plan's or memory's state) are left out for free.
+    The older ones stay: they lie inside the cached prefix, and leaving them out would send the
+    whole conversation again at the full price (a summary's input read at 0.1x becomes 1x, plus a
+    cache write) for text the preamble already tells the model to leave out, since it is given
+    again, current, after the compaction. The stored history keeps all of them.
     """
+    from evo_agent.session import is_reminder_block
+
     text = IN_PLACE_PREAMBLE + summary_instruction(history, focus)
     if not request or request[-1].get("role") != "user":
         return [*request, {"role": "user", "content": text}]
     last = request[-1]
     content = last.get("content")
-    blocks_before = [{"type": "text", "text": content}] if isinstance(content, str) and content else list(
-        content if isinstance(content, list) else [])
+    blocks_before = [{"type": "text", "text": content}] if isinstance(content, str) and content else [
+        b for b in (content if isinstance(content, list) else []) if not is_reminder_block(b)]
     return [*request[:-1], {**last, "content": [*blocks_before, {"type": "text", "text": text}]}]
 
 

@@ -500,7 +500,8 @@ class Agent:
 
         The boundary's `usage` holds every summary call paid for (a discarded in-place answer too), so
         meta.json's `summary_*` (kept apart from the SPEC's `total_*`), and so the resume chain's totals, count
-        what /cost counted live.
+        what /cost counted live. A compaction that fails after a paid call (an empty answer; the flattened
+        call failing after a discarded in-place one) records that spend in a `compact_failed` record instead.
         """
         check_compactable(self.history)
         spent = Usage()
@@ -509,14 +510,20 @@ class Agent:
             self._count(response)
             spent.add(Usage.of_response(response))
 
-        response = request_summary(self.provider, self.history, focus, cancel, self._summary_prefix(), count_summary)
-        summary = summary_of(text_of(response.message), self.history)
-        before, chars_before = len(self.history), history_chars(self.history)
         count = self.compaction.count + 1
-        if not self.recorder.compact_boundary(summary, count, trigger, input_tokens=response.input_tokens,
-                                              output_tokens=response.output_tokens, usage=spent.record_fields()):
-            # Replacing the history now would make the live session differ from what resume restores.
-            raise CompactionFailed("the summary could not be saved to the transcript; nothing was compacted")
+        before, chars_before = len(self.history), history_chars(self.history)
+        try:
+            response = request_summary(self.provider, self.history, focus, cancel, self._summary_prefix(),
+                                       count_summary)
+            summary = summary_of(text_of(response.message), self.history)
+            if not self.recorder.compact_boundary(summary, count, trigger, input_tokens=response.input_tokens,
+                                                  output_tokens=response.output_tokens, usage=spent.record_fields()):
+                # Replacing the history now would make the live session differ from what resume restores.
+                raise CompactionFailed("the summary could not be saved to the transcript; nothing was compacted")
+        except CompactionFailed as exc:
+            if spent.model_calls:  # paid for: on disk as /cost counted it live (meta.json's summary_*)
+                self.recorder.append("compact_failed", trigger=trigger, error=str(exc), usage=spent.record_fields())
+            raise
         self.history = [summary_message(summary)]
         if self._instructions_watch is not None:  # the model's copy is the system prompt's again
             self._instructions_watch.remind_again()
@@ -821,7 +828,12 @@ class Agent:
                 run(i)
         for thread in threads:
             thread.join()
-        return [r for r in results if r is not None]
+        done = [r for r in results if r is not None]
+        if any(isinstance(r.get("content"), list) for r in done):  # images (MCP): the conversation's caps
+            from .mcp_context import cap_images
+
+            done = cap_images(self.history, done)
+        return done
 
     def _run_tool(self, block: dict[str, Any], cb: SafeCallbacks, cancel: threading.Event) -> dict[str, Any]:
         """One tool_use: asked, gated, run and shown; its tool_result block."""

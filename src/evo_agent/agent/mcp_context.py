@@ -12,7 +12,7 @@ failing gets an `is_error` tool_result. `/clear` starts a session whose list is 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import read_tool_defs, write_tool_defs
 from evo_agent.tools import Tool
@@ -202,8 +202,59 @@ class McpContext:
             self.manager.close()
 
 
+# What one conversation (the history since its last compaction, sent whole with every request) may hold of
+# the images tools returned: the API refuses a request of more than 100 images or 32 MB, and every image is
+# paid for again on every later request. Past either cap an image reaches the model as a line saying so.
+MAX_CONVERSATION_IMAGES = 50
+MAX_CONVERSATION_IMAGE_BYTES = 24 << 20  # base64 characters
+
+
+def _image_blocks(result: dict[str, Any]) -> list[dict[str, Any]]:
+    content = result.get("content") if result.get("type") == "tool_result" else None
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "image"] if isinstance(content, list) else []
+
+
+def _image_size(block: dict[str, Any]) -> int:
+    source = block.get("source")
+    data = source.get("data") if isinstance(source, dict) else None
+    return len(data) if isinstance(data, str) else 0
+
+
+def cap_images(history: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One response's tool_result blocks with the images past the conversation's caps replaced by a line.
+
+    A pure function of the history before them and the results in order, applied before the results are
+    recorded: the transcript holds what the model was sent, so a resume sends the same. A compaction
+    empties the history, and with it the count.
+    """
+    if not any(_image_blocks(r) for r in results):
+        return results
+    held = [b for m in history if m.get("role") == "user" and isinstance(m.get("content"), list)
+            for r in m["content"] if isinstance(r, dict) for b in _image_blocks(r)]
+    count, size = len(held), sum(_image_size(b) for b in held)
+    out: list[dict[str, Any]] = []
+    for result in results:
+        if not _image_blocks(result):
+            out.append(result)
+            continue
+        content: list[Any] = []
+        for block in result["content"]:
+            if not (isinstance(block, dict) and block.get("type") == "image"):
+                content.append(block)
+            elif count + 1 > MAX_CONVERSATION_IMAGES or size + _image_size(block) > MAX_CONVERSATION_IMAGE_BYTES:
+                content.append({"type": "text", "text": (
+                    f"[an image was left out: this conversation already holds {count} images "
+                    f"({size / (1 << 20):.1f} MB; at most {MAX_CONVERSATION_IMAGES} and "
+                    f"{MAX_CONVERSATION_IMAGE_BYTES >> 20} MB). A compaction makes room again.]")})
+            else:
+                count, size = count + 1, size + _image_size(block)
+                content.append(block)
+        out.append({**result, "content": content})
+    return out
+
+
 def drop_mcp_tools(tools: list[Tool]) -> list[Tool]:
     return [t for t in tools if not is_mcp_tool(t.name)]
 
 
-__all__ = ["McpContext", "drop_mcp_tools"]
+__all__ = ["MAX_CONVERSATION_IMAGES", "MAX_CONVERSATION_IMAGE_BYTES", "McpContext", "cap_images", "drop_mcp_tools"]

@@ -187,13 +187,13 @@ class Repl:
                 import readline  # noqa: F401 - line editing and history for input()
             except ImportError:
                 pass
-            self.console.line(
-                f"evo-agent {__version__} · {self.agent.provider.name}/{self.agent.model} · "
-                f"session {self.agent.session_id} · permissions: {self.agent.permission_mode} · /help for commands"
-            )
-            context = welcome_text(self.agent.instructions)
-            if context:  # which instruction files the model was given, where the tools run
-                self.console.line(terminal_safe(context, keep_newlines=False))
+        # Piped, the welcome goes to stderr (as `codex exec`'s header): a script reading stdout gets the answers.
+        say = self.console.line if self.tty else self.console.err_line
+        say(f"evo-agent {__version__} · {self.agent.provider.name}/{self.agent.model} · "
+            f"session {self.agent.session_id} · permissions: {self.agent.permission_mode} · /help for commands")
+        context = welcome_text(self.agent.instructions)
+        if context:  # which instruction files the model was given, where the tools run
+            say(terminal_safe(context, keep_newlines=False))
         try:
             if initial_prompt:
                 if self.tty:

@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("SessionInUse", "held_for_removal"), "live"),  # rm, prune
     **dict.fromkeys(("read_meta", "rebuild_meta", "write_meta"), "meta"),  # fsck
     **dict.fromkeys(("rename_session",), "naming"),  # rename
+    **dict.fromkeys(("forget_made",), "origin"),  # rm, prune
     **dict.fromkeys(("count_secrets", "may_hold_secret"), "redact"),  # fsck --secrets
     **dict.fromkeys(("gitignore_problem", "repair_gitignore", "restore_gitignore", "unexpected_entries"), "trust"),
 }
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, each marked re-expo
     from .live import SessionInUse as SessionInUse, held_for_removal as held_for_removal
     from .meta import read_meta as read_meta, rebuild_meta as rebuild_meta, write_meta as write_meta
     from .naming import rename_session as rename_session
+    from .origin import forget_made as forget_made
     from .redact import count_secrets as count_secrets, may_hold_secret as may_hold_secret
     from .trust import (
         gitignore_problem as gitignore_problem, repair_gitignore as repair_gitignore,

@@ -385,7 +385,7 @@ def fold_record(meta: SessionMeta, record: dict[str, Any], stamp_ms: int | None 
             _fold_usage(meta, record)
         elif meta.first_prompt is None:
             meta.first_prompt = prompt_text(record.get("message"))
-    elif rtype == "compact_boundary":
+    elif rtype == "compact_boundary" or rtype == "compact_failed":  # a failed one: its paid summary calls
         meta.compact_count = max(meta.compact_count, _int(record.get("compact_count")))
         usage = record.get("usage")  # the summary calls' tokens (absent from transcripts before it was recorded)
         if isinstance(usage, dict):

@@ -18,6 +18,11 @@ user's own old sessions, and passes (the README says so).
 A missing or unreadable file judges nothing (`Made.knows` is then always
 true): the first session created makes it. Appends are one `write` of a short
 line with O_APPEND, so concurrent agents never interleave inside a line.
+
+The ids of sessions `sessions rm`/`prune` deleted are taken out again (`forget_made`), so the file holds
+about the sessions that exist (a session deleted by other means stays: 23 bytes). That rewrite replaces
+the file under `flock` on it, and every append takes the same lock and checks that the file it holds is
+still the one at the path (else it opens the new one), so no append lands in a replaced file.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ from pathlib import Path
 
 from .layout import DIR_MODE, FILE_MODE, MADE_NAME, user_state_dir
 from .plaindata import plain_dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 HEADER = b"# since "
 MAX_BYTES = 64 << 20  # a file larger than this is not read (judging nothing), never half-read
@@ -114,16 +123,67 @@ def record_made(session_id: str, path: Path | None = None) -> bool:
     line = session_id.encode("ascii", "replace") + b"\n"
     try:
         path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         FILE_MODE)
-            line = HEADER + str(time.time_ns()).encode() + b"\n" + line
-        except FileExistsError:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
+        for _ in range(_REOPENS):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             FILE_MODE)
+                head = HEADER + str(time.time_ns()).encode() + b"\n"
+            except FileExistsError:
+                fd, head = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC), b""
+            try:
+                if _locked_current(fd, path):
+                    os.write(fd, head + line)
+                    return True
+            finally:
+                os.close(fd)
     except OSError:
         return False
-    return True
+    return False
+
+
+_REOPENS = 8  # a file replaced (forget_made) between our open and our lock: open it again, this many times
+
+
+def _locked_current(fd: int, path: Path) -> bool:
+    """Take `flock` on `fd` (released by closing it); whether it is still the file at `path` (not replaced)."""
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    st, now = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    return (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino)
+
+
+def forget_made(session_ids: Iterable[str], path: Path | None = None) -> bool:
+    """Take ids out of the registry (sessions deleted); the rest, and the earliest `# since`, stay as they were.
+
+    The file is replaced (a temp beside it, renamed) while holding its lock, so an append waiting for the
+    lock finds the new file (record_made). False when it could not be done; nothing is lost then.
+    """
+    from .atomic import replace_file
+
+    path = made_file() if path is None else path
+    gone = {sid.encode("ascii", "replace") for sid in session_ids}
+    try:
+        for _ in range(_REOPENS):
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                if not _locked_current(fd, path):
+                    continue
+                st = os.fstat(fd)
+                if st.st_uid != os.geteuid() or st.st_size > MAX_BYTES:
+                    return False
+                chunks = []
+                while chunk := os.read(fd, 1 << 20):
+                    chunks.append(chunk)
+                lines = b"".join(chunks).splitlines(keepends=True)
+                kept = [x for x in lines if x.rstrip(b"\r\n") not in gone]
+                if len(kept) < len(lines):
+                    if kept and not kept[-1].endswith((b"\n", b"\r")):
+                        kept[-1] += b"\n"
+                    replace_file(str(path), b"".join(kept), mode=FILE_MODE)
+                return True
+            finally:
+                os.close(fd)
+    except OSError:
+        return False
+    return False

@@ -49,6 +49,7 @@ RECORD_TYPES: tuple[RecordType, ...] = (
     RecordType("user", searched=True, message=True, conversation=True, shown="turn"),
     RecordType("assistant", searched=True, message=True, conversation=True, shown="turn"),
     RecordType("compact_boundary", searched=True, conversation=True, shown="boundary"),
+    RecordType("compact_failed", shown="note"),  # a summary call paid for that compacted nothing: its `usage`
     RecordType("resume_marker", meta_at_once=True, shown="resume"),
     RecordType("subagent_start", shown="subagent"),
     RecordType("subagent_end", searched=True, shown="subagent"),

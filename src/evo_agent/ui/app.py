@@ -84,6 +84,12 @@ STYLE = Style.from_dict({
 })
 
 
+
+def _drawn_width(screen: Any, row: int) -> int:
+    """The cells drawn on one row of a prompt_toolkit Screen, to the last one that is not blank."""
+    cells = screen.data_buffer.get(row) or {}
+    return max((x + 1 for x, char in cells.items() if char.char != " "), default=0)
+
 class AgentApp:
     """The conversation printed above, a small live region below (see the module docstring)."""
 
@@ -132,6 +138,30 @@ class AgentApp:
         self.app.renderer.cpr_support = CPR_Support.NOT_SUPPORTED
         self.app.timeoutlen = 0.3   # Esc alone fires after this; Alt+Enter arrives as one read and is not delayed
         self.app.ttimeoutlen = 0.05
+        self.app._on_resize = self._on_resize  # type: ignore[method-assign]  # SIGWINCH: see _on_resize
+
+    def _on_resize(self) -> None:
+        """The terminal changed size: erase the old frame whole, then draw it again (prompt_toolkit's own
+        handler, after one correction).
+
+        A terminal that narrows rewraps every line wider than it now is (tmux, GNOME Terminal, iTerm2, kitty):
+        the frame's full-width rules above the cursor each become two lines, so going up as many lines as
+        the frame had above the cursor stops short and leaves the top of the old frame in the scrollback.
+        The erase goes up by those extra lines too. (A terminal that cuts lines instead, as xterm does,
+        loses that many lines of the output above the frame from the screen: the lesser harm.)"""
+        renderer, app = self.app.renderer, self.app
+        try:
+            screen, old = renderer._last_screen, renderer._last_size
+            columns = app.output.get_size().columns
+            if screen is not None and old is not None and 0 < columns < old.columns:
+                above, x = renderer._cursor_pos.y, renderer._cursor_pos.x
+                extra = sum(max(0, -(-_drawn_width(screen, y) // columns) - 1) for y in range(above))
+                extra += x // columns  # the cursor's own row rewrapped too: it sits on a later piece of it
+                if extra:
+                    renderer._cursor_pos = renderer._cursor_pos._replace(y=above + extra)
+        except Exception:  # noqa: BLE001 - a redraw is never worth a crash: at worst the old frame shows
+            pass
+        Application._on_resize(app)
 
     # ------------------------------------------------------------------ layout
     def _layout(self) -> HSplit:
@@ -257,7 +287,10 @@ class AgentApp:
     def render_ansi(self, *renderables: RenderableType) -> str:
         console = render.make_console(io.StringIO(), width=self.width(), force_terminal=True)
         for item in renderables:
-            # Lines of text are wrapped by the terminal (a copied id or path stays one line); Markdown by Rich.
+            # Lines of text are wrapped by the terminal (a copied id or path stays one line); Markdown by Rich;
+            # prose (render.Prose: notices) between words first.
+            if isinstance(item, render.Prose):
+                item = item.wrapped(console.width)
             console.print(item, soft_wrap=isinstance(item, Text))
         return console.file.getvalue()  # type: ignore[attr-defined]
 

@@ -93,7 +93,7 @@ def clip(text: Text, width: int | None) -> Text:
 def user_prompt(text: str, *, queued: bool = False) -> Text:
     """`› the prompt` in bold; later lines of a multi-line prompt indented under the first."""
     body = terminal_safe(text.rstrip("\n")).replace("\n", "\n  ")
-    out = Text()
+    out = Prose()  # wrapped between words in the app, as a notice
     out.append("› ", style="evo.dim")
     out.append(body, style="evo.queued" if queued else "evo.user")
     if queued:
@@ -121,8 +121,33 @@ def thinking_line(text: str) -> Text:
     return Text(f"✻ thinking ({len(text):,} characters)", style="evo.dim italic")
 
 
+class Prose(Text):
+    """Text wrapped between words, as Claude Code and Codex wrap theirs (a notice, /cost, /memory): a word
+    wider than the screen (a long path) is left whole for the terminal to wrap, so it still copies as one
+    (Rich would fold it)."""
+
+    def wrapped(self, width: int) -> Text:
+        """A copy with a line break at the last space before each line would pass `width` cells."""
+        from rich.cells import cell_len
+
+        out: list[Text] = []
+        for line in self.split("\n", allow_blank=True):
+            plain, offsets, used, start = line.plain, [], 0, 0
+            for match in re.finditer(r"\S+", plain):
+                word_end = cell_len(plain[start:match.end()])
+                if used and word_end > width:  # this word starts the next line
+                    offsets.append(match.start())
+                    start = match.start()
+                    word_end = cell_len(match.group())
+                used = word_end
+            for piece in line.divide(offsets) if offsets else [line]:
+                piece.rstrip()
+                out.append(piece)
+        return Text("\n", style=self.style).join(out)
+
+
 def notice(text: str) -> Text:
-    return safe(text, "evo.dim")
+    return Prose(terminal_safe(text), style="evo.dim")
 
 
 def error_line(text: str) -> Text:

@@ -193,6 +193,22 @@ class MemoryWrite:
 
 
 @dataclass
+class CompactFailed:
+    """A `compact_failed` record: a compaction whose summary call was paid for but compacted nothing."""
+
+    trigger: str
+    error: str
+    tokens: Tokens
+    timestamp: str | None
+
+    @property
+    def line(self) -> str:
+        """`compaction failed (manual): the model returned an empty summary; … · 1,200 in / 3 out`."""
+        spent = f" · {self.tokens.input:,} in / {self.tokens.output:,} out" if self.tokens else ""
+        return f"compaction failed ({self.trigger}): {self.error}{spent}"
+
+
+@dataclass
 class ResumeMarker:
     from_session_id: str | None
     restored_count: int | None
@@ -236,8 +252,8 @@ class SubagentRun:
 
 # A record `sessions show` presents as one line of its own (`line`, `timestamp`): every renderer shows any of
 # them alike, so a new type of note is one class and one NOTE_BUILDERS entry (docs/architecture.md).
-Note = PlanChange | InstructionsNote | MemoryWrite
-NOTES = (PlanChange, InstructionsNote, MemoryWrite)
+Note = PlanChange | InstructionsNote | MemoryWrite | CompactFailed
+NOTES = (PlanChange, InstructionsNote, MemoryWrite, CompactFailed)
 Item = Turn | Boundary | ResumeMarker | Restored | SubagentRun | Skipped | Note
 
 
@@ -397,7 +413,10 @@ class _Builder:
         elif rtype == "subagent_end":
             self._subagent_end(record, stamp)
         elif isinstance(rtype, str) and rtype in NOTE_BUILDERS:
-            self._place(NOTE_BUILDERS[rtype](record, stamp))
+            note = NOTE_BUILDERS[rtype](record, stamp)
+            if isinstance(note, CompactFailed):  # its summary calls were paid for: they count as a boundary's
+                self.tokens.add(note.tokens)
+            self._place(note)
         # A `reminder` record is shown where the model read it: inside the next user message.
         # Types this viewer does not know are skipped, as SPEC §2 asks of readers.
 
@@ -491,11 +510,18 @@ def _memory_write(record: dict, stamp: str | None) -> MemoryWrite:
                        diff if isinstance(diff, str) else "", stamp, _str(record.get("by")))
 
 
+def _compact_failed(record: dict, stamp: str | None) -> CompactFailed:
+    usage = record.get("usage")
+    return CompactFailed(_str(record.get("trigger")) or "?", _str(record.get("error")) or "",
+                         record_tokens(usage) if isinstance(usage, dict) else Tokens(), stamp)
+
+
 # record type -> its note (the types whose row in session/records.py says shown="note")
 NOTE_BUILDERS: dict[str, Callable[[dict, str | None], Note]] = {
     "plan_update": _plan_change,
     "instructions": _instructions_note,
     "memory_write": _memory_write,
+    "compact_failed": _compact_failed,
 }
 
 

@@ -21,7 +21,7 @@ from typing import TextIO
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import MESSAGES_NAME, SUBAGENT_DIR, SessionStore, is_session_id, probe_live
-from evo_agent.session.admin import SessionInUse, held_for_removal
+from evo_agent.session.admin import SessionInUse, forget_made, held_for_removal
 
 from ..errors import CommandError
 from .common import fmt_bytes, fmt_ms, plural, resolve_session_dir, short
@@ -131,9 +131,15 @@ def rm(
         if answer is None or answer.strip().lower() not in ("y", "yes"):
             raise CommandError("nothing deleted" + (" (no answer; pass --yes to delete without asking)"
                                                     if answer is None else ""))
-    for c in candidates:
-        delete_session(c.path, c.id)
-        out.write(f"deleted {c.id}\n")
+    deleted: list[str] = []
+    try:
+        for c in candidates:
+            delete_session(c.path, c.id)
+            deleted.append(c.id)
+            out.write(f"deleted {c.id}\n")
+    finally:
+        if deleted:
+            forget_made(deleted)  # the registry of made sessions holds those that exist (best effort)
     return 0
 
 
@@ -208,6 +214,8 @@ def prune(
             continue
         out.write(f"deleted {candidate.describe()}\n")
         deleted.append(candidate)
+    if deleted:
+        forget_made(c.id for c in deleted)  # the registry of made sessions holds those that exist (best effort)
     done = chosen if dry_run else deleted
     freed = sum(c.size for c in done)
     verb = "would delete" if dry_run else "deleted"
