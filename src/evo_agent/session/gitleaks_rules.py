@@ -702,21 +702,31 @@ def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]
 _BYTES_PER_TRY = 1500
 
 
-def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> Iterator[Any]:
+def _candidates(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> list[int] | None:
+    """Where a match of `rule` can start, in order (None: anywhere, the rule has no anchors).
+
+    An anchor's position that fails the rule's `StartChecks` cannot start one: on prose most do.
+    """
+    if not rule.anchors:
+        return None
+    checks = rule.checks
+    return sorted({p for anchor in rule.anchors for p in hits.get(anchor, ()) if _starts_here(checks, data, p)})
+
+
+def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
+             positions: list[int] | None | bool = False) -> Iterator[Any]:
     """`rule.pattern.finditer(data)`; for a rule with anchors, tried only where one begins.
 
     gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:name1|name2…)…`: once the lazy prefix is
     dropped, a match begins with one of the names (`name_prefixes`), so only their positions can
-    start one; `hits` (`_hits_in`) says where each name occurs. tests/session/test_redaction_corpus.py
+    start one; `hits` (`_hits_in`) says where each name occurs, `positions` (`_candidates`, when the
+    caller has them) which of those pass the rule's `StartChecks`. tests/session/test_redaction_corpus.py
     checks this against the full scan, rule by rule.
     """
-    if not rule.anchors:
-        yield from rule.pattern.finditer(data)
-        return
-    checks = rule.checks
-    positions = sorted({p for anchor in rule.anchors for p in hits.get(anchor, ()) if _starts_here(checks, data, p)})
-    if len(positions) * _BYTES_PER_TRY > len(data):  # `s.` in code: a scan is cheaper
-        yield from rule.pattern.finditer(data)
+    if positions is False:
+        positions = _candidates(rule, data, hits)
+    if positions is None or positions is True or len(positions) * _BYTES_PER_TRY > len(data):
+        yield from rule.pattern.finditer(data)  # no anchors, or `s.` in code: a scan is cheaper
         return
     end = 0
     pattern = rule.pattern
@@ -750,13 +760,16 @@ def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None
     rs = rule_set()
     refused = _re2_error()
     for rule in rules_for(text, hits):
+        positions = _candidates(rule, data, hits)
+        if positions is not None and not positions:
+            continue  # no place it can start: not even compiled
         try:
             rule.pattern  # noqa: B018 - compiles it
             for allowlist in rule.allowlists:
                 allowlist.regexes  # noqa: B018 - compiled with the rule, so a bad one skips the rule
         except refused:
             continue  # reported by compile_all()
-        for match in _matches(rule, data, hits):
+        for match in _matches(rule, data, hits, positions):
             start, end = _secret_span(match, rule.secret_group)
             if start == end:
                 continue
