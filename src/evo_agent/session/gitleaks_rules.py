@@ -353,7 +353,6 @@ _WORD_BYTE = bytes(1 if (b < 128 and (chr(b).isalnum() or b == 0x5F)) else 0 for
 # What follows the names in gitleaks' semi-generic rules (`generateSemiGenericRegex`): up to 20 name
 # characters, up to 3 quotes or spaces, then an operator whose first byte is one of `=>:|?,`.
 _ASSIGNMENT_TAIL = r"""(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"""
-_ASSIGNMENT_BYTES = b"=>:|?,"
 
 
 def start_checks(source: str) -> StartChecks:
@@ -371,6 +370,9 @@ def start_checks(source: str) -> StartChecks:
     if names is not None and source[len(head) + len(names) + 4:].startswith(_ASSIGNMENT_TAIL):
         longest = _max_width(names)
         window = 0 if longest is None else longest + 20 + 3 + 1
+        global _assignment_byte
+        if window and _assignment_byte is None:
+            _assignment_byte = re.compile(b"[=>:|?,]")  # the operator's first bytes, one C call to find any
     return StartChecks(boundary, _exact_start(source), window)
 
 
@@ -438,9 +440,11 @@ def _starts_here(checks: StartChecks, data: bytes, pos: int) -> bool:
     if checks.exact is not None and not data.startswith(checks.exact, pos):
         return False
     if checks.assignment_within:
-        window = data[pos:pos + checks.assignment_within]
-        return any(b in window for b in _ASSIGNMENT_BYTES)
+        return _assignment_byte.search(data, pos, pos + checks.assignment_within) is not None
     return True
+
+
+_assignment_byte: Any = None  # re.compile(b"[=>:|?,]"), made by the first `start_checks` (nothing at import)
 
 
 def _allowlist(spec: dict[str, Any]) -> Allowlist:
@@ -689,12 +693,21 @@ def keyword_hits(text: str) -> dict[str, list[int]]:
 
 def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]:
     """The rules whose keywords occur in `text` (gitleaks' first pass)."""
-    rs = rule_set()
-    found: dict[str, Rule] = {}
-    for kw in sorted(keyword_hits(text) if hits is None else hits):
-        for rule in rs.rules_by_keyword.get(kw, ()):
-            found[rule.id] = rule
-    return list(found.values())
+    words = frozenset(keyword_hits(text) if hits is None else hits)
+    rules = _rules_of.get(words)
+    if rules is None:
+        rs = rule_set()
+        found: dict[str, Rule] = {}
+        for kw in sorted(words):
+            for rule in rs.rules_by_keyword.get(kw, ()):
+                found[rule.id] = rule
+        if len(_rules_of) >= 512:  # the sets of words a session's texts hold: a few dozen, bounded anyway
+            _rules_of.clear()
+        rules = _rules_of[words] = tuple(found.values())
+    return list(rules)
+
+
+_rules_of: dict[frozenset[str], tuple[Rule, ...]] = {}  # the literals found → the rules they select, in order
 
 
 # One anchored try (a call through re2's Python wrapper, ~3 µs) costs about what RE2 takes to scan this
@@ -710,7 +723,10 @@ def _candidates(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> list[int
     if not rule.anchors:
         return None
     checks = rule.checks
-    return sorted({p for anchor in rule.anchors for p in hits.get(anchor, ()) if _starts_here(checks, data, p)})
+    found = [hits[anchor] for anchor in rule.anchors if anchor in hits]
+    if not found:
+        return []
+    return sorted({p for at in found for p in at if _starts_here(checks, data, p)})
 
 
 def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],

@@ -387,7 +387,17 @@ _SECRET_NAME = lazy_re(
 
 
 def _is_secret_name(key: object) -> bool:
-    return isinstance(key, str) and _SECRET_NAME.match(key) is not None
+    if not isinstance(key, str):
+        return False
+    known = _secret_names.get(key)
+    if known is None:
+        known = _SECRET_NAME.match(key) is not None
+        if len(_secret_names) < 4096:  # a session's keys are a few dozen (content, text, command, …)
+            _secret_names[key] = known
+    return known
+
+
+_secret_names: dict[str, bool] = {}  # key → `_SECRET_NAME` matches it: a regex per string value was ~1 µs
 
 
 def _redact_value(value: Any, verbatim: bool) -> Any:
