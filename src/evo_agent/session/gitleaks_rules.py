@@ -730,7 +730,7 @@ def _candidates(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> list[int
 
 
 def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
-             positions: list[int] | None | bool = False) -> Iterator[Any]:
+             positions: list[int] | bool | None = False) -> Iterator[Any]:
     """`rule.pattern.finditer(data)`; for a rule with anchors, tried only where one begins.
 
     gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:name1|name2…)…`: once the lazy prefix is

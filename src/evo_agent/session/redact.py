@@ -238,7 +238,8 @@ def _may_hold_shapes(hits: dict[str, list[int]]) -> bool:
     return bool(hits)
 
 
-def _shapes_and_rules(text: str, data: bytes, hits: dict[str, list[int]], found: list[tuple[int, int, int, str]]) -> None:
+def _shapes_and_rules(text: str, data: bytes, hits: dict[str, list[int]],
+                      found: list[tuple[int, int, int, str]]) -> None:
     """What the shapes (priority 1) and gitleaks' rules (priority 2) find in `text`, added to `found`."""
     shape_starts = sorted({pos for word, at in hits.items() if word in _SHAPE_ANCHORS for pos in at})
     for start, end, kind in find_shapes(text, shape_starts):
