@@ -111,6 +111,39 @@ def test_literal_starts_are_what_every_match_begins_with(source, starts):
     assert gitleaks_rules.literal_starts(source) == starts
 
 
+@pytest.mark.parametrize("source, checks", [
+    (r"\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9]{17,})", (True, b"ey", 0)),
+    (r"SK[0-9a-fA-F]{32}", (False, b"SK", 0)),
+    (r"\b((?:sk|rk)_(?:test|live)_[a-z]{10})", (True, None, 0)),  # an alternation first: no exact bytes
+    (r"\b(p8e-(?i)[a-z0-9]{32})", (True, b"p8e", 0)),  # the flag comes after the literal
+    (r"(?i)\b(abc[0-9]{4})", (False, None, 0)),  # case-insensitive from the start: neither
+    (r"xox?-\d+", (False, b"xo", 0)),  # an optional last letter is not required
+    (r"\bfoo|bar", (False, None, 0)),  # `\b` on one path only
+    (r"(?i)(?:key|passw(?:or)?d)" + gitleaks_rules._ASSIGNMENT_TAIL + "x", (False, None, 8 + 24)),
+    (r"(?i)(?:key+)" + gitleaks_rules._ASSIGNMENT_TAIL + "x", (False, None, 0)),  # a name of any length: no window
+])
+def test_start_checks_are_what_every_match_needs_where_it_starts(source, checks):
+    got = gitleaks_rules.start_checks(source)
+    assert (got.boundary, got.exact, got.assignment_within) == checks
+
+
+def test_start_checks_keep_every_match_of_the_rules_in_hostile_places():
+    """Each rule's own samples glued to word characters, in capitals and lower case, after operators far and
+    near: the tries that the checks leave find what a full RE2 scan finds."""
+    rng = random.Random(7)
+    for rule in gitleaks_rules.rule_set().rules:
+        if not rule.anchors:
+            continue
+        for _ in range(2):
+            sample = raw_sample(rule, rng)
+            for text in (sample, "x" + sample, "_" + sample + "y", sample.upper(), sample.lower(),
+                         "key" + " " * 30 + "= " + sample, "é" + sample + "\n" + sample):
+                data = gitleaks_rules.haystack(text)
+                hits = gitleaks_rules._hits_in(data.lower())
+                got = [m.span() for m in gitleaks_rules._matches(rule, data, hits)]
+                assert got == [m.span() for m in rule.pattern.finditer(data)], (rule.id, text[:120])
+
+
 # --------------------------------------------------------------------------- catch rates
 
 

@@ -98,6 +98,13 @@ def _compile(go: str) -> Any:
     return re2.compile(go.encode("ascii"), _re2_options())
 
 
+@lru_cache(maxsize=1)
+def _ANCHOR_START() -> Any:  # noqa: N802 - stands for RE2's constant
+    import re2
+
+    return re2._re2.RE2.Anchor.ANCHOR_START
+
+
 def _re2_error() -> type[Exception]:
     import re2
 
@@ -307,6 +314,14 @@ class Rule:
     stripped_prefix: bool = False
     anchors: tuple[str, ...] | None = None  # every match begins with one of these (lower case): tried only there
     _compiled: Any = field(default=None, repr=False)
+    _checks: StartChecks | None = field(default=None, repr=False)
+
+    @property
+    def checks(self) -> StartChecks:
+        """What a match starting at an anchor needs there, tested before RE2 is called (`start_checks`)."""
+        if self._checks is None:
+            self._checks = start_checks(self.source)
+        return self._checks
 
     @property
     def pattern(self) -> Any:
@@ -314,6 +329,122 @@ class Rule:
         if self._compiled is None:
             self._compiled = _compile(self.source)
         return self._compiled
+
+
+# --------------------------------------------------------------------------- what a match needs where it starts
+#
+# An anchored try is one call into RE2 (~2 µs through its Python binding, whatever the text), and English
+# prose is full of the rules' shortest anchors ("ey" in "they", "sk" in "ask", "key", "token"): a 1 KB
+# paragraph made ~8 such calls, most of an append's cost. Three facts read from a rule's own regex rule
+# most of them out with a byte comparison, each a condition every match starting there meets (so the
+# tries that remain find exactly what they found; tests/session/test_redaction_corpus.py compares
+# `_matches` with full scans, rule by rule).
+
+
+@dataclass(frozen=True)
+class StartChecks:
+    boundary: bool  # the regex begins with `\b`: an ASCII word boundary where the match starts
+    exact: bytes | None  # the match begins with these bytes, case and all (`SK[0-9a-fA-F]{32}`: b"SK")
+    assignment_within: int  # semi-generic rules: one of `=>:|?,` within this many bytes of the start (0: none)
+
+
+# `\w` as RE2 reads it in Latin-1 mode: ASCII letters, digits and `_` only.
+_WORD_BYTE = bytes(1 if (b < 128 and (chr(b).isalnum() or b == 0x5F)) else 0 for b in range(256))
+# What follows the names in gitleaks' semi-generic rules (`generateSemiGenericRegex`): up to 20 name
+# characters, up to 3 quotes or spaces, then an operator whose first byte is one of `=>:|?,`.
+_ASSIGNMENT_TAIL = r"""(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"""
+
+
+def start_checks(source: str) -> StartChecks:
+    """The `StartChecks` of a rule's regex (as RE2 runs it, its lazy prefix dropped).
+
+    Each is read only from a shape it is sure of, else left out (False, None, 0): `\b` first on the only
+    path; a literal run of letters, digits and `_` reached through plain groups with no flag before it; the
+    semi-generic `(?i)(?:NAMES)` followed by the operator tail, where a name without `*`, `+` or `{` matches
+    at most as many bytes as it is written with.
+    """
+    boundary = len(_split_top(source)) == 1 and source.startswith("\\b")
+    window = 0
+    head = "(?i)" if source.startswith("(?i)(?:") else ""
+    names = _group_at(source[len(head):]) if source[len(head):].startswith("(?:") else None
+    if names is not None and source[len(head) + len(names) + 4:].startswith(_ASSIGNMENT_TAIL):
+        longest = _max_width(names)
+        window = 0 if longest is None else longest + 20 + 3 + 1
+        global _assignment_byte
+        if window and _assignment_byte is None:
+            _assignment_byte = re.compile(b"[=>:|?,]")  # the operator's first bytes, one C call to find any
+    return StartChecks(boundary, _exact_start(source), window)
+
+
+def _max_width(source: str) -> int | None:
+    """At least as many bytes as the longest match of `source` (None: it has `*`, `+`, `{` or an escape).
+
+    Every other piece counts one byte or more: a class, `.`, a literal; a group its longest
+    alternative; `?` nothing more (it only makes the piece before it optional).
+    """
+    best = 0
+    for alt in _split_top(source):
+        width, i = 0, 0
+        while i < len(alt):
+            ch = alt[i]
+            if ch in "*+{\\":
+                return None
+            if ch == "(":
+                end = _closing(alt[i:])
+                opened = _GROUP_OPEN.match(alt, i)
+                if end < 0 or opened is None:
+                    return None
+                inner = _max_width(alt[opened.end():i + end])
+                if inner is None:
+                    return None
+                width, i = width + inner, i + end + 1
+            elif ch == "[":
+                close = alt.find("]", i + 2)  # `[]x]`, `[[:alnum:]]`: an early `]` only counts more
+                if close < 0:
+                    return None
+                width, i = width + 1, close + 1
+            else:
+                width, i = width + (ch != "?"), i + 1
+        best = max(best, width)
+    return best
+
+
+def _exact_start(source: str) -> bytes | None:
+    """The bytes every match of `source` begins with, case and all, when it says so plainly (else None)."""
+    rest = source[2:] if source.startswith("\\b") else source
+    if len(_split_top(source)) != 1:
+        return None
+    while rest.startswith("("):
+        if rest.startswith("(?") and not rest.startswith("(?:"):
+            return None  # flags or a named group: not read
+        end = _closing(rest)
+        if end < 0 or rest[end + 1:end + 2] in ("?", "*", "{"):
+            return None
+        inner = rest[3 if rest.startswith("(?:") else 1:end]
+        if len(_split_top(inner)) != 1:
+            return None
+        rest = inner
+    run = re.match(r"[A-Za-z0-9_]+", rest)
+    if run is None:
+        return None
+    text = run.group()
+    if rest[run.end():run.end() + 1] in ("?", "*", "{"):
+        text = text[:-1]
+    return text.encode("ascii") or None
+
+
+def _starts_here(checks: StartChecks, data: bytes, pos: int) -> bool:
+    """Whether a match can start at `pos` as far as `checks` tell (False: it cannot)."""
+    if checks.boundary and _WORD_BYTE[data[pos - 1] if pos else 0x20] == _WORD_BYTE[data[pos]]:
+        return False
+    if checks.exact is not None and not data.startswith(checks.exact, pos):
+        return False
+    if checks.assignment_within:
+        return _assignment_byte.search(data, pos, pos + checks.assignment_within) is not None
+    return True
+
+
+_assignment_byte: Any = None  # re.compile(b"[=>:|?,]"), made by the first `start_checks` (nothing at import)
 
 
 def _allowlist(spec: dict[str, Any]) -> Allowlist:
@@ -562,12 +693,21 @@ def keyword_hits(text: str) -> dict[str, list[int]]:
 
 def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]:
     """The rules whose keywords occur in `text` (gitleaks' first pass)."""
-    rs = rule_set()
-    found: dict[str, Rule] = {}
-    for kw in sorted(keyword_hits(text) if hits is None else hits):
-        for rule in rs.rules_by_keyword.get(kw, ()):
-            found[rule.id] = rule
-    return list(found.values())
+    words = frozenset(keyword_hits(text) if hits is None else hits)
+    rules = _rules_of.get(words)
+    if rules is None:
+        rs = rule_set()
+        found: dict[str, Rule] = {}
+        for kw in sorted(words):
+            for rule in rs.rules_by_keyword.get(kw, ()):
+                found[rule.id] = rule
+        if len(_rules_of) >= 512:  # the sets of words a session's texts hold: a few dozen, bounded anyway
+            _rules_of.clear()
+        rules = _rules_of[words] = tuple(found.values())
+    return list(rules)
+
+
+_rules_of: dict[frozenset[str], tuple[Rule, ...]] = {}  # the literals found → the rules they select, in order
 
 
 # One anchored try (a call through re2's Python wrapper, ~3 µs) costs about what RE2 takes to scan this
@@ -575,22 +715,45 @@ def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]
 _BYTES_PER_TRY = 1500
 
 
-def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> Iterator[Any]:
+def _candidates(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> list[int] | None:
+    """Where a match of `rule` can start, in order (None: anywhere, the rule has no anchors).
+
+    An anchor's position that fails the rule's `StartChecks` cannot start one: on prose most do.
+    """
+    if not rule.anchors:
+        return None
+    checks = rule.checks
+    found = [hits[anchor] for anchor in rule.anchors if anchor in hits]
+    if not found:
+        return []
+    return sorted({p for at in found for p in at if _starts_here(checks, data, p)})
+
+
+def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
+             positions: list[int] | bool | None = False) -> Iterator[Any]:
     """`rule.pattern.finditer(data)`; for a rule with anchors, tried only where one begins.
 
     gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:name1|name2…)…`: once the lazy prefix is
     dropped, a match begins with one of the names (`name_prefixes`), so only their positions can
-    start one; `hits` (`_hits_in`) says where each name occurs. tests/session/test_redaction_corpus.py
+    start one; `hits` (`_hits_in`) says where each name occurs, `positions` (`_candidates`, when the
+    caller has them) which of those pass the rule's `StartChecks`. tests/session/test_redaction_corpus.py
     checks this against the full scan, rule by rule.
     """
-    positions = sorted({p for anchor in rule.anchors for p in hits.get(anchor, ())}) if rule.anchors else None
-    if positions is None or len(positions) * _BYTES_PER_TRY > len(data):  # `s.` in code: a scan is cheaper
-        yield from rule.pattern.finditer(data)
+    if positions is False:
+        positions = _candidates(rule, data, hits)
+    if positions is None or positions is True or len(positions) * _BYTES_PER_TRY > len(data):
+        yield from rule.pattern.finditer(data)  # no anchors, or `s.` in code: a scan is cheaper
         return
     end = 0
-    match_at = rule.pattern.match
+    pattern = rule.pattern
+    match_at = pattern.match
+    # RE2 itself, not the wrapper's generator: a try that fails (most) costs half as much.
+    raw = getattr(getattr(pattern, "_regexp", None), "Match", None)
+    anchor = _ANCHOR_START() if raw is not None else None
     for pos in positions:
         if pos < end:
+            continue
+        if raw is not None and raw(anchor, data, pos, len(data))[0][0] < 0:
             continue
         match = match_at(data, pos)
         if match is not None:
@@ -613,13 +776,16 @@ def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None
     rs = rule_set()
     refused = _re2_error()
     for rule in rules_for(text, hits):
+        positions = _candidates(rule, data, hits)
+        if positions is not None and not positions:
+            continue  # no place it can start: not even compiled
         try:
             rule.pattern  # noqa: B018 - compiles it
             for allowlist in rule.allowlists:
                 allowlist.regexes  # noqa: B018 - compiled with the rule, so a bad one skips the rule
         except refused:
             continue  # reported by compile_all()
-        for match in _matches(rule, data, hits):
+        for match in _matches(rule, data, hits, positions):
             start, end = _secret_span(match, rule.secret_group)
             if start == end:
                 continue

@@ -232,16 +232,15 @@ def mark_free_of_shapes(text: str) -> None:
     _free_of_shapes.add(text)
 
 
-def _may_hold_shapes(text: str, matchers: _Matchers) -> bool:
-    """Whether a gitleaks keyword or a shape's anchor occurs in `text` (the triggers hold both, matched over
-    the same bytes as `_literal_hits`): without one neither the shapes nor the rules can find anything, and
-    the literal automaton need not even be built (a record's other strings, once one of them had a trigger)."""
-    return bool(matchers.triggers.find_matches_as_indexes(gitleaks_rules.haystack(text).lower()))
+def _may_hold_shapes(hits: dict[str, list[int]]) -> bool:
+    """Whether `_literal_hits` found a gitleaks keyword or literal or a shape's anchor: without one neither the
+    shapes nor the rules can find anything (the rules need a keyword, every shape an anchor)."""
+    return bool(hits)
 
 
-def _shapes_and_rules(text: str, found: list[tuple[int, int, int, str]]) -> None:
+def _shapes_and_rules(text: str, data: bytes, hits: dict[str, list[int]],
+                      found: list[tuple[int, int, int, str]]) -> None:
     """What the shapes (priority 1) and gitleaks' rules (priority 2) find in `text`, added to `found`."""
-    data, hits = _literal_hits(text)
     shape_starts = sorted({pos for word, at in hits.items() if word in _SHAPE_ANCHORS for pos in at})
     for start, end, kind in find_shapes(text, shape_starts):
         found.append((start, end, 1, kind))
@@ -260,8 +259,10 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     if matchers.exact_scan is not None:
         for match in matchers.exact_scan.finditer(text):
             found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
-    if text not in _free_of_shapes and _may_hold_shapes(text, matchers):
-        _shapes_and_rules(text, found)
+    if text not in _free_of_shapes:
+        data, hits = _literal_hits(text)  # one pass: whether anything can match, and where the shapes and rules try
+        if _may_hold_shapes(hits):
+            _shapes_and_rules(text, data, hits, found)
     if not found:
         return []
     masks = [m.span() for m in MASKED.finditer(text)] if "[REDACTED:" in text else []
@@ -387,7 +388,17 @@ _SECRET_NAME = lazy_re(
 
 
 def _is_secret_name(key: object) -> bool:
-    return isinstance(key, str) and _SECRET_NAME.match(key) is not None
+    if not isinstance(key, str):
+        return False
+    known = _secret_names.get(key)
+    if known is None:
+        known = _SECRET_NAME.match(key) is not None
+        if len(_secret_names) < 4096:  # a session's keys are a few dozen (content, text, command, …)
+            _secret_names[key] = known
+    return known
+
+
+_secret_names: dict[str, bool] = {}  # key → `_SECRET_NAME` matches it: a regex per string value was ~1 µs
 
 
 def _redact_value(value: Any, verbatim: bool) -> Any:
