@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from evo_agent.session import GIT_SAFE_ENV, git_dir_of, git_worktree_root, read_git_file
+from evo_agent.session import GIT_SAFE_ENV, git_dir_of, git_worktree_root, program_search_path, read_git_file
 
 from .confine import inside_project, is_within, real
 from .shell_allowlist import (
@@ -137,9 +137,9 @@ def plan_read_only(command: str, project_dir: Path | str, search_path: str | Non
 
 
 def safe_search_path(path: str, project: Path) -> str:
-    """PATH without relative entries and entries inside the project (`project` is already real)."""
-    root = str(project)
-    return ":".join(e for e in path.split(":") if os.path.isabs(e) and not _under(os.path.realpath(e), root))
+    """PATH without relative entries and entries inside the project, however spelled (session.program_search_path,
+    the one rule of evo-agent's own program lookups)."""
+    return program_search_path(project, {"PATH": path})
 
 
 def _under(path: str, root: str) -> bool:
