@@ -137,7 +137,9 @@ def _command_line(command: str, ctx: ToolContext) -> tuple[list[str], dict[str, 
         argv = [system_bash(ctx.project_dir), "-c", command]
         return (ctx.sandbox.wrap(argv, cwd=ctx.work_dir) if ctx.sandbox is not None else argv), env
     from .sandbox import read_only_sandbox
+    from .shell_readonly import unasked_environment
 
+    env = unasked_environment(env)  # no caller's GIT_*: unasked git reads what was judged, as judged
     env["PATH"] = plan.path
     argv = [system_bash(ctx.project_dir), "-c", plan.command]
     sandbox = read_only_sandbox(ctx.project_dir)
