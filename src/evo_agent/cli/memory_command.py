@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run_memory(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace], Path]) -> int:
     """Run the command; raises UsageError/CommandError (one line) for what cannot be done."""
     from evo_agent.safe_text import terminal_safe
-    from evo_agent.session import MemoryRefused, MemoryStore
+    from evo_agent.session import MemoryRefused, MemoryStore, reveal_invisible
 
     args = build_parser().parse_args(list(argv))
     store = MemoryStore(project_dir_of(args))
@@ -58,7 +58,7 @@ def run_memory(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace
                     out.append(f"  … past the bound the model is given ({index.lines} lines, {index.size:,} bytes)")
         elif args.memory_command == "show":
             scope, file = store.resolve_name(args.name)
-            out.append(store.read(scope, file).rstrip("\n"))
+            out.append(reveal_invisible(store.read(scope, file))[0].rstrip("\n"))  # what the model is shown
         elif args.memory_command == "rm":
             scope, file = store.resolve_name(args.name)
             out.append(store.apply(store.plan("delete", {"path": f"/memories/{scope}/{file}"})))

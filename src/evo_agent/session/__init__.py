@@ -88,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("plain_dataclass", "plain_field", "plain_replace"), "plaindata"),
     **dict.fromkeys(("lazy_re",), "lazyre"),
     **dict.fromkeys(("absolute_program", "program_search_path"), "programs"),
+    **dict.fromkeys(("reveal_invisible",), "invisible"),
 }
 
 __all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
@@ -133,6 +134,7 @@ if TYPE_CHECKING:
         GIT_SAFE_CONFIG as GIT_SAFE_CONFIG, GIT_SAFE_ENV as GIT_SAFE_ENV, GitRefused as GitRefused, run_git as run_git,
         start_git as start_git,
     )
+    from .invisible import reveal_invisible as reveal_invisible
     from .ids import (
         AmbiguousSessionId as AmbiguousSessionId, InvalidSessionId as InvalidSessionId, SessionError as SessionError,
         SessionNotFound as SessionNotFound, created_ms_of as created_ms_of, is_id_prefix as is_id_prefix,
