@@ -90,6 +90,22 @@ def test_no_spelling_of_an_in_project_path_entry_supplies_a_program(tmp_path, mo
     assert not any(markers.iterdir())
 
 
+def test_a_path_entry_that_is_another_directory_in_each_process_never_counts(tmp_path, monkeypatch):
+    """`/proc/self/cwd/bin` names evo-agent's directory when judged and the child's (the project root) when run."""
+    project, markers = _armed_clone(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "bin").mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)  # `--project-dir clone` from another directory
+    for name in PROGRAMS:
+        (elsewhere / "bin" / name).write_text("#!/bin/sh\n")
+        os.chmod(elsewhere / "bin" / name, 0o755)
+        for entry in ("/proc/self/cwd/bin", "/proc/thread-self/cwd/bin", f"/proc/{os.getpid()}/cwd/bin",
+                      "/dev/fd/../../proc/self/cwd/bin"):
+            found = absolute_program(name, outside=project, environ={"PATH": f"{entry}:{_system_path()}"})
+            assert found == shutil.which(name, path=_system_path()), (entry, found)
+            assert entry not in program_search_path(project, {"PATH": entry})
+
+
 def test_what_an_unset_or_empty_path_means(tmp_path):
     """Unset: `os.defpath`, what execvp and a shell use then. Empty: one entry, the empty one (`.`): nothing."""
     bash = absolute_program("bash", outside=tmp_path, environ={})

@@ -10,7 +10,8 @@ is found the way a project cannot steer, in the PATH entries that belong to the 
   `.venv/bin`, `/work/clone/bin/`, `/work/clone/./bin`, `/work/x/../clone/bin`, or a directory
   outside that is a link into the project (`~/tools -> ~/src/clone/bin`). Each entry is judged
   by its real path, and so is the program found there (`/usr/local/bin/git` linking into the
-  clone is the clone's);
+  clone is the clone's); an entry under `/proc/` or `/dev/fd/` never counts (`/proc/self/cwd/bin` is a
+  different directory in evo-agent and in the child it starts);
 - an unset PATH means `os.defpath` (`/bin:/usr/bin`), what `execvp` and a shell use then; a
   PATH set to "" has one entry, the empty one (`.`), so nothing counts and nothing is found.
 
@@ -48,7 +49,14 @@ def _roots(outside: Path | str | Iterable[Path | str] | None) -> list[tuple[str,
     return out
 
 
+# Paths that name a different place in each process: `/proc/self/cwd/bin` is judged from evo-agent's directory
+# but run from the child's (the project's root).
+_PER_PROCESS = ("/proc/", "/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+
+
 def _refused(real: str, roots: list[tuple[str, str | None]]) -> bool:
+    if real.startswith(_PER_PROCESS):
+        return True
     return any(_under(real, root) and not (home is not None and _under(real, home)) for root, home in roots)
 
 
@@ -58,8 +66,8 @@ def program_search_path(outside: Path | str | Iterable[Path | str] | None = None
     base = os.environ if environ is None else environ
     roots = _roots(outside)
     entries = base.get("PATH", os.defpath)
-    return os.pathsep.join(e for e in entries.split(os.pathsep)
-                           if os.path.isabs(e) and not _refused(os.path.realpath(e), roots))
+    return os.pathsep.join(e for e in entries.split(os.pathsep) if os.path.isabs(e)
+                           and not _refused(os.path.normpath(e), []) and not _refused(os.path.realpath(e), roots))
 
 
 def absolute_program(name: str, outside: Path | str | Iterable[Path | str] | None = None,
@@ -71,7 +79,7 @@ def absolute_program(name: str, outside: Path | str | Iterable[Path | str] | Non
         return None
     roots = _roots(outside)
     for entry in program_search_path(None, environ).split(os.pathsep):
-        if not entry or _refused(os.path.realpath(entry), roots):
+        if not entry or _refused(os.path.normpath(entry), []) or _refused(os.path.realpath(entry), roots):
             continue
         candidate = os.path.join(entry, name)
         if _refused(os.path.realpath(candidate), roots):
