@@ -23,7 +23,7 @@ from tests.fake_model_server import text, tool_use
 
 from .hostile import clone, git, upstream
 
-PROGRAMS = ("bash", "git", "rg", "setpriv")
+PROGRAMS = ("bash", "bwrap", "git", "rg", "setpriv")
 DIRS = ("bin", ".venv/bin", "node_modules/.bin", "tools/deep/bin")
 
 
@@ -149,17 +149,18 @@ def _cli(tmp_path, model_server, project, entry):
 
 
 @pytest.mark.parametrize("label", ["venv", "bin", "dot-segment", "dotdot", "link-to-dir", "trailing-slash"])
-@pytest.mark.parametrize("how", ["bypass", "allowed-rule"])
-def test_an_approved_call_never_runs_the_clones_bash_or_setpriv(tmp_path, model_server, label, how):
+@pytest.mark.parametrize("how", ["bypass", "allowed-rule", "sandbox"])
+def test_an_approved_call_never_runs_the_clones_bash_setpriv_or_bwrap(tmp_path, model_server, label, how):
     project, markers = _armed_clone(tmp_path)
     entry = _spellings(tmp_path, project)[label]
     cli = _cli(tmp_path, model_server, project, entry)
     model_server.script(tool_use("bash", {"command": "echo hi && touch made-by-the-call"}, id="t1"), text("done"))
     args = {"bypass": ["--permission-mode", "bypass"],
-            "allowed-rule": ["--allowed-tools", "Bash(echo hi && touch made-by-the-call)"]}[how]
+            "allowed-rule": ["--allowed-tools", "Bash(echo hi && touch made-by-the-call)"],
+            "sandbox": ["--permission-mode", "bypass", "--sandbox"]}[how]
     result = cli.run("-p", "say hi", *args)
     assert result.rc == 0, result.err
-    assert (project / "made-by-the-call").exists()  # the call ran
+    assert "hi" in repr(model_server.requests[-1])  # the call ran
     assert sorted(p.name for p in markers.iterdir()) == []
 
 
