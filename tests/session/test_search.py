@@ -140,7 +140,7 @@ needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not
 def prefilter(rg: str | None):
     """Searches through ripgrep at `rg` (None: none) even for a few bytes, in batches of a file or two."""
     saved = search_module._ripgrep, search_module.RIPGREP_MIN_BYTES, search_module.FIRST_BATCH_BYTES
-    search_module._ripgrep = lambda: rg
+    search_module._ripgrep = lambda project: rg
     search_module.RIPGREP_MIN_BYTES, search_module.FIRST_BATCH_BYTES = 0, 1
     try:
         yield
@@ -257,12 +257,12 @@ def test_a_ripgrep_planted_in_the_project_never_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for path in (".", "bin", f"bin:{tmp_path}", str(tmp_path / "bin")):
         monkeypatch.setenv("PATH", f"{path}:/usr/bin:/bin")
-        search_module._ripgrep.cache_clear()
+        search_module._ripgrep_in.cache_clear()
         saved = search_module.RIPGREP_MIN_BYTES
         search_module.RIPGREP_MIN_BYTES = 0
         try:
             assert [h.snippet for h in _search(tmp_path, "needle")] == ["the needle is here"]
         finally:
             search_module.RIPGREP_MIN_BYTES = saved
-            search_module._ripgrep.cache_clear()
+            search_module._ripgrep_in.cache_clear()
         assert not marker.exists(), path

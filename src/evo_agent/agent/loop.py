@@ -607,7 +607,9 @@ class Agent:
 
         try:
             scope, file = self.memory.store.resolve_name(name)
-            return f"/memories/{scope}/{file}:\n{self.memory.store.read(scope, file)}"
+            from evo_agent.session import reveal_invisible
+
+            return f"/memories/{scope}/{file}:\n{reveal_invisible(self.memory.store.read(scope, file))[0]}"
         except (MemoryRefused, OSError) as exc:
             return f"error: {exc}"
 

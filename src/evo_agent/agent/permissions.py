@@ -439,6 +439,22 @@ def describe_call(policy: Policy, name: str, tool_input: dict[str, Any]) -> str:
 def build_request(
     policy: Policy, name: str, tool_input: dict[str, Any], verdict: Verdict, agent: str
 ) -> ApprovalRequest:
+    """The question for a call, with every character no terminal draws (tag characters, zero-width runs,
+    bidi controls: session.reveal_invisible) written as a visible escape: `exec(''.join(… for c in '…'))`
+    must not read as the exec of an empty string, nor a diff hide the orders it writes into AGENTS.md."""
+    from evo_agent.session import reveal_invisible
+
+    request = _build_request(policy, name, tool_input, verdict, agent)
+    (summary, a), (detail, b), (rule, c) = (reveal_invisible(t) for t in (request.summary, request.detail,
+                                                                           request.rule))
+    if not (a or b or c):
+        return request
+    return ApprovalRequest(request.tool, summary, detail or summary, request.agent, rule, request.reason)
+
+
+def _build_request(
+    policy: Policy, name: str, tool_input: dict[str, Any], verdict: Verdict, agent: str
+) -> ApprovalRequest:
     facts = facts_of(name)
     if facts.approval == "memory":
         from evo_agent.session import MemoryStore

@@ -129,8 +129,9 @@ class PlanContext:
         if plan is None:
             return "No active plan in this project (evo-agent plan list shows the done ones)."
         foreign = "" if plan.private else (
-            "\nNot shown to the model: plan.md is not private to you (committed to the repository, or another "
-            "user's); the model sees it only through the plan tools.")
+            "\nNot shown to the model: plan.md is not yours (committed to the repository, another user's, or "
+            "unpacked from an archive: your evo-agent did not make it); the model sees it only through the plan "
+            "tools.")
         if compact:
             return "\n".join(plan_checklist(plan)) + foreign
         return f"{plan_summary(plan, with_description=True)}\nFiles: {plan.path}{foreign}"
@@ -165,7 +166,7 @@ class PlanContext:
             self._seen = None
             return []
         self._seen = self._fingerprint()
-        if not plan.private:  # a cloned repository's plan (or another user's): content, not this agent's plan
+        if not plan.private:  # a cloned or unpacked repository's plan (or another user's): content, not this agent's
             return []
         opening = _OPENINGS.get(reason, _OPENINGS["session_start"])
         return [(f"{opening}\n{plan_summary(plan)}", reason)]

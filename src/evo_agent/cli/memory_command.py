@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run_memory(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace], Path]) -> int:
     """Run the command; raises UsageError/CommandError (one line) for what cannot be done."""
     from evo_agent.safe_text import terminal_safe
-    from evo_agent.session import MemoryRefused, MemoryStore
+    from evo_agent.session import MemoryRefused, MemoryStore, reveal_invisible
 
     args = build_parser().parse_args(list(argv))
     store = MemoryStore(project_dir_of(args))
@@ -58,7 +58,7 @@ def run_memory(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace
                     out.append(f"  … past the bound the model is given ({index.lines} lines, {index.size:,} bytes)")
         elif args.memory_command == "show":
             scope, file = store.resolve_name(args.name)
-            out.append(store.read(scope, file).rstrip("\n"))
+            out.append(reveal_invisible(store.read(scope, file))[0].rstrip("\n"))  # what the model is shown
         elif args.memory_command == "rm":
             scope, file = store.resolve_name(args.name)
             out.append(store.apply(store.plan("delete", {"path": f"/memories/{scope}/{file}"})))
@@ -84,7 +84,12 @@ def _edit(store: MemoryStore, name: str) -> str:
         f.write(before if before is not None else TEMPLATE.format(name=file[:-3]))
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
-        status = subprocess.run([*shlex.split(editor), temp], check=False).returncode
+        argv = _editor_argv(editor, store.project_dir)
+    except CommandError:
+        os.unlink(temp)
+        raise
+    try:
+        status = subprocess.run([*argv, temp], check=False).returncode
     except OSError as exc:
         os.unlink(temp)
         raise CommandError(f"memory: cannot run the editor {editor!r}: {exc.strerror or exc}") from None
@@ -104,6 +109,40 @@ def _edit(store: MemoryStore, name: str) -> str:
         raise CommandError(f"memory: not saved: {exc} (your edit is in {temp})") from None
     os.unlink(temp)
     return result.splitlines()[0]
+
+
+def _editor_argv(editor: str, project: Path) -> list[str]:
+    """The editor's command line, its program by an absolute path the project does not control.
+
+    A bare name is found like every program evo-agent starts by itself (session.absolute_program): a
+    relative PATH entry or one inside the project (an activated in-repo `.venv/bin`) would make a clone's
+    `bin/nano` the editor. A path is the user's choice, unless it is relative (looked up from here, often
+    the project) or leads into the project."""
+    from evo_agent.session import absolute_program
+
+    try:
+        words = shlex.split(editor)
+    except ValueError as exc:
+        raise CommandError(f"memory: cannot read the editor command {editor!r}: {exc}") from None
+    if not words:
+        raise CommandError("memory: $VISUAL/$EDITOR names no editor")
+    program = words[0]
+    root = os.path.realpath(project)
+    if "/" not in program:
+        found = absolute_program(program, outside=root)
+        if found is None:
+            raise CommandError(f"memory: the editor {program!r} is not in a PATH entry outside this project "
+                               "(set $VISUAL or $EDITOR to its absolute path)")
+        return [found, *words[1:]]
+    real = os.path.realpath(program)
+    home = os.path.realpath(os.path.expanduser("~"))
+    inside = real == root or real.startswith(root.rstrip("/") + "/")
+    if inside and (real == home or real.startswith(home.rstrip("/") + "/")):
+        inside = False  # a project holding `~` (a dotfiles repository): an editor in `~` is the user's own
+    if not os.path.isabs(program) or inside:
+        raise CommandError(f"memory: not running the editor {program!r}: it lies inside this project or is a "
+                           "relative path (set $VISUAL or $EDITOR to an editor of your own)")
+    return words
 
 
 __all__ = ["build_parser", "run_memory"]

@@ -38,7 +38,11 @@ if TYPE_CHECKING:
 
 
 def _safe(text: object) -> str:
-    return terminal_safe(str(text), keep_newlines=False)
+    """Shown for trust: control sequences and characters no terminal shows (tag characters, zero-width runs,
+    bidi controls) made visible, so what is trusted is what was seen."""
+    from evo_agent.session import reveal_invisible
+
+    return terminal_safe(reveal_invisible(str(text))[0], keep_newlines=False)
 
 
 def _files(status: WorkspaceTrust) -> str:

@@ -87,6 +87,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("SCENE_TYPES",), "records"),
     **dict.fromkeys(("plain_dataclass", "plain_field", "plain_replace"), "plaindata"),
     **dict.fromkeys(("lazy_re",), "lazyre"),
+    **dict.fromkeys(("absolute_program", "program_search_path"), "programs"),
+    **dict.fromkeys(("reveal_invisible",), "invisible"),
 }
 
 __all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
@@ -132,6 +134,7 @@ if TYPE_CHECKING:
         GIT_SAFE_CONFIG as GIT_SAFE_CONFIG, GIT_SAFE_ENV as GIT_SAFE_ENV, GitRefused as GitRefused, run_git as run_git,
         start_git as start_git,
     )
+    from .invisible import reveal_invisible as reveal_invisible
     from .ids import (
         AmbiguousSessionId as AmbiguousSessionId, InvalidSessionId as InvalidSessionId, SessionError as SessionError,
         SessionNotFound as SessionNotFound, created_ms_of as created_ms_of, is_id_prefix as is_id_prefix,
@@ -195,6 +198,7 @@ if TYPE_CHECKING:
     from .plaindata import (
         plain_dataclass as plain_dataclass, plain_field as plain_field, plain_replace as plain_replace,
     )
+    from .programs import absolute_program as absolute_program, program_search_path as program_search_path
     from .project import (
         Worktree as Worktree, find_project_dir as find_project_dir, git_branch_of as git_branch_of,
         git_dir_of as git_dir_of, git_worktree_root as git_worktree_root, git_worktrees as git_worktrees,

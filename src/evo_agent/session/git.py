@@ -109,25 +109,13 @@ def _check(args: Sequence[str]) -> None:
 
 
 def git_program(worktree: Path, environ: Mapping[str, str] | None = None) -> str:
-    """git by its absolute path: the first in an absolute PATH entry outside `worktree`. A relative entry
-    (`node_modules/.bin`, `.`, empty) is looked up from the repository's root, where a clone can commit a `git`.
-    Plain "git" when there is none, which `start_in` never starts (the lookup of a bare name would search
-    exactly those relative entries)."""
-    base = os.environ if environ is None else environ
-    root = os.path.realpath(worktree)
-    home = os.path.realpath(os.path.expanduser("~"))
-    # A work tree holding the home directory (a dotfiles `~/.git`) is the user's own: so is a git installed in `~`.
-    own = home == root or home.startswith(root.rstrip("/") + "/")
-    for entry in base.get("PATH", os.defpath).split(os.pathsep):
-        if not os.path.isabs(entry):
-            continue
-        candidate = os.path.join(entry, "git")
-        real = os.path.realpath(candidate)
-        if not own and (real == root or real.startswith(root.rstrip("/") + "/")):
-            continue
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return "git"
+    """git by its absolute path, from a PATH entry that counts (programs.absolute_program): absolute, outside
+    `worktree` however spelled (a relative entry is looked up from the repository's root, where a clone can
+    commit a `git`; an activated in-repo `.venv/bin` is the clone's). Plain "git" when there is none, which
+    `start_in` never starts (the lookup of a bare name would search exactly those entries)."""
+    from .programs import absolute_program
+
+    return absolute_program("git", outside=worktree, environ=environ) or "git"
 
 
 def git_argv(worktree: Path, git_dir: Path, args: Sequence[str]) -> list[str]:

@@ -41,6 +41,7 @@ $XDG_CONFIG_HOME/evo-agent/           USER_DIR_NAME (else ~/.config/evo-agent): 
 $XDG_STATE_HOME/evo-agent/            (else ~/.local/state/evo-agent)
   history/<key>                       HISTORY_DIR_NAME: the prompt box's ↑ history of one project
   made                                MADE_NAME: the id of every session this user's evo-agent made (origin.py)
+  plans-made                          PLANS_MADE_NAME: the id of every Session Plan it made (origin.py)
 $XDG_CACHE_HOME/evo-agent/            (else ~/.cache/evo-agent): what can be deleted at any time
   list-index/<key>.json               LIST_INDEX_DIR_NAME: the listing index of one sessions directory (key: its
                                       real path), a cache of every meta.json for `list()` (list_index.py)
@@ -72,6 +73,7 @@ __all__ = [
     "LIST_INDEX_SUFFIX",
     "LOCK_NAME",
     "MADE_NAME",
+    "PLANS_MADE_NAME",
     "MESSAGES_NAME",
     "META_NAME",
     "META_TMP_NAME",
@@ -128,6 +130,7 @@ PROJECTS_DIR_NAME = "projects"
 PROJECTS_LOCK_NAME = ".lock"  # flock'ed for each read-modify-write of a project's record
 HISTORY_DIR_NAME = "history"
 MADE_NAME = "made"
+PLANS_MADE_NAME = "plans-made"
 # In the user's cache dir: the listing index of each sessions directory (list_index.py), never the source of
 # truth; outside the project, so a repository cannot plant one and older versions never see it.
 LIST_INDEX_DIR_NAME = "list-index"

@@ -41,6 +41,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from .atomic import replace_private_file
+from .invisible import reveal_invisible
 from .layout import (
     DIR_MODE,
     MEMORY_DIR_NAME,
@@ -258,8 +259,9 @@ class MemoryStore:
             return _scan(fd, scope, self._cache) if fd is not None else []
 
     def index(self, scope: str) -> MemoryIndex:
-        """The scope's index as the model is given it (bounded)."""
-        return bound_index(scope, memory_index_lines(self.topics(scope)))
+        """The scope's index as the model is given it (bounded), invisible characters written as escapes
+        (safe_text.reveal_invisible: a description can carry text no review of the file showed)."""
+        return bound_index(scope, [reveal_invisible(line)[0] for line in memory_index_lines(self.topics(scope))])
 
     def index_file_text(self, scope: str) -> str:
         """What MEMORY.md holds (or will hold at the next write): generated from the topic files."""
@@ -285,7 +287,7 @@ class MemoryStore:
         if file is None:
             return self._listing(str(path).rstrip("/") or VIRTUAL_ROOT, scope)
         text = self.read(scope, file)  # type: ignore[arg-type]  # a file is always in a scope: not None
-        lines = text.split("\n")
+        lines = reveal_invisible(text)[0].split("\n")  # what no editor shows, the model is shown as escapes
         start = 1
         if view_range is not None:
             if not (isinstance(view_range, list) and len(view_range) == 2

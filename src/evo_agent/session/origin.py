@@ -15,6 +15,10 @@ own history from before. So an archive unpacked after the first run of this
 version is caught; one unpacked before it is indistinguishable from the
 user's own old sessions, and passes (the README says so).
 
+Session Plans have the same proof in a file of their own (`plans-made`, `plans_made`): a plan.md unpacked
+with 0600 looks exactly like one the plan store wrote. Their registry starts (header only) the first time a
+plan is judged, so every plan on disk then stays the user's and what is unpacked later is judged.
+
 A missing or unreadable file judges nothing (`Made.knows` is then always
 true): the first session created makes it. Appends are one `write` of a short
 line with O_APPEND, so concurrent agents never interleave inside a line.
@@ -31,7 +35,7 @@ import os
 import time
 from pathlib import Path
 
-from .layout import DIR_MODE, FILE_MODE, MADE_NAME, user_state_dir
+from .layout import DIR_MODE, FILE_MODE, MADE_NAME, PLANS_MADE_NAME, user_state_dir
 from .plaindata import plain_dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
@@ -187,3 +191,34 @@ def forget_made(session_ids: Iterable[str], path: Path | None = None) -> bool:
     except OSError:
         return False
     return False
+
+
+def plans_made_file() -> Path:
+    """`$XDG_STATE_HOME/evo-agent/plans-made`: the id of every Session Plan this user's evo-agent made."""
+    return user_state_dir() / PLANS_MADE_NAME
+
+
+def start_registry(path: Path) -> bool:
+    """Make the registry at `path` holding only its `# since now` header; False when it exists or cannot be made."""
+    try:
+        path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     FILE_MODE)
+    except OSError:
+        return False
+    try:
+        os.write(fd, HEADER + str(time.time_ns()).encode() + b"\n")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def plans_made() -> Made:
+    """The plans this user's evo-agent made; the registry is started first when there is none yet (plans already
+    on disk then predate it and stay the user's)."""
+    path = plans_made_file()
+    if not os.path.lexists(path):
+        start_registry(path)
+    return read_made(path)

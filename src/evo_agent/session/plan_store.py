@@ -279,6 +279,9 @@ class PlanStore:
                 plan_id = f"{base}-{n}"
             directory = self._make_dir(PLAN_TODO_DIR, plan_id)
             _replace(directory, PLAN_FILE_NAME, plan_markdown(title, goal, approach, steps).encode())
+            from .origin import plans_made_file, record_made
+
+            record_made(plan_id, plans_made_file())  # the proof an unpacked 0600 plan.md cannot carry
             return self._read(PLAN_TODO_DIR, plan_id)
 
     def add_task(self, subject: str, description: str = "", blocked_by: list[int] | None = None, *,
@@ -509,7 +512,7 @@ class PlanStore:
             problems.append(f"{PLAN_FILE_NAME} is missing or unreadable")
         title, goal, approach, steps = parse_plan_markdown((raw or b"").decode("utf-8", "replace"))
         plan = Plan(plan_id, "done" if state == PLAN_DONE_DIR else "todo", directory, title or plan_id, goal,
-                    approach, steps, problems=problems, private=_is_private(directory / PLAN_FILE_NAME))
+                    approach, steps, problems=problems, private=_is_own(plan_id, directory / PLAN_FILE_NAME))
         for name, number in _task_files(directory):
             try:
                 plan.tasks.append(_task_from_json(_read_bytes(directory / name), number))
@@ -679,6 +682,20 @@ def _is_private(path: Path) -> bool:
     except OSError:
         return False
     return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def _is_own(plan_id: str, path: Path) -> bool:
+    """This user's plan: private to them (`_is_private`), and made by their evo-agent (origin.plans_made: an
+    archive unpacked with `tar -xp` keeps 0600 and makes the user the owner, but cannot add to their registry)."""
+    if not _is_private(path):
+        return False
+    from .origin import plans_made
+
+    try:
+        ctime_ns = os.lstat(path).st_ctime_ns
+    except OSError:
+        return False
+    return plans_made().knows(plan_id, ctime_ns)
 
 
 def _replace(directory: Path, name: str, data: bytes) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -229,11 +228,17 @@ def _batches(files: Iterator[_File]) -> Iterator[list[tuple[_File, int]]]:
         yield batch
 
 
-@lru_cache(maxsize=1)
-def _ripgrep() -> str | None:
-    """ripgrep from the absolute PATH entries only: a relative one (`.`, `bin`) would run a repository's own `rg`."""
-    absolute = os.pathsep.join(e for e in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(e))
-    return shutil.which("rg", path=absolute) if absolute else None
+def _ripgrep(project: str) -> str | None:
+    """ripgrep from the PATH entries that count (programs.absolute_program): a relative one (`.`, `bin`) or one
+    inside `project` would run a repository's own `rg`."""
+    return _ripgrep_in(os.path.realpath(project), os.environ.get("PATH"))
+
+
+@lru_cache(maxsize=4)
+def _ripgrep_in(project: str, path: str | None) -> str | None:
+    from .programs import absolute_program
+
+    return absolute_program("rg", outside=project, environ={} if path is None else {"PATH": path})
 
 
 def _ripgrep_filter(paths: list[str], form: bytes, project: str) -> set[str] | None:
@@ -246,9 +251,9 @@ def _ripgrep_filter(paths: list[str], form: bytes, project: str) -> set[str] | N
     keeps a user's ripgrep settings out; `--mmap` because ripgrep reads a list of files through
     buffers otherwise (twice as slow here). Any error (an unreadable file, a crash) answers None.
     """
-    rg = _ripgrep()
-    if rg is None or os.path.realpath(rg).startswith(os.path.realpath(project) + os.sep):
-        return None  # none, or one inside the project searched (a PATH entry pointing into it): never run that
+    rg = _ripgrep(project)
+    if rg is None:
+        return None
     cmd = [rg, "--no-config", "--files-with-matches", "--null", "--ignore-case", "--fixed-strings", "--text",
            "--encoding", "none", "--no-messages", "--mmap", "-e", form.decode("ascii"), "--", *paths]
     try:

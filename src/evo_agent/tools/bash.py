@@ -132,15 +132,16 @@ def _command_line(command: str, ctx: ToolContext) -> tuple[list[str], dict[str, 
     env = tool_environment()
     plan = ctx.read_only
     if plan is None:
-        # bash by its absolute path: a relative PATH entry (`node_modules/.bin`, `.`) would run a clone's `bash`
-        argv = [system_bash(), "-c", command]
+        # bash by its absolute path: a relative or in-project PATH entry (`node_modules/.bin`, `.`, an activated
+        # `.venv/bin`) would run a clone's `bash`
+        argv = [system_bash(ctx.project_dir), "-c", command]
         return (ctx.sandbox.wrap(argv, cwd=ctx.work_dir) if ctx.sandbox is not None else argv), env
-    import shutil  # ~2 ms (bz2, lzma): at the first read-only call, not at start-up
-
     from .sandbox import read_only_sandbox
+    from .shell_readonly import unasked_environment
 
+    env = unasked_environment(env)  # no caller's GIT_*: unasked git reads what was judged, as judged
     env["PATH"] = plan.path
-    argv = [shutil.which("bash", path=plan.path) or "/bin/bash", "-c", plan.command]
+    argv = [system_bash(ctx.project_dir), "-c", plan.command]
     sandbox = read_only_sandbox(ctx.project_dir)
     return (sandbox.wrap(argv, cwd=ctx.work_dir) if sandbox is not None else argv), env
 
@@ -162,7 +163,7 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     argv, env = _command_line(command, ctx)
     proc = subprocess.Popen(
         # The reaper leads the command's process group and kills it if the agent dies (reaper.py).
-        with_reaper(argv),
+        with_reaper(argv, ctx.project_dir),
         cwd=ctx.work_dir,
         env=env,
         stdin=subprocess.DEVNULL,

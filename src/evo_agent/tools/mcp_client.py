@@ -267,7 +267,8 @@ class McpManager:
             server.stderr.close()
         server.stderr = _stderr_file()  # kept until the next start: why it failed is read from it
         try:
-            server.proc = await spawn(with_reaper([expanded.command, *expanded.args], keep_stdin=True),
+            argv = with_reaper([expanded.command, *expanded.args], self.project_dir, keep_stdin=True)
+            server.proc = await spawn(argv,
                                       server_environment(expanded.env, self._environ, project=self.project_dir),
                                       server_directory(expanded.config.scope, self.project_dir, self._environ,
                                                        expanded.cwd),

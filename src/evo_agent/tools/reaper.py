@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from functools import cache
+from pathlib import Path
 
 REAPER_SCRIPT = r"""
 trap 'trap - TERM HUP; kill -KILL 0' TERM HUP
@@ -39,26 +40,24 @@ exit "$status"
 """
 
 
-def _absolute_program(name: str) -> str | None:
-    """`name`'s path in the absolute PATH entries only: a `setpriv` or `bash` in `.` (often the project, or a
-    hostile clone) would lead every bash call and every MCP server."""
-    import shutil  # ~2 ms (it imports bz2 and lzma): not on the start-up path
-
-    absolute = ":".join(e for e in os.environ.get("PATH", "").split(":") if os.path.isabs(e))
-    return shutil.which(name, path=absolute)
-
-
 @cache
-def _setpriv() -> str | None:
-    """setpriv's path, looked up at the first tool run rather than at import (a PATH walk at start-up)."""
-    return _absolute_program("setpriv")
+def _program(name: str, project: str, path: str | None) -> str | None:
+    """`name` from the PATH entries that count (session.absolute_program): never a relative entry nor one inside
+    the project (a hostile clone's `bin/setpriv` or `.venv/bin/bash` would lead every bash call and every MCP
+    server). Cached per project and PATH: a walk of PATH at the first tool run, not at each."""
+    from evo_agent.session import absolute_program
+
+    return absolute_program(name, outside=project, environ={} if path is None else {"PATH": path})
 
 
-@cache
-def system_bash() -> str:
+def _lookup(name: str, project: Path | str) -> str | None:
+    return _program(name, os.path.realpath(project), os.environ.get("PATH"))
+
+
+def system_bash(project: Path | str) -> str:
     """The shell every bash call (and the reaper) runs in, by its absolute path: never a `bash` in a relative
-    PATH entry, and setpriv would look a bare `bash` up in the child's PATH."""
-    return _absolute_program("bash") or "/bin/bash"
+    or in-project PATH entry, and setpriv would look a bare `bash` up in the child's PATH."""
+    return _lookup("bash", project) or "/bin/bash"
 
 
 # The same, for a program that talks on its stdin (an MCP server): a background job of a non-interactive
@@ -66,16 +65,18 @@ def system_bash() -> str:
 _KEEP_STDIN = REAPER_SCRIPT.replace('( trap - INT QUIT; exec "$@" ) &', '( trap - INT QUIT; exec "$@" ) <&0 &')
 
 
-def with_reaper(argv: list[str], *, keep_stdin: bool = False) -> list[str]:
-    """`argv` run under the reaper when this system can arm a parent-death signal.
+def with_reaper(argv: list[str], project: Path | str, *, keep_stdin: bool = False) -> list[str]:
+    """`argv` run under the reaper when this system can arm a parent-death signal; `setpriv` and the reaper's
+    `bash` come from PATH entries outside `project`.
 
     The signal follows the thread that starts the process: start it from one that lives as long as the agent.
     """
-    setpriv = _setpriv()
+    setpriv = _lookup("setpriv", project)
     if setpriv is None:
         return argv
-    return [setpriv, "--pdeathsig", "TERM", "--", system_bash(), "-c", _KEEP_STDIN if keep_stdin else REAPER_SCRIPT,
-            "evo-agent-tool", str(os.getpid()), *argv]
+    script = _KEEP_STDIN if keep_stdin else REAPER_SCRIPT
+    return [setpriv, "--pdeathsig", "TERM", "--", system_bash(project), "-c", script, "evo-agent-tool",
+            str(os.getpid()), *argv]
 
 
 __all__ = ["REAPER_SCRIPT", "system_bash", "with_reaper"]

@@ -21,7 +21,6 @@ read-only mount, hence the private mounts.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -98,12 +97,13 @@ def _user_config_dir() -> Path | None:
 def check_sandbox(project_dir: Path, network: bool = False, writable: bool = True) -> Sandbox:
     """A usable Sandbox, or SandboxError saying why bwrap cannot run here.
 
-    bwrap is looked up in the absolute PATH entries outside the project only: a `bwrap` planted in
-    `.` or `node_modules/.bin` would otherwise run every sandboxed command.
+    bwrap is looked up like every program evo-agent starts by itself (session.absolute_program): a `bwrap`
+    planted in `.`, `node_modules/.bin` or an activated in-repo `.venv/bin` would otherwise run every
+    sandboxed command.
     """
-    from .shell_readonly import safe_search_path
+    from evo_agent.session import absolute_program
 
-    path = shutil.which("bwrap", path=safe_search_path(os.environ.get("PATH", ""), real(project_dir)))
+    path = absolute_program("bwrap", outside=real(project_dir))
     if path is None:
         raise SandboxError("--sandbox needs bubblewrap, which is not installed (apt-get install bubblewrap); "
                            "refusing to run commands unconfined")

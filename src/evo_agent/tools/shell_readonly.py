@@ -36,11 +36,12 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from evo_agent.session import GIT_SAFE_ENV, git_dir_of, git_worktree_root, read_git_file
+from evo_agent.session import GIT_SAFE_ENV, git_dir_of, git_worktree_root, program_search_path, read_git_file
 
 from .confine import inside_project, is_within, real
 from .shell_allowlist import (
@@ -137,9 +138,9 @@ def plan_read_only(command: str, project_dir: Path | str, search_path: str | Non
 
 
 def safe_search_path(path: str, project: Path) -> str:
-    """PATH without relative entries and entries inside the project (`project` is already real)."""
-    root = str(project)
-    return ":".join(e for e in path.split(":") if os.path.isabs(e) and not _under(os.path.realpath(e), root))
+    """PATH without relative entries and entries inside the project, however spelled (session.program_search_path,
+    the one rule of evo-agent's own program lookups)."""
+    return program_search_path(project, {"PATH": path})
 
 
 def _under(path: str, root: str) -> bool:
@@ -423,12 +424,24 @@ def _filter_overrides(git: str, cwd: Path) -> list[tuple[str, str]]:
 
 
 def _git_env() -> dict[str, str]:
-    env = dict(os.environ)
+    """The environment the filter scan runs in: the one the unasked command runs in (bash.py drops every `GIT_*`
+    of the caller's, see `unasked_environment`), so the scan sees exactly the configuration the command will."""
+    env = unasked_environment(os.environ)
     env.update(GIT_SAFE_ENV)
-    env["GIT_CONFIG_NOSYSTEM"] = "1"
-    for name in ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG"):
-        env.pop(name, None)
     return env
+
+
+def unasked_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` without any `GIT_*`: what an unasked command runs with (before its own assignments).
+
+    Unasked git must read the repository `_check_git` judged, with the settings it chose: a caller's
+    `GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`, `GIT_COMMON_DIR` (set for a hook, a
+    dotfiles setup) point it at another repository; `GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`,
+    `GIT_CONFIG_GLOBAL`/`_SYSTEM`/`GIT_CONFIG` add settings (a filter's clean command) the check never saw;
+    `GIT_EXTERNAL_DIFF`, `GIT_PAGER`, `GIT_SSH_COMMAND`, `GIT_ASKPASS`, `GIT_EDITOR`, `GIT_EXEC_PATH` name
+    programs; `GIT_TRACE*` make a read write files. None is needed for a look at status, a log or a diff,
+    so all go, as for evo-agent's own git door (session/git.py); an approved command keeps them."""
+    return {k: v for k, v in environ.items() if not k.startswith("GIT_")}
 
 
 def prefix_rule_problem(command: str, prefix: str, project_dir: Path | str) -> str | None:
@@ -458,4 +471,4 @@ def prefix_rule_problem(command: str, prefix: str, project_dir: Path | str) -> s
 
 
 __all__ = ["ReadOnlyPlan", "plan_read_only", "prefix_rule_problem", "read_only_reason", "resolve_program",
-           "safe_search_path"]
+           "safe_search_path", "unasked_environment"]

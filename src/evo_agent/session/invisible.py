@@ -1,0 +1,70 @@
+"""Characters no editor shows, written as visible escapes (SPEC §9: what reaches the model unseen).
+
+Text a person approves or reads in an editor can carry characters no editor shows, which a model reads all the
+same: tag characters (U+E0000-E007F, "ASCII smuggling": each spells an ASCII character invisibly), runs of
+zero-width characters or of variation selectors (steganography), bidi embeddings, overrides and isolates
+(text that reads differently from what it is). `reveal_invisible` writes each as a visible escape
+(`\\U000e0041`, `\\u200b`), keeping what real text uses them for: an emoji ZWJ sequence (a single ZWJ after an
+emoji), a ZWNJ/ZWJ inside Persian or Indic words (a single one after a letter beyond ASCII), the subdivision
+flags (England, Scotland, Wales: the only RGI tag sequences), one variation selector (an emoji's VS16, an
+ideographic variation; not one after ASCII but a keycap's digit, `#`, `*`), LRM/RLM/ALM (which only set the
+direction of neutral characters), a leading BOM.
+
+Used on project instructions and Auto Memory (what the model is given and what the user is shown of them) and
+in the trust question; the terminal sanitiser (evo_agent.safe_text) handles control sequences.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["reveal_invisible"]
+
+_TAG_FLAGS = ("gbeng", "gbsct", "gbwls")
+_INVISIBLE = (
+    "(?P<flag>\U0001f3f4(?:" + "|".join("".join(chr(0xE0000 + ord(c)) for c in f) for f in _TAG_FLAGS) + ")\U000e007f)"
+    "|(?P<always>[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u206a-\u206f\u2061-\u2064\u180e\ufff9-\ufffb])"
+    "|(?P<zw>[\u200b-\u200d\u2060\ufeff]+)"
+    "|(?P<vs>[\ufe00-\ufe0f\U000e0100-\U000e01ef]+)"
+)
+_invisible_re: re.Pattern[str] | None = None
+
+
+def _escape(chars: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}" for c in chars)
+
+
+def _visible_letter(char: str) -> bool:
+    """A character beyond ASCII that shows (an emoji, a letter, a combining mark), never a format character."""
+    import unicodedata
+
+    return bool(char) and not char.isascii() and not char.isspace() and unicodedata.category(char) != "Cf"
+
+
+def reveal_invisible(text: str) -> tuple[str, int]:
+    """(`text` with each invisible character that has no legitimate use there written as an escape, how many).
+
+    The escapes are plain ASCII, so what the model is given and what a person is shown say the same thing."""
+    global _invisible_re
+    if text.isascii():
+        return text, 0
+    if _invisible_re is None:
+        _invisible_re = re.compile(_INVISIBLE)
+    count = 0
+
+    def sub(match: re.Match[str]) -> str:
+        nonlocal count
+        found = match.group()
+        if match.group("flag"):
+            return found
+        at = match.start()
+        before = text[at - 1] if at else ""
+        if match.group("zw") and len(found) == 1 and (
+                (found == "\ufeff" and at == 0) or (found != "\ufeff" and _visible_letter(before))):
+            return found  # a BOM; a ZWJ in an emoji sequence, a ZWNJ in a Persian word
+        if match.group("vs") and len(found) == 1 and (_visible_letter(before) or before in "0123456789#*"):
+            return found  # an emoji's VS16, a keycap's (`1️⃣`), an ideographic variation
+        count += len(found)
+        return _escape(found)
+
+    return _invisible_re.sub(sub, text), count

@@ -1,0 +1,89 @@
+"""The one lookup of a program evo-agent starts by itself: git, bash, setpriv, rg, the user's $EDITOR.
+
+A program evo-agent starts on its own (its git reads, the shell every bash call runs in, the
+reaper's setpriv, ripgrep, `memory edit`'s editor) runs before anyone looked at the project. So it
+is found the way a project cannot steer, in the PATH entries that belong to the machine:
+
+- only absolute entries count: a relative one (`node_modules/.bin`, `bin`, `.`, and the empty
+  entry, which means `.`) is looked up from where the program runs, the project;
+- an entry inside the project never counts either, however it is spelled: an activated in-repo
+  `.venv/bin`, `/work/clone/bin/`, `/work/clone/./bin`, `/work/x/../clone/bin`, or a directory
+  outside that is a link into the project (`~/tools -> ~/src/clone/bin`). Each entry is judged
+  by its real path, and so is the program found there (`/usr/local/bin/git` linking into the
+  clone is the clone's); an entry under `/proc/` or `/dev/fd/` never counts (`/proc/self/cwd/bin` is a
+  different directory in evo-agent and in the child it starts);
+- an unset PATH means `os.defpath` (`/bin:/usr/bin`), what `execvp` and a shell use then; a
+  PATH set to "" has one entry, the empty one (`.`), so nothing counts and nothing is found.
+
+The one exception is a project holding the home directory (a dotfiles `~/.git` makes `~` a work
+tree): the user's own programs live there (`~/.local/bin`, conda), so entries inside the home
+directory count for it; the rest of such a project still does not.
+
+None when there is no such program: the caller then runs none (git, rg), or a fixed path
+(`/bin/bash`), never the bare name, whose lookup would search exactly the entries refused here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+__all__ = ["absolute_program", "program_search_path"]
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _roots(outside: Path | str | Iterable[Path | str] | None) -> list[tuple[str, str | None]]:
+    """(real root, the home directory when the root holds it, else None) for each directory refused."""
+    if outside is None:
+        return []
+    items = [outside] if isinstance(outside, (str, os.PathLike)) else list(outside)
+    home = os.path.realpath(os.path.expanduser("~"))
+    out = []
+    for item in items:
+        root = os.path.realpath(item)
+        out.append((root, home if _under(home, root) else None))
+    return out
+
+
+# Paths that name a different place in each process: `/proc/self/cwd/bin` is judged from evo-agent's directory
+# but run from the child's (the project's root).
+_PER_PROCESS = ("/proc/", "/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+
+
+def _refused(real: str, roots: list[tuple[str, str | None]]) -> bool:
+    if real.startswith(_PER_PROCESS):
+        return True
+    return any(_under(real, root) and not (home is not None and _under(real, home)) for root, home in roots)
+
+
+def program_search_path(outside: Path | str | Iterable[Path | str] | None = None,
+                        environ: Mapping[str, str] | None = None) -> str:
+    """The PATH entries that count (see the module docstring), joined: for a child that looks programs up."""
+    base = os.environ if environ is None else environ
+    roots = _roots(outside)
+    entries = base.get("PATH", os.defpath)
+    return os.pathsep.join(e for e in entries.split(os.pathsep) if os.path.isabs(e)
+                           and not _refused(os.path.normpath(e), []) and not _refused(os.path.realpath(e), roots))
+
+
+def absolute_program(name: str, outside: Path | str | Iterable[Path | str] | None = None,
+                     environ: Mapping[str, str] | None = None) -> str | None:
+    """`name`'s absolute path in the first PATH entry that counts, never one inside `outside`; None if none.
+
+    `environ` defaults to this process's environment (only its PATH is read)."""
+    if "/" in name or not name:
+        return None
+    roots = _roots(outside)
+    for entry in program_search_path(None, environ).split(os.pathsep):
+        if not entry or _refused(os.path.normpath(entry), []) or _refused(os.path.realpath(entry), roots):
+            continue
+        candidate = os.path.join(entry, name)
+        if _refused(os.path.realpath(candidate), roots):
+            continue
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None

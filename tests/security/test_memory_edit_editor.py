@@ -1,0 +1,78 @@
+"""`evo-agent memory edit` runs the user's editor, never one a clone committed under the same name.
+
+`$VISUAL`/`$EDITOR` name a program (`nano`, `code --wait`, the default `vi`); it was looked up in the user's whole
+PATH, where a relative entry (`bin`, `.`, an empty one) or an in-project one (an activated `.venv/bin`) makes a
+cloned repository's `bin/nano` the editor — run the moment the user edits a note in that clone. The editor is now
+found like every program evo-agent starts by itself (session.absolute_program): an editor named by a path inside
+the project, or by a relative path, is refused with one line.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.cli_runner import Cli, clean_env
+
+from .hostile import clone, git, upstream
+
+NAMES = ("nano", "vi", "code")
+
+
+def _setup(tmp_path):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    planted = f"#!/bin/sh\ntouch '{markers}/planted'\n"
+    files = {f"{d}/{n}": planted for d in ("bin", ".venv/bin", ".") for n in NAMES}
+    origin = upstream(tmp_path, files)
+    for rel in files:
+        os.chmod(origin / rel, 0o755)
+    assert git(origin, "add", "-A", "-f").returncode == 0
+    assert git(origin, "commit", "-q", "-m", "editors").returncode == 0
+    project = clone(origin, tmp_path / "clone")
+    system = tmp_path / "system-bin"  # the user's own editors, outside the project
+    system.mkdir()
+    for n in NAMES:
+        (system / n).write_text("#!/bin/sh\nfor f; do :; done\nprintf 'Tag, then push.\\n' >> \"$f\"\n")
+        os.chmod(system / n, 0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    return project, markers, system, home
+
+
+@pytest.mark.parametrize("entry", ["bin", ".", "", "{project}/.venv/bin", "{project}/./bin", "{project}/bin/"])
+@pytest.mark.parametrize("editor", [("EDITOR", "nano"), ("VISUAL", "code --wait"), (None, "vi")])
+def test_memory_edit_runs_the_users_editor_never_the_clones(tmp_path, entry, editor):
+    project, markers, system, home = _setup(tmp_path)
+    env = clean_env(home, PATH=f"{entry.format(project=project)}:{system}:{os.environ['PATH']}")
+    env.pop("VISUAL", None)
+    env.pop("EDITOR", None)
+    variable, value = editor
+    if variable is not None:
+        env[variable] = value
+    result = Cli(project, env).run("memory", "edit", "release")
+    assert result.rc == 0, result.err
+    assert not (markers / "planted").exists()
+    assert "Tag, then push." in (project / ".evo-agent" / "memory" / "release.md").read_text()
+
+
+@pytest.mark.parametrize("value", ["bin/nano", "./nano", "{project}/bin/nano", "{project}/.venv/bin/code --wait"])
+def test_an_editor_named_by_a_path_into_the_project_is_refused(tmp_path, value):
+    project, markers, system, home = _setup(tmp_path)
+    env = clean_env(home, PATH=f"{system}:{os.environ['PATH']}", EDITOR=value.format(project=project))
+    env.pop("VISUAL", None)
+    result = Cli(project, env).run("memory", "edit", "release")
+    assert result.rc != 0 and "editor" in result.err and "Traceback" not in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert not (markers / "planted").exists()
+
+
+def test_an_editor_by_its_absolute_path_outside_the_project_runs(tmp_path):
+    """The control: the user's own editor, by path, still works."""
+    project, markers, system, home = _setup(tmp_path)
+    env = clean_env(home, PATH=os.environ["PATH"], EDITOR=f"{system}/nano")
+    env.pop("VISUAL", None)
+    result = Cli(project, env).run("memory", "edit", "release")
+    assert result.rc == 0, result.err
+    assert "Tag, then push." in (project / ".evo-agent" / "memory" / "release.md").read_text()
