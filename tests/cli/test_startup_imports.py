@@ -158,7 +158,10 @@ NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "
                                 "orjson", "uuid", "platform", "hashlib", "_hashlib", "subprocess", "random",
                                 "evo_agent.tools.mcp_config", "evo_agent.tools.mcp_client",
                                 # prctl is called through _ctypes (cli/main.py's keep_secrets_from_tools)
-                                "ctypes")
+                                "ctypes",
+                                # ~12 M instructions: names from typing are imported for the type checker only
+                                # (`TYPE_CHECKING = False`), Protocols are plain classes at run time
+                                "typing")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):

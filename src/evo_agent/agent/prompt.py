@@ -20,7 +20,10 @@ import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 SYSTEM_TEMPLATE = """\
 You are evo-agent, a coding agent that works in a terminal on the user's project.

@@ -23,7 +23,6 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, TextIO, TypeVar
 
 from evo_agent.agent import Agent, CompactionFailed, TurnCallbacks, TurnResult
 from evo_agent.agent.callbacks import EXIT_GRACE_S
@@ -32,6 +31,18 @@ from evo_agent.session import find_project_dir
 from evo_agent.session import plain_dataclass as dataclass
 
 from .errors import EXIT_HANGUP, EXIT_TERMINATED
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any, Generic, TextIO, TypeVar
+
+    R = TypeVar("R")
+else:  # Outcome[R] is the type checker's: at run time Outcome is a plain class (typing is ~12 M instructions)
+    class Generic:
+        def __class_getitem__(cls, _: object) -> type:
+            return object
+
+    R = None
 
 
 class Terminated(BaseException):
@@ -175,9 +186,6 @@ class Signals:
         if self.exiting:
             return
         raise Terminated(EXIT_HANGUP, "hangup: the terminal went away")
-
-
-R = TypeVar("R")
 
 
 @dataclass

@@ -17,17 +17,20 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, Retrying, StreamCallbacks
 from .errors import ApiLabel, BadAnswer, StreamError, failure_line, retry_notice
 from .http_client import Response, Retry
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Put = Callable[[tuple[str, Any]], None]
+    Work = Callable[[Put, threading.Event, dict[str, Any]], None]
+
 POLL_SECONDS = 0.05
 CONTINUE = object()  # what `handle` returns to keep reading events
-
-Put = Callable[[tuple[str, Any]], None]
-Work = Callable[[Put, threading.Event, dict[str, Any]], None]
 
 
 def pump_stream(work: Work, handle: Callable[[str, Any], Any], *, cancel: threading.Event | None,

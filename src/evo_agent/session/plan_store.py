@@ -40,7 +40,6 @@ import stat
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from .atomic import replace_file
 from .layout import (
@@ -59,6 +58,10 @@ from .messages import one_line
 from .plaindata import plain_dataclass as dataclass
 from .plaindata import plain_field as field
 from .workspace import sha256
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["OPEN_STATUSES", "TASK_STATUSES", "Plan", "PlanError", "PlanStore", "Task", "plan_markdown"]
 

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from .ids import created_ms_of, sidechain_file_name
 from .jsonio import encode_line
@@ -25,6 +24,10 @@ from .project import git_branch_of  # noqa: F401 - re-exported: the library's ol
 from .records import HELD_UNTIL_SAID, META_AT_ONCE, SCENE_TYPES
 from .redact import encode_redacted
 from .writer import AppendWriter, DirHandle, stderr_warning
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 META_INTERVAL_S = 1.0
 

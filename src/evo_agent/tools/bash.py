@@ -15,15 +15,16 @@ import select
 import signal
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .reaper import system_bash, with_reaper
 from .tool_env import tool_environment
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     import subprocess
+    from typing import Any
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
