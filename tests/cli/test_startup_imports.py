@@ -161,7 +161,10 @@ NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "
                                 "ctypes",
                                 # ~12 M instructions: names from typing are imported for the type checker only
                                 # (`TYPE_CHECKING = False`), Protocols are plain classes at run time
-                                "typing")
+                                "typing",
+                                # records are stamped through time (session/recorder.py), their instants kept; a
+                                # stream's events go through _queue's SimpleQueue (providers/pump.py)
+                                "datetime", "queue")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):

@@ -17,8 +17,8 @@ edit of this text.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
@@ -63,7 +63,7 @@ def started_day(created_ms: int | None) -> str:
     """The UTC day of a conversation's first session (its id's creation time), e.g. 2026-12-04."""
     if created_ms is None:
         return "unknown"
-    return datetime.fromtimestamp(created_ms / 1000, tz=UTC).date().isoformat()
+    return time.strftime("%Y-%m-%d", time.gmtime(created_ms / 1000))  # time, not datetime: start-up (issue #30)
 
 
 def build_system_prompt(project_dir: Path | str, tool_specs: Iterable[dict[str, Any]], started_ms: int | None = None, *,
