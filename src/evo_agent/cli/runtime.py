@@ -18,7 +18,6 @@ stays the last line printed.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -157,12 +156,15 @@ class Signals:
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return
-        pairs = [(signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)]
-        if hasattr(signal, "SIGHUP"):  # the terminal went away: leave like on SIGTERM, exit 129
-            pairs.append((signal.SIGHUP, self._on_sighup))
+        # signal's C half: `signal` itself only adds enums (3 M instructions before `-p`'s first request, issue #30)
+        import _signal  # type: ignore[import-not-found]  # no stubs: signal.signal, signal.SIG* are these
+
+        pairs = [(_signal.SIGINT, self._on_sigint), (_signal.SIGTERM, self._on_sigterm)]
+        if hasattr(_signal, "SIGHUP"):  # the terminal went away: leave like on SIGTERM, exit 129
+            pairs.append((_signal.SIGHUP, self._on_sighup))
         for signum, handler in pairs:  # for the rest of the process: nothing puts the old ones back
             try:
-                signal.signal(signum, handler)
+                _signal.signal(signum, handler)
             except (ValueError, OSError):
                 pass
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import codecs
 import os
 import select
-import signal
 import time
 from collections import deque
 
@@ -90,6 +89,8 @@ class _OutputCapture:
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the command's whole process group (its pgid is its pid)."""
+    import signal  # here, as subprocess: a launch's first request needs neither (start-up, SPEC §8)
+
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -233,6 +234,8 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult(f"{body}[interrupted; process group killed]", is_error=True)
     code = proc.returncode
     if code < 0:
+        import signal
+
         try:
             name = signal.Signals(-code).name
         except ValueError:
