@@ -164,7 +164,9 @@ NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "
                                 "typing",
                                 # records are stamped through time (session/recorder.py), their instants kept; a
                                 # stream's events go through _queue's SimpleQueue (providers/pump.py)
-                                "datetime", "queue")
+                                "datetime", "queue",
+                                # the handlers are installed through _signal (cli/runtime.py's Signals.install)
+                                "signal")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):
