@@ -31,7 +31,7 @@ SAMPLES: dict[Any, Any] = {str: "x", bool: True, float: 0.5, int: 0}
 
 def sample(cls: type, **given: Any) -> Any:
     """An instance of the event class `cls`, each required field filled from its type."""
-    hints = get_type_hints(cls)
+    hints = get_type_hints(cls, localns={"Any": Any})  # the events import Any only for the type checker (start-up)
     values = {}
     for f in cls.__plain_fields__:  # plain data classes (session/plaindata.py): no dataclasses import at start-up
         if f.name in given or f.default is not MISSING:  # given, or has a default: left as it is

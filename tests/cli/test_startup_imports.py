@@ -156,7 +156,17 @@ main()
 # it loads) is imported once the request is sent; records and the request are written in its bytes before.
 NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "shutil", "dataclasses", "inspect",
                                 "orjson", "uuid", "platform", "hashlib", "_hashlib", "subprocess", "random",
-                                "evo_agent.tools.mcp_config", "evo_agent.tools.mcp_client")
+                                "evo_agent.tools.mcp_config", "evo_agent.tools.mcp_client",
+                                # prctl is called through _ctypes (cli/main.py's keep_secrets_from_tools)
+                                "ctypes",
+                                # ~12 M instructions: names from typing are imported for the type checker only
+                                # (`TYPE_CHECKING = False`), Protocols are plain classes at run time
+                                "typing",
+                                # records are stamped through time (session/recorder.py), their instants kept; a
+                                # stream's events go through _queue's SimpleQueue (providers/pump.py)
+                                "datetime", "queue",
+                                # the handlers are installed through _signal (cli/runtime.py's Signals.install)
+                                "signal")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):

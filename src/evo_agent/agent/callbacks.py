@@ -14,12 +14,24 @@ what a front end raises is swallowed, so a display problem never breaks the turn
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
 
 from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
 from .events import Notice, TurnEvent
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any, Protocol, runtime_checkable
+else:  # typing (~12 M instructions) is the type checker's: at run time the Protocols are abc classes, and
+    # isinstance(x, TurnCallbacks) is its __subclasshook__'s answer, as runtime_checkable would give it
+    from abc import ABCMeta
+
+    class Protocol(metaclass=ABCMeta):  # noqa: B024 - a stand-in for typing.Protocol
+        """The base of the Protocols below at run time."""
+
+    def runtime_checkable(cls: type) -> type:
+        return cls
 
 __all__ = ["EXIT_GRACE_S", "ApprovalCallbacks", "Asker", "Emit", "FrontEnd", "SafeCallbacks", "TurnCallbacks",
            "resumed_line"]
@@ -43,6 +55,11 @@ class TurnCallbacks(Protocol):
 
     def on_event(self, event: TurnEvent) -> None:
         """One event of the turn; a front end shows what it shows and ignores the rest."""
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> bool:
+        """isinstance(x, TurnCallbacks) at run time: x has an `on_event` (what runtime_checkable checks)."""
+        return callable(getattr(other, "on_event", None)) or NotImplemented
 
 
 class ApprovalCallbacks(Protocol):

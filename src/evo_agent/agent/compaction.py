@@ -31,12 +31,14 @@ Two mechanisms keep a long conversation inside the model's context:
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import blocks, tool_names_by_id, tool_result_text, tool_results
 from evo_agent.tools.registry import facts_of
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
+    from typing import Any
+
     from evo_agent.session import LoadedSession
 
 SUMMARY_MAX_TOKENS = 4096

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from evo_agent.providers.base import ProviderCancelled, ProviderError
 from evo_agent.session import blocks, summary_message, summary_text
@@ -35,7 +34,10 @@ from .compaction import (
     summary_request,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
+    from typing import Any
+
     from evo_agent.providers.base import ModelResponse, Provider
 
 __all__ = ["COMPACT_SCHEDULED", "DEFAULT_COMPACT_CHARS", "CompactResult", "CompactionFailed", "CompactionState",

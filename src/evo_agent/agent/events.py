@@ -24,13 +24,21 @@ Approval is not an event: it is a question the turn waits on (`on_approval`, cal
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, get_args
 
 from evo_agent.providers import Retrying, StreamEvent, TextDelta, ThinkingDelta, ToolNamed
 from evo_agent.session import plain_dataclass as dataclass
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+    from typing import assert_never as assert_never
+else:
+    def assert_never(value: object) -> NoReturn:
+        """typing.assert_never at run time (the type checker reads typing's): a kind of event left unhandled."""
+        raise AssertionError(f"Expected code to be unreachable, but got: {value!r}")
+
 __all__ = ["TURN_EVENTS", "Notice", "Retrying", "StreamEvent", "TextDelta", "ThinkingDelta", "ToolFinished",
-           "ToolNamed", "ToolStarted", "TurnEvent"]
+           "ToolNamed", "ToolStarted", "TurnEvent", "assert_never"]
 
 
 @dataclass(frozen=True)
@@ -69,4 +77,4 @@ class Notice:
 TurnEvent = TextDelta | ThinkingDelta | ToolNamed | ToolStarted | ToolFinished | Notice | Retrying
 
 # Every kind of event, in the union's order: tests check that each front end handles each one.
-TURN_EVENTS: tuple[type, ...] = get_args(TurnEvent)
+TURN_EVENTS: tuple[type, ...] = TurnEvent.__args__  # typing.get_args of the union, without typing

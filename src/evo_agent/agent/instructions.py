@@ -37,14 +37,16 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import git_worktree_root, lazy_re, redact_text, reveal_invisible, sha256, user_config_dir
 from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.tools.confine import is_within, real
 from evo_agent.tools.safe_open import open_file
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
+    from typing import Any
+
     from evo_agent.session import Recorder
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")  # in one directory, the first that holds something wins

@@ -56,7 +56,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from evo_agent.providers.base import ModelResponse, Provider, ProviderCancelled, StreamCallbacks
 from evo_agent.session import (
@@ -102,7 +101,10 @@ from .prompt import build_system_prompt, prompt_version
 from .subagents import task_tool
 from .usage import Usage, cost_report, own_usage, resumed_usage, usage_cost
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .resuming import Confirm, Resumed
 
 MAX_MODEL_CALLS = 50

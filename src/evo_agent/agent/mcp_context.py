@@ -12,13 +12,15 @@ failing gets an `is_error` tool_result. `/clear` starts a session whose list is 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import read_tool_defs, write_tool_defs
 from evo_agent.tools import Tool
 from evo_agent.tools.mcp_tools import McpToolDef, defs_of_server, is_mcp_tool, mcp_tool, read_only_listed
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
+    from typing import Any
+
     from evo_agent.tools.mcp_client import McpManager, ServerStatus
 
     from .loop import Agent

@@ -30,8 +30,6 @@ The model's own writes need no reminder: the tool's result says what changed (an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
-
 from evo_agent.session import (
     MEMORY_SCOPES,
     REMINDER_CLOSE,
@@ -46,8 +44,13 @@ from evo_agent.session import (
 from evo_agent.tools import Tool
 from evo_agent.tools.memory_tool import make_memory_tool
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from .loop import Agent
+else:  # a Protocol is the type checker's: at run time a plain base class (typing is ~12 M instructions)
+    Protocol = object
 
 MEMORY_INTRO = (
     "Your Auto Memory lasts across sessions: topic files you keep with the memory tool, in /memories/project/ "

@@ -38,7 +38,6 @@ import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import one_line
@@ -57,13 +56,17 @@ from evo_agent.tools.registry import call_path, facts_of
 
 from .rules import RULE_KINDS, Rule
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     from evo_agent.session import MemoryStore
+
+    Action = Literal["allow", "ask", "deny"]
 
 MODES = ("ask", "accept-edits", "read-only", "bypass")
 DEFAULT_MODE = "ask"
 
-Action = Literal["allow", "ask", "deny"]
 Asker = Callable[[ApprovalRequest], ApprovalDecision]
 
 

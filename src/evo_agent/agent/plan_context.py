@@ -20,13 +20,15 @@ say at that moment. Each change a plan tool makes is recorded as a `plan_update`
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import PlanError, PlanStore
 from evo_agent.tools import Tool
 from evo_agent.tools.plan_tools import make_plan_tools, plan_checklist, plan_summary
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .loop import Agent
 
 NUDGE_TURNS = 5  # the seed's: turns with a task in progress and no plan tool used before a nudge

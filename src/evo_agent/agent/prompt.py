@@ -34,10 +34,13 @@ next user message, never as an edit of this text.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 PROMPT_RECORD = "system_prompt"  # the record type of a session's template version (session/records.py)
 PROMPT_VERSION = 2  # what a new session records and is sent
@@ -344,7 +347,7 @@ def started_day(created_ms: int | None) -> str:
     """The UTC day of a conversation's first session (its id's creation time), e.g. 2026-12-04."""
     if created_ms is None:
         return "unknown"
-    return datetime.fromtimestamp(created_ms / 1000, tz=UTC).date().isoformat()
+    return time.strftime("%Y-%m-%d", time.gmtime(created_ms / 1000))  # time, not datetime: start-up (issue #30)
 
 
 MCP_V2 = """\

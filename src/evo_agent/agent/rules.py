@@ -25,11 +25,11 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from evo_agent.session import lazy_re
 from evo_agent.session import plain_dataclass as dataclass
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     from pathlib import Path
 

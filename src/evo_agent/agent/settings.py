@@ -22,13 +22,16 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from evo_agent.session import PROJECT_DIR_NAME, SETTINGS_NAME, add_user_rule, json_object, user_rules
 from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.session import plain_field as field
 
 from .rules import Rule, RuleError, parse_rules
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class SettingsError(ValueError):

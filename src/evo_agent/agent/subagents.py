@@ -11,17 +11,29 @@ tool_result; a child that fails or is interrupted still gets its
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, assert_never
-
 from evo_agent.providers import ProviderError
 from evo_agent.session import plain_replace
 from evo_agent.tools import Tool, ToolContext, ToolResult
 from evo_agent.tools.registry import TASK_FACTS
 
 from .callbacks import SafeCallbacks
-from .events import Notice, Retrying, TextDelta, ThinkingDelta, ToolFinished, ToolNamed, ToolStarted, TurnEvent
+from .events import (
+    Notice,
+    Retrying,
+    TextDelta,
+    ThinkingDelta,
+    ToolFinished,
+    ToolNamed,
+    ToolStarted,
+    TurnEvent,
+    assert_never,
+)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from .callbacks import TurnCallbacks
     from .loop import Agent
 

@@ -10,13 +10,14 @@ meta). So a resumed agent starts from `resumed_usage` (the chain's totals), and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from evo_agent.session import plain_dataclass as dataclass
 
 from .pricing import PRICES_AS_OF, cost_usd, format_usd
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
+    from typing import Any
+
     from evo_agent.providers.base import ModelResponse
     from evo_agent.session import SessionMeta, SessionStore
 

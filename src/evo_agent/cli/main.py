@@ -362,19 +362,41 @@ def keep_secrets_from_tools() -> bool:
     Stripping the keys from a tool's environment does not change what the kernel serves for the
     agent itself; a process that is not dumpable cannot be read or ptraced by another process of
     the same user (ssh-agent does the same). Its children are dumpable again after exec. Linux
-    only; ~3 ms (ctypes), on the session path only. True when the flag is set.
+    only; on the session path only, before anything is spawned. True when the flag is set.
     """
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
-    except (OSError, AttributeError):
+        return _prctl(_PR_SET_DUMPABLE, 0) == 0
+    except (OSError, AttributeError, ImportError, TypeError):
         return False
 
 
 _PR_SET_DUMPABLE = 4
+
+
+def _prctl(option: int, value: int) -> int:
+    """libc's prctl(option, value, 0, 0, 0), called through `_ctypes`, the C half of ctypes.
+
+    `import ctypes` (its Python half: the types, struct, the loaders) was ~8 M instructions of `-p hi`
+    before its first request (issue #30); one C function returning an int needs only the two classes
+    below, which are what `ctypes.CDLL(None, use_errno=True).prctl` builds (c_int, a cdecl function).
+    """
+    import _ctypes
+
+    class _Int(_ctypes._SimpleCData):  # ctypes.c_int
+        _type_ = "i"
+
+    class _Function(_ctypes.CFuncPtr):  # ctypes.CDLL(None, use_errno=True)'s function type
+        _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+        _restype_ = _Int
+
+    class _Process:  # the program and the libraries it loaded: dlopen(NULL), as CDLL(None)
+        _handle = _ctypes.dlopen(None)  # type: ignore[arg-type]  # typeshed: a path only, yet None is NULL
+
+    # typeshed wants a CDLL: the function type reads only its `_handle`
+    result: int = _Function(("prctl", _Process))(option, value, 0, 0, 0)  # type: ignore[arg-type]
+    return result
 
 
 def _agent(args: Namespace) -> int:

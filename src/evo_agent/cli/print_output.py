@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, TextIO, assert_never
 
 from evo_agent.agent.events import (
     Notice,
@@ -28,11 +27,16 @@ from evo_agent.agent.events import (
     ToolNamed,
     ToolStarted,
     TurnEvent,
+    assert_never,
 )
 from evo_agent.safe_text import terminal_safe
 
 from .help_text import OUTPUT_FORMATS  # noqa: F401 - the parser reads it from help_text (no agent import)
 from .runtime import Console
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 
 def _line(obj: dict) -> str:

@@ -18,12 +18,10 @@ stays the last line printed.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, TextIO, TypeVar
 
 from evo_agent.agent import Agent, CompactionFailed, TurnCallbacks, TurnResult
 from evo_agent.agent.callbacks import EXIT_GRACE_S
@@ -32,6 +30,18 @@ from evo_agent.session import find_project_dir
 from evo_agent.session import plain_dataclass as dataclass
 
 from .errors import EXIT_HANGUP, EXIT_TERMINATED
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any, Generic, TextIO, TypeVar
+
+    R = TypeVar("R")
+else:  # Outcome[R] is the type checker's: at run time Outcome is a plain class (typing is ~12 M instructions)
+    class Generic:
+        def __class_getitem__(cls, _: object) -> type:
+            return object
+
+    R = None
 
 
 class Terminated(BaseException):
@@ -146,12 +156,15 @@ class Signals:
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return
-        pairs = [(signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)]
-        if hasattr(signal, "SIGHUP"):  # the terminal went away: leave like on SIGTERM, exit 129
-            pairs.append((signal.SIGHUP, self._on_sighup))
+        # signal's C half: `signal` itself only adds enums (3 M instructions before `-p`'s first request, issue #30)
+        import _signal  # type: ignore[import-not-found]  # no stubs: signal.signal, signal.SIG* are these
+
+        pairs = [(_signal.SIGINT, self._on_sigint), (_signal.SIGTERM, self._on_sigterm)]
+        if hasattr(_signal, "SIGHUP"):  # the terminal went away: leave like on SIGTERM, exit 129
+            pairs.append((_signal.SIGHUP, self._on_sighup))
         for signum, handler in pairs:  # for the rest of the process: nothing puts the old ones back
             try:
-                signal.signal(signum, handler)
+                _signal.signal(signum, handler)
             except (ValueError, OSError):
                 pass
 
@@ -175,9 +188,6 @@ class Signals:
         if self.exiting:
             return
         raise Terminated(EXIT_HANGUP, "hangup: the terminal went away")
-
-
-R = TypeVar("R")
 
 
 @dataclass

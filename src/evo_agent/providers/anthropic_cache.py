@@ -22,9 +22,11 @@ is marked instead.
 
 from __future__ import annotations
 
-from typing import Any
-
 from evo_agent.session import SUMMARY_PREFIX
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 EPHEMERAL = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4

@@ -17,7 +17,6 @@ the socket read is blocked; callbacks always run in the caller's thread.
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from .anthropic_cache import cached_request
 from .anthropic_stream import MessageAssembler
@@ -25,8 +24,14 @@ from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbac
 from .endpoint import open_client, setting
 from .errors import ApiLabel, BadAnswer
 from .http_client import DEFAULT_MAX_RETRIES, encode_json
-from .pump import Put, forward, retry_notices, stream_answer
+from .pump import forward, retry_notices, stream_answer
 from .registry import default_model
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .pump import Put
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"

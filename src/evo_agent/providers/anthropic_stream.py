@@ -17,12 +17,15 @@ tells the model, and stop_reason says the answer was cut.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
 
 from evo_agent.session import text_block
 
 from .base import INVALID_ARGUMENTS_KEY, ModelResponse, StreamEvent, TextDelta, ThinkingDelta, ToolNamed
 from .errors import BadAnswer, StreamError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 Event = StreamEvent
 

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
 
 # Where a tool_use input that was not one JSON object is kept (said once, in session/messages.py).
 from evo_agent.session import INVALID_ARGUMENTS_KEY as INVALID_ARGUMENTS_KEY
 from evo_agent.session import plain_dataclass as dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:  # a Protocol is the type checker's: at run time a plain base class (typing is ~12 M instructions)
+    Protocol = object
 
 # Why an answer ended (ModelResponse.stop_reason): every provider says it in the Messages API's words.
 END_TURN = "end_turn"  # the model finished

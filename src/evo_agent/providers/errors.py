@@ -13,12 +13,15 @@ what the API sends (BadAnswer), or anything else (named by its type, never a tra
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from evo_agent.session import one_line
 from evo_agent.session import plain_dataclass as dataclass
 
 from .http_client import ConnectError, HTTPFailure, Retry, StatusError, StreamBroken, Timeout
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 _TOO_LONG = ("prompt is too long", "context_length_exceeded", "maximum context length", "context length",
              "too many tokens", "request too large", "too large")

@@ -28,7 +28,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 from urllib.parse import urlsplit
 
 from evo_agent import __version__
@@ -36,6 +35,10 @@ from evo_agent.session import plain_dataclass as dataclass
 
 from .wire import Connection, ProtocolError, RemoteDisconnected
 from .wire import Response as WireResponse
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 CONNECT_TIMEOUT = 10.0
 DEFAULT_TIMEOUT = 600.0

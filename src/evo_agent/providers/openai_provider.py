@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
@@ -41,7 +41,10 @@ from .errors import ApiLabel, BadAnswer, StreamError, error_detail, error_words
 from .http_client import DEFAULT_MAX_RETRIES, Response, StatusError, encode_json
 from .openai_stream import ChatStreamAssembler
 from .openai_translate import history_tool_ids, to_openai_messages, to_openai_tools
-from .pump import Put, forward, retry_notices, stream_answer
+from .pump import forward, retry_notices, stream_answer
+
+if TYPE_CHECKING:
+    from .pump import Put
 from .registry import default_model
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

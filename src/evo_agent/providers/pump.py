@@ -14,20 +14,26 @@ them as they come, and every failure becomes one ProviderError line.
 
 from __future__ import annotations
 
-import queue
 import threading
+
+# queue.SimpleQueue and queue.Empty are these two, from C: `import queue` (its Queue classes) was ~1.7 M
+# instructions before `-p`'s first request (issue #30), and an unbounded put/get(timeout) needs no more.
+from _queue import Empty, SimpleQueue
 from collections.abc import Callable
-from typing import Any
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, Retrying, StreamCallbacks
 from .errors import ApiLabel, BadAnswer, StreamError, failure_line, retry_notice
 from .http_client import Response, Retry
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Put = Callable[[tuple[str, Any]], None]
+    Work = Callable[[Put, threading.Event, dict[str, Any]], None]
+
 POLL_SECONDS = 0.05
 CONTINUE = object()  # what `handle` returns to keep reading events
-
-Put = Callable[[tuple[str, Any]], None]
-Work = Callable[[Put, threading.Event, dict[str, Any]], None]
 
 
 def pump_stream(work: Work, handle: Callable[[str, Any], Any], *, cancel: threading.Event | None,
@@ -36,7 +42,7 @@ def pump_stream(work: Work, handle: Callable[[str, Any], Any], *, cancel: thread
 
     An exception in `work` arrives as an ("error", exc) event.
     """
-    events: queue.Queue[tuple[str, Any]] = queue.Queue()
+    events: SimpleQueue[tuple[str, Any]] = SimpleQueue()
     stop = threading.Event()
     live: dict[str, Any] = {}
 
@@ -54,7 +60,7 @@ def pump_stream(work: Work, handle: Callable[[str, Any], Any], *, cancel: thread
                 raise ProviderCancelled()
             try:
                 kind, payload = events.get(timeout=POLL_SECONDS)
-            except queue.Empty:
+            except Empty:
                 continue
             result = handle(kind, payload)
             if result is not CONTINUE:

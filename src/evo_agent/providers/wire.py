@@ -19,7 +19,10 @@ closed the connection before answering, as a kept-alive one may.
 from __future__ import annotations
 
 import socket
-from typing import IO, Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 MAX_LINE = 65536  # a status or header line longer than this is not HTTP we expect
 MAX_HEADERS = 200

@@ -17,11 +17,14 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from .layout import BACKUP_NAME_RE, FILE_HISTORY_DIR, FILE_MODE
 from .plaindata import plain_dataclass as dataclass
 from .writer import make_private_dir
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_BACKUP_BYTES = 10 << 20  # a bigger file is noted as too big to keep, never copied
 BACKUP, WRITTEN = "file_backup", "file_written"

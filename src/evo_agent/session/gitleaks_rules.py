@@ -38,11 +38,14 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from .lazyre import lazy_re
 from .plaindata import plain_dataclass as dataclass
 from .plaindata import plain_field as field
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 GITLEAKS_VERSION = "8.30.1"
 RULES_FILE = "gitleaks_rules.toml"

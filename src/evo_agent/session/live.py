@@ -24,13 +24,16 @@ import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from .ids import new_session_id
 from .layout import FILE_MODE, LOCK_NAME
 from .plaindata import plain_dataclass as dataclass
 from .recorder import Recorder
 from .store import SessionStore
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 _FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 

@@ -37,10 +37,9 @@ import json
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from .atomic import replace_file
 from .layout import (
@@ -59,6 +58,10 @@ from .messages import one_line
 from .plaindata import plain_dataclass as dataclass
 from .plaindata import plain_field as field
 from .workspace import sha256
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["OPEN_STATUSES", "TASK_STATUSES", "Plan", "PlanError", "PlanStore", "Task", "plan_markdown"]
 
@@ -147,6 +150,8 @@ class Plan:
 
 def now_iso() -> str:
     """Local time with milliseconds and offset, as the transcripts stamp records."""
+    from datetime import datetime  # here: a launch's first request needs no datetime (issue #30)
+
     return datetime.now().astimezone().isoformat(timespec="milliseconds")
 
 
@@ -270,7 +275,7 @@ class PlanStore:
                 done, total = current.progress
                 raise PlanError(f"plan {current.id} ({current.title}) is still active ({done}/{total} tasks "
                                 "completed): finish it with plan_complete before creating another")
-            base = f"{datetime.now().strftime('%Y-%m-%d')}-{slug(title)}"
+            base = f"{time.strftime('%Y-%m-%d')}-{slug(title)}"
             plan_id = base
             for n in range(2, 1000):
                 if not (self.root / PLAN_TODO_DIR / plan_id).exists() and not (

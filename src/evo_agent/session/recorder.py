@@ -13,9 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from .ids import created_ms_of, sidechain_file_name
 from .jsonio import encode_line
@@ -25,6 +23,10 @@ from .project import git_branch_of  # noqa: F401 - re-exported: the library's ol
 from .records import HELD_UNTIL_SAID, META_AT_ONCE, SCENE_TYPES
 from .redact import encode_redacted
 from .writer import AppendWriter, DirHandle, stderr_warning
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 META_INTERVAL_S = 1.0
 
@@ -45,17 +47,22 @@ def package_version() -> str:
         return "0+unknown"
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
 _MILLIS = tuple(f".{ms:03d}" for ms in range(1000))
 # (unix second, "YYYY-MM-DDTHH:MM:SS", "+08:00", that second as written, in µs since the epoch)
 _second_stamp: tuple[int, str, str, int] = (-1, "", "", 0)
 
 
 def _second(second: int) -> tuple[int, str, str, int]:
-    moment = datetime.fromtimestamp(second).astimezone()
-    iso = moment.isoformat()
-    return second, iso[:19], iso[19:], (moment - _EPOCH) // _MICROSECOND
+    """`datetime.fromtimestamp(second).astimezone().isoformat()` cut in two, from `time` (datetime is ~4 M
+    instructions before `-p`'s first request, issue #30): the local time and its UTC offset, `+HH:MM` (with
+    `:SS` when the offset has seconds, as isoformat writes it)."""
+    local = time.localtime(second)
+    offset = local.tm_gmtoff or 0
+    sign = "-" if offset < 0 else "+"
+    hours, rest = divmod(abs(offset), 3600)
+    minutes, seconds = divmod(rest, 60)
+    zone = f"{sign}{hours:02d}:{minutes:02d}" + (f":{seconds:02d}" if seconds else "")
+    return second, time.strftime("%Y-%m-%dT%H:%M:%S", local), zone, second * 1_000_000
 
 
 def stamp_now() -> tuple[str, int]:
@@ -109,10 +116,10 @@ class _TranscriptRecorder:
         self.directory = directory or DirHandle(path.parent)
         self.writer = AppendWriter(path, label=label, warn=warn, directory=self.directory)
 
-    def _envelope(self, rtype: str, fields: dict[str, Any]) -> dict[str, Any]:
+    def _envelope(self, rtype: str, fields: dict[str, Any], timestamp: str | None = None) -> dict[str, Any]:
         record = {
             "type": rtype,
-            "timestamp": now_iso(),
+            "timestamp": timestamp or now_iso(),
             "agent_version": self.agent_version,
             "session_id": self.session_id,
             "cwd": self.cwd,
@@ -269,7 +276,7 @@ class Recorder(_TranscriptRecorder):
         A launch where nothing is said leaves nothing on disk."""
         self.session_dir = Path(session_dir)
         self._opener = opener
-        self._held: list[tuple[dict[str, Any], dict[str, Any]]] | None = [] if opener is not None else None
+        self._held: list[tuple[dict[str, Any], dict[str, Any], int]] | None = [] if opener is not None else None
         self._held_lock = threading.Lock()
         self._warn = warn
         super().__init__(
@@ -306,7 +313,9 @@ class Recorder(_TranscriptRecorder):
             with self._held_lock:
                 if self._held is not None:
                     if rtype in HELD_UNTIL_SAID:
-                        self._held.append((self._envelope(rtype, fields), fields))
+                        # its instant in ms kept beside it: the meta fold then parses no timestamp (datetime)
+                        timestamp, stamp_ms = stamp_now()
+                        self._held.append((self._envelope(rtype, fields, timestamp), fields, stamp_ms))
                         return True
                     self._write_held()
         return _TranscriptRecorder._record(self, rtype, fields)
@@ -316,14 +325,14 @@ class Recorder(_TranscriptRecorder):
         held, self._held = self._held or [], None
         if self._opener is not None:
             self._opener()
-        for record, fields in held:
+        for record, fields, stamp_ms in held:
             try:
                 written, line = self._encode(record, fields)
             except Exception as exc:  # noqa: BLE001 — as append(): report, never raise
                 self.writer._fail(OSError(0, f"cannot encode a {record.get('type')} record ({exc})"))
                 continue
             with self.writer.lock:
-                self._after_append(written, self.writer.append_locked(line))
+                self._after_append(written, self.writer.append_locked(line), stamp_ms)
 
     def publish(self) -> bool:
         """Make a staged transcript the session's `messages.jsonl` (one rename); later records append there.

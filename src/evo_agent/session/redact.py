@@ -43,12 +43,15 @@ import threading
 from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
 
 from . import gitleaks_rules
 from .jsonio import encode_line
 from .lazyre import lazy_re
 from .redact_shapes import ANCHORS, MASKED, find_shapes, is_code_name, plausible_value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 MASK = "[REDACTED:{}]"
 _MASKED = lazy_re(r"\[REDACTED:[a-z0-9-]+\]\Z")

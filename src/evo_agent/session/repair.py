@@ -25,9 +25,11 @@ message was a third of a full-scan resume).
 
 from __future__ import annotations
 
-from typing import Any
-
 from .messages import content_blocks, tool_result_block
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 INTERRUPTED_TEXT = (
     "The tool was interrupted before it returned a result (the session ended while it ran). "

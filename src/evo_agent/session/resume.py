@@ -25,7 +25,6 @@ import io
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from .jsonio import orjson
 from .lazyre import lazy_re
@@ -34,6 +33,10 @@ from .meta import decode_lenient, prompt_text, records_in
 from .plaindata import plain_dataclass as dataclass
 from .records import CONVERSATION_TYPES, ENVELOPE_FIELDS
 from .repair import repair_history
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _stdlib_loads_view(view: memoryview) -> object:

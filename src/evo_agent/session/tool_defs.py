@@ -13,11 +13,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from .atomic import replace_private_file
 from .layout import MCP_TOOLS_NAME
 from .redact import encode_redacted
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_BYTES = 4 << 20  # a definitions file larger than this is not read back (a resume then asks the servers)
 

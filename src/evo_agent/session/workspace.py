@@ -29,7 +29,6 @@ import os
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from .layout import (
     DIR_MODE,
@@ -44,6 +43,10 @@ from .layout import (
     user_state_dir,
 )
 from .plaindata import plain_dataclass as dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "AUTHORITY_FILES",

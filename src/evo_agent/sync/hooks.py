@@ -13,11 +13,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from evo_agent.session import FETCHED_NAME, LiveSessionStore, SessionNotFound, is_id_prefix
 
 from .config import ENV_NAME, SyncConfigError, config_path, configured_url
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _stderr(line: str) -> None:

@@ -11,16 +11,19 @@ import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from .base import ToolContext, ToolResult
 from .confine import in_agent_dir, real, resolve_in
 from .safe_open import SymlinkInPath, open_file
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
+
+    RunFn = Callable[[dict[str, Any], ToolContext], ToolResult]
+
 # How many leading bytes are inspected to decide whether a file is binary.
 _SNIFF_BYTES = 8192
-
-RunFn = Callable[[dict[str, Any], ToolContext], ToolResult]
 
 
 def error(message: str) -> ToolResult:

@@ -9,13 +9,27 @@ These are plain data so that the UI never imports the agent.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from evo_agent.session import plain_dataclass as dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 
 __all__ = ["ApprovalRequest", "ApprovalDecision", "Answer"]
 
-Answer = Literal["yes", "no", "always-session", "always-project"]
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Answer = Literal["yes", "no", "always-session", "always-project"]
+_ANSWERS = ("yes", "no", "always-session", "always-project")  # Answer's values (module __getattr__ below)
+
+
+def __getattr__(name: str) -> object:
+    """`Answer` at run time, made when first asked for: typing (~12 M instructions) is not loaded before
+    `-p`'s first request (issue #30), and only the type checker reads it."""
+    if name == "Answer":
+        from typing import Literal
+
+        return Literal[_ANSWERS]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
 
 from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.session import plain_field as field
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
 # What a call does to the world, as read-only mode judges it.
-Kind = Literal["read", "write", "exec", "internal"]
+_KINDS = ("read", "write", "exec", "internal")
 # How the permission gate (agent/permissions.py) decides a call:
 #   read   — runs inside the project, asks outside it; `Read(…)` rules
 #   edit   — asks (accept-edits runs it inside the project), never in .evo-agent/; `Edit(…)` rules
@@ -27,7 +30,21 @@ Kind = Literal["read", "write", "exec", "internal"]
 #   mcp    — an MCP server's tool: asks like bash; `mcp__server__tool` rules; a trusted readOnlyHint runs
 #   none   — no side effect of its own (compact; a subagent's calls are gated one by one): never asked
 #   ask    — a tool nothing is known of: asks, refused in read-only mode
-Approval = Literal["read", "edit", "bash", "plan", "memory", "mcp", "none", "ask"]
+_APPROVALS = ("read", "edit", "bash", "plan", "memory", "mcp", "none", "ask")
+if TYPE_CHECKING:  # the same values as Literal types, for the type checker
+    Kind = Literal["read", "write", "exec", "internal"]
+    Approval = Literal["read", "edit", "bash", "plan", "memory", "mcp", "none", "ask"]
+
+
+def __getattr__(name: str) -> Any:
+    """`Kind` and `Approval` at run time (tests read their values), made when first asked for: typing
+    (~12 M instructions) is not loaded before `-p`'s first request (issue #30)."""
+    values = {"Kind": _KINDS, "Approval": _APPROVALS}.get(name)
+    if values is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from typing import Literal
+
+    return Literal[values]
 
 
 @dataclass(frozen=True)

@@ -12,18 +12,18 @@ from __future__ import annotations
 import codecs
 import os
 import select
-import signal
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .reaper import system_bash, with_reaper
 from .tool_env import tool_environment
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     import subprocess
+    from typing import Any
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
@@ -89,6 +89,8 @@ class _OutputCapture:
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the command's whole process group (its pgid is its pid)."""
+    import signal  # here, as subprocess: a launch's first request needs neither (start-up, SPEC §8)
+
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -233,6 +235,8 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult(f"{body}[interrupted; process group killed]", is_error=True)
     code = proc.returncode
     if code < 0:
+        import signal
+
         try:
             name = signal.Signals(-code).name
         except ValueError:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
 
 from ._common import (
     error,
@@ -23,6 +22,10 @@ from ._common import (
 )
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .confine import inside_project, resolve_in
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _arguments(tool_input: dict[str, Any]) -> tuple[str, str, str] | ToolResult:

@@ -19,11 +19,14 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .ignore import IgnoreRules, walk
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_RESULTS = 500
 _MAGIC = frozenset("*?[")

@@ -13,12 +13,15 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ._common import display_path, error, guarded, is_binary_file, resolve_path
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .confine import inside_project, is_within, real
 from .ignore import IgnoreRules, walk
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_MATCHES = 500
 MAX_OUTPUT_CHARS = 50_000

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from evo_agent.session import PROJECT_DIR_NAME, git_dir_of
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from evo_agent.session import lazy_re
 from evo_agent.session import plain_dataclass as dataclass
@@ -25,7 +24,10 @@ from ._common import error
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .mcp_client import McpManager
 
 PREFIX = "mcp__"

@@ -13,11 +13,15 @@ shows is the planned change's diff (`preview`). The tool knows nothing of the ag
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 from evo_agent.session import MEMORY_COMMANDS, MemoryChange, MemoryRefused, MemoryStore
 
 from .base import Tool, ToolContext, ToolFacts, ToolResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:  # a Protocol is the type checker's: at run time a plain base class (typing is ~12 M instructions)
+    Protocol = object
 
 MEMORY_TOOL_NAME = "memory"
 

@@ -15,11 +15,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Protocol
 
 from evo_agent.session import TASK_STATUSES, Plan, PlanError, PlanStore, Task
 
 from .base import Tool, ToolContext, ToolFacts, ToolResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:  # a Protocol is the type checker's: at run time a plain base class (typing is ~12 M instructions)
+    Protocol = object
 
 # Their facts (tools/registry.py): they change only .evo-agent/tasks/, so they run unasked in every mode;
 # read-only mode refuses the ones that write.

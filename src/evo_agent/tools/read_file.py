@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 import stat
-from typing import Any
 
 from ._common import (
     PathChanged,
@@ -23,6 +22,10 @@ from ._common import (
     resolve_path,
 )
 from .base import Tool, ToolContext, ToolFacts, ToolResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000

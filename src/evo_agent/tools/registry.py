@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 from . import memory_tool, plan_tools
 from .base import Tool, ToolFacts
@@ -24,6 +23,10 @@ from .grep_tool import GREP_TOOL
 from .mcp_tools import PREFIX, mcp_facts
 from .read_file import READ_FILE_TOOL
 from .write_file import WRITE_FILE_TOOL
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The two tools built inside the agent (agent/compaction_state.py, agent/subagents.py): a tools module
 # cannot import the agent, so their facts are written here.

@@ -7,12 +7,14 @@ problem becomes an `is_error` result the model can correct, never an exception.
 
 from __future__ import annotations
 
-from typing import Any
-
 from evo_agent.session import INVALID_ARGUMENTS_KEY
 
 from ._common import error
 from .base import Tool, ToolContext, ToolResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 # JSON schema type -> Python types. bool is excluded from the numbers below
 # because in Python it is an int subclass, and `true` is not a number in JSON.

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["SymlinkInPath", "open_dir", "open_file", "set_openat2"]
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
 
 from ._common import error, guarded, open_checked, open_failure, resolve_path, writable_target
 from .base import Tool, ToolContext, ToolFacts, ToolResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @guarded("write_file")
