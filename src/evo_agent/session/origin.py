@@ -127,7 +127,7 @@ def record_made(session_id: str, path: Path | None = None) -> bool:
     line = session_id.encode("ascii", "replace") + b"\n"
     try:
         path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        for _ in range(_REOPENS):
+        for _ in range(_APPEND_TRIES):
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
                              FILE_MODE)
@@ -146,6 +146,9 @@ def record_made(session_id: str, path: Path | None = None) -> bool:
 
 
 _REOPENS = 8  # a file replaced (forget_made) between our open and our lock: open it again, this many times
+# An id not appended makes the user's own session look foreign, so an append outlasts any plausible run of
+# rewrites (each failed try means a rewrite finished: the others progress); pruning may give up after _REOPENS.
+_APPEND_TRIES = 1000
 
 
 def _locked_current(fd: int, path: Path) -> bool:
