@@ -68,6 +68,20 @@ def test_an_editor_named_by_a_path_into_the_project_is_refused(tmp_path, value):
     assert not (markers / "planted").exists()
 
 
+@pytest.mark.parametrize("value", ["{project}/bin/nano", "{project}/.venv/bin/code --wait", "{project}/./bin/vi"])
+def test_an_editor_inside_a_project_under_the_home_directory_is_refused(tmp_path, value):
+    """Clones usually live under `~`: the exception for a project that holds `~` (a dotfiles repository, whose
+    editors in `~` are the user's) must not make every program under `~` the user's, a clone's included."""
+    project, markers, system, home = _setup(tmp_path)
+    project = project.rename(home / "clone")
+    env = clean_env(home, PATH=f"{system}:{os.environ['PATH']}", EDITOR=value.format(project=project))
+    env.pop("VISUAL", None)
+    result = Cli(project, env).run("memory", "edit", "release")
+    assert result.rc != 0 and "editor" in result.err and "Traceback" not in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert not (markers / "planted").exists()
+
+
 def test_an_editor_by_its_absolute_path_outside_the_project_runs(tmp_path):
     """The control: the user's own editor, by path, still works."""
     project, markers, system, home = _setup(tmp_path)

@@ -29,7 +29,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["absolute_program", "program_search_path"]
+__all__ = ["absolute_program", "program_refused", "program_search_path"]
 
 
 def _under(path: str, root: str) -> bool:
@@ -58,6 +58,12 @@ def _refused(real: str, roots: list[tuple[str, str | None]]) -> bool:
     if real.startswith(_PER_PROCESS):
         return True
     return any(_under(real, root) and not (home is not None and _under(real, home)) for root, home in roots)
+
+
+def program_refused(path: Path | str, outside: Path | str | Iterable[Path | str] | None) -> bool:
+    """Whether a program at `path` (judged by its real path) lies where a project can steer it: inside `outside`
+    (but a project holding the home directory's own programs), or under `/proc/`, `/dev/fd/`."""
+    return _refused(os.path.realpath(path), _roots(outside))
 
 
 def program_search_path(outside: Path | str | Iterable[Path | str] | None = None,
