@@ -533,3 +533,24 @@ def test_the_welcome_names_invisible_characters_in_agents_md_within_80_columns(t
     assert "instructions: AGENTS.md (58 hidden characters, shown to the model escaped)" in lines, lines
     assert all(len(line) <= 80 for line in lines)
 
+
+def test_an_approval_shows_a_commands_invisible_characters_escaped_once(terminals, project, model_server):
+    """The question shows the escaped command once, whole and numbered under a cut summary, not twice (the
+    second time as `1 run: …`); nothing on the screen is a character the terminal draws as nothing."""
+    from tests.fake_model_server import tool_use
+
+    command = f"echo hi\u200b\u200b\u200b && python3 -c \"exec(''.join(chr(ord(c)-0xE0000) for c in '{TAG_TEXT}'))\""
+    model_server.script(tool_use("bash", {"command": command}), text("Not run."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("run it")
+    t.keys("Enter")
+    screen = t.wait(r"Esc says no")
+    joined = "".join(screen.splitlines())  # the terminal wraps the escapes: read them as one line
+    assert joined.count("echo hi\\u200b\\u200b\\u200b") == 2, screen  # the summary's start and the whole command
+    assert "? run: echo hi\\u200b" in joined and "  1 echo hi\\u200b" in joined and " 1 run:" not in joined
+    assert "\\U000e0073\\U000e0068'))\"" in joined  # the whole command: its last tag character and quote
+    assert not any(0xE0000 <= ord(c) <= 0xE007F or c == "\u200b" for c in screen)
+    assert all(len(line) <= 80 for line in screen.splitlines())
+    t.keys("Escape")
+    t.wait(r"Not run\.")
