@@ -1,8 +1,8 @@
-"""The one lookup of a program evo-agent starts by itself: git, bash, setpriv, rg, the user's $EDITOR.
+"""The one lookup of a program evo-agent starts by itself: git, bash, setpriv, bwrap, rg, the user's $EDITOR.
 
 A program evo-agent starts on its own (its git reads, the shell every bash call runs in, the
-reaper's setpriv, ripgrep, `memory edit`'s editor) runs before anyone looked at the project. So it
-is found the way a project cannot steer, in the PATH entries that belong to the machine:
+reaper's setpriv, the sandbox's bwrap, ripgrep, `memory edit`'s editor) runs before anyone looked
+at the project. So it is found the way a project cannot steer, in the PATH entries that belong to the machine:
 
 - only absolute entries count: a relative one (`node_modules/.bin`, `bin`, `.`, and the empty
   entry, which means `.`) is looked up from where the program runs, the project;
