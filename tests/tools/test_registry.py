@@ -252,6 +252,7 @@ def test_a_calls_label_is_what_the_app_showed_before(name):
     ("plan_task_create", {"subject": "Read the handler", "description": "find the retry"}, "Read the handler"),
     ("plan_task_update", {"task_id": 2, "status": "completed"}, "#2 → completed"),
     ("plan_task_update", {"task_id": 2, "subject": "Read it again"}, "#2 Read it again"),
+    ("plan_task_update", {"task_id": 2, "subject": "Read it again", "status": "pending"}, "#2 Read it again → pending"),
     ("plan_task_update", {"task_id": 2, "status": "in_progress", "blocked_by": [1]}, "#2 → in_progress"),
     ("plan_task_get", {"task_id": 3}, "#3"),
     ("plan_task_list", {}, ""),

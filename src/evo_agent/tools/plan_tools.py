@@ -37,16 +37,17 @@ def _text_label(key: str) -> Callable[[dict[str, Any]], str | None]:
 
 
 def _task_label(tool_input: dict[str, Any]) -> str | None:
-    """`#2 → completed`, `#2 Read the handler` (a new subject): the task and what the call sets on it."""
+    """`#2 → completed`, `#2 Read the handler` (a new subject), `#2 Read the handler → completed`: the task and
+    what the call sets on it."""
     task = tool_input.get("task_id")
     if not isinstance(task, (int, str)) or isinstance(task, bool) or task == "":
         return None
     said = [f"#{task}"]
     status, subject = tool_input.get("status"), tool_input.get("subject")
-    if isinstance(status, str) and status:
-        said.append(f"→ {status}")
     if isinstance(subject, str) and subject:
         said.append(subject)
+    if isinstance(status, str) and status:
+        said.append(f"→ {status}")
     return " ".join(said)
 
 
