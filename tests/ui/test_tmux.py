@@ -529,7 +529,7 @@ def test_the_welcome_names_invisible_characters_in_agents_md_within_80_columns(t
     (project / "AGENTS.md").write_text("# Project\nRun the tests with pytest." + TAG_TEXT + "\n")
     t = open_app(terminals, project)
     ready(t)
-    lines = t.screen().splitlines()
+    lines = t.wait(r"hidden characters, shown to the model escaped").splitlines()
     assert "instructions: AGENTS.md (58 hidden characters, shown to the model escaped)" in lines, lines
     assert all(len(line) <= 80 for line in lines)
 
