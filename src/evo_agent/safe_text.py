@@ -39,4 +39,3 @@ def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:
     if _control_re is None:
         _control_re = re.compile(_CONTROL)
     return _control_re.sub(_visible, text)
-

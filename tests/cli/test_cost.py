@@ -83,9 +83,19 @@ def _cost_counts(line: str) -> dict[str, int]:
             "cache_read": number(r"cache: ([\d,]+) read"), "cache_write": number(r"([\d,]+) written")}
 
 
+def _meta_counts(cli, sid: str) -> dict[str, int]:
+    """The same four counts from `sessions show --json`'s meta: the turns' totals plus the summary calls'."""
+    import json
+
+    meta = json.loads(cli.run("sessions", "show", sid, "--json").out)["meta"]
+    return {"input": meta["total_input_tokens"] + meta["summary_input_tokens"],
+            "output": meta["total_output_tokens"] + meta["summary_output_tokens"],
+            "cache_read": meta["total_cache_read_tokens"] + meta["summary_cache_read_tokens"],
+            "cache_write": meta["total_cache_creation_tokens"] + meta["summary_cache_creation_tokens"]}
+
+
 def test_a_compactions_summary_call_is_counted_on_disk_as_live(cli, model_server):
     """meta.json, `sessions show` and a resume's chain totals count the summary call, as /cost does live."""
-    import json
 
     from tests.agent.helpers import summarizer, summary_requests
     from tests.prompt_cache import PromptCache
@@ -105,11 +115,7 @@ def test_a_compactions_summary_call_is_counted_on_disk_as_live(cli, model_server
     answers = [r for r in cli.records(sid) if r["type"] == "assistant"]
     assert live["output"] == usage["output_tokens"] + sum(r["output_tokens"] for r in answers)
 
-    meta = json.loads(cli.run("sessions", "show", sid, "--json").out)["meta"]
-    assert {"input": meta["total_input_tokens"] + meta["summary_input_tokens"],
-            "output": meta["total_output_tokens"] + meta["summary_output_tokens"],
-            "cache_read": meta["total_cache_read_tokens"] + meta["summary_cache_read_tokens"],
-            "cache_write": meta["total_cache_creation_tokens"] + meta["summary_cache_creation_tokens"]} == live
+    assert _meta_counts(cli, sid) == live
     shown = cli.run("sessions", "show", sid).out
     assert f"tokens {live['input']:,} in / {live['output']:,} out ({live['cache_read']:,} cache read" in shown
     assert "compacted · #1 · manual" in shown and "summary " in shown
@@ -149,7 +155,6 @@ def test_with_a_compaction_meta_totals_are_the_sums_over_the_assistant_records(c
 def test_a_failed_compactions_paid_summary_call_is_counted_on_disk_as_live(cli, model_server):
     """A summary call that was paid for but gave nothing to compact (an empty answer) leaves a `compact_failed`
     record with its usage: meta.json, `sessions show` and a resume's chain totals agree with /cost."""
-    import json
 
     from tests.agent.helpers import summarizer, summary_requests
     from tests.prompt_cache import PromptCache
@@ -171,11 +176,7 @@ def test_a_failed_compactions_paid_summary_call_is_counted_on_disk_as_live(cli, 
     answers = [r for r in records if r["type"] == "assistant"]
     assert live["output"] == usage["output_tokens"] + sum(r["output_tokens"] for r in answers)
 
-    meta = json.loads(cli.run("sessions", "show", sid, "--json").out)["meta"]
-    assert {"input": meta["total_input_tokens"] + meta["summary_input_tokens"],
-            "output": meta["total_output_tokens"] + meta["summary_output_tokens"],
-            "cache_read": meta["total_cache_read_tokens"] + meta["summary_cache_read_tokens"],
-            "cache_write": meta["total_cache_creation_tokens"] + meta["summary_cache_creation_tokens"]} == live
+    assert _meta_counts(cli, sid) == live
     shown = cli.run("sessions", "show", sid).out
     assert f"tokens {live['input']:,} in / {live['output']:,} out ({live['cache_read']:,} cache read" in shown
     assert "compaction failed (manual)" in shown

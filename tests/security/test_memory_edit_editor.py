@@ -57,9 +57,13 @@ def test_memory_edit_runs_the_users_editor_never_the_clones(tmp_path, entry, edi
     assert "Tag, then push." in (project / ".evo-agent" / "memory" / "release.md").read_text()
 
 
-@pytest.mark.parametrize("value", ["bin/nano", "./nano", "{project}/bin/nano", "{project}/.venv/bin/code --wait"])
-def test_an_editor_named_by_a_path_into_the_project_is_refused(tmp_path, value):
+@pytest.mark.parametrize("under_home", [False, True], ids=["project", "project-under-home"])
+@pytest.mark.parametrize("value", ["bin/nano", "./nano", "{project}/bin/nano", "{project}/.venv/bin/code --wait",
+                                   "{project}/./bin/vi"])
+def test_an_editor_named_by_a_path_into_the_project_is_refused(tmp_path, value, under_home):
     project, markers, system, home = _setup(tmp_path)
+    if under_home:  # where clones usually live: the exception for a project that holds `~` (a dotfiles
+        project = project.rename(home / "clone")  # repository) must not make every program under `~` the user's
     env = clean_env(home, PATH=f"{system}:{os.environ['PATH']}", EDITOR=value.format(project=project))
     env.pop("VISUAL", None)
     result = Cli(project, env).run("memory", "edit", "release")

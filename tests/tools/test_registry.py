@@ -235,10 +235,34 @@ _INPUTS: list[Any] = [
 ]
 
 
-@pytest.mark.parametrize("name", [*(f.name for f in TOOL_FACTS), "mcp__gh__get_issue", "something_else"])
+# The plan tools' labels were JSON before (`plan_create({"title": …, "goal": …})`): now their own (below).
+_PLAN_LABELLED = ("plan_create", "plan_task_create", "plan_task_update", "plan_task_get")
+
+
+@pytest.mark.parametrize("name", [*(f.name for f in TOOL_FACTS if f.name not in _PLAN_LABELLED),
+                                  "mcp__gh__get_issue", "something_else"])
 def test_a_calls_label_is_what_the_app_showed_before(name):
     for tool_input in _INPUTS:
         assert call_argument(name, tool_input) == _old_label_argument(name, tool_input), (name, tool_input)
+
+
+@pytest.mark.parametrize(("name", "tool_input", "label"), [
+    ("plan_create", {"title": "Fix the upload retry", "goal": "Uploads retry on 503", "steps": ["a"]},
+     "Fix the upload retry"),
+    ("plan_task_create", {"subject": "Read the handler", "description": "find the retry"}, "Read the handler"),
+    ("plan_task_update", {"task_id": 2, "status": "completed"}, "#2 → completed"),
+    ("plan_task_update", {"task_id": 2, "subject": "Read it again"}, "#2 Read it again"),
+    ("plan_task_update", {"task_id": 2, "subject": "Read it again", "status": "pending"}, "#2 Read it again → pending"),
+    ("plan_task_update", {"task_id": 2, "status": "in_progress", "blocked_by": [1]}, "#2 → in_progress"),
+    ("plan_task_get", {"task_id": 3}, "#3"),
+    ("plan_task_list", {}, ""),
+    ("plan_complete", {}, ""),
+    # what the schema refuses still shows what the model sent, as any other tool's call does
+    ("plan_create", {"goal": "no title"}, '{"goal": "no title"}'),
+    ("plan_task_get", {"task_id": True}, '{"task_id": true}'),
+])
+def test_a_plan_calls_label_is_its_title_subject_or_task(name, tool_input, label):
+    assert call_argument(name, tool_input) == label
 
 
 @pytest.mark.parametrize(("pattern", "root"), [

@@ -79,7 +79,7 @@ class Source:
     bytes: int  # the file's size
     scope: str = "project"  # "project" | "user"
     loaded: int = 0  # bytes given to the model (less than `bytes` when cut, 0 when left out)
-    hidden: int = 0  # invisible characters given to the model as escapes (safe_text.reveal_invisible)
+    hidden: int = 0  # invisible characters given to the model as escapes (session.reveal_invisible)
 
     def fields(self) -> dict[str, Any]:
         fields = {"path": self.path, "sha256": self.sha256, "bytes": self.bytes, "scope": self.scope,

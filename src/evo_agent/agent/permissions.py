@@ -452,7 +452,7 @@ def build_request(
                                                                            request.rule))
     if not (a or b or c):
         return request
-    return ApprovalRequest(request.tool, summary, detail or summary, request.agent, rule, request.reason)
+    return ApprovalRequest(request.tool, summary, detail, request.agent, rule, request.reason)
 
 
 def _build_request(
@@ -468,7 +468,11 @@ def _build_request(
     target = policy.target(name, tool_input)
     rule = str(verdict.suggestion) if verdict.suggestion else ""
     if target.kind == "Bash":
-        command = _odd_blanks_shown(target.command)
+        from evo_agent.session import reveal_invisible
+
+        # escaped here, before `single` is judged: a command that grew escapes is shown whole under its question
+        # (the summary cut to 200 characters), not once in the summary and again, prefixed, as its detail
+        command = reveal_invisible(_odd_blanks_shown(target.command))[0]
         single = "\n" not in command and len(command) <= 200 and command == target.command
         return ApprovalRequest(name, f"run: {one_line(command, 200)}", "" if single else command, agent, rule,
                                verdict.reason)

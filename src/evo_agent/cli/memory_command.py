@@ -118,7 +118,7 @@ def _editor_argv(editor: str, project: Path) -> list[str]:
     relative PATH entry or one inside the project (an activated in-repo `.venv/bin`) would make a clone's
     `bin/nano` the editor. A path is the user's choice, unless it is relative (looked up from here, often
     the project) or leads into the project."""
-    from evo_agent.session import absolute_program
+    from evo_agent.session import absolute_program, program_refused
 
     try:
         words = shlex.split(editor)
@@ -134,12 +134,8 @@ def _editor_argv(editor: str, project: Path) -> list[str]:
             raise CommandError(f"memory: the editor {program!r} is not in a PATH entry outside this project "
                                "(set $VISUAL or $EDITOR to its absolute path)")
         return [found, *words[1:]]
-    real = os.path.realpath(program)
-    home = os.path.realpath(os.path.expanduser("~"))
-    inside = real == root or real.startswith(root.rstrip("/") + "/")
-    if inside and (real == home or real.startswith(home.rstrip("/") + "/")):
-        inside = False  # a project holding `~` (a dotfiles repository): an editor in `~` is the user's own
-    if not os.path.isabs(program) or inside:
+    # judged as a PATH entry's program is (a project holding `~`, a dotfiles repository: an editor in `~` is the user's)
+    if not os.path.isabs(program) or program_refused(program, root):
         raise CommandError(f"memory: not running the editor {program!r}: it lies inside this project or is a "
                            "relative path (set $VISUAL or $EDITOR to an editor of your own)")
     return words

@@ -42,10 +42,10 @@ from .http_client import DEFAULT_MAX_RETRIES, Response, StatusError, encode_json
 from .openai_stream import ChatStreamAssembler
 from .openai_translate import history_tool_ids, to_openai_messages, to_openai_tools
 from .pump import forward, retry_notices, stream_answer
+from .registry import default_model
 
 if TYPE_CHECKING:
     from .pump import Put
-from .registry import default_model
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 CACHE_KEY_ENV = "EVO_AGENT_PROMPT_CACHE_KEY"

@@ -87,7 +87,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("SCENE_TYPES",), "records"),
     **dict.fromkeys(("plain_dataclass", "plain_field", "plain_replace"), "plaindata"),
     **dict.fromkeys(("lazy_re",), "lazyre"),
-    **dict.fromkeys(("absolute_program", "program_search_path"), "programs"),
+    **dict.fromkeys(("absolute_program", "program_refused", "program_search_path"), "programs"),
     **dict.fromkeys(("reveal_invisible",), "invisible"),
 }
 
@@ -198,7 +198,10 @@ if TYPE_CHECKING:
     from .plaindata import (
         plain_dataclass as plain_dataclass, plain_field as plain_field, plain_replace as plain_replace,
     )
-    from .programs import absolute_program as absolute_program, program_search_path as program_search_path
+    from .programs import (
+        absolute_program as absolute_program, program_refused as program_refused,
+        program_search_path as program_search_path,
+    )
     from .project import (
         Worktree as Worktree, find_project_dir as find_project_dir, git_branch_of as git_branch_of,
         git_dir_of as git_dir_of, git_worktree_root as git_worktree_root, git_worktrees as git_worktrees,

@@ -260,7 +260,7 @@ class MemoryStore:
 
     def index(self, scope: str) -> MemoryIndex:
         """The scope's index as the model is given it (bounded), invisible characters written as escapes
-        (safe_text.reveal_invisible: a description can carry text no review of the file showed)."""
+        (invisible.reveal_invisible: a description can carry text no review of the file showed)."""
         return bound_index(scope, [reveal_invisible(line)[0] for line in memory_index_lines(self.topics(scope))])
 
     def index_file_text(self, scope: str) -> str:

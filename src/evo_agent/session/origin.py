@@ -78,19 +78,27 @@ def read_made(path: Path | None = None) -> Made:
     except OSError:
         return NOT_JUDGING
     try:
-        st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or st.st_size > MAX_BYTES:
-            return NOT_JUDGING
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
+        data = _read_own(fd)
     except OSError:
         return NOT_JUDGING
     finally:
         os.close(fd)
-    since, ids = _parsed(b"".join(chunks))
+    if data is None:
+        return NOT_JUDGING
+    since, ids = _parsed(data)
     # A racing first writer may have appended its id before the header landed: then count from the start of time.
     return Made(ids, 0 if since is None else since)
+
+
+def _read_own(fd: int) -> bytes | None:
+    """The whole file behind `fd`; None when it is another user's or larger than MAX_BYTES (never half-read)."""
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_size > MAX_BYTES:
+        return None
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _parsed(data: bytes) -> tuple[int | None, frozenset[str]]:
@@ -176,13 +184,10 @@ def forget_made(session_ids: Iterable[str], path: Path | None = None) -> bool:
             try:
                 if not _locked_current(fd, path):
                     continue
-                st = os.fstat(fd)
-                if st.st_uid != os.geteuid() or st.st_size > MAX_BYTES:
+                data = _read_own(fd)
+                if data is None:
                     return False
-                chunks = []
-                while chunk := os.read(fd, 1 << 20):
-                    chunks.append(chunk)
-                lines = b"".join(chunks).splitlines(keepends=True)
+                lines = data.splitlines(keepends=True)
                 kept = [x for x in lines if x.rstrip(b"\r\n") not in gone]
                 if len(kept) < len(lines):
                     if kept and not kept[-1].endswith((b"\n", b"\r")):

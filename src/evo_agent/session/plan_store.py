@@ -149,10 +149,11 @@ class Plan:
 
 
 def now_iso() -> str:
-    """Local time with milliseconds and offset, as the transcripts stamp records."""
-    from datetime import datetime  # here: a launch's first request needs no datetime (issue #30)
+    """Local time with milliseconds and offset: the transcripts' own stamp (recorder.now_iso, made without
+    datetime), imported here so that `plan list` loads no recorder."""
+    from .recorder import now_iso as stamp
 
-    return datetime.now().astimezone().isoformat(timespec="milliseconds")
+    return stamp()
 
 
 def slug(title: str, limit: int = 40) -> str:

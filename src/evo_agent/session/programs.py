@@ -1,8 +1,8 @@
-"""The one lookup of a program evo-agent starts by itself: git, bash, setpriv, rg, the user's $EDITOR.
+"""The one lookup of a program evo-agent starts by itself: git, bash, setpriv, bwrap, rg, the user's $EDITOR.
 
 A program evo-agent starts on its own (its git reads, the shell every bash call runs in, the
-reaper's setpriv, ripgrep, `memory edit`'s editor) runs before anyone looked at the project. So it
-is found the way a project cannot steer, in the PATH entries that belong to the machine:
+reaper's setpriv, the sandbox's bwrap, ripgrep, `memory edit`'s editor) runs before anyone looked
+at the project. So it is found the way a project cannot steer, in the PATH entries that belong to the machine:
 
 - only absolute entries count: a relative one (`node_modules/.bin`, `bin`, `.`, and the empty
   entry, which means `.`) is looked up from where the program runs, the project;
@@ -29,7 +29,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["absolute_program", "program_search_path"]
+__all__ = ["absolute_program", "program_refused", "program_search_path"]
 
 
 def _under(path: str, root: str) -> bool:
@@ -58,6 +58,12 @@ def _refused(real: str, roots: list[tuple[str, str | None]]) -> bool:
     if real.startswith(_PER_PROCESS):
         return True
     return any(_under(real, root) and not (home is not None and _under(real, home)) for root, home in roots)
+
+
+def program_refused(path: Path | str, outside: Path | str | Iterable[Path | str] | None) -> bool:
+    """Whether a program at `path` (judged by its real path) lies where a project can steer it: inside `outside`
+    (but a project holding the home directory's own programs), or under `/proc/`, `/dev/fd/`."""
+    return _refused(os.path.realpath(path), _roots(outside))
 
 
 def program_search_path(outside: Path | str | Iterable[Path | str] | None = None,

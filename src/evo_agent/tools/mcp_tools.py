@@ -23,7 +23,6 @@ from evo_agent.session import plain_dataclass as dataclass
 from ._common import error
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     from typing import Any

@@ -26,13 +26,38 @@ if TYPE_CHECKING:
 else:  # a Protocol is the type checker's: at run time a plain base class (typing is ~12 M instructions)
     Protocol = object
 
+
+def _text_label(key: str) -> Callable[[dict[str, Any]], str | None]:
+    """A call's label: one text field (`plan_create(Fix the upload retry)`), not the whole input as JSON. Not
+    `label_arg`, which Ctrl+O would show alone: it shows the whole input (goal, steps) instead."""
+    def label(tool_input: dict[str, Any]) -> str | None:
+        value = tool_input.get(key)
+        return value if isinstance(value, str) and value else None
+    return label
+
+
+def _task_label(tool_input: dict[str, Any]) -> str | None:
+    """`#2 → completed`, `#2 Read the handler` (a new subject), `#2 Read the handler → completed`: the task and
+    what the call sets on it."""
+    task = tool_input.get("task_id")
+    if not isinstance(task, (int, str)) or isinstance(task, bool) or task == "":
+        return None
+    said = [f"#{task}"]
+    status, subject = tool_input.get("status"), tool_input.get("subject")
+    if isinstance(subject, str) and subject:
+        said.append(subject)
+    if isinstance(status, str) and status:
+        said.append(f"→ {status}")
+    return " ".join(said)
+
+
 # Their facts (tools/registry.py): they change only .evo-agent/tasks/, so they run unasked in every mode;
 # read-only mode refuses the ones that write.
 FACTS: tuple[ToolFacts, ...] = (
-    ToolFacts("plan_create", kind="write", approval="plan"),
-    ToolFacts("plan_task_create", kind="write", approval="plan"),
-    ToolFacts("plan_task_update", kind="write", approval="plan"),
-    ToolFacts("plan_task_get", kind="read", approval="plan"),
+    ToolFacts("plan_create", kind="write", approval="plan", label=_text_label("title")),
+    ToolFacts("plan_task_create", kind="write", approval="plan", label=_text_label("subject")),
+    ToolFacts("plan_task_update", kind="write", approval="plan", label=_task_label),
+    ToolFacts("plan_task_get", kind="read", approval="plan", label=_task_label),
     ToolFacts("plan_task_list", kind="read", approval="plan"),
     ToolFacts("plan_list", kind="read", approval="plan"),
     ToolFacts("plan_complete", kind="write", approval="plan"),

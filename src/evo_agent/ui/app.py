@@ -84,11 +84,11 @@ STYLE = Style.from_dict({
 })
 
 
-
 def _drawn_width(screen: Any, row: int) -> int:
     """The cells drawn on one row of a prompt_toolkit Screen, to the last one that is not blank."""
     cells = screen.data_buffer.get(row) or {}
     return max((x + 1 for x, char in cells.items() if char.char != " "), default=0)
+
 
 class AgentApp:
     """The conversation printed above, a small live region below (see the module docstring)."""
