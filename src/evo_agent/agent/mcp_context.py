@@ -53,6 +53,7 @@ class McpContext:
                     return None
                 self.defs = chosen
                 self._announce_failures()
+                self._announce_hidden(chosen)
             if self.manager is None and not self.defs:
                 return None
             return [mcp_tool(d, self.manager) for d in self.defs]
@@ -152,12 +153,24 @@ class McpContext:
                 self._tell(status, f"evo-agent: MCP server {status.name} is still starting; its tools join a "
                                    "new session (/clear) once it is connected")
 
+    def _announce_hidden(self, defs: list[McpToolDef]) -> None:
+        """One line per server whose tool descriptions held invisible characters (the model sees them as escapes)."""
+        hidden: dict[str, int] = {}
+        for d in defs:
+            if d.hidden:
+                hidden[d.server] = hidden.get(d.server, 0) + d.hidden
+        for server, count in hidden.items():
+            self._say(("hidden", server), f"evo-agent: MCP server {server}: its tool descriptions held {count} "
+                                          "invisible characters; the model is given them as visible escapes")
+
     def _tell(self, status: ServerStatus, line: str | None = None) -> None:
-        key = (status.name, status.state + status.detail)
+        text = line or f"evo-agent: MCP server {status.name} failed: {status.detail}; /mcp shows it and reconnects"
+        self._say((status.name, status.state + status.detail), text)
+
+    def _say(self, key: tuple[str, str], text: str) -> None:
         if key in self._told:
             return
         self._told.add(key)
-        text = line or f"evo-agent: MCP server {status.name} failed: {status.detail}; /mcp shows it and reconnects"
         try:
             self.agent.front_end.tell(text)
         except Exception:  # noqa: BLE001 - a display problem never breaks a session
