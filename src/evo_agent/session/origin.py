@@ -74,7 +74,7 @@ def read_made(path: Path | None = None) -> Made:
     """The registry as it is now; NOT_JUDGING when it does not exist or cannot be read."""
     path = made_file() if path is None else path
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = _open_plain(path, os.O_RDONLY)
     except OSError:
         return NOT_JUDGING
     try:
@@ -91,6 +91,18 @@ def read_made(path: Path | None = None) -> Made:
     since, ids = _parsed(b"".join(chunks))
     # A racing first writer may have appended its id before the header landed: then count from the start of time.
     return Made(ids, 0 if since is None else since)
+
+
+def _open_plain(path: Path, flags: int) -> int:
+    """`os.open` of a registry that must be a plain file: never a link, never waiting (a FIFO in its place
+    would block every listing for good: tests/security/test_registry_is_a_plain_file.py); OSError otherwise."""
+    import stat
+
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, FILE_MODE)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path}: not a plain file")
+    return fd
 
 
 def _parsed(data: bytes) -> tuple[int | None, frozenset[str]]:
@@ -129,11 +141,10 @@ def record_made(session_id: str, path: Path | None = None) -> bool:
         path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         for _ in range(_REOPENS):
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
-                             FILE_MODE)
+                fd = _open_plain(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
                 head = HEADER + str(time.time_ns()).encode() + b"\n"
             except FileExistsError:
-                fd, head = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC), b""
+                fd, head = _open_plain(path, os.O_WRONLY | os.O_APPEND), b""
             try:
                 if _locked_current(fd, path):
                     os.write(fd, head + line)
@@ -169,7 +180,7 @@ def forget_made(session_ids: Iterable[str], path: Path | None = None) -> bool:
     gone = {sid.encode("ascii", "replace") for sid in session_ids}
     try:
         for _ in range(_REOPENS):
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = _open_plain(path, os.O_RDONLY)
             try:
                 if not _locked_current(fd, path):
                     continue
@@ -202,8 +213,7 @@ def start_registry(path: Path) -> bool:
     """Make the registry at `path` holding only its `# since now` header; False when it exists or cannot be made."""
     try:
         path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     FILE_MODE)
+        fd = _open_plain(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
     except OSError:
         return False
     try:
