@@ -209,6 +209,19 @@ def plans_made_file() -> Path:
     return user_state_dir() / PLANS_MADE_NAME
 
 
+def plan_mark(plan_id: str, plans_dir: Path) -> str:
+    """A plan's line in `plans-made`: its id and the directory of plans it was made in (`<id>@<16 hex>`).
+
+    A plan's id is its date and its title's slug, the same in every project: by id alone, an archive shipping
+    `2026-12-04-setup` was the user's own as soon as they made a "Setup" plan anywhere that day
+    (tests/security/test_unpacked_plans.py). The key is of the real path, so a project moved elsewhere
+    has plans that are no longer counted as the user's (like sessions copied from another machine)."""
+    import hashlib
+
+    key = hashlib.sha256(os.fsencode(os.path.realpath(plans_dir))).hexdigest()[:16]
+    return f"{plan_id}@{key}"
+
+
 def start_registry(path: Path) -> bool:
     """Make the registry at `path` holding only its `# since now` header; False when it exists or cannot be made."""
     try:
