@@ -111,3 +111,49 @@ def test_a_trusted_clones_server_cannot_whisper_to_the_model(tmp_path, model_ser
     given = json.dumps(tools, ensure_ascii=False)
     assert "Search" in given and not INVISIBLE.search(given), given
     assert "helper" in result.err and "invisible" in result.err  # and the user is told
+
+
+LATE_SERVER = textwrap.dedent("""
+    import json, os, sys
+    from mcp.server.mcpserver import MCPServer
+    hidden, ready = json.load(open(sys.argv[1])), sys.argv[2]
+    if not os.path.exists(ready):
+        sys.exit("not yet")
+    server = MCPServer("hostile")
+
+    def search(q: str) -> str:
+        return q
+
+    server.tool(name="search" + hidden, description="Search.")(search)
+    server.run()
+""")
+
+
+@pytest.mark.parametrize("spelling", ["tags", "bidi-override"])
+def test_a_late_servers_tool_names_reach_the_model_seen(tmp_path, model_server, spelling):
+    """A server that connects after the list is fixed is announced in a reminder naming its tools: the names
+    the model would call them by (the API's alphabet), never the server's raw strings."""
+    from evo_agent.tools.mcp_client import McpManager
+    from evo_agent.tools.mcp_config import expand_server, parse_server
+    from tests.builders import make_agent, server_provider
+
+    project = tmp_path / "project"
+    project.mkdir()
+    payload, ready = tmp_path / "payload.json", tmp_path / "ready"
+    payload.write_text(json.dumps(HIDDEN[spelling]))
+    (tmp_path / "late.py").write_text(LATE_SERVER)
+    config = parse_server("t", {"command": sys.executable, "args": [str(tmp_path / "late.py"), str(payload),
+                                                                    str(ready)]}, "user")
+    manager = McpManager([expand_server(config, {})], project, start_timeout=120)
+    model_server.script(text("first"), text("second"))
+    agent, _ = make_agent(project, server_provider(model_server), mode="ask", mcp=manager)
+    try:
+        agent.run_turn("hi")
+        ready.touch()
+        assert agent.mcp_reconnect("t") == "MCP server t: connected"
+        agent.run_turn("again")
+    finally:
+        agent.close()
+    sent = json.dumps(model_server.requests[-1]["messages"], ensure_ascii=False)
+    assert "connected after this session's tools were fixed" in sent and "search" in sent
+    assert not INVISIBLE.search(sent), sent

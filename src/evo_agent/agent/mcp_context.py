@@ -15,7 +15,7 @@ import threading
 
 from evo_agent.session import read_tool_defs, write_tool_defs
 from evo_agent.tools import Tool
-from evo_agent.tools.mcp_tools import McpToolDef, defs_of_server, is_mcp_tool, mcp_tool, read_only_listed
+from evo_agent.tools.mcp_tools import McpToolDef, defs_of_server, is_mcp_tool, mcp_tool, read_only_listed, tool_name
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -136,8 +136,8 @@ class McpContext:
         self._refresh_read_only()
         offered = {d.tool for d in self.defs if d.server == status.name}
         late = [t.get("name") for t in status.tools if isinstance(t.get("name"), str) and t.get("name") not in offered]
-        if late:
-            names = ", ".join(str(n) for n in late[:20])
+        if late:  # by the names the model would call them (the API's alphabet), never the server's raw strings
+            names = ", ".join(tool_name(status.name, str(n)) for n in late[:20])
             self.agent.queue_reminder(
                 f"The MCP server {status.name} connected after this session's tools were fixed. Its tools "
                 f"({names}) cannot be called in this session; the user can start a new session (/clear) to use them.",
