@@ -115,3 +115,26 @@ def test_a_plan_made_before_the_registry_existed_stays_the_users(tmp_path):
     agent.run_turn("hello")
     assert "Drop the old table" in repr(provider.calls)
     assert plans_made_file().exists()  # started now: what is unpacked from here on is judged
+
+
+@pytest.mark.parametrize("how", ["tar-xp", "cp-a"])
+def test_a_planted_plan_named_like_one_of_the_users_own_elsewhere_is_not_theirs(tmp_path, how):
+    """A plan's id is its date and its title's slug (`2026-12-04-setup`): an attacker ships the ids a user is
+    likely to have made today. The user's own "Setup" in another project made that id theirs in the registry,
+    which is the user's, not the project's: a plan is recorded with the project it was made in."""
+    made, plan_id = _attackers_project(tmp_path)
+    _forget_attackers_registry(tmp_path)
+    mine = tmp_path / "victim" / "mine"
+    mine.mkdir(parents=True)
+    own = PlanStore(mine)
+    own.create("Setup", "my own setup", steps=["mine"])
+    assert own.active() is not None and own.active().id == plan_id and own.active().private  # the same id
+    downloads = tmp_path / "victim" / "Downloads"
+    downloads.mkdir()
+    project = _unpack(how, made, downloads / "tool")
+    plan = PlanStore(project).active()
+    assert plan is not None and plan.id == plan_id and not plan.private
+    provider = ScriptedProvider(reply("done"))
+    agent, _ = make_agent(project, provider)
+    agent.run_turn("hello")
+    assert PLANTED_TASK not in repr(provider.calls)

@@ -15,7 +15,7 @@ import threading
 
 from evo_agent.session import read_tool_defs, write_tool_defs
 from evo_agent.tools import Tool
-from evo_agent.tools.mcp_tools import McpToolDef, defs_of_server, is_mcp_tool, mcp_tool, read_only_listed
+from evo_agent.tools.mcp_tools import McpToolDef, defs_of_server, is_mcp_tool, mcp_tool, read_only_listed, tool_name
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ class McpContext:
                     return None
                 self.defs = chosen
                 self._announce_failures()
+                self._announce_hidden(chosen)
             if self.manager is None and not self.defs:
                 return None
             return [mcp_tool(d, self.manager) for d in self.defs]
@@ -135,8 +136,8 @@ class McpContext:
         self._refresh_read_only()
         offered = {d.tool for d in self.defs if d.server == status.name}
         late = [t.get("name") for t in status.tools if isinstance(t.get("name"), str) and t.get("name") not in offered]
-        if late:
-            names = ", ".join(str(n) for n in late[:20])
+        if late:  # by the names the model would call them (the API's alphabet), never the server's raw strings
+            names = ", ".join(tool_name(status.name, str(n)) for n in late[:20])
             self.agent.queue_reminder(
                 f"The MCP server {status.name} connected after this session's tools were fixed. Its tools "
                 f"({names}) cannot be called in this session; the user can start a new session (/clear) to use them.",
@@ -152,12 +153,24 @@ class McpContext:
                 self._tell(status, f"evo-agent: MCP server {status.name} is still starting; its tools join a "
                                    "new session (/clear) once it is connected")
 
+    def _announce_hidden(self, defs: list[McpToolDef]) -> None:
+        """One line per server whose tool descriptions held invisible characters (the model sees them as escapes)."""
+        hidden: dict[str, int] = {}
+        for d in defs:
+            if d.hidden:
+                hidden[d.server] = hidden.get(d.server, 0) + d.hidden
+        for server, count in hidden.items():
+            self._say(("hidden", server), f"evo-agent: MCP server {server}: its tool descriptions held {count} "
+                                          "invisible characters; the model is given them as visible escapes")
+
     def _tell(self, status: ServerStatus, line: str | None = None) -> None:
-        key = (status.name, status.state + status.detail)
+        text = line or f"evo-agent: MCP server {status.name} failed: {status.detail}; /mcp shows it and reconnects"
+        self._say((status.name, status.state + status.detail), text)
+
+    def _say(self, key: tuple[str, str], text: str) -> None:
         if key in self._told:
             return
         self._told.add(key)
-        text = line or f"evo-agent: MCP server {status.name} failed: {status.detail}; /mcp shows it and reconnects"
         try:
             self.agent.front_end.tell(text)
         except Exception:  # noqa: BLE001 - a display problem never breaks a session

@@ -236,6 +236,27 @@ def user_state_dir(environ: Mapping[str, str] | None = None) -> Path:
 
     Here rather than in workspace.py: the listing reads `made` (origin.py) from it, and should not load the rest.
     """
+    return Path(xdg_base("XDG_STATE_HOME", (".local", "state"), environ)) / USER_DIR_NAME
+
+
+def xdg_base(variable: str, under_home: tuple[str, ...], environ: Mapping[str, str] | None = None) -> str:
+    """`$variable` when it is an absolute path, else `$HOME/<under_home>` (the user's own directories).
+
+    A relative value is ignored, as the XDG spec says: it names a directory inside whatever project evo-agent
+    runs in, whose committed `.config/evo-agent/mcp.json` would be "the user's own" servers
+    (tests/security/test_relative_xdg_is_not_the_users.py). A relative `$HOME` likewise: the password
+    database's home directory is taken instead.
+    """
     env = os.environ if environ is None else environ
-    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
-    return Path(base) / USER_DIR_NAME
+    value = env.get(variable) or ""
+    if os.path.isabs(value):
+        return value
+    home = env.get("HOME") or ""
+    if not os.path.isabs(home):
+        import pwd
+
+        try:
+            home = pwd.getpwuid(os.getuid()).pw_dir
+        except KeyError:
+            home = "/"
+    return os.path.join(home, *under_home)

@@ -124,8 +124,9 @@ def index_path(sessions_dir: str) -> str:
     """`$XDG_CACHE_HOME/evo-agent/list-index/<key>.json` (else under `~/.cache`), the key from the real path."""
     import hashlib  # here: `newest()`, the first screen, never needs it
 
-    env = os.environ
-    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    from .layout import xdg_base
+
+    base = xdg_base("XDG_CACHE_HOME", (".cache",))
     key = hashlib.sha256(os.fsencode(os.path.realpath(sessions_dir))).hexdigest()[:32]
     return os.path.join(base, USER_DIR_NAME, LIST_INDEX_DIR_NAME, key + LIST_INDEX_SUFFIX)
 

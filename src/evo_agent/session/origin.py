@@ -74,7 +74,7 @@ def read_made(path: Path | None = None) -> Made:
     """The registry as it is now; NOT_JUDGING when it does not exist or cannot be read."""
     path = made_file() if path is None else path
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = _open_plain(path, os.O_RDONLY)
     except OSError:
         return NOT_JUDGING
     try:
@@ -99,6 +99,18 @@ def _read_own(fd: int) -> bytes | None:
     while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _open_plain(path: Path, flags: int) -> int:
+    """`os.open` of a registry that must be a plain file: never a link, never waiting (a FIFO in its place
+    would block every listing for good: tests/security/test_registry_is_a_plain_file.py); OSError otherwise."""
+    import stat
+
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, FILE_MODE)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path}: not a plain file")
+    return fd
 
 
 def _parsed(data: bytes) -> tuple[int | None, frozenset[str]]:
@@ -137,11 +149,10 @@ def record_made(session_id: str, path: Path | None = None) -> bool:
         path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         for _ in range(_APPEND_TRIES):
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
-                             FILE_MODE)
+                fd = _open_plain(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
                 head = HEADER + str(time.time_ns()).encode() + b"\n"
             except FileExistsError:
-                fd, head = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC), b""
+                fd, head = _open_plain(path, os.O_WRONLY | os.O_APPEND), b""
             try:
                 if _locked_current(fd, path):
                     os.write(fd, head + line)
@@ -180,7 +191,7 @@ def forget_made(session_ids: Iterable[str], path: Path | None = None) -> bool:
     gone = {sid.encode("ascii", "replace") for sid in session_ids}
     try:
         for _ in range(_REOPENS):
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = _open_plain(path, os.O_RDONLY)
             try:
                 if not _locked_current(fd, path):
                     continue
@@ -206,12 +217,24 @@ def plans_made_file() -> Path:
     return user_state_dir() / PLANS_MADE_NAME
 
 
+def plan_mark(plan_id: str, plans_dir: Path) -> str:
+    """A plan's line in `plans-made`: its id and the directory of plans it was made in (`<id>@<16 hex>`).
+
+    A plan's id is its date and its title's slug, the same in every project: by id alone, an archive shipping
+    `2026-12-04-setup` was the user's own as soon as they made a "Setup" plan anywhere that day
+    (tests/security/test_unpacked_plans.py). The key is of the real path, so a project moved elsewhere
+    has plans that are no longer counted as the user's (like sessions copied from another machine)."""
+    import hashlib
+
+    key = hashlib.sha256(os.fsencode(os.path.realpath(plans_dir))).hexdigest()[:16]
+    return f"{plan_id}@{key}"
+
+
 def start_registry(path: Path) -> bool:
     """Make the registry at `path` holding only its `# since now` header; False when it exists or cannot be made."""
     try:
         path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     FILE_MODE)
+        fd = _open_plain(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
     except OSError:
         return False
     try:

@@ -285,9 +285,10 @@ class PlanStore:
                 plan_id = f"{base}-{n}"
             directory = self._make_dir(PLAN_TODO_DIR, plan_id)
             _replace(directory, PLAN_FILE_NAME, plan_markdown(title, goal, approach, steps).encode())
-            from .origin import plans_made_file, record_made
+            from .origin import plan_mark, plans_made_file, record_made
 
-            record_made(plan_id, plans_made_file())  # the proof an unpacked 0600 plan.md cannot carry
+            # the proof an unpacked 0600 plan.md cannot carry, for this project's plans only
+            record_made(plan_mark(plan_id, directory.parent.parent), plans_made_file())
             return self._read(PLAN_TODO_DIR, plan_id)
 
     def add_task(self, subject: str, description: str = "", blocked_by: list[int] | None = None, *,
@@ -695,13 +696,13 @@ def _is_own(plan_id: str, path: Path) -> bool:
     archive unpacked with `tar -xp` keeps 0600 and makes the user the owner, but cannot add to their registry)."""
     if not _is_private(path):
         return False
-    from .origin import plans_made
+    from .origin import plan_mark, plans_made
 
     try:
         ctime_ns = os.lstat(path).st_ctime_ns
     except OSError:
         return False
-    return plans_made().knows(plan_id, ctime_ns)
+    return plans_made().knows(plan_mark(plan_id, path.parent.parent.parent), ctime_ns)  # <plans>/<state>/<id>/
 
 
 def _replace(directory: Path, name: str, data: bytes) -> None:

@@ -96,8 +96,9 @@ def _path(real_sessions_dir: str) -> str:
     The key is a 64-bit FNV-1a of the real path (the path itself is checked inside the file): no
     hashlib, whose import would cost a listing more than this cache saves it.
     """
-    env = os.environ
-    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    from .layout import xdg_base
+
+    base = xdg_base("XDG_CACHE_HOME", (".cache",))
     digest = 0xCBF29CE484222325
     for byte in os.fsencode(real_sessions_dir):
         digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF

@@ -84,9 +84,9 @@ def sha256(data: bytes = b"") -> Any:
 
 def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$XDG_CONFIG_HOME/evo-agent`, else `~/.config/evo-agent`: the user's own settings."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
-    return Path(base) / USER_DIR_NAME
+    from .layout import xdg_base
+
+    return Path(xdg_base("XDG_CONFIG_HOME", (".config",), environ)) / USER_DIR_NAME
 
 
 def project_key(project_dir: Path | str) -> str:

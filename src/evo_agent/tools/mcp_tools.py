@@ -10,6 +10,12 @@ A result becomes ordinary tool_result content: the text parts joined (sized like
 tail kept past 50,000 characters), images the API accepts as image blocks (checked: base64 that decodes to
 a PNG, JPEG, GIF or WebP by its magic numbers, at most MAX_IMAGES), the rest named in a line;
 the server's `isError` is the result's.
+
+A description and the input schema's strings are the server's own words, which the model reads in every
+request and no person ever does: each invisible character in them is given as a visible escape, like
+AGENTS.md (session.reveal_invisible; `hidden` counts them, and the user is told), and a description is cut to
+MAX_DESCRIPTION characters (what Claude Code keeps of one), so an order past a listing's end is not read either.
+The same holds for a kept definition, a file anyone could have edited.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ PREFIX = "mcp__"
 MAX_NAME = 64
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # base64 characters the API takes per image (about)
+MAX_DESCRIPTION = 2048  # characters of a tool's description the model is given
 MAX_IMAGES = 20  # a result's images; the API takes at most 100 a request, and history holds more results
 _BAD = lazy_re(r"[^a-zA-Z0-9_-]")
 
@@ -79,6 +86,7 @@ class McpToolDef:
     server: str        # the server's configured name
     tool: str          # the tool's own name on the server
     read_only: bool = False  # the server annotates it readOnlyHint
+    hidden: int = 0  # invisible characters of the description and schema, given as escapes (`shown_as_seen`)
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema,
@@ -97,7 +105,8 @@ class McpToolDef:
             return None
         if not tool or name != tool_name(server, tool):
             return None
-        return cls(name, str(data.get("description") or ""), schema, server, tool)
+        description, schema, hidden = shown_as_seen(str(data.get("description") or ""), schema)
+        return cls(name, description, schema, server, tool, hidden=hidden)
 
 
 def defs_of_server(server: str, tools: list[dict[str, Any]]) -> list[McpToolDef]:
@@ -120,9 +129,36 @@ def defs_of_server(server: str, tools: list[dict[str, Any]]) -> list[McpToolDef]
         if not isinstance(annotations, dict):
             annotations = {}
         description = str(tool.get("description") or tool.get("title") or f"The tool {raw} of the MCP server {server}.")
-        out.append(McpToolDef(name, f"[MCP {server}] {description}", schema, server, raw,
-                              annotations.get("readOnlyHint") is True))
+        description, schema, hidden = shown_as_seen(f"[MCP {server}] {description}", schema)
+        out.append(McpToolDef(name, description, schema, server, raw, annotations.get("readOnlyHint") is True,
+                              hidden))
     return out
+
+
+def shown_as_seen(description: str, schema: dict[str, Any]) -> tuple[str, dict[str, Any], int]:
+    """(description, schema, invisible characters found): each invisible character written as an escape, the
+    description cut to MAX_DESCRIPTION (see the module docstring)."""
+    from evo_agent.session import reveal_invisible
+
+    count = 0
+
+    def reveal(value: Any) -> Any:
+        nonlocal count
+        if isinstance(value, str):
+            shown, found = reveal_invisible(value)
+            count += found
+            return shown
+        if isinstance(value, dict):
+            return {reveal(k): reveal(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [reveal(v) for v in value]
+        return value
+
+    shown: str = reveal(description)
+    if len(shown) > MAX_DESCRIPTION:
+        shown = shown[:MAX_DESCRIPTION] + f" … [cut: {len(shown) - MAX_DESCRIPTION} more characters]"
+    revealed: dict[str, Any] = reveal(schema)
+    return shown, revealed, count
 
 
 def read_only_listed(tools: list[dict[str, Any]]) -> set[str]:
@@ -244,4 +280,4 @@ def mcp_tool(definition: McpToolDef, manager: McpManager | None) -> Tool:
 
 
 __all__ = ["IMAGE_TYPES", "McpToolDef", "PREFIX", "clean_part", "defs_of_server", "is_mcp_tool", "mcp_facts",
-           "mcp_tool", "read_only_listed", "result_of", "server_part", "tool_name"]
+           "mcp_tool", "read_only_listed", "result_of", "server_part", "shown_as_seen", "tool_name"]
