@@ -166,7 +166,12 @@ NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "
                                 # stream's events go through _queue's SimpleQueue (providers/pump.py)
                                 "datetime", "queue",
                                 # the handlers are installed through _signal (cli/runtime.py's Signals.install)
-                                "signal")
+                                "signal",
+                                # plain HTTP on _socket's socket (providers/wire.py): socket with its selectors
+                                # and enums (~14 M instructions) only for TLS or a proxy's tunnel
+                                "socket", "selectors",
+                                # the session library's lock holders are plain_contextmanager's (session/plaincontext.py)
+                                "contextlib")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):

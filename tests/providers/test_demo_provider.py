@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from evo_agent.providers import ProviderCancelled
+from evo_agent.providers import ProviderCancelled, wire
 from evo_agent.providers.demo_provider import DEMO_LABEL, DemoProvider
 from tests.fake_model_server import validate_request
 from tests.scripted_provider import sink
@@ -145,6 +145,7 @@ def test_a_whole_demo_conversation_is_valid_for_the_api_with_no_network(monkeypa
 
     monkeypatch.setattr(socket, "create_connection", no_network)
     monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(wire, "open_tcp", no_network)
     provider = DemoProvider()
     messages: list[dict] = []
     ids = set()

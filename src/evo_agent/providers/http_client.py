@@ -22,8 +22,8 @@ them into one line for the user (see providers/errors.py).
 
 from __future__ import annotations
 
+import _socket  # socket's C half: the `socket` module is for TLS only (providers/wire.py)
 import os
-import socket
 import sys
 import threading
 import time
@@ -97,7 +97,7 @@ def _short_os_reason(exc: BaseException) -> str:
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, socket.gaierror):
+        if isinstance(current, _socket.gaierror):
             text = current.strerror or str(current)
             return f"cannot resolve the host name ({text[0].lower() + text[1:] if text else 'unknown host'})"
         if isinstance(current, OSError) and current.strerror:
@@ -187,7 +187,7 @@ class Response:
             if self._closed:  # close() from another thread
                 return b""
             self.close()
-            if isinstance(exc, socket.timeout):
+            if isinstance(exc, TimeoutError):  # socket.timeout
                 raise Timeout("read timed out") from exc
             if isinstance(exc, (OSError, ValueError, ProtocolError)):
                 raise StreamBroken(_short_os_reason(exc)) from exc
@@ -210,7 +210,7 @@ class Response:
                 if self._closed:  # close() from another thread (cancel): a read fails in many ways
                     return
                 self.close()
-                if isinstance(exc, socket.timeout):
+                if isinstance(exc, TimeoutError):  # socket.timeout
                     raise Timeout("no data within the read timeout") from exc
                 if isinstance(exc, (OSError, ValueError, ProtocolError)):
                     raise StreamBroken(_short_os_reason(exc)) from exc
@@ -259,7 +259,7 @@ class Response:
         sock = self._conn.sock
         if sock is not None:
             try:
-                sock.shutdown(socket.SHUT_RDWR)
+                sock.shutdown(_socket.SHUT_RDWR)
             except OSError:
                 pass
         try:

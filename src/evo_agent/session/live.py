@@ -18,7 +18,6 @@ not lock (a library user may open thousands of recorders); the CLI uses
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import os
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from .ids import new_session_id
 from .layout import FILE_MODE, LOCK_NAME
+from .plaincontext import plain_contextmanager
 from .plaindata import plain_dataclass as dataclass
 from .recorder import Recorder
 from .store import SessionStore
@@ -95,8 +95,10 @@ class LiveLock:
     def release(self) -> None:
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
-            with contextlib.suppress(OSError):
+            try:
                 os.close(fd)  # closing the only descriptor drops the flock
+            except OSError:
+                pass
 
     def __del__(self) -> None:
         self.release()
@@ -139,7 +141,7 @@ class SessionInUse(Exception):
         self.liveness = liveness
 
 
-@contextlib.contextmanager
+@plain_contextmanager
 def held_for_removal(session_dir: Path | str) -> Iterator[None]:
     """Hold the session's lock exclusively while it is deleted; SessionInUse when a process has it.
 

@@ -33,7 +33,6 @@ This module imports nothing of evo-agent beyond the session library.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import stat
@@ -51,6 +50,7 @@ from .layout import (
     PROJECT_DIR_NAME,
     USER_DIR_NAME,
 )
+from .plaincontext import plain_contextmanager
 from .plaindata import plain_dataclass as dataclass
 from .redact import find_secrets
 from .workspace import sha256, user_config_dir
@@ -515,7 +515,7 @@ class MemoryStore:
             replace_private_file(fd, MEMORY_INDEX_NAME, data, fsync=True)
 
     # ---- the scope's directory
-    @contextlib.contextmanager
+    @plain_contextmanager
     def _scope(self, scope: str, *, create: bool = False, lock: bool = False) -> Iterator[int | None]:
         """The scope directory's descriptor (None when it does not exist and `create` is false)."""
         if scope not in MEMORY_SCOPES:
@@ -551,8 +551,10 @@ def _open_dirs(base: Path, names: list[str], create: bool) -> int | None:
     try:
         for name in names:
             if create:
-                with contextlib.suppress(FileExistsError):
+                try:
                     os.mkdir(name, DIR_MODE, dir_fd=fd)
+                except FileExistsError:
+                    pass
             try:
                 child = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except FileNotFoundError:
@@ -565,8 +567,10 @@ def _open_dirs(base: Path, names: list[str], create: bool) -> int | None:
             os.close(fd)
             fd = child
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:
             os.close(fd)
+        except OSError:
+            pass
         raise
     return fd
 
@@ -657,13 +661,17 @@ def _remove_stale_temps(fd: int) -> None:
     """Temps a killed writer left (the lock is held: no live writer owns one)."""
     for name in os.listdir(fd):
         if name.startswith(".") and name.endswith(".tmp"):
-            with contextlib.suppress(OSError):
+            try:
                 os.unlink(name, dir_fd=fd)
+            except OSError:
+                pass
 
 
 def _fsync(fd: int) -> None:
-    with contextlib.suppress(OSError):
+    try:
         os.fsync(fd)
+    except OSError:
+        pass
 
 
 def _secret_kinds(text: str) -> list[str]:

@@ -31,7 +31,6 @@ nothing of evo-agent beyond the session library: another agent can use it alone.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -55,6 +54,7 @@ from .layout import (
     tasks_dir,
 )
 from .messages import one_line
+from .plaincontext import plain_contextmanager
 from .plaindata import plain_dataclass as dataclass
 from .plaindata import plain_field as field
 from .workspace import sha256
@@ -462,7 +462,7 @@ class PlanStore:
         except OSError:
             return True
 
-    @contextlib.contextmanager
+    @plain_contextmanager
     def _locked(self, *, shared: bool = False) -> Iterator[None]:
         """The tasks/ lock: exclusive for a writer, shared for a reader (who never creates anything)."""
         if shared and self._linked():
@@ -488,11 +488,15 @@ class PlanStore:
         """Temps a killed writer left (we hold the lock: no live writer owns one)."""
         todo = self.root / PLAN_TODO_DIR
         for plan_id in self._plan_ids(PLAN_TODO_DIR):
-            with contextlib.suppress(OSError):
+            try:
                 for name in os.listdir(todo / plan_id):
                     if name.startswith(".") and name.endswith(".tmp"):
-                        with contextlib.suppress(OSError):
+                        try:
                             os.unlink(todo / plan_id / name)
+                        except OSError:
+                            pass
+            except OSError:
+                pass
 
     def _plan_ids(self, state: str) -> list[str]:
         """The plan directories of todo/ or done/, oldest first (names start with the date)."""
