@@ -150,7 +150,7 @@ class Repl:
         self.signals = signals
         self.tty = tty
         self.callbacks = ConsoleCallbacks(console)
-        self.approvals = ReplApprovals(console, signals, self.read, interactive=tty)
+        self.approvals = ReplApprovals(console, signals, self.read_answer, interactive=tty)
         self.callbacks.on_approval = self.approvals.on_approval  # type: ignore[attr-defined]
         self._exit_code: int | None = None   # set by a slash command that leaves (Screen.exit)
 
@@ -171,10 +171,31 @@ class Repl:
             return None
         return line.rstrip("\n").rstrip("\r")
 
+    def read_answer(self, prompt: str) -> str | None:
+        """A question's answer line, on a terminal without GNU readline (no editing needed for a word).
+
+        CPython's readline prints the prompt and then waits in `select` on stdin alone, without the GIL: a
+        Ctrl+C landing between the two is not seen until the next key, so "Allow? ^C" could hang. A plain
+        read lets the SIGINT handler run before the read or interrupts it. KeyboardInterrupt propagates.
+        """
+        if not self.tty:
+            return self.read(prompt)
+        self.console.write(prompt)
+        try:
+            line = sys.stdin.readline()
+        except BaseException:
+            self.console.write("\n")  # after the ^C the terminal echoed
+            raise
+        if not line:
+            self.console.write("\n")  # EOF: the cursor is still after the prompt
+            return None
+        self.console.at_line_start = True  # the terminal echoed the Enter
+        return line.rstrip("\n").rstrip("\r")
+
     def _read_answer(self, prompt: str) -> str | None:
         """A question's answer: what was typed (or pasted) before it is set aside, never taken as the answer."""
         self.approvals._set_aside_typeahead()
-        return self.read(prompt)
+        return self.read_answer(prompt)
 
     # ---- the loop
     def run(self, initial_prompt: str | None = None) -> int:
