@@ -4,8 +4,8 @@ Ownership and modes (trust.py) catch what git checks out, but not a session
 unpacked from a tar archive by the user: tar keeps 0700/0600 and makes the
 user the owner, so a planted transcript looks exactly like one of theirs. What
 the archive cannot bring is an entry in the user's own state: every session
-evo-agent creates is appended, by id, to `$XDG_STATE_HOME/evo-agent/made`
-(0600, outside every project). A session whose id is not there is foreign.
+evo-agent creates is appended, by id and directory, to `$XDG_STATE_HOME/evo-agent/made`
+(0600, outside every project). A session whose mark is not there is foreign.
 
 Sessions made before this file existed are judged by time instead: the file
 starts with the moment it was made (`# since <ns>`), and a transcript whose
@@ -23,7 +23,7 @@ A missing or unreadable file judges nothing (`Made.knows` is then always
 true): the first session created makes it. Appends are one `write` of a short
 line with O_APPEND, so concurrent agents never interleave inside a line.
 
-A session's line is its id and the directory of sessions it was made in (`<id>@<16 hex>`, `session_mark`), as
+A session's line is its id and the directory of sessions it was made in (`<id>@<16 hex>`, `record_session`), as
 plans' are: an id is not a secret (`evo-agent --resume <id>` is pasted into bug reports), and by id alone an
 archive shipping `.evo-agent/sessions/<a leaked id>/` was the user's own (tests/security/test_unpacked_sessions.py).
 Registries written by older versions hold bare ids: those stay the user's own while the transcript's ctime is
@@ -32,7 +32,7 @@ it (one rewrite) by the first keyed line appended. Until then (an upgraded user 
 a bare id counts whatever its ctime, as every id did before.
 
 The ids of sessions `sessions rm`/`prune` deleted are taken out again (`forget_made`), so the file holds
-about the sessions that exist (a session deleted by other means stays: 23 bytes). That rewrite replaces
+about the sessions that exist (a session deleted by other means stays: 40 bytes). That rewrite replaces
 the file under `flock` on it, and every append takes the same lock and checks that the file it holds is
 still the one at the path (else it opens the new one), so no append lands in a replaced file.
 """

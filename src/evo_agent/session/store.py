@@ -502,7 +502,8 @@ class SessionStore:
 
         index = ListIndex.load(self._sessions_str) if ListIndex.wanted(len(found)) else None
         future = _future_ms()
-        made, key = self.made(), self.key
+        made = self.made()
+        key = self.key if made.since_ns is not None else ""  # no registry: nothing to key
         for item in found:
             row = self._row(_judged(item, made, key), tracked, index=index, future_ms=future)
             if row is not None and (include_empty or row.meta.has_conversation):
@@ -535,7 +536,8 @@ class SessionStore:
         tracked = self.tracked_ids(pending) if found or pending else frozenset()
         best: builtins.list[tuple[tuple[int, str], SessionInfo]] = []  # a min-heap of the `count` best so far
         skew = MTIME_SLACK_MS
-        made, key = self.made(), self.key
+        made = self.made()
+        key = self.key if made.since_ns is not None else ""  # no registry: nothing to key
         for item in _newest_first(found, 2 * count + 16):
             mtime_ms = item[0] // 1_000_000
             if len(best) == count and mtime_ms + skew < best[0][0][0]:
