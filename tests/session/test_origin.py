@@ -220,6 +220,18 @@ def _plant(project, sid):
     return d / "messages.jsonl"
 
 
+def _filesystem_clock_past(ns, where):
+    """Return once a new file's ctime is at least `ns`: the kernel stamps inodes with a clock coarser than
+    time.time_ns() (a tick behind), so a file made right after a header may be dated just before it."""
+    probe = where / "clock-probe"
+    while True:
+        probe.write_bytes(b"")
+        if probe.stat().st_ctime_ns >= ns:
+            probe.unlink()
+            return
+        probe.unlink()
+
+
 def test_after_the_upgrade_the_users_older_sessions_stay_theirs_and_a_planted_copy_is_not(project, tmp_path):
     old_sid = write_session(quiet_store(project), ("from the old version", "ok")).session_id
     _older_registry(made_file(), 0, old_sid, A)  # as the old version wrote it: A was made in another project
@@ -229,8 +241,9 @@ def test_after_the_upgrade_the_users_older_sessions_stay_theirs_and_a_planted_co
     assert data.startswith(KEYED_HEADER) and data.count(KEYED_HEADER) == 1 and old_sid.encode() + b"\n" in data
     made = read_made()
     assert made.since_ns == 0 and made.keyed_ns is not None
+    _filesystem_clock_past(made.keyed_ns, tmp_path)
     leaked = _plant(tmp_path / "downloads", A)  # an id the old version listed bare, unpacked after the upgrade
-    assert leaked.stat().st_ctime_ns >= made.keyed_ns
+    assert leaked.stat().st_ctime_ns >= made.keyed_ns  # what unpacking gives it (the clock waited for above)
     store = SessionStore(project)
     assert store.foreign_reason(old_sid) is None and all(row.foreign is None for row in store.list())
     assert "not made by your evo-agent" in (SessionStore(tmp_path / "downloads").foreign_reason(A) or "")
