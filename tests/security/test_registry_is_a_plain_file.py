@@ -16,6 +16,7 @@ import pytest
 CALLS = {
     "read_made": "print(origin.read_made(path))",
     "record_made": "print(origin.record_made('1796418173074_4b102be1', path))",
+    "record_session": "print(origin.record_session('1796418173074_4b102be1', '0123456789abcdef', path))",
     "forget_made": "print(origin.forget_made(['1796418173074_4b102be1'], path))",
     "plans_made": "print(origin.plans_made())",
 }

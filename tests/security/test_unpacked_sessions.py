@@ -192,9 +192,6 @@ def test_many_unpacked_sessions_newer_than_the_users_own_never_hide_it_nor_get_c
     assert "what does the build do?" in sent and ATTACK not in sent
 
 
-@pytest.mark.xfail(strict=True, reason="known hole (review3): the registry of sessions made holds bare ids, so a "
-                   "planted copy of a session id the user made elsewhere counts as theirs; the fix records the id "
-                   "with its sessions directory, as plans-made does, and needs a migration of existing registries")
 def test_a_planted_session_named_like_one_of_the_users_own_elsewhere_is_foreign(victim, model_server, tmp_path):
     """A session id is not a secret: `Resume this session with: evo-agent --resume <id>` is pasted into bug reports,
     and a team store shows teammates every id. Mallory ships her session under the id of one of the victim's."""

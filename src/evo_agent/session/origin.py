@@ -4,8 +4,8 @@ Ownership and modes (trust.py) catch what git checks out, but not a session
 unpacked from a tar archive by the user: tar keeps 0700/0600 and makes the
 user the owner, so a planted transcript looks exactly like one of theirs. What
 the archive cannot bring is an entry in the user's own state: every session
-evo-agent creates is appended, by id, to `$XDG_STATE_HOME/evo-agent/made`
-(0600, outside every project). A session whose id is not there is foreign.
+evo-agent creates is appended, by id and directory, to `$XDG_STATE_HOME/evo-agent/made`
+(0600, outside every project). A session whose mark is not there is foreign.
 
 Sessions made before this file existed are judged by time instead: the file
 starts with the moment it was made (`# since <ns>`), and a transcript whose
@@ -23,8 +23,16 @@ A missing or unreadable file judges nothing (`Made.knows` is then always
 true): the first session created makes it. Appends are one `write` of a short
 line with O_APPEND, so concurrent agents never interleave inside a line.
 
+A session's line is its id and the directory of sessions it was made in (`<id>@<16 hex>`, `record_session`), as
+plans' are: an id is not a secret (`evo-agent --resume <id>` is pasted into bug reports), and by id alone an
+archive shipping `.evo-agent/sessions/<a leaked id>/` was the user's own (tests/security/test_unpacked_sessions.py).
+Registries written by older versions hold bare ids: those stay the user's own while the transcript's ctime is
+older than the `# keyed since <ns>` header, written when the file is made and, in an older file, put on top of
+it (one rewrite) by the first keyed line appended. Until then (an upgraded user who has not made a session yet)
+a bare id counts whatever its ctime, as every id did before.
+
 The ids of sessions `sessions rm`/`prune` deleted are taken out again (`forget_made`), so the file holds
-about the sessions that exist (a session deleted by other means stays: 23 bytes). That rewrite replaces
+about the sessions that exist (a session deleted by other means stays: 40 bytes). That rewrite replaces
 the file under `flock` on it, and every append takes the same lock and checks that the file it holds is
 still the one at the path (else it opens the new one), so no append lands in a replaced file.
 """
@@ -43,6 +51,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 HEADER = b"# since "
+KEYED_HEADER = b"# keyed since "  # bare ids (older versions') count only for transcripts older than this
+_HEAD_BYTES = 512  # where an append looks for KEYED_HEADER first: the top of the file, above any racing line
 MAX_BYTES = 64 << 20  # a file larger than this is not read (judging nothing), never half-read
 
 
@@ -56,10 +66,21 @@ class Made:
 
     ids: frozenset[str]
     since_ns: int | None
+    keyed_ns: int | None = None  # `# keyed since`; None: no keyed line was ever written, bare ids always count
 
-    def knows(self, session_id: str, ctime_ns: int) -> bool:
-        """Whether a session with this transcript ctime can be the user's own: made here, or older than the count."""
-        return self.since_ns is None or session_id in self.ids or ctime_ns < self.since_ns
+    def knows(self, mark: str, ctime_ns: int) -> bool:
+        """Whether a plan (its `plan_mark`) with this ctime can be the user's own: made here, or older than
+        the count."""
+        return self.since_ns is None or mark in self.ids or ctime_ns < self.since_ns
+
+    def knows_session(self, session_id: str, key: str, ctime_ns: int) -> bool:
+        """Whether a session of the store with this `store_key` can be the user's own: its mark is here, or its
+        transcript is older than the count, or its bare id is here (an older version's line) and the transcript
+        older than the keyed count (an archive unpacked since has a fresh ctime)."""
+        since = self.since_ns
+        if since is None or ctime_ns < since or f"{session_id}@{key}" in self.ids:
+            return True
+        return session_id in self.ids and (self.keyed_ns is None or ctime_ns < self.keyed_ns)
 
 
 NOT_JUDGING = Made(frozenset(), None)
@@ -85,9 +106,9 @@ def read_made(path: Path | None = None) -> Made:
         os.close(fd)
     if data is None:
         return NOT_JUDGING
-    since, ids = _parsed(data)
+    since, keyed, ids = _parsed(data)
     # A racing first writer may have appended its id before the header landed: then count from the start of time.
-    return Made(ids, 0 if since is None else since)
+    return Made(ids, 0 if since is None else since, keyed)
 
 
 def _read_own(fd: int) -> bytes | None:
@@ -113,8 +134,9 @@ def _open_plain(path: Path, flags: int) -> int:
     return fd
 
 
-def _parsed(data: bytes) -> tuple[int | None, frozenset[str]]:
-    """The earliest `# since` stamp and the ids of a registry's bytes, one a line (ASCII; anything else replaced).
+def _parsed(data: bytes) -> tuple[int | None, int | None, frozenset[str]]:
+    """The earliest `# since` and `# keyed since` stamps and the ids of a registry's bytes, one a line (ASCII;
+    anything else replaced).
 
     Whole-buffer operations rather than a loop over the lines: a user with 10,000 sessions has as many
     lines, read by every listing (a loop took ~0.9 µs a line). The lines are those of `bytes.splitlines`.
@@ -122,9 +144,15 @@ def _parsed(data: bytes) -> tuple[int | None, frozenset[str]]:
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     text = data.decode("ascii", "replace")
-    header = HEADER.decode("ascii")
-    since: int | None = None
-    headers = {""}  # lines that are not ids: the empty one and every `# since` line
+    headers = {""}  # lines that are not ids: the empty one and every header line
+    since = _stamp(text, HEADER.decode("ascii"), headers)
+    keyed = _stamp(text, KEYED_HEADER.decode("ascii"), headers)
+    return since, keyed, frozenset(text.split("\n")).difference(headers)
+
+
+def _stamp(text: str, header: str, headers: set[str]) -> int | None:
+    """The earliest stamp of the lines of `text` starting with `header` (each added to `headers`), else None."""
+    stamp: int | None = None
     at = text.find(header)
     while at != -1:
         end = text.find("\n", at)
@@ -132,29 +160,47 @@ def _parsed(data: bytes) -> tuple[int | None, frozenset[str]]:
             line = text[at:] if end == -1 else text[at:end]
             headers.add(line)
             try:
-                stamp = int(line[len(header):])
+                value = int(line[len(header):])
             except ValueError:
                 pass
             else:
-                since = stamp if since is None else min(since, stamp)
+                stamp = value if stamp is None else min(stamp, value)
         at = text.find(header, at + 1)
-    return since, frozenset(text.split("\n")).difference(headers)
+    return stamp
 
 
 def record_made(session_id: str, path: Path | None = None) -> bool:
-    """Append one id (making the file, headed with now, when it is new); False when it cannot be written."""
+    """Append one line (making the file, headed with now, when it is new); False when it cannot be written.
+
+    The line as it is: a plan's mark (plan_store), or a bare id (what older versions wrote for sessions)."""
+    return _append(session_id, path, keyed=False)
+
+
+def record_session(session_id: str, key: str, path: Path | None = None) -> bool:
+    """Append a session's mark `<id>@<key>` (`store_key` of its store); False when it cannot be written.
+
+    A new file is headed with both counts; an older one without `# keyed since` gets it on top first (under the
+    file's lock, so once), which ends the bare ids' trust for transcripts unpacked from then on."""
+    return _append(f"{session_id}@{key}", path, keyed=True)
+
+
+def _append(mark: str, path: Path | None, *, keyed: bool) -> bool:
     path = made_file() if path is None else path
-    line = session_id.encode("ascii", "replace") + b"\n"
+    line = mark.encode("ascii", "replace") + b"\n"
     try:
         path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         for _ in range(_APPEND_TRIES):
             try:
-                fd = _open_plain(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND)
-                head = HEADER + str(time.time_ns()).encode() + b"\n"
+                fd = _open_plain(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND)
+                stamp = str(time.time_ns()).encode() + b"\n"
+                head = HEADER + stamp + (KEYED_HEADER + stamp if keyed else b"")
             except FileExistsError:
-                fd, head = _open_plain(path, os.O_WRONLY | os.O_APPEND), b""
+                fd, head = _open_plain(path, os.O_RDWR | os.O_APPEND), b""
             try:
                 if _locked_current(fd, path):
+                    older = _older_registry(fd) if keyed and not head else None
+                    if older is not None:
+                        return _keyed_on_top(path, older, line)
                     os.write(fd, head + line)
                     return True
             finally:
@@ -162,6 +208,32 @@ def record_made(session_id: str, path: Path | None = None) -> bool:
     except OSError:
         return False
     return False
+
+
+def _older_registry(fd: int) -> bytes | None:
+    """The locked registry's bytes when it has no `# keyed since` (an older version's), else None.
+
+    Its top is looked at first (where the header is put), then the whole file: that is read only in an older
+    registry's first keyed append (or after a racing first writer's line landed above the header), every other
+    session creation reads _HEAD_BYTES. None too when it is not read at all (another user's, too large)."""
+    top = os.pread(fd, _HEAD_BYTES, 0)
+    if top.startswith(KEYED_HEADER) or b"\n" + KEYED_HEADER in top:
+        return None
+    data = _read_own(fd)
+    if data is None or data.startswith(KEYED_HEADER) or b"\n" + KEYED_HEADER in data:
+        return None
+    return data
+
+
+def _keyed_on_top(path: Path, data: bytes, line: bytes) -> bool:
+    """Replace the locked older registry by itself headed with `# keyed since now`, plus `line` (forget_made's
+    way: appends waiting for the lock find the new file)."""
+    from .atomic import replace_file
+
+    if data and not data.endswith((b"\n", b"\r")):
+        data += b"\n"
+    replace_file(str(path), KEYED_HEADER + str(time.time_ns()).encode() + b"\n" + data + line, mode=FILE_MODE)
+    return True
 
 
 _REOPENS = 8  # a file replaced (forget_made) between our open and our lock: open it again, this many times
@@ -179,8 +251,9 @@ def _locked_current(fd: int, path: Path) -> bool:
     return (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino)
 
 
-def forget_made(session_ids: Iterable[str], path: Path | None = None) -> bool:
-    """Take ids out of the registry (sessions deleted); the rest, and the earliest `# since`, stay as they were.
+def forget_made(session_ids: Iterable[str], path: Path | None = None, *, key: str | None = None) -> bool:
+    """Take ids out of the registry (sessions deleted): their bare lines and, with the `store_key` of the store
+    they were deleted from, their marks; the rest, and the headers, stay as they were.
 
     The file is replaced (a temp beside it, renamed) while holding its lock, so an append waiting for the
     lock finds the new file (record_made). False when it could not be done; nothing is lost then.
@@ -188,7 +261,8 @@ def forget_made(session_ids: Iterable[str], path: Path | None = None) -> bool:
     from .atomic import replace_file
 
     path = made_file() if path is None else path
-    gone = {sid.encode("ascii", "replace") for sid in session_ids}
+    bare = [sid.encode("ascii", "replace") for sid in session_ids]
+    gone = {*bare, *(sid + b"@" + key.encode("ascii", "replace") for sid in bare)} if key is not None else set(bare)
     try:
         for _ in range(_REOPENS):
             fd = _open_plain(path, os.O_RDONLY)
@@ -224,10 +298,23 @@ def plan_mark(plan_id: str, plans_dir: Path) -> str:
     `2026-12-04-setup` was the user's own as soon as they made a "Setup" plan anywhere that day
     (tests/security/test_unpacked_plans.py). The key is of the real path, so a project moved elsewhere
     has plans that are no longer counted as the user's (like sessions copied from another machine)."""
+    return f"{plan_id}@{store_key(plans_dir)}"
+
+
+def store_key(directory: Path | str) -> str:
+    """16 hex of the sha256 of the real path of a store's directory: what a mark adds to an id (computed once
+    per store, not per session). `_sha256`/`_sha2` (what hashlib wraps when OpenSSL is absent) rather than
+    hashlib, whose OpenSSL costs ~4.6 ms to load on `-p`'s path (issue #30)."""
+    data = os.fsencode(os.path.realpath(directory))
+    for name in ("_sha2", "_sha256"):  # 3.12+, 3.11
+        try:
+            sha256 = __import__(name).sha256
+        except (ImportError, AttributeError):
+            continue
+        return str(sha256(data).hexdigest()[:16])
     import hashlib
 
-    key = hashlib.sha256(os.fsencode(os.path.realpath(plans_dir))).hexdigest()[:16]
-    return f"{plan_id}@{key}"
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def start_registry(path: Path) -> bool:

@@ -38,7 +38,7 @@ from .ids import (
 )
 from .layout import FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT, MESSAGES_NAME, SESSIONS_SUBDIR
 from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
-from .origin import Made, read_made, record_made
+from .origin import Made, read_made, record_session, store_key
 from .project import git_branch_of
 from .records import ENVELOPE_FIELDS, SCENE_TYPES
 from .trust import (
@@ -167,6 +167,7 @@ class SessionStore:
         self.write_back = write_back
         self._tracked: tuple[float, frozenset[str]] | None = None
         self._made: tuple[float, Made] | None = None
+        self._key: str | None = None  # `key`, computed at its first use
         self._checked: tuple[float, builtins.list[str]] | None = None  # check_dir's scan, for the next listing
 
     # Trusting -------------------------------------------------------------
@@ -228,6 +229,16 @@ class SessionStore:
         self._made = (now, made)
         return made
 
+    @property
+    def key(self) -> str:
+        """What this store's sessions add to their id in the registry (`<id>@<key>`, origin.store_key: of the
+        sessions directory's real path), so a copy of one of them elsewhere is not the user's own.
+        Computed once per store: a listing judges 10,000 sessions with it."""
+        key = self._key
+        if key is None:
+            key = self._key = store_key(self.sessions_dir)
+        return key
+
     def foreign_reason(self, session_id: str) -> str | None:
         """Why one session is foreign (`tracked by git`, …), or None when this user recorded it here.
 
@@ -243,7 +254,7 @@ class SessionStore:
         cached = read_meta(path, session_id)
         return foreign_reason(dst, fst, tracked=session_id in self.tracked_ids(), created_ms=created_ms_of(session_id),
                               updated_ms=cached.updated_ms if cached else None, fetched=read_fetched(path),
-                              unmade=not self.made().knows(session_id, fst.st_ctime_ns))
+                              unmade=not self.made().knows_session(session_id, self.key, fst.st_ctime_ns))
 
     # Creating -------------------------------------------------------------
 
@@ -293,7 +304,7 @@ class SessionStore:
         """
         sid = session_id or new_session_id()
         self._checked = None  # the check's pass no longer holds every session: the next listing scans
-        if record_made(sid) and self._made is not None:
+        if record_session(sid, self.key) and self._made is not None:
             self._made = None  # read again: the count may have just begun
         branch = git_branch_of(self.project_dir) if git_branch is True else (git_branch or None)
         session_dir = self.sessions_dir / sid
@@ -433,7 +444,8 @@ class SessionStore:
         fst, dst = stats if stats is not None else (None, None)
         reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=created_ms,
                                 updated_ms=meta.updated_ms, fetched=read_fetched(path) if stats is not None else None,
-                                unmade=fst is not None and not self.made().knows(session_id, fst.st_ctime_ns))
+                                unmade=fst is not None
+                                and not self.made().knows_session(session_id, self.key, fst.st_ctime_ns))
         return SessionInfo(meta, path, reason)
 
     def _transcripts(self) -> builtins.list[_Seen]:
@@ -491,8 +503,9 @@ class SessionStore:
         index = ListIndex.load(self._sessions_str) if ListIndex.wanted(len(found)) else None
         future = _future_ms()
         made = self.made()
+        key = self.key if made.since_ns is not None else ""  # no registry: nothing to key
         for item in found:
-            row = self._row(_judged(item, made), tracked, index=index, future_ms=future)
+            row = self._row(_judged(item, made, key), tracked, index=index, future_ms=future)
             if row is not None and (include_empty or row.meta.has_conversation):
                 rows.append(row)
         rows.sort(key=_order, reverse=True)
@@ -524,11 +537,12 @@ class SessionStore:
         best: builtins.list[tuple[tuple[int, str], SessionInfo]] = []  # a min-heap of the `count` best so far
         skew = MTIME_SLACK_MS
         made = self.made()
+        key = self.key if made.since_ns is not None else ""  # no registry: nothing to key
         for item in _newest_first(found, 2 * count + 16):
             mtime_ms = item[0] // 1_000_000
             if len(best) == count and mtime_ms + skew < best[0][0][0]:
                 break
-            row = self._row(_judged(item, made), tracked)
+            row = self._row(_judged(item, made, key), tracked)
             if row is None or not (include_empty or row.meta.has_conversation):
                 continue
             if row.foreign and not include_foreign:
@@ -715,11 +729,12 @@ class _gc_paused:  # noqa: N801 - used as a function: `with _gc_paused():`
             gc.enable()
 
 
-def _judged(seen: _Seen, made: Made) -> _Found:
-    """A scanned transcript with the verdict of its owner, mode and the registry (stats None: ours)."""
+def _judged(seen: _Seen, made: Made, key: str) -> _Found:
+    """A scanned transcript with the verdict of its owner, mode and the registry (stats None: ours); `key`: the
+    store's (SessionStore.key)."""
     mtime_ns, name, st = seen
     # 0400: a team store's copy of someone else's session (trust.read_fetched says whose)
-    ours = st.st_uid == _EUID and st.st_mode & 0o277 == 0o200 and made.knows(name, st.st_ctime_ns)
+    ours = st.st_uid == _EUID and st.st_mode & 0o277 == 0o200 and made.knows_session(name, key, st.st_ctime_ns)
     return (mtime_ns, name, st.st_size, None if ours else (st, None))
 
 

@@ -139,7 +139,7 @@ def rm(
             out.write(f"deleted {c.id}\n")
     finally:
         if deleted:
-            forget_made(deleted)  # the registry of made sessions holds those that exist (best effort)
+            forget_made(deleted, key=store.key)  # the registry of made sessions holds those that exist (best effort)
     return 0
 
 
@@ -215,7 +215,8 @@ def prune(
         out.write(f"deleted {candidate.describe()}\n")
         deleted.append(candidate)
     if deleted:
-        forget_made(c.id for c in deleted)  # the registry of made sessions holds those that exist (best effort)
+        # the registry of made sessions holds those that exist (best effort)
+        forget_made((c.id for c in deleted), key=store.key)
     done = chosen if dry_run else deleted
     freed = sum(c.size for c in done)
     verb = "would delete" if dry_run else "deleted"
