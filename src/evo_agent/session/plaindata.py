@@ -97,22 +97,25 @@ _MUTABLE = (list, dict, set)
 
 def _is_classvar(annotation: object) -> bool:
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__qualname__", "")
-    return isinstance(text, str) and text.split("[", 1)[0] in ("ClassVar", "typing.ClassVar")
+    return isinstance(text, str) and "ClassVar" in text and text.split("[", 1)[0] in ("ClassVar", "typing.ClassVar")
 
 
 def _own_fields(cls: type) -> list[Field]:
     fields = []
-    for name, annotation in cls.__dict__.get("__annotations__", {}).items():  # noqa: RUF063 - the class's own, as written
+    own = cls.__dict__
+    for name, annotation in own.get("__annotations__", {}).items():  # the class's own annotations, as written
         if _is_classvar(annotation):
             continue
-        value = cls.__dict__.get(name, MISSING)
-        f = value if isinstance(value, Field) else Field(value)
-        f.name = name
+        value = own.get(name, MISSING)
         if isinstance(value, Field):  # the class attribute is the default itself, as the stdlib leaves it
+            f = value
             if f.default is MISSING:
                 delattr(cls, name)
             else:
                 setattr(cls, name, f.default)
+        else:
+            f = Field(value)
+        f.name = name
         if type(f.default) in _MUTABLE:
             raise ValueError(f"mutable default {type(f.default)} for field {name} is not allowed: use default_factory")
         fields.append(f)
