@@ -28,3 +28,35 @@ def test_a_new_session_does_not_ask_first(words):
                                    ["trust"], ["mcp", "list"], ["plan"], ["--version"]])
 def test_no_app_is_expected_for_commands_and_print_mode(words):
     assert not entry.app_likely(words)
+
+
+@pytest.mark.parametrize(("words", "printing"), [(["-p", "hi"], True), (["--print"], True), (["--print=hi"], True),
+                                                 (["--model", "x", "-p", "hi"], True), ([], False),
+                                                 (["--plain"], False), (["fix -p"], False), (["--printer"], False)])
+def test_print_mode_is_seen_before_parsing(words, printing):
+    assert entry.prints(words) is printing
+
+
+def test_the_collector_paused_by_start_up_comes_back_on(monkeypatch):
+    import gc
+
+    monkeypatch.setattr(entry, "_collector_paused", True)
+    gc.disable()
+    try:
+        entry.collector_on()
+        assert gc.isenabled()
+        assert not entry._collector_paused
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
+def test_a_collector_start_up_did_not_pause_is_left_alone():
+    import gc
+
+    gc.disable()  # as a caller that paused it for its own reasons (session/resume.py)
+    try:
+        entry.collector_on()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

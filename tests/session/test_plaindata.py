@@ -125,3 +125,70 @@ def test_recursion_in_repr_is_shown_as_dots():
     a.tags.append(a)
     b.tags.append(b)
     assert repr(a).replace("Thing", "") == repr(b).replace("Thing", "")
+
+
+def _first_use(kind: str, obj: Any, twin: Any) -> object:
+    if kind == "repr":
+        return repr(obj)
+    if kind == "eq":
+        return (obj == twin, obj != twin, obj == "other")
+    if kind == "hash":
+        return hash(obj) == hash(twin)
+    if kind == "setattr":
+        try:
+            obj.size = 9
+        except AttributeError as exc:
+            return type(exc).__name__, str(exc)
+        return obj.size
+    if kind == "delattr":
+        try:
+            del obj.size
+        except AttributeError as exc:
+            return type(exc).__name__, str(exc)
+        return "deleted"
+    if kind == "copy":
+        import copy
+        import pickle
+
+        return repr(copy.copy(obj)), repr(copy.deepcopy(obj)), pickle.loads(pickle.dumps(obj)) == obj
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+@pytest.mark.parametrize("kind", ["repr", "eq", "hash", "setattr", "delattr", "copy"])
+def test_methods_built_on_first_use_behave_as_the_stdlibs(frozen, kind):
+    """Each method is made when first called (plaindata's `_lazy`): whatever comes first, the same answers."""
+
+    def make(decorator: Any) -> type:
+        class Point:
+            name: str
+            size: int = 3
+
+        Point.__qualname__ = Point.__name__ = f"Point{decorator is plain_dataclass}"
+        globals()[Point.__name__] = Point  # pickled by name
+        return decorator(frozen=frozen)(Point)
+
+    std, plain = make(dataclasses.dataclass), make(plain_dataclass)
+    if kind == "hash" and not frozen:
+        assert std.__hash__ is None and plain.__hash__ is None
+        return
+    got = _first_use(kind, plain("a"), plain("a"))
+    want = _first_use(kind, std("a"), std("a"))
+    assert str(got).replace("PointTrue", "Point") == str(want).replace("PointFalse", "Point").replace(
+        "dataclasses.", "")
+    assert _first_use(kind, plain("a"), plain("a")) == got  # the built method, now in the stand-in's place
+    assert plain.__repr__.__qualname__ == "PointTrue.__repr__"
+
+
+def test_a_subclass_gets_its_parents_methods_built_for_the_parent():
+    @plain_dataclass
+    class Base:
+        x: int
+
+    class Sub(Base):  # not decorated: Base's __init__, __repr__ and __eq__, as with dataclasses
+        def __init__(self, x: int) -> None:
+            super().__init__(x + 1)
+
+    s = Sub(1)
+    assert s.x == 2 and repr(s) == f"{Sub.__qualname__}(x=2)"
+    assert s == Sub(1) and s != Base(2) and Base(2) == Base(2)

@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from .entry import app_likely, asks_first
+from .entry import app_likely, asks_first, collector_on
 from .errors import (
     EXIT_FAILURE,
     EXIT_HANGUP,
@@ -772,6 +772,7 @@ def _run_front_end(launch: _Launch, agent: Agent, resumed: Resumed | None) -> in
 
     from .runtime import Signals, finish, hard_exit_if_stuck
 
+    collector_on()  # off since entry.py when the arguments asked for print mode
     console = launch.console
     sync = start_agent_sync(agent, launch.store)  # None unless EVO_AGENT_SYNC_URL: then each turn is pushed
     signals = Signals(console)

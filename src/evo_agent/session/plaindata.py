@@ -4,7 +4,8 @@
 processes compiles its `__init__`, `__repr__`, `__eq__` (and a frozen class's `__setattr__`,
 `__delattr__`, `__hash__`) from source: ~1 ms a class, ~60 ms for the fifty classes a `-p hi`
 launch defined before its first request (SPEC §8, issue #30). The classes on that path use
-`plain_dataclass` instead: the same methods, built from closures.
+`plain_dataclass` instead: the same methods, built from closures, each on its first call (`_lazy`:
+most of those classes are never shown, compared or hashed before the request).
 
 What it does as `dataclasses.dataclass` does, for the options used here (`frozen`, `eq`,
 `field(default=, default_factory=, repr=, compare=)`): `__init__` takes the fields positionally or
@@ -96,22 +97,25 @@ _MUTABLE = (list, dict, set)
 
 def _is_classvar(annotation: object) -> bool:
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__qualname__", "")
-    return isinstance(text, str) and text.split("[", 1)[0] in ("ClassVar", "typing.ClassVar")
+    return isinstance(text, str) and "ClassVar" in text and text.split("[", 1)[0] in ("ClassVar", "typing.ClassVar")
 
 
 def _own_fields(cls: type) -> list[Field]:
     fields = []
-    for name, annotation in cls.__dict__.get("__annotations__", {}).items():  # noqa: RUF063 - the class's own, as written
+    own = cls.__dict__
+    for name, annotation in own.get("__annotations__", {}).items():  # the class's own annotations, as written
         if _is_classvar(annotation):
             continue
-        value = cls.__dict__.get(name, MISSING)
-        f = value if isinstance(value, Field) else Field(value)
-        f.name = name
+        value = own.get(name, MISSING)
         if isinstance(value, Field):  # the class attribute is the default itself, as the stdlib leaves it
+            f = value
             if f.default is MISSING:
                 delattr(cls, name)
             else:
                 setattr(cls, name, f.default)
+        else:
+            f = Field(value)
+        f.name = name
         if type(f.default) in _MUTABLE:
             raise ValueError(f"mutable default {type(f.default)} for field {name} is not allowed: use default_factory")
         fields.append(f)
@@ -133,27 +137,46 @@ def _process(cls: type[_T], frozen: bool, eq: bool) -> type[_T]:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
         seen_default = seen_default or has_default
     cls.__plain_fields__ = fields  # type: ignore[attr-defined]
-    attrs = {"__init__": _init(cls, fields, frozen), "__repr__": _repr(fields)}
-    if eq:
-        attrs["__eq__"] = _eq(fields)
-    for name, method in attrs.items():
-        if name not in cls.__dict__:
-            method.__qualname__ = f"{cls.__qualname__}.{name}"
-            setattr(cls, name, method)
-    class_hash = cls.__dict__.get("__hash__", MISSING)
-    explicit_hash = not (class_hash is MISSING or (class_hash is None and "__eq__" in cls.__dict__))
+    own = cls.__dict__
+    if frozen and ("__setattr__" in own or "__delattr__" in own):
+        name = "__setattr__" if "__setattr__" in own else "__delattr__"
+        raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+    class_hash = own.get("__hash__", MISSING)
+    explicit_hash = not (class_hash is MISSING or (class_hash is None and "__eq__" in own))
+    if "__init__" not in own:
+        cls.__init__ = _lazy(cls, "__init__", frozen)  # type: ignore[method-assign]
+    if "__repr__" not in own:
+        cls.__repr__ = _lazy(cls, "__repr__", frozen)  # type: ignore[method-assign]
+    if eq and "__eq__" not in own:
+        cls.__eq__ = _lazy(cls, "__eq__", frozen)  # type: ignore[method-assign]
     if eq and not explicit_hash:
-        cls.__hash__ = _hash(fields) if frozen else None  # type: ignore[assignment]
+        cls.__hash__ = _lazy(cls, "__hash__", frozen) if frozen else None  # type: ignore[assignment,method-assign]
     if frozen:
-        frozen_methods = (("__setattr__", _frozen_setattr(cls, fields)), ("__delattr__", _frozen_delattr(cls, fields)))
-        for name, method in frozen_methods:
-            if name in cls.__dict__:
-                raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
-            method.__qualname__ = f"{cls.__qualname__}.{name}"
-            setattr(cls, name, method)
+        cls.__setattr__ = _lazy(cls, "__setattr__", frozen)  # type: ignore[method-assign]
+        cls.__delattr__ = _lazy(cls, "__delattr__", frozen)  # type: ignore[method-assign]
     if "__match_args__" not in cls.__dict__:
         cls.__match_args__ = tuple(f.name for f in fields)  # type: ignore[attr-defined,misc]
     return cls
+
+
+def _lazy(cls: type, name: str, frozen: bool) -> Callable[..., Any]:
+    """A stand-in for method `name` of `cls` that builds the method on its first call and puts it in its place.
+
+    Most classes on `-p`'s path are never compared, hashed or shown before the first request (SPEC §8,
+    issue #30): building their methods only when used saves a closure build per method and class.
+    """
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        fields: tuple[Field, ...] = cls.__plain_fields__  # type: ignore[attr-defined]
+        made = _BUILDERS[name](cls, fields, frozen)
+        made.__qualname__ = method.__qualname__
+        if cls.__dict__.get(name) is method:
+            setattr(cls, name, made)
+        return made(self, *args, **kwargs)
+
+    method.__qualname__ = f"{cls.__qualname__}.{name}"
+    method.__name__ = name
+    return method
 
 
 def _init(cls: type, fields: tuple[Field, ...], frozen: bool) -> Callable[..., None]:
@@ -193,7 +216,7 @@ def _init(cls: type, fields: tuple[Field, ...], frozen: bool) -> Callable[..., N
     return __init__
 
 
-def _repr(fields: tuple[Field, ...]) -> Callable[[Any], str]:
+def _repr(_cls: type, fields: tuple[Field, ...], _frozen: bool) -> Callable[[Any], str]:
     shown = tuple(f.name for f in fields if f.repr)
     running: set[tuple[int, int]] = set()
 
@@ -211,7 +234,7 @@ def _repr(fields: tuple[Field, ...]) -> Callable[[Any], str]:
     return __repr__
 
 
-def _eq(fields: tuple[Field, ...]) -> Callable[[Any, Any], Any]:
+def _eq(_cls: type, fields: tuple[Field, ...], _frozen: bool) -> Callable[[Any, Any], Any]:
     compared = tuple(f.name for f in fields if f.compare)
 
     def __eq__(self: Any, other: Any) -> Any:
@@ -222,7 +245,7 @@ def _eq(fields: tuple[Field, ...]) -> Callable[[Any, Any], Any]:
     return __eq__
 
 
-def _hash(fields: tuple[Field, ...]) -> Callable[[Any], int]:
+def _hash(_cls: type, fields: tuple[Field, ...], _frozen: bool) -> Callable[[Any], int]:
     hashed = tuple(f.name for f in fields if f.compare)
 
     def __hash__(self: Any) -> int:
@@ -231,7 +254,7 @@ def _hash(fields: tuple[Field, ...]) -> Callable[[Any], int]:
     return __hash__
 
 
-def _frozen_setattr(cls: type, fields: tuple[Field, ...]) -> Callable[[Any, str, Any], None]:
+def _frozen_setattr(cls: type, fields: tuple[Field, ...], _frozen: bool) -> Callable[[Any, str, Any], None]:
     names = frozenset(f.name for f in fields)
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
@@ -242,7 +265,7 @@ def _frozen_setattr(cls: type, fields: tuple[Field, ...]) -> Callable[[Any, str,
     return __setattr__
 
 
-def _frozen_delattr(cls: type, fields: tuple[Field, ...]) -> Callable[[Any, str], None]:
+def _frozen_delattr(cls: type, fields: tuple[Field, ...], _frozen: bool) -> Callable[[Any, str], None]:
     names = frozenset(f.name for f in fields)
 
     def __delattr__(self: Any, name: str) -> None:
@@ -251,3 +274,9 @@ def _frozen_delattr(cls: type, fields: tuple[Field, ...]) -> Callable[[Any, str]
         super(cls, self).__delattr__(name)  # type: ignore[arg-type]
 
     return __delattr__
+
+
+_BUILDERS: dict[str, Callable[[type, tuple[Field, ...], bool], Callable[..., Any]]] = {
+    "__init__": _init, "__repr__": _repr, "__eq__": _eq, "__hash__": _hash,
+    "__setattr__": _frozen_setattr, "__delattr__": _frozen_delattr,
+}
