@@ -135,7 +135,8 @@ class Instructions:
         if not self.loaded:
             return ""
         named = ", ".join(s.path + (" (cut)" if s.loaded < s.bytes else "")
-                          + (f" ({s.hidden} hidden characters, shown to the model escaped)" if s.hidden else "")
+                          + (f" ({s.hidden} hidden character{'s' * (s.hidden != 1)}, shown to the model escaped)"
+                             if s.hidden else "")
                           for s in self.loaded)
         left = [s.path for s in self.sources if s.loaded == 0]
         return f"instructions: {named}" + (f"; over {MAX_BYTES // 1024} KiB, not loaded: {', '.join(left)}"

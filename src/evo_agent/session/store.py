@@ -239,6 +239,12 @@ class SessionStore:
             key = self._key = store_key(self.sessions_dir)
         return key
 
+    def record_own(self, session_id: str) -> bool:
+        """Count a session as this user's own in this store's registry of made sessions: a copy a team store
+        vouched they wrote (sync's fetch). False when the registry cannot be written."""
+        self._made = None  # read again at the next verdict
+        return record_session(session_id, self.key)
+
     def foreign_reason(self, session_id: str) -> str | None:
         """Why one session is foreign (`tracked by git`, …), or None when this user recorded it here.
 
