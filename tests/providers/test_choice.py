@@ -27,7 +27,8 @@ def test_choose_provider_name(explicit, env, expected):
 
 
 def test_notice_is_one_line():
-    assert DEMO_NOTICE == "evo-agent: no ANTHROPIC_API_KEY or OPENAI_API_KEY set; using the offline demo provider"
+    assert DEMO_NOTICE == "evo-agent: no ANTHROPIC_API_KEY or OPENAI_API_KEY set: offline demo provider"
+    assert len(DEMO_NOTICE) <= 80  # printed before the app starts: on an 80-column terminal, one line
 
 
 @pytest.mark.parametrize("explicit,env", [("gpt", {}), (None, {"EVO_AGENT_PROVIDER": "nope"})])

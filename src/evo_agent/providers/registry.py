@@ -34,7 +34,7 @@ FALLBACK = "demo"  # what runs when nothing was chosen and no key is set
 
 DEFAULT_MODELS: dict[str, str] = {name: entry.default_model for name, entry in PROVIDERS.items()}
 _KEYS = [entry.key_env for entry in PROVIDERS.values() if entry.key_env]
-DEMO_NOTICE = f"evo-agent: no {' or '.join(_KEYS)} set; using the offline demo provider"
+DEMO_NOTICE = f"evo-agent: no {' or '.join(_KEYS)} set: offline demo provider"  # fits 80 columns
 
 
 def provider_names() -> list[str]:
