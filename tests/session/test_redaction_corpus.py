@@ -96,6 +96,19 @@ def test_anchored_scans_find_what_full_scans_find(samples):
             if rule.anchors:
                 got = [m.span() for m in gitleaks_rules._matches(rule, data, hits)]
                 assert got == [m.span() for m in rule.pattern.finditer(data)], (rule.id, text[:200])
+        _assert_starts_are_candidates(data, hits)
+
+
+def _assert_starts_are_candidates(data: bytes, hits: dict[str, list[int]]) -> None:
+    """`find`'s one loop over the literals (`_starts`) gives every selected rule the positions `_candidates`
+    gives it: the ones the full scans above are compared with."""
+    selection = gitleaks_rules._selection(frozenset(hits))
+    starts = gitleaks_rules._starts(selection, data, hits)
+    for index, rule in enumerate(selection.rules):
+        if rule.anchors:
+            assert sorted(set(starts.get(index, ()))) == gitleaks_rules._candidates(rule, data, hits), rule.id
+        else:
+            assert index not in starts
 
 
 @pytest.mark.parametrize("source, starts", [
@@ -290,3 +303,4 @@ def test_anchored_scans_find_what_full_scans_find_on_generated_text(text):
     for rule in gitleaks_rules.rules_for(text, hits):
         got = [m.span() for m in gitleaks_rules._matches(rule, data, hits)]
         assert got == [m.span() for m in rule.pattern.finditer(data)], (rule.id, text[:200])
+    _assert_starts_are_candidates(data, hits)

@@ -696,9 +696,37 @@ def keyword_hits(text: str) -> dict[str, list[int]]:
 
 def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]:
     """The rules whose keywords occur in `text` (gitleaks' first pass)."""
-    words = frozenset(keyword_hits(text) if hits is None else hits)
-    rules = _rules_of.get(words)
-    if rules is None:
+    return list(_selection(frozenset(keyword_hits(text) if hits is None else hits)).rules)
+
+
+class _Selection:
+    """The rules a set of literals selects (gitleaks' keyword pass), in order, and for each literal the
+    `StartChecks` of the selected rules that begin with it: what `_starts` reads, without a call per rule."""
+
+    __slots__ = ("all_anchored", "plan", "rules")
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self.all_anchored = all(rule.anchors for rule in rules)  # then no start found means no rule to try
+        plan: dict[str, list[tuple[int, bool, bytes | None, int]]] = {}
+        for i, rule in enumerate(rules):
+            if rule.anchors:
+                checks = rule.checks
+                for anchor in rule.anchors:
+                    plan.setdefault(anchor, []).append((i, checks.boundary, checks.exact, checks.assignment_within))
+        self.plan = {anchor: tuple(entries) for anchor, entries in plan.items()}
+
+
+_NO_RULES = _Selection(())
+
+
+def _selection(words: frozenset[str]) -> _Selection:
+    """The `_Selection` of the literals `words` (kept: a pure function of the set, bounded at 512)."""
+    selection = _rules_of.get(words)
+    if selection is None:
+        kws = keywords()
+        if not any(word in kws for word in words):
+            return _NO_RULES  # no keyword, no rule: the rules are not even built
         rs = rule_set()
         found: dict[str, Rule] = {}
         for kw in sorted(words):
@@ -706,11 +734,37 @@ def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]
                 found[rule.id] = rule
         if len(_rules_of) >= 512:  # the sets of words a session's texts hold: a few dozen, bounded anyway
             _rules_of.clear()
-        rules = _rules_of[words] = tuple(found.values())
-    return list(rules)
+        selection = _rules_of[words] = _Selection(tuple(found.values()))
+    return selection
 
 
-_rules_of: dict[frozenset[str], tuple[Rule, ...]] = {}  # the literals found → the rules they select, in order
+_rules_of: dict[frozenset[str], _Selection] = {}  # the literals found → the rules they select, in order
+
+
+def _starts(selection: _Selection, data: bytes, hits: dict[str, list[int]]) -> dict[int, list[int]]:
+    """{index of a selected rule with anchors: the positions where a match of it can start, unsorted} (a rule
+    with none is left out): `_candidates` for every rule of `selection` in one loop over the literals found.
+
+    On prose every position fails (`they`, `ask`, `key` with no operator near): this loop is all that runs.
+    """
+    plan = selection.plan
+    word_byte = _WORD_BYTE
+    assignment = _assignment_byte
+    out: dict[int, list[int]] = {}
+    for word, at in hits.items():
+        entries = plan.get(word)
+        if entries is None:
+            continue
+        for index, boundary, exact, window in entries:
+            for pos in at:
+                if boundary and word_byte[data[pos - 1] if pos else 0x20] == word_byte[data[pos]]:
+                    continue
+                if exact is not None and not data.startswith(exact, pos):
+                    continue
+                if window and assignment.search(data, pos, pos + window) is None:
+                    continue
+                out.setdefault(index, []).append(pos)
+    return out
 
 
 # One anchored try (a call through re2's Python wrapper, ~3 µs) costs about what RE2 takes to scan this
@@ -773,15 +827,21 @@ def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None
     if data is None or hits is None:
         data = haystack(text)
         hits = _hits_in(data.lower())
-    kws = keywords()
-    if not any(word in kws for word in hits):  # no keyword, no rule: the rules are not even built
+    selection = _selection(frozenset(hits))
+    if not selection.rules:
         return
+    starts = _starts(selection, data, hits)
+    if not starts and selection.all_anchored:
+        return  # no place any of them can start (prose): nothing compiled, nothing tried
     rs = rule_set()
     refused = _re2_error()
-    for rule in rules_for(text, hits):
-        positions = _candidates(rule, data, hits)
-        if positions is not None and not positions:
-            continue  # no place it can start: not even compiled
+    for index, rule in enumerate(selection.rules):
+        positions: list[int] | None = None
+        if rule.anchors:
+            found = starts.get(index)
+            if found is None:
+                continue  # no place it can start: not even compiled
+            positions = sorted(set(found))
         try:
             rule.pattern  # noqa: B018 - compiles it
             for allowlist in rule.allowlists:
