@@ -27,10 +27,13 @@ never touches dictionary keys, the envelope (`type`, `timestamp`, `cwd`, …:
 metadata, not content) or the fields the format needs verbatim (ids,
 `tool_use_id`, session ids, thinking signatures, base64 payloads).
 
-The append path stays fast: a record is first encoded as usual, and only when
-its bytes hold one of the trigger literals (`may_hold_secret`: one Aho-Corasick
-pass for the rules' keywords, the shapes' anchors and the environment's
-values, a superset of everything above) is it walked and re-encoded.
+The append path stays fast: each string of a record is scanned once, by one
+Aho-Corasick pass for the rules' keywords and anchors and the shapes' anchors
+(`_literal_hits`), and only the rules and shapes those literals select are
+tried, only where they can start. `may_hold_secret` (one pass over an encoded
+line for the keywords, the shapes' triggers and the environment's values, a
+superset of everything above) tells `sessions fsck --secrets` which lines to
+look at.
 """
 
 from __future__ import annotations
@@ -111,7 +114,8 @@ def secret_forms(value: str) -> list[str]:
 
 
 class _Matchers:
-    """What redaction compiles once: the exact values (and their forms) and the fast path's literal triggers."""
+    """What redaction compiles once: the exact values (and their forms); `may_hold_secret`'s literal triggers
+    when it is first called (the recorder no longer asks it: `encode_redacted`)."""
 
     def __init__(self, values: dict[str, str]) -> None:
         exact: dict[str, str] = {}
@@ -121,15 +125,22 @@ class _Matchers:
         self.exact = exact
         self.exact_scan = (re.compile("|".join(re.escape(v) for v in sorted(exact, key=len, reverse=True)))
                            if exact else None)
-        literals = {kw.encode() for kw in gitleaks_rules.keywords()} | set(_OWN_TRIGGERS)
-        for value in exact:
-            for form in (value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
-                literals.add(form.encode("utf-8", "surrogatepass").lower())
-        import ahocorasick_rs  # imported at first use: importing the session library stays cheap
+        self._triggers: tuple[Any, int] | None = None
 
-        self.triggers = ahocorasick_rs.BytesAhoCorasick(sorted(literals),
+    @property
+    def triggers(self) -> tuple[Any, int]:
+        """(an automaton over the lowered trigger literals, the longest one's length), built at first use."""
+        if self._triggers is None:
+            literals = {kw.encode() for kw in gitleaks_rules.keywords()} | set(_OWN_TRIGGERS)
+            for value in self.exact:
+                for form in (value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
+                    literals.add(form.encode("utf-8", "surrogatepass").lower())
+            import ahocorasick_rs  # imported at first use: importing the session library stays cheap
+
+            automaton = ahocorasick_rs.BytesAhoCorasick(sorted(literals),
                                                         implementation=ahocorasick_rs.Implementation.DFA)
-        self.longest_trigger = max(map(len, literals))
+            self._triggers = (automaton, max(map(len, literals)))
+        return self._triggers
 
 
 # Literals (lower case) of which every shape in redact_shapes.py leaves at least one in its text:
@@ -230,9 +241,13 @@ def add_secret_value(value: str, name: str) -> None:
 _free_of_shapes: set[str] = set()
 
 
+_free_lengths: set[int] = set()  # their lengths: a text of another length is not hashed to be looked up
+
+
 def mark_free_of_shapes(text: str) -> None:
     """Say that `text`, exactly, holds nothing the shapes or the rules find (a constant of evo-agent's own)."""
     _free_of_shapes.add(text)
+    _free_lengths.add(len(text))
 
 
 def _may_hold_shapes(hits: dict[str, list[int]]) -> bool:
@@ -257,12 +272,12 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret in `text`, overlaps merged, in order; masks already there are left."""
     if not text:
         return []
-    matchers = _get_matchers()
+    matchers = _matchers or _get_matchers()
     found: list[tuple[int, int, int, str]] = []  # start, end, priority (lower wins a tie), kind
     if matchers.exact_scan is not None:
         for match in matchers.exact_scan.finditer(text):
             found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
-    if text not in _free_of_shapes:
+    if len(text) not in _free_lengths or text not in _free_of_shapes:
         data, hits = _literal_hits(text)  # one pass: whether anything can match, and where the shapes and rules try
         if _may_hold_shapes(hits):
             _shapes_and_rules(text, data, hits, found)
@@ -289,17 +304,26 @@ def _literal_automaton() -> tuple[tuple[str, ...], Any]:
     """(the literals whose positions the shapes and the rules need, sorted; an automaton over bytes)."""
     import ahocorasick_rs
 
+    global _literal_pass
     words = tuple(sorted(gitleaks_rules.literals() | set(ANCHORS)))
-    return words, ahocorasick_rs.BytesAhoCorasick([w.encode() for w in words],
-                                                  implementation=ahocorasick_rs.Implementation.DFA)
+    _literal_pass = words, ahocorasick_rs.BytesAhoCorasick([w.encode() for w in words],
+                                                           implementation=ahocorasick_rs.Implementation.DFA)
+    return _literal_pass
+
+
+_literal_pass: tuple[tuple[str, ...], Any] | None = None  # `_literal_automaton()`, once built: no call per string
 
 
 def _literal_hits(text: str) -> tuple[bytes, dict[str, list[int]]]:
     """(`text` as the rules read it, {literal: positions in order}): one pass for the shapes and the rules."""
-    data = gitleaks_rules.haystack(text)  # one byte per character: positions are the text's
-    words, automaton = _literal_automaton()
+    # one byte per character (`gitleaks_rules.haystack`, inlined for ASCII): positions are the text's
+    data = text.encode("ascii") if text.isascii() else gitleaks_rules.haystack(text)
+    words, automaton = _literal_pass or _literal_automaton()
+    found = automaton.find_matches_as_indexes(data.lower(), overlapping=True)
+    if not found:
+        return data, {}
     hits: dict[str, list[int]] = {}
-    for index, start, _end in automaton.find_matches_as_indexes(data.lower(), overlapping=True):
+    for index, start, _end in found:
         hits.setdefault(words[index], []).append(start)
     return data, hits
 
@@ -344,38 +368,18 @@ def may_hold_secret(line: bytes, start: int = 0) -> bool:
     Read in chunks of 64 KiB (each overlapping the next by the longest trigger), so that a large
     record with a trigger near its start is not lowered and scanned whole.
     """
-    matchers = _matchers or _get_matchers()
+    automaton, longest = (_matchers or _get_matchers()).triggers
     if len(line) - start <= _TRIGGER_CHUNK:  # most records: one pass, no chunking
-        return bool(matchers.triggers.find_matches_as_indexes(line[start:].lower()))
-    find, overlap = matchers.triggers.find_matches_as_indexes, matchers.longest_trigger - 1
+        return bool(automaton.find_matches_as_indexes(line[start:].lower()))
+    find, overlap = automaton.find_matches_as_indexes, longest - 1
     for pos in range(start, len(line), _TRIGGER_CHUNK):
         if find(line[pos:pos + _TRIGGER_CHUNK + overlap].lower()):
             return True
     return False
 
 
-def _payload_start(line: bytes, first_field: str | None) -> int:
-    """Where the field `first_field` begins in `line`: the envelope before it is never scanned.
-
-    An unescaped `,"key":` can only be structure (inside a JSON string every
-    `"` is escaped), so its first occurrence is the field itself.
-    """
-    if first_field is None:
-        return 0
-    needle = _FIELD_NEEDLES.get(first_field)
-    if needle is None:
-        needle = _FIELD_NEEDLES[first_field] = (b',"' + first_field.encode() + b'":'
-                                                if _PLAIN_KEY.match(first_field) else b"")
-    found = line.find(needle) if needle else -1
-    return found if found >= 0 else 0
-
-
-_FIELD_NEEDLES: dict[str, bytes] = {}  # first field → `,"field":` (b"" when the name needs escaping)
-
-
 # The envelope (SPEC §2) is metadata the recorder itself writes: never content, never scanned.
 ENVELOPE_KEYS = frozenset({"type", "timestamp", "agent_version", "session_id", "cwd", "prompt_id", "git_branch"})
-_PLAIN_KEY = lazy_re(r"[A-Za-z0-9_]+\Z")
 
 # Values the format needs byte for byte: never scanned, at any depth outside a tool input.
 _VERBATIM_KEYS = ENVELOPE_KEYS | {
@@ -410,15 +414,19 @@ def _redact_value(value: Any, verbatim: bool) -> Any:
     if isinstance(value, dict):
         return _redact_dict(value, verbatim)
     if isinstance(value, list):
-        out = None
-        for i, item in enumerate(value):
-            new = _redact_value(item, verbatim)
-            if new is not item:
-                if out is None:
-                    out = list(value)
-                out[i] = new
-        return value if out is None else out
+        return _redact_list(value, verbatim)
     return value
+
+
+def _redact_list(value: list[Any], verbatim: bool) -> list[Any]:
+    out = None
+    for i, item in enumerate(value):
+        new = _redact_value(item, verbatim)
+        if new is not item:
+            if out is None:
+                out = list(value)
+            out[i] = new
+    return value if out is None else out
 
 
 def _redact_dict(data: dict[str, Any], verbatim: bool) -> dict[str, Any]:
@@ -428,20 +436,33 @@ def _redact_dict(data: dict[str, Any], verbatim: bool) -> dict[str, Any]:
     markers the format depends on; inside a tool input everything is content.
     """
     out = None
-    opaque_data = verbatim and data.get("type") in _OPAQUE_DATA_TYPES
-    is_tool_use = verbatim and data.get("type") == "tool_use"
+    skip: frozenset[str] = _NOTHING
+    tool_use = False
+    if verbatim:
+        kind = data.get("type")
+        skip = _VERBATIM_AND_DATA if kind in _OPAQUE_DATA_TYPES else _VERBATIM_KEYS
+        tool_use = kind == "tool_use"
     for key, value in data.items():
-        if verbatim and (key in _VERBATIM_KEYS or (opaque_data and key == "data")):
+        if key in skip:
             continue
-        if isinstance(value, str) and _is_secret_name(key) and plausible_value(value):
-            new: Any = MASK.format("secret")
+        if isinstance(value, str):
+            new: Any = (MASK.format("secret") if _is_secret_name(key) and plausible_value(value)
+                        else redact_text(value))
+        elif isinstance(value, dict):
+            new = _redact_dict(value, verbatim and not (tool_use and key == "input"))
+        elif isinstance(value, list):
+            new = _redact_list(value, verbatim and not (tool_use and key == "input"))
         else:
-            new = _redact_value(value, verbatim and not (is_tool_use and key == "input"))
+            continue  # numbers, booleans, null
         if new is not value:
             if out is None:
                 out = dict(data)
             out[key] = new
     return data if out is None else out
+
+
+_NOTHING: frozenset[str] = frozenset()
+_VERBATIM_AND_DATA = _VERBATIM_KEYS | {"data"}  # an opaque block's payload (`redacted_thinking`, base64 media)
 
 
 def redact_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -467,16 +488,15 @@ def count_secrets(record: dict[str, Any]) -> Counter[str]:
 def encode_redacted(record: dict[str, Any], first_field: str | None = None) -> tuple[dict[str, Any], bytes]:
     """(the record as it goes to disk, its line): the recorder's one call.
 
-    `first_field` names the first field after the envelope, when the caller
-    knows it, so the scan starts there. The common case costs one regex
-    search over the encoded fields on top of the encoding itself; only a
-    line with a trigger is walked and re-encoded.
+    Every record is walked, each string scanned once for the literals (`_literal_hits`). A trigger scan
+    of the encoded line used to come first, to skip the walk; but gitleaks' keywords are in most English
+    (`ey`, `sk`, `key`: "they", "ask") and in every assistant record's `output_tokens`, so most records
+    were scanned twice (issue #30 item 7: a 1 KB prompt in prose 13.4 -> 9.1 us; one without a trigger
+    3.4 -> 4.6 us). `first_field` (the first field after the envelope) is no longer needed: the walk
+    skips the envelope by name.
     """
-    line = encode_line(record)
-    if not may_hold_secret(line, _payload_start(line, first_field)):
-        return record, line
     clean = redact_record(record)
-    return clean, (line if clean is record else encode_line(clean))
+    return clean, encode_line(clean)
 
 
 __all__ = ["ENVELOPE_KEYS", "MASK", "add_secret_value", "count_secrets", "encode_redacted", "find_secrets",
