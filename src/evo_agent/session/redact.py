@@ -45,7 +45,6 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Mapping
-from functools import lru_cache
 
 from . import gitleaks_rules
 from .jsonio import encode_line
@@ -126,6 +125,7 @@ class _Matchers:
         self.exact_scan = (re.compile("|".join(re.escape(v) for v in sorted(exact, key=len, reverse=True)))
                            if exact else None)
         self._triggers: tuple[Any, int] | None = None
+        self.literal_pass = _literal_pass_with(exact)
 
     @property
     def triggers(self) -> tuple[Any, int]:
@@ -274,13 +274,16 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
         return []
     matchers = _matchers or _get_matchers()
     found: list[tuple[int, int, int, str]] = []  # start, end, priority (lower wins a tie), kind
-    if matchers.exact_scan is not None:
-        for match in matchers.exact_scan.finditer(text):
-            found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
-    if len(text) not in _free_lengths or text not in _free_of_shapes:
-        data, hits = _literal_hits(text)  # one pass: whether anything can match, and where the shapes and rules try
+    if len(text) in _free_lengths and text in _free_of_shapes:
+        may_hold_value = True  # not scanned for the literals: the exact values are looked for all the same
+    else:
+        # one pass: whether anything can match, where the shapes and rules try, whether a value's form may be here
+        data, hits, may_hold_value = _scan(text, matchers.literal_pass)
         if _may_hold_shapes(hits):
             _shapes_and_rules(text, data, hits, found)
+    if may_hold_value and matchers.exact_scan is not None:
+        for match in matchers.exact_scan.finditer(text):
+            found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
     if not found:
         return []
     masks = [m.span() for m in MASKED.finditer(text)] if "[REDACTED:" in text else []
@@ -299,32 +302,59 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
 _SHAPE_ANCHORS = frozenset(ANCHORS)
 
 
-@lru_cache(maxsize=1)
-def _literal_automaton() -> tuple[tuple[str, ...], Any]:
-    """(the literals whose positions the shapes and the rules need, sorted; an automaton over bytes)."""
-    import ahocorasick_rs
-
-    global _literal_pass
-    words = tuple(sorted(gitleaks_rules.literals() | set(ANCHORS)))
-    _literal_pass = words, ahocorasick_rs.BytesAhoCorasick([w.encode() for w in words],
-                                                           implementation=ahocorasick_rs.Implementation.DFA)
-    return _literal_pass
+def _literal_words() -> tuple[str, ...]:
+    """The literals whose positions the shapes and the rules need (lower case, sorted)."""
+    return tuple(sorted(gitleaks_rules.literals() | set(ANCHORS)))
 
 
-_literal_pass: tuple[tuple[str, ...], Any] | None = None  # `_literal_automaton()`, once built: no call per string
+if TYPE_CHECKING:
+    # (words, automaton, exact): the automaton finds, over a lowered haystack, every literal (`words[i]`, its
+    # positions wanted) and the lowered haystack of every form of the environment's exact values (`i in exact`;
+    # `words[i]` None unless it is a literal too). Built with the matchers, per environment.
+    _LiteralPass = tuple[tuple[str | None, ...], Any, frozenset[int]]
+
+
+def _literal_pass_with(exact_forms: Mapping[str, str]) -> _LiteralPass:
+    """The one automaton a string is scanned with: the literals, and the exact values' forms as the haystack
+    reads them (a form in the text is its haystack, lowered, in the lowered haystack: the pass may only
+    say "maybe", never miss one); the values' regex then runs only on a text where one may be."""
+    import ahocorasick_rs  # imported at first use: importing the session library stays cheap
+
+    literal = _literal_words()
+    keys: dict[bytes, str | None] = {word.encode(): word for word in literal}
+    for form in exact_forms:
+        keys.setdefault(gitleaks_rules.haystack(form).lower(), None)
+    ordered = sorted(keys)
+    automaton = ahocorasick_rs.BytesAhoCorasick(ordered, implementation=ahocorasick_rs.Implementation.DFA)
+    forms = {gitleaks_rules.haystack(form).lower() for form in exact_forms}
+    return (tuple(keys[key] for key in ordered), automaton,
+            frozenset(i for i, key in enumerate(ordered) if key in forms))
+
+
+def _scan(text: str, literal_pass: _LiteralPass) -> tuple[bytes, dict[str, list[int]], bool]:
+    """(`text` as the rules read it, {literal: positions in order}, whether a form of an exact value may be in it)."""
+    # one byte per character (`gitleaks_rules.haystack`, inlined for ASCII): positions are the text's
+    data = text.encode("ascii") if text.isascii() else gitleaks_rules.haystack(text)
+    words, automaton, exact = literal_pass
+    found = automaton.find_matches_as_indexes(data.lower(), overlapping=True)
+    if not found:
+        return data, {}, False
+    hits: dict[str, list[int]] = {}
+    may_hold_value = False
+    for index, start, _end in found:
+        word = words[index]
+        if word is None:
+            may_hold_value = True
+            continue
+        if exact and index in exact:
+            may_hold_value = True
+        hits.setdefault(word, []).append(start)
+    return data, hits, may_hold_value
 
 
 def _literal_hits(text: str) -> tuple[bytes, dict[str, list[int]]]:
     """(`text` as the rules read it, {literal: positions in order}): one pass for the shapes and the rules."""
-    # one byte per character (`gitleaks_rules.haystack`, inlined for ASCII): positions are the text's
-    data = text.encode("ascii") if text.isascii() else gitleaks_rules.haystack(text)
-    words, automaton = _literal_pass or _literal_automaton()
-    found = automaton.find_matches_as_indexes(data.lower(), overlapping=True)
-    if not found:
-        return data, {}
-    hits: dict[str, list[int]] = {}
-    for index, start, _end in found:
-        hits.setdefault(words[index], []).append(start)
+    data, hits, _value = _scan(text, (_matchers or _get_matchers()).literal_pass)
     return data, hits
 
 
