@@ -259,9 +259,10 @@ def _may_hold_shapes(hits: dict[str, list[int]]) -> bool:
 def _shapes_and_rules(text: str, data: bytes, hits: dict[str, list[int]],
                       found: list[tuple[int, int, int, str]]) -> None:
     """What the shapes (priority 1) and gitleaks' rules (priority 2) find in `text`, added to `found`."""
-    shape_starts = sorted({pos for word, at in hits.items() if word in _SHAPE_ANCHORS for pos in at})
-    for start, end, kind in find_shapes(text, shape_starts):
-        found.append((start, end, 1, kind))
+    if not _SHAPE_ANCHORS.isdisjoint(hits):  # prose holds the rules' keywords ("they", "ask"), rarely an anchor
+        shape_starts = sorted({pos for word, at in hits.items() if word in _SHAPE_ANCHORS for pos in at})
+        for start, end, kind in find_shapes(text, shape_starts):
+            found.append((start, end, 1, kind))
     for hit in gitleaks_rules.find(text, data, hits):
         if hit.rule_id.startswith("generic") and is_code_name(text[hit.start:hit.end]):
             continue  # `RegEnumKey = win32api.RegEnumKey`: gitleaks flags it, it is code
@@ -348,7 +349,11 @@ def _scan(text: str, literal_pass: _LiteralPass) -> tuple[bytes, dict[str, list[
             continue
         if exact and index in exact:
             may_hold_value = True
-        hits.setdefault(word, []).append(start)
+        at = hits.get(word)
+        if at is None:
+            hits[word] = [start]
+        else:
+            at.append(start)
     return data, hits, may_hold_value
 
 
@@ -360,8 +365,10 @@ def _literal_hits(text: str) -> tuple[bytes, dict[str, list[int]]]:
 
 def _mask_once(text: str) -> str:
     spans = find_secrets(text)
-    if not spans:
-        return text
+    return _masked(text, spans) if spans else text
+
+
+def _masked(text: str, spans: list[tuple[int, int, str]]) -> str:
     parts, pos = [], 0
     for start, end, kind in spans:
         parts += [text[pos:start], MASK.format(kind)]
@@ -378,9 +385,10 @@ def redact_text(text: str) -> str:
     """
     if not text:
         return text
-    masked = _mask_once(text)
-    if masked is text:
+    spans = find_secrets(text)
+    if not spans:  # most texts: no second call
         return text
+    masked = _masked(text, spans)
     for _ in range(4):
         again = _mask_once(masked)
         if again is masked:
