@@ -1,7 +1,8 @@
 """Redaction's shortcuts find what the full scan finds.
 
 `_may_hold_shapes`: a text in which the one literal pass (`_literal_hits`) finds no gitleaks keyword or
-literal and no shape's anchor is not scanned by the shapes and rules at all; `find_shapes` compiles nothing without a candidate. Texts built from keywords,
+literal and no shape's anchor is not scanned by the shapes and rules at all, nor one in which no hit meets the
+start plan of the rules its keywords select (`_prefilter`); `find_shapes` compiles nothing without a candidate. Texts built from keywords,
 anchors, secret-looking values and plain words give the same spans with and without the shortcut.
 """
 
@@ -25,10 +26,12 @@ def test_the_shortcut_finds_what_the_full_scan_finds(pieces):
     fast = redact.find_secrets(text)
     original = redact._may_hold_shapes
     redact._may_hold_shapes = lambda hits: True
+    redact._prefilter = False
     try:
         full = redact.find_secrets(text)
     finally:
         redact._may_hold_shapes = original
+        redact._prefilter = True
     assert fast == full
 
 
@@ -55,7 +58,7 @@ def test_the_exact_values_are_looked_for_wherever_the_literal_pass_may_have_miss
     try:
         fast = redact.find_secrets(text)
         masked = redact.redact_text(text)
-        redact._scan = lambda text, literal_pass: (*original(text, literal_pass)[:2], True)
+        redact._scan = lambda text, literal_pass, prefilter=True: (*original(text, literal_pass, prefilter)[:2], True)
         full = redact.find_secrets(text)
     finally:
         redact._scan = original

@@ -61,6 +61,11 @@ def test_the_anchors_cache_is_what_the_rules_give():
     assert gitleaks_rules._derived() == {rid: (tuple(a) if a is not None else None, source)
                                          for rid, (a, source) in gitleaks_rules._computed_derived().items()}
     assert gitleaks_rules.keywords() == frozenset(gitleaks_rules._computed_keywords())
+    stored = gitleaks_rules._stored()
+    assert {k: stored[k] for k in ("checks", "unanchored_keywords")} == gitleaks_rules._computed_start_plan()
+    rules = gitleaks_rules.rule_set().rules
+    assert stored["checks"] == {r.id: [r.checks.boundary, r.checks.exact and r.checks.exact.decode(),
+                                       r.checks.assignment_within, sorted(r.keywords)] for r in rules if r.anchors}
 
 
 def test_entropy_and_allowlists_work_as_in_gitleaks():
@@ -304,3 +309,35 @@ def test_anchored_scans_find_what_full_scans_find_on_generated_text(text):
         got = [m.span() for m in gitleaks_rules._matches(rule, data, hits)]
         assert got == [m.span() for m in rule.pattern.finditer(data)], (rule.id, text[:200])
     _assert_starts_are_candidates(data, hits)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.sampled_from(_RAW), st.text(max_size=40),
+                          st.sampled_from(_RAW).map(str.upper), st.sampled_from(_RAW).map(lambda r: "x" + r)),
+                max_size=10).map("".join))
+def test_the_literal_pass_prefilter_skips_only_texts_where_nothing_can_start(text):
+    """`find_secrets` skips the shapes and rules when no hit of the literal pass meets the start plan of the
+    rules its keywords select (`redact._start_plan`): the same spans as without that prefilter."""
+    from evo_agent.session import redact
+
+    fast = redact.find_secrets(text)
+    redact._prefilter = False
+    try:
+        full = redact.find_secrets(text)
+    finally:
+        redact._prefilter = True
+    assert fast == full
+
+
+def test_the_literal_pass_prefilter_on_every_rules_own_texts(samples):
+    """The same, on a text drawn from every rule's regex and the corpus's samples in their five settings."""
+    from evo_agent.session import redact
+
+    texts = _RAW + [s.text for s in samples] + [s.text for s in carrier_samples()]
+    fast = [redact.find_secrets(text) for text in texts]
+    redact._prefilter = False
+    try:
+        full = [redact.find_secrets(text) for text in texts]
+    finally:
+        redact._prefilter = True
+    assert fast == full

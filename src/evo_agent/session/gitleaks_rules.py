@@ -373,9 +373,8 @@ def start_checks(source: str) -> StartChecks:
     if names is not None and source[len(head) + len(names) + 4:].startswith(_ASSIGNMENT_TAIL):
         longest = _max_width(names)
         window = 0 if longest is None else longest + 20 + 3 + 1
-        global _assignment_byte
-        if window and _assignment_byte is None:
-            _assignment_byte = re.compile(b"[=>:|?,]")  # the operator's first bytes, one C call to find any
+        if window:
+            assignment_byte()  # the operator's first bytes, one C call to find any
     return StartChecks(boundary, _exact_start(source), window)
 
 
@@ -492,7 +491,7 @@ def refresh_json() -> None:
     path.write_text(json.dumps(load_toml(), indent=None, separators=(",", ":"), sort_keys=False) + "\n")
     _data.cache_clear()
     anchors = Path(__file__).with_name(ANCHORS_JSON)
-    derived = {"keywords": _computed_keywords(), "rules": _computed_derived()}
+    derived = {"keywords": _computed_keywords(), "rules": _computed_derived(), **_computed_start_plan()}
     anchors.write_text(json.dumps(derived, indent=None, separators=(",", ":"), sort_keys=True) + "\n")
 
 
@@ -590,6 +589,60 @@ def _stored() -> dict[str, Any]:
     """`gitleaks_anchors.json`: {"keywords": `_computed_keywords()`, "rules": `_computed_derived()`}."""
     stored: dict[str, Any] = json.loads(Path(__file__).with_name(ANCHORS_JSON).read_bytes())
     return stored
+
+
+def _computed_start_plan() -> dict[str, Any]:
+    """{"checks": {rule id: its `StartChecks` as [boundary, exact or None, window] and its keywords (sorted)} for
+    the rules with anchors, "unanchored_keywords": the keywords of the rules without (sorted)}: `start_plan`."""
+    checks: dict[str, list[Any]] = {}
+    unanchored: set[str] = set()
+    derived = _computed_derived()
+    for spec in _data()["rules"]:
+        if _applies(spec):
+            anchors, source = derived[spec["id"]]
+            if anchors:
+                found = start_checks(source or spec["regex"])
+                checks[spec["id"]] = [found.boundary, found.exact.decode("ascii") if found.exact else None,
+                                      found.assignment_within, sorted({k.lower() for k in spec.get("keywords", [])})]
+            else:
+                unanchored.update(k.lower() for k in spec.get("keywords", []))
+    return {"checks": checks, "unanchored_keywords": sorted(unanchored)}
+
+
+StartPlan = dict[str, tuple[tuple[bool, "bytes | None", int, frozenset[str]], ...]]
+
+
+@lru_cache(maxsize=1)
+def start_plan() -> tuple[StartPlan, frozenset[str]]:
+    """({anchor: for each distinct `StartChecks` of the rules whose matches begin with it, (boundary, exact,
+    window, the keywords of those rules)}, the keywords of the rules with no anchors), read from
+    `gitleaks_anchors.json` without building the rules.
+
+    Redaction's literal pass reads it to tell, in the same loop, that no rule can find anything in a text
+    (English prose: `ey` inside "they", `sk` in "ask", `key` with no operator near, `sc` of "scroll" with no
+    `sc_` anywhere): a rule runs only when one of its keywords occurs, and a match of a rule with anchors
+    starts at one of them and meets its checks there. tests/session/test_redaction_corpus.py checks the file
+    against the rules.
+    """
+    stored = _stored()
+    plan: dict[str, dict[tuple[bool, bytes | None, int], set[str]]] = {}
+    for rid, (anchors, _source) in stored["rules"].items():
+        if anchors:
+            boundary, exact, window, rule_keywords = stored["checks"][rid]
+            checks = (boundary, exact.encode("ascii") if exact else None, window)
+            for anchor in anchors:
+                plan.setdefault(anchor, {}).setdefault(checks, set()).update(rule_keywords)
+    assignment_byte()  # the plan's windows are searched with it
+    return ({anchor: tuple((*checks, frozenset(kws)) for checks, kws in sorted(by.items(), key=repr))
+             for anchor, by in plan.items()}, frozenset(stored["unanchored_keywords"]))
+
+
+def assignment_byte() -> Any:
+    """`re.compile(b"[=>:|?,]")`: the first bytes of the semi-generic rules' operators (`StartChecks` windows)."""
+    global _assignment_byte
+    if _assignment_byte is None:
+        _assignment_byte = re.compile(b"[=>:|?,]")
+    return _assignment_byte
 
 
 def _computed_derived() -> dict[str, tuple[list[str] | None, str | None]]:

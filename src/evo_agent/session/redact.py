@@ -28,9 +28,11 @@ metadata, not content) or the fields the format needs verbatim (ids,
 `tool_use_id`, session ids, thinking signatures, base64 payloads).
 
 The append path stays fast: each string of a record is scanned once, by one
-Aho-Corasick pass for the rules' keywords and anchors and the shapes' anchors
-(`_literal_hits`), and only the rules and shapes those literals select are
-tried, only where they can start. `may_hold_secret` (one pass over an encoded
+Aho-Corasick pass for the rules' keywords and anchors, the shapes' anchors and
+the forms of the environment's values (`_scan`); when no hit can start a shape
+or a rule its keywords select (`_start_plan`: prose's "they", "ask", "key")
+nothing else runs, else only those rules and shapes are tried, only where they
+can start, and the values' regex only where one of their forms may be. `may_hold_secret` (one pass over an encoded
 line for the keywords, the shapes' triggers and the environment's values, a
 superset of everything above) tells `sessions fsck --secrets` which lines to
 look at.
@@ -279,7 +281,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
         may_hold_value = True  # not scanned for the literals: the exact values are looked for all the same
     else:
         # one pass: whether anything can match, where the shapes and rules try, whether a value's form may be here
-        data, hits, may_hold_value = _scan(text, matchers.literal_pass)
+        data, hits, may_hold_value = _scan(text, matchers.literal_pass, _prefilter)
         if _may_hold_shapes(hits):
             _shapes_and_rules(text, data, hits, found)
     if may_hold_value and matchers.exact_scan is not None:
@@ -301,6 +303,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
 
 
 _SHAPE_ANCHORS = frozenset(ANCHORS)
+_prefilter = True  # `_scan`'s `_may_start` (tests turn it off to compare with the full path)
 
 
 def _literal_words() -> tuple[str, ...]:
@@ -309,10 +312,13 @@ def _literal_words() -> tuple[str, ...]:
 
 
 if TYPE_CHECKING:
-    # (words, automaton, exact): the automaton finds, over a lowered haystack, every literal (`words[i]`, its
-    # positions wanted) and the lowered haystack of every form of the environment's exact values (`i in exact`;
-    # `words[i]` None unless it is a literal too). Built with the matchers, per environment.
-    _LiteralPass = tuple[tuple[str | None, ...], Any, frozenset[int]]
+    # (words, automaton, exact, plans): the automaton finds, over a lowered haystack, every literal (`words[i]`,
+    # its positions wanted) and the lowered haystack of every form of the environment's exact values (`i in
+    # exact`; `words[i]` None unless it is a literal too); `plans` keeps `_start_plan` per set of indexes found.
+    # Built with the matchers, per environment.
+    _Checks = tuple[tuple[bool, bytes | None, int], ...]
+    _Plan = dict[int, _Checks] | None  # None: a shape or a rule tried everywhere may match, look
+    _LiteralPass = tuple[tuple[str | None, ...], Any, frozenset[int], dict[frozenset[int], _Plan]]
 
 
 def _literal_pass_with(exact_forms: Mapping[str, str]) -> _LiteralPass:
@@ -329,26 +335,81 @@ def _literal_pass_with(exact_forms: Mapping[str, str]) -> _LiteralPass:
     automaton = ahocorasick_rs.BytesAhoCorasick(ordered, implementation=ahocorasick_rs.Implementation.DFA)
     forms = {gitleaks_rules.haystack(form).lower() for form in exact_forms}
     return (tuple(keys[key] for key in ordered), automaton,
-            frozenset(i for i, key in enumerate(ordered) if key in forms))
+            frozenset(i for i, key in enumerate(ordered) if key in forms), {})
 
 
-def _scan(text: str, literal_pass: _LiteralPass) -> tuple[bytes, dict[str, list[int]], bool]:
-    """(`text` as the rules read it, {literal: positions in order}, whether a form of an exact value may be in it)."""
+def _start_plan(words: tuple[str | None, ...], indexes: frozenset[int]) -> _Plan:
+    """For a text in which the literals `indexes` were found: None when a shape may start at one (its anchor)
+    or a gitleaks rule without anchors is selected (its keyword); else {index: the `StartChecks` a hit of that
+    literal must meet for a selected rule to start there}, only the literals some selected rule begins with.
+
+    A rule runs only when one of its keywords occurs (gitleaks' first pass) and a rule with anchors finds only
+    a match that begins with one and meets its `StartChecks` there (`gitleaks_rules.find`'s `_starts`): where
+    no hit meets the plan, neither the shapes nor the rules can find anything.
+    """
+    plan, unanchored = gitleaks_rules.start_plan()
+    present = {words[i] for i in indexes} - {None}
+    if not present.isdisjoint(_SHAPE_ANCHORS) or not present.isdisjoint(unanchored):
+        return None
+    out: dict[int, _Checks] = {}
+    for index in indexes:
+        word = words[index]
+        if word is None:
+            continue
+        checks = tuple(dict.fromkeys(entry[:3] for entry in plan.get(word, ()) if not entry[3].isdisjoint(present)))
+        if checks:
+            out[index] = checks
+    return out
+
+
+def _may_start(data: bytes, found: list[tuple[int, int, int]], plan: dict[int, _Checks]) -> bool:
+    """Whether a hit in `found` meets the `_start_plan` of the literals found: else no shape and no gitleaks rule
+    can find anything in `data`, and `find_secrets` need not even gather the hits (English prose: `ey` inside
+    "they", `sk` in "ask", `key` with no operator after it)."""
+    word_byte = gitleaks_rules._WORD_BYTE
+    assignment = gitleaks_rules.assignment_byte()
+    for index, pos, _end in found:
+        checks = plan.get(index)
+        if checks is None:
+            continue
+        for boundary, exact, window in checks:
+            if boundary and word_byte[data[pos - 1] if pos else 0x20] == word_byte[data[pos]]:
+                continue
+            if exact is not None and not data.startswith(exact, pos):
+                continue
+            if window and assignment.search(data, pos, pos + window) is None:
+                continue
+            return True
+    return False
+
+
+def _scan(text: str, literal_pass: _LiteralPass, prefilter: bool = True) -> tuple[bytes, dict[str, list[int]], bool]:
+    """(`text` as the rules read it, {literal: positions in order}, whether a form of an exact value may be in it).
+
+    `prefilter`: the hits are left out ({}) when no shape or rule can start at any of them (`_may_start`).
+    """
     # one byte per character (`gitleaks_rules.haystack`, inlined for ASCII): positions are the text's
     data = text.encode("ascii") if text.isascii() else gitleaks_rules.haystack(text)
-    words, automaton, exact = literal_pass
+    words, automaton, exact, plans = literal_pass
     found = automaton.find_matches_as_indexes(data.lower(), overlapping=True)
     if not found:
         return data, {}, False
+    may_hold_value = bool(exact) and any(index in exact for index, _start, _end in found)
+    if prefilter:
+        indexes = frozenset([index for index, _start, _end in found])
+        if indexes in plans:
+            plan = plans[indexes]
+        else:
+            if len(plans) >= 512:  # the sets of literals a session's texts hold: a few dozen, bounded anyway
+                plans.clear()
+            plan = plans[indexes] = _start_plan(words, indexes)
+        if plan is not None and not _may_start(data, found, plan):
+            return data, {}, may_hold_value
     hits: dict[str, list[int]] = {}
-    may_hold_value = False
     for index, start, _end in found:
         word = words[index]
         if word is None:
-            may_hold_value = True
             continue
-        if exact and index in exact:
-            may_hold_value = True
         at = hits.get(word)
         if at is None:
             hits[word] = [start]
@@ -359,7 +420,7 @@ def _scan(text: str, literal_pass: _LiteralPass) -> tuple[bytes, dict[str, list[
 
 def _literal_hits(text: str) -> tuple[bytes, dict[str, list[int]]]:
     """(`text` as the rules read it, {literal: positions in order}): one pass for the shapes and the rules."""
-    data, hits, _value = _scan(text, (_matchers or _get_matchers()).literal_pass)
+    data, hits, _value = _scan(text, (_matchers or _get_matchers()).literal_pass, prefilter=False)
     return data, hits
 
 
