@@ -314,11 +314,12 @@ def _literal_words() -> tuple[str, ...]:
 if TYPE_CHECKING:
     # (words, automaton, exact, plans): the automaton finds, over a lowered haystack, every literal (`words[i]`,
     # its positions wanted) and the lowered haystack of every form of the environment's exact values (`i in
-    # exact`; `words[i]` None unless it is a literal too); `plans` keeps `_start_plan` per set of indexes found.
+    # exact`; `words[i]` None unless it is a literal too); `plans` keeps, per set of indexes found, their
+    # `_start_plan` and whether one of them is a value's form.
     # Built with the matchers, per environment.
     _Checks = tuple[tuple[bool, bytes | None, int], ...]
     _Plan = dict[int, _Checks] | None  # None: a shape or a rule tried everywhere may match, look
-    _LiteralPass = tuple[tuple[str | None, ...], Any, frozenset[int], dict[frozenset[int], _Plan]]
+    _LiteralPass = tuple[tuple[str | None, ...], Any, frozenset[int], dict[frozenset[int], tuple[_Plan, bool]]]
 
 
 def _literal_pass_with(exact_forms: Mapping[str, str]) -> _LiteralPass:
@@ -394,17 +395,20 @@ def _scan(text: str, literal_pass: _LiteralPass, prefilter: bool = True) -> tupl
     found = automaton.find_matches_as_indexes(data.lower(), overlapping=True)
     if not found:
         return data, {}, False
-    may_hold_value = bool(exact) and any(index in exact for index, _start, _end in found)
     if prefilter:
         indexes = frozenset([index for index, _start, _end in found])
         if indexes in plans:
-            plan = plans[indexes]
+            plan, may_hold_value = plans[indexes]
         else:
             if len(plans) >= 512:  # the sets of literals a session's texts hold: a few dozen, bounded anyway
                 plans.clear()
-            plan = plans[indexes] = _start_plan(words, indexes)
+            may_hold_value = not exact.isdisjoint(indexes)
+            plan = _start_plan(words, indexes)
+            plans[indexes] = (plan, may_hold_value)
         if plan is not None and not _may_start(data, found, plan):
             return data, {}, may_hold_value
+    else:
+        may_hold_value = bool(exact) and any(index in exact for index, _start, _end in found)
     hits: dict[str, list[int]] = {}
     for index, start, _end in found:
         word = words[index]
