@@ -7,6 +7,7 @@ benchmarks/redaction.py prints the same figures beside gitleaks and detect-secre
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections import Counter
@@ -341,3 +342,18 @@ def test_the_literal_pass_prefilter_on_every_rules_own_texts(samples):
     finally:
         redact._prefilter = True
     assert fast == full
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyzABC0123456789+/=_-éß", min_size=1, max_size=60),
+       st.sampled_from([1.0, 2.0, 3.0, 3.5, 4.0, 4.5, 5.0, 3.0000000000000004, 2.9999999999999996]))
+def test_the_entropy_shortcut_answers_as_the_entropy_does(text, floor):
+    assert gitleaks_rules.entropy_at_most(text, floor) == (gitleaks_rules.shannon_entropy(text) <= floor)
+
+
+def test_the_entropy_shortcut_at_the_bound_itself():
+    """k equally frequent characters have an entropy of log2(k), which the floor may equal exactly."""
+    for k in (2, 4, 8, 16, 32):
+        text = "".join(chr(0x41 + i) for i in range(k)) * 3
+        for floor in (math.log2(k), math.log2(k) - 1e-12, math.log2(k) + 1e-12):
+            assert gitleaks_rules.entropy_at_most(text, floor) == (gitleaks_rules.shannon_entropy(text) <= floor)
