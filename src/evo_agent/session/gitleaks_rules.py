@@ -725,20 +725,34 @@ def _extend_left(data: bytes, start: int) -> int:
     return i
 
 
-def _secret_span(match: Any, group: int) -> tuple[int, int]:
+class RawMatch:
+    """A match as `find` reads it: RE2's spans, the whole match's first, then each group's ((-1, -1) when a
+    group took no part). Read from RE2 itself: the binding's match object asks RE2 for the number of groups
+    on every `span` (a dense MB of `.env` lines had 15,000 matches, 3 such calls each)."""
+
+    __slots__ = ("spans",)
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.spans = spans
+
+    def span(self, group: int = 0) -> tuple[int, int]:
+        return self.spans[group]
+
+
+def _secret_span(match: RawMatch, group: int) -> tuple[int, int]:
     """gitleaks' secret: `secretGroup`, else the first non-empty group, else the match.
 
     One departure: a first group shorter than 6 characters is a repeated piece of
     the shape (microsoft-teams-webhook's `([a-z0-9]{4}-){3}`), not the secret;
     the whole match is masked instead.
     """
-    groups: int = match.re.groups
-    whole: tuple[int, int] = match.span()
+    spans = match.spans
+    groups = len(spans) - 1
+    whole = spans[0]
     if group and group <= groups:
-        span: tuple[int, int] = match.span(group)
-        return span
+        return spans[group]
     for g in range(1, groups + 1):
-        start, end = match.span(g)
+        start, end = spans[g]
         if end > start:
             return (start, end) if end - start >= 6 else whole
     return whole
@@ -853,7 +867,7 @@ def _candidates(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> list[int
 
 
 def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
-             positions: list[int] | bool | None = False) -> Iterator[Any]:
+             positions: list[int] | bool | None = False) -> Iterator[RawMatch]:
     """`rule.pattern.finditer(data)`; for a rule with anchors, tried only where one begins.
 
     gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:name1|name2…)…`: once the lazy prefix is
@@ -864,24 +878,54 @@ def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
     """
     if positions is False:
         positions = _candidates(rule, data, hits)
-    if positions is None or positions is True or len(positions) * _BYTES_PER_TRY > len(data):
-        yield from rule.pattern.finditer(data)  # no anchors, or `s.` in code: a scan is cheaper
+    pattern = rule.pattern
+    # RE2 itself, not the binding's generator and match objects: a try that fails (most) costs half as much,
+    # and a match is read without asking RE2 for its number of groups again and again.
+    raw = getattr(getattr(pattern, "_regexp", None), "Match", None)
+    if raw is None:  # a binding without it: its own matches, read the same way
+        yield from _binding_matches(pattern, data, positions)
+        return
+    size = len(data)
+    if positions is None or positions is True or len(positions) * _BYTES_PER_TRY > size:
+        yield from _scan_all(raw, data)  # no anchors, or `s.` in code: a scan is cheaper
         return
     end = 0
-    pattern = rule.pattern
-    match_at = pattern.match
-    # RE2 itself, not the wrapper's generator: a try that fails (most) costs half as much.
-    raw = getattr(getattr(pattern, "_regexp", None), "Match", None)
-    anchor = _ANCHOR_START() if raw is not None else None
+    anchor = _ANCHOR_START()
     for pos in positions:
         if pos < end:
             continue
-        if raw is not None and raw(anchor, data, pos, len(data))[0][0] < 0:
+        spans = raw(anchor, data, pos, size)
+        if spans[0][0] < 0:
             continue
-        match = match_at(data, pos)
-        if match is not None:
-            end = max(match.end(), pos + 1)
-            yield match
+        end = max(spans[0][1], pos + 1)
+        yield RawMatch(spans)
+
+
+def _binding_matches(pattern: Any, data: bytes, positions: list[int] | bool | None) -> Iterator[RawMatch]:
+    """`_matches` through the binding's own `finditer` and `match` (a binding that hides RE2's `Match`)."""
+    if positions is None or positions is True or positions is False or len(positions) * _BYTES_PER_TRY > len(data):
+        found = pattern.finditer(data)
+    else:
+        found = (m for m in (pattern.match(data, p) for p in positions) if m is not None)
+    end = 0
+    for match in found:
+        if positions is None or positions is True or positions is False or match.start() >= end:
+            end = max(match.end(), match.start() + 1)
+            yield RawMatch([match.span(g) for g in range(pattern.groups + 1)])
+
+
+def _scan_all(raw: Any, data: bytes) -> Iterator[RawMatch]:
+    """Every match of a regex over `data`, as the binding's `finditer` finds them (its loop, over RE2's `Match`)."""
+    unanchored = _ANCHOR_START().__class__.UNANCHORED
+    pos, size = 0, len(data)
+    while True:
+        spans = raw(unanchored, data, pos, size)
+        if spans[0] == (-1, -1):
+            return
+        yield RawMatch(spans)
+        if pos == size:
+            return
+        pos = pos + 1 if pos == spans[0][1] else spans[0][1]
 
 
 def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None = None) -> Iterator[Hit]:
