@@ -826,16 +826,24 @@ def _starts(selection: _Selection, data: bytes, hits: dict[str, list[int]]) -> d
     with none is left out): `_candidates` for every rule of `selection` in one loop over the literals found.
 
     On prose every position fails (`they`, `ask`, `key` with no operator near): this loop is all that runs.
+    A rule that gathers more than `len(data) // _BYTES_PER_TRY` positions is scanned whole (`_matches`), so
+    its list stops there, one past that: a dense MB (`.env` lines) no longer checks every one of them.
     """
     plan = selection.plan
     word_byte = _WORD_BYTE
     assignment = _assignment_byte
+    enough = len(data) // _BYTES_PER_TRY
     out: dict[int, list[int]] = {}
     for word, at in hits.items():
         entries = plan.get(word)
         if entries is None:
             continue
         for index, boundary, exact, window in entries:
+            found = out.get(index)
+            if found is None:
+                found = out[index] = []
+            elif len(found) > enough:
+                continue
             for pos in at:
                 if boundary and word_byte[data[pos - 1] if pos else 0x20] == word_byte[data[pos]]:
                     continue
@@ -843,8 +851,10 @@ def _starts(selection: _Selection, data: bytes, hits: dict[str, list[int]]) -> d
                     continue
                 if window and assignment.search(data, pos, pos + window) is None:
                     continue
-                out.setdefault(index, []).append(pos)
-    return out
+                found.append(pos)
+                if len(found) > enough:
+                    break
+    return {index: found for index, found in out.items() if found}
 
 
 # One anchored try (a call through re2's Python wrapper, ~3 µs) costs about what RE2 takes to scan this
@@ -951,7 +961,8 @@ def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None
             found = starts.get(index)
             if found is None:
                 continue  # no place it can start: not even compiled
-            positions = sorted(set(found))
+            # so many places that a scan is cheaper (`_matches`): the same matches either way
+            positions = None if len(found) * _BYTES_PER_TRY > len(data) else sorted(set(found))
         try:
             rule.pattern  # noqa: B018 - compiles it
             for allowlist in rule.allowlists:
