@@ -508,7 +508,11 @@ def _is_secret_name(key: object) -> bool:
     return known
 
 
-_secret_names: dict[str, bool] = {}  # key → `_SECRET_NAME` matches it: a regex per string value was ~1 µs
+# key → `_SECRET_NAME` matches it: a regex per string value was ~1 µs. The format's own keys are known not to
+# be (a test checks each against the regex): a launch's first records are walked with no regex compiled.
+_secret_names: dict[str, bool] = dict.fromkeys(
+    ("content", "text", "thinking", "command", "description", "name", "file_path", "path", "pattern", "prompt",
+     "query", "url", "summary", "old_string", "new_string", "title", "error", "stdout", "stderr", "output"), False)
 
 
 def _redact_value(value: Any, verbatim: bool) -> Any:
