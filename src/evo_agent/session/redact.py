@@ -47,6 +47,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Mapping
+from operator import itemgetter
 
 from . import gitleaks_rules
 from .jsonio import encode_line
@@ -303,6 +304,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
 
 
 _SHAPE_ANCHORS = frozenset(ANCHORS)
+_FIRST = itemgetter(0)  # a hit's literal index, read in C
 _prefilter = True  # `_scan`'s `_may_start` (tests turn it off to compare with the full path)
 
 
@@ -368,7 +370,7 @@ def _may_start(data: bytes, found: list[tuple[int, int, int]], plan: dict[int, _
     can find anything in `data`, and `find_secrets` need not even gather the hits (English prose: `ey` inside
     "they", `sk` in "ask", `key` with no operator after it)."""
     word_byte = gitleaks_rules._WORD_BYTE
-    assignment = gitleaks_rules.assignment_byte()
+    assignment = gitleaks_rules._assignment_byte  # made by `start_plan`, which built the plan
     for index, pos, _end in found:
         checks = plan.get(index)
         if checks is None:
@@ -396,7 +398,7 @@ def _scan(text: str, literal_pass: _LiteralPass, prefilter: bool = True) -> tupl
     if not found:
         return data, {}, False
     if prefilter:
-        indexes = frozenset([index for index, _start, _end in found])
+        indexes = frozenset(map(_FIRST, found))
         if indexes in plans:
             plan, may_hold_value = plans[indexes]
         else:
