@@ -208,3 +208,74 @@ def test_a_big_source_imports_in_bounded_memory(tmp_path):
     assert imported.counts() == (6000, 0, 0)
     assert store.info(sid).meta.message_count == 6000
     assert peak < 4 << 20, f"peak {peak / (1 << 20):.1f} MiB for a {source.stat().st_size >> 20} MiB source"
+
+
+def _import_out(cli, path: Path, *options: str) -> tuple[str, str]:
+    """(new session id, what the import printed)."""
+    result = cli.run("sessions", "import", "claude-code", *options, str(path))
+    assert result.rc == 0, result.err
+    return result.out.split(" → ", 1)[1].split(" ", 1)[0], result.out
+
+
+def _said(sent: list[dict]) -> list[str]:
+    return [_text(m) for m in sent if _text(m)]
+
+
+def test_a_rewound_session_resumes_on_the_branch_the_user_last_saw(cli, model_server):
+    sid, out = _import_out(cli, _fixture("rewind"))
+    assert "(6 messages," in out and "left out: 2 messages of rewound branches" in out
+    sent = _resume_request(cli, model_server, sid)
+    assert _said(sent) == ["remember the word apple", "Noted: apple.", "instead the word cherry",
+                           "Noted: cherry, not banana.", "which words?", "apple and cherry", "next"]
+    assert "banana" not in json.dumps(sent[:3])
+
+
+def test_an_api_error_is_not_imported_as_the_models_words(cli, model_server):
+    sid, out = _import_out(cli, _fixture("api_error"))
+    assert "left out: 1 API error notices" in out
+    assert cli.records(sid)[0]["model"] != "<synthetic>"
+    sent = _resume_request(cli, model_server, sid)
+    assert "Prompt is too long" not in json.dumps(sent)
+    assert _said(sent)[-3:] == ["try again", "Second try works.", "next"]
+
+
+def test_a_response_split_over_lines_with_parallel_tools_and_images_is_one_message(cli, model_server):
+    sid, out = _import_out(cli, _fixture("split_image"))
+    assert "(4 messages, 0 subagents, 0 compactions, 0 lines skipped)" in out
+    sent = _resume_request(cli, model_server, sid)
+    assert [b["type"] for b in sent[0]["content"]] == ["image", "text"]
+    assert [b["type"] for b in sent[1]["content"]] == ["thinking", "text", "tool_use", "tool_use"]
+    assert sent[1]["content"][0]["signature"] == "sig-36-fake"
+    results = {b["tool_use_id"]: b for b in sent[2]["content"]}
+    assert set(results) == {b["id"] for b in sent[1]["content"] if b["type"] == "tool_use"}
+    image_result = next(r for r in results.values() if isinstance(r["content"], list))
+    assert image_result["content"][0]["type"] == "image"
+    assert _text(sent[3]) == "app.py is 15 bytes and dot.png is a single dot, like your picture."
+    assert cli.records(sid)[2]["output_tokens"] == 10  # the response's usage once, not once per line
+
+
+def test_a_web_search_resumes_with_its_results_as_a_tool_result(cli, model_server):
+    sid, _ = _import_out(cli, _fixture("websearch"))
+    sent = _resume_request(cli, model_server, sid)
+    (call,) = [b for b in sent[1]["content"] if b["type"] == "tool_use"]
+    assert call["name"] == "WebSearch" and call["input"] == {"query": "latest python release"}
+    assert "Python Releases" in json.dumps(sent[2]["content"])
+    assert _text(sent[3]) == "The latest Python release is 3.14."
+
+
+def test_an_interrupted_turn_resumes_with_the_tool_refused_and_the_interrupt_noted(cli, model_server):
+    sid, out = _import_out(cli, _fixture("interrupted"))
+    assert "(4 messages," in out
+    sent = _resume_request(cli, model_server, sid)
+    result, *rest = sent[2]["content"]
+    assert result["type"] == "tool_result" and "doesn't want to proceed" in json.dumps(result["content"])
+    assert [b["text"] for b in rest] == ["[Request interrupted by user for tool use]", "never mind, just say hi"]
+    assert _text(sent[3]) == "Hi."
+
+
+def test_dry_run_before_the_source_is_read_as_an_option(cli):
+    before = len(cli.run("sessions", "list", "--all").out)
+    result = cli.run("sessions", "import", "claude-code", "--dry-run", str(_fixture("rewind")))
+    assert result.rc == 0, result.err
+    assert "→ (dry run) (6 messages" in result.out
+    assert len(cli.run("sessions", "list", "--all").out) == before  # nothing written

@@ -33,7 +33,7 @@ from typing import Any
 
 from evo_agent.session import blocks, content_text, tool_uses
 
-from .model import Compaction, Event, ImportedSession, Message, Subagent
+from .model import Compaction, Event, ImportedSession, Message, Subagent, read_lines, stamp_of, too_deep
 
 AGENT = "claude-code"
 TOOL_NAMES = {"Bash": "bash", "Read": "read_file", "Write": "write_file", "Edit": "edit_file", "Glob": "glob",
@@ -83,19 +83,7 @@ def source_id_of(path: Path, look: int = 50) -> str:
 
 
 def _lines(path: Path, imported: ImportedSession) -> Iterator[dict[str, Any]]:
-    with open(path, "rb") as f:
-        for raw in f:
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                imported.skipped["unreadable line"] += 1
-                continue
-            if isinstance(record, dict):
-                yield record
-            else:
-                imported.skipped["unreadable line"] += 1
+    return read_lines(path, imported.skipped)
 
 
 def _map_block(block: object) -> dict[str, Any] | None:
@@ -112,21 +100,22 @@ def _map_block(block: object) -> dict[str, Any] | None:
         if not isinstance(name, str):
             name = "tool"
         raw_input = block.get("input")
-        tool_input = dict(raw_input) if isinstance(raw_input, dict) else {}
+        tool_input = dict(raw_input) if isinstance(raw_input, dict) and not too_deep(raw_input) else {}
         if "file_path" in tool_input and "path" not in tool_input:
             tool_input["path"] = tool_input.pop("file_path")
-        return {"type": "tool_use", "id": block.get("id"), "name": TOOL_NAMES.get(name, name), "input": tool_input}
+        return {"type": "tool_use", "id": str(block.get("id")), "name": TOOL_NAMES.get(name, name), "input": tool_input}
     if btype == "tool_result":
-        out = {"type": "tool_result", "tool_use_id": block.get("tool_use_id"), "content": _result_content(block)}
+        out = {"type": "tool_result", "tool_use_id": str(block.get("tool_use_id")), "content": _result_content(block)}
         if block.get("is_error"):
             out["is_error"] = True
         return out
     if btype == "thinking":
-        out = {"type": "thinking", "thinking": block.get("thinking", "")}
+        thought = block.get("thinking")
+        out = {"type": "thinking", "thinking": thought if isinstance(thought, str) else ""}
         if isinstance(block.get("signature"), str):
             out["signature"] = block["signature"]
         return out
-    if btype in ("redacted_thinking", "image"):
+    if btype in ("redacted_thinking", "image") and not too_deep(block, 8):
         return {k: v for k, v in block.items() if k != "cache_control"}
     return None
 
@@ -135,7 +124,8 @@ def _result_content(block: dict[str, Any]) -> object:
     content = block.get("content")
     if isinstance(content, list):
         return [{k: v for k, v in part.items() if k in ("type", "text", "source")}
-                for part in content if isinstance(part, dict) and part.get("type") in ("text", "image")]
+                for part in content if isinstance(part, dict) and part.get("type") in ("text", "image")
+                and not too_deep(part, 8)]
     return content if isinstance(content, str) else ""
 
 
@@ -153,8 +143,18 @@ def _tokens(usage: object) -> dict[str, Any]:
     return out
 
 
+def _only_results(message: Message) -> bool:
+    content = message.message["content"]
+    return message.message["role"] == "user" and all(b.get("type") == "tool_result" for b in content)
+
+
 class _Builder:
-    """Merges Claude Code's per-block lines into API messages, one role at a time."""
+    """Merges Claude Code's per-block lines into API messages, one role at a time.
+
+    One response is written a line per content block, and with parallel tool calls a tool's result
+    can be written between two blocks of the response that called it: a block of the response just
+    before those results joins it (the results stay after it), as the model sent it.
+    """
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
@@ -165,6 +165,13 @@ class _Builder:
         if not blocks:
             return
         last = self.messages[-1] if self.messages else None
+        if (role == "assistant" and response_id is not None and response_id == self._response_id
+                and last is not None and _only_results(last) and len(self.messages) >= 2
+                and self.messages[-2].message["role"] == "assistant"):
+            self.messages[-2].message["content"].extend(blocks)
+            if tokens:
+                self.messages[-2].tokens = dict(tokens)
+            return
         if last is not None and last.message["role"] == role:
             last.message["content"].extend(blocks)
             if role == "assistant" and response_id != self._response_id:
@@ -178,10 +185,71 @@ class _Builder:
             self._response_id = response_id
 
     def finished(self, everything: bool = False) -> list[Message]:
-        """Messages that can no longer grow (all but the last, or all of them), removed from the builder."""
-        cut = len(self.messages) if everything else max(0, len(self.messages) - 1)
+        """Messages that can no longer grow (all but the last, or all of them), removed from the builder.
+
+        An assistant message followed only by tool results is held too: its response may go on."""
+        keep = 1
+        if len(self.messages) >= 2 and _only_results(self.messages[-1]) \
+                and self.messages[-2].message["role"] == "assistant":
+            keep = 2
+        cut = len(self.messages) if everything else max(0, len(self.messages) - keep)
         done, self.messages = self.messages[:cut], self.messages[cut:]
         return done
+
+
+class _Tree:
+    """Claude Code's records form a tree (`parentUuid`): a rewind or an edited prompt starts a branch
+    and the abandoned one stays in the file. The first pass keeps only this map (uuid -> parent) to
+    pick the branch the user last saw: the ancestors of the last message, plus what Claude Code
+    writes as siblings of that path: the other lines of a response (parallel tool calls, each line
+    parented on the one before) and the tool results parented on those lines.
+    """
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str | None] = {}
+        self.jump: dict[str, str] = {}         # a record whose parent is unknown -> the message written before it
+        self.response: dict[str, str] = {}     # assistant record -> its response (message.id)
+        self.results: set[str] = set()         # user records holding only tool results
+        self.leaf: str | None = None
+        self._last_message: str | None = None
+
+    def add(self, record: dict[str, Any]) -> None:
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str) or record.get("isSidechain") is True:
+            return
+        parent = record.get("parentUuid")
+        if not isinstance(parent, str):
+            parent = record.get("logicalParentUuid")  # a compact_boundary starts anew but names its past
+        parent = parent if isinstance(parent, str) else None
+        self.parent[uuid] = parent
+        if (parent is None or parent not in self.parent) and self._last_message is not None:
+            self.jump[uuid] = self._last_message  # a broken chain goes on from the line written before
+        rtype = record.get("type")
+        message = record.get("message")
+        if rtype not in ("user", "assistant") or not isinstance(message, dict):
+            return
+        self.leaf = self._last_message = uuid
+        if rtype == "assistant" and isinstance(message.get("id"), str):
+            self.response[uuid] = message["id"]
+        content = message.get("content")
+        if (rtype == "user" and isinstance(content, list) and content
+                and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
+            self.results.add(uuid)
+
+    def branch(self) -> set[str] | None:
+        """The uuids of the branch the user last saw (None: the file has no tree, keep every record)."""
+        if self.leaf is None:
+            return None
+        keep: set[str] = set()
+        uuid: str | None = self.leaf
+        while uuid is not None and uuid not in keep:
+            keep.add(uuid)
+            parent = self.parent.get(uuid)
+            uuid = parent if parent in self.parent else self.jump.get(uuid)
+        responses = {self.response[u] for u in keep if u in self.response}
+        keep |= {u for u, response in self.response.items() if response in responses}
+        keep |= {u for u in self.results if self.parent.get(u) in keep}
+        return keep
 
 
 def _preserved_uuids(records: Iterable[dict[str, Any]]) -> set[str]:
@@ -195,10 +263,12 @@ def _preserved_uuids(records: Iterable[dict[str, Any]]) -> set[str]:
     return kept
 
 
-def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, preserved: set[str]) -> Iterator[Event]:
+def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, preserved: set[str],
+                  branch: set[str] | None = None) -> Iterator[Event]:
     """The events in order, streamed: compactions, then messages as soon as they can no longer grow.
 
-    Only the records a later compaction keeps (`preserved`) are held back in memory.
+    Only the records a later compaction keeps (`preserved`) are held back in memory. With `branch`,
+    records of other branches (and subagent lines written into the main file) are left out, counted.
     """
     kept_records: dict[str, dict[str, Any]] = {}
     builder = _Builder()
@@ -207,6 +277,14 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
         if isinstance(record.get("uuid"), str) and record["uuid"] in preserved:
             kept_records[record["uuid"]] = record
         rtype = record.get("type")
+        if branch is not None and isinstance(record.get("uuid"), str) and record["uuid"] not in branch:
+            if rtype in ("user", "assistant") and not record.get("isMeta"):
+                imported.left_out["subagent messages" if record.get("isSidechain") is True
+                                  else "messages of rewound branches"] += 1
+            continue
+        if rtype == "assistant" and record.get("isApiErrorMessage") is True:
+            imported.left_out["API error notices"] += 1  # Claude Code's text, not the model's: never sent
+            continue
         if rtype == "system" and record.get("subtype") == "compact_boundary":
             pending_boundary = record
             continue
@@ -224,18 +302,18 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
             summary = content_text(_content(message), "\n")
             meta = (pending_boundary or {}).get("compactMetadata") or {}
             yield from builder.finished(everything=True)
-            yield Compaction(summary, "auto" if meta.get("trigger") == "auto" else "manual", record.get("timestamp"))
+            yield Compaction(summary, "auto" if meta.get("trigger") == "auto" else "manual", stamp_of(record))
             for uuid in (meta.get("preservedMessages") or {}).get("uuids") or []:
                 old = kept_records.get(uuid)
                 if old and isinstance(old.get("message"), dict):
-                    builder.add(old["type"], _content(old["message"]), old.get("timestamp"),
+                    builder.add(old["type"], _content(old["message"]), stamp_of(old),
                                 _tokens(old["message"].get("usage")) if old["type"] == "assistant" else {},
                                 old["message"].get("id"))
             pending_boundary = None
             continue
         if record.get("isMeta"):
             continue
-        builder.add(rtype, _content(message), record.get("timestamp"),
+        builder.add(rtype, _content(message), stamp_of(record),
                     _tokens(message.get("usage")) if rtype == "assistant" else {}, message.get("id"))
         yield from builder.finished()
     yield from builder.finished(everything=True)
@@ -277,7 +355,9 @@ def read_claude_code(path: Path) -> ImportedSession:
     imported = ImportedSession(AGENT, path.resolve(), source_id_of(path))
     scan: Counter[str] = Counter()  # the first pass counts nothing: its skips are counted by the second
     preserved: set[str] = set()
+    tree = _Tree()
     for record in _lines(path, ImportedSession(AGENT, path, "", skipped=scan)):
+        tree.add(record)
         if imported.cwd is None and isinstance(record.get("cwd"), str):
             imported.cwd = record["cwd"]
         if imported.version is None and isinstance(record.get("version"), str):
@@ -285,16 +365,18 @@ def read_claude_code(path: Path) -> ImportedSession:
         if imported.git_branch is None and isinstance(record.get("gitBranch"), str):
             imported.git_branch = record["gitBranch"]
         message = record.get("message")
-        if record.get("type") == "assistant" and isinstance(message, dict) and isinstance(message.get("model"), str):
+        if (record.get("type") == "assistant" and isinstance(message, dict) and isinstance(message.get("model"), str)
+                and message["model"] != "<synthetic>"):  # Claude Code's own notices name no model
             imported.model = message["model"]
         preserved |= _preserved_uuids((record,))
-    imported.events = _with_subagents(path, imported, preserved)
+    imported.events = _with_subagents(path, imported, preserved, tree.branch())
     return imported
 
 
-def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str]) -> Iterator[Event]:
+def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str],
+                    branch: set[str] | None) -> Iterator[Event]:
     runs = _subagents(path, imported)
-    for event in _conversation(_lines(path, imported), imported, preserved):
+    for event in _conversation(_lines(path, imported), imported, preserved, branch):
         yield event
         if isinstance(event, Message) and event.message["role"] == "assistant":
             for block in tool_uses(event.message):

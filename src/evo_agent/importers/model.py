@@ -10,9 +10,10 @@ file — keeping the source's timestamps, and `session_start` names the source (
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,8 @@ class ImportedSession:
     # transcript imports in bounded memory; it can be consumed once (by write_import or consume).
     events: Iterable[Event] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)   # record type -> how many were not understood
+    # Understood but deliberately not carried over: messages of rewound branches, API error notices.
+    left_out: Counter[str] = field(default_factory=Counter)
     totals: Counter[str] = field(default_factory=Counter)    # messages, subagents, compactions: filled while consumed
 
     def counts(self) -> tuple[int, int, int]:
@@ -70,6 +73,53 @@ class ImportedSession:
             else "subagents"
         self.totals[kind] += 1
         return event
+
+
+MAX_LINE = 64 << 20   # a longer line (no real record is) is skipped unread, so memory stays bounded
+MAX_DEPTH = 64        # JSON nested deeper is skipped: the session's encoder refuses depth past 254
+
+
+def read_lines(path: Path, skipped: Counter[str]) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL file, one per line, streamed. What is not one is counted, never raised:
+    torn or binary lines, lines past MAX_LINE (read in chunks and dropped), nesting past what Python parses."""
+    with open(path, "rb") as f:
+        while True:
+            raw = f.readline(MAX_LINE + 1)
+            if not raw:
+                return
+            if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
+                    pass
+                skipped["line too long"] += 1
+                continue
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except (ValueError, RecursionError):
+                skipped["unreadable line"] += 1
+                continue
+            if isinstance(record, dict):
+                yield record
+            else:
+                skipped["unreadable line"] += 1
+
+
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests more than `limit` levels (stops early; values kept as-is are small)."""
+    if limit <= 0:
+        return True
+    if isinstance(value, dict):
+        return any(too_deep(v, limit - 1) for v in value.values())
+    if isinstance(value, list):
+        return any(too_deep(v, limit - 1) for v in value)
+    return False
+
+
+def stamp_of(record: dict[str, Any]) -> str | None:
+    """A record's timestamp when it is a string (a hostile file may put anything there)."""
+    value = record.get("timestamp")
+    return value if isinstance(value, str) and len(value) < 64 else None
 
 
 def consume(imported: ImportedSession) -> None:

@@ -83,6 +83,9 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
         note = f"; it grew since {earlier[-1][0]}" if earlier else ""
         out.write(f"{path} → {new_id} ({messages} messages, {subagents} subagents, {compactions} compactions, "
                   f"{skipped} lines skipped{note})\n")
+        if imported.left_out:
+            kinds = ", ".join(f"{n} {kind}" for kind, n in imported.left_out.most_common())
+            out.write(f"  left out: {kinds}\n")
         if imported.skipped:
             kinds = ", ".join(f"{n} {kind}" for kind, n in imported.skipped.most_common())
             out.write(f"  not understood: {terminal_safe(kinds, keep_newlines=False)}\n")
