@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .claude_code import _Builder
-from .model import Compaction, Event, ImportedSession, Message
+from .model import Compaction, Event, ImportedSession, Message, read_lines, stamp_of, too_deep
 
 AGENT = "codex"
 TOOL_NAMES = {"exec_command": "bash", "shell": "bash", "shell_command": "bash", "local_shell": "bash"}
@@ -49,9 +50,17 @@ def _meta(path: Path) -> dict[str, Any]:
                         and isinstance(line.get("payload"), dict)):
                     payload: dict[str, Any] = line["payload"]
                     return payload
+                if _legacy_meta(line):  # 2025 rollouts (codex 0.2x) start with the bare meta object
+                    assert isinstance(line, dict)
+                    return line
     except OSError:
         pass
     return {}
+
+
+def _legacy_meta(line: object) -> bool:
+    return (isinstance(line, dict) and "type" not in line and "payload" not in line
+            and isinstance(line.get("id"), str) and isinstance(line.get("timestamp"), str))
 
 
 def source_id_of(path: Path) -> str:
@@ -83,6 +92,35 @@ def _texts(content: object) -> list[str]:
     return [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
 
 
+def _image(part: dict[str, Any]) -> dict[str, Any] | None:
+    """An `input_image` as an Anthropic image block: a data URL becomes base64, another URL stays one."""
+    url = part.get("image_url")
+    if not isinstance(url, str):
+        return None
+    match = re.match(r"data:(image/[a-z0-9.+-]+);base64,", url)
+    if match:
+        return {"type": "image", "source": {"type": "base64", "media_type": match.group(1),
+                                            "data": url[match.end():]}}
+    if url.startswith(("https://", "http://")):
+        return {"type": "image", "source": {"type": "url", "url": url}}
+    return None
+
+
+def _blocks(content: object) -> list[dict[str, Any]]:
+    """A message's text and image parts, in order, as content blocks."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    out = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str) and part["text"].strip():
+            out.append({"type": "text", "text": part["text"]})
+        elif part.get("type") == "input_image" and (image := _image(part)) is not None:
+            out.append(image)
+    return out
+
+
 def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
     name = item.get("name")
     if not isinstance(name, str):
@@ -92,13 +130,13 @@ def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
         tool_input = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
         tool_input = {"input": raw}
-    if not isinstance(tool_input, dict):
-        tool_input = {"input": tool_input}
+    if not isinstance(tool_input, dict) or too_deep(tool_input):
+        tool_input = {"input": tool_input} if isinstance(tool_input, str) else {}
     if name in TOOL_NAMES and "cmd" in tool_input and "command" not in tool_input:
         tool_input["command"] = tool_input.pop("cmd")
     if isinstance(tool_input.get("command"), list):  # `shell` takes argv
         tool_input["command"] = " ".join(str(a) for a in tool_input["command"])
-    return {"type": "tool_use", "id": item.get("call_id") or item.get("id"), "name": TOOL_NAMES.get(name, name),
+    return {"type": "tool_use", "id": str(item.get("call_id") or item.get("id")), "name": TOOL_NAMES.get(name, name),
             "input": tool_input}
 
 
@@ -106,15 +144,24 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
     itype = item.get("type")
     if itype == "message":
         role = item.get("role")
-        texts = [t for t in _texts(item.get("content")) if t.strip()]
-        if role == "developer" or role == "system" or not texts:
+        blocks = _blocks(item.get("content"))
+        texts = [b["text"] for b in blocks if b["type"] == "text"]
+        if role == "developer" or role == "system" or not blocks:
             return
-        if role == "user" and all(t.lstrip().startswith(_INSTRUCTION_PREFIXES) for t in texts):
+        if role == "user" and texts and len(texts) == len(blocks) \
+                and all(t.lstrip().startswith(_INSTRUCTION_PREFIXES) for t in texts):
             return
         if role not in ("user", "assistant"):
-            imported.skipped[f"message/{role}"] += 1
+            imported.skipped[f"message/{str(role)[:40]}"] += 1
             return
-        builder.add(role, [{"type": "text", "text": t} for t in texts], stamp, {}, None)
+        if role == "assistant":
+            blocks = [{"type": "text", "text": t} for t in texts]  # a model sends no images
+        builder.add(role, blocks, stamp, {}, None)
+    elif itype == "web_search_call":  # searched on OpenAI's servers: the results never reach the rollout
+        action = item.get("action")
+        query = action.get("query") if isinstance(action, dict) else None
+        note = f"[searched the web for {query!r}]" if isinstance(query, str) else "[searched the web]"
+        builder.add("assistant", [{"type": "text", "text": note}], stamp, {}, builder._response_id)
     elif itype in ("function_call", "custom_tool_call", "local_shell_call"):
         builder.add("assistant", [_tool_use(item)], stamp, {}, builder._response_id)
     elif itype in ("function_call_output", "custom_tool_call_output"):
@@ -124,7 +171,7 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
             output = output.get("content")
         else:
             is_error = False
-        block = {"type": "tool_result", "tool_use_id": item.get("call_id"),
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(item.get("call_id")),
                  "content": output if isinstance(output, str) else json.dumps(output)}
         if is_error:
             block["is_error"] = True
@@ -208,45 +255,56 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
     # Finished messages wait here until the next response starts: a `token_count` for a response
     # comes after its tool outputs, when the assistant message is already finished.
     held: list[Any] = []
-    with open(path, "rb") as f:
-        for raw in f:
-            if not raw.strip():
-                continue
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                imported.skipped["unreadable line"] += 1
-                continue
-            if not isinstance(line, dict) or not isinstance(line.get("payload"), dict):
-                imported.skipped["unreadable line"] += 1
-                continue
-            ltype, payload, stamp = line.get("type"), line["payload"], line.get("timestamp")
-            if ltype == "response_item":
-                _add_item(builder, payload, stamp, imported)
-            elif ltype == "compacted":
-                yield from _release(held, builder.finished(everything=True))
-                summary = payload.get("message")
-                if not isinstance(summary, str):
-                    summary = ""
-                yield Compaction(summary, "auto", stamp)
-                for item in payload.get("replacement_history") or []:
-                    if isinstance(item, dict) and not (item.get("type") == "message"
-                                                       and _texts(item.get("content")) == [summary]):
-                        _add_item(builder, item, stamp, imported)
-            elif ltype == "token_usage_record":
-                usage = payload.get("usage")
-                if not isinstance(usage, dict):
-                    usage = {}
-                if isinstance(usage.get("input_tokens"), int):
-                    tokens.add(held + builder.messages, usage["input_tokens"], _count(usage.get("output_tokens")))
-            elif ltype == "event_msg" and payload.get("type") == "token_count":
-                tokens.catch_up(held + builder.messages, payload.get("info"))
-            elif ltype not in _QUIET:
-                imported.skipped[str(ltype)] += 1
-            held.extend(builder.finished())
-            if builder.messages and builder.messages[-1].message["role"] == "assistant":
-                yield from _release(held, [])  # a new response began: the held ones are complete
+    for line in read_lines(path, imported.skipped):
+        if "payload" not in line and isinstance(line.get("type"), str):  # 2025 rollouts: bare items
+            line = {"type": "response_item", "payload": line}
+        elif "payload" not in line and (line.get("record_type") == "state" or _legacy_meta(line)):
+            continue
+        if not isinstance(line.get("payload"), dict):
+            imported.skipped["unreadable line"] += 1
+            continue
+        ltype, payload, stamp = line.get("type"), line["payload"], stamp_of(line)
+        if ltype == "response_item":
+            _add_item(builder, payload, stamp, imported)
+        elif ltype == "compacted":
+            summary = payload.get("message")
+            if not isinstance(summary, str):
+                summary = ""
+            _drop_summary_answer(builder, summary)
+            yield from _release(held, builder.finished(everything=True))
+            yield Compaction(summary, "auto", stamp)
+            history = payload.get("replacement_history")
+            for item in history if isinstance(history, list) else []:
+                if isinstance(item, dict) and not (item.get("type") == "message"
+                                                   and _texts(item.get("content")) == [summary]):
+                    _add_item(builder, item, stamp, imported)
+        elif ltype == "token_usage_record":
+            usage = payload.get("usage")
+            if not isinstance(usage, dict):
+                usage = {}
+            if isinstance(usage.get("input_tokens"), int):
+                tokens.add(held + builder.messages, usage["input_tokens"], _count(usage.get("output_tokens")))
+        elif ltype == "event_msg" and payload.get("type") == "token_count":
+            tokens.catch_up(held + builder.messages, payload.get("info"))
+        elif ltype not in _QUIET:
+            imported.skipped[str(ltype)] += 1
+        held.extend(builder.finished())
+        if builder.messages and builder.messages[-1].message["role"] == "assistant":
+            yield from _release(held, [])  # a new response began: the held ones are complete
     yield from _release(held, builder.finished(everything=True))
+
+
+def _drop_summary_answer(builder: _Builder, summary: str) -> None:
+    """Codex records its summarizing request's answer as an assistant message before `compacted`:
+    the summary is the boundary's, not something the model said in the conversation."""
+    last = builder.messages[-1] if builder.messages else None
+    if last is None or last.message["role"] != "assistant" or not last.message["content"]:
+        return
+    block = last.message["content"][-1]
+    if block.get("type") == "text" and block["text"].strip() and summary.rstrip().endswith(block["text"].strip()):
+        last.message["content"].pop()
+        if not last.message["content"]:
+            builder.messages.pop()
 
 
 def _release(held: list[Message], more: list[Message]) -> Iterator[Message]:
