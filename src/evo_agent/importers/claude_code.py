@@ -33,7 +33,7 @@ from typing import Any
 
 from evo_agent.session import blocks, content_text, tool_uses
 
-from .model import Compaction, Event, ImportedSession, Message, Subagent, read_lines, stamp_of, too_deep
+from .model import Compaction, Event, ImportedSession, Message, Subagent, head_records, read_lines, stamp_of, too_deep
 
 AGENT = "claude-code"
 TOOL_NAMES = {"Bash": "bash", "Read": "read_file", "Write": "write_file", "Edit": "edit_file", "Glob": "glob",
@@ -67,18 +67,10 @@ def find_sources(project_dir: Path) -> list[Path]:
 
 def source_id_of(path: Path, look: int = 50) -> str:
     """The session id Claude Code recorded first in a transcript (its file name when none is found)."""
-    try:
-        with open(path, "rb") as f:
-            for _, raw in zip(range(look), f):
-                try:
-                    record = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and isinstance(record.get("sessionId"), str):
-                    session_id: str = record["sessionId"]
-                    return session_id
-    except OSError:
-        pass
+    for record in head_records(path, look):
+        if isinstance(record.get("sessionId"), str):
+            session_id: str = record["sessionId"]
+            return session_id
     return path.stem
 
 
@@ -281,6 +273,8 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
             if rtype in ("user", "assistant") and not record.get("isMeta"):
                 imported.left_out["subagent messages" if record.get("isSidechain") is True
                                   else "messages of rewound branches"] += 1
+            elif rtype not in _QUIET_TYPES and rtype != "system":
+                imported.not_understood(rtype)
             continue
         if rtype == "assistant" and record.get("isApiErrorMessage") is True:
             imported.left_out["API error notices"] += 1  # Claude Code's text, not the model's: never sent
@@ -292,11 +286,11 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
             continue
         if rtype not in ("user", "assistant"):
             if rtype not in _QUIET_TYPES:
-                imported.skipped[str(rtype)] += 1
+                imported.not_understood(rtype)
             continue
         message = record.get("message")
         if not isinstance(message, dict):
-            imported.skipped[str(rtype)] += 1
+            imported.not_understood(rtype)
             continue
         if rtype == "user" and record.get("isCompactSummary"):
             summary = content_text(_content(message), "\n")
@@ -330,8 +324,9 @@ def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
     for file in files:
         meta_path = file.with_name(file.name[: -len(".jsonl")] + ".meta.json")
         try:
-            meta = json.loads(meta_path.read_text())
-        except (OSError, ValueError):
+            with open(meta_path, "rb") as f:
+                meta = json.loads(f.read(1 << 20))
+        except (OSError, ValueError, RecursionError):
             meta = {}
         tool_use_id = meta.get("toolUseId") if isinstance(meta, dict) else None
         if not isinstance(tool_use_id, str):

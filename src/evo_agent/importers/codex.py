@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .claude_code import _Builder
-from .model import Compaction, Event, ImportedSession, Message, read_lines, stamp_of, too_deep
+from .model import Compaction, Event, ImportedSession, Message, head_records, read_lines, stamp_of, too_deep
 
 AGENT = "codex"
 TOOL_NAMES = {"exec_command": "bash", "shell": "bash", "shell_command": "bash", "local_shell": "bash"}
@@ -39,22 +39,12 @@ def codex_home() -> Path:
 
 
 def _meta(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as f:
-            for _, raw in zip(range(20), f):
-                try:
-                    line = json.loads(raw)
-                except ValueError:
-                    continue
-                if (isinstance(line, dict) and line.get("type") == "session_meta"
-                        and isinstance(line.get("payload"), dict)):
-                    payload: dict[str, Any] = line["payload"]
-                    return payload
-                if _legacy_meta(line):  # 2025 rollouts (codex 0.2x) start with the bare meta object
-                    assert isinstance(line, dict)
-                    return line
-    except OSError:
-        pass
+    for line in head_records(path, 20):
+        if line.get("type") == "session_meta" and isinstance(line.get("payload"), dict):
+            payload: dict[str, Any] = line["payload"]
+            return payload
+        if _legacy_meta(line):  # 2025 rollouts (codex 0.2x) start with the bare meta object
+            return line
     return {}
 
 
@@ -128,7 +118,7 @@ def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
     raw = item.get("arguments") if item.get("type") == "function_call" else item.get("input")
     try:
         tool_input = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
+    except (ValueError, RecursionError):
         tool_input = {"input": raw}
     if not isinstance(tool_input, dict) or too_deep(tool_input):
         tool_input = {"input": tool_input} if isinstance(tool_input, str) else {}
@@ -152,7 +142,7 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
                 and all(t.lstrip().startswith(_INSTRUCTION_PREFIXES) for t in texts):
             return
         if role not in ("user", "assistant"):
-            imported.skipped[f"message/{str(role)[:40]}"] += 1
+            imported.not_understood(f"message/{role}")
             return
         if role == "assistant":
             blocks = [{"type": "text", "text": t} for t in texts]  # a model sends no images
@@ -179,7 +169,7 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
     elif itype == "reasoning":
         imported.skipped["reasoning (encrypted)"] += 1
     else:
-        imported.skipped[f"response_item/{itype}"] += 1
+        imported.not_understood(f"response_item/{itype}")
 
 
 def read_codex(path: Path) -> ImportedSession:
@@ -232,20 +222,11 @@ class _Tokens:
 
 
 def _first_model(path: Path, look: int = 400) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            for _, raw in zip(range(look), f):
-                try:
-                    line = json.loads(raw)
-                except ValueError:
-                    continue
-                payload = line.get("payload") if isinstance(line, dict) else None
-                if (line.get("type") == "turn_context" and isinstance(payload, dict)
-                        and isinstance(payload.get("model"), str)):
-                    model: str = payload["model"]
-                    return model
-    except OSError:
-        pass
+    for line in head_records(path, look):
+        payload = line.get("payload")
+        if line.get("type") == "turn_context" and isinstance(payload, dict) and isinstance(payload.get("model"), str):
+            model: str = payload["model"]
+            return model
     return None
 
 
@@ -287,7 +268,7 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
         elif ltype == "event_msg" and payload.get("type") == "token_count":
             tokens.catch_up(held + builder.messages, payload.get("info"))
         elif ltype not in _QUIET:
-            imported.skipped[str(ltype)] += 1
+            imported.not_understood(ltype)
         held.extend(builder.finished())
         if builder.messages and builder.messages[-1].message["role"] == "assistant":
             yield from _release(held, [])  # a new response began: the held ones are complete

@@ -73,11 +73,15 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
         try:
             if dry_run:
                 consume(imported)
-                new_id = "(dry run)"
+                new_id: str | None = "(dry run)" if imported.totals else None
             else:
                 new_id = write_import(store, imported, fingerprint, earlier[-1][0] if earlier else None)
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+        if new_id is None:
+            unread = sum(imported.skipped.values())
+            raise CommandError(f"nothing to import from {path}: no {label} conversation in it "
+                               f"({unread} lines not understood)")
         messages, subagents, compactions = imported.counts()
         skipped = sum(imported.skipped.values())
         note = f"; it grew since {earlier[-1][0]}" if earlier else ""
