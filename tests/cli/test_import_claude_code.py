@@ -279,3 +279,48 @@ def test_dry_run_before_the_source_is_read_as_an_option(cli):
     assert result.rc == 0, result.err
     assert "→ (dry run) (6 messages" in result.out
     assert len(cli.run("sessions", "list", "--all").out) == before  # nothing written
+
+
+def test_claude_code_1_x_inline_subagent_and_its_resume_in_a_new_file(cli, model_server):
+    """Claude Code 1.0.100 (2025) wrote subagent lines into the main file, and a resume into a new file."""
+    first, second = sorted((FIXTURES / "v1").glob("*.jsonl"), key=lambda p: "fix the greeting" in p.read_text())
+    sid, out = _import_out(cli, first)
+    assert "(4 messages, 1 subagents, 0 compactions, 0 lines skipped)" in out and "left out" not in out
+    records = cli.records(sid)
+    assert records[0]["imported_from"]["version"] == "1.0.100"
+    (end,) = [r for r in records if r["type"] == "subagent_end"]
+    assert end["result"] == "app.py is the entry point."
+    sent = _resume_request(cli, model_server, sid)
+    assert "Which file is the entry point?" not in [_text(m) for m in sent]  # the sidechain stays aside
+    assert _said(sent)[-2:] == ["The subagent says app.py is the entry point.", "next"]
+    sid2, out2 = _import_out(cli, second)
+    assert "(6 messages, 0 subagents" in out2
+    assert _said(_resume_request(cli, model_server, sid2))[-3:] == ["fix the greeting", "Changed the greeting.", "next"]
+
+
+def test_a_response_interrupted_by_its_own_tool_results_stays_one_message(tmp_path):
+    """Lines of one response with a tool's result written between them (parallel tools) merge, results after."""
+    lines = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "two things"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": {
+            "id": "msg_1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                                             "input": {"command": "ls"}}]}},
+        {"type": "user", "uuid": "r1", "parentUuid": "a1", "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]}},
+        {"type": "assistant", "uuid": "a2", "parentUuid": "a1", "message": {
+            "id": "msg_1", "role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Bash",
+                                                             "input": {"command": "pwd"}}]}},
+        {"type": "user", "uuid": "r2", "parentUuid": "a2", "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "b"}]}},
+        {"type": "assistant", "uuid": "a3", "parentUuid": "r1", "message": {
+            "id": "msg_2", "role": "assistant", "content": [{"type": "text", "text": "done"}]}},
+    ]
+    source = tmp_path / "s.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = SessionStore(tmp_path / "project", warn=lambda line: None)
+    sid = write_import(store, read_claude_code(source), source_fingerprint(source), None)
+    assert sid is not None
+    messages = store.load(sid).messages
+    assert [[b.get("id") or b.get("tool_use_id") or b.get("text") for b in m["content"]] for m in messages[1:]] == [
+        ["t1", "t2"], ["t1", "t2"], ["done"]]
+    check_request(messages + [{"role": "user", "content": "next"}])

@@ -256,7 +256,7 @@ def _preserved_uuids(records: Iterable[dict[str, Any]]) -> set[str]:
 
 
 def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, preserved: set[str],
-                  branch: set[str] | None = None) -> Iterator[Event]:
+                  branch: set[str] | None = None, inline: _InlineSidechains | None = None) -> Iterator[Event]:
     """The events in order, streamed: compactions, then messages as soon as they can no longer grow.
 
     Only the records a later compaction keeps (`preserved`) are held back in memory. With `branch`,
@@ -269,6 +269,9 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
         if isinstance(record.get("uuid"), str) and record["uuid"] in preserved:
             kept_records[record["uuid"]] = record
         rtype = record.get("type")
+        if inline is not None and record.get("isSidechain") is True and rtype in ("user", "assistant"):
+            inline.add(record)
+            continue
         if branch is not None and isinstance(record.get("uuid"), str) and record["uuid"] not in branch:
             if rtype in ("user", "assistant") and not record.get("isMeta"):
                 imported.left_out["subagent messages" if record.get("isSidechain") is True
@@ -313,6 +316,46 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
     yield from builder.finished(everything=True)
 
 
+def _sidechain(records: list[dict[str, Any]], tool_use_id: str, name: str, imported: ImportedSession) -> Subagent:
+    messages = [e for e in _conversation(records, imported, _preserved_uuids(records)) if isinstance(e, Message)]
+    answer = next((content_text(m.message["content"], "\n") for m in reversed(messages)
+                   if m.message["role"] == "assistant"), "")
+    return Subagent(tool_use_id, name, messages, answer, messages[0].timestamp if messages else None)
+
+
+class _InlineSidechains:
+    """Claude Code 1.x wrote a subagent's lines into the main transcript (`isSidechain`), between the
+    Task call and its result. They are gathered here by chain and matched to the call by its prompt."""
+
+    def __init__(self) -> None:
+        self.runs: list[list[dict[str, Any]]] = []
+        self._run_of: dict[str, int] = {}
+
+    def add(self, record: dict[str, Any]) -> None:
+        parent = record.get("parentUuid")
+        index = self._run_of.get(parent) if isinstance(parent, str) else None
+        if index is None:
+            index = len(self.runs)
+            self.runs.append([])
+        self.runs[index].append(record)
+        if isinstance(record.get("uuid"), str):
+            self._run_of[record["uuid"]] = index
+
+    def take(self, prompt: object) -> list[dict[str, Any]] | None:
+        """The sidechain whose first prompt is `prompt`, removed (None when there is none)."""
+        if not isinstance(prompt, str):
+            return None
+        for index, run in enumerate(self.runs):
+            first = run[0].get("message") if run else None
+            if isinstance(first, dict) and content_text(_content(first), "\n").strip() == prompt.strip():
+                self.runs[index] = []
+                return run
+        return None
+
+    def left(self) -> int:
+        return sum(1 for run in self.runs for r in run if r.get("type") in ("user", "assistant"))
+
+
 def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
     """Sidechains by the tool_use id that started them."""
     folder = path.with_suffix("") / "subagents"
@@ -333,11 +376,7 @@ def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
             imported.skipped["subagent without its tool call"] += 1
             continue
         records = list(_lines(file, imported))  # a sidechain is one task's conversation: held whole
-        messages = [e for e in _conversation(records, imported, _preserved_uuids(records)) if isinstance(e, Message)]
-        answer = next((content_text(m.message["content"], "\n") for m in reversed(messages)
-                       if m.message["role"] == "assistant"), "")
-        runs[tool_use_id] = Subagent(tool_use_id, str(meta.get("agentType") or "subagent"), messages, answer,
-                                     messages[0].timestamp if messages else None)
+        runs[tool_use_id] = _sidechain(records, tool_use_id, str(meta.get("agentType") or "subagent"), imported)
     return runs
 
 
@@ -371,9 +410,18 @@ def read_claude_code(path: Path) -> ImportedSession:
 def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str],
                     branch: set[str] | None) -> Iterator[Event]:
     runs = _subagents(path, imported)
-    for event in _conversation(_lines(path, imported), imported, preserved, branch):
+    inline = _InlineSidechains()
+    for event in _conversation(_lines(path, imported), imported, preserved, branch, inline):
         yield event
         if isinstance(event, Message) and event.message["role"] == "assistant":
             for block in tool_uses(event.message):
                 if block.get("id") in runs:
                     yield runs.pop(block["id"])
+                elif block.get("name") == "task" and isinstance(block.get("input"), dict):
+                    records = inline.take(block["input"].get("prompt"))
+                    if records is not None:
+                        kind = block["input"].get("subagent_type")
+                        yield _sidechain(records, str(block["id"]), kind if isinstance(kind, str) else "subagent",
+                                         imported)
+    if inline.left():
+        imported.left_out["subagent messages without their Task call"] += inline.left()
