@@ -154,3 +154,19 @@ def test_a_2025_rollout_from_codex_0_20_imports(cli, model_server):
     calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
     assert [(c["name"], c["input"]["command"]) for c in calls] == [("bash", "bash -lc ls")]
     assert [t for m in sent for t in _texts(m)] == ["what files are here?", "Let me look.", "There is app.py.", "next"]
+
+
+def test_an_edit_with_reasoning_and_a_ctrl_c_resumes_with_the_turn_marked_aborted(cli, model_server):
+    sid, out = _import_out(cli, _fixture("edit"))
+    assert "0 lines skipped)" in out and "left out: 1 encrypted reasoning items" in out
+    sent = _resume(cli, model_server, sid)
+    calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert [c["name"] for c in calls] == ["apply_patch", "bash", "bash"]
+    assert calls[0]["input"]["input"].startswith("*** Begin Patch\n*** Update File: app.py")
+    results = {b["tool_use_id"]: b["content"] for m in sent if isinstance(m["content"], list)
+               for b in m["content"] if b["type"] == "tool_result"}
+    assert results[calls[0]["id"]] == "unsupported custom tool call: apply_patch"
+    assert results[calls[2]["id"]].endswith("aborted by user")
+    said = [t for m in sent for t in _texts(m)]
+    assert said[-5:-2] == ["Changed the greeting.", "run the slow tests", "Running the tests."]
+    assert said[-2].startswith("<turn_aborted>\nThe user interrupted the previous turn") and said[-1] == "next"

@@ -167,7 +167,7 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
             block["is_error"] = True
         builder.add("user", [block], stamp, {}, None)
     elif itype == "reasoning":
-        imported.skipped["reasoning (encrypted)"] += 1
+        imported.left_out["encrypted reasoning items"] += 1  # only OpenAI can read them
     else:
         imported.not_understood(f"response_item/{itype}")
 
