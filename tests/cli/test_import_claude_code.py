@@ -190,13 +190,15 @@ def test_a_big_source_imports_in_bounded_memory(tmp_path):
     import tracemalloc
 
     source = tmp_path / "big.jsonl"
-    line_user = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * 4000}}) + "\n"
-    line_assistant = json.dumps({"type": "assistant", "message": {"id": "m", "role": "assistant",
-                                 "content": [{"type": "text", "text": "y" * 4000}]}}) + "\n"
-    with open(source, "w") as f:
-        for _ in range(3000):
-            f.write(line_user)
-            f.write(line_assistant)
+    with open(source, "w") as f:  # a parentUuid chain as Claude Code writes it: the tree is held, ids only
+        for n in range(3000):
+            f.write(json.dumps({"type": "user", "uuid": f"{n:08d}-u-0000-0000-000000000000",
+                                "parentUuid": f"{n - 1:08d}-a-0000-0000-000000000000" if n else None,
+                                "message": {"role": "user", "content": "x" * 4000}}) + "\n")
+            f.write(json.dumps({"type": "assistant", "uuid": f"{n:08d}-a-0000-0000-000000000000",
+                                "parentUuid": f"{n:08d}-u-0000-0000-000000000000",
+                                "message": {"id": f"msg_{n}", "role": "assistant",
+                                            "content": [{"type": "text", "text": "y" * 4000}]}}) + "\n")
     store = SessionStore(tmp_path / "project", warn=lambda line: None, redact=False)
     tracemalloc.start()
     try:
