@@ -170,3 +170,17 @@ def test_an_edit_with_reasoning_and_a_ctrl_c_resumes_with_the_turn_marked_aborte
     said = [t for m in sent for t in _texts(m)]
     assert said[-5:-2] == ["Changed the greeting.", "run the slow tests", "Running the tests."]
     assert said[-2].startswith("<turn_aborted>\nThe user interrupted the previous turn") and said[-1] == "next"
+
+
+def test_a_local_shell_call_becomes_a_bash_call(cli, model_server, tmp_path):
+    source = tmp_path / "rollout-local-shell.jsonl"
+    items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list"}]},
+             {"type": "local_shell_call", "call_id": "call_ls", "status": "completed",
+              "action": {"type": "exec", "command": ["bash", "-lc", "ls"], "timeout_ms": 1000}},
+             {"type": "function_call_output", "call_id": "call_ls", "output": "app.py\n"},
+             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "app.py"}]}]
+    source.write_text("".join(json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "response_item",
+                                          "payload": item}) + "\n" for item in items))
+    sent = _resume(cli, model_server, _import(cli, source))
+    (call,) = [b for b in sent[1]["content"] if b["type"] == "tool_use"]
+    assert (call["name"], call["input"]) == ("bash", {"command": "bash -lc ls"})

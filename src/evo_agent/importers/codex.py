@@ -116,6 +116,9 @@ def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(name, str):
         name = "tool"
     raw = item.get("arguments") if item.get("type") == "function_call" else item.get("input")
+    action = item.get("action")
+    if item.get("type") == "local_shell_call" and isinstance(action, dict):  # the model's built-in shell
+        name, raw = "local_shell", {"command": action.get("command")}
     try:
         tool_input = json.loads(raw) if isinstance(raw, str) else raw
     except (ValueError, RecursionError):
