@@ -326,3 +326,13 @@ def test_a_response_interrupted_by_its_own_tool_results_stays_one_message(tmp_pa
     assert [[b.get("id") or b.get("tool_use_id") or b.get("text") for b in m["content"]] for m in messages[1:]] == [
         ["t1", "t2"], ["t1", "t2"], ["done"]]
     check_request(messages + [{"role": "user", "content": "next"}])
+
+
+def test_a_rewind_in_the_terminal_ui_resumes_in_order_on_the_new_branch(cli, model_server):
+    """/rewind in the real TUI forks the file: the first prompt is written after its answer, and
+    each prompt hangs off the turn_duration record of the turn before it."""
+    sid, out = _import_out(cli, _fixture("rewind_tui"))
+    assert "(6 messages," in out and "left out: 2 messages of rewound branches" in out
+    sent = _resume_request(cli, model_server, sid)
+    assert _said(sent) == ["remember the word apple", "Noted: banana.", "instead the word cherry", "ok",
+                           "which words?", "ok", "next"]

@@ -203,6 +203,7 @@ class _Tree:
         self.response: dict[str, str] = {}     # assistant record -> its response (message.id)
         self.results: set[str] = set()         # user records holding only tool results
         self.leaf: str | None = None
+        self._leaf_stamp = ""
         self._last_message: str | None = None
 
     def add(self, record: dict[str, Any]) -> None:
@@ -220,13 +221,40 @@ class _Tree:
         message = record.get("message")
         if rtype not in ("user", "assistant") or not isinstance(message, dict):
             return
-        self.leaf = self._last_message = uuid
+        self._last_message = uuid
+        stamp = stamp_of(record) or ""
+        if stamp >= self._leaf_stamp:  # the newest message; Claude Code's TUI writes some lines late
+            self.leaf, self._leaf_stamp = uuid, stamp
         if rtype == "assistant" and isinstance(message.get("id"), str):
             self.response[uuid] = message["id"]
         content = message.get("content")
         if (rtype == "user" and isinstance(content, list) and content
                 and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
             self.results.add(uuid)
+
+    def in_order(self, records: Iterable[dict[str, Any]], branch: set[str] | None) -> Iterator[dict[str, Any]]:
+        """`records` with each line of the branch after its parent: Claude Code's TUI writes a session's
+        first prompt after the answer to it (after a /rewind, whose fork rewrites the file)."""
+        if branch is None:
+            yield from records
+            return
+        done: set[str] = set()
+        waiting: dict[str, list[dict[str, Any]]] = {}
+        for record in records:
+            uuid = record.get("uuid")
+            parent = self.parent.get(uuid) if isinstance(uuid, str) and uuid in branch else None
+            if parent is not None and parent in branch and parent not in done:
+                waiting.setdefault(parent, []).append(record)
+                continue
+            ready = [record]
+            while ready:
+                first = ready.pop()
+                yield first
+                if isinstance(first.get("uuid"), str) and first["uuid"] in branch:
+                    done.add(first["uuid"])
+                    ready.extend(reversed(waiting.pop(first["uuid"], [])))
+        for held in waiting.values():  # a parent that never came (a cycle in a damaged file)
+            yield from held
 
     def branch(self) -> set[str] | None:
         """The uuids of the branch the user last saw (None: the file has no tree, keep every record)."""
@@ -403,25 +431,26 @@ def read_claude_code(path: Path) -> ImportedSession:
                 and message["model"] != "<synthetic>"):  # Claude Code's own notices name no model
             imported.model = message["model"]
         preserved |= _preserved_uuids((record,))
-    imported.events = _with_subagents(path, imported, preserved, tree.branch())
+    imported.events = _with_subagents(path, imported, preserved, tree)
     return imported
 
 
-def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str],
-                    branch: set[str] | None) -> Iterator[Event]:
+def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str], tree: _Tree) -> Iterator[Event]:
     runs = _subagents(path, imported)
     inline = _InlineSidechains()
-    for event in _conversation(_lines(path, imported), imported, preserved, branch, inline):
+    branch = tree.branch()
+    records = tree.in_order(_lines(path, imported), branch)
+    for event in _conversation(records, imported, preserved, branch, inline):
         yield event
         if isinstance(event, Message) and event.message["role"] == "assistant":
             for block in tool_uses(event.message):
                 if block.get("id") in runs:
                     yield runs.pop(block["id"])
                 elif block.get("name") == "task" and isinstance(block.get("input"), dict):
-                    records = inline.take(block["input"].get("prompt"))
-                    if records is not None:
+                    side = inline.take(block["input"].get("prompt"))
+                    if side is not None:
                         kind = block["input"].get("subagent_type")
-                        yield _sidechain(records, str(block["id"]), kind if isinstance(kind, str) else "subagent",
+                        yield _sidechain(side, str(block["id"]), kind if isinstance(kind, str) else "subagent",
                                          imported)
     if inline.left():
         imported.left_out["subagent messages without their Task call"] += inline.left()
