@@ -170,3 +170,14 @@ def test_any_claude_code_records_import_without_raising(tmp_path_factory, lines)
 @given(lines=st.lists(_codex_record, max_size=8))
 def test_any_codex_records_import_without_raising(tmp_path_factory, lines):
     _import_and_check(tmp_path_factory.mktemp("cx"), lines, read_codex)
+
+
+def test_import_all_goes_on_past_a_source_with_no_conversation(cli, tmp_path):
+    config = tmp_path / "claude"
+    folder = config / "projects" / str(cli.project).replace("/", "-").replace(".", "-")
+    folder.mkdir(parents=True)
+    (folder / "aaa-junk.jsonl").write_bytes(BINARY)
+    (folder / "zzz-real.jsonl").write_bytes(_fixture("claude_code", "tools").read_bytes())
+    result = cli.run("sessions", "import", "claude-code", "--all", env={**cli.env, "CLAUDE_CONFIG_DIR": str(config)})
+    assert result.rc == 1 and len(result.err_lines) == 1 and "aaa-junk.jsonl: no Claude Code conversation" in result.err
+    assert "zzz-real.jsonl → " in result.out and "(10 messages" in result.out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from itertools import islice
 from pathlib import Path
@@ -59,6 +60,7 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
         out.write(f"Import with: evo-agent sessions import {agent} ID… (or --all)\n")
         return 0
     paths = known if import_all else [_source(s, known, agent) for s in sources]
+    failed = 0
     for path in paths:
         fingerprint = source_fingerprint(path)
         try:
@@ -80,8 +82,12 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
         if new_id is None:
             unread = sum(imported.skipped.values())
-            raise CommandError(f"nothing to import from {path}: no {label} conversation in it "
-                               f"({unread} lines not understood)")
+            problem = f"nothing to import from {path}: no {label} conversation in it ({unread} lines not understood)"
+            if len(paths) == 1:
+                raise CommandError(problem)
+            sys.stderr.write(f"evo-agent: {terminal_safe(problem, keep_newlines=False)}\n")  # the others go on
+            failed += 1
+            continue
         messages, subagents, compactions = imported.counts()
         skipped = sum(imported.skipped.values())
         note = f"; it grew since {earlier[-1][0]}" if earlier else ""
@@ -93,4 +99,4 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
         if imported.skipped:
             kinds = ", ".join(f"{n} {kind}" for kind, n in imported.skipped.most_common())
             out.write(f"  not understood: {terminal_safe(kinds, keep_newlines=False)}\n")
-    return 0
+    return 1 if failed else 0
