@@ -184,3 +184,20 @@ def test_a_local_shell_call_becomes_a_bash_call(cli, model_server, tmp_path):
     sent = _resume(cli, model_server, _import(cli, source))
     (call,) = [b for b in sent[1]["content"] if b["type"] == "tool_use"]
     assert (call["name"], call["input"]) == ("bash", {"command": "bash -lc ls"})
+
+
+def test_a_september_2025_rollout_from_codex_0_40_counts_each_response_once(cli, model_server):
+    """0.40 keeps usage only in token_count events, written before the response's items, with running
+    totals that restart at the resume: every response's 100 + 10 tokens count once."""
+    sid, out = _import_out(cli, _fixture("mid2025"))
+    assert "(8 messages, 0 subagents, 0 compactions, 0 lines skipped)" in out
+    tokens = _assistant_tokens(cli, sid)
+    assert (sum(i for i, _ in tokens), sum(o for _, o in tokens)) == (400, 40)
+    sent = _resume(cli, model_server, sid)
+    assert [t for m in sent if m["role"] == "user" for t in _texts(m)] == ["what files are here?", "write notes", "next"]
+
+
+def test_the_tokens_a_compaction_spent_still_count(cli):
+    sid = _import(cli, _fixture("compact"))
+    tokens = _assistant_tokens(cli, sid)
+    assert (sum(i for i, _ in tokens), sum(o for _, o in tokens)) == (25_000, 50)  # five responses, summaries too

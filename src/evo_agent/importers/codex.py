@@ -195,33 +195,51 @@ def _count(value: object) -> int:
 
 
 class _Tokens:
-    """Tokens given to assistant messages, from `token_usage_record`s or `token_count` running totals.
+    """Tokens given to assistant messages, from `token_usage_record`s or `token_count` events.
 
-    Codex writes either or both. Each record's usage is added as it comes; a `token_count` adds only
-    what its running total holds beyond what was already given, so a rollout with both counts once.
+    Codex 0.17x writes a `token_usage_record` per response (and `token_count`s too): once one is
+    seen, records alone count. Older rollouts have only `token_count`: the response's usage
+    (`last_token_usage`) beside running totals that restart in each process (a resume starts
+    again from zero) and that a repeated event leaves unmoved (skipped). Usage that comes before
+    any assistant message (0.40 writes the count before the response's items) waits for the next.
     """
 
     def __init__(self) -> None:
-        self.given_input = 0
-        self.given_output = 0
+        self.from_records = False
+        self.previous: tuple[int, int] | None = None
+        self.pending = (0, 0)
 
     def add(self, messages: list[Any], input_tokens: int, output_tokens: int) -> None:
         last = next((m for m in reversed(messages) if m.message["role"] == "assistant"), None)
+        input_tokens, output_tokens = input_tokens + self.pending[0], output_tokens + self.pending[1]
         if last is None:
+            self.pending = (input_tokens, output_tokens)
             return
-        last.tokens["input_tokens"] = last.tokens.get("input_tokens", 0) + input_tokens
-        last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + output_tokens
-        self.given_input += input_tokens
-        self.given_output += output_tokens
+        self.pending = (0, 0)
+        if input_tokens or output_tokens:
+            last.tokens["input_tokens"] = last.tokens.get("input_tokens", 0) + input_tokens
+            last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + output_tokens
 
-    def catch_up(self, messages: list[Any], info: object) -> None:
+    def record(self, messages: list[Any], usage: object) -> None:
+        if isinstance(usage, dict) and isinstance(usage.get("input_tokens"), int):
+            self.from_records = True
+            self.add(messages, _count(usage["input_tokens"]), _count(usage.get("output_tokens")))
+
+    def count(self, messages: list[Any], info: object) -> None:
         total = info.get("total_token_usage") if isinstance(info, dict) else None
-        if not isinstance(total, dict):
+        if self.from_records or not isinstance(info, dict) or not isinstance(total, dict):
             return
-        more_input = _count(total.get("input_tokens")) - self.given_input
-        more_output = _count(total.get("output_tokens")) - self.given_output
-        if more_input > 0 or more_output > 0:
-            self.add(messages, max(more_input, 0), max(more_output, 0))
+        now = (_count(total.get("input_tokens")), _count(total.get("output_tokens")))
+        previous, self.previous = self.previous, now
+        if now == previous:
+            return
+        last = info.get("last_token_usage")
+        if isinstance(last, dict):
+            self.add(messages, _count(last.get("input_tokens")), _count(last.get("output_tokens")))
+        elif previous is None or now[0] < previous[0]:  # the first count of this process
+            self.add(messages, *now)
+        else:
+            self.add(messages, now[0] - previous[0], max(0, now[1] - previous[1]))
 
 
 def _first_model(path: Path, look: int = 400) -> str | None:
@@ -254,7 +272,8 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
             summary = payload.get("message")
             if not isinstance(summary, str):
                 summary = ""
-            _drop_summary_answer(builder, summary)
+            spent = _drop_summary_answer(builder, summary)
+            tokens.pending = (tokens.pending[0] + spent[0], tokens.pending[1] + spent[1])
             yield from _release(held, builder.finished(everything=True))
             yield Compaction(summary, "auto", stamp)
             history = payload.get("replacement_history")
@@ -263,32 +282,32 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
                                                    and _texts(item.get("content")) == [summary]):
                     _add_item(builder, item, stamp, imported)
         elif ltype == "token_usage_record":
-            usage = payload.get("usage")
-            if not isinstance(usage, dict):
-                usage = {}
-            if isinstance(usage.get("input_tokens"), int):
-                tokens.add(held + builder.messages, usage["input_tokens"], _count(usage.get("output_tokens")))
+            tokens.record(held + builder.messages, payload.get("usage"))
         elif ltype == "event_msg" and payload.get("type") == "token_count":
-            tokens.catch_up(held + builder.messages, payload.get("info"))
+            tokens.count(held + builder.messages, payload.get("info"))
         elif ltype not in _QUIET:
             imported.not_understood(ltype)
         held.extend(builder.finished())
         if builder.messages and builder.messages[-1].message["role"] == "assistant":
             yield from _release(held, [])  # a new response began: the held ones are complete
+    tokens.add(held + builder.messages, 0, 0)  # usage still waiting goes to the last answer
     yield from _release(held, builder.finished(everything=True))
 
 
-def _drop_summary_answer(builder: _Builder, summary: str) -> None:
+def _drop_summary_answer(builder: _Builder, summary: str) -> tuple[int, int]:
     """Codex records its summarizing request's answer as an assistant message before `compacted`:
-    the summary is the boundary's, not something the model said in the conversation."""
+    the summary is the boundary's, not something the model said in the conversation. Returns the
+    tokens of a message so removed (the summary was paid for: they go to the next answer)."""
     last = builder.messages[-1] if builder.messages else None
     if last is None or last.message["role"] != "assistant" or not last.message["content"]:
-        return
+        return 0, 0
     block = last.message["content"][-1]
     if block.get("type") == "text" and block["text"].strip() and summary.rstrip().endswith(block["text"].strip()):
         last.message["content"].pop()
         if not last.message["content"]:
             builder.messages.pop()
+            return last.tokens.get("input_tokens", 0), last.tokens.get("output_tokens", 0)
+    return 0, 0
 
 
 def _release(held: list[Message], more: list[Message]) -> Iterator[Message]:
