@@ -40,8 +40,12 @@ TOOL_NAMES = {"Bash": "bash", "Read": "read_file", "Write": "write_file", "Edit"
               "Grep": "grep", "Agent": "task", "Task": "task"}
 _UI_TEXT = re.compile(r"\A\s*<(command-name|command-message|local-command-stdout|local-command-stderr|"
                       r"local-command-caveat)>")
+# Claude Code's own bookkeeping (the record types its session loader reads besides messages, 2.1.x).
 _QUIET_TYPES = {"attachment", "queue-operation", "file-history-snapshot", "last-prompt", "mode", "permission-mode",
-                "summary", "custom-title", "agent-name"}
+                "summary", "custom-title", "ai-title", "tag", "relocated", "agent-name", "agent-color",
+                "agent-setting", "isolation-latch", "worktree-state", "pr-link", "bridge-session",
+                "attribution-snapshot", "content-replacement", "fork-context-ref", "marble-origami-commit",
+                "marble-origami-snapshot", "marble-origami-reset", "progress"}
 
 
 def project_folder(cwd: str | os.PathLike[str]) -> str:
