@@ -201,3 +201,15 @@ def test_the_tokens_a_compaction_spent_still_count(cli):
     sid = _import(cli, _fixture("compact"))
     tokens = _assistant_tokens(cli, sid)
     assert (sum(i for i, _ in tokens), sum(o for _, o in tokens)) == (25_000, 50)  # five responses, summaries too
+
+
+def test_a_2025_compaction_without_replacement_history_resumes_with_the_prompts_codex_kept(cli, model_server):
+    """Codex 0.40 wrote `compacted` with the summary alone and sent the user's recent prompts with it."""
+    sid, out = _import_out(cli, _fixture("compact2025"))
+    assert "2 compactions" in out and "not understood" not in out
+    boundaries = [r["summary"] for r in cli.records(sid) if r["type"] == "compact_boundary"]
+    assert boundaries == ["There is app.py.", "Still just app.py."]
+    sent = _resume(cli, model_server, sid)
+    flat = [t for m in sent for t in _texts(m)]
+    assert flat[0].endswith("Still just app.py.\n</previous-conversation-summary>")
+    assert flat[1:] == ["what files are here?", "anything else?", "ok", "next"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,27 @@ def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
         tool_input["command"] = " ".join(str(a) for a in tool_input["command"])
     return {"type": "tool_use", "id": str(item.get("call_id") or item.get("id")), "name": TOOL_NAMES.get(name, name),
             "input": tool_input}
+
+
+class _Prompts:
+    """The user's recent prompts, which Codex before 0.5x carried over a compaction itself (its
+    `compacted` record then holds only the summary): the newest ones, up to what Codex kept."""
+
+    LIMIT = 80_000  # characters: Codex kept ~20,000 tokens of them
+
+    def __init__(self) -> None:
+        self.texts: deque[str] = deque()
+        self.size = 0
+
+    def add(self, item: dict[str, Any]) -> None:
+        if item.get("type") != "message" or item.get("role") != "user":
+            return
+        for text in _texts(item.get("content")):
+            if text.strip() and not text.lstrip().startswith(_INSTRUCTION_PREFIXES):
+                self.texts.append(text)
+                self.size += len(text)
+        while self.size > self.LIMIT and len(self.texts) > 1:
+            self.size -= len(self.texts.popleft())
 
 
 def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, imported: ImportedSession) -> None:
@@ -254,6 +276,7 @@ def _first_model(path: Path, look: int = 400) -> str | None:
 def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
     builder = _Builder()
     tokens = _Tokens()
+    prompts = _Prompts()
     # Finished messages wait here until the next response starts: a `token_count` for a response
     # comes after its tool outputs, when the assistant message is already finished.
     held: list[Any] = []
@@ -268,6 +291,7 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
         ltype, payload, stamp = line.get("type"), line["payload"], stamp_of(line)
         if ltype == "response_item":
             _add_item(builder, payload, stamp, imported)
+            prompts.add(payload)
         elif ltype == "compacted":
             summary = payload.get("message")
             if not isinstance(summary, str):
@@ -277,7 +301,10 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
             yield from _release(held, builder.finished(everything=True))
             yield Compaction(summary, "auto", stamp)
             history = payload.get("replacement_history")
-            for item in history if isinstance(history, list) else []:
+            if not isinstance(history, list):  # before 0.5x: Codex sent the recent prompts with the summary
+                history = [{"type": "message", "role": "user",
+                            "content": [{"type": "input_text", "text": t} for t in prompts.texts]}]
+            for item in history:
                 if isinstance(item, dict) and not (item.get("type") == "message"
                                                    and _texts(item.get("content")) == [summary]):
                     _add_item(builder, item, stamp, imported)
