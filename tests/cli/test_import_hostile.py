@@ -181,3 +181,21 @@ def test_import_all_goes_on_past_a_source_with_no_conversation(cli, tmp_path):
     result = cli.run("sessions", "import", "claude-code", "--all", env={**cli.env, "CLAUDE_CONFIG_DIR": str(config)})
     assert result.rc == 1 and len(result.err_lines) == 1 and "aaa-junk.jsonl: no Claude Code conversation" in result.err
     assert "zzz-real.jsonl → " in result.out and "(10 messages" in result.out
+
+
+def test_past_the_branch_map_limit_every_line_is_kept_in_file_order(tmp_path, monkeypatch):
+    from evo_agent.importers import claude_code
+
+    monkeypatch.setattr(claude_code, "MAX_TREE", 3)
+    monkeypatch.setattr(claude_code, "MAX_HELD", 1)
+    source = tmp_path / "s.jsonl"
+    lines = [{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "one"}},
+             {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": {"id": "m1", "role": "assistant",
+                                                                                 "content": [{"type": "text", "text": "1"}]}},
+             {"type": "user", "uuid": "u2", "parentUuid": "u1", "message": {"role": "user", "content": "two"}},
+             {"type": "assistant", "uuid": "a2", "parentUuid": "u2", "message": {"id": "m2", "role": "assistant",
+                                                                                 "content": [{"type": "text", "text": "2"}]}}]
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    imported = read_claude_code(source)
+    sid = write_import(SessionStore(tmp_path / "p", warn=lambda line: None), imported, source_fingerprint(source), None)
+    assert sid is not None and imported.counts() == (4, 0, 0) and not imported.left_out

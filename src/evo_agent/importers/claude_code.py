@@ -193,6 +193,10 @@ class _Builder:
         return done
 
 
+MAX_TREE = 1_000_000   # lines in the branch map (~170 bytes each); past it every branch is kept, in file order
+MAX_HELD = 50_000      # lines held back (written before their parent, or a 1.x subagent's); past it they go on
+
+
 class _Tree:
     """Claude Code's records form a tree (`parentUuid`): a rewind or an edited prompt starts a branch
     and the abandoned one stays in the file. The first pass keeps only this map (uuid -> parent) to
@@ -207,12 +211,17 @@ class _Tree:
         self.response: dict[str, str] = {}     # assistant record -> its response (message.id)
         self.results: set[str] = set()         # user records holding only tool results
         self.leaf: str | None = None
+        self.overflow = False
         self._leaf_stamp = ""
         self._last_message: str | None = None
 
     def add(self, record: dict[str, Any]) -> None:
         uuid = record.get("uuid")
-        if not isinstance(uuid, str) or record.get("isSidechain") is True:
+        if not isinstance(uuid, str) or record.get("isSidechain") is True or self.overflow:
+            return
+        if len(self.parent) >= MAX_TREE:
+            self.overflow = True
+            self.parent, self.jump, self.response, self.results = {}, {}, {}, set()
             return
         parent = record.get("parentUuid")
         if not isinstance(parent, str):
@@ -244,11 +253,13 @@ class _Tree:
             return
         done: set[str] = set()
         waiting: dict[str, list[dict[str, Any]]] = {}
+        holding = 0
         for record in records:
             uuid = record.get("uuid")
             parent = self.parent.get(uuid) if isinstance(uuid, str) and uuid in branch else None
-            if parent is not None and parent in branch and parent not in done:
+            if parent is not None and parent in branch and parent not in done and holding < MAX_HELD:
                 waiting.setdefault(parent, []).append(record)
+                holding += 1
                 continue
             ready = [record]
             while ready:
@@ -262,7 +273,7 @@ class _Tree:
 
     def branch(self) -> set[str] | None:
         """The uuids of the branch the user last saw (None: the file has no tree, keep every record)."""
-        if self.leaf is None:
+        if self.leaf is None or self.overflow:
             return None
         keep: set[str] = set()
         uuid: str | None = self.leaf
@@ -302,7 +313,8 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
             kept_records[record["uuid"]] = record
         rtype = record.get("type")
         if inline is not None and record.get("isSidechain") is True and rtype in ("user", "assistant"):
-            inline.add(record)
+            if not inline.add(record):
+                imported.left_out["subagent messages without their Task call"] += 1
             continue
         if branch is not None and isinstance(record.get("uuid"), str) and record["uuid"] not in branch:
             if rtype in ("user", "assistant") and not record.get("isMeta"):
@@ -361,9 +373,14 @@ class _InlineSidechains:
 
     def __init__(self) -> None:
         self.runs: list[list[dict[str, Any]]] = []
+        self.held = 0
         self._run_of: dict[str, int] = {}
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: dict[str, Any]) -> bool:
+        """Hold a subagent's line; False when too many are held already (the line is then left out)."""
+        if self.held >= MAX_HELD:
+            return False
+        self.held += 1
         parent = record.get("parentUuid")
         index = self._run_of.get(parent) if isinstance(parent, str) else None
         if index is None:
@@ -372,6 +389,7 @@ class _InlineSidechains:
         self.runs[index].append(record)
         if isinstance(record.get("uuid"), str):
             self._run_of[record["uuid"]] = index
+        return True
 
     def take(self, prompt: object) -> list[dict[str, Any]] | None:
         """The sidechain whose first prompt is `prompt`, removed (None when there is none)."""
