@@ -234,7 +234,7 @@ def test_a_rewound_session_resumes_on_the_branch_the_user_last_saw(cli, model_se
 
 def test_an_api_error_is_not_imported_as_the_models_words(cli, model_server):
     sid, out = _import_out(cli, _fixture("api_error"))
-    assert "left out: 1 API error notices" in out
+    assert "left out: 1 API error notice" in out
     assert cli.records(sid)[0]["model"] != "<synthetic>"
     sent = _resume_request(cli, model_server, sid)
     assert "Prompt is too long" not in json.dumps(sent)

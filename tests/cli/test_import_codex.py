@@ -158,7 +158,7 @@ def test_a_2025_rollout_from_codex_0_20_imports(cli, model_server):
 
 def test_an_edit_with_reasoning_and_a_ctrl_c_resumes_with_the_turn_marked_aborted(cli, model_server):
     sid, out = _import_out(cli, _fixture("edit"))
-    assert "0 lines skipped)" in out and "left out: 1 encrypted reasoning items" in out
+    assert "0 lines skipped)" in out and "left out: 1 encrypted reasoning item" in out
     sent = _resume(cli, model_server, sid)
     calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
     assert [c["name"] for c in calls] == ["apply_patch", "bash", "bash"]

@@ -21,6 +21,11 @@ AGENTS = {  # agent -> (its sessions of a project, read one, its session id, wha
 }
 
 
+_SINGULAR = {"API error notices": "API error notice", "encrypted reasoning items": "encrypted reasoning item",
+             "messages of rewound branches": "message of a rewound branch", "subagent messages": "subagent message",
+             "subagent messages without their Task call": "subagent message without its Task call"}
+
+
 def _first_prompt(imported: ImportedSession) -> str:
     for event in islice(imported.events, 50):
         if isinstance(event, Message) and event.message["role"] == "user":
@@ -94,7 +99,8 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
         out.write(f"{path} → {new_id} ({messages} messages, {subagents} subagents, {compactions} compactions, "
                   f"{skipped} lines skipped{note})\n")
         if imported.left_out:
-            kinds = ", ".join(f"{n} {kind}" for kind, n in imported.left_out.most_common())
+            kinds = ", ".join(f"{n} {_SINGULAR.get(kind, kind) if n == 1 else kind}"
+                              for kind, n in imported.left_out.most_common())
             out.write(f"  left out: {kinds}\n")
         if imported.skipped:
             kinds = ", ".join(f"{n} {kind}" for kind, n in imported.skipped.most_common())
