@@ -127,6 +127,9 @@ _block_type = st.sampled_from(["text", "tool_use", "tool_result", "thinking", "i
 _block = st.fixed_dictionaries({"type": _block_type}, optional={
     "text": _json, "id": _json, "name": _json, "input": _json, "tool_use_id": _json, "content": _json,
     "thinking": _json, "signature": _json, "is_error": _json, "source": _json})
+_compact_meta = st.one_of(_json, st.fixed_dictionaries({}, optional={
+    "trigger": _json, "preservedMessages": st.one_of(_json, st.fixed_dictionaries({}, optional={
+        "uuids": st.one_of(_json, st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=3))}))}))
 _claude_record = st.fixed_dictionaries(
     {"type": st.sampled_from(["user", "assistant", "system", "summary", "odd"])},
     optional={"message": st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"])}, optional={
@@ -134,7 +137,7 @@ _claude_record = st.fixed_dictionaries(
         "usage": _json, "model": _json}),
         "uuid": st.sampled_from(["a", "b", "c", "d"]), "parentUuid": st.sampled_from(["a", "b", "c", None, 5]),
         "timestamp": _json, "isMeta": _json, "isSidechain": _json, "isApiErrorMessage": _json,
-        "subtype": st.sampled_from(["compact_boundary", "x"]), "compactMetadata": _json,
+        "subtype": st.sampled_from(["compact_boundary", "x"]), "compactMetadata": _compact_meta,
         "isCompactSummary": _json})
 _item = st.fixed_dictionaries(
     {"type": st.sampled_from(["message", "function_call", "function_call_output", "custom_tool_call",
@@ -160,7 +163,7 @@ def _import_and_check(work: Path, lines: list[dict], read) -> None:
                       else messages)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(_claude_record, max_size=8))
 def test_any_claude_code_records_import_without_raising(tmp_path_factory, lines):
     _import_and_check(tmp_path_factory.mktemp("cc"), lines, read_claude_code)

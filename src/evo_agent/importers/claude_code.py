@@ -200,7 +200,7 @@ MAX_HELD = 50_000      # lines held back (written before their parent, or a 1.x 
 class _Tree:
     """Claude Code's records form a tree (`parentUuid`): a rewind or an edited prompt starts a branch
     and the abandoned one stays in the file. The first pass keeps only this map (uuid -> parent) to
-    pick the branch the user last saw: the ancestors of the last message, plus what Claude Code
+    pick the branch the user last saw: the ancestors of the newest message, plus what Claude Code
     writes as siblings of that path: the other lines of a response (parallel tool calls, each line
     parented on the one before) and the tool results parented on those lines.
     """
@@ -287,14 +287,20 @@ class _Tree:
         return keep
 
 
+def _kept_by(boundary: dict[str, Any] | None) -> list[str]:
+    """The uuids a compact_boundary record says Claude Code kept (none when it is malformed)."""
+    meta = (boundary or {}).get("compactMetadata")
+    preserved = meta.get("preservedMessages") if isinstance(meta, dict) else None
+    uuids = preserved.get("uuids") if isinstance(preserved, dict) else None
+    return [u for u in uuids if isinstance(u, str)] if isinstance(uuids, list) else []
+
+
 def _preserved_uuids(records: Iterable[dict[str, Any]]) -> set[str]:
     """The uuids Claude Code kept across its compactions (named by its compact_boundary records)."""
     kept: set[str] = set()
     for record in records:
         if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
-            meta = record.get("compactMetadata") or {}
-            uuids = (meta.get("preservedMessages") or {}).get("uuids") if isinstance(meta, dict) else None
-            kept.update(u for u in uuids or [] if isinstance(u, str))
+            kept.update(_kept_by(record))
     return kept
 
 
@@ -341,10 +347,11 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
             continue
         if rtype == "user" and record.get("isCompactSummary"):
             summary = content_text(_content(message), "\n")
-            meta = (pending_boundary or {}).get("compactMetadata") or {}
+            meta = (pending_boundary or {}).get("compactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
             yield from builder.finished(everything=True)
             yield Compaction(summary, "auto" if meta.get("trigger") == "auto" else "manual", stamp_of(record))
-            for uuid in (meta.get("preservedMessages") or {}).get("uuids") or []:
+            for uuid in _kept_by(pending_boundary):
                 old = kept_records.get(uuid)
                 if old and isinstance(old.get("message"), dict):
                     builder.add(old["type"], _content(old["message"]), stamp_of(old),
