@@ -171,7 +171,11 @@ NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "
                                 # and enums (~14 M instructions) only for TLS or a proxy's tunnel
                                 "socket", "selectors",
                                 # the session library's lock holders are plain_contextmanager's (session/plaincontext.py)
-                                "contextlib")
+                                "contextlib",
+                                # a new session reads no transcript: summary_message lives in session/messages.py, the
+                                # loop imports FileHistory at the first file tool, `newest` imports heapq
+                                "evo_agent.session.resume", "evo_agent.session.repair",
+                                "evo_agent.session.file_history", "heapq")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):
