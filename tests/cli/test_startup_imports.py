@@ -144,8 +144,10 @@ send = wire.Connection.request
 def request(self, *args, **kwargs):
     send(self, *args, **kwargs)
     if not os.path.exists(out):
+        layout = vars(sys.modules["evo_agent.session.layout"])
         with open(out, "w") as f:
-            json.dump(sorted(sys.modules), f)
+            json.dump({"modules": sorted(sys.modules),
+                       "patterns": sorted(n for n in layout if n.endswith("_RE"))}, f)
 wire.Connection.request = request
 from evo_agent.cli.entry import main
 main()
@@ -183,9 +185,12 @@ def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, mode
     done = subprocess.run([sys.executable, "-c", _AT_THE_REQUEST_DRIVER, str(out), "-p", "hi"], cwd=cli.project,
                           env=cli.env, capture_output=True, text=True, timeout=60, input="")
     assert done.returncode == 0 and len(model_server.requests) == 1, done.stderr
-    modules = set(json.loads(out.read_text()))
+    seen = json.loads(out.read_text())
+    modules = set(seen["modules"])
     assert "evo_agent.providers.anthropic_provider" in modules
     assert not modules & set(NOT_BEFORE_THE_FIRST_REQUEST)
+    # the plan's and memory's name patterns (~1.6 M instructions) are compiled when a file is there to match
+    assert not {"PLAN_ID_RE", "TASK_FILE_RE", "MEMORY_TOPIC_RE"} & set(seen["patterns"])
 
 
 def test_the_apps_first_screen_needs_no_markdown_renderer():
