@@ -177,7 +177,10 @@ NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "
                                 # a new session reads no transcript: summary_message lives in session/messages.py, the
                                 # loop imports FileHistory at the first file tool, `newest` imports heapq
                                 "evo_agent.session.resume", "evo_agent.session.repair",
-                                "evo_agent.session.file_history", "heapq")
+                                "evo_agent.session.file_history", "heapq",
+                                # after a model call: the price table (agent/usage.py), the answer's assembler
+                                # (providers/anthropic_provider.py makes it at the first event)
+                                "evo_agent.agent.pricing", "evo_agent.providers.anthropic_stream")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):
