@@ -180,7 +180,9 @@ NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "
                                 "evo_agent.session.file_history", "heapq",
                                 # after a model call: the price table (agent/usage.py), the answer's assembler
                                 # (providers/anthropic_provider.py makes it at the first event)
-                                "evo_agent.agent.pricing", "evo_agent.providers.anthropic_stream")
+                                "evo_agent.agent.pricing", "evo_agent.providers.anthropic_stream",
+                                # what the bash, glob and grep tools need only when they run
+                                "select", "evo_agent.tools.reaper", "evo_agent.tools.tool_env", "evo_agent.tools.ignore")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):
