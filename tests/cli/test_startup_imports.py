@@ -144,10 +144,9 @@ send = wire.Connection.request
 def request(self, *args, **kwargs):
     send(self, *args, **kwargs)
     if not os.path.exists(out):
-        layout = vars(sys.modules["evo_agent.session.layout"])
+        names = [*vars(sys.modules["evo_agent.session.layout"]), *vars(sys.modules["evo_agent.session.ids"])]
         with open(out, "w") as f:
-            json.dump({"modules": sorted(sys.modules),
-                       "patterns": sorted(n for n in layout if n.endswith("_RE"))}, f)
+            json.dump({"modules": sorted(sys.modules), "patterns": sorted(n for n in names if n.endswith("_RE"))}, f)
 wire.Connection.request = request
 from evo_agent.cli.entry import main
 main()
@@ -196,8 +195,9 @@ def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, mode
     modules = set(seen["modules"])
     assert "evo_agent.providers.anthropic_provider" in modules
     assert not modules & set(NOT_BEFORE_THE_FIRST_REQUEST)
-    # the plan's and memory's name patterns (~1.6 M instructions) are compiled when a file is there to match
-    assert not {"PLAN_ID_RE", "TASK_FILE_RE", "MEMORY_TOPIC_RE"} & set(seen["patterns"])
+    # the plan's and memory's name patterns (~1.6 M instructions) are compiled when a file is there to match,
+    # the session id's when an id is
+    assert not {"PLAN_ID_RE", "TASK_FILE_RE", "MEMORY_TOPIC_RE", "SESSION_ID_RE"} & set(seen["patterns"])
 
 
 def test_the_apps_first_screen_needs_no_markdown_renderer():
