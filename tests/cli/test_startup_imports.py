@@ -183,7 +183,9 @@ NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "
                                 # what the bash, glob and grep tools need only when they run
                                 "select", "evo_agent.tools.reaper", "evo_agent.tools.tool_env", "evo_agent.tools.ignore",
                                 # the parser's help texts (print mode's output never needed them)
-                                "evo_agent.cli.help_text")
+                                "evo_agent.cli.help_text",
+                                # without MCP servers: their tools' module and the kept tool list's reader and writer
+                                "evo_agent.tools.mcp_tools", "evo_agent.session.tool_defs")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):
