@@ -185,7 +185,10 @@ NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "
                                 # the parser's help texts (print mode's output never needed them)
                                 "evo_agent.cli.help_text",
                                 # without MCP servers: their tools' module and the kept tool list's reader and writer
-                                "evo_agent.tools.mcp_tools", "evo_agent.session.tool_defs")
+                                "evo_agent.tools.mcp_tools", "evo_agent.session.tool_defs",
+                                # the session library's lazy names and the provider registry import through
+                                # __import__ (importlib's package is ~0.5 M instructions)
+                                "importlib")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):

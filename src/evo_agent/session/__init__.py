@@ -29,7 +29,7 @@ nothing else public leaks, and that the `TYPE_CHECKING` imports name the same. W
 commands that look after sessions use (fsck, rm/prune, rename) is `evo_agent.session.admin`'s.
 """
 
-import importlib
+import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms at start-up)
 
@@ -107,7 +107,9 @@ def _lazy_names(namespace: dict[str, object], exports: dict[str, str]) -> tuple[
     def getattr_(name: str) -> object:
         module = exports.get(name)
         if module is not None:
-            value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+            full = f"{__name__}.{module}"
+            __import__(full)  # importlib.import_module without importing importlib (~0.5 M instructions, issue #30)
+            value = getattr(sys.modules[full], name)
             namespace[name] = value
             return value
         raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
