@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import codecs
 import os
-import select
 import time
 from collections import deque
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolFacts, ToolResult
-from .reaper import system_bash, with_reaper
-from .tool_env import tool_environment
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -99,6 +96,8 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def _drain(fd: int, capture: _OutputCapture, grace_s: float) -> None:
     """Read what is left in the pipe, giving up after `grace_s` if it stays open."""
+    import select
+
     end = time.monotonic() + grace_s
     while (left := end - time.monotonic()) > 0:
         ready, _, _ = select.select([fd], [], [], min(_POLL_S, left))
@@ -131,6 +130,10 @@ def _command_line(command: str, ctx: ToolContext) -> tuple[list[str], dict[str, 
     command with the checked PATH, in the read-only sandbox where bubblewrap works (sandbox.py);
     any other call runs the model's command as given, in `--sandbox`'s sandbox when there is one.
     """
+    # Imported by the first call (as subprocess, select and the reaper): a launch's first request needs none.
+    from .reaper import system_bash
+    from .tool_env import tool_environment
+
     env = tool_environment()
     plan = ctx.read_only
     if plan is None:
@@ -160,7 +163,10 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if ctx.cancel.is_set():
         return error("interrupted before the command started")
 
+    import select
     import subprocess  # here: a launch's first request (start-up, SPEC §8) needs no subprocess
+
+    from .reaper import with_reaper
 
     argv, env = _command_line(command, ctx)
     proc = subprocess.Popen(
