@@ -275,8 +275,10 @@ def test_the_empty_memory_section_holds_nothing_the_shapes_or_rules_find(monkeyp
 
 
 def test_a_new_sessions_memory_record_in_a_project_without_memories_builds_no_rule_automaton(tmp_path):
-    """The record (its text and the two empty digests) is written without the shapes' and rules' literal
-    automaton, which cost ~10 M instructions before -p's first request (issue #30); in a fresh process."""
+    """The record (its text and the two empty digests) is written without a second automaton (~10 M
+    instructions before -p's first request, issue #30) and without the rules; in a fresh process. Redaction
+    scans every string with one automaton, which the session's first record builds (its model name);
+    `may_hold_secret`'s is never built on the recorder's path."""
     code = ("import sys\n"
             "from evo_agent.agent import memory_context\n"
             "from evo_agent.session import MemoryStore, SessionStore, redact\n"
@@ -286,7 +288,10 @@ def test_a_new_sessions_memory_record_in_a_project_without_memories_builds_no_ru
             "           for s in ('project', 'user')]\n"
             "rec.append('memory_index', text=memory_context.memory_section(indexes),\n"
             "           digests={i.scope: i.digest for i in indexes})\n"
-            "print(redact._literal_automaton.cache_info().currsize, rec.path.read_text().count('memory_index'))\n")
+            "from evo_agent.session import gitleaks_rules\n"
+            "built = redact._matchers is not None and redact._matchers._triggers is not None\n"
+            "print(int(built) + gitleaks_rules.rule_set.cache_info().currsize,"
+            " rec.path.read_text().count('memory_index'))\n")
     (tmp_path / "project").mkdir()
     (tmp_path / "home").mkdir()
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "project"), str(tmp_path / "home")],

@@ -116,8 +116,8 @@ def secret_forms(value: str) -> list[str]:
 
 
 class _Matchers:
-    """What redaction compiles once: the exact values (and their forms); `may_hold_secret`'s literal triggers
-    when it is first called (the recorder no longer asks it: `encode_redacted`)."""
+    """What redaction compiles once: the exact values (and their forms); the literal pass and `may_hold_secret`'s
+    literal triggers when they are first needed (the recorder never asks the latter: `encode_redacted`)."""
 
     def __init__(self, values: dict[str, str]) -> None:
         exact: dict[str, str] = {}
@@ -128,7 +128,17 @@ class _Matchers:
         self.exact_scan = (re.compile("|".join(re.escape(v) for v in sorted(exact, key=len, reverse=True)))
                            if exact else None)
         self._triggers: tuple[Any, int] | None = None
-        self.literal_pass = _literal_pass_with(exact)
+        self._literal_pass: _LiteralPass | None = None
+
+    @property
+    def literal_pass(self) -> _LiteralPass:
+        """The one automaton every string is scanned with (`_literal_pass_with`), built by the first string that
+        is not a constant marked free of shapes: a new session's memory record in a project without memories
+        (its text and digests are such constants) is written without building it (issue #30)."""
+        literal_pass = self._literal_pass
+        if literal_pass is None:
+            literal_pass = self._literal_pass = _literal_pass_with(self.exact)
+        return literal_pass
 
     @property
     def triggers(self) -> tuple[Any, int]:
