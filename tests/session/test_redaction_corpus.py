@@ -64,6 +64,9 @@ def test_the_anchors_cache_is_what_the_rules_give():
     assert gitleaks_rules.keywords() == frozenset(gitleaks_rules._computed_keywords())
     stored = gitleaks_rules._stored()
     assert {k: stored[k] for k in ("checks", "unanchored_keywords")} == gitleaks_rules._computed_start_plan()
+    assert gitleaks_rules.literals() == frozenset(gitleaks_rules._computed_literals())
+    assert gitleaks_rules.literals() == gitleaks_rules.keywords().union(
+        *(anchors or () for anchors, _source in gitleaks_rules._derived().values()))
     rules = gitleaks_rules.rule_set().rules
     assert stored["checks"] == {r.id: [r.checks.boundary, r.checks.exact and r.checks.exact.decode(),
                                        r.checks.assignment_within, sorted(r.keywords)] for r in rules if r.anchors}

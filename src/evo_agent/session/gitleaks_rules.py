@@ -504,7 +504,8 @@ def refresh_json() -> None:
     path.write_text(json.dumps(load_toml(), indent=None, separators=(",", ":"), sort_keys=False) + "\n")
     _data.cache_clear()
     anchors = Path(__file__).with_name(ANCHORS_JSON)
-    derived = {"keywords": _computed_keywords(), "rules": _computed_derived(), **_computed_start_plan()}
+    derived = {"keywords": _computed_keywords(), "literals": _computed_literals(), "rules": _computed_derived(),
+               **_computed_start_plan()}
     anchors.write_text(json.dumps(derived, indent=None, separators=(",", ":"), sort_keys=True) + "\n")
 
 
@@ -577,11 +578,19 @@ def _anchors(spec: dict[str, Any]) -> tuple[str, ...] | None:
 @lru_cache(maxsize=1)
 def literals() -> frozenset[str]:
     """The rules' keywords (gitleaks' first pass) and the anchored rules' beginnings (lower case): what `find`
-    needs to know the positions of, found in one pass over the text without building the rules."""
-    words = set(keywords())
-    for anchors, _source in _derived().values():
+    needs to know the positions of, found in one pass over the text without building the rules.
+
+    Read from `gitleaks_anchors.json` (`_computed_literals()`): redaction's one automaton holds them, and the
+    first record of a launch is scanned with it before the first request.
+    """
+    return frozenset(_stored()["literals"])
+
+
+def _computed_literals() -> list[str]:
+    words = set(_computed_keywords())
+    for anchors, _source in _computed_derived().values():
         words.update(anchors or ())
-    return frozenset(words)
+    return sorted(words)
 
 
 @lru_cache(maxsize=1)
