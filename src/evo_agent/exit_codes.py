@@ -16,3 +16,8 @@ EXIT_HANGUP = 129  # 128 + SIGHUP: the terminal went away
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl+C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away (`sessions show ID | head`)
 EXIT_TERMINATED = 143  # 128 + SIGTERM: SIGTERM
+
+# At an idle prompt (the app, the REPL on a terminal, keys typed while the app starts) the first Ctrl+C clears
+# what was typed and arms; a second within this many seconds leaves with EXIT_INTERRUPTED. A Ctrl+C that
+# interrupts a running turn does not arm: the next one at the prompt is a first one again.
+DOUBLE_CTRL_C_SECONDS = 2.0

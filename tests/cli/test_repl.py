@@ -244,6 +244,31 @@ def test_on_a_terminal_ctrl_c_interrupts_a_tool_and_ctrl_d_leaves(demo_cli):
     assert history[2]["content"][-1] == {"type": "text", "text": INTERRUPTED_MARKER}
 
 
+def test_on_a_terminal_ctrl_c_after_an_interrupt_clears_the_prompt_and_only_a_second_leaves(demo_cli):
+    """As the app: the Ctrl+C that interrupts a turn does not arm; at the idle prompt the first Ctrl+C clears the
+    line (what was typed is not sent) and arms, the second leaves with 130 and the resume line."""
+    from tests.pty_terminal import on_a_terminal, waiting
+
+    rc, screen = on_a_terminal(demo_cli, "--plain", before_keys=waiting, steps=[
+        (b"> ", b"run sleep 30\r"),
+        (b"bash(sleep 30)", b"\x03"),
+        (b"(interrupted)", b""),
+        (b"> ", b"run echo half-typed"),
+        (b"half-typed", b"\x03"),
+        (b"(Press Ctrl+C again to exit)", b""),
+        (b"> ", b"/rename still-here\r"),
+        (b"is now named", b"\x03"),
+        (b"(Press Ctrl+C again to exit)", b""),
+        (b"> ", b"\x03"),
+    ])
+    (sid,) = demo_cli.session_ids()
+    lines = [line.strip() for line in screen.splitlines() if line.strip()]
+    assert rc == 130 and "Traceback" not in screen
+    assert lines[-1] == hint_for(sid)
+    assert "⏺ bash(echo half-typed" not in screen  # the cleared line was not sent
+    assert "still-here" in screen
+
+
 def test_a_line_starting_with_a_path_is_a_prompt_not_a_command(demo_cli):
     ran = demo_cli.run(input="/etc/hostname what is this?\n /help\n")
     assert ran.rc == 0

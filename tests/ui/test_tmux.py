@@ -98,6 +98,27 @@ def test_ctrl_c_twice_quits_with_130(terminals, project):
     assert re.fullmatch(HINT, t.last_lines(2)[0])
 
 
+def test_ctrl_c_that_interrupts_a_turn_does_not_arm_the_exit(terminals, project):
+    """Interrupt with Ctrl+C, then Ctrl+C at the prompt: it clears the prompt and arms; only a second one leaves."""
+    t = open_app(terminals, project)
+    ready(t)
+    t.type("run sleep 30")
+    t.keys("Enter")
+    t.wait(r"working \d+ s .*bash\(sleep 30\)")
+    t.keys("C-c")
+    screen = t.wait(r"Interrupted by user")
+    assert "Ctrl+C again to exit" not in screen  # interrupting did not arm
+    t.wait(r"tokens · context")
+    t.type("half typed")
+    t.wait(r"› half typed")
+    t.keys("C-c")
+    screen = t.wait(r"Press Ctrl\+C again to exit")
+    assert "› half typed" not in screen and "EXITED" not in screen
+    t.keys("C-c")
+    t.wait(r"EXITED-130")
+    assert re.fullmatch(HINT, t.last_lines(2)[0])
+
+
 def test_esc_interrupts_the_running_tool(terminals, project):
     t = open_app(terminals, project)
     ready(t)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, assert_never
 
@@ -24,6 +25,7 @@ from evo_agent.agent.events import (
     TurnEvent,
 )
 from evo_agent.agent.instructions import welcome_text
+from evo_agent.exit_codes import DOUBLE_CTRL_C_SECONDS
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore, one_line
 from evo_agent.tools import call_argument
@@ -141,7 +143,7 @@ class Repl:
     """The line REPL; also the `Screen` its slash commands are written against (ui/screen.py)."""
 
     keys_help = ("In the REPL /resume and /rewind without an argument show a numbered list.\n"
-                 "Ctrl+C interrupts the running turn; Ctrl+C at the prompt (or twice) leaves.")
+                 "Ctrl+C interrupts the running turn; Ctrl+C twice at the prompt leaves.")
 
     def __init__(self, agent: Agent, store: SessionStore, console: Console, signals: Signals, *, tty: bool) -> None:
         self.agent = agent
@@ -153,6 +155,7 @@ class Repl:
         self.approvals = ReplApprovals(console, signals, self.read_answer, interactive=tty)
         self.callbacks.on_approval = self.approvals.on_approval  # type: ignore[attr-defined]
         self._exit_code: int | None = None   # set by a slash command that leaves (Screen.exit)
+        self._ctrl_c_at = -DOUBLE_CTRL_C_SECONDS  # the last Ctrl+C at the idle prompt: a second soon after leaves
 
     # ---- input
     def read(self, prompt: str) -> str | None:
@@ -226,7 +229,13 @@ class Repl:
                     line = self.approvals.set_aside.pop(0)
                     self.console.line(f"> {terminal_safe(line, keep_newlines=False)}")
                 else:
-                    line = self.read("> " if self.tty else "")
+                    try:
+                        line = self.read("> " if self.tty else "")
+                    except KeyboardInterrupt:
+                        if self._ctrl_c_leaves():
+                            raise
+                        continue
+                    self._ctrl_c_at = -DOUBLE_CTRL_C_SECONDS  # a line was entered: the next Ctrl+C is a first again
                 if line is None:
                     return 0
                 text = line.strip()
@@ -244,6 +253,19 @@ class Repl:
             return exc.exit_code
         finally:
             self.approvals.closed = True
+
+    def _ctrl_c_leaves(self) -> bool:
+        """A Ctrl+C at the idle prompt: on a terminal the first clears the line and arms, a second within
+        DOUBLE_CTRL_C_SECONDS leaves (as the app, ui/keys.py); piped, the first leaves (a script's SIGINT means stop).
+
+        A Ctrl+C that interrupted a turn went to the turn (cli/runtime.py) and did not arm: the next one here is a
+        first one, so interrupting and then clearing the prompt does not end the session."""
+        now = time.monotonic()
+        if not self.tty or now - self._ctrl_c_at < DOUBLE_CTRL_C_SECONDS:
+            return True
+        self._ctrl_c_at = now
+        self.console.line("(Press Ctrl+C again to exit)")
+        return False
 
     def turn(self, prompt: str) -> None:
         outcome = run_turn(self.agent, prompt, self.callbacks, self.signals, self.approvals.service)

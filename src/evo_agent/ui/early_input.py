@@ -21,6 +21,8 @@ import os
 import sys
 import threading
 
+from evo_agent.exit_codes import DOUBLE_CTRL_C_SECONDS  # as in the app: a second Ctrl+C within this quits
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: this module runs before the slow imports
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["PROMPT", "active", "keep", "pause", "replay", "start", "stop", "take"]
 
 PROMPT = "› "  # the app's prompt label (ui/app.py `_prompt_label`), so the echo sits where the app's will
-DOUBLE_CTRL_C_SECONDS = 2.0  # as ui/app.py's: a second Ctrl+C within this quits
 _ERASE = "\r\x1b[K"
 
 _capture: _Capture | None = None

@@ -20,7 +20,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.keys import Keys
 
-from evo_agent.exit_codes import EXIT_INTERRUPTED
+from evo_agent.exit_codes import DOUBLE_CTRL_C_SECONDS, EXIT_INTERRUPTED
 
 from . import render
 from .commands import complete as complete_command
@@ -41,7 +41,6 @@ Keys:
   prompt (Tab back to the question); Ctrl+O shows a long command or diff
   whole (yes waits until it has been shown)"""
 
-DOUBLE_CTRL_C_SECONDS = 2.0
 
 
 def app_key_bindings(app: AgentApp) -> KeyBindingsBase:
@@ -157,16 +156,26 @@ def interrupt_bindings(app: AgentApp) -> KeyBindings:
 
 
 def ctrl_c(app: AgentApp) -> None:
+    """Ctrl+C: no to a question; during a turn, interrupt it (a second while it stops leaves, as in the REPL);
+    at the idle prompt, clear it and arm, and a second within DOUBLE_CTRL_C_SECONDS leaves with 130.
+
+    Interrupting does not arm: a user who stops a turn and then presses Ctrl+C at the prompt to clear it
+    is not thrown out (cli/repl.py does the same)."""
     now = time.monotonic()
     if app.questions.say_no():
+        return
+    if app.running:
+        if app.cancel.is_set():  # still stopping: the second Ctrl+C means "leave now"
+            app.leave(EXIT_INTERRUPTED)
+            return
+        app._last_ctrl_c = 0.0
+        app.interrupt()
         return
     if now - app._last_ctrl_c < DOUBLE_CTRL_C_SECONDS:
         app.leave(EXIT_INTERRUPTED)
         return
     app._last_ctrl_c = now
-    if app.running:
-        app.interrupt()
-    elif app.buffer.text:
+    if app.buffer.text:
         app.buffer.reset()
     app._flash, app._flash_until = "Press Ctrl+C again to exit", now + DOUBLE_CTRL_C_SECONDS
     app._schedule_redraw(DOUBLE_CTRL_C_SECONDS + 0.05)
