@@ -48,7 +48,7 @@ from .plaindata import plain_dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `sessions list` loads this module
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 HEADER = b"# since "
 KEYED_HEADER = b"# keyed since "  # bare ids (older versions') count only for transcripts older than this
@@ -187,27 +187,29 @@ def record_session(session_id: str, key: str, path: Path | None = None) -> bool:
 def _append(mark: str, path: Path | None, *, keyed: bool) -> bool:
     path = made_file() if path is None else path
     line = mark.encode("ascii", "replace") + b"\n"
+
+    def open_fd() -> tuple[int, bool]:
+        try:
+            return _open_plain(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND), True
+        except FileExistsError:
+            return _open_plain(path, os.O_RDWR | os.O_APPEND), False
+
+    def append(fd: int, created: bool) -> bool:
+        if created:
+            stamp = str(time.time_ns()).encode() + b"\n"
+            os.write(fd, HEADER + stamp + (KEYED_HEADER + stamp if keyed else b"") + line)
+            return True
+        older = _older_registry(fd) if keyed else None
+        if older is not None:
+            return _keyed_on_top(path, older, line)
+        os.write(fd, line)
+        return True
+
     try:
         path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        for _ in range(_APPEND_TRIES):
-            try:
-                fd = _open_plain(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND)
-                stamp = str(time.time_ns()).encode() + b"\n"
-                head = HEADER + stamp + (KEYED_HEADER + stamp if keyed else b"")
-            except FileExistsError:
-                fd, head = _open_plain(path, os.O_RDWR | os.O_APPEND), b""
-            try:
-                if _locked_current(fd, path):
-                    older = _older_registry(fd) if keyed and not head else None
-                    if older is not None:
-                        return _keyed_on_top(path, older, line)
-                    os.write(fd, head + line)
-                    return True
-            finally:
-                os.close(fd)
+        return _under_lock(path, _APPEND_TRIES, open_fd, append)
     except OSError:
         return False
-    return False
 
 
 def _older_registry(fd: int) -> bytes | None:
@@ -251,6 +253,22 @@ def _locked_current(fd: int, path: Path) -> bool:
     return (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino)
 
 
+def _under_lock(path: Path, tries: int, open_fd: Callable[[], tuple[int, bool]],
+                work: Callable[[int, bool], bool]) -> bool:
+    """`work(fd, created)` on the registry at `path`, under its lock: the one read-modify-write of appends and
+    rewrites. `open_fd` opens it (and says whether it created it); a file replaced between the open and the lock
+    (a rewrite finished meanwhile) is opened again, up to `tries` times, so `work` always sees the current file.
+    The lock goes with the fd's close. `work`'s answer, or False when every try found the file replaced."""
+    for _ in range(tries):
+        fd, created = open_fd()
+        try:
+            if _locked_current(fd, path):
+                return work(fd, created)
+        finally:
+            os.close(fd)
+    return False
+
+
 def forget_made(session_ids: Iterable[str], path: Path | None = None, *, key: str | None = None) -> bool:
     """Take ids out of the registry (sessions deleted): their bare lines and, with the `store_key` of the store
     they were deleted from, their marks; the rest, and the headers, stay as they were.
@@ -263,27 +281,23 @@ def forget_made(session_ids: Iterable[str], path: Path | None = None, *, key: st
     path = made_file() if path is None else path
     bare = [sid.encode("ascii", "replace") for sid in session_ids]
     gone = {*bare, *(sid + b"@" + key.encode("ascii", "replace") for sid in bare)} if key is not None else set(bare)
+
+    def rewrite(fd: int, created: bool) -> bool:
+        data = _read_own(fd)
+        if data is None:
+            return False
+        lines = data.splitlines(keepends=True)
+        kept = [x for x in lines if x.rstrip(b"\r\n") not in gone]
+        if len(kept) < len(lines):
+            if kept and not kept[-1].endswith((b"\n", b"\r")):
+                kept[-1] += b"\n"
+            replace_file(str(path), b"".join(kept), mode=FILE_MODE)
+        return True
+
     try:
-        for _ in range(_REOPENS):
-            fd = _open_plain(path, os.O_RDONLY)
-            try:
-                if not _locked_current(fd, path):
-                    continue
-                data = _read_own(fd)
-                if data is None:
-                    return False
-                lines = data.splitlines(keepends=True)
-                kept = [x for x in lines if x.rstrip(b"\r\n") not in gone]
-                if len(kept) < len(lines):
-                    if kept and not kept[-1].endswith((b"\n", b"\r")):
-                        kept[-1] += b"\n"
-                    replace_file(str(path), b"".join(kept), mode=FILE_MODE)
-                return True
-            finally:
-                os.close(fd)
+        return _under_lock(path, _REOPENS, lambda: (_open_plain(path, os.O_RDONLY), False), rewrite)
     except OSError:
         return False
-    return False
 
 
 def plans_made_file() -> Path:
