@@ -53,6 +53,22 @@ def test_every_searched_type_gives_search_some_text() -> None:
         assert any("needle" in text for _, text in texts), rtype
 
 
+def test_every_field_of_the_search_table_is_searched_and_each_searched_type_is_in_it() -> None:
+    """The non-message searched types are the table's rows, and each field a row names finds its needle alone."""
+    table = search_module._RECORD_TEXT_FIELDS
+    assert set(table) | {"user", "assistant"} == records.SEARCHED_TYPES
+    for rtype, (kind, fields) in table.items():
+        for path in fields:
+            record: dict = {"type": rtype}
+            *outer, last = path.split(".")
+            inner = record
+            for key in outer:
+                inner = inner.setdefault(key, {})
+            inner[last] = "needle"
+            assert list(search_module.record_texts(record)) == [(kind, "needle")], (rtype, path)
+        assert list(search_module.record_texts({"type": rtype, "task": "not an object"})) == [], rtype
+
+
 def test_a_record_whose_type_is_not_a_string_is_folded_as_an_unknown_type() -> None:
     from evo_agent.session.meta import empty_meta, fold_record
 

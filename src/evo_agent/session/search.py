@@ -78,6 +78,25 @@ def _block_texts(role: str, content: object) -> Iterator[tuple[str, str]]:
                         yield "tool result", part["text"]
 
 
+# The searched record types that are not messages: the kind a hit is shown as, and the fields whose text is
+# searched, joined by spaces ("task.subject": `subject` of the record's `task` object). A new searched type
+# gets a row here (tests/session/test_records.py checks every searched type gives search some text).
+_RECORD_TEXT_FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "compact_boundary": ("summary", ("summary",)),
+    "subagent_end": ("subagent result", ("result",)),
+    "plan_update": ("plan update", ("plan", "op", "task.subject", "task.description", "task.status", "title", "goal")),
+    "memory_write": ("memory write", ("op", "path", "diff")),
+}
+
+
+def _field(record: dict[str, Any], path: str) -> object:
+    """`record[a][b]` for the path "a.b"; None where a step is missing or not an object."""
+    value: object = record
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
 def record_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(kind, text) for every searchable piece of text in one record."""
     rtype = record.get("type")
@@ -85,20 +104,11 @@ def record_texts(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
         message = record.get("message")
         if isinstance(message, dict):
             yield from _block_texts(rtype, message.get("content"))
-    elif rtype == "compact_boundary" and isinstance(record.get("summary"), str):
-        yield "summary", record["summary"]
-    elif rtype == "subagent_end" and isinstance(record.get("result"), str):
-        yield "subagent result", record["result"]
-    elif rtype == "plan_update":
-        task = record.get("task")
-        if not isinstance(task, dict):
-            task = {}
-        parts = [record.get("plan"), record.get("op"), task.get("subject"), task.get("description"), task.get("status"),
-                 record.get("title"), record.get("goal")]
-        yield "plan update", " ".join(p for p in parts if isinstance(p, str) and p)
-    elif rtype == "memory_write":
-        parts = [record.get("op"), record.get("path"), record.get("diff")]
-        yield "memory write", " ".join(p for p in parts if isinstance(p, str) and p)
+        return
+    kind, fields = _RECORD_TEXT_FIELDS.get(rtype, ("", ())) if isinstance(rtype, str) else ("", ())
+    parts = [value for value in (_field(record, f) for f in fields) if isinstance(value, str)]
+    if parts:
+        yield kind, " ".join(part for part in parts if part)
 
 
 def _snippet(text: str, start: int, end: int) -> str:
