@@ -19,9 +19,12 @@ import json
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evo_agent.agent.instructions import discover, welcome_text
 from evo_agent.session import MemoryStore, reveal_invisible
+from evo_agent.session.invisible import find_as_revealed
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text
 
@@ -157,3 +160,25 @@ def test_the_trust_question_shows_hidden_characters_in_what_it_asks_about(tmp_pa
     shown = question(workspace_trust(project))
     assert "npm test" in shown and "server" in shown
     assert not _hidden_left(shown), repr(shown)
+
+
+# ---- quoting a revealed text back: find_as_revealed (str_replace in a memory file the model was shown revealed)
+
+_CORE = st.text(alphabet=st.sampled_from(["a", " ", "é", "ش", "😀", "\u200b", "\u200c", "\u200d", "\ufe0f", "\u202e",
+                                          "\U000e0041", "\u2800", "\u2801", "\u00ad", "\\", "u"]), max_size=12)
+
+
+@given(before=st.text(alphabet="xy\n", max_size=4), core=_CORE, after=st.text(alphabet="xy\n", max_size=4))
+def test_a_piece_quoted_from_the_revealed_text_is_found_as_the_span_it_came_from(before, core, after):
+    text = f"{before}<{core}>{after}"
+    revealed, _ = reveal_invisible(text)
+    quoted = revealed[revealed.index("<"):revealed.index(">") + 1]  # what the model copies from what it saw
+    assert find_as_revealed(text, quoted) == [(len(before), len(before) + len(core) + 2)]
+
+
+def test_a_quote_that_cuts_an_escape_in_two_is_not_found():
+    text = "keep\u200b\u200bthis"
+    assert reveal_invisible(text)[0] == "keep\\u200b\\u200bthis"
+    assert find_as_revealed(text, "keep\\u200b\\u200bthis") == [(0, len(text))]
+    assert find_as_revealed(text, "keep\\u20") == [] and find_as_revealed(text, "200b\\u200bthis") == []
+    assert find_as_revealed(text, "\\u200b") == [(4, 5), (5, 6)]

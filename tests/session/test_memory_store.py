@@ -77,6 +77,18 @@ def test_create_view_edit_rename_delete_with_the_memory_tools_answers(store, pro
     assert store.index("project").text == ""
 
 
+def test_str_replace_finds_old_str_quoted_from_the_view_with_its_hidden_characters_escaped(store, project):
+    """view shows what no editor shows as escapes; the model quotes that line back and the edit lands on the
+    stored text (the hidden character goes with the replaced line)."""
+    do(store, "create", path="/memories/project/deploy.md", file_text=topic(body="Deploy\u200b\u200bwith make ship\n"))
+    shown = store.view("/memories/project/deploy.md").splitlines()[6].split("\t", 1)[1]
+    assert shown == "Deploy\\u200b\\u200bwith make ship"
+    do(store, "str_replace", path="/memories/project/deploy.md", old_str=shown, new_str="Deploy with make release")
+    assert (project / PROJECT_MEM / "deploy.md").read_text() == topic(body="Deploy with make release\n")
+    with pytest.raises(MemoryRefused, match="did not appear verbatim"):
+        store.plan("str_replace", {"path": "/memories/project/deploy.md", "old_str": "Deploy\\u200b", "new_str": "x"})
+
+
 def test_the_failures_say_what_anthropics_tool_says(store):
     do(store, "create", path="/memories/project/a.md", file_text=topic(body="x\nx\n"))
     cases = [

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["reveal_invisible"]
+__all__ = ["find_as_revealed", "reveal_invisible"]
 
 _TAG_FLAGS = ("gbeng", "gbsct", "gbwls")
 _INVISIBLE = (
@@ -73,30 +73,70 @@ def reveal_invisible(text: str) -> tuple[str, int]:
     """(`text` with each invisible character that has no legitimate use there written as an escape, how many).
 
     The escapes are plain ASCII, so what the model is given and what a person is shown say the same thing."""
+    escaped = _escaped_at(text)
+    if not escaped:
+        return text, 0
+    pieces, last = [], 0
+    for at, escape in escaped:
+        pieces += [text[last:at], escape]
+        last = at + 1
+    pieces.append(text[last:])
+    return "".join(pieces), len(escaped)
+
+
+def _escaped_at(text: str) -> list[tuple[int, str]]:
+    """(index in `text`, its escape) for each character reveal_invisible writes as an escape, in order."""
     global _invisible_re
     if text.isascii():
-        return text, 0
+        return []
     if _invisible_re is None:
         _invisible_re = re.compile(_INVISIBLE)
-    count = 0
-
-    def sub(match: re.Match[str]) -> str:
-        nonlocal count
+    escaped: list[tuple[int, str]] = []
+    for match in _invisible_re.finditer(text):
         found = match.group()
         if match.group("flag"):
-            return found
+            continue
         at = match.start()
         before = text[at - 1] if at else ""
         if match.group("zw") and len(found) == 1 and (
                 (found == "\ufeff" and at == 0) or (found != "\ufeff" and _visible_letter(before))):
-            return found  # a BOM; a ZWJ in an emoji sequence, a ZWNJ in a Persian word
+            continue  # a BOM; a ZWJ in an emoji sequence, a ZWNJ in a Persian word
         if match.group("vs") and len(found) == 1 and _varies(before):
-            return found  # an emoji's VS16, a keycap's (`1️⃣`), an ideographic variation
+            continue  # an emoji's VS16, a keycap's (`1️⃣`), an ideographic variation
         if match.group("mark") and len(found) == 1:
-            return found  # an RLM after Hebrew, a soft hyphen inside a word: one at a time
+            continue  # an RLM after Hebrew, a soft hyphen inside a word: one at a time
         if match.group("braille") and _braille_beside(text, at, match.end()):
-            return found  # the blank cells of braille art
-        count += len(found)
-        return _escape(found)
+            continue  # the blank cells of braille art
+        escaped += [(at + i, _escape(c)) for i, c in enumerate(found)]
+    return escaped
 
-    return _invisible_re.sub(sub, text), count
+
+def find_as_revealed(text: str, needle: str) -> list[tuple[int, int]]:
+    """The spans of `text` that read as `needle` once revealed: where a model that was shown `text` through
+    reveal_invisible (a memory file's view) quotes it back, escapes and all, in an edit's old_str.
+
+    Non-overlapping, left to right, as `str.count` counts; an occurrence that starts or ends inside one
+    character's escape is no span of `text` and is skipped. `needle` is matched against the whole text's
+    revealed form: what is escaped depends on the neighbours, and that form is what the model saw."""
+    if not needle:
+        return []
+    revealed, _ = reveal_invisible(text)
+    # Revealed offset -> text offset at each character boundary; inside an escape there is none.
+    to_text: dict[int, int] = {}
+    shift, last = 0, 0
+    for at, escape in _escaped_at(text):
+        for i in range(last, at + 1):
+            to_text[i + shift] = i
+        shift += len(escape) - 1
+        last = at + 1
+    for i in range(last, len(text) + 1):
+        to_text[i + shift] = i
+    spans, start = [], 0
+    while (pos := revealed.find(needle, start)) != -1:
+        end = pos + len(needle)
+        if pos in to_text and end in to_text:
+            spans.append((to_text[pos], to_text[end]))
+            start = end
+        else:
+            start = pos + 1
+    return spans

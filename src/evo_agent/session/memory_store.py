@@ -41,7 +41,7 @@ from pathlib import Path
 
 from . import layout  # its name patterns are compiled at first use, not at import (issue #30)
 from .atomic import replace_private_file
-from .invisible import reveal_invisible
+from .invisible import find_as_revealed, reveal_invisible
 from .layout import (
     DIR_MODE,
     MEMORY_DIR_NAME,
@@ -394,19 +394,16 @@ class MemoryStore:
         self, path: object, scope: str, file: str, current: str, i: Mapping[str, object]
     ) -> MemoryChange:
         old, new = _string(i, "old_str"), _string(i, "new_str")
-        count = current.count(old) if old else 0
-        if count == 0:
+        spans = _occurrences(current, old)
+        if not spans:
             raise MemoryRefused(f"No replacement was performed, old_str `{_shown(old, 200)}` did not appear "
                                 f"verbatim in {path}.")
-        if count > 1:
-            lines, start = [], 0
-            while (pos := current.find(old, start)) != -1:
-                lines.append(current[:pos].count("\n") + 1)
-                start = pos + 1
+        if len(spans) > 1:
+            lines = [current[:start].count("\n") + 1 for start, _ in spans]
             raise MemoryRefused(f"No replacement was performed. Multiple occurrences of old_str `{_shown(old, 200)}` "
                                 f"in lines: {', '.join(map(str, lines))}. Please ensure it is unique")
-        pos = current.find(old)
-        after = current[:pos] + new + current[pos + len(old):]
+        ((pos, end),) = spans
+        after = current[:pos] + new + current[end:]
         row = current[:pos].count("\n")
         new_lines = after.split("\n")
         snippet = [f"{str(n + 1).rjust(LINE_NUMBER_WIDTH)}\t{new_lines[n]}"
@@ -676,6 +673,18 @@ def _fsync(fd: int) -> None:
 
 def _secret_kinds(text: str) -> list[str]:
     return [kind for _, _, kind in find_secrets(text)] if text else []
+
+
+def _occurrences(current: str, old: str) -> list[tuple[int, int]]:
+    """Where str_replace's old_str is in a file: verbatim, else as the model was shown the file (view writes
+    what no editor shows as escapes, invisible.reveal_invisible), so a line quoted back from a view matches."""
+    if not old:
+        return []
+    spans, start = [], 0
+    while (pos := current.find(old, start)) != -1:
+        spans.append((pos, pos + len(old)))
+        start = pos + len(old)
+    return spans or find_as_revealed(current, old)
 
 
 def _string(tool_input: Mapping[str, object], key: str) -> str:
