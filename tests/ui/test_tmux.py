@@ -98,13 +98,19 @@ def test_ctrl_c_twice_quits_with_130(terminals, project):
     assert re.fullmatch(HINT, t.last_lines(2)[0])
 
 
-def test_ctrl_c_that_interrupts_a_turn_does_not_arm_the_exit(terminals, project):
-    """Interrupt with Ctrl+C, then Ctrl+C at the prompt: it clears the prompt and arms; only a second one leaves."""
+def running_a_long_tool(terminals, project) -> Terminal:
+    """The app with `sleep 30` running in its turn (the demo provider runs what `run` names)."""
     t = open_app(terminals, project)
     ready(t)
     t.type("run sleep 30")
     t.keys("Enter")
     t.wait(r"working \d+ s .*bash\(sleep 30\)")
+    return t
+
+
+def test_ctrl_c_that_interrupts_a_turn_does_not_arm_the_exit(terminals, project):
+    """Interrupt with Ctrl+C, then Ctrl+C at the prompt: it clears the prompt and arms; only a second one leaves."""
+    t = running_a_long_tool(terminals, project)
     t.keys("C-c")
     screen = t.wait(r"Interrupted by user")
     assert "Ctrl+C again to exit" not in screen  # interrupting did not arm
@@ -120,11 +126,7 @@ def test_ctrl_c_that_interrupts_a_turn_does_not_arm_the_exit(terminals, project)
 
 
 def test_esc_interrupts_the_running_tool(terminals, project):
-    t = open_app(terminals, project)
-    ready(t)
-    t.type("run sleep 30")
-    t.keys("Enter")
-    t.wait(r"working \d+ s .*bash\(sleep 30\)")
+    t = running_a_long_tool(terminals, project)
     t.keys("Escape")
     screen = t.wait(r"Interrupted by user")
     assert "└  interrupted" in screen and "error" not in screen
