@@ -49,6 +49,18 @@ def socket_dirs(environ: dict[str, str] | None = None) -> list[str]:
     return out
 
 
+# What an approved command gets: bwrap's own small /dev (null, zero, urandom, tty, ...) and a /proc of its pid
+# namespace (compilers, package managers and test runners read both).
+_DEVICES = ("--dev", "/dev", "--proc", "/proc")
+# What a command run unasked gets: /dev holding only /dev/null, and an empty /proc. A repository can commit
+# `.ignore -> /dev/zero` (or `/proc/self/root/dev/urandom`) and ripgrep reads every ignore file it meets: with
+# no device to reach, the link dangles and is skipped. None of the allowlist's programs needs more (bash, git,
+# rg, grep, find, sort, ls, ...: tests/tools/test_sandbox.py runs each); `find -fstype` reads the mount table
+# from /proc, so the allowlist asks for it.
+_NO_DEVICES = ("--tmpfs", "/dev", "--dev-bind", "/dev/null", "/dev/null", "--remount-ro", "/dev",
+               "--tmpfs", "/proc", "--remount-ro", "/proc")
+
+
 @dataclass(frozen=True)
 class Sandbox:
     project_dir: Path
@@ -60,7 +72,7 @@ class Sandbox:
         """`argv` as run inside the sandbox, in `cwd` (the start directory) when it lies in the project."""
         project = str(real(self.project_dir))
         start = str(real(cwd)) if cwd is not None and is_within(real(cwd), Path(project)) else project
-        args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        args = [self.bwrap, "--ro-bind", "/", "/", *(_DEVICES if self.writable else _NO_DEVICES), "--tmpfs", "/tmp"]
         masked = socket_dirs()
         for path in masked:
             args += ["--tmpfs", path]

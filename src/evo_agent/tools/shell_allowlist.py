@@ -170,7 +170,7 @@ FIND_NO_ARG = frozenset({
 FIND_TEXT_ARG = frozenset({
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname",
     "-type", "-xtype", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-maxdepth", "-mindepth",
-    "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum", "-printf", "-regextype", "-used", "-fstype"})
+    "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum", "-printf", "-regextype", "-used"})
 FIND_PATH_ARG = frozenset({"-newer", "-anewer", "-cnewer", "-samefile"})
 FIND_LEADING = frozenset({"-P", "-H"})
 
