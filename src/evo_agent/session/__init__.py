@@ -67,7 +67,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("check_sessions_dir",), "trust"),
     **dict.fromkeys(("created_ms_of",), "ids"),
     **dict.fromkeys(("replace_file", "replace_private_file"), "atomic"),
-    **dict.fromkeys(("git_dir_of", "read_git_file"), "project"),
+    **dict.fromkeys(("GIT_OWN_FILES", "git_dir_of", "git_special_file", "read_git_file"), "project"),
     **dict.fromkeys(("GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "run_git", "start_git"), "git"),
     **dict.fromkeys(("AUTHORITY_FILES", "Brought", "WorkspaceTrust", "add_user_rule", "history_file", "project_key",
                      "project_trusted", "remember_trust", "revoke_trust", "sha256", "user_config_dir",
@@ -205,7 +205,7 @@ if TYPE_CHECKING:
     from .project import (
         Worktree as Worktree, find_project_dir as find_project_dir, git_branch_of as git_branch_of,
         git_dir_of as git_dir_of, git_worktree_root as git_worktree_root, git_worktrees as git_worktrees,
-        read_git_file as read_git_file,
+        read_git_file as read_git_file, GIT_OWN_FILES as GIT_OWN_FILES, git_special_file as git_special_file,
     )
     from .recorder import (
         Recorder as Recorder, SidechainRecorder as SidechainRecorder, now_iso as now_iso,

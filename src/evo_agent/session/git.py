@@ -32,7 +32,10 @@ runs git plainly:
   `GIT_CONFIG_PARAMETERS` inherited from a hook would redirect it);
 - a repository another user owns (a `/tmp/.git` above a shared directory) is
   not read at all: git refuses one it discovers (`safe.directory`) but trusts an
-  explicit `--git-dir`, so the door checks the owner itself.
+  explicit `--git-dir`, so the door checks the owner itself;
+- nor is one whose own files (`HEAD`, `config`, `index`, `packed-refs`, …:
+  project.GIT_OWN_FILES) include a FIFO, device or socket: git would block
+  opening a FIFO until the timeout kills it (an unpacked archive keeps FIFOs).
 """
 
 from __future__ import annotations
@@ -145,7 +148,7 @@ def git_env(worktree: Path, environ: Mapping[str, str] | None = None) -> dict[st
 
 def repository(start: Path | str) -> tuple[Path, Path] | None:
     """(worktree root, its git directory) for `start`, found without running git; None outside one."""
-    from .project import git_dir_of, git_worktree_root
+    from .project import git_dir_of, git_special_file, git_worktree_root
 
     root = git_worktree_root(start)
     if root is None:
@@ -160,6 +163,8 @@ def repository(start: Path | str) -> tuple[Path, Path] | None:
                 return None
         except OSError:
             return None
+    if git_special_file(git_dir) is not None:
+        return None  # a FIFO for its config, index, HEAD…: git would wait on it until the timeout, every time
     return root, git_dir
 
 

@@ -9,12 +9,13 @@ search cannot flood the context.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ._common import display_path, error, guarded, is_binary_file, resolve_path
+from ._common import display_path, error, guarded, is_binary_bytes, open_regular, resolve_path
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .confine import inside_project, is_within, real
 from .ignore import IgnoreRules, walk
@@ -65,10 +66,15 @@ def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             if _escapes(file, root, ctx):
                 continue  # a symlink out of what was searched (and approved): never read through it
-            if is_binary_file(file):
+            raw = open_regular(file)
+            if raw is None:
+                continue  # a FIFO, device or socket (swapped in since the walk): an open would wait forever
+            if is_binary_bytes(raw.read(8192)):
+                raw.close()
                 continue
+            raw.seek(0)
             shown = display_path(ctx, file)
-            with open(file, encoding="utf-8", errors="replace") as f:
+            with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
                 for n, line in enumerate(f, start=1):
                     if not regex.search(line):
                         continue

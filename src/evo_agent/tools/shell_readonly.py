@@ -16,7 +16,8 @@ understand asks. The rules, in order:
    or lies outside the project asks; the expansion, not the pattern, is what runs.
 5. Every option must be listed for that program, matched whole (`sort --outp` asks); every
    operand or option argument that names a file must resolve (symlinks followed) inside the
-   project (`grep -r x link-to-ssh` asks).
+   project (`grep -r x link-to-ssh` asks) and be no FIFO, device or socket (`cat pipe` would
+   never end); git asks when one of its own files is one (`.git/config` a FIFO).
 
 Relative paths and globs are read from the directory the command runs in (`cwd`: the start
 directory, inside the project); what they must stay inside is the project, wherever that is.
@@ -41,7 +42,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from evo_agent.session import GIT_SAFE_ENV, git_dir_of, git_worktree_root, program_search_path, read_git_file
+from evo_agent.session import (
+    GIT_SAFE_ENV,
+    git_dir_of,
+    git_special_file,
+    git_worktree_root,
+    program_search_path,
+    read_git_file,
+)
 
 from .confine import inside_project, is_within, real
 from .shell_allowlist import (
@@ -173,8 +181,8 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     head = [program] if program in BUILTINS else [resolve_program(program, path, where.root, where.cwd)]
     assignments: list[str] = []
     if program == "git":
+        head += _check_git(args, where)  # first: the filter scan below runs git, which must not meet a FIFO
         assignments = _git_assignments(head[0], where.cwd)
-        head += _check_git(args, where)
         args = args[1:]
     elif program == "find":
         _check_find(args, where)
@@ -208,6 +216,29 @@ def _confine(word: str, where: _Where) -> None:
     full = word if os.path.isabs(word) else os.path.join(where.cwd, word)
     if not inside_project(where.root, real(full)):
         raise _Ask(f"reads {word!r}, outside the project")
+    kind = special_kind(full)
+    if kind is not None:
+        raise _Ask(f"reads {word!r}, {kind}: reading it may never end")
+
+
+def special_kind(path: str) -> str | None:
+    """"a FIFO", "a device", "a socket" when `path` (symlinks followed) is one, else None (also when missing).
+
+    An archive can unpack a FIFO into the project and a clone can commit a link to one: `cat pipe` would wait for
+    a writer forever (until the tool's timeout), inside the sandbox too. stat() of a FIFO never blocks."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
 
 
 def _check_value(kind: str | None, value: str, where: _Where) -> None:
@@ -322,6 +353,13 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
     elsewhere = None if repository is None else _borrowed_git_dir(repository, where.root)
     if elsewhere is not None:
         raise _Ask(f"runs git on the repository at {elsewhere}, outside the project (its .git points there)")
+    git_dir = None if repository is None else git_dir_of(repository)
+    odd = None if git_dir is None else git_special_file(git_dir)
+    if repository is not None and special_kind(str(repository / ".git")) is not None:
+        odd = repository / ".git"
+    if odd is not None:
+        raise _Ask(f"runs git on a repository whose {odd.name} is {special_kind(str(odd)) or 'not a regular file'}: "
+                   "git would wait on it forever")
     subcommand = args[0]
     _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], where)
     # The work tree is the directory holding `.git`, whatever `core.worktree` an unpacked archive's config says
