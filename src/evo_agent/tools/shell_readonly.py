@@ -26,8 +26,9 @@ The plan's `command` is the checked command rebuilt from its words, each quoted,
 by its absolute path, git with the configuration that could run code switched off on its
 command line (shell_allowlist.GIT_SAFE_CONFIG, the settings of evo-agent's own git door), no
 submodule entered, and an environment (`NAME=value` words before it) that allows no transport
-(so no lazy fetch from a "partial clone"), takes no optional lock, and turns off every filter
-driver by its verbatim name; `path` is the PATH it runs with (the user's,
+(so no lazy fetch from a "partial clone"), takes no optional lock, reads no global or system
+configuration (HOME and XDG_CONFIG_HOME an empty private directory: session.git_config_pins), and
+turns off every filter driver by its verbatim name; `path` is the PATH it runs with (the user's,
 minus relative and in-project entries). The bash tool runs exactly that, in the read-only
 sandbox where bubblewrap works (sandbox.py).
 """
@@ -44,6 +45,7 @@ from typing import NamedTuple
 
 from evo_agent.session import (
     GIT_SAFE_ENV,
+    git_config_pins,
     git_dir_of,
     git_special_file,
     git_worktree_root,
@@ -178,6 +180,10 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     if program_word.is_pattern or program not in (*PROGRAMS, "git", "find"):
         raise _Ask(f"runs {program!r}, which may have side effects")
     args = _expanded(rest, where)
+    if program == "printf" and args and args[0].startswith("-v"):
+        # bash's `printf -v NAME VALUE` assigns a variable: `printf -v HOME <clone>/cfg && git diff` hands git a
+        # configuration the clone wrote (an exported variable stays exported)
+        raise _Ask("uses printf -v, which assigns a shell variable")
     head = [program] if program in BUILTINS else [resolve_program(program, path, where.root, where.cwd)]
     assignments: list[str] = []
     if program == "git":
@@ -426,7 +432,7 @@ def _git_assignments(git: str, cwd: Path) -> list[str]:
     lazy fetch, no optional lock) and each filter driver switched off through GIT_CONFIG_KEY_n/VALUE_n,
     which take a key verbatim (`-c filter.x=y.clean=` would set `filter.x`)."""
     settings = _filter_overrides(git, cwd)
-    env = dict(GIT_SAFE_ENV)
+    env = {**GIT_SAFE_ENV, **git_config_pins()}  # (assignments before git outrank a `printf -v HOME` before it)
     root = git_worktree_root(cwd)
     if root is not None:
         # git stops at the `.git` judged (`_check_git`): past one that is no repository (an empty directory, a
@@ -466,6 +472,7 @@ def _git_env() -> dict[str, str]:
     of the caller's, see `unasked_environment`), so the scan sees exactly the configuration the command will."""
     env = unasked_environment(os.environ)
     env.update(GIT_SAFE_ENV)
+    env.update(git_config_pins())
     return env
 
 
