@@ -5,7 +5,8 @@ no hook, `core.fsmonitor` or pager could be planted for evo-agent's later git re
 Only the project's top `.git/` was: a nested checkout's (`vendor/lib/.git/config`, an ignored
 `node_modules/pkg/.git/hooks/…`) was an ordinary writable directory, and the user's next `git status` there (a
 shell prompt runs one at every `cd`) ran what the command planted. A `.git` the command creates (`git init`, or
-`HEAD` + `config` written by hand) cannot be kept out of a writable project, so the user is told about it.
+`HEAD` + `config` written by hand), or a directory git takes for a bare repository (`HEAD`, `objects/`, `refs/`),
+cannot be kept out of a writable project, so the user is told about it; an existing one is bound read-only too.
 """
 
 from __future__ import annotations
@@ -69,21 +70,39 @@ def test_an_approved_command_cannot_plant_into_a_nested_git_dir(tmp_path, model_
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("command", ["git init -q docs", "mkdir -p docs/.git/objects docs/.git/refs && "
-                                     "printf 'ref: refs/heads/main\\n' > docs/.git/HEAD && touch docs/.git/config",
-                                     "git init -q a/b/new", "mkdir docs && printf 'gitdir: /tmp\\n' > docs/.git"])
-def test_a_git_dir_a_sandboxed_command_creates_is_reported(tmp_path, model_server, command):
+@pytest.mark.parametrize(("command", "created"), [
+    ("git init -q docs", "docs/.git"),
+    ("mkdir -p docs/.git/objects docs/.git/refs && printf 'ref: refs/heads/main\\n' > docs/.git/HEAD && "
+     "touch docs/.git/config", "docs/.git"),
+    ("git init -q a/b/new", "a/b/new/.git"),
+    ("mkdir docs && printf 'gitdir: /tmp\\n' > docs/.git", "docs/.git"),
+    ("git init -q --bare tools/cache", "tools/cache"),  # git takes a bare repository for one when run in it
+    ("mkdir -p b/objects b/refs && printf 'ref: refs/heads/main\\n' > b/HEAD && printf '[core]\\n' > b/config", "b"),
+])
+def test_a_git_dir_a_sandboxed_command_creates_is_reported(tmp_path, model_server, command, created):
     project = _project(tmp_path)
     model_server.script(tool_use("bash", {"command": command, "timeout": 60}, id="t1"), text("done"))
     result = Cli(project, model_server.env(clean_env(tmp_path / "home"))).run(
         "-p", "make", "--permission-mode", "bypass", "--sandbox", timeout=120)
     assert result.rc == 0, result.err
-    created = "docs/.git" if "docs" in command else "a/b/new/.git"
     assert os.path.lexists(project / created)  # what was asked for was done
     told = [line for line in result.err_lines if "new git repository" in line]
     assert len(told) == 1 and created in told[0], result.err
     content = model_server.requests[-1]["messages"][-1]["content"][0]["content"]
     assert created in content and "new git repository" in content
+
+
+def test_an_approved_command_cannot_plant_into_a_bare_repository_inside_the_project(tmp_path, model_server):
+    """`cd tools/cache && git log` runs what that directory's `config` names: it is bound read-only like a `.git`."""
+    project = _project(tmp_path)
+    subprocess.run(["git", "init", "-q", "--bare", str(project / "tools" / "cache")], check=True, timeout=60)
+    config = (project / "tools" / "cache" / "config").read_bytes()
+    command = f"git -C tools/cache config core.fsmonitor 'touch {tmp_path}/PWNED'; touch made-it"
+    model_server.script(tool_use("bash", {"command": command, "timeout": 60}), text("done"))
+    result = Cli(project, model_server.env(clean_env(tmp_path / "home"))).run(
+        "-p", "plant", "--permission-mode", "bypass", "--sandbox", timeout=120)
+    assert result.rc == 0 and (project / "made-it").exists(), result.err
+    assert (project / "tools" / "cache" / "config").read_bytes() == config
 
 
 def test_the_control_an_ordinary_command_reports_nothing(tmp_path, model_server):

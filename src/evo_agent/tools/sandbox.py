@@ -104,8 +104,12 @@ class Sandbox:
         return args + ["--", *argv]
 
 
+BARE_REPOSITORY = frozenset({"HEAD", "objects", "refs"})  # git's own test for a git directory (setup.c)
+
+
 def find_git_dirs(project: Path) -> list[Path]:
-    """Every entry named `.git` below `project` (directory, file or symlink), in walk order, none entered.
+    """Every entry named `.git` below `project` (directory, file or symlink), in walk order, none entered, and
+    every directory that looks like a bare repository (it holds `HEAD`, `objects` and `refs`).
 
     A nested checkout's `.git/` is as good a place for a hook or a `core.fsmonitor` as the top one's: the user's
     next `git status` there runs it. Symlinked directories are not followed (what they lead to outside the
@@ -113,19 +117,27 @@ def find_git_dirs(project: Path) -> list[Path]:
     about 1 ms per 1,000 directories (benchmarks: README, "The sandbox").
     """
     found: list[Path] = []
-    stack = [str(project)]
+    root = str(project)
+    stack = [root]
     while stack:
         directory = stack.pop()
         try:
             entries = os.scandir(directory)
         except OSError:
             continue
+        bare = 0
         with entries:
             for entry in entries:
-                if entry.name == ".git":
+                name = entry.name
+                if name == ".git":
                     found.append(Path(entry.path))
-                elif entry.is_dir(follow_symlinks=False):
+                    continue
+                if name in BARE_REPOSITORY:
+                    bare += 1
+                if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
+        if bare == len(BARE_REPOSITORY) and directory != root:
+            found.append(Path(directory))  # what git takes for a bare repository when run inside it
     return found
 
 
