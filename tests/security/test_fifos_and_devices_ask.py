@@ -132,5 +132,6 @@ def test_the_file_tools_refuse_a_fifo_in_one_line(tmp_path, model_server, path):
                                                                                  id="g1"), text("done"))
     result = Cli(project, model_server.env(clean_env(tmp_path / "home"))).run("-p", "look", timeout=120)
     assert result.rc == 0, result.err
-    first = model_server.requests[1]["messages"][-1]["content"][0]
-    assert first["is_error"] and "not a regular file" in first["content"] and "\n" not in first["content"]
+    for request in model_server.requests[1:3]:  # read_file's result, then grep's
+        block = request["messages"][-1]["content"][0]
+        assert block["is_error"] and "not a regular file" in block["content"] and "\n" not in block["content"]

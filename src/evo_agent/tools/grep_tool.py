@@ -54,6 +54,9 @@ def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     root = resolve_path(ctx, path_arg) if path_arg else ctx.work_dir
     if not root.exists():
         return error(f"path not found: {display_path(ctx, root)}")
+    if not root.is_file() and not root.is_dir():
+        return error(f"{display_path(ctx, root)} is not a regular file or a directory (a FIFO, device or socket); "
+                     "not searched")
     include_ignored = tool_input.get("include_ignored") is True
     files = [root] if root.is_file() else _files(root, None if include_ignored else IgnoreRules(ctx.project_dir))
 
