@@ -68,32 +68,37 @@ def test_the_control_the_same_search_without_special_files_runs_unasked(tmp_path
     assert "docs/notes.txt:1:a needle" in block["content"]
 
 
-@pytest.mark.parametrize("name", GIT_FILES)
-@pytest.mark.parametrize("command", ["git status", "git log -1 --oneline", "git diff --stat"])
-def test_an_unasked_git_whose_own_files_are_fifos_asks(tmp_path, model_server, name, command):
+def _planter(name: str, kind: str = "fifo"):
+    """Put a FIFO (or a link to /dev/zero) where git's own file `name` is."""
     def plant(origin):
         target = origin / ".git" / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.unlink(missing_ok=True)
-        os.mkfifo(target)
+        if kind == "fifo":
+            os.mkfifo(target)
+        else:
+            target.symlink_to("/dev/zero")
 
-    project = _archive(tmp_path, plant)
+    return plant
+
+
+SPECIALS = [(name, "fifo") for name in GIT_FILES] + [(name, "link to /dev/zero") for name in ("HEAD", "config", "index")]
+
+
+@pytest.mark.parametrize(("name", "kind"), SPECIALS)
+@pytest.mark.parametrize("command", ["git status", "git log -1 --oneline", "git diff --stat"])
+def test_an_unasked_git_whose_own_files_are_fifos_asks(tmp_path, model_server, name, kind, command):
+    project = _archive(tmp_path, _planter(name, kind))
     result, _, block = _bash(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]
 
 
-@pytest.mark.parametrize("name", GIT_FILES)
-def test_evo_agent_s_own_git_reads_never_wait_on_a_fifo_of_git_s(tmp_path, model_server, name):
+@pytest.mark.parametrize(("name", "kind"), SPECIALS)
+def test_evo_agent_s_own_git_reads_never_wait_on_a_fifo_of_git_s(tmp_path, model_server, name, kind):
     """The door (session/git.py) skips such a repository: the start and `sessions list` take no git timeout."""
-    def plant(origin):
-        target = origin / ".git" / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.unlink(missing_ok=True)
-        os.mkfifo(target)
-
-    project = _archive(tmp_path, plant)
+    project = _archive(tmp_path, _planter(name, kind))
     bin_dir, log = _logging_git(tmp_path)
     model_server.script(text("hello"))
     env = model_server.env(clean_env(tmp_path / "home"))
