@@ -7,7 +7,10 @@ tests count what the model was actually sent.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import subprocess
+import sys
 
 from evo_agent.agent.memory_context import MEMORY_INTRO
 from evo_agent.agent.permissions import PermissionGate, Policy
@@ -254,17 +257,46 @@ def test_a_cloned_repositorys_memory_is_content_never_authority(project, tmp_pat
 
 
 def test_the_empty_memory_section_holds_nothing_the_shapes_or_rules_find(monkeypatch):
-    """It is marked free of shapes (redaction then looks for exact values only): the full scan agrees."""
+    """It and an empty index's digest are marked free of shapes (redaction then looks for exact values only):
+    the full scan agrees."""
     from evo_agent.agent import memory_context
     from evo_agent.session import redact
 
     assert memory_context._EMPTY in redact._free_of_shapes
+    assert memory_context._EMPTY_DIGEST in redact._free_of_shapes
+    assert hashlib.sha256(b"").hexdigest()[:16] == memory_context._EMPTY_DIGEST
     monkeypatch.setattr(redact, "_free_of_shapes", set())
     redact.use_environment({})
     try:
         assert redact.find_secrets(memory_context._EMPTY) == []
+        assert redact.find_secrets(memory_context._EMPTY_DIGEST) == []
     finally:
         redact.use_environment(None)
+
+
+def test_a_new_sessions_memory_record_in_a_project_without_memories_builds_no_rule_automaton(tmp_path):
+    """The record (its text and the two empty digests) is written without a second automaton (~10 M
+    instructions before -p's first request, issue #30) and without the rules; in a fresh process. Redaction
+    scans every string with one automaton, which the session's first record builds (its model name);
+    `may_hold_secret`'s is never built on the recorder's path."""
+    code = ("import sys\n"
+            "from evo_agent.agent import memory_context\n"
+            "from evo_agent.session import MemoryStore, SessionStore, redact\n"
+            "store = SessionStore(sys.argv[1])\n"
+            "rec = store.create(model='m', provider='p')\n"
+            "indexes = [MemoryStore(sys.argv[1], environ={'HOME': sys.argv[2]}).index(s)\n"
+            "           for s in ('project', 'user')]\n"
+            "rec.append('memory_index', text=memory_context.memory_section(indexes),\n"
+            "           digests={i.scope: i.digest for i in indexes})\n"
+            "from evo_agent.session import gitleaks_rules\n"
+            "built = redact._matchers is not None and redact._matchers._triggers is not None\n"
+            "print(int(built) + gitleaks_rules.rule_set.cache_info().currsize,"
+            " rec.path.read_text().count('memory_index'))\n")
+    (tmp_path / "project").mkdir()
+    (tmp_path / "home").mkdir()
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "project"), str(tmp_path / "home")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["0", "1"], out.stderr
 
 
 def test_an_exact_value_of_the_environment_is_still_masked_in_it():

@@ -190,13 +190,15 @@ def test_a_big_source_imports_in_bounded_memory(tmp_path):
     import tracemalloc
 
     source = tmp_path / "big.jsonl"
-    line_user = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * 4000}}) + "\n"
-    line_assistant = json.dumps({"type": "assistant", "message": {"id": "m", "role": "assistant",
-                                 "content": [{"type": "text", "text": "y" * 4000}]}}) + "\n"
-    with open(source, "w") as f:
-        for _ in range(3000):
-            f.write(line_user)
-            f.write(line_assistant)
+    with open(source, "w") as f:  # a parentUuid chain as Claude Code writes it: the tree is held, ids only
+        for n in range(3000):
+            f.write(json.dumps({"type": "user", "uuid": f"{n:08d}-u-0000-0000-000000000000",
+                                "parentUuid": f"{n - 1:08d}-a-0000-0000-000000000000" if n else None,
+                                "message": {"role": "user", "content": "x" * 4000}}) + "\n")
+            f.write(json.dumps({"type": "assistant", "uuid": f"{n:08d}-a-0000-0000-000000000000",
+                                "parentUuid": f"{n:08d}-u-0000-0000-000000000000",
+                                "message": {"id": f"msg_{n}", "role": "assistant",
+                                            "content": [{"type": "text", "text": "y" * 4000}]}}) + "\n")
     store = SessionStore(tmp_path / "project", warn=lambda line: None, redact=False)
     tracemalloc.start()
     try:
@@ -208,3 +210,129 @@ def test_a_big_source_imports_in_bounded_memory(tmp_path):
     assert imported.counts() == (6000, 0, 0)
     assert store.info(sid).meta.message_count == 6000
     assert peak < 4 << 20, f"peak {peak / (1 << 20):.1f} MiB for a {source.stat().st_size >> 20} MiB source"
+
+
+def _import_out(cli, path: Path, *options: str) -> tuple[str, str]:
+    """(new session id, what the import printed)."""
+    result = cli.run("sessions", "import", "claude-code", *options, str(path))
+    assert result.rc == 0, result.err
+    return result.out.split(" → ", 1)[1].split(" ", 1)[0], result.out
+
+
+def _said(sent: list[dict]) -> list[str]:
+    return [_text(m) for m in sent if _text(m)]
+
+
+def test_a_rewound_session_resumes_on_the_branch_the_user_last_saw(cli, model_server):
+    sid, out = _import_out(cli, _fixture("rewind"))
+    assert "(6 messages," in out and "left out: 2 messages of rewound branches" in out
+    sent = _resume_request(cli, model_server, sid)
+    assert _said(sent) == ["remember the word apple", "Noted: apple.", "instead the word cherry",
+                           "Noted: cherry, not banana.", "which words?", "apple and cherry", "next"]
+    assert "banana" not in json.dumps(sent[:3])
+
+
+def test_an_api_error_is_not_imported_as_the_models_words(cli, model_server):
+    sid, out = _import_out(cli, _fixture("api_error"))
+    assert "left out: 1 API error notice" in out
+    assert cli.records(sid)[0]["model"] != "<synthetic>"
+    sent = _resume_request(cli, model_server, sid)
+    assert "Prompt is too long" not in json.dumps(sent)
+    assert _said(sent)[-3:] == ["try again", "Second try works.", "next"]
+
+
+def test_a_response_split_over_lines_with_parallel_tools_and_images_is_one_message(cli, model_server):
+    sid, out = _import_out(cli, _fixture("split_image"))
+    assert "(4 messages, 0 subagents, 0 compactions, 0 lines skipped)" in out
+    sent = _resume_request(cli, model_server, sid)
+    assert [b["type"] for b in sent[0]["content"]] == ["image", "text"]
+    assert [b["type"] for b in sent[1]["content"]] == ["thinking", "text", "tool_use", "tool_use"]
+    assert sent[1]["content"][0]["signature"] == "sig-36-fake"
+    results = {b["tool_use_id"]: b for b in sent[2]["content"]}
+    assert set(results) == {b["id"] for b in sent[1]["content"] if b["type"] == "tool_use"}
+    image_result = next(r for r in results.values() if isinstance(r["content"], list))
+    assert image_result["content"][0]["type"] == "image"
+    assert _text(sent[3]) == "app.py is 15 bytes and dot.png is a single dot, like your picture."
+    assert cli.records(sid)[2]["output_tokens"] == 10  # the response's usage once, not once per line
+
+
+def test_a_web_search_resumes_with_its_results_as_a_tool_result(cli, model_server):
+    sid, _ = _import_out(cli, _fixture("websearch"))
+    sent = _resume_request(cli, model_server, sid)
+    (call,) = [b for b in sent[1]["content"] if b["type"] == "tool_use"]
+    assert call["name"] == "WebSearch" and call["input"] == {"query": "latest python release"}
+    assert "Python Releases" in json.dumps(sent[2]["content"])
+    assert _text(sent[3]) == "The latest Python release is 3.14."
+
+
+def test_an_interrupted_turn_resumes_with_the_tool_refused_and_the_interrupt_noted(cli, model_server):
+    sid, out = _import_out(cli, _fixture("interrupted"))
+    assert "(4 messages," in out
+    sent = _resume_request(cli, model_server, sid)
+    result, *rest = sent[2]["content"]
+    assert result["type"] == "tool_result" and "doesn't want to proceed" in json.dumps(result["content"])
+    assert [b["text"] for b in rest] == ["[Request interrupted by user for tool use]", "never mind, just say hi"]
+    assert _text(sent[3]) == "Hi."
+
+
+def test_dry_run_before_the_source_is_read_as_an_option(cli):
+    before = len(cli.run("sessions", "list", "--all").out)
+    result = cli.run("sessions", "import", "claude-code", "--dry-run", str(_fixture("rewind")))
+    assert result.rc == 0, result.err
+    assert "→ (dry run) (6 messages" in result.out
+    assert len(cli.run("sessions", "list", "--all").out) == before  # nothing written
+
+
+def test_claude_code_1_x_inline_subagent_and_its_resume_in_a_new_file(cli, model_server):
+    """Claude Code 1.0.100 (2025) wrote subagent lines into the main file, and a resume into a new file."""
+    first, second = sorted((FIXTURES / "v1").glob("*.jsonl"), key=lambda p: "fix the greeting" in p.read_text())
+    sid, out = _import_out(cli, first)
+    assert "(4 messages, 1 subagents, 0 compactions, 0 lines skipped)" in out and "left out" not in out
+    records = cli.records(sid)
+    assert records[0]["imported_from"]["version"] == "1.0.100"
+    (end,) = [r for r in records if r["type"] == "subagent_end"]
+    assert end["result"] == "app.py is the entry point."
+    sent = _resume_request(cli, model_server, sid)
+    assert "Which file is the entry point?" not in [_text(m) for m in sent]  # the sidechain stays aside
+    assert _said(sent)[-2:] == ["The subagent says app.py is the entry point.", "next"]
+    sid2, out2 = _import_out(cli, second)
+    assert "(6 messages, 0 subagents" in out2
+    assert _said(_resume_request(cli, model_server, sid2))[-3:] == ["fix the greeting", "Changed the greeting.", "next"]
+
+
+def test_a_response_interrupted_by_its_own_tool_results_stays_one_message(tmp_path):
+    """Lines of one response with a tool's result written between them (parallel tools) merge, results after."""
+    lines = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "two things"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": {
+            "id": "msg_1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                                             "input": {"command": "ls"}}]}},
+        {"type": "user", "uuid": "r1", "parentUuid": "a1", "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]}},
+        {"type": "assistant", "uuid": "a2", "parentUuid": "a1", "message": {
+            "id": "msg_1", "role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Bash",
+                                                             "input": {"command": "pwd"}}]}},
+        {"type": "user", "uuid": "r2", "parentUuid": "a2", "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "b"}]}},
+        {"type": "assistant", "uuid": "a3", "parentUuid": "r1", "message": {
+            "id": "msg_2", "role": "assistant", "content": [{"type": "text", "text": "done"}]}},
+    ]
+    source = tmp_path / "s.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = SessionStore(tmp_path / "project", warn=lambda line: None)
+    sid = write_import(store, read_claude_code(source), source_fingerprint(source), None)
+    assert sid is not None
+    messages = store.load(sid).messages
+    assert [[b.get("id") or b.get("tool_use_id") or b.get("text") for b in m["content"]] for m in messages[1:]] == [
+        ["t1", "t2"], ["t1", "t2"], ["done"]]
+    check_request(messages + [{"role": "user", "content": "next"}])
+
+
+def test_a_rewind_in_the_terminal_ui_resumes_in_order_on_the_new_branch(cli, model_server):
+    """/rewind in the real TUI forks the file: the first prompt is written after its answer, and
+    each prompt hangs off the turn_duration record of the turn before it."""
+    sid, out = _import_out(cli, _fixture("rewind_tui"))
+    assert "(6 messages," in out and "left out: 2 messages of rewound branches" in out
+    sent = _resume_request(cli, model_server, sid)
+    assert _said(sent) == ["remember the word apple", "Noted: banana.", "instead the word cherry", "ok",
+                           "which words?", "ok", "next"]

@@ -108,3 +108,108 @@ def test_tokens_come_from_token_count_events_when_a_rollout_has_no_usage_records
     only_counts = tmp_path / source.name
     only_counts.write_text("".join(lines))
     assert _assistant_tokens(cli, _import(cli, only_counts)) == with_both
+
+
+def _import_out(cli, path: Path) -> tuple[str, str]:
+    result = cli.run("sessions", "import", "codex", str(path))
+    assert result.rc == 0, result.err
+    return result.out.split(" → ", 1)[1].split(" ", 1)[0], result.out
+
+
+def test_an_image_a_web_search_and_an_api_error_resume_as_the_user_saw_them(cli, model_server):
+    sid, out = _import_out(cli, _fixture("rich"))
+    assert "(4 messages, 0 subagents, 0 compactions, 0 lines skipped)" in out
+    sent = _resume(cli, model_server, sid)
+    first = sent[0]["content"]
+    (image,) = [b for b in first if b["type"] == "image"]
+    assert image["source"]["media_type"] == "image/png" and image["source"]["data"].startswith("iVBOR")
+    assert _texts(sent[0])[-1] == "what is this picture? search the web"
+    assert _texts(sent[1]) == ["[searched the web for 'what is a single pixel png']", "It is a one-pixel picture."]
+    # The failed turn left its prompt without an answer; Codex's error is not the model's words.
+    assert _texts(sent[2]) == ["describe it in more detail", "are you there?"]
+    assert _texts(sent[3]) == ["Back again."]
+    assert "Invalid request" not in json.dumps(sent)
+
+
+def test_an_auto_compaction_by_codex_resumes_from_its_summary(cli, model_server):
+    sid, out = _import_out(cli, _fixture("compact"))
+    assert "2 compactions" in out and "lines skipped)" in out and "not understood" not in out
+    boundaries = [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
+    assert [b["summary"].rsplit("\n", 1)[-1] for b in boundaries] == ["There is app.py.",
+                                                                      "Summary: the project has app.py."]
+    said = [t for r in cli.records(sid) if r["type"] == "assistant" for t in _texts(r["message"])]
+    assert "Summary: the project has app.py." not in said  # the summarizer's answer is the boundary's
+    sent = _resume(cli, model_server, sid)
+    flat = [t for m in sent for t in _texts(m)]
+    assert flat[0].endswith("Summary: the project has app.py.\n</previous-conversation-summary>")
+    assert flat[1:] == ["what files are here?", "anything else?", "Still just app.py.", "next"]
+
+
+def test_a_2025_rollout_from_codex_0_20_imports(cli, model_server):
+    source = _fixture("legacy")
+    sid, out = _import_out(cli, source)
+    assert "(4 messages, 0 subagents, 0 compactions, 0 lines skipped)" in out
+    assert cli.records(sid)[0]["imported_from"]["source_id"] == "6c0d0a0a-6945-46b4-bf80-ddf64cf4c573"
+    sent = _resume(cli, model_server, sid)
+    calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert [(c["name"], c["input"]["command"]) for c in calls] == [("bash", "bash -lc ls")]
+    assert [t for m in sent for t in _texts(m)] == ["what files are here?", "Let me look.", "There is app.py.", "next"]
+
+
+def test_an_edit_with_reasoning_and_a_ctrl_c_resumes_with_the_turn_marked_aborted(cli, model_server):
+    sid, out = _import_out(cli, _fixture("edit"))
+    assert "0 lines skipped)" in out and "left out: 1 encrypted reasoning item" in out
+    sent = _resume(cli, model_server, sid)
+    calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert [c["name"] for c in calls] == ["apply_patch", "bash", "bash"]
+    assert calls[0]["input"]["input"].startswith("*** Begin Patch\n*** Update File: app.py")
+    results = {b["tool_use_id"]: b["content"] for m in sent if isinstance(m["content"], list)
+               for b in m["content"] if b["type"] == "tool_result"}
+    assert results[calls[0]["id"]] == "unsupported custom tool call: apply_patch"
+    assert results[calls[2]["id"]].endswith("aborted by user")
+    said = [t for m in sent for t in _texts(m)]
+    assert said[-5:-2] == ["Changed the greeting.", "run the slow tests", "Running the tests."]
+    assert said[-2].startswith("<turn_aborted>\nThe user interrupted the previous turn") and said[-1] == "next"
+
+
+def test_a_local_shell_call_becomes_a_bash_call(cli, model_server, tmp_path):
+    source = tmp_path / "rollout-local-shell.jsonl"
+    items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list"}]},
+             {"type": "local_shell_call", "call_id": "call_ls", "status": "completed",
+              "action": {"type": "exec", "command": ["bash", "-lc", "ls"], "timeout_ms": 1000}},
+             {"type": "function_call_output", "call_id": "call_ls", "output": "app.py\n"},
+             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "app.py"}]}]
+    source.write_text("".join(json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "response_item",
+                                          "payload": item}) + "\n" for item in items))
+    sent = _resume(cli, model_server, _import(cli, source))
+    (call,) = [b for b in sent[1]["content"] if b["type"] == "tool_use"]
+    assert (call["name"], call["input"]) == ("bash", {"command": "bash -lc ls"})
+
+
+def test_a_september_2025_rollout_from_codex_0_40_counts_each_response_once(cli, model_server):
+    """0.40 keeps usage only in token_count events, written before the response's items, with running
+    totals that restart at the resume: every response's 100 + 10 tokens count once."""
+    sid, out = _import_out(cli, _fixture("mid2025"))
+    assert "(8 messages, 0 subagents, 0 compactions, 0 lines skipped)" in out
+    tokens = _assistant_tokens(cli, sid)
+    assert (sum(i for i, _ in tokens), sum(o for _, o in tokens)) == (400, 40)
+    sent = _resume(cli, model_server, sid)
+    assert [t for m in sent if m["role"] == "user" for t in _texts(m)] == ["what files are here?", "write notes", "next"]
+
+
+def test_the_tokens_a_compaction_spent_still_count(cli):
+    sid = _import(cli, _fixture("compact"))
+    tokens = _assistant_tokens(cli, sid)
+    assert (sum(i for i, _ in tokens), sum(o for _, o in tokens)) == (25_000, 50)  # five responses, summaries too
+
+
+def test_a_2025_compaction_without_replacement_history_resumes_with_the_prompts_codex_kept(cli, model_server):
+    """Codex 0.40 wrote `compacted` with the summary alone and sent the user's recent prompts with it."""
+    sid, out = _import_out(cli, _fixture("compact2025"))
+    assert "2 compactions" in out and "not understood" not in out
+    boundaries = [r["summary"] for r in cli.records(sid) if r["type"] == "compact_boundary"]
+    assert boundaries == ["There is app.py.", "Still just app.py."]
+    sent = _resume(cli, model_server, sid)
+    flat = [t for m in sent for t in _texts(m)]
+    assert flat[0].endswith("Still just app.py.\n</previous-conversation-summary>")
+    assert flat[1:] == ["what files are here?", "anything else?", "ok", "next"]

@@ -144,8 +144,9 @@ send = wire.Connection.request
 def request(self, *args, **kwargs):
     send(self, *args, **kwargs)
     if not os.path.exists(out):
+        names = [*vars(sys.modules["evo_agent.session.layout"]), *vars(sys.modules["evo_agent.session.ids"])]
         with open(out, "w") as f:
-            json.dump(sorted(sys.modules), f)
+            json.dump({"modules": sorted(sys.modules), "patterns": sorted(n for n in names if n.endswith("_RE"))}, f)
 wire.Connection.request = request
 from evo_agent.cli.entry import main
 main()
@@ -171,7 +172,23 @@ NOT_BEFORE_THE_FIRST_REQUEST = ("argparse", "evo_agent.cli.parser", "gettext", "
                                 # and enums (~14 M instructions) only for TLS or a proxy's tunnel
                                 "socket", "selectors",
                                 # the session library's lock holders are plain_contextmanager's (session/plaincontext.py)
-                                "contextlib")
+                                "contextlib",
+                                # a new session reads no transcript: summary_message lives in session/messages.py, the
+                                # loop imports FileHistory at the first file tool, `newest` imports heapq
+                                "evo_agent.session.resume", "evo_agent.session.repair",
+                                "evo_agent.session.file_history", "heapq",
+                                # after a model call: the price table (agent/usage.py), the answer's assembler
+                                # (providers/anthropic_provider.py makes it at the first event)
+                                "evo_agent.agent.pricing", "evo_agent.providers.anthropic_stream",
+                                # what the bash, glob and grep tools need only when they run
+                                "select", "evo_agent.tools.reaper", "evo_agent.tools.tool_env", "evo_agent.tools.ignore",
+                                # the parser's help texts (print mode's output never needed them)
+                                "evo_agent.cli.help_text",
+                                # without MCP servers: their tools' module and the kept tool list's reader and writer
+                                "evo_agent.tools.mcp_tools", "evo_agent.session.tool_defs",
+                                # the session library's lazy names and the provider registry import through
+                                # __import__ (importlib's package is ~0.5 M instructions)
+                                "importlib")
 
 
 def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, model_server, tmp_path):
@@ -179,9 +196,13 @@ def test_a_new_sessions_first_request_is_sent_before_the_heavy_imports(cli, mode
     done = subprocess.run([sys.executable, "-c", _AT_THE_REQUEST_DRIVER, str(out), "-p", "hi"], cwd=cli.project,
                           env=cli.env, capture_output=True, text=True, timeout=60, input="")
     assert done.returncode == 0 and len(model_server.requests) == 1, done.stderr
-    modules = set(json.loads(out.read_text()))
+    seen = json.loads(out.read_text())
+    modules = set(seen["modules"])
     assert "evo_agent.providers.anthropic_provider" in modules
     assert not modules & set(NOT_BEFORE_THE_FIRST_REQUEST)
+    # the plan's and memory's name patterns (~1.6 M instructions) are compiled when a file is there to match,
+    # the session id's when an id is
+    assert not {"PLAN_ID_RE", "TASK_FILE_RE", "MEMORY_TOPIC_RE", "SESSION_ID_RE"} & set(seen["patterns"])
 
 
 def test_the_apps_first_screen_needs_no_markdown_renderer():

@@ -1,7 +1,8 @@
 """Redaction's shortcuts find what the full scan finds.
 
 `_may_hold_shapes`: a text in which the one literal pass (`_literal_hits`) finds no gitleaks keyword or
-literal and no shape's anchor is not scanned by the shapes and rules at all; `find_shapes` compiles nothing without a candidate. Texts built from keywords,
+literal and no shape's anchor is not scanned by the shapes and rules at all, nor one in which no hit meets the
+start plan of the rules its keywords select (`_prefilter`); `find_shapes` compiles nothing without a candidate. Texts built from keywords,
 anchors, secret-looking values and plain words give the same spans with and without the shortcut.
 """
 
@@ -25,10 +26,12 @@ def test_the_shortcut_finds_what_the_full_scan_finds(pieces):
     fast = redact.find_secrets(text)
     original = redact._may_hold_shapes
     redact._may_hold_shapes = lambda hits: True
+    redact._prefilter = False
     try:
         full = redact.find_secrets(text)
     finally:
         redact._may_hold_shapes = original
+        redact._prefilter = True
     assert fast == full
 
 
@@ -37,3 +40,34 @@ def test_plain_words_and_digests_need_no_scan():
         assert not redact._may_hold_shapes(redact._literal_hits(text)[1])
     for text in ("the token", "they", "PRIVATE", "api"):
         assert redact._may_hold_shapes(redact._literal_hits(text)[1])
+
+
+_VALUES = {"DEPLOY_TOKEN": "Zq8vT3nLw0pXr7", "DB_PASSWORD": "pässwörd-中文-12345", "API_KEY": "sk-proj-ABCdef123456"}
+_FORMS = [form for value in _VALUES.values() for form in redact.secret_forms(value)]
+_VALUE_PIECES = PIECES + _FORMS + [f.upper() for f in _FORMS] + [f[:-1] for f in _FORMS] + ["\u212a", "ſ", "ÿ"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_VALUE_PIECES), max_size=8))
+def test_the_exact_values_are_looked_for_wherever_the_literal_pass_may_have_missed_them(pieces):
+    """The values' regex runs only where the one literal pass saw one of their forms (lowered, as the haystack
+    reads it): the same spans as running it on every text, whatever the case, script or neighbours."""
+    text = "".join(pieces)
+    redact.use_environment(_VALUES)
+    original = redact._scan
+    try:
+        fast = redact.find_secrets(text)
+        masked = redact.redact_text(text)
+        redact._scan = lambda text, literal_pass, prefilter=True: (*original(text, literal_pass, prefilter)[:2], True)
+        full = redact.find_secrets(text)
+    finally:
+        redact._scan = original
+        redact.use_environment(None)
+    assert fast == full
+    assert not [form for form in _FORMS if form in masked]
+
+
+def test_the_keys_known_not_to_be_secret_names_are_not():
+    """`_secret_names` starts with the format's own keys, answered without the regex: the regex agrees."""
+    for key, known in list(redact._secret_names.items()):
+        assert known == (redact._SECRET_NAME.match(key) is not None), key

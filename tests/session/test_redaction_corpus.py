@@ -7,6 +7,7 @@ benchmarks/redaction.py prints the same figures beside gitleaks and detect-secre
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections import Counter
@@ -61,6 +62,14 @@ def test_the_anchors_cache_is_what_the_rules_give():
     assert gitleaks_rules._derived() == {rid: (tuple(a) if a is not None else None, source)
                                          for rid, (a, source) in gitleaks_rules._computed_derived().items()}
     assert gitleaks_rules.keywords() == frozenset(gitleaks_rules._computed_keywords())
+    stored = gitleaks_rules._stored()
+    assert {k: stored[k] for k in ("checks", "unanchored_keywords")} == gitleaks_rules._computed_start_plan()
+    assert gitleaks_rules.literals() == frozenset(gitleaks_rules._computed_literals())
+    assert gitleaks_rules.literals() == gitleaks_rules.keywords().union(
+        *(anchors or () for anchors, _source in gitleaks_rules._derived().values()))
+    rules = gitleaks_rules.rule_set().rules
+    assert stored["checks"] == {r.id: [r.checks.boundary, r.checks.exact and r.checks.exact.decode(),
+                                       r.checks.assignment_within, sorted(r.keywords)] for r in rules if r.anchors}
 
 
 def test_entropy_and_allowlists_work_as_in_gitleaks():
@@ -96,6 +105,26 @@ def test_anchored_scans_find_what_full_scans_find(samples):
             if rule.anchors:
                 got = [m.span() for m in gitleaks_rules._matches(rule, data, hits)]
                 assert got == [m.span() for m in rule.pattern.finditer(data)], (rule.id, text[:200])
+        _assert_starts_are_candidates(data, hits)
+
+
+def _assert_starts_are_candidates(data: bytes, hits: dict[str, list[int]]) -> None:
+    """`find`'s one loop over the literals (`_starts`) gives every selected rule the positions `_candidates`
+    gives it (the ones the full scans above are compared with), or, where those are so many that `_matches`
+    scans the whole text instead, stops one past that many."""
+    selection = gitleaks_rules._selection(frozenset(hits))
+    starts = gitleaks_rules._starts(selection, data, hits)
+    enough = len(data) // gitleaks_rules._BYTES_PER_TRY
+    for index, rule in enumerate(selection.rules):
+        if rule.anchors:
+            candidates = gitleaks_rules._candidates(rule, data, hits)
+            got = starts.get(index, [])
+            if len(got) > enough:
+                assert len(got) == enough + 1 and set(got) <= set(candidates), rule.id
+            else:
+                assert sorted(set(got)) == candidates, rule.id
+        else:
+            assert index not in starts
 
 
 @pytest.mark.parametrize("source, starts", [
@@ -290,3 +319,51 @@ def test_anchored_scans_find_what_full_scans_find_on_generated_text(text):
     for rule in gitleaks_rules.rules_for(text, hits):
         got = [m.span() for m in gitleaks_rules._matches(rule, data, hits)]
         assert got == [m.span() for m in rule.pattern.finditer(data)], (rule.id, text[:200])
+    _assert_starts_are_candidates(data, hits)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.sampled_from(_RAW), st.text(max_size=40),
+                          st.sampled_from(_RAW).map(str.upper), st.sampled_from(_RAW).map(lambda r: "x" + r)),
+                max_size=10).map("".join))
+def test_the_literal_pass_prefilter_skips_only_texts_where_nothing_can_start(text):
+    """`find_secrets` skips the shapes and rules when no hit of the literal pass meets the start plan of the
+    rules its keywords select (`redact._start_plan`): the same spans as without that prefilter."""
+    from evo_agent.session import redact
+
+    fast = redact.find_secrets(text)
+    redact._prefilter = False
+    try:
+        full = redact.find_secrets(text)
+    finally:
+        redact._prefilter = True
+    assert fast == full
+
+
+def test_the_literal_pass_prefilter_on_every_rules_own_texts(samples):
+    """The same, on a text drawn from every rule's regex and the corpus's samples in their five settings."""
+    from evo_agent.session import redact
+
+    texts = _RAW + [s.text for s in samples] + [s.text for s in carrier_samples()]
+    fast = [redact.find_secrets(text) for text in texts]
+    redact._prefilter = False
+    try:
+        full = [redact.find_secrets(text) for text in texts]
+    finally:
+        redact._prefilter = True
+    assert fast == full
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyzABC0123456789+/=_-éß", min_size=1, max_size=60),
+       st.sampled_from([1.0, 2.0, 3.0, 3.5, 4.0, 4.5, 5.0, 3.0000000000000004, 2.9999999999999996]))
+def test_the_entropy_shortcut_answers_as_the_entropy_does(text, floor):
+    assert gitleaks_rules.entropy_at_most(text, floor) == (gitleaks_rules.shannon_entropy(text) <= floor)
+
+
+def test_the_entropy_shortcut_at_the_bound_itself():
+    """k equally frequent characters have an entropy of log2(k), which the floor may equal exactly."""
+    for k in (2, 4, 8, 16, 32):
+        text = "".join(chr(0x41 + i) for i in range(k)) * 3
+        for floor in (math.log2(k), math.log2(k) - 1e-12, math.log2(k) + 1e-12):
+            assert gitleaks_rules.entropy_at_most(text, floor) == (gitleaks_rules.shannon_entropy(text) <= floor)

@@ -61,10 +61,7 @@ from evo_agent.providers.base import ModelResponse, Provider, ProviderCancelled,
 from evo_agent.session import (
     INTERRUPTED_MARKER,
     INVALID_ARGUMENTS_KEY,
-    FileHistory,
     Recorder,
-    ResumedSession,
-    SessionStore,
     SidechainRecorder,
     blocks,
     clean_name,
@@ -104,6 +101,8 @@ from .usage import Usage, cost_report, own_usage, resumed_usage, usage_cost
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     from typing import Any
+
+    from evo_agent.session import FileHistory, ResumedSession, SessionStore
 
     from .resuming import Confirm, Resumed
 
@@ -424,6 +423,8 @@ class Agent:
         if self._file_history is not None:
             return self._file_history
         if isinstance(self.recorder, Recorder):
+            from evo_agent.session import FileHistory  # at the first file tool: not before -p's request (issue #30)
+
             return FileHistory(self.recorder.session_dir, self.recorder.append)
         return None
 

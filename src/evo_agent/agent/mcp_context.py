@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import threading
 
-from evo_agent.session import read_tool_defs, write_tool_defs
 from evo_agent.tools import Tool
-from evo_agent.tools.mcp_tools import McpToolDef, defs_of_server, is_mcp_tool, mcp_tool, read_only_listed, tool_name
 
+# tools/mcp_tools.py and the kept list's reader and writer are imported where a server or a kept list is
+# there to use: a session without MCP servers loads neither before its first request (issue #30).
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     from typing import Any
 
     from evo_agent.tools.mcp_client import McpManager, ServerStatus
+    from evo_agent.tools.mcp_tools import McpToolDef
 
     from .loop import Agent
 
@@ -56,6 +57,8 @@ class McpContext:
                 self._announce_hidden(chosen)
             if self.manager is None and not self.defs:
                 return None
+            from evo_agent.tools.mcp_tools import mcp_tool
+
             return [mcp_tool(d, self.manager) for d in self.defs]
 
     def _choose(self, cancel: threading.Event | None = None) -> list[McpToolDef]:
@@ -66,6 +69,8 @@ class McpContext:
             return recorded
         if self.manager is None:
             return []
+        from evo_agent.tools.mcp_tools import defs_of_server
+
         self.manager.wait(cancel=cancel)
         defs: list[McpToolDef] = []
         taken: set[str] = set()
@@ -85,6 +90,9 @@ class McpContext:
         store = self.agent.store
         if not isinstance(source, str) or store is None:
             return None
+        from evo_agent.session import read_tool_defs
+        from evo_agent.tools.mcp_tools import McpToolDef
+
         try:
             raw = read_tool_defs(store.session_dir(source))
         except (OSError, ValueError):
@@ -100,6 +108,8 @@ class McpContext:
         recorder = self.agent.recorder
         if not getattr(recorder, "on_disk", True) or not hasattr(recorder, "session_dir"):
             return
+        from evo_agent.session import write_tool_defs
+
         self._saved = write_tool_defs(recorder.session_dir, [d.as_json() for d in self.defs])
 
     def reset(self) -> None:
@@ -115,6 +125,8 @@ class McpContext:
         """
         if self.defs is None or self.manager is None:
             return set()
+        from evo_agent.tools.mcp_tools import read_only_listed
+
         marked = {s.name: read_only_listed(s.tools) for s in self.manager.statuses()
                   if s.read_only_trusted and s.state == "connected"}
         return {d.name for d in self.defs if d.tool in marked.get(d.server, ())}
@@ -137,6 +149,8 @@ class McpContext:
         offered = {d.tool for d in self.defs if d.server == status.name}
         late = [t.get("name") for t in status.tools if isinstance(t.get("name"), str) and t.get("name") not in offered]
         if late:  # by the names the model would call them (the API's alphabet), never the server's raw strings
+            from evo_agent.tools.mcp_tools import tool_name
+
             names = ", ".join(tool_name(status.name, str(n)) for n in late[:20])
             self.agent.queue_reminder(
                 f"The MCP server {status.name} connected after this session's tools were fixed. Its tools "
@@ -269,6 +283,8 @@ def cap_images(history: list[dict[str, Any]], results: list[dict[str, Any]]) -> 
 
 
 def drop_mcp_tools(tools: list[Tool]) -> list[Tool]:
+    from evo_agent.tools.mcp_tools import is_mcp_tool
+
     return [t for t in tools if not is_mcp_tool(t.name)]
 
 

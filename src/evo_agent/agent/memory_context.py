@@ -167,9 +167,14 @@ class MemoryContext:
 
 
 _EMPTY = memory_section([MemoryIndex(scope, "", 0, 0, False) for scope in MEMORY_SCOPES])
+# An empty index's digest (of no bytes), which that record holds for each scope.
+_EMPTY_DIGEST = MemoryIndex(MEMORY_SCOPES[0], "", 0, 0, False).digest
 # A new session's first record in a project without memories: redaction needs look for exact values only
-# (tests/agent/test_memory_context.py checks that the shapes and rules find nothing in it).
+# (tests/agent/test_memory_context.py checks that the shapes and rules find nothing in either text). The record's
+# keywords ("private", "task") send it to the walk, whose digests built the rules' literal automaton (~10 M
+# instructions) before -p's first request (issue #30).
 mark_free_of_shapes(_EMPTY)
+mark_free_of_shapes(_EMPTY_DIGEST)
 
 
 def _said(section: str) -> str:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from evo_agent.session import plain_dataclass as dataclass
 
-from .pricing import PRICES_AS_OF, cost_usd, format_usd
+# the price table (pricing.py, ~1 M instructions to build) is imported when a cost is asked for, after a model
+# call: not before -p's first request (issue #30)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -125,6 +126,8 @@ def cache_text(usage: Usage) -> str:
 
 def usage_cost(model: str | None, usage: Usage) -> float | None:
     """The dollars of `usage` of `model`, None when the model's price is unknown."""
+    from .pricing import cost_usd
+
     return cost_usd(model, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                     cache_creation_input_tokens=usage.cache_creation_input_tokens,
                     cache_read_input_tokens=usage.cache_read_input_tokens)
@@ -135,6 +138,8 @@ def cost_report(session_id: str, model: str, own: Usage, chain: list[Any]) -> st
 
     `chain` holds the SessionInfos of the sessions this one continues, nearest first ([] when it is not a resume).
     """
+    from .pricing import PRICES_AS_OF, format_usd
+
     text = (f"session {session_id}: {own.input_tokens:,} input + {own.output_tokens:,} output "
             f"= {own.total:,} tokens in {own.model_calls} model call{'s' if own.model_calls != 1 else ''}")
     cache = cache_text(own)
@@ -163,5 +168,7 @@ def _chain_text(own: Usage, dollars: float | None, chain: list[Any]) -> str:
         part = usage_cost(info.meta.model, spent)
         total = None if part is None or total is None else total + part
     n = len(chain)
+    from .pricing import format_usd
+
     money = format_usd(total) if total is not None else "dollars unknown (a model without a known price)"
     return f"with the {n} session{'s' if n != 1 else ''} it continues: {tokens:,} tokens · {money}"

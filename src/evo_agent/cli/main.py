@@ -16,7 +16,6 @@ way out of a session ends with `Resume this session with: evo-agent --resume <id
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -250,6 +249,8 @@ def _run(argv: Sequence[str] | None = None) -> int:
         release_tty()
         module, function = MODEL_FREE[words[0]]
         try:
+            import importlib
+
             run = getattr(importlib.import_module(module, __package__), function)
             return run(words[1:], _project_dir)
         except Exception as exc:

@@ -161,6 +161,11 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
 
     full = build_parser()
     args, extra = full.parse_known_args(argv)
+    if extra and isinstance(getattr(args, "sources", None), list) and not any(e.startswith("-") for e in extra):
+        # `sessions import AGENT --dry-run ID…`: argparse gives the SOURCE… list (nargs="*") its empty match
+        # beside AGENT, before the option, and calls the IDs after it unrecognized. They are sources.
+        args.sources += extra
+        extra = []
     if extra:
         name = " ".join(w for w in (args.command, getattr(args, "sessions_command", None)) if w)
         target = SUBPARSERS.get(name) or SUBPARSERS.get(args.command or "") or full

@@ -31,7 +31,6 @@ from evo_agent.agent.events import (
 )
 from evo_agent.safe_text import terminal_safe
 
-from .help_text import OUTPUT_FORMATS  # noqa: F401 - the parser reads it from help_text (no agent import)
 from .runtime import Console
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
@@ -130,7 +129,7 @@ def notice_line(console: Console, text: str) -> None:
 
 
 class PrintOutput:
-    """What print mode writes on stdout for one of OUTPUT_FORMATS."""
+    """What print mode writes on stdout for one of help_text.OUTPUT_FORMATS (the parser's choices)."""
 
     def __init__(self, fmt: str, agent: Any, console: Console) -> None:
         self.fmt = fmt

@@ -33,15 +33,19 @@ from typing import Any
 
 from evo_agent.session import blocks, content_text, tool_uses
 
-from .model import Compaction, Event, ImportedSession, Message, Subagent
+from .model import Compaction, Event, ImportedSession, Message, Subagent, head_records, read_lines, stamp_of, too_deep
 
 AGENT = "claude-code"
 TOOL_NAMES = {"Bash": "bash", "Read": "read_file", "Write": "write_file", "Edit": "edit_file", "Glob": "glob",
               "Grep": "grep", "Agent": "task", "Task": "task"}
 _UI_TEXT = re.compile(r"\A\s*<(command-name|command-message|local-command-stdout|local-command-stderr|"
                       r"local-command-caveat)>")
+# Claude Code's own bookkeeping (the record types its session loader reads besides messages, 2.1.x).
 _QUIET_TYPES = {"attachment", "queue-operation", "file-history-snapshot", "last-prompt", "mode", "permission-mode",
-                "summary", "custom-title", "agent-name"}
+                "summary", "custom-title", "ai-title", "tag", "relocated", "agent-name", "agent-color",
+                "agent-setting", "isolation-latch", "worktree-state", "pr-link", "bridge-session",
+                "attribution-snapshot", "content-replacement", "fork-context-ref", "marble-origami-commit",
+                "marble-origami-snapshot", "marble-origami-reset", "progress"}
 
 
 def project_folder(cwd: str | os.PathLike[str]) -> str:
@@ -67,35 +71,15 @@ def find_sources(project_dir: Path) -> list[Path]:
 
 def source_id_of(path: Path, look: int = 50) -> str:
     """The session id Claude Code recorded first in a transcript (its file name when none is found)."""
-    try:
-        with open(path, "rb") as f:
-            for _, raw in zip(range(look), f):
-                try:
-                    record = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and isinstance(record.get("sessionId"), str):
-                    session_id: str = record["sessionId"]
-                    return session_id
-    except OSError:
-        pass
+    for record in head_records(path, look):
+        if isinstance(record.get("sessionId"), str):
+            session_id: str = record["sessionId"]
+            return session_id
     return path.stem
 
 
 def _lines(path: Path, imported: ImportedSession) -> Iterator[dict[str, Any]]:
-    with open(path, "rb") as f:
-        for raw in f:
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                imported.skipped["unreadable line"] += 1
-                continue
-            if isinstance(record, dict):
-                yield record
-            else:
-                imported.skipped["unreadable line"] += 1
+    return read_lines(path, imported.skipped)
 
 
 def _map_block(block: object) -> dict[str, Any] | None:
@@ -112,21 +96,22 @@ def _map_block(block: object) -> dict[str, Any] | None:
         if not isinstance(name, str):
             name = "tool"
         raw_input = block.get("input")
-        tool_input = dict(raw_input) if isinstance(raw_input, dict) else {}
+        tool_input = dict(raw_input) if isinstance(raw_input, dict) and not too_deep(raw_input) else {}
         if "file_path" in tool_input and "path" not in tool_input:
             tool_input["path"] = tool_input.pop("file_path")
-        return {"type": "tool_use", "id": block.get("id"), "name": TOOL_NAMES.get(name, name), "input": tool_input}
+        return {"type": "tool_use", "id": str(block.get("id")), "name": TOOL_NAMES.get(name, name), "input": tool_input}
     if btype == "tool_result":
-        out = {"type": "tool_result", "tool_use_id": block.get("tool_use_id"), "content": _result_content(block)}
+        out = {"type": "tool_result", "tool_use_id": str(block.get("tool_use_id")), "content": _result_content(block)}
         if block.get("is_error"):
             out["is_error"] = True
         return out
     if btype == "thinking":
-        out = {"type": "thinking", "thinking": block.get("thinking", "")}
+        thought = block.get("thinking")
+        out = {"type": "thinking", "thinking": thought if isinstance(thought, str) else ""}
         if isinstance(block.get("signature"), str):
             out["signature"] = block["signature"]
         return out
-    if btype in ("redacted_thinking", "image"):
+    if btype in ("redacted_thinking", "image") and not too_deep(block, 8):
         return {k: v for k, v in block.items() if k != "cache_control"}
     return None
 
@@ -135,7 +120,8 @@ def _result_content(block: dict[str, Any]) -> object:
     content = block.get("content")
     if isinstance(content, list):
         return [{k: v for k, v in part.items() if k in ("type", "text", "source")}
-                for part in content if isinstance(part, dict) and part.get("type") in ("text", "image")]
+                for part in content if isinstance(part, dict) and part.get("type") in ("text", "image")
+                and not too_deep(part, 8)]
     return content if isinstance(content, str) else ""
 
 
@@ -153,8 +139,18 @@ def _tokens(usage: object) -> dict[str, Any]:
     return out
 
 
+def _only_results(message: Message) -> bool:
+    content = message.message["content"]
+    return message.message["role"] == "user" and all(b.get("type") == "tool_result" for b in content)
+
+
 class _Builder:
-    """Merges Claude Code's per-block lines into API messages, one role at a time."""
+    """Merges Claude Code's per-block lines into API messages, one role at a time.
+
+    One response is written a line per content block, and with parallel tool calls a tool's result
+    can be written between two blocks of the response that called it: a block of the response just
+    before those results joins it (the results stay after it), as the model sent it.
+    """
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
@@ -165,6 +161,13 @@ class _Builder:
         if not blocks:
             return
         last = self.messages[-1] if self.messages else None
+        if (role == "assistant" and response_id is not None and response_id == self._response_id
+                and last is not None and _only_results(last) and len(self.messages) >= 2
+                and self.messages[-2].message["role"] == "assistant"):
+            self.messages[-2].message["content"].extend(blocks)
+            if tokens:
+                self.messages[-2].tokens = dict(tokens)
+            return
         if last is not None and last.message["role"] == role:
             last.message["content"].extend(blocks)
             if role == "assistant" and response_id != self._response_id:
@@ -178,10 +181,118 @@ class _Builder:
             self._response_id = response_id
 
     def finished(self, everything: bool = False) -> list[Message]:
-        """Messages that can no longer grow (all but the last, or all of them), removed from the builder."""
-        cut = len(self.messages) if everything else max(0, len(self.messages) - 1)
+        """Messages that can no longer grow (all but the last, or all of them), removed from the builder.
+
+        An assistant message followed only by tool results is held too: its response may go on."""
+        keep = 1
+        if len(self.messages) >= 2 and _only_results(self.messages[-1]) \
+                and self.messages[-2].message["role"] == "assistant":
+            keep = 2
+        cut = len(self.messages) if everything else max(0, len(self.messages) - keep)
         done, self.messages = self.messages[:cut], self.messages[cut:]
         return done
+
+
+MAX_TREE = 1_000_000   # lines in the branch map (~170 bytes each); past it every branch is kept, in file order
+MAX_HELD = 50_000      # lines held back (written before their parent, or a 1.x subagent's); past it they go on
+
+
+class _Tree:
+    """Claude Code's records form a tree (`parentUuid`): a rewind or an edited prompt starts a branch
+    and the abandoned one stays in the file. The first pass keeps only this map (uuid -> parent) to
+    pick the branch the user last saw: the ancestors of the newest message, plus what Claude Code
+    writes as siblings of that path: the other lines of a response (parallel tool calls, each line
+    parented on the one before) and the tool results parented on those lines.
+    """
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str | None] = {}
+        self.jump: dict[str, str] = {}         # a record whose parent is unknown -> the message written before it
+        self.response: dict[str, str] = {}     # assistant record -> its response (message.id)
+        self.results: set[str] = set()         # user records holding only tool results
+        self.leaf: str | None = None
+        self.overflow = False
+        self._leaf_stamp = ""
+        self._last_message: str | None = None
+
+    def add(self, record: dict[str, Any]) -> None:
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str) or record.get("isSidechain") is True or self.overflow:
+            return
+        if len(self.parent) >= MAX_TREE:
+            self.overflow = True
+            self.parent, self.jump, self.response, self.results = {}, {}, {}, set()
+            return
+        parent = record.get("parentUuid")
+        if not isinstance(parent, str):
+            parent = record.get("logicalParentUuid")  # a compact_boundary starts anew but names its past
+        parent = parent if isinstance(parent, str) else None
+        self.parent[uuid] = parent
+        if (parent is None or parent not in self.parent) and self._last_message is not None:
+            self.jump[uuid] = self._last_message  # a broken chain goes on from the line written before
+        rtype = record.get("type")
+        message = record.get("message")
+        if rtype not in ("user", "assistant") or not isinstance(message, dict):
+            return
+        self._last_message = uuid
+        stamp = stamp_of(record) or ""
+        if stamp >= self._leaf_stamp:  # the newest message; Claude Code's TUI writes some lines late
+            self.leaf, self._leaf_stamp = uuid, stamp
+        if rtype == "assistant" and isinstance(message.get("id"), str):
+            self.response[uuid] = message["id"]
+        content = message.get("content")
+        if (rtype == "user" and isinstance(content, list) and content
+                and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
+            self.results.add(uuid)
+
+    def in_order(self, records: Iterable[dict[str, Any]], branch: set[str] | None) -> Iterator[dict[str, Any]]:
+        """`records` with each line of the branch after its parent: Claude Code's TUI writes a session's
+        first prompt after the answer to it (after a /rewind, whose fork rewrites the file)."""
+        if branch is None:
+            yield from records
+            return
+        done: set[str] = set()
+        waiting: dict[str, list[dict[str, Any]]] = {}
+        holding = 0
+        for record in records:
+            uuid = record.get("uuid")
+            parent = self.parent.get(uuid) if isinstance(uuid, str) and uuid in branch else None
+            if parent is not None and parent in branch and parent not in done and holding < MAX_HELD:
+                waiting.setdefault(parent, []).append(record)
+                holding += 1
+                continue
+            ready = [record]
+            while ready:
+                first = ready.pop()
+                yield first
+                if isinstance(first.get("uuid"), str) and first["uuid"] in branch:
+                    done.add(first["uuid"])
+                    ready.extend(reversed(waiting.pop(first["uuid"], [])))
+        for held in waiting.values():  # a parent that never came (a cycle in a damaged file)
+            yield from held
+
+    def branch(self) -> set[str] | None:
+        """The uuids of the branch the user last saw (None: the file has no tree, keep every record)."""
+        if self.leaf is None or self.overflow:
+            return None
+        keep: set[str] = set()
+        uuid: str | None = self.leaf
+        while uuid is not None and uuid not in keep:
+            keep.add(uuid)
+            parent = self.parent.get(uuid)
+            uuid = parent if parent in self.parent else self.jump.get(uuid)
+        responses = {self.response[u] for u in keep if u in self.response}
+        keep |= {u for u, response in self.response.items() if response in responses}
+        keep |= {u for u in self.results if self.parent.get(u) in keep}
+        return keep
+
+
+def _kept_by(boundary: dict[str, Any] | None) -> list[str]:
+    """The uuids a compact_boundary record says Claude Code kept (none when it is malformed)."""
+    meta = (boundary or {}).get("compactMetadata")
+    preserved = meta.get("preservedMessages") if isinstance(meta, dict) else None
+    uuids = preserved.get("uuids") if isinstance(preserved, dict) else None
+    return [u for u in uuids if isinstance(u, str)] if isinstance(uuids, list) else []
 
 
 def _preserved_uuids(records: Iterable[dict[str, Any]]) -> set[str]:
@@ -189,16 +300,16 @@ def _preserved_uuids(records: Iterable[dict[str, Any]]) -> set[str]:
     kept: set[str] = set()
     for record in records:
         if record.get("type") == "system" and record.get("subtype") == "compact_boundary":
-            meta = record.get("compactMetadata") or {}
-            uuids = (meta.get("preservedMessages") or {}).get("uuids") if isinstance(meta, dict) else None
-            kept.update(u for u in uuids or [] if isinstance(u, str))
+            kept.update(_kept_by(record))
     return kept
 
 
-def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, preserved: set[str]) -> Iterator[Event]:
+def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, preserved: set[str],
+                  branch: set[str] | None = None, inline: _InlineSidechains | None = None) -> Iterator[Event]:
     """The events in order, streamed: compactions, then messages as soon as they can no longer grow.
 
-    Only the records a later compaction keeps (`preserved`) are held back in memory.
+    Only the records a later compaction keeps (`preserved`) are held back in memory. With `branch`,
+    records of other branches (and subagent lines written into the main file) are left out, counted.
     """
     kept_records: dict[str, dict[str, Any]] = {}
     builder = _Builder()
@@ -207,6 +318,20 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
         if isinstance(record.get("uuid"), str) and record["uuid"] in preserved:
             kept_records[record["uuid"]] = record
         rtype = record.get("type")
+        if inline is not None and record.get("isSidechain") is True and rtype in ("user", "assistant"):
+            if not inline.add(record):
+                imported.left_out["subagent messages without their Task call"] += 1
+            continue
+        if branch is not None and isinstance(record.get("uuid"), str) and record["uuid"] not in branch:
+            if rtype in ("user", "assistant") and not record.get("isMeta"):
+                imported.left_out["subagent messages" if record.get("isSidechain") is True
+                                  else "messages of rewound branches"] += 1
+            elif rtype not in _QUIET_TYPES and rtype != "system":
+                imported.not_understood(rtype)
+            continue
+        if rtype == "assistant" and record.get("isApiErrorMessage") is True:
+            imported.left_out["API error notices"] += 1  # Claude Code's text, not the model's: never sent
+            continue
         if rtype == "system" and record.get("subtype") == "compact_boundary":
             pending_boundary = record
             continue
@@ -214,31 +339,78 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
             continue
         if rtype not in ("user", "assistant"):
             if rtype not in _QUIET_TYPES:
-                imported.skipped[str(rtype)] += 1
+                imported.not_understood(rtype)
             continue
         message = record.get("message")
         if not isinstance(message, dict):
-            imported.skipped[str(rtype)] += 1
+            imported.not_understood(rtype)
             continue
         if rtype == "user" and record.get("isCompactSummary"):
             summary = content_text(_content(message), "\n")
-            meta = (pending_boundary or {}).get("compactMetadata") or {}
+            meta = (pending_boundary or {}).get("compactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
             yield from builder.finished(everything=True)
-            yield Compaction(summary, "auto" if meta.get("trigger") == "auto" else "manual", record.get("timestamp"))
-            for uuid in (meta.get("preservedMessages") or {}).get("uuids") or []:
+            yield Compaction(summary, "auto" if meta.get("trigger") == "auto" else "manual", stamp_of(record))
+            for uuid in _kept_by(pending_boundary):
                 old = kept_records.get(uuid)
                 if old and isinstance(old.get("message"), dict):
-                    builder.add(old["type"], _content(old["message"]), old.get("timestamp"),
+                    builder.add(old["type"], _content(old["message"]), stamp_of(old),
                                 _tokens(old["message"].get("usage")) if old["type"] == "assistant" else {},
                                 old["message"].get("id"))
             pending_boundary = None
             continue
         if record.get("isMeta"):
             continue
-        builder.add(rtype, _content(message), record.get("timestamp"),
+        builder.add(rtype, _content(message), stamp_of(record),
                     _tokens(message.get("usage")) if rtype == "assistant" else {}, message.get("id"))
         yield from builder.finished()
     yield from builder.finished(everything=True)
+
+
+def _sidechain(records: list[dict[str, Any]], tool_use_id: str, name: str, imported: ImportedSession) -> Subagent:
+    messages = [e for e in _conversation(records, imported, _preserved_uuids(records)) if isinstance(e, Message)]
+    answer = next((content_text(m.message["content"], "\n") for m in reversed(messages)
+                   if m.message["role"] == "assistant"), "")
+    return Subagent(tool_use_id, name, messages, answer, messages[0].timestamp if messages else None)
+
+
+class _InlineSidechains:
+    """Claude Code 1.x wrote a subagent's lines into the main transcript (`isSidechain`), between the
+    Task call and its result. They are gathered here by chain and matched to the call by its prompt."""
+
+    def __init__(self) -> None:
+        self.runs: list[list[dict[str, Any]]] = []
+        self.held = 0
+        self._run_of: dict[str, int] = {}
+
+    def add(self, record: dict[str, Any]) -> bool:
+        """Hold a subagent's line; False when too many are held already (the line is then left out)."""
+        if self.held >= MAX_HELD:
+            return False
+        self.held += 1
+        parent = record.get("parentUuid")
+        index = self._run_of.get(parent) if isinstance(parent, str) else None
+        if index is None:
+            index = len(self.runs)
+            self.runs.append([])
+        self.runs[index].append(record)
+        if isinstance(record.get("uuid"), str):
+            self._run_of[record["uuid"]] = index
+        return True
+
+    def take(self, prompt: object) -> list[dict[str, Any]] | None:
+        """The sidechain whose first prompt is `prompt`, removed (None when there is none)."""
+        if not isinstance(prompt, str):
+            return None
+        for index, run in enumerate(self.runs):
+            first = run[0].get("message") if run else None
+            if isinstance(first, dict) and content_text(_content(first), "\n").strip() == prompt.strip():
+                self.runs[index] = []
+                return run
+        return None
+
+    def left(self) -> int:
+        return sum(1 for run in self.runs for r in run if r.get("type") in ("user", "assistant"))
 
 
 def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
@@ -252,19 +424,16 @@ def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
     for file in files:
         meta_path = file.with_name(file.name[: -len(".jsonl")] + ".meta.json")
         try:
-            meta = json.loads(meta_path.read_text())
-        except (OSError, ValueError):
+            with open(meta_path, "rb") as f:
+                meta = json.loads(f.read(1 << 20))
+        except (OSError, ValueError, RecursionError):
             meta = {}
         tool_use_id = meta.get("toolUseId") if isinstance(meta, dict) else None
         if not isinstance(tool_use_id, str):
             imported.skipped["subagent without its tool call"] += 1
             continue
         records = list(_lines(file, imported))  # a sidechain is one task's conversation: held whole
-        messages = [e for e in _conversation(records, imported, _preserved_uuids(records)) if isinstance(e, Message)]
-        answer = next((content_text(m.message["content"], "\n") for m in reversed(messages)
-                       if m.message["role"] == "assistant"), "")
-        runs[tool_use_id] = Subagent(tool_use_id, str(meta.get("agentType") or "subagent"), messages, answer,
-                                     messages[0].timestamp if messages else None)
+        runs[tool_use_id] = _sidechain(records, tool_use_id, str(meta.get("agentType") or "subagent"), imported)
     return runs
 
 
@@ -277,7 +446,9 @@ def read_claude_code(path: Path) -> ImportedSession:
     imported = ImportedSession(AGENT, path.resolve(), source_id_of(path))
     scan: Counter[str] = Counter()  # the first pass counts nothing: its skips are counted by the second
     preserved: set[str] = set()
+    tree = _Tree()
     for record in _lines(path, ImportedSession(AGENT, path, "", skipped=scan)):
+        tree.add(record)
         if imported.cwd is None and isinstance(record.get("cwd"), str):
             imported.cwd = record["cwd"]
         if imported.version is None and isinstance(record.get("version"), str):
@@ -285,18 +456,30 @@ def read_claude_code(path: Path) -> ImportedSession:
         if imported.git_branch is None and isinstance(record.get("gitBranch"), str):
             imported.git_branch = record["gitBranch"]
         message = record.get("message")
-        if record.get("type") == "assistant" and isinstance(message, dict) and isinstance(message.get("model"), str):
+        if (record.get("type") == "assistant" and isinstance(message, dict) and isinstance(message.get("model"), str)
+                and message["model"] != "<synthetic>"):  # Claude Code's own notices name no model
             imported.model = message["model"]
         preserved |= _preserved_uuids((record,))
-    imported.events = _with_subagents(path, imported, preserved)
+    imported.events = _with_subagents(path, imported, preserved, tree)
     return imported
 
 
-def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str]) -> Iterator[Event]:
+def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str], tree: _Tree) -> Iterator[Event]:
     runs = _subagents(path, imported)
-    for event in _conversation(_lines(path, imported), imported, preserved):
+    inline = _InlineSidechains()
+    branch = tree.branch()
+    records = tree.in_order(_lines(path, imported), branch)
+    for event in _conversation(records, imported, preserved, branch, inline):
         yield event
         if isinstance(event, Message) and event.message["role"] == "assistant":
             for block in tool_uses(event.message):
                 if block.get("id") in runs:
                     yield runs.pop(block["id"])
+                elif block.get("name") == "task" and isinstance(block.get("input"), dict):
+                    side = inline.take(block["input"].get("prompt"))
+                    if side is not None:
+                        kind = block["input"].get("subagent_type")
+                        yield _sidechain(side, str(block["id"]), kind if isinstance(kind, str) else "subagent",
+                                         imported)
+    if inline.left():
+        imported.left_out["subagent messages without their Task call"] += inline.left()

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .claude_code import _Builder
-from .model import Compaction, Event, ImportedSession, Message
+from .model import Compaction, Event, ImportedSession, Message, head_records, read_lines, stamp_of, too_deep
 
 AGENT = "codex"
 TOOL_NAMES = {"exec_command": "bash", "shell": "bash", "shell_command": "bash", "local_shell": "bash"}
@@ -38,20 +40,18 @@ def codex_home() -> Path:
 
 
 def _meta(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as f:
-            for _, raw in zip(range(20), f):
-                try:
-                    line = json.loads(raw)
-                except ValueError:
-                    continue
-                if (isinstance(line, dict) and line.get("type") == "session_meta"
-                        and isinstance(line.get("payload"), dict)):
-                    payload: dict[str, Any] = line["payload"]
-                    return payload
-    except OSError:
-        pass
+    for line in head_records(path, 20):
+        if line.get("type") == "session_meta" and isinstance(line.get("payload"), dict):
+            payload: dict[str, Any] = line["payload"]
+            return payload
+        if _legacy_meta(line):  # 2025 rollouts (codex 0.2x) start with the bare meta object
+            return line
     return {}
+
+
+def _legacy_meta(line: object) -> bool:
+    return (isinstance(line, dict) and "type" not in line and "payload" not in line
+            and isinstance(line.get("id"), str) and isinstance(line.get("timestamp"), str))
 
 
 def source_id_of(path: Path) -> str:
@@ -83,38 +83,100 @@ def _texts(content: object) -> list[str]:
     return [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
 
 
+def _image(part: dict[str, Any]) -> dict[str, Any] | None:
+    """An `input_image` as an Anthropic image block: a data URL becomes base64, another URL stays one."""
+    url = part.get("image_url")
+    if not isinstance(url, str):
+        return None
+    match = re.match(r"data:(image/[a-z0-9.+-]+);base64,", url)
+    if match:
+        return {"type": "image", "source": {"type": "base64", "media_type": match.group(1),
+                                            "data": url[match.end():]}}
+    if url.startswith(("https://", "http://")):
+        return {"type": "image", "source": {"type": "url", "url": url}}
+    return None
+
+
+def _blocks(content: object) -> list[dict[str, Any]]:
+    """A message's text and image parts, in order, as content blocks."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    out = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str) and part["text"].strip():
+            out.append({"type": "text", "text": part["text"]})
+        elif part.get("type") == "input_image" and (image := _image(part)) is not None:
+            out.append(image)
+    return out
+
+
 def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
     name = item.get("name")
     if not isinstance(name, str):
         name = "tool"
     raw = item.get("arguments") if item.get("type") == "function_call" else item.get("input")
+    action = item.get("action")
+    if item.get("type") == "local_shell_call" and isinstance(action, dict):  # the model's built-in shell
+        name, raw = "local_shell", {"command": action.get("command")}
     try:
         tool_input = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
+    except (ValueError, RecursionError):
         tool_input = {"input": raw}
-    if not isinstance(tool_input, dict):
-        tool_input = {"input": tool_input}
+    if not isinstance(tool_input, dict) or too_deep(tool_input):
+        tool_input = {"input": tool_input} if isinstance(tool_input, str) else {}
     if name in TOOL_NAMES and "cmd" in tool_input and "command" not in tool_input:
         tool_input["command"] = tool_input.pop("cmd")
     if isinstance(tool_input.get("command"), list):  # `shell` takes argv
         tool_input["command"] = " ".join(str(a) for a in tool_input["command"])
-    return {"type": "tool_use", "id": item.get("call_id") or item.get("id"), "name": TOOL_NAMES.get(name, name),
+    return {"type": "tool_use", "id": str(item.get("call_id") or item.get("id")), "name": TOOL_NAMES.get(name, name),
             "input": tool_input}
+
+
+class _Prompts:
+    """The user's recent prompts, which Codex before 0.5x carried over a compaction itself (its
+    `compacted` record then holds only the summary): the newest ones, up to what Codex kept."""
+
+    LIMIT = 80_000  # characters: Codex kept ~20,000 tokens of them
+
+    def __init__(self) -> None:
+        self.texts: deque[str] = deque()
+        self.size = 0
+
+    def add(self, item: dict[str, Any]) -> None:
+        if item.get("type") != "message" or item.get("role") != "user":
+            return
+        for text in _texts(item.get("content")):
+            if text.strip() and not text.lstrip().startswith(_INSTRUCTION_PREFIXES):
+                self.texts.append(text)
+                self.size += len(text)
+        while self.size > self.LIMIT and len(self.texts) > 1:
+            self.size -= len(self.texts.popleft())
 
 
 def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, imported: ImportedSession) -> None:
     itype = item.get("type")
     if itype == "message":
         role = item.get("role")
-        texts = [t for t in _texts(item.get("content")) if t.strip()]
-        if role == "developer" or role == "system" or not texts:
+        blocks = _blocks(item.get("content"))
+        texts = [b["text"] for b in blocks if b["type"] == "text"]
+        if role == "developer" or role == "system" or not blocks:
             return
-        if role == "user" and all(t.lstrip().startswith(_INSTRUCTION_PREFIXES) for t in texts):
+        if role == "user" and texts and len(texts) == len(blocks) \
+                and all(t.lstrip().startswith(_INSTRUCTION_PREFIXES) for t in texts):
             return
         if role not in ("user", "assistant"):
-            imported.skipped[f"message/{role}"] += 1
+            imported.not_understood(f"message/{role}")
             return
-        builder.add(role, [{"type": "text", "text": t} for t in texts], stamp, {}, None)
+        if role == "assistant":
+            blocks = [{"type": "text", "text": t} for t in texts]  # a model sends no images
+        builder.add(role, blocks, stamp, {}, None)
+    elif itype == "web_search_call":  # searched on OpenAI's servers: the results never reach the rollout
+        action = item.get("action")
+        query = action.get("query") if isinstance(action, dict) else None
+        note = f"[searched the web for {query!r}]" if isinstance(query, str) else "[searched the web]"
+        builder.add("assistant", [{"type": "text", "text": note}], stamp, {}, builder._response_id)
     elif itype in ("function_call", "custom_tool_call", "local_shell_call"):
         builder.add("assistant", [_tool_use(item)], stamp, {}, builder._response_id)
     elif itype in ("function_call_output", "custom_tool_call_output"):
@@ -124,15 +186,15 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
             output = output.get("content")
         else:
             is_error = False
-        block = {"type": "tool_result", "tool_use_id": item.get("call_id"),
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(item.get("call_id")),
                  "content": output if isinstance(output, str) else json.dumps(output)}
         if is_error:
             block["is_error"] = True
         builder.add("user", [block], stamp, {}, None)
     elif itype == "reasoning":
-        imported.skipped["reasoning (encrypted)"] += 1
+        imported.left_out["encrypted reasoning items"] += 1  # only OpenAI can read them
     else:
-        imported.skipped[f"response_item/{itype}"] += 1
+        imported.not_understood(f"response_item/{itype}")
 
 
 def read_codex(path: Path) -> ImportedSession:
@@ -155,98 +217,124 @@ def _count(value: object) -> int:
 
 
 class _Tokens:
-    """Tokens given to assistant messages, from `token_usage_record`s or `token_count` running totals.
+    """Tokens given to assistant messages, from `token_usage_record`s or `token_count` events.
 
-    Codex writes either or both. Each record's usage is added as it comes; a `token_count` adds only
-    what its running total holds beyond what was already given, so a rollout with both counts once.
+    Codex 0.17x writes a `token_usage_record` per response (and `token_count`s too): once one is
+    seen, records alone count. Older rollouts have only `token_count`: the response's usage
+    (`last_token_usage`) beside running totals that restart in each process (a resume starts
+    again from zero) and that a repeated event leaves unmoved (skipped). Usage that comes before
+    any assistant message (0.40 writes the count before the response's items) waits for the next.
     """
 
     def __init__(self) -> None:
-        self.given_input = 0
-        self.given_output = 0
+        self.from_records = False
+        self.previous: tuple[int, int] | None = None
+        self.pending = (0, 0)
 
     def add(self, messages: list[Any], input_tokens: int, output_tokens: int) -> None:
         last = next((m for m in reversed(messages) if m.message["role"] == "assistant"), None)
+        input_tokens, output_tokens = input_tokens + self.pending[0], output_tokens + self.pending[1]
         if last is None:
+            self.pending = (input_tokens, output_tokens)
             return
-        last.tokens["input_tokens"] = last.tokens.get("input_tokens", 0) + input_tokens
-        last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + output_tokens
-        self.given_input += input_tokens
-        self.given_output += output_tokens
+        self.pending = (0, 0)
+        if input_tokens or output_tokens:
+            last.tokens["input_tokens"] = last.tokens.get("input_tokens", 0) + input_tokens
+            last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + output_tokens
 
-    def catch_up(self, messages: list[Any], info: object) -> None:
+    def record(self, messages: list[Any], usage: object) -> None:
+        if isinstance(usage, dict) and isinstance(usage.get("input_tokens"), int):
+            self.from_records = True
+            self.add(messages, _count(usage["input_tokens"]), _count(usage.get("output_tokens")))
+
+    def count(self, messages: list[Any], info: object) -> None:
         total = info.get("total_token_usage") if isinstance(info, dict) else None
-        if not isinstance(total, dict):
+        if self.from_records or not isinstance(info, dict) or not isinstance(total, dict):
             return
-        more_input = _count(total.get("input_tokens")) - self.given_input
-        more_output = _count(total.get("output_tokens")) - self.given_output
-        if more_input > 0 or more_output > 0:
-            self.add(messages, max(more_input, 0), max(more_output, 0))
+        now = (_count(total.get("input_tokens")), _count(total.get("output_tokens")))
+        previous, self.previous = self.previous, now
+        if now == previous:
+            return
+        last = info.get("last_token_usage")
+        if isinstance(last, dict):
+            self.add(messages, _count(last.get("input_tokens")), _count(last.get("output_tokens")))
+        elif previous is None or now[0] < previous[0]:  # the first count of this process
+            self.add(messages, *now)
+        else:
+            self.add(messages, now[0] - previous[0], max(0, now[1] - previous[1]))
 
 
 def _first_model(path: Path, look: int = 400) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            for _, raw in zip(range(look), f):
-                try:
-                    line = json.loads(raw)
-                except ValueError:
-                    continue
-                payload = line.get("payload") if isinstance(line, dict) else None
-                if (line.get("type") == "turn_context" and isinstance(payload, dict)
-                        and isinstance(payload.get("model"), str)):
-                    model: str = payload["model"]
-                    return model
-    except OSError:
-        pass
+    for line in head_records(path, look):
+        payload = line.get("payload")
+        if line.get("type") == "turn_context" and isinstance(payload, dict) and isinstance(payload.get("model"), str):
+            model: str = payload["model"]
+            return model
     return None
 
 
 def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
     builder = _Builder()
     tokens = _Tokens()
+    prompts = _Prompts()
     # Finished messages wait here until the next response starts: a `token_count` for a response
     # comes after its tool outputs, when the assistant message is already finished.
     held: list[Any] = []
-    with open(path, "rb") as f:
-        for raw in f:
-            if not raw.strip():
-                continue
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                imported.skipped["unreadable line"] += 1
-                continue
-            if not isinstance(line, dict) or not isinstance(line.get("payload"), dict):
-                imported.skipped["unreadable line"] += 1
-                continue
-            ltype, payload, stamp = line.get("type"), line["payload"], line.get("timestamp")
-            if ltype == "response_item":
-                _add_item(builder, payload, stamp, imported)
-            elif ltype == "compacted":
-                yield from _release(held, builder.finished(everything=True))
-                summary = payload.get("message")
-                if not isinstance(summary, str):
-                    summary = ""
-                yield Compaction(summary, "auto", stamp)
-                for item in payload.get("replacement_history") or []:
-                    if isinstance(item, dict) and not (item.get("type") == "message"
-                                                       and _texts(item.get("content")) == [summary]):
-                        _add_item(builder, item, stamp, imported)
-            elif ltype == "token_usage_record":
-                usage = payload.get("usage")
-                if not isinstance(usage, dict):
-                    usage = {}
-                if isinstance(usage.get("input_tokens"), int):
-                    tokens.add(held + builder.messages, usage["input_tokens"], _count(usage.get("output_tokens")))
-            elif ltype == "event_msg" and payload.get("type") == "token_count":
-                tokens.catch_up(held + builder.messages, payload.get("info"))
-            elif ltype not in _QUIET:
-                imported.skipped[str(ltype)] += 1
-            held.extend(builder.finished())
-            if builder.messages and builder.messages[-1].message["role"] == "assistant":
-                yield from _release(held, [])  # a new response began: the held ones are complete
+    for line in read_lines(path, imported.skipped):
+        if "payload" not in line and isinstance(line.get("type"), str):  # 2025 rollouts: bare items
+            line = {"type": "response_item", "payload": line}
+        elif "payload" not in line and (line.get("record_type") == "state" or _legacy_meta(line)):
+            continue
+        if not isinstance(line.get("payload"), dict):
+            imported.skipped["unreadable line"] += 1
+            continue
+        ltype, payload, stamp = line.get("type"), line["payload"], stamp_of(line)
+        if ltype == "response_item":
+            _add_item(builder, payload, stamp, imported)
+            prompts.add(payload)
+        elif ltype == "compacted":
+            summary = payload.get("message")
+            if not isinstance(summary, str):
+                summary = ""
+            spent = _drop_summary_answer(builder, summary)
+            tokens.pending = (tokens.pending[0] + spent[0], tokens.pending[1] + spent[1])
+            yield from _release(held, builder.finished(everything=True))
+            yield Compaction(summary, "auto", stamp)
+            history = payload.get("replacement_history")
+            if not isinstance(history, list):  # before 0.5x: Codex sent the recent prompts with the summary
+                history = [{"type": "message", "role": "user",
+                            "content": [{"type": "input_text", "text": t} for t in prompts.texts]}]
+            for item in history:
+                if isinstance(item, dict) and not (item.get("type") == "message"
+                                                   and _texts(item.get("content")) == [summary]):
+                    _add_item(builder, item, stamp, imported)
+        elif ltype == "token_usage_record":
+            tokens.record(held + builder.messages, payload.get("usage"))
+        elif ltype == "event_msg" and payload.get("type") == "token_count":
+            tokens.count(held + builder.messages, payload.get("info"))
+        elif ltype not in _QUIET:
+            imported.not_understood(ltype)
+        held.extend(builder.finished())
+        if builder.messages and builder.messages[-1].message["role"] == "assistant":
+            yield from _release(held, [])  # a new response began: the held ones are complete
+    tokens.add(held + builder.messages, 0, 0)  # usage still waiting goes to the last answer
     yield from _release(held, builder.finished(everything=True))
+
+
+def _drop_summary_answer(builder: _Builder, summary: str) -> tuple[int, int]:
+    """Codex records its summarizing request's answer as an assistant message before `compacted`:
+    the summary is the boundary's, not something the model said in the conversation. Returns the
+    tokens of a message so removed (the summary was paid for: they go to the next answer)."""
+    last = builder.messages[-1] if builder.messages else None
+    if last is None or last.message["role"] != "assistant" or not last.message["content"]:
+        return 0, 0
+    block = last.message["content"][-1]
+    if block.get("type") == "text" and block["text"].strip() and summary.rstrip().endswith(block["text"].strip()):
+        last.message["content"].pop()
+        if not last.message["content"]:
+            builder.messages.pop()
+            return last.tokens.get("input_tokens", 0), last.tokens.get("output_tokens", 0)
+    return 0, 0
 
 
 def _release(held: list[Message], more: list[Message]) -> Iterator[Message]:

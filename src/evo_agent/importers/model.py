@@ -10,10 +10,12 @@ file — keeping the source's timestamps, and `session_start` names the source (
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -59,17 +61,85 @@ class ImportedSession:
     # transcript imports in bounded memory; it can be consumed once (by write_import or consume).
     events: Iterable[Event] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)   # record type -> how many were not understood
+    # Understood but deliberately not carried over: messages of rewound branches, API error notices.
+    left_out: Counter[str] = field(default_factory=Counter)
     totals: Counter[str] = field(default_factory=Counter)    # messages, subagents, compactions: filled while consumed
 
     def counts(self) -> tuple[int, int, int]:
         """(messages, subagents, compactions) seen so far (all of them once the events were consumed)."""
         return self.totals["messages"], self.totals["subagents"], self.totals["compactions"]
 
+    def not_understood(self, kind: object) -> None:
+        """Count a record not understood; a hostile file's endless or huge type names stay a short list."""
+        name = str(kind)[:40]
+        if name in self.skipped or len(self.skipped) < 20:
+            self.skipped[name] += 1
+        else:
+            self.skipped["other kinds"] += 1
+
     def tally(self, event: Event) -> Event:
         kind = "messages" if isinstance(event, Message) else "compactions" if isinstance(event, Compaction) \
             else "subagents"
         self.totals[kind] += 1
         return event
+
+
+MAX_LINE = 64 << 20   # a longer line (no real record is) is skipped unread, so memory stays bounded
+MAX_DEPTH = 64        # JSON nested deeper is skipped: the session's encoder refuses depth past 254
+
+
+def read_lines(path: Path, skipped: Counter[str], look: int | None = None) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL file, one per line, streamed. What is not one is counted, never raised:
+    torn or binary lines, lines past MAX_LINE (read in chunks and dropped), nesting past what Python parses."""
+    with open(path, "rb") as f:
+        while look is None or (look := look - 1) >= 0:
+            raw = f.readline(MAX_LINE + 1)
+            if not raw:
+                return
+            if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
+                    pass
+                skipped["line too long"] += 1
+                continue
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except (ValueError, RecursionError):
+                skipped["unreadable line"] += 1
+                continue
+            if isinstance(record, dict):
+                yield record
+            else:
+                skipped["unreadable line"] += 1
+
+
+def head_records(path: Path, look: int) -> list[dict[str, Any]]:
+    """The JSON objects among a file's first `look` lines (none when it cannot be read): for a listing."""
+    out: list[dict[str, Any]] = []
+    try:
+        lines = read_lines(path, Counter(), look)
+        out.extend(lines)
+    except OSError:
+        pass
+    return out
+
+
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests more than `limit` levels (stops early; values kept as-is are small)."""
+    if limit <= 0:
+        return True
+    if isinstance(value, dict):
+        return any(too_deep(v, limit - 1) for v in value.values())
+    if isinstance(value, list):
+        return any(too_deep(v, limit - 1) for v in value)
+    return False
+
+
+def stamp_of(record: dict[str, Any]) -> str | None:
+    """A record's timestamp when it is a string (a hostile file may put anything there)."""
+    value = record.get("timestamp")
+    return value if isinstance(value, str) and len(value) < 64 else None
 
 
 def consume(imported: ImportedSession) -> None:
@@ -102,8 +172,14 @@ def earlier_imports(store: SessionStore, agent: str, source_id: str) -> list[tup
 
 def write_import(
     store: SessionStore, imported: ImportedSession, fingerprint: dict[str, Any], previous: str | None
-) -> str:
-    """Record `imported` as a new session of `store`; returns its id. The source is never written."""
+) -> str | None:
+    """Record `imported` as a new session of `store`; returns its id. The source is never written.
+
+    None, and nothing created, when the source holds no conversation (not this agent's transcript)."""
+    events = iter(imported.events)
+    first = next(events, None)
+    if first is None:
+        return None
     origin = {"agent": imported.agent, "version": imported.version, "source_path": str(imported.source_path),
               "source_id": imported.source_id, **fingerprint}
     if previous:
@@ -111,7 +187,7 @@ def write_import(
     recorder = store.create(model=imported.model, provider=imported.agent, staged=True,
                             git_branch=imported.git_branch, start_fields={"imported_from": origin})
     compactions = 0
-    for event in imported.events:
+    for event in chain((first,), events):
         imported.tally(event)
         stamp: dict[str, Any] = {"timestamp": event.timestamp} if event.timestamp else {}
         if isinstance(event, Message):

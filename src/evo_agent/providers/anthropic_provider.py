@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 
 from .anthropic_cache import cached_request
-from .anthropic_stream import MessageAssembler
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .endpoint import open_client, setting
 from .errors import ApiLabel, BadAnswer
@@ -31,6 +30,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #3
 if TYPE_CHECKING:
     from typing import Any
 
+    from .anthropic_stream import MessageAssembler
     from .pump import Put
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -107,9 +107,10 @@ class AnthropicProvider:
             raise ProviderError(MISSING_KEY_MESSAGE)
         body = self.build_body(system=system, messages=messages, tools=tools, max_tokens=max_tokens,
                                cache_key=cache_key)
-        assembler = MessageAssembler()
+        assembler: list[MessageAssembler] = []  # made at the first event: the request is on the wire by then
         return stream_answer(lambda put, stop, live: self._send(body, put, stop, live),
-                             feed=lambda event: assembler.feed(*event), finish=lambda: _finish(assembler),
+                             feed=lambda event: _assembler(assembler).feed(*event),
+                             finish=lambda: _finish(_assembler(assembler)),
                              callbacks=callbacks or StreamCallbacks(), cancel=cancel, label=self.label,
                              attempts=1 + self.max_retries, thread_name="evo-agent-anthropic")
 
@@ -117,6 +118,16 @@ class AnthropicProvider:
         """The worker: POST, then hand the server-sent events to the caller's thread."""
         response = self._client.post("/v1/messages", body, stop=stop, on_retry=retry_notices(put, self.label))
         forward(response, put, stop, live)
+
+
+def _assembler(made: list[MessageAssembler]) -> MessageAssembler:
+    """The request's one assembler, made at first use: the stream's module (with the events' classes) is
+    imported after the request is sent, not before -p's first request (issue #30)."""
+    if not made:
+        from .anthropic_stream import MessageAssembler
+
+        made.append(MessageAssembler())
+    return made[0]
 
 
 def _finish(assembler: MessageAssembler) -> ModelResponse:

@@ -9,7 +9,7 @@ imports the OpenAI provider). Adding a provider: its module, one row here.
 
 from __future__ import annotations
 
-import importlib
+import sys
 from collections.abc import Mapping
 
 from evo_agent.session import plain_dataclass as dataclass
@@ -72,6 +72,7 @@ def make_provider(name: str, model: str | None = None) -> Provider:
     name = _check_name(name)
     entry = PROVIDERS[name]
     module_name, _, class_name = entry.path.partition(":")
-    provider_class = getattr(importlib.import_module(module_name), class_name)
+    __import__(module_name)  # importlib.import_module without importing importlib (issue #30)
+    provider_class = getattr(sys.modules[module_name], class_name)
     provider: Provider = provider_class(model.strip() if model and model.strip() else entry.default_model)
     return provider

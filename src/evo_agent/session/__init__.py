@@ -29,7 +29,7 @@ nothing else public leaks, and that the `TYPE_CHECKING` imports name the same. W
 commands that look after sessions use (fsck, rm/prune, rename) is `evo_agent.session.admin`'s.
 """
 
-import importlib
+import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~3 ms at start-up)
 
@@ -50,12 +50,12 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("INTERRUPTED_MARKER", "INVALID_ARGUMENTS_KEY", "SUMMARY_PREFIX", "SUMMARY_SUFFIX", "summary_text",
                      "blocks", "content_blocks", "content_text", "has_tool_results", "one_line",
                      "text_block", "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text",
-                     "tool_results", "tool_uses", "tool_uses_by_id"), "messages"),
+                     "tool_results", "tool_uses", "tool_uses_by_id", "summary_message"), "messages"),
     **dict.fromkeys(("SessionMeta", "clean_name", "prompt_text"), "meta"),
     **dict.fromkeys(("Worktree", "find_project_dir", "git_branch_of", "git_worktree_root", "git_worktrees"), "project"),
     **dict.fromkeys(("Recorder", "SidechainRecorder", "now_iso"), "recorder"),
     **dict.fromkeys(("INTERRUPTED_TEXT", "interrupted_result", "repair_history"), "repair"),
-    **dict.fromkeys(("LoadedSession", "load_for_resume", "summary_message"), "resume"),
+    **dict.fromkeys(("LoadedSession", "load_for_resume"), "resume"),
     **dict.fromkeys(("ResumedSession", "SessionInfo", "SessionStore"), "store"),
     **dict.fromkeys(("ForeignSession", "SessionsDirRefused", "foreign_reason", "tracked_session_ids"), "trust"),
     **dict.fromkeys(("decode", "dumps_compact", "encode_line", "json_object", "orjson_after_send"), "jsonio"),
@@ -108,7 +108,9 @@ def _lazy_names(namespace: dict[str, object], exports: dict[str, str]) -> tuple[
     def getattr_(name: str) -> object:
         module = exports.get(name)
         if module is not None:
-            value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+            full = f"{__name__}.{module}"
+            __import__(full)  # importlib.import_module without importing importlib (~0.5 M instructions, issue #30)
+            value = getattr(sys.modules[full], name)
             namespace[name] = value
             return value
         raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
@@ -180,7 +182,8 @@ if TYPE_CHECKING:
     )
     from .messages import (
         INTERRUPTED_MARKER as INTERRUPTED_MARKER, INVALID_ARGUMENTS_KEY as INVALID_ARGUMENTS_KEY,
-        SUMMARY_PREFIX as SUMMARY_PREFIX, SUMMARY_SUFFIX as SUMMARY_SUFFIX, summary_text as summary_text,
+        SUMMARY_PREFIX as SUMMARY_PREFIX, SUMMARY_SUFFIX as SUMMARY_SUFFIX, summary_message as summary_message,
+        summary_text as summary_text,
         REMINDER_CLOSE as REMINDER_CLOSE, REMINDER_OPEN as REMINDER_OPEN,
         blocks as blocks, content_blocks as content_blocks, content_text as content_text,
         has_tool_results as has_tool_results, is_reminder_block as is_reminder_block, one_line as one_line,
@@ -222,7 +225,6 @@ if TYPE_CHECKING:
     )
     from .resume import (
         LoadedSession as LoadedSession, is_omitted_marker as is_omitted_marker, load_for_resume as load_for_resume,
-        summary_message as summary_message,
     )
     from .rewind import (
         changes_since as changes_since, plan_updates_since as plan_updates_since, prompt_turns as prompt_turns,

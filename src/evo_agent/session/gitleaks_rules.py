@@ -276,6 +276,19 @@ def shannon_entropy(text: str) -> float:
     return -sum(count / total * math.log2(count / total) for count in Counter(text).values())
 
 
+def entropy_at_most(text: str, floor: float) -> bool:
+    """`shannon_entropy(text) <= floor` (`text` not empty), mostly without computing it.
+
+    The entropy of k distinct characters is at most log2(k) (all equally frequent): when that is below the
+    floor by more than the sum's rounding could ever add, the answer is yes from one C call (`set`). Dense
+    output (a `.env` of a MB, a candidate every 35 bytes) has thousands of short secrets the generic rule's
+    floor of 3.5 drops: `KEY=value12` has 8 distinct characters, log2(8) = 3.
+    """
+    if math.log2(len(set(text))) < floor - 1e-9:
+        return True
+    return shannon_entropy(text) <= floor
+
+
 @dataclass
 class Allowlist:
     target: str  # "secret", "match" or "line"
@@ -373,9 +386,8 @@ def start_checks(source: str) -> StartChecks:
     if names is not None and source[len(head) + len(names) + 4:].startswith(_ASSIGNMENT_TAIL):
         longest = _max_width(names)
         window = 0 if longest is None else longest + 20 + 3 + 1
-        global _assignment_byte
-        if window and _assignment_byte is None:
-            _assignment_byte = re.compile(b"[=>:|?,]")  # the operator's first bytes, one C call to find any
+        if window:
+            assignment_byte()  # the operator's first bytes, one C call to find any
     return StartChecks(boundary, _exact_start(source), window)
 
 
@@ -492,7 +504,8 @@ def refresh_json() -> None:
     path.write_text(json.dumps(load_toml(), indent=None, separators=(",", ":"), sort_keys=False) + "\n")
     _data.cache_clear()
     anchors = Path(__file__).with_name(ANCHORS_JSON)
-    derived = {"keywords": _computed_keywords(), "rules": _computed_derived()}
+    derived = {"keywords": _computed_keywords(), "literals": _computed_literals(), "rules": _computed_derived(),
+               **_computed_start_plan()}
     anchors.write_text(json.dumps(derived, indent=None, separators=(",", ":"), sort_keys=True) + "\n")
 
 
@@ -565,11 +578,19 @@ def _anchors(spec: dict[str, Any]) -> tuple[str, ...] | None:
 @lru_cache(maxsize=1)
 def literals() -> frozenset[str]:
     """The rules' keywords (gitleaks' first pass) and the anchored rules' beginnings (lower case): what `find`
-    needs to know the positions of, found in one pass over the text without building the rules."""
-    words = set(keywords())
-    for anchors, _source in _derived().values():
+    needs to know the positions of, found in one pass over the text without building the rules.
+
+    Read from `gitleaks_anchors.json` (`_computed_literals()`): redaction's one automaton holds them, and the
+    first record of a launch is scanned with it before the first request.
+    """
+    return frozenset(_stored()["literals"])
+
+
+def _computed_literals() -> list[str]:
+    words = set(_computed_keywords())
+    for anchors, _source in _computed_derived().values():
         words.update(anchors or ())
-    return frozenset(words)
+    return sorted(words)
 
 
 @lru_cache(maxsize=1)
@@ -590,6 +611,60 @@ def _stored() -> dict[str, Any]:
     """`gitleaks_anchors.json`: {"keywords": `_computed_keywords()`, "rules": `_computed_derived()`}."""
     stored: dict[str, Any] = json.loads(Path(__file__).with_name(ANCHORS_JSON).read_bytes())
     return stored
+
+
+def _computed_start_plan() -> dict[str, Any]:
+    """{"checks": {rule id: its `StartChecks` as [boundary, exact or None, window] and its keywords (sorted)} for
+    the rules with anchors, "unanchored_keywords": the keywords of the rules without (sorted)}: `start_plan`."""
+    checks: dict[str, list[Any]] = {}
+    unanchored: set[str] = set()
+    derived = _computed_derived()
+    for spec in _data()["rules"]:
+        if _applies(spec):
+            anchors, source = derived[spec["id"]]
+            if anchors:
+                found = start_checks(source or spec["regex"])
+                checks[spec["id"]] = [found.boundary, found.exact.decode("ascii") if found.exact else None,
+                                      found.assignment_within, sorted({k.lower() for k in spec.get("keywords", [])})]
+            else:
+                unanchored.update(k.lower() for k in spec.get("keywords", []))
+    return {"checks": checks, "unanchored_keywords": sorted(unanchored)}
+
+
+StartPlan = dict[str, tuple[tuple[bool, "bytes | None", int, frozenset[str]], ...]]
+
+
+@lru_cache(maxsize=1)
+def start_plan() -> tuple[StartPlan, frozenset[str]]:
+    """({anchor: for each distinct `StartChecks` of the rules whose matches begin with it, (boundary, exact,
+    window, the keywords of those rules)}, the keywords of the rules with no anchors), read from
+    `gitleaks_anchors.json` without building the rules.
+
+    Redaction's literal pass reads it to tell, in the same loop, that no rule can find anything in a text
+    (English prose: `ey` inside "they", `sk` in "ask", `key` with no operator near, `sc` of "scroll" with no
+    `sc_` anywhere): a rule runs only when one of its keywords occurs, and a match of a rule with anchors
+    starts at one of them and meets its checks there. tests/session/test_redaction_corpus.py checks the file
+    against the rules.
+    """
+    stored = _stored()
+    plan: dict[str, dict[tuple[bool, bytes | None, int], set[str]]] = {}
+    for rid, (anchors, _source) in stored["rules"].items():
+        if anchors:
+            boundary, exact, window, rule_keywords = stored["checks"][rid]
+            checks = (boundary, exact.encode("ascii") if exact else None, window)
+            for anchor in anchors:
+                plan.setdefault(anchor, {}).setdefault(checks, set()).update(rule_keywords)
+    assignment_byte()  # the plan's windows are searched with it
+    return ({anchor: tuple((*checks, frozenset(kws)) for checks, kws in sorted(by.items(), key=repr))
+             for anchor, by in plan.items()}, frozenset(stored["unanchored_keywords"]))
+
+
+def assignment_byte() -> Any:
+    """`re.compile(b"[=>:|?,]")`: the first bytes of the semi-generic rules' operators (`StartChecks` windows)."""
+    global _assignment_byte
+    if _assignment_byte is None:
+        _assignment_byte = re.compile(b"[=>:|?,]")
+    return _assignment_byte
 
 
 def _computed_derived() -> dict[str, tuple[list[str] | None, str | None]]:
@@ -659,20 +734,34 @@ def _extend_left(data: bytes, start: int) -> int:
     return i
 
 
-def _secret_span(match: Any, group: int) -> tuple[int, int]:
+class RawMatch:
+    """A match as `find` reads it: RE2's spans, the whole match's first, then each group's ((-1, -1) when a
+    group took no part). Read from RE2 itself: the binding's match object asks RE2 for the number of groups
+    on every `span` (a dense MB of `.env` lines had 15,000 matches, 3 such calls each)."""
+
+    __slots__ = ("spans",)
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.spans = spans
+
+    def span(self, group: int = 0) -> tuple[int, int]:
+        return self.spans[group]
+
+
+def _secret_span(match: RawMatch, group: int) -> tuple[int, int]:
     """gitleaks' secret: `secretGroup`, else the first non-empty group, else the match.
 
     One departure: a first group shorter than 6 characters is a repeated piece of
     the shape (microsoft-teams-webhook's `([a-z0-9]{4}-){3}`), not the secret;
     the whole match is masked instead.
     """
-    groups: int = match.re.groups
-    whole: tuple[int, int] = match.span()
+    spans = match.spans
+    groups = len(spans) - 1
+    whole = spans[0]
     if group and group <= groups:
-        span: tuple[int, int] = match.span(group)
-        return span
+        return spans[group]
     for g in range(1, groups + 1):
-        start, end = match.span(g)
+        start, end = spans[g]
         if end > start:
             return (start, end) if end - start >= 6 else whole
     return whole
@@ -696,9 +785,37 @@ def keyword_hits(text: str) -> dict[str, list[int]]:
 
 def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]:
     """The rules whose keywords occur in `text` (gitleaks' first pass)."""
-    words = frozenset(keyword_hits(text) if hits is None else hits)
-    rules = _rules_of.get(words)
-    if rules is None:
+    return list(_selection(frozenset(keyword_hits(text) if hits is None else hits)).rules)
+
+
+class _Selection:
+    """The rules a set of literals selects (gitleaks' keyword pass), in order, and for each literal the
+    `StartChecks` of the selected rules that begin with it: what `_starts` reads, without a call per rule."""
+
+    __slots__ = ("all_anchored", "plan", "rules")
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self.all_anchored = all(rule.anchors for rule in rules)  # then no start found means no rule to try
+        plan: dict[str, list[tuple[int, bool, bytes | None, int]]] = {}
+        for i, rule in enumerate(rules):
+            if rule.anchors:
+                checks = rule.checks
+                for anchor in rule.anchors:
+                    plan.setdefault(anchor, []).append((i, checks.boundary, checks.exact, checks.assignment_within))
+        self.plan = {anchor: tuple(entries) for anchor, entries in plan.items()}
+
+
+_NO_RULES = _Selection(())
+
+
+def _selection(words: frozenset[str]) -> _Selection:
+    """The `_Selection` of the literals `words` (kept: a pure function of the set, bounded at 512)."""
+    selection = _rules_of.get(words)
+    if selection is None:
+        kws = keywords()
+        if not any(word in kws for word in words):
+            return _NO_RULES  # no keyword, no rule: the rules are not even built
         rs = rule_set()
         found: dict[str, Rule] = {}
         for kw in sorted(words):
@@ -706,11 +823,47 @@ def rules_for(text: str, hits: dict[str, list[int]] | None = None) -> list[Rule]
                 found[rule.id] = rule
         if len(_rules_of) >= 512:  # the sets of words a session's texts hold: a few dozen, bounded anyway
             _rules_of.clear()
-        rules = _rules_of[words] = tuple(found.values())
-    return list(rules)
+        selection = _rules_of[words] = _Selection(tuple(found.values()))
+    return selection
 
 
-_rules_of: dict[frozenset[str], tuple[Rule, ...]] = {}  # the literals found → the rules they select, in order
+_rules_of: dict[frozenset[str], _Selection] = {}  # the literals found → the rules they select, in order
+
+
+def _starts(selection: _Selection, data: bytes, hits: dict[str, list[int]]) -> dict[int, list[int]]:
+    """{index of a selected rule with anchors: the positions where a match of it can start, unsorted} (a rule
+    with none is left out): `_candidates` for every rule of `selection` in one loop over the literals found.
+
+    On prose every position fails (`they`, `ask`, `key` with no operator near): this loop is all that runs.
+    A rule that gathers more than `len(data) // _BYTES_PER_TRY` positions is scanned whole (`_matches`), so
+    its list stops there, one past that: a dense MB (`.env` lines) no longer checks every one of them.
+    """
+    plan = selection.plan
+    word_byte = _WORD_BYTE
+    assignment = _assignment_byte
+    enough = len(data) // _BYTES_PER_TRY
+    out: dict[int, list[int]] = {}
+    for word, at in hits.items():
+        entries = plan.get(word)
+        if entries is None:
+            continue
+        for index, boundary, exact, window in entries:
+            found = out.get(index)
+            if found is None:
+                found = out[index] = []
+            elif len(found) > enough:
+                continue
+            for pos in at:
+                if boundary and word_byte[data[pos - 1] if pos else 0x20] == word_byte[data[pos]]:
+                    continue
+                if exact is not None and not data.startswith(exact, pos):
+                    continue
+                if window and assignment.search(data, pos, pos + window) is None:
+                    continue
+                found.append(pos)
+                if len(found) > enough:
+                    break
+    return {index: found for index, found in out.items() if found}
 
 
 # One anchored try (a call through re2's Python wrapper, ~3 µs) costs about what RE2 takes to scan this
@@ -733,7 +886,7 @@ def _candidates(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> list[int
 
 
 def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
-             positions: list[int] | bool | None = False) -> Iterator[Any]:
+             positions: list[int] | bool | None = False) -> Iterator[RawMatch]:
     """`rule.pattern.finditer(data)`; for a rule with anchors, tried only where one begins.
 
     gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:name1|name2…)…`: once the lazy prefix is
@@ -744,24 +897,54 @@ def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
     """
     if positions is False:
         positions = _candidates(rule, data, hits)
-    if positions is None or positions is True or len(positions) * _BYTES_PER_TRY > len(data):
-        yield from rule.pattern.finditer(data)  # no anchors, or `s.` in code: a scan is cheaper
+    pattern = rule.pattern
+    # RE2 itself, not the binding's generator and match objects: a try that fails (most) costs half as much,
+    # and a match is read without asking RE2 for its number of groups again and again.
+    raw = getattr(getattr(pattern, "_regexp", None), "Match", None)
+    if raw is None:  # a binding without it: its own matches, read the same way
+        yield from _binding_matches(pattern, data, positions)
+        return
+    size = len(data)
+    if positions is None or positions is True or len(positions) * _BYTES_PER_TRY > size:
+        yield from _scan_all(raw, data)  # no anchors, or `s.` in code: a scan is cheaper
         return
     end = 0
-    pattern = rule.pattern
-    match_at = pattern.match
-    # RE2 itself, not the wrapper's generator: a try that fails (most) costs half as much.
-    raw = getattr(getattr(pattern, "_regexp", None), "Match", None)
-    anchor = _ANCHOR_START() if raw is not None else None
+    anchor = _ANCHOR_START()
     for pos in positions:
         if pos < end:
             continue
-        if raw is not None and raw(anchor, data, pos, len(data))[0][0] < 0:
+        spans = raw(anchor, data, pos, size)
+        if spans[0][0] < 0:
             continue
-        match = match_at(data, pos)
-        if match is not None:
-            end = max(match.end(), pos + 1)
-            yield match
+        end = max(spans[0][1], pos + 1)
+        yield RawMatch(spans)
+
+
+def _binding_matches(pattern: Any, data: bytes, positions: list[int] | bool | None) -> Iterator[RawMatch]:
+    """`_matches` through the binding's own `finditer` and `match` (a binding that hides RE2's `Match`)."""
+    if positions is None or positions is True or positions is False or len(positions) * _BYTES_PER_TRY > len(data):
+        found = pattern.finditer(data)
+    else:
+        found = (m for m in (pattern.match(data, p) for p in positions) if m is not None)
+    end = 0
+    for match in found:
+        if positions is None or positions is True or positions is False or match.start() >= end:
+            end = max(match.end(), match.start() + 1)
+            yield RawMatch([match.span(g) for g in range(pattern.groups + 1)])
+
+
+def _scan_all(raw: Any, data: bytes) -> Iterator[RawMatch]:
+    """Every match of a regex over `data`, as the binding's `finditer` finds them (its loop, over RE2's `Match`)."""
+    unanchored = _ANCHOR_START().__class__.UNANCHORED
+    pos, size = 0, len(data)
+    while True:
+        spans = raw(unanchored, data, pos, size)
+        if spans[0] == (-1, -1):
+            return
+        yield RawMatch(spans)
+        if pos == size:
+            return
+        pos = pos + 1 if pos == spans[0][1] else spans[0][1]
 
 
 def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None = None) -> Iterator[Hit]:
@@ -773,15 +956,22 @@ def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None
     if data is None or hits is None:
         data = haystack(text)
         hits = _hits_in(data.lower())
-    kws = keywords()
-    if not any(word in kws for word in hits):  # no keyword, no rule: the rules are not even built
+    selection = _selection(frozenset(hits))
+    if not selection.rules:
         return
+    starts = _starts(selection, data, hits)
+    if not starts and selection.all_anchored:
+        return  # no place any of them can start (prose): nothing compiled, nothing tried
     rs = rule_set()
     refused = _re2_error()
-    for rule in rules_for(text, hits):
-        positions = _candidates(rule, data, hits)
-        if positions is not None and not positions:
-            continue  # no place it can start: not even compiled
+    for index, rule in enumerate(selection.rules):
+        positions: list[int] | None = None
+        if rule.anchors:
+            found = starts.get(index)
+            if found is None:
+                continue  # no place it can start: not even compiled
+            # so many places that a scan is cheaper (`_matches`): the same matches either way
+            positions = None if len(found) * _BYTES_PER_TRY > len(data) else sorted(set(found))
         try:
             rule.pattern  # noqa: B018 - compiles it
             for allowlist in rule.allowlists:
@@ -793,7 +983,7 @@ def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None
             if start == end:
                 continue
             secret = text[start:end]
-            if rule.entropy and shannon_entropy(secret) <= rule.entropy:
+            if rule.entropy and entropy_at_most(secret, rule.entropy):
                 continue
             if rule.id.startswith("generic") and not any(ch.isdigit() for ch in secret):
                 continue

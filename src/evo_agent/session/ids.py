@@ -14,7 +14,21 @@ from pathlib import Path
 
 from .layout import SIDECHAIN_SUFFIX
 
-SESSION_ID_RE = re.compile(r"\A[0-9]{13}_[0-9a-f]{8}\Z")
+_SESSION_ID = r"\A[0-9]{13}_[0-9a-f]{8}\Z"  # SESSION_ID_RE, compiled at its first use (`__getattr__`)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    SESSION_ID_RE: re.Pattern[str]
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    """SESSION_ID_RE, compiled on first use and kept as the module's attribute (PEP 562), as layout.py's patterns:
+    a new session's `-p` matches no id before its first request (issue #30), a listing compiles it once."""
+    if name != "SESSION_ID_RE":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    compiled = globals()["SESSION_ID_RE"] = re.compile(_SESSION_ID)
+    return compiled
+
+
 # Matched through `re`'s own cache, so compiled at first use (a listing needs neither).
 _PREFIX = r"\A[0-9]{1,13}(?:_[0-9a-f]{0,8})?\Z"
 _SLUG_DROP = r"[^a-z0-9-]+"
@@ -48,7 +62,8 @@ def new_session_id(now_ms: int | None = None) -> str:
 
 
 def is_session_id(text: object) -> bool:
-    return isinstance(text, str) and SESSION_ID_RE.match(text) is not None
+    pattern = globals().get("SESSION_ID_RE") or __getattr__("SESSION_ID_RE")
+    return isinstance(text, str) and pattern.match(text) is not None
 
 
 def created_ms_of(session_id: str) -> int:

@@ -39,6 +39,7 @@ import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from . import layout  # its name patterns are compiled at first use, not at import (issue #30)
 from .atomic import replace_private_file
 from .invisible import reveal_invisible
 from .layout import (
@@ -46,7 +47,6 @@ from .layout import (
     MEMORY_DIR_NAME,
     MEMORY_INDEX_NAME,
     MEMORY_SUBDIR,
-    MEMORY_TOPIC_RE,
     PROJECT_DIR_NAME,
     USER_DIR_NAME,
 )
@@ -173,7 +173,7 @@ def parse_memory_path(path: object) -> tuple[str | None, str | None]:
         raise MemoryRefused(f"Path {shown} names no memory scope: use /memories/project/… (this project, shared "
                             "with the team) or /memories/user/… (the user's own, every project)")
     file = parts[1] if len(parts) == 2 else None
-    if file is not None and not MEMORY_TOPIC_RE.match(file):
+    if file is not None and not layout.MEMORY_TOPIC_RE.match(file):
         raise MemoryRefused(f"{shown}: a memory file is named <letters, digits, . _ -> ending in .md "
                             "(e.g. /memories/project/testing.md)")
     return scope, file
@@ -310,7 +310,7 @@ class MemoryStore:
                     continue
                 for name in sorted(os.listdir(fd)):
                     info = _lstat(fd, name) if not name.startswith(".") else None
-                    if info is not None and stat.S_ISREG(info.st_mode) and MEMORY_TOPIC_RE.match(name):
+                    if info is not None and stat.S_ISREG(info.st_mode) and layout.MEMORY_TOPIC_RE.match(name):
                         rows.append((info.st_size, f"{base}/{name}"))
         if scope is None:
             rows.insert(0, (0, VIRTUAL_ROOT))
@@ -588,7 +588,7 @@ def _scan(fd: int, scope: str, cache: dict[_TopicKey, MemoryTopic] | None = None
     out = []
     for entry in sorted(os.scandir(fd), key=lambda e: e.name):
         name = entry.name
-        if name == MEMORY_INDEX_NAME or not MEMORY_TOPIC_RE.match(name):
+        if name == MEMORY_INDEX_NAME or not layout.MEMORY_TOPIC_RE.match(name):
             continue
         try:
             info = entry.stat(follow_symlinks=False)

@@ -31,6 +31,7 @@ __all__ = [
     "INVALID_ARGUMENTS_KEY",
     "SUMMARY_PREFIX",
     "SUMMARY_SUFFIX",
+    "summary_message",
     "summary_text",
     "REMINDER_CLOSE",
     "REMINDER_OPEN",
@@ -63,8 +64,16 @@ SUMMARY_PREFIX = "<previous-conversation-summary>\n"
 SUMMARY_SUFFIX = "\n</previous-conversation-summary>"
 
 
+def summary_message(summary: str) -> dict[str, Any]:
+    """The one synthetic user message that stands for everything before a boundary.
+
+    Here, not in resume.py: the loop and compaction state use it, and a new session's `-p` loads
+    neither the resume reader nor its repair (SPEC §8, issue #30)."""
+    return {"role": "user", "content": [{"type": "text", "text": f"{SUMMARY_PREFIX}{summary}{SUMMARY_SUFFIX}"}]}
+
+
 def summary_text(message: dict[str, Any]) -> str:
-    """The summary inside a synthetic summary message (resume.summary_message), or "" for any other message."""
+    """The summary inside a synthetic summary message (summary_message), or "" for any other message."""
     content = text_of(message)
     if message.get("role") == "user" and content.startswith(SUMMARY_PREFIX) and content.endswith(SUMMARY_SUFFIX):
         return content[len(SUMMARY_PREFIX):-len(SUMMARY_SUFFIX)]

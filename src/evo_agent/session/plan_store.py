@@ -40,15 +40,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from . import layout  # its name patterns are compiled at first use, not at import (issue #30)
 from .atomic import replace_file
 from .layout import (
     DIR_MODE,
     FILE_MODE,
     PLAN_DONE_DIR,
     PLAN_FILE_NAME,
-    PLAN_ID_RE,
     PLAN_TODO_DIR,
-    TASK_FILE_RE,
     TASKS_LOCK_NAME,
     task_file_name,
     tasks_dir,
@@ -239,7 +238,7 @@ class PlanStore:
                 raise PlanError("there is no active plan")
             return plan
         plan_id = plan_id.strip().rstrip("/")
-        if not PLAN_ID_RE.match(plan_id):
+        if not layout.PLAN_ID_RE.match(plan_id):
             raise PlanError(f"{plan_id[:80]!r} is not a plan id (they look like 2026-12-04-fix-the-parser)")
         with self._locked(shared=True):
             for state in (PLAN_TODO_DIR, PLAN_DONE_DIR):
@@ -255,7 +254,7 @@ class PlanStore:
         digest = sha256(ids[-1].encode())
         directory = self.root / PLAN_TODO_DIR / ids[-1]
         try:
-            names = sorted(n for n in os.listdir(directory) if n == PLAN_FILE_NAME or TASK_FILE_RE.match(n))
+            names = sorted(n for n in os.listdir(directory) if n == PLAN_FILE_NAME or layout.TASK_FILE_RE.match(n))
         except OSError:
             return str(digest.hexdigest())
         for name in names:
@@ -351,8 +350,8 @@ class PlanStore:
             if plan_id is None:
                 plan = self._active_locked()
             else:
-                if not PLAN_ID_RE.match(plan_id) or plan_id not in self._plan_ids(PLAN_TODO_DIR):
-                    done = PLAN_ID_RE.match(plan_id) and plan_id in self._plan_ids(PLAN_DONE_DIR)
+                if not layout.PLAN_ID_RE.match(plan_id) or plan_id not in self._plan_ids(PLAN_TODO_DIR):
+                    done = layout.PLAN_ID_RE.match(plan_id) and plan_id in self._plan_ids(PLAN_DONE_DIR)
                     raise PlanError(f"plan {plan_id[:80]} is already done" if done else
                                     f"no open plan {plan_id[:80]} in {self.root / PLAN_TODO_DIR}")
                 plan = self._read(PLAN_TODO_DIR, plan_id)
@@ -375,7 +374,7 @@ class PlanStore:
         lines: list[str] = []
         by_plan: dict[str, list[dict[str, Any]]] = {}
         for update in updates:
-            if isinstance(update.get("plan"), str) and PLAN_ID_RE.match(update["plan"]):
+            if isinstance(update.get("plan"), str) and layout.PLAN_ID_RE.match(update["plan"]):
                 by_plan.setdefault(update["plan"], []).append(update)
         for plan_id, events in by_plan.items():
             ops = [e.get("op") for e in events]
@@ -506,7 +505,7 @@ class PlanStore:
             names = os.listdir(self.root / state)
         except OSError:
             return []
-        return sorted(n for n in names if PLAN_ID_RE.match(n) and (self.root / state / n).is_dir()
+        return sorted(n for n in names if layout.PLAN_ID_RE.match(n) and (self.root / state / n).is_dir()
                       and not (self.root / state / n).is_symlink())
 
     def _active_locked(self) -> Plan:
@@ -621,7 +620,7 @@ def _derive_blocks(plan: Plan) -> None:
 def _task_files(directory: Path) -> list[tuple[str, int]]:
     """(file name, task number) of every task file in a plan's directory."""
     try:
-        return [(m.group(0), int(m.group(1))) for n in os.listdir(directory) if (m := TASK_FILE_RE.match(n))]
+        return [(m.group(0), int(m.group(1))) for n in os.listdir(directory) if (m := layout.TASK_FILE_RE.match(n))]
     except OSError:
         return []
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .jsonio import orjson
 from .lazyre import lazy_re
-from .messages import SUMMARY_PREFIX, SUMMARY_SUFFIX
+from .messages import summary_message as summary_message  # its home was here: `from .resume import` still works
 from .meta import decode_lenient, prompt_text, records_in
 from .plaindata import plain_dataclass as dataclass
 from .records import CONVERSATION_TYPES, ENVELOPE_FIELDS
@@ -57,11 +57,6 @@ def _view_loader() -> Callable[[memoryview], object]:
 
 BLOCK = 1 << 20
 WINDOW_HEAD_SHARE = 5  # a windowed load keeps 1/5 of its window for the head, the rest for the tail
-
-
-def summary_message(summary: str) -> dict[str, Any]:
-    """The one synthetic user message that stands for everything before a boundary."""
-    return {"role": "user", "content": [{"type": "text", "text": f"{SUMMARY_PREFIX}{summary}{SUMMARY_SUFFIX}"}]}
 
 
 @dataclass

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import gc
-import heapq
 import os
 import stat
 import time
@@ -544,6 +543,8 @@ class SessionStore:
         skew = MTIME_SLACK_MS
         made = self.made()
         key = self.key if made.since_ns is not None else ""  # no registry: nothing to key
+        import heapq  # here: a new session's `-p` never lists (issue #30)
+
         for item in _newest_first(found, 2 * count + 16):
             mtime_ms = item[0] // 1_000_000
             if len(best) == count and mtime_ms + skew < best[0][0][0]:
@@ -751,6 +752,8 @@ def _newest_first(found: builtins.list[_Seen], head: int) -> Iterator[_Seen]:
     for most of 10,000), and the whole list is sorted only if the visit goes beyond them. Ids are unique,
     so the order is total and the stats are never compared.
     """
+    import heapq
+
     first = heapq.nlargest(head, found)
     yield from first
     if len(found) > head:

@@ -38,7 +38,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .ids import SESSION_ID_RE, SessionError, is_session_id
+from . import ids as session_ids  # its SESSION_ID_RE is compiled at first use
+from .ids import SessionError, is_session_id
 from .layout import DIR_MODE, FETCHED_NAME, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
 
 FETCHED_MAX = 600  # bytes of a `fetched` marker read
@@ -284,7 +285,7 @@ def scan_sessions_dir(sessions_dir: Path | str | int) -> tuple[list[str], list[s
     """
     ids: list[str] = []
     others: list[str] = []
-    is_id, keep, other = SESSION_ID_RE.match, ids.append, others.append
+    is_id, keep, other = session_ids.SESSION_ID_RE.match, ids.append, others.append
     with os.scandir(sessions_dir) as entries:
         for entry in entries:
             name = entry.name
@@ -303,7 +304,7 @@ _GITIGNORE_TMP = r"\A\.gitignore\.[0-9]+\.[0-9a-f]{8}\.tmp\Z"
 
 def unexpected_entries(names: list[str]) -> list[str]:
     """The names in a sessions directory that are neither a session nor evo-agent's own, sorted."""
-    is_id = SESSION_ID_RE.match  # one test per name first: a sessions directory holds thousands of sessions
+    is_id = session_ids.SESSION_ID_RE.match  # one test per name first: a sessions directory holds thousands of sessions
     others = [n for n in names if not is_id(n) and n != GITIGNORE_NAME]
     if not others:
         return []

@@ -19,6 +19,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #3
 if TYPE_CHECKING:
     from typing import Any, Literal
 
+# The names of MCP servers' tools start with it (tools/mcp_tools.py builds them; the registry knows the family by it).
+MCP_PREFIX = "mcp__"
+
 # What a call does to the world, as read-only mode judges it.
 _KINDS = ("read", "write", "exec", "internal")
 # How the permission gate (agent/permissions.py) decides a call:

@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import codecs
 import os
-import select
 import time
 from collections import deque
-from pathlib import Path
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolFacts, ToolResult
-from .reaper import system_bash, with_reaper
-from .tool_env import tool_environment
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     import subprocess
+    from pathlib import Path
     from typing import Any
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -100,6 +97,8 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def _drain(fd: int, capture: _OutputCapture, grace_s: float) -> None:
     """Read what is left in the pipe, giving up after `grace_s` if it stays open."""
+    import select
+
     end = time.monotonic() + grace_s
     while (left := end - time.monotonic()) > 0:
         ready, _, _ = select.select([fd], [], [], min(_POLL_S, left))
@@ -134,6 +133,10 @@ def _command_line(command: str, ctx: ToolContext,
     any other call runs the model's command as given, in `--sandbox`'s sandbox when there is one
     (`git_dirs`: the project's `.git` entries, bound read-only there).
     """
+    # Imported by the first call (as subprocess, select and the reaper): a launch's first request needs none.
+    from .reaper import system_bash
+    from .tool_env import tool_environment
+
     env = tool_environment()
     plan = ctx.read_only
     if plan is None:
@@ -163,7 +166,10 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if ctx.cancel.is_set():
         return error("interrupted before the command started")
 
+    import select
     import subprocess  # here: a launch's first request (start-up, SPEC §8) needs no subprocess
+
+    from .reaper import with_reaper
 
     git_dirs = _git_dirs(ctx)
     argv, env = _command_line(command, ctx, git_dirs)

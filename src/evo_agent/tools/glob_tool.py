@@ -22,7 +22,6 @@ from pathlib import Path
 
 from ._common import error, guarded
 from .base import Tool, ToolContext, ToolFacts, ToolResult
-from .ignore import IgnoreRules, walk
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -72,6 +71,8 @@ def run_glob(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     base = (Path("/") if absolute else ctx.work_dir).joinpath(*prefix)
     matches = _matcher(rest)
     max_depth = None if "**" in rest else len(rest)
+
+    from .ignore import IgnoreRules, walk  # at the first call: not before a launch's first request (issue #30)
 
     include_ignored = tool_input.get("include_ignored") is True
     rules = None if include_ignored else IgnoreRules(ctx.project_dir)

@@ -18,11 +18,12 @@ from pathlib import Path
 from ._common import display_path, error, guarded, is_binary_bytes, open_regular, resolve_path
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .confine import inside_project, is_within, real
-from .ignore import IgnoreRules, walk
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     from typing import Any
+
+    from .ignore import IgnoreRules
 
 MAX_MATCHES = 500
 MAX_OUTPUT_CHARS = 50_000
@@ -31,6 +32,8 @@ MAX_LINE_CHARS = 1000
 
 def _files(root: Path, rules: IgnoreRules | None) -> Iterator[Path]:
     """Every regular file under `root` in name order, without what `rules` ignore (symlinked dirs not followed)."""
+    from .ignore import walk
+
     for dirpath, _dirnames, filenames in walk(root, rules):
         for name in filenames:
             path = Path(dirpath) / name
@@ -58,6 +61,8 @@ def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return error(f"{display_path(ctx, root)} is not a regular file or a directory (a FIFO, device or socket); "
                      "not searched")
     include_ignored = tool_input.get("include_ignored") is True
+    from .ignore import IgnoreRules  # at the first call: not before a launch's first request (issue #30)
+
     files = [root] if root.is_file() else _files(root, None if include_ignored else IgnoreRules(ctx.project_dir))
 
     out: list[str] = []

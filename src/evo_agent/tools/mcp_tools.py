@@ -27,7 +27,7 @@ from evo_agent.session import lazy_re
 from evo_agent.session import plain_dataclass as dataclass
 
 from ._common import error
-from .base import Tool, ToolContext, ToolFacts, ToolResult
+from .base import MCP_PREFIX, Tool, ToolContext, ToolFacts, ToolResult
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from .mcp_client import McpManager
 
-PREFIX = "mcp__"
+PREFIX = MCP_PREFIX
 MAX_NAME = 64
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # base64 characters the API takes per image (about)

@@ -15,12 +15,11 @@ import json
 from collections.abc import Callable
 
 from . import memory_tool, plan_tools
-from .base import Tool, ToolFacts
+from .base import MCP_PREFIX, Tool, ToolFacts
 from .bash import BASH_TOOL
 from .edit_file import EDIT_FILE_TOOL
 from .glob_tool import GLOB_TOOL
 from .grep_tool import GREP_TOOL
-from .mcp_tools import PREFIX, mcp_facts
 from .read_file import READ_FILE_TOOL
 from .write_file import WRITE_FILE_TOOL
 
@@ -47,8 +46,17 @@ REGISTRY: tuple[Tool | ToolFacts, ...] = (
     memory_tool.FACTS,
 )
 
+
+
+def _mcp_facts(name: str) -> ToolFacts:
+    """mcp_tools.mcp_facts, its module imported at the first MCP name (not before -p's first request, issue #30)."""
+    from .mcp_tools import mcp_facts
+
+    return mcp_facts(name)
+
+
 # Tools named by a prefix, whose facts are made for each name.
-FAMILIES: tuple[tuple[str, Callable[[str], ToolFacts]], ...] = ((PREFIX, mcp_facts),)
+FAMILIES: tuple[tuple[str, Callable[[str], ToolFacts]], ...] = ((MCP_PREFIX, _mcp_facts),)
 
 # The rows that are ready to run, in order: what every agent (and subagent) starts with.
 BASIC_TOOLS: list[Tool] = [row for row in REGISTRY if isinstance(row, Tool)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from itertools import islice
 from pathlib import Path
@@ -18,6 +19,11 @@ AGENTS = {  # agent -> (its sessions of a project, read one, its session id, wha
     "claude-code": (claude_code.find_sources, claude_code.read_claude_code, claude_code.source_id_of, "Claude Code"),
     "codex": (codex.find_sources, codex.read_codex, codex.source_id_of, "Codex"),
 }
+
+
+_SINGULAR = {"API error notices": "API error notice", "encrypted reasoning items": "encrypted reasoning item",
+             "messages of rewound branches": "message of a rewound branch", "subagent messages": "subagent message",
+             "subagent messages without their Task call": "subagent message without its Task call"}
 
 
 def _first_prompt(imported: ImportedSession) -> str:
@@ -59,6 +65,7 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
         out.write(f"Import with: evo-agent sessions import {agent} ID… (or --all)\n")
         return 0
     paths = known if import_all else [_source(s, known, agent) for s in sources]
+    failed = 0
     for path in paths:
         fingerprint = source_fingerprint(path)
         try:
@@ -73,17 +80,29 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
         try:
             if dry_run:
                 consume(imported)
-                new_id = "(dry run)"
+                new_id: str | None = "(dry run)" if imported.totals else None
             else:
                 new_id = write_import(store, imported, fingerprint, earlier[-1][0] if earlier else None)
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+        if new_id is None:
+            unread = sum(imported.skipped.values())
+            problem = f"nothing to import from {path}: no {label} conversation in it ({unread} lines not understood)"
+            if len(paths) == 1:
+                raise CommandError(problem)
+            sys.stderr.write(f"evo-agent: {terminal_safe(problem, keep_newlines=False)}\n")  # the others go on
+            failed += 1
+            continue
         messages, subagents, compactions = imported.counts()
         skipped = sum(imported.skipped.values())
         note = f"; it grew since {earlier[-1][0]}" if earlier else ""
         out.write(f"{path} → {new_id} ({messages} messages, {subagents} subagents, {compactions} compactions, "
                   f"{skipped} lines skipped{note})\n")
+        if imported.left_out:
+            kinds = ", ".join(f"{n} {_SINGULAR.get(kind, kind) if n == 1 else kind}"
+                              for kind, n in imported.left_out.most_common())
+            out.write(f"  left out: {kinds}\n")
         if imported.skipped:
             kinds = ", ".join(f"{n} {kind}" for kind, n in imported.skipped.most_common())
             out.write(f"  not understood: {terminal_safe(kinds, keep_newlines=False)}\n")
-    return 0
+    return 1 if failed else 0
