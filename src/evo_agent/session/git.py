@@ -116,13 +116,15 @@ def config_pins() -> dict[str, str]:
 def _private_dir() -> str:
     """A new empty 0700 directory under $TMPDIR (when absolute) or /tmp; tempfile.mkdtemp without importing
     tempfile (random, shutil...: not before -p's first request, issue #30)."""
+    from .layout import DIR_MODE
+
     base = os.environ.get("TMPDIR", "")
     if not (os.path.isabs(base) and os.path.isdir(base)):
         base = "/tmp"
     while True:
         path = os.path.join(base, f"evo-agent-git-home-{os.getpid()}-{os.urandom(6).hex()}")
         try:
-            os.mkdir(path, 0o700)
+            os.mkdir(path, DIR_MODE)
             return path
         except FileExistsError:
             continue
