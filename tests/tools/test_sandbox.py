@@ -82,6 +82,36 @@ def test_a_read_only_plan_runs_and_reads(project, bwrap):
     assert not result.is_error and result.content.split()[0].isdigit()
 
 
+EVERY_PROGRAM = ["ls -l", "cat README.md", "head -1 README.md", "tail -1 README.md", "wc -l README.md",
+                 "grep -rn test .", "egrep -c test README.md", "fgrep -c test README.md", "rg -n test", "rg --files",
+                 "stat -c %s README.md", "stat -f -c %T .", "nl README.md", "cut -c1-3 README.md",
+                 "sort -R README.md", "sort --parallel=2 -S 1M README.md", "uniq -c README.md",
+                 "basename a/b", "dirname a/b", "pwd", "whoami", "sleep 0", "echo x", "printf x", "true",
+                 "find . -type f -name '*.md'", "git status --short", "git log -1 --oneline", "git diff --stat",
+                 "git show --stat HEAD", "cat README.md | tr a-z A-Z | sort | uniq"]
+
+
+@pytest.mark.parametrize("command", EVERY_PROGRAM)
+def test_every_allowlisted_program_runs_alike_without_devices_or_proc(project, bwrap, command):
+    """The read-only sandbox's /dev holds /dev/null only and its /proc is empty: no allowlisted program notices
+    (the same output as outside any sandbox)."""
+    plan = plan_read_only(command, project)
+    assert isinstance(plan, ReadOnlyPlan), plan
+    inside = run_bash({"command": command}, ToolContext(project_dir=project, read_only=plan))
+    assert not inside.is_error, inside.content
+    outside = subprocess.run(["bash", "-c", plan.command], cwd=project, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, timeout=60, env={**os.environ, "PATH": plan.path})
+    assert inside.content.rsplit("\n[exit code", 1)[0].rstrip("\n") == (outside.stdout.rstrip("\n") or "(no output)")
+
+
+def test_the_read_only_sandbox_has_no_device_but_dev_null_and_an_empty_proc(project, bwrap):
+    sandbox = read_only_sandbox(project)
+    assert sandbox is not None
+    listed = subprocess.run(sandbox.wrap(["bash", "-c", "ls -A /dev /proc; echo x > /dev/null && echo ok"]),
+                            capture_output=True, text=True, timeout=60)
+    assert listed.stdout.split() == ["/dev:", "null", "/proc:", "ok"], listed
+
+
 def _socket_dir() -> Path | None:
     """A directory under /run (or $XDG_RUNTIME_DIR) this test may create a socket in."""
     for base in ("/run", os.environ.get("XDG_RUNTIME_DIR", "")):

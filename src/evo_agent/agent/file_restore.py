@@ -168,7 +168,9 @@ def restore_opened(change: FileChange) -> None:
 def _backup_bytes(backup: Path) -> bytes:
     import stat
 
-    fd = os.open(backup, os.O_RDONLY | os.O_NOFOLLOW)
+    # O_NONBLOCK: an archive's planted session can hold a FIFO where a backup should be; an open of it would wait
+    # for a writer forever (it is refused below, as anything but a regular file is)
+    fd = os.open(backup, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise OSError(0, "the backup is not a regular file")

@@ -861,6 +861,9 @@ class Agent:
             result = refusal
         else:
             result = run_tool(self.tools, name, tool_input, ctx)
+            if result.notice:
+                label = f"evo-agent: [{self.agent_label}]" if self.agent_label else "evo-agent:"
+                self.front_end.tell(result.notice.replace("evo-agent:", label, 1))
         cb.emit(ToolFinished(tool_id, result.content, result.is_error, time.monotonic() - started))
         return _result_block(tool_id, result)
 

@@ -67,8 +67,9 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("check_sessions_dir",), "trust"),
     **dict.fromkeys(("created_ms_of",), "ids"),
     **dict.fromkeys(("replace_file", "replace_private_file"), "atomic"),
-    **dict.fromkeys(("git_dir_of", "read_git_file"), "project"),
-    **dict.fromkeys(("GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "run_git", "start_git"), "git"),
+    **dict.fromkeys(("GIT_OWN_FILES", "git_dir_of", "git_special_file", "read_git_file"), "project"),
+    **dict.fromkeys(("GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "git_config_pins", "run_git", "start_git"),
+                    "git"),
     **dict.fromkeys(("AUTHORITY_FILES", "Brought", "WorkspaceTrust", "add_user_rule", "history_file", "project_key",
                      "project_trusted", "remember_trust", "revoke_trust", "sha256", "user_config_dir",
                      "user_record_path",
@@ -134,7 +135,7 @@ if TYPE_CHECKING:
     )
     from .git import (
         GIT_SAFE_CONFIG as GIT_SAFE_CONFIG, GIT_SAFE_ENV as GIT_SAFE_ENV, GitRefused as GitRefused, run_git as run_git,
-        start_git as start_git,
+        start_git as start_git, git_config_pins as git_config_pins,
     )
     from .invisible import reveal_invisible as reveal_invisible
     from .ids import (
@@ -208,7 +209,7 @@ if TYPE_CHECKING:
     from .project import (
         Worktree as Worktree, find_project_dir as find_project_dir, git_branch_of as git_branch_of,
         git_dir_of as git_dir_of, git_worktree_root as git_worktree_root, git_worktrees as git_worktrees,
-        read_git_file as read_git_file,
+        read_git_file as read_git_file, GIT_OWN_FILES as GIT_OWN_FILES, git_special_file as git_special_file,
     )
     from .recorder import (
         Recorder as Recorder, SidechainRecorder as SidechainRecorder, now_iso as now_iso,

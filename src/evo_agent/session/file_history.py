@@ -12,6 +12,7 @@ Both records carry `tool_use_id`; readers that do not know them skip them (SPEC 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
@@ -35,7 +36,8 @@ def file_sha256(path: Path | str) -> str | None:
     import hashlib  # here, not at the top: start-up does not pay for it (SPEC §8)
 
     try:
-        with open(path, "rb") as f:
+        # O_NONBLOCK: a FIFO swapped in for the file would otherwise block the open until a writer comes
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                 return None
             digest = hashlib.sha256()
@@ -151,7 +153,16 @@ def restore_change(change: FileChange) -> None:
         return
     if change.backup is None:
         raise OSError(0, change.not_kept or "no backup")
-    with open(change.backup, "rb") as f:
+    # Never through a link, never blocking: an archive's planted session can hold a FIFO where a backup should be,
+    # and an open of it waits for a writer forever.
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(change.backup, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(0, "the backup is not a regular file") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise OSError(0, "the backup is not a regular file")
         data = f.read()

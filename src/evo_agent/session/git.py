@@ -29,10 +29,15 @@ runs git plainly:
   contents or fetches, so no filter or textconv driver named in `.gitattributes`
   has a reason to run;
 - the environment carries no `GIT_*` variable of the caller's (a `GIT_DIR` or
-  `GIT_CONFIG_PARAMETERS` inherited from a hook would redirect it);
+  `GIT_CONFIG_PARAMETERS` inherited from a hook would redirect it), and HOME and
+  XDG_CONFIG_HOME name an empty private directory, with GIT_CONFIG_NOSYSTEM
+  (`config_pins`): no global or system configuration file is read at all;
 - a repository another user owns (a `/tmp/.git` above a shared directory) is
   not read at all: git refuses one it discovers (`safe.directory`) but trusts an
-  explicit `--git-dir`, so the door checks the owner itself.
+  explicit `--git-dir`, so the door checks the owner itself;
+- nor is one whose own files (`HEAD`, `config`, `index`, `packed-refs`, …:
+  project.GIT_OWN_FILES) include a FIFO, device or socket: git would block
+  opening a FIFO until the timeout kills it (an unpacked archive keeps FIFOs).
 """
 
 from __future__ import annotations
@@ -46,7 +51,8 @@ if TYPE_CHECKING:
     import subprocess
 
 __all__ = ["ALLOWED", "GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "SAFE_CONFIG", "SAFE_ENV",
-           "git_argv", "git_env", "git_program", "repository", "run_git", "start_git", "start_in"]
+           "config_pins", "git_argv", "git_config_pins", "git_env", "git_program", "repository", "run_git",
+           "start_git", "start_in"]
 
 GIT_TIMEOUT_S = 10
 
@@ -85,6 +91,53 @@ SAFE_ENV: dict[str, str] = {
     "GIT_OPTIONAL_LOCKS": "0",    # a read never takes the index lock (or rewrites the index)
     "GIT_TERMINAL_PROMPT": "0",
 }
+_pinned_home: list[str] = []
+
+
+def config_pins() -> dict[str, str]:
+    """What keeps every configuration file but the repository's own from git: HOME and XDG_CONFIG_HOME pinned to
+    an empty directory of this process's own (made once, 0700, removed at exit), no system file.
+
+    The user's `~/.gitconfig` is the user's, yet HOME is only a variable: an unasked `printf -v HOME <clone>/cfg`
+    (now refused too) or an environment naming a directory inside the project handed git a configuration the
+    clone wrote, and the filter scan, which read the real one, never saw its clean filter. git's global
+    settings only change how a status, log or diff looks, so nothing is lost that a read needs.
+    """
+    if not _pinned_home:
+        import atexit
+
+        home = _private_dir()
+        atexit.register(_remove_empty, home)
+        _pinned_home.append(home)
+    home = _pinned_home[0]
+    return {"HOME": home, "XDG_CONFIG_HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+
+
+def _private_dir() -> str:
+    """A new empty 0700 directory under $TMPDIR (when absolute) or /tmp; tempfile.mkdtemp without importing
+    tempfile (random, shutil...: not before -p's first request, issue #30)."""
+    from .layout import DIR_MODE
+
+    base = os.environ.get("TMPDIR", "")
+    if not (os.path.isabs(base) and os.path.isdir(base)):
+        base = "/tmp"
+    while True:
+        path = os.path.join(base, f"evo-agent-git-home-{os.getpid()}-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, DIR_MODE)
+            return path
+        except FileExistsError:
+            continue
+
+
+def _remove_empty(path: str) -> None:
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+git_config_pins = config_pins  # the name evo_agent.session exports
 GIT_SAFE_CONFIG = SAFE_CONFIG  # the names evo_agent.session exports (tools/shell_readonly.py uses them)
 GIT_SAFE_ENV = SAFE_ENV
 
@@ -134,6 +187,7 @@ def git_env(worktree: Path, environ: Mapping[str, str] | None = None) -> dict[st
     env = {k: v for k, v in base.items() if not k.startswith("GIT_")}
     env.update(
         SAFE_ENV,
+        **config_pins(),
         GIT_CEILING_DIRECTORIES=str(worktree.parent),
         GIT_NO_REPLACE_OBJECTS="1",
         GIT_ATTR_NOSYSTEM="1",
@@ -145,7 +199,7 @@ def git_env(worktree: Path, environ: Mapping[str, str] | None = None) -> dict[st
 
 def repository(start: Path | str) -> tuple[Path, Path] | None:
     """(worktree root, its git directory) for `start`, found without running git; None outside one."""
-    from .project import git_dir_of, git_worktree_root
+    from .project import git_dir_of, git_special_file, git_worktree_root
 
     root = git_worktree_root(start)
     if root is None:
@@ -160,6 +214,8 @@ def repository(start: Path | str) -> tuple[Path, Path] | None:
                 return None
         except OSError:
             return None
+    if git_special_file(git_dir) is not None:
+        return None  # a FIFO for its config, index, HEAD…: git would wait on it until the timeout, every time
     return root, git_dir
 
 

@@ -88,6 +88,39 @@ def read_git_file(path: Path, limit: int = 4096) -> str | None:
         os.close(fd)
 
 
+# The files of a git directory git opens on a status, log or diff (or evo-agent's plumbing): each one a FIFO (an
+# unpacked archive's) makes git wait for a writer forever; a device or socket is no git file either.
+GIT_OWN_FILES = ("HEAD", "config", "config.worktree", "index", "packed-refs", "commondir", "gitdir", "shallow",
+                 "info/exclude", "info/attributes", "info/grafts", "info/sparse-checkout", "objects/info/alternates",
+                 "objects/info/http-alternates", "objects/info/commit-graph", "objects/info/packs", "logs/HEAD",
+                 "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
+                 "BISECT_LOG", "BISECT_START", "FETCH_HEAD", "ORIG_HEAD", "AUTO_MERGE")
+
+
+def git_special_file(git_dir: Path) -> Path | None:
+    """The first of git's own files (GIT_OWN_FILES) in `git_dir`, and in the common directory its `commondir`
+    names, that exists but is no regular file (symlinks followed: a link to `/dev/zero` counts); else None.
+
+    One stat per name (a FIFO's stat never blocks): about 30 stats per call.
+    """
+    import stat
+
+    directories = [str(git_dir)]
+    common = (read_git_file(git_dir / "commondir") or "").strip()
+    if common:
+        directories.append(os.path.join(git_dir, common))
+    for directory in directories:
+        for name in GIT_OWN_FILES:
+            path = os.path.join(directory, name)
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:
+                continue
+            if not stat.S_ISREG(mode):
+                return Path(path)
+    return None
+
+
 def git_dir_of(worktree_root: Path) -> Path | None:
     """The git directory of a worktree root: `.git` itself, or where its `gitdir: …` file points."""
     dot_git = worktree_root / ".git"

@@ -8,6 +8,7 @@ directory the user started in, `ctx.work_dir`, never to the agent's own working 
 from __future__ import annotations
 
 import functools
+import io
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -121,9 +122,25 @@ def display_path(ctx: ToolContext, path: Path) -> str:
 
 
 def is_binary_file(path: Path) -> bool:
-    """Heuristic used by git and grep: a NUL byte near the start means binary."""
-    with open(path, "rb") as f:
+    """Heuristic used by git and grep: a NUL byte near the start means binary (a FIFO or device counts as binary:
+    it is never read)."""
+    f = open_regular(path)
+    if f is None:
+        return True
+    with f:
         return is_binary_bytes(f.read(_SNIFF_BYTES))
+
+
+def open_regular(path: Path) -> io.BufferedReader | None:
+    """`path` opened for reading when it is a regular file, else None: opened without blocking, so a FIFO (which
+    an unpacked archive can put anywhere) is refused, never waited on."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
 
 
 def is_binary_bytes(data: bytes) -> bool:

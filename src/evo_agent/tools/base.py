@@ -117,6 +117,8 @@ class ToolResult:
     is_error: bool = False
     # Blocks the API takes besides text (an MCP tool's images), sent after `content` in the tool_result.
     blocks: list[dict[str, Any]] | None = None
+    # One line for the user (the agent loop tells the front end): what the call did that they must know of.
+    notice: str | None = None
 
 
 @dataclass

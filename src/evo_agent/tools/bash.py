@@ -20,6 +20,7 @@ from .base import Tool, ToolContext, ToolFacts, ToolResult
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     import subprocess
+    from pathlib import Path
     from typing import Any
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -123,12 +124,14 @@ def _parse_timeout(tool_input: dict[str, Any]) -> float | str:
     return min(float(raw), MAX_TIMEOUT_S)
 
 
-def _command_line(command: str, ctx: ToolContext) -> tuple[list[str], dict[str, str]]:
+def _command_line(command: str, ctx: ToolContext,
+                  git_dirs: list[Path] | None = None) -> tuple[list[str], dict[str, str]]:
     """The argv and environment of the call.
 
     A call the permission gate let run unasked (`ctx.read_only`, a ReadOnlyPlan) runs the checked
     command with the checked PATH, in the read-only sandbox where bubblewrap works (sandbox.py);
-    any other call runs the model's command as given, in `--sandbox`'s sandbox when there is one.
+    any other call runs the model's command as given, in `--sandbox`'s sandbox when there is one
+    (`git_dirs`: the project's `.git` entries, bound read-only there).
     """
     # Imported by the first call (as subprocess, select and the reaper): a launch's first request needs none.
     from .reaper import system_bash
@@ -140,7 +143,7 @@ def _command_line(command: str, ctx: ToolContext) -> tuple[list[str], dict[str, 
         # bash by its absolute path: a relative or in-project PATH entry (`node_modules/.bin`, `.`, an activated
         # `.venv/bin`) would run a clone's `bash`
         argv = [system_bash(ctx.project_dir), "-c", command]
-        return (ctx.sandbox.wrap(argv, cwd=ctx.work_dir) if ctx.sandbox is not None else argv), env
+        return (ctx.sandbox.wrap(argv, cwd=ctx.work_dir, git_dirs=git_dirs) if ctx.sandbox is not None else argv), env
     from .sandbox import read_only_sandbox
     from .shell_readonly import unasked_environment
 
@@ -168,7 +171,8 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
     from .reaper import with_reaper
 
-    argv, env = _command_line(command, ctx)
+    git_dirs = _git_dirs(ctx)
+    argv, env = _command_line(command, ctx, git_dirs)
     proc = subprocess.Popen(
         # The reaper leads the command's process group and kills it if the agent dies (reaper.py).
         with_reaper(argv, ctx.project_dir),
@@ -235,11 +239,33 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     body = output if output else "(no output)\n"
     if not body.endswith("\n"):
         body += "\n"
+    notice = None
+    if git_dirs is not None:
+        from .sandbox import find_git_dirs, new_git_dirs_notice
+
+        notice = new_git_dirs_notice(ctx.project_dir, git_dirs, find_git_dirs(ctx.project_dir))
+        if notice is not None:
+            body += f"[{notice.removeprefix('evo-agent: ')}]\n"
+    result = _result(body, outcome, timeout, proc.returncode)
+    result.notice = notice
+    return result
+
+
+def _git_dirs(ctx: ToolContext) -> list[Path] | None:
+    """The project's `.git` entries before a command that runs in `--sandbox`'s writable sandbox, else None."""
+    if ctx.sandbox is None or ctx.read_only is not None or not ctx.sandbox.writable:
+        return None
+    from .sandbox import find_git_dirs
+
+    return find_git_dirs(ctx.project_dir)
+
+
+def _result(body: str, outcome: str, timeout: float, code: int) -> ToolResult:
+    """The call's result: its output and how it ended."""
     if outcome == "timeout":
         return ToolResult(f"{body}[timed out after {_fmt_seconds(timeout)} s; process group killed]", is_error=True)
     if outcome == "interrupted":
         return ToolResult(f"{body}[interrupted; process group killed]", is_error=True)
-    code = proc.returncode
     if code < 0:
         import signal
 

@@ -9,12 +9,13 @@ search cannot flood the context.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ._common import display_path, error, guarded, is_binary_file, resolve_path
+from ._common import display_path, error, guarded, is_binary_bytes, open_regular, resolve_path
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .confine import inside_project, is_within, real
 
@@ -56,6 +57,9 @@ def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     root = resolve_path(ctx, path_arg) if path_arg else ctx.work_dir
     if not root.exists():
         return error(f"path not found: {display_path(ctx, root)}")
+    if not root.is_file() and not root.is_dir():
+        return error(f"{display_path(ctx, root)} is not a regular file or a directory (a FIFO, device or socket); "
+                     "not searched")
     include_ignored = tool_input.get("include_ignored") is True
     from .ignore import IgnoreRules  # at the first call: not before a launch's first request (issue #30)
 
@@ -70,10 +74,15 @@ def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             if _escapes(file, root, ctx):
                 continue  # a symlink out of what was searched (and approved): never read through it
-            if is_binary_file(file):
+            raw = open_regular(file)
+            if raw is None:
+                continue  # a FIFO, device or socket (swapped in since the walk): an open would wait forever
+            if is_binary_bytes(raw.read(8192)):
+                raw.close()
                 continue
+            raw.seek(0)
             shown = display_path(ctx, file)
-            with open(file, encoding="utf-8", errors="replace") as f:
+            with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
                 for n, line in enumerate(f, start=1):
                     if not regex.search(line):
                         continue

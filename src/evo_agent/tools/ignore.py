@@ -3,7 +3,8 @@
 The rules come from `.git/info/exclude`, the `.gitignore` at the top of the
 repository and every nested `.gitignore` (each relative to its own
 directory, deeper files overriding shallower ones, `!` re-including), matched
-by `pathspec`'s implementation of git's own rules. Outside a git repository
+by `pathspec`'s implementation of git's own rules. Each file is read as
+`read_ignore_file` says: no symlink followed, no blocking, at most 1 MiB. Outside a git repository
 the project's `.gitignore` files still apply. `.git` and `.evo-agent` are
 never walked whatever the rules say.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evo_agent.session import PROJECT_DIR_NAME, git_dir_of
+from evo_agent.session import PROJECT_DIR_NAME, git_dir_of, read_git_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -28,13 +29,42 @@ if TYPE_CHECKING:
 ALWAYS_SKIPPED = frozenset({".git", PROJECT_DIR_NAME})
 
 
-def _read_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
+MAX_IGNORE_BYTES = 1 << 20  # what is read of one ignore file; a longer one's rest is not obeyed
+
+
+def read_ignore_file(path: Path, limit: int = MAX_IGNORE_BYTES) -> str | None:
+    """The text of an ignore file, or None: missing, a symlink, not a regular file, unreadable.
+
+    A repository commits these files, so each is opened as git >= 2.32 opens an in-tree `.gitignore`: never
+    through a symlink (`.gitignore -> /dev/zero` would be read forever), without blocking (an unpacked
+    archive's FIFO would wait for a writer forever), and at most `limit` bytes of it are read.
+    """
+    import stat
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
-    lines = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
+    text = read_ignore_file(path)
+    if text is None:
+        return None
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if not lines:
         return None
     import pathspec  # here, not at the top: ~25 ms that starting the agent need not pay before the first search
@@ -63,11 +93,12 @@ class IgnoreRules:
         target = git_dir_of(self.root)
         if target is None or target == self.root / ".git":
             return target
-        try:  # a linked worktree keeps info/exclude in the main .git (its `commondir`)
-            shared = Path((target / "commondir").read_text().strip())
-            return shared if shared.is_absolute() else (target / shared)
-        except OSError:
+        # A linked worktree keeps info/exclude in the main .git (its `commondir`; read without blocking).
+        common = (read_git_file(target / "commondir") or "").strip()
+        if not common:
             return target
+        shared = Path(common)
+        return shared if shared.is_absolute() else (target / shared)
 
     def _spec_of(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
         if rel_dir not in self._specs:

@@ -3,8 +3,9 @@
 Two kinds, one `Sandbox`:
 
 - `--sandbox` (writable): the whole file system read-only, the project writable except its
-  `.git/` and `.evo-agent/` (bound read-only over it: no hook, `core.fsmonitor` or rule can be
-  planted for a later run outside the sandbox to obey), a private `/tmp`, fresh pid/ipc/uts
+  `.git/` and `.evo-agent/` and every nested `.git/` (bound read-only over it: no hook,
+  `core.fsmonitor` or rule can be planted for a later run outside the sandbox to obey; a `.git`
+  a command creates is reported, `new_git_dirs_notice`), a private `/tmp`, fresh pid/ipc/uts
   namespaces, no network unless `--sandbox-network`. `check_sandbox` runs bwrap once at
   start-up: where it cannot run the agent stops with one line, never runs unconfined.
 - the read-only sandbox (`read_only_sandbox`): where a command the allowlist let run unasked
@@ -49,6 +50,18 @@ def socket_dirs(environ: dict[str, str] | None = None) -> list[str]:
     return out
 
 
+# What an approved command gets: bwrap's own small /dev (null, zero, urandom, tty, ...) and a /proc of its pid
+# namespace (compilers, package managers and test runners read both).
+_DEVICES = ("--dev", "/dev", "--proc", "/proc")
+# What a command run unasked gets: /dev holding only /dev/null, and an empty /proc. A repository can commit
+# `.ignore -> /dev/zero` (or `/proc/self/root/dev/urandom`) and ripgrep reads every ignore file it meets: with
+# no device to reach, the link dangles and is skipped. None of the allowlist's programs needs more (bash, git,
+# rg, grep, find, sort, ls, ...: tests/tools/test_sandbox.py runs each); `find -fstype` reads the mount table
+# from /proc, so the allowlist asks for it.
+_NO_DEVICES = ("--tmpfs", "/dev", "--dev-bind", "/dev/null", "/dev/null", "--remount-ro", "/dev",
+               "--tmpfs", "/proc", "--remount-ro", "/proc")
+
+
 @dataclass(frozen=True)
 class Sandbox:
     project_dir: Path
@@ -56,11 +69,13 @@ class Sandbox:
     bwrap: str = "bwrap"
     writable: bool = True  # False: the read-only sandbox of commands run unasked
 
-    def wrap(self, argv: list[str], cwd: Path | str | None = None) -> list[str]:
-        """`argv` as run inside the sandbox, in `cwd` (the start directory) when it lies in the project."""
+    def wrap(self, argv: list[str], cwd: Path | str | None = None, git_dirs: list[Path] | None = None) -> list[str]:
+        """`argv` as run inside the sandbox, in `cwd` (the start directory) when it lies in the project.
+
+        Writable: every `.git` below the project (`git_dirs`, else found now: `find_git_dirs`) is bound read-only."""
         project = str(real(self.project_dir))
         start = str(real(cwd)) if cwd is not None and is_within(real(cwd), Path(project)) else project
-        args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        args = [self.bwrap, "--ro-bind", "/", "/", *(_DEVICES if self.writable else _NO_DEVICES), "--tmpfs", "/tmp"]
         masked = socket_dirs()
         for path in masked:
             args += ["--tmpfs", path]
@@ -76,6 +91,10 @@ class Sandbox:
                 target = real(inner)  # a symlinked `.git` pointing inside the project: its target
                 if inner.exists() and is_within(target, Path(project)):
                     args += ["--ro-bind", str(target), str(target)]
+            for inner in git_dirs if git_dirs is not None else find_git_dirs(Path(project)):
+                target = real(inner)
+                if target.is_dir() and is_within(target, Path(project)):  # every nested repository's too
+                    args += ["--ro-bind", str(target), str(target)]
         config = _user_config_dir()
         if config is not None:  # the user's evo-agent config (the team store's password, trust, rules): hidden
             args += ["--tmpfs", str(config)]
@@ -83,6 +102,57 @@ class Sandbox:
         if not self.network:
             args.append("--unshare-net")
         return args + ["--", *argv]
+
+
+BARE_REPOSITORY = frozenset({"HEAD", "objects", "refs"})  # git's own test for a git directory (setup.c)
+
+
+def find_git_dirs(project: Path) -> list[Path]:
+    """Every entry named `.git` below `project` (directory, file or symlink), in walk order, none entered, and
+    every directory that looks like a bare repository (it holds `HEAD`, `objects` and `refs`).
+
+    A nested checkout's `.git/` is as good a place for a hook or a `core.fsmonitor` as the top one's: the user's
+    next `git status` there runs it. Symlinked directories are not followed (what they lead to outside the
+    project is read-only anyway). os.scandir's d_type answers "is it a directory" without a stat per entry:
+    about 1 ms per 1,000 directories (benchmarks: README, "The sandbox").
+    """
+    found: list[Path] = []
+    root = str(project)
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            continue
+        bare = 0
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name == ".git":
+                    found.append(Path(entry.path))
+                    continue
+                if name in BARE_REPOSITORY:
+                    bare += 1
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+        if bare == len(BARE_REPOSITORY) and directory != root:
+            found.append(Path(directory))  # what git takes for a bare repository when run inside it
+    return found
+
+
+def new_git_dirs_notice(project: Path, before: list[Path], after: list[Path]) -> str | None:
+    """One line naming the `.git` entries a command created (None: none), relative to the project.
+
+    A writable project cannot keep a command from making one (`git init docs`), and its hooks and config run at
+    the user's next git command there: the user is told, not silently left with it."""
+    new = sorted(set(after) - set(before))
+    if not new:
+        return None
+    names = ", ".join(os.path.relpath(p, project) for p in new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5
+                                                                       else "")
+    return (f"evo-agent: the command made a new git repository ({names}): its hooks and config run at your next git "
+            "command there; look before you use it")
 
 
 def _user_config_dir() -> Path | None:
@@ -159,4 +229,4 @@ def claim_no_backstop_notice(project_dir: Path | str) -> bool:
 
 
 __all__ = ["NO_BACKSTOP_NOTICE", "Sandbox", "SandboxError", "backstop_state", "check_sandbox",
-           "claim_no_backstop_notice", "read_only_sandbox", "socket_dirs"]
+           "claim_no_backstop_notice", "find_git_dirs", "new_git_dirs_notice", "read_only_sandbox", "socket_dirs"]

@@ -55,9 +55,10 @@ class Spec:
                 self.short[letter] = ("path" if kind == "P" else "text") if colon else None
 
 
+# grep without -D/--devices: `-D read` makes a recursive grep open the FIFOs and devices it skips by default.
 GREP = ("-E -F -G -P -i -y -v -w -x -c -l -L -o -q -s -b -n -h -H -a -I -r -z -Z -T -U "
-        "-e: -f:P -m: -A: -B: -C: -d: -D: --color[=] --colour[=] --regexp= --file=P --max-count= "
-        "--after-context= --before-context= --context= --directories= --devices= --include= --exclude= "
+        "-e: -f:P -m: -A: -B: -C: -d: --color[=] --colour[=] --regexp= --file=P --max-count= "
+        "--after-context= --before-context= --context= --directories= --include= --exclude= "
         "--exclude-dir= --label= --binary-files= --extended-regexp --fixed-strings --basic-regexp --perl-regexp "
         "--ignore-case --no-ignore-case --invert-match --word-regexp --line-regexp --count --files-with-matches "
         "--files-without-match --only-matching --quiet --silent --no-messages --byte-offset --line-number "
@@ -170,7 +171,7 @@ FIND_NO_ARG = frozenset({
 FIND_TEXT_ARG = frozenset({
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname",
     "-type", "-xtype", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-maxdepth", "-mindepth",
-    "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum", "-printf", "-regextype", "-used", "-fstype"})
+    "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum", "-printf", "-regextype", "-used"})
 FIND_PATH_ARG = frozenset({"-newer", "-anewer", "-cnewer", "-samefile"})
 FIND_LEADING = frozenset({"-P", "-H"})
 

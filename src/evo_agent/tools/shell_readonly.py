@@ -16,7 +16,8 @@ understand asks. The rules, in order:
    or lies outside the project asks; the expansion, not the pattern, is what runs.
 5. Every option must be listed for that program, matched whole (`sort --outp` asks); every
    operand or option argument that names a file must resolve (symlinks followed) inside the
-   project (`grep -r x link-to-ssh` asks).
+   project (`grep -r x link-to-ssh` asks) and be no FIFO, device or socket (`cat pipe` would
+   never end); git asks when one of its own files is one (`.git/config` a FIFO).
 
 Relative paths and globs are read from the directory the command runs in (`cwd`: the start
 directory, inside the project); what they must stay inside is the project, wherever that is.
@@ -25,8 +26,9 @@ The plan's `command` is the checked command rebuilt from its words, each quoted,
 by its absolute path, git with the configuration that could run code switched off on its
 command line (shell_allowlist.GIT_SAFE_CONFIG, the settings of evo-agent's own git door), no
 submodule entered, and an environment (`NAME=value` words before it) that allows no transport
-(so no lazy fetch from a "partial clone"), takes no optional lock, and turns off every filter
-driver by its verbatim name; `path` is the PATH it runs with (the user's,
+(so no lazy fetch from a "partial clone"), takes no optional lock, reads no global or system
+configuration (HOME and XDG_CONFIG_HOME an empty private directory: session.git_config_pins), and
+turns off every filter driver by its verbatim name; `path` is the PATH it runs with (the user's,
 minus relative and in-project entries). The bash tool runs exactly that, in the read-only
 sandbox where bubblewrap works (sandbox.py).
 """
@@ -41,7 +43,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from evo_agent.session import GIT_SAFE_ENV, git_dir_of, git_worktree_root, program_search_path, read_git_file
+from evo_agent.session import (
+    GIT_SAFE_ENV,
+    git_config_pins,
+    git_dir_of,
+    git_special_file,
+    git_worktree_root,
+    program_search_path,
+    read_git_file,
+)
 
 from .confine import inside_project, is_within, real
 from .shell_allowlist import (
@@ -170,11 +180,15 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     if program_word.is_pattern or program not in (*PROGRAMS, "git", "find"):
         raise _Ask(f"runs {program!r}, which may have side effects")
     args = _expanded(rest, where)
+    if program == "printf" and args and args[0].startswith("-v"):
+        # bash's `printf -v NAME VALUE` assigns a variable: `printf -v HOME <clone>/cfg && git diff` hands git a
+        # configuration the clone wrote (an exported variable stays exported)
+        raise _Ask("uses printf -v, which assigns a shell variable")
     head = [program] if program in BUILTINS else [resolve_program(program, path, where.root, where.cwd)]
     assignments: list[str] = []
     if program == "git":
+        head += _check_git(args, where)  # first: the filter scan below runs git, which must not meet a FIFO
         assignments = _git_assignments(head[0], where.cwd)
-        head += _check_git(args, where)
         args = args[1:]
     elif program == "find":
         _check_find(args, where)
@@ -208,6 +222,29 @@ def _confine(word: str, where: _Where) -> None:
     full = word if os.path.isabs(word) else os.path.join(where.cwd, word)
     if not inside_project(where.root, real(full)):
         raise _Ask(f"reads {word!r}, outside the project")
+    kind = special_kind(full)
+    if kind is not None:
+        raise _Ask(f"reads {word!r}, {kind}: reading it may never end")
+
+
+def special_kind(path: str) -> str | None:
+    """"a FIFO", "a device", "a socket" when `path` (symlinks followed) is one, else None (also when missing).
+
+    An archive can unpack a FIFO into the project and a clone can commit a link to one: `cat pipe` would wait for
+    a writer forever (until the tool's timeout), inside the sandbox too. stat() of a FIFO never blocks."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
 
 
 def _check_value(kind: str | None, value: str, where: _Where) -> None:
@@ -322,6 +359,13 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
     elsewhere = None if repository is None else _borrowed_git_dir(repository, where.root)
     if elsewhere is not None:
         raise _Ask(f"runs git on the repository at {elsewhere}, outside the project (its .git points there)")
+    git_dir = None if repository is None else git_dir_of(repository)
+    odd = None if git_dir is None else git_special_file(git_dir)
+    if repository is not None and special_kind(str(repository / ".git")) is not None:
+        odd = repository / ".git"
+    if odd is not None:
+        raise _Ask(f"runs git on a repository whose {odd.name} is {special_kind(str(odd)) or 'not a regular file'}: "
+                   "git would wait on it forever")
     subcommand = args[0]
     _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], where)
     # The work tree is the directory holding `.git`, whatever `core.worktree` an unpacked archive's config says
@@ -388,7 +432,7 @@ def _git_assignments(git: str, cwd: Path) -> list[str]:
     lazy fetch, no optional lock) and each filter driver switched off through GIT_CONFIG_KEY_n/VALUE_n,
     which take a key verbatim (`-c filter.x=y.clean=` would set `filter.x`)."""
     settings = _filter_overrides(git, cwd)
-    env = dict(GIT_SAFE_ENV)
+    env = {**GIT_SAFE_ENV, **git_config_pins()}  # (assignments before git outrank a `printf -v HOME` before it)
     root = git_worktree_root(cwd)
     if root is not None:
         # git stops at the `.git` judged (`_check_git`): past one that is no repository (an empty directory, a
@@ -428,6 +472,7 @@ def _git_env() -> dict[str, str]:
     of the caller's, see `unasked_environment`), so the scan sees exactly the configuration the command will."""
     env = unasked_environment(os.environ)
     env.update(GIT_SAFE_ENV)
+    env.update(git_config_pins())
     return env
 
 

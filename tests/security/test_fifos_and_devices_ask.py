@@ -1,0 +1,142 @@
+"""A FIFO, socket or device never makes a read hang: the file tools refuse it, an unasked command asks (SPEC §9).
+
+tar keeps FIFOs, so an unpacked archive can put one anywhere, `.git/` included; a clone can commit a symlink to
+one (or to `/dev/zero`). An open of a FIFO waits for a writer forever: `cat pipe`, `wc -l *` or `grep -D read -r`
+ran unasked and hung until the bash tool's timeout, and so did an unasked `git status` whose `.git/config`,
+`.git/index` or `.git/packed-refs` was a FIFO. Now such a command asks, and so do `grep -D`/`--devices` (which
+make a recursive grep read FIFOs and devices it skips by default).
+
+Every run is bounded: the bash tool's own `timeout` and the subprocess's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+
+from tests.cli_runner import Cli, clean_env
+from tests.fake_model_server import text, tool_use
+
+from .hostile import unpack_archive_of, upstream
+
+COMMANDS = ["cat pipe", "head -5 pipe", "wc -l *", "grep needle pipe", "rg needle pipe", "tail -n 3 docs/../pipe",
+            "nl link", "sort link", "cut -c1 docs/*", "cat docs/notes.txt | grep needle - pipe",
+            "grep -r -D read needle .", "grep -rD read needle .", "grep -r --devices=read needle .",
+            "grep -r --devices read needle docs", "egrep -r -Dread needle ."]
+GIT_FILES = ["HEAD", "config", "index", "packed-refs", "info/exclude", "info/attributes",
+             "objects/info/alternates", "commondir"]
+
+
+def _archive(tmp_path, plant) -> Cli:
+    """A repository, unpacked from a tarball after `plant(origin)` put its special files in."""
+    origin = upstream(tmp_path, {"docs/notes.txt": "a needle\n", "src/app.txt": "another needle\n"},
+                      {"link": "pipe", "docs/link": "../pipe"})
+    plant(origin)
+    project = unpack_archive_of(origin, tmp_path / "unpacked")
+    return project
+
+
+def _fifos(origin) -> None:
+    os.mkfifo(origin / "pipe")
+    os.mkfifo(origin / "docs" / "pipe")
+
+
+def _bash(tmp_path, model_server, project, command: str):
+    model_server.script(tool_use("bash", {"command": command, "timeout": 15}, id="t1"), text("done"))
+    cli = Cli(project, model_server.env(clean_env(tmp_path / "home")))
+    started = time.monotonic()
+    result = cli.run("-p", "look", timeout=120)  # a hang fails here, whatever the machine's speed
+    return result, time.monotonic() - started, model_server.requests[-1]["messages"][-1]["content"][0]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_unasked_read_of_a_fifo_asks_instead_of_hanging(tmp_path, model_server, command):
+    project = _archive(tmp_path, _fifos)
+    result, _, block = _bash(tmp_path, model_server, project, command)
+    assert result.rc == 0, result.err
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert block["is_error"] and "Not run" in block["content"] and "timed out" not in block["content"]
+
+
+def test_the_control_the_same_search_without_special_files_runs_unasked(tmp_path, model_server):
+    project = _archive(tmp_path, lambda origin: None)
+    result, _, block = _bash(tmp_path, model_server, project, "grep -rn needle docs")
+    assert "needs approval" not in result.err
+    assert "docs/notes.txt:1:a needle" in block["content"]
+
+
+def _planter(name: str, kind: str = "fifo"):
+    """Put a FIFO (or a link to /dev/zero) where git's own file `name` is."""
+    def plant(origin):
+        target = origin / ".git" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)
+        if kind == "fifo":
+            os.mkfifo(target)
+        else:
+            target.symlink_to("/dev/zero")
+
+    return plant
+
+
+SPECIALS = [(name, "fifo") for name in GIT_FILES] + [(name, "link to /dev/zero") for name in ("HEAD", "config", "index")]
+
+
+@pytest.mark.parametrize(("name", "kind"), SPECIALS)
+@pytest.mark.parametrize("command", ["git status", "git log -1 --oneline", "git diff --stat"])
+def test_an_unasked_git_whose_own_files_are_fifos_asks(tmp_path, model_server, name, kind, command):
+    project = _archive(tmp_path, _planter(name, kind))
+    result, _, block = _bash(tmp_path, model_server, project, command)
+    assert result.rc == 0, result.err
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]
+
+
+@pytest.mark.parametrize(("name", "kind"), SPECIALS)
+def test_evo_agent_s_own_git_reads_never_wait_on_a_fifo_of_git_s(tmp_path, model_server, name, kind):
+    """The door (session/git.py) skips such a repository: the start and `sessions list` take no git timeout."""
+    project = _archive(tmp_path, _planter(name, kind))
+    bin_dir, log = _logging_git(tmp_path)
+    model_server.script(text("hello"))
+    env = model_server.env(clean_env(tmp_path / "home"))
+    cli = Cli(project, {**env, "PATH": f"{bin_dir}:{env['PATH']}"})
+    result = cli.run("-p", "hi", timeout=120)
+    assert result.rc == 0 and result.out.strip() == "hello", result.err
+    assert cli.run("sessions", "list", timeout=120).rc == 0
+    # git blocks opening the FIFO until the door's timeout kills it: it must not be started at all
+    assert not log.exists() or str(project) not in log.read_text(), log.read_text()
+
+
+def test_the_control_evo_agent_s_own_git_reads_an_ordinary_repository(tmp_path, model_server):
+    project = _archive(tmp_path, lambda origin: None)
+    bin_dir, log = _logging_git(tmp_path)
+    model_server.script(text("hello"))
+    env = model_server.env(clean_env(tmp_path / "home"))
+    cli = Cli(project, {**env, "PATH": f"{bin_dir}:{env['PATH']}"})
+    assert cli.run("-p", "hi", timeout=120).rc == 0 and cli.run("sessions", "list", timeout=120).rc == 0
+    assert f"--git-dir={project}/.git" in log.read_text()
+
+
+def _logging_git(tmp_path):
+    """A `git` (outside the project, first on PATH) that logs its arguments, then runs the real one."""
+    bin_dir = tmp_path / "logging-bin"
+    bin_dir.mkdir()
+    log = tmp_path / "git.log"
+    (bin_dir / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    return bin_dir, log
+
+
+@pytest.mark.parametrize("path", ["pipe", "link", "docs/link", "docs/pipe"])
+def test_the_file_tools_refuse_a_fifo_in_one_line(tmp_path, model_server, path):
+    project = _archive(tmp_path, _fifos)
+    model_server.script(tool_use("read_file", {"path": path}, id="r1"), tool_use("grep", {"pattern": "x", "path": path},
+                                                                                 id="g1"), text("done"))
+    result = Cli(project, model_server.env(clean_env(tmp_path / "home"))).run("-p", "look", timeout=120)
+    assert result.rc == 0, result.err
+    for request in model_server.requests[1:3]:  # read_file's result, then grep's
+        block = request["messages"][-1]["content"][0]
+        assert block["is_error"] and "not a regular file" in block["content"] and "\n" not in block["content"]
