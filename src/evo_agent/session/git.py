@@ -38,6 +38,7 @@ runs git plainly:
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -160,7 +161,25 @@ def repository(start: Path | str) -> tuple[Path, Path] | None:
                 return None
         except OSError:
             return None
+    if not _files_git_can_read(git_dir):
+        return None
     return root, git_dir
+
+
+def _files_git_can_read(git_dir: Path) -> bool:
+    """Whether `HEAD` is a regular file, and `config` and `index` too when present (through a symlink, as git
+    follows one). An unpacked archive keeps FIFOs: git blocks reading one until its timeout (10 s on every
+    `sessions list`), and a repository whose HEAD is not a file is none git would read anyway."""
+    for name, required in (("HEAD", True), ("config", False), ("index", False)):
+        try:
+            mode = os.stat(git_dir / name).st_mode
+        except OSError:
+            if required:
+                return False
+            continue
+        if not stat.S_ISREG(mode):
+            return False
+    return True
 
 
 def start_git(start: Path | str, *args: str) -> tuple[subprocess.Popen[bytes], Path] | None:
