@@ -6,7 +6,8 @@
 - `cli`, `demo_cli` (the console script as a subprocess), `cli_main` (main(argv) in-process), in
   tests/plugins/cli.py;
 - the `exhaustive` marker's deselection, in tests/plugins/markers.py;
-- `terminals` (tmux terminals a test opened, closed after it), in tests/plugins/terminals.py.
+- `terminals` (tmux terminals a test opened, closed after it), in tests/plugins/terminals.py;
+- evo_agent's bytecode written once before the first test, in tests/plugins/bytecode.py.
 
 Helpers that are not fixtures are imported from tests/builders.py, tests/cli_runner.py,
 tests/scripted_provider.py and the fake servers' modules.
@@ -18,4 +19,5 @@ pytest_plugins = [
     "tests.plugins.cli",
     "tests.plugins.markers",
     "tests.plugins.terminals",
+    "tests.plugins.bytecode",
 ]

@@ -63,7 +63,7 @@ class _Handler(BaseHTTPRequestHandler):
 def server():
     httpd = _Server(("127.0.0.1", 0), _Handler)
     httpd.hold = threading.Event()
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.005}, daemon=True).start()  # shutdown waits one
     yield httpd
     httpd.hold.set()
     httpd.shutdown()

@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from evo_agent.session.git import repository
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text
 
@@ -39,6 +40,7 @@ def test_a_fifo_for_git_s_files_never_hangs_the_start(tmp_path, model_server, wh
     assert result.rc == 0, result.err
     assert result.out.strip() == "hello"
     assert cli.run("sessions", "list", timeout=120).rc == 0
+    assert repository(tool) is None  # git is never started on it: it would block until its timeout (10 s)
 
 
 def test_a_fifo_for_a_sessions_fetched_marker_never_hangs_the_listing(tmp_path, model_server):

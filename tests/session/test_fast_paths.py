@@ -149,9 +149,22 @@ message = st.one_of(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(message, max_size=12))
 def test_repair_equals_the_rebuilding_reference_and_copies_only_what_it_repairs(messages):
+    check_repair(messages)
+
+
+@pytest.mark.exhaustive
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(message, max_size=12))
+def test_repair_on_many_more_histories(messages):
+    """The CI test's twin with five times the examples (`pytest -m exhaustive`)."""
+    check_repair(messages)
+
+
+def check_repair(messages: list) -> None:
+    """The repair equals the reference's, mutates nothing, is idempotent and copies only what it repairs."""
     before = copy.deepcopy(messages)
     got, repairs = repair_history(messages)
     assert (got, repairs) == reference_repair(copy.deepcopy(messages))

@@ -42,11 +42,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def memory_dir(need: int = 2 << 30) -> str | None:
+    """/dev/shm when it exists and has `need` bytes free (a container's is often 64 MB), else None."""
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    return "/dev/shm" if st.f_bavail * st.f_frsize >= need and os.access("/dev/shm", os.W_OK) else None
+
+
 class PgCluster:
-    def __init__(self, bin_dir: Path) -> None:
+    def __init__(self, bin_dir: Path, *, in_memory: bool = False) -> None:
+        """`in_memory`: the data directory in /dev/shm when it has room (the tests' throwaway cluster: its
+        files are never wanted after the run, and every CREATE DATABASE and checkpoint then skips the disk);
+        the benchmarks keep a disk-backed cluster, as a team's store would be."""
         self.bin_dir = bin_dir
         # As root the server runs as nobody, who must be able to reach the directory: /tmp, not a private TMPDIR.
-        base = "/tmp" if os.geteuid() == 0 and os.path.isdir("/tmp") else None
+        base = memory_dir() if in_memory else None
+        if base is None and os.geteuid() == 0 and os.path.isdir("/tmp"):
+            base = "/tmp"
         self.root = Path(tempfile.mkdtemp(prefix="evo-pg-", dir=base))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
@@ -96,14 +110,24 @@ class PgCluster:
     def url(self, database: str = "postgres", password: str = PASSWORD) -> str:
         return f"postgresql://{USER}:{password}@127.0.0.1:{self.port}/{database}"
 
-    def new_database(self) -> str:
-        """A fresh, empty database; its URL."""
+    def new_database(self, template: str | None = None) -> str:
+        """A fresh database, empty or a copy of the database `template`; its URL."""
         import psycopg
 
         name = "t_" + uuid.uuid4().hex[:12]
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
         return self.url(name)
+
+    def freeze_as_template(self, url: str) -> str:
+        """Make the database at `url` a template nobody may connect to (CREATE DATABASE … TEMPLATE
+        refuses a source with other sessions on it); its name."""
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
+        return name
 
 
 def add_teammate(admin_url: str, repos: list[str], password: str = "pw-of-a-teammate") -> tuple[str, str]:
@@ -145,8 +169,8 @@ def make_tls_files(directory: Path, server_name: str) -> dict[str, Path]:
 class TlsCluster(PgCluster):
     """A cluster that speaks TLS with a certificate for `server_name`, signed by a CA made for the test."""
 
-    def __init__(self, bin_dir: Path, server_name: str) -> None:
-        super().__init__(bin_dir)
+    def __init__(self, bin_dir: Path, server_name: str, *, in_memory: bool = False) -> None:
+        super().__init__(bin_dir, in_memory=in_memory)
         self.server_name = server_name
         self.tls = make_tls_files(self.root / "tls", server_name)
         os.chmod(self.root / "tls", 0o755)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -66,9 +67,22 @@ pidfile = {base}/bouncer.pid
                 time.sleep(0.05)
         yield port
     finally:
-        proc.terminate()
-        proc.wait(10)
+        _stop(proc, base / "bouncer.pid")
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _stop(proc: subprocess.Popen, pid_file: Path) -> None:
+    """SIGTERM to pgbouncer itself (its immediate shutdown), not to `runuser`: runuser, signalled, passes the
+    signal on and then sleeps 2 s before its SIGKILL, whatever the child did."""
+    try:
+        os.kill(int(pid_file.read_text().split()[0]), signal.SIGTERM)
+    except (OSError, ValueError, IndexError):
+        proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
 
 
 def test_pushes_through_pgbouncer_in_transaction_mode(sync_url: str, bouncer: int, tmp_path: Path,

@@ -25,7 +25,7 @@ def tls_cluster():
     bin_dir = find_bin_dir()
     if bin_dir is None:
         pytest.skip("PostgreSQL server binaries are not installed")
-    cluster = TlsCluster(bin_dir, "db.team.test").init().start()
+    cluster = TlsCluster(bin_dir, "db.team.test", in_memory=True).init().start()
     migrated(cluster.url())  # the admin migrated the store (over the socket the test reaches it by)
     try:
         yield cluster
