@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import time
 
 import pytest
@@ -82,7 +83,26 @@ def _planter(name: str, kind: str = "fifo"):
     return plant
 
 
+def _branch_ref(kind: str):
+    """The current branch's loose ref (which `git log` and `git status` open through HEAD) as a FIFO or a link."""
+    def plant(origin):
+        ref = (origin / ".git" / "HEAD").read_text().split(":", 1)[1].strip()
+        _planter(ref, kind)(origin)
+
+    return plant
+
+
+def _head_commit_object(origin) -> None:
+    """HEAD's commit, a loose object (never packed here), as a FIFO: every `git log` opens it."""
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=origin, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    _planter(f"objects/{sha[:2]}/{sha[2:]}")(origin)
+
+
 SPECIALS = [(name, "fifo") for name in GIT_FILES] + [(name, "link to /dev/zero") for name in ("HEAD", "config", "index")]
+# Beyond git's named files: the refs and objects it opens on a status or log (refs/heads/<branch>, a loose object)
+DEEPER = {"branch ref fifo": _branch_ref("fifo"), "branch ref link to /dev/zero": _branch_ref("link"),
+          "loose commit object fifo": _head_commit_object}
 
 
 @pytest.mark.parametrize(("name", "kind"), SPECIALS)
@@ -95,10 +115,20 @@ def test_an_unasked_git_whose_own_files_are_fifos_asks(tmp_path, model_server, n
     assert "timed out" not in block["content"]
 
 
-@pytest.mark.parametrize(("name", "kind"), SPECIALS)
+@pytest.mark.parametrize("where", sorted(DEEPER))
+@pytest.mark.parametrize("command", ["git status", "git log -1 --oneline"])
+def test_an_unasked_git_whose_refs_or_objects_hold_a_fifo_asks(tmp_path, model_server, where, command):
+    project = _archive(tmp_path, DEEPER[where])
+    result, _, block = _bash(tmp_path, model_server, project, command)
+    assert result.rc == 0, result.err
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]
+
+
+@pytest.mark.parametrize(("name", "kind"), [*SPECIALS, *((where, "deeper") for where in sorted(DEEPER))])
 def test_evo_agent_s_own_git_reads_never_wait_on_a_fifo_of_git_s(tmp_path, model_server, name, kind):
     """The door (session/git.py) skips such a repository: the start and `sessions list` take no git timeout."""
-    project = _archive(tmp_path, _planter(name, kind))
+    project = _archive(tmp_path, DEEPER[name] if kind == "deeper" else _planter(name, kind))
     bin_dir, log = _logging_git(tmp_path)
     model_server.script(text("hello"))
     env = model_server.env(clean_env(tmp_path / "home"))

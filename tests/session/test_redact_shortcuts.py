@@ -71,3 +71,20 @@ def test_the_keys_known_not_to_be_secret_names_are_not():
     """`_secret_names` starts with the format's own keys, answered without the regex: the regex agrees."""
     for key, known in list(redact._secret_names.items()):
         assert known == (redact._SECRET_NAME.match(key) is not None), key
+
+
+_ODD_TYPES = st.one_of(st.lists(st.text(max_size=3), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(),
+                                                                                    max_size=2), st.none(), st.integers())
+
+
+@settings(max_examples=100, deadline=None)
+@given(_ODD_TYPES, st.sampled_from(["hello", "token=ghp_" + "a1" * 20]))
+def test_a_block_whose_type_is_no_string_is_written_and_its_secret_masked(kind, text):
+    """The walk reads each block's `type` (tool_use, opaque data): a list or an object there (a hostile MCP server's
+    or endpoint's block) is content like any other, never an unhashable-type crash of the recorder. Before the walk
+    ran on every record, a record without a trigger literal was written as it was."""
+    record = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": kind, "text": text}]}]}}
+    clean, line = redact.encode_redacted(record)
+    assert b"ghp_" not in line and (b"hello" in line) == (text == "hello")
+    assert clean["message"]["content"][0]["content"][0]["type"] == kind

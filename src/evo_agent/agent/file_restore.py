@@ -28,6 +28,7 @@ from evo_agent.session import (
     changes_since,
     plain_replace,
     plan_updates_since,
+    read_backup,
     replace_file,
 )
 from evo_agent.tools.confine import in_agent_dir, in_sensitive_dir, inside_project, resolve_in
@@ -156,7 +157,7 @@ def restore_opened(change: FileChange) -> None:
         return
     if change.backup is None:
         raise OSError(0, change.not_kept or "no backup")
-    data = _backup_bytes(change.backup)
+    data = read_backup(change.backup)
     dir_fd = open_dir(parent, create=True)
     try:  # the file's own mode back, under the umask as when it was made
         replace_file(name, data, dir_fd=dir_fd, mode=change.mode if change.mode is not None else 0o644,
@@ -165,13 +166,3 @@ def restore_opened(change: FileChange) -> None:
         os.close(dir_fd)
 
 
-def _backup_bytes(backup: Path) -> bytes:
-    import stat
-
-    # O_NONBLOCK: an archive's planted session can hold a FIFO where a backup should be; an open of it would wait
-    # for a writer forever (it is refused below, as anything but a regular file is)
-    fd = os.open(backup, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise OSError(0, "the backup is not a regular file")
-        return f.read()

@@ -142,6 +142,25 @@ def collect_changes(events: list[tuple[Path, dict[str, Any]]]) -> list[FileChang
     return list(changes.values())
 
 
+def read_backup(backup: Path | str) -> bytes:
+    """The bytes of a backup; OSError when it is missing, a link or anything but a regular file.
+
+    Never through a link, never blocking: an archive's planted session can hold a FIFO where a backup should be,
+    and an open of it waits for a writer forever. (The one reader of a backup: restore and the agent's `/rewind`.)
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(backup, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(0, "the backup is not a regular file") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(0, "the backup is not a regular file")
+        return f.read()
+
+
 def restore_change(change: FileChange) -> None:
     """Put one file back as it was before its first change (atomic: temp file + rename). Raises OSError."""
     target = Path(change.path)
@@ -153,19 +172,7 @@ def restore_change(change: FileChange) -> None:
         return
     if change.backup is None:
         raise OSError(0, change.not_kept or "no backup")
-    # Never through a link, never blocking: an archive's planted session can hold a FIFO where a backup should be,
-    # and an open of it waits for a writer forever.
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(change.backup, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OSError(0, "the backup is not a regular file") from None
-        raise
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise OSError(0, "the backup is not a regular file")
-        data = f.read()
+    data = read_backup(change.backup)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.evo-restore-{os.urandom(3).hex()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, change.mode if change.mode is not None else 0o644)

@@ -98,10 +98,12 @@ GIT_OWN_FILES = ("HEAD", "config", "config.worktree", "index", "packed-refs", "c
 
 
 def git_special_file(git_dir: Path) -> Path | None:
-    """The first of git's own files (GIT_OWN_FILES) in `git_dir`, and in the common directory its `commondir`
-    names, that exists but is no regular file (symlinks followed: a link to `/dev/zero` counts); else None.
+    """The first of git's own files (GIT_OWN_FILES, and every file under GIT_OWN_TREES) in `git_dir`, and in the
+    common directory its `commondir` names, that exists but is no regular file (symlinks followed: a link to
+    `/dev/zero` counts); else None.
 
-    One stat per name (a FIFO's stat never blocks): about 30 stats per call.
+    One stat per name (a FIFO's stat never blocks): about 30 stats per call, and a scandir per refs/objects
+    directory.
     """
     import stat
 
@@ -118,6 +120,44 @@ def git_special_file(git_dir: Path) -> Path | None:
                 continue
             if not stat.S_ISREG(mode):
                 return Path(path)
+        for tree in GIT_OWN_TREES:
+            odd = _special_under(os.path.join(directory, tree))
+            if odd is not None:
+                return Path(odd)
+    return None
+
+
+# Directories whose every file git may open on a status or log: loose refs (HEAD's branch, tags, remotes) and
+# objects (a loose commit, a pack). A FIFO at `refs/heads/main` made `git log` wait as one at `HEAD` did.
+GIT_OWN_TREES = ("refs", "objects")
+
+
+def _special_under(top: str) -> str | None:
+    """The first entry under `top` that is neither a regular file nor a real directory (a FIFO, device, socket, a
+    link to anything but a regular file), else None.
+
+    os.scandir reads each entry's type from the directory itself: no stat per file but for links, so a repository's
+    thousands of loose objects cost a readdir per fan-out directory (about 1 ms for 256 of them)."""
+    import stat
+
+    pending = [top]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_symlink():
+                        try:
+                            if stat.S_ISREG(os.stat(entry.path).st_mode):
+                                continue
+                        except OSError:
+                            continue  # a dangling link: git finds no file there, nothing to wait on
+                        return entry.path
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    elif not entry.is_file(follow_symlinks=False):
+                        return entry.path
+        except OSError:
+            continue
     return None
 
 

@@ -559,6 +559,8 @@ def _redact_dict(data: dict[str, Any], verbatim: bool) -> dict[str, Any]:
     tool_use = False
     if verbatim:
         kind = data.get("type")
+        if kind.__class__ is not str:
+            kind = None  # a list or an object (a hostile server's block): no kind of the format's, and unhashable
         skip = _VERBATIM_AND_DATA if kind in _OPAQUE_DATA_TYPES else _VERBATIM_KEYS
         tool_use = kind == "tool_use"
     for key, value in data.items():

@@ -364,7 +364,8 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
     if repository is not None and special_kind(str(repository / ".git")) is not None:
         odd = repository / ".git"
     if odd is not None:
-        raise _Ask(f"runs git on a repository whose {odd.name} is {special_kind(str(odd)) or 'not a regular file'}: "
+        shown = os.path.relpath(odd, repository) if repository is not None else odd.name  # .git/refs/heads/main
+        raise _Ask(f"runs git on a repository whose {shown} is {special_kind(str(odd)) or 'not a regular file'}: "
                    "git would wait on it forever")
     subcommand = args[0]
     _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], where)
