@@ -151,7 +151,8 @@ class _TranscriptRecorder:
         Every record of a turn takes this path (SPEC §8's append budget), so it is
         one flat function: the envelope as `_envelope` builds it, inline.
         """
-        timestamp, stamp_ms = stamp_now()
+        timestamp, now_ms = stamp_now()
+        stamp_ms: int | None = now_ms
         record = {"type": rtype, "timestamp": timestamp, "agent_version": self.agent_version,
                   "session_id": self.session_id, "cwd": self.cwd}
         if self.prompt_id is not None:
@@ -159,6 +160,8 @@ class _TranscriptRecorder:
         if self.git_branch is not None:
             record["git_branch"] = self.git_branch
         record.update(fields)
+        if "timestamp" in fields:  # a record that keeps its own instant (an import): meta folds that one, not now
+            stamp_ms = None
         try:
             if self.redact:
                 record, line = encode_redacted(record, next(iter(fields), None))
@@ -277,7 +280,7 @@ class Recorder(_TranscriptRecorder):
         A launch where nothing is said leaves nothing on disk."""
         self.session_dir = Path(session_dir)
         self._opener = opener
-        self._held: list[tuple[dict[str, Any], dict[str, Any], int]] | None = [] if opener is not None else None
+        self._held: list[tuple[dict[str, Any], dict[str, Any], int | None]] | None = [] if opener is not None else None
         self._held_lock = threading.Lock()
         self._warn = warn
         super().__init__(
@@ -316,7 +319,8 @@ class Recorder(_TranscriptRecorder):
                     if rtype in HELD_UNTIL_SAID:
                         # its instant in ms kept beside it: the meta fold then parses no timestamp (datetime)
                         timestamp, stamp_ms = stamp_now()
-                        self._held.append((self._envelope(rtype, fields, timestamp), fields, stamp_ms))
+                        own = "timestamp" in fields  # an instant of its own (an import): folded from the record
+                        self._held.append((self._envelope(rtype, fields, timestamp), fields, None if own else stamp_ms))
                         return True
                     self._write_held()
         return _TranscriptRecorder._record(self, rtype, fields)
