@@ -12,14 +12,11 @@ from hypothesis import strategies as st
 from evo_agent.importers import read_claude_code, source_fingerprint, write_import
 from evo_agent.session import SessionStore
 from tests.api_rules import check_request
-from tests.fake_model_server import text
+from tests.cli.import_helpers import fixture, resume_request
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
 
 
-def _fixture(name: str) -> Path:
-    (path,) = (FIXTURES / name).glob("*.jsonl")
-    return path
 
 
 def _text(message: dict) -> str:
@@ -36,24 +33,17 @@ def _import(cli, path: Path) -> str:
     return result.out.split(" → ", 1)[1].split(" ", 1)[0]
 
 
-def _resume_request(cli, model_server, sid: str) -> list[dict]:
-    model_server.script(text("continuing"))
-    result = cli.run("--resume", sid, "-p", "next")
-    assert result.rc == 0, result.err
-    messages = model_server.requests[-1]["messages"]
-    check_request(messages)
-    return messages
 
 
 def test_tools_and_a_resume_by_claude_code_itself(cli, model_server):
-    source = _fixture("tools")
+    source = fixture("claude_code", "tools")
     before = (source.read_bytes(), source.stat().st_mtime_ns)
     sid = _import(cli, source)
     assert (source.read_bytes(), source.stat().st_mtime_ns) == before  # only read
     start = cli.records(sid)[0]
     assert start["type"] == "session_start" and start["provider"] == "claude-code"
     assert start["imported_from"]["agent"] == "claude-code" and start["imported_from"]["version"] == "2.1.197"
-    sent = _resume_request(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
     assert [c["name"] for c in calls] == ["bash", "write_file", "edit_file"]
     assert calls[1]["input"]["path"] == "/home/user/project/notes.md"  # file_path became path
@@ -68,11 +58,11 @@ def test_tools_and_a_resume_by_claude_code_itself(cli, model_server):
 
 
 def test_compaction_resumes_with_the_summary_and_the_kept_messages(cli, model_server):
-    sid = _import(cli, _fixture("compact"))
+    sid = _import(cli, fixture("claude_code", "compact"))
     boundary = [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
     assert len(boundary) == 1 and boundary[0]["trigger"] == "manual"
     assert "The user asked to remember 42 and blue." in boundary[0]["summary"]
-    sent = _resume_request(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     assert sent[0]["content"][0]["text"].startswith("<previous-conversation-summary>\nThis session is being continued")
     assert [b["text"] for b in sent[1]["content"]] == ["Second answer.", "No response requested."]
     assert _text(sent[2]) == "what did I say?"
@@ -80,7 +70,7 @@ def test_compaction_resumes_with_the_summary_and_the_kept_messages(cli, model_se
 
 
 def test_a_subagent_becomes_a_sidechain(cli, model_server):
-    sid = _import(cli, _fixture("subagent"))
+    sid = _import(cli, fixture("claude_code", "subagent"))
     records = cli.records(sid)
     kinds = [r["type"] for r in records]
     start, end = kinds.index("subagent_start"), kinds.index("subagent_end")
@@ -90,19 +80,19 @@ def test_a_subagent_becomes_a_sidechain(cli, model_server):
     side_records = [json.loads(line) for line in side.read_text().splitlines()]
     assert [r["type"] for r in side_records] == ["session_start", "user", "assistant", "user", "assistant"]
     assert side_records[2]["message"]["content"][0]["name"] == "bash"
-    _resume_request(cli, model_server, sid)
+    resume_request(cli, model_server, sid)
 
 
 def test_a_source_killed_mid_tool_resumes_api_valid(cli, model_server):
-    sid = _import(cli, _fixture("killed"))
-    sent = _resume_request(cli, model_server, sid)
+    sid = _import(cli, fixture("claude_code", "killed"))
+    sent = resume_request(cli, model_server, sid)
     result = sent[2]["content"][0]
     assert result["type"] == "tool_result" and result.get("is_error") is True
 
 
 def test_unchanged_sources_are_not_imported_twice_and_grown_ones_are_new(cli, tmp_path):
     source = tmp_path / "s.jsonl"
-    shutil.copy(_fixture("tools"), source)
+    shutil.copy(fixture("claude_code", "tools"), source)
     first = _import(cli, source)
     again = cli.run("sessions", "import", "claude-code", str(source))
     assert again.out == f"{source} was already imported as {first} (unchanged since)\n"
@@ -120,7 +110,7 @@ def test_without_source_it_lists_this_projects_sessions(cli, tmp_path):
     config = tmp_path / "claude"
     folder = config / "projects" / str(cli.project).replace("/", "-").replace(".", "-")
     folder.mkdir(parents=True)
-    shutil.copy(_fixture("tools"), folder / "abc.jsonl")
+    shutil.copy(fixture("claude_code", "tools"), folder / "abc.jsonl")
     env = {**cli.env, "CLAUDE_CONFIG_DIR": str(config)}
     listed = cli.run("sessions", "import", "claude-code", env=env)
     assert listed.rc == 0 and "abc" in listed.out and "not imported" in listed.out and "what files are here?" in listed.out
@@ -224,27 +214,27 @@ def _said(sent: list[dict]) -> list[str]:
 
 
 def test_a_rewound_session_resumes_on_the_branch_the_user_last_saw(cli, model_server):
-    sid, out = _import_out(cli, _fixture("rewind"))
+    sid, out = _import_out(cli, fixture("claude_code", "rewind"))
     assert "(6 messages," in out and "left out: 2 messages of rewound branches" in out
-    sent = _resume_request(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     assert _said(sent) == ["remember the word apple", "Noted: apple.", "instead the word cherry",
                            "Noted: cherry, not banana.", "which words?", "apple and cherry", "next"]
     assert "banana" not in json.dumps(sent[:3])
 
 
 def test_an_api_error_is_not_imported_as_the_models_words(cli, model_server):
-    sid, out = _import_out(cli, _fixture("api_error"))
+    sid, out = _import_out(cli, fixture("claude_code", "api_error"))
     assert "left out: 1 API error notice" in out
     assert cli.records(sid)[0]["model"] != "<synthetic>"
-    sent = _resume_request(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     assert "Prompt is too long" not in json.dumps(sent)
     assert _said(sent)[-3:] == ["try again", "Second try works.", "next"]
 
 
 def test_a_response_split_over_lines_with_parallel_tools_and_images_is_one_message(cli, model_server):
-    sid, out = _import_out(cli, _fixture("split_image"))
+    sid, out = _import_out(cli, fixture("claude_code", "split_image"))
     assert "(4 messages, 0 subagents, 0 compactions, 0 lines skipped)" in out
-    sent = _resume_request(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     assert [b["type"] for b in sent[0]["content"]] == ["image", "text"]
     assert [b["type"] for b in sent[1]["content"]] == ["thinking", "text", "tool_use", "tool_use"]
     assert sent[1]["content"][0]["signature"] == "sig-36-fake"
@@ -257,8 +247,8 @@ def test_a_response_split_over_lines_with_parallel_tools_and_images_is_one_messa
 
 
 def test_a_web_search_resumes_with_its_results_as_a_tool_result(cli, model_server):
-    sid, _ = _import_out(cli, _fixture("websearch"))
-    sent = _resume_request(cli, model_server, sid)
+    sid, _ = _import_out(cli, fixture("claude_code", "websearch"))
+    sent = resume_request(cli, model_server, sid)
     (call,) = [b for b in sent[1]["content"] if b["type"] == "tool_use"]
     assert call["name"] == "WebSearch" and call["input"] == {"query": "latest python release"}
     assert "Python Releases" in json.dumps(sent[2]["content"])
@@ -266,9 +256,9 @@ def test_a_web_search_resumes_with_its_results_as_a_tool_result(cli, model_serve
 
 
 def test_an_interrupted_turn_resumes_with_the_tool_refused_and_the_interrupt_noted(cli, model_server):
-    sid, out = _import_out(cli, _fixture("interrupted"))
+    sid, out = _import_out(cli, fixture("claude_code", "interrupted"))
     assert "(4 messages," in out
-    sent = _resume_request(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     result, *rest = sent[2]["content"]
     assert result["type"] == "tool_result" and "doesn't want to proceed" in json.dumps(result["content"])
     assert [b["text"] for b in rest] == ["[Request interrupted by user for tool use]", "never mind, just say hi"]
@@ -277,7 +267,7 @@ def test_an_interrupted_turn_resumes_with_the_tool_refused_and_the_interrupt_not
 
 def test_dry_run_before_the_source_is_read_as_an_option(cli):
     before = len(cli.run("sessions", "list", "--all").out)
-    result = cli.run("sessions", "import", "claude-code", "--dry-run", str(_fixture("rewind")))
+    result = cli.run("sessions", "import", "claude-code", "--dry-run", str(fixture("claude_code", "rewind")))
     assert result.rc == 0, result.err
     assert "→ (dry run) (6 messages" in result.out
     assert len(cli.run("sessions", "list", "--all").out) == before  # nothing written
@@ -292,12 +282,12 @@ def test_claude_code_1_x_inline_subagent_and_its_resume_in_a_new_file(cli, model
     assert records[0]["imported_from"]["version"] == "1.0.100"
     (end,) = [r for r in records if r["type"] == "subagent_end"]
     assert end["result"] == "app.py is the entry point."
-    sent = _resume_request(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     assert "Which file is the entry point?" not in [_text(m) for m in sent]  # the sidechain stays aside
     assert _said(sent)[-2:] == ["The subagent says app.py is the entry point.", "next"]
     sid2, out2 = _import_out(cli, second)
     assert "(6 messages, 0 subagents" in out2
-    assert _said(_resume_request(cli, model_server, sid2))[-3:] == ["fix the greeting", "Changed the greeting.", "next"]
+    assert _said(resume_request(cli, model_server, sid2))[-3:] == ["fix the greeting", "Changed the greeting.", "next"]
 
 
 def test_a_response_interrupted_by_its_own_tool_results_stays_one_message(tmp_path):
@@ -331,8 +321,8 @@ def test_a_response_interrupted_by_its_own_tool_results_stays_one_message(tmp_pa
 def test_a_rewind_in_the_terminal_ui_resumes_in_order_on_the_new_branch(cli, model_server):
     """/rewind in the real TUI forks the file: the first prompt is written after its answer, and
     each prompt hangs off the turn_duration record of the turn before it."""
-    sid, out = _import_out(cli, _fixture("rewind_tui"))
+    sid, out = _import_out(cli, fixture("claude_code", "rewind_tui"))
     assert "(6 messages," in out and "left out: 2 messages of rewound branches" in out
-    sent = _resume_request(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     assert _said(sent) == ["remember the word apple", "Noted: banana.", "instead the word cherry", "ok",
                            "which words?", "ok", "next"]

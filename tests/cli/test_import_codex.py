@@ -6,15 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.api_rules import check_request
-from tests.fake_model_server import text
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
-
-
-def _fixture(name: str) -> Path:
-    (path,) = (FIXTURES / name).glob("*.jsonl")
-    return path
+from tests.cli.import_helpers import fixture, resume_request
 
 
 def _import(cli, path: Path) -> str:
@@ -28,23 +20,16 @@ def _texts(message: dict) -> list[str]:
     return [content] if isinstance(content, str) else [b["text"] for b in content if b.get("type") == "text"]
 
 
-def _resume(cli, model_server, sid: str) -> list[dict]:
-    model_server.script(text("continuing"))
-    result = cli.run("--resume", sid, "-p", "next")
-    assert result.rc == 0, result.err
-    sent = model_server.requests[-1]["messages"]
-    check_request(sent)
-    return sent
 
 
 def test_tools_and_a_resume_by_codex_itself(cli, model_server):
-    source = _fixture("tools")
+    source = fixture("codex", "tools")
     before = source.read_bytes()
     sid = _import(cli, source)
     assert source.read_bytes() == before
     start = cli.records(sid)[0]
     assert start["imported_from"]["agent"] == "codex" and start["imported_from"]["version"] == "0.171.0"
-    sent = _resume(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     prompts = [t for m in sent if m["role"] == "user" for t in _texts(m)]
     assert prompts == ["what files are here?", "write notes", "next"]  # no developer or environment messages
     calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
@@ -55,13 +40,13 @@ def test_tools_and_a_resume_by_codex_itself(cli, model_server):
 
 
 def test_killed_mid_tool_resumes_with_the_tool_marked_interrupted(cli, model_server):
-    sent = _resume(cli, model_server, _import(cli, _fixture("killed")))
+    sent = resume_request(cli, model_server, _import(cli, fixture("codex", "killed")))
     assert sent[2]["content"][0]["type"] == "tool_result" and sent[2]["content"][0]["is_error"] is True
 
 
 def test_a_compacted_record_resumes_with_its_replacement_history(cli, model_server, tmp_path):
     source = tmp_path / "rollout-compacted.jsonl"
-    shutil.copy(_fixture("tools"), source)
+    shutil.copy(fixture("codex", "tools"), source)
     replacement = [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "what files are here?"}]},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Summary: app.py and notes.md."}]},
@@ -76,7 +61,7 @@ def test_a_compacted_record_resumes_with_its_replacement_history(cli, model_serv
     sid = _import(cli, source)
     (boundary,) = [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
     assert boundary["summary"] == "Summary: app.py and notes.md." and boundary["trigger"] == "auto"
-    sent = _resume(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     assert sent[0]["content"][0]["text"] == ("<previous-conversation-summary>\nSummary: app.py and notes.md.\n"
                                              "</previous-conversation-summary>")
     flat = [t for m in sent for t in _texts(m)]
@@ -87,10 +72,10 @@ def test_listing_by_recorded_cwd(cli, tmp_path):
     codex_home = tmp_path / "codex"
     day = codex_home / "sessions" / "2026" / "12" / "03"
     day.mkdir(parents=True)
-    mine = day / _fixture("tools").name
-    mine.write_text(_fixture("tools").read_text().replace("/home/user/project", str(cli.project)))
-    other = day / _fixture("killed").name  # recorded in /home/user/project: not this project
-    shutil.copy(_fixture("killed"), other)
+    mine = day / fixture("codex", "tools").name
+    mine.write_text(fixture("codex", "tools").read_text().replace("/home/user/project", str(cli.project)))
+    other = day / fixture("codex", "killed").name  # recorded in /home/user/project: not this project
+    shutil.copy(fixture("codex", "killed"), other)
     listed = cli.run("sessions", "import", "codex", env={**cli.env, "CODEX_HOME": str(codex_home)})
     assert listed.rc == 0, listed.err
     assert "what files are here?" in listed.out and "run the slow tests" not in listed.out
@@ -101,7 +86,7 @@ def _assistant_tokens(cli, sid: str) -> list[tuple[int, int]]:
 
 
 def test_tokens_come_from_token_count_events_when_a_rollout_has_no_usage_records(cli, tmp_path):
-    source = _fixture("tools")
+    source = fixture("codex", "tools")
     with_both = _assistant_tokens(cli, _import(cli, source))
     assert sum(i for i, _ in with_both) == 400 and sum(o for _, o in with_both) == 40  # counted once, not twice
     lines = [line for line in source.read_text().splitlines(keepends=True) if '"token_usage_record"' not in line]
@@ -117,9 +102,9 @@ def _import_out(cli, path: Path) -> tuple[str, str]:
 
 
 def test_an_image_a_web_search_and_an_api_error_resume_as_the_user_saw_them(cli, model_server):
-    sid, out = _import_out(cli, _fixture("rich"))
+    sid, out = _import_out(cli, fixture("codex", "rich"))
     assert "(4 messages, 0 subagents, 0 compactions, 0 lines skipped)" in out
-    sent = _resume(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     first = sent[0]["content"]
     (image,) = [b for b in first if b["type"] == "image"]
     assert image["source"]["media_type"] == "image/png" and image["source"]["data"].startswith("iVBOR")
@@ -132,34 +117,34 @@ def test_an_image_a_web_search_and_an_api_error_resume_as_the_user_saw_them(cli,
 
 
 def test_an_auto_compaction_by_codex_resumes_from_its_summary(cli, model_server):
-    sid, out = _import_out(cli, _fixture("compact"))
+    sid, out = _import_out(cli, fixture("codex", "compact"))
     assert "2 compactions" in out and "lines skipped)" in out and "not understood" not in out
     boundaries = [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
     assert [b["summary"].rsplit("\n", 1)[-1] for b in boundaries] == ["There is app.py.",
                                                                       "Summary: the project has app.py."]
     said = [t for r in cli.records(sid) if r["type"] == "assistant" for t in _texts(r["message"])]
     assert "Summary: the project has app.py." not in said  # the summarizer's answer is the boundary's
-    sent = _resume(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     flat = [t for m in sent for t in _texts(m)]
     assert flat[0].endswith("Summary: the project has app.py.\n</previous-conversation-summary>")
     assert flat[1:] == ["what files are here?", "anything else?", "Still just app.py.", "next"]
 
 
 def test_a_2025_rollout_from_codex_0_20_imports(cli, model_server):
-    source = _fixture("legacy")
+    source = fixture("codex", "legacy")
     sid, out = _import_out(cli, source)
     assert "(4 messages, 0 subagents, 0 compactions, 0 lines skipped)" in out
     assert cli.records(sid)[0]["imported_from"]["source_id"] == "6c0d0a0a-6945-46b4-bf80-ddf64cf4c573"
-    sent = _resume(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
     assert [(c["name"], c["input"]["command"]) for c in calls] == [("bash", "bash -lc ls")]
     assert [t for m in sent for t in _texts(m)] == ["what files are here?", "Let me look.", "There is app.py.", "next"]
 
 
 def test_an_edit_with_reasoning_and_a_ctrl_c_resumes_with_the_turn_marked_aborted(cli, model_server):
-    sid, out = _import_out(cli, _fixture("edit"))
+    sid, out = _import_out(cli, fixture("codex", "edit"))
     assert "0 lines skipped)" in out and "left out: 1 encrypted reasoning item" in out
-    sent = _resume(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
     assert [c["name"] for c in calls] == ["apply_patch", "bash", "bash"]
     assert calls[0]["input"]["input"].startswith("*** Begin Patch\n*** Update File: app.py")
@@ -181,7 +166,7 @@ def test_a_local_shell_call_becomes_a_bash_call(cli, model_server, tmp_path):
              {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "app.py"}]}]
     source.write_text("".join(json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "response_item",
                                           "payload": item}) + "\n" for item in items))
-    sent = _resume(cli, model_server, _import(cli, source))
+    sent = resume_request(cli, model_server, _import(cli, source))
     (call,) = [b for b in sent[1]["content"] if b["type"] == "tool_use"]
     assert (call["name"], call["input"]) == ("bash", {"command": "bash -lc ls"})
 
@@ -189,27 +174,27 @@ def test_a_local_shell_call_becomes_a_bash_call(cli, model_server, tmp_path):
 def test_a_september_2025_rollout_from_codex_0_40_counts_each_response_once(cli, model_server):
     """0.40 keeps usage only in token_count events, written before the response's items, with running
     totals that restart at the resume: every response's 100 + 10 tokens count once."""
-    sid, out = _import_out(cli, _fixture("mid2025"))
+    sid, out = _import_out(cli, fixture("codex", "mid2025"))
     assert "(8 messages, 0 subagents, 0 compactions, 0 lines skipped)" in out
     tokens = _assistant_tokens(cli, sid)
     assert (sum(i for i, _ in tokens), sum(o for _, o in tokens)) == (400, 40)
-    sent = _resume(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     assert [t for m in sent if m["role"] == "user" for t in _texts(m)] == ["what files are here?", "write notes", "next"]
 
 
 def test_the_tokens_a_compaction_spent_still_count(cli):
-    sid = _import(cli, _fixture("compact"))
+    sid = _import(cli, fixture("codex", "compact"))
     tokens = _assistant_tokens(cli, sid)
     assert (sum(i for i, _ in tokens), sum(o for _, o in tokens)) == (25_000, 50)  # five responses, summaries too
 
 
 def test_a_2025_compaction_without_replacement_history_resumes_with_the_prompts_codex_kept(cli, model_server):
     """Codex 0.40 wrote `compacted` with the summary alone and sent the user's recent prompts with it."""
-    sid, out = _import_out(cli, _fixture("compact2025"))
+    sid, out = _import_out(cli, fixture("codex", "compact2025"))
     assert "2 compactions" in out and "not understood" not in out
     boundaries = [r["summary"] for r in cli.records(sid) if r["type"] == "compact_boundary"]
     assert boundaries == ["There is app.py.", "Still just app.py."]
-    sent = _resume(cli, model_server, sid)
+    sent = resume_request(cli, model_server, sid)
     flat = [t for m in sent for t in _texts(m)]
     assert flat[0].endswith("Still just app.py.\n</previous-conversation-summary>")
     assert flat[1:] == ["what files are here?", "anything else?", "ok", "next"]

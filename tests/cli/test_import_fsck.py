@@ -7,9 +7,8 @@ reported as a problem on its first check.
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.cli.import_helpers import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 AGENTS = {"claude-code": "claude_code", "codex": "codex"}
 
 

@@ -17,28 +17,12 @@ from evo_agent.importers import model, read_claude_code, source_fingerprint, wri
 from evo_agent.importers.codex import read_codex
 from evo_agent.session import SessionStore
 from tests.api_rules import check_request
-from tests.fake_model_server import text
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-
-
-def _fixture(agent: str, name: str) -> Path:
-    (path,) = (FIXTURES / agent / name).glob("*.jsonl")
-    return path
-
-
-def _resume(cli, model_server, sid: str) -> list[dict]:
-    model_server.script(text("continuing"))
-    result = cli.run("--resume", sid, "-p", "next")
-    assert result.rc == 0, result.err
-    sent = model_server.requests[-1]["messages"]
-    check_request(sent)
-    return sent
+from tests.cli.import_helpers import fixture, resume_request
 
 
 def _with_junk(tmp_path: Path, agent: str, name: str, *junk: bytes) -> Path:
-    source = tmp_path / _fixture(agent, name).name
-    source.write_bytes(b"".join(junk) + _fixture(agent, name).read_bytes() + b"".join(junk))
+    source = tmp_path / fixture(agent, name).name
+    source.write_bytes(b"".join(junk) + fixture(agent, name).read_bytes() + b"".join(junk))
     return source
 
 
@@ -57,7 +41,7 @@ def test_junk_lines_in_a_claude_code_transcript_are_counted_by_kind(cli, model_s
     assert "(10 messages, 0 subagents, 0 compactions, 12 lines skipped)" in result.out
     assert "not understood: 10 unreadable line, 2 hologram" in result.out  # BINARY holds a newline: 2 lines
     sid = result.out.split(" → ", 1)[1].split(" ", 1)[0]
-    sent = json.dumps(_resume(cli, model_server, sid))
+    sent = json.dumps(resume_request(cli, model_server, sid))
     assert "what files are here?" in sent and "Wrote notes.md and changed the greeting." in sent
 
 
@@ -67,7 +51,7 @@ def test_junk_lines_in_a_codex_rollout_are_counted_by_kind(cli, model_server, tm
     assert result.rc == 0, result.err
     assert "(8 messages, 0 subagents, 0 compactions, 10 lines skipped)" in result.out
     assert "not understood: 8 unreadable line, 2 hologram" in result.out
-    _resume(cli, model_server, result.out.split(" → ", 1)[1].split(" ", 1)[0])
+    resume_request(cli, model_server, result.out.split(" → ", 1)[1].split(" ", 1)[0])
 
 
 def test_a_tool_call_nested_past_what_a_session_can_hold_resumes_without_its_input(cli, model_server, tmp_path):
@@ -75,7 +59,7 @@ def test_a_tool_call_nested_past_what_a_session_can_hold_resumes_without_its_inp
     source.write_bytes(b'{"type":"user","uuid":"u1","message":{"role":"user","content":"go deep"}}\n' + DEEP_INPUT)
     result = cli.run("sessions", "import", "claude-code", str(source))
     assert result.rc == 0, result.err
-    sent = _resume(cli, model_server, result.out.split(" → ", 1)[1].split(" ", 1)[0])
+    sent = resume_request(cli, model_server, result.out.split(" → ", 1)[1].split(" ", 1)[0])
     (call,) = [b for b in sent[1]["content"] if b["type"] == "tool_use"]
     assert call["input"] == {}
     assert sent[2]["content"][0]["is_error"] is True  # never answered: marked interrupted on resume
@@ -114,7 +98,7 @@ def test_a_file_with_no_conversation_is_one_error_line_and_no_session(cli, tmp_p
             assert "nothing to import from" in result.err and "Traceback" not in result.err
         assert cli.run("sessions", "list", "--all").out == before
     # Another agent's transcript given to the wrong importer says so too.
-    wrong = cli.run("sessions", "import", "codex", str(_fixture("claude_code", "tools")))
+    wrong = cli.run("sessions", "import", "codex", str(fixture("claude_code", "tools")))
     assert wrong.rc == 1 and "no Codex conversation in it" in wrong.err
 
 
@@ -180,7 +164,7 @@ def test_import_all_goes_on_past_a_source_with_no_conversation(cli, tmp_path):
     folder = config / "projects" / str(cli.project).replace("/", "-").replace(".", "-")
     folder.mkdir(parents=True)
     (folder / "aaa-junk.jsonl").write_bytes(BINARY)
-    (folder / "zzz-real.jsonl").write_bytes(_fixture("claude_code", "tools").read_bytes())
+    (folder / "zzz-real.jsonl").write_bytes(fixture("claude_code", "tools").read_bytes())
     result = cli.run("sessions", "import", "claude-code", "--all", env={**cli.env, "CLAUDE_CONFIG_DIR": str(config)})
     assert result.rc == 1 and len(result.err_lines) == 1 and "aaa-junk.jsonl: no Claude Code conversation" in result.err
     assert "zzz-real.jsonl → " in result.out and "(10 messages" in result.out
