@@ -73,12 +73,7 @@ def test_an_unasked_rg_never_reads_a_device_an_ignore_file_links_to(tmp_path, mo
 @pytest.mark.parametrize("tool", ["grep", "glob"])
 def test_the_search_tools_never_read_a_device_a_gitignore_links_to(tmp_path, model_server, name, target, tool):
     project = _hostile_clone(tmp_path, {name: target})
-    call = {"pattern": "needle"} if tool == "grep" else {"pattern": "**/*.txt"}
-    model_server.script(tool_use(tool, call, id="t1"), text("done"))
-    result = run_capped(project, model_server.env(clean_env(tmp_path / "home")), "-p", "find the needle")
-    assert result.returncode == 0, result.stderr
-    content = _results(model_server)[0]["content"]
-    assert "src/app.txt" in content and "notes.txt" in content, content
+    _search_finds_both_needles(project, model_server, tool, tmp_path)
 
 
 @pytest.mark.parametrize("where", [".gitignore", "src/.gitignore", ".git/info/exclude"])
@@ -90,12 +85,7 @@ def test_a_fifo_for_an_ignore_file_never_hangs_the_search_tools(tmp_path, model_
     (origin / where).unlink(missing_ok=True)
     os.mkfifo(origin / where)
     project = unpack_archive_of(origin, tmp_path / "unpacked")
-    call = {"pattern": "needle"} if tool == "grep" else {"pattern": "**/*.txt"}
-    model_server.script(tool_use(tool, call, id="t1"), text("done"))
-    result = run_capped(project, model_server.env(clean_env(tmp_path / "home")), "-p", "find the needle")
-    assert result.returncode == 0, result.stderr
-    content = _results(model_server)[0]["content"]
-    assert "src/app.txt" in content and "notes.txt" in content, content
+    _search_finds_both_needles(project, model_server, tool, tmp_path)
 
 
 @pytest.mark.parametrize("tool", ["grep", "glob"])
@@ -111,3 +101,13 @@ def test_a_gitignore_that_is_a_symlink_is_not_obeyed_as_git_does_not(tmp_path, m
     result = run_capped(project, model_server.env(clean_env(tmp_path / "home")), "-p", "find the needle")
     assert result.returncode == 0, result.stderr
     assert "notes.txt" in _results(model_server)[0]["content"]
+
+
+def _search_finds_both_needles(project, model_server, tool: str, tmp_path) -> None:
+    """The grep or glob tool, called by the model in `project`, answers with both planted files."""
+    call = {"pattern": "needle"} if tool == "grep" else {"pattern": "**/*.txt"}
+    model_server.script(tool_use(tool, call, id="t1"), text("done"))
+    result = run_capped(project, model_server.env(clean_env(tmp_path / "home")), "-p", "find the needle")
+    assert result.returncode == 0, result.stderr
+    content = _results(model_server)[0]["content"]
+    assert "src/app.txt" in content and "notes.txt" in content, content
