@@ -38,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the benchmarks package; it puts src/ first
 
 from benchmarks.harness import bare_appends, median
+from benchmarks.texts import dense_env
 from benchmarks.harness import log as _log
 from evo_agent.session.redact import redact_text
 from tests.redaction_corpus import (
@@ -198,16 +199,28 @@ def _prompt_record(size: int) -> dict:
 
 
 def _tool_result_record(pool: str, size: int, r: int) -> dict:
-    content = pool[r * 7919 % (len(pool) - size):][:size]
+    """A tool_result of `size` characters of `pool` (all of it when `size` is 0), from a place that moves per round."""
+    content = pool[r * 7919 % (len(pool) - size):][:size] if size else pool
     return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}
+
+
+def _kept_by_bash(text: str) -> str:
+    """What the real bash tool returns for `cat` of a file holding `text` (its head and tail, past 50,000 chars)."""
+    from evo_agent.tools import ToolContext
+    from evo_agent.tools.bash import run_bash
+
+    with tempfile.TemporaryDirectory(prefix="evo-red-cat-") as d:
+        (Path(d) / "dump.env").write_text(text)
+        return run_bash({"command": "cat dump.env"}, ToolContext(Path(d))).content
 
 
 def cost_rows(repeats: int) -> list[dict]:
     """Per case: bare, redaction off and on (µs, medians), and the on/bare ratio of each round (back to back),
     in wall time and in CPU time (user + system: what the shared 2-core machine's other load does not inflate).
 
-    The cases: SPEC §8's 1 KB prompt (no trigger: the fast path), and tool results of 1 KB, 100 KB and 1 MB
-    of real source text (keywords included, so the slow path runs).
+    The cases: SPEC §8's 1 KB prompt (no trigger: the fast path), tool results of 1 KB, 100 KB and 1 MB
+    of real source text (keywords included, so the slow path runs), and the densest input known
+    (`texts.dense_env`: a gitleaks candidate on every line), as the bash tool returns 1 MB of it and uncapped.
     """
     from evo_agent.session import SessionStore
 
@@ -217,6 +230,13 @@ def cost_rows(repeats: int) -> list[dict]:
               lambda r: _tool_result_record(pool, 1024, r), 300),
              ("a 100 KB tool result of real source code", lambda r: _tool_result_record(pool, 100 * 1024, r), 40),
              ("a 1 MB tool result of real source code", lambda r: _tool_result_record(pool, 1024 * 1024, r), 6)]
+    for credentials, what in ((False, "values the entropy floor drops"), (True, "nearly every value a secret")):
+        dense = dense_env(1 << 20, credentials)
+        kept = _kept_by_bash(dense)
+        kind = "credentials" if credentials else "`.env` lines"
+        cases += [(f"1 MB of dense {kind} printed by `cat` through the bash tool (the {len(kept):,} characters "
+                   "it keeps: the tool result a model call waits for)", lambda r, t=kept: _tool_result_record(t, 0, 0), 6),
+                  (f"a 1 MB tool result of dense {kind} ({what}), uncapped", lambda r, t=dense: _tool_result_record(t, 0, 0), 3)]
     rows = []
     for label, make, n in cases:
         bare_t, off_t, on_t, ratios, cpu_ratios, on_cpu = [], [], [], [], [], []

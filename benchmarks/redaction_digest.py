@@ -80,6 +80,32 @@ def _generated(rng: random.Random, words: list[str], samples: list[str], size: i
     return "".join(parts)
 
 
+# What gitleaks' allowlists let through (the global one and generic-api-key's), as values and as lines around
+# a candidate: the dense `.env` texts below put one of these beside most candidates.
+_ALLOWED_VALUES = ("$HOME_DIR", "${API_TOKEN}", "$1", "${12}", "{{ .Values.token }}", "${{ secrets.NPM_TOKEN }}",
+                   "%APPDATA%", "@SECRET_KEY@", "%s", "{1}", "/usr/local/bin/tool-2", "/Users/ada/keys/id.pem",
+                   "true", "False", "NULL", "aaaaaaaaaaaa", "************", "..........", "public_key_0001",
+                   "example_token_1234", "changeme123456", "abcdefghij1234", "0000000000001")
+_ALLOWED_LINES = ("--mount=type=secret,id=npm_token=", 'LICENSE = "', 'SRC_URI_token = "', "import { token } from ",
+                  "access_id", "keyVaultToStoreSecrets", "author_key", "foreign_key", "X-MS-Exchange-Organization-Auth",
+                  "turkey", "monkey", "api_version", "csrf_token")
+
+
+def _dense_env(rng: random.Random, words: list[str], lines: int) -> str:
+    """`.env`-style lines, a gitleaks candidate on most: names, operators, values random or allowed, contexts."""
+    out: list[str] = []
+    for i in range(lines):
+        name = _recase(rng, rng.choice(words + ["API_KEY", "token", "secret", "auth", "password", "credential"]))
+        pick = rng.random()
+        value = (rng.choice(_ALLOWED_VALUES) if pick < 0.4 else
+                 rng.choice(_ALLOWED_VALUES) + _random_token(rng) if pick < 0.5 else _random_token(rng))
+        line = f"{name}_{i}{rng.choice(_OPS)}{rng.choice(('', chr(34), chr(39)))}{value}"
+        if rng.random() < 0.25:
+            line = rng.choice(_ALLOWED_LINES) + rng.choice(("", " ", "\n")) + line
+        out.append(line + rng.choice(("", chr(34), chr(39), ";")))
+    return "\n".join(out) + "\n"
+
+
 def build_corpus() -> list[str]:
     """The texts, in a fixed order (seeded: the same list on every machine with the same stdlib)."""
     from evo_agent.session import gitleaks_rules
@@ -106,6 +132,7 @@ def build_corpus() -> list[str]:
     for size in [20, 60, 200, 1000, 1000, 1000, 3000] * 180 + [17000, 40000] * 3:
         texts.append(_generated(rng, words, samples, size))
     texts.append(" ".join(rng.choice(_PROSE) for _ in range(40)))  # prose with no secret at all
+    texts += [_dense_env(rng, words, n) for n in [3, 10, 40, 200] * 40 + [2000, 2000]]
     return texts
 
 

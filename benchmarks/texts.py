@@ -45,3 +45,32 @@ class Texts:
 
     def loguniform(self, lo: int, hi: int) -> int:
         return int(lo * (hi / lo) ** self.rng.random())
+
+
+def dense_env(size: int, credentials: bool, seed: int = 1) -> str:
+    """`size` characters of `.env`-style lines, a candidate of gitleaks' generic rule on every line: the
+    densest redaction input we know.
+
+    credentials=False: `KEY_i=value…` and `SECRET_i='xxx…'` (~27 bytes a line), values the entropy floor
+    drops; True: `API_KEY_i=<16-40 random letters and digits>` (~33 bytes a line), nearly every one a secret.
+    """
+    import string
+
+    rng = random.Random(seed)
+    names = ("API_KEY", "AUTH_TOKEN", "DB_PASSWORD", "SECRET", "ACCESS_KEY", "CREDENTIALS")
+    alphabet = string.ascii_letters + string.digits
+    lines: list[str] = []
+    total = 0
+    i = 0
+    while total < size:
+        if credentials:
+            value = "".join(rng.choice(alphabet) for _ in range(rng.randrange(16, 40)))
+            line = f"{rng.choice(names)}_{i}={value}\n"
+        elif i % 2 == 0:
+            line = f"KEY_{i}=value{rng.randrange(10 ** 6)}abc\n"
+        else:
+            line = f"SECRET_{i}='{'x' * rng.randrange(10, 20)}'\n"
+        lines.append(line)
+        total += len(line)
+        i += 1
+    return "".join(lines)[:size]

@@ -88,3 +88,62 @@ def test_a_block_whose_type_is_no_string_is_written_and_its_secret_masked(kind, 
     clean, line = redact.encode_redacted(record)
     assert b"ghp_" not in line and (b"hello" in line) == (text == "hello")
     assert clean["message"]["content"][0]["content"][0]["type"] == kind
+
+
+# --------------------------------------------------------------------------- gitleaks' allowlists, merged
+
+def _allowed_one_by_one(allowlist, secret: str, match: bytes, line: bytes, secret_bytes: bytes) -> bool:
+    """gitleaks' test of one allowlist, written out as it was before the plan: every pattern, every stopword."""
+    if allowlist.and_condition and allowlist.needs_path:
+        return False
+    target = {"secret": secret_bytes, "match": match, "line": line}[allowlist.target]
+    by_regex = any(r.search(target) is not None for r in allowlist.regexes)
+    by_stopword = any(word in secret.lower() for word in allowlist.stopwords)
+    if allowlist.and_condition:
+        checks = ([by_regex] if allowlist.sources else []) + ([by_stopword] if allowlist.stopwords else [])
+        return bool(checks) and all(checks)
+    return by_regex or by_stopword
+
+
+_ALLOW_PIECES = ["API_KEY", "token", "_", "=", ": ", '"', "'", "\n", " ", "$", "${", "}", "{{ ", " }}", "%", "@",
+                 "/usr/bin/", "/Users/ada/", "true", "null", "aaaaaaaaaa", "***", "example", "changeme", "public",
+                 "access_id", "keyVault", "LICENSE = \"", "SRC_URI = \"", "--mount=type=secret,", "import { a } from ",
+                 "monkey", "MONKEY", "Zq8vT3nLw0pXr7", "9f8e7d6c5b4a", "中", "é", "secrets.", "csrf_token"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_ALLOW_PIECES), min_size=1, max_size=14), st.data())
+def test_the_merged_allowlists_decide_as_each_one_asked_in_turn(pieces, data):
+    """`find` asks one `_AllowPlan` (the patterns of one target as one alternation, all stopwords as one
+    automaton); each rule that has allowlists decides every candidate as asking them one by one would."""
+    from evo_agent.session import gitleaks_rules as g
+
+    text = "".join(pieces)
+    haystack = g.haystack(text)
+    rules = [r for r in g.rule_set().rules if r.allowlists]
+    generic = [r for r in rules if r.id == "generic-api-key"]  # the rule with stopwords and three targets: half the draws
+    rule = data.draw(st.sampled_from(rules + generic * len(rules)))
+    m_start = data.draw(st.integers(0, len(text) - 1))
+    m_end = data.draw(st.integers(m_start + 1, len(text)))
+    start = data.draw(st.integers(m_start, m_end - 1))
+    end = data.draw(st.integers(start + 1, m_end))
+    secret = text[start:end]
+    whole = haystack[g._extend_left(haystack, m_start) if rule.stripped_prefix else m_start:m_end]
+    line = g._line_around(haystack, m_start, m_end)
+    lists = [g.rule_set().global_allowlist, *rule.allowlists]
+    expected = any(_allowed_one_by_one(a, secret, whole, line, haystack[start:end]) for a in lists)
+    assert rule.allow_plan(g.rule_set().global_allowlist).allows(
+        secret, haystack, start, end, m_start, m_end, rule.stripped_prefix) == expected
+    assert any(a.allows(secret, whole, line, haystack[start:end]) for a in lists) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("abcdefgh0123456789XYZé中"), min_size=1, max_size=700))
+def test_the_entropy_from_its_table_is_the_same_float(text):
+    import math
+    from collections import Counter
+
+    from evo_agent.session.gitleaks_rules import shannon_entropy
+
+    total = len(text)
+    assert shannon_entropy(text) == -sum(c / total * math.log2(c / total) for c in Counter(text).values())

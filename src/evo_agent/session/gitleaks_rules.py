@@ -30,12 +30,13 @@ test asserts that list.
 from __future__ import annotations
 
 import codecs
+import collections
 import json
 import math
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -273,7 +274,31 @@ def shannon_entropy(text: str) -> float:
     if not text:
         return 0.0
     total = len(text)
-    return -sum(count / total * math.log2(count / total) for count in Counter(text).values())
+    terms = _entropy_terms.get(total)
+    if terms is None:
+        if total > _ENTROPY_TABLE_MAX:
+            return -sum(count / total * math.log2(count / total) for count in Counter(text).values())
+        terms = _entropy_terms[total] = [0.0] + [count / total * math.log2(count / total)
+                                                 for count in range(1, total + 1)]
+    # the same terms in the same order as the line above (Counter's: first seen first): the same float, without a
+    # Python call per character; collections' own counting loop, without Counter's Python-level __init__
+    counts: dict[str, int] = {}
+    _count_elements(counts, text)
+    return -sum(map(terms.__getitem__, counts.values()))
+
+
+# text length → [count / length * log2(count / length) for each count]: a dense MB held 24,000 candidates
+_ENTROPY_TABLE_MAX = 512
+
+
+def _count_in_python(counts: dict[str, int], text: str) -> None:
+    for ch in text:
+        counts[ch] = counts.get(ch, 0) + 1
+
+
+# Counter's own counting loop (in C where collections has it), into a plain dict, in first-seen order
+_count_elements: Callable[[dict[str, int], str], None] = getattr(collections, "_count_elements", _count_in_python)
+_entropy_terms: dict[int, list[float]] = {}
 
 
 def entropy_at_most(text: str, floor: float) -> bool:
@@ -297,6 +322,7 @@ class Allowlist:
     needs_path: bool  # an AND with paths or commits: never true for a transcript
     and_condition: bool
     _regexes: list[Any] | None = field(default=None, repr=False)
+    _tests: tuple[Any, Any] | None = field(default=None, repr=False)  # (`_any_search`, `_any_word`)
 
     @property
     def regexes(self) -> list[Any]:
@@ -306,17 +332,22 @@ class Allowlist:
         return self._regexes
 
     def allows(self, secret: str, match: bytes, line: bytes, secret_bytes: bytes) -> bool:
-        """`match`, `line` and `secret_bytes`: slices of the haystack; `secret`: the text itself (stopwords)."""
+        """`match`, `line` and `secret_bytes`: slices of the haystack; `secret`: the text itself (stopwords).
+
+        `find` asks `_AllowPlan`, which merges allowlists; this is the test of one (an AND of both kinds)."""
         if self.and_condition and self.needs_path:
             return False
-        target = {"secret": secret_bytes, "match": match, "line": line}[self.target]
-        by_regex = any(r.search(target) is not None for r in self.regexes)
-        lowered = secret.lower()
-        by_stopword = any(word in lowered for word in self.stopwords)
+        if self._tests is None:
+            self.regexes  # noqa: B018 - a pattern RE2 refuses raises here
+            self._tests = (_any_search(self.sources), _any_word(list(self.stopwords)))
+        search, words = self._tests
+        target = secret_bytes if self.target == "secret" else match if self.target == "match" else line
+        by_regex = search is not None and search(target)
         if self.and_condition:
-            checks = ([by_regex] if self.sources else []) + ([by_stopword] if self.stopwords else [])
-            return bool(checks) and all(checks)
-        return by_regex or by_stopword
+            if search is None and words is None:
+                return False
+            return (search is None or by_regex) and (words is None or words(secret.lower()))
+        return by_regex or (words is not None and words(secret.lower()))
 
 
 @dataclass
@@ -331,6 +362,13 @@ class Rule:
     anchors: tuple[str, ...] | None = None  # every match begins with one of these (lower case): tried only there
     _compiled: Any = field(default=None, repr=False)
     _checks: StartChecks | None = field(default=None, repr=False)
+    _allow_plan: _AllowPlan | None = field(default=None, repr=False)
+
+    def allow_plan(self, global_allowlist: Allowlist) -> _AllowPlan:
+        """The global allowlist and this rule's, merged for `find` (built at the rule's first candidate)."""
+        if self._allow_plan is None:
+            self._allow_plan = _AllowPlan([global_allowlist, *self.allowlists])
+        return self._allow_plan
 
     @property
     def checks(self) -> StartChecks:
@@ -711,11 +749,25 @@ def skipped_rules() -> dict[str, str]:
 # --------------------------------------------------------------------------- matching
 
 
-@dataclass(frozen=True)
-class Hit:
-    start: int
-    end: int
-    rule_id: str
+class Hit(tuple[int, int, str]):
+    """(start, end, rule id) of a secret `find` reports: a tuple, made ~24,000 times for a dense MB."""
+
+    __slots__ = ()
+
+    def __new__(cls, start: int, end: int, rule_id: str) -> Hit:
+        return tuple.__new__(cls, (start, end, rule_id))
+
+    @property
+    def start(self) -> int:
+        return self[0]
+
+    @property
+    def end(self) -> int:
+        return self[1]
+
+    @property
+    def rule_id(self) -> str:
+        return self[2]
 
 
 def _line_around(data: bytes, start: int, end: int) -> bytes:
@@ -947,6 +999,81 @@ def _scan_all(raw: Any, data: bytes) -> Iterator[RawMatch]:
         pos = pos + 1 if pos == spans[0][1] else spans[0][1]
 
 
+class _AllowPlan:
+    """The global allowlist and a rule's own, asked as few times as possible per candidate.
+
+    Every allowlist that allows drops the candidate, so the patterns of all of them that read the same target
+    (the secret, the match, the line) are one alternation, searched once, and all the stopwords one automaton:
+    generic-api-key asked 5 regex searches and 1,446 `in` tests of every candidate, now at most 3 searches and
+    one automaton pass. An AND of patterns and stopwords keeps its own test (`Allowlist.allows`); an AND that
+    needs a path never allows (a transcript has none); an AND of one kind is that kind alone.
+    """
+
+    __slots__ = ("line", "match", "others", "secret", "stopwords")
+
+    def __init__(self, allowlists: list[Allowlist]) -> None:
+        by_target: dict[str, list[str]] = {"secret": [], "match": [], "line": []}
+        words: list[str] = []
+        self.others: list[Allowlist] = []
+        for allowlist in allowlists:
+            if allowlist.and_condition and (allowlist.needs_path or not (allowlist.sources or allowlist.stopwords)):
+                continue  # never allows
+            if allowlist.and_condition and allowlist.sources and allowlist.stopwords:
+                self.others.append(allowlist)
+                continue
+            by_target[allowlist.target].extend(allowlist.sources)
+            words.extend(allowlist.stopwords)
+        self.secret = _any_search(by_target["secret"])
+        self.match = _any_search(by_target["match"])
+        self.line = _any_search(by_target["line"])
+        self.stopwords = _any_word(words)
+
+    def allows(self, secret: str, data: bytes, start: int, end: int, m_start: int, m_end: int,
+               stripped_prefix: bool) -> bool:
+        """Whether an allowlist lets this candidate through (`start:end` the secret, `m_start:m_end` the match)."""
+        secret_bytes = data[start:end]
+        if self.secret is not None and self.secret(secret_bytes):
+            return True
+        if self.stopwords is not None and self.stopwords(secret.lower()):
+            return True
+        whole = data[_extend_left(data, m_start) if stripped_prefix else m_start:m_end]
+        if self.match is not None and self.match(whole):
+            return True
+        line = _line_around(data, m_start, m_end)
+        if self.line is not None and self.line(line):
+            return True
+        return any(a.allows(secret, whole, line, secret_bytes) for a in self.others)
+
+
+def _any_search(sources: list[str]) -> Any:
+    """A test of whether one of `sources` occurs in a target: RE2's `Match` of `(?:p1)|(?:p2)|…` (a flag set
+    inside a group ends with it, so each keeps its own); None without sources."""
+    if not sources:
+        return None
+    try:
+        joined = _compile("|".join(f"(?:{source})" for source in dict.fromkeys(sources)))
+    except _re2_error():  # each compiles (the rule would be skipped otherwise), together they did not: one by one
+        each = [_compile(source) for source in sources]
+        return lambda target: any(r.search(target) is not None for r in each)
+    raw = getattr(getattr(joined, "_regexp", None), "Match", None)
+    if raw is None:  # a binding that hides RE2's `Match`
+        return lambda target: joined.search(target) is not None
+    unanchored = _ANCHOR_START().__class__.UNANCHORED
+    return lambda target: raw(unanchored, target, 0, len(target))[0][0] >= 0
+
+
+def _any_word(words: list[str]) -> Any:
+    """A test of whether one of `words` (lower case) occurs in a lowered secret: one Aho-Corasick pass (a
+    non-overlapping search reports a match whenever any word occurs); None without words."""
+    if not words:
+        return None
+    import ahocorasick_rs  # imported at first use: importing this module stays cheap
+
+    automaton = ahocorasick_rs.AhoCorasick(list(dict.fromkeys(words)))
+    find = automaton.find_matches_as_indexes
+    return lambda lowered: bool(find(lowered))
+
+
 def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None = None) -> Iterator[Hit]:
     """Every secret the gitleaks rules find in `text`, as gitleaks would report it (stdin, no path).
 
@@ -978,22 +1105,21 @@ def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None
                 allowlist.regexes  # noqa: B018 - compiled with the rule, so a bad one skips the rule
         except refused:
             continue  # reported by compile_all()
+        plan: _AllowPlan | None = None
+        floor, group, generic = rule.entropy, rule.secret_group, rule.id.startswith("generic")
         for match in _matches(rule, data, hits, positions):
-            start, end = _secret_span(match, rule.secret_group)
+            start, end = _secret_span(match, group)
             if start == end:
                 continue
             secret = text[start:end]
-            if rule.entropy and entropy_at_most(secret, rule.entropy):
+            if floor and entropy_at_most(secret, floor):
                 continue
-            if rule.id.startswith("generic") and not any(ch.isdigit() for ch in secret):
+            if generic and not any(map(str.isdigit, secret)):
                 continue
-            m_start, m_end = match.span()
-            whole = data[_extend_left(data, m_start) if rule.stripped_prefix else m_start:m_end]
-            line = _line_around(data, m_start, m_end)
-            secret_bytes = data[start:end]
-            if rs.global_allowlist.allows(secret, whole, line, secret_bytes):
-                continue
-            if any(a.allows(secret, whole, line, secret_bytes) for a in rule.allowlists):
+            m_start, m_end = match.spans[0]
+            if plan is None:
+                plan = rule.allow_plan(rs.global_allowlist)
+            if plan.allows(secret, data, start, end, m_start, m_end, rule.stripped_prefix):
                 continue
             yield Hit(start, end, rule.id)
 
