@@ -38,8 +38,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the benchmarks package; it puts src/ first
 
 from benchmarks.harness import bare_appends, median
-from benchmarks.texts import dense_env
 from benchmarks.harness import log as _log
+from benchmarks.texts import dense_env
 from evo_agent.session.redact import redact_text
 from tests.redaction_corpus import (
     SETTINGS,
@@ -214,6 +214,16 @@ def _kept_by_bash(text: str) -> str:
         return run_bash({"command": "cat dump.env"}, ToolContext(Path(d))).content
 
 
+def _read_by_read_file(text: str) -> str:
+    """What the real read_file tool returns for a file holding `text` (numbered lines, at most 100,000 chars)."""
+    from evo_agent.tools import ToolContext
+    from evo_agent.tools.read_file import run_read_file
+
+    with tempfile.TemporaryDirectory(prefix="evo-red-read-") as d:
+        (Path(d) / "dump.env").write_text(text)
+        return run_read_file({"path": "dump.env"}, ToolContext(Path(d))).content
+
+
 def cost_rows(repeats: int) -> list[dict]:
     """Per case: bare, redaction off and on (µs, medians), and the on/bare ratio of each round (back to back),
     in wall time and in CPU time (user + system: what the shared 2-core machine's other load does not inflate).
@@ -232,10 +242,12 @@ def cost_rows(repeats: int) -> list[dict]:
              ("a 1 MB tool result of real source code", lambda r: _tool_result_record(pool, 1024 * 1024, r), 6)]
     for credentials, what in ((False, "values the entropy floor drops"), (True, "nearly every value a secret")):
         dense = dense_env(1 << 20, credentials)
-        kept = _kept_by_bash(dense)
+        kept, read = _kept_by_bash(dense), _read_by_read_file(dense)
         kind = "credentials" if credentials else "`.env` lines"
         cases += [(f"1 MB of dense {kind} printed by `cat` through the bash tool (the {len(kept):,} characters "
                    "it keeps: the tool result a model call waits for)", lambda r, t=kept: _tool_result_record(t, 0, 0), 6),
+                  (f"the same file read by the read_file tool (the {len(read):,} characters it returns)",
+                   lambda r, t=read: _tool_result_record(t, 0, 0), 6),
                   (f"a 1 MB tool result of dense {kind} ({what}), uncapped", lambda r, t=dense: _tool_result_record(t, 0, 0), 3)]
     rows = []
     for label, make, n in cases:
@@ -247,6 +259,8 @@ def cost_rows(repeats: int) -> list[dict]:
                 with tempfile.TemporaryDirectory(prefix="evo-red-cost-") as d:
                     store = SessionStore(d, warn=lambda _: None, redact=redact)
                     rec = store.create(model="m", provider="demo")
+                    rec.user({"role": "user", "content": "fix the failing test"})  # a session's first prompt: the
+                    # meta fold stops looking for one (it did in every record of a session that had none, ~1.6 µs)
                     rec.user(record)  # warm: lazy compilation happens once per process
                     c0, t0 = time.process_time(), time.perf_counter()
                     for _ in range(n):
