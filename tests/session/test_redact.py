@@ -150,7 +150,8 @@ def test_each_kind_alone_is_masked(kind):
         got_kind, whole, secret = case
         text = f"value: {whole}\n"
         out = redact_text(text)
-        assert out.count(secret) == text.count(secret) - 1 and f"[REDACTED:{got_kind}]" in out, out
+        # counted outside the masks: a password `pass` is also in the mask's name, `[REDACTED:url-password]`
+        assert MASK_RE.sub("", out).count(secret) == text.count(secret) - 1 and f"[REDACTED:{got_kind}]" in out, out
 
     check()
 

@@ -108,7 +108,8 @@ def _allowed_one_by_one(allowlist, secret: str, match: bytes, line: bytes, secre
 _ALLOW_PIECES = ["API_KEY", "token", "_", "=", ": ", '"', "'", "\n", " ", "$", "${", "}", "{{ ", " }}", "%", "@",
                  "/usr/bin/", "/Users/ada/", "true", "null", "aaaaaaaaaa", "***", "example", "changeme", "public",
                  "access_id", "keyVault", "LICENSE = \"", "SRC_URI = \"", "--mount=type=secret,", "import { a } from ",
-                 "monkey", "MONKEY", "Zq8vT3nLw0pXr7", "9f8e7d6c5b4a", "中", "é", "secrets.", "csrf_token"]
+                 "monkey", "MONKEY", "Zq8vT3nLw0pXr7", "9f8e7d6c5b4a", "中", "é", "secrets.", "csrf_token",
+                 "\udc80", "İ", "ﬃ", "\u212a"]  # a lone surrogate (json.loads makes them), and lowerings that grow
 
 
 @settings(max_examples=400, deadline=None)
@@ -134,7 +135,6 @@ def test_the_merged_allowlists_decide_as_each_one_asked_in_turn(pieces, data):
     expected = any(_allowed_one_by_one(a, secret, whole, line, haystack[start:end]) for a in lists)
     assert rule.allow_plan(g.rule_set().global_allowlist).allows(
         secret, haystack, start, end, m_start, m_end, rule.stripped_prefix) == expected
-    assert any(a.allows(secret, whole, line, haystack[start:end]) for a in lists) == expected
 
 
 @settings(max_examples=300, deadline=None)

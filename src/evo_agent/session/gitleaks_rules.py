@@ -35,7 +35,6 @@ import json
 import math
 import re
 import sys
-from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -107,6 +106,20 @@ def _ANCHOR_START() -> Any:  # noqa: N802 - stands for RE2's constant
     import re2
 
     return re2._re2.RE2.Anchor.ANCHOR_START
+
+
+@lru_cache(maxsize=1)
+def _UNANCHORED() -> Any:  # noqa: N802 - stands for RE2's constant
+    import re2
+
+    return re2._re2.RE2.Anchor.UNANCHORED
+
+
+def _raw_match(pattern: Any) -> Any:
+    """RE2's own `Match(anchor, data, pos, endpos)` of a compiled pattern (spans of every group, (-1, -1) for
+    none), or None where the binding hides it: its match objects ask RE2 for the number of groups on every
+    `span`, and a dense MB asks ~100,000 times."""
+    return getattr(getattr(pattern, "_regexp", None), "Match", None)
 
 
 def _re2_error() -> type[Exception]:
@@ -269,36 +282,43 @@ def literal_starts(source: str) -> list[str] | None:
 # --------------------------------------------------------------------------- rules
 
 
-def shannon_entropy(text: str) -> float:
-    """Bits per character, as gitleaks computes it."""
-    if not text:
-        return 0.0
-    total = len(text)
-    terms = _entropy_terms.get(total)
-    if terms is None:
-        if total > _ENTROPY_TABLE_MAX:
-            return -sum(count / total * math.log2(count / total) for count in Counter(text).values())
-        terms = _entropy_terms[total] = [0.0] + [count / total * math.log2(count / total)
-                                                 for count in range(1, total + 1)]
-    # the same terms in the same order as the line above (Counter's: first seen first): the same float, without a
-    # Python call per character; collections' own counting loop, without Counter's Python-level __init__
-    counts: dict[str, int] = {}
-    _count_elements(counts, text)
-    return -sum(map(terms.__getitem__, counts.values()))
-
-
-# text length → [count / length * log2(count / length) for each count]: a dense MB held 24,000 candidates
-_ENTROPY_TABLE_MAX = 512
+def _entropy_term(count: int, total: int) -> float:
+    return count / total * math.log2(count / total)
 
 
 def _count_in_python(counts: dict[str, int], text: str) -> None:
+    """`collections._count_elements` where collections lacks it."""
     for ch in text:
         counts[ch] = counts.get(ch, 0) + 1
 
 
 # Counter's own counting loop (in C where collections has it), into a plain dict, in first-seen order
 _count_elements: Callable[[dict[str, int], str], None] = getattr(collections, "_count_elements", _count_in_python)
+
+# length → [_entropy_term(count, length) for each count], made as lengths are met (a dense MB held 24,000
+# candidates); at most 256 lengths of at most 257 floats (~1.7 MB), longer texts compute their terms
+_ENTROPY_TABLE_MAX = 256
 _entropy_terms: dict[int, list[float]] = {}
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character, as gitleaks computes it.
+
+    The terms come from a table and are summed in Counter's order (first seen first), as
+    `-sum(_entropy_term(c, n) for c in Counter(text).values())` would: the same float, without a Python
+    call per distinct character or Counter's Python-level `__init__`.
+    """
+    if not text:
+        return 0.0
+    total = len(text)
+    counts: dict[str, int] = {}
+    _count_elements(counts, text)
+    terms = _entropy_terms.get(total)
+    if terms is None:
+        if total > _ENTROPY_TABLE_MAX:
+            return -sum(_entropy_term(count, total) for count in counts.values())
+        terms = _entropy_terms[total] = [0.0] + [_entropy_term(count, total) for count in range(1, total + 1)]
+    return -sum(map(terms.__getitem__, counts.values()))
 
 
 def entropy_at_most(text: str, floor: float) -> bool:
@@ -322,7 +342,6 @@ class Allowlist:
     needs_path: bool  # an AND with paths or commits: never true for a transcript
     and_condition: bool
     _regexes: list[Any] | None = field(default=None, repr=False)
-    _tests: tuple[Any, Any] | None = field(default=None, repr=False)  # (`_any_search`, `_any_word`)
 
     @property
     def regexes(self) -> list[Any]:
@@ -332,22 +351,19 @@ class Allowlist:
         return self._regexes
 
     def allows(self, secret: str, match: bytes, line: bytes, secret_bytes: bytes) -> bool:
-        """`match`, `line` and `secret_bytes`: slices of the haystack; `secret`: the text itself (stopwords).
-
-        `find` asks `_AllowPlan`, which merges allowlists; this is the test of one (an AND of both kinds)."""
+        """gitleaks' test of this one allowlist. `match`, `line` and `secret_bytes`: slices of the haystack;
+        `secret`: the text itself (stopwords). `find` asks `_AllowPlan`, which merges the allowlists and
+        asks this only of an AND of patterns and stopwords."""
         if self.and_condition and self.needs_path:
             return False
-        if self._tests is None:
-            self.regexes  # noqa: B018 - a pattern RE2 refuses raises here
-            self._tests = (_any_search(self.sources), _any_word(list(self.stopwords)))
-        search, words = self._tests
-        target = secret_bytes if self.target == "secret" else match if self.target == "match" else line
-        by_regex = search is not None and search(target)
+        target = {"secret": secret_bytes, "match": match, "line": line}[self.target]
+        by_regex = any(r.search(target) is not None for r in self.regexes)
+        lowered = secret.lower()
+        by_stopword = any(word in lowered for word in self.stopwords)
         if self.and_condition:
-            if search is None and words is None:
-                return False
-            return (search is None or by_regex) and (words is None or words(secret.lower()))
-        return by_regex or (words is not None and words(secret.lower()))
+            checks = ([by_regex] if self.sources else []) + ([by_stopword] if self.stopwords else [])
+            return bool(checks) and all(checks)
+        return by_regex or by_stopword
 
 
 @dataclass
@@ -757,6 +773,12 @@ class Hit(tuple[int, int, str]):
     def __new__(cls, start: int, end: int, rule_id: str) -> Hit:
         return tuple.__new__(cls, (start, end, rule_id))
 
+    def __getnewargs__(self) -> tuple[int, int, str]:  # pickle and copy
+        return self[0], self[1], self[2]
+
+    def __repr__(self) -> str:
+        return f"Hit(start={self[0]}, end={self[1]}, rule_id={self[2]!r})"
+
     @property
     def start(self) -> int:
         return self[0]
@@ -952,7 +974,7 @@ def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
     pattern = rule.pattern
     # RE2 itself, not the binding's generator and match objects: a try that fails (most) costs half as much,
     # and a match is read without asking RE2 for its number of groups again and again.
-    raw = getattr(getattr(pattern, "_regexp", None), "Match", None)
+    raw = _raw_match(pattern)
     if raw is None:  # a binding without it: its own matches, read the same way
         yield from _binding_matches(pattern, data, positions)
         return
@@ -987,7 +1009,7 @@ def _binding_matches(pattern: Any, data: bytes, positions: list[int] | bool | No
 
 def _scan_all(raw: Any, data: bytes) -> Iterator[RawMatch]:
     """Every match of a regex over `data`, as the binding's `finditer` finds them (its loop, over RE2's `Match`)."""
-    unanchored = _ANCHOR_START().__class__.UNANCHORED
+    unanchored = _UNANCHORED()
     pos, size = 0, len(data)
     while True:
         spans = raw(unanchored, data, pos, size)
@@ -1012,16 +1034,17 @@ class _AllowPlan:
     __slots__ = ("line", "match", "others", "secret", "stopwords")
 
     def __init__(self, allowlists: list[Allowlist]) -> None:
-        by_target: dict[str, list[str]] = {"secret": [], "match": [], "line": []}
+        by_target: dict[str, list[Allowlist]] = {"secret": [], "match": [], "line": []}
         words: list[str] = []
         self.others: list[Allowlist] = []
         for allowlist in allowlists:
             if allowlist.and_condition and (allowlist.needs_path or not (allowlist.sources or allowlist.stopwords)):
                 continue  # never allows
             if allowlist.and_condition and allowlist.sources and allowlist.stopwords:
-                self.others.append(allowlist)
+                self.others.append(allowlist)  # none in gitleaks' rules today
                 continue
-            by_target[allowlist.target].extend(allowlist.sources)
+            if allowlist.sources:
+                by_target[allowlist.target].append(allowlist)
             words.extend(allowlist.stopwords)
         self.secret = _any_search(by_target["secret"])
         self.match = _any_search(by_target["match"])
@@ -1034,7 +1057,7 @@ class _AllowPlan:
         secret_bytes = data[start:end]
         if self.secret is not None and self.secret(secret_bytes):
             return True
-        if self.stopwords is not None and self.stopwords(secret.lower()):
+        if self.stopwords is not None and self.stopwords(secret):
             return True
         whole = data[_extend_left(data, m_start) if stripped_prefix else m_start:m_end]
         if self.match is not None and self.match(whole):
@@ -1045,33 +1068,36 @@ class _AllowPlan:
         return any(a.allows(secret, whole, line, secret_bytes) for a in self.others)
 
 
-def _any_search(sources: list[str]) -> Any:
-    """A test of whether one of `sources` occurs in a target: RE2's `Match` of `(?:p1)|(?:p2)|…` (a flag set
-    inside a group ends with it, so each keeps its own); None without sources."""
+def _any_search(allowlists: list[Allowlist]) -> Any:
+    """A test of whether one of the allowlists' patterns occurs in a target: one search of `(?:p1)|(?:p2)|…`
+    (a flag set inside a group ends with it, so each keeps its own) through RE2's `Match`; None without any."""
+    sources = list(dict.fromkeys(source for allowlist in allowlists for source in allowlist.sources))
     if not sources:
         return None
     try:
-        joined = _compile("|".join(f"(?:{source})" for source in dict.fromkeys(sources)))
+        joined = _compile("|".join(f"(?:{source})" for source in sources))
     except _re2_error():  # each compiles (the rule would be skipped otherwise), together they did not: one by one
-        each = [_compile(source) for source in sources]
+        each = [r for allowlist in allowlists for r in allowlist.regexes]
         return lambda target: any(r.search(target) is not None for r in each)
-    raw = getattr(getattr(joined, "_regexp", None), "Match", None)
-    if raw is None:  # a binding that hides RE2's `Match`
+    raw = _raw_match(joined)
+    if raw is None:
         return lambda target: joined.search(target) is not None
-    unanchored = _ANCHOR_START().__class__.UNANCHORED
+    unanchored = _UNANCHORED()
     return lambda target: raw(unanchored, target, 0, len(target))[0][0] >= 0
 
 
 def _any_word(words: list[str]) -> Any:
-    """A test of whether one of `words` (lower case) occurs in a lowered secret: one Aho-Corasick pass (a
-    non-overlapping search reports a match whenever any word occurs); None without words."""
+    """A test of whether one of `words` (lower case) occurs in a secret once lowered, as `word in
+    secret.lower()` would say: one Aho-Corasick pass (a non-overlapping search reports a match whenever any word
+    occurs) over its UTF-8, where a word is found exactly where it is in the text (lone surrogates kept as
+    `surrogatepass` writes them: a str automaton refuses them); None without words."""
     if not words:
         return None
     import ahocorasick_rs  # imported at first use: importing this module stays cheap
 
-    automaton = ahocorasick_rs.AhoCorasick(list(dict.fromkeys(words)))
+    automaton = ahocorasick_rs.BytesAhoCorasick([w.encode("utf-8", "surrogatepass") for w in dict.fromkeys(words)])
     find = automaton.find_matches_as_indexes
-    return lambda lowered: bool(find(lowered))
+    return lambda secret: bool(find(secret.lower().encode("utf-8", "surrogatepass")))
 
 
 def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None = None) -> Iterator[Hit]:
