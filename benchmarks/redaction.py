@@ -240,15 +240,16 @@ def cost_rows(repeats: int) -> list[dict]:
               lambda r: _tool_result_record(pool, 1024, r), 300),
              ("a 100 KB tool result of real source code", lambda r: _tool_result_record(pool, 100 * 1024, r), 40),
              ("a 1 MB tool result of real source code", lambda r: _tool_result_record(pool, 1024 * 1024, r), 6)]
-    for credentials, what in ((False, "values the entropy floor drops"), (True, "nearly every value a secret")):
-        dense = dense_env(1 << 20, credentials)
+    for kind, what in (("dropped", "`.env` lines (values the entropy floor drops)"),
+                       ("credentials", "credentials (nearly every value a secret)"),
+                       ("packed", "packed credentials (a secret every 17 bytes)")):
+        dense = dense_env(1 << 20, kind)
         kept, read = _kept_by_bash(dense), _read_by_read_file(dense)
-        kind = "credentials" if credentials else "`.env` lines"
-        cases += [(f"1 MB of dense {kind} printed by `cat` through the bash tool (the {len(kept):,} characters "
+        cases += [(f"1 MB of dense {what} printed by `cat` through the bash tool (the {len(kept):,} characters "
                    "it keeps: the tool result a model call waits for)", lambda r, t=kept: _tool_result_record(t, 0, 0), 6),
                   (f"the same file read by the read_file tool (the {len(read):,} characters it returns)",
                    lambda r, t=read: _tool_result_record(t, 0, 0), 6),
-                  (f"a 1 MB tool result of dense {kind} ({what}), uncapped", lambda r, t=dense: _tool_result_record(t, 0, 0), 3)]
+                  (f"a 1 MB tool result of dense {what}, uncapped", lambda r, t=dense: _tool_result_record(t, 0, 0), 2)]
     rows = []
     for label, make, n in cases:
         bare_t, off_t, on_t, ratios, cpu_ratios, on_cpu = [], [], [], [], [], []

@@ -47,30 +47,34 @@ class Texts:
         return int(lo * (hi / lo) ** self.rng.random())
 
 
-def dense_env(size: int, credentials: bool, seed: int = 1) -> str:
-    """`size` characters of `.env`-style lines, a candidate of gitleaks' generic rule on every line: the
-    densest redaction input we know.
+def dense_env(size: int, kind: str, seed: int = 1) -> str:
+    """`size` characters of `.env`-style text, a candidate of gitleaks' generic rule on every line or closer:
+    the densest redaction inputs we know.
 
-    credentials=False: `KEY_i=value…` and `SECRET_i='xxx…'` (~27 bytes a line), values the entropy floor
-    drops; True: `API_KEY_i=<16-40 random letters and digits>` (~33 bytes a line), nearly every one a secret.
+    "dropped": `KEY_i=value…` and `SECRET_i='xxx…'` lines (~27 bytes), values the entropy floor drops;
+    "credentials": `API_KEY_i=<16-40 random letters and digits>` lines (~33 bytes), nearly every one a secret;
+    "packed": `key=<12 distinct letters and digits, one a digit>;` 100 to a line (17 bytes a secret).
     """
     import string
 
     rng = random.Random(seed)
     names = ("API_KEY", "AUTH_TOKEN", "DB_PASSWORD", "SECRET", "ACCESS_KEY", "CREDENTIALS")
     alphabet = string.ascii_letters + string.digits
-    lines: list[str] = []
+    parts: list[str] = []
     total = 0
     i = 0
     while total < size:
-        if credentials:
+        if kind == "packed":
+            value = "".join(rng.sample(alphabet[:52], 11)) + rng.choice(string.digits)
+            part = f"key={value};" + ("\n" if i % 100 == 99 else "")
+        elif kind == "credentials":
             value = "".join(rng.choice(alphabet) for _ in range(rng.randrange(16, 40)))
-            line = f"{rng.choice(names)}_{i}={value}\n"
+            part = f"{rng.choice(names)}_{i}={value}\n"
         elif i % 2 == 0:
-            line = f"KEY_{i}=value{rng.randrange(10 ** 6)}abc\n"
+            part = f"KEY_{i}=value{rng.randrange(10 ** 6)}abc\n"
         else:
-            line = f"SECRET_{i}='{'x' * rng.randrange(10, 20)}'\n"
-        lines.append(line)
-        total += len(line)
+            part = f"SECRET_{i}='{'x' * rng.randrange(10, 20)}'\n"
+        parts.append(part)
+        total += len(part)
         i += 1
-    return "".join(lines)[:size]
+    return "".join(parts)[:size]

@@ -302,17 +302,21 @@ _entropy_terms: dict[int, list[float]] = {}
 
 
 def shannon_entropy(text: str) -> float:
-    """Bits per character, as gitleaks computes it.
+    """Bits per character, as gitleaks computes it."""
+    if not text:
+        return 0.0
+    counts: dict[str, int] = {}
+    _count_elements(counts, text)
+    return _entropy_of(counts, len(text))
 
-    The terms come from a table and are summed in Counter's order (first seen first), as
+
+def _entropy_of(counts: dict[str, int], total: int) -> float:
+    """The entropy of `total` characters counted in `counts` (first seen first).
+
+    The terms come from a table and are summed in Counter's order, as
     `-sum(_entropy_term(c, n) for c in Counter(text).values())` would: the same float, without a Python
     call per distinct character or Counter's Python-level `__init__`.
     """
-    if not text:
-        return 0.0
-    total = len(text)
-    counts: dict[str, int] = {}
-    _count_elements(counts, text)
     terms = _entropy_terms.get(total)
     if terms is None:
         if total > _ENTROPY_TABLE_MAX:
@@ -325,13 +329,15 @@ def entropy_at_most(text: str, floor: float) -> bool:
     """`shannon_entropy(text) <= floor` (`text` not empty), mostly without computing it.
 
     The entropy of k distinct characters is at most log2(k) (all equally frequent): when that is below the
-    floor by more than the sum's rounding could ever add, the answer is yes from one C call (`set`). Dense
-    output (a `.env` of a MB, a candidate every 35 bytes) has thousands of short secrets the generic rule's
-    floor of 3.5 drops: `KEY=value12` has 8 distinct characters, log2(8) = 3.
+    floor by more than the sum's rounding could ever add, the answer is yes without the sum. Dense output
+    (a `.env` of a MB, a candidate every 35 bytes) has thousands of short secrets the generic rule's floor
+    of 3.5 drops: `KEY=value12` has 8 distinct characters, log2(8) = 3.
     """
-    if math.log2(len(set(text))) < floor - 1e-9:
+    counts: dict[str, int] = {}
+    _count_elements(counts, text)
+    if math.log2(len(counts)) < floor - 1e-9:
         return True
-    return shannon_entropy(text) <= floor
+    return _entropy_of(counts, len(text)) <= floor
 
 
 @dataclass
