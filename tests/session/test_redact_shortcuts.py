@@ -109,14 +109,17 @@ _ALLOW_PIECES = ["API_KEY", "token", "_", "=", ": ", '"', "'", "\n", " ", "$", "
                  "/usr/bin/", "/Users/ada/", "true", "null", "aaaaaaaaaa", "***", "example", "changeme", "public",
                  "access_id", "keyVault", "LICENSE = \"", "SRC_URI = \"", "--mount=type=secret,", "import { a } from ",
                  "monkey", "MONKEY", "Zq8vT3nLw0pXr7", "9f8e7d6c5b4a", "中", "é", "secrets.", "csrf_token",
-                 "\udc80", "İ", "ﬃ", "\u212a"]  # a lone surrogate (json.loads makes them), and lowerings that grow
+                 "\udc80", "İ", "ﬃ", "\u212a",  # a lone surrogate (json.loads makes them), and lowerings that grow
+                 "import { a } from 'b'", 'LICENSE = "MIT', 'SRC = "abc123', "\n", "\n"]  # lines allowed whole
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_ALLOW_PIECES), min_size=1, max_size=14), st.data())
 def test_the_merged_allowlists_decide_as_each_one_asked_in_turn(pieces, data):
     """`find` asks one `_AllowPlan` (the patterns of one target as one alternation, all stopwords as one
-    automaton); each rule that has allowlists decides every candidate as asking them one by one would."""
+    automaton, the line searched once for the candidates of one line); each rule that has allowlists decides
+    every candidate as asking them one by one would. Three candidates of one text, in order, share `find`'s
+    memo of the last line."""
     from evo_agent.session import gitleaks_rules as g
 
     text = "".join(pieces)
@@ -124,17 +127,19 @@ def test_the_merged_allowlists_decide_as_each_one_asked_in_turn(pieces, data):
     rules = [r for r in g.rule_set().rules if r.allowlists]
     generic = [r for r in rules if r.id == "generic-api-key"]  # the rule with stopwords and three targets: half the draws
     rule = data.draw(st.sampled_from(rules + generic * len(rules)))
-    m_start = data.draw(st.integers(0, len(text) - 1))
-    m_end = data.draw(st.integers(m_start + 1, len(text)))
-    start = data.draw(st.integers(m_start, m_end - 1))
-    end = data.draw(st.integers(start + 1, m_end))
-    secret = text[start:end]
-    whole = haystack[g._extend_left(haystack, m_start) if rule.stripped_prefix else m_start:m_end]
-    line = g._line_around(haystack, m_start, m_end)
+    plan = rule.allow_plan(g.rule_set().global_allowlist)
     lists = [g.rule_set().global_allowlist, *rule.allowlists]
-    expected = any(_allowed_one_by_one(a, secret, whole, line, haystack[start:end]) for a in lists)
-    assert rule.allow_plan(g.rule_set().global_allowlist).allows(
-        secret, haystack, start, end, m_start, m_end, rule.stripped_prefix) == expected
+    line_seen = [-1, -1, 0]
+    for _ in range(3):
+        m_start = data.draw(st.integers(0, len(text) - 1))
+        m_end = data.draw(st.integers(m_start + 1, len(text)))
+        start = data.draw(st.integers(m_start, m_end - 1))
+        end = data.draw(st.integers(start + 1, m_end))
+        secret = text[start:end]
+        whole = haystack[g._extend_left(haystack, m_start) if rule.stripped_prefix else m_start:m_end]
+        line = g._line_around(haystack, m_start, m_end)
+        expected = any(_allowed_one_by_one(a, secret, whole, line, haystack[start:end]) for a in lists)
+        assert plan.allows(secret, haystack, start, end, m_start, m_end, rule.stripped_prefix, line_seen) == expected
 
 
 @settings(max_examples=300, deadline=None)
