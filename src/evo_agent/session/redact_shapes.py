@@ -159,11 +159,15 @@ def plausible_named_value(name: str, value: str) -> bool:
 
 
 def is_code_name(value: str) -> bool:
-    """`win32api.RegEnumKey`, `x509_safe_environment_headers`: names in code, not credentials."""
-    if _DOTTED_NAME.fullmatch(value) is not None:
+    """`win32api.RegEnumKey`, `x509_safe_environment_headers`: names in code, not credentials.
+
+    Asked of every generic secret: a dotted name has a `.` and a snake_case one a `_`, looked for first (C
+    calls), so a token with neither is not tried by either regex (a dense MB of `key=…;` has 60,000).
+    """
+    if "." in value and _DOTTED_NAME.fullmatch(value) is not None:
         return True
     # snake_case words, each with at most 3 digits (x509_safe_headers; not live_pub_80d1469ee8105…)
-    return _SNAKE_NAME.fullmatch(value) is not None and all(
+    return "_" in value and _SNAKE_NAME.fullmatch(value) is not None and all(
         sum(ch.isdigit() for ch in part) <= 3 for part in value.split("_"))
 
 
