@@ -28,7 +28,8 @@ command line (shell_allowlist.GIT_SAFE_CONFIG, the settings of evo-agent's own g
 submodule entered, and an environment (`NAME=value` words before it) that allows no transport
 (so no lazy fetch from a "partial clone"), takes no optional lock, reads no global or system
 configuration (HOME and XDG_CONFIG_HOME an empty private directory: session.git_config_pins), and
-turns off every filter driver by its verbatim name; `path` is the PATH it runs with (the user's,
+turns off every filter driver by its verbatim name; rg with no configuration file and no message quoting an
+ignore file (shell_allowlist.RG_SAFE); `path` is the PATH it runs with (the user's,
 minus relative and in-project entries). The bash tool runs exactly that, in the read-only
 sandbox where bubblewrap works (sandbox.py).
 """
@@ -65,6 +66,7 @@ from .shell_allowlist import (
     GIT_SAFE_DIFF,
     GIT_SUBCOMMANDS,
     PROGRAMS,
+    RG_SAFE,
     Spec,
     denied_option,
 )
@@ -194,6 +196,8 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
         _check_find(args, where)
     else:
         _check_options(program, PROGRAMS[program], args, where)
+        if program == "rg":
+            head += RG_SAFE
     return " ".join([*assignments, *(shlex.quote(w) for w in [*head, *args])])
 
 
