@@ -20,6 +20,10 @@ HELP_WIDTH = 80  # the width help_static.py was rendered at (argparse: COLUMNS o
 
 
 def main() -> None:
+    if drop_relative_library_entries(os.environ):
+        # The loader read the variable when this process started: only a new one searches the cleaned list
+        # (else `import ssl` would load the clone's libssl.so.3 into evo-agent itself).
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
     if sys.argv[1:] in (["--help"], ["-h"]) and _columns() >= HELP_WIDTH:
         from .help_static import HELP
 
@@ -68,6 +72,28 @@ def main() -> None:
 
         early_input.stop()
         sys.exit(EXIT_INTERRUPTED)
+
+
+def drop_relative_library_entries(environ) -> bool:  # noqa: ANN001 - os.environ or a dict
+    """`LD_LIBRARY_PATH` without its relative entries and its empty one, before anything starts a program.
+
+    The dynamic loader reads those from the directory a program runs in: the project, where every program
+    evo-agent starts (its git, ripgrep, bash, the sandbox's bwrap) or a command runs, and where a clone can commit
+    `libz.so.1` whose constructor runs inside each (`/opt/x/lib:`, what `export LD_LIBRARY_PATH=/opt/x/lib:$L…`
+    leaves when it was unset, is such a path). As with PATH (session/programs.py), no entry a project can steer:
+    entries inside the project are dropped too, where the project is known (session.library_environment).
+    True when it changed the variable."""
+    value = environ.get("LD_LIBRARY_PATH")
+    if value is None:
+        return False
+    kept = [entry for entry in value.split(":") if entry.startswith("/")]
+    if len(kept) == len(value.split(":")):
+        return False
+    if kept:
+        environ["LD_LIBRARY_PATH"] = ":".join(kept)
+    else:
+        del environ["LD_LIBRARY_PATH"]
+    return True
 
 
 # The subcommands cli/main.py runs without a model (its MODEL_FREE; tests/cli/test_entry.py keeps them equal).
