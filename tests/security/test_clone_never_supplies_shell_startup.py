@@ -1,0 +1,55 @@
+"""A relative `$BASH_ENV` never makes bash source a file the clone committed (SPEC §9).
+
+Every non-interactive bash sources the file `$BASH_ENV` names before its command, and reads a relative name from
+the directory it runs in: the project. The reaper's bash wraps every bash call outside any sandbox, so with
+`BASH_ENV=.bashenv` a clone's committed `.bashenv` ran before the first command, an unasked `git status` included.
+evo-agent now unsets a relative `BASH_ENV` when it starts; `$HOME/.bashenv` and absolute values stay.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from evo_agent.cli.entry import drop_relative_shell_startup
+from tests.cli_runner import Cli, clean_env
+from tests.fake_model_server import text, tool_use
+
+from .hostile import clone, payload, upstream
+
+SPELLINGS = [("BASH_ENV", ".bashenv"), ("BASH_ENV", "./.bashenv"), ("BASH_ENV", "bin/env.sh"),
+             ("BASH_ENV", "bin/../.bashenv")]
+
+
+def _armed_clone(tmp_path):
+    marker = tmp_path / "pwned"
+    files = {".bashenv": payload(marker) + "\n", "bin/env.sh": payload(marker) + "\n", "notes.txt": "the needle\n"}
+    return clone(upstream(tmp_path, files), tmp_path / "src" / "clone"), marker
+
+
+def test_control_bash_sources_a_relative_bash_env_from_where_it_runs(tmp_path):
+    project, marker = _armed_clone(tmp_path)
+    subprocess.run(["bash", "-c", "true"], cwd=project, timeout=30, env={**os.environ, "BASH_ENV": ".bashenv"})
+    assert marker.exists()
+
+
+@pytest.mark.parametrize(("name", "value"), SPELLINGS)
+def test_no_bash_call_sources_the_clones_startup_file(tmp_path, model_server, name, value):
+    project, marker = _armed_clone(tmp_path)
+    model_server.script(tool_use("bash", {"command": "git status && grep -n needle notes.txt"}, id="t1"),
+                        text("done"))
+    env = model_server.env(clean_env(tmp_path / "home", **{name: value}))
+    result = Cli(project, env).run("-p", "find the needle")
+    assert result.rc == 0, result.err
+    content = model_server.requests[-1]["messages"][-1]["content"][0]["content"]
+    assert "1:the needle" in content, content  # it ran, unasked
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("value", ["/home/me/.bashenv", "$HOME/.bashenv", "${XDG_CONFIG_HOME}/bash/env"])
+def test_the_users_own_startup_file_stays(value):
+    environ = {"BASH_ENV": value}
+    drop_relative_shell_startup(environ)
+    assert environ == {"BASH_ENV": value}
