@@ -457,11 +457,14 @@ def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
     Read in `where.cwd`, where the command runs: a repository nested in the project has its own configuration.
 
     `git status` and `git diff` run a file's clean filter when they re-hash it; an empty command
-    turns a driver off. Reading the configuration runs nothing.
+    turns a driver off. Reading the configuration runs nothing. Its stdin is /dev/null, as every git evo-agent
+    starts: an archive's `.git/config` can `[include] path = /dev/stdin`, and git read the user's terminal (the
+    keys typed meanwhile were gone) until its timeout.
     """
     try:
         found = subprocess.run([git, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
-                               cwd=where.cwd, capture_output=True, timeout=10, env=_git_env(where.root))
+                               cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
+                               env=_git_env(where.root))
     except (OSError, subprocess.TimeoutExpired):
         return []
     names = {key.decode("utf-8", "surrogateescape").rsplit(".", 1)[0]
