@@ -1,4 +1,4 @@
-"""A relative `$BASH_ENV` never makes bash source a file the clone committed (SPEC §9).
+"""A relative `$BASH_ENV` or `$RIPGREP_CONFIG_PATH` never makes bash or rg read a file the clone committed (SPEC §9).
 
 Every non-interactive bash sources the file `$BASH_ENV` names before its command, and reads a relative name from
 the directory it runs in: the project. The reaper's bash wraps every bash call outside any sandbox, so with
@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from evo_agent.cli.entry import drop_relative_shell_startup
+from evo_agent.cli.entry import drop_relative_startup_files
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text, tool_use
 
@@ -51,5 +51,23 @@ def test_no_bash_call_sources_the_clones_startup_file(tmp_path, model_server, na
 @pytest.mark.parametrize("value", ["/home/me/.bashenv", "$HOME/.bashenv", "${XDG_CONFIG_HOME}/bash/env"])
 def test_the_users_own_startup_file_stays(value):
     environ = {"BASH_ENV": value}
-    drop_relative_shell_startup(environ)
+    drop_relative_startup_files(environ)
     assert environ == {"BASH_ENV": value}
+
+
+@pytest.mark.parametrize("value", [".ripgreprc", "./.ripgreprc", "conf/rg", "$HOME/.ripgreprc"])
+def test_a_relative_ripgrep_config_is_dropped_for_approved_rg_too(tmp_path, model_server, value):
+    """A `Bash(rg:*)` rule runs an rg the allowlist does not know (`--line-buffered`) as approved, without
+    --no-config: the clone's `.ripgreprc` must not reach it."""
+    marker = tmp_path / "pwned"
+    files = {".ripgreprc": "--pre=sh\n", "conf/rg": "--pre=sh\n", "$HOME/.ripgreprc": "--pre=sh\n",
+             "notes.txt": f"echo the needle PRE-$((6*7)); touch '{marker}'\n"}
+    project = clone(upstream(tmp_path, files), tmp_path / "src" / "clone")
+    command = "rg -n --line-buffered needle notes.txt"
+    model_server.script(tool_use("bash", {"command": command}, id="t1"), text("done"))
+    env = model_server.env(clean_env(tmp_path / "home", RIPGREP_CONFIG_PATH=value))
+    result = Cli(project, env).run("-p", "find the needle", "--allowed-tools", "Bash(rg:*)")
+    assert result.rc == 0, result.err
+    content = model_server.requests[-1]["messages"][-1]["content"][0]["content"]
+    assert "needle" in content and "PRE-42" not in content, content
+    assert not marker.exists()

@@ -20,7 +20,7 @@ HELP_WIDTH = 80  # the width help_static.py was rendered at (argparse: COLUMNS o
 
 
 def main() -> None:
-    drop_relative_shell_startup(os.environ)
+    drop_relative_startup_files(os.environ)
     if drop_relative_library_entries(os.environ):
         # The loader read the variable when this process started: only a new one searches the cleaned list
         # (else `import ssl` would load the clone's libssl.so.3 into evo-agent itself).
@@ -97,16 +97,21 @@ def drop_relative_library_entries(environ) -> bool:  # noqa: ANN001 - os.environ
     return True
 
 
-def drop_relative_shell_startup(environ) -> None:  # noqa: ANN001 - os.environ or a dict
-    """`BASH_ENV` unset when it names a relative file (`.bashenv`, `bin/env.sh`).
+def drop_relative_startup_files(environ) -> None:  # noqa: ANN001 - os.environ or a dict
+    """`BASH_ENV` and `RIPGREP_CONFIG_PATH` unset when they name a relative file (`.bashenv`, `.ripgreprc`).
 
-    Every non-interactive bash sources `$BASH_ENV` before its command, and a relative name is read from
-    the directory it runs in: the project, where a clone commits that file. The reaper's bash around every bash call
-    runs outside any sandbox, so the clone's file ran there before the first command (an unasked `git status`
-    included). A value starting with `/` or `$` (`$HOME/.bashenv`, expanded by bash) is the user's and stays."""
-    value = environ.get("BASH_ENV")
-    if value is not None and not value.startswith(("/", "$", "`")):
+    Every non-interactive bash sources `$BASH_ENV` before its command, and ripgrep takes options from
+    `$RIPGREP_CONFIG_PATH`; a relative name is read from the directory the program runs in: the project, where a
+    clone commits that file. The reaper's bash around every bash call runs outside any sandbox, so the clone's
+    `.bashenv` ran there before the first command (an unasked `git status` included); a `.ripgreprc` holding
+    `--pre=sh` ran in every `rg` a `Bash(rg:*)` rule lets through. A value starting with `/` is the user's and
+    stays, and so does a `$HOME/.bashenv` (bash expands it)."""
+    bash_env = environ.get("BASH_ENV")
+    if bash_env is not None and not bash_env.startswith(("/", "$", "`")):
         del environ["BASH_ENV"]
+    rg_config = environ.get("RIPGREP_CONFIG_PATH")
+    if rg_config is not None and not rg_config.startswith("/"):
+        del environ["RIPGREP_CONFIG_PATH"]
 
 
 # The subcommands cli/main.py runs without a model (its MODEL_FREE; tests/cli/test_entry.py keeps them equal).
