@@ -1,4 +1,5 @@
-"""A relative `$BASH_ENV` or `$RIPGREP_CONFIG_PATH` never makes bash or rg read a file the clone committed (SPEC §9).
+"""A relative `$BASH_ENV`, `$RIPGREP_CONFIG_PATH` or `$XDG_CONFIG_HOME` never makes bash, rg or git read a file the
+clone committed (SPEC §9).
 
 Every non-interactive bash sources the file `$BASH_ENV` names before its command, and reads a relative name from
 the directory it runs in: the project. The reaper's bash wraps every bash call outside any sandbox, so with
@@ -70,4 +71,24 @@ def test_a_relative_ripgrep_config_is_dropped_for_approved_rg_too(tmp_path, mode
     assert result.rc == 0, result.err
     content = model_server.requests[-1]["messages"][-1]["content"][0]["content"]
     assert "needle" in content and "PRE-42" not in content, content
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("value", [".config", "./.config", "sub/../.config"])
+def test_a_relative_xdg_config_home_never_gives_git_the_clones_config(tmp_path, model_server, value):
+    """An approved git (here by a `Bash(git add:*)` rule) reads `$XDG_CONFIG_HOME/git/config`: with a relative
+    value, the clone's committed `.config/git/config`, whose `core.fsmonitor` git runs as it reads the index."""
+    marker = tmp_path / "pwned"
+    files = {".config/git/config": f'[core]\n\tfsmonitor = "{payload(marker)}"\n', "sub/x": "", "notes.txt": "x\n"}
+    project = clone(upstream(tmp_path, files), tmp_path / "src" / "clone")
+    subprocess.run(["git", "add", "-n", "notes.txt"], cwd=project, capture_output=True, timeout=30,
+                   env={**os.environ, "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": value})
+    assert marker.exists()  # the control: plain git runs it
+    marker.unlink()
+
+    model_server.script(tool_use("bash", {"command": "git add -n notes.txt"}, id="t1"), text("done"))
+    env = model_server.env(clean_env(tmp_path / "home", XDG_CONFIG_HOME=value))
+    result = Cli(project, env).run("-p", "stage it", "--allowed-tools", "Bash(git add:*)")
+    assert result.rc == 0, result.err
+    assert "needs approval" not in result.err  # the rule let it run
     assert not marker.exists()

@@ -97,21 +97,29 @@ def drop_relative_library_entries(environ) -> bool:  # noqa: ANN001 - os.environ
     return True
 
 
-def drop_relative_startup_files(environ) -> None:  # noqa: ANN001 - os.environ or a dict
-    """`BASH_ENV` and `RIPGREP_CONFIG_PATH` unset when they name a relative file (`.bashenv`, `.ripgreprc`).
+# Variables naming a file or directory a program reads its settings from, honoured by it as given.
+_SETTINGS_PATHS = ("RIPGREP_CONFIG_PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
+                   "XDG_RUNTIME_DIR")
 
-    Every non-interactive bash sources `$BASH_ENV` before its command, and ripgrep takes options from
-    `$RIPGREP_CONFIG_PATH`; a relative name is read from the directory the program runs in: the project, where a
-    clone commits that file. The reaper's bash around every bash call runs outside any sandbox, so the clone's
-    `.bashenv` ran there before the first command (an unasked `git status` included); a `.ripgreprc` holding
-    `--pre=sh` ran in every `rg` a `Bash(rg:*)` rule lets through. A value starting with `/` is the user's and
-    stays, and so does a `$HOME/.bashenv` (bash expands it)."""
+
+def drop_relative_startup_files(environ) -> None:  # noqa: ANN001 - os.environ or a dict
+    """`BASH_ENV`, `RIPGREP_CONFIG_PATH` and the XDG base directories unset when they are relative (`.bashenv`).
+
+    Every non-interactive bash sources `$BASH_ENV` before its command, ripgrep takes options from
+    `$RIPGREP_CONFIG_PATH`, git reads `$XDG_CONFIG_HOME/git/config`; a relative name is read from the directory the
+    program runs in: the project, where a clone commits that file. The reaper's bash around every bash call runs
+    outside any sandbox, so the clone's `.bashenv` ran there before the first command (an unasked `git status`
+    included); a `.ripgreprc` holding `--pre=sh` ran in every `rg` a `Bash(rg:*)` rule lets through; a
+    `.config/git/config` naming a `core.fsmonitor` ran in an approved `git add -n`. The XDG spec says to ignore
+    a relative value, as evo-agent's own directories already do (session.user_config_dir). A value starting with
+    `/` is the user's and stays, and so does a `$HOME/.bashenv` (bash expands it)."""
     bash_env = environ.get("BASH_ENV")
     if bash_env is not None and not bash_env.startswith(("/", "$", "`")):
         del environ["BASH_ENV"]
-    rg_config = environ.get("RIPGREP_CONFIG_PATH")
-    if rg_config is not None and not rg_config.startswith("/"):
-        del environ["RIPGREP_CONFIG_PATH"]
+    for name in _SETTINGS_PATHS:
+        value = environ.get(name)
+        if value is not None and not value.startswith("/"):
+            del environ[name]
 
 
 # The subcommands cli/main.py runs without a model (its MODEL_FREE; tests/cli/test_entry.py keeps them equal).
