@@ -73,8 +73,8 @@ def _armed_clone(tmp_path, libraries):
 
 def _spellings(project) -> list[str]:
     """LD_LIBRARY_PATH values that send the loader to the project: empty entries, relative ones, the project."""
-    return ["/opt/none:", ":/opt/none", "/opt/none::/usr/lib", ".", "lib", "./lib", ":", str(project),
-            f"{project}/lib"]
+    return ["/opt/none:", ":/opt/none", "/opt/none::/usr/lib", ".", "lib", "./lib", ":", "/opt/none;",
+            "/opt/none;lib", "$LIB", str(project), f"{project}/lib"]
 
 
 def test_control_the_planted_libraries_are_live(tmp_path, planted_libraries):
@@ -101,7 +101,7 @@ def test_a_command_run_unasked_never_loads_a_library_of_the_project(tmp_path, pl
         assert not marker.exists(), spelling
 
 
-@pytest.mark.parametrize("spelling", ["/opt/none:", ":", "lib", "./lib"])
+@pytest.mark.parametrize("spelling", ["/opt/none:", ":", "lib", "./lib", "/opt/none;", "/opt/none;."])
 def test_through_the_agent_nothing_loads_a_library_of_the_project(tmp_path, model_server, planted_libraries,
                                                                   spelling):
     """The whole path: evo-agent starts in the clone (its own git reads), the model's commands run unasked (the

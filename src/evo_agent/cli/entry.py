@@ -87,8 +87,9 @@ def drop_relative_library_entries(environ) -> bool:  # noqa: ANN001 - os.environ
     value = environ.get("LD_LIBRARY_PATH")
     if value is None:
         return False
-    kept = [entry for entry in value.split(":") if entry.startswith("/")]
-    if len(kept) == len(value.split(":")):
+    entries = value.replace(";", ":").split(":")  # the loader splits at `;` too
+    kept = [entry for entry in entries if entry.startswith("/")]
+    if len(kept) == len(entries) and ";" not in value:
         return False
     if kept:
         environ["LD_LIBRARY_PATH"] = ":".join(kept)

@@ -111,8 +111,8 @@ def library_environment(outside: Path | str | Iterable[Path | str] | None,
     if value is None:
         return env
     roots = _roots(outside)
-    kept = [e for e in value.split(os.pathsep) if os.path.isabs(e) and not _refused(os.path.normpath(e), [])
-            and not _refused(os.path.realpath(e), roots)]
+    kept = [e for e in value.replace(";", ":").split(":") if os.path.isabs(e)  # the loader splits at `;` too
+            and not _refused(os.path.normpath(e), []) and not _refused(os.path.realpath(e), roots)]
     if kept:
-        env["LD_LIBRARY_PATH"] = os.pathsep.join(kept)
+        env["LD_LIBRARY_PATH"] = ":".join(kept)
     return env
