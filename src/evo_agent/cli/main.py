@@ -190,6 +190,11 @@ def _project_dir(args: Namespace) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    from .entry import drop_relative_library_entries, drop_relative_startup_files
+
+    drop_relative_startup_files(os.environ)
+    if argv is None and drop_relative_library_entries(os.environ):  # `python -m evo_agent.cli.main` skips entry.py
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
     sys.exit(run(argv))
 
 

@@ -88,7 +88,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("SCENE_TYPES",), "records"),
     **dict.fromkeys(("plain_dataclass", "plain_field", "plain_replace"), "plaindata"),
     **dict.fromkeys(("lazy_re",), "lazyre"),
-    **dict.fromkeys(("absolute_program", "program_refused", "program_search_path"), "programs"),
+    **dict.fromkeys(("absolute_program", "library_environment", "program_refused", "program_search_path"),
+                   "programs"),
     **dict.fromkeys(("reveal_invisible",), "invisible"),
 }
 
@@ -204,7 +205,8 @@ if TYPE_CHECKING:
         plain_dataclass as plain_dataclass, plain_field as plain_field, plain_replace as plain_replace,
     )
     from .programs import (
-        absolute_program as absolute_program, program_refused as program_refused,
+        absolute_program as absolute_program, library_environment as library_environment,
+        program_refused as program_refused,
         program_search_path as program_search_path,
     )
     from .project import (

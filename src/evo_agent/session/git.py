@@ -182,9 +182,12 @@ def git_argv(worktree: Path, git_dir: Path, args: Sequence[str]) -> list[str]:
 
 
 def git_env(worktree: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment without any `GIT_*`, plus what keeps git from looking or asking further."""
+    """The caller's environment without any `GIT_*` (and no library search entry the worktree can steer:
+    programs.library_environment), plus what keeps git from looking or asking further."""
+    from .programs import library_environment
+
     base = os.environ if environ is None else environ
-    env = {k: v for k, v in base.items() if not k.startswith("GIT_")}
+    env = library_environment(worktree, {k: v for k, v in base.items() if not k.startswith("GIT_")})
     env.update(
         SAFE_ENV,
         **config_pins(),

@@ -29,7 +29,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["absolute_program", "program_refused", "program_search_path"]
+__all__ = ["absolute_program", "library_environment", "program_refused", "program_search_path"]
 
 
 def _under(path: str, root: str) -> bool:
@@ -93,3 +93,26 @@ def absolute_program(name: str, outside: Path | str | Iterable[Path | str] | Non
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+def library_environment(outside: Path | str | Iterable[Path | str] | None,
+                        environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` whose `LD_LIBRARY_PATH` keeps only the entries that count for a program evo-agent starts itself
+    (and for a command run unasked): absolute, outside `outside`, by the rule of PATH above (unset when none does).
+
+    The dynamic loader reads a relative entry, and the empty one (`/opt/x/lib:`, what `export
+    LD_LIBRARY_PATH=/opt/x/lib:$LD_LIBRARY_PATH` leaves when it was unset), from the directory the program runs in:
+    the project, where a clone commits `libz.so.1` or `libpcre2-8.so.0` whose constructor runs inside git, rg,
+    grep or bwrap (outside the sandbox) before anything was asked. The process's own variable loses those at start
+    (cli/entry.py); this drops the entries inside the project too.
+    """
+    env = dict(environ)
+    value = env.pop("LD_LIBRARY_PATH", None)
+    if value is None:
+        return env
+    roots = _roots(outside)
+    kept = [e for e in value.replace(";", ":").split(":") if os.path.isabs(e)  # the loader splits at `;` too
+            and not _refused(os.path.normpath(e), []) and not _refused(os.path.realpath(e), roots)]
+    if kept:
+        env["LD_LIBRARY_PATH"] = ":".join(kept)
+    return env

@@ -147,7 +147,7 @@ def _command_line(command: str, ctx: ToolContext,
     from .sandbox import read_only_sandbox
     from .shell_readonly import unasked_environment
 
-    env = unasked_environment(env)  # no caller's GIT_*: unasked git reads what was judged, as judged
+    env = unasked_environment(env, ctx.project_dir)  # no caller's GIT_*: unasked git reads what was judged
     env["PATH"] = plan.path
     argv = [system_bash(ctx.project_dir), "-c", plan.command]
     sandbox = read_only_sandbox(ctx.project_dir)

@@ -3,7 +3,7 @@
 Two kinds, one `Sandbox`:
 
 - `--sandbox` (writable): the whole file system read-only, the project writable except its
-  `.git/` and `.evo-agent/` and every nested `.git/` (bound read-only over it: no hook,
+  `.git/` and `.evo-agent/` and every nested `.git/` or `.git` file (bound read-only over it: no hook,
   `core.fsmonitor` or rule can be planted for a later run outside the sandbox to obey; a `.git`
   a command creates is reported, `new_git_dirs_notice`), a private `/tmp`, fresh pid/ipc/uts
   namespaces, no network unless `--sandbox-network`. `check_sandbox` runs bwrap once at
@@ -93,7 +93,10 @@ class Sandbox:
                     args += ["--ro-bind", str(target), str(target)]
             for inner in git_dirs if git_dirs is not None else find_git_dirs(Path(project)):
                 target = real(inner)
-                if target.is_dir() and is_within(target, Path(project)):  # every nested repository's too
+                # Every nested repository's too, and every `.git` file (a submodule's or linked worktree's `gitdir:`):
+                # rewritten, or removed for a `.git/` of the command's own, the path stays the same and no notice
+                # tells; the user's next `git status` in the superproject looks into the submodule.
+                if (target.is_dir() or target.is_file()) and is_within(target, Path(project)):
                     args += ["--ro-bind", str(target), str(target)]
         config = _user_config_dir()
         if config is not None:  # the user's evo-agent config (the team store's password, trust, rules): hidden

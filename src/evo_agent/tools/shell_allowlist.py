@@ -121,6 +121,12 @@ GIT_SUBCOMMANDS: dict[str, Spec] = {
 GIT_SAFE_CONFIG = ("--no-pager", *(word for setting in _DOOR_CONFIG for word in ("-c", setting)))
 GIT_NO_SUBMODULES = ("--ignore-submodules=all",)
 GIT_SAFE_DIFF = ("--no-textconv", "--no-ext-diff")
+# Put right after rg: no configuration file (`$RIPGREP_CONFIG_PATH` holds options the allowlist never judged, and a
+# relative one names the clone's committed `.ripgreprc`: `--pre=sh`), and no message quoting an ignore file's lines
+# (a committed `.ignore` linking to `~/.netrc` printed each line that is not a valid glob; ripgrep 13 reports the
+# start directory's and parents' ignore files as plain errors, which only --no-messages silences: a missing path
+# then shows as exit code 2 alone). No listed option undoes any of them.
+RG_SAFE = ("--no-config", "--no-messages", "--no-ignore-messages")
 
 PROGRAMS: dict[str, Spec] = {
     "ls": Spec(LS),
@@ -200,5 +206,5 @@ def denied_option(program: str, word: str) -> bool:
 
 
 __all__ = ["BUILTINS", "DENIED_LONG", "FIND_LEADING", "FIND_NO_ARG", "FIND_PATH_ARG", "FIND_TEXT_ARG",
-           "GIT_NO_SUBMODULES", "GIT_SAFE_CONFIG", "GIT_SAFE_DIFF", "GIT_SUBCOMMANDS", "PROGRAMS", "Spec",
+           "GIT_NO_SUBMODULES", "GIT_SAFE_CONFIG", "GIT_SAFE_DIFF", "GIT_SUBCOMMANDS", "PROGRAMS", "RG_SAFE", "Spec",
            "denied_option"]

@@ -28,7 +28,8 @@ command line (shell_allowlist.GIT_SAFE_CONFIG, the settings of evo-agent's own g
 submodule entered, and an environment (`NAME=value` words before it) that allows no transport
 (so no lazy fetch from a "partial clone"), takes no optional lock, reads no global or system
 configuration (HOME and XDG_CONFIG_HOME an empty private directory: session.git_config_pins), and
-turns off every filter driver by its verbatim name; `path` is the PATH it runs with (the user's,
+turns off every filter driver by its verbatim name; rg with no configuration file and no message quoting an
+ignore file (shell_allowlist.RG_SAFE); `path` is the PATH it runs with (the user's,
 minus relative and in-project entries). The bash tool runs exactly that, in the read-only
 sandbox where bubblewrap works (sandbox.py).
 """
@@ -49,6 +50,7 @@ from evo_agent.session import (
     git_dir_of,
     git_special_file,
     git_worktree_root,
+    library_environment,
     program_search_path,
     read_git_file,
 )
@@ -65,6 +67,7 @@ from .shell_allowlist import (
     GIT_SAFE_DIFF,
     GIT_SUBCOMMANDS,
     PROGRAMS,
+    RG_SAFE,
     Spec,
     denied_option,
 )
@@ -188,12 +191,14 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     assignments: list[str] = []
     if program == "git":
         head += _check_git(args, where)  # first: the filter scan below runs git, which must not meet a FIFO
-        assignments = _git_assignments(head[0], where.cwd)
+        assignments = _git_assignments(head[0], where)
         args = args[1:]
     elif program == "find":
         _check_find(args, where)
     else:
         _check_options(program, PROGRAMS[program], args, where)
+        if program == "rg":
+            head += RG_SAFE
     return " ".join([*assignments, *(shlex.quote(w) for w in [*head, *args])])
 
 
@@ -428,13 +433,13 @@ def _leads_out(git_dir: Path, project: Path) -> Path | None:
     return None
 
 
-def _git_assignments(git: str, cwd: Path) -> list[str]:
+def _git_assignments(git: str, where: _Where) -> list[str]:
     """`NAME=value` words put before git: the door's environment (session GIT_SAFE_ENV: no transport, no
     lazy fetch, no optional lock) and each filter driver switched off through GIT_CONFIG_KEY_n/VALUE_n,
     which take a key verbatim (`-c filter.x=y.clean=` would set `filter.x`)."""
-    settings = _filter_overrides(git, cwd)
+    settings = _filter_overrides(git, where)
     env = {**GIT_SAFE_ENV, **git_config_pins()}  # (assignments before git outrank a `printf -v HOME` before it)
-    root = git_worktree_root(cwd)
+    root = git_worktree_root(where.cwd)
     if root is not None:
         # git stops at the `.git` judged (`_check_git`): past one that is no repository (an empty directory, a
         # FIFO) it would climb on to the dotfiles `~/.git` or the repository the archive was unpacked in.
@@ -446,17 +451,20 @@ def _git_assignments(git: str, cwd: Path) -> list[str]:
     return [f"{name}={shlex.quote(value)}" for name, value in env.items()]
 
 
-def _filter_overrides(git: str, cwd: Path) -> list[tuple[str, str]]:
+def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
     """(key, value) turning off each filter driver the configuration defines: `filter.X.clean` empty, ….
 
-    Read in `cwd`, where the command runs: a repository nested in the project has its own configuration.
+    Read in `where.cwd`, where the command runs: a repository nested in the project has its own configuration.
 
     `git status` and `git diff` run a file's clean filter when they re-hash it; an empty command
-    turns a driver off. Reading the configuration runs nothing.
+    turns a driver off. Reading the configuration runs nothing. Its stdin is /dev/null, as every git evo-agent
+    starts: an archive's `.git/config` can `[include] path = /dev/stdin`, and git read the user's terminal (the
+    keys typed meanwhile were gone) until its timeout.
     """
     try:
         found = subprocess.run([git, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
-                               cwd=cwd, capture_output=True, timeout=10, env=_git_env())
+                               cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
+                               env=_git_env(where.root))
     except (OSError, subprocess.TimeoutExpired):
         return []
     names = {key.decode("utf-8", "surrogateescape").rsplit(".", 1)[0]
@@ -468,17 +476,19 @@ def _filter_overrides(git: str, cwd: Path) -> list[tuple[str, str]]:
     return out
 
 
-def _git_env() -> dict[str, str]:
+def _git_env(project: Path) -> dict[str, str]:
     """The environment the filter scan runs in: the one the unasked command runs in (bash.py drops every `GIT_*`
     of the caller's, see `unasked_environment`), so the scan sees exactly the configuration the command will."""
-    env = unasked_environment(os.environ)
+    env = unasked_environment(os.environ, project)  # (it runs outside the sandbox: no library of the project's)
     env.update(GIT_SAFE_ENV)
     env.update(git_config_pins())
     return env
 
 
-def unasked_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """`environ` without any `GIT_*`: what an unasked command runs with (before its own assignments).
+def unasked_environment(environ: Mapping[str, str], project: Path | str | None = None) -> dict[str, str]:
+    """`environ` without any `GIT_*`: what an unasked command runs with (before its own assignments). Nor any
+    `LD_LIBRARY_PATH` entry that is relative or inside `project` (session.library_environment): the loader would
+    take the clone's `libpcre2-8.so.0` into grep, rg or git from there.
 
     Unasked git must read the repository `_check_git` judged, with the settings it chose: a caller's
     `GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`, `GIT_COMMON_DIR` (set for a hook, a
@@ -487,7 +497,7 @@ def unasked_environment(environ: Mapping[str, str]) -> dict[str, str]:
     `GIT_EXTERNAL_DIFF`, `GIT_PAGER`, `GIT_SSH_COMMAND`, `GIT_ASKPASS`, `GIT_EDITOR`, `GIT_EXEC_PATH` name
     programs; `GIT_TRACE*` make a read write files. None is needed for a look at status, a log or a diff,
     so all go, as for evo-agent's own git door (session/git.py); an approved command keeps them."""
-    return {k: v for k, v in environ.items() if not k.startswith("GIT_")}
+    return library_environment(project, {k: v for k, v in environ.items() if not k.startswith("GIT_")})
 
 
 def prefix_rule_problem(command: str, prefix: str, project_dir: Path | str) -> str | None:
