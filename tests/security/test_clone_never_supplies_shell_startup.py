@@ -4,7 +4,8 @@ clone committed (SPEC §9).
 Every non-interactive bash sources the file `$BASH_ENV` names before its command, and reads a relative name from
 the directory it runs in: the project. The reaper's bash wraps every bash call outside any sandbox, so with
 `BASH_ENV=.bashenv` a clone's committed `.bashenv` ran before the first command, an unasked `git status` included.
-evo-agent now unsets a relative `BASH_ENV` when it starts; `$HOME/.bashenv` and absolute values stay.
+evo-agent now unsets a relative `BASH_ENV` when it starts, and one bash would read from where it runs
+(`$PWD/.bashenv`); absolute values and those under `$HOME` or an XDG directory stay.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ import subprocess
 
 import pytest
 
-from evo_agent.cli.entry import drop_relative_startup_files
+from evo_agent.cli.startup_env import drop_relative_startup_files
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text, tool_use
 
 from .hostile import clone, payload, upstream
 
 SPELLINGS = [("BASH_ENV", ".bashenv"), ("BASH_ENV", "./.bashenv"), ("BASH_ENV", "bin/env.sh"),
-             ("BASH_ENV", "bin/../.bashenv")]
+             ("BASH_ENV", "bin/../.bashenv"), ("BASH_ENV", "$PWD/.bashenv"), ("BASH_ENV", "${PWD}/bin/env.sh"),
+             ("BASH_ENV", "`pwd`/.bashenv")]
 
 
 def _armed_clone(tmp_path):

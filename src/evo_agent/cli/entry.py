@@ -20,11 +20,9 @@ HELP_WIDTH = 80  # the width help_static.py was rendered at (argparse: COLUMNS o
 
 
 def main() -> None:
-    drop_relative_startup_files(os.environ)
-    if drop_relative_library_entries(os.environ):
-        # The loader read the variable when this process started: only a new one searches the cleaned list
-        # (else `import ssl` would load the clone's libssl.so.3 into evo-agent itself).
-        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+    from .startup_env import clean_start
+
+    clean_start()  # nothing a project could steer in the environment (LD_LIBRARY_PATH `/opt/x:`, BASH_ENV, ...)
     if sys.argv[1:] in (["--help"], ["-h"]) and _columns() >= HELP_WIDTH:
         from .help_static import HELP
 
@@ -73,54 +71,6 @@ def main() -> None:
 
         early_input.stop()
         sys.exit(EXIT_INTERRUPTED)
-
-
-def drop_relative_library_entries(environ) -> bool:  # noqa: ANN001 - os.environ or a dict
-    """`LD_LIBRARY_PATH` without its relative entries and its empty one, before anything starts a program.
-
-    The dynamic loader reads those from the directory a program runs in: the project, where every program
-    evo-agent starts (its git, ripgrep, bash, the sandbox's bwrap) or a command runs, and where a clone can commit
-    `libz.so.1` whose constructor runs inside each (`/opt/x/lib:`, what `export LD_LIBRARY_PATH=/opt/x/lib:$L…`
-    leaves when it was unset, is such a path). As with PATH (session/programs.py), no entry a project can steer:
-    entries inside the project are dropped too, where the project is known (session.library_environment).
-    True when it changed the variable."""
-    value = environ.get("LD_LIBRARY_PATH")
-    if value is None:
-        return False
-    entries = value.replace(";", ":").split(":")  # the loader splits at `;` too
-    kept = [entry for entry in entries if entry.startswith("/")]
-    if len(kept) == len(entries) and ";" not in value:
-        return False
-    if kept:
-        environ["LD_LIBRARY_PATH"] = ":".join(kept)
-    else:
-        del environ["LD_LIBRARY_PATH"]
-    return True
-
-
-# Variables naming a file or directory a program reads its settings from, honoured by it as given.
-_SETTINGS_PATHS = ("RIPGREP_CONFIG_PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
-                   "XDG_RUNTIME_DIR")
-
-
-def drop_relative_startup_files(environ) -> None:  # noqa: ANN001 - os.environ or a dict
-    """`BASH_ENV`, `RIPGREP_CONFIG_PATH` and the XDG base directories unset when they are relative (`.bashenv`).
-
-    Every non-interactive bash sources `$BASH_ENV` before its command, ripgrep takes options from
-    `$RIPGREP_CONFIG_PATH`, git reads `$XDG_CONFIG_HOME/git/config`; a relative name is read from the directory the
-    program runs in: the project, where a clone commits that file. The reaper's bash around every bash call runs
-    outside any sandbox, so the clone's `.bashenv` ran there before the first command (an unasked `git status`
-    included); a `.ripgreprc` holding `--pre=sh` ran in every `rg` a `Bash(rg:*)` rule lets through; a
-    `.config/git/config` naming a `core.fsmonitor` ran in an approved `git add -n`. The XDG spec says to ignore
-    a relative value, as evo-agent's own directories already do (session.user_config_dir). A value starting with
-    `/` is the user's and stays, and so does a `$HOME/.bashenv` (bash expands it)."""
-    bash_env = environ.get("BASH_ENV")
-    if bash_env is not None and not bash_env.startswith(("/", "$", "`")):
-        del environ["BASH_ENV"]
-    for name in _SETTINGS_PATHS:
-        value = environ.get(name)
-        if value is not None and not value.startswith("/"):
-            del environ[name]
 
 
 # The subcommands cli/main.py runs without a model (its MODEL_FREE; tests/cli/test_entry.py keeps them equal).

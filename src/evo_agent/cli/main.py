@@ -190,11 +190,10 @@ def _project_dir(args: Namespace) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from .entry import drop_relative_library_entries, drop_relative_startup_files
+    if argv is None:  # `python -m evo_agent.cli.main` skips entry.py
+        from .startup_env import clean_start
 
-    drop_relative_startup_files(os.environ)
-    if argv is None and drop_relative_library_entries(os.environ):  # `python -m evo_agent.cli.main` skips entry.py
-        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+        clean_start()
     sys.exit(run(argv))
 
 

@@ -88,8 +88,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("SCENE_TYPES",), "records"),
     **dict.fromkeys(("plain_dataclass", "plain_field", "plain_replace"), "plaindata"),
     **dict.fromkeys(("lazy_re",), "lazyre"),
-    **dict.fromkeys(("absolute_program", "library_environment", "program_refused", "program_search_path"),
-                   "programs"),
+    **dict.fromkeys(("absolute_program", "library_environment", "program_refused", "program_search_path",
+                    "search_entries"), "programs"),
     **dict.fromkeys(("reveal_invisible",), "invisible"),
 }
 
@@ -207,7 +207,7 @@ if TYPE_CHECKING:
     from .programs import (
         absolute_program as absolute_program, library_environment as library_environment,
         program_refused as program_refused,
-        program_search_path as program_search_path,
+        program_search_path as program_search_path, search_entries as search_entries,
     )
     from .project import (
         Worktree as Worktree, find_project_dir as find_project_dir, git_branch_of as git_branch_of,

@@ -27,9 +27,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
-__all__ = ["absolute_program", "library_environment", "program_refused", "program_search_path"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: cli/startup_env.py runs before `--help`
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["absolute_program", "library_environment", "program_refused", "program_search_path", "search_entries"]
 
 
 def _under(path: str, root: str) -> bool:
@@ -104,15 +107,20 @@ def library_environment(outside: Path | str | Iterable[Path | str] | None,
     LD_LIBRARY_PATH=/opt/x/lib:$LD_LIBRARY_PATH` leaves when it was unset), from the directory the program runs in:
     the project, where a clone commits `libz.so.1` or `libpcre2-8.so.0` whose constructor runs inside git, rg,
     grep or bwrap (outside the sandbox) before anything was asked. The process's own variable loses those at start
-    (cli/entry.py); this drops the entries inside the project too.
+    (cli/startup_env.py); this drops the entries inside the project too.
     """
     env = dict(environ)
     value = env.pop("LD_LIBRARY_PATH", None)
     if value is None:
         return env
     roots = _roots(outside)
-    kept = [e for e in value.replace(";", ":").split(":") if os.path.isabs(e)  # the loader splits at `;` too
+    kept = [e for e in search_entries(value) if os.path.isabs(e)
             and not _refused(os.path.normpath(e), []) and not _refused(os.path.realpath(e), roots)]
     if kept:
         env["LD_LIBRARY_PATH"] = ":".join(kept)
     return env
+
+
+def search_entries(value: str) -> list[str]:
+    """The entries of `LD_LIBRARY_PATH` as the dynamic loader splits it: at `:` and at `;`."""
+    return value.replace(";", ":").split(":")
