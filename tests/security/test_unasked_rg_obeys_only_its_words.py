@@ -93,3 +93,20 @@ def test_an_ignore_file_linking_out_of_the_project_is_never_quoted(tmp_path, nam
 
     control = subprocess.run(["bash", "-c", "rg -n needle"], cwd=project, capture_output=True, text=True, timeout=60)
     assert "hunter{2" in control.stderr  # plain rg quotes the secret's lines
+
+
+@pytest.mark.parametrize("command", ["rg needle nosuchdir", "rg -n needle notes.txt nosuch.txt"])
+def test_the_model_is_told_why_a_quiet_rg_failed(tmp_path, command):
+    """With its messages off, a path rg cannot open shows only as exit code 2: the result says so."""
+    from evo_agent.tools import ToolContext
+    from evo_agent.tools.bash import run_bash
+
+    project, _marker = _armed_clone(tmp_path)
+    plan = plan_read_only(command, project)
+    assert isinstance(plan, ReadOnlyPlan), plan
+    result = run_bash({"command": command}, ToolContext(project, read_only=plan))
+    assert result.content.endswith("[exit code 2]"), result.content
+    assert "a path it could not open or read" in result.content
+    found = run_bash({"command": "rg -n needle notes.txt"},
+                     ToolContext(project, read_only=plan_read_only("rg -n needle notes.txt", project)))
+    assert found.content.endswith("[exit code 0]") and "could not open" not in found.content

@@ -239,6 +239,8 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     body = output if output else "(no output)\n"
     if not body.endswith("\n"):
         body += "\n"
+    if proc.returncode == 2 and ctx.read_only is not None and " --no-messages " in f" {ctx.read_only.command} ":
+        body += _RG_QUIET
     notice = None
     if git_dirs is not None:
         from .sandbox import find_git_dirs, new_git_dirs_notice
@@ -249,6 +251,11 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     result = _result(body, outcome, timeout, proc.returncode)
     result.notice = notice
     return result
+
+
+# Unasked rg runs with --no-messages (shell_allowlist.RG_SAFE: a committed ignore file linking to ~/.netrc had its
+# lines quoted in rg's errors), so the model is told why an exit code 2 came without a word.
+_RG_QUIET = "[rg ran unasked with its messages off: exit code 2 means a path it could not open or read]\n"
 
 
 def _git_dirs(ctx: ToolContext) -> list[Path] | None:
