@@ -6,6 +6,7 @@ parent directories are created, so the model can scaffold files in one call.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -31,21 +32,30 @@ def run_write_file(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if isinstance(checked, ToolResult):
         return checked
     target, shown = checked
-    existed: bool | None
     try:
-        existed = not stat.S_ISDIR(os.lstat(target).st_mode) or None
+        mode: int | None = os.lstat(target).st_mode
     except OSError:
-        existed = False
-    if existed is None:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
         return error(f"{shown} is a directory; cannot write a file there")
+    if mode is not None and not stat.S_ISREG(mode):
+        # A FIFO (an unpacked archive keeps them) would hold the open until some reader came, forever.
+        return error(f"{shown} is not a regular file; not written")
+    existed = mode is not None
     data = content.encode("utf-8")
     if ctx.file_history is not None:
         ctx.file_history.before_change(path, ctx.tool_use_id)
     try:
-        # The checked path itself: parents made and the file opened without following any symlink.
-        fd = open_checked(ctx, target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, create_dirs=True)
+        # The checked path itself: parents made and the file opened without following any symlink; without
+        # blocking, so a FIFO put there since the check fails (ENXIO) or is refused below, never waited on.
+        fd = open_checked(ctx, target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, create_dirs=True)
     except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            return error(f"{shown} is not a regular file; not written")
         return error(f"not written: {open_failure(shown, exc)}")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return error(f"{shown} is not a regular file; not written")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     if ctx.file_history is not None:
