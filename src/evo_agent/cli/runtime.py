@@ -26,6 +26,7 @@ from pathlib import Path
 from evo_agent.agent import Agent, CompactionFailed, TurnCallbacks, TurnResult
 from evo_agent.agent.callbacks import EXIT_GRACE_S
 from evo_agent.providers import ProviderError
+from evo_agent.safe_text import terminal_safe
 from evo_agent.session import find_project_dir
 from evo_agent.session import plain_dataclass as dataclass
 
@@ -105,6 +106,8 @@ class Console:
             self.at_line_start = True
 
     def err_line(self, text: str) -> None:
+        """A line on stderr, made terminal-safe whatever it quotes (an API's error message is the server's text)."""
+        text = terminal_safe(text)
         with self._lock:
             if self.muted:
                 return

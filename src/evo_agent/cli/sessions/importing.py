@@ -60,13 +60,15 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
             done = earlier_imports(store, agent, source_id_of(path))
             when = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
             mark = f"imported as {done[-1][0]}" if done else "not imported"
-            out.write(f"{path.stem}  {when}  {path.stat().st_size:>9,} bytes  {mark:<34}  "
+            stem = terminal_safe(path.stem, keep_newlines=False)
+            out.write(f"{stem}  {when}  {path.stat().st_size:>9,} bytes  {mark:<34}  "
                       f"{terminal_safe(_first_prompt(read(path)), keep_newlines=False)}\n")
         out.write(f"Import with: evo-agent sessions import {agent} ID… (or --all)\n")
         return 0
     paths = known if import_all else [_source(s, known, agent) for s in sources]
     failed = 0
     for path in paths:
+        shown = terminal_safe(str(path), keep_newlines=False)  # a downloaded file's name is anyone's text
         fingerprint = source_fingerprint(path)
         try:
             imported = read(path)
@@ -75,7 +77,7 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
         earlier = earlier_imports(store, agent, imported.source_id)
         same = [sid for sid, origin in earlier if origin.get("sha256") == fingerprint["sha256"]]
         if same:
-            out.write(f"{path} was already imported as {same[-1]} (unchanged since)\n")
+            out.write(f"{shown} was already imported as {same[-1]} (unchanged since)\n")
             continue
         try:
             if dry_run:
@@ -87,7 +89,7 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
         if new_id is None:
             unread = sum(imported.skipped.values())
-            problem = f"nothing to import from {path}: no {label} conversation in it ({unread} lines not understood)"
+            problem = f"nothing to import from {shown}: no {label} conversation in it ({unread} lines not understood)"
             if len(paths) == 1:
                 raise CommandError(problem)
             sys.stderr.write(f"evo-agent: {terminal_safe(problem, keep_newlines=False)}\n")  # the others go on
@@ -96,7 +98,7 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
         messages, subagents, compactions = imported.counts()
         skipped = sum(imported.skipped.values())
         note = f"; it grew since {earlier[-1][0]}" if earlier else ""
-        out.write(f"{path} → {new_id} ({messages} messages, {subagents} subagents, {compactions} compactions, "
+        out.write(f"{shown} → {new_id} ({messages} messages, {subagents} subagents, {compactions} compactions, "
                   f"{skipped} lines skipped{note})\n")
         if imported.left_out:
             kinds = ", ".join(f"{n} {_SINGULAR.get(kind, kind) if n == 1 else kind}"
