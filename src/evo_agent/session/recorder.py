@@ -183,7 +183,13 @@ class _TranscriptRecorder:
         size = 0
         built: list[dict[str, Any]] = []
         for rtype, fields in records:
-            record, line = self._encode(self._envelope(rtype, fields), fields)
+            try:
+                record, line = self._encode(self._envelope(rtype, fields), fields)
+            except Exception as exc:  # noqa: BLE001 — as in `_record`: a restored message nested too deeply for the
+                # redactor (a planted or imported transcript) is reported in one line and left out, never a traceback
+                self.writer._fail(OSError(0, f"cannot encode a {rtype} record ({exc})"))
+                ok = False
+                continue
             built.append(record)
             batch.append(line)
             size += len(line)
