@@ -1,5 +1,5 @@
-"""A relative `$BASH_ENV`, `$RIPGREP_CONFIG_PATH` or `$XDG_CONFIG_HOME` never makes bash, rg or git read a file the
-clone committed (SPEC §9).
+"""A relative `$BASH_ENV`, `$RIPGREP_CONFIG_PATH`, `$XDG_CONFIG_HOME`, `$GIT_CONFIG_GLOBAL`/`$GIT_CONFIG_SYSTEM` or
+`$TMPDIR` never makes bash, rg or git read a file the clone committed, nor puts temporary files in it (SPEC §9).
 
 Every non-interactive bash sources the file `$BASH_ENV` names before its command, and reads a relative name from
 the directory it runs in: the project. The reaper's bash wraps every bash call outside any sandbox, so with
@@ -94,3 +94,41 @@ def test_a_relative_xdg_config_home_never_gives_git_the_clones_config(tmp_path, 
     assert result.rc == 0, result.err
     assert "needs approval" not in result.err  # the rule let it run
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(("name", "value"), [("GIT_CONFIG_GLOBAL", ".gitconfig"), ("GIT_CONFIG_GLOBAL", "./.gitconfig"),
+                                             ("GIT_CONFIG_GLOBAL", "sub/../.gitconfig"),
+                                             ("GIT_CONFIG_SYSTEM", ".gitconfig"), ("GIT_CONFIG_SYSTEM", "etc/gitconfig")])
+def test_a_relative_git_config_file_never_gives_approved_git_the_clones_config(tmp_path, model_server, name, value):
+    """An approved git keeps the caller's `GIT_*` (that is the command approved); a relative `GIT_CONFIG_GLOBAL` or
+    `GIT_CONFIG_SYSTEM` named the clone's committed `.gitconfig`, whose `core.fsmonitor` git runs as it reads the
+    index. Unset at start, like a relative XDG_CONFIG_HOME."""
+    marker = tmp_path / "pwned"
+    config = f'[core]\n\tfsmonitor = "{payload(marker)}"\n'
+    files = {".gitconfig": config, "etc/gitconfig": config, "sub/x": "", "notes.txt": "x\n"}
+    project = clone(upstream(tmp_path, files), tmp_path / "src" / "clone")
+    subprocess.run(["git", "add", "-n", "notes.txt"], cwd=project, capture_output=True, timeout=30,
+                   env={**os.environ, "HOME": str(tmp_path / "home"), name: value})
+    assert marker.exists()  # the control: plain git runs it
+    marker.unlink()
+
+    model_server.script(tool_use("bash", {"command": "git add -n notes.txt"}, id="t1"), text("done"))
+    env = model_server.env(clean_env(tmp_path / "home", **{name: value}))
+    result = Cli(project, env).run("-p", "stage it", "--allowed-tools", "Bash(git add:*)")
+    assert result.rc == 0, result.err
+    assert "needs approval" not in result.err  # the rule let it run
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("value", ["tmp", "./tmp", "sub/../tmp"])
+def test_a_relative_tmpdir_never_puts_temporary_files_in_the_clone(tmp_path, value):
+    """Python's tempfile, bash's here-documents and most programs put their temporary files in `$TMPDIR`: a
+    relative one is the project, where a clone's committed `tmp/` (or a link there) receives them (the memory
+    file `memory edit` hands the editor, the heredoc a command feeds). Unset at start: they fall back to /tmp."""
+    environ = {"TMPDIR": value}
+    drop_relative_startup_files(environ)
+    assert environ == {}
+    own = {"TMPDIR": "/var/tmp", "GIT_CONFIG_GLOBAL": "/home/me/.gitconfig", "GIT_CONFIG_SYSTEM": ""}  # "": none
+    kept = dict(own)
+    drop_relative_startup_files(kept)
+    assert kept == own

@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 
 _RESTARTED = "EVO_AGENT_RESTARTED_CLEAN"  # set for the one restart, removed by it: never two
 
-# Variables naming a file or directory a program reads its settings from, honoured by it as given.
+# Variables naming a file or directory a program reads its settings from (or writes its temporary files to),
+# honoured by it as given. An approved git keeps the caller's GIT_* (unasked git drops them all).
 _SETTINGS_PATHS = ("RIPGREP_CONFIG_PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
-                   "XDG_RUNTIME_DIR")
+                   "XDG_RUNTIME_DIR", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "TMPDIR")
 
 # The beginnings of a BASH_ENV that is the user's: absolute, or under a directory of theirs (the XDG ones are
 # made absolute or unset first); `$PWD/.bashenv` is the project's.
@@ -62,11 +63,14 @@ def drop_relative_startup_files(environ: MutableMapping[str, str]) -> None:
     bash around every bash call runs outside any sandbox, so a clone's `.bashenv` ran before the first command;
     only an absolute path or one under `$HOME` or an XDG directory stays (`$PWD/.bashenv` is the project's).
     ripgrep takes options
-    from `$RIPGREP_CONFIG_PATH`, git reads `$XDG_CONFIG_HOME/git/config`: relative, they name the project's
-    files; the XDG spec says to ignore a relative value, as evo-agent's own directories already do."""
+    from `$RIPGREP_CONFIG_PATH`, git reads `$XDG_CONFIG_HOME/git/config` (and an approved git, which keeps the
+    caller's GIT_*, `$GIT_CONFIG_GLOBAL`/`$GIT_CONFIG_SYSTEM`: a committed `.gitconfig` naming a `core.fsmonitor`):
+    relative, they name the project's files; a relative `$TMPDIR` puts Python's and bash's temporary files (the
+    memory file `memory edit` hands the editor, here-documents) in the clone. The XDG spec says to ignore a
+    relative value, as evo-agent's own directories already do. An empty GIT_CONFIG_* (no file, to git) stays."""
     for name in _SETTINGS_PATHS:  # first: BASH_ENV may start with one of them
         value = environ.get(name)
-        if value is not None and not value.startswith("/"):
+        if value is not None and not value.startswith("/") and (value or not name.startswith("GIT_")):
             del environ[name]
     bash_env = environ.get("BASH_ENV")
     if bash_env is not None and not bash_env.startswith(_USERS_OWN):
