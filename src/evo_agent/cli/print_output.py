@@ -39,7 +39,11 @@ if TYPE_CHECKING:
 
 
 def _line(obj: dict) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    """One JSON line with C1 controls and bidi marks escaped (`\\u009b`, `\\u202e`): json.dumps leaves them raw, and
+    a terminal acts on them; escaped, the line still parses to the very same data, so a pipe loses nothing."""
+    from .trust import json_escape_unsafe  # only for the JSON formats: not on plain -p's path (issue #30)
+
+    return json_escape_unsafe(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
 
 
 def usage_of(agent: Any) -> dict:
