@@ -33,12 +33,27 @@ GIT_TIMEOUT_S = 5
 
 
 def git_worktree_root(start: Path | str) -> Path | None:
-    """The nearest ancestor of `start` (itself included) holding `.git` (a directory or a worktree's file)."""
+    """The nearest ancestor of `start` (itself included) holding `.git` (a directory or a worktree's file); None
+    when that `.git` is above `start` and another user's (`planted_above`)."""
     here = Path(start).absolute()
     for directory in (here, *here.parents):
         if os.path.lexists(directory / ".git"):
-            return directory
+            return None if planted_above(here, directory / ".git") else directory
     return None
+
+
+def planted_above(here: Path, marker: Path) -> bool:
+    """`marker` (a `.git` or `.evo-agent` found above the start directory) belongs to another user (not you, not
+    root): anyone can create `/tmp/.git` or `/tmp/.evo-agent`, and made the project of every directory below it,
+    it put all of `/tmp` "inside the project" (read unasked, written in accept-edits) and its AGENTS.md in the
+    prompt. git refuses such a repository too ("dubious ownership", CVE-2022-24765); the search stops at `here`."""
+    if marker.parent == here:
+        return False
+    try:
+        owner = os.lstat(marker).st_uid
+    except OSError:
+        return False
+    return owner not in (os.geteuid(), 0)
 
 
 def find_project_dir(start: Path | str) -> Path:
@@ -54,10 +69,10 @@ def find_project_dir(start: Path | str) -> Path:
     for directory in (here, *here.parents):
         if directory in homes and directory != here:
             break  # the search stops below the home directory, as it stops at a repository
-        if (directory / PROJECT_DIR_NAME).is_dir():
-            return directory
-        if os.path.lexists(directory / ".git"):
-            return directory  # the worktree root: the search stops here, as git's does
+        agent_dir, git = directory / PROJECT_DIR_NAME, directory / ".git"
+        marker = agent_dir if agent_dir.is_dir() else git if os.path.lexists(git) else None
+        if marker is not None:  # the nearest `.evo-agent/`, or the worktree root: the search stops here, as git's does
+            return here if planted_above(here, marker) else directory
     return here
 
 
