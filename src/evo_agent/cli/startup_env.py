@@ -30,7 +30,8 @@ _RESTARTED = "EVO_AGENT_RESTARTED_CLEAN"  # set for the one restart, removed by 
 # Variables naming a file or directory a program reads its settings from (or writes its temporary files to),
 # honoured by it as given. An approved git keeps the caller's GIT_* (unasked git drops them all).
 _SETTINGS_PATHS = ("RIPGREP_CONFIG_PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
-                   "XDG_RUNTIME_DIR", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "TMPDIR")
+                   "XDG_RUNTIME_DIR", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "TMPDIR", "SSL_CERT_FILE",
+                   "NODE_EXTRA_CA_CERTS")
 
 # The beginnings of a BASH_ENV that is the user's: absolute, or under a directory of theirs (the XDG ones are
 # made absolute or unset first); `$PWD/.bashenv` is the project's.
@@ -67,11 +68,14 @@ def drop_relative_startup_files(environ: MutableMapping[str, str]) -> None:
     caller's GIT_*, `$GIT_CONFIG_GLOBAL`/`$GIT_CONFIG_SYSTEM`: a committed `.gitconfig` naming a `core.fsmonitor`):
     relative, they name the project's files; a relative `$TMPDIR` puts Python's and bash's temporary files (the
     memory file `memory edit` hands the editor, here-documents) in the clone. The XDG spec says to ignore a
-    relative value, as evo-agent's own directories already do. An empty GIT_CONFIG_* (no file, to git) stays."""
+    relative value, as evo-agent's own directories already do. An empty GIT_CONFIG_* (no file, to git) stays.
+    A relative `$SSL_CERT_FILE` (or `$SSL_CERT_DIR` entry, `$NODE_EXTRA_CA_CERTS` for MCP servers) let a clone's
+    committed certificate decide whom evo-agent's own HTTPS trusts: the API key went to its holder."""
     for name in _SETTINGS_PATHS:  # first: BASH_ENV may start with one of them
         value = environ.get(name)
         if value is not None and not value.startswith("/") and (value or not name.startswith("GIT_")):
             del environ[name]
+    drop_relative_entries(environ, "SSL_CERT_DIR", separators=":")  # OpenSSL reads each entry of the list
     bash_env = environ.get("BASH_ENV")
     if bash_env is not None and not bash_env.startswith(_USERS_OWN):
         del environ["BASH_ENV"]
