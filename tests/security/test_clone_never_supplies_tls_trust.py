@@ -4,7 +4,8 @@ OpenSSL reads `$SSL_CERT_FILE` (and each entry of `$SSL_CERT_DIR`) when a TLS co
 relative name from the directory evo-agent started in: the project. A clone committing `certs/ca.pem` then chose
 whom evo-agent's own HTTPS trusts, and anyone on the network path holding that certificate's key read the API key
 (`x-api-key`) and the whole conversation. The same for `NODE_EXTRA_CA_CERTS`, which MCP servers are given. Unset
-at start when relative, like a relative `XDG_CONFIG_HOME`. The control: a Python in the clone with the same
+at start when relative, like a relative `XDG_CONFIG_HOME` (and a relative `SSLKEYLOGFILE`, which wrote the TLS keys
+into the project). The control: a Python in the clone with the same
 variable trusts the planted certificate and talks to the impostor.
 """
 
@@ -93,10 +94,11 @@ def test_evo_agent_never_sends_the_api_key_to_a_certificate_the_clone_chose(tmp_
 
 def test_relative_ca_variables_are_dropped_and_absolute_ones_stay():
     environ = {"SSL_CERT_FILE": "certs/ca.pem", "SSL_CERT_DIR": "/etc/ssl/certs:certs/dir",
-               "NODE_EXTRA_CA_CERTS": "./certs/ca.pem"}
+               "NODE_EXTRA_CA_CERTS": "./certs/ca.pem", "SSLKEYLOGFILE": "tls-keys.log"}
     drop_relative_startup_files(environ)
     assert environ == {"SSL_CERT_DIR": "/etc/ssl/certs"}
-    own = {"SSL_CERT_FILE": "/etc/corp/ca.pem", "SSL_CERT_DIR": "/etc/ssl/certs", "NODE_EXTRA_CA_CERTS": "/x/ca.pem"}
+    own = {"SSL_CERT_FILE": "/etc/corp/ca.pem", "SSL_CERT_DIR": "/etc/ssl/certs", "NODE_EXTRA_CA_CERTS": "/x/ca.pem",
+           "SSLKEYLOGFILE": "/tmp/keys.log"}
     kept = dict(own)
     drop_relative_startup_files(kept)
     assert kept == own
