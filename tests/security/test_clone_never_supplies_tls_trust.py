@@ -94,7 +94,8 @@ def test_evo_agent_never_sends_the_api_key_to_a_certificate_the_clone_chose(tmp_
 
 def test_relative_ca_variables_are_dropped_and_absolute_ones_stay():
     environ = {"SSL_CERT_FILE": "certs/ca.pem", "SSL_CERT_DIR": "/etc/ssl/certs:certs/dir",
-               "NODE_EXTRA_CA_CERTS": "./certs/ca.pem", "SSLKEYLOGFILE": "tls-keys.log"}
+               "NODE_EXTRA_CA_CERTS": "./certs/ca.pem", "SSLKEYLOGFILE": "tls-keys.log", "PGSSLROOTCERT": "certs/ca.pem",
+               "PGSERVICEFILE": "pg_service.conf", "PGPASSFILE": ".pgpass"}
     drop_relative_startup_files(environ)
     assert environ == {"SSL_CERT_DIR": "/etc/ssl/certs"}
     own = {"SSL_CERT_FILE": "/etc/corp/ca.pem", "SSL_CERT_DIR": "/etc/ssl/certs", "NODE_EXTRA_CA_CERTS": "/x/ca.pem",
