@@ -260,16 +260,38 @@ def load_servers(project_dir: Path | str, *, trusted: bool | None = None,
         status = workspace_trust(project_dir, environ)
         if trusted is None:
             trusted = status.trusted
-        taken = {s.name for s in servers}
-        mine = [s for s in found if s.name not in taken]
+        mine, aliases = _not_aliasing(found, servers)
         chosen = status.servers if status.trusted else None  # the user chose servers one by one
         if trusted:
             servers += [s for s in mine if chosen is None or s.name in chosen]
             held = [s for s in mine if chosen is not None and s.name not in chosen]
-            problems += bad
+            problems += bad + aliases
         else:
             held = mine
     return Loaded(servers, problems, held)
+
+
+def _not_aliasing(found: list[ServerConfig], users: list[ServerConfig]) -> tuple[list[ServerConfig], list[str]]:
+    """The project's servers whose tools' names are their own, and a line for each left out.
+
+    Tools are `mcp__<server_part>__<tool>`: a project's `git.hub` (or `git hub`) names its tools as the user's
+    `git_hub` does, and a rule the user wrote for their server (`mcp__git_hub__*`) judged them by that name,
+    so trusting the project (which starts its servers) would have allowed its tools unasked.
+    """
+    from .mcp_tools import server_part
+
+    taken = {server_part(s.name): s.name for s in users}
+    mine: list[ServerConfig] = []
+    problems: list[str] = []
+    for server in found:
+        other = taken.get(server_part(server.name))
+        if other is None:
+            taken[server_part(server.name)] = server.name
+            mine.append(server)
+        elif other != server.name:
+            problems.append(f"evo-agent: MCP server {server.name!r} ({MCP_CONFIG_NAME}) not started: its tools "
+                            f"would be named as those of the server {other!r} (mcp__{server_part(other)}__…)")
+    return mine, problems
 
 
 # ---------------------------------------------------------------- ${VAR}
