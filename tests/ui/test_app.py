@@ -236,7 +236,7 @@ async def test_approval_answers_come_from_the_menu_with_a_reason_a_shortcut_and_
         await run.until(lambda: menu(run)[0] == "❯ Yes")
         run.type(ENTER)
         await run.until(lambda: len(agent.decisions) == 1 and run.app.questions.approval is not None)
-        run.type(UP)  # ↑ from nothing chosen: the last row
+        run.type(DOWN + UP)  # ↓ then ↑: round to the last row (↑ first is the prompt's history key)
         await run.until(lambda: run.app.questions.choice == 4)
         run.type(ENTER + "not now" + ENTER)
         await run.until(lambda: len(agent.decisions) == 2 and run.app.questions.approval is not None)
@@ -301,7 +301,7 @@ async def test_a_yes_no_question_uses_the_same_menu(tmp_path):
         await run.until(lambda: run.app.questions.question is not None)
         run.type("n")  # text, not an answer
         await run.until(lambda: run.app.buffer.text == "n")
-        run.type(TAB + UP + ENTER)
+        run.type(TAB + DOWN + DOWN + ENTER)
         await run.until(lambda: answers == [False])
         thread.join(5)
         assert "? Restore 2 files?" in run.printed and "└  no" in run.printed and run.app.buffer.text == "n"
@@ -415,7 +415,7 @@ async def test_resuming_a_session_recorded_elsewhere_asks_first(tmp_path):
         run.type("/resume 1780000000000_aaaaaaaa" + ENTER)
         await run.until(lambda: run.app.questions.approval is not None)
         assert "recorded elsewhere: tracked by git" in run.printed
-        run.type(UP + UP + ENTER)  # "No"
+        run.type(DOWN + UP + UP + ENTER)  # "No"
         await run.until(lambda: "error: session 1780000000000_aaaaaaaa was recorded elsewhere" in run.printed)
         assert agent.resumed == [] and "sessions adopt 1780000000000_aaaaaaaa" in run.printed
         run.type("/resume 1780000000000_aaaaaaaa" + ENTER)

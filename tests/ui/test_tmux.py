@@ -327,7 +327,7 @@ def test_rewind_in_the_app_leaves_the_files_on_no_and_asks_about_a_file_changed_
     t.wait(r"↑/↓ choose · Enter answers")
     t.keys("x", "n")  # typed text goes to the prompt box, never answers
     t.wait(r"› xn")
-    t.keys("Tab", "Up", "Enter")  # back to the question; ↑ from nothing chosen is the last row, No
+    t.keys("Tab", "Down", "Down", "Enter")  # back to the question; down to No
     t.wait(r"Files left as they are\.")
     assert (project / "a.txt").read_text() == "v2\n" and (project / "sub/b.txt").exists()
     t.keys("C-u")
@@ -340,7 +340,7 @@ def test_rewind_in_the_app_leaves_the_files_on_no_and_asks_about_a_file_changed_
     t.keys("Down", "Enter")
     t.wait(r"a\.txt was changed after evo-agent last wrote it; restore it anyway\?")
     t.wait(r"↑/↓ choose · Enter answers")
-    t.keys("Up", "Enter")
+    t.keys("Down", "Down", "Enter")  # No (↑ from nothing chosen is the prompt's history key)
     t.wait(r"Restored 1 of 2 files\.")
     assert (project / "a.txt").read_text() == "hand edit\n" and not (project / "sub/b.txt").exists()
 

@@ -122,6 +122,12 @@ def question_bindings(app: AgentApp) -> KeyBindings:
 
     @kb.add("up", filter=on_question)
     def _(event: KeyPressEvent) -> None:
+        if questions.choice is None:
+            # Nothing chosen yet: ↑ is the prompt's history key, typed for the prompt (↑↑↑ Enter resent an
+            # earlier prompt, and answered "always allow … in this project"). The keyboard goes to the prompt.
+            questions.toggle_focus()
+            app.buffer.auto_up(count=event.arg)
+            return
         questions.move(-1)
 
     @kb.add("down", filter=on_question)
