@@ -104,6 +104,7 @@ def permission_gate(args: Namespace, project_dir: Path, environ: Mapping[str, st
             except SettingsRefused as exc:
                 (say or _err_line)(f"evo-agent: {exc}")
         own = load_user_rules(project_dir)
+        _say_rules_set_aside(project_dir, say or _err_line)
     except SettingsError as exc:
         raise CommandError(str(exc)) from None
     try:
@@ -120,6 +121,16 @@ def permission_gate(args: Namespace, project_dir: Path, environ: Mapping[str, st
         raise UsageError(str(exc)) from None
     policy = Policy(project_dir, mode, cli_rules, settings.allow + own)
     return PermissionGate(policy, persist=lambda rule: add_project_rule(project_dir, rule)), settings
+
+
+def _say_rules_set_aside(project_dir: Path | str, say: Callable[[str], object]) -> None:
+    """One line when this path's "always" rules were granted in a directory since deleted (see rules_set_aside)."""
+    from evo_agent.session import rules_set_aside
+
+    count = rules_set_aside(project_dir)
+    if count:
+        say(f"evo-agent: your {count} \"always in this project\" rule{'s' if count > 1 else ''} for this path "
+            "were granted in a directory since deleted (cloned again?): set aside; answer again to grant them here")
 
 
 def _err_line(text: str) -> None:

@@ -58,6 +58,7 @@ __all__ = [
     "project_key",
     "project_trusted",
     "remember_trust",
+    "rules_set_aside",
     "revoke_trust",
     "user_config_dir",
     "user_record_path",
@@ -340,14 +341,41 @@ def revoke_trust(project_dir: Path | str, environ: Mapping[str, str] | None = No
 
 
 def user_rules(project_dir: Path | str, environ: Mapping[str, str] | None = None) -> list[str]:
-    """The rules the user granted with "always in this project", as written (strings)."""
-    allow = _read_record(_record_path(project_dir, environ)).get("allow")
+    """The rules the user granted with "always in this project", as written (strings); none when they were
+    granted in another directory at this path (`rules_set_aside`)."""
+    record = _read_record(_record_path(project_dir, environ))
+    if not _rules_here(record, project_dir):
+        return []
+    return _written_rules(record)
+
+
+def rules_set_aside(project_dir: Path | str, environ: Mapping[str, str] | None = None) -> int:
+    """How many "always" rules of this path were granted in a directory since deleted (a clone made there again
+    is another project, as for trust: its build.sh is not the one `Bash(sh build.sh)` was granted for)."""
+    record = _read_record(_record_path(project_dir, environ))
+    return 0 if _rules_here(record, project_dir) else len(_written_rules(record))
+
+
+def _written_rules(record: dict[str, Any]) -> list[str]:
+    allow = record.get("allow")
     return [r for r in allow if isinstance(r, str)] if isinstance(allow, list) else []
 
 
+def _rules_here(record: dict[str, Any], project_dir: Path | str) -> bool:
+    """Whether the record's rules were granted in this very directory (device and inode). A record written
+    before the directory was kept with its rules (no `allow_dir`) holds for the path."""
+    granted_in = record.get("allow_dir")
+    return granted_in is None or granted_in == _dir_id(Path(os.path.realpath(project_dir)))
+
+
 def add_user_rule(project_dir: Path | str, rule: str, environ: Mapping[str, str] | None = None) -> Path:
-    """Add `rule` to the user's own rules for `project_dir` (once); returns the file it is kept in."""
+    """Add `rule` to the user's own rules for `project_dir` (once), kept with this directory (a rule granted in
+    a directory since deleted is dropped); returns the file it is kept in."""
     def change(record: dict[str, Any]) -> None:
+        here = _dir_id(Path(os.path.realpath(project_dir)))
+        if not _rules_here(record, project_dir):
+            record.pop("allow", None)
+        record["allow_dir"] = here
         allow = record.get("allow")
         if not isinstance(allow, list):
             allow = record["allow"] = []
