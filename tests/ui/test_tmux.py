@@ -443,6 +443,30 @@ def test_typing_during_an_approval_stays_in_the_prompt_and_answers_nothing(termi
     assert not (project / "MARKER").exists() and len(model_server.requests) == 2
 
 
+def test_the_history_key_typed_at_an_approval_recalls_a_prompt_and_answers_nothing(terminals, project, model_server):
+    """↑↑↑ Enter, recalling an earlier prompt as the question comes up, answered "always allow … in this
+    project" (tests/security/test_history_keys_never_answer.py): ↑ with nothing chosen is the prompt's."""
+    from tests.fake_model_server import tool_use
+
+    model_server.script(text("Noted."), tool_use("bash", {"command": "touch MARKER"}), text("Not run, then."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("an earlier prompt")
+    t.keys("Enter")
+    t.wait(r"Noted\.")
+    t.wait(r"tokens · context")
+    t.type("make the marker")
+    t.keys("Enter")
+    t.wait(r"↑/↓ choose · Enter answers · Esc says no")
+    t.keys("Up", "Up", "Up", "Enter")
+    screen = t.wait(r"Answer the question first")
+    assert "› an earlier prompt" in screen and not (project / "MARKER").exists()
+    assert "allowed" not in t.scrollback()
+    t.keys("Escape")
+    t.wait(r"Not run, then\.")
+    assert not (project / "MARKER").exists()
+
+
 def test_a_200_line_command_is_seen_whole_before_yes(terminals, project, model_server):
     from tests.fake_model_server import tool_use
 
