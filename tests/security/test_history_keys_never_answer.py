@@ -64,3 +64,4 @@ async def _down_enter(tmp_path) -> list[ApprovalDecision]:
         run.type(DOWN + ENTER)
         await run.until(lambda: not run.app.running)
     return agent.decisions
+

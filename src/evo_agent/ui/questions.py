@@ -105,7 +105,9 @@ class Questions:
         who = f"{request.agent}: " if request.agent else ""
         head = Text()
         head.append("? ", style="evo.warn")
-        head.append_text(render.safe(f"{who}{request.summary}", "bold"))
+        # one line, as the REPL shows it: a subagent's name (the model's words) or a path with newlines drew lines
+        # of its own above the command ("? run: npm test"), the command's own line looking like their note
+        head.append_text(Text(terminal_safe(f"{who}{request.summary}", keep_newlines=False), style="bold"))
         if request.reason:
             head.append_text(render.safe(f"  ({request.reason})", "evo.dim"))
         items: list[RenderableType] = [head]
