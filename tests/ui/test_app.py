@@ -240,7 +240,7 @@ async def test_approval_answers_come_from_the_menu_with_a_reason_a_shortcut_and_
         await run.until(lambda: run.app.questions.choice == 4)
         run.type(ENTER + "not now" + ENTER)
         await run.until(lambda: len(agent.decisions) == 2 and run.app.questions.approval is not None)
-        run.type(DOWN + "p")  # a shortcut, once the menu has been moved and the prompt is empty
+        run.type(DOWN + "p" + ENTER)  # a shortcut chooses its row once the menu was moved; Enter answers
         await run.until(lambda: len(agent.decisions) == 3 and run.app.questions.approval is not None)
         run.type(ESC)
         await run.until(lambda: len(agent.decisions) == 4 and not run.app.running)

@@ -4,9 +4,10 @@ A worker thread asks (`ask_approval`, `ask_yes_no`) and blocks until the user an
 Esc, Ctrl+C and leaving mean no. The menu is moved with ↑/↓ and confirmed with Enter (↑ with nothing chosen is
 the prompt's history key: the keyboard goes there). Text typed meanwhile goes into the prompt box and stays
 there; Enter there answers nothing (Tab goes back to the question). Single-key shortcuts (y, n, a, p) work only
-once the menu has been moved and the prompt box is empty. A command or diff longer than the screen shows its
-first lines and how many more there are; Ctrl+O prints it whole, and "yes" waits until it has been. The keys
-that drive this are in ui/keys.py; the app draws `menu_text` above its prompt.
+once the menu has been moved and the prompt box is empty; y, a and p choose their row, Enter answers. A command
+or diff longer than the screen shows its first lines and how many more there are; Ctrl+O prints it whole, and
+"yes" waits until it has been. The keys that drive this are in ui/keys.py; the app draws `menu_text` above its
+prompt.
 """
 
 from __future__ import annotations
@@ -226,8 +227,13 @@ class Questions:
         if not pasted and len(data) == 1 and self.choice is not None and not buffer.text:
             row = self._shortcut(data.lower())
             if row is not None:
+                # y, a and p only choose their row: a menu moved by no deliberate key (a mouse wheel sends ↓ in
+                # tmux) then "add a test" typed for the prompt answered "always"; Enter answers. n says no at once.
                 self.choice = row
-                self.confirm()
+                if self.menu[row][0] in YES_ANSWERS:
+                    self._app.app.invalidate()
+                else:
+                    self.confirm()
                 return
         text = data.replace("\r\n", "\n").replace("\r", "\n") if pasted else data
         if text and (pasted or not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text)):
