@@ -110,7 +110,7 @@ class Questions:
         # of its own above the command ("? run: npm test"), the command's own line looking like their note
         head.append_text(Text(terminal_safe(f"{who}{request.summary}", keep_newlines=False), style="bold"))
         if request.reason:
-            head.append_text(render.safe(f"  ({request.reason})", "evo.dim"))
+            head.append_text(Text(terminal_safe(f"  ({request.reason})", keep_newlines=False), style="evo.dim"))
         items: list[RenderableType] = [head]
         unseen = 0
         if request.detail:
