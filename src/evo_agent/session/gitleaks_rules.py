@@ -798,9 +798,15 @@ class Hit(tuple[int, int, str]):
         return self[2]
 
 
-def _line_around(data: bytes, start: int, end: int) -> bytes:
+def _line_bounds(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """Where the line (or lines) holding `data[start:end]` begins and ends, its newlines left out."""
     line_end = data.find(b"\n", end)
-    return data[data.rfind(b"\n", 0, start) + 1: len(data) if line_end < 0 else line_end]
+    return data.rfind(b"\n", 0, start) + 1, len(data) if line_end < 0 else line_end
+
+
+def _line_around(data: bytes, start: int, end: int) -> bytes:
+    line_start, line_end = _line_bounds(data, start, end)
+    return data[line_start:line_end]
 
 
 _NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -1072,10 +1078,7 @@ class _AllowPlan:
         whole = data[_extend_left(data, m_start) if stripped_prefix else m_start:m_end]
         if self.match is not None and self.match(whole):
             return True
-        line_start = data.rfind(b"\n", 0, m_start) + 1
-        line_end = data.find(b"\n", m_end)
-        if line_end < 0:
-            line_end = len(data)
+        line_start, line_end = _line_bounds(data, m_start, m_end)
         if self.line is not None:
             if line_seen[0] != line_start or line_seen[1] != line_end:
                 line_seen[:] = [line_start, line_end, self.line(data[line_start:line_end])]
