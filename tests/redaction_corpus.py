@@ -132,6 +132,13 @@ _POSIX = {"alnum": "A-Za-z0-9", "alpha": "A-Za-z", "digit": "0-9", "xdigit": "0-
           "lower": "a-z", "space": r"\t\n\v\f\r ", "word": r"\w", "punct": r"!-/:-@\[-`{-~"}
 
 
+def full_scan_spans(rule: gitleaks_rules.Rule, data: bytes) -> list[list[tuple[int, int]]]:
+    """Every match of `rule` in `data` by the binding's own `finditer` over the whole text, as `_matches` yields
+    them: the whole match's span, then each group's ((-1, -1) for a group that took no part)."""
+    groups = range(rule.pattern.groups + 1)
+    return [[m.span(g) for g in groups] for m in rule.pattern.finditer(data)]
+
+
 def parsed(rule: gitleaks_rules.Rule):
     """The rule's regex parsed by Python's `re` parser, to generate text from (never to match with: RE2 does that).
 

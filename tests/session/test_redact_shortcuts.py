@@ -129,7 +129,7 @@ def test_the_merged_allowlists_decide_as_each_one_asked_in_turn(pieces, data):
     rule = data.draw(st.sampled_from(rules + generic * len(rules)))
     plan = rule.allow_plan(g.rule_set().global_allowlist)
     lists = [g.rule_set().global_allowlist, *rule.allowlists]
-    line_seen = [-1, -1, 0]
+    line_seen = list(g.LINE_MEMO)
     for _ in range(3):
         m_start = data.draw(st.integers(0, len(text) - 1))
         m_end = data.draw(st.integers(m_start + 1, len(text)))

@@ -23,6 +23,7 @@ from tests.redaction_corpus import (
     SETTINGS,
     carrier_samples,
     caught,
+    full_scan_spans,
     masked_lines,
     python_sources,
     raw_sample,
@@ -103,8 +104,8 @@ def test_anchored_scans_find_what_full_scans_find(samples):
         assert got_shapes == [m.span() for m in scan.finditer(text)]
         for rule in gitleaks_rules.rules_for(text, hits):
             if rule.anchors:
-                got = [m.span() for m in gitleaks_rules._matches(rule, data, hits)]
-                assert got == [m.span() for m in rule.pattern.finditer(data)], (rule.id, text[:200])
+                got = list(gitleaks_rules._matches(rule, data, hits))
+                assert got == full_scan_spans(rule, data), (rule.id, text[:200])
         _assert_starts_are_candidates(data, hits)
 
 
@@ -169,8 +170,8 @@ def test_start_checks_keep_every_match_of_the_rules_in_hostile_places():
                          "key" + " " * 30 + "= " + sample, "é" + sample + "\n" + sample):
                 data = gitleaks_rules.haystack(text)
                 hits = gitleaks_rules._hits_in(data.lower())
-                got = [m.span() for m in gitleaks_rules._matches(rule, data, hits)]
-                assert got == [m.span() for m in rule.pattern.finditer(data)], (rule.id, text[:120])
+                got = list(gitleaks_rules._matches(rule, data, hits))
+                assert got == full_scan_spans(rule, data), (rule.id, text[:120])
 
 
 # --------------------------------------------------------------------------- catch rates
@@ -317,8 +318,8 @@ def test_anchored_scans_find_what_full_scans_find_on_generated_text(text):
     data, hits = redact._literal_hits(text)
     assert len(data) == len(text)  # one byte per character: the positions are the text's
     for rule in gitleaks_rules.rules_for(text, hits):
-        got = [m.span() for m in gitleaks_rules._matches(rule, data, hits)]
-        assert got == [m.span() for m in rule.pattern.finditer(data)], (rule.id, text[:200])
+        got = list(gitleaks_rules._matches(rule, data, hits))
+        assert got == full_scan_spans(rule, data), (rule.id, text[:200])
     _assert_starts_are_candidates(data, hits)
 
 
@@ -367,3 +368,16 @@ def test_the_entropy_shortcut_at_the_bound_itself():
         text = "".join(chr(0x41 + i) for i in range(k)) * 3
         for floor in (math.log2(k), math.log2(k) - 1e-12, math.log2(k) + 1e-12):
             assert gitleaks_rules.entropy_at_most(text, floor) == (gitleaks_rules.shannon_entropy(text) <= floor)
+
+
+def test_the_entropy_shortcut_at_the_lowest_entropy_of_its_length_and_distinct_count():
+    """The other bound the shortcut reads (`_verdict_of_bounds`): one character n - k + 1 times and k - 1 others
+    once each is the least entropy n characters with k distinct can have; a floor at it, just below or just
+    above it must get the answer the sum gives, for every n and k a generic secret has."""
+    for size in range(1, 41):
+        for distinct in range(1, size + 1):
+            text = "a" * (size - distinct + 1) + "".join(chr(0x42 + i) for i in range(distinct - 1))
+            lowest = gitleaks_rules.shannon_entropy(text)
+            for floor in (lowest, lowest - 1e-12, lowest + 1e-12, 3.5):
+                gitleaks_rules._entropy_verdicts.clear()
+                assert gitleaks_rules.entropy_at_most(text, floor) == (lowest <= floor), (size, distinct, floor)

@@ -328,16 +328,43 @@ def _entropy_of(counts: dict[str, int], total: int) -> float:
 def entropy_at_most(text: str, floor: float) -> bool:
     """`shannon_entropy(text) <= floor` (`text` not empty), mostly without computing it.
 
-    The entropy of k distinct characters is at most log2(k) (all equally frequent): when that is below the
-    floor by more than the sum's rounding could ever add, the answer is yes without the sum. Dense output
-    (a `.env` of a MB, a candidate every 35 bytes) has thousands of short secrets the generic rule's floor
-    of 3.5 drops: `KEY=value12` has 8 distinct characters, log2(8) = 3.
+    The entropy of n characters of which k are distinct lies between two bounds that depend on n and k alone:
+    at most log2(k) (all equally frequent), at least that of one character n - k + 1 times and the others once
+    (entropy is Schur-concave). When the floor lies outside them by more than a sum's rounding could ever move
+    it, the answer is known from `len(set(text))`, kept per (n, k) and floor: dense output (a `.env` of a MB,
+    a candidate every 35 bytes) has thousands of short secrets the generic rule's floor of 3.5 drops
+    (`KEY=value12`: 8 distinct characters, log2(8) = 3) and thousands it keeps (`iKWeqhFCEPy3`: 12 distinct
+    of 12, exactly log2(12) = 3.58).
     """
+    size = len(text)
+    key = (size, len(set(text)), floor)
+    verdict = _entropy_verdicts.get(key)
+    if verdict is None:
+        if len(_entropy_verdicts) >= 65536:  # lengths x distinct counts x floors met: bounded anyway
+            _entropy_verdicts.clear()
+        verdict = _entropy_verdicts[key] = _verdict_of_bounds(size, key[1], floor)
+    if verdict is not _UNDECIDED:
+        return verdict is True
     counts: dict[str, int] = {}
     _count_elements(counts, text)
-    if math.log2(len(counts)) < floor - 1e-9:
+    return _entropy_of(counts, size) <= floor
+
+
+_UNDECIDED = "undecided"  # `_verdict_of_bounds`: the bounds straddle the floor, the entropy must be summed
+_entropy_verdicts: dict[tuple[int, int, float], bool | str] = {}
+
+
+def _verdict_of_bounds(size: int, distinct: int, floor: float) -> bool | str:
+    """Whether every text of `size` characters, `distinct` of them different, has an entropy at most `floor`
+    (True), none has (False), or it depends on how often each occurs (`_UNDECIDED`). A margin of 1e-9 bits
+    on each side: the float sum of at most a few thousand terms is off by far less."""
+    if math.log2(distinct) < floor - 1e-9:
         return True
-    return _entropy_of(counts, len(text)) <= floor
+    rest = size - distinct + 1
+    lowest = -_entropy_term(rest, size) - (distinct - 1) * _entropy_term(1, size)
+    if lowest > floor + 1e-9:
+        return False
+    return _UNDECIDED
 
 
 @dataclass
@@ -820,37 +847,27 @@ def _extend_left(data: bytes, start: int) -> int:
     return i
 
 
-class RawMatch:
-    """A match as `find` reads it: RE2's spans, the whole match's first, then each group's ((-1, -1) when a
-    group took no part). Read from RE2 itself: the binding's match object asks RE2 for the number of groups
-    on every `span` (a dense MB of `.env` lines had 15,000 matches, 3 such calls each)."""
-
-    __slots__ = ("spans",)
-
-    def __init__(self, spans: list[tuple[int, int]]) -> None:
-        self.spans = spans
-
-    def span(self, group: int = 0) -> tuple[int, int]:
-        return self.spans[group]
+# A match as `find` reads it: RE2's spans, the whole match's first, then each group's ((-1, -1) when a group took
+# no part), read from RE2 itself (the binding's match object asks RE2 for the number of groups on every `span`: a
+# dense MB of `.env` lines had 15,000 matches, 3 such calls each). A plain list: no object made per match.
+Spans = list[tuple[int, int]]
 
 
-def _secret_span(match: RawMatch, group: int) -> tuple[int, int]:
+def _secret_span(spans: Spans, group: int) -> tuple[int, int]:
     """gitleaks' secret: `secretGroup`, else the first non-empty group, else the match.
 
     One departure: a first group shorter than 6 characters is a repeated piece of
     the shape (microsoft-teams-webhook's `([a-z0-9]{4}-){3}`), not the secret;
     the whole match is masked instead.
     """
-    spans = match.spans
     groups = len(spans) - 1
-    whole = spans[0]
     if group and group <= groups:
         return spans[group]
     for g in range(1, groups + 1):
         start, end = spans[g]
         if end > start:
-            return (start, end) if end - start >= 6 else whole
-    return whole
+            return (start, end) if end - start >= 6 else spans[0]
+    return spans[0]
 
 
 def _hits_in(folded: bytes) -> dict[str, list[int]]:
@@ -972,7 +989,7 @@ def _candidates(rule: Rule, data: bytes, hits: dict[str, list[int]]) -> list[int
 
 
 def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
-             positions: list[int] | bool | None = False) -> Iterator[RawMatch]:
+             positions: list[int] | bool | None = False) -> Iterator[Spans]:
     """`rule.pattern.finditer(data)`; for a rule with anchors, tried only where one begins.
 
     gitleaks' semi-generic rules read `[\\w.-]{0,50}?(?:name1|name2…)…`: once the lazy prefix is
@@ -988,13 +1005,16 @@ def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
     # and a match is read without asking RE2 for its number of groups again and again.
     raw = _raw_match(pattern)
     if raw is None:  # a binding without it: its own matches, read the same way
-        yield from _binding_matches(pattern, data, positions)
-        return
-    size = len(data)
-    if positions is None or positions is True or len(positions) * _BYTES_PER_TRY > size:
-        yield from _scan_all(raw, data)  # no anchors, or `s.` in code: a scan is cheaper
-        return
+        return _binding_matches(pattern, data, positions)
+    if positions is None or positions is True or len(positions) * _BYTES_PER_TRY > len(data):
+        return _scan_all(raw, data)  # no anchors, or `s.` in code: a scan is cheaper
+    return _tries(raw, data, positions)
+
+
+def _tries(raw: Any, data: bytes, positions: list[int]) -> Iterator[Spans]:
+    """The matches of a regex anchored at each of `positions` (in order), none overlapping the one before."""
     end = 0
+    size = len(data)
     anchor = _ANCHOR_START()
     for pos in positions:
         if pos < end:
@@ -1003,10 +1023,10 @@ def _matches(rule: Rule, data: bytes, hits: dict[str, list[int]],
         if spans[0][0] < 0:
             continue
         end = max(spans[0][1], pos + 1)
-        yield RawMatch(spans)
+        yield spans
 
 
-def _binding_matches(pattern: Any, data: bytes, positions: list[int] | bool | None) -> Iterator[RawMatch]:
+def _binding_matches(pattern: Any, data: bytes, positions: list[int] | bool | None) -> Iterator[Spans]:
     """`_matches` through the binding's own `finditer` and `match` (a binding that hides RE2's `Match`)."""
     if positions is None or positions is True or positions is False or len(positions) * _BYTES_PER_TRY > len(data):
         found = pattern.finditer(data)
@@ -1016,10 +1036,10 @@ def _binding_matches(pattern: Any, data: bytes, positions: list[int] | bool | No
     for match in found:
         if positions is None or positions is True or positions is False or match.start() >= end:
             end = max(match.end(), match.start() + 1)
-            yield RawMatch([match.span(g) for g in range(pattern.groups + 1)])
+            yield [match.span(g) for g in range(pattern.groups + 1)]
 
 
-def _scan_all(raw: Any, data: bytes) -> Iterator[RawMatch]:
+def _scan_all(raw: Any, data: bytes) -> Iterator[Spans]:
     """Every match of a regex over `data`, as the binding's `finditer` finds them (its loop, over RE2's `Match`)."""
     unanchored = _UNANCHORED()
     pos, size = 0, len(data)
@@ -1027,7 +1047,7 @@ def _scan_all(raw: Any, data: bytes) -> Iterator[RawMatch]:
         spans = raw(unanchored, data, pos, size)
         if spans[0] == (-1, -1):
             return
-        yield RawMatch(spans)
+        yield spans
         if pos == size:
             return
         pos = pos + 1 if pos == spans[0][1] else spans[0][1]
@@ -1064,30 +1084,43 @@ class _AllowPlan:
         self.stopwords = _any_word(words)
 
     def allows(self, secret: str, data: bytes, start: int, end: int, m_start: int, m_end: int,
-               stripped_prefix: bool, line_seen: list[int]) -> bool:
+               stripped_prefix: bool, line_seen: list[Any]) -> bool:
         """Whether an allowlist lets this candidate through (`start:end` the secret, `m_start:m_end` the match).
 
-        `line_seen`: [start, end, allowed] of the last line the line patterns were searched in, kept by the
-        caller for one text: the candidates of one line (a hundred `key=…;` on one line of 1.7 KB) ask once.
+        `line_seen`: [start, end, allowed, one line] of the last line (or lines) a candidate was on, and what the
+        line patterns said of it, kept by the caller for one text (`LINE_MEMO` to begin): the candidates of one
+        line (a hundred `key=…;` on one line of 1.7 KB) search it once, and a match inside a single line already
+        bounded needs no search for its ends.
         """
         secret_bytes = data[start:end]
         if self.secret is not None and self.secret(secret_bytes):
             return True
-        if self.stopwords is not None and self.stopwords(secret):
+        if self.stopwords is not None and self.stopwords(
+                secret_bytes.lower() if secret_bytes.isascii() else secret.lower().encode("utf-8", "surrogatepass")):
             return True
-        whole = data[_extend_left(data, m_start) if stripped_prefix else m_start:m_end]
-        if self.match is not None and self.match(whole):
+        left = m_start
+        if stripped_prefix and m_start and data[m_start - 1] in _NAME_BYTES:
+            left = _extend_left(data, m_start)
+        if self.match is not None and self.match(data[left:m_end]):
             return True
-        line_start, line_end = _line_bounds(data, m_start, m_end)
-        if self.line is not None:
-            if line_seen[0] != line_start or line_seen[1] != line_end:
-                line_seen[:] = [line_start, line_end, self.line(data[line_start:line_end])]
-            if line_seen[2]:
-                return True
+        if line_seen[3] and line_seen[0] <= m_start and m_end <= line_seen[1]:
+            line_start, line_end = line_seen[0], line_seen[1]  # within the single line bounded last: its bounds
+        else:
+            line_start, line_end = _line_bounds(data, m_start, m_end)
+            line_seen[:] = [line_start, line_end, self.line is not None and self.line(data[line_start:line_end]),
+                            data.find(b"\n", line_start, line_end) < 0]
+        if line_seen[2]:
+            return True
         if not self.others:
             return False
         line = data[line_start:line_end]
+        whole = data[left:m_end]
         return any(a.allows(secret, whole, line, secret_bytes) for a in self.others)
+
+
+_ASCII_DIGIT = lazy_re(r"[0-9]")  # `generic-*`'s test of a digit (`str.isdigit` asked past ASCII)
+
+LINE_MEMO = (-1, -1, False, False)  # `_AllowPlan.allows`' memo before the first candidate (copied: `list(LINE_MEMO)`)
 
 
 def _any_search(allowlists: list[Allowlist]) -> Any:
@@ -1110,16 +1143,15 @@ def _any_search(allowlists: list[Allowlist]) -> Any:
 
 def _any_word(words: list[str]) -> Any:
     """A test of whether one of `words` (lower case) occurs in a secret once lowered, as `word in
-    secret.lower()` would say: one Aho-Corasick pass (a non-overlapping search reports a match whenever any word
-    occurs) over its UTF-8, where a word is found exactly where it is in the text (lone surrogates kept as
-    `surrogatepass` writes them: a str automaton refuses them); None without words."""
+    secret.lower()` would say, given the lowered secret's UTF-8 (lone surrogates kept as `surrogatepass` writes
+    them: a str automaton refuses them), where a word is found exactly where it is in the text: one
+    Aho-Corasick pass (a non-overlapping search reports a match whenever any word occurs); None without words."""
     if not words:
         return None
     import ahocorasick_rs  # imported at first use: importing this module stays cheap
 
     automaton = ahocorasick_rs.BytesAhoCorasick([w.encode("utf-8", "surrogatepass") for w in dict.fromkeys(words)])
-    find = automaton.find_matches_as_indexes
-    return lambda secret: bool(find(secret.lower().encode("utf-8", "surrogatepass")))
+    return automaton.find_matches_as_indexes  # a list, empty (false) when no word occurs
 
 
 def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None = None) -> Iterator[Hit]:
@@ -1131,6 +1163,13 @@ def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None
     if data is None or hits is None:
         data = haystack(text)
         hits = _hits_in(data.lower())
+    for start, end, rule_id in find_spans(text, data, hits):
+        yield Hit(start, end, rule_id)
+
+
+def find_spans(text: str, data: bytes, hits: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
+    """`find` as plain (start, end, rule id) tuples, `data` and `hits` given: redaction's loop (a dense MB
+    of secrets made a `Hit` for each, ~0.3 us apiece)."""
     selection = _selection(frozenset(hits))
     if not selection.rules:
         return
@@ -1154,27 +1193,35 @@ def find(text: str, data: bytes | None = None, hits: dict[str, list[int]] | None
         except refused:
             continue  # reported by compile_all()
         plan: _AllowPlan | None = None
-        line_seen = [-1, -1, 0]  # `_AllowPlan.allows`: the last line searched, and what it said
-        floor, group, generic = rule.entropy, rule.secret_group, rule.id.startswith("generic")
-        for match in _matches(rule, data, hits, positions):
-            start, end = _secret_span(match, group)
+        line_seen = list(LINE_MEMO)  # `_AllowPlan.allows`: the last line, and what its patterns said
+        floor, group, rule_id = rule.entropy, rule.secret_group, rule.id
+        generic = rule_id.startswith("generic")
+        one_group = not group and rule.pattern.groups == 1  # most rules: `_secret_span` inline
+        has_ascii_digit = _ASCII_DIGIT.compiled.search
+        for spans in _matches(rule, data, hits, positions):
+            if one_group:
+                start, end = spans[1]
+                if end - start < 6:  # empty, no part in the match, or a repeated piece: the whole match
+                    start, end = spans[0]
+            else:
+                start, end = _secret_span(spans, group)
             if start == end:
                 continue
             secret = text[start:end]
             if floor and entropy_at_most(secret, floor):
                 continue
-            if generic and not any(map(str.isdigit, secret)):
+            if generic and not (has_ascii_digit(secret) or (not secret.isascii() and any(map(str.isdigit, secret)))):
                 continue
-            m_start, m_end = match.spans[0]
+            m_start, m_end = spans[0]
             if plan is None:
                 plan = rule.allow_plan(rs.global_allowlist)
             if plan.allows(secret, data, start, end, m_start, m_end, rule.stripped_prefix, line_seen):
                 continue
-            yield Hit(start, end, rule.id)
+            yield start, end, rule_id
 
 
-__all__ = ["GITLEAKS_VERSION", "Hit", "compile_all", "find", "haystack", "literals", "rule_set", "rules_for",
-           "shannon_entropy", "skipped_rules"]
+__all__ = ["GITLEAKS_VERSION", "Hit", "compile_all", "find", "find_spans", "haystack", "literals", "rule_set",
+           "rules_for", "shannon_entropy", "skipped_rules"]
 
 if __name__ == "__main__":  # python -m evo_agent.session.gitleaks_rules --refresh
     if sys.argv[1:] != ["--refresh"]:

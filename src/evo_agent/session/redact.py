@@ -45,6 +45,7 @@ import json
 import os
 import re
 import threading
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Mapping
 from operator import itemgetter
@@ -275,11 +276,11 @@ def _shapes_and_rules(text: str, data: bytes, hits: dict[str, list[int]],
     if not _SHAPE_ANCHORS.isdisjoint(hits):  # prose holds the rules' keywords ("they", "ask"), rarely an anchor
         shape_starts = sorted({pos for word, at in hits.items() if word in _SHAPE_ANCHORS for pos in at})
         for start, end, kind in find_shapes(text, shape_starts):
-            found.append((start, end, 1, kind))
-    for hit in gitleaks_rules.find(text, data, hits):
-        if hit.rule_id.startswith("generic") and is_code_name(text[hit.start:hit.end]):
+            found.append((start, -end, 1, kind))
+    for start, end, rule_id in gitleaks_rules.find_spans(text, data, hits):
+        if rule_id.startswith("generic") and is_code_name(text[start:end]):
             continue  # `RegEnumKey = win32api.RegEnumKey`: gitleaks flags it, it is code
-        found.append((hit.start, hit.end, 2, hit.rule_id))
+        found.append((start, -end, 2, rule_id))
 
 
 def find_secrets(text: str) -> list[tuple[int, int, str]]:
@@ -287,7 +288,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     if not text:
         return []
     matchers = _matchers or _get_matchers()
-    found: list[tuple[int, int, int, str]] = []  # start, end, priority (lower wins a tie), kind
+    found: list[tuple[int, int, int, str]] = []  # start, -end (the longest sorts first), priority (lower wins), kind
     if len(text) in _free_lengths and text in _free_of_shapes:
         may_hold_value = True  # not scanned for the literals: the exact values are looked for all the same
     else:
@@ -297,23 +298,39 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
             _shapes_and_rules(text, data, hits, found)
     if may_hold_value and matchers.exact_scan is not None:
         for match in matchers.exact_scan.finditer(text):
-            found.append((match.start(), match.end(), 0, _env_kind(matchers.exact[match.group()])))
+            found.append((match.start(), -match.end(), 0, _env_kind(matchers.exact[match.group()])))
     if not found:
         return []
-    masks = [m.span() for m in MASKED.finditer(text)] if "[REDACTED:" in text else []
-    found.sort(key=lambda f: (f[0], -f[1], f[2]))
-    merged: list[list[Any]] = []
-    for start, end, _prio, kind in found:
-        if any(start < m_end and m_start < end for m_start, m_end in masks):
+    found.sort(key=_ORDER)  # by start, the longest first, then the priority (stable: found first wins a tie)
+    mask_starts, mask_ends = _masks_in(text)
+    merged: list[tuple[int, int, str]] = []
+    last_end = -1  # the end of merged[-1]
+    for start, neg_end, _prio, kind in found:
+        end = -neg_end
+        if mask_ends:  # the first mask ending after `start` is the only one that can overlap [start, end)
+            i = bisect_right(mask_ends, start)
+            if i < len(mask_ends) and mask_starts[i] < end:
+                continue
+        if start < last_end:  # overlaps the one before: one span, the first one's kind
+            if end > last_end:
+                last_end = end
+                merged[-1] = (merged[-1][0], end, merged[-1][2])
             continue
-        if merged and start < merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-            continue
-        merged.append([start, end, kind])
-    return [(s, e, k) for s, e, k in merged]
+        merged.append((start, end, kind))
+        last_end = end
+    return merged
+
+
+def _masks_in(text: str) -> tuple[list[int], list[int]]:
+    """(starts, ends) of the masks already in `text`, in order (they never overlap: both lists are sorted)."""
+    if "[REDACTED:" not in text:
+        return [], []
+    spans = [m.span() for m in MASKED.finditer(text)]
+    return [s for s, _e in spans], [e for _s, e in spans]
 
 
 _SHAPE_ANCHORS = frozenset(ANCHORS)
+_ORDER = itemgetter(0, 1, 2)  # a finding's (start, -end, priority): `find_secrets`' order, read in C
 _FIRST = itemgetter(0)  # a hit's literal index, read in C
 _prefilter = True  # `_scan`'s `_may_start` (tests turn it off to compare with the full path)
 
