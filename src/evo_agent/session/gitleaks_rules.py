@@ -1196,15 +1196,9 @@ def find_spans(text: str, data: bytes, hits: dict[str, list[int]]) -> Iterator[t
         line_seen = list(LINE_MEMO)  # `_AllowPlan.allows`: the last line, and what its patterns said
         floor, group, rule_id = rule.entropy, rule.secret_group, rule.id
         generic = rule_id.startswith("generic")
-        one_group = not group and rule.pattern.groups == 1  # most rules: `_secret_span` inline
         has_ascii_digit = _ASCII_DIGIT.compiled.search
         for spans in _matches(rule, data, hits, positions):
-            if one_group:
-                start, end = spans[1]
-                if end - start < 6:  # empty, no part in the match, or a repeated piece: the whole match
-                    start, end = spans[0]
-            else:
-                start, end = _secret_span(spans, group)
+            start, end = _secret_span(spans, group)
             if start == end:
                 continue
             secret = text[start:end]
