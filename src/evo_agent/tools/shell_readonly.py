@@ -363,7 +363,7 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
         raise _Ask(f"runs git in the repository at {repository}, which holds the home directory, outside the project")
     elsewhere = None if repository is None else _borrowed_git_dir(repository, where.root)
     if elsewhere is not None:
-        raise _Ask(f"runs git on the repository at {elsewhere}, outside the project (its .git points there)")
+        raise _Ask(f"runs git on a repository that reads {elsewhere}, outside the project (its .git leads there)")
     git_dir = None if repository is None else git_dir_of(repository)
     odd = None if git_dir is None else git_special_file(git_dir)
     if repository is not None and special_kind(str(repository / ".git")) is not None:
@@ -391,7 +391,7 @@ def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
         # A `.git/commondir` takes refs, objects and config from elsewhere: only linked worktrees' have one.
-        common = (read_git_file(dot_git / "commondir") or "").strip()
+        common = (_git_file_text(dot_git / "commondir") or "").strip()
         if not common:
             return _leads_out(dot_git, project)
         shared = real(dot_git / common)
@@ -413,23 +413,148 @@ def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
     return git_dir
 
 
+# What git reads below a git directory on a status, log, show or diff, besides its top-level files: loose refs and
+# reflogs, objects and packs, `info/` (grafts and attributes: git quotes their bad lines), linked worktrees' HEADs,
+# and an interrupted rebase's or cherry-pick's todo list (`git status` prints its lines).
+GIT_READ_TREES = ("info", "refs", "logs", "objects", "worktrees", "rebase-merge", "rebase-apply", "sequencer")
+GIT_FILE_LIMIT = 1 << 20   # git reads `commondir` and `info/alternates` whole; the check reads as much or asks
+ALTERNATES_DEPTH = 5       # git follows an alternate's own alternates this deep
+
+
 def _leads_out(git_dir: Path, project: Path) -> Path | None:
-    """Where a git directory of the project reads another repository's history, else None: a link among its
-    entries or its objects' (`refs`, `objects`, `packed-refs`, `objects/pack` into the victim's `.git` next
-    door, as an archive can ship them), or an `objects/info/alternates` line (what `clone --shared` writes)."""
-    objects = git_dir / "objects"
-    for directory in (git_dir, objects):
+    """Where a git directory of the project reads a file outside it, else None: a link among its entries or
+    anywhere under GIT_READ_TREES (`refs`, `objects/pack`, `refs/heads/main`, `info/grafts` into the victim's
+    `.git` next door or `~/.netrc`: git quotes each bad graft line and `git status` each todo line), or an
+    alternate object directory outside (what `clone --shared` writes), however its line is spelled and however
+    deep in the alternates of in-project alternates it is named."""
+    found = _link_out([git_dir], project, recurse=False)
+    found = found or _link_out([git_dir / tree for tree in GIT_READ_TREES], project, recurse=True)
+    return found or _alternates_out(git_dir / "objects", project, set(), 0)
+
+
+def _link_out(tops: list[Path], project: Path, recurse: bool) -> Path | None:
+    """The target of the first link in `tops` (and, with `recurse`, below them) that leaves the project.
+
+    A link that stays inside is followed: what git reads through it is what counts."""
+    pending, seen = list(tops), set()
+    while pending:
+        directory = pending.pop()
+        if (key := real(directory)) in seen:
+            continue
+        seen.add(key)
         try:
-            names = os.listdir(directory)
+            with os.scandir(directory) as it:
+                entries = list(it)
         except OSError:
             continue
-        for name in names:
-            if (directory / name).is_symlink() and not inside_project(project, target := real(directory / name)):
-                return target
-    for line in (read_git_file(objects / "info" / "alternates", 1 << 16) or "").splitlines():
-        line = line.strip()
-        if line and not line.startswith("#") and not inside_project(project, target := real(objects / line)):
-            return target  # (relative lines are relative to the objects directory, as git reads them)
+        for entry in entries:
+            if entry.is_symlink():
+                target = real(entry.path)
+                if not inside_project(project, target):
+                    return target
+                if recurse and target.is_dir():
+                    pending.append(target)
+            elif recurse and entry.is_dir(follow_symlinks=False):
+                pending.append(Path(entry.path))
+    return None
+
+
+def _alternates_out(objects: Path, project: Path, seen: set[Path], depth: int) -> Path | None:
+    """An alternate object directory `objects/info/alternates` names outside the project (or one of its own
+    alternates does), else None. Each entry is read as git reads it (a `"quoted"` line, a `#` only in the first
+    column, `..` taken lexically after the directory's real path) and as a line stripped: either reading out asks."""
+    text = _git_file_text(objects / "info" / "alternates")
+    if text is None:
+        return None
+    lines = text.split("\n")
+    for entry in {*_alternate_entries(text), *lines, *(line.strip() for line in lines)}:
+        if not entry or entry.startswith("#"):
+            continue
+        joined = entry if os.path.isabs(entry) else os.path.join(real(objects), entry)
+        target = real(os.path.normpath(joined))
+        if not inside_project(project, target):
+            return target
+        if target in seen or not target.is_dir():
+            continue
+        if depth >= ALTERNATES_DEPTH:
+            raise _Ask("runs git on a repository whose alternate object directories nest deeper than git reads")
+        seen.add(target)
+        found = _link_out([target], project, recurse=True) or _alternates_out(target, project, seen, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _git_file_text(path: Path) -> str | None:
+    """The whole of one of git's files (None: missing); _Ask when it is no regular file or longer than git's
+    own limit of what it reads: the check must read what git reads, not its first 4 KiB (a `commondir` of
+    2,000 `./` then `../../work/.git` pointed git next door while the check saw the repository itself)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Ask(f"runs git on a repository whose {path.name} is not a regular file")
+        data = os.read(fd, GIT_FILE_LIMIT + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > GIT_FILE_LIMIT:
+        raise _Ask(f"runs git on a repository whose {path.name} is too long to check")
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _alternate_entries(text: str) -> list[str]:
+    """`info/alternates` cut into entries as git's parse_alt_odb_entry does: a `#` in the first column starts a
+    comment, a `"` a C-quoted path (after which one character, the newline git assumes, is skipped), anything
+    else runs to the newline. Nothing is stripped."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        quoted = _unquote_c(text, i) if text[i] == '"' else None
+        if quoted is not None:
+            entry, end = quoted
+        else:
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            entry = "" if text[i] == "#" else text[i:end]
+        if end < n:
+            end += 1
+        out.append(entry)
+        i = end
+    return out
+
+
+_C_ESCAPES = {'"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def _unquote_c(text: str, start: int) -> tuple[str, int] | None:
+    """(the path, the index after its closing quote) for the C-quoted string at `start`, as git's
+    unquote_c_style reads it; None where git's fails too (it then reads the line unquoted)."""
+    out: list[str] = []
+    i = start + 1
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            return "".join(out), i + 1
+        if char == "\\":
+            code = text[i + 1:i + 4]
+            if code[:1] in _C_ESCAPES:
+                out.append(_C_ESCAPES[code[:1]])
+                i += 2
+                continue
+            if len(code) == 3 and code[0] in "0123" and all(c in "01234567" for c in code):
+                byte = int(code, 8)
+                out.append(chr(byte) if byte < 0x80 else chr(0xDC00 + byte))  # as surrogateescape decodes it
+                i += 4
+                continue
+            return None
+        out.append(char)
+        i += 1
     return None
 
 
