@@ -191,6 +191,8 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     assignments: list[str] = []
     if program == "git":
         head += _check_git(args, where)  # first: the filter scan below runs git, which must not meet a FIFO
+        if args[0] in WORKTREE_READERS:
+            _check_index(head[0], where)
         assignments = _git_assignments(head[0], where)
         args = args[1:]
     elif program == "find":
@@ -599,6 +601,38 @@ def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
         out += [(f"{name}.{field}", "") for field in ("clean", "smudge", "process")]
         out.append((f"{name}.required", "false"))
     return out
+
+
+# The subcommands that read the work tree's file of every index entry (log and show read only objects).
+WORKTREE_READERS = frozenset({"status", "diff"})
+
+
+def _check_index(git: str, where: _Where) -> None:
+    """_Ask when the index lists a path that leaves the work tree.
+
+    git reads the work tree's file of each index entry by its name, and an unpacked archive ships its own
+    `.git/index`: an entry named `../../.ssh/id_rsa` or `/home/u/.netrc` (git never writes one, nor reads one
+    from a commit) made an unasked `git diff` print that file as the entry's change. The names come from git's own
+    reading of the index (`ls-files -z`: every version, a split index), with the door's settings (`core.fsmonitor`
+    runs on an index read); listing cannot finish, or names one out: ask."""
+    from evo_agent.session import GIT_SAFE_CONFIG as door_config
+
+    root = git_worktree_root(where.cwd)
+    env = _git_env(where.root)
+    if root is not None:
+        env["GIT_CEILING_DIRECTORIES"] = str(root.parent)  # the repository the command will find, no other
+    argv = [git, "--no-pager", *(w for setting in door_config for w in ("-c", setting)), "ls-files", "-z",
+            "--full-name"]
+    try:
+        listed = subprocess.run(argv, cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
+                                env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        raise _Ask("runs git on a repository whose index could not be listed") from None
+    for name in listed.stdout.split(b"\0"):
+        parts = name.removesuffix(b"/").split(b"/")
+        if name and (name.startswith(b"/") or any(part in (b"", b".", b"..") for part in parts)):
+            shown = name.decode("utf-8", "replace")
+            raise _Ask(f"runs git on a repository whose index lists {shown!r}, outside its work tree")
 
 
 def _git_env(project: Path) -> dict[str, str]:
