@@ -9,7 +9,8 @@ of `objects/info/alternates` line by line. An unpacked archive went around it, a
   victim's packed history), `.git/refs/heads/main` (the victim's branch);
 - an alternates line spelled as git reads it and the check did not: `"quoted"` (C-style), one after 64 KiB of
   comments, or one in an in-project alternate's own `info/alternates` (git follows them 5 deep);
-- a `commondir` longer than the 4 KiB the check read (2,000 `./`, then `../../work/.git`).
+- a `commondir` longer than the 4 KiB the check read (2,000 `./`, then `../../work/.git`), or one in the git
+  directory a `.git` file or link names inside the project (only a `.git/` directory's was read).
 
 Each now asks. The controls: plain git reads the secret in every one, and an ordinary clone, a `clone --shared` of
 a repository inside the project, still run unasked.
@@ -117,13 +118,23 @@ def _arm(src, how: str):
         inner.mkdir()
         (inner / "HEAD").write_text("ref: refs/heads/main\n")
         (inner / "commondir").write_text("./" * 2100 + "../../work/.git\n")
+    elif how in ("gitdir-file-commondir", "dot-git-link-commondir"):  # a `.git` into the project, and out from there
+        shutil.rmtree(inner)
+        hidden = tool / ".hidden" / "gd"
+        hidden.mkdir(parents=True)
+        (hidden / "HEAD").write_text("ref: refs/heads/main\n")
+        (hidden / "commondir").write_text("../../../work/.git\n")
+        if how == "gitdir-file-commondir":
+            inner.write_text("gitdir: .hidden/gd\n")
+        else:
+            os.symlink(".hidden/gd", inner)
     else:
         raise AssertionError(how)
     return tool
 
 
 SPELLINGS = ["grafts", "attributes", "rebase-todo", "pack-links", "ref-link", "quoted", "after-64k", "nested",
-             "long-commondir"]
+             "long-commondir", "gitdir-file-commondir", "dot-git-link-commondir"]
 
 
 def _plain(tool, command: str) -> str:

@@ -392,19 +392,13 @@ def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
     `.git` back (its `gitdir` file), and a submodule, in the superproject's `.git/modules/` above it."""
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
-        # A `.git/commondir` takes refs, objects and config from elsewhere: only linked worktrees' have one.
-        common = (_git_file_text(dot_git / "commondir") or "").strip()
-        if not common:
-            return _leads_out(dot_git, project)
-        shared = real(dot_git / common)
-        return (_leads_out(dot_git, project) or _leads_out(shared, project)) if inside_project(project, shared) \
-            else shared
+        return _reads_out(dot_git, project)
     found = git_dir_of(root)
     if found is None:
         return None  # git will not find a repository there either
     git_dir = real(found)
     if inside_project(project, git_dir):
-        return _leads_out(git_dir, project)
+        return _reads_out(git_dir, project)  # (a `gitdir:` or link into the project: its commondir counts too)
     back = (read_git_file(git_dir / "gitdir") or "").strip()
     if back and real(back) == real(dot_git) and not dot_git.is_symlink():
         return None  # a linked worktree (`git worktree add`)
@@ -413,6 +407,17 @@ def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
         if parts[i] == "modules" and parts[i - 1] == ".git" and is_within(real(root), Path(*parts[:i - 1])):
             return None  # a submodule: the superproject's .git/modules/<name>, the superproject above
     return git_dir
+
+
+def _reads_out(git_dir: Path, project: Path) -> Path | None:
+    """Where a git directory inside the project reads outside it, else None: its `commondir` (which takes refs,
+    objects and config from elsewhere: only linked worktrees' have one) or what `_leads_out` finds in it or there."""
+    common = (_git_file_text(git_dir / "commondir") or "").strip()
+    if not common:
+        return _leads_out(git_dir, project)
+    shared = real(git_dir / common)
+    return (_leads_out(git_dir, project) or _leads_out(shared, project)) if inside_project(project, shared) \
+        else shared
 
 
 # What git reads below a git directory on a status, log, show or diff, besides its top-level files: loose refs and
