@@ -227,11 +227,47 @@ def _confine(word: str, where: _Where) -> None:
     if word.startswith("~"):
         raise _Ask(f"reads {word!r}, outside the project")
     full = word if os.path.isabs(word) else os.path.join(where.cwd, word)
+    if through_proc(full):
+        raise _Ask(f"reads {word!r} through /proc, whose `self` is evo-agent when checked, the command when run")
     if not inside_project(where.root, real(full)):
         raise _Ask(f"reads {word!r}, outside the project")
     kind = special_kind(full)
     if kind is not None:
         raise _Ask(f"reads {word!r}, {kind}: reading it may never end")
+
+
+def through_proc(path: str) -> bool:
+    """Whether resolving `path` (absolute; links followed, as the kernel does) passes through /proc.
+
+    `realpath` runs in evo-agent, and there `/proc/self/cwd` is evo-agent's directory: a resumed session runs its
+    commands in its recorded start directory while evo-agent runs where `evo-agent -c` was typed, so
+    `/proc/self/cwd/../.ssh/id_rsa` (or `/dev/fd/../cwd/..`, or a clone's link to either) was judged inside the
+    project and read `~/.ssh/id_rsa` (where bubblewrap, which hides /proc, cannot run). Nothing of a project is there.
+    """
+    parts = [p for p in path.split("/") if p]
+    resolved, hops = "/", 0
+    while parts:
+        part = parts.pop(0)
+        if part == ".":
+            continue
+        if part == "..":
+            resolved = os.path.dirname(resolved)
+            continue
+        candidate = os.path.join(resolved, part)
+        if candidate == "/proc" or candidate.startswith("/proc/"):
+            return True
+        try:
+            target = os.readlink(candidate)
+        except OSError:
+            resolved = candidate  # no link (or nothing there): a plain component
+            continue
+        hops += 1
+        if hops > 40:
+            return True  # a loop: the kernel gives up too (ELOOP); asking costs nothing
+        if target.startswith("/"):
+            resolved = "/"
+        parts = [p for p in target.split("/") if p] + parts
+    return False
 
 
 def special_kind(path: str) -> str | None:
@@ -691,4 +727,4 @@ def prefix_rule_problem(command: str, prefix: str, project_dir: Path | str) -> s
 
 
 __all__ = ["ReadOnlyPlan", "plan_read_only", "prefix_rule_problem", "read_only_reason", "resolve_program",
-           "safe_search_path", "unasked_environment"]
+           "safe_search_path", "through_proc", "unasked_environment"]
