@@ -478,15 +478,13 @@ def _leads_out(git_dir: Path, project: Path) -> Path | None:
 def _link_out(tops: list[Path], project: Path, recurse: bool) -> Path | None:
     """The target of the first link in `tops` (and, with `recurse`, below them) that leaves the project.
 
-    A link that stays inside is followed: what git reads through it is what counts."""
-    pending, seen = list(tops), set()
+    A link that stays inside is followed (once: links can loop), since what git reads through it is what counts;
+    os.scandir's d_type spares a stat per plain entry (a repository's `objects/` holds thousands)."""
+    pending: list[str] = [str(top) for top in tops]
+    seen: set[Path] = set()
     while pending:
-        directory = pending.pop()
-        if (key := real(directory)) in seen:
-            continue
-        seen.add(key)
         try:
-            with os.scandir(directory) as it:
+            with os.scandir(pending.pop()) as it:
                 entries = list(it)
         except OSError:
             continue
@@ -495,10 +493,11 @@ def _link_out(tops: list[Path], project: Path, recurse: bool) -> Path | None:
                 target = real(entry.path)
                 if not inside_project(project, target):
                     return target
-                if recurse and target.is_dir():
-                    pending.append(target)
+                if recurse and target not in seen and target.is_dir():
+                    seen.add(target)
+                    pending.append(str(target))
             elif recurse and entry.is_dir(follow_symlinks=False):
-                pending.append(Path(entry.path))
+                pending.append(entry.path)
     return None
 
 
