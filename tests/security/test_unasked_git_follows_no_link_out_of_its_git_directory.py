@@ -23,6 +23,8 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only
 from tests.cli_runner import Cli, clean_env
@@ -187,3 +189,58 @@ def test_the_control_an_ordinary_clone_and_a_shared_clone_inside_still_run_unask
     result = Cli(ordinary, _env(tmp_path, model_server)).run("-p", "what is it?")
     assert "needs approval" not in result.err, result.err
     assert "hello from upstream" in repr(model_server.requests[-1]["messages"][-1])
+
+
+@pytest.fixture(scope="module")
+def next_door(tmp_path_factory):
+    """The victim's repository and the archive next door, built once: each example rewrites only the alternates."""
+    src = tmp_path_factory.mktemp("alternates") / "src"
+    src.mkdir()
+    work = _victim(src)
+    tool = _tool(src)
+    (tool / ".git" / "refs" / "heads" / "main").write_text(_victims_head(work) + "\n")
+    vendor = tool / "vendor" / "objects" / "info"
+    vendor.mkdir(parents=True)
+    (vendor / "alternates").write_text(f"{work / '.git' / 'objects'}\n")  # an in-project alternate's own, leading out
+    return tool, str(work / ".git" / "objects")
+
+
+def _octal(text: str, draw_bits: list[bool]) -> str:
+    """`text` with some of its `/` written as C octal escapes (what a quoted line may hold)."""
+    out, bits = [], iter(draw_bits)
+    for char in text:
+        out.append("\\057" if char == "/" and next(bits, False) else char)
+    return "".join(out)
+
+
+@st.composite
+def _alternates_line(draw, victim: str) -> str:
+    kind = draw(st.sampled_from(["absolute", "quoted", "relative", "nested", "comment", "padding", "empty"]))
+    path = {"absolute": victim, "relative": "../../../work/.git/objects", "nested": "../../vendor/objects"}.get(
+        kind, victim)
+    if kind == "quoted":
+        body = _octal(victim, draw(st.lists(st.booleans(), max_size=8)))
+        line = f'"{body}"' + draw(st.sampled_from(["", "x", "x/../..", " "]))
+    elif kind == "comment":
+        line = "#" + draw(st.sampled_from([victim, "", " note"]))
+    elif kind == "padding":
+        line = "#" * 70_000
+    elif kind == "empty":
+        line = ""
+    else:
+        line = path
+    return draw(st.sampled_from(["", " ", "  "])) + line + draw(st.sampled_from(["", " ", "\r"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_whenever_plain_git_reads_next_door_through_alternates_unasked_git_asks(next_door, data):
+    """The invariant, over alternates files built from the spellings git reads: if plain git shows the victim's file,
+    the check asks."""
+    tool, victim = next_door
+    lines = data.draw(st.lists(_alternates_line(victim), min_size=1, max_size=4))
+    (tool / ".git" / "objects" / "info" / "alternates").write_text("\n".join(lines) + "\n")
+    leaked = SECRET in _plain(tool, "git show HEAD:deploy.env")
+    plan = plan_read_only("git show HEAD:deploy.env", tool)
+    if leaked:
+        assert isinstance(plan, str), lines

@@ -493,7 +493,7 @@ def _link_out(tops: list[Path], project: Path, recurse: bool) -> Path | None:
                 target = real(entry.path)
                 if not inside_project(project, target):
                     return target
-                if recurse and target not in seen and target.is_dir():
+                if recurse and target not in seen and os.path.isdir(target):
                     seen.add(target)
                     pending.append(str(target))
             elif recurse and entry.is_dir(follow_symlinks=False):
@@ -516,7 +516,7 @@ def _alternates_out(objects: Path, project: Path, seen: set[Path], depth: int) -
         target = real(os.path.normpath(joined))
         if not inside_project(project, target):
             return target
-        if target in seen or not target.is_dir():
+        if target in seen or not os.path.isdir(target):  # (os.path: a name too long is no directory)
             continue
         if depth >= ALTERNATES_DEPTH:
             raise _Ask("runs git on a repository whose alternate object directories nest deeper than git reads")
