@@ -15,9 +15,11 @@ understand asks. The rules, in order:
 4. Globs are expanded here, not by bash: a match that starts with `-` (a file named `--pre=sh`)
    or lies outside the project asks; the expansion, not the pattern, is what runs.
 5. Every option must be listed for that program, matched whole (`sort --outp` asks); every
-   operand or option argument that names a file must resolve (symlinks followed) inside the
-   project (`grep -r x link-to-ssh` asks) and be no FIFO, device or socket (`cat pipe` would
-   never end); git asks when one of its own files is one (`.git/config` a FIFO).
+   operand or option argument that names a file must resolve (symlinks followed, never through
+   /proc) inside the project (`grep -r x link-to-ssh` asks) and be no FIFO, device or socket
+   (`cat pipe` would never end); git asks when one of its own files is one (`.git/config` a FIFO),
+   when its git directory reads outside the project (a link, alternates, a commondir), and for
+   status and diff when its index names a path outside the work tree.
 
 Relative paths and globs are read from the directory the command runs in (`cwd`: the start
 directory, inside the project); what they must stay inside is the project, wherever that is.
