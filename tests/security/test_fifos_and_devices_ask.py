@@ -99,10 +99,20 @@ def _head_commit_object(origin) -> None:
     _planter(f"objects/{sha[:2]}/{sha[2:]}")(origin)
 
 
+def _long_commondir(origin) -> None:
+    """`.git` holding HEAD and a `commondir` of 2,000 `./` before `../.shared` (git reads it whole; the check read
+    4 KiB, judged `.git` itself, and never saw the FIFO at `.shared/packed-refs`)."""
+    (origin / ".git").rename(origin / ".shared")
+    (origin / ".git").mkdir()
+    (origin / ".git" / "HEAD").write_text((origin / ".shared" / "HEAD").read_text())
+    (origin / ".git" / "commondir").write_text("./" * 2100 + "../.shared\n")
+    os.mkfifo(origin / ".shared" / "packed-refs")
+
+
 SPECIALS = [(name, "fifo") for name in GIT_FILES] + [(name, "link to /dev/zero") for name in ("HEAD", "config", "index")]
 # Beyond git's named files: the refs and objects it opens on a status or log (refs/heads/<branch>, a loose object)
 DEEPER = {"branch ref fifo": _branch_ref("fifo"), "branch ref link to /dev/zero": _branch_ref("link"),
-          "loose commit object fifo": _head_commit_object}
+          "loose commit object fifo": _head_commit_object, "fifo behind a long commondir": _long_commondir}
 
 
 @pytest.mark.parametrize(("name", "kind"), SPECIALS)
