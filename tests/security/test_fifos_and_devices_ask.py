@@ -109,6 +109,14 @@ def _long_commondir(origin) -> None:
     os.mkfifo(origin / ".shared" / "packed-refs")
 
 
+def _include_fifo(origin) -> None:
+    """`.git/config` including `../pipe`, a FIFO: git's configuration reading waits on it, so did the check's scan
+    of the filter drivers (10 s), which then read as "none" and let `git log` run into the same wait."""
+    with open(origin / ".git" / "config", "a") as config:
+        config.write("[include]\n\tpath = ../pipe\n")
+    os.mkfifo(origin / "pipe")
+
+
 SPECIALS = [(name, "fifo") for name in GIT_FILES] + [(name, "link to /dev/zero") for name in ("HEAD", "config", "index")]
 # Beyond git's named files: the refs and objects it opens on a status or log (refs/heads/<branch>, a loose object)
 DEEPER = {"branch ref fifo": _branch_ref("fifo"), "branch ref link to /dev/zero": _branch_ref("link"),
@@ -129,6 +137,17 @@ def test_an_unasked_git_whose_own_files_are_fifos_asks(tmp_path, model_server, n
 @pytest.mark.parametrize("command", ["git status", "git log -1 --oneline"])
 def test_an_unasked_git_whose_refs_or_objects_hold_a_fifo_asks(tmp_path, model_server, where, command):
     project = _archive(tmp_path, DEEPER[where])
+    result, _, block = _bash(tmp_path, model_server, project, command)
+    assert result.rc == 0, result.err
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]
+
+
+@pytest.mark.parametrize("command", ["git log -1 --oneline", "git show --stat", "git status"])
+def test_an_unasked_git_whose_configuration_includes_a_fifo_asks(tmp_path, model_server, command):
+    """The check waits up to 10 s on its own reading of the configuration, then asks (evo-agent's own git door
+    still waits on such an include for its 10 s timeout: not changed here)."""
+    project = _archive(tmp_path, _include_fifo)
     result, _, block = _bash(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)

@@ -634,8 +634,12 @@ def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
         found = subprocess.run([git, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
                                cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
                                env=_git_env(where.root))
-    except (OSError, subprocess.TimeoutExpired):
-        return []
+    except subprocess.TimeoutExpired:
+        # An `[include] path` that is a FIFO (or anything as slow) holds git's configuration reading: the command
+        # would wait the same way, and a scan that never finished must not read as "no filter driver".
+        raise _Ask("runs git on a repository whose configuration could not be read in time") from None
+    except OSError:
+        return []  # no git to run: the command will not find one either
     names = {key.decode("utf-8", "surrogateescape").rsplit(".", 1)[0]
              for key in found.stdout.split(b"\0") if key}
     out: list[tuple[str, str]] = []
