@@ -115,6 +115,10 @@ def _arm(src, how: str):
         (tool / "vendor" / "objects" / "info").mkdir(parents=True)
         (tool / "vendor" / "objects" / "info" / "alternates").write_text(f"{victim_objects}\n")
         _alternates(tool, "../../vendor/objects\n", work)
+    elif how == "nested-link":  # an in-project alternate whose `pack` is the victim's
+        (tool / "vendor" / "objects").mkdir(parents=True)
+        os.symlink(victim_objects / "pack", tool / "vendor" / "objects" / "pack")
+        _alternates(tool, "../../vendor/objects\n", work)
     elif how == "long-commondir":
         shutil.rmtree(inner)
         inner.mkdir()
@@ -136,7 +140,7 @@ def _arm(src, how: str):
 
 
 SPELLINGS = ["grafts", "attributes", "rebase-todo", "pack-links", "ref-link", "quoted", "after-64k", "nested",
-             "long-commondir", "gitdir-file-commondir", "dot-git-link-commondir"]
+             "nested-link", "long-commondir", "gitdir-file-commondir", "dot-git-link-commondir"]
 
 
 def _plain(tool, command: str) -> str:
