@@ -154,6 +154,26 @@ def test_an_unasked_git_whose_configuration_includes_a_fifo_asks(tmp_path, model
     assert "timed out" not in block["content"]
 
 
+# A setting naming a file git opens, the command that opens it, and where the FIFO is named from.
+NAMED_FILES = [("core.excludesFile", "git status"), ("mailmap.file", "git log -1"), ("diff.orderFile", "git diff")]
+
+
+@pytest.mark.parametrize(("key", "command"), NAMED_FILES)
+@pytest.mark.parametrize("spelling", ["relative", "absolute"])
+def test_an_unasked_git_whose_configuration_names_a_fifo_asks(tmp_path, model_server, key, command, spelling):
+    def plant(origin):
+        os.mkfifo(origin / "pipe")
+        (origin / "src" / "app.txt").write_text("changed\n")  # a diff to make
+        value = "pipe" if spelling == "relative" else str(tmp_path / "unpacked" / "pipe")
+        subprocess.run(["git", "config", key, value], cwd=origin, check=True)
+
+    project = _archive(tmp_path, plant)
+    result, _, block = _bash(tmp_path, model_server, project, command)
+    assert result.rc == 0, result.err
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]
+
+
 @pytest.mark.parametrize(("name", "kind"), [*SPECIALS, *((where, "deeper") for where in sorted(DEEPER))])
 def test_evo_agent_s_own_git_reads_never_wait_on_a_fifo_of_git_s(tmp_path, model_server, name, kind):
     """The door (session/git.py) skips such a repository: the start and `sessions list` take no git timeout."""

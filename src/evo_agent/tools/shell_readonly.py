@@ -620,6 +620,24 @@ def _git_assignments(git: str, where: _Where) -> list[str]:
     return [f"{name}={shlex.quote(value)}" for name, value in env.items()]
 
 
+# What the filter scan reads: the filter drivers, and the settings naming a file git opens on a status, log or
+# diff (`core.attributesFile` is pinned to /dev/null on the command line).
+FILTER_AND_FILE_KEYS = r"^(filter\.|core\.excludesfile$|mailmap\.file$|diff\.orderfile$)"
+
+
+def _check_named_file(key: str, value: str, where: _Where) -> None:
+    """_Ask when a setting names a FIFO, device or socket: git opens it (`core.excludesFile` on a status,
+    `mailmap.file` on a log, `diff.orderFile` on a diff) and would wait for a writer until the timeout. The path
+    as git takes it: `~/` in the pinned empty home, relative to the work tree's top."""
+    path = value
+    if path.startswith("~/"):
+        path = os.path.join(git_config_pins()["HOME"], path[2:])
+    root = git_worktree_root(where.cwd) or where.cwd
+    kind = special_kind(os.path.join(root, path))
+    if kind is not None:
+        raise _Ask(f"runs git with {key} naming {value!r}, {kind}: git would wait on it")
+
+
 def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
     """(key, value) turning off each filter driver the configuration defines: `filter.X.clean` empty, ….
 
@@ -631,7 +649,7 @@ def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
     keys typed meanwhile were gone) until its timeout.
     """
     try:
-        found = subprocess.run([git, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
+        found = subprocess.run([git, "config", "--null", "--get-regexp", FILTER_AND_FILE_KEYS],
                                cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
                                env=_git_env(where.root))
     except subprocess.TimeoutExpired:
@@ -640,8 +658,13 @@ def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
         raise _Ask("runs git on a repository whose configuration could not be read in time") from None
     except OSError:
         return []  # no git to run: the command will not find one either
-    names = {key.decode("utf-8", "surrogateescape").rsplit(".", 1)[0]
-             for key in found.stdout.split(b"\0") if key}
+    names: set[str] = set()
+    for item in found.stdout.split(b"\0"):
+        key, _, value = item.decode("utf-8", "surrogateescape").partition("\n")
+        if key.startswith("filter."):
+            names.add(key.rsplit(".", 1)[0])
+        elif key:
+            _check_named_file(key, value, where)
     out: list[tuple[str, str]] = []
     for name in sorted(names):
         out += [(f"{name}.{field}", "") for field in ("clean", "smudge", "process")]
