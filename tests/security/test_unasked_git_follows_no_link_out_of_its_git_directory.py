@@ -248,3 +248,31 @@ def test_whenever_plain_git_reads_next_door_through_alternates_unasked_git_asks(
     plan = plan_read_only("git show HEAD:deploy.env", tool)
     if leaked:
         assert isinstance(plan, str), lines
+
+
+@pytest.mark.parametrize("wrapper", ["wrap:x", "a:b/wrap"])
+def test_a_colon_above_the_repository_cannot_send_git_past_its_empty_git(tmp_path, model_server, wrapper):
+    """GIT_CEILING_DIRECTORIES (the judged repository's parent) is a `:`-separated list. An archive unpacked as
+    `wrap:x/` holding its own repository (alternates next door) and `tool/` with an empty `.git/`: split at the `:`,
+    the ceiling named no ancestor, git climbed from `tool` to `wrap:x/.git`, and `git show` printed the victim's
+    file, the check having judged only `tool/.git`."""
+    src = tmp_path / "src"
+    src.mkdir()
+    work = _victim(src)
+    outer = src / wrapper
+    outer.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([*GIT, "init", "-q", str(outer)], check=True)
+    depth = wrapper.count("/") + 1
+    (outer / ".git" / "objects" / "info" / "alternates").write_text("../../" + "../" * depth + "work/.git/objects\n")
+    (outer / ".git" / "refs" / "heads" / "main").write_text(_victims_head(work) + "\n")
+    tool = outer / "tool"
+    (tool / ".git").mkdir(parents=True)
+    (tool / "README.md").write_text("# tool\n")
+    assert SECRET in _plain(tool, "git show HEAD:deploy.env")  # the control: plain git climbs to the wrapper
+    for command in COMMANDS:
+        plan = plan_read_only(command, tool)
+        assert isinstance(plan, str) and "':'" in plan, (command, plan)
+    model_server.script(tool_use("bash", {"command": "git show HEAD:deploy.env"}, id="t1"), text("done"))
+    result = Cli(tool, _env(tmp_path, model_server)).run("-p", "what is this?")
+    assert SECRET not in repr(model_server.requests)
+    assert "needs approval" in result.err

@@ -401,6 +401,11 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
         # A dotfiles `~/.git` is no repository of a project below home (session.find_project_dir): its history
         # (a committed .netrc) lies outside the project.
         raise _Ask(f"runs git in the repository at {repository}, which holds the home directory, outside the project")
+    if repository is not None and ":" in str(repository.parent):
+        # GIT_CEILING_DIRECTORIES (the repository's parent: `_git_assignments`) is a `:`-separated list; split, it
+        # names no ancestor, and git climbs past an empty or broken `.git` to the archive's wrapper repository,
+        # whose alternates no check here has read.
+        raise _Ask(f"runs git below {repository.parent}, whose ':' git cannot take as the directory to stop at")
     elsewhere = None if repository is None else _borrowed_git_dir(repository, where.root)
     if elsewhere is not None:
         raise _Ask(f"runs git on a repository that reads {elsewhere}, outside the project (its .git leads there)")
