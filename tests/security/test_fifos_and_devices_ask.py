@@ -99,10 +99,28 @@ def _head_commit_object(origin) -> None:
     _planter(f"objects/{sha[:2]}/{sha[2:]}")(origin)
 
 
+def _long_commondir(origin) -> None:
+    """`.git` holding HEAD and a `commondir` of 2,000 `./` before `../.shared` (git reads it whole; the check read
+    4 KiB, judged `.git` itself, and never saw the FIFO at `.shared/packed-refs`)."""
+    (origin / ".git").rename(origin / ".shared")
+    (origin / ".git").mkdir()
+    (origin / ".git" / "HEAD").write_text((origin / ".shared" / "HEAD").read_text())
+    (origin / ".git" / "commondir").write_text("./" * 2100 + "../.shared\n")
+    os.mkfifo(origin / ".shared" / "packed-refs")
+
+
+def _include_fifo(origin) -> None:
+    """`.git/config` including `../pipe`, a FIFO: git's configuration reading waits on it, so did the check's scan
+    of the filter drivers (10 s), which then read as "none" and let `git log` run into the same wait."""
+    with open(origin / ".git" / "config", "a") as config:
+        config.write("[include]\n\tpath = ../pipe\n")
+    os.mkfifo(origin / "pipe")
+
+
 SPECIALS = [(name, "fifo") for name in GIT_FILES] + [(name, "link to /dev/zero") for name in ("HEAD", "config", "index")]
 # Beyond git's named files: the refs and objects it opens on a status or log (refs/heads/<branch>, a loose object)
 DEEPER = {"branch ref fifo": _branch_ref("fifo"), "branch ref link to /dev/zero": _branch_ref("link"),
-          "loose commit object fifo": _head_commit_object}
+          "loose commit object fifo": _head_commit_object, "fifo behind a long commondir": _long_commondir}
 
 
 @pytest.mark.parametrize(("name", "kind"), SPECIALS)
@@ -119,6 +137,37 @@ def test_an_unasked_git_whose_own_files_are_fifos_asks(tmp_path, model_server, n
 @pytest.mark.parametrize("command", ["git status", "git log -1 --oneline"])
 def test_an_unasked_git_whose_refs_or_objects_hold_a_fifo_asks(tmp_path, model_server, where, command):
     project = _archive(tmp_path, DEEPER[where])
+    result, _, block = _bash(tmp_path, model_server, project, command)
+    assert result.rc == 0, result.err
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]
+
+
+@pytest.mark.parametrize("command", ["git log -1 --oneline", "git show --stat", "git status"])
+def test_an_unasked_git_whose_configuration_includes_a_fifo_asks(tmp_path, model_server, command):
+    """The check waits up to 10 s on its own reading of the configuration, then asks (evo-agent's own git door
+    still waits on such an include for its 10 s timeout: not changed here)."""
+    project = _archive(tmp_path, _include_fifo)
+    result, _, block = _bash(tmp_path, model_server, project, command)
+    assert result.rc == 0, result.err
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]
+
+
+# A setting naming a file git opens, the command that opens it, and where the FIFO is named from.
+NAMED_FILES = [("core.excludesFile", "git status"), ("mailmap.file", "git log -1"), ("diff.orderFile", "git diff")]
+
+
+@pytest.mark.parametrize(("key", "command"), NAMED_FILES)
+@pytest.mark.parametrize("spelling", ["relative", "absolute"])
+def test_an_unasked_git_whose_configuration_names_a_fifo_asks(tmp_path, model_server, key, command, spelling):
+    def plant(origin):
+        os.mkfifo(origin / "pipe")
+        (origin / "src" / "app.txt").write_text("changed\n")  # a diff to make
+        value = "pipe" if spelling == "relative" else str(tmp_path / "unpacked" / "pipe")
+        subprocess.run(["git", "config", key, value], cwd=origin, check=True)
+
+    project = _archive(tmp_path, plant)
     result, _, block = _bash(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)

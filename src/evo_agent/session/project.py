@@ -103,6 +103,11 @@ def read_git_file(path: Path, limit: int = 4096) -> str | None:
         os.close(fd)
 
 
+# How much of `commondir` is read: git reads all of it, so 4 KiB of `./` before `../.shared` named `.git` itself
+# to a shorter read, and a FIFO in the directory git used went unseen (tools/shell_readonly.py asks beyond this).
+COMMONDIR_LIMIT = 1 << 20
+
+
 # The files of a git directory git opens on a status, log or diff (or evo-agent's plumbing): each one a FIFO (an
 # unpacked archive's) makes git wait for a writer forever; a device or socket is no git file either.
 GIT_OWN_FILES = ("HEAD", "config", "config.worktree", "index", "packed-refs", "commondir", "gitdir", "shallow",
@@ -123,9 +128,9 @@ def git_special_file(git_dir: Path) -> Path | None:
     import stat
 
     directories = [str(git_dir)]
-    common = (read_git_file(git_dir / "commondir") or "").strip()
+    common = (read_git_file(git_dir / "commondir", COMMONDIR_LIMIT) or "").strip()  # whole, as git reads it
     if common:
-        directories.append(os.path.join(git_dir, common))
+        directories.append(os.path.realpath(os.path.join(git_dir, common)))  # (a long `./././…` stats as ENAMETOOLONG)
     for directory in directories:
         for name in GIT_OWN_FILES:
             path = os.path.join(directory, name)

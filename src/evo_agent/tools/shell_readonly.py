@@ -15,9 +15,11 @@ understand asks. The rules, in order:
 4. Globs are expanded here, not by bash: a match that starts with `-` (a file named `--pre=sh`)
    or lies outside the project asks; the expansion, not the pattern, is what runs.
 5. Every option must be listed for that program, matched whole (`sort --outp` asks); every
-   operand or option argument that names a file must resolve (symlinks followed) inside the
-   project (`grep -r x link-to-ssh` asks) and be no FIFO, device or socket (`cat pipe` would
-   never end); git asks when one of its own files is one (`.git/config` a FIFO).
+   operand or option argument that names a file must resolve (symlinks followed, never through
+   /proc) inside the project (`grep -r x link-to-ssh` asks) and be no FIFO, device or socket
+   (`cat pipe` would never end); git asks when one of its own files is one (`.git/config` a FIFO),
+   when its git directory reads outside the project (a link, alternates, a commondir), and for
+   status and diff when its index names a path outside the work tree.
 
 Relative paths and globs are read from the directory the command runs in (`cwd`: the start
 directory, inside the project); what they must stay inside is the project, wherever that is.
@@ -191,6 +193,8 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     assignments: list[str] = []
     if program == "git":
         head += _check_git(args, where)  # first: the filter scan below runs git, which must not meet a FIFO
+        if args[0] in WORKTREE_READERS:
+            _check_index(head[0], where)
         assignments = _git_assignments(head[0], where)
         args = args[1:]
     elif program == "find":
@@ -225,11 +229,47 @@ def _confine(word: str, where: _Where) -> None:
     if word.startswith("~"):
         raise _Ask(f"reads {word!r}, outside the project")
     full = word if os.path.isabs(word) else os.path.join(where.cwd, word)
+    if through_proc(full):
+        raise _Ask(f"reads {word!r} through /proc, whose `self` is evo-agent when checked, the command when run")
     if not inside_project(where.root, real(full)):
         raise _Ask(f"reads {word!r}, outside the project")
     kind = special_kind(full)
     if kind is not None:
         raise _Ask(f"reads {word!r}, {kind}: reading it may never end")
+
+
+def through_proc(path: str) -> bool:
+    """Whether resolving `path` (absolute; links followed, as the kernel does) passes through /proc.
+
+    `realpath` runs in evo-agent, and there `/proc/self/cwd` is evo-agent's directory: a resumed session runs its
+    commands in its recorded start directory while evo-agent runs where `evo-agent -c` was typed, so
+    `/proc/self/cwd/../.ssh/id_rsa` (or `/dev/fd/../cwd/..`, or a clone's link to either) was judged inside the
+    project and read `~/.ssh/id_rsa` (where bubblewrap, which hides /proc, cannot run). Nothing of a project is there.
+    """
+    parts = [p for p in path.split("/") if p]
+    resolved, hops = "/", 0
+    while parts:
+        part = parts.pop(0)
+        if part == ".":
+            continue
+        if part == "..":
+            resolved = os.path.dirname(resolved)
+            continue
+        candidate = os.path.join(resolved, part)
+        if candidate == "/proc" or candidate.startswith("/proc/"):
+            return True
+        try:
+            target = os.readlink(candidate)
+        except OSError:
+            resolved = candidate  # no link (or nothing there): a plain component
+            continue
+        hops += 1
+        if hops > 40:
+            return True  # a loop: the kernel gives up too (ELOOP); asking costs nothing
+        if target.startswith("/"):
+            resolved = "/"
+        parts = [p for p in target.split("/") if p] + parts
+    return False
 
 
 def special_kind(path: str) -> str | None:
@@ -361,9 +401,14 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
         # A dotfiles `~/.git` is no repository of a project below home (session.find_project_dir): its history
         # (a committed .netrc) lies outside the project.
         raise _Ask(f"runs git in the repository at {repository}, which holds the home directory, outside the project")
+    if repository is not None and ":" in str(repository.parent):
+        # GIT_CEILING_DIRECTORIES (the repository's parent: `_git_assignments`) is a `:`-separated list; split, it
+        # names no ancestor, and git climbs past an empty or broken `.git` to the archive's wrapper repository,
+        # whose alternates no check here has read.
+        raise _Ask(f"runs git below {repository.parent}, whose ':' git cannot take as the directory to stop at")
     elsewhere = None if repository is None else _borrowed_git_dir(repository, where.root)
     if elsewhere is not None:
-        raise _Ask(f"runs git on the repository at {elsewhere}, outside the project (its .git points there)")
+        raise _Ask(f"runs git on a repository that reads {elsewhere}, outside the project (its .git leads there)")
     git_dir = None if repository is None else git_dir_of(repository)
     odd = None if git_dir is None else git_special_file(git_dir)
     if repository is not None and special_kind(str(repository / ".git")) is not None:
@@ -390,19 +435,13 @@ def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
     `.git` back (its `gitdir` file), and a submodule, in the superproject's `.git/modules/` above it."""
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
-        # A `.git/commondir` takes refs, objects and config from elsewhere: only linked worktrees' have one.
-        common = (read_git_file(dot_git / "commondir") or "").strip()
-        if not common:
-            return _leads_out(dot_git, project)
-        shared = real(dot_git / common)
-        return (_leads_out(dot_git, project) or _leads_out(shared, project)) if inside_project(project, shared) \
-            else shared
+        return _reads_out(dot_git, project)
     found = git_dir_of(root)
     if found is None:
         return None  # git will not find a repository there either
     git_dir = real(found)
     if inside_project(project, git_dir):
-        return _leads_out(git_dir, project)
+        return _reads_out(git_dir, project)  # (a `gitdir:` or link into the project: its commondir counts too)
     back = (read_git_file(git_dir / "gitdir") or "").strip()
     if back and real(back) == real(dot_git) and not dot_git.is_symlink():
         return None  # a linked worktree (`git worktree add`)
@@ -413,23 +452,158 @@ def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
     return git_dir
 
 
+def _reads_out(git_dir: Path, project: Path) -> Path | None:
+    """Where a git directory inside the project reads outside it, else None: its `commondir` (which takes refs,
+    objects and config from elsewhere: only linked worktrees' have one) or what `_leads_out` finds in it or there."""
+    common = (_git_file_text(git_dir / "commondir") or "").strip()
+    if not common:
+        return _leads_out(git_dir, project)
+    shared = real(git_dir / common)
+    return (_leads_out(git_dir, project) or _leads_out(shared, project)) if inside_project(project, shared) \
+        else shared
+
+
+# What git reads below a git directory on a status, log, show or diff, besides its top-level files: loose refs and
+# reflogs, objects and packs, `info/` (grafts and attributes: git quotes their bad lines), linked worktrees' HEADs,
+# and an interrupted rebase's or cherry-pick's todo list (`git status` prints its lines).
+GIT_READ_TREES = ("info", "refs", "logs", "objects", "worktrees", "rebase-merge", "rebase-apply", "sequencer")
+GIT_FILE_LIMIT = 1 << 20   # git reads `commondir` and `info/alternates` whole; the check reads as much or asks
+ALTERNATES_DEPTH = 5       # git follows an alternate's own alternates this deep
+
+
 def _leads_out(git_dir: Path, project: Path) -> Path | None:
-    """Where a git directory of the project reads another repository's history, else None: a link among its
-    entries or its objects' (`refs`, `objects`, `packed-refs`, `objects/pack` into the victim's `.git` next
-    door, as an archive can ship them), or an `objects/info/alternates` line (what `clone --shared` writes)."""
-    objects = git_dir / "objects"
-    for directory in (git_dir, objects):
+    """Where a git directory of the project reads a file outside it, else None: a link among its entries or
+    anywhere under GIT_READ_TREES (`refs`, `objects/pack`, `refs/heads/main`, `info/grafts` into the victim's
+    `.git` next door or `~/.netrc`: git quotes each bad graft line and `git status` each todo line), or an
+    alternate object directory outside (what `clone --shared` writes), however its line is spelled and however
+    deep in the alternates of in-project alternates it is named."""
+    found = _link_out([git_dir], project, recurse=False)
+    found = found or _link_out([git_dir / tree for tree in GIT_READ_TREES], project, recurse=True)
+    return found or _alternates_out(git_dir / "objects", project, set(), 0)
+
+
+def _link_out(tops: list[Path], project: Path, recurse: bool) -> Path | None:
+    """The target of the first link in `tops` (and, with `recurse`, below them) that leaves the project.
+
+    A link that stays inside is followed (once: links can loop), since what git reads through it is what counts;
+    os.scandir's d_type spares a stat per plain entry (a repository's `objects/` holds thousands)."""
+    pending: list[str] = [str(top) for top in tops]
+    seen: set[Path] = set()
+    while pending:
         try:
-            names = os.listdir(directory)
+            with os.scandir(pending.pop()) as it:
+                entries = list(it)
         except OSError:
             continue
-        for name in names:
-            if (directory / name).is_symlink() and not inside_project(project, target := real(directory / name)):
-                return target
-    for line in (read_git_file(objects / "info" / "alternates", 1 << 16) or "").splitlines():
-        line = line.strip()
-        if line and not line.startswith("#") and not inside_project(project, target := real(objects / line)):
-            return target  # (relative lines are relative to the objects directory, as git reads them)
+        for entry in entries:
+            if entry.is_symlink():
+                target = real(entry.path)
+                if not inside_project(project, target):
+                    return target
+                if recurse and target not in seen and os.path.isdir(target):
+                    seen.add(target)
+                    pending.append(str(target))
+            elif recurse and entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+    return None
+
+
+def _alternates_out(objects: Path, project: Path, seen: set[Path], depth: int) -> Path | None:
+    """An alternate object directory `objects/info/alternates` names outside the project (or one of its own
+    alternates does), else None. Each entry is read as git reads it (a `"quoted"` line, a `#` only in the first
+    column, `..` taken lexically after the directory's real path) and as a line stripped: either reading out asks."""
+    text = _git_file_text(objects / "info" / "alternates")
+    if text is None:
+        return None
+    lines = text.split("\n")
+    for entry in {*_alternate_entries(text), *lines, *(line.strip() for line in lines)}:
+        if not entry or entry.startswith("#"):
+            continue
+        joined = entry if os.path.isabs(entry) else os.path.join(real(objects), entry)
+        target = real(os.path.normpath(joined))
+        if not inside_project(project, target):
+            return target
+        if target in seen or not os.path.isdir(target):  # (os.path: a name too long is no directory)
+            continue
+        if depth >= ALTERNATES_DEPTH:
+            raise _Ask("runs git on a repository whose alternate object directories nest deeper than git reads")
+        seen.add(target)
+        found = _link_out([target], project, recurse=True) or _alternates_out(target, project, seen, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _git_file_text(path: Path) -> str | None:
+    """The whole of one of git's files (None: missing); _Ask when it is no regular file or longer than git's
+    own limit of what it reads: the check must read what git reads, not its first 4 KiB (a `commondir` of
+    2,000 `./` then `../../work/.git` pointed git next door while the check saw the repository itself)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Ask(f"runs git on a repository whose {path.name} is not a regular file")
+        data = os.read(fd, GIT_FILE_LIMIT + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > GIT_FILE_LIMIT:
+        raise _Ask(f"runs git on a repository whose {path.name} is too long to check")
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _alternate_entries(text: str) -> list[str]:
+    """`info/alternates` cut into entries as git's parse_alt_odb_entry does: a `#` in the first column starts a
+    comment, a `"` a C-quoted path (after which one character, the newline git assumes, is skipped), anything
+    else runs to the newline. Nothing is stripped."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        quoted = _unquote_c(text, i) if text[i] == '"' else None
+        if quoted is not None:
+            entry, end = quoted
+        else:
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            entry = "" if text[i] == "#" else text[i:end]
+        if end < n:
+            end += 1
+        out.append(entry)
+        i = end
+    return out
+
+
+_C_ESCAPES = {'"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def _unquote_c(text: str, start: int) -> tuple[str, int] | None:
+    """(the path, the index after its closing quote) for the C-quoted string at `start`, as git's
+    unquote_c_style reads it; None where git's fails too (it then reads the line unquoted)."""
+    out: list[str] = []
+    i = start + 1
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            return "".join(out), i + 1
+        if char == "\\":
+            code = text[i + 1:i + 4]
+            if code[:1] in _C_ESCAPES:
+                out.append(_C_ESCAPES[code[:1]])
+                i += 2
+                continue
+            if len(code) == 3 and code[0] in "0123" and all(c in "01234567" for c in code):
+                byte = int(code, 8)
+                out.append(chr(byte) if byte < 0x80 else chr(0xDC00 + byte))  # as surrogateescape decodes it
+                i += 4
+                continue
+            return None
+        out.append(char)
+        i += 1
     return None
 
 
@@ -451,6 +625,24 @@ def _git_assignments(git: str, where: _Where) -> list[str]:
     return [f"{name}={shlex.quote(value)}" for name, value in env.items()]
 
 
+# What the filter scan reads: the filter drivers, and the settings naming a file git opens on a status, log or
+# diff (`core.attributesFile` is pinned to /dev/null on the command line).
+FILTER_AND_FILE_KEYS = r"^(filter\.|core\.excludesfile$|mailmap\.file$|diff\.orderfile$)"
+
+
+def _check_named_file(key: str, value: str, where: _Where) -> None:
+    """_Ask when a setting names a FIFO, device or socket: git opens it (`core.excludesFile` on a status,
+    `mailmap.file` on a log, `diff.orderFile` on a diff) and would wait for a writer until the timeout. The path
+    as git takes it: `~/` in the pinned empty home, relative to the work tree's top."""
+    path = value
+    if path.startswith("~/"):
+        path = os.path.join(git_config_pins()["HOME"], path[2:])
+    root = git_worktree_root(where.cwd) or where.cwd
+    kind = special_kind(os.path.join(root, path))
+    if kind is not None:
+        raise _Ask(f"runs git with {key} naming {value!r}, {kind}: git would wait on it")
+
+
 def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
     """(key, value) turning off each filter driver the configuration defines: `filter.X.clean` empty, ….
 
@@ -462,18 +654,59 @@ def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
     keys typed meanwhile were gone) until its timeout.
     """
     try:
-        found = subprocess.run([git, "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
+        found = subprocess.run([git, "config", "--null", "--get-regexp", FILTER_AND_FILE_KEYS],
                                cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
                                env=_git_env(where.root))
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    names = {key.decode("utf-8", "surrogateescape").rsplit(".", 1)[0]
-             for key in found.stdout.split(b"\0") if key}
+    except subprocess.TimeoutExpired:
+        # An `[include] path` that is a FIFO (or anything as slow) holds git's configuration reading: the command
+        # would wait the same way, and a scan that never finished must not read as "no filter driver".
+        raise _Ask("runs git on a repository whose configuration could not be read in time") from None
+    except OSError:
+        return []  # no git to run: the command will not find one either
+    names: set[str] = set()
+    for item in found.stdout.split(b"\0"):
+        key, _, value = item.decode("utf-8", "surrogateescape").partition("\n")
+        if key.startswith("filter."):
+            names.add(key.rsplit(".", 1)[0])
+        elif key:
+            _check_named_file(key, value, where)
     out: list[tuple[str, str]] = []
     for name in sorted(names):
         out += [(f"{name}.{field}", "") for field in ("clean", "smudge", "process")]
         out.append((f"{name}.required", "false"))
     return out
+
+
+# The subcommands that read the work tree's file of every index entry (log and show read only objects).
+WORKTREE_READERS = frozenset({"status", "diff"})
+
+
+def _check_index(git: str, where: _Where) -> None:
+    """_Ask when the index lists a path that leaves the work tree.
+
+    git reads the work tree's file of each index entry by its name, and an unpacked archive ships its own
+    `.git/index`: an entry named `../../.ssh/id_rsa` or `/home/u/.netrc` (git never writes one, nor reads one
+    from a commit) made an unasked `git diff` print that file as the entry's change. The names come from git's own
+    reading of the index (`ls-files -z`: every version, a split index), with the door's settings (`core.fsmonitor`
+    runs on an index read); listing cannot finish, or names one out: ask."""
+    from evo_agent.session import GIT_SAFE_CONFIG as door_config
+
+    root = git_worktree_root(where.cwd)
+    env = _git_env(where.root)
+    if root is not None:
+        env["GIT_CEILING_DIRECTORIES"] = str(root.parent)  # the repository the command will find, no other
+    argv = [git, "--no-pager", *(w for setting in door_config for w in ("-c", setting)), "ls-files", "-z",
+            "--full-name"]
+    try:
+        listed = subprocess.run(argv, cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
+                                env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        raise _Ask("runs git on a repository whose index could not be listed") from None
+    for name in listed.stdout.split(b"\0"):
+        parts = name.removesuffix(b"/").split(b"/")
+        if name and (name.startswith(b"/") or any(part in (b"", b".", b"..") for part in parts)):
+            shown = name.decode("utf-8", "replace")
+            raise _Ask(f"runs git on a repository whose index lists {shown!r}, outside its work tree")
 
 
 def _git_env(project: Path) -> dict[str, str]:
@@ -527,4 +760,4 @@ def prefix_rule_problem(command: str, prefix: str, project_dir: Path | str) -> s
 
 
 __all__ = ["ReadOnlyPlan", "plan_read_only", "prefix_rule_problem", "read_only_reason", "resolve_program",
-           "safe_search_path", "unasked_environment"]
+           "safe_search_path", "through_proc", "unasked_environment"]
