@@ -67,8 +67,9 @@ if TYPE_CHECKING:
 
     from psycopg import Connection
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 MIN_CLIENT = 5  # the oldest client version that may use a store at SCHEMA_VERSION: it must speak chunks
+# (version 6 changed only the server's functions and policies: a version-5 client still works against it)
 MEMBER_ROLE = "evo_agent_member"
 SEARCH_CAP = 65536  # characters of a message's text indexed for search
 CHUNK_BYTES = 4 << 20  # the largest body one chunk row carries (clients split longer lines)
@@ -397,6 +398,32 @@ V5_CONCURRENT = [
 ]
 
 MIGRATIONS[5] = V5
+
+# Version 6: no function of the store resolves a name through the caller's search_path. A role's temporary
+# schema is searched first unless the path names it, and any role may create temporary tables and views: a
+# teammate who put a `pg_temp.pg_roles` before pg_catalog made `evo_agent_is` — the row-level security of
+# every read — say yes to every grant (every repository's sessions readable), and a temporary
+# `evo_agent_sessions` fed the owner's SECURITY DEFINER indexer any session id (its text indexed under a
+# repository the teammate reads) or hid the tombstones from `evo_agent_refuse_buried`. Each function now
+# searches pg_catalog, then the tables' own schema, then pg_temp last. The indexer's progress rows name
+# sessions of every repository, so they are read under the same rule as the sessions they describe.
+V6 = [
+    """DO $$
+       DECLARE home name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                             WHERE c.oid = to_regclass('evo_agent_sessions'));
+               f regprocedure;
+       BEGIN
+         FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                  WHERE n.nspname = home AND p.proname LIKE 'evo\\_agent\\_%' LOOP
+           EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, home);
+         END LOOP;
+       END $$""",
+    "ALTER TABLE evo_agent_search_state ENABLE ROW LEVEL SECURITY",
+    """CREATE POLICY evo_agent_search_state_read ON evo_agent_search_state FOR SELECT USING (
+         EXISTS (SELECT 1 FROM evo_agent_sessions s WHERE s.session_id = evo_agent_search_state.session_id))""",
+]
+
+MIGRATIONS[6] = V6
 
 
 class SchemaTooNew(Exception):
