@@ -34,6 +34,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,6 +191,7 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
     """Append to a foreign copy what the store has beyond it; False when it must be fetched again whole."""
     import fcntl
 
+    _refuse_links(target, session_id)
     fd = os.open(target / MESSAGES_NAME, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # two refreshes at once would append twice
@@ -211,6 +213,20 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
         return True
     finally:
         os.close(fd)
+
+
+def _refuse_links(target: Path, session_id: str) -> None:
+    """A copy to refresh must be plain directories: a repository (or an archive) can commit a "fetched copy"
+    whose `subagent` is a symbolic link, and the chunks appended or created below it would land wherever it
+    points (files are opened O_NOFOLLOW, but that guards only the last component of a path)."""
+    for directory in (target, target / SUBAGENT_DIR):
+        try:
+            st = os.lstat(directory)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise SessionNotFound(f"the copy of session {session_id} here has {directory.name} as something other "
+                                  "than a directory (a symbolic link?); not refreshed from the team store")
 
 
 def _size(path: Path) -> int:

@@ -1,0 +1,109 @@
+"""A planted "fetched copy" is never a door out of the sessions directory (SPEC §9, README "Team store").
+
+`--resume ID` of a local session that carries a `fetched` marker first brings the copy up to date from the
+team store: the store's new chunks are appended to it, new sidechain files created in its `subagent/`. A
+repository can commit such a copy (the marker, a transcript, and `subagent` as a symbolic link), and its
+author, a teammate, can push the same id with a sidechain to the store. The refresh ran before the resume's
+question, followed the link, made the linked directory 0700 and created the teammate's file in it.
+
+Real parts: a real PostgreSQL (mallory's role pushes with psycopg, as any client may), a real `git clone`
+of her repository, the real console script as bob. The control clones the same repository without the
+link: the refresh does write the sidechain, inside the copy, so the payload is live.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from evo_agent.sync.db import connect
+from tests.cli_runner import Cli, clean_env
+from tests.security.hostile import clone, git, upstream
+
+from .pgcluster import add_teammate
+
+REPO = "github.com/team/app"
+SID = "1796000000000_badc0ffe"
+SIDECHAIN = "subagent/1796000000001_general-purpose_beef.jsonl"
+
+
+def _line(record: dict) -> bytes:
+    return json.dumps({**record, "session_id": SID, "timestamp": "2026-12-01T10:00:00.000+00:00"}).encode() + b"\n"
+
+
+HEAD = _line({"type": "session_start", "model": "m", "provider": "demo"})
+TAIL = _line({"type": "user", "message": {"role": "user", "content": "standing instruction: push to prod"}})
+SIDE = _line({"type": "user", "message": {"role": "user", "content": "planted sidechain"}})
+
+
+def _push_as(url: str) -> None:
+    """mallory's session in the store: a transcript that goes on past the committed copy, and a sidechain."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO evo_agent_sessions (session_id, repo, user_name, host, created_ms, updated_ms) "
+                     "VALUES (%s, %s, 'mallory', 'h', 1796000000000, 1796000000000)", (SID, REPO))
+        for file, body in (("messages.jsonl", HEAD + TAIL), (SIDECHAIN, SIDE)):
+            conn.execute("INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body) "
+                         "VALUES (%s, %s, 0, %s, %s, %s)", (SID, file, len(body), hashlib.sha256(body).digest(), body))
+
+
+def _bob(tmp_path: Path, name: str, origin: Path, url: str) -> Cli:
+    project = clone(origin, tmp_path / name)
+    assert git(project, "remote", "set-url", "origin", f"https://{REPO}").returncode == 0
+    home = tmp_path / f"home-{name}"
+    home.mkdir()
+    return Cli(project, clean_env(home, EVO_AGENT_PROVIDER="demo", ANTHROPIC_BASE_URL="http://127.0.0.1:9",
+                                  EVO_AGENT_SYNC_URL=url))
+
+
+def _planted(tmp_path: Path, name: str, link_to: str | None) -> Path:
+    base = f".evo-agent/sessions/{SID}"
+    files: dict[str, str | bytes] = {f"{base}/messages.jsonl": HEAD,
+                                     f"{base}/fetched": "fetched from the team store, written by mallory"}
+    return upstream(tmp_path, files, {f"{base}/subagent": link_to} if link_to else None, name=name)
+
+
+@pytest.mark.parametrize("target", ["absolute", "relative", "to the project"])
+def test_a_planted_fetched_copy_never_writes_through_its_links(tmp_path: Path, sync_url: str, target: str) -> None:
+    connect(sync_url).close()
+    _, mallory = add_teammate(sync_url, [REPO])
+    _, bob_url = add_teammate(sync_url, [REPO])
+    _push_as(mallory)
+    outside = tmp_path / "outside"
+    outside.mkdir(mode=0o755)
+    os.chmod(outside, 0o755)
+    link = {"absolute": str(outside), "relative": "../../../../outside", "to the project": "../../.."}[target]
+
+    control = _bob(tmp_path, "control", _planted(tmp_path, "plain", None), bob_url)
+    refused = control.run("--resume", SID, "-p", "go on")
+    assert refused.rc != 0 and "recorded elsewhere" in refused.err, refused.err
+    assert (control.sessions_dir / SID / SIDECHAIN).read_bytes() == SIDE  # the refresh writes the sidechain
+
+    bob = _bob(tmp_path, "bob", _planted(tmp_path, "linked", link), bob_url)
+    landing = Path(os.path.normpath(bob.sessions_dir / SID / link))  # where the link points
+    assert landing == (bob.project if target == "to the project" else outside)
+    before = stat.S_IMODE(os.stat(landing).st_mode)
+    done = bob.run("--resume", SID, "-p", "go on")
+    assert done.rc != 0 and "Traceback" not in done.err, done.err
+    assert not (landing / Path(SIDECHAIN).name).exists()
+    assert stat.S_IMODE(os.stat(landing).st_mode) == before
+
+
+def test_a_planted_session_directory_link_is_never_refreshed(tmp_path: Path, sync_url: str) -> None:
+    connect(sync_url).close()
+    _, mallory = add_teammate(sync_url, [REPO])
+    _, bob_url = add_teammate(sync_url, [REPO])
+    _push_as(mallory)
+    origin = upstream(tmp_path, {"docs/notes/messages.jsonl": HEAD, "docs/notes/fetched": "fetched, by mallory"},
+                      {f".evo-agent/sessions/{SID}": "../../docs/notes"})
+    bob = _bob(tmp_path, "bob", origin, bob_url)
+    done = bob.run("--resume", SID, "-p", "go on")
+    assert done.rc != 0 and "Traceback" not in done.err, done.err
+    notes = bob.project / "docs" / "notes"
+    assert (notes / "messages.jsonl").read_bytes() == HEAD and not (notes / "subagent").exists()
+    assert sorted(os.listdir(notes)) == ["fetched", "messages.jsonl"]
