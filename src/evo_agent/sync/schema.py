@@ -407,7 +407,73 @@ MIGRATIONS[5] = V5
 # repository the teammate reads) or hid the tombstones from `evo_agent_refuse_buried`. Each function now
 # searches pg_catalog, then the tables' own schema, then pg_temp last. The indexer's progress rows name
 # sessions of every repository, so they are read under the same rule as the sessions they describe.
+# Version 6 also bounds what one call of the indexer reads. It read every session it took whole, in one
+# transaction: a session of a few hundred MB (5 MB/s here) outlasted the client's 30 s idle deadline, and one
+# chunk bigger than a client ever sends (a teammate's own INSERT: `buf || body` past 1 GB) failed the call;
+# either way the batch rolled back and the same session came first again, so nothing pushed after it was ever
+# indexed, for anyone. Now a call stops at a line boundary once it has read INDEX_CALL_BYTES (a session left
+# half done keeps its place and resumes there), skips a chunk no client sends without reading it, and a
+# session that still fails is marked indexed to its end instead of failing the others.
+INDEX_CALL_BYTES = 4 << 20  # ~1 s of indexing here; a call stops at the first line boundary past it
+_V6_INDEX = f"""CREATE OR REPLACE FUNCTION evo_agent_index(p_repo text, p_sessions integer) RETURNS integer
+   LANGUAGE plpgsql SECURITY DEFINER AS $$
+   DECLARE s record; c record; buf bytea; buf_start bigint; lines integer := 0; done integer := 0;
+           spent bigint := 0; finished boolean;
+   BEGIN
+     FOR s IN SELECT ss.session_id, ss.repo, ss.pushed_at, coalesce(st.indexed_end, 0) AS indexed_end
+              FROM evo_agent_sessions ss LEFT JOIN evo_agent_search_state st USING (session_id)
+              WHERE (p_repo IS NULL OR ss.repo = p_repo)
+                AND (st.session_id IS NULL OR st.indexed_at < ss.pushed_at)
+              ORDER BY ss.pushed_at LIMIT p_sessions LOOP
+       EXIT WHEN spent >= {INDEX_CALL_BYTES};
+       CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended(s.session_id, {_LOCK_KEY}));
+       buf := ''::bytea;
+       buf_start := s.indexed_end;
+       finished := true;
+       BEGIN
+         FOR c IN SELECT start_offset, end_offset,
+                         CASE WHEN octet_length(body) <= {CHUNK_BYTES} THEN body END AS body
+                  FROM evo_agent_chunks
+                  WHERE session_id = s.session_id AND file = '{MESSAGES_NAME}' AND start_offset >= s.indexed_end
+                  ORDER BY start_offset LOOP
+           EXIT WHEN c.start_offset <> buf_start + octet_length(buf);  -- a gap: stop at what is contiguous
+           IF octet_length(buf) = 0 AND spent >= {INDEX_CALL_BYTES} THEN
+             finished := false;  -- the rest in the next call, from this line
+             EXIT;
+           END IF;
+           spent := spent + (c.end_offset - c.start_offset);
+           IF c.body IS NULL THEN  -- bigger than any client sends: not read, and the line it is part of not indexed
+             buf := ''::bytea;
+             buf_start := c.end_offset;
+             CONTINUE;
+           END IF;
+           IF octet_length(buf) > {4 * CHUNK_BYTES} THEN
+             buf := ''::bytea;  -- one enormous line: not indexed
+             buf_start := c.start_offset;
+           END IF;
+           buf := buf || c.body;
+           IF get_byte(c.body, octet_length(c.body) - 1) = 10 THEN
+             lines := lines + evo_agent_index_lines(s.repo, s.session_id, buf_start, buf);
+             buf_start := c.end_offset;
+             buf := ''::bytea;
+           END IF;
+         END LOOP;
+       EXCEPTION WHEN OTHERS THEN  -- whatever this session holds, it does not stop the others
+         SELECT coalesce(max(end_offset), 0) INTO buf_start FROM evo_agent_chunks
+           WHERE session_id = s.session_id AND file = '{MESSAGES_NAME}';
+         finished := true;
+       END;
+       INSERT INTO evo_agent_search_state (session_id, indexed_end, indexed_at)
+         VALUES (s.session_id, buf_start, CASE WHEN finished THEN s.pushed_at ELSE '-infinity' END)
+         ON CONFLICT (session_id) DO UPDATE SET indexed_end = EXCLUDED.indexed_end,
+                                                indexed_at = EXCLUDED.indexed_at;
+       done := done + 1;
+     END LOOP;
+     RETURN done;
+   END $$"""
+
 V6 = [
+    _V6_INDEX,  # before the search paths are pinned below (CREATE OR REPLACE sets a function's settings anew)
     """DO $$
        DECLARE home name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                              WHERE c.oid = to_regclass('evo_agent_sessions'));
