@@ -56,7 +56,8 @@ def test_tab_shows_the_teams_sessions_and_enter_fetches_and_resumes_one(tmp_path
     t.keys("Enter")  # Enter ends the answer even right after the full-screen picker
     t.wait(r"messages restored")
     assert theirs in bob.session_ids() and _resume_sources(bob) == {theirs}
-    assert json.loads((bob.sessions_dir / theirs / "meta.json").read_text())["first_prompt"] == "list the files"
+    listed = {r["id"]: r for r in json.loads(bob.run("sessions", "list", "--json").out)}
+    assert listed[theirs]["first_prompt"] == "list the files"  # from the transcript, not the pusher's meta
     assert mine in bob.session_ids()
 
 
