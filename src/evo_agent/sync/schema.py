@@ -484,6 +484,19 @@ V6 = [
            EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, home);
          END LOOP;
        END $$""",
+    # Nobody but the owner creates objects beside the tables (PostgreSQL 14 and older let every role create
+    # in `public`): a member's overload of a function the clients call would run as whoever calls it.
+    """DO $$
+       DECLARE home name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                             WHERE c.oid = to_regclass('evo_agent_sessions'));
+       BEGIN
+         EXECUTE format('REVOKE CREATE ON SCHEMA %I FROM PUBLIC', home);
+         IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'evo_agent_member') THEN
+           EXECUTE format('REVOKE CREATE ON SCHEMA %I FROM evo_agent_member', home);
+         END IF;
+       EXCEPTION WHEN insufficient_privilege THEN
+         NULL;  -- not the schema's owner: migrate() names the roles left, and clients refuse the store
+       END $$""",
     "ALTER TABLE evo_agent_search_state ENABLE ROW LEVEL SECURITY",
     """CREATE POLICY evo_agent_search_state_read ON evo_agent_search_state FOR SELECT USING (
          EXISTS (SELECT 1 FROM evo_agent_sessions s WHERE s.session_id = evo_agent_search_state.session_id))""",
@@ -503,12 +516,53 @@ class SchemaTooOld(Exception):
 MIGRATE_HINT = "its admin runs `evo-agent sync migrate` (as the role that owns the store's tables)"
 
 
+_SCHEMA_WRITERS = """
+SELECT r.rolname::text, n.nspname::text
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace, pg_catalog.pg_roles r
+WHERE c.oid = pg_catalog.to_regclass('evo_agent_sessions'::text) AND NOT r.rolsuper
+  AND NOT pg_catalog.starts_with(r.rolname::text, 'pg_'::text)
+  AND NOT pg_catalog.pg_has_role(r.oid, c.relowner, 'USAGE'::text)
+  AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'::text)
+ORDER BY 1"""
+
+
+_PUBLIC_CREATES = """
+SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,
+     pg_catalog.aclexplode(n.nspacl) a
+WHERE c.oid = pg_catalog.to_regclass('evo_agent_sessions'::text) AND a.grantee = 0 AND a.privilege_type = 'CREATE'"""
+
+
+class SchemaOpen(Exception):
+    """Roles other than the store's owner may create objects in its schema: one line for its admin."""
+
+
+def check_schema_closed(conn: Connection) -> None:
+    """Refuse a store whose schema others than its owner may create objects in (every name fully qualified:
+    this runs before any query that could resolve to such an object). A member's overload of a function the
+    clients call (`plainto_tsquery(text, text)` beats pg_catalog's for `plainto_tsquery('simple', …)`) would
+    run as whoever calls it, writing rows the server records as theirs."""
+    rows = conn.execute(_SCHEMA_WRITERS).fetchall()
+    if rows:
+        schema = str(rows[0][1])
+        if conn.execute(_PUBLIC_CREATES).fetchone() is not None:
+            names = "every role: PUBLIC"
+        else:
+            names = ", ".join(str(r[0]) for r in rows[:5]) + (", …" if len(rows) > 5 else "")
+        raise SchemaOpen(f"the team store's schema {schema} lets roles other than its owner create objects "
+                         f"({names}), where any of them could plant a function that runs as you: its admin runs "
+                         f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC (and from those roles)")
+
+
 def check_schema(conn: Connection) -> int:
     """What a client does on connecting: read the version row, run no DDL; the store's version.
 
     SchemaTooOld when the store lacks the schema (or is older than this client speaks, or its migration is
     half done), SchemaTooNew when its min_client is newer than this client.
     """
+    try:
+        check_schema_closed(conn)  # first: before any query whose names could resolve to a member's object
+    except SchemaOpen as exc:
+        raise SchemaTooOld(str(exc)) from None
     current = _current_version(conn)
     if current is None:
         raise SchemaTooOld(f"the team store has no evo-agent schema yet: {MIGRATE_HINT}")
@@ -560,6 +614,10 @@ def migrate(conn: Connection, *, ahead: int = PARTITIONS_AHEAD,
     with conn.transaction():
         ensure_partitions(conn, ahead, say)
         conn.execute("UPDATE evo_agent_schema SET ready = true")
+    try:
+        check_schema_closed(conn)
+    except SchemaOpen as exc:
+        say(f"warning: {exc}; until then clients refuse the store")
     return SCHEMA_VERSION
 
 
