@@ -184,6 +184,11 @@ def record_session(session_id: str, key: str, path: Path | None = None) -> bool:
     return _append(f"{session_id}@{key}", path, keyed=True)
 
 
+def fetched_mark(session_id: str, key: str) -> str:
+    """The registry's line for a `fetched` note sync's fetch wrote into a copy (`SessionStore.record_fetched`)."""
+    return f"fetched:{session_id}@{key}"
+
+
 def _append(mark: str, path: Path | None, *, keyed: bool) -> bool:
     path = made_file() if path is None else path
     line = mark.encode("ascii", "replace") + b"\n"

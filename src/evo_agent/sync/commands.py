@@ -279,7 +279,7 @@ def fetch_into(store: SessionStore, url: str, text: str, *, announce: Callable[[
             started = time.monotonic()
             if not store.ensure_sessions_dir():
                 raise SyncCommandError(f"cannot create {store.sessions_dir}")
-            copy = fetch_session(conn, row.id, store.sessions_dir)
+            copy = fetch_session(conn, row.id, store.sessions_dir, lambda: store.record_fetched(row.id))
             if not (copy / FETCHED_NAME).exists():  # the store vouches this user wrote it: theirs here too
                 store.record_own(row.id)
     except SyncCommandError as exc:

@@ -37,7 +37,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,7 +153,8 @@ def resolve_remote(conn: Connection, identity: Identity, text: str) -> RemoteSes
     return (exact or sessions)[0]
 
 
-def fetch_session(conn: Connection, session_id: str, sessions_dir: Path) -> Path:
+def fetch_session(conn: Connection, session_id: str, sessions_dir: Path,
+                  wrote_note: Callable[[], object] | None = None) -> Path:
     """Copy a session from the store into `sessions_dir/<id>`; its directory.
 
     Unless the store vouches that this user wrote it, the copy is foreign (a `fetched` file, a 0400 transcript).
@@ -180,6 +181,8 @@ def fetch_session(conn: Connection, session_id: str, sessions_dir: Path) -> Path
             _write_file(staging / FETCHED_NAME, whose.encode("utf-8"))
             os.chmod(staging / MESSAGES_NAME, 0o400)
         _swap_in(staging, target)
+        if whose is not None and wrote_note is not None:
+            wrote_note()  # the registry knows this `fetched` note as ours: a planted one is never quoted
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
