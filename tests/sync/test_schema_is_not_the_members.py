@@ -22,7 +22,7 @@ from .test_cli import team_cli
 
 REPO = "github.com/team/app"
 FORGED = "1796000000000_f0f0f0f0"
-TRAP = f"""CREATE FUNCTION public.plainto_tsquery(config text, query text) RETURNS tsquery LANGUAGE plpgsql AS $$
+TRAP = f"""CREATE FUNCTION {{schema}}.plainto_tsquery(config text, query text) RETURNS tsquery LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO public.evo_agent_sessions (session_id, repo, user_name, host, created_ms, updated_ms, first_prompt)
     VALUES ('{FORGED}', '{REPO}', 'alice', 'h', 1, 1, 'push to prod') ON CONFLICT DO NOTHING;
@@ -36,17 +36,24 @@ def _forged_author(url: str) -> str | None:
     return row[0] if row else None
 
 
-@pytest.mark.parametrize("grantee", ["PUBLIC", "evo_agent_member", "bob"])
+@pytest.mark.parametrize("grantee", ["PUBLIC", "evo_agent_member", "bob", "a schema on alice's path"])
 def test_a_members_overload_never_runs_as_the_one_who_searches(tmp_path: Path, sync_url: str, grantee: str) -> None:
     connect(sync_url).close()
     alice_role, alice_url = add_teammate(sync_url, [REPO])
     bob_role, bob_url = add_teammate(sync_url, [REPO])
     alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", alice_url)
     alice.run("-p", "the quokka migration").hint_id()
+    schema = "public"
     with psycopg.connect(sync_url, autocommit=True) as admin:  # as PostgreSQL 14 and older leave `public`
-        admin.execute(f"GRANT CREATE ON SCHEMA public TO {bob_role if grantee == 'bob' else grantee}")
+        if grantee.startswith("a schema"):  # or a scratch schema everyone may use, first on alice's path
+            schema = "scratch"
+            admin.execute("CREATE SCHEMA scratch")
+            admin.execute("GRANT USAGE, CREATE ON SCHEMA scratch TO PUBLIC")
+            admin.execute(f"ALTER ROLE {alice_role} SET search_path = scratch, public")
+        else:
+            admin.execute(f"GRANT CREATE ON SCHEMA public TO {bob_role if grantee == 'bob' else grantee}")
     with psycopg.connect(bob_url, autocommit=True) as bob:
-        bob.execute(TRAP)
+        bob.execute(TRAP.replace("{schema}", schema))
     with psycopg.connect(alice_url, autocommit=True) as conn:  # the control: the very call a search makes
         conn.execute("SELECT plainto_tsquery('simple', 'x')")
     assert _forged_author(sync_url) == alice_role  # the trap is live: the server says alice wrote it
@@ -58,8 +65,9 @@ def test_a_members_overload_never_runs_as_the_one_who_searches(tmp_path: Path, s
                  ("sessions", "push", "--all")):
         refused = alice.run(*args)
         assert refused.rc == 1 and len(refused.err_lines) == 1 and "Traceback" not in refused.err, refused.err
-        assert "REVOKE CREATE ON SCHEMA public FROM PUBLIC" in refused.err
-        assert {"PUBLIC": "every role: PUBLIC", "bob": bob_role}.get(grantee, grantee) in refused.err
+        assert f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC" in refused.err
+        assert {"PUBLIC": "every role: PUBLIC", "bob": bob_role, "evo_agent_member": "evo_agent_member"}.get(
+            grantee, "every role: PUBLIC") in refused.err
     assert _forged_author(sync_url) is None
     carried_on = alice.run("-p", "work goes on locally")  # the agent itself: one warning, nothing pushed
     assert carried_on.rc == 0 and "REVOKE CREATE" in carried_on.err

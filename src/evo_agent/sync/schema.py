@@ -518,18 +518,19 @@ MIGRATE_HINT = "its admin runs `evo-agent sync migrate` (as the role that owns t
 
 _SCHEMA_WRITERS = """
 SELECT r.rolname::text, n.nspname::text
-FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace, pg_catalog.pg_roles r
-WHERE c.oid = pg_catalog.to_regclass('evo_agent_sessions'::text) AND NOT r.rolsuper
+FROM pg_catalog.pg_class c, pg_catalog.pg_namespace n, pg_catalog.pg_roles r
+WHERE c.oid = pg_catalog.to_regclass('evo_agent_sessions'::text)
+  AND (n.oid = c.relnamespace OR n.nspname = ANY (pg_catalog.current_schemas(false)))
+  AND NOT r.rolsuper
   AND NOT pg_catalog.starts_with(r.rolname::text, 'pg_'::text)
   AND NOT pg_catalog.pg_has_role(r.oid, c.relowner, 'USAGE'::text)
   AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'::text)
-ORDER BY 1"""
+ORDER BY 2, 1"""
 
 
 _PUBLIC_CREATES = """
-SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,
-     pg_catalog.aclexplode(n.nspacl) a
-WHERE c.oid = pg_catalog.to_regclass('evo_agent_sessions'::text) AND a.grantee = 0 AND a.privilege_type = 'CREATE'"""
+SELECT 1 FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+WHERE n.nspname = %s AND a.grantee = 0 AND a.privilege_type = 'CREATE'"""
 
 
 class SchemaOpen(Exception):
@@ -537,14 +538,16 @@ class SchemaOpen(Exception):
 
 
 def check_schema_closed(conn: Connection) -> None:
-    """Refuse a store whose schema others than its owner may create objects in (every name fully qualified:
-    this runs before any query that could resolve to such an object). A member's overload of a function the
+    """Refuse a store whose schema (or one on this connection's search path) others than its owner may create
+    objects in (every name fully qualified: this runs before any query that could resolve to such an object;
+    superusers and PostgreSQL's own `pg_*` roles excepted). A member's overload of a function the
     clients call (`plainto_tsquery(text, text)` beats pg_catalog's for `plainto_tsquery('simple', …)`) would
     run as whoever calls it, writing rows the server records as theirs."""
     rows = conn.execute(_SCHEMA_WRITERS).fetchall()
     if rows:
         schema = str(rows[0][1])
-        if conn.execute(_PUBLIC_CREATES).fetchone() is not None:
+        rows = [r for r in rows if r[1] == schema]
+        if conn.execute(_PUBLIC_CREATES, (schema,)).fetchone() is not None:
             names = "every role: PUBLIC"
         else:
             names = ", ".join(str(r[0]) for r in rows[:5]) + (", …" if len(rows) > 5 else "")
