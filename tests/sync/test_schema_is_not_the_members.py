@@ -85,3 +85,18 @@ def test_migrate_closes_the_schema(tmp_path: Path, empty_url: str) -> None:
         assert member.execute("SELECT has_schema_privilege('public', 'CREATE')").fetchone() == (False,)
     mate = team_cli(tmp_path, "mate", "https://github.com/team/app", url)
     assert mate.run("sessions", "list", "--remote").rc == 0
+
+
+def test_the_schemas_own_owner_is_an_admin_not_a_teammate(tmp_path: Path, sync_url: str) -> None:
+    """A database owned by a role that is not the tables' (PostgreSQL 15 gives it CREATE in `public` through
+    pg_database_owner): clients still use the store."""
+    connect(sync_url).close()
+    dbname = sync_url.rsplit("/", 1)[1]
+    with psycopg.connect(sync_url, autocommit=True) as admin:
+        dba = f"dba_{dbname}"  # roles are the cluster's: one name per database
+        admin.execute(f"CREATE ROLE {dba} NOLOGIN")
+        admin.execute(f'ALTER DATABASE "{dbname}" OWNER TO {dba}')
+    _, url = add_teammate(sync_url, [REPO])
+    mate = team_cli(tmp_path, "mate", "https://github.com/team/app", url)
+    listed = mate.run("sessions", "list", "--remote")
+    assert listed.rc == 0, listed.err

@@ -524,6 +524,7 @@ WHERE c.oid = pg_catalog.to_regclass('evo_agent_sessions'::text)
   AND NOT r.rolsuper
   AND NOT pg_catalog.starts_with(r.rolname::text, 'pg_'::text)
   AND NOT pg_catalog.pg_has_role(r.oid, c.relowner, 'USAGE'::text)
+  AND NOT pg_catalog.pg_has_role(r.oid, n.nspowner, 'USAGE'::text)
   AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'::text)
 ORDER BY 2, 1"""
 
@@ -540,7 +541,8 @@ class SchemaOpen(Exception):
 def check_schema_closed(conn: Connection) -> None:
     """Refuse a store whose schema (or one on this connection's search path) others than its owner may create
     objects in (every name fully qualified: this runs before any query that could resolve to such an object;
-    superusers and PostgreSQL's own `pg_*` roles excepted). A member's overload of a function the
+    superusers, the schema's and the tables' owners and PostgreSQL's own `pg_*` roles excepted: admins, not
+    teammates). A member's overload of a function the
     clients call (`plainto_tsquery(text, text)` beats pg_catalog's for `plainto_tsquery('simple', …)`) would
     run as whoever calls it, writing rows the server records as theirs."""
     rows = conn.execute(_SCHEMA_WRITERS).fetchall()
