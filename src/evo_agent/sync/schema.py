@@ -472,15 +472,25 @@ _V6_INDEX = f"""CREATE OR REPLACE FUNCTION evo_agent_index(p_repo text, p_sessio
      RETURN done;
    END $$"""
 
+# The check of every row a member reads: it names only pg_catalog's objects, so no search path can redirect it,
+# and it stays a plain SQL function the planner inlines into the policies (a pinned search path would forbid
+# that: a member's scan of 50,000 sessions took 1.36× as long).
+_V6_IS = """CREATE OR REPLACE FUNCTION evo_agent_is(grantee text) RETURNS boolean LANGUAGE sql STABLE AS $$
+     SELECT grantee OPERATOR(pg_catalog.=) current_user::text OR EXISTS (
+       SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) grantee
+         AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER'))
+   $$"""
+
 V6 = [
     _V6_INDEX,  # before the search paths are pinned below (CREATE OR REPLACE sets a function's settings anew)
+    _V6_IS,
     """DO $$
        DECLARE home name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                              WHERE c.oid = to_regclass('evo_agent_sessions'));
                f regprocedure;
        BEGIN
          FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-                  WHERE n.nspname = home AND p.proname LIKE 'evo\\_agent\\_%' LOOP
+                  WHERE n.nspname = home AND p.proname LIKE 'evo\\_agent\\_%' AND p.proname <> 'evo_agent_is' LOOP
            EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, home);
          END LOOP;
        END $$""",
