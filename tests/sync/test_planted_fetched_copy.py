@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -161,3 +162,28 @@ def test_a_planted_fetched_note_never_speaks_for_the_store(tmp_path: Path, sync_
         assert "Traceback" not in seen.err
         assert f"written by {bob_role}" not in seen.out + seen.err, seen.out + seen.err
         assert "a `fetched` note your evo-agent did not write" in seen.out + seen.err, seen.out + seen.err
+
+
+def test_a_deleted_fetched_copy_vouches_for_nothing_planted_in_its_place(tmp_path: Path, sync_url: str) -> None:
+    connect(sync_url).close()
+    mallory_role, mallory = add_teammate(sync_url, [REPO])
+    bob_role, bob_url = add_teammate(sync_url, [REPO])
+    _push_as(mallory)
+    bob = _bob(tmp_path, "bob", _planted(tmp_path, "plain", None), bob_url)
+    assert bob.run("-p", "bob's own first session").rc == 0  # his registry of sessions made exists
+    shutil.rmtree(bob.sessions_dir / SID)  # the clone's copy gone: the next resume fetches a real one
+    fetched = bob.run("--resume", SID, "-p", "go on")
+    assert fetched.rc == 1 and f"written by {mallory_role}" in fetched.err, fetched.err  # the control: quoted
+    removed = bob.run("sessions", "rm", "-y", SID)
+    assert removed.rc == 0 and not (bob.sessions_dir / SID).exists(), removed.err
+    session = bob.sessions_dir / SID  # an archive unpacked over the project later brings the same id back
+    session.mkdir(mode=0o700)
+    (session / "messages.jsonl").write_bytes(HEAD + TAIL + ANSWER)
+    (session / "fetched").write_text(f"fetched from the team store, written by {bob_role} (the team store's "
+                                     "role for that person)")
+    for f in session.iterdir():
+        os.chmod(f, 0o600)
+    del bob.env["EVO_AGENT_SYNC_URL"]
+    refused = bob.run("--resume", SID, "-p", "go on")
+    assert refused.rc == 1 and f"written by {bob_role}" not in refused.err, refused.err
+    assert "a `fetched` note your evo-agent did not write" in refused.err
