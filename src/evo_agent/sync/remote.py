@@ -154,12 +154,15 @@ def resolve_remote(conn: Connection, identity: Identity, text: str) -> RemoteSes
 
 
 def fetch_session(conn: Connection, session_id: str, sessions_dir: Path,
-                  wrote_note: Callable[[], object] | None = None) -> Path:
+                  wrote: Callable[[bool], object] | None = None) -> Path:
     """Copy a session from the store into `sessions_dir/<id>`; its directory.
 
     Unless the store vouches that this user wrote it, the copy is foreign (a `fetched` file, a 0400 transcript).
     An existing copy of our own is kept as it is; a foreign one (we made it) is brought up to date with the
-    store: appended from where it ends, or fetched again whole when it no longer lines up.
+    store: appended from where it ends, or fetched again whole when it no longer lines up. `wrote(foreign)` is
+    called only when this call put a new copy in place: the caller registers that copy (its own, or its
+    `fetched` note), never a directory that was there already — an archive can plant one under the id of a
+    session the store vouches this user wrote.
     """
     if not is_session_id(session_id):
         raise SessionNotFound(f"the team store named a session {terminal_safe(session_id[:40])!r} that is not an id")
@@ -180,9 +183,8 @@ def fetch_session(conn: Connection, session_id: str, sessions_dir: Path,
         else:
             _write_file(staging / FETCHED_NAME, whose.encode("utf-8"))
             os.chmod(staging / MESSAGES_NAME, 0o400)
-        _swap_in(staging, target)
-        if whose is not None and wrote_note is not None:
-            wrote_note()  # the registry knows this `fetched` note as ours: a planted one is never quoted
+        if _swap_in(staging, target) and wrote is not None:
+            wrote(whose is not None)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
@@ -264,15 +266,16 @@ def first_prompt(transcript: Path) -> str | None:
     return None
 
 
-def _swap_in(staging: Path, target: Path) -> None:
-    """Rename the complete copy into place; a stale foreign copy is moved aside first and removed."""
+def _swap_in(staging: Path, target: Path) -> bool:
+    """Rename the complete copy into place (a stale foreign copy is moved aside first and removed); False when
+    a copy was already there and kept (another process fetched it meanwhile)."""
     try:
         os.rename(staging, target)
-        return
+        return True
     except OSError:
         if not (target / FETCHED_NAME).is_file():
             if (target / MESSAGES_NAME).exists():
-                return  # another process fetched it meanwhile
+                return False  # another process fetched it meanwhile
             raise
     old = target.with_name(f".stale-{target.name}-{secrets.token_hex(4)}")
     os.rename(target, old)
@@ -280,6 +283,7 @@ def _swap_in(staging: Path, target: Path) -> None:
         os.rename(staging, target)
     finally:
         shutil.rmtree(old, ignore_errors=True)
+    return True
 
 
 FETCH_ROWS = 4  # chunks a fetch holds in memory at once (each at most CHUNK_BYTES)
