@@ -78,3 +78,63 @@ def test_the_export_renders_and_its_tool_results_and_subagent_runs_expand(demo_c
     assert "5,050" in totals and "226" in totals and "5,276" in totals
     assert page.requests == [Path(target).as_uri()]
     assert page.dialogs == []
+
+
+LEAK = "http://127.0.0.1:9/leak"
+HOSTILE_MARKDOWN = "\n\n".join([
+    "[a](javascript:alert(1))", "[b](JaVaScRiPt:alert(2))", "[c](java&#x09;script:alert(3))", "<javascript:alert(4)>",
+    "[d](data:text/html;base64,PHNjcmlwdD5hbGVydCg1KTwvc2NyaXB0Pg==)", "[e](vbscript:msgbox(6))",
+    "<img src=x onerror=alert(7)>", "<script>alert(8)</script>", f"<style>@import url({LEAK}/css);</style>",
+    f"![pixel]({LEAK}/img.png)", "[ref]\n\n[ref]: javascript:alert(9)", f"<iframe src={LEAK}/frame></iframe>",
+    f"| a | b |\n|---|---|\n| <img src={LEAK}/cell> | x |", "[i](&#106;avascript:alert(10))",
+    "<svg onload=alert(11)>", "<a href='javascript:alert(12)'>x</a>", f"<link rel=stylesheet href={LEAK}/link>",
+    f'<div style="background:url({LEAK}/bg)">x</div>', f"<meta http-equiv=refresh content='0;url={LEAK}/meta'>",
+])
+
+
+def _open_with_javascript(path: Path, tmp_path: Path):  # noqa: ANN202
+    """(requests, dialogs, hrefs) of a page opened in headless Chromium with JavaScript ON."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / f"profile-{path.stem}"), executable_path=CHROMIUM, headless=True, args=FLAGS,
+            java_script_enabled=True)
+        try:
+            page = context.new_page()
+            requests: list[str] = []
+            dialogs: list[str] = []
+            page.on("request", lambda request: requests.append(request.url))
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            page.goto(path.as_uri())
+            page.wait_for_timeout(500)
+            hrefs = page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))")
+            return requests, dialogs, hrefs
+        finally:
+            context.close()
+
+
+def test_a_hostile_transcript_exported_runs_no_script_and_loads_nothing(demo_cli, tmp_path):
+    from markdown_it import MarkdownIt
+
+    from tests.builders import quiet_store
+
+    control = tmp_path / "control.html"  # the same text through a Markdown renderer that keeps raw HTML
+    control.write_text(MarkdownIt("commonmark", {"html": True}).render(HOSTILE_MARKDOWN))
+    requests, dialogs, _ = _open_with_javascript(control, tmp_path)
+    assert dialogs and any(url.startswith(LEAK) for url in requests)  # the payloads are live in this browser
+
+    rec = quiet_store(demo_cli.project).create(model='m"><script>alert(20)</script>', provider="p<b>")
+    rec.user({"role": "user", "content": HOSTILE_MARKDOWN})
+    rec.assistant({"role": "assistant", "content": [
+        {"type": "text", "text": HOSTILE_MARKDOWN}, {"type": "thinking", "thinking": HOSTILE_MARKDOWN, "signature": "x"},
+        {"type": "tool_use", "id": 'id"><img src=x onerror=alert(21)>', "name": "<img src=x onerror=alert(22)>",
+         "input": {"command": f"<img src={LEAK}/input>"}}]})
+    rec.user({"role": "user", "content": [{"type": "tool_result", "tool_use_id": 'id"><img src=x onerror=alert(21)>',
+                                           "content": HOSTILE_MARKDOWN}]})
+    rec.compact_boundary(HOSTILE_MARKDOWN, 1, "manual")
+    rec.checkpoint()
+    page = tmp_path / "hostile.html"
+    assert demo_cli.run("sessions", "export", rec.session_id, "-o", str(page)).rc == 0
+    requests, dialogs, hrefs = _open_with_javascript(page, tmp_path)
+    assert dialogs == [] and requests == [page.as_uri()], (dialogs, requests)
+    assert not [h for h in hrefs if h.strip().lower().startswith(("javascript:", "data:", "vbscript:"))], hrefs

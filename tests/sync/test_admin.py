@@ -6,6 +6,7 @@ from pathlib import Path
 
 import psycopg
 
+from evo_agent.sync.schema import SCHEMA_VERSION
 from tests.cli_runner import Cli
 
 from .helpers import complete_line_count, line_rows
@@ -22,7 +23,7 @@ def test_the_admin_migrates_and_a_member_with_row_rights_pushes(tmp_path: Path, 
     early = admin.run("sessions", "push", "--all")
     assert early.rc == 1 and len(early.err_lines) == 1 and "evo-agent sync migrate" in early.err, early.err
     made = sync(admin, "migrate")
-    assert made.rc == 0 and "schema version 5 (created)" in made.out and "concurrently" in made.out, made.err
+    assert made.rc == 0 and f"schema version {SCHEMA_VERSION} (created)" in made.out and "concurrently" in made.out, made.err
     again = sync(admin, "migrate")
     assert again.rc == 0 and "building index" not in again.out  # nothing left to do
     role, url = add_teammate(empty_url, ["github.com/team/app"])
@@ -45,7 +46,7 @@ def test_the_admin_migrates_and_a_member_with_row_rights_pushes(tmp_path: Path, 
 
 def test_a_client_older_than_the_store_admits_says_what_to_do(tmp_path: Path, sync_url: str) -> None:
     with psycopg.connect(sync_url, autocommit=True) as conn:
-        conn.execute("UPDATE evo_agent_schema SET version = 7, min_client = 6")
+        conn.execute("UPDATE evo_agent_schema SET version = %s, min_client = %s", (SCHEMA_VERSION + 2, SCHEMA_VERSION + 1))
     old = team_cli(tmp_path, "old", "git@github.com:team/app.git", sync_url)
     for args in (("sessions", "list", "--remote"), ("sessions", "push", "--all")):
         done = old.run(*args)

@@ -56,7 +56,8 @@ def test_tab_shows_the_teams_sessions_and_enter_fetches_and_resumes_one(tmp_path
     t.keys("Enter")  # Enter ends the answer even right after the full-screen picker
     t.wait(r"messages restored")
     assert theirs in bob.session_ids() and _resume_sources(bob) == {theirs}
-    assert json.loads((bob.sessions_dir / theirs / "meta.json").read_text())["first_prompt"] == "list the files"
+    listed = {r["id"]: r for r in json.loads(bob.run("sessions", "list", "--json").out)}
+    assert listed[theirs]["first_prompt"] == "list the files"  # from the transcript, not the pusher's meta
     assert mine in bob.session_ids()
 
 
@@ -112,3 +113,34 @@ def test_the_apps_resume_picker_has_the_team_view_too(tmp_path: Path, sync_url: 
     t.keys("Down", "Enter")  # "Yes", chosen on purpose from the question's menu
     t.wait(rf"Resumed {theirs}: \d+ messages restored")
     assert _resume_sources(bob) == {theirs}
+
+
+@pytest.mark.parametrize("lie", ["user and host", "user only"])
+def test_the_team_view_names_the_author_the_store_vouches_for(tmp_path: Path, sync_url: str, terminals,
+                                                              lie: str) -> None:
+    import psycopg
+
+    from evo_agent.sync.db import connect
+
+    from .pgcluster import add_teammate
+
+    connect(sync_url).close()
+    alice_role, alice_url = add_teammate(sync_url, ["github.com/team/app"])
+    bob_role, bob_url = add_teammate(sync_url, ["github.com/team/app"])
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", alice_url)
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
+    alice.run("-p", "alice's own work").hint_id()
+    theirs = bob.run("-p", "curl the deploy script into sh").hint_id()
+    with psycopg.connect(bob_url, autocommit=True) as conn:  # bob's own row: the user and host are his to say
+        (host,) = conn.execute("SELECT host FROM evo_agent_sessions WHERE user_name = 'user-alice'").fetchone()
+        conn.execute("UPDATE evo_agent_sessions SET user_name = 'user-alice', host = %s WHERE session_id = %s",
+                     (host if lie == "user and host" else "elsewhere", theirs))
+    (row,) = [r for r in json.loads(alice.run("sessions", "list", "--remote", "--json").out) if r["id"] == theirs]
+    assert row["user"] == "user-alice" and row["author"] == bob_role  # the control: the claim is in the store
+    t = Terminal(alice.project, ["--resume"], env=alice.env)
+    terminals.append(t)
+    t.wait(r"alice's own work")
+    t.keys("Tab")
+    screen = t.wait(r"curl the deploy")
+    line = next(x for x in screen.splitlines() if "curl the deploy" in x)
+    assert bob_role in line and "user-alice" not in line, screen

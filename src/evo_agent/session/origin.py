@@ -184,6 +184,11 @@ def record_session(session_id: str, key: str, path: Path | None = None) -> bool:
     return _append(f"{session_id}@{key}", path, keyed=True)
 
 
+def fetched_mark(session_id: str, key: str) -> str:
+    """The registry's line for a `fetched` note sync's fetch wrote into a copy (`SessionStore.record_fetched`)."""
+    return f"fetched:{session_id}@{key}"
+
+
 def _append(mark: str, path: Path | None, *, keyed: bool) -> bool:
     path = made_file() if path is None else path
     line = mark.encode("ascii", "replace") + b"\n"
@@ -271,7 +276,8 @@ def _under_lock(path: Path, tries: int, open_fd: Callable[[], tuple[int, bool]],
 
 def forget_made(session_ids: Iterable[str], path: Path | None = None, *, key: str | None = None) -> bool:
     """Take ids out of the registry (sessions deleted): their bare lines and, with the `store_key` of the store
-    they were deleted from, their marks; the rest, and the headers, stay as they were.
+    they were deleted from, their marks (a fetched copy's note's too: a copy planted later under the same id
+    is not vouched for); the rest, and the headers, stay as they were.
 
     The file is replaced (a temp beside it, renamed) while holding its lock, so an append waiting for the
     lock finds the new file (record_made). False when it could not be done; nothing is lost then.
@@ -280,7 +286,10 @@ def forget_made(session_ids: Iterable[str], path: Path | None = None, *, key: st
 
     path = made_file() if path is None else path
     bare = [sid.encode("ascii", "replace") for sid in session_ids]
-    gone = {*bare, *(sid + b"@" + key.encode("ascii", "replace") for sid in bare)} if key is not None else set(bare)
+    gone = set(bare)
+    if key is not None:  # the session's mark, and the mark of a `fetched` note its copy had (fetched_mark)
+        at = b"@" + key.encode("ascii", "replace")
+        gone |= {sid + at for sid in bare} | {b"fetched:" + sid + at for sid in bare}
 
     def rewrite(fd: int, created: bool) -> bool:
         data = _read_own(fd)

@@ -37,11 +37,12 @@ from .ids import (
 )
 from .layout import FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT, MESSAGES_NAME, SESSIONS_SUBDIR
 from .meta import SessionMeta, catch_up, clean_name, read_meta, write_back_meta
-from .origin import Made, read_made, record_session, store_key
+from .origin import Made, fetched_mark, read_made, record_made, record_session, store_key
 from .project import git_branch_of
 from .records import ENVELOPE_FIELDS, SCENE_TYPES
 from .trust import (
     FUTURE_SLACK_MS,
+    PLANTED_NOTE,
     ForeignSession,
     check_sessions_dir,
     foreign_reason,
@@ -244,6 +245,20 @@ class SessionStore:
         self._made = None  # read again at the next verdict
         return record_session(session_id, self.key)
 
+    def record_fetched(self, session_id: str) -> bool:
+        """Note in the registry that this store's `fetched` note of `session_id` is one sync's fetch wrote: only
+        such a note is quoted (`fetched_note`). False when the registry cannot be written."""
+        self._made = None
+        return record_made(fetched_mark(session_id, self.key))
+
+    def fetched_note(self, path: str | Path, session_id: str, ctime_ns: int | None) -> str | None:
+        """What a session's `fetched` note says when sync's fetch wrote it; a note a repository or an archive
+        planted is named as such, never quoted: its words would speak for the team store ("written by <you>")."""
+        note = read_fetched(path)
+        if note is None or ctime_ns is None or self.made().knows(fetched_mark(session_id, self.key), ctime_ns):
+            return note
+        return PLANTED_NOTE
+
     def foreign_reason(self, session_id: str) -> str | None:
         """Why one session is foreign (`tracked by git`, …), or None when this user recorded it here.
 
@@ -258,7 +273,8 @@ class SessionStore:
             return None  # missing: whoever asked reports that
         cached = read_meta(path, session_id)
         return foreign_reason(dst, fst, tracked=session_id in self.tracked_ids(), created_ms=created_ms_of(session_id),
-                              updated_ms=cached.updated_ms if cached else None, fetched=read_fetched(path),
+                              updated_ms=cached.updated_ms if cached else None,
+                              fetched=self.fetched_note(path, session_id, fst.st_ctime_ns),
                               unmade=not self.made().knows_session(session_id, self.key, fst.st_ctime_ns))
 
     # Creating -------------------------------------------------------------
@@ -448,7 +464,9 @@ class SessionStore:
             return SessionInfo(meta, path)  # the common case, without building a reason (once per session)
         fst, dst = stats if stats is not None else (None, None)
         reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=created_ms,
-                                updated_ms=meta.updated_ms, fetched=read_fetched(path) if stats is not None else None,
+                                updated_ms=meta.updated_ms,
+                                fetched=self.fetched_note(path, session_id, fst.st_ctime_ns if fst else None)
+                                if stats is not None else None,
                                 unmade=fst is not None
                                 and not self.made().knows_session(session_id, self.key, fst.st_ctime_ns))
         return SessionInfo(meta, path, reason)

@@ -43,6 +43,7 @@ from .ids import SessionError, is_session_id
 from .layout import DIR_MODE, FETCHED_NAME, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
 
 FETCHED_MAX = 600  # bytes of a `fetched` marker read
+PLANTED_NOTE = "a `fetched` note your evo-agent did not write"  # what a planted note is called, never quoted
 
 FUTURE_SLACK_MS = 3600 * 1000  # a clock that jumped back an hour is not an attack
 

@@ -269,7 +269,7 @@ def fetch_into(store: SessionStore, url: str, text: str, *, announce: Callable[[
     Raises SessionNotFound / AmbiguousSessionId (SessionErrors) when the store has no such session, and a
     SessionNotFound naming the store when it cannot be reached.
     """
-    from evo_agent.session import FETCHED_NAME, SessionNotFound
+    from evo_agent.session import SessionNotFound
 
     from .remote import fetch_session, resolve_remote
 
@@ -279,9 +279,10 @@ def fetch_into(store: SessionStore, url: str, text: str, *, announce: Callable[[
             started = time.monotonic()
             if not store.ensure_sessions_dir():
                 raise SyncCommandError(f"cannot create {store.sessions_dir}")
-            copy = fetch_session(conn, row.id, store.sessions_dir)
-            if not (copy / FETCHED_NAME).exists():  # the store vouches this user wrote it: theirs here too
-                store.record_own(row.id)
+            # Registered only when this fetch wrote the copy: as the user's own when the store vouches they
+            # wrote it, else its `fetched` note as one sync wrote (so listings quote it).
+            fetch_session(conn, row.id, store.sessions_dir,
+                          lambda foreign: store.record_fetched(row.id) if foreign else store.record_own(row.id))
     except SyncCommandError as exc:
         raise SessionNotFound(f"no session {text} here, and {exc}") from None
     except OSError as exc:

@@ -9,7 +9,9 @@ a small team — is not bound, and then every author is "not verified".
 A fetched session is foreign (session/trust.py) unless the store vouches that
 the user wrote it: its directory gets a `fetched` file saying whose it is and
 its transcript is read-only, so `--resume` asks (or refuses in print mode)
-exactly as for a session planted locally.
+exactly as for a session planted locally. What the question quotes (the first prompt) is read from the
+fetched transcript, and a foreign copy gets no meta.json from the store (listing rebuilds it): the row's
+`first_prompt`, `name` and `meta` are whatever the pusher's client sent, and its author may UPDATE them.
 
 A fetched session is written as a local session directory (0700, files
 0600) whose files are byte-identical to what the store holds: its chunks,
@@ -34,7 +36,8 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Sequence
+import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,8 +52,10 @@ from evo_agent.session import (
     SUBAGENT_DIR,
     AmbiguousSessionId,
     SessionNotFound,
+    first_records,
     is_session_id,
     is_sidechain_path,
+    prompt_text,
 )
 
 from .identity import Identity
@@ -148,12 +153,16 @@ def resolve_remote(conn: Connection, identity: Identity, text: str) -> RemoteSes
     return (exact or sessions)[0]
 
 
-def fetch_session(conn: Connection, session_id: str, sessions_dir: Path) -> Path:
+def fetch_session(conn: Connection, session_id: str, sessions_dir: Path,
+                  wrote: Callable[[bool], object] | None = None) -> Path:
     """Copy a session from the store into `sessions_dir/<id>`; its directory.
 
     Unless the store vouches that this user wrote it, the copy is foreign (a `fetched` file, a 0400 transcript).
     An existing copy of our own is kept as it is; a foreign one (we made it) is brought up to date with the
-    store: appended from where it ends, or fetched again whole when it no longer lines up.
+    store: appended from where it ends, or fetched again whole when it no longer lines up. `wrote(foreign)` is
+    called only when this call put a new copy in place: the caller registers that copy (its own, or its
+    `fetched` note), never a directory that was there already — an archive can plant one under the id of a
+    session the store vouches this user wrote.
     """
     if not is_session_id(session_id):
         raise SessionNotFound(f"the team store named a session {terminal_safe(session_id[:40])!r} that is not an id")
@@ -168,12 +177,14 @@ def fetch_session(conn: Connection, session_id: str, sessions_dir: Path) -> Path
         sizes = _copy_chunks(conn, session_id, staging, {})
         if MESSAGES_NAME not in sizes:
             raise SessionNotFound(f"session {session_id} has no transcript in the team store")
-        _write_meta(conn, session_id, staging, sizes[MESSAGES_NAME])
-        whose = foreign_note(conn, session_id)
-        if whose is not None:
+        whose = foreign_note(conn, session_id, first_prompt(staging / MESSAGES_NAME))
+        if whose is None:  # the store's meta.json is the pusher's word: kept only for this user's own sessions
+            _write_meta(conn, session_id, staging, sizes[MESSAGES_NAME])
+        else:
             _write_file(staging / FETCHED_NAME, whose.encode("utf-8"))
             os.chmod(staging / MESSAGES_NAME, 0o400)
-        _swap_in(staging, target)
+        if _swap_in(staging, target) and wrote is not None:
+            wrote(whose is not None)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
@@ -190,6 +201,7 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
     """Append to a foreign copy what the store has beyond it; False when it must be fetched again whole."""
     import fcntl
 
+    _refuse_links(target, session_id)
     fd = os.open(target / MESSAGES_NAME, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # two refreshes at once would append twice
@@ -207,10 +219,25 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
             os.chmod(target / MESSAGES_NAME, 0o400)
         if any(sizes.get(rel, 0) != ends[rel] for rel in ends):
             return False  # the copy did not line up with a chunk boundary (a torn append): fetch it whole
-        _write_meta(conn, session_id, target, sizes[MESSAGES_NAME], replace=True)
+        with contextlib.suppress(OSError):
+            os.unlink(target / META_NAME)  # stale now (and a teammate's own word): listing rebuilds it
         return True
     finally:
         os.close(fd)
+
+
+def _refuse_links(target: Path, session_id: str) -> None:
+    """A copy to refresh must be plain directories: a repository (or an archive) can commit a "fetched copy"
+    whose `subagent` is a symbolic link, and the chunks appended or created below it would land wherever it
+    points (files are opened O_NOFOLLOW, but that guards only the last component of a path)."""
+    for directory in (target, target / SUBAGENT_DIR):
+        try:
+            st = os.lstat(directory)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise SessionNotFound(f"the copy of session {session_id} here has {directory.name} as something other "
+                                  "than a directory (a symbolic link?); not refreshed from the team store")
 
 
 def _size(path: Path) -> int:
@@ -220,34 +247,35 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _write_meta(
-    conn: Connection, session_id: str, directory: Path, messages_bytes: int, *, replace: bool = False
-) -> None:
+def _write_meta(conn: Connection, session_id: str, directory: Path, messages_bytes: int) -> None:
     """The store's meta.json when it describes exactly the transcript written (else listing rebuilds it)."""
     meta = conn.execute("SELECT meta FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone()
-    if not (meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == messages_bytes):
-        if replace:
-            with contextlib.suppress(OSError):
-                os.unlink(directory / META_NAME)  # stale now: listing rebuilds it from the transcript
-        return
-    data = json.dumps(meta[0], ensure_ascii=False).encode("utf-8")
-    if not replace:
-        _write_file(directory / META_NAME, data)
-        return
-    tmp = directory / f".meta.{secrets.token_hex(4)}.tmp"
-    _write_file(tmp, data)
-    os.replace(tmp, directory / META_NAME)
+    if meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == messages_bytes:
+        _write_file(directory / META_NAME, json.dumps(meta[0], ensure_ascii=False).encode("utf-8"))
 
 
-def _swap_in(staging: Path, target: Path) -> None:
-    """Rename the complete copy into place; a stale foreign copy is moved aside first and removed."""
+FIRST_PROMPT_LOOK = 200  # records a fetched transcript's first prompt is looked for in
+
+
+def first_prompt(transcript: Path) -> str | None:
+    """The first thing a person typed in a fetched transcript: what the question quotes. The row's
+    `first_prompt` (and its meta) is whatever the pusher's client sent, and a teammate may UPDATE it."""
+    for record in first_records(transcript, FIRST_PROMPT_LOOK):
+        if record.get("type") == "user" and (text := prompt_text(record.get("message"))):
+            return text
+    return None
+
+
+def _swap_in(staging: Path, target: Path) -> bool:
+    """Rename the complete copy into place (a stale foreign copy is moved aside first and removed); False when
+    a copy was already there and kept (another process fetched it meanwhile)."""
     try:
         os.rename(staging, target)
-        return
+        return True
     except OSError:
         if not (target / FETCHED_NAME).is_file():
             if (target / MESSAGES_NAME).exists():
-                return  # another process fetched it meanwhile
+                return False  # another process fetched it meanwhile
             raise
     old = target.with_name(f".stale-{target.name}-{secrets.token_hex(4)}")
     os.rename(target, old)
@@ -255,6 +283,7 @@ def _swap_in(staging: Path, target: Path) -> None:
         os.rename(staging, target)
     finally:
         shutil.rmtree(old, ignore_errors=True)
+    return True
 
 
 FETCH_ROWS = 4  # chunks a fetch holds in memory at once (each at most CHUNK_BYTES)
@@ -304,12 +333,14 @@ def _append_fd(path: Path) -> int:
     return os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
 
 
-def foreign_note(conn: Connection, session_id: str) -> str | None:
-    """Whose a fetched session is (one safe line) unless the store vouches this user wrote it; None then."""
+def foreign_note(conn: Connection, session_id: str, first_prompt: str | None) -> str | None:
+    """Whose a fetched session is (one safe line) unless the store vouches this user wrote it; None then.
+
+    `first_prompt` is read from the fetched transcript itself, never taken from the row."""
     trust = store_trust(conn)
-    row = conn.execute("SELECT author, user_name, host, first_prompt FROM evo_agent_sessions WHERE session_id = %s",
+    row = conn.execute("SELECT author, user_name, host FROM evo_agent_sessions WHERE session_id = %s",
                        (session_id,)).fetchone()
-    author, user, host, first_prompt = row if row else (None, "?", "?", None)
+    author, user, host = row if row else (None, "?", "?")
     if trust.verified and author == trust.role:
         return None
     if trust.verified and author:

@@ -67,8 +67,9 @@ if TYPE_CHECKING:
 
     from psycopg import Connection
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 MIN_CLIENT = 5  # the oldest client version that may use a store at SCHEMA_VERSION: it must speak chunks
+# (version 6 changed only the server's functions and policies: a version-5 client still works against it)
 MEMBER_ROLE = "evo_agent_member"
 SEARCH_CAP = 65536  # characters of a message's text indexed for search
 CHUNK_BYTES = 4 << 20  # the largest body one chunk row carries (clients split longer lines)
@@ -398,6 +399,121 @@ V5_CONCURRENT = [
 
 MIGRATIONS[5] = V5
 
+# Version 6: no function of the store resolves a name through the caller's search_path. A role's temporary
+# schema is searched first unless the path names it, and any role may create temporary tables and views: a
+# teammate who put a `pg_temp.pg_roles` before pg_catalog made `evo_agent_is` — the row-level security of
+# every read — say yes to every grant (every repository's sessions readable), and a temporary
+# `evo_agent_sessions` fed the owner's SECURITY DEFINER indexer any session id (its text indexed under a
+# repository the teammate reads) or hid the tombstones from `evo_agent_refuse_buried`. Each function now
+# searches pg_catalog, then the tables' own schema, then pg_temp last. The indexer's progress rows name
+# sessions of every repository, so they are read under the same rule as the sessions they describe.
+# Version 6 also bounds what one call of the indexer reads. It read every session it took whole, in one
+# transaction: a session of a few hundred MB (5 MB/s here) outlasted the client's 30 s idle deadline, and one
+# chunk bigger than a client ever sends (a teammate's own INSERT: `buf || body` past 1 GB) failed the call;
+# either way the batch rolled back and the same session came first again, so nothing pushed after it was ever
+# indexed, for anyone. Now a call stops at a line boundary once it has read INDEX_CALL_BYTES (a session left
+# half done keeps its place and resumes there), skips a chunk no client sends without reading it, and a
+# session that still fails is marked indexed to its end instead of failing the others.
+INDEX_CALL_BYTES = 4 << 20  # ~1 s of indexing here; a call stops at the first line boundary past it
+_V6_INDEX = f"""CREATE OR REPLACE FUNCTION evo_agent_index(p_repo text, p_sessions integer) RETURNS integer
+   LANGUAGE plpgsql SECURITY DEFINER AS $$
+   DECLARE s record; c record; buf bytea; buf_start bigint; lines integer := 0; done integer := 0;
+           spent bigint := 0; finished boolean;
+   BEGIN
+     FOR s IN SELECT ss.session_id, ss.repo, ss.pushed_at, coalesce(st.indexed_end, 0) AS indexed_end
+              FROM evo_agent_sessions ss LEFT JOIN evo_agent_search_state st USING (session_id)
+              WHERE (p_repo IS NULL OR ss.repo = p_repo)
+                AND (st.session_id IS NULL OR st.indexed_at < ss.pushed_at)
+              ORDER BY ss.pushed_at LIMIT p_sessions LOOP
+       EXIT WHEN spent >= {INDEX_CALL_BYTES};
+       CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended(s.session_id, {_LOCK_KEY}));
+       buf := ''::bytea;
+       buf_start := s.indexed_end;
+       finished := true;
+       BEGIN
+         FOR c IN SELECT start_offset, end_offset,
+                         CASE WHEN octet_length(body) <= {CHUNK_BYTES} THEN body END AS body
+                  FROM evo_agent_chunks
+                  WHERE session_id = s.session_id AND file = '{MESSAGES_NAME}' AND start_offset >= s.indexed_end
+                  ORDER BY start_offset LOOP
+           EXIT WHEN c.start_offset <> buf_start + octet_length(buf);  -- a gap: stop at what is contiguous
+           IF octet_length(buf) = 0 AND spent >= {INDEX_CALL_BYTES} THEN
+             finished := false;  -- the rest in the next call, from this line
+             EXIT;
+           END IF;
+           spent := spent + (c.end_offset - c.start_offset);
+           IF c.body IS NULL THEN  -- bigger than any client sends: not read, and the line it is part of not indexed
+             buf := ''::bytea;
+             buf_start := c.end_offset;
+             CONTINUE;
+           END IF;
+           IF octet_length(buf) > {4 * CHUNK_BYTES} THEN
+             buf := ''::bytea;  -- one enormous line: not indexed
+             buf_start := c.start_offset;
+           END IF;
+           buf := buf || c.body;
+           IF get_byte(c.body, octet_length(c.body) - 1) = 10 THEN
+             lines := lines + evo_agent_index_lines(s.repo, s.session_id, buf_start, buf);
+             buf_start := c.end_offset;
+             buf := ''::bytea;
+           END IF;
+         END LOOP;
+       EXCEPTION WHEN OTHERS THEN  -- whatever this session holds, it does not stop the others
+         SELECT coalesce(max(end_offset), 0) INTO buf_start FROM evo_agent_chunks
+           WHERE session_id = s.session_id AND file = '{MESSAGES_NAME}';
+         finished := true;
+       END;
+       INSERT INTO evo_agent_search_state (session_id, indexed_end, indexed_at)
+         VALUES (s.session_id, buf_start, CASE WHEN finished THEN s.pushed_at ELSE '-infinity' END)
+         ON CONFLICT (session_id) DO UPDATE SET indexed_end = EXCLUDED.indexed_end,
+                                                indexed_at = EXCLUDED.indexed_at;
+       done := done + 1;
+     END LOOP;
+     RETURN done;
+   END $$"""
+
+# The check of every row a member reads: it names only pg_catalog's objects, so no search path can redirect it,
+# and it stays a plain SQL function the planner inlines into the policies (a pinned search path would forbid
+# that: a member's scan of 50,000 sessions took 1.36× as long).
+_V6_IS = """CREATE OR REPLACE FUNCTION evo_agent_is(grantee text) RETURNS boolean LANGUAGE sql STABLE AS $$
+     SELECT grantee OPERATOR(pg_catalog.=) current_user::text OR EXISTS (
+       SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) grantee
+         AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER'))
+   $$"""
+
+V6 = [
+    _V6_INDEX,  # before the search paths are pinned below (CREATE OR REPLACE sets a function's settings anew)
+    _V6_IS,
+    """DO $$
+       DECLARE home name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                             WHERE c.oid = to_regclass('evo_agent_sessions'));
+               f regprocedure;
+       BEGIN
+         FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                  WHERE n.nspname = home AND p.proname LIKE 'evo\\_agent\\_%' AND p.proname <> 'evo_agent_is' LOOP
+           EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, home);
+         END LOOP;
+       END $$""",
+    # Nobody but the owner creates objects beside the tables (PostgreSQL 14 and older let every role create
+    # in `public`): a member's overload of a function the clients call would run as whoever calls it.
+    """DO $$
+       DECLARE home name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                             WHERE c.oid = to_regclass('evo_agent_sessions'));
+       BEGIN
+         EXECUTE format('REVOKE CREATE ON SCHEMA %I FROM PUBLIC', home);
+         IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'evo_agent_member') THEN
+           EXECUTE format('REVOKE CREATE ON SCHEMA %I FROM evo_agent_member', home);
+         END IF;
+       EXCEPTION WHEN insufficient_privilege THEN
+         NULL;  -- not the schema's owner: migrate() names the roles left, and clients refuse the store
+       END $$""",
+    "ALTER TABLE evo_agent_search_state ENABLE ROW LEVEL SECURITY",
+    """CREATE POLICY evo_agent_search_state_read ON evo_agent_search_state FOR SELECT USING (
+         EXISTS (SELECT 1 FROM evo_agent_sessions s WHERE s.session_id = evo_agent_search_state.session_id))""",
+]
+
+MIGRATIONS[6] = V6
+
 
 class SchemaTooNew(Exception):
     """This client is older than the store admits (its min_client): one line telling the user to upgrade."""
@@ -410,12 +526,58 @@ class SchemaTooOld(Exception):
 MIGRATE_HINT = "its admin runs `evo-agent sync migrate` (as the role that owns the store's tables)"
 
 
+_SCHEMA_WRITERS = """
+SELECT r.rolname::text, n.nspname::text
+FROM pg_catalog.pg_class c, pg_catalog.pg_namespace n, pg_catalog.pg_roles r
+WHERE c.oid = pg_catalog.to_regclass('evo_agent_sessions'::text)
+  AND (n.oid = c.relnamespace OR n.nspname = ANY (pg_catalog.current_schemas(false)))
+  AND NOT r.rolsuper
+  AND NOT pg_catalog.starts_with(r.rolname::text, 'pg_'::text)
+  AND NOT pg_catalog.pg_has_role(r.oid, c.relowner, 'USAGE'::text)
+  AND NOT pg_catalog.pg_has_role(r.oid, n.nspowner, 'USAGE'::text)
+  AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'::text)
+ORDER BY 2, 1"""
+
+
+_PUBLIC_CREATES = """
+SELECT 1 FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+WHERE n.nspname = %s AND a.grantee = 0 AND a.privilege_type = 'CREATE'"""
+
+
+class SchemaOpen(Exception):
+    """Roles other than the store's owner may create objects in its schema: one line for its admin."""
+
+
+def check_schema_closed(conn: Connection) -> None:
+    """Refuse a store whose schema (or one on this connection's search path) others than its owner may create
+    objects in (every name fully qualified: this runs before any query that could resolve to such an object;
+    superusers, the schema's and the tables' owners and PostgreSQL's own `pg_*` roles excepted: admins, not
+    teammates). A member's overload of a function the
+    clients call (`plainto_tsquery(text, text)` beats pg_catalog's for `plainto_tsquery('simple', …)`) would
+    run as whoever calls it, writing rows the server records as theirs."""
+    rows = conn.execute(_SCHEMA_WRITERS).fetchall()
+    if rows:
+        schema = str(rows[0][1])
+        rows = [r for r in rows if r[1] == schema]
+        if conn.execute(_PUBLIC_CREATES, (schema,)).fetchone() is not None:
+            names = "every role: PUBLIC"
+        else:
+            names = ", ".join(str(r[0]) for r in rows[:5]) + (", …" if len(rows) > 5 else "")
+        raise SchemaOpen(f"the team store's schema {schema} lets roles other than its owner create objects "
+                         f"({names}), where any of them could plant a function that runs as you: its admin runs "
+                         f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC (and from those roles)")
+
+
 def check_schema(conn: Connection) -> int:
     """What a client does on connecting: read the version row, run no DDL; the store's version.
 
     SchemaTooOld when the store lacks the schema (or is older than this client speaks, or its migration is
     half done), SchemaTooNew when its min_client is newer than this client.
     """
+    try:
+        check_schema_closed(conn)  # first: before any query whose names could resolve to a member's object
+    except SchemaOpen as exc:
+        raise SchemaTooOld(str(exc)) from None
     current = _current_version(conn)
     if current is None:
         raise SchemaTooOld(f"the team store has no evo-agent schema yet: {MIGRATE_HINT}")
@@ -467,6 +629,10 @@ def migrate(conn: Connection, *, ahead: int = PARTITIONS_AHEAD,
     with conn.transaction():
         ensure_partitions(conn, ahead, say)
         conn.execute("UPDATE evo_agent_schema SET ready = true")
+    try:
+        check_schema_closed(conn)
+    except SchemaOpen as exc:
+        say(f"warning: {exc}; until then clients refuse the store")
     return SCHEMA_VERSION
 
 

@@ -353,15 +353,20 @@ def _exchange_in(lines: list[bytes], answer_chars: int) -> Exchange | None:
 # The team view: sessions in the team store (EVO_AGENT_SYNC_URL) ---------------------------------------
 
 # What the caller hands the picker when a team store is configured (cli: `sync.hooks.team_sessions`, which
-# ui may not import): () -> (rows, error line or None), never raising. Rows are duck-typed: id, user, host,
+# ui may not import): () -> (rows, error line or None), never raising. Rows are duck-typed: id, who, user, host,
 # branch, created_ms, updated_ms, message_count, first_prompt, name.
 TeamSource = Callable[[], tuple[Sequence[object], "str | None"]]
 
 
 def team_row(remote: object) -> SessionInfo:
-    """A team-store row as a picker row: no directory here (it is fetched when chosen), its author kept."""
+    """A team-store row as a picker row: no directory here (it is fetched when chosen), its author kept.
+
+    The author is `who`: the database role when the store vouches for it, else the user@host the client
+    claimed. Never the claim where the store knows better: any teammate's client may say `alice@her-laptop`."""
     get = lambda name, default=None: getattr(remote, name, default)  # noqa: E731
-    who = f"{get('user', '?')}@{get('host', '?')}"
+    who = get("who")
+    if not isinstance(who, str) or not who:
+        who = f"{get('user', '?')}@{get('host', '?')}"
     meta = SessionMeta(id=str(get("id")), created_ms=int(get("created_ms", 0) or 0),
                        updated_ms=int(get("updated_ms", 0) or 0), git_branch=get("branch"),
                        first_prompt=get("first_prompt"), name=get("name"),
