@@ -10,8 +10,8 @@ change it: the user's own config directory, one small JSON file per project
 An answer holds for one project *as it was when the user answered*:
 
 - its real path (the key): a project moved elsewhere asks again;
-- the directory itself (device and inode): a project deleted and cloned again at the same path is a new
-  directory, and asks again;
+- the directory itself (device, inode and the inode's generation): a project deleted and cloned again at the
+  same path is a new directory, and asks again, even where the file system hands it the old inode number;
 - a fingerprint of what it brings (sha256 over each file's name, kind and bytes): a `git pull` that
   changes the rules, the mode or the servers asks again, so trusting `Bash(npm test)` never silently
   becomes trusting `Bash`.
@@ -27,6 +27,7 @@ import fcntl
 import json
 import os
 import stat
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -211,12 +212,34 @@ class WorkspaceTrust:
         return self.answer is None and self.earlier is not None
 
 
+# FS_IOC_GETVERSION, _IOR('v', 1, long): an inode's generation (ext4, XFS, btrfs; tmpfs never reuses a number).
+_FS_IOC_GETVERSION = (2 << 30) | ((8 if sys.maxsize > 2**32 else 4) << 16) | (ord("v") << 8) | 1
+
+
 def _dir_id(real: Path) -> list[int]:
+    """The directory itself: its device, inode and the inode's generation (0 where the file system keeps none).
+
+    Device and inode name a slot, not a directory: ext4 gives a deleted directory's inode number to the next
+    directory made, so `rm -rf demo && git clone <another> demo` got the very same pair and inherited the
+    trust answer and the "always" rules granted for the old clone. The generation is drawn anew each time the
+    number is handed out again (what NFS file handles rely on): one ioctl on the descriptor the stat uses."""
     try:
-        st = os.stat(real)
+        fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
-        return [0, 0]
-    return [st.st_dev, st.st_ino]
+        try:
+            st = os.stat(real)
+        except OSError:
+            return [0, 0, 0]
+        return [st.st_dev, st.st_ino, 0]
+    try:
+        st = os.fstat(fd)
+        try:
+            generation = int.from_bytes(fcntl.ioctl(fd, _FS_IOC_GETVERSION, bytes(8))[:4], sys.byteorder)
+        except OSError:  # ENOTTY: a file system that keeps no generation
+            generation = 0
+        return [st.st_dev, st.st_ino, generation]
+    finally:
+        os.close(fd)
 
 
 def _record_path(project_dir: Path | str, environ: Mapping[str, str] | None) -> Path:
@@ -362,7 +385,7 @@ def _written_rules(record: dict[str, Any]) -> list[str]:
 
 
 def _rules_here(record: dict[str, Any], project_dir: Path | str) -> bool:
-    """Whether the record's rules were granted in this very directory (device and inode). A record written
+    """Whether the record's rules were granted in this very directory (`_dir_id`). A record written
     before the directory was kept with its rules (no `allow_dir`) holds for the path."""
     granted_in = record.get("allow_dir")
     return granted_in is None or granted_in == _dir_id(Path(os.path.realpath(project_dir)))
