@@ -19,6 +19,7 @@ replaced atomically. The model's tools can write neither place.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -70,7 +71,16 @@ def load_settings(project_dir: Path | str) -> Settings:
     mode = data.get("permission_mode")
     if mode is not None and not isinstance(mode, str):
         raise SettingsError(f"{path}: \"permission_mode\" must be a string")
-    return Settings(allow, mode, bool(data.get("sandbox", False)), bool(data.get("sandbox_network", False)))
+    return Settings(allow, mode, _switch(data, "sandbox", path), _switch(data, "sandbox_network", path))
+
+
+def _switch(data: dict[str, Any], key: str, path: Path) -> bool:
+    """A JSON true or false, nothing else: `bool("false")` is true, so `"sandbox_network": "false"` (which the
+    trust question shows as "false") gave every command the network."""
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise SettingsError(f"{path}: \"{key}\" must be true or false, not {json.dumps(value)[:40]}")
+    return value
 
 
 def _read(path: Path) -> dict[str, Any] | None:

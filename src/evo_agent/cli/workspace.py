@@ -104,7 +104,8 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
         lines.append(f"    runs unasked: {shown}")
     for key in ("sandbox", "sandbox_network"):
         if key in data:
-            lines.append(f"    {key}: {_safe(json.dumps(data[key]))}")
+            odd = "" if isinstance(data[key], bool) else " (not true or false: a trusted project with it stops)"
+            lines.append(f"    {key}: {_safe(json.dumps(data[key]))}{odd}")
     others = sorted(k for k in data if k not in ("permission_mode", "permissions", "sandbox", "sandbox_network"))
     if others:
         lines.append(f"    other keys: {_safe(', '.join(others))}")
