@@ -8,8 +8,9 @@
 
 `.evo-agent/settings.json` is what a repository shares with everyone who clones it, so it grants
 authority only in a project the user trusts (`evo_agent.session.workspace_trust`; the command line
-decides whether to read it at all), and never when it is a symbolic link, another user's, or writable
-by group or others (`SettingsRefused`): whoever could write it could grant themselves rules.
+decides whether to read it at all), and never when it is a symbolic link, another user's, writable
+by group or others (`SettingsRefused`: whoever could write it could grant themselves rules), or larger
+than the 1 MiB the trust question reads.
 
 The rules the user grants with "always in this project" are not written there, where a repository
 could have put them or could change them with the next pull: they live in the user's own config
@@ -103,9 +104,13 @@ def _read(path: Path) -> dict[str, Any] | None:
         if stat.S_IMODE(st.st_mode) & 0o022:
             raise SettingsRefused(f"{path} is writable by others (mode {stat.S_IMODE(st.st_mode):04o}); it is never "
                                   f"obeyed until it is not (chmod go-w {path})")
+        from evo_agent.session.workspace import MAX_BYTES, TOO_LARGE
+
         raw = b""
-        while chunk := os.read(fd, 1 << 16):
+        while len(raw) <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - len(raw))):
             raw += chunk
+        if len(raw) > MAX_BYTES:  # the trust question judged only its first MiB: never obeyed (workspace.py)
+            raise SettingsRefused(f"{path} is {TOO_LARGE}; it is never obeyed")
     except OSError as exc:
         raise SettingsError(f"cannot read {path}: {exc.strerror or exc}") from None
     finally:

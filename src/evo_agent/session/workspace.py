@@ -71,7 +71,10 @@ __all__ = [
 
 # What a project can bring that would grant authority, relative to the project (hooks would join here).
 AUTHORITY_FILES: tuple[str, ...] = (f"{PROJECT_DIR_NAME}/{SETTINGS_NAME}", MCP_CONFIG_NAME)
-MAX_BYTES = 1 << 20  # a settings file larger than this is brought, but only its first MiB is fingerprinted
+# A file larger than this is never obeyed, trusted or not: the question showed its first MiB as "not valid JSON"
+# while the loader obeyed all of it, and a pull changing what lay past the first MiB kept the fingerprint.
+MAX_BYTES = 1 << 20
+TOO_LARGE = f"larger than {MAX_BYTES} bytes"
 
 
 
@@ -149,7 +152,7 @@ def _bring(project: Path, rel: str) -> Brought | None:
         return Brought(rel, "unreadable", str(exc).encode(), st.st_uid, stat.S_IMODE(st.st_mode))
     try:
         fst = os.fstat(fd)
-        chunks, left = [], MAX_BYTES
+        chunks, left = [], MAX_BYTES + 1  # one byte more: a larger file is refused, never judged by its start
         while left > 0:
             chunk = os.read(fd, left)
             if not chunk:
@@ -160,7 +163,10 @@ def _bring(project: Path, rel: str) -> Brought | None:
         return Brought(rel, "unreadable", str(exc).encode(), st.st_uid, stat.S_IMODE(st.st_mode))
     finally:
         os.close(fd)
-    return Brought(rel, "file", b"".join(chunks), fst.st_uid, stat.S_IMODE(fst.st_mode))
+    data = b"".join(chunks)
+    if len(data) > MAX_BYTES:  # what the question shows and the fingerprint covers is the whole file, or nothing
+        return Brought(rel, TOO_LARGE, data[:MAX_BYTES], fst.st_uid, stat.S_IMODE(fst.st_mode))
+    return Brought(rel, "file", data, fst.st_uid, stat.S_IMODE(fst.st_mode))
 
 
 def what_project_brings(project_dir: Path | str) -> tuple[Brought, ...]:
