@@ -35,6 +35,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #3
 if TYPE_CHECKING:
     from typing import Any
 
+    from evo_agent.session import Brought
+
 
 class SettingsError(ValueError):
     """The settings file cannot be used; one printable line."""
@@ -62,6 +64,32 @@ def load_settings(project_dir: Path | str) -> Settings:
     data = _read(path)
     if data is None:
         return Settings()
+    return _settings(path, data)
+
+
+def settings_as_shown(project_dir: Path | str, brought: tuple[Brought, ...]) -> Settings:
+    """The project's settings as the trust question showed them (`brought`, read once for it), judged as
+    `load_settings` judges the file; defaults when it brought none.
+
+    Not the file read again: a pull in another terminal while the question waited swapped `Bash(npm test)`
+    for `Bash`, and the "yes" given to the first obeyed the second for that run."""
+    path = settings_path(project_dir)
+    for b in brought:
+        if b.path != f"{PROJECT_DIR_NAME}/{SETTINGS_NAME}":
+            continue
+        if b.unsafe:
+            fix = f" until it is not (chmod go-w {path})" if b.kind == "file" and b.uid == os.geteuid() else ""
+            raise SettingsRefused(f"{path} is {b.unsafe}; it is never obeyed{fix}")
+        try:
+            data = json_object(b.data)
+        except ValueError as exc:
+            raise SettingsError(f"{path} is {exc}") from None
+        return _settings(path, data)
+    return Settings()
+
+
+def _settings(path: Path, data: dict[str, Any]) -> Settings:
+    """Settings from the file's object; SettingsError naming `path` when a field is unusable."""
     perms = data.get("permissions", {})
     if not isinstance(perms, dict) or not isinstance(perms.get("allow", []), list):
         raise SettingsError(f"{path}: \"permissions\" must be an object with an \"allow\" list")
@@ -135,4 +163,4 @@ def add_project_rule(project_dir: Path | str, rule: Rule) -> Path:
 
 
 __all__ = ["Settings", "SettingsError", "SettingsRefused", "add_project_rule", "load_settings", "load_user_rules",
-           "settings_path"]
+           "settings_as_shown", "settings_path"]

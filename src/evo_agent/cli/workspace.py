@@ -214,16 +214,18 @@ def _choose_servers(status: WorkspaceTrust, ask: Callable[[str], str | None]) ->
 
 
 def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], str | None],
-           say: Callable[[str], None]) -> bool:
-    """Whether what the project brings applies to this run: ask once when interactive, else say it is ignored.
+           say: Callable[[str], None]) -> WorkspaceTrust | None:
+    """What the project brings that applies to this run: ask once when interactive, else say it is ignored.
 
-    An answer (y or n) is remembered; end of input (or Ctrl+C) is a no for this run only.
+    The answer is `status` itself, trusted (its bytes are what this run obeys: the files as the question
+    showed them, never as a pull made them while it waited), or None. An answer (y or n) is remembered;
+    end of input (or Ctrl+C) is a no for this run only.
     """
     if status.trusted or not status.brought:
-        return status.trusted
+        return status if status.trusted else None
     if status.answer == "declined" or not interactive:
         say(ignored_line(status))
-        return False
+        return None
     try:
         answer = ask(question(status))
     except KeyboardInterrupt:
@@ -237,7 +239,7 @@ def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], st
         answer = None if chosen is None else "y"
     if answer is None:
         say(ignored_line(status))
-        return False
+        return None
     yes = answer.strip().lower() in ("y", "yes")
     try:
         remember_trust(status, yes, servers=chosen)
@@ -245,11 +247,15 @@ def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], st
         say(f"evo-agent: cannot remember the answer in {_safe(user_record_path(status.project))}: "
             f"{exc.strerror or exc}; " + ("nothing of it is obeyed in this run" if chosen is not None
                                           else "it holds for this run only"))
-        if chosen is not None:  # the servers load from the record: without it, all would start
-            return False
+        if chosen is not None:  # the answer could not be kept: nothing of it is obeyed in this run
+            return None
     if not yes:
         say(f"evo-agent: ignoring {_files(status)} in this project (evo-agent trust changes that)")
-    return yes
+        return None
+    from evo_agent.session import plain_replace
+
+    return plain_replace(status, answer="trusted", earlier=None,
+                         servers=None if chosen is None else tuple(chosen))
 
 
 # ---------------------------------------------------------------- evo-agent trust
