@@ -82,7 +82,7 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
         return [f"{head}: {_safe(b.unsafe)}{target} — never obeyed, trusted or not"]
     try:
         data = json.loads(b.data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: `[[[[…` nested past the stack
         return [f"{head}: not valid JSON (a trusted project with it stops with an error)"]
     if not isinstance(data, dict):
         return [f"{head}: not a JSON object"]
@@ -188,7 +188,7 @@ def _project_servers(status: WorkspaceTrust) -> list[str]:
             continue
         try:
             data = json.loads(b.data)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return []
         servers = data.get("mcpServers") if isinstance(data, dict) else None
         names = []

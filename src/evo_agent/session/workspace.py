@@ -266,7 +266,7 @@ def _read_record(path: Path) -> dict[str, Any]:
         os.close(fd)
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
