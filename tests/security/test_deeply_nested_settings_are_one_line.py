@@ -74,3 +74,12 @@ def test_the_control_the_same_grant_unnested_runs_once_trusted(tmp_path, model_s
     model_server.script(tool_use("bash", {"command": "touch pwned"}), text("Done."))
     result = cli.run("-p", "set things up")
     assert result.rc == 0 and (cli.project / "pwned").exists(), result.err
+
+
+def test_a_deeply_nested_committed_task_file_is_one_line(tmp_path, model_server):
+    plan = ".evo-agent/tasks/todo/2026-12-05-setup"
+    cli = _victim(tmp_path, model_server, {f"{plan}/plan.md": "# Set things up\n",
+                                           f"{plan}/task_1.json": '{"a": ' + "[" * DEEP + "]" * DEEP + "}"})
+    for args in (("plan",), ("plan", "show")):
+        result = cli.run(*args)
+        assert "Traceback" not in result.err and "RecursionError" not in result.err, result.err[-600:]
