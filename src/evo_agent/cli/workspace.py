@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -61,8 +62,10 @@ def ignored_line(status: WorkspaceTrust) -> str:
     from evo_agent.session import find_project_dir
 
     here = find_project_dir(Path.cwd()).resolve() == status.project
+    # Quoted for the shell: the line is meant to be pasted, and a path (an unpacked archive's `x;touch pwned;`,
+    # reached through a link with an innocent name) would otherwise run as commands.
     return (f"evo-agent: ignoring {files}: {why}; to obey it, review it and run: evo-agent trust"
-            + ("" if here else f" --project-dir {_safe(status.project)}"))
+            + ("" if here else f" --project-dir {_safe(shlex.quote(str(status.project)))}"))
 
 
 def _tracked(project: Path, rel: str) -> bool | None:
