@@ -1,4 +1,5 @@
-"""The `evo-agent trust --project-dir …` that print mode suggests is safe to paste into a shell.
+"""The commands evo-agent suggests for an untrusted or refused project (`evo-agent trust --project-dir …`,
+`chmod go-w …`) are safe to paste into a shell.
 
 Print mode ignores an untrusted project's settings with one line ending in the command that trusts it; run with
 `--project-dir`, that command names the project's real path, written as it was. An unpacked archive whose
@@ -50,3 +51,22 @@ def test_the_suggested_trust_command_runs_nothing_else_when_pasted(tmp_path, mod
     assert not list(work.iterdir()) and not list(downloads.glob("pwned")), "pasting the hint ran the path's command"
     assert pasted.returncode == 0 and "Trusted" in pasted.stdout, pasted.stderr
     assert project_trusted(project, cli.env), "the control: the pasted command trusts that very project"
+
+
+@pytest.mark.parametrize("name", NAMES[:3])
+def test_the_suggested_chmod_for_a_settings_file_others_can_write_runs_nothing_else(tmp_path, model_server, name):
+    project = clone(upstream(tmp_path, {SETTINGS: json.dumps({"permissions": {"allow": ["Bash"]}})}),
+                    tmp_path / name)
+    os.chmod(project / SETTINGS, 0o664)  # a checkout under umask 002
+    home = tmp_path / "home"
+    home.mkdir()
+    cli = Cli(project, model_server.env(clean_env(home)))
+    assert "Trusted" in cli.trust().out
+    model_server.script(text("ok"))
+    result = cli.run("-p", "hi")
+    [line] = [ln for ln in result.err_lines if "writable by others" in ln]
+    hint = re.search(r"until it is not \((chmod go-w .*)\)$", line)
+    assert hint is not None, line
+    subprocess.run(["bash", "-c", hint.group(1)], cwd=tmp_path, capture_output=True, timeout=60)
+    assert not (tmp_path / "pwned").exists(), "pasting the hint ran the path's command"
+    assert oct(os.stat(project / SETTINGS).st_mode & 0o777) == "0o644", "the control: the pasted chmod fixes the file"

@@ -78,7 +78,8 @@ def settings_as_shown(project_dir: Path | str, brought: tuple[Brought, ...]) -> 
         if b.path != f"{PROJECT_DIR_NAME}/{SETTINGS_NAME}":
             continue
         if b.unsafe:
-            fix = f" until it is not (chmod go-w {path})" if b.kind == "file" and b.uid == os.geteuid() else ""
+            fix = f" until it is not (chmod go-w {_quoted(path)})" \
+                if b.kind == "file" and b.uid == os.geteuid() else ""
             raise SettingsRefused(f"{path} is {b.unsafe}; it is never obeyed{fix}")
         try:
             data = json_object(b.data)
@@ -131,7 +132,7 @@ def _read(path: Path) -> dict[str, Any] | None:
             raise SettingsRefused(f"{path} belongs to uid {st.st_uid}, not to you; it is never obeyed")
         if stat.S_IMODE(st.st_mode) & 0o022:
             raise SettingsRefused(f"{path} is writable by others (mode {stat.S_IMODE(st.st_mode):04o}); it is never "
-                                  f"obeyed until it is not (chmod go-w {path})")
+                                  f"obeyed until it is not (chmod go-w {_quoted(path)})")
         from evo_agent.session.workspace import MAX_BYTES, TOO_LARGE
 
         raw = b""
@@ -147,6 +148,13 @@ def _read(path: Path) -> dict[str, Any] | None:
         return json_object(raw)
     except ValueError as exc:
         raise SettingsError(f"{path} is {exc}") from None
+
+
+def _quoted(path: Path) -> str:
+    """`path` as a shell word: the refusal's `chmod go-w PATH` is meant to be pasted (an archive names the path)."""
+    import shlex  # only when a file is refused: the start-up of `-p` imports no shlex
+
+    return shlex.quote(str(path))
 
 
 def load_user_rules(project_dir: Path | str) -> list[Rule]:

@@ -102,8 +102,10 @@ def permission_gate(args: Namespace, project_dir: Path, environ: Mapping[str, st
         if trusted is not None:
             try:
                 settings = settings_as_shown(project_dir, trusted.brought)
-            except SettingsRefused as exc:
-                (say or _err_line)(f"evo-agent: {exc}")
+            except SettingsRefused as exc:  # the path is the project's (an archive's name): shown, never obeyed
+                from evo_agent.safe_text import terminal_safe
+
+                (say or _err_line)(terminal_safe(f"evo-agent: {exc}", keep_newlines=False))
         own = load_user_rules(project_dir)
         _say_rules_set_aside(project_dir, say or _err_line)
     except SettingsError as exc:
