@@ -99,7 +99,7 @@ def permission_gate(args: Namespace, project_dir: Path, environ: Mapping[str, st
 
     settings = Settings()
     try:
-        if trusted is not None:
+        if trusted is not None and trusted.settings:  # not when the user chose only the MCP servers
             try:
                 settings = settings_as_shown(project_dir, trusted.brought)
             except SettingsRefused as exc:  # the path is the project's (an archive's name): shown, never obeyed

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import (
+    AUTHORITY_FILES,
     Brought,
     WorkspaceTrust,
     remember_trust,
@@ -204,6 +205,14 @@ def _project_servers(status: WorkspaceTrust) -> list[str]:
     return []
 
 
+_SETTINGS_REL = AUTHORITY_FILES[0]  # .evo-agent/settings.json
+
+
+def _settings_brought(status: WorkspaceTrust) -> bool:
+    """The project brings a settings file that a yes would obey (not a link, not another's)."""
+    return any(b.path == _SETTINGS_REL and not b.unsafe for b in status.brought)
+
+
 def _choose_servers(status: WorkspaceTrust, ask: Callable[[str], str | None]) -> list[str] | None:
     """The servers the user approves one by one (the rest stay off); None when input ends (a no)."""
     chosen = []
@@ -234,18 +243,23 @@ def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], st
     except KeyboardInterrupt:
         answer = None
     chosen = None
+    obey_settings = True
     if answer is not None and answer.strip().lower() in ("c", "choose") and _project_servers(status):
         try:
             chosen = _choose_servers(status, ask)
+            if chosen is not None and _settings_brought(status):  # "c" answers for servers, not for the rules
+                said = ask(f"Obey {_SETTINGS_REL} (shown above: its rules, mode and sandbox)? [y/N] ")
+                chosen = None if said is None else chosen
+                obey_settings = said is not None and said.strip().lower() in ("y", "yes")
         except KeyboardInterrupt:
             chosen = None
-        answer = None if chosen is None else "y"
+        answer = None if chosen is None else "y" if chosen or obey_settings else "n"
     if answer is None:
         say(ignored_line(status))
         return None
     yes = answer.strip().lower() in ("y", "yes")
     try:
-        remember_trust(status, yes, servers=chosen)
+        remember_trust(status, yes, servers=chosen, settings=obey_settings)
     except OSError as exc:
         say(f"evo-agent: cannot remember the answer in {_safe(user_record_path(status.project))}: "
             f"{exc.strerror or exc}; " + ("nothing of it is obeyed in this run" if chosen is not None
@@ -258,7 +272,7 @@ def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], st
     from evo_agent.session import plain_replace
 
     return plain_replace(status, answer="trusted", earlier=None,
-                         servers=None if chosen is None else tuple(chosen))
+                         servers=None if chosen is None else tuple(chosen), settings=obey_settings)
 
 
 # ---------------------------------------------------------------- evo-agent trust
@@ -312,6 +326,8 @@ def _status(status: WorkspaceTrust, out: TextIO) -> None:
     if status.trusted and status.servers is not None:
         chosen = ", ".join(_field(n, 80) for n in status.servers) or "none"
         out.write(f"MCP servers of .mcp.json you chose to start: {chosen} (evo-agent trust starts them all)\n")
+    if status.trusted and not status.settings:
+        out.write(f"{_SETTINGS_REL}: not obeyed, as you chose (evo-agent trust obeys it)\n")
     if status.brought:
         out.write("It brings:\n")
         for b in status.brought:

@@ -202,6 +202,9 @@ class WorkspaceTrust:
     # The `.mcp.json` servers the user chose one by one when trusting (None: every server of the file).
     # Kept with the answer, so a changed file (any server changed) asks again.
     servers: tuple[str, ...] | None = None
+    # Whether a trusted answer covers `.evo-agent/settings.json`: False when the user, choosing the servers one
+    # by one, said no to the settings (a "c" then "n" to every server obeyed the rules nobody had said yes to).
+    settings: bool = True
 
     @property
     def trusted(self) -> bool:
@@ -279,6 +282,7 @@ def workspace_trust(project_dir: Path | str, environ: Mapping[str, str] | None =
     record = _read_record(_record_path(real, environ))
     trust = record.get("trust") if isinstance(record.get("trust"), dict) else None
     answer = earlier = servers = None
+    settings = True
     if trust is not None and trust.get("answer") in ("trusted", "declined"):
         same = (record.get("path") == str(real) and trust.get("fingerprint") == mark
                 and trust.get("dir") == _dir_id(real))
@@ -287,9 +291,10 @@ def workspace_trust(project_dir: Path | str, environ: Mapping[str, str] | None =
             chosen = trust.get("mcp_servers")
             if isinstance(chosen, list):
                 servers = tuple(str(n) for n in chosen)
+            settings = trust.get("settings") is not False
         else:
             earlier = trust["answer"]
-    return WorkspaceTrust(real, brought, mark, answer, earlier, servers)
+    return WorkspaceTrust(real, brought, mark, answer, earlier, servers, settings)
 
 
 def project_trusted(project_dir: Path | str, environ: Mapping[str, str] | None = None) -> bool:
@@ -340,10 +345,11 @@ def _update(project_dir: Path | str, environ: Mapping[str, str] | None,
 
 
 def remember_trust(status: WorkspaceTrust, trusted: bool, environ: Mapping[str, str] | None = None, *,
-                   servers: list[str] | None = None) -> Path:
+                   servers: list[str] | None = None, settings: bool = True) -> Path:
     """Record the user's answer for `status` (what the project brings now); returns the record's path.
 
-    `servers`: the `.mcp.json` servers the user chose one by one (None: all of them)."""
+    `servers`: the `.mcp.json` servers the user chose one by one (None: all of them); `settings`: False when,
+    choosing them, the user said no to `.evo-agent/settings.json` (its rules, mode and sandbox stay ignored)."""
     import datetime  # only when an answer is saved
 
     def change(record: dict[str, Any]) -> None:
@@ -354,6 +360,8 @@ def remember_trust(status: WorkspaceTrust, trusted: bool, environ: Mapping[str, 
             "files": [b.path for b in status.brought],
             "at": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         }
+        if trusted and not settings:
+            record["trust"]["settings"] = False
         if trusted and servers is not None:
             record["trust"]["mcp_servers"] = list(servers)
 
