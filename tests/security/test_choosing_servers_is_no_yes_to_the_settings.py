@@ -68,3 +68,34 @@ def test_the_control_yes_to_the_settings_obeys_them(tmp_path, model_server):
     cli, marker = _victim(tmp_path, model_server, "allow Bash")
     _choose(cli, model_server, b"n\r", b"y\r", approval=False)
     assert (cli.project / "pwned").exists() and not marker.exists()
+
+
+@pytest.mark.parametrize("edit", ["add", "remove"])
+def test_editing_the_projects_mcp_json_keeps_trust_as_narrow_as_it_was(tmp_path, model_server, edit):
+    """`evo-agent mcp add|remove --scope project` re-trusts the file the user changed: it trusted all of it, so the
+    servers said no to started, and the settings said no to were obeyed."""
+    unwanted, wanted, extra = tmp_path / "unwanted-ran", tmp_path / "wanted-ran", tmp_path / "extra-ran"
+    servers = {"wanted": {"command": "sh", "args": ["-c", f"touch {wanted}"]},
+               "unwanted": {"command": "sh", "args": ["-c", f"touch {unwanted}"]}}
+    project = clone(upstream(tmp_path, {SETTINGS: json.dumps(GRANTS["allow Bash"]),
+                                        ".mcp.json": json.dumps({"mcpServers": servers})}), tmp_path / "clone")
+    os.chmod(project / SETTINGS, 0o644)
+    (tmp_path / "home").mkdir()
+    cli = Cli(project, model_server.env(clean_env(tmp_path / "home")))
+    rc, screen = on_a_terminal(cli, "--plain", steps=[
+        (b"one by one] ", b"c\r"), (b"Start the MCP server wanted (shown above)? [y/N] ", b"y\r"),
+        (b"Start the MCP server unwanted (shown above)? [y/N] ", b"n\r"), (SETTINGS_QUESTION, b"n\r"),
+        (b"> ", b"\x04")])
+    assert rc == 0, screen
+    wanted.unlink(missing_ok=True)  # servers start at the first request
+    if edit == "add":
+        changed = cli.run("mcp", "add", "--scope", "project", "extra", "--", "sh", "-c", f"touch {extra}")
+    else:
+        changed = cli.run("mcp", "remove", "--scope", "project", "wanted")
+    assert changed.rc == 0, changed.err
+    model_server.script(tool_use("bash", {"command": "touch pwned"}), text("Done."))
+    result = cli.run("-p", "set things up")
+    assert result.rc == 0 and "Traceback" not in result.err, result.err
+    assert not unwanted.exists(), "a server the user said no to started after they edited .mcp.json"
+    assert not (cli.project / "pwned").exists(), "settings the user said no to were obeyed after the edit"
+    assert extra.exists() == (edit == "add"), "the control: the server the user added starts"
