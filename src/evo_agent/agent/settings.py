@@ -8,8 +8,9 @@
 
 `.evo-agent/settings.json` is what a repository shares with everyone who clones it, so it grants
 authority only in a project the user trusts (`evo_agent.session.workspace_trust`; the command line
-decides whether to read it at all), and never when it is a symbolic link, another user's, or writable
-by group or others (`SettingsRefused`): whoever could write it could grant themselves rules.
+decides whether to read it at all), and never when it is a symbolic link, another user's, writable
+by group or others (`SettingsRefused`: whoever could write it could grant themselves rules), or larger
+than the 1 MiB the trust question reads.
 
 The rules the user grants with "always in this project" are not written there, where a repository
 could have put them or could change them with the next pull: they live in the user's own config
@@ -19,6 +20,7 @@ replaced atomically. The model's tools can write neither place.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -32,6 +34,8 @@ from .rules import Rule, RuleError, parse_rules
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
     from typing import Any
+
+    from evo_agent.session import Brought
 
 
 class SettingsError(ValueError):
@@ -60,6 +64,33 @@ def load_settings(project_dir: Path | str) -> Settings:
     data = _read(path)
     if data is None:
         return Settings()
+    return _settings(path, data)
+
+
+def settings_as_shown(project_dir: Path | str, brought: tuple[Brought, ...]) -> Settings:
+    """The project's settings as the trust question showed them (`brought`, read once for it), judged as
+    `load_settings` judges the file; defaults when it brought none.
+
+    Not the file read again: a pull in another terminal while the question waited swapped `Bash(npm test)`
+    for `Bash`, and the "yes" given to the first obeyed the second for that run."""
+    path = settings_path(project_dir)
+    for b in brought:
+        if b.path != f"{PROJECT_DIR_NAME}/{SETTINGS_NAME}":
+            continue
+        if b.unsafe:
+            fix = f" until it is not (chmod go-w {_quoted(path)})" \
+                if b.kind == "file" and b.uid == os.geteuid() else ""
+            raise SettingsRefused(f"{path} is {b.unsafe}; it is never obeyed{fix}")
+        try:
+            data = json_object(b.data)
+        except ValueError as exc:
+            raise SettingsError(f"{path} is {exc}") from None
+        return _settings(path, data)
+    return Settings()
+
+
+def _settings(path: Path, data: dict[str, Any]) -> Settings:
+    """Settings from the file's object; SettingsError naming `path` when a field is unusable."""
     perms = data.get("permissions", {})
     if not isinstance(perms, dict) or not isinstance(perms.get("allow", []), list):
         raise SettingsError(f"{path}: \"permissions\" must be an object with an \"allow\" list")
@@ -70,7 +101,16 @@ def load_settings(project_dir: Path | str) -> Settings:
     mode = data.get("permission_mode")
     if mode is not None and not isinstance(mode, str):
         raise SettingsError(f"{path}: \"permission_mode\" must be a string")
-    return Settings(allow, mode, bool(data.get("sandbox", False)), bool(data.get("sandbox_network", False)))
+    return Settings(allow, mode, _switch(data, "sandbox", path), _switch(data, "sandbox_network", path))
+
+
+def _switch(data: dict[str, Any], key: str, path: Path) -> bool:
+    """A JSON true or false, nothing else: `bool("false")` is true, so `"sandbox_network": "false"` (which the
+    trust question shows as "false") gave every command the network."""
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise SettingsError(f"{path}: \"{key}\" must be true or false, not {json.dumps(value)[:40]}")
+    return value
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -92,10 +132,14 @@ def _read(path: Path) -> dict[str, Any] | None:
             raise SettingsRefused(f"{path} belongs to uid {st.st_uid}, not to you; it is never obeyed")
         if stat.S_IMODE(st.st_mode) & 0o022:
             raise SettingsRefused(f"{path} is writable by others (mode {stat.S_IMODE(st.st_mode):04o}); it is never "
-                                  f"obeyed until it is not (chmod go-w {path})")
+                                  f"obeyed until it is not (chmod go-w {_quoted(path)})")
+        from evo_agent.session.workspace import MAX_BYTES, TOO_LARGE
+
         raw = b""
-        while chunk := os.read(fd, 1 << 16):
+        while len(raw) <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - len(raw))):
             raw += chunk
+        if len(raw) > MAX_BYTES:  # the trust question judged only its first MiB: never obeyed (workspace.py)
+            raise SettingsRefused(f"{path} is {TOO_LARGE}; it is never obeyed")
     except OSError as exc:
         raise SettingsError(f"cannot read {path}: {exc.strerror or exc}") from None
     finally:
@@ -104,6 +148,13 @@ def _read(path: Path) -> dict[str, Any] | None:
         return json_object(raw)
     except ValueError as exc:
         raise SettingsError(f"{path} is {exc}") from None
+
+
+def _quoted(path: Path) -> str:
+    """`path` as a shell word: the refusal's `chmod go-w PATH` is meant to be pasted (an archive names the path)."""
+    import shlex  # only when a file is refused: the start-up of `-p` imports no shlex
+
+    return shlex.quote(str(path))
 
 
 def load_user_rules(project_dir: Path | str) -> list[Rule]:
@@ -120,4 +171,4 @@ def add_project_rule(project_dir: Path | str, rule: Rule) -> Path:
 
 
 __all__ = ["Settings", "SettingsError", "SettingsRefused", "add_project_rule", "load_settings", "load_user_rules",
-           "settings_path"]
+           "settings_as_shown", "settings_path"]

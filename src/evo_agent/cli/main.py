@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from evo_agent.agent.permissions import PermissionGate
     from evo_agent.agent.resuming import Resumed
     from evo_agent.agent.settings import Settings
-    from evo_agent.session import LiveSessionStore, MemoryStore
+    from evo_agent.session import LiveSessionStore, MemoryStore, WorkspaceTrust
     from evo_agent.tools.mcp_client import McpManager
     from evo_agent.tools.sandbox import Sandbox
     from evo_agent.ui.picker import TeamSource
@@ -76,12 +76,13 @@ BYPASS_WARNING = ("evo-agent: permission mode bypass: every tool call runs unask
 
 
 def permission_gate(args: Namespace, project_dir: Path, environ: Mapping[str, str], *,
-                    trusted: bool = False,
+                    trusted: WorkspaceTrust | None = None,
                     say: Callable[[str], object] | None = None) -> tuple[PermissionGate, Settings]:
     """The permission gate for this run: mode from --permission-mode, the env, settings, else ask.
 
-    The project's `.evo-agent/settings.json` is read only when the project is `trusted` (workspace.py), and
-    even then never when it is a link, another user's or writable by others (one line through `say`). The
+    The project's `.evo-agent/settings.json` is obeyed only when the project is `trusted` (workspace.py), as
+    the trust question showed it (its bytes, not the file read again), and even then never when it is a
+    link, another user's, writable by others or larger than 1 MiB (one line through `say`). The
     user's own "always in this project" rules always apply. A bad mode or rule is a usage error; an
     unusable settings file a plain error.
     """
@@ -92,17 +93,19 @@ def permission_gate(args: Namespace, project_dir: Path, environ: Mapping[str, st
         SettingsError,
         SettingsRefused,
         add_project_rule,
-        load_settings,
         load_user_rules,
+        settings_as_shown,
     )
 
     settings = Settings()
     try:
-        if trusted:
+        if trusted is not None and trusted.settings:  # not when the user chose only the MCP servers
             try:
-                settings = load_settings(project_dir)
-            except SettingsRefused as exc:
-                (say or _err_line)(f"evo-agent: {exc}")
+                settings = settings_as_shown(project_dir, trusted.brought)
+            except SettingsRefused as exc:  # the path is the project's (an archive's name): shown, never obeyed
+                from evo_agent.safe_text import terminal_safe
+
+                (say or _err_line)(terminal_safe(f"evo-agent: {exc}", keep_newlines=False))
         own = load_user_rules(project_dir)
         _say_rules_set_aside(project_dir, say or _err_line)
     except SettingsError as exc:
@@ -137,17 +140,18 @@ def _err_line(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def workspace_trusted(project_dir: Path, *, interactive: bool) -> bool:
-    """Whether what the project brings (`.evo-agent/settings.json`, `.mcp.json`) applies to this run.
+def workspace_trusted(project_dir: Path, *, interactive: bool) -> WorkspaceTrust | None:
+    """What the project brings (`.evo-agent/settings.json`, `.mcp.json`) when it applies to this run, else None.
 
-    Trusted: yes. Bringing nothing: nothing to obey. Otherwise an interactive run asks once (the answer is
-    remembered in the user's config); print mode and piped input say in one line that it is ignored.
+    Trusted: the files as read for the trust check (their bytes are what the run obeys). Bringing nothing:
+    nothing to obey. Otherwise an interactive run asks once (the answer is remembered in the user's config);
+    print mode and piped input say in one line that it is ignored.
     """
     from evo_agent.session import workspace_trust
 
     status = workspace_trust(project_dir)
     if status.trusted or not status.brought:
-        return status.trusted
+        return status if status.trusted else None
     from evo_agent.ui import early_input
 
     from .workspace import settle
@@ -435,7 +439,7 @@ class _Launch:
 
     def __init__(self, args: Namespace, print_mode: bool, stdin_tty: bool, project_dir: Path,
                  prompt: str | None, compact_chars: int | None, provider_name: str, provider_notice: str | None,
-                 gate: PermissionGate, sandbox: Sandbox | None, trusted: bool, store: LiveSessionStore,
+                 gate: PermissionGate, sandbox: Sandbox | None, trusted: WorkspaceTrust | None, store: LiveSessionStore,
                  console: Console) -> None:
         self.args = args
         self.print_mode = print_mode
@@ -447,7 +451,7 @@ class _Launch:
         self.provider_notice = provider_notice  # e.g. "no API key: the demo provider"
         self.gate = gate
         self.sandbox = sandbox
-        self.trusted = trusted  # the project's own settings and .mcp.json may be obeyed
+        self.trusted = trusted  # what the project brings, obeyed in this run as shown; None: nothing of it
         self.store = store  # or the team store's subclass of it (sync/hooks.py)
         self.console = console
 
@@ -702,7 +706,8 @@ def memory_store(project_dir: Path, environ: Mapping[str, str]) -> MemoryStore |
     return MemoryStore(project_dir, environ=environ)
 
 
-def mcp_servers(project_dir: Path, trusted: bool, say: Callable[[str], object]) -> McpManager | None:
+def mcp_servers(project_dir: Path, trusted: WorkspaceTrust | None,
+                say: Callable[[str], object]) -> McpManager | None:
     """The session's MCP servers (SPEC §13), not started: they start at its first request (agent/mcp_context.py).
 
     The user's own config, and the project's `.mcp.json` when the project is trusted; each entry that cannot be
@@ -712,7 +717,7 @@ def mcp_servers(project_dir: Path, trusted: bool, say: Callable[[str], object]) 
         return None
     from evo_agent.tools.mcp_config import McpConfigError, expand_server, load_servers, register_secrets
 
-    loaded = load_servers(project_dir, trusted=trusted)
+    loaded = load_servers(project_dir, trusted=False if trusted is None else trusted)
     for line in loaded.problems:
         say(line if line.startswith("evo-agent:") else f"evo-agent: {line}")
     ready = []

@@ -172,7 +172,7 @@ def _add(project: Path, args: argparse.Namespace) -> list[str]:
     if args.trust_read_only_hint:
         entry["trustReadOnlyHint"] = True
     parse_server(args.name, entry, args.scope)  # the same check a session makes
-    path = _change(project, args.scope, lambda servers: servers.__setitem__(args.name, entry))
+    path = _change(project, args.scope, lambda servers: servers.__setitem__(args.name, entry), added=args.name)
     return [f"Added the {args.transport} MCP server {args.name} to {path} ({args.scope})."]
 
 
@@ -190,7 +190,7 @@ def _remove(project: Path, name: str, scope: str | None) -> list[str]:
     return [f"Removed the MCP server {name} from {path} ({scopes[0]})."]
 
 
-def _change(project: Path, scope: str, change: Callable[[dict[str, Any]], object]) -> Path:
+def _change(project: Path, scope: str, change: Callable[[dict[str, Any]], object], added: str | None = None) -> Path:
     """Apply `change(mcpServers)` to the scope's file, written back atomically; trust kept if the user had given it."""
     from evo_agent.session import remember_trust, workspace_trust
     from evo_agent.tools.mcp_config import read_file, write_config
@@ -202,10 +202,13 @@ def _change(project: Path, scope: str, change: Callable[[dict[str, Any]], object
         change(servers)
     except KeyError:
         raise CommandError(f"mcp: no such server in {path}") from None
-    was_trusted = scope == "project" and workspace_trust(project).trusted
+    before = workspace_trust(project) if scope == "project" else None
     write_config(path, data, private=scope == "user")
-    if was_trusted:  # the user changed it: trusting what they wrote themselves is not a question
-        remember_trust(workspace_trust(project), True)
+    if before is not None and before.trusted:  # the user changed it: trusting what they wrote is not a question
+        # ... but only as far as they trusted it: the servers they chose one by one (and the one they add now),
+        # the settings only if they obeyed them. A plain re-trust started the servers they had said no to.
+        servers = None if before.servers is None else [*before.servers, *([added] if added else [])]
+        remember_trust(workspace_trust(project), True, servers=servers, settings=before.settings)
     return path
 
 

@@ -13,12 +13,14 @@ import argparse
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.session import (
+    AUTHORITY_FILES,
     Brought,
     WorkspaceTrust,
     remember_trust,
@@ -61,8 +63,10 @@ def ignored_line(status: WorkspaceTrust) -> str:
     from evo_agent.session import find_project_dir
 
     here = find_project_dir(Path.cwd()).resolve() == status.project
+    # Quoted for the shell: the line is meant to be pasted, and a path (an unpacked archive's `x;touch pwned;`,
+    # reached through a link with an innocent name) would otherwise run as commands.
     return (f"evo-agent: ignoring {files}: {why}; to obey it, review it and run: evo-agent trust"
-            + ("" if here else f" --project-dir {_safe(status.project)}"))
+            + ("" if here else f" --project-dir {_safe(shlex.quote(str(status.project)))}"))
 
 
 def _tracked(project: Path, rel: str) -> bool | None:
@@ -82,7 +86,7 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
         return [f"{head}: {_safe(b.unsafe)}{target} — never obeyed, trusted or not"]
     try:
         data = json.loads(b.data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: `[[[[…` nested past the stack
         return [f"{head}: not valid JSON (a trusted project with it stops with an error)"]
     if not isinstance(data, dict):
         return [f"{head}: not a JSON object"]
@@ -104,7 +108,8 @@ def describe(b: Brought, project: Path | None = None) -> list[str]:
         lines.append(f"    runs unasked: {shown}")
     for key in ("sandbox", "sandbox_network"):
         if key in data:
-            lines.append(f"    {key}: {_safe(json.dumps(data[key]))}")
+            odd = "" if isinstance(data[key], bool) else " (not true or false: a trusted project with it stops)"
+            lines.append(f"    {key}: {_safe(json.dumps(data[key]))}{odd}")
     others = sorted(k for k in data if k not in ("permission_mode", "permissions", "sandbox", "sandbox_network"))
     if others:
         lines.append(f"    other keys: {_safe(', '.join(others))}")
@@ -187,7 +192,7 @@ def _project_servers(status: WorkspaceTrust) -> list[str]:
             continue
         try:
             data = json.loads(b.data)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return []
         servers = data.get("mcpServers") if isinstance(data, dict) else None
         names = []
@@ -198,6 +203,14 @@ def _project_servers(status: WorkspaceTrust) -> list[str]:
                 continue
         return names
     return []
+
+
+_SETTINGS_REL = AUTHORITY_FILES[0]  # .evo-agent/settings.json
+
+
+def _settings_brought(status: WorkspaceTrust) -> bool:
+    """The project brings a settings file that a yes would obey (not a link, not another's)."""
+    return any(b.path == _SETTINGS_REL and not b.unsafe for b in status.brought)
 
 
 def _choose_servers(status: WorkspaceTrust, ask: Callable[[str], str | None]) -> list[str] | None:
@@ -213,42 +226,53 @@ def _choose_servers(status: WorkspaceTrust, ask: Callable[[str], str | None]) ->
 
 
 def settle(status: WorkspaceTrust, *, interactive: bool, ask: Callable[[str], str | None],
-           say: Callable[[str], None]) -> bool:
-    """Whether what the project brings applies to this run: ask once when interactive, else say it is ignored.
+           say: Callable[[str], None]) -> WorkspaceTrust | None:
+    """What the project brings that applies to this run: ask once when interactive, else say it is ignored.
 
-    An answer (y or n) is remembered; end of input (or Ctrl+C) is a no for this run only.
+    The answer is `status` itself, trusted (its bytes are what this run obeys: the files as the question
+    showed them, never as a pull made them while it waited), or None. An answer (y or n) is remembered;
+    end of input (or Ctrl+C) is a no for this run only.
     """
     if status.trusted or not status.brought:
-        return status.trusted
+        return status if status.trusted else None
     if status.answer == "declined" or not interactive:
         say(ignored_line(status))
-        return False
+        return None
     try:
         answer = ask(question(status))
     except KeyboardInterrupt:
         answer = None
     chosen = None
+    obey_settings = True
     if answer is not None and answer.strip().lower() in ("c", "choose") and _project_servers(status):
         try:
             chosen = _choose_servers(status, ask)
+            if chosen is not None and _settings_brought(status):  # "c" answers for servers, not for the rules
+                said = ask(f"Obey {_SETTINGS_REL} (shown above: its rules, mode and sandbox)? [y/N] ")
+                chosen = None if said is None else chosen
+                obey_settings = said is not None and said.strip().lower() in ("y", "yes")
         except KeyboardInterrupt:
             chosen = None
-        answer = None if chosen is None else "y"
+        answer = None if chosen is None else "y" if chosen or obey_settings else "n"
     if answer is None:
         say(ignored_line(status))
-        return False
+        return None
     yes = answer.strip().lower() in ("y", "yes")
     try:
-        remember_trust(status, yes, servers=chosen)
+        remember_trust(status, yes, servers=chosen, settings=obey_settings)
     except OSError as exc:
         say(f"evo-agent: cannot remember the answer in {_safe(user_record_path(status.project))}: "
             f"{exc.strerror or exc}; " + ("nothing of it is obeyed in this run" if chosen is not None
                                           else "it holds for this run only"))
-        if chosen is not None:  # the servers load from the record: without it, all would start
-            return False
+        if chosen is not None:  # the answer could not be kept: nothing of it is obeyed in this run
+            return None
     if not yes:
         say(f"evo-agent: ignoring {_files(status)} in this project (evo-agent trust changes that)")
-    return yes
+        return None
+    from evo_agent.session import plain_replace
+
+    return plain_replace(status, answer="trusted", earlier=None,
+                         servers=None if chosen is None else tuple(chosen), settings=obey_settings)
 
 
 # ---------------------------------------------------------------- evo-agent trust
@@ -302,6 +326,8 @@ def _status(status: WorkspaceTrust, out: TextIO) -> None:
     if status.trusted and status.servers is not None:
         chosen = ", ".join(_field(n, 80) for n in status.servers) or "none"
         out.write(f"MCP servers of .mcp.json you chose to start: {chosen} (evo-agent trust starts them all)\n")
+    if status.trusted and not status.settings:
+        out.write(f"{_SETTINGS_REL}: not obeyed, as you chose (evo-agent trust obeys it)\n")
     if status.brought:
         out.write("It brings:\n")
         for b in status.brought:

@@ -164,6 +164,8 @@ def json_object(raw: bytes | str) -> dict[str, Any]:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"not valid JSON ({str(exc).splitlines()[0][:120]})") from None
+    except RecursionError:  # `[[[[…` a hundred thousand deep: the parser's stack, not a traceback
+        raise ValueError("not valid JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     return data

@@ -632,6 +632,8 @@ def _task_from_json(raw: bytes | None, number: int) -> Task:
         data = json.loads(raw)
     except ValueError as exc:
         raise PlanError(f"not JSON ({exc})") from None
+    except RecursionError:  # a committed `[[[[…` past the parser's stack: `evo-agent plan` printed a traceback
+        raise PlanError("not JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise PlanError("not a JSON object")
     status = data.get("status", "pending")

@@ -248,9 +248,11 @@ def check_sessions_dir(project_dir: Path, sessions_dir: Path, *, unexpected_ok: 
         if not stat.S_ISDIR(st.st_mode):
             break
         if st.st_uid != me:
+            import shlex  # only for the refusal: the pasted command names the path quoted
+
             raise SessionsDirRefused(
                 f"{path} belongs to uid {st.st_uid}, not to you (uid {me}); refusing to read or write sessions there "
-                f"(made by sudo? take it back with: sudo chown -R {me} {path})")
+                f"(made by sudo? take it back with: sudo chown -R {me} {shlex.quote(str(path))})")
         mode = stat.S_IMODE(st.st_mode)
         wanted = DIR_MODE if path == sessions_dir else mode & ~0o022
         if mode & ~wanted & 0o777:

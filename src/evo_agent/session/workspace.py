@@ -10,8 +10,8 @@ change it: the user's own config directory, one small JSON file per project
 An answer holds for one project *as it was when the user answered*:
 
 - its real path (the key): a project moved elsewhere asks again;
-- the directory itself (device and inode): a project deleted and cloned again at the same path is a new
-  directory, and asks again;
+- the directory itself (device, inode and the inode's generation): a project deleted and cloned again at the
+  same path is a new directory, and asks again, even where the file system hands it the old inode number;
 - a fingerprint of what it brings (sha256 over each file's name, kind and bytes): a `git pull` that
   changes the rules, the mode or the servers asks again, so trusting `Bash(npm test)` never silently
   becomes trusting `Bash`.
@@ -27,6 +27,7 @@ import fcntl
 import json
 import os
 import stat
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -70,7 +71,10 @@ __all__ = [
 
 # What a project can bring that would grant authority, relative to the project (hooks would join here).
 AUTHORITY_FILES: tuple[str, ...] = (f"{PROJECT_DIR_NAME}/{SETTINGS_NAME}", MCP_CONFIG_NAME)
-MAX_BYTES = 1 << 20  # a settings file larger than this is brought, but only its first MiB is fingerprinted
+# A file larger than this is never obeyed, trusted or not: the question showed its first MiB as "not valid JSON"
+# while the loader obeyed all of it, and a pull changing what lay past the first MiB kept the fingerprint.
+MAX_BYTES = 1 << 20
+TOO_LARGE = f"larger than {MAX_BYTES} bytes"
 
 
 
@@ -148,7 +152,7 @@ def _bring(project: Path, rel: str) -> Brought | None:
         return Brought(rel, "unreadable", str(exc).encode(), st.st_uid, stat.S_IMODE(st.st_mode))
     try:
         fst = os.fstat(fd)
-        chunks, left = [], MAX_BYTES
+        chunks, left = [], MAX_BYTES + 1  # one byte more: a larger file is refused, never judged by its start
         while left > 0:
             chunk = os.read(fd, left)
             if not chunk:
@@ -159,7 +163,10 @@ def _bring(project: Path, rel: str) -> Brought | None:
         return Brought(rel, "unreadable", str(exc).encode(), st.st_uid, stat.S_IMODE(st.st_mode))
     finally:
         os.close(fd)
-    return Brought(rel, "file", b"".join(chunks), fst.st_uid, stat.S_IMODE(fst.st_mode))
+    data = b"".join(chunks)
+    if len(data) > MAX_BYTES:  # what the question shows and the fingerprint covers is the whole file, or nothing
+        return Brought(rel, TOO_LARGE, data[:MAX_BYTES], fst.st_uid, stat.S_IMODE(fst.st_mode))
+    return Brought(rel, "file", data, fst.st_uid, stat.S_IMODE(fst.st_mode))
 
 
 def what_project_brings(project_dir: Path | str) -> tuple[Brought, ...]:
@@ -195,6 +202,9 @@ class WorkspaceTrust:
     # The `.mcp.json` servers the user chose one by one when trusting (None: every server of the file).
     # Kept with the answer, so a changed file (any server changed) asks again.
     servers: tuple[str, ...] | None = None
+    # Whether a trusted answer covers `.evo-agent/settings.json`: False when the user, choosing the servers one
+    # by one, said no to the settings (a "c" then "n" to every server obeyed the rules nobody had said yes to).
+    settings: bool = True
 
     @property
     def trusted(self) -> bool:
@@ -211,12 +221,34 @@ class WorkspaceTrust:
         return self.answer is None and self.earlier is not None
 
 
+# FS_IOC_GETVERSION, _IOR('v', 1, long): an inode's generation (ext4, XFS, btrfs; tmpfs never reuses a number).
+_FS_IOC_GETVERSION = (2 << 30) | ((8 if sys.maxsize > 2**32 else 4) << 16) | (ord("v") << 8) | 1
+
+
 def _dir_id(real: Path) -> list[int]:
+    """The directory itself: its device, inode and the inode's generation (0 where the file system keeps none).
+
+    Device and inode name a slot, not a directory: ext4 gives a deleted directory's inode number to the next
+    directory made, so `rm -rf demo && git clone <another> demo` got the very same pair and inherited the
+    trust answer and the "always" rules granted for the old clone. The generation is drawn anew each time the
+    number is handed out again (what NFS file handles rely on): one ioctl on the descriptor the stat uses."""
     try:
-        st = os.stat(real)
+        fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
-        return [0, 0]
-    return [st.st_dev, st.st_ino]
+        try:
+            st = os.stat(real)
+        except OSError:
+            return [0, 0, 0]
+        return [st.st_dev, st.st_ino, 0]
+    try:
+        st = os.fstat(fd)
+        try:
+            generation = int.from_bytes(fcntl.ioctl(fd, _FS_IOC_GETVERSION, bytes(8))[:4], sys.byteorder)
+        except OSError:  # ENOTTY: a file system that keeps no generation
+            generation = 0
+        return [st.st_dev, st.st_ino, generation]
+    finally:
+        os.close(fd)
 
 
 def _record_path(project_dir: Path | str, environ: Mapping[str, str] | None) -> Path:
@@ -237,7 +269,7 @@ def _read_record(path: Path) -> dict[str, Any]:
         os.close(fd)
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -250,6 +282,7 @@ def workspace_trust(project_dir: Path | str, environ: Mapping[str, str] | None =
     record = _read_record(_record_path(real, environ))
     trust = record.get("trust") if isinstance(record.get("trust"), dict) else None
     answer = earlier = servers = None
+    settings = True
     if trust is not None and trust.get("answer") in ("trusted", "declined"):
         same = (record.get("path") == str(real) and trust.get("fingerprint") == mark
                 and trust.get("dir") == _dir_id(real))
@@ -258,9 +291,10 @@ def workspace_trust(project_dir: Path | str, environ: Mapping[str, str] | None =
             chosen = trust.get("mcp_servers")
             if isinstance(chosen, list):
                 servers = tuple(str(n) for n in chosen)
+            settings = trust.get("settings") is not False
         else:
             earlier = trust["answer"]
-    return WorkspaceTrust(real, brought, mark, answer, earlier, servers)
+    return WorkspaceTrust(real, brought, mark, answer, earlier, servers, settings)
 
 
 def project_trusted(project_dir: Path | str, environ: Mapping[str, str] | None = None) -> bool:
@@ -311,10 +345,11 @@ def _update(project_dir: Path | str, environ: Mapping[str, str] | None,
 
 
 def remember_trust(status: WorkspaceTrust, trusted: bool, environ: Mapping[str, str] | None = None, *,
-                   servers: list[str] | None = None) -> Path:
+                   servers: list[str] | None = None, settings: bool = True) -> Path:
     """Record the user's answer for `status` (what the project brings now); returns the record's path.
 
-    `servers`: the `.mcp.json` servers the user chose one by one (None: all of them)."""
+    `servers`: the `.mcp.json` servers the user chose one by one (None: all of them); `settings`: False when,
+    choosing them, the user said no to `.evo-agent/settings.json` (its rules, mode and sandbox stay ignored)."""
     import datetime  # only when an answer is saved
 
     def change(record: dict[str, Any]) -> None:
@@ -325,6 +360,8 @@ def remember_trust(status: WorkspaceTrust, trusted: bool, environ: Mapping[str, 
             "files": [b.path for b in status.brought],
             "at": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         }
+        if trusted and not settings:
+            record["trust"]["settings"] = False
         if trusted and servers is not None:
             record["trust"]["mcp_servers"] = list(servers)
 
@@ -362,7 +399,7 @@ def _written_rules(record: dict[str, Any]) -> list[str]:
 
 
 def _rules_here(record: dict[str, Any], project_dir: Path | str) -> bool:
-    """Whether the record's rules were granted in this very directory (device and inode). A record written
+    """Whether the record's rules were granted in this very directory (`_dir_id`). A record written
     before the directory was kept with its rules (no `allow_dir`) holds for the path."""
     granted_in = record.get("allow_dir")
     return granted_in is None or granted_in == _dir_id(Path(os.path.realpath(project_dir)))

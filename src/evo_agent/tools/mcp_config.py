@@ -25,13 +25,16 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evo_agent.session import MCP_CONFIG_NAME, USER_MCP_CONFIG_NAME, json_object, user_config_dir
 from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.session import plain_field as field
 
 from .tool_env import is_secret_var
+
+if TYPE_CHECKING:
+    from evo_agent.session import WorkspaceTrust
 
 SCOPES = ("user", "project")
 MAX_BYTES = 1 << 20
@@ -129,6 +132,11 @@ def read_file(path: Path) -> dict[str, Any] | None:
         raise McpConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
+    return parse_config(path, raw)
+
+
+def parse_config(path: Path | str, raw: bytes) -> dict[str, Any]:
+    """A file's bytes as its top-level object (`{}` when blank). McpConfigError naming `path` when unusable."""
     if len(raw) > MAX_BYTES:
         raise McpConfigError(f"{path}: larger than {MAX_BYTES} bytes")
     if not raw.strip():
@@ -225,11 +233,12 @@ def project_file_refusal(project_dir: Path | str) -> str | None:
     return None
 
 
-def load_servers(project_dir: Path | str, *, trusted: bool | None = None,
+def load_servers(project_dir: Path | str, *, trusted: bool | WorkspaceTrust | None = None,
                  environ: Mapping[str, str] | None = None) -> Loaded:
     """The servers a session in `project_dir` uses: the user's, then the trusted project's.
 
-    `trusted`: whether the project's `.mcp.json` may be obeyed (None: ask session.project_trusted).
+    `trusted`: whether the project's `.mcp.json` may be obeyed (None: ask session.project_trusted); or the
+    WorkspaceTrust the user answered, whose bytes are then the project's `.mcp.json` (what was shown).
     A file that cannot be read is one problem line; nothing raises.
     """
     problems: list[str] = []
@@ -242,23 +251,15 @@ def load_servers(project_dir: Path | str, *, trusted: bool | None = None,
     except McpConfigError as exc:
         problems.append(str(exc))
     held: list[ServerConfig] = []
-    project_path = project_config_path(project_dir)
-    present = project_path.exists() or project_path.is_symlink()
-    refusal = project_file_refusal(project_dir) if present else None
-    data = None
-    if refusal:
-        problems.append(f"evo-agent: {refusal}")
-    elif present:
-        try:
-            data = read_file(project_path)
-        except McpConfigError as exc:
-            problems.append(str(exc))
+    shown = None if trusted is None or isinstance(trusted, bool) else trusted
+    data = _shown_config(project_dir, shown, problems) if shown is not None else \
+        _project_config(project_dir, problems)
     if data is not None:
         found, bad = servers_in(data, "project", MCP_CONFIG_NAME)
         from evo_agent.session import workspace_trust
 
-        status = workspace_trust(project_dir, environ)
-        if trusted is None:
+        status = shown if shown is not None else workspace_trust(project_dir, environ)
+        if trusted is None or shown is not None:
             trusted = status.trusted
         mine, aliases = _not_aliasing(found, servers)
         chosen = status.servers if status.trusted else None  # the user chose servers one by one
@@ -269,6 +270,37 @@ def load_servers(project_dir: Path | str, *, trusted: bool | None = None,
         else:
             held = mine
     return Loaded(servers, problems, held)
+
+
+def _project_config(project_dir: Path | str, problems: list[str]) -> dict[str, Any] | None:
+    """The project's `.mcp.json` as it is on disk now; None (and a problem line) when absent or unusable."""
+    project_path = project_config_path(project_dir)
+    present = project_path.exists() or project_path.is_symlink()
+    refusal = project_file_refusal(project_dir) if present else None
+    if refusal:
+        problems.append(f"evo-agent: {refusal}")
+    elif present:
+        try:
+            return read_file(project_path)
+        except McpConfigError as exc:
+            problems.append(str(exc))
+    return None
+
+
+def _shown_config(project_dir: Path | str, shown: WorkspaceTrust, problems: list[str]) -> dict[str, Any] | None:
+    """The project's `.mcp.json` as the trust question showed it (its bytes, read once): a file swapped in while
+    the question waited (a pull in another terminal) starts nothing the person did not read."""
+    for brought in shown.brought:
+        if brought.path != MCP_CONFIG_NAME:
+            continue
+        if brought.unsafe:
+            problems.append(f"evo-agent: {MCP_CONFIG_NAME} is {brought.unsafe}: never obeyed")
+            return None
+        try:
+            return parse_config(project_config_path(project_dir), brought.data)
+        except McpConfigError as exc:
+            problems.append(str(exc))
+    return None
 
 
 def _not_aliasing(found: list[ServerConfig], users: list[ServerConfig]) -> tuple[list[ServerConfig], list[str]]:
