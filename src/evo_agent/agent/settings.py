@@ -25,7 +25,15 @@ import os
 import stat
 from pathlib import Path
 
-from evo_agent.session import PROJECT_DIR_NAME, SETTINGS_NAME, add_user_rule, json_object, user_rules
+from evo_agent.session import (
+    AUTHORITY_MAX_BYTES,
+    AUTHORITY_TOO_LARGE,
+    PROJECT_DIR_NAME,
+    SETTINGS_NAME,
+    add_user_rule,
+    json_object,
+    user_rules,
+)
 from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.session import plain_field as field
 
@@ -133,13 +141,11 @@ def _read(path: Path) -> dict[str, Any] | None:
         if stat.S_IMODE(st.st_mode) & 0o022:
             raise SettingsRefused(f"{path} is writable by others (mode {stat.S_IMODE(st.st_mode):04o}); it is never "
                                   f"obeyed until it is not (chmod go-w {_quoted(path)})")
-        from evo_agent.session.workspace import MAX_BYTES, TOO_LARGE
-
         raw = b""
-        while len(raw) <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - len(raw))):
+        while len(raw) <= AUTHORITY_MAX_BYTES and (chunk := os.read(fd, AUTHORITY_MAX_BYTES + 1 - len(raw))):
             raw += chunk
-        if len(raw) > MAX_BYTES:  # the trust question judged only its first MiB: never obeyed (workspace.py)
-            raise SettingsRefused(f"{path} is {TOO_LARGE}; it is never obeyed")
+        if len(raw) > AUTHORITY_MAX_BYTES:  # the trust question judged only its first MiB: never obeyed (workspace.py)
+            raise SettingsRefused(f"{path} is {AUTHORITY_TOO_LARGE}; it is never obeyed")
     except OSError as exc:
         raise SettingsError(f"cannot read {path}: {exc.strerror or exc}") from None
     finally:

@@ -70,7 +70,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("GIT_OWN_FILES", "git_dir_of", "git_special_file", "read_git_file"), "project"),
     **dict.fromkeys(("GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "git_config_pins", "run_git", "start_git"),
                     "git"),
-    **dict.fromkeys(("AUTHORITY_FILES", "Brought", "WorkspaceTrust", "add_user_rule", "history_file", "project_key",
+    **dict.fromkeys(("AUTHORITY_FILES", "AUTHORITY_MAX_BYTES", "AUTHORITY_TOO_LARGE", "Brought", "WorkspaceTrust",
+                     "add_user_rule", "history_file", "project_key",
                      "project_trusted", "remember_trust", "revoke_trust", "rules_set_aside", "sha256",
                      "user_config_dir",
                      "user_record_path",
@@ -248,7 +249,8 @@ if TYPE_CHECKING:
         tracked_session_ids as tracked_session_ids,
     )
     from .workspace import (
-        AUTHORITY_FILES as AUTHORITY_FILES, Brought as Brought, WorkspaceTrust as WorkspaceTrust,
+        AUTHORITY_FILES as AUTHORITY_FILES, AUTHORITY_MAX_BYTES as AUTHORITY_MAX_BYTES,
+        AUTHORITY_TOO_LARGE as AUTHORITY_TOO_LARGE, Brought as Brought, WorkspaceTrust as WorkspaceTrust,
         add_user_rule as add_user_rule, history_file as history_file, project_key as project_key,
         project_trusted as project_trusted, remember_trust as remember_trust, revoke_trust as revoke_trust,
         rules_set_aside as rules_set_aside, sha256 as sha256,

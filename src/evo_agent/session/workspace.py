@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTHORITY_FILES",
+    "AUTHORITY_MAX_BYTES",
+    "AUTHORITY_TOO_LARGE",
     "Brought",
     "WorkspaceTrust",
     "add_user_rule",
@@ -73,8 +75,8 @@ __all__ = [
 AUTHORITY_FILES: tuple[str, ...] = (f"{PROJECT_DIR_NAME}/{SETTINGS_NAME}", MCP_CONFIG_NAME)
 # A file larger than this is never obeyed, trusted or not: the question showed its first MiB as "not valid JSON"
 # while the loader obeyed all of it, and a pull changing what lay past the first MiB kept the fingerprint.
-MAX_BYTES = 1 << 20
-TOO_LARGE = f"larger than {MAX_BYTES} bytes"
+AUTHORITY_MAX_BYTES = 1 << 20
+AUTHORITY_TOO_LARGE = f"larger than {AUTHORITY_MAX_BYTES} bytes"
 
 
 
@@ -114,7 +116,7 @@ class Brought:
 
     path: str        # relative to the project, e.g. ".evo-agent/settings.json"
     kind: str        # "file", "symlink", "not a regular file", "unreadable"
-    data: bytes = b""  # a file's bytes (at most MAX_BYTES), a link's target
+    data: bytes = b""  # a file's bytes (at most AUTHORITY_MAX_BYTES), a link's target
     uid: int = -1
     mode: int = 0
 
@@ -152,7 +154,7 @@ def _bring(project: Path, rel: str) -> Brought | None:
         return Brought(rel, "unreadable", str(exc).encode(), st.st_uid, stat.S_IMODE(st.st_mode))
     try:
         fst = os.fstat(fd)
-        chunks, left = [], MAX_BYTES + 1  # one byte more: a larger file is refused, never judged by its start
+        chunks, left = [], AUTHORITY_MAX_BYTES + 1  # one byte more: a larger file is refused, never judged by its start
         while left > 0:
             chunk = os.read(fd, left)
             if not chunk:
@@ -164,8 +166,9 @@ def _bring(project: Path, rel: str) -> Brought | None:
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    if len(data) > MAX_BYTES:  # what the question shows and the fingerprint covers is the whole file, or nothing
-        return Brought(rel, TOO_LARGE, data[:MAX_BYTES], fst.st_uid, stat.S_IMODE(fst.st_mode))
+    # what the question shows and the fingerprint covers is the whole file, or nothing
+    if len(data) > AUTHORITY_MAX_BYTES:
+        return Brought(rel, AUTHORITY_TOO_LARGE, data[:AUTHORITY_MAX_BYTES], fst.st_uid, stat.S_IMODE(fst.st_mode))
     return Brought(rel, "file", data, fst.st_uid, stat.S_IMODE(fst.st_mode))
 
 
@@ -262,7 +265,7 @@ def _read_record(path: Path) -> dict[str, Any]:
     except OSError:
         return {}
     try:
-        raw = os.read(fd, MAX_BYTES)
+        raw = os.read(fd, AUTHORITY_MAX_BYTES)
     except OSError:
         return {}
     finally:
