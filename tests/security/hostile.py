@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import tarfile
 from pathlib import Path
+
+from tests.cli_runner import Cli, clean_env
 
 GIT = ["git", "-c", "user.name=mallory", "-c", "user.email=m@example.invalid", "-c", "init.defaultBranch=main"]
 
@@ -164,3 +167,28 @@ def fire_with_plain_git(repo: Path, name: str, env: dict[str, str] | None = None
         subprocess.run(["git", "fetch", "origin"], cwd=repo, capture_output=True, env=env, timeout=60)
     else:  # pragma: no cover
         raise ValueError(name)
+
+
+def env_without_bwrap(tmp_path: Path, model_server) -> dict[str, str]:
+    """The CLI's environment with a PATH of git, bash and setpriv only (no bwrap): pytest's tmp_path lies under
+    /tmp, which the read-only sandbox replaces (hiding a victim's files there as ~ would not be hidden), so the
+    checked command alone must hold."""
+    bin_dir = tmp_path / "bin"
+    if not bin_dir.exists():
+        bin_dir.mkdir()
+        for program in ("git", "bash", "setpriv"):
+            found = shutil.which(program)
+            if found:
+                os.symlink(found, bin_dir / program)
+    return model_server.env(clean_env(tmp_path / "home", PATH=str(bin_dir)))
+
+
+def cli_in_clone(tmp_path: Path, model_server, files: dict[str, str | bytes], settings: str) -> Cli:
+    """The real CLI in the victim's clone of a repository committing `files`, with a fresh home; the settings
+    file at `settings` (when committed) made 0644, as a clone under a 022 umask leaves it."""
+    project = clone(upstream(tmp_path, files), tmp_path / "clone")
+    if (project / settings).exists():
+        os.chmod(project / settings, 0o644)
+    home = tmp_path / "home"
+    home.mkdir()
+    return Cli(project, model_server.env(clean_env(home)))

@@ -10,14 +10,13 @@ deeply)": the question says so, a trusted run stops with one line, nothing runs.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
-from tests.cli_runner import Cli, clean_env
+from tests.cli_runner import Cli
 from tests.fake_model_server import text, tool_use
 from tests.pty_terminal import on_a_terminal
-from tests.security.hostile import clone, upstream
+from tests.security.hostile import cli_in_clone
 
 SETTINGS = ".evo-agent/settings.json"
 DEEP = 100_000
@@ -34,12 +33,7 @@ FILES = {  # each with a grant that would run `touch pwned` were the file obeyed
 
 
 def _victim(tmp_path, model_server, files) -> Cli:
-    project = clone(upstream(tmp_path, files), tmp_path / "clone")
-    if (project / SETTINGS).exists():
-        os.chmod(project / SETTINGS, 0o644)
-    home = tmp_path / "home"
-    home.mkdir()
-    return Cli(project, model_server.env(clean_env(home)))
+    return cli_in_clone(tmp_path, model_server, files, SETTINGS)
 
 
 def _one_line_at_most(result) -> None:

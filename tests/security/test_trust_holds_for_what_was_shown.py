@@ -19,10 +19,10 @@ import subprocess
 
 import pytest
 
-from tests.cli_runner import Cli, clean_env
+from tests.cli_runner import Cli
 from tests.fake_model_server import text, tool_use
 from tests.pty_terminal import on_a_terminal
-from tests.security.hostile import clone, commit_change, upstream
+from tests.security.hostile import cli_in_clone, commit_change
 
 SETTINGS = ".evo-agent/settings.json"
 QUESTION = b"Obey these in this project? [y/N"
@@ -35,12 +35,7 @@ SWAPPED = {  # what the pull brings while the question waits, in several spellin
 
 
 def _victim(tmp_path, model_server, files) -> Cli:
-    project = clone(upstream(tmp_path, files), tmp_path / "clone")
-    if (project / SETTINGS).exists():
-        os.chmod(project / SETTINGS, 0o644)
-    home = tmp_path / "home"
-    home.mkdir()
-    return Cli(project, model_server.env(clean_env(home)))
+    return cli_in_clone(tmp_path, model_server, files, SETTINGS)
 
 
 def _pull_while_asked(cli: Cli, origin, files: dict[str, str]):

@@ -27,10 +27,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only
-from tests.cli_runner import Cli, clean_env
+from tests.cli_runner import Cli
 from tests.fake_model_server import text, tool_use
 
-from .hostile import GIT, clone, git, upstream
+from .hostile import GIT, clone, env_without_bwrap, git, upstream
 
 SECRET = "wJalrXUtnFEMI-the-victims-own"
 NETRC = f"machine github.com login mallory password p@{SECRET}\n"  # (`@`: no valid attribute name)
@@ -38,16 +38,7 @@ COMMANDS = ["git status", "git log --oneline", "git log -p", "git show HEAD:depl
 
 
 def _env(tmp_path, model_server):
-    """A PATH without bwrap: tmp_path lies under /tmp, which the read-only sandbox replaces (the victim's files
-    there would be hidden as ~ is not); the checked command alone must hold (as the other git tests do)."""
-    bin_dir = tmp_path / "bin"
-    if not bin_dir.exists():
-        bin_dir.mkdir()
-        for program in ("git", "bash", "setpriv"):
-            found = shutil.which(program)
-            if found:
-                os.symlink(found, bin_dir / program)
-    return model_server.env(clean_env(tmp_path / "home", PATH=str(bin_dir)))
+    return env_without_bwrap(tmp_path, model_server)
 
 
 def _victim(src):

@@ -15,25 +15,16 @@ import subprocess
 
 import pytest
 
-from tests.cli_runner import Cli, clean_env
+from tests.cli_runner import Cli
 from tests.fake_model_server import text, tool_use
 
-from .hostile import GIT, git
+from .hostile import GIT, env_without_bwrap, git
 
 SECRET = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI-the-victims-own"
 
 
 def _env(tmp_path, model_server):
-    """A PATH without bwrap: pytest's tmp_path lies under /tmp, which the read-only sandbox replaces (hiding the
-    other repository there as ~ would not be hidden); the checked command alone must hold."""
-    bin_dir = tmp_path / "bin"
-    if not bin_dir.exists():
-        bin_dir.mkdir()
-        for program in ("git", "bash", "setpriv"):
-            found = shutil.which(program)
-            if found:
-                os.symlink(found, bin_dir / program)
-    return model_server.env(clean_env(tmp_path / "home", PATH=str(bin_dir)))
+    return env_without_bwrap(tmp_path, model_server)
 
 
 def _victims_repo(src):
