@@ -43,6 +43,18 @@ def _big_session(url: str) -> int:
     return offset
 
 
+def _store_with_two_members(pg_cluster: PgCluster, template: str, version: int) -> tuple[str, str, str]:
+    """(the admin's url, mallory's, alice's) of a fresh store at `version` (5: as schema 5 left it, the control)
+    with both members granted REPO."""
+    url = pg_cluster.new_database(template=template)
+    if version == 5:
+        as_version_5_left_it(url)
+    connect(url).close()
+    _, mallory = add_teammate(url, [REPO])
+    _, alice_url = add_teammate(url, [REPO])
+    return url, mallory, alice_url
+
+
 def _indexed_end(url: str) -> int:
     with psycopg.connect(url) as admin:
         row = admin.execute("SELECT indexed_end FROM evo_agent_search_state WHERE session_id = %s", (BIG,)).fetchone()
@@ -52,12 +64,7 @@ def _indexed_end(url: str) -> int:
 @pytest.mark.parametrize("version", [5, 6])
 def test_one_call_of_the_indexer_reads_a_bounded_part_of_a_big_session(
         tmp_path, pg_cluster: PgCluster, migrated_template: str, version: int) -> None:
-    url = pg_cluster.new_database(template=migrated_template)
-    if version == 5:
-        as_version_5_left_it(url)
-    connect(url).close()
-    _, mallory = add_teammate(url, [REPO])
-    _, alice_url = add_teammate(url, [REPO])
+    url, mallory, alice_url = _store_with_two_members(pg_cluster, migrated_template, version)
     size = _big_session(mallory)
     alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", alice_url)
     sid = alice.run("-p", "the quokka migration").hint_id()
@@ -78,12 +85,7 @@ def test_one_call_of_the_indexer_reads_a_bounded_part_of_a_big_session(
 @pytest.mark.parametrize("version", [5, 6])
 def test_a_chunk_bigger_than_any_client_sends_never_stops_the_index(
         tmp_path, pg_cluster: PgCluster, migrated_template: str, version: int) -> None:
-    url = pg_cluster.new_database(template=migrated_template)
-    if version == 5:
-        as_version_5_left_it(url)
-    connect(url).close()
-    _, mallory = add_teammate(url, [REPO])
-    _, alice_url = add_teammate(url, [REPO])
+    url, mallory, alice_url = _store_with_two_members(pg_cluster, migrated_template, version)
     with psycopg.connect(mallory, autocommit=True) as conn:  # 260 MB in one row, made by the server itself
         conn.execute("INSERT INTO evo_agent_sessions (session_id, repo, user_name, host, created_ms, updated_ms) "
                      "VALUES (%s, %s, 'mallory', 'h', 1, 1)", (BIG, REPO))
