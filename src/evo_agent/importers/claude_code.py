@@ -15,8 +15,12 @@ What becomes what:
   becomes a sidechain file with `subagent_start`/`subagent_end` before its tool_result.
 - Tool names map to evo-agent's where there is an equivalent (`Bash`→`bash`, `Read`→`read_file`,
   `Agent`/`Task`→`task`, ...; `file_path` becomes `path`); others keep their names.
-- Every other record type (attachment, queue-operation, file-history-snapshot, last-prompt, mode,
-  permission-mode, summary, ...) is UI or bookkeeping: skipped and counted by type.
+- A `queued_command` attachment (2.1.3xx) is something the model read in the middle of a turn: a prompt
+  the user typed while it worked (`commandMode` "prompt": the user's own words) or a background agent's
+  completion notice (the text Claude Code rendered for the model, else its prompt): a user message there.
+- Every other record type (other attachments: Claude Code's own context, queue-operation,
+  file-history-snapshot, last-prompt, mode, the request log `api-request*`, summary, ...) is UI or
+  bookkeeping: skipped and counted by type.
 Unreadable lines (a torn last line after a kill) are counted and skipped; a trailing tool_use
 without its result is left for the usual resume repair.
 """
@@ -45,7 +49,9 @@ _QUIET_TYPES = {"attachment", "queue-operation", "file-history-snapshot", "last-
                 "summary", "custom-title", "ai-title", "tag", "relocated", "agent-name", "agent-color",
                 "agent-setting", "isolation-latch", "worktree-state", "pr-link", "bridge-session",
                 "attribution-snapshot", "content-replacement", "fork-context-ref", "marble-origami-commit",
-                "marble-origami-snapshot", "marble-origami-reset", "progress"}
+                "marble-origami-snapshot", "marble-origami-reset", "progress",
+                # 2.1.3xx: the log of every request (its shape, message blobs by hash), tools and cost so far
+                "api-request", "api-request-blob", "api-request-shape", "tools-used", "atis-latch", "cost-state"}
 
 
 def project_folder(cwd: str | os.PathLike[str]) -> str:
@@ -127,6 +133,29 @@ def _result_content(block: dict[str, Any]) -> object:
 
 def _content(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [mapped for mapped in (_map_block(b) for b in blocks(message)) if mapped is not None]
+
+
+def _queued_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a `queued_command` attachment put before the model mid-turn, as user content ([] for another
+    attachment): a prompt typed while the model worked is the user's own words; anything else (a
+    background agent's completion notice) is the text Claude Code rendered for the model, else its prompt."""
+    attachment = record.get("attachment")
+    if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+        return []
+    prompt = attachment.get("prompt")
+    if attachment.get("commandMode", "prompt") != "prompt":
+        rendered = record.get("rendered")
+        texts = [entry.get("content") for entry in rendered if isinstance(entry, dict)] \
+            if isinstance(rendered, list) else []
+        said = [block for text in texts if isinstance(text, (str, list)) for block in _user_blocks(text)]
+        if said:
+            return said
+    return _user_blocks(prompt) if isinstance(prompt, (str, list)) else []
+
+
+def _user_blocks(content: str | list[Any]) -> list[dict[str, Any]]:
+    """The text and images of `content`: what a prompt can hold (never a tool call in a user message)."""
+    return [block for block in _content({"content": content}) if block["type"] in ("text", "image")]
 
 
 def _tokens(usage: object) -> dict[str, Any]:
@@ -232,7 +261,9 @@ class _Tree:
             self.jump[uuid] = self._last_message  # a broken chain goes on from the line written before
         rtype = record.get("type")
         message = record.get("message")
-        if rtype not in ("user", "assistant") or not isinstance(message, dict):
+        if rtype == "attachment" and _queued_blocks(record):
+            message = {}  # a prompt typed mid-turn is a message too: the newest one when nothing answered it
+        elif rtype not in ("user", "assistant") or not isinstance(message, dict):
             return
         self._last_message = uuid
         stamp = stamp_of(record) or ""
@@ -336,6 +367,12 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
             pending_boundary = record
             continue
         if rtype == "system":  # UI notes (turn_duration, api errors, ...): not conversation
+            continue
+        if rtype == "attachment":
+            queued = _queued_blocks(record)
+            if queued:
+                builder.add("user", queued, stamp_of(record), {}, None)
+                yield from builder.finished()
             continue
         if rtype not in ("user", "assistant"):
             if rtype not in _QUIET_TYPES:

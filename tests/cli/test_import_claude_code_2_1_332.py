@@ -1,0 +1,123 @@
+"""Importing real Claude Code 2.1.332 transcripts (tests/fixtures/claude_code/2.1.332, make_fixtures.py --out).
+
+2.1.332 logs every request it sends (`tests/cli/claude_code_requests.py` rebuilds them): the import is
+checked against what the model was last sent, not against what this importer happens to read.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evo_agent.importers import read_claude_code
+from tests.cli.claude_code_requests import last_request, said
+from tests.cli.import_helpers import FIXTURES, resume_request
+
+VERSION = "2.1.332"
+SCENARIOS = sorted(p.name for p in (FIXTURES / "claude_code" / VERSION).iterdir() if p.is_dir())
+# What Claude Code puts before the model that is its own, not the conversation: its context and reminders,
+# its slash commands' output, and its mid-conversation `system` turns (evo-agent sends its own).
+_OWN = ("<system-reminder>", "<local-command-", "<command-name>", "<command-message>")
+
+
+def _source(name: str) -> Path:
+    (path,) = (FIXTURES / "claude_code" / VERSION / name).glob("*.jsonl")
+    return path
+
+
+def _import(cli, path: Path) -> tuple[str, str]:
+    result = cli.run("sessions", "import", "claude-code", str(path))
+    assert result.rc == 0, result.err
+    return result.out.split(" → ", 1)[1].split(" ", 1)[0], result.out
+
+
+def _conversation_sent(source: Path) -> list[tuple[str, ...]]:
+    """`said` of the last request Claude Code sent, without what is its own (`_OWN`, role `system`, and the
+    texts of its `isMeta` records: the notes it adds for the model, such as where a pasted image was saved)."""
+    notes = {atom[1] for record in map(json.loads, source.read_text().splitlines())
+             if record.get("type") == "user" and record.get("isMeta") for atom in said([record["message"]])
+             if atom[0] == "text"}
+    kept = [m for m in last_request(source) if m["role"] != "system"]
+    return [atom for atom in said(kept) if not (atom[0] == "text" and (atom[1].startswith(_OWN) or atom[1] in notes))]
+
+
+def _carried(theirs: tuple[str, ...], ours: tuple[str, ...]) -> bool:
+    """Whether our atom carries theirs: the same call or result; a text equal, or whole lines of the other
+    (Claude Code wraps a prompt typed mid-turn in sentences of its own; evo-agent wraps a summary in its
+    tags and may join a user's consecutive texts as the API would)."""
+    if theirs[0] != ours[0]:
+        return False
+    if theirs[0] != "text":
+        return theirs == ours
+    short, long = sorted((theirs[1], ours[1]), key=len)
+    return f"\n{short}\n" in f"\n{long}\n"
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_resume_carries_everything_claude_code_last_sent(cli, model_server, name):
+    """Every prompt, answer, tool call and result of Claude Code's last logged request is in the request a
+    resume of the import sends, in the same order."""
+    source = _source(name)
+    theirs = _conversation_sent(source)
+    assert theirs, "the fixture logs no request"
+    sid, out = _import(cli, source)
+    ours = said(resume_request(cli, model_server, sid)[:-1])  # without the resume's own prompt
+    at = 0
+    for atom in theirs:
+        found = next((i for i in range(at, len(ours)) if _carried(atom, ours[i])), None)
+        assert found is not None, f"{name}: {atom} (sent by Claude Code) is missing after {ours[:at][-2:]}"
+        at = found if atom[0] == "text" else found + 1  # one merged text of ours may carry several of theirs
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_every_record_is_read_or_known_as_bookkeeping(cli, name):
+    sid, out = _import(cli, _source(name))
+    assert "not understood" not in out and "0 lines skipped" in out, out
+    start = cli.records(sid)[0]
+    assert start["imported_from"] == {**start["imported_from"], "agent": "claude-code", "version": VERSION}
+
+
+def test_a_prompt_typed_while_a_tool_ran_is_the_users_words_after_its_result(cli, model_server):
+    """Claude Code 2.1.3xx takes a prompt typed mid-turn into the running turn (a `queued_command`
+    attachment, rendered beside the next tool result): it was dropped, and the model's answer that
+    acknowledges it then referred to nothing."""
+    sid, _out = _import(cli, _source("queued"))
+    sent = resume_request(cli, model_server, sid)
+    (with_result,) = [m for m in sent if any(b["type"] == "tool_result" for b in m["content"])]
+    assert [b.get("text") for b in with_result["content"] if b["type"] == "text"] == [
+        "also update the README afterwards"]
+    assert sent[sent.index(with_result) + 1]["content"][0]["text"].startswith("The check passed, and I noted")
+
+
+def test_a_background_agents_notice_reaches_the_model_where_it_did(cli, model_server):
+    """2.1.332 runs an Agent call in the background: its result says "launched", and the subagent's answer
+    reaches the model later as a notice (a `queued_command` of mode task-notification)."""
+    sid, _out = _import(cli, _source("subagent"))
+    records = cli.records(sid)
+    assert [r["result"] for r in records if r["type"] == "subagent_end"] == ["app.py is the entry point."]
+    sent = resume_request(cli, model_server, sid)
+    notices = [(i, b["text"]) for i, m in enumerate(sent) for b in m["content"]
+               if b["type"] == "text" and "<task-notification>" in b["text"]]
+    assert len(notices) == 1 and "<result>app.py is the entry point.</result>" in notices[0][1]
+    assert sent[notices[0][0] + 1]["content"][0]["text"] == "The subagent says app.py is the entry point."
+
+
+def test_hostile_queued_commands_never_crash_and_carry_only_text(tmp_path):
+    """A queued_command whose prompt or rendering is not what Claude Code writes: no traceback, no
+    structure carried but text and the blocks a message may hold."""
+    odd = [None, 42, {"text": "a dict"}, [[["nested"]]], [{"type": "tool_use", "id": "x", "name": "bash",
+                                                               "input": {"command": "id"}}], "x" * 10_000]
+    lines = [{"type": "user", "uuid": "u0", "message": {"role": "user", "content": "start"}}]
+    for i, value in enumerate(odd):
+        for mode in ("prompt", "task-notification", None, 7):
+            lines.append({"type": "attachment", "uuid": f"a{i}{mode}", "attachment": {
+                "type": "queued_command", "prompt": value, "commandMode": mode}, "rendered": value})
+    source = tmp_path / "odd.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    imported = read_claude_code(source)
+    events = list(imported.events)
+    kinds = {b["type"] for e in events for b in e.message["content"]}
+    assert kinds == {"text"} and not imported.skipped
+    assert "x" * 10_000 in json.dumps([e.message for e in events])
