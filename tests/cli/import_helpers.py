@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.api_rules import check_request
@@ -24,3 +25,10 @@ def resume_request(cli, model_server, sid: str) -> list[dict]:
     sent = model_server.requests[-1]["messages"]
     check_request(sent)
     return sent
+
+
+def recorded_in(source: Path, cwd: Path, target: Path) -> Path:
+    """A copy of a Claude Code fixture transcript at `target`, as if Claude Code had run in `cwd`."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(source.read_text().replace('"cwd":"/home/user/project"', json.dumps({"cwd": str(cwd)})[1:-1]))
+    return target

@@ -10,9 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evo_agent.importers import read_claude_code, source_fingerprint, write_import
+from evo_agent.importers.claude_code import project_folder
 from evo_agent.session import SessionStore
 from tests.api_rules import check_request
-from tests.cli.import_helpers import fixture, resume_request
+from tests.cli.import_helpers import fixture, recorded_in, resume_request
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
 
@@ -108,15 +109,67 @@ def test_unchanged_sources_are_not_imported_twice_and_grown_ones_are_new(cli, tm
 
 def test_without_source_it_lists_this_projects_sessions(cli, tmp_path):
     config = tmp_path / "claude"
-    folder = config / "projects" / str(cli.project).replace("/", "-").replace(".", "-")
-    folder.mkdir(parents=True)
-    shutil.copy(fixture("claude_code", "tools"), folder / "abc.jsonl")
+    folder = config / "projects" / project_folder(cli.project)
+    recorded_in(fixture("claude_code", "tools"), cli.project, folder / "abc.jsonl")
     env = {**cli.env, "CLAUDE_CONFIG_DIR": str(config)}
     listed = cli.run("sessions", "import", "claude-code", env=env)
     assert listed.rc == 0 and "abc" in listed.out and "not imported" in listed.out and "what files are here?" in listed.out
     done = cli.run("sessions", "import", "claude-code", "--all", env=env)
     assert "(10 messages, 0 subagents, 0 compactions, 0 lines skipped)" in done.out
     assert "imported as " in cli.run("sessions", "import", "claude-code", env=env).out
+
+
+# Claude Code's own folder names for these paths (its `replace(/[^a-zA-Z0-9]/g, "-")` and, past 200 UTF-16
+# code units, a hash), printed by node running the function from Claude Code 2.1.332's bundle.
+CLAUDE_CODE_FOLDERS = [
+[
+"/home/me/my_app",
+"-home-me-my-app"
+],
+[
+"/tmp/\u00e9\ud83d\ude00 x.y",
+"-tmp-----x-y"
+],
+[
+"/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/a_b/\u00e9\ud83d\ude00end",
+"-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-a-b-q7ziaa"
+],
+[
+"/zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+"-zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"
+],
+[
+"/Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9\udbff\udfff",
+"-Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Zz9Z-7332sv"
+]
+]
+
+
+def test_a_projects_folder_is_named_as_claude_code_names_it():
+    for path, folder in CLAUDE_CODE_FOLDERS:
+        assert project_folder(path) == folder
+
+
+def test_only_sessions_recorded_in_the_project_or_below_are_its_own(cli, tmp_path):
+    """Claude Code names `app_x`, `app.x` and `app-x` alike, and `/work/app/x` like `/work/app-x`: a session
+    of another directory whose folder looks like this project's (or a child's) is not listed or imported."""
+    config, source = tmp_path / "claude", fixture("claude_code", "tools")
+    project = cli.project
+    below, sibling = project / "sub_dir", project.parent / (project.name + "-other")
+    twin = project.parent / (project.name.replace("_", "-") + "_")  # another name, perhaps the same folder
+    projects = config / "projects"
+    recorded_in(source, project, projects / project_folder(project) / "mine.jsonl")
+    recorded_in(source, below, projects / project_folder(below) / "below.jsonl")
+    recorded_in(source, sibling, projects / project_folder(sibling) / "sibling.jsonl")
+    recorded_in(source, twin, projects / project_folder(project) / "twin.jsonl")  # the folder of this project
+    recorded_in(source, Path("/elsewhere"), projects / (project_folder(project) + "-x") / "far.jsonl")
+    env = {**cli.env, "CLAUDE_CONFIG_DIR": str(config)}
+    listed = cli.run("sessions", "import", "claude-code", env=env)
+    assert listed.rc == 0, listed.err
+    assert "mine" in listed.out and "below" in listed.out
+    assert not any(name in listed.out for name in ("sibling", "twin", "far")), listed.out
+    done = cli.run("sessions", "import", "claude-code", "--all", env=env)
+    assert done.out.count(" → ") == 2, done.out
 
 
 def test_unknown_sources_are_one_line_errors(cli):

@@ -14,10 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evo_agent.importers import model, read_claude_code, source_fingerprint, write_import
+from evo_agent.importers.claude_code import project_folder
 from evo_agent.importers.codex import read_codex
 from evo_agent.session import SessionStore
 from tests.api_rules import check_request
-from tests.cli.import_helpers import fixture, resume_request
+from tests.cli.import_helpers import fixture, recorded_in, resume_request
 
 
 def _with_junk(tmp_path: Path, agent: str, name: str, *junk: bytes) -> Path:
@@ -161,10 +162,9 @@ def test_any_codex_records_import_without_raising(tmp_path_factory, lines):
 
 def test_import_all_goes_on_past_a_source_with_no_conversation(cli, tmp_path):
     config = tmp_path / "claude"
-    folder = config / "projects" / str(cli.project).replace("/", "-").replace(".", "-")
-    folder.mkdir(parents=True)
+    folder = config / "projects" / project_folder(cli.project)
+    recorded_in(fixture("claude_code", "tools"), cli.project, folder / "zzz-real.jsonl")
     (folder / "aaa-junk.jsonl").write_bytes(BINARY)
-    (folder / "zzz-real.jsonl").write_bytes(fixture("claude_code", "tools").read_bytes())
     result = cli.run("sessions", "import", "claude-code", "--all", env={**cli.env, "CLAUDE_CONFIG_DIR": str(config)})
     assert result.rc == 1 and len(result.err_lines) == 1 and "aaa-junk.jsonl: no Claude Code conversation" in result.err
     assert "zzz-real.jsonl → " in result.out and "(10 messages" in result.out

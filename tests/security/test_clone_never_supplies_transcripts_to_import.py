@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.import_helpers import fixture
+from evo_agent.importers.claude_code import project_folder
+from tests.cli.import_helpers import fixture, recorded_in
 from tests.cli_runner import Cli, clean_env
 from tests.security.hostile import clone, upstream
 
 
 def _victim(tmp_path, model_server) -> Cli:
     where = tmp_path / "clone"
-    folder = ".claude/projects/" + str(where).replace("/", "-").replace(".", "-")
-    files = {f"{folder}/planted.jsonl": fixture("claude_code", "tools").read_bytes()}
+    planted = recorded_in(fixture("claude_code", "tools"), where, tmp_path / "planted.jsonl")  # as if run there
+    files = {f".claude/projects/{project_folder(where)}/planted.jsonl": planted.read_bytes()}
     project = clone(upstream(tmp_path, files), where)
     home = tmp_path / "home"
     home.mkdir()

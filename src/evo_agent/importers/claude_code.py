@@ -37,7 +37,18 @@ from typing import Any
 
 from evo_agent.session import blocks, content_text, tool_uses
 
-from .model import Compaction, Event, ImportedSession, Message, Subagent, head_records, read_lines, stamp_of, too_deep
+from .model import (
+    Compaction,
+    Event,
+    ImportedSession,
+    Message,
+    Subagent,
+    head_records,
+    read_lines,
+    recorded_within,
+    stamp_of,
+    too_deep,
+)
 
 AGENT = "claude-code"
 TOOL_NAMES = {"Bash": "bash", "Read": "read_file", "Write": "write_file", "Edit": "edit_file", "Glob": "glob",
@@ -54,9 +65,34 @@ _QUIET_TYPES = {"attachment", "queue-operation", "file-history-snapshot", "last-
                 "api-request", "api-request-blob", "api-request-shape", "tools-used", "atis-latch", "cost-state"}
 
 
+_FOLDER_MAX = 200  # Claude Code shortens a longer folder name and adds a hash of the whole path
+
+
 def project_folder(cwd: str | os.PathLike[str]) -> str:
-    """The folder name Claude Code keeps a directory's sessions under."""
-    return re.sub(r"[/.]", "-", str(cwd))
+    """The folder name Claude Code keeps a directory's sessions under: every UTF-16 code unit of the path
+    that is not an ASCII letter or digit becomes "-" (`my_app`, `my.app` and `my-app` all give `-…-my-app`);
+    past 200 units, the first 200, "-", and the base-36 of the path's 32-bit string hash (its
+    `replace(/[^a-zA-Z0-9]/g, "-")` and `Math.abs(hash).toString(36)`, 2.1.x)."""
+    units = str(cwd).encode("utf-16-le", "surrogatepass")
+    codes = [int.from_bytes(units[i:i + 2], "little") for i in range(0, len(units), 2)]
+    name = "".join(chr(c) if c < 128 and chr(c).isalnum() else "-" for c in codes)
+    if len(name) <= _FOLDER_MAX:
+        return name
+    digest = 0
+    for code in codes:
+        digest = (digest * 31 + code) & 0xFFFFFFFF
+    digest = abs(digest - (1 << 32) if digest >= 1 << 31 else digest)
+    return f"{name[:_FOLDER_MAX]}-{_base36(digest)}"
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, digit = divmod(number, 36)
+        out = digits[digit] + out
+        if not number:
+            return out
 
 
 def claude_home() -> Path:
@@ -64,15 +100,29 @@ def claude_home() -> Path:
 
 
 def find_sources(project_dir: Path) -> list[Path]:
-    """This project's Claude Code transcripts (sessions recorded in it or below it), oldest first."""
+    """This project's Claude Code transcripts (sessions recorded in it or below it), oldest first.
+
+    A folder's name cannot tell `/work/app/x` from `/work/app-x` or `/work/app_x`: a transcript is this
+    project's when the directory it recorded (`cwd`) is the project or below it; one that records none,
+    when it lies in the project's own folder."""
     root = claude_home() / "projects"
-    prefix = project_folder(project_dir)
+    own = project_folder(project_dir)
+    stem = own[:_FOLDER_MAX]
     try:
-        folders = [p for p in root.iterdir() if p.name == prefix or p.name.startswith(prefix + "-")]
+        folders = [p for p in root.iterdir() if p.name == own or p.name.startswith(stem + "-")]
     except OSError:
         return []
-    files = [f for folder in folders for f in folder.glob("*.jsonl") if f.is_file()]
+    files = [f for folder in folders for f in folder.glob("*.jsonl")
+             if f.is_file() and _recorded_here(f, project_dir, folder.name == own)]
     return sorted(files, key=lambda f: f.stat().st_mtime)
+
+
+def _recorded_here(path: Path, project_dir: Path, own_folder: bool) -> bool:
+    """Whether the transcript at `path` recorded `project_dir` or a directory below it as its `cwd`."""
+    for record in head_records(path, 50):
+        if isinstance(record.get("cwd"), str):
+            return recorded_within(record["cwd"], project_dir)
+    return own_folder
 
 
 def source_id_of(path: Path, look: int = 50) -> str:

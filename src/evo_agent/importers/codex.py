@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from .claude_code import _Builder
-from .model import Compaction, Event, ImportedSession, Message, head_records, read_lines, stamp_of, too_deep
+from .model import (
+    Compaction,
+    Event,
+    ImportedSession,
+    Message,
+    head_records,
+    read_lines,
+    stamp_of,
+    too_deep,
+)
 
 AGENT = "codex"
 TOOL_NAMES = {"exec_command": "bash", "shell": "bash", "shell_command": "bash", "local_shell": "bash"}

@@ -125,6 +125,13 @@ def head_records(path: Path, look: int) -> list[dict[str, Any]]:
     return out
 
 
+def recorded_within(cwd: object, project_dir: Path) -> bool:
+    """Whether a transcript's recorded `cwd` is the project or a directory below it (never a sibling whose
+    name merely begins with the project's)."""
+    project = str(project_dir)
+    return isinstance(cwd, str) and (cwd == project or cwd.startswith(project.rstrip("/") + "/"))
+
+
 def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
     """Whether `value` nests more than `limit` levels (stops early; values kept as-is are small)."""
     if limit <= 0:
