@@ -252,3 +252,20 @@ def test_an_approvals_command_is_numbered_highlighted_whole_and_harmless():
     assert " 6 true" not in shown(cut)
     diff, hidden = render.approval_detail("edit_file", "--- a/x\n+++ b/x\n-old\n+new\n", limit=3)
     assert hidden == 1 and "-old" in shown(diff) and "+new" not in shown(diff)
+
+
+_prose_words = st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12), min_size=1,
+                        max_size=40).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(_prose_words, min_size=1, max_size=3), width=st.integers(20, 120))
+def test_a_long_prompt_wraps_under_its_first_word(lines, width):
+    """A prompt wider than the screen continues indented under its text, as Claude Code's does (it began at
+    the left edge, under the `›`), and no line passes the width; the words stay in order."""
+    prompt = "\n".join(lines)
+    shown = render.user_prompt(prompt).wrapped(width).plain.split("\n")
+    assert shown[0].startswith("› ")
+    assert all(line.startswith("  ") for line in shown[1:])
+    assert all(len(line) <= width for line in shown)
+    assert " ".join(" ".join(shown)[2:].split()) == " ".join(prompt.split())

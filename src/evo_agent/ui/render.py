@@ -93,7 +93,8 @@ def clip(text: Text, width: int | None) -> Text:
 def user_prompt(text: str, *, queued: bool = False) -> Text:
     """`› the prompt` in bold; later lines of a multi-line prompt indented under the first."""
     body = terminal_safe(text.rstrip("\n")).replace("\n", "\n  ")
-    out = Prose()  # wrapped between words in the app, as a notice
+    out = Prose()  # wrapped between words in the app, as a notice, each wrapped line indented under the first
+    out.hang = 2
     out.append("› ", style="evo.dim")
     out.append(body, style="evo.queued" if queued else "evo.user")
     if queued:
@@ -124,25 +125,28 @@ def thinking_line(text: str) -> Text:
 class Prose(Text):
     """Text wrapped between words, as Claude Code and Codex wrap theirs (a notice, /cost, /memory): a word
     wider than the screen (a long path) is left whole for the terminal to wrap, so it still copies as one
-    (Rich would fold it)."""
+    (Rich would fold it). `hang`: the cells a line wrapped here is indented by (a prompt's under its text)."""
+
+    hang = 0
 
     def wrapped(self, width: int) -> Text:
         """A copy with a line break at the last space before each line would pass `width` cells."""
         from rich.cells import cell_len
 
         out: list[Text] = []
+        indent = " " * self.hang
         for line in self.split("\n", allow_blank=True):
-            plain, offsets, used, start = line.plain, [], 0, 0
+            plain, offsets, used, start, limit = line.plain, [], 0, 0, width
             for match in re.finditer(r"\S+", plain):
                 word_end = cell_len(plain[start:match.end()])
-                if used and word_end > width:  # this word starts the next line
+                if used and word_end > limit:  # this word starts the next line
                     offsets.append(match.start())
-                    start = match.start()
+                    start, limit = match.start(), max(width - self.hang, 1)
                     word_end = cell_len(match.group())
                 used = word_end
-            for piece in line.divide(offsets) if offsets else [line]:
+            for i, piece in enumerate(line.divide(offsets) if offsets else [line]):
                 piece.rstrip()
-                out.append(piece)
+                out.append(Text(indent) + piece if i and indent else piece)
         return Text("\n", style=self.style).join(out)
 
 
