@@ -61,8 +61,13 @@ _QUIET_TYPES = {"attachment", "queue-operation", "file-history-snapshot", "last-
                 "agent-setting", "isolation-latch", "worktree-state", "pr-link", "bridge-session",
                 "attribution-snapshot", "content-replacement", "fork-context-ref", "marble-origami-commit",
                 "marble-origami-snapshot", "marble-origami-reset", "progress",
-                # 2.1.3xx: the log of every request (its shape, message blobs by hash), tools and cost so far
-                "api-request", "api-request-blob", "api-request-shape", "tools-used", "atis-latch", "cost-state"}
+                # 2.1.3xx: the log of every request (its shape, message blobs by hash), tools and cost so far,
+                # and the other kinds its session loader reads besides messages (2.1.332's own table)
+                "api-request", "api-request-blob", "api-request-shape", "api-request-resumed", "tools-used",
+                "atis-latch", "cost-state", "artifact-autoreact-ledger", "artifact-comment-monitor", "continued-in",
+                "data-flow-incomplete", "data-flow-records", "derived-from", "dev-mods", "ended-by-model",
+                "file-history-delta", "frame-link", "history-suppression", "memory-mode", "observer-ref",
+                "resume-head-vouch", "session-owner"}
 
 
 _FOLDER_MAX = 200  # Claude Code shortens a longer folder name and adds a hash of the whole path
