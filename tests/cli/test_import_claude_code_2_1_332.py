@@ -104,16 +104,29 @@ def test_a_background_agents_notice_reaches_the_model_where_it_did(cli, model_se
     assert sent[notices[0][0] + 1]["content"][0]["text"] == "The subagent says app.py is the entry point."
 
 
-def test_hostile_queued_commands_never_crash_and_carry_only_text(tmp_path):
-    """A queued_command whose prompt or rendering is not what Claude Code writes: no traceback, no
+def test_a_file_named_with_an_at_sign_comes_back_with_the_prompt(cli, model_server):
+    """`explain @app.py`: Claude Code attached the file's content (an attachment of type file, rendered as
+    a Read call and its result); the model's answer is about that content, so the resume carries it."""
+    sid, _out = _import(cli, _source("mention"))
+    sent = resume_request(cli, model_server, sid)
+    first = " ".join(b["text"] for b in sent[0]["content"] if b["type"] == "text")
+    assert "explain @app.py please" in first and "print('hello')" in first
+    assert "gitStatus" not in json.dumps(sent)  # Claude Code's own context stays behind
+    assert sent[1]["content"][0]["text"] == "It prints hello."
+
+
+def test_hostile_attachments_never_crash_and_carry_only_text(tmp_path):
+    """A queued_command or a mention whose prompt or rendering is not what Claude Code writes: no traceback, no
     structure carried but text and the blocks a message may hold."""
     odd = [None, 42, {"text": "a dict"}, [[["nested"]]], [{"type": "tool_use", "id": "x", "name": "bash",
                                                                "input": {"command": "id"}}], "x" * 10_000]
     lines = [{"type": "user", "uuid": "u0", "message": {"role": "user", "content": "start"}}]
     for i, value in enumerate(odd):
-        for mode in ("prompt", "task-notification", None, 7):
-            lines.append({"type": "attachment", "uuid": f"a{i}{mode}", "attachment": {
-                "type": "queued_command", "prompt": value, "commandMode": mode}, "rendered": value})
+        for kind, mode in [("queued_command", "prompt"), ("queued_command", "task-notification"),
+                           ("queued_command", None), ("queued_command", 7), ("file", None), ("mcp_resource", 1)]:
+            rendered = [{"content": value}, value]
+            lines.append({"type": "attachment", "uuid": f"a{i}{kind}{mode}", "attachment": {
+                "type": kind, "prompt": value, "commandMode": mode}, "rendered": rendered})
     source = tmp_path / "odd.jsonl"
     source.write_text("".join(json.dumps(line) + "\n" for line in lines))
     imported = read_claude_code(source)

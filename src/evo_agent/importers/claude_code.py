@@ -18,6 +18,8 @@ What becomes what:
 - A `queued_command` attachment (2.1.3xx) is something the model read in the middle of a turn: a prompt
   the user typed while it worked (`commandMode` "prompt": the user's own words) or a background agent's
   completion notice (the text Claude Code rendered for the model, else its prompt): a user message there.
+  So is what a prompt's @-mention attached (a file, a directory's listing, an MCP resource: the text
+  Claude Code rendered for the model).
 - Every other record type (other attachments: Claude Code's own context, queue-operation,
   file-history-snapshot, last-prompt, mode, the request log `api-request*`, summary, ...) is UI or
   bookkeeping: skipped and counted by type.
@@ -190,20 +192,29 @@ def _content(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [mapped for mapped in (_map_block(b) for b in blocks(message)) if mapped is not None]
 
 
-def _queued_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """What a `queued_command` attachment put before the model mid-turn, as user content ([] for another
-    attachment): a prompt typed while the model worked is the user's own words; anything else (a
-    background agent's completion notice) is the text Claude Code rendered for the model, else its prompt."""
+# Attachments the user asked for, by an @-mention in a prompt: what Claude Code rendered for the model (a
+# file's or a directory's listing, an MCP resource) is part of the conversation, as the prompt is.
+_MENTIONED = frozenset({"file", "directory", "mcp_resource", "pdf_reference"})
+
+
+def _attached_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """What an attachment put before the model that is the conversation's, as user content ([] for Claude
+    Code's own context): a prompt typed while the model worked is the user's own words (`queued_command`
+    "prompt"); a background agent's completion notice and what an @-mention attached are the text Claude
+    Code rendered for the model (a notice without one: its prompt)."""
     attachment = record.get("attachment")
-    if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+    if not isinstance(attachment, dict):
+        return []
+    kind = attachment.get("type")
+    if kind not in _MENTIONED and kind != "queued_command":
         return []
     prompt = attachment.get("prompt")
-    if attachment.get("commandMode", "prompt") != "prompt":
+    if kind in _MENTIONED or attachment.get("commandMode", "prompt") != "prompt":
         rendered = record.get("rendered")
         texts = [entry.get("content") for entry in rendered if isinstance(entry, dict)] \
             if isinstance(rendered, list) else []
         said = [block for text in texts if isinstance(text, (str, list)) for block in _user_blocks(text)]
-        if said:
+        if said or kind in _MENTIONED:
             return said
     return _user_blocks(prompt) if isinstance(prompt, (str, list)) else []
 
@@ -316,8 +327,8 @@ class _Tree:
             self.jump[uuid] = self._last_message  # a broken chain goes on from the line written before
         rtype = record.get("type")
         message = record.get("message")
-        if rtype == "attachment" and _queued_blocks(record):
-            message = {}  # a prompt typed mid-turn is a message too: the newest one when nothing answered it
+        if rtype == "attachment" and _attached_blocks(record):
+            message = {}  # conversation (a prompt typed mid-turn, a mention): the newest message when unanswered
         elif rtype not in ("user", "assistant") or not isinstance(message, dict):
             return
         self._last_message = uuid
@@ -424,9 +435,9 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
         if rtype == "system":  # UI notes (turn_duration, api errors, ...): not conversation
             continue
         if rtype == "attachment":
-            queued = _queued_blocks(record)
-            if queued:
-                builder.add("user", queued, stamp_of(record), {}, None)
+            attached = _attached_blocks(record)
+            if attached:
+                builder.add("user", attached, stamp_of(record), {}, None)
                 yield from builder.finished()
             continue
         if rtype not in ("user", "assistant"):
