@@ -91,6 +91,18 @@ def test_a_prompt_typed_while_a_tool_ran_is_the_users_words_after_its_result(cli
     assert sent[sent.index(with_result) + 1]["content"][0]["text"].startswith("The check passed, and I noted")
 
 
+def test_a_prompt_typed_just_before_a_kill_is_the_last_thing_imported(tmp_path):
+    """Killed after the user typed mid-turn, before the model answered: the typed prompt is the newest
+    message of the conversation, and the import ends with it."""
+    lines = _source("queued").read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if '"queued_command"' in line)
+    source = tmp_path / "killed.jsonl"
+    source.write_text("".join(lines[:cut + 1]))
+    messages = [e.message for e in read_claude_code(source).events]
+    assert messages[-1]["role"] == "user"
+    assert messages[-1]["content"][-1] == {"type": "text", "text": "also update the README afterwards"}
+
+
 def test_a_background_agents_notice_reaches_the_model_where_it_did(cli, model_server):
     """2.1.332 runs an Agent call in the background: its result says "launched", and the subagent's answer
     reaches the model later as a notice (a `queued_command` of mode task-notification)."""

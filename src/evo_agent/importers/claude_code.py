@@ -309,6 +309,7 @@ class _Tree:
         self.overflow = False
         self._leaf_stamp = ""
         self._last_message: str | None = None
+        self._tip: str | None = None           # the last line of a chain going on from the leaf
 
     def add(self, record: dict[str, Any]) -> None:
         uuid = record.get("uuid")
@@ -325,16 +326,27 @@ class _Tree:
         self.parent[uuid] = parent
         if (parent is None or parent not in self.parent) and self._last_message is not None:
             self.jump[uuid] = self._last_message  # a broken chain goes on from the line written before
+        extends_leaf = parent is not None and parent == self._tip
+        if extends_leaf:
+            self._tip = uuid
         rtype = record.get("type")
         message = record.get("message")
-        if rtype == "attachment" and _attached_blocks(record):
-            message = {}  # conversation (a prompt typed mid-turn, a mention): the newest message when unanswered
-        elif rtype not in ("user", "assistant") or not isinstance(message, dict):
+        attachment = record.get("attachment")
+        if rtype == "attachment" and isinstance(attachment, dict) and attachment.get("type") == "queued_command" \
+                and _attached_blocks(record):
+            # a prompt typed mid-turn, stamped when typed (before the tool result it follows): the newest
+            # message when it goes on from the newest one and nothing answered it
+            self._last_message = uuid
+            if extends_leaf or (stamp_of(record) or "") >= self._leaf_stamp:
+                self.leaf = self._tip = uuid
+            return
+        if rtype not in ("user", "assistant") or not isinstance(message, dict):
             return
         self._last_message = uuid
         stamp = stamp_of(record) or ""
         if stamp >= self._leaf_stamp:  # the newest message; Claude Code's TUI writes some lines late
             self.leaf, self._leaf_stamp = uuid, stamp
+            self._tip = uuid
         if rtype == "assistant" and isinstance(message.get("id"), str):
             self.response[uuid] = message["id"]
         content = message.get("content")
