@@ -185,18 +185,18 @@ def parse_plan_markdown(text: str) -> tuple[str, str, str, list[str]]:
         if line.startswith("# ") and not title:
             title = line[2:].strip()
             continue
-        heading = re.match(r"\A##\s+(.*?)\s*\Z", line)
+        heading = re.match(r"\A##\s+(.*)", line)  # the name stripped after: a run of spaces never backtracks
         if heading:
-            name = heading.group(1).lower()
+            name = heading.group(1).strip().lower()
             section = name if name in parts else None
             continue
         if section is not None:
             parts[section].append(line)
     steps = []
-    for line in parts["steps"]:
-        item = re.match(r"\A\s*(?:\d+[.)]|[-*+])\s+(.*\S)", line)
-        if item:
-            steps.append(item.group(1))
+    for line in parts["steps"]:  # `1. text`, `- text`: linear in the line (a planted `1.` + spaces cannot hang)
+        item = re.match(r"\A\s*(?:\d+[.)]|[-*+])\s(.*)", line)
+        if item and item.group(1).strip():
+            steps.append(item.group(1).strip())
     return title, "\n".join(parts["goal"]).strip(), "\n".join(parts["approach"]).strip(), steps
 
 
