@@ -19,7 +19,8 @@ Why it is shaped so:
 - **Flat and strict.** A scope is one directory of `<name>.md` files (letters, digits, `._-`); every file is
   opened relative to the scope's directory descriptor with `O_NOFOLLOW`, and the directories on the way are
   opened `O_NOFOLLOW` too: a symbolic link anywhere (the scope directory, `.evo-agent`, a topic file) is
-  refused, never followed. `..`, absolute escapes and other prefixes cannot even be spelled.
+  refused, never followed. `..`, absolute escapes and other prefixes cannot even be spelled. A topic file
+  hard-linked to a name outside its directory (what an unpacked archive can make of `~/.ssh/id_rsa`) is not read.
 - **Atomic, under a lock.** A change is planned from what is on disk (`plan`, also what an approval shows as
   a diff), then applied under `flock` on the scope directory: the file is read again and must still be what
   the plan saw, then replaced through a temp file (fsync, rename, fsync of the directory), and the index with
@@ -41,6 +42,7 @@ from pathlib import Path
 
 from . import layout  # its name patterns are compiled at first use, not at import (issue #30)
 from .atomic import replace_private_file
+from .hardlinks import linked_elsewhere
 from .invisible import find_as_revealed, reveal_invisible
 from .layout import (
     DIR_MODE,
@@ -643,6 +645,10 @@ def _read_bytes(fd: int | None, name: str, *, strict: bool = False) -> bytes | N
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_TOPIC_BYTES:
             if strict:
                 raise MemoryRefused(f"{name} is not a regular file of at most {MAX_TOPIC_BYTES // 1024} KiB")
+            return None
+        if linked_elsewhere(fd, info):  # an unpacked archive's hard link to ~/.ssh/id_rsa is not a memory
+            if strict:
+                raise MemoryRefused(f"{name} is also a file outside the memory directory (a hard link); not read")
             return None
         data = b""
         while chunk := os.read(handle, max(info.st_size - len(data), 0) + 1):
