@@ -4,7 +4,8 @@ git cannot commit a hard link, but a tarball can carry one, and Python's `tarfil
 which uses it) makes it wherever its name points: `tool/AGENTS.md` linked to `../.ssh/id_rsa` becomes, in the
 victim's `~/Downloads/tool/`, another name of `~/.ssh/id_rsa`. Not a symbolic link, so nothing refused it:
 evo-agent read it into the system prompt as the project's instructions at the first request, before anyone
-was asked anything, and the memory tool's `view` (which runs unasked in every mode) handed it to the model.
+was asked anything, and the memory tool's `view` and the plan tools (which run unasked in every mode) handed
+it to the model.
 
 The attacker's project is a real repository (git init, commit), published as a tarball; the victim unpacks it
 in `~/Downloads` and runs evo-agent there. The marker is text of the victim's file outside the project: it must
@@ -35,6 +36,7 @@ LINKS = {
     "AGENTS.md, absolute": ("AGENTS.md", "{home}/.ssh/id_rsa"),
     "a directory's AGENTS.md": ("pkg/AGENTS.md", "../.ssh/id_rsa"),
     "a memory topic file": (".evo-agent/memory/setup.md", "../.ssh/id_rsa"),
+    "a plan's plan.md": (".evo-agent/tasks/todo/2026-12-01-setup/plan.md", "../.ssh/id_rsa"),
 }
 
 
@@ -55,7 +57,7 @@ def _published(tmp_path: Path, links: dict[str, str], files: dict[str, str]) -> 
 def _victim(tmp_path: Path, model_server, archive: Path, how: str = "tarfile") -> tuple[Cli, Path]:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text(f"{MARKER} the victim's own file\n")
+    (home / ".ssh" / "id_rsa").write_text(f"# {MARKER} the victim's own file\n")
     downloads = home / "Downloads"
     downloads.mkdir()
     if how == "tarfile":
@@ -76,13 +78,14 @@ def test_a_hard_link_out_of_an_unpacked_archive_never_reaches_the_model(tmp_path
     assert MARKER in planted.read_text() and os.stat(planted).st_nlink == 2  # the control: the link is live
     if rel.startswith("pkg/"):
         cli = Cli(cli.project / "pkg", cli.env)  # started in the directory holding it
-    model_server.script(reply(tool_use("memory", {"command": "view", "path": "/memories/project/setup.md"})),
+    model_server.script(reply(tool_use("memory", {"command": "view", "path": "/memories/project/setup.md"}),
+                              tool_use("plan_list", {})),
                         reply(text("done")))
     result = cli.run("-p", "set the project up", "--permission-mode", "read-only", timeout=120)
     assert result.rc == 0, result.err
     assert len(model_server.requests) == 2
     assert MARKER not in json.dumps(model_server.requests), "the victim's file reached the model"
-    assert (home / ".ssh" / "id_rsa").read_text().startswith(MARKER)
+    assert MARKER in (home / ".ssh" / "id_rsa").read_text()
 
 
 def test_the_control_files_with_two_names_in_one_directory_are_still_read(tmp_path, model_server):

@@ -25,7 +25,8 @@ Why it is shaped so:
 - A task is *blocked* while one of its `blocked_by` is still open (pending or in progress):
   completing (or deleting) a task unblocks its dependents without touching their files.
 
-Files are 0600, directories 0700, nothing is followed through a symbolic link. This module imports
+Files are 0600, directories 0700, nothing is followed through a symbolic link, and a file hard-linked to a
+name outside its directory (an unpacked archive's) is not read. This module imports
 nothing of evo-agent beyond the session library: another agent can use it alone.
 """
 
@@ -42,6 +43,7 @@ from pathlib import Path
 
 from . import layout  # its name patterns are compiled at first use, not at import (issue #30)
 from .atomic import replace_file
+from .hardlinks import linked_elsewhere
 from .layout import (
     DIR_MODE,
     FILE_MODE,
@@ -670,6 +672,8 @@ def _read_bytes(path: Path) -> bytes | None:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE:
+            return None
+        if linked_elsewhere(path.parent, info):  # an unpacked archive's hard link to a file of the user's
             return None
         chunks: list[bytes] = []
         size = 0
