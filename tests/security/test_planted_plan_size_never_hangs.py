@@ -3,8 +3,9 @@
 Each task is one small file, so the 1 MiB bound on a file bounds nothing of a plan: a repository commits forty
 thousand `task_<n>.json` (one blob, cloned in seconds). Showing the plan looked up each task's open blockers by
 building a table of every task, once per task, and deriving `blocks` searched a growing list once per edge:
-time in the square of the number of tasks. `evo-agent plan show`, `/plan` and the model's `plan_task_list`
-(unasked in every mode) then ran for many minutes. Built as every hostile repository is: git init, the
+time in the square of the number of tasks. `evo-agent plan show`, `/plan`, and the model's `plan_task_list` and
+`plan_task_update` (unasked in every mode but read-only; completing the first task unblocks all the others)
+then ran for many minutes. Built as every hostile repository is: git init, the
 planted plan committed, the victim's clone.
 """
 
@@ -37,3 +38,9 @@ def test_a_planted_plan_of_many_tasks_never_hangs_the_plan_command_nor_the_tools
     result = cli.run("-p", "what is the plan?", "--permission-mode", "read-only", timeout=120)
     assert result.rc == 0 and result.out.strip() == "done", result.err
     assert f"#{TASKS} [pending] then this (blocked by #1)" in json.dumps(model_server.requests[-1])
+
+    model_server.script(reply(tool_use("plan_task_update", {"task_id": 1, "status": "completed"})),
+                        reply(text("done")))
+    result = cli.run("-p", "finish the first task", timeout=120)  # it unblocks every other one
+    assert result.rc == 0 and result.out.strip() == "done", result.err
+    assert f"#{TASKS} then this" in json.dumps(model_server.requests[-1])

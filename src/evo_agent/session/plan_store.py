@@ -349,8 +349,9 @@ class PlanStore:
             task.updated_at, task.updated_by = now_iso(), session_id
             unblocked = []
             if was_open and not task.is_open:
+                open_ids = plan.open_ids()  # once: the task may have blocked every other
                 unblocked = [t.id for t in plan.tasks if task.id in t.blocked_by and t.is_open
-                             and not plan.open_blockers(t)]
+                             and not plan.open_blockers(t, open_ids)]
             self._write_tasks(plan, [task])
             return task, unblocked, previous
 

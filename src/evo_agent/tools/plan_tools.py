@@ -220,8 +220,8 @@ def _task_update(h: PlanHooks, i: dict[str, Any]) -> str:
     h.changed(plan.id, "task_update", task.to_json(), previous=previous)
     text = f"Updated task {task_line(plan, task)}"
     if unblocked:
-        freed = (plan.task(t) for t in unblocked)
-        text += "\nUnblocked: " + ", ".join(f"#{t.id} {t.subject}" for t in freed if t is not None)
+        by_id = {t.id: t for t in plan.tasks}
+        text += "\nUnblocked: " + ", ".join(f"#{i} {by_id[i].subject}" for i in unblocked if i in by_id)
     if plan.live_tasks and not plan.open_tasks:
         text += "\nEvery task is completed: call plan_complete when the goal is met."
     return text
