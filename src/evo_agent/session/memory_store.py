@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -52,6 +53,7 @@ from .layout import (
     PROJECT_DIR_NAME,
     USER_DIR_NAME,
 )
+from .lazyre import lazy_re
 from .plaincontext import plain_contextmanager
 from .plaindata import plain_dataclass as dataclass
 from .redact import find_secrets
@@ -262,8 +264,11 @@ class MemoryStore:
 
     def index(self, scope: str) -> MemoryIndex:
         """The scope's index as the model is given it (bounded), invisible characters written as escapes
-        (invisible.reveal_invisible: a description can carry text no review of the file showed)."""
-        return bound_index(scope, [reveal_invisible(line)[0] for line in memory_index_lines(self.topics(scope))])
+        (invisible.reveal_invisible: a description can carry text no review of the file showed), and the tags
+        of the prompt's own blocks escaped (`&lt;instructions`): a cloned repository's description cannot open
+        a block that claims to be the user's own instructions, nor close a reminder."""
+        return bound_index(scope, [_escape_tags(reveal_invisible(line)[0])
+                                   for line in memory_index_lines(self.topics(scope))])
 
     def index_file_text(self, scope: str) -> str:
         """What MEMORY.md holds (or will hold at the next write): generated from the topic files."""
@@ -698,6 +703,14 @@ def _string(tool_input: Mapping[str, object], key: str) -> str:
     if not isinstance(value, str):
         raise MemoryRefused(f"{key} must be a string")
     return value
+
+
+# The tags evo-agent's prompt and reminders are built of (agent/instructions.py escapes its own the same way).
+_PROMPT_TAG = lazy_re(r"<(\s*(?:/\s*)?(?:instructions|system-reminder))", re.IGNORECASE)
+
+
+def _escape_tags(line: str) -> str:
+    return _PROMPT_TAG.sub(r"&lt;\1", line) if "<" in line else line
 
 
 def _clean(text: str, limit: int) -> str:
