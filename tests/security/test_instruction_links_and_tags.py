@@ -15,6 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evo_agent.agent.instructions import discover
 from evo_agent.session import find_project_dir
@@ -48,3 +50,17 @@ def test_a_project_file_cannot_forge_a_block_of_the_users_own_instructions(tmp_p
     text = discover(project, ".").text
     assert text.count("<instructions ") == 1 and text.count("</instructions>") == 1, text  # one block: ours
     assert '<instructions source="AGENTS.md" scope="project">' in text and "&lt;instructions source=" in text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["<", "/", " ", "\t", "\n", "instructions", "INSTRUCTIONS", "x", ">"]), max_size=30))
+def test_the_tags_escaped_are_those_the_first_pattern_escaped(parts):
+    """The tag pattern no longer backtracks over a run of spaces (`<` and 32 KiB of spaces took seconds at every
+    session's start); what it escapes is unchanged."""
+    import re
+
+    from evo_agent.agent.instructions import _TAG
+
+    text = "".join(parts)
+    first = re.compile(r"<(\s*/?\s*instructions)", re.IGNORECASE)
+    assert _TAG.sub(r"&lt;\1", text) == first.sub(r"&lt;\1", text)

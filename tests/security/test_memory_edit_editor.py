@@ -10,6 +10,8 @@ the project, or by a relative path, is refused with one line.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -80,3 +82,28 @@ def test_an_editor_by_its_absolute_path_outside_the_project_runs(tmp_path):
     result = Cli(project, env).run("memory", "edit", "release")
     assert result.rc == 0, result.err
     assert "Tag, then push." in (project / ".evo-agent" / "memory" / "release.md").read_text()
+
+
+EXRC = "silent !touch {marker}\nqa!\n"
+
+
+@pytest.mark.skipif(shutil.which("vim") is None, reason="no vim here")
+@pytest.mark.parametrize("name", [".exrc", ".vimrc"])
+def test_the_editor_never_starts_in_the_clone_where_its_local_config_waits(tmp_path, name):
+    """A user whose ~/.vimrc says `set exrc` (an old, common tip) has vim run the `.exrc`/`.vimrc` of the
+    directory it starts in. `memory edit` edits a temp file, so the editor starts beside it, never in the clone
+    (whose committed `.exrc` ran `!commands` the moment the user edited a note)."""
+    marker = tmp_path / "exrc-ran"
+    project = clone(upstream(tmp_path, {name: EXRC.format(marker=marker)}), tmp_path / "clone")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".vimrc").write_text("set exrc\nautocmd VimEnter * qa!\n")  # leaves once started (no terminal here)
+    env = clean_env(home, EDITOR="vim")
+    env.pop("VISUAL", None)
+    subprocess.run(["vim", str(tmp_path / "scratch.md")], cwd=project, env=env, stdin=subprocess.DEVNULL,
+                   capture_output=True, timeout=60)
+    assert marker.exists(), "the control: vim started in the clone runs its committed config"
+    marker.unlink()
+    result = Cli(project, env).run("memory", "edit", "release", timeout=60)
+    assert result.rc == 0, result.err  # vim left at once: the template is saved as it was
+    assert not marker.exists(), "the clone's editor config ran"

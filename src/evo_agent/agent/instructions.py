@@ -23,7 +23,8 @@ What a repository brings is content, not authority (SPEC §11): the block tells 
 nothing here changes a setting or a permission. An untrusted clone's AGENTS.md is still read, as
 Claude Code and Codex read theirs: it is text the model weighs, like any file it reads. A project
 file is opened without following a link out of the repository (an `AGENTS.md` pointing at
-`~/.ssh/id_rsa` is not read); a link inside it (`CLAUDE.md -> AGENTS.md`) is fine. Only regular
+`~/.ssh/id_rsa` is not read); a link inside it (`CLAUDE.md -> AGENTS.md`) is fine. Nor is a file hard-linked
+to a name outside its directory (session.linked_elsewhere: what an unpacked archive can make). Only regular
 files are read (a FIFO named AGENTS.md cannot hang the start), and at most READ_LIMIT bytes of each.
 
 The start directory is recorded here too, project-relative (`start_dir`), so a resume runs its
@@ -38,7 +39,15 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from evo_agent.session import git_worktree_root, lazy_re, redact_text, reveal_invisible, sha256, user_config_dir
+from evo_agent.session import (
+    git_worktree_root,
+    lazy_re,
+    linked_elsewhere,
+    redact_text,
+    reveal_invisible,
+    sha256,
+    user_config_dir,
+)
 from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.tools.confine import is_within, real
 from evo_agent.tools.safe_open import open_file
@@ -188,11 +197,14 @@ class _Found:
 _Read = tuple[bytes, int, tuple[int, int]]  # (at most READ_LIMIT bytes, the size, (device, inode))
 
 
-def _read_regular(fd: int) -> _Read | None:
-    """What an open regular file holds (`_Read`); None for anything else. Closes `fd`."""
+def _read_regular(fd: int, directory: str | None = None) -> _Read | None:
+    """What an open regular file holds (`_Read`); None for anything else, or (a project's file, read from
+    `directory`) for a file hard-linked to a name outside it. Closes `fd`."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
+            return None
+        if directory is not None and linked_elsewhere(directory, info):
             return None
         chunks, left = [], READ_LIMIT
         while left > 0:
@@ -232,7 +244,7 @@ def _read_project_file(top: Path, directory: Path, name: str, project: Path | No
         fd = open_file(target, _FLAGS, root=top)
     except OSError:
         return None
-    return _read_regular(fd)
+    return _read_regular(fd, os.path.dirname(target))  # an unpacked archive's hard link to ~/.ssh/id_rsa: not read
 
 
 def _read_user_file(path: Path) -> _Read | None:
@@ -291,7 +303,8 @@ def find_files(project_dir: Path | str, start_dir: str = ".", *,
 
 
 # A file cannot end its own block and open one that claims to be the user's: its tags are escaped.
-_TAG = lazy_re(r"<(\s*/?\s*instructions)", re.IGNORECASE)
+# (`\s*(?:/\s*)?`, not `\s*/?\s*`: the two runs would share a line of spaces in every way, seconds for 32 KiB)
+_TAG = lazy_re(r"<(\s*(?:/\s*)?instructions)", re.IGNORECASE)
 
 
 def _fit(data: bytes, room: int) -> bytes:

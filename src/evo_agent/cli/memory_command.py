@@ -88,8 +88,8 @@ def _edit(store: MemoryStore, name: str) -> str:
     except CommandError:
         os.unlink(temp)
         raise
-    try:
-        status = subprocess.run([*argv, temp], check=False).returncode
+    try:  # started beside the temp file, never in the project: vim's `exrc` runs the `.exrc` of where it starts
+        status = subprocess.run([*argv, temp], check=False, cwd=os.path.dirname(temp)).returncode
     except OSError as exc:
         os.unlink(temp)
         raise CommandError(f"memory: cannot run the editor {editor!r}: {exc.strerror or exc}") from None

@@ -93,6 +93,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("absolute_program", "library_environment", "program_refused", "program_search_path",
                     "search_entries"), "programs"),
     **dict.fromkeys(("reveal_invisible",), "invisible"),
+    **dict.fromkeys(("linked_elsewhere",), "hardlinks"),
 }
 
 __all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
@@ -141,6 +142,7 @@ if TYPE_CHECKING:
         GIT_SAFE_CONFIG as GIT_SAFE_CONFIG, GIT_SAFE_ENV as GIT_SAFE_ENV, GitRefused as GitRefused, run_git as run_git,
         start_git as start_git, git_config_pins as git_config_pins,
     )
+    from .hardlinks import linked_elsewhere as linked_elsewhere
     from .invisible import reveal_invisible as reveal_invisible
     from .ids import (
         AmbiguousSessionId as AmbiguousSessionId, InvalidSessionId as InvalidSessionId, SessionError as SessionError,

@@ -19,7 +19,8 @@ Why it is shaped so:
 - **Flat and strict.** A scope is one directory of `<name>.md` files (letters, digits, `._-`); every file is
   opened relative to the scope's directory descriptor with `O_NOFOLLOW`, and the directories on the way are
   opened `O_NOFOLLOW` too: a symbolic link anywhere (the scope directory, `.evo-agent`, a topic file) is
-  refused, never followed. `..`, absolute escapes and other prefixes cannot even be spelled.
+  refused, never followed. `..`, absolute escapes and other prefixes cannot even be spelled. A topic file
+  hard-linked to a name outside its directory (what an unpacked archive can make of `~/.ssh/id_rsa`) is not read.
 - **Atomic, under a lock.** A change is planned from what is on disk (`plan`, also what an approval shows as
   a diff), then applied under `flock` on the scope directory: the file is read again and must still be what
   the plan saw, then replaced through a temp file (fsync, rename, fsync of the directory), and the index with
@@ -35,12 +36,14 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from . import layout  # its name patterns are compiled at first use, not at import (issue #30)
 from .atomic import replace_private_file
+from .hardlinks import linked_elsewhere
 from .invisible import find_as_revealed, reveal_invisible
 from .layout import (
     DIR_MODE,
@@ -50,6 +53,7 @@ from .layout import (
     PROJECT_DIR_NAME,
     USER_DIR_NAME,
 )
+from .lazyre import lazy_re
 from .plaincontext import plain_contextmanager
 from .plaindata import plain_dataclass as dataclass
 from .redact import find_secrets
@@ -260,8 +264,11 @@ class MemoryStore:
 
     def index(self, scope: str) -> MemoryIndex:
         """The scope's index as the model is given it (bounded), invisible characters written as escapes
-        (invisible.reveal_invisible: a description can carry text no review of the file showed)."""
-        return bound_index(scope, [reveal_invisible(line)[0] for line in memory_index_lines(self.topics(scope))])
+        (invisible.reveal_invisible: a description can carry text no review of the file showed), and the tags
+        of the prompt's own blocks escaped (`&lt;instructions`): a cloned repository's description cannot open
+        a block that claims to be the user's own instructions, nor close a reminder."""
+        return bound_index(scope, [_escape_tags(reveal_invisible(line)[0])
+                                   for line in memory_index_lines(self.topics(scope))])
 
     def index_file_text(self, scope: str) -> str:
         """What MEMORY.md holds (or will hold at the next write): generated from the topic files."""
@@ -644,6 +651,10 @@ def _read_bytes(fd: int | None, name: str, *, strict: bool = False) -> bytes | N
             if strict:
                 raise MemoryRefused(f"{name} is not a regular file of at most {MAX_TOPIC_BYTES // 1024} KiB")
             return None
+        if linked_elsewhere(fd, info):  # an unpacked archive's hard link to ~/.ssh/id_rsa is not a memory
+            if strict:
+                raise MemoryRefused(f"{name} is also a file outside the memory directory (a hard link); not read")
+            return None
         data = b""
         while chunk := os.read(handle, max(info.st_size - len(data), 0) + 1):
             data += chunk
@@ -692,6 +703,14 @@ def _string(tool_input: Mapping[str, object], key: str) -> str:
     if not isinstance(value, str):
         raise MemoryRefused(f"{key} must be a string")
     return value
+
+
+# The tags evo-agent's prompt and reminders are built of (agent/instructions.py escapes its own the same way).
+_PROMPT_TAG = lazy_re(r"<(\s*(?:/\s*)?(?:instructions|system-reminder))", re.IGNORECASE)
+
+
+def _escape_tags(line: str) -> str:
+    return _PROMPT_TAG.sub(r"&lt;\1", line) if "<" in line else line
 
 
 def _clean(text: str, limit: int) -> str:

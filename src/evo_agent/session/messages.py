@@ -182,8 +182,17 @@ REMINDER_CLOSE = "</system-reminder>"
 
 
 def reminder_block(text: str) -> dict[str, Any]:
-    """The text block that carries a reminder inside a user message."""
-    return text_block(f"{REMINDER_OPEN}\n{text.strip()}\n{REMINDER_CLOSE}")
+    """The text block that carries a reminder inside a user message.
+
+    What it carries (a changed AGENTS.md, a memory description a pull brought) cannot end the block itself and
+    write, after it, text the model reads as the user's: its own `<system-reminder` / `</system-reminder` tags,
+    however spelled, are written `&lt;system-reminder`, so the block ends where evo-agent ends it."""
+    body = text.strip()
+    if "system-reminder" in body.casefold():
+        import re  # only for a reminder holding the tag (`sessions list` loads this module)
+
+        body = re.sub(r"<(\s*(?:/\s*)?system-reminder)", r"&lt;\1", body, flags=re.IGNORECASE)
+    return text_block(f"{REMINDER_OPEN}\n{body}\n{REMINDER_CLOSE}")
 
 
 def is_reminder_block(block: object) -> bool:

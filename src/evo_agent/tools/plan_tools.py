@@ -80,10 +80,10 @@ class PlanHooks(Protocol):
         """A plan tool ran (read or write): the model is keeping the plan."""
 
 
-def task_line(plan: Plan, task: Task) -> str:
-    """`#2 [in_progress] subject (blocked by #1)`: one task, one line."""
+def task_line(plan: Plan, task: Task, open_ids: set[int] | None = None) -> str:
+    """`#2 [in_progress] subject (blocked by #1)`: one task, one line (`open_ids`: Plan.open_blockers)."""
     line = f"#{task.id} [{task.status}] {task.subject}"
-    blockers = plan.open_blockers(task)
+    blockers = plan.open_blockers(task, open_ids)
     if blockers:
         line += " (blocked by " + ", ".join(f"#{i}" for i in blockers) + ")"
     return line
@@ -99,8 +99,9 @@ def plan_summary(plan: Plan, *, with_description: bool = False) -> str:
     if plan.steps and with_description:
         lines.append("Steps: " + "; ".join(f"{i}. {s}" for i, s in enumerate(plan.steps, 1)))
     lines.append(f"Tasks ({done}/{total} completed):" if total else "Tasks: none yet")
+    open_ids = plan.open_ids()
     for task in plan.live_tasks:
-        lines.append("  " + task_line(plan, task))
+        lines.append("  " + task_line(plan, task, open_ids))
         if with_description and task.description:
             lines.append("      " + " ".join(task.description.split())[:300])
     current = plan.in_progress
@@ -124,8 +125,9 @@ def plan_checklist(plan: Plan, limit: int = 12) -> list[str]:
         first_open = next((i for i, t in enumerate(live) if t.is_open), len(live))
         start = max(0, min(first_open - 1, len(live) - limit))
         live = live[start:start + limit]
+    open_ids = plan.open_ids()
     for task in live:
-        blocked = " (blocked)" if plan.open_blockers(task) else ""
+        blocked = " (blocked)" if plan.open_blockers(task, open_ids) else ""
         lines.append(f"  {_MARKS.get(task.status, '?')} #{task.id} {task.subject}{blocked}")
     return lines
 
@@ -218,8 +220,8 @@ def _task_update(h: PlanHooks, i: dict[str, Any]) -> str:
     h.changed(plan.id, "task_update", task.to_json(), previous=previous)
     text = f"Updated task {task_line(plan, task)}"
     if unblocked:
-        freed = (plan.task(t) for t in unblocked)
-        text += "\nUnblocked: " + ", ".join(f"#{t.id} {t.subject}" for t in freed if t is not None)
+        by_id = {t.id: t for t in plan.tasks}
+        text += "\nUnblocked: " + ", ".join(f"#{i} {by_id[i].subject}" for i in unblocked if i in by_id)
     if plan.live_tasks and not plan.open_tasks:
         text += "\nEvery task is completed: call plan_complete when the goal is met."
     return text
