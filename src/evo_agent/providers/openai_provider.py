@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .endpoint import open_client, setting
-from .errors import ApiLabel, BadAnswer, StreamError, error_detail, error_words
+from .errors import ApiLabel, BadAnswer, StreamError, credentials, error_detail, error_words
 from .http_client import DEFAULT_MAX_RETRIES, Response, StatusError, encode_json
 from .openai_stream import ChatStreamAssembler
 from .openai_translate import history_tool_ids, to_openai_messages, to_openai_tools
@@ -105,7 +105,8 @@ class OpenAIProvider:
         self.send_tool_choice = True  # a server that refuses `tool_choice` (a 400 naming it) is sent none again
         self._compat_tried: set[str] = set()
         self.label = ApiLabel("OpenAI-compatible API", "OPENAI_API_KEY", "OPENAI_BASE_URL", self.base_url,
-                              self.model, DEFAULT_BASE_URL, url_in_status=True)
+                              self.model, DEFAULT_BASE_URL, url_in_status=True,
+                              secrets=credentials(self.base_url, (key, "OPENAI_API_KEY")))
         # a local server needs no key; without a URL, complete() says one is missing
         headers = {"Authorization": f"Bearer {key or NO_KEY_PLACEHOLDER}", "Accept": "application/json"}
         for env, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
