@@ -16,12 +16,11 @@ tells the model, and stop_reason says the answer was cut.
 
 from __future__ import annotations
 
-import json
-
 from evo_agent.session import text_block
 
 from .base import INVALID_ARGUMENTS_KEY, ModelResponse, StreamEvent, TextDelta, ThinkingDelta, ToolNamed
 from .errors import BadAnswer, StreamError
+from .http_client import MAX_JSON_DEPTH, load_json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -51,14 +50,14 @@ def block_to_param(block: dict[str, Any]) -> dict[str, Any] | None:
 
 def _json(data: str) -> Any:
     try:
-        return json.loads(data)
+        return load_json(data)
     except ValueError as exc:
         raise BadAnswer(f"sent an event that could not be read: {exc}") from None
 
 
 def _tool_input(raw: str) -> dict[str, Any]:
     try:
-        value = json.loads(raw)
+        value = load_json(raw, MAX_JSON_DEPTH)
     except ValueError:
         value = None
     return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}

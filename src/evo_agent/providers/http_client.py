@@ -196,9 +196,7 @@ class Response:
         return data
 
     def json(self) -> Any:
-        import json
-
-        return json.loads(self.read() or b"null")
+        return load_json(self.read() or b"null")
 
     def lines(self) -> Iterator[str]:
         """Decoded lines without their line ending, as they arrive; ends at the end of the body."""
@@ -441,11 +439,45 @@ def _parse_body(data: bytes) -> Any:
     if not text.strip():
         return None
     try:
-        import json
-
-        return json.loads(text)
+        return load_json(text)
     except ValueError:
         return text
+
+
+MAX_JSON_DEPTH = 100  # the deepest tool input kept as it came (the session writes records 200 deep: session/jsonio.py)
+ENVELOPE_DEPTH = 10  # what an event, a chunk or a body adds around the values it carries
+
+
+def load_json(data: str | bytes, limit: int = MAX_JSON_DEPTH + ENVELOPE_DEPTH) -> Any:
+    """`json.loads` for what a server sent: ValueError, never RecursionError, for `[[[[…` nested past `limit`.
+
+    A hundred thousand `[` raised the parser's RecursionError (a crash, as for a bug); six hundred parsed, and
+    the session could not write the record holding them (tests/security/test_hostile_endpoint_deep_json.py).
+    """
+    import json
+
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    if text.count("[") + text.count("{") > limit and not within_depth(value, limit):  # fewer cannot nest deeper
+        raise ValueError(f"nested more than {limit} deep")
+    return value
+
+
+def within_depth(value: Any, limit: int) -> bool:
+    """Whether no list or object in `value` lies more than `limit` levels deep (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return False
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return True
 
 
 _sent = False

@@ -29,7 +29,6 @@ is blocked; callbacks always run in the caller's thread.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from typing import TYPE_CHECKING, Any
@@ -38,7 +37,7 @@ from urllib.parse import urlsplit
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .endpoint import open_client, setting
 from .errors import ApiLabel, BadAnswer, StreamError, credentials, error_detail, error_words
-from .http_client import DEFAULT_MAX_RETRIES, Response, StatusError, encode_json
+from .http_client import DEFAULT_MAX_RETRIES, Response, StatusError, encode_json, load_json
 from .openai_stream import ChatStreamAssembler
 from .openai_translate import history_tool_ids, to_openai_messages, to_openai_tools
 from .pump import forward, retry_notices, stream_answer
@@ -69,7 +68,7 @@ def sends_cache_key(host: str) -> bool:
 def parse_chunk(data: str) -> dict[str, Any]:
     """One streamed `data:` line as a chunk; an error the server sends mid-stream raises StreamError."""
     try:
-        chunk = json.loads(data)
+        chunk = load_json(data)
     except ValueError as exc:
         raise BadAnswer(f"sent a chunk that could not be read: {exc}") from None
     if isinstance(chunk, dict) and chunk.get("error") is not None:
