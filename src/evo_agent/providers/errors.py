@@ -18,7 +18,7 @@ from evo_agent.session import one_line
 from evo_agent.session import plain_dataclass as dataclass
 from evo_agent.session import plain_field as field
 
-from .http_client import ConnectError, HTTPFailure, Retry, StatusError, StreamBroken, Timeout
+from .http_client import ConnectError, HTTPFailure, Retry, StatusError, StreamBroken, Timeout, TooLarge
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ def failure_line(label: ApiLabel, failure: BaseException, attempts: int = 1) -> 
 
 def _failure_text(label: ApiLabel, failure: BaseException) -> str:
     """failure_line's text for what is not an error answer, before it is masked and cut."""
-    if isinstance(failure, BadAnswer):
+    if isinstance(failure, (BadAnswer, TooLarge)):
         return f"the {label.name} at {label.base_url} {failure}"
     if isinstance(failure, Timeout):
         return f"the {label.name} at {label.base_url} did not answer in time (request timed out)"

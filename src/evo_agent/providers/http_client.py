@@ -14,7 +14,10 @@ keeps what the SDKs gave:
   CA store (SSL_CERT_FILE / SSL_CERT_DIR honoured), HTTP(S)_PROXY / NO_PROXY;
 - one idle keep-alive connection per host reused by the next request (a turn with
   tools makes several), with a silent second try when a reused connection had closed;
-- `Response.close()` from another thread stops a blocked read at once (cancel).
+- `Response.close()` from another thread stops a blocked read at once (cancel);
+- bounds on what one answer may hold (a streamed line 32 MB, a body 512 MB, an error body's first 1 MB
+  read, 32 interim 1xx answers; sizes and status codes in plain ASCII digits only): past them the answer is
+  refused (TooLarge) and the rest never read (tests/providers/test_hostile_answers.py).
 
 Failures are typed (StatusError, ConnectError, Timeout, StreamBroken); the providers turn
 them into one line for the user (see providers/errors.py).
@@ -46,6 +49,11 @@ MAX_RETRY_AFTER = 60.0  # a longer retry-after is not waited for: backoff instea
 MAX_BACKOFF = 8.0
 DEFAULT_MAX_RETRIES = 4  # after the first try: five attempts in all
 USER_AGENT = f"evo-agent/{__version__}"
+# What one answer may hold (a hostile or broken server must not fill the memory): a streamed event's line, the
+# whole body (a 128k-token answer with its SSE framing is tens of MB), an error answer's body (its message).
+MAX_LINE_BYTES = 32 << 20
+MAX_BODY_BYTES = 512 << 20
+MAX_ERROR_BYTES = 1 << 20
 
 
 class HTTPFailure(Exception):
@@ -79,6 +87,11 @@ class Timeout(HTTPFailure):
 
 class StreamBroken(HTTPFailure):
     """The connection broke after the answer had started."""
+
+
+class TooLarge(HTTPFailure):
+    """The answer went past what one answer may hold (MAX_LINE_BYTES, MAX_BODY_BYTES); its text completes
+    "the <API> at <url> ..."; the rest was not read."""
 
 
 @dataclass
@@ -179,10 +192,13 @@ class Response:
         self.status = raw.status
         self.headers = {k.lower(): v for k, v in raw.getheaders()}
         self._closed = False
+        self._seen = 0  # bytes of the body read so far
 
     def read(self) -> bytes:
+        """The whole body (at most the client's max_body bytes: TooLarge past that)."""
+        limit = self._client.max_body
         try:
-            data = self._raw.read()
+            data = self._raw.read(limit + 1)
         except Exception as exc:
             if self._closed:  # close() from another thread
                 return b""
@@ -192,6 +208,9 @@ class Response:
             if isinstance(exc, (OSError, ValueError, ProtocolError)):
                 raise StreamBroken(_short_os_reason(exc)) from exc
             raise
+        if len(data) > limit:
+            self.close()
+            raise TooLarge(f"sent an answer of more than {_size(limit)}; the rest was not read")
         self._release()
         return data
 
@@ -200,10 +219,10 @@ class Response:
 
     def lines(self) -> Iterator[str]:
         """Decoded lines without their line ending, as they arrive; ends at the end of the body."""
-        raw = self._raw
+        raw, max_line, max_body = self._raw, self._client.max_line, self._client.max_body
         while True:
             try:
-                line = raw.readline()
+                line = raw.readline(max_line + 1)
             except Exception as exc:
                 if self._closed:  # close() from another thread (cancel): a read fails in many ways
                     return
@@ -216,6 +235,12 @@ class Response:
             if not line:
                 self._release()
                 return
+            self._seen += len(line)
+            if len(line) > max_line or self._seen > max_body:
+                self.close()
+                what = f"a line of more than {_size(max_line)}" if len(line) > max_line else \
+                    f"more than {_size(max_body)}"
+                raise TooLarge(f"sent {what}; the rest was not read")
             yield line.decode("utf-8", "replace").rstrip("\r\n")
 
     def events(self) -> Iterator[tuple[str, str]]:
@@ -270,7 +295,8 @@ class Client:
     """POSTs to one base URL; thread safe (subagents call from their own threads)."""
 
     def __init__(self, base_url: str, *, timeout: float | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, max_line: int = MAX_LINE_BYTES,
+                 max_body: int = MAX_BODY_BYTES) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the base URL {base_url!r} is not an http(s) URL")
@@ -281,6 +307,7 @@ class Client:
         self.base_path = parts.path.rstrip("/")
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self.max_retries = max(0, max_retries)
+        self.max_line, self.max_body = max_line, max_body
         self.headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **(headers or {})}
         self._idle: dict[tuple[Any, ...], list[Connection]] = {}
         self._lock = threading.Lock()
@@ -422,7 +449,7 @@ class Client:
         if raw.status >= 400:
             text = b""
             try:
-                text = raw.read()
+                text = raw.read(MAX_ERROR_BYTES)  # the message is at its start; the rest is not waited for
             except (OSError, ProtocolError):
                 pass
             conn.close()
@@ -432,6 +459,10 @@ class Client:
 
 class _StaleConnection(Exception):
     """A reused keep-alive connection turned out to be closed."""
+
+
+def _size(count: int) -> str:
+    return f"{count >> 20} MB" if count >= 1 << 20 else f"{count} bytes"
 
 
 def _parse_body(data: bytes) -> Any:

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 MAX_LINE = 65536  # a status or header line longer than this is not HTTP we expect
 MAX_HEADERS = 200
+MAX_INTERIM = 32  # interim (1xx) answers before the real one: an endless stream of them is not an answer
+PIECE = 1 << 20  # a body is read this much at a time: a declared size is never allocated before it arrives
+_HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 class ProtocolError(ValueError):
@@ -186,11 +189,12 @@ def read_response(fp: Any) -> Response:
     Its body is read through the Response; tests/providers/test_wire_against_h11.py reads the same
     bytes with h11 too.
     """
-    while True:
+    for _ in range(MAX_INTERIM + 1):
         version, status, reason = _status_line(fp)
         headers = _headers(fp)
         if not 100 <= status < 200 or status == 101:
             return Response(fp, version, status, reason, headers)
+    raise ProtocolError(f"more than {MAX_INTERIM} interim (1xx) answers")
 
 
 def _readline(fp: Any) -> bytes:
@@ -207,7 +211,7 @@ def _status_line(fp: Any) -> tuple[str, int, str]:
     text = line.decode("latin-1").rstrip("\r\n")
     version, _, rest = text.partition(" ")
     code, _, reason = rest.partition(" ")
-    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+    if not version.startswith("HTTP/1.") or len(code) != 3 or not (code.isascii() and code.isdigit()):
         raise ProtocolError(f"not an HTTP/1.x status line: {text[:80]!r}")
     return version, int(code), reason.strip()
 
@@ -244,12 +248,10 @@ class Response:
         self._left: int | None = None  # bytes of the body still to read (None: up to the connection's end)
         self._chunk_left = 0  # chunked: bytes of the current chunk still to read
         if not self.chunked and "content-length" in lowered:
-            try:
-                self._left = int(lowered["content-length"])
-            except ValueError:
-                raise ProtocolError("a Content-Length that is not a number") from None
-            if self._left < 0:
-                raise ProtocolError("a negative Content-Length")
+            length = lowered["content-length"]
+            if not (length.isascii() and length.isdigit()):  # int() takes "-1", "+5", "1_0", " ٥"
+                raise ProtocolError("a Content-Length that is not a number")
+            self._left = int(length)
         if status in (204, 304):
             self._left = 0
         self._done = self._left == 0 and not self.chunked
@@ -264,10 +266,10 @@ class Response:
         line = _readline(self._fp)
         if not line:
             raise ProtocolError("the connection ended inside a chunked body")
-        try:
-            size = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise ProtocolError("a chunk size that is not hexadecimal") from None
+        digits = line.split(b";", 1)[0].strip()
+        if not digits or len(digits) > 16 or not _HEX.issuperset(digits):  # int() takes "-1", "0x10", "1_0"
+            raise ProtocolError("a chunk size that is not hexadecimal")
+        size = int(digits, 16)
         if size == 0:
             _headers(self._fp)  # trailers, then the empty line
             self._done = True
@@ -278,24 +280,28 @@ class Response:
     def _end_chunk_data(self) -> None:
         self._fp.read(2)  # the CRLF after a chunk's data (not checked, as http.client does not)
 
-    def readline(self) -> bytes:
-        """The next line of the body (with its line end; the last one may have none); b"" at its end."""
+    def readline(self, limit: int = -1) -> bytes:
+        """The next line of the body (with its line end; the last one may have none); b"" at its end.
+
+        With `limit` >= 0, at most `limit` bytes: a longer line comes in pieces (the caller decides when a line
+        is too long; a server's line is never held whole before that)."""
         if self._done:
             return b""
         if not self.chunked:
             if self._left is None:
-                return self._fp.readline()
-            line = self._fp.readline(self._left)  # a line of any length, never past the body's end
+                return self._fp.readline(limit)
+            line = self._fp.readline(self._left if limit < 0 else min(limit, self._left))  # never past the body
             if not line:
                 raise ProtocolError("the connection ended before the body did")
             self._left -= len(line)
             self._done = self._left == 0
             return line
         out = b""
-        while not out.endswith(b"\n"):
+        while not out.endswith(b"\n") and (limit < 0 or len(out) < limit):
             if self._chunk_left == 0 and not self._next_chunk():
                 return out
-            part = self._fp.readline(self._chunk_left)
+            want = self._chunk_left if limit < 0 else min(self._chunk_left, limit - len(out))
+            part = self._fp.readline(want)
             if not part:
                 raise ProtocolError("the connection ended inside a chunk")
             self._chunk_left -= len(part)
@@ -304,28 +310,42 @@ class Response:
             out += part
         return out
 
-    def read(self) -> bytes:
-        """The rest of the body."""
-        if self._done:
-            return b""
+    def read(self, limit: int = -1) -> bytes:
+        """The rest of the body; with `limit` >= 0, at most `limit` bytes of it (the rest stays unread)."""
+        parts: list[bytes] = []
+        got = 0
+        while not self._done and (limit < 0 or got < limit):
+            want = PIECE if limit < 0 else min(PIECE, limit - got)
+            part = self._read_piece(want)
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
+
+    def _read_piece(self, want: int) -> bytes:
+        """Up to `want` bytes of the body (fewer at a chunk's or the body's end); b"" once it has ended."""
         if not self.chunked:
             if self._left is None:
-                data = self._fp.read()
-            else:
-                data = self._fp.read(self._left)
-                if len(data) < self._left:
-                    raise ProtocolError("the connection ended before the body did")
-            self._done = True
+                data = self._fp.read(want)  # up to the connection's end
+                if not data:
+                    self._done = True
+                return data
+            data = self._fp.read(min(want, self._left))
+            if len(data) < min(want, self._left):
+                raise ProtocolError("the connection ended before the body did")
+            self._left -= len(data)
+            self._done = self._left == 0
             return data
-        parts = []
-        while self._chunk_left or self._next_chunk():
-            data = self._fp.read(self._chunk_left)
-            if len(data) < self._chunk_left:
-                raise ProtocolError("the connection ended inside a chunk")
-            parts.append(data)
-            self._chunk_left = 0
+        if self._chunk_left == 0 and not self._next_chunk():
+            return b""
+        data = self._fp.read(min(want, self._chunk_left))
+        if len(data) < min(want, self._chunk_left):
+            raise ProtocolError("the connection ended inside a chunk")
+        self._chunk_left -= len(data)
+        if self._chunk_left == 0:
             self._end_chunk_data()
-        return b"".join(parts)
+        return data
 
 
 __all__ = ["Connection", "ProtocolError", "RemoteDisconnected", "Response", "open_tcp", "read_response"]
