@@ -175,7 +175,9 @@ def _failure_text(label: ApiLabel, failure: BaseException) -> str:
         if failure.tls:
             return (f"cannot connect securely to the {label.name} at {label.base_url}: {failure.reason}; "
                     "behind a TLS-inspecting proxy, set SSL_CERT_FILE to its CA bundle")
-        if label.base_url.rstrip("/") == label.default_url.rstrip("/"):
+        if failure.proxy:
+            advice = "check HTTPS_PROXY, HTTP_PROXY and ALL_PROXY"
+        elif label.base_url.rstrip("/") == label.default_url.rstrip("/"):
             advice = "check your network connection"
         else:
             advice = f"is the server running? ({label.url_env} sets the URL)"

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 from evo_agent import __version__
 from evo_agent.session import plain_dataclass as dataclass
 
-from .wire import Connection, ProtocolError, RemoteDisconnected
+from .wire import Connection, ProtocolError, RemoteDisconnected, TunnelRefused
 from .wire import Response as WireResponse
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
@@ -74,11 +74,12 @@ class StatusError(HTTPFailure):
 class ConnectError(HTTPFailure):
     """No connection (refused, unknown host, TLS failure): `reason` is short, `tls` says which kind."""
 
-    def __init__(self, reason: str, *, tls: bool = False, retryable: bool = True) -> None:
+    def __init__(self, reason: str, *, tls: bool = False, retryable: bool = True, proxy: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.tls = tls
         self.retryable = retryable
+        self.proxy = proxy  # the proxy setting is what to change
 
 
 class Timeout(HTTPFailure):
@@ -169,6 +170,15 @@ def should_retry(failure: HTTPFailure) -> bool:
     if isinstance(failure, ConnectError):
         return failure.retryable
     return isinstance(failure, Timeout)
+
+
+def _shown(url: str) -> str:
+    """`url` with its password (if any) as `***`: what a failure line may say of a proxy."""
+    head, at, tail = url.rpartition("@")
+    if not at or ":" not in head.split("//", 1)[-1]:
+        return url
+    scheme, slashes, user = head.rpartition("//")
+    return f"{scheme}{slashes}{user.split(':', 1)[0]}:***@{tail}"
 
 
 def _proxy_for(scheme: str, host: str) -> str | None:
@@ -327,8 +337,12 @@ class Client:
         proxy = _proxy_for(self.scheme, self.host)
         if proxy:
             p = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            if p.scheme != "http":  # https:// (TLS to the proxy), socks5://: CONNECT in clear text would show
+                raise ConnectError(f"the proxy {_shown(proxy)} is {p.scheme}://, which evo-agent does not speak: "
+                                   "only an http:// proxy (it carries https inside its tunnel)", retryable=False,
+                                   proxy=True)
             if not p.hostname:  # e.g. "http://:3128": a Connection to None would fail with a traceback
-                raise ConnectError(f"the proxy {proxy!r} names no host", retryable=False)
+                raise ConnectError(f"the proxy {_shown(proxy)!r} names no host", retryable=False, proxy=True)
             if self.scheme == "https":
                 tunnel_headers = {}
                 if p.username:
@@ -444,7 +458,8 @@ class Client:
             tls = _tls_failure(exc)
             if tls is not None:
                 raise tls from exc
-            raise ConnectError(_short_os_reason(exc)) from exc
+            refused = isinstance(exc, TunnelRefused) and 400 <= exc.status < 500  # 407: the same again fails
+            raise ConnectError(_short_os_reason(exc), retryable=not refused) from exc
         response = Response(self, key, conn, raw)
         if raw.status >= 400:
             text = b""

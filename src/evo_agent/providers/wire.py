@@ -41,6 +41,14 @@ class ProtocolError(ValueError):
     """The server's answer is not HTTP/1.x as this client reads it."""
 
 
+class TunnelRefused(OSError):
+    """The proxy answered the CONNECT with another status than 200 (`status`: 407 wants credentials)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(f"Tunnel connection failed: {status} {reason}".strip())
+        self.status = status
+
+
 class RemoteDisconnected(ConnectionResetError):
     """The connection closed before a status line arrived (an idle keep-alive connection that timed out)."""
 
@@ -101,7 +109,7 @@ class Connection:
         finally:
             fp.close()  # the socket stays open (makefile keeps its own reference count)
         if status != 200:
-            raise OSError(f"Tunnel connection failed: {status} {reason}".strip())
+            raise TunnelRefused(status, reason)
 
     def request(self, method: str, target: str, body: bytes, headers: dict[str, str]) -> None:
         sock = self.sock if self.sock is not None else self.connect()
@@ -348,4 +356,5 @@ class Response:
         return data
 
 
-__all__ = ["Connection", "ProtocolError", "RemoteDisconnected", "Response", "open_tcp", "read_response"]
+__all__ = ["Connection", "ProtocolError", "RemoteDisconnected", "Response", "TunnelRefused", "open_tcp",
+           "read_response"]
