@@ -5,8 +5,11 @@ its own limits set small (a line of 4 KB, a body of 64 KB, where the defaults ar
 line that never ends, under every framing; more events than an answer holds; an error body of tens of megabytes;
 absurd or signed chunk sizes and Content-Lengths (`int()` took "-1", "0x10", "1_0"; a declared size was allocated
 before a byte of it came: MemoryError); an endless run of interim 100 Continue answers; a status code in
-superscript digits (`int("²00")`: ValueError). Where the server could have gone on sending, it saw the client
-hang up before it finished. The controls: an honest answer just under each limit is read whole.
+superscript digits (`int("²00")`: ValueError); a status line and headers sent a byte at a time, each byte
+well within the read timeout (with the client's timeout at 0.5 s, the head took as long as the server liked).
+Where the server could have gone on sending, it saw the client hang up before it finished. The controls: an
+honest answer just under each limit is read whole, and a body that pauses (each pause within the timeout)
+for longer than the timeout in all is read to its end.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import gzip
 import json
 import socket
 import threading
+import time
 
 import pytest
 
@@ -26,6 +30,7 @@ from evo_agent.providers.http_client import (
     ConnectError,
     StatusError,
     StreamBroken,
+    Timeout,
     TooLarge,
 )
 from tests.hostile_endpoint import http_answer
@@ -201,3 +206,51 @@ def test_the_provider_says_what_was_too_large_in_one_line(hostile_endpoint):
     assert str(caught.value) == (f"the Anthropic API at {endpoint.url} sent a line of more than 4096 bytes; "
                                  "the rest was not read")
     assert json.loads(endpoint.requests[0].split(b"\r\n\r\n", 1)[1])["messages"]  # the request went out whole
+
+
+class Trickle:
+    """Sends `data` one byte at a time, `gap` seconds apart (each gap well within the client's read timeout)."""
+
+    def __init__(self, data: bytes, gap: float = 0.02) -> None:
+        self.data, self.gap = data, gap
+        self.finished = threading.Event()
+        self.done = threading.Event()
+
+    def __call__(self, conn: socket.socket, request: bytes) -> None:
+        try:
+            for byte in self.data:
+                conn.sendall(bytes([byte]))
+                time.sleep(self.gap)
+            self.finished.set()
+        finally:
+            self.done.set()
+
+
+HEAD_TRICKLES = {
+    "status line": b"HTTP/1.1 200 " + b"O" * 3000 + b"\r\n\r\n",
+    "headers": b"HTTP/1.1 200 OK\r\n" + b"X-Pad: a\r\n" * 300 + b"\r\n",
+    "interim answers": b"HTTP/1.1 100 Continue\r\n\r\n" * 120,
+}
+
+
+@pytest.mark.parametrize("name", list(HEAD_TRICKLES))
+def test_a_head_sent_a_byte_at_a_time_ends_at_the_timeout(hostile_endpoint, name):
+    trickle = Trickle(HEAD_TRICKLES[name])  # 3000 bytes: a minute of trickling
+    endpoint = hostile_endpoint(trickle)
+    with pytest.raises(Timeout):
+        Client(endpoint.url, timeout=0.5, max_retries=0).post("/v1/messages", b"{}")
+    assert trickle.done.wait(30) and not trickle.finished.is_set()
+
+
+def test_control_a_body_that_pauses_within_the_timeout_is_read_to_its_end(hostile_endpoint):
+    events = b"".join(b"data: %d\n\n" % n for n in range(8))
+
+    def answer(conn: socket.socket, request: bytes) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+        for event in events.split(b"\n\n")[:-1]:
+            time.sleep(0.2)  # 1.6 s in all, past the 1 s timeout; each pause within it
+            conn.sendall(event + b"\n\n")
+
+    endpoint = hostile_endpoint(answer)
+    response = Client(endpoint.url, timeout=1, max_retries=0).post("/v1/messages", b"{}")
+    assert [data for _, data in response.events()] == [str(n) for n in range(8)]

@@ -10,7 +10,8 @@ keeps what the SDKs gave:
 - retries with backoff on 408/409/429/5xx/529 and on connection failures (not on a
   certificate that does not verify), honouring `retry-after-ms`, `retry-after` (up to
   60 s) and `x-should-retry`; each retry is reported to `on_retry` before the wait;
-- timeouts (connect 10 s, then `timeout` seconds per read), HTTPS with the system's
+- timeouts (connect 10 s, the answer's status and headers within `timeout` seconds of the request, then
+  `timeout` seconds per read), HTTPS with the system's
   CA store (SSL_CERT_FILE / SSL_CERT_DIR honoured), HTTP(S)_PROXY / NO_PROXY;
 - one idle keep-alive connection per host reused by the next request (a turn with
   tools makes several), with a silent second try when a reused connection had closed;
@@ -444,7 +445,7 @@ class Client:
                     conn.sock.settimeout(self.timeout)
             conn.request("POST", target, body=body, headers=all_headers)
             _after_send()
-            raw = conn.getresponse()
+            raw = conn.getresponse(deadline=time.monotonic() + self.timeout)  # the head within one timeout
         except TimeoutError as exc:
             conn.close()
             raise Timeout("timed out") from exc

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import _socket
 import io
+import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class Connection:
         self.tunnel = tunnel  # (target host, target port, CONNECT headers): HTTPS through a proxy
         self.sock: Any = None  # a _socket.socket for plain HTTP (see connect)
         self._fp: Any = None
+        self._reader: _SocketReader | None = None
 
     @property
     def _target(self) -> tuple[str, int]:
@@ -80,7 +82,8 @@ class Connection:
         if self.tunnel is None and self.tls is None:  # plain HTTP: no `socket` module (see above)
             raw = open_tcp(host, self.port, self.timeout)
             self.sock = raw  # a _socket.socket: what socket.socket adds is not used
-            self._fp = io.BufferedReader(_SocketReader(raw))
+            self._reader = _SocketReader(raw)
+            self._fp = io.BufferedReader(self._reader)
             return raw
         import socket
 
@@ -95,7 +98,8 @@ class Connection:
             sock.close()
             raise
         self.sock = sock
-        self._fp = sock.makefile("rb")
+        self._reader = _SocketReader(sock)
+        self._fp = io.BufferedReader(self._reader)
         return sock
 
     def _open_tunnel(self, sock: socket.socket, host: str, port: int, headers: dict[str, str]) -> None:
@@ -129,10 +133,19 @@ class Connection:
         host, port = self._target
         return _host_header(host, port, 443 if self.tls is not None else 80)
 
-    def getresponse(self) -> Response:
-        if self._fp is None:
+    def getresponse(self, deadline: float | None = None) -> Response:
+        """The answer's status and headers; with `deadline` (a `time.monotonic()`), they must all have arrived by
+        then (TimeoutError): a read timeout alone lets a server send a byte a second for ever."""
+        if self._fp is None or self._reader is None:
             raise ProtocolError("no request was sent")
-        return read_response(self._fp)
+        reader, usual = self._reader, self.sock.gettimeout()
+        reader.deadline, reader.usual = deadline, usual
+        try:
+            return read_response(self._fp)
+        finally:
+            reader.deadline = None
+            if self.sock is not None:
+                self.sock.settimeout(usual)
 
     def close(self) -> None:
         fp, sock, self._fp, self.sock = self._fp, self.sock, None, None
@@ -176,12 +189,19 @@ class _SocketReader(io.RawIOBase):
     def __init__(self, sock: Any) -> None:
         super().__init__()
         self._sock = sock
+        self.deadline: float | None = None  # while set, no read waits past it (Connection.getresponse)
+        self.usual: float | None = None  # the socket's own timeout meanwhile
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
         self._checkClosed()
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the answer's status and headers did not arrive in time")
+            self._sock.settimeout(left if self.usual is None else min(left, self.usual))
         count: int = self._sock.recv_into(buffer)
         return count
 
