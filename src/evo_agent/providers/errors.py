@@ -121,6 +121,8 @@ def is_too_long(status: int | None, message: str) -> bool:
 
 def _hint(label: ApiLabel, status: int | None, kind: str | None, message: str, attempts: int) -> str:
     tried = f" ({attempts} attempts)" if attempts > 1 else ""
+    if status is not None and 300 <= status < 400:
+        return f"a redirect, which evo-agent never follows (it would resend the key): check {label.url_env}"
     if status == 401:
         return f"check {label.key_env}"
     if status == 403:

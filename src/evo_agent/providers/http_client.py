@@ -62,7 +62,7 @@ class HTTPFailure(Exception):
 
 
 class StatusError(HTTPFailure):
-    """The server answered with a status >= 400; `body` is the parsed JSON or the text."""
+    """The server answered with a status >= 300 (a redirect is not followed); `body` is the parsed JSON or the text."""
 
     def __init__(self, status: int, reason: str, headers: dict[str, str], body: Any) -> None:
         super().__init__(f"HTTP {status} {reason}")
@@ -462,7 +462,7 @@ class Client:
             refused = isinstance(exc, TunnelRefused) and 400 <= exc.status < 500  # 407: the same again fails
             raise ConnectError(_short_os_reason(exc), retryable=not refused) from exc
         response = Response(self, key, conn, raw)
-        if raw.status >= 400:
+        if raw.status >= 300:  # a redirect is never followed: the key and the body go only where the user said
             text = b""
             try:
                 text = raw.read(MAX_ERROR_BYTES)  # the message is at its start; the rest is not waited for
