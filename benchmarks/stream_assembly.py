@@ -3,10 +3,12 @@
 
     python benchmarks/stream_assembly.py [--repeat N]
 
-Prints a table: for 10,000 to 80,000 text deltas of 40 characters (one Messages API stream), the best time
-`MessageAssembler` takes to fold them and build the answer, and the ratio to the row before. Linear work
-doubles (×2); adding each delta to the block's string (the assembler before 2026-12-05) was quadratic: ×4–5
-per row, 64 s at 80,000 deltas, and a server sending a few hundred MB of deltas held the CPU for hours.
+Prints two tables: for 10,000 to 80,000 text deltas of 40 characters (one Messages API stream), the best time
+`MessageAssembler` takes to fold them and build the answer; for 2,000 to 16,000 tool calls in one chat
+completions stream, `ChatStreamAssembler`'s; each with the ratio to the row before. Linear work doubles (×2);
+adding each delta to the block's string, and finding a call's chunks by a scan of every call (the assemblers
+before 2026-12-05), were quadratic: ×4 per row, a minute at 80,000 deltas or 16,000 calls, and a server sending
+a few hundred MB of either held the CPU for hours.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the benchmark
 
 from benchmarks.harness import best_time, fmt_ms, table
 from evo_agent.providers.anthropic_stream import MessageAssembler
+from evo_agent.providers.openai_stream import ChatStreamAssembler
 
 START = json.dumps({"type": "message_start", "message": {"id": "m", "role": "assistant", "content": [], "usage": {}}})
 BLOCK = json.dumps({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
@@ -37,18 +40,34 @@ def fold(deltas: int) -> int:
     return len(assembler.response().message["content"][0]["text"])
 
 
+def fold_calls(calls: int) -> int:
+    assembler = ChatStreamAssembler()
+    for index in range(calls):
+        call = {"index": index, "id": f"call_{index}", "function": {"name": "read_file", "arguments": "{}"}}
+        assembler.feed({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    assembler.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    return len(assembler.response().message["content"])
+
+
+def _rows(fold_fn, counts: tuple[int, ...], per: int, repeat: int) -> list[list[str]]:
+    rows, before = [], None
+    for count in counts:
+        seconds, length = best_time(lambda n=count: fold_fn(n), repeat)
+        assert length == count * per
+        rows.append([f"{count:,}", fmt_ms(seconds), f"×{seconds / before:.1f}" if before else "—"])
+        before = seconds
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    rows, before = [], None
-    for deltas in (10_000, 20_000, 40_000, 80_000):
-        seconds, length = best_time(lambda n=deltas: fold(n), args.repeat)
-        assert length == deltas * 40
-        rows.append([f"{deltas:,}", fmt_ms(seconds), f"×{seconds / before:.1f}" if before else "—"])
-        before = seconds
-    print("\n".join(table(["text deltas", "fold + answer", "vs the row before"], rows, "--:")))
-
+    text_rows = _rows(fold, (10_000, 20_000, 40_000, 80_000), 40, args.repeat)
+    print("\n".join(table(["text deltas", "fold + answer", "vs the row before"], text_rows, "--:")))
+    print()
+    call_rows = _rows(fold_calls, (2_000, 4_000, 8_000, 16_000), 1, args.repeat)
+    print("\n".join(table(["tool calls", "fold + answer", "vs the row before"], call_rows, "--:")))
 
 if __name__ == "__main__":
     main()

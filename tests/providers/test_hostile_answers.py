@@ -2,7 +2,7 @@
 
 Each test is a real loopback server (tests/hostile_endpoint.py) writing bytes no API sends, to the real client with
 its own limits set small (a line of 4 KB, a body of 64 KB, where the defaults are 32 MB and 512 MB): one streamed
-line that never ends, under every framing; more events than an answer holds; an error body of tens of megabytes;
+line that never ends, under every framing; one event of many short data lines; more events than an answer holds; an error body of tens of megabytes;
 absurd or signed chunk sizes and Content-Lengths (`int()` took "-1", "0x10", "1_0"; a declared size was allocated
 before a byte of it came: MemoryError); an endless run of interim 100 Continue answers; a status code in
 superscript digits (`int("²00")`: ValueError); a status line and headers sent a byte at a time, each byte
@@ -103,6 +103,16 @@ def test_events_past_the_body_limit_stop_there(hostile_endpoint, framing):
         for _ in response.events():
             events += 1
     assert 0 < events < MAX_BODY
+    assert flood.done.wait(30) and not flood.finished.is_set()
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+def test_one_event_of_many_short_data_lines_stops_at_the_line_limit(hostile_endpoint, framing):
+    flood = Flood(_head("200 OK", framing), b"event: content_block_delta\n", b"data: xy\n", framing)
+    endpoint = hostile_endpoint(flood)  # each line short; the event, joined, as long as the server likes
+    response = _client(endpoint.url).post("/v1/messages", b"{}")
+    with pytest.raises(TooLarge, match="an event of more than 4096 bytes"):
+        list(response.events())
     assert flood.done.wait(30) and not flood.finished.is_set()
 
 

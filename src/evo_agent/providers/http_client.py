@@ -258,11 +258,12 @@ class Response:
         """Server-sent events as (event name, data); the name is "message" when none was given."""
         name = ""
         data: list[str] = []
+        size = 0  # the event's data so far: one event holds no more than one line may (max_line)
         for line in self.lines():
             if not line:
                 if data:
                     yield name or "message", "\n".join(data)
-                name, data = "", []
+                name, data, size = "", [], 0
             elif line.startswith(":"):
                 continue
             else:
@@ -272,6 +273,11 @@ class Response:
                     name = value
                 elif field == "data":
                     data.append(value)
+                    size += len(value) + 1
+                    if size > self._client.max_line:
+                        self.close()
+                        raise TooLarge(f"sent an event of more than {_size(self._client.max_line)}; "
+                                       "the rest was not read")
         if data:
             yield name or "message", "\n".join(data)
 
