@@ -98,3 +98,10 @@ def test_a_base_url_s_password_is_not_shown_in_the_failure_line(project, tmp_pat
     assert result.rc == 1
     assert URL_PASSWORD not in result.err + result.out, result.err
     assert "error 401" in result.err and endpoint.url.removeprefix("http://") in result.err  # which server it was
+
+
+@pytest.mark.parametrize("url", [f"ftp://someone:{URL_PASSWORD}@127.0.0.1/v1", f"http://someone:{URL_PASSWORD}@"])
+def test_a_base_url_that_is_refused_is_named_without_its_password(project, tmp_path, url):
+    result = _run(project, tmp_path / "home", OPENAI_API_KEY=OPENAI_KEY, OPENAI_BASE_URL=url)
+    assert result.rc != 0 and "OPENAI_BASE_URL" in result.err
+    assert URL_PASSWORD not in result.err + result.out, result.err

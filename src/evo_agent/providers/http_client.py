@@ -316,7 +316,7 @@ class Client:
                  max_body: int = MAX_BODY_BYTES) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"the base URL {base_url!r} is not an http(s) URL")
+            raise ValueError(f"the base URL {_shown(base_url)!r} is not an http(s) URL")
         self.base_url = base_url.rstrip("/")
         self.scheme = parts.scheme
         self.host = parts.hostname
