@@ -6,7 +6,8 @@ line that never ends, under every framing; one event of many short data lines; m
 absurd or signed chunk sizes and Content-Lengths (`int()` took "-1", "0x10", "1_0"; a declared size was allocated
 before a byte of it came: MemoryError); an endless run of interim 100 Continue answers; a status code in
 superscript digits (`int("²00")`: ValueError); a status line and headers sent a byte at a time, each byte
-well within the read timeout (with the client's timeout at 0.5 s, the head took as long as the server liked).
+well within the read timeout (with the client's timeout at 0.5 s, the head took as long as the server liked), and a proxy's answer to CONNECT
+sent the same way.
 Where the server could have gone on sending, it saw the client hang up before it finished. The controls: an
 honest answer just under each limit is read whole, and a body that pauses (each pause within the timeout)
 for longer than the timeout in all is read to its end.
@@ -249,6 +250,18 @@ def test_a_head_sent_a_byte_at_a_time_ends_at_the_timeout(hostile_endpoint, name
     endpoint = hostile_endpoint(trickle)
     with pytest.raises(Timeout):
         Client(endpoint.url, timeout=0.5, max_retries=0).post("/v1/messages", b"{}")
+    assert trickle.done.wait(30) and not trickle.finished.is_set()
+
+
+def test_a_proxy_answering_connect_a_byte_at_a_time_ends_at_the_timeout(hostile_endpoint, monkeypatch):
+    trickle = Trickle(b"HTTP/1.1 200 Connection established\r\n" + b"X-Pad: a\r\n" * 300 + b"\r\n")
+    proxy = hostile_endpoint(trickle)
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with pytest.raises(Timeout):
+        Client("https://api.example.invalid", timeout=0.5, max_retries=0).post("/v1/messages", b"{}")
+    assert proxy.requests[0].startswith(b"CONNECT api.example.invalid:443 ")
     assert trickle.done.wait(30) and not trickle.finished.is_set()
 
 

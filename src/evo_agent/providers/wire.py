@@ -106,12 +106,16 @@ class Connection:
         authority = _host_header(host, port, -1)
         lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}", *(f"{k}: {v}" for k, v in headers.items())]
         sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        fp = sock.makefile("rb")
+        reader = _SocketReader(sock)  # the proxy's answer, whole within the connect timeout (not a byte at a time)
+        reader.deadline, reader.usual = time.monotonic() + self.timeout, self.timeout
+        fp = io.BufferedReader(reader)
         try:
             _version, status, reason = _status_line(fp)
             _headers(fp)
         finally:
-            fp.close()  # the socket stays open (makefile keeps its own reference count)
+            reader.deadline = None
+            sock.settimeout(self.timeout)
+            fp.detach()  # the socket stays open: the reader only borrowed it
         if status != 200:
             raise TunnelRefused(status, reason)
 
