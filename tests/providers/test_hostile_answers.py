@@ -7,7 +7,8 @@ absurd or signed chunk sizes and Content-Lengths (`int()` took "-1", "0x10", "1_
 before a byte of it came: MemoryError); an endless run of interim 100 Continue answers; a status code in
 superscript digits (`int("²00")`: ValueError); a status line and headers sent a byte at a time, each byte
 well within the read timeout (with the client's timeout at 0.5 s, the head took as long as the server liked), and a proxy's answer to CONNECT
-sent the same way.
+sent the same way; a stream of keep-alives alone (comments, ping events, blank lines, a line trickled a byte at a
+time), and a whole body or an error body trickled.
 Where the server could have gone on sending, it saw the client hang up before it finished. The controls: an
 honest answer just under each limit is read whole, and a body that pauses (each pause within the timeout)
 for longer than the timeout in all is read to its end.
@@ -222,13 +223,14 @@ def test_the_provider_says_what_was_too_large_in_one_line(hostile_endpoint):
 class Trickle:
     """Sends `data` one byte at a time, `gap` seconds apart (each gap well within the client's read timeout)."""
 
-    def __init__(self, data: bytes, gap: float = 0.02) -> None:
-        self.data, self.gap = data, gap
+    def __init__(self, data: bytes, gap: float = 0.02, head: bytes = b"") -> None:
+        self.data, self.gap, self.head = data, gap, head
         self.finished = threading.Event()
         self.done = threading.Event()
 
     def __call__(self, conn: socket.socket, request: bytes) -> None:
         try:
+            conn.sendall(self.head)  # at once: only `data` trickles
             for byte in self.data:
                 conn.sendall(bytes([byte]))
                 time.sleep(self.gap)
@@ -250,6 +252,56 @@ def test_a_head_sent_a_byte_at_a_time_ends_at_the_timeout(hostile_endpoint, name
     endpoint = hostile_endpoint(trickle)
     with pytest.raises(Timeout):
         Client(endpoint.url, timeout=0.5, max_retries=0).post("/v1/messages", b"{}")
+    assert trickle.done.wait(30) and not trickle.finished.is_set()
+
+
+def _pinging(keep_alive: bytes, count: int = 600):
+    """A stream that starts, then sends only `keep_alive`, every 0.05 s, `count` times (30 s)."""
+    state = {"finished": threading.Event(), "done": threading.Event()}
+
+    def answer(conn: socket.socket, request: bytes) -> None:
+        try:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                         b"event: message_start\ndata: {}\n\n")
+            for _ in range(count):
+                conn.sendall(keep_alive)
+                time.sleep(0.05)
+            state["finished"].set()
+        finally:
+            state["done"].set()
+    return answer, state
+
+
+KEEP_ALIVES = {"comments": b": ping\n\n", "ping events": b"event: ping\ndata: {\"type\": \"ping\"}\n\n",
+               "a line trickled": b"x", "blank lines": b"\n"}
+
+
+@pytest.mark.parametrize("name", list(KEEP_ALIVES))
+def test_a_stream_of_keep_alives_alone_ends_at_the_timeout(hostile_endpoint, name):
+    answer, state = _pinging(KEEP_ALIVES[name])
+    endpoint = hostile_endpoint(answer)
+    response = Client(endpoint.url, timeout=0.5, max_retries=0).post("/v1/messages", b"{}")
+    names = []
+    with pytest.raises(Timeout):
+        for event, _ in response.events():
+            names.append(event)
+    assert names[0] == "message_start"
+    assert state["done"].wait(30) and not state["finished"].is_set()
+
+
+@pytest.mark.parametrize("status", ["200 OK", "400 Bad Request"])
+def test_a_whole_body_trickled_ends_at_the_timeout(hostile_endpoint, status):
+    trickle = Trickle(b"{" * 3000, head=f"HTTP/1.1 {status}\r\nContent-Length: 3000\r\n\r\n".encode())
+    endpoint = hostile_endpoint(trickle)
+    client = Client(endpoint.url, timeout=0.5, max_retries=0)
+    if status.startswith("200"):
+        response = client.post("/v1/chat/completions", b"{}")  # the head came at once
+        with pytest.raises(Timeout):
+            response.json()
+    else:
+        with pytest.raises(StatusError) as caught:  # what came of the error body in time
+            client.post("/v1/chat/completions", b"{}")
+        assert caught.value.status == 400
     assert trickle.done.wait(30) and not trickle.finished.is_set()
 
 

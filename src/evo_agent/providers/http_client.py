@@ -10,9 +10,9 @@ keeps what the SDKs gave:
 - retries with backoff on 408/409/429/5xx/529 and on connection failures (not on a
   certificate that does not verify), honouring `retry-after-ms`, `retry-after` (up to
   60 s) and `x-should-retry`; each retry is reported to `on_retry` before the wait;
-- timeouts (connect 10 s, the answer's status and headers within `timeout` seconds of the request, then
-  `timeout` seconds per read), HTTPS with the system's
-  CA store (SSL_CERT_FILE / SSL_CERT_DIR honoured), HTTP(S)_PROXY / NO_PROXY;
+- timeouts (connect 10 s; the answer's status and headers within `timeout` seconds of the request, then each
+  streamed event but a ping within `timeout` of the one before, a whole JSON body within `timeout`);
+- HTTPS with the system's CA store (SSL_CERT_FILE / SSL_CERT_DIR honoured), HTTP(S)_PROXY / NO_PROXY;
 - one idle keep-alive connection per host reused by the next request (a turn with
   tools makes several), with a silent second try when a reused connection had closed;
 - `Response.close()` from another thread stops a blocked read at once (cancel);
@@ -206,8 +206,9 @@ class Response:
         self._seen = 0  # bytes of the body read so far
 
     def read(self) -> bytes:
-        """The whole body (at most the client's max_body bytes: TooLarge past that)."""
+        """The whole body (at most the client's max_body bytes: TooLarge past that), within the timeout."""
         limit = self._client.max_body
+        self._progress()
         try:
             data = self._raw.read(limit + 1)
         except Exception as exc:
@@ -255,13 +256,20 @@ class Response:
             yield line.decode("utf-8", "replace").rstrip("\r\n")
 
     def events(self) -> Iterator[tuple[str, str]]:
-        """Server-sent events as (event name, data); the name is "message" when none was given."""
+        """Server-sent events as (event name, data); the name is "message" when none was given.
+
+        Each event but a ping must come within the client's timeout of the one before: keep-alives (`: ping`
+        comments, `ping` events) or bytes trickled into a line that never ends keep each read within its
+        timeout, and held a request for as long as the server liked."""
         name = ""
         data: list[str] = []
         size = 0  # the event's data so far: one event holds no more than one line may (max_line)
+        self._progress()
         for line in self.lines():
             if not line:
                 if data:
+                    if name != "ping":
+                        self._progress()
                     yield name or "message", "\n".join(data)
                 name, data, size = "", [], 0
             elif line.startswith(":"):
@@ -281,11 +289,16 @@ class Response:
         if data:
             yield name or "message", "\n".join(data)
 
+    def _progress(self) -> None:
+        """The next event is due within the timeout from now (see events)."""
+        self._conn.read_deadline(time.monotonic() + self._client.timeout)
+
     def _release(self) -> None:
         """The body was read to its end: the connection may serve the next request."""
         if self._closed:
             return
         self._closed = True
+        self._conn.read_deadline(None)
         if self._raw.will_close:
             self._conn.close()
         else:
@@ -471,6 +484,7 @@ class Client:
         if raw.status >= 300:  # a redirect is never followed: the key and the body go only where the user said
             text = b""
             try:
+                conn.read_deadline(time.monotonic() + self.timeout)  # not a byte at a time for ever either
                 text = raw.read(MAX_ERROR_BYTES)  # the message is at its start; the rest is not waited for
             except (OSError, ProtocolError):
                 pass

@@ -142,14 +142,22 @@ class Connection:
         then (TimeoutError): a read timeout alone lets a server send a byte a second for ever."""
         if self._fp is None or self._reader is None:
             raise ProtocolError("no request was sent")
-        reader, usual = self._reader, self.sock.gettimeout()
-        reader.deadline, reader.usual = deadline, usual
+        self.read_deadline(deadline)
         try:
             return read_response(self._fp)
         finally:
-            reader.deadline = None
-            if self.sock is not None:
-                self.sock.settimeout(usual)
+            self.read_deadline(None)
+
+    def read_deadline(self, when: float | None) -> None:
+        """No read of this connection waits past `when` (a `time.monotonic()`; None: each read its timeout)."""
+        reader, sock = self._reader, self.sock
+        if reader is None or sock is None:
+            return
+        if when is not None and reader.deadline is None:
+            reader.usual = sock.gettimeout()
+        elif when is None and reader.deadline is not None:
+            sock.settimeout(reader.usual)
+        reader.deadline = when
 
     def close(self) -> None:
         fp, sock, self._fp, self.sock = self._fp, self.sock, None, None
