@@ -5,7 +5,8 @@ a tool_use block without its id, `"input_tokens": "lots"` each ended the run wit
 AttributeError/TypeError/KeyError/ValueError …`, the line kept for evo-agent's own bugs (SPEC §7: an API error
 is one clear line). A text block whose text is a number was recorded as it came, and every later request of the
 session would have carried it. Both providers now say "the … API at URL sent …" and record nothing of such an
-answer. The control: the honest fake API's answer, deltas and all, is used as ever.
+answer. A captive portal's HTML page with a 200 (any framing, invalid UTF-8 in it) is one line too. The control:
+the honest fake API's answer, deltas and all, is used as ever.
 """
 
 from __future__ import annotations
@@ -127,3 +128,25 @@ def test_control_the_honest_fake_api_is_answered_as_ever(cli, model_server):
     model_server.script(text("all fine here"))
     result = cli.run("-p", "hi")
     assert result.rc == 0 and result.out.strip() == "all fine here"
+
+
+PORTAL = b"<html><head><title>Sign in to the Wi-Fi</title></head><body>\xff\xfe accept the terms</body></html>\n"
+PORTALS = {
+    "length": http_answer("200 OK", {"Content-Type": "text/html"}, PORTAL),
+    "chunked": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+               + f"{len(PORTAL):x}\r\n".encode() + PORTAL + b"\r\n0\r\n\r\n",
+    "until close": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n" + PORTAL,
+}
+
+
+@pytest.mark.parametrize("framing", list(PORTALS))
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_captive_portal_s_html_is_one_line(project, tmp_path, hostile_endpoint, framing, provider):
+    endpoint = hostile_endpoint(PORTALS[framing])
+    env = (dict(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=endpoint.url) if provider == "anthropic"
+           else dict(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=endpoint.url + "/v1"))
+    result = Cli(project, clean_env(tmp_path / "home", **env)).run("-p", "hi")
+    assert result.rc == 1 and "internal error" not in result.err
+    expected = "sent no message" if provider == "anthropic" else "sent an empty stream"
+    assert expected in result.err_lines[0], result.err
+    assert _assistant_records(project) == []
