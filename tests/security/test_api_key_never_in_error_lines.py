@@ -5,8 +5,9 @@ itself: `invalid x-api-key: sk-ant-...`, OpenAI's `Incorrect API key provided: s
 error event. That text became evo-agent's failure line on stderr, in the app and in a subagent's tool_result (which
 the model reads and the transcript keeps): the line a user pastes into an issue. The line now names the variable
 instead of the value, masked before the line is cut to length (a cut key left its first characters). A base URL's
-password (`https://user:PASSWORD@host`) is not shown either. The control: the same failures still say which status
-came back and what to check.
+password (`https://user:PASSWORD@host`) is not shown either, nor a key holding a line break, which wrote a header
+of its own into every request (`x-api-key: sk-…\r\nX-Injected: 1`) and is now refused before anything is sent.
+The control: the same failures still say which status came back and what to check.
 """
 
 from __future__ import annotations
@@ -105,3 +106,20 @@ def test_a_base_url_that_is_refused_is_named_without_its_password(project, tmp_p
     result = _run(project, tmp_path / "home", OPENAI_API_KEY=OPENAI_KEY, OPENAI_BASE_URL=url)
     assert result.rc != 0 and "OPENAI_BASE_URL" in result.err
     assert URL_PASSWORD not in result.err + result.out, result.err
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("ANTHROPIC_API_KEY", KEY + "\r\nX-Injected: 1"), ("ANTHROPIC_API_KEY", KEY + "\nHost: elsewhere"),
+    ("ANTHROPIC_API_KEY", KEY[:20] + "\x1b" + KEY[20:]), ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/v1\tx"),
+    ("ANTHROPIC_AUTH_TOKEN", KEY + "\r\nX-Injected: 1")])
+def test_a_setting_with_a_line_break_is_refused_without_showing_it(project, tmp_path, hostile_endpoint, variable,
+                                                                   value):
+    endpoint = hostile_endpoint(http_answer("401 Unauthorized", {}, _error_json("no")))
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": endpoint.url, "EVO_AGENT_PROVIDER": "anthropic"}
+    env[variable] = value
+    if variable == "ANTHROPIC_AUTH_TOKEN":
+        del env["ANTHROPIC_API_KEY"]
+    result = _run(project, tmp_path / "home", **env)
+    assert endpoint.requests == []  # nothing with a header of the value's own making was sent
+    assert result.rc == 1 and variable in result.err and "line break" in result.err
+    assert KEY[:20] not in result.err + result.out
