@@ -201,7 +201,7 @@ class _SocketReader(io.RawIOBase):
     def __init__(self, sock: Any) -> None:
         super().__init__()
         self._sock = sock
-        self.deadline: float | None = None  # while set, no read waits past it (Connection.getresponse)
+        self.deadline: float | None = None  # while set, no read waits past it (Connection.read_deadline)
         self.usual: float | None = None  # the socket's own timeout meanwhile
 
     def readable(self) -> bool:
@@ -212,7 +212,7 @@ class _SocketReader(io.RawIOBase):
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError("the answer's status and headers did not arrive in time")
+                raise TimeoutError("the answer did not arrive in time")
             self._sock.settimeout(left if self.usual is None else min(left, self.usual))
         count: int = self._sock.recv_into(buffer)
         return count
@@ -336,19 +336,21 @@ class Response:
             self._left -= len(line)
             self._done = self._left == 0
             return line
-        out = b""
-        while not out.endswith(b"\n") and (limit < 0 or len(out) < limit):
+        parts: list[bytes] = []  # joined once: a line sent in one-byte chunks was copied again per chunk
+        size, part = 0, b""
+        while not part.endswith(b"\n") and (limit < 0 or size < limit):
             if self._chunk_left == 0 and not self._next_chunk():
-                return out
-            want = self._chunk_left if limit < 0 else min(self._chunk_left, limit - len(out))
+                break
+            want = self._chunk_left if limit < 0 else min(self._chunk_left, limit - size)
             part = self._fp.readline(want)
             if not part:
                 raise ProtocolError("the connection ended inside a chunk")
             self._chunk_left -= len(part)
             if self._chunk_left == 0:
                 self._end_chunk_data()
-            out += part
-        return out
+            parts.append(part)
+            size += len(part)
+        return b"".join(parts)
 
     def read(self, limit: int = -1) -> bytes:
         """The rest of the body; with `limit` >= 0, at most `limit` bytes of it (the rest stays unread)."""
