@@ -22,7 +22,7 @@ from tests.hostile_endpoint import http_answer
 
 KEY = "sk-ant-api03-" + "Zq7" * 30
 OPENAI_KEY = "sk-proj-" + "Wx9" * 30
-URL_PASSWORD = "hunter2-url-password"
+URL_PASSWORD = "hunt3r"  # 6 characters: masked, as on disk
 
 
 def _error_json(message: str, kind: str = "authentication_error") -> bytes:

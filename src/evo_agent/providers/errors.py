@@ -71,8 +71,9 @@ def credentials(base_url: str, *pairs: tuple[str, str]) -> tuple[tuple[str, str]
         password = urlsplit(base_url).password
     except ValueError:
         password = None
-    found = [*pairs, (password or "", "URL password")]
-    return tuple((value, name) for value, name in found if len(value) >= MIN_SECRET_CHARS)
+    keys = tuple((value, name) for value, name in pairs if len(value) >= MIN_SECRET_CHARS)
+    # a URL's password counts from 6 characters, as on disk (session/redact.py)
+    return (*keys, (password, "URL password")) if password and len(password) >= 6 else keys
 
 
 def hidden(label: ApiLabel, text: str) -> str:
