@@ -1,8 +1,8 @@
 """Fixtures every test may use, registered once as plugins (tests/plugins/), never imported:
 
 - `project` (a temporary git repository), in tests/plugins/projects.py;
-- `model_server`, `openai_server` (the loopback fake APIs) and the end-of-test check of every
-  ScriptedProvider a test made, in tests/plugins/servers.py;
+- `model_server`, `openai_server` (the loopback fake APIs), `hostile_endpoint` (one that misbehaves)
+  and the end-of-test check of every ScriptedProvider a test made, in tests/plugins/servers.py;
 - `cli`, `demo_cli` (the console script as a subprocess), `cli_main` (main(argv) in-process), in
   tests/plugins/cli.py;
 - the `exhaustive` marker's deselection, in tests/plugins/markers.py;

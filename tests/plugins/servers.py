@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from tests.fake_model_server import FakeModelServer
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.hostile_endpoint import Answer, HostileEndpoint
 from tests.scripted_provider import ScriptedProvider
 
 
@@ -27,6 +28,21 @@ def openai_server() -> Iterator[FakeOpenAIServer]:
     """A local chat completions API (tests/fake_openai_server.py), the twin of `model_server`."""
     with FakeOpenAIServer() as server:
         yield server
+
+
+@pytest.fixture
+def hostile_endpoint() -> Iterator[Callable[[Answer], HostileEndpoint]]:
+    """Start a misbehaving model API (tests/hostile_endpoint.py): `endpoint = hostile_endpoint(answer)`; each one
+    started is stopped after the test."""
+    started: list[HostileEndpoint] = []
+
+    def start(answer: Answer) -> HostileEndpoint:
+        started.append(HostileEndpoint(answer).start())
+        return started[-1]
+
+    yield start
+    for endpoint in started:
+        endpoint.stop()
 
 
 @pytest.fixture(autouse=True)

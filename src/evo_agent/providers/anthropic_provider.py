@@ -21,7 +21,7 @@ import threading
 from .anthropic_cache import cached_request
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .endpoint import open_client, setting
-from .errors import ApiLabel, BadAnswer
+from .errors import ApiLabel, BadAnswer, credentials
 from .http_client import DEFAULT_MAX_RETRIES, encode_json
 from .pump import forward, retry_notices, stream_answer
 from .registry import default_model
@@ -56,8 +56,10 @@ class AnthropicProvider:
         self.api_key = setting(api_key, "ANTHROPIC_API_KEY")
         self.auth_token = setting(None, "ANTHROPIC_AUTH_TOKEN") if not self.api_key else ""
         self.max_retries = max_retries
+        secrets = credentials(self.base_url, (self.api_key, "ANTHROPIC_API_KEY"),
+                              (self.auth_token, "ANTHROPIC_AUTH_TOKEN"))
         self.label = ApiLabel("Anthropic API", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", self.base_url, self.model,
-                              DEFAULT_BASE_URL)
+                              DEFAULT_BASE_URL, secrets=secrets)
         headers = {"anthropic-version": API_VERSION, "Accept": "application/json"}
         if self.api_key:
             headers["x-api-key"] = self.api_key

@@ -16,12 +16,11 @@ tells the model, and stop_reason says the answer was cut.
 
 from __future__ import annotations
 
-import json
-
 from evo_agent.session import text_block
 
 from .base import INVALID_ARGUMENTS_KEY, ModelResponse, StreamEvent, TextDelta, ThinkingDelta, ToolNamed
 from .errors import BadAnswer, StreamError
+from .http_client import MAX_JSON_DEPTH, load_json
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -38,27 +37,40 @@ def block_to_param(block: dict[str, Any]) -> dict[str, Any] | None:
     """
     kind = block.get("type")
     if kind == "text":
-        return text_block(block["text"]) if block.get("text") else None
+        return text_block(_text(block, "text")) if block.get("text") else None
     if kind == "tool_use":
-        return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": dict(block.get("input") or {})}
+        tool_input = block.get("input") or {}
+        if not isinstance(tool_input, dict):
+            raise BadAnswer("sent a tool_use block whose input is not an object")
+        return {"type": "tool_use", "id": _text(block, "id"), "name": _text(block, "name"), "input": dict(tool_input)}
     if kind == "thinking":
-        return {"type": "thinking", "thinking": block.get("thinking", ""), "signature": block.get("signature", "")}
+        return {"type": "thinking", "thinking": _text(block, "thinking", ""),
+                "signature": _text(block, "signature", "")}
     if kind == "redacted_thinking":
-        return {"type": "redacted_thinking", "data": block["data"]}
+        return {"type": "redacted_thinking", "data": _text(block, "data")}
     # A block type this version does not know (server tools, ...): keep it, minus nulls.
     return {k: v for k, v in block.items() if v is not None} if isinstance(kind, str) else None
 
 
+def _text(block: dict[str, Any], field: str, default: str | None = None) -> str:
+    """A block's text field, which must be a string: `"text": 7` recorded would be sent back on every later turn,
+    and every later request refused."""
+    value = block.get(field, default)
+    if not isinstance(value, str):
+        raise BadAnswer(f"sent a {block.get('type')} block whose {field} is not a string")
+    return value
+
+
 def _json(data: str) -> Any:
     try:
-        return json.loads(data)
+        return load_json(data)
     except ValueError as exc:
         raise BadAnswer(f"sent an event that could not be read: {exc}") from None
 
 
 def _tool_input(raw: str) -> dict[str, Any]:
     try:
-        value = json.loads(raw)
+        value = load_json(raw, MAX_JSON_DEPTH)
     except ValueError:
         value = None
     return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
@@ -74,6 +86,9 @@ class MessageAssembler:
         self.message: dict[str, Any] | None = None
         self.blocks: dict[int, dict[str, Any]] = {}
         self.partial_json: dict[int, list[str]] = {}
+        # text, thinking and signature deltas as they came, joined once (`_joined`): adding each to the block's
+        # string copied the whole text again per delta, quadratic in the answer (80,000 deltas: a minute of CPU)
+        self.pieces: dict[tuple[int, str], list[str]] = {}
         self.usage: dict[str, Any] = {}
         self.stop_reason: str | None = None
         self.done = False
@@ -105,6 +120,8 @@ class MessageAssembler:
         block = dict(event.get("content_block") or {})
         index = event.get("index", len(self.blocks))
         self.blocks[index] = block
+        for field in ("text", "thinking", "signature"):
+            self.pieces.pop((index, field), None)
         if block.get("type") not in ("tool_use", "server_tool_use"):
             return []
         self.partial_json[index] = []
@@ -114,25 +131,37 @@ class MessageAssembler:
 
     def _block_delta(self, event: dict[str, Any]) -> list[Event]:
         index, delta = event.get("index", 0), event.get("delta") or {}
-        block = self.blocks.setdefault(index, {"type": "text", "text": ""})
+        self.blocks.setdefault(index, {"type": "text", "text": ""})
         kind = delta.get("type")
         if kind in ("text_delta", "thinking_delta"):
             field = "text" if kind == "text_delta" else "thinking"
-            piece = delta.get(field, "")
-            block[field] = block.get(field, "") + piece
+            piece = self._add(index, field, delta.get(field, ""))
             return [(TextDelta if field == "text" else ThinkingDelta)(piece)] if piece else []
         if kind == "signature_delta":
-            block["signature"] = block.get("signature", "") + delta.get("signature", "")
+            self._add(index, "signature", delta.get("signature", ""))
         elif kind == "input_json_delta":
             self.partial_json.setdefault(index, []).append(delta.get("partial_json", ""))
         return []
+
+    def _add(self, index: int, field: str, piece: Any) -> str:
+        if not isinstance(piece, str):
+            raise BadAnswer(f"sent a {field} delta that is not a string")
+        self.pieces.setdefault((index, field), []).append(piece)
+        return piece
+
+    def _joined(self) -> None:
+        """Each block's deltas added to it, in order (after whatever its start event held)."""
+        for (index, field), parts in self.pieces.items():
+            block = self.blocks[index]
+            block[field] = _text(block, field, "") + "".join(parts)
+        self.pieces.clear()
 
     def _block_stop(self, event: dict[str, Any]) -> None:
         self._finish_block(event.get("index", 0))
 
     def _message_delta(self, event: dict[str, Any]) -> None:
         delta = event.get("delta") or {}
-        if "stop_reason" in delta:
+        if "stop_reason" in delta and (delta["stop_reason"] is None or isinstance(delta["stop_reason"], str)):
             self.stop_reason = delta["stop_reason"]
         for key, value in (event.get("usage") or {}).items():
             if value is not None:
@@ -160,6 +189,7 @@ class MessageAssembler:
             self.blocks[index]["input"] = _tool_input(raw)
 
     def response(self) -> ModelResponse:
+        self._joined()
         for index in list(self.partial_json):
             self._finish_block(index)
         content = [p for p in (block_to_param(self.blocks[i]) for i in sorted(self.blocks)) if p is not None]

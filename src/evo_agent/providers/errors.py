@@ -16,8 +16,9 @@ import json
 
 from evo_agent.session import one_line
 from evo_agent.session import plain_dataclass as dataclass
+from evo_agent.session import plain_field as field
 
-from .http_client import ConnectError, HTTPFailure, Retry, StatusError, StreamBroken, Timeout
+from .http_client import ConnectError, HTTPFailure, Retry, StatusError, StreamBroken, Timeout, TooLarge
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -51,6 +52,36 @@ class ApiLabel:
     model: str
     default_url: str
     url_in_status: bool = False  # OpenAI-compatible servers are many: name which one answered
+    # (secret value, the variable it came from): never shown in a line, even where the server echoes it (hidden)
+    secrets: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
+
+
+MIN_SECRET_CHARS = 8  # a shorter key ("ollama", a placeholder) is masked nowhere: it would mask ordinary words
+
+
+def credentials(base_url: str, *pairs: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    """The (value, variable) pairs a provider's lines never show: its key (`pairs`) and the base URL's password.
+
+    A server that refuses a key often quotes it (`invalid x-api-key: sk-ant-...`, `Incorrect API key provided:`):
+    that text became the failure line on stderr, in the app and in a subagent's tool_result.
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        password = urlsplit(base_url).password
+    except ValueError:
+        password = None
+    keys = tuple((value, name) for value, name in pairs if len(value) >= MIN_SECRET_CHARS)
+    # a URL's password counts from 6 characters, as on disk (session/redact.py)
+    return (*keys, (password, "URL password")) if password and len(password) >= 6 else keys
+
+
+def hidden(label: ApiLabel, text: str) -> str:
+    """`text` with each of the label's secrets replaced by the name of the variable it came from."""
+    for value, name in label.secrets:
+        if value in text:
+            text = text.replace(value, f"[{name}]")
+    return text
 
 
 def error_detail(body: Any, reason: str = "") -> tuple[str, str | None]:
@@ -91,6 +122,8 @@ def is_too_long(status: int | None, message: str) -> bool:
 
 def _hint(label: ApiLabel, status: int | None, kind: str | None, message: str, attempts: int) -> str:
     tried = f" ({attempts} attempts)" if attempts > 1 else ""
+    if status is not None and 300 <= status < 400:
+        return f"a redirect, which evo-agent never follows (it would resend the key): check {label.url_env}"
     if status == 401:
         return f"check {label.key_env}"
     if status == 403:
@@ -109,10 +142,13 @@ def _hint(label: ApiLabel, status: int | None, kind: str | None, message: str, a
 
 
 def status_line(label: ApiLabel, status: int | None, kind: str | None, message: str, attempts: int = 1) -> str:
-    """An API error answer (an HTTP status, or an error event inside a stream when `status` is None)."""
+    """An API error answer (an HTTP status, or an error event inside a stream when `status` is None).
+
+    What the server said is masked (`hidden`) before the line is cut: a cut key left its first characters."""
+    message, kind = hidden(label, message), (hidden(label, kind) if kind else kind)
     where = f"{label.name} error {status}" if status else f"{label.name} error"
     kind_part = f" ({kind})" if kind and kind != str(status) else ""
-    at = f" at {label.base_url}" if label.url_in_status else ""
+    at = f" at {hidden(label, label.base_url)}" if label.url_in_status else ""
     hint = _hint(label, status, kind, message, attempts)
     text = f"{where}{kind_part}{at}: {one_line(message, 240).rstrip('.')}"
     return one_line(f"{text}; {hint}" if hint else text, 400)
@@ -122,30 +158,38 @@ ERROR_CHARS = 300  # a failure's line is cut here (… at the end)
 
 
 def failure_line(label: ApiLabel, failure: BaseException, attempts: int = 1) -> str:
-    """Why a request failed, in one line (no traceback, no repr); `attempts`: how many tries were made."""
+    """Why a request failed, in one line (no traceback, no repr, no secret of the label's); `attempts`: how many
+    tries were made."""
     if isinstance(failure, StreamError):
         return status_line(label, None, failure.kind, failure.message)
-    if isinstance(failure, BadAnswer):
-        return one_line(f"the {label.name} at {label.base_url} {failure}", ERROR_CHARS)
     if isinstance(failure, StatusError):
         message, kind = error_detail(failure.body, failure.reason)
         return status_line(label, failure.status, kind, message, attempts)
+    return one_line(hidden(label, _failure_text(label, failure)), ERROR_CHARS)
+
+
+def _failure_text(label: ApiLabel, failure: BaseException) -> str:
+    """failure_line's text for what is not an error answer, before it is masked and cut."""
+    if isinstance(failure, (BadAnswer, TooLarge)):
+        return f"the {label.name} at {label.base_url} {failure}"
     if isinstance(failure, Timeout):
         return f"the {label.name} at {label.base_url} did not answer in time (request timed out)"
     if isinstance(failure, ConnectError):
         if failure.tls:
-            return one_line(f"cannot connect securely to the {label.name} at {label.base_url}: {failure.reason}; "
-                            "behind a TLS-inspecting proxy, set SSL_CERT_FILE to its CA bundle", ERROR_CHARS)
-        if label.base_url.rstrip("/") == label.default_url.rstrip("/"):
+            return (f"cannot connect securely to the {label.name} at {label.base_url}: {failure.reason}; "
+                    "behind a TLS-inspecting proxy, set SSL_CERT_FILE to its CA bundle")
+        if failure.proxy:
+            advice = "check HTTPS_PROXY, HTTP_PROXY and ALL_PROXY"
+        elif label.base_url.rstrip("/") == label.default_url.rstrip("/"):
             advice = "check your network connection"
         else:
             advice = f"is the server running? ({label.url_env} sets the URL)"
-        return one_line(f"cannot reach the {label.name} at {label.base_url}: {failure.reason}; {advice}", ERROR_CHARS)
+        return f"cannot reach the {label.name} at {label.base_url}: {failure.reason}; {advice}"
     if isinstance(failure, StreamBroken):
-        return one_line(f"the connection to the {label.name} at {label.base_url} broke: {failure}", ERROR_CHARS)
+        return f"the connection to the {label.name} at {label.base_url} broke: {failure}"
     if isinstance(failure, HTTPFailure):
-        return one_line(f"the {label.name} at {label.base_url} failed: {failure}", ERROR_CHARS)
-    return one_line(f"{label.name} call failed: {type(failure).__name__}: {failure}", ERROR_CHARS)
+        return f"the {label.name} at {label.base_url} failed: {failure}"
+    return f"{label.name} call failed: {type(failure).__name__}: {failure}"
 
 
 def _seconds(delay: float) -> str:
@@ -174,4 +218,4 @@ def retry_notice(label: ApiLabel, retry: Retry) -> str:
         what = f"cannot reach the {label.name} at {label.base_url} ({failure.reason})"
     else:
         what = f"the {label.name} request failed ({failure})"
-    return f"{what}, retrying in {_seconds(retry.delay)}, attempt {retry.attempt} of {retry.attempts}"
+    return hidden(label, f"{what}, retrying in {_seconds(retry.delay)}, attempt {retry.attempt} of {retry.attempts}")

@@ -10,11 +10,15 @@ keeps what the SDKs gave:
 - retries with backoff on 408/409/429/5xx/529 and on connection failures (not on a
   certificate that does not verify), honouring `retry-after-ms`, `retry-after` (up to
   60 s) and `x-should-retry`; each retry is reported to `on_retry` before the wait;
-- timeouts (connect 10 s, then `timeout` seconds per read), HTTPS with the system's
-  CA store (SSL_CERT_FILE / SSL_CERT_DIR honoured), HTTP(S)_PROXY / NO_PROXY;
+- timeouts (connect 10 s; the answer's status and headers within `timeout` seconds of the request, then each
+  streamed event but a ping within `timeout` of the one before, a whole JSON body within `timeout`);
+- HTTPS with the system's CA store (SSL_CERT_FILE / SSL_CERT_DIR honoured), HTTP(S)_PROXY / NO_PROXY;
 - one idle keep-alive connection per host reused by the next request (a turn with
   tools makes several), with a silent second try when a reused connection had closed;
-- `Response.close()` from another thread stops a blocked read at once (cancel).
+- `Response.close()` from another thread stops a blocked read at once (cancel);
+- bounds on what one answer may hold (a streamed line 32 MB, a body 512 MB, an error body's first 1 MB
+  read, 32 interim 1xx answers; sizes and status codes in plain ASCII digits only): past them the answer is
+  refused (TooLarge) and the rest never read (tests/providers/test_hostile_answers.py).
 
 Failures are typed (StatusError, ConnectError, Timeout, StreamBroken); the providers turn
 them into one line for the user (see providers/errors.py).
@@ -33,7 +37,7 @@ from urllib.parse import urlsplit
 from evo_agent import __version__
 from evo_agent.session import plain_dataclass as dataclass
 
-from .wire import Connection, ProtocolError, RemoteDisconnected
+from .wire import Connection, ProtocolError, RemoteDisconnected, TunnelRefused
 from .wire import Response as WireResponse
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
@@ -46,6 +50,11 @@ MAX_RETRY_AFTER = 60.0  # a longer retry-after is not waited for: backoff instea
 MAX_BACKOFF = 8.0
 DEFAULT_MAX_RETRIES = 4  # after the first try: five attempts in all
 USER_AGENT = f"evo-agent/{__version__}"
+# What one answer may hold (a hostile or broken server must not fill the memory): a streamed event's line, the
+# whole body (a 128k-token answer with its SSE framing is tens of MB), an error answer's body (its message).
+MAX_LINE_BYTES = 32 << 20
+MAX_BODY_BYTES = 512 << 20
+MAX_ERROR_BYTES = 1 << 20
 
 
 class HTTPFailure(Exception):
@@ -53,7 +62,7 @@ class HTTPFailure(Exception):
 
 
 class StatusError(HTTPFailure):
-    """The server answered with a status >= 400; `body` is the parsed JSON or the text."""
+    """The server answered with a status >= 300 (a redirect is not followed); `body` is the parsed JSON or the text."""
 
     def __init__(self, status: int, reason: str, headers: dict[str, str], body: Any) -> None:
         super().__init__(f"HTTP {status} {reason}")
@@ -66,11 +75,12 @@ class StatusError(HTTPFailure):
 class ConnectError(HTTPFailure):
     """No connection (refused, unknown host, TLS failure): `reason` is short, `tls` says which kind."""
 
-    def __init__(self, reason: str, *, tls: bool = False, retryable: bool = True) -> None:
+    def __init__(self, reason: str, *, tls: bool = False, retryable: bool = True, proxy: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.tls = tls
         self.retryable = retryable
+        self.proxy = proxy  # the proxy setting is what to change
 
 
 class Timeout(HTTPFailure):
@@ -79,6 +89,11 @@ class Timeout(HTTPFailure):
 
 class StreamBroken(HTTPFailure):
     """The connection broke after the answer had started."""
+
+
+class TooLarge(HTTPFailure):
+    """The answer went past what one answer may hold (MAX_LINE_BYTES, MAX_BODY_BYTES); its text completes
+    "the <API> at <url> ..."; the rest was not read."""
 
 
 @dataclass
@@ -158,6 +173,15 @@ def should_retry(failure: HTTPFailure) -> bool:
     return isinstance(failure, Timeout)
 
 
+def _shown(url: str) -> str:
+    """`url` with its password (if any) as `***`: what a failure line may say of a proxy."""
+    head, at, tail = url.rpartition("@")
+    if not at or ":" not in head.split("//", 1)[-1]:
+        return url
+    scheme, slashes, user = head.rpartition("//")
+    return f"{scheme}{slashes}{user.split(':', 1)[0]}:***@{tail}"
+
+
 def _proxy_for(scheme: str, host: str) -> str | None:
     """The proxy URL from HTTP(S)_PROXY / ALL_PROXY unless NO_PROXY exempts `host` (urllib's rules)."""
     if not any(k.lower() in ("http_proxy", "https_proxy", "all_proxy") for k in os.environ):
@@ -179,10 +203,14 @@ class Response:
         self.status = raw.status
         self.headers = {k.lower(): v for k, v in raw.getheaders()}
         self._closed = False
+        self._seen = 0  # bytes of the body read so far
 
     def read(self) -> bytes:
+        """The whole body (at most the client's max_body bytes: TooLarge past that), within the timeout."""
+        limit = self._client.max_body
+        self._progress()
         try:
-            data = self._raw.read()
+            data = self._raw.read(limit + 1)
         except Exception as exc:
             if self._closed:  # close() from another thread
                 return b""
@@ -192,20 +220,21 @@ class Response:
             if isinstance(exc, (OSError, ValueError, ProtocolError)):
                 raise StreamBroken(_short_os_reason(exc)) from exc
             raise
+        if len(data) > limit:
+            self.close()
+            raise TooLarge(f"sent an answer of more than {_size(limit)}; the rest was not read")
         self._release()
         return data
 
     def json(self) -> Any:
-        import json
-
-        return json.loads(self.read() or b"null")
+        return load_json(self.read() or b"null")
 
     def lines(self) -> Iterator[str]:
         """Decoded lines without their line ending, as they arrive; ends at the end of the body."""
-        raw = self._raw
+        raw, max_line, max_body = self._raw, self._client.max_line, self._client.max_body
         while True:
             try:
-                line = raw.readline()
+                line = raw.readline(max_line + 1)
             except Exception as exc:
                 if self._closed:  # close() from another thread (cancel): a read fails in many ways
                     return
@@ -218,17 +247,31 @@ class Response:
             if not line:
                 self._release()
                 return
+            self._seen += len(line)
+            if len(line) > max_line or self._seen > max_body:
+                self.close()
+                what = f"a line of more than {_size(max_line)}" if len(line) > max_line else \
+                    f"more than {_size(max_body)}"
+                raise TooLarge(f"sent {what}; the rest was not read")
             yield line.decode("utf-8", "replace").rstrip("\r\n")
 
     def events(self) -> Iterator[tuple[str, str]]:
-        """Server-sent events as (event name, data); the name is "message" when none was given."""
+        """Server-sent events as (event name, data); the name is "message" when none was given.
+
+        Each event but a ping must come within the client's timeout of the one before: keep-alives (`: ping`
+        comments, `ping` events) or bytes trickled into a line that never ends keep each read within its
+        timeout, and held a request for as long as the server liked."""
         name = ""
         data: list[str] = []
+        size = 0  # the event's data so far: one event holds no more than one line may (max_line)
+        self._progress()
         for line in self.lines():
             if not line:
                 if data:
+                    if name != "ping":
+                        self._progress()
                     yield name or "message", "\n".join(data)
-                name, data = "", []
+                name, data, size = "", [], 0
             elif line.startswith(":"):
                 continue
             else:
@@ -238,14 +281,24 @@ class Response:
                     name = value
                 elif field == "data":
                     data.append(value)
+                    size += len(value) + 1
+                    if size > self._client.max_line:
+                        self.close()
+                        raise TooLarge(f"sent an event of more than {_size(self._client.max_line)}; "
+                                       "the rest was not read")
         if data:
             yield name or "message", "\n".join(data)
+
+    def _progress(self) -> None:
+        """The next event is due within the timeout from now (see events)."""
+        self._conn.read_deadline(time.monotonic() + self._client.timeout)
 
     def _release(self) -> None:
         """The body was read to its end: the connection may serve the next request."""
         if self._closed:
             return
         self._closed = True
+        self._conn.read_deadline(None)
         if self._raw.will_close:
             self._conn.close()
         else:
@@ -272,10 +325,11 @@ class Client:
     """POSTs to one base URL; thread safe (subagents call from their own threads)."""
 
     def __init__(self, base_url: str, *, timeout: float | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, max_line: int = MAX_LINE_BYTES,
+                 max_body: int = MAX_BODY_BYTES) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"the base URL {base_url!r} is not an http(s) URL")
+            raise ValueError(f"the base URL {_shown(base_url)!r} is not an http(s) URL")
         self.base_url = base_url.rstrip("/")
         self.scheme = parts.scheme
         self.host = parts.hostname
@@ -283,6 +337,7 @@ class Client:
         self.base_path = parts.path.rstrip("/")
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self.max_retries = max(0, max_retries)
+        self.max_line, self.max_body = max_line, max_body
         self.headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **(headers or {})}
         self._idle: dict[tuple[Any, ...], list[Connection]] = {}
         self._lock = threading.Lock()
@@ -302,8 +357,12 @@ class Client:
         proxy = _proxy_for(self.scheme, self.host)
         if proxy:
             p = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            if p.scheme != "http":  # https:// (TLS to the proxy), socks5://: CONNECT in clear text would show
+                raise ConnectError(f"the proxy {_shown(proxy)} is {p.scheme}://, which evo-agent does not speak: "
+                                   "only an http:// proxy (it carries https inside its tunnel)", retryable=False,
+                                   proxy=True)
             if not p.hostname:  # e.g. "http://:3128": a Connection to None would fail with a traceback
-                raise ConnectError(f"the proxy {proxy!r} names no host", retryable=False)
+                raise ConnectError(f"the proxy {_shown(proxy)!r} names no host", retryable=False, proxy=True)
             if self.scheme == "https":
                 tunnel_headers = {}
                 if p.username:
@@ -405,7 +464,7 @@ class Client:
                     conn.sock.settimeout(self.timeout)
             conn.request("POST", target, body=body, headers=all_headers)
             _after_send()
-            raw = conn.getresponse()
+            raw = conn.getresponse(deadline=time.monotonic() + self.timeout)  # the head within one timeout
         except TimeoutError as exc:
             conn.close()
             raise Timeout("timed out") from exc
@@ -419,12 +478,14 @@ class Client:
             tls = _tls_failure(exc)
             if tls is not None:
                 raise tls from exc
-            raise ConnectError(_short_os_reason(exc)) from exc
+            refused = isinstance(exc, TunnelRefused) and 400 <= exc.status < 500  # 407: the same again fails
+            raise ConnectError(_short_os_reason(exc), retryable=not refused) from exc
         response = Response(self, key, conn, raw)
-        if raw.status >= 400:
+        if raw.status >= 300:  # a redirect is never followed: the key and the body go only where the user said
             text = b""
             try:
-                text = raw.read()
+                conn.read_deadline(time.monotonic() + self.timeout)  # not a byte at a time for ever either
+                text = raw.read(MAX_ERROR_BYTES)  # the message is at its start; the rest is not waited for
             except (OSError, ProtocolError):
                 pass
             conn.close()
@@ -436,16 +497,54 @@ class _StaleConnection(Exception):
     """A reused keep-alive connection turned out to be closed."""
 
 
+def _size(count: int) -> str:
+    return f"{count >> 20} MB" if count >= 1 << 20 else f"{count} bytes"
+
+
 def _parse_body(data: bytes) -> Any:
     text = data.decode("utf-8", "replace")
     if not text.strip():
         return None
     try:
-        import json
-
-        return json.loads(text)
+        return load_json(text)
     except ValueError:
         return text
+
+
+MAX_JSON_DEPTH = 100  # the deepest tool input kept as it came (the session writes records 200 deep: session/jsonio.py)
+ENVELOPE_DEPTH = 10  # what an event, a chunk or a body adds around the values it carries
+
+
+def load_json(data: str | bytes, limit: int = MAX_JSON_DEPTH + ENVELOPE_DEPTH) -> Any:
+    """`json.loads` for what a server sent: ValueError, never RecursionError, for `[[[[…` nested past `limit`.
+
+    A hundred thousand `[` raised the parser's RecursionError (a crash, as for a bug); six hundred parsed, and
+    the session could not write the record holding them (tests/security/test_hostile_endpoint_deep_json.py).
+    """
+    import json
+
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    if text.count("[") + text.count("{") > limit and not within_depth(value, limit):  # fewer cannot nest deeper
+        raise ValueError(f"nested more than {limit} deep")
+    return value
+
+
+def within_depth(value: Any, limit: int) -> bool:
+    """Whether no list or object in `value` lies more than `limit` levels deep (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return False
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return True
 
 
 _sent = False

@@ -29,7 +29,6 @@ is blocked; callbacks always run in the caller's thread.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from typing import TYPE_CHECKING, Any
@@ -37,8 +36,8 @@ from urllib.parse import urlsplit
 
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .endpoint import open_client, setting
-from .errors import ApiLabel, BadAnswer, StreamError, error_detail, error_words
-from .http_client import DEFAULT_MAX_RETRIES, Response, StatusError, encode_json
+from .errors import ApiLabel, BadAnswer, StreamError, credentials, error_detail, error_words
+from .http_client import DEFAULT_MAX_RETRIES, Response, StatusError, encode_json, load_json
 from .openai_stream import ChatStreamAssembler
 from .openai_translate import history_tool_ids, to_openai_messages, to_openai_tools
 from .pump import forward, retry_notices, stream_answer
@@ -69,7 +68,7 @@ def sends_cache_key(host: str) -> bool:
 def parse_chunk(data: str) -> dict[str, Any]:
     """One streamed `data:` line as a chunk; an error the server sends mid-stream raises StreamError."""
     try:
-        chunk = json.loads(data)
+        chunk = load_json(data)
     except ValueError as exc:
         raise BadAnswer(f"sent a chunk that could not be read: {exc}") from None
     if isinstance(chunk, dict) and chunk.get("error") is not None:
@@ -105,7 +104,8 @@ class OpenAIProvider:
         self.send_tool_choice = True  # a server that refuses `tool_choice` (a 400 naming it) is sent none again
         self._compat_tried: set[str] = set()
         self.label = ApiLabel("OpenAI-compatible API", "OPENAI_API_KEY", "OPENAI_BASE_URL", self.base_url,
-                              self.model, DEFAULT_BASE_URL, url_in_status=True)
+                              self.model, DEFAULT_BASE_URL, url_in_status=True,
+                              secrets=credentials(self.base_url, (key, "OPENAI_API_KEY")))
         # a local server needs no key; without a URL, complete() says one is missing
         headers = {"Authorization": f"Bearer {key or NO_KEY_PLACEHOLDER}", "Accept": "application/json"}
         for env, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):

@@ -48,6 +48,7 @@ from .base import (
 )
 from .openai_translate import ID_OK, clean_tool_name, digest, parse_arguments
 
+MAX_NAME_CHARS = 1024  # a tool name sent in pieces grows no further (clean_tool_name keeps 64)
 _STOP_REASONS = {
     "stop": END_TURN,
     "tool_calls": TOOL_USE,
@@ -89,6 +90,7 @@ class _Call:
 
     key: tuple[Any, ...]  # ("index", n) | ("id", server id) | ("position", 0)
     server_id: str | None
+    position: int = 0  # its place in the assembler's `calls`
     id: str | None = None  # final (announced) id
     name: str = ""
     arguments: list[str] = field(default_factory=list)
@@ -101,9 +103,9 @@ class _Call:
         if not (isinstance(name, str) and name):
             return
         if not self.name or name.startswith(self.name):
-            self.name = name  # the whole name, possibly repeated or growing
-        elif name != self.name:
-            self.name += name  # a name sent in pieces
+            self.name = name[:MAX_NAME_CHARS]  # the whole name, possibly repeated or growing
+        elif name != self.name and len(self.name) < MAX_NAME_CHARS:
+            self.name += name  # a name sent in pieces (no tool's name is longer than 64: clean_tool_name)
 
     def add_arguments(self, arguments: Any) -> None:
         if arguments is not None:
@@ -137,6 +139,8 @@ class ChatStreamAssembler:
         self.seed = seed
         self.text: list[str] = []
         self.calls: list[_Call] = []
+        self._by_key: dict[tuple[Any, ...], _Call] = {}  # a call's later chunks find it here, not by a scan of all
+        self._by_server_id: dict[Any, _Call] = {}
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
         self.chunks = 0
@@ -188,13 +192,14 @@ class ChatStreamAssembler:
         call = self._call_for(delta)
         if call.server_id is None and delta.get("id"):
             call.server_id = delta["id"]
+            self._by_server_id.setdefault(call.server_id, call)
         function = delta.get("function")
         if not isinstance(function, dict):
             function = {}
         call.add_name(function.get("name"))
         call.add_arguments(function.get("arguments"))
         if call.id is None and call.name:
-            call.id = self._final_id(call.server_id, self.calls.index(call), call.name)
+            call.id = self._final_id(call.server_id, call.position, call.name)
             return [ToolNamed(call.id, clean_tool_name(call.name))]
         return []
 
@@ -209,18 +214,16 @@ class ChatStreamAssembler:
             return self.calls[-1]  # no index and no id: the continuation of the last call
         else:
             key = ("position", 0)
-        found = next((c for c in self.calls if self._matches(c, key)), None)
+        found = self._by_server_id.get(key[1]) if key[0] == "id" else self._by_key.get(key)
         if found is not None:
             return found
-        call = _Call(key, server_id)
+        call = _Call(key, server_id, position=len(self.calls))
         self.calls.append(call)
+        if key[0] == "index":
+            self._by_key[key] = call
+        if server_id is not None:
+            self._by_server_id.setdefault(server_id, call)
         return call
-
-    @staticmethod
-    def _matches(call: _Call, key: tuple[Any, ...]) -> bool:
-        if key[0] == "id":
-            return bool(call.server_id == key[1])
-        return key[0] == "index" and call.key == key
 
     # ---- ids
     def _final_id(self, server_id: str | None, position: int, name: str) -> str:

@@ -42,6 +42,7 @@ from typing import Any
 from evo_agent.session import blocks, content_blocks, content_text, text_block, tool_results, tool_uses
 
 from .base import INVALID_ARGUMENTS_KEY
+from .http_client import MAX_JSON_DEPTH, load_json
 
 TOOL_ERROR_PREFIX = "Error: "
 IMAGE_PLACEHOLDER = "[image omitted]"
@@ -219,9 +220,9 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = load_json(raw, MAX_JSON_DEPTH)
         if isinstance(value, str) and value.strip().startswith("{"):
-            value = json.loads(value)
+            value = load_json(value, MAX_JSON_DEPTH)
     except ValueError:
         return {INVALID_ARGUMENTS_KEY: raw}
     return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}

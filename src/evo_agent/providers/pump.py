@@ -106,6 +106,17 @@ def forward(
     put(("end", None))
 
 
+def _reading(step: Callable[..., Any], *args: Any) -> Any:
+    """`step(*args)`, folding what the server sent: a shape no API sends (`"delta": [1]`, `"index": [0]`, a
+    tool_use without its id) is a BadAnswer, not a crash (`internal error: KeyError: 'id'`)."""
+    try:
+        return step(*args)
+    except (StreamError, BadAnswer):
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        raise BadAnswer(f"sent an answer that could not be read ({type(exc).__name__}: {exc})") from None
+
+
 def stream_answer(work: Work, *, feed: Callable[[Any], list[Any]], finish: Callable[[], ModelResponse],
                   callbacks: StreamCallbacks, cancel: threading.Event | None, label: ApiLabel, attempts: int,
                   thread_name: str) -> ModelResponse:
@@ -117,14 +128,14 @@ def stream_answer(work: Work, *, feed: Callable[[Any], list[Any]], finish: Calla
 
     def handle(kind: str, payload: Any) -> Any:
         if kind == "data":
-            callbacks.show(feed(payload))
+            callbacks.show(_reading(feed, payload))
             return CONTINUE
         if kind == "notice":
             callbacks.emit(Retrying(payload))
             return CONTINUE
         if kind == "error":
             raise ProviderError(failure_line(label, payload, attempts)) from None
-        return finish()
+        return _reading(finish)
 
     try:
         response: ModelResponse = pump_stream(work, handle, cancel=cancel, thread_name=thread_name)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import _socket
 import io
+import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -32,10 +33,21 @@ if TYPE_CHECKING:
 
 MAX_LINE = 65536  # a status or header line longer than this is not HTTP we expect
 MAX_HEADERS = 200
+MAX_INTERIM = 32  # interim (1xx) answers before the real one: an endless stream of them is not an answer
+PIECE = 1 << 20  # a body is read this much at a time: a declared size is never allocated before it arrives
+_HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 class ProtocolError(ValueError):
     """The server's answer is not HTTP/1.x as this client reads it."""
+
+
+class TunnelRefused(OSError):
+    """The proxy answered the CONNECT with another status than 200 (`status`: 407 wants credentials)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(f"Tunnel connection failed: {status} {reason}".strip())
+        self.status = status
 
 
 class RemoteDisconnected(ConnectionResetError):
@@ -57,6 +69,7 @@ class Connection:
         self.tunnel = tunnel  # (target host, target port, CONNECT headers): HTTPS through a proxy
         self.sock: Any = None  # a _socket.socket for plain HTTP (see connect)
         self._fp: Any = None
+        self._reader: _SocketReader | None = None
 
     @property
     def _target(self) -> tuple[str, int]:
@@ -69,7 +82,8 @@ class Connection:
         if self.tunnel is None and self.tls is None:  # plain HTTP: no `socket` module (see above)
             raw = open_tcp(host, self.port, self.timeout)
             self.sock = raw  # a _socket.socket: what socket.socket adds is not used
-            self._fp = io.BufferedReader(_SocketReader(raw))
+            self._reader = _SocketReader(raw)
+            self._fp = io.BufferedReader(self._reader)
             return raw
         import socket
 
@@ -84,21 +98,26 @@ class Connection:
             sock.close()
             raise
         self.sock = sock
-        self._fp = sock.makefile("rb")
+        self._reader = _SocketReader(sock)
+        self._fp = io.BufferedReader(self._reader)
         return sock
 
     def _open_tunnel(self, sock: socket.socket, host: str, port: int, headers: dict[str, str]) -> None:
         authority = _host_header(host, port, -1)
         lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}", *(f"{k}: {v}" for k, v in headers.items())]
         sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-        fp = sock.makefile("rb")
+        reader = _SocketReader(sock)  # the proxy's answer, whole within the connect timeout (not a byte at a time)
+        reader.deadline, reader.usual = time.monotonic() + self.timeout, self.timeout
+        fp = io.BufferedReader(reader)
         try:
             _version, status, reason = _status_line(fp)
             _headers(fp)
         finally:
-            fp.close()  # the socket stays open (makefile keeps its own reference count)
+            reader.deadline = None
+            sock.settimeout(self.timeout)
+            fp.detach()  # the socket stays open: the reader only borrowed it
         if status != 200:
-            raise OSError(f"Tunnel connection failed: {status} {reason}".strip())
+            raise TunnelRefused(status, reason)
 
     def request(self, method: str, target: str, body: bytes, headers: dict[str, str]) -> None:
         sock = self.sock if self.sock is not None else self.connect()
@@ -118,10 +137,27 @@ class Connection:
         host, port = self._target
         return _host_header(host, port, 443 if self.tls is not None else 80)
 
-    def getresponse(self) -> Response:
-        if self._fp is None:
+    def getresponse(self, deadline: float | None = None) -> Response:
+        """The answer's status and headers; with `deadline` (a `time.monotonic()`), they must all have arrived by
+        then (TimeoutError): a read timeout alone lets a server send a byte a second for ever."""
+        if self._fp is None or self._reader is None:
             raise ProtocolError("no request was sent")
-        return read_response(self._fp)
+        self.read_deadline(deadline)
+        try:
+            return read_response(self._fp)
+        finally:
+            self.read_deadline(None)
+
+    def read_deadline(self, when: float | None) -> None:
+        """No read of this connection waits past `when` (a `time.monotonic()`; None: each read its timeout)."""
+        reader, sock = self._reader, self.sock
+        if reader is None or sock is None:
+            return
+        if when is not None and reader.deadline is None:
+            reader.usual = sock.gettimeout()
+        elif when is None and reader.deadline is not None:
+            sock.settimeout(reader.usual)
+        reader.deadline = when
 
     def close(self) -> None:
         fp, sock, self._fp, self.sock = self._fp, self.sock, None, None
@@ -165,12 +201,19 @@ class _SocketReader(io.RawIOBase):
     def __init__(self, sock: Any) -> None:
         super().__init__()
         self._sock = sock
+        self.deadline: float | None = None  # while set, no read waits past it (Connection.read_deadline)
+        self.usual: float | None = None  # the socket's own timeout meanwhile
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
         self._checkClosed()
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the answer did not arrive in time")
+            self._sock.settimeout(left if self.usual is None else min(left, self.usual))
         count: int = self._sock.recv_into(buffer)
         return count
 
@@ -186,11 +229,12 @@ def read_response(fp: Any) -> Response:
     Its body is read through the Response; tests/providers/test_wire_against_h11.py reads the same
     bytes with h11 too.
     """
-    while True:
+    for _ in range(MAX_INTERIM + 1):
         version, status, reason = _status_line(fp)
         headers = _headers(fp)
         if not 100 <= status < 200 or status == 101:
             return Response(fp, version, status, reason, headers)
+    raise ProtocolError(f"more than {MAX_INTERIM} interim (1xx) answers")
 
 
 def _readline(fp: Any) -> bytes:
@@ -207,7 +251,7 @@ def _status_line(fp: Any) -> tuple[str, int, str]:
     text = line.decode("latin-1").rstrip("\r\n")
     version, _, rest = text.partition(" ")
     code, _, reason = rest.partition(" ")
-    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+    if not version.startswith("HTTP/1.") or len(code) != 3 or not (code.isascii() and code.isdigit()):
         raise ProtocolError(f"not an HTTP/1.x status line: {text[:80]!r}")
     return version, int(code), reason.strip()
 
@@ -244,12 +288,10 @@ class Response:
         self._left: int | None = None  # bytes of the body still to read (None: up to the connection's end)
         self._chunk_left = 0  # chunked: bytes of the current chunk still to read
         if not self.chunked and "content-length" in lowered:
-            try:
-                self._left = int(lowered["content-length"])
-            except ValueError:
-                raise ProtocolError("a Content-Length that is not a number") from None
-            if self._left < 0:
-                raise ProtocolError("a negative Content-Length")
+            length = lowered["content-length"]
+            if not (length.isascii() and length.isdigit()):  # int() takes "-1", "+5", "1_0", " ٥"
+                raise ProtocolError("a Content-Length that is not a number")
+            self._left = int(length)
         if status in (204, 304):
             self._left = 0
         self._done = self._left == 0 and not self.chunked
@@ -264,10 +306,10 @@ class Response:
         line = _readline(self._fp)
         if not line:
             raise ProtocolError("the connection ended inside a chunked body")
-        try:
-            size = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise ProtocolError("a chunk size that is not hexadecimal") from None
+        digits = line.split(b";", 1)[0].strip()
+        if not digits or len(digits) > 16 or not _HEX.issuperset(digits):  # int() takes "-1", "0x10", "1_0"
+            raise ProtocolError("a chunk size that is not hexadecimal")
+        size = int(digits, 16)
         if size == 0:
             _headers(self._fp)  # trailers, then the empty line
             self._done = True
@@ -278,54 +320,75 @@ class Response:
     def _end_chunk_data(self) -> None:
         self._fp.read(2)  # the CRLF after a chunk's data (not checked, as http.client does not)
 
-    def readline(self) -> bytes:
-        """The next line of the body (with its line end; the last one may have none); b"" at its end."""
+    def readline(self, limit: int = -1) -> bytes:
+        """The next line of the body (with its line end; the last one may have none); b"" at its end.
+
+        With `limit` >= 0, at most `limit` bytes: a longer line comes in pieces (the caller decides when a line
+        is too long; a server's line is never held whole before that)."""
         if self._done:
             return b""
         if not self.chunked:
             if self._left is None:
-                return self._fp.readline()
-            line = self._fp.readline(self._left)  # a line of any length, never past the body's end
+                return self._fp.readline(limit)
+            line = self._fp.readline(self._left if limit < 0 else min(limit, self._left))  # never past the body
             if not line:
                 raise ProtocolError("the connection ended before the body did")
             self._left -= len(line)
             self._done = self._left == 0
             return line
-        out = b""
-        while not out.endswith(b"\n"):
+        parts: list[bytes] = []  # joined once: a line sent in one-byte chunks was copied again per chunk
+        size, part = 0, b""
+        while not part.endswith(b"\n") and (limit < 0 or size < limit):
             if self._chunk_left == 0 and not self._next_chunk():
-                return out
-            part = self._fp.readline(self._chunk_left)
+                break
+            want = self._chunk_left if limit < 0 else min(self._chunk_left, limit - size)
+            part = self._fp.readline(want)
             if not part:
                 raise ProtocolError("the connection ended inside a chunk")
             self._chunk_left -= len(part)
             if self._chunk_left == 0:
                 self._end_chunk_data()
-            out += part
-        return out
-
-    def read(self) -> bytes:
-        """The rest of the body."""
-        if self._done:
-            return b""
-        if not self.chunked:
-            if self._left is None:
-                data = self._fp.read()
-            else:
-                data = self._fp.read(self._left)
-                if len(data) < self._left:
-                    raise ProtocolError("the connection ended before the body did")
-            self._done = True
-            return data
-        parts = []
-        while self._chunk_left or self._next_chunk():
-            data = self._fp.read(self._chunk_left)
-            if len(data) < self._chunk_left:
-                raise ProtocolError("the connection ended inside a chunk")
-            parts.append(data)
-            self._chunk_left = 0
-            self._end_chunk_data()
+            parts.append(part)
+            size += len(part)
         return b"".join(parts)
 
+    def read(self, limit: int = -1) -> bytes:
+        """The rest of the body; with `limit` >= 0, at most `limit` bytes of it (the rest stays unread)."""
+        parts: list[bytes] = []
+        got = 0
+        while not self._done and (limit < 0 or got < limit):
+            want = PIECE if limit < 0 else min(PIECE, limit - got)
+            part = self._read_piece(want)
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
 
-__all__ = ["Connection", "ProtocolError", "RemoteDisconnected", "Response", "open_tcp", "read_response"]
+    def _read_piece(self, want: int) -> bytes:
+        """Up to `want` bytes of the body (fewer at a chunk's or the body's end); b"" once it has ended."""
+        if not self.chunked:
+            if self._left is None:
+                data = self._fp.read(want)  # up to the connection's end
+                if not data:
+                    self._done = True
+                return data
+            data = self._fp.read(min(want, self._left))
+            if len(data) < min(want, self._left):
+                raise ProtocolError("the connection ended before the body did")
+            self._left -= len(data)
+            self._done = self._left == 0
+            return data
+        if self._chunk_left == 0 and not self._next_chunk():
+            return b""
+        data = self._fp.read(min(want, self._chunk_left))
+        if len(data) < min(want, self._chunk_left):
+            raise ProtocolError("the connection ended inside a chunk")
+        self._chunk_left -= len(data)
+        if self._chunk_left == 0:
+            self._end_chunk_data()
+        return data
+
+
+__all__ = ["Connection", "ProtocolError", "RemoteDisconnected", "Response", "TunnelRefused", "open_tcp",
+           "read_response"]
