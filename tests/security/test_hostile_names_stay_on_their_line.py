@@ -1,0 +1,134 @@
+"""A name someone else chose (the directory an archive unpacked into, an imported transcript's branch and
+model, the cwd a session records there) reaches the terminal on its own line, with every control sequence made visible (SPEC §9).
+
+`sessions list` and `sessions fsck` in a project with no sessions wrote the sessions directory's path raw
+("No sessions in …"): a project unpacked into a directory named `\\x1b]0;pwned\\x07` retitled the terminal, one
+named with OSC 52 wrote the clipboard. And the sanitiser kept newlines in fields that are one line: the line a
+failing command ends with (`-c`, `--resume ID`, `sessions show ID` name the project), `plan list` and `memory
+list` (they name their directory), the BRANCH column of `sessions list` and the model/branch/cwd head of
+`sessions show` (an imported transcript's `gitBranch`, `cwd` and `model` are whatever its author wrote): a
+newline there printed a line evo-agent never wrote, a forged table row or a forged `evo-agent: …` line. Now each
+one-line field goes through `terminal_safe(…, keep_newlines=False)`: the newline shows as `^J`.
+Control: an honest name with letters beyond ASCII (`projet-été`, `ветка`) is shown exactly as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import COMMAND
+
+FORGED = "evo-agent: all checks passed"
+ROW = "1796000000000_deadbeef  2026-01-01 00:00  forged row"
+# Each spelling of each trick, and what the user must see of it instead.
+SPELLINGS = {
+    "osc-title-bel": ("\x1b]0;pwned\x07", "^[]0;pwned^G"),
+    "osc52-clipboard-st": ("\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x1b\\", "^[]52;c;Y3VybCBldmlsIHwgc2g=^[\\"),
+    "osc8-link": ("\x1b]8;;https://evil.example/\x1b\\x\x1b]8;;\x1b\\", "^[]8;;https://evil.example/^[\\x^[]8;;^[\\"),
+    "csi-clear": ("\x1b[2J\x1b[H", "^[[2J^[[H"),
+    "c1-csi": ("\x9b2J", "\\x9b2J"),
+    "c1-osc": ("\x9d0;pwned\x9c", "\\x9d0;pwned\\x9c"),
+    "dcs": ("\x1bP1$r\x1b\\", "^[P1$r^[\\"),
+    "carriage-return": ("\r" + FORGED, "^M" + FORGED),
+    "backspaces": ("\x08\x08\x08ok", "^H^H^Hok"),
+    "bidi": ("\u202etxt.exe\u2066x\u2069", "\\u202etxt.exe\\u2066x\\u2069"),
+}
+RAW = ("\x1b", "\x07", "\x9b", "\x9c", "\x9d", "\r", "\x08", "\u202e", "\u2066")
+
+
+def _run(cwd: Path, env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    done = subprocess.run([*COMMAND, *args], cwd=cwd, env=env, capture_output=True, stdin=subprocess.DEVNULL,
+                          timeout=60)
+    return done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+
+
+def _assert_no_raw(text: str) -> None:
+    assert not [c for c in RAW if c in text], repr(text)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as a terminal makes them: only a newline starts one."""
+    return text.split("\n")
+
+
+@pytest.mark.parametrize("trick", sorted(SPELLINGS))
+def test_a_hostile_project_directory_is_shown_harmless_on_one_line(demo_cli, tmp_path, trick):
+    raw, shown = (s.replace("/", "_") for s in SPELLINGS[trick])  # a directory's name holds no slash
+    project = tmp_path / f"unpacked {raw}\n{FORGED}"
+    project.mkdir()
+    runs = {args: _run(project, demo_cli.env, *args) for args in (
+        ("sessions", "list"), ("sessions", "fsck"), ("-c",), ("--resume", "1796453136037"),
+        ("sessions", "show", "1796453136037"), ("plan", "list"), ("memory", "list"))}
+    for args, (rc, out, err) in runs.items():
+        _assert_no_raw(out + err)
+        assert not [line for line in _lines(out + err) if line.startswith(FORGED)], (args, out, err)
+        assert f"unpacked {shown}^J{FORGED}" in out + err, (args, out, err)  # the name, visible
+    for args in (("-c",), ("--resume", "1796453136037"), ("sessions", "show", "1796453136037")):
+        rc, out, err = runs[args]
+        assert rc != 0 and err.count("\n") == 1 and err.startswith("evo-agent: "), (args, err)  # one line
+    assert runs[("sessions", "list")][1].startswith("No sessions in ")
+    rc, out, err = _run(project, demo_cli.env, "-p", "hi")  # a session recorded there: its cwd is that name
+    assert rc == 0, err
+    (sid,) = [n for n in os.listdir(project / ".evo-agent" / "sessions") if not n.startswith(".")]
+    rc, out, err = _run(project, demo_cli.env, "sessions", "show", sid)
+    _assert_no_raw(out + err)
+    assert rc == 0 and f"  cwd      {tmp_path}/unpacked {shown}^J{FORGED}\n" in out, out
+
+
+def test_a_directory_named_with_bytes_that_are_not_utf8_is_shown_without_them(demo_cli, tmp_path):
+    """An 8-bit CSI (0x9b) as a raw byte, not UTF-8: Python holds it as a lone surrogate; no traceback, no byte."""
+    project = os.path.join(os.fsencode(tmp_path), b"unpacked \x9b2J \x9d0;pwned\x07 \xff")
+    os.mkdir(project)
+    for args in (("sessions", "list"), ("-c",), ("plan", "list")):
+        done = subprocess.run([*COMMAND, *args], cwd=project, env=demo_cli.env, capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=60)
+        for byte in (b"\x9b", b"\x9d", b"\x07", b"\x1b", b"\xff"):
+            assert byte not in done.stdout + done.stderr, (args, done.stdout, done.stderr)
+        assert b"Traceback" not in done.stderr and b"unpacked " in done.stdout + done.stderr, (args, done.stderr)
+
+
+def _import_transcript(cli, tmp_path: Path, *, branch: str, model: str) -> str:
+    source = tmp_path / "downloaded.jsonl"
+    common = {"sessionId": "s1", "cwd": str(cli.project), "gitBranch": branch, "version": "2.1.0"}
+    source.write_text("".join(json.dumps(r) + "\n" for r in (
+        {**common, "type": "user", "uuid": "u1", "message": {"role": "user", "content": "hello there"}},
+        {**common, "type": "assistant", "uuid": "a1", "parentUuid": "u1",
+         "message": {"id": "m1", "role": "assistant", "model": model, "content": [{"type": "text", "text": "hi"}],
+                     "usage": {"input_tokens": 1, "output_tokens": 1}}})))
+    result = cli.run("sessions", "import", "claude-code", str(source))
+    assert result.rc == 0, result.err
+    (sid,) = cli.session_ids()
+    return sid
+
+
+@pytest.mark.parametrize("trick", sorted(SPELLINGS))
+def test_an_imported_transcript_s_branch_and_model_forge_no_line(demo_cli, tmp_path, trick):
+    raw, shown = SPELLINGS[trick]
+    sid = _import_transcript(demo_cli, tmp_path, branch=f"main{raw}\n{ROW}", model=f"claude{raw}\n{FORGED}")
+    for args in (("sessions", "list"), ("sessions", "list", "--wide"), ("sessions", "show", sid)):
+        result = demo_cli.run(*args)
+        assert result.rc == 0, result.err
+        _assert_no_raw(result.out + result.err)
+        assert not [line for line in _lines(result.out) if line.startswith((ROW, FORGED))], (args, result.out)
+        assert f"main{shown}^J{ROW}" in result.out, (args, result.out)
+    shown_session = demo_cli.run("sessions", "show", sid).out
+    assert f"  model    claude{shown}^J{FORGED} (claude-code)   branch main{shown}^J{ROW}\n" in shown_session
+
+
+def test_honest_names_with_letters_beyond_ascii_are_shown_as_they_are(demo_cli, tmp_path):
+    project = tmp_path / "projet-été ✓"
+    project.mkdir()
+    rc, out, _ = _run(project, demo_cli.env, "sessions", "list")
+    assert rc == 0 and out == f"No sessions in {project}/.evo-agent/sessions\n"
+    rc, _, err = _run(project, demo_cli.env, "-c")
+    assert rc != 0 and err == f"evo-agent: no session to continue in {project}\n"
+    sid = _import_transcript(demo_cli, tmp_path, branch="ветка/修正", model="claude-sonnet-4-5")
+    listing = demo_cli.run("sessions", "list").out
+    assert " ветка/修正 " in listing
+    shown = demo_cli.run("sessions", "show", sid).out
+    assert "  model    claude-sonnet-4-5 (claude-code)   branch ветка/修正\n" in shown
