@@ -23,7 +23,7 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 from rich.theme import Theme
 
-from evo_agent.safe_text import terminal_safe
+from evo_agent.safe_text import terminal_line, terminal_safe
 from evo_agent.session import INTERRUPTED_MARKER, SUMMARY_PREFIX, SUMMARY_SUFFIX, one_line
 from evo_agent.tools import call_argument, facts_of
 
@@ -181,7 +181,7 @@ def tool_label(name: str, tool_input: Any) -> str:
     """A one-line view of a call: `bash(ls -la)`, `grep("def main" in src)`, `read_file(README.md)`
     (what the parentheses hold is the tool's own fact: tools.call_argument)."""
     arg = call_argument(name, tool_input)
-    return f"{name}({one_line(terminal_safe(arg, keep_newlines=False).replace('^J', ' '), LABEL_MAX)})"
+    return f"{terminal_line(name)}({one_line(terminal_safe(arg, keep_newlines=False).replace('^J', ' '), LABEL_MAX)})"
 
 
 def tool_call(name: str, tool_input: Any, *, depth: int = 0, width: int | None = None) -> Text:
@@ -202,7 +202,7 @@ def tool_call_full(name: str, tool_input: Any) -> Text:
     """The call with its whole argument (Ctrl+O): `● bash` and the full command, lines kept, indented."""
     out = Text()
     out.append("● ")
-    out.append(name, style="evo.tool")
+    out.append(terminal_line(name), style="evo.tool")  # the model's text: a hostile endpoint names any tool
     if isinstance(tool_input, dict):
         key = facts_of(name).label_arg
         value = tool_input.get(key) if key else None
