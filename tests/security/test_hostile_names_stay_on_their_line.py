@@ -132,3 +132,30 @@ def test_honest_names_with_letters_beyond_ascii_are_shown_as_they_are(demo_cli, 
     assert " ветка/修正 " in listing
     shown = demo_cli.run("sessions", "show", sid).out
     assert "  model    claude-sonnet-4-5 (claude-code)   branch ветка/修正\n" in shown
+
+
+@pytest.mark.parametrize("trick", sorted(SPELLINGS))
+@pytest.mark.parametrize("front_end", ["print", "repl"])
+def test_the_resume_hint_names_a_hostile_project_directory_harmlessly(demo_cli, tmp_path, trick, front_end):
+    """Started from elsewhere, the exit hint adds `--project-dir '<the path>'`: the quotes kept the sequences."""
+    raw, shown = (s.replace("/", "_") for s in SPELLINGS[trick])
+    project = tmp_path / f"unpacked {raw}\n{FORGED}"
+    project.mkdir()
+    args = ("-p", "hi") if front_end == "print" else ()
+    done = subprocess.run([*COMMAND, *args, "--project-dir", str(project)], cwd=tmp_path, env=demo_cli.env,
+                          capture_output=True, input=b"hi\n", timeout=60)
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    _assert_no_raw(err)
+    hint = err.split("\n")[-2]
+    assert hint.startswith("Resume this session with: evo-agent --resume "), err
+    assert hint.endswith(f" --project-dir '{tmp_path}/unpacked {shown}^J{FORGED}'"), hint
+    assert not [line for line in _lines(err) if line.startswith(FORGED)], err
+
+
+def test_the_resume_hint_for_an_honest_directory_is_the_command_to_paste(demo_cli, tmp_path):
+    project = tmp_path / "projet été"
+    project.mkdir()
+    done = subprocess.run([*COMMAND, "-p", "hi", "--project-dir", str(project)], cwd=tmp_path, env=demo_cli.env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert done.stderr.endswith(f" --project-dir '{project}'\n"), done.stderr
