@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_runner import COMMAND
+from tests.cli_runner import COMMAND, Cli
+from tests.pty_terminal import on_a_terminal
 
 FORGED = "evo-agent: all checks passed"
 ROW = "1796000000000_deadbeef  2026-01-01 00:00  forged row"
@@ -159,3 +160,16 @@ def test_the_resume_hint_for_an_honest_directory_is_the_command_to_paste(demo_cl
     done = subprocess.run([*COMMAND, "-p", "hi", "--project-dir", str(project)], cwd=tmp_path, env=demo_cli.env,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
     assert done.stderr.endswith(f" --project-dir '{project}'\n"), done.stderr
+
+
+@pytest.mark.parametrize("trick", ["osc-title-bel", "c1-csi", "bidi", "carriage-return"])
+def test_the_app_s_welcome_names_a_hostile_project_directory_on_its_one_line(demo_cli, tmp_path, trick):
+    """The welcome line ends with the project's path (cut from the left to fit): a newline in it forged a line."""
+    raw, _ = SPELLINGS[trick]
+    project = tmp_path / f"u {raw}\n{FORGED}"
+    project.mkdir()
+    _, screen = on_a_terminal(Cli(project, demo_cli.env), steps=[(b"for help", b"\x04")], timeout=60)
+    assert raw not in screen, screen  # the app's own escapes are everywhere: the hostile ones are not
+    (welcome,) = [line for line in screen.split("\n") if "for help" in line]
+    assert f"^J{FORGED}\x1b[2m · /help for help" in welcome, welcome
+    assert not [line for line in screen.split("\n") if line.startswith(FORGED)], screen

@@ -381,6 +381,6 @@ def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -
         where = "…" + where[-max(room - 1, 8):]
     out = Text()
     out.append(head, style="bold")
-    out.append_text(safe(middle + where))
+    out.append(terminal_line(middle + where))  # one line, whatever the directory is named
     out.append(tail, style="evo.dim")
     return out
