@@ -173,3 +173,21 @@ def test_the_app_s_welcome_names_a_hostile_project_directory_on_its_one_line(dem
     (welcome,) = [line for line in screen.split("\n") if "for help" in line]
     assert f"^J{FORGED}\x1b[2m · /help for help" in welcome, welcome
     assert not [line for line in screen.split("\n") if line.startswith(FORGED)], screen
+
+
+@pytest.mark.parametrize("trick", sorted(SPELLINGS))
+def test_fsck_names_a_file_planted_in_a_session_directory_on_its_one_line(demo_cli, trick):
+    """A session directory unpacked from an archive (or pulled from a team store) holds files named by anyone."""
+    raw, shown = (s.replace("/", "_") for s in SPELLINGS[trick])
+    assert demo_cli.run("-p", "hi").rc == 0
+    (sid,) = demo_cli.session_ids()
+    planted = demo_cli.sessions_dir / sid / "subagent"
+    planted.mkdir(mode=0o700, exist_ok=True)
+    (planted / f"x {raw}\n{FORGED}").write_text("{}\n")
+    for args in (("sessions", "fsck"), ("sessions", "fsck", sid), ("sessions", "fsck", "--repair"),
+                 ("sessions", "fsck", "--secrets")):
+        result = demo_cli.run(*args)
+        assert result.rc == 1, (args, result.out, result.err)  # the planted file is a problem fsck reports
+        _assert_no_raw(result.out + result.err)
+        assert not [line for line in _lines(result.out + result.err) if line.startswith(FORGED)], result.out
+        assert f"{sid}  subagent/x {shown}^J{FORGED}: not a sidechain transcript" in result.out, result.out
