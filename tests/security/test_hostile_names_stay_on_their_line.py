@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -191,3 +192,20 @@ def test_fsck_names_a_file_planted_in_a_session_directory_on_its_one_line(demo_c
         _assert_no_raw(result.out + result.err)
         assert not [line for line in _lines(result.out + result.err) if line.startswith(FORGED)], result.out
         assert f"{sid}  subagent/x {shown}^J{FORGED}: not a sidechain transcript" in result.out, result.out
+
+
+@pytest.mark.parametrize("trick", ["osc-title-bel", "c1-csi", "bidi", "carriage-return"])
+def test_the_app_names_a_hostile_start_directory_and_its_instructions_on_one_line(demo_cli, trick):
+    """Started in a directory of a cloned repository, the welcome says `working directory: …` and which AGENTS.md
+    files the model was given: a directory named with a newline drew lines of its own there."""
+    raw, shown = SPELLINGS[trick]
+    subprocess.run(["git", "init", "-q", str(demo_cli.project)], check=True)
+    start = demo_cli.project / f"s {raw}\n{FORGED}"
+    start.mkdir()
+    (start / "AGENTS.md").write_text("Use tabs.\n")
+    _, screen = on_a_terminal(Cli(start, demo_cli.env), steps=[(b"for help", b"\x04")], timeout=60)
+    assert raw not in screen, screen
+    assert not [line for line in screen.split("\n") if re.sub(r"\x1b\[[0-9;]*m", "", line).startswith(FORGED)]
+    context = re.sub(r"\x1b\[[0-9;]*m|\r\n| ", "", screen)  # the app's colours; Rich wraps at a space
+    assert f"workingdirectory:s{shown}^J{FORGED}".replace(" ", "") in context
+    assert f"instructions:s{shown}^J{FORGED}/AGENTS.md".replace(" ", "") in context
