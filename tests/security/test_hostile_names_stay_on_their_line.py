@@ -209,3 +209,22 @@ def test_the_app_names_a_hostile_start_directory_and_its_instructions_on_one_lin
     context = re.sub(r"\x1b\[[0-9;]*m|\r\n| ", "", screen)  # the app's colours; Rich wraps at a space
     assert f"workingdirectory:s{shown}^J{FORGED}".replace(" ", "") in context
     assert f"instructions:s{shown}^J{FORGED}/AGENTS.md".replace(" ", "") in context
+
+
+@pytest.mark.parametrize("trick", sorted(SPELLINGS))
+def test_the_notice_about_a_directory_others_could_write_names_it_harmlessly(demo_cli, tmp_path, trick):
+    """An archive unpacked with mode 0777 directories: every command narrows `.evo-agent/` and says so, naming the
+    path. `sessions list` and `fsck` wrote that line raw (the title set, the clipboard written); the others kept
+    the newline (a forged line)."""
+    raw, shown = (s.replace("/", "_") for s in SPELLINGS[trick])
+    project = tmp_path / f"unpacked {raw}\n{FORGED}"
+    (project / ".evo-agent" / "sessions").mkdir(parents=True)
+    for args in (("sessions", "list"), ("sessions", "fsck"), ("-p", "hi"), ("--plain",)):
+        os.chmod(project / ".evo-agent", 0o777)
+        os.chmod(project / ".evo-agent" / "sessions", 0o777)
+        rc, out, err = _run(project, demo_cli.env, *args)
+        assert rc == 0, (args, err)
+        _assert_no_raw(out + err)
+        assert not [line for line in _lines(out + err) if line.startswith(FORGED)], (args, err)
+        assert (f"evo-agent: {tmp_path}/unpacked {shown}^J{FORGED}/.evo-agent/sessions was writable by others "
+                "(mode 0777); narrowed to 0700\n") in err, (args, err)

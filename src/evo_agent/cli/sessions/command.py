@@ -273,7 +273,9 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     # exit 1 (fsck reports what is not a session, and the .gitignore, rather than refusing or restoring them)
     notice = store.check_dir(for_fsck=command == "fsck")
     if notice:
-        print(notice, file=sys.stderr)
+        from evo_agent.safe_text import terminal_safe
+
+        print(terminal_safe(notice), file=sys.stderr)  # notices name the project's path: anyone's text
     out = sys.stdout
     from .remote import handles, run_remote
 
