@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
+import signal
 import subprocess
 from pathlib import Path
 
@@ -228,3 +230,24 @@ def test_the_notice_about_a_directory_others_could_write_names_it_harmlessly(dem
         assert not [line for line in _lines(out + err) if line.startswith(FORGED)], (args, err)
         assert (f"evo-agent: {tmp_path}/unpacked {shown}^J{FORGED}/.evo-agent/sessions was writable by others "
                 "(mode 0777); narrowed to 0700\n") in err, (args, err)
+
+
+def _small_files() -> None:
+    """In the child: files stop growing at 600 bytes (EFBIG, as a full disk gives ENOSPC), and go on running."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (600, 600))
+
+
+@pytest.mark.parametrize("trick", sorted(SPELLINGS))
+def test_a_write_failure_names_the_project_on_one_harmless_line(demo_cli, tmp_path, trick):
+    """When the transcript or meta.json cannot be written, the warning names the path (the project's name)."""
+    raw, shown = (s.replace("/", "_") for s in SPELLINGS[trick])
+    project = tmp_path / f"unpacked {raw}\n{FORGED}"
+    project.mkdir()
+    done = subprocess.run([*COMMAND, "-p", "hi"], cwd=project, env=demo_cli.env, capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=60, preexec_fn=_small_files)
+    err = done.stderr.decode("utf-8", "replace")
+    _assert_no_raw(err)
+    assert not [line for line in _lines(err) if line.startswith(FORGED)], err
+    assert f"evo-agent: cannot update {tmp_path}/unpacked {shown}^J{FORGED}/.evo-agent/sessions/" in err, err
+    assert "cannot write session " in err  # the transcript's own warning: still said
