@@ -251,3 +251,22 @@ def test_a_write_failure_names_the_project_on_one_harmless_line(demo_cli, tmp_pa
     assert not [line for line in _lines(err) if line.startswith(FORGED)], err
     assert f"evo-agent: cannot update {tmp_path}/unpacked {shown}^J{FORGED}/.evo-agent/sessions/" in err, err
     assert "cannot write session " in err  # the transcript's own warning: still said
+
+
+@pytest.mark.parametrize("trick", sorted(SPELLINGS))
+def test_another_worktree_s_refused_sessions_directory_is_named_harmlessly(demo_cli, tmp_path, trick):
+    """`sessions list --worktrees` says why it skips a worktree whose `.evo-agent` is a link (a branch can commit
+    one): the line quoted the link's target, which whoever committed it chose, raw."""
+    raw, shown = SPELLINGS[trick]
+    git = ["git", "-c", "user.name=u", "-c", "user.email=u@example.invalid", "-C", str(demo_cli.project)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], check=True)
+    other = tmp_path / "other"
+    subprocess.run([*git, "worktree", "add", "-q", str(other)], check=True)
+    os.symlink(f"x {raw}\n{FORGED}", other / ".evo-agent")
+    assert demo_cli.run("-p", "hi").rc == 0
+    result = demo_cli.run("sessions", "list", "--worktrees")
+    assert result.rc == 0, result.err
+    _assert_no_raw(result.out + result.err)
+    assert not [line for line in _lines(result.err) if line.startswith(FORGED)], result.err
+    assert f"{other}/.evo-agent is a symbolic link (to x {shown}^J{FORGED});" in result.err, result.err

@@ -191,7 +191,7 @@ def _worktree_rows(tree: Worktree, include_all: bool, limit: int | None) -> list
     try:
         check_sessions_dir(store.project_dir, store.sessions_dir, repair=False)
     except SessionsDirRefused as exc:
-        print(f"evo-agent: {exc}", file=sys.stderr)
+        print(terminal_line(f"evo-agent: {exc}"), file=sys.stderr)  # it may quote a link's target: anyone's text
         return []
     return _rows(store, include_all, limit)
 
