@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["terminal_safe"]
+__all__ = ["terminal_line", "terminal_safe"]
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidi embedding/override/isolate marks.
 _CONTROL = r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]"
@@ -39,3 +39,10 @@ def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:
     if _control_re is None:
         _control_re = re.compile(_CONTROL)
     return _control_re.sub(_visible, text)
+
+
+def terminal_line(text: object) -> str:
+    """`text` as one terminal-safe line: a field that is one line (a name, a branch, a path, the line a failing
+    command ends with) shows a newline in it as `^J`, so a name chosen by someone else cannot print a line
+    evo-agent never wrote (a forged table row, a forged `evo-agent: …` line)."""
+    return terminal_safe(str(text), keep_newlines=False)

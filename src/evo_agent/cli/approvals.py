@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 
 from evo_agent.safe_text import terminal_safe
+from evo_agent.tools import facts_of
 from evo_agent.tools.approval import Answer, ApprovalDecision, ApprovalRequest
 
 from .runtime import Console, Signals, Terminated
@@ -77,6 +78,8 @@ class ReplApprovals:
         choices = "yes · no (no REASON tells the model why)"
         if offers_rule:
             rule = terminal_safe(request.rule, keep_newlines=False)
+            if len(rule) > 60:  # as the app names it: a padded rule printed whole would push the question away
+                rule = "this exact command" if facts_of(request.tool).approval == "bash" else "exactly this"
             choices += f" · always (this session) · project (always in this project) [{rule}]"
         self.console.line(f"  answer with a word: {choices}")
         while True:
@@ -106,14 +109,18 @@ class ReplApprovals:
 
     def show(self, request: ApprovalRequest) -> None:
         who = f"[{terminal_safe(request.agent, keep_newlines=False)}] " if request.agent else ""
-        self.console.line(f"? {who}{request.tool} wants to {terminal_safe(request.summary, keep_newlines=False)}")
+        head = f"? {who}{request.tool} wants to {terminal_safe(request.summary, keep_newlines=False)}"
+        self.console.line(head)
         if request.reason:
             self.console.line(f"  needs approval: {terminal_safe(request.reason, keep_newlines=False)}")
         if request.detail:
             lines = terminal_safe(request.detail).rstrip("\n").split("\n")
             width = len(str(len(lines)))
-            for number, line in enumerate(lines, start=1):  # every line: the scrollback holds them all
-                self.console.line(f"  {number:>{width}} │ {line}")
+            shown = [f"  {number:>{width}} │ {line}" for number, line in enumerate(lines, start=1)]
+            for line in shown:  # every line: the scrollback holds them all
+                self.console.line(line)
+            if _rows(shown) > _screen_rows() - 4:  # its head scrolled away: say again what is asked, where it is
+                self.console.line(head)
 
     def _set_aside_typeahead(self) -> None:
         """On a terminal: what was typed before the question is not its answer. Whole lines are kept as
@@ -141,6 +148,24 @@ class ReplApprovals:
             self.console.line(f"  (typed before this question, not taken as its answer; sent after the turn: "
                               f"{terminal_safe(line, keep_newlines=False)})")
         self.set_aside.extend(lines)
+
+
+
+
+def _screen_rows() -> int:
+    import shutil
+
+    return shutil.get_terminal_size().lines
+
+
+def _rows(lines: list[str]) -> int:
+    """The terminal rows `lines` take once wrapped at the terminal's width (one padded line can take hundreds)."""
+    import shutil
+
+    from rich.cells import cell_len
+
+    columns = max(shutil.get_terminal_size().columns, 1)
+    return sum(max(1, -(-cell_len(line) // columns)) for line in lines)
 
 
 __all__ = ["ReplApprovals"]

@@ -80,6 +80,6 @@ def exit_code_of(exc: BaseException) -> int | None:
 def failure_line(exc: BaseException) -> str:
     """The one line on stderr for a failure that ends the command, made terminal-safe: it may quote what the
     command read (an API's error message, a file's name, a transcript's field)."""
-    from evo_agent.safe_text import terminal_safe
+    from evo_agent.safe_text import terminal_line
 
-    return "evo-agent: interrupted" if isinstance(exc, KeyboardInterrupt) else terminal_safe(f"evo-agent: {exc}")
+    return "evo-agent: interrupted" if isinstance(exc, KeyboardInterrupt) else terminal_line(f"evo-agent: {exc}")

@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_memory(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace], Path]) -> int:
     """Run the command; raises UsageError/CommandError (one line) for what cannot be done."""
-    from evo_agent.safe_text import terminal_safe
+    from evo_agent.safe_text import terminal_line, terminal_safe
     from evo_agent.session import MemoryRefused, MemoryStore, reveal_invisible
 
     args = build_parser().parse_args(list(argv))
@@ -52,7 +52,7 @@ def run_memory(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace
         if args.memory_command in (None, "list"):
             for scope in ("project", "user"):
                 index = store.index(scope)
-                out.append(f"{scope} memory ({store.directory(scope)}):")
+                out.append(f"{scope} memory ({terminal_line(store.directory(scope))}):")
                 out.append(index.text or "  (empty)")
                 if index.truncated:
                     out.append(f"  … past the bound the model is given ({index.lines} lines, {index.size:,} bytes)")

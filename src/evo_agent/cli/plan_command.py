@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_plan(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace], Path]) -> int:
     """Run the command; raises UsageError/CommandError (one line) for what cannot be done."""
-    from evo_agent.safe_text import terminal_safe
+    from evo_agent.safe_text import terminal_line, terminal_safe
     from evo_agent.session import PlanError, PlanStore
     from evo_agent.tools.plan_tools import plan_summary
 
@@ -43,7 +43,7 @@ def run_plan(argv: Sequence[str], project_dir_of: Callable[[argparse.Namespace],
         if args.plan_command in (None, "list"):
             plans = store.plans()
             if not plans:
-                out.append(f"No plans in {store.root} (the model makes one with plan_create).")
+                out.append(f"No plans in {terminal_line(store.root)} (the model makes one with plan_create).")
             for plan in plans:
                 done, total = plan.progress
                 state = "active" if plan.state == "todo" else "done"

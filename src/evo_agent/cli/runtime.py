@@ -26,7 +26,7 @@ from pathlib import Path
 from evo_agent.agent import Agent, CompactionFailed, TurnCallbacks, TurnResult
 from evo_agent.agent.callbacks import EXIT_GRACE_S
 from evo_agent.providers import ProviderError
-from evo_agent.safe_text import terminal_safe
+from evo_agent.safe_text import terminal_line, terminal_safe
 from evo_agent.session import find_project_dir
 from evo_agent.session import plain_dataclass as dataclass
 
@@ -276,7 +276,8 @@ def resume_command(session_id: str, project_dir: Path | str) -> str:
     if found is None or os.path.realpath(found) != os.path.realpath(project):
         import shlex  # here: only the exit hint of a session started elsewhere needs it
 
-        command += f" --project-dir {shlex.quote(str(project))}"
+        # One terminal-safe line: a directory's name is whoever made it's text (an unpacked archive's).
+        command += f" --project-dir {terminal_line(shlex.quote(str(project)))}"
     return command
 
 

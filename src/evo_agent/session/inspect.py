@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from .jsonio import decode
 from .layout import SIDECHAIN_PATH_RE, SUBAGENT_DIR
+from .meta import decode_lenient
 
 
 @dataclass
@@ -37,9 +37,12 @@ class TranscriptLine:
 
 
 def parse_record(raw: bytes) -> dict[str, Any] | None:
-    """The record on one line, or None when it is not one (not JSON, not an object, no type)."""
+    """The record on one line, or None when it is not one (not JSON, not an object, no type).
+
+    Parsed as resume parses it: a line the recorder wrote through the stdlib (a lone surrogate, from a file
+    name that is not UTF-8) is a record here too, not an unreadable line."""
     try:
-        value = decode(raw)
+        value = decode_lenient(raw)
     except ValueError:
         return None
     if isinstance(value, dict) and isinstance(value.get("type"), str):

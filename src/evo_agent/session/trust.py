@@ -38,6 +38,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from evo_agent.safe_text import terminal_line
+
 from . import ids as session_ids  # its SESSION_ID_RE is compiled at first use
 from .ids import SessionError, is_session_id
 from .layout import DIR_MODE, FETCHED_NAME, FILE_MODE, GITIGNORE_NAME, GITIGNORE_TEXT
@@ -262,7 +264,8 @@ def check_sessions_dir(project_dir: Path, sessions_dir: Path, *, unexpected_ok: 
                 raise SessionsDirRefused(f"{path} is open to others (mode {mode:04o}) and cannot be narrowed: "
                                          f"{exc.strerror or exc}") from None
             if mode & 0o022:  # others could have planted or swapped sessions: say so (read bits are narrowed quietly)
-                notices.append(f"evo-agent: {path} was writable by others (mode {mode:04o}); narrowed to {wanted:04o}")
+                notices.append(f"evo-agent: {terminal_line(path)} was writable by others (mode {mode:04o}); "
+                               f"narrowed to {wanted:04o}")  # one line each: the notices are joined by newlines
         if path == sessions_dir:
             try:
                 ids, others = scan_sessions_dir(sessions_dir)
@@ -370,8 +373,9 @@ def repair_gitignore(sessions_dir: Path) -> str | None:
     try:
         restore_gitignore(sessions_dir)
     except OSError as exc:
-        return (f"evo-agent: {sessions_dir / GITIGNORE_NAME} {problem} and cannot be restored "
+        return (f"evo-agent: {terminal_line(sessions_dir / GITIGNORE_NAME)} {problem} and cannot be restored "
                 f"({exc.strerror or exc}): transcripts could be committed to git by accident")
     if problem == "missing":
         return None  # nothing was wrong but a file not made yet (or deleted): now it is there
-    return f"evo-agent: {sessions_dir / GITIGNORE_NAME} {problem}; restored it to `*` so no transcript is committed"
+    return (f"evo-agent: {terminal_line(sessions_dir / GITIGNORE_NAME)} {problem}; restored it to `*` so no "
+            "transcript is committed")

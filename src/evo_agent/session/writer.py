@@ -34,8 +34,11 @@ def lock_for(path: Path) -> _thread.LockType:
 
 
 def stderr_warning(line: str) -> None:
+    """A warning as one terminal-safe line on stderr: it names paths (the project's directory is anyone's name)."""
+    from evo_agent.safe_text import terminal_line
+
     try:
-        print(line, file=sys.stderr, flush=True)
+        print(terminal_line(line), file=sys.stderr, flush=True)
     except Exception:  # noqa: BLE001 — stderr closed: nothing left to tell
         pass
 

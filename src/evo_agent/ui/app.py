@@ -47,7 +47,7 @@ from rich.text import Text
 
 from evo_agent.agent.callbacks import EXIT_GRACE_S
 from evo_agent.exit_codes import EXIT_HANGUP
-from evo_agent.safe_text import terminal_safe
+from evo_agent.safe_text import terminal_line, terminal_safe
 from evo_agent.session import one_line
 from evo_agent.tools.approval import ApprovalDecision, ApprovalRequest
 
@@ -581,8 +581,8 @@ class AgentApp:
         from evo_agent.agent.instructions import welcome_text
 
         context = welcome_text(a.instructions)
-        if context:  # which instruction files the model was given, where the tools run
-            self.emit(render.notice(context))
+        if context:  # which instruction files the model was given, where the tools run: one line, as named
+            self.emit(render.notice(terminal_line(context)))
         if self.resumed is not None:
             self.show_resumed(self.resumed)
 

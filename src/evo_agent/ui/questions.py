@@ -114,7 +114,8 @@ class Questions:
         items: list[RenderableType] = [head]
         unseen = 0
         if request.detail:
-            body, unseen = render.approval_detail(request.tool, request.detail, self._preview_lines())
+            body, unseen = render.approval_detail(request.tool, request.detail, self._preview_lines(),
+                                                        self._app.width())
             items.append(body)
         app.emit(*items)
         rows = [("yes", "Yes")]

@@ -23,7 +23,7 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 from rich.theme import Theme
 
-from evo_agent.safe_text import terminal_safe
+from evo_agent.safe_text import terminal_line, terminal_safe
 from evo_agent.session import INTERRUPTED_MARKER, SUMMARY_PREFIX, SUMMARY_SUFFIX, one_line
 from evo_agent.tools import call_argument, facts_of
 
@@ -185,7 +185,7 @@ def tool_label(name: str, tool_input: Any) -> str:
     """A one-line view of a call: `bash(ls -la)`, `grep("def main" in src)`, `read_file(README.md)`
     (what the parentheses hold is the tool's own fact: tools.call_argument)."""
     arg = call_argument(name, tool_input)
-    return f"{name}({one_line(terminal_safe(arg, keep_newlines=False).replace('^J', ' '), LABEL_MAX)})"
+    return f"{terminal_line(name)}({one_line(terminal_safe(arg, keep_newlines=False).replace('^J', ' '), LABEL_MAX)})"
 
 
 def tool_call(name: str, tool_input: Any, *, depth: int = 0, width: int | None = None) -> Text:
@@ -206,7 +206,7 @@ def tool_call_full(name: str, tool_input: Any) -> Text:
     """The call with its whole argument (Ctrl+O): `● bash` and the full command, lines kept, indented."""
     out = Text()
     out.append("● ")
-    out.append(name, style="evo.tool")
+    out.append(terminal_line(name), style="evo.tool")  # the model's text: a hostile endpoint names any tool
     if isinstance(tool_input, dict):
         key = facts_of(name).label_arg
         value = tool_input.get(key) if key else None
@@ -342,17 +342,21 @@ def _preview_lines(name: str) -> int:
     return facts_of(name).result_lines or PREVIEW_LINES
 
 
-def approval_detail(tool: str, detail: str, limit: int | None = None) -> tuple[Text, int]:
-    """What an approval shows under its question, and how many of its lines it leaves out.
+def approval_detail(tool: str, detail: str, limit: int | None = None, width: int | None = None) -> tuple[Text, int]:
+    """What an approval shows under its question, and how many of its lines it leaves out (wholly or in part).
 
     A command is highlighted line by line (bash lexer, numbered; the terminal wraps it, nothing is cropped);
-    a diff is coloured; anything else is dim. With `limit`, only the first `limit` lines are shown and
-    a last line says how many more there are and that Ctrl+O shows them (never a silent cut).
+    a diff is coloured; anything else is dim. With `limit`, only the first `limit` rows are shown and a last
+    line says how much more there is and that Ctrl+O shows it (never a silent cut). With `width` (the
+    terminal's), a row is a screen row: a line the terminal wraps takes several, and one too long for the rows
+    left is shown up to what fits. One line padded with thousands of blanks otherwise scrolled its start (the
+    part that runs) off the screen above the question, showing only its harmless end.
     """
     lines = terminal_safe(detail).rstrip("\n").split("\n")
-    hidden = max(0, len(lines) - limit) if limit is not None else 0
-    shown = lines[: len(lines) - hidden]
-    width = len(str(len(shown)))
+    number_width = len(str(len(lines)))
+    gutter = number_width + 3 if facts_of(tool).approval == "bash" else 4
+    shown, cut_chars = _rows_that_fit(lines, limit, None if width is None else max(width - gutter, 8))
+    hidden = len(lines) - len(shown) + (1 if cut_chars else 0)
     out = Text()
     if facts_of(tool).approval == "bash":
         from rich.syntax import Syntax  # Pygments loads at the first command shown, not at start-up
@@ -360,17 +364,60 @@ def approval_detail(tool: str, detail: str, limit: int | None = None) -> tuple[T
         code = "\n".join(shown)
         highlighted = Syntax(code, "bash", theme="ansi_dark", background_color="default").highlight(code)
         for i, line in enumerate(highlighted.split("\n", allow_blank=True)[: len(shown)]):
-            out.append(("\n" if i else "") + f"  {i + 1:>{width}} ", style="evo.dim")
+            out.append(("\n" if i else "") + f"  {i + 1:>{number_width}} ", style="evo.dim")
             out.append_text(line)
     else:
         for i, row in enumerate(shown):
             style = ("evo.added" if row.startswith("+") and not row.startswith("+++") else
                      "evo.removed" if row.startswith("-") and not row.startswith("---") else "evo.dim")
             out.append(("\n" if i else "") + "    " + row, style=style)
-    if hidden:
+    if cut_chars:
+        more = len(lines) - len(shown)
+        out.append(f"\n    … line {len(shown)} goes on: {cut_chars:,} more characters not shown"
+                   + (f", and {more} more line{'s' if more != 1 else ''} ({len(lines)} in all)" if more else "")
+                   + ": Ctrl+O shows them all; yes waits until then", style="evo.warn")
+    elif hidden:
         out.append(f"\n    … {hidden} more line{'s' if hidden != 1 else ''} not shown ({len(lines)} in all): "
                    "Ctrl+O shows them all; yes waits until then", style="evo.warn")
     return out, hidden
+
+
+def _rows_that_fit(lines: list[str], limit: int | None, columns: int | None) -> tuple[list[str], int]:
+    """The lines shown within `limit` rows of `columns` cells (the last one cut when it does not fit whole),
+    and how many characters of that last line were cut (0: every shown line is whole)."""
+    if limit is None:
+        return lines, 0
+    if columns is None:
+        return lines[:limit], 0
+    from rich.cells import cell_len
+
+    shown: list[str] = []
+    rows_left = limit
+    for line in lines:
+        rows = max(1, -(-cell_len(line) // columns))  # the rows the terminal wraps it into
+        if rows <= rows_left:
+            shown.append(line)
+            rows_left -= rows
+            continue
+        if rows_left > 0:  # as much of it as the rows left hold
+            kept = _cut_to_cells(line, rows_left * columns)
+            shown.append(kept)
+            return shown, len(line) - len(kept)
+        break
+    return shown, 0
+
+
+def _cut_to_cells(text: str, cells: int) -> str:
+    """The longest start of `text` that takes at most `cells` terminal cells."""
+    from rich.cells import cell_len
+
+    kept, used = 0, 0
+    for char in text:
+        used += cell_len(char)
+        if used > cells:
+            break
+        kept += 1
+    return text[:kept]
 
 
 def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -> Text:
@@ -385,6 +432,6 @@ def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -
         where = "…" + where[-max(room - 1, 8):]
     out = Text()
     out.append(head, style="bold")
-    out.append_text(safe(middle + where))
+    out.append(terminal_line(middle + where))  # one line, whatever the directory is named
     out.append(tail, style="evo.dim")
     return out

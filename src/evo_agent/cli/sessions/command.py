@@ -273,7 +273,9 @@ def _run(args: argparse.Namespace, project_dir: Path) -> int:
     # exit 1 (fsck reports what is not a session, and the .gitignore, rather than refusing or restoring them)
     notice = store.check_dir(for_fsck=command == "fsck")
     if notice:
-        print(notice, file=sys.stderr)
+        from evo_agent.safe_text import terminal_safe
+
+        print(terminal_safe(notice), file=sys.stderr)  # notices name the project's path: anyone's text
     out = sys.stdout
     from .remote import handles, run_remote
 
@@ -343,7 +345,9 @@ def _fsck(args: argparse.Namespace, store: SessionStore, out: TextIO) -> int:
 
     ids = [resolve_session_dir(store, args.id)[0]] if args.id else all_session_ids(store)
     if args.id is None and not store.sessions_dir.is_dir():
-        out.write(f"No sessions in {store.sessions_dir}\n")
+        from evo_agent.safe_text import terminal_line
+
+        out.write(f"No sessions in {terminal_line(store.sessions_dir)}\n")
         return 0
     if args.secrets:
         from .fsck_secrets import fsck_with_secrets
@@ -418,13 +422,13 @@ def _show_or_export(command: str, args: argparse.Namespace, store: SessionStore,
         if args.json:
             out.write(show_json(view))
         else:
-            from evo_agent.safe_text import terminal_safe
+            from evo_agent.safe_text import terminal_line
 
             from .render_text import render_show
 
             reason = store.foreign_reason(view.id)
             if reason:
-                out.write(f"recorded elsewhere: {terminal_safe(reason, keep_newlines=False)} — never continued by -c; "
+                out.write(f"recorded elsewhere: {terminal_line(reason)} — never continued by -c; "
                           f"take it on with: evo-agent sessions adopt {view.id}\n")
             out.write(render_show(view, color=_color(), full=args.full, restored=args.restored))
         return 0

@@ -32,7 +32,7 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from evo_agent.safe_text import terminal_safe
+from evo_agent.safe_text import terminal_line
 from evo_agent.session import (
     DIR_MODE,
     FILE_MODE,
@@ -82,7 +82,7 @@ class Finding:
             text += " — repaired"
         elif self.repair_error:
             text += f" — not repaired: {self.repair_error}"
-        return terminal_safe(text)  # file names in a session directory can hold anything
+        return terminal_line(text)  # file names in a session directory can hold anything, newlines too
 
     def to_json(self) -> dict:
         return {"session": self.session, "path": self.path, "kind": self.kind, "message": self.message,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from evo_agent.safe_text import terminal_safe
+from evo_agent.safe_text import terminal_line
 from evo_agent.session import MESSAGES_NAME, SUBAGENT_DIR, SessionStore, is_sidechain_path, iter_transcript
 from evo_agent.session.admin import count_secrets, may_hold_secret
 
@@ -38,7 +38,7 @@ class SecretsFound:
     def line(self) -> str:
         ordered = sorted(self.kinds.items(), key=lambda kv: (-kv[1], kv[0]))  # most frequent first
         kinds = ", ".join(f"{kind} {count:,}" for kind, count in ordered)
-        return terminal_safe(f"{self.session}  {self.path}: {plural(sum(self.kinds.values()), 'secret')} ({kinds})")
+        return terminal_line(f"{self.session}  {self.path}: {plural(sum(self.kinds.values()), 'secret')} ({kinds})")
 
 
 def scan_file(path: Path) -> Counter:

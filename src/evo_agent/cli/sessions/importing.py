@@ -10,7 +10,7 @@ from typing import TextIO
 
 from evo_agent.importers import claude_code, codex, earlier_imports, source_fingerprint, write_import
 from evo_agent.importers.model import ImportedSession, Message, consume
-from evo_agent.safe_text import terminal_safe
+from evo_agent.safe_text import terminal_line
 from evo_agent.session import SessionStore, text_of
 
 from ..errors import CommandError
@@ -54,21 +54,22 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
     known = find_sources(store.project_dir)
     if not sources and not import_all:
         if not known:
-            out.write(f"No {label} sessions recorded in {store.project_dir} or below it\n")
+            out.write(f"No {label} sessions recorded in {terminal_line(store.project_dir)} "
+                      "or below it\n")
             return 0
         for path in known:
             done = earlier_imports(store, agent, source_id_of(path))
             when = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
             mark = f"imported as {done[-1][0]}" if done else "not imported"
-            stem = terminal_safe(path.stem, keep_newlines=False)
+            stem = terminal_line(path.stem)
             out.write(f"{stem}  {when}  {path.stat().st_size:>9,} bytes  {mark:<34}  "
-                      f"{terminal_safe(_first_prompt(read(path)), keep_newlines=False)}\n")
+                      f"{terminal_line(_first_prompt(read(path)))}\n")
         out.write(f"Import with: evo-agent sessions import {agent} ID… (or --all)\n")
         return 0
     paths = known if import_all else [_source(s, known, agent) for s in sources]
     failed = 0
     for path in paths:
-        shown = terminal_safe(str(path), keep_newlines=False)  # a downloaded file's name is anyone's text
+        shown = terminal_line(path)  # a downloaded file's name is anyone's text
         fingerprint = source_fingerprint(path)
         try:
             imported = read(path)
@@ -92,7 +93,7 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
             problem = f"nothing to import from {shown}: no {label} conversation in it ({unread} lines not understood)"
             if len(paths) == 1:
                 raise CommandError(problem)
-            sys.stderr.write(f"evo-agent: {terminal_safe(problem, keep_newlines=False)}\n")  # the others go on
+            sys.stderr.write(f"evo-agent: {terminal_line(problem)}\n")  # the others go on
             failed += 1
             continue
         messages, subagents, compactions = imported.counts()
@@ -106,5 +107,5 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
             out.write(f"  left out: {kinds}\n")
         if imported.skipped:
             kinds = ", ".join(f"{n} {kind}" for kind, n in imported.skipped.most_common())
-            out.write(f"  not understood: {terminal_safe(kinds, keep_newlines=False)}\n")
+            out.write(f"  not understood: {terminal_line(kinds)}\n")
     return 1 if failed else 0

@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from evo_agent.safe_text import terminal_safe
+from evo_agent.safe_text import terminal_line, terminal_safe
 from evo_agent.session import (
     SessionInfo,
     SessionsDirRefused,
@@ -48,7 +48,7 @@ def row_json(row: SessionInfo) -> dict:
 
 def foreign_mark(row: SessionInfo) -> str:
     """`[recorded elsewhere: tracked by git] ` before a foreign session's prompt; nothing for one of ours."""
-    return f"[recorded elsewhere: {terminal_safe(row.foreign, keep_newlines=False)}] " if row.foreign else ""
+    return f"[recorded elsewhere: {terminal_line(row.foreign)}] " if row.foreign else ""
 
 
 def sessions_list(
@@ -72,16 +72,17 @@ def sessions_list(
         out.write(json_safe_dumps(data, indent=2) + "\n")
         return 0
     if not rows and not any(tree_rows for _, tree_rows in others):
-        out.write(f"No sessions in {store.sessions_dir}\n")
+        out.write(f"No sessions in {terminal_line(store.sessions_dir)}\n")
         return 0
     _write_table(rows, out, limit, wide)
     for tree, tree_rows in others:
         if tree_rows:
             import shlex  # here: only another worktree's table quotes a path
 
-            branch = f" ({terminal_safe(tree.branch)})" if tree.branch else ""
-            out.write(f"\nWorktree {terminal_safe(str(tree.path))}{branch} — resume with "
-                      f"--project-dir {terminal_safe(shlex.quote(str(tree.path)))}:\n")
+            branch = f" ({terminal_line(tree.branch)})" if tree.branch else ""
+            path = terminal_line(tree.path)
+            quoted = terminal_line(shlex.quote(str(tree.path)))
+            out.write(f"\nWorktree {path}{branch} — resume with --project-dir {quoted}:\n")
             _write_table(tree_rows, out, limit, wide)
     return 0
 
@@ -152,7 +153,7 @@ def _write_table(rows: list[SessionInfo], out: TextIO, limit: int | None, wide: 
             fmt_ms(r.meta.updated_ms),
             str(r.meta.message_count),
             f"{r.meta.total_tokens:,}",
-            terminal_safe(r.meta.git_branch or "-"),
+            terminal_line(r.meta.git_branch or "-"),
             foreign_mark(r) + title(r),
         )
         for r in rows
@@ -190,7 +191,7 @@ def _worktree_rows(tree: Worktree, include_all: bool, limit: int | None) -> list
     try:
         check_sessions_dir(store.project_dir, store.sessions_dir, repair=False)
     except SessionsDirRefused as exc:
-        print(f"evo-agent: {exc}", file=sys.stderr)
+        print(terminal_line(f"evo-agent: {exc}"), file=sys.stderr)  # it may quote a link's target: anyone's text
         return []
     return _rows(store, include_all, limit)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from evo_agent.safe_text import terminal_safe
+from evo_agent.safe_text import terminal_line, terminal_safe
 
 from .common import fmt_ms, fmt_stamp, plural
 from .model import (
@@ -43,7 +43,13 @@ def fence(text: str, lang: str = "") -> str:
 
 
 def inline_code(text: str) -> str:
-    return f"`` {text} ``" if "`" in text else f"`{text}`"
+    """`text` as one inline code span: on one line (a blank line would end the span and the paragraph, and the
+    rest of a name would read as the export's own heading), fenced by more backticks than any run inside it."""
+    text = terminal_line(text)
+    if "`" not in text:
+        return f"`{text}`"
+    ticks = "`" * (max(len(run) for run in re.findall(r"`+", text)) + 1)
+    return f"{ticks} {text} {ticks}"
 
 
 def quote(chunks: list[str]) -> str:

@@ -12,7 +12,7 @@ import json
 import re
 from typing import ClassVar
 
-from evo_agent.safe_text import terminal_safe
+from evo_agent.safe_text import terminal_line, terminal_safe
 
 from .common import fmt_ms, fmt_stamp, plural
 from .model import (
@@ -114,13 +114,13 @@ class TextRenderer:
         self.emit("", self.s(f"Session {view.id}", "bold") + live)
         if meta is not None:
             if meta.name:
-                self.emit("  ", f"name     {terminal_safe(meta.name, keep_newlines=False)}")
+                self.emit("  ", f"name     {terminal_line(meta.name)}")
             self.emit("  ", f"created  {fmt_ms(meta.created_ms)}   updated {fmt_ms(meta.updated_ms)}")
             model = meta.model or "?"
             if meta.provider:
                 model += f" ({meta.provider})"
-            self.emit("  ", f"model    {terminal_safe(model)}   branch {terminal_safe(meta.git_branch or '-')}")
-            self.emit("  ", f"cwd      {terminal_safe(meta.cwd or '?')}")
+            self.emit("  ", f"model    {terminal_line(model)}   branch {terminal_line(meta.git_branch or '-')}")
+            self.emit("  ", f"cwd      {terminal_line(meta.cwd or '?')}")
         tokens = f"tokens {fmt_tokens(view.transcript.tokens)}"
         sub = view.subagent_tokens
         if sub:
@@ -130,11 +130,11 @@ class TextRenderer:
         if dollars:
             self.emit("  ", f"cost     {dollars}")
         if view.lineage:
-            chain = " ← ".join(terminal_safe(s, keep_newlines=False) for s in view.lineage) + (
+            chain = " ← ".join(terminal_line(s) for s in view.lineage) + (
                 " ← …" if view.lineage_missing else "")
             self.emit("  ", f"resumed from {chain}")
         if view.resumed_as:
-            self.emit("  ", f"resumed as   {', '.join(terminal_safe(s, keep_newlines=False) for s in view.resumed_as)}")
+            self.emit("  ", f"resumed as   {', '.join(terminal_line(s) for s in view.resumed_as)}")
         self.transcript(view.transcript, "")
         for run in view.unlinked:
             self.emit("")
@@ -154,12 +154,12 @@ class TextRenderer:
             head = " · ".join(p for p in ("compacted", f"#{item.compact_count}" if item.compact_count else "",
                                           item.trigger or "", fmt_stamp(item.timestamp),
                                           f"summary {fmt_tokens(item.tokens)}" if item.tokens else "") if p)
-            self.emit(prefix, self.s(f"── {terminal_safe(head, keep_newlines=False)} ──", "magenta"))
+            self.emit(prefix, self.s(f"── {terminal_line(head)} ──", "magenta"))
             self.block(prefix + "  ", item.summary, None)
         elif isinstance(item, ResumeMarker):
             self.emit(prefix)
             count = f" · {plural(item.restored_count, 'message')} restored" if item.restored_count is not None else ""
-            source = terminal_safe(str(item.from_session_id or "?"), keep_newlines=False)
+            source = terminal_line(item.from_session_id or "?")
             self.emit(prefix, self.s(f"── resumed from {source}{count} ──", "blue"))
         elif isinstance(item, Restored):
             if not item.items:
@@ -174,7 +174,7 @@ class TextRenderer:
         elif isinstance(item, SubagentRun):
             self.run(item, prefix)
         elif isinstance(item, NOTES):
-            self.emit(prefix, self.s(f"◆ {terminal_safe(item.line, keep_newlines=False)}", "blue")
+            self.emit(prefix, self.s(f"◆ {terminal_line(item.line)}", "blue")
                       + self.s(f" · {fmt_stamp(item.timestamp)}", "dim"))
         elif isinstance(item, Skipped):
             what = "torn last line (an interrupted write)" if item.torn else "unreadable line"
@@ -205,15 +205,15 @@ class TextRenderer:
             elif isinstance(block, ToolCall):
                 self.call(block, inner)
             elif isinstance(block, OrphanResult):
-                call_id = terminal_safe(block.tool_use_id)
+                call_id = terminal_line(block.tool_use_id)
                 self.emit(inner, self.s(f"result for {call_id} (its call is not in this file)", "dim"))
                 self.result(block.result, inner, None)
             elif isinstance(block, Other):
-                self.emit(inner, self.s(f"[{terminal_safe(block.description)}]", "dim"))
+                self.emit(inner, self.s(f"[{terminal_line(block.description)}]", "dim"))
 
     def call(self, call: ToolCall, prefix: str) -> None:
-        self.emit(prefix, self.s(f"▸ {terminal_safe(call.name)}", "bold", "yellow")
-                  + self.s(f" ({terminal_safe(call.id)})", "dim"))
+        self.emit(prefix, self.s(f"▸ {terminal_line(call.name)}", "bold", "yellow")
+                  + self.s(f" ({terminal_line(call.id)})", "dim"))
         self.block(prefix + "    ", input_text(call), INPUT_LINES)
         for run in call.runs:
             self.run(run, prefix + "  ")
@@ -228,7 +228,7 @@ class TextRenderer:
         self.block(prefix + "  ", result.text or "(empty)", RESULT_LINES)
 
     def run(self, run: SubagentRun, prefix: str) -> None:
-        head = f"┌ subagent {terminal_safe(run.agent_name)} · {terminal_safe(run.path)}"
+        head = f"┌ subagent {terminal_line(run.agent_name)} · {terminal_line(run.path)}"
         if run.transcript is not None:
             head += f" · {plural(run.transcript.message_count, 'message')}"
             if run.transcript.tokens:
