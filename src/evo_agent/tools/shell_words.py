@@ -19,6 +19,8 @@ never less).
 `protected_dir(command, root)` names `.git` or `.evo-agent` when some word of some command
 (an option's value included) may be a path inside one of them: resolved (`..`, symlinks) from
 the project, and each path segment compared as bash would match it (`.evo-agen?` is `.evo-agent`).
+Every `.git` below the project counts (a nested checkout's, reached through a link too), in any
+letter case, as for the file tools (confine.in_sensitive_dir).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .confine import AGENT_DIR, SENSITIVE_DIRS, is_within, real
+from .confine import AGENT_DIR, SENSITIVE_DIRS, in_agent_dir, in_sensitive_dir, real
 
 OPERATOR_CHARS = frozenset("|&;()<>\n")
 BLANKS = frozenset(" \t")
@@ -274,8 +276,8 @@ def bash_glob(chars: list[Char], root: Path | str) -> list[str]:
 
 
 def _segment_may_be(segment: list[Char], name: str) -> bool:
-    if not _is_pattern(segment):
-        return "".join(c for c, _ in segment) == name
+    if not _is_pattern(segment):  # `.GIT` is `.git` on a case-insensitive file system (macOS's default)
+        return "".join(c for c, _ in segment).casefold() == name
     return _matches(_tokens(segment), name)
 
 
@@ -324,9 +326,10 @@ def _protected_candidate(chars: list[Char], is_pattern: bool, project: Path, bas
         paths += bash_glob(chars, base)
     for path in paths:
         full = real(os.path.join(base, os.path.expanduser(path)))
-        for name in PROTECTED_DIRS:
-            if is_within(full, project / name):
-                return name
+        if in_agent_dir(project, full):
+            return AGENT_DIR
+        if in_sensitive_dir(project, full):  # any `.git` below the project, in any letter case, as the file tools
+            return ".git"
     return None
 
 
