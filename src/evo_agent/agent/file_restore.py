@@ -137,11 +137,12 @@ def restore_files(changes: list[FileChange], write: Callable[[str], None],
 def restore_opened(change: FileChange) -> None:
     """Put one file back (atomic: temp file + rename), inside its directory opened without following a symlink.
 
-    The directory is resolved now and then opened one step at a time with O_NOFOLLOW (tools/safe_open.py),
-    so a directory swapped for a symlink meanwhile fails the restore instead of redirecting it; the file
-    itself is replaced by a rename, which never follows a symlink. Raises OSError.
+    `change.path` is the real path that was checked (and asked about): its directory is opened as it is, one
+    step at a time with O_NOFOLLOW (tools/safe_open.py), never resolved again, so a directory swapped for a
+    symlink meanwhile (a `git pull` while the question waited) fails the restore instead of redirecting it;
+    the file itself is replaced by a rename, which never follows a symlink. Raises OSError.
     """
-    parent = os.path.realpath(os.path.dirname(change.path))
+    parent = os.path.dirname(change.path)
     name = os.path.basename(change.path)
     if not change.existed:
         try:
