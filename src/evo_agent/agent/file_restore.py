@@ -26,6 +26,7 @@ from evo_agent.session import (
     PlanStore,
     SessionStore,
     changes_since,
+    permission_bits,
     plain_replace,
     plan_updates_since,
     read_backup,
@@ -160,9 +161,8 @@ def restore_opened(change: FileChange) -> None:
         raise OSError(0, change.not_kept or "no backup")
     data = read_backup(change.backup)
     dir_fd = open_dir(parent, create=True)
-    try:  # the file's own mode back, under the umask as when it was made
-        replace_file(name, data, dir_fd=dir_fd, mode=change.mode if change.mode is not None else 0o644,
-                     exact_mode=False)
+    try:  # the file's own permissions back, under the umask as when it was made
+        replace_file(name, data, dir_fd=dir_fd, mode=permission_bits(change.mode), exact_mode=False)
     finally:
         os.close(dir_fd)
 
