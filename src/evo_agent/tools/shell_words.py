@@ -20,7 +20,8 @@ never less).
 (an option's value included) may be a path inside one of them: resolved (`..`, symlinks) from
 the project, and each path segment compared as bash would match it (`.evo-agen?` is `.evo-agent`).
 Every `.git` below the project counts (a nested checkout's, reached through a link too), in any
-letter case, as for the file tools (confine.in_sensitive_dir).
+letter case, as for the file tools (confine.in_sensitive_dir). Tilde prefixes are expanded as bash
+expands them (`~+` and `~0` the directory the command runs in, `~-` `$OLDPWD`, after `=` and `:`).
 """
 
 from __future__ import annotations
@@ -318,19 +319,48 @@ def _protected_candidate(chars: list[Char], is_pattern: bool, project: Path, bas
     for name in PROTECTED_DIRS:
         if any(_segment_may_be(s, name) for s in segments):
             return name
-    candidate = "".join(c for c, _ in chars)
-    if "$" in candidate or "`" in candidate:
+    if any(c in "$`" for c, _ in chars):
         return None
-    paths = [candidate]
-    if is_pattern:
-        paths += bash_glob(chars, base)
-    for path in paths:
-        full = real(os.path.join(base, os.path.expanduser(path)))
-        if in_agent_dir(project, full):
-            return AGENT_DIR
-        if in_sensitive_dir(project, full):  # any `.git` below the project, in any letter case, as the file tools
-            return ".git"
+    for piece in _pieces(chars):
+        piece = _tilde(piece, base)
+        paths = ["".join(c for c, _ in piece), *(bash_glob(piece, base) if is_pattern else [])]
+        for path in paths:
+            full = real(os.path.join(base, path))
+            if in_agent_dir(project, full):
+                return AGENT_DIR
+            if in_sensitive_dir(project, full):  # any `.git` below the project, in any case, as the file tools
+                return ".git"
     return None
+
+
+def _pieces(chars: list[Char]) -> list[list[Char]]:
+    """The word, and each piece between its colons: bash expands a `~` after a `:` too (`x=a:~+/b`)."""
+    pieces: list[list[Char]] = [[]]
+    for char in chars:
+        if char == (":", False):
+            pieces.append([])
+        else:
+            pieces[-1].append(char)
+    return [chars, *pieces[1:]] if len(pieces) > 1 else [chars]
+
+
+def _tilde(chars: list[Char], base: Path) -> list[Char]:
+    """The word after bash's tilde expansion of its unquoted prefix: `~` and `~user` a home directory, `~+`,
+    `~0` and `~+0` the directory the command runs in (`base`), `~-` and `~-0` `$OLDPWD` (which the command
+    inherits)."""
+    if not chars or chars[0] != ("~", False):
+        return chars
+    end = next((i for i, (c, _) in enumerate(chars) if c == "/"), len(chars))
+    if any(quoted for _, quoted in chars[:end]):
+        return chars  # a quoted character in the prefix: bash expands nothing
+    prefix = "".join(c for c, _ in chars[:end])
+    if prefix in ("~+", "~0", "~+0"):
+        expanded = str(base)
+    elif prefix in ("~-", "~-0"):
+        expanded = os.environ.get("OLDPWD", prefix)
+    else:
+        expanded = os.path.expanduser(prefix)
+    return [(c, True) for c in expanded] + chars[end:]
 
 
 __all__ = ["Char", "ShellSyntaxError", "Word", "bash_glob", "expand", "protected_dir", "split_words"]
