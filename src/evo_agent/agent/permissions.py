@@ -512,8 +512,11 @@ def _edit_diff(name: str, tool_input: dict[str, Any], target: Target) -> str:
         old, new = before, after  # it will fail in the tool; show what was asked
     import difflib  # only when an edit is shown for approval
 
+    # The name on one line, as the question's own first line shows it: a name holding newlines drew diff lines
+    # of its own (`notes.md⏎+++ b/notes.md⏎@@ …⏎+harmless`) above the lines really written.
+    name = terminal_safe(target.shown, keep_newlines=False)
     lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                      f"a/{target.shown}", f"b/{target.shown}"))
+                                      f"a/{name}", f"b/{name}"))
     lines = [line if line.endswith("\n") else line + "\n" for line in lines]
     # Whole: the front end shows what fits and says how much more there is (never a silent cut).
     return "".join(lines).rstrip("\n") or "(no change)"
