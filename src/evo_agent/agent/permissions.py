@@ -11,7 +11,7 @@
 | write_file/edit_file inside            | ask   | run          | refused   | run    |
 | ... in .git/ or outside the project    | ask   | ask          | refused   | run    |
 | write_file/edit_file in .evo-agent/    | refused in every mode                      |
-| bash that may touch .evo-agent/ or .git/ (not r/o) | ask even when a rule matches | refused | run |
+| bash that may touch .evo-agent/, .git/, ~/.config/evo-agent/ (not r/o) | ask, even under a rule | refused | run |
 | plan_* tools (only .evo-agent/tasks/)  | run   | run          | reads run, changes refused | run |
 | memory view                            | run   | run          | run       | run    |
 | memory writes, /memories/project/      | ask   | run          | refused   | run    |
@@ -212,8 +212,9 @@ class Policy:
         protected = (protected_dir(command, self.project_dir, self.work_dir)
                      or (AGENT_DIR if AGENT_DIR in command else None))
         if protected is not None:
-            what = ("the agent's transcripts and rules" if protected == AGENT_DIR
-                    else "git runs hooks and configuration from there")
+            what = {AGENT_DIR: "the agent's transcripts and rules",
+                    ".git": "git runs hooks and configuration from there"}.get(
+                protected, "your own evo-agent settings: MCP servers, rules and trust for every project")
             return Verdict("ask", f"mode {self.mode}: may touch {protected}",
                            f"the command may write {protected}/ ({what})", None)
         rule = self._matching(lambda r: r.covers_command(command, self.work_dir))

@@ -16,8 +16,9 @@ nothing for Python, so a check reading them as Python does let `Bash(cp:*)` copy
 A class this module does not know is taken to match any character (the checks then ask more,
 never less).
 
-`protected_dir(command, root)` names `.git` or `.evo-agent` when some word of some command
-(an option's value included) may be a path inside one of them: resolved (`..`, symlinks) from
+`protected_dir(command, root)` names `.git`, `.evo-agent` or the user's evo-agent config directory
+(`~/.config/evo-agent`: MCP servers, "always" rules and trust answers for every project) when some
+word of some command (an option's value included) may be a path inside one of them: resolved (`..`, symlinks) from
 the project, and each path segment compared as bash would match it (`.evo-agen?` is `.evo-agent`).
 Every `.git` below the project counts (a nested checkout's, reached through a link too), in any
 letter case, as for the file tools (confine.in_sensitive_dir). Tilde prefixes are expanded as bash
@@ -31,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .confine import AGENT_DIR, SENSITIVE_DIRS, in_agent_dir, in_sensitive_dir, real
+from .confine import AGENT_DIR, SENSITIVE_DIRS, in_agent_dir, in_sensitive_dir, is_within, real
 
 OPERATOR_CHARS = frozenset("|&;()<>\n")
 BLANKS = frozenset(" \t")
@@ -290,13 +291,16 @@ def protected_dir(command: str, root: Path | str, cwd: Path | str | None = None)
         tokens = split_words(command)
     except ShellSyntaxError:
         tokens = [Word(((w, False),)) for w in command.replace("'", " ").replace('"', " ").split()]
+    from evo_agent.session import user_config_dir
+
     project = real(root)
     base = real(cwd) if cwd is not None else project
+    config = real(user_config_dir())
     for token in tokens:
         if isinstance(token, str):
             continue
         for candidate in _path_candidates(token.chars()):
-            found = _protected_candidate(candidate, token.is_pattern, project, base)
+            found = _protected_candidate(candidate, token.is_pattern, project, base, config)
             if found:
                 return found
     return None
@@ -314,7 +318,7 @@ def _path_candidates(chars: list[Char]) -> list[list[Char]]:
     return [c for c in out if c]
 
 
-def _protected_candidate(chars: list[Char], is_pattern: bool, project: Path, base: Path) -> str | None:
+def _protected_candidate(chars: list[Char], is_pattern: bool, project: Path, base: Path, config: Path) -> str | None:
     segments = [s for s in _segments(chars) if s]
     for name in PROTECTED_DIRS:
         if any(_segment_may_be(s, name) for s in segments):
@@ -330,6 +334,8 @@ def _protected_candidate(chars: list[Char], is_pattern: bool, project: Path, bas
                 return AGENT_DIR
             if in_sensitive_dir(project, full):  # any `.git` below the project, in any case, as the file tools
                 return ".git"
+            if is_within(full, config):  # the user's own grants, for every project: wider than `.evo-agent/`
+                return str(config)
     return None
 
 
