@@ -32,7 +32,7 @@ from evo_agent.session import (
     read_backup,
     replace_file,
 )
-from evo_agent.tools.confine import in_agent_dir, in_sensitive_dir, inside_project, resolve_in
+from evo_agent.tools.confine import in_agent_dir, in_sensitive_dir, in_user_config, inside_project, resolve_in
 from evo_agent.tools.safe_open import open_dir
 
 BASH_NOTE = "Changes made through bash cannot be restored."
@@ -80,6 +80,8 @@ def confinement(project_dir: Path | str, path: str) -> tuple[Path, str | None, b
     resolved = resolve_in(project_dir, path)
     if in_agent_dir(project_dir, resolved):
         return resolved, "inside .evo-agent/, which evo-agent's file tools never write", False
+    if in_user_config(resolved):
+        return resolved, "inside your own evo-agent config, which evo-agent's file tools never write", False
     if not inside_project(project_dir, resolved):
         return resolved, f"outside the project ({terminal_safe(str(resolved), keep_newlines=False)})", True
     if in_sensitive_dir(project_dir, resolved):

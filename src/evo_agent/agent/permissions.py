@@ -11,6 +11,7 @@
 | write_file/edit_file inside            | ask   | run          | refused   | run    |
 | ... in .git/ or outside the project    | ask   | ask          | refused   | run    |
 | write_file/edit_file in .evo-agent/    | refused in every mode                      |
+| ... in ~/.config/evo-agent/ (the user's)| refused in every mode                      |
 | bash that may touch .evo-agent/, .git/, ~/.config/evo-agent/ (not r/o) | ask, even under a rule | refused | run |
 | plan_* tools (only .evo-agent/tasks/)  | run   | run          | reads run, changes refused | run |
 | memory view                            | run   | run          | run       | run    |
@@ -48,6 +49,7 @@ from evo_agent.tools.confine import (
     AGENT_DIR,
     in_agent_dir,
     in_sensitive_dir,
+    in_user_config,
     relative_posix,
     resolve_in,
 )
@@ -245,6 +247,9 @@ class Policy:
             return Verdict("deny", "agent directory",
                            f"{t.shown} is in {AGENT_DIR}/, which holds the agent's own transcripts and rules: "
                            "tools may read it but never write it")
+        if in_user_config(t.path):
+            return Verdict("deny", "user config", f"{t.shown} is in the user's own evo-agent config, which grants "
+                           "MCP servers, rules and trust in every project: tools may read it but never write it")
         if self.mode == "bypass":
             return Verdict("allow", "mode bypass")
         if self.mode == "read-only":
