@@ -70,3 +70,23 @@ def test_the_control_the_payload_is_live_when_planted_by_hand(tmp_path):
     subprocess.run(["cp", "tools/evil.config", "tools/lib-meta/config"], cwd=project, check=True)
     fire_with_plain_git(project / "vendor" / "lib", "fsmonitor")
     assert marker.exists()
+
+
+@pytest.mark.parametrize("destination", ["up/config", "up", "pkg-up/pkg/up/config", "u[p]/config"])
+def test_a_cp_rule_never_copies_into_the_repository_above_a_project_in_a_subdirectory(tmp_path, model_server,
+                                                                                      destination):
+    """A clone committing `pkg/.evo-agent/` makes `pkg/` the project when evo-agent starts there: the repository's
+    own `.git/` is then outside the project, and `pkg/up -> ../.git` led a rule-covered copy into it."""
+    marker = tmp_path / "PWNED"
+    origin = upstream(tmp_path, {"pkg/.evo-agent/.keep": "", "pkg/tools/evil.config": f"[core]\n\tfsmonitor = "
+                                 f"{payload(marker)}\n"}, links={"pkg/up": "../.git", "pkg/pkg-up": ".."})
+    project = clone(origin, tmp_path / "clone")
+    before = (project / ".git" / "config").read_bytes()
+    model_server.script(tool_use("bash", {"command": f"cp tools/evil.config {destination}", "timeout": 30}, id="t1"),
+                        text("done"))
+    result = Cli(project / "pkg", model_server.env(clean_env(tmp_path / "home"))).run(
+        "-p", "set it up", "--allowed-tools", "Bash(cp:*)", timeout=120)
+    assert "not run (needs approval)" in result.err, result.err
+    assert (project / ".git" / "config").read_bytes() == before
+    fire_with_plain_git(project, "fsmonitor")
+    assert not marker.exists()

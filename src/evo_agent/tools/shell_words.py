@@ -20,9 +20,10 @@ never less).
 (`~/.config/evo-agent`: MCP servers, "always" rules and trust answers for every project) when some
 word of some command (an option's value included) may be a path inside one of them: resolved (`..`, symlinks) from
 the project, and each path segment compared as bash would match it (`.evo-agen?` is `.evo-agent`).
-Every `.git` below the project counts (a nested checkout's, reached through a link too), in any
-letter case, as for the file tools (confine.in_sensitive_dir). Tilde prefixes are expanded as bash
-expands them (`~+` and `~0` the directory the command runs in, `~-` `$OLDPWD`, after `=` and `:`).
+Every `.git` counts (a nested checkout's, the repository's above a project in a subdirectory, reached
+through a link too), in any letter case, as for the file tools (confine.in_sensitive_dir). Tilde
+prefixes are expanded as bash expands them (`~+` and `~0` the directory the command runs in, `~-`
+`$OLDPWD`, after `=` and `:`).
 """
 
 from __future__ import annotations
@@ -332,8 +333,8 @@ def _protected_candidate(chars: list[Char], is_pattern: bool, project: Path, bas
             full = real(os.path.join(base, path))
             if in_agent_dir(project, full):
                 return AGENT_DIR
-            if in_sensitive_dir(project, full):  # any `.git` below the project, in any case, as the file tools
-                return ".git"
+            if in_sensitive_dir(project, full) or any(part.casefold() == ".git" for part in full.parts):
+                return ".git"  # any `.git`, in any case: the project's, a nested one's, the repository's above it
             if is_within(full, config):  # the user's own grants, for every project: wider than `.evo-agent/`
                 return str(config)
     return None
