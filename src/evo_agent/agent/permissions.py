@@ -10,6 +10,7 @@
 | bash, anything else                    | ask   | ask          | refused   | run    |
 | write_file/edit_file inside            | ask   | run          | refused   | run    |
 | ... in .git/ or outside the project    | ask   | ask          | refused   | run    |
+| ... to a file with other hard links    | ask   | ask          | refused   | run    |
 | write_file/edit_file in .evo-agent/    | refused in every mode                      |
 | ... in ~/.config/evo-agent/ (the user's)| refused in every mode                      |
 | bash that may touch .evo-agent/, .git/, ~/.config/evo-agent/ (not r/o) | ask, even under a rule | refused | run |
@@ -36,6 +37,7 @@ the lock is taken, since an "always" answer given meanwhile may already cover th
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -255,15 +257,21 @@ class Policy:
         if self.mode == "read-only":
             return Verdict("deny", "mode read-only", f"editing {t.shown} has side effects (read-only mode)")
         sensitive = t.relative is not None and in_sensitive_dir(self.project_dir, t.path)
-        if not sensitive:
+        links = _other_links(t.path)
+        if not sensitive and not links:
             rule = self._matching(lambda r: r.covers_path("Edit", t.relative, str(t.path)))
             if rule is not None:
                 return Verdict("allow", f"rule {rule}")
         if t.relative is None:
             return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project",
-                           _exact_rule("Edit", str(t.path)))
+                           _exact_rule("Edit", str(t.path)) if not links else None)
         if sensitive:
             return Verdict("ask", f"mode {self.mode}", f"{t.shown} is in .git/, which can make git run commands", None)
+        if links:
+            return Verdict("ask", f"mode {self.mode}",
+                           f"{t.shown} has {links} other hard link{'s' if links > 1 else ''}, which the write changes "
+                           "too, wherever they are (a package manager's cache shared by every project, another "
+                           "checkout)", None)
         if self.mode == "accept-edits":
             return Verdict("allow", "mode accept-edits: edit inside the project")
         return Verdict("ask", f"mode {self.mode}", f"it changes {t.shown}", _exact_rule("Edit", t.relative))
@@ -280,6 +288,19 @@ class Policy:
         # As narrow as what was asked: the file read, or the tree a glob/grep searches — never a parent.
         spec = f"{t.path}/**" if t.path.is_dir() else str(t.path)
         return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project", _exact_rule("Read", spec))
+
+
+def _other_links(path: Path) -> int:
+    """How many other names (hard links) the regular file `path` has: a file tool writes in place, so a write
+    changes them all. uv and pnpm fill `.venv/` and `node_modules/` with hard links into a cache every project
+    on the machine shares."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return 0
+    return st.st_nlink - 1 if stat.S_ISREG(st.st_mode) else 0
 
 
 def _memory_scope(path: object) -> str | None:
