@@ -23,7 +23,7 @@ the project, and each path segment compared as bash would match it (`.evo-agen?`
 Every `.git` counts (a nested checkout's, the repository's above a project in a subdirectory, reached
 through a link too), in any letter case, as for the file tools (confine.in_sensitive_dir). Tilde
 prefixes are expanded as bash expands them (`~+` and `~0` the directory the command runs in, `~-`
-`$OLDPWD`, after `=` and `:`).
+`$OLDPWD`, after `=` and `:`). `git config` counts as a write into `.git/`, which it is, unnamed.
 """
 
 from __future__ import annotations
@@ -294,6 +294,8 @@ def protected_dir(command: str, root: Path | str, cwd: Path | str | None = None)
         tokens = [Word(((w, False),)) for w in command.replace("'", " ").replace('"', " ").split()]
     from evo_agent.session import user_config_dir
 
+    if _runs_git_config(tokens):
+        return ".git"
     project = real(root)
     base = real(cwd) if cwd is not None else project
     config = real(user_config_dir())
@@ -305,6 +307,28 @@ def protected_dir(command: str, root: Path | str, cwd: Path | str | None = None)
             if found:
                 return found
     return None
+
+
+# git's options before its subcommand that take the next word as their value (`git -C dir config`).
+_GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                                "--super-prefix", "--exec-path", "--list-cmds", "--attr-source"})
+
+
+def _runs_git_config(tokens: list[Word | str]) -> bool:
+    """Whether some command runs `git config` (however git is reached: `env git`, `/usr/bin/git`, `git -C .`).
+
+    It writes `.git/config` (or `~/.gitconfig`) without naming it: `git config core.fsmonitor "sh x.sh"` makes
+    the user's next `git status` run the script, as a write into `.git/` does."""
+    words = [t.text for t in tokens if isinstance(t, Word)]
+    for i, word in enumerate(words):
+        if word.rsplit("/", 1)[-1] != "git":
+            continue
+        j = i + 1
+        while j < len(words) and words[j].startswith("-"):
+            j += 2 if words[j] in _GIT_VALUE_OPTIONS else 1
+        if j < len(words) and words[j] == "config":
+            return True
+    return False
 
 
 def _path_candidates(chars: list[Char]) -> list[list[Char]]:
