@@ -320,15 +320,16 @@ def _runs_git_config(tokens: list[Word | str]) -> bool:
     It writes `.git/config` (or `~/.gitconfig`) without naming it: `git config core.fsmonitor "sh x.sh"` makes
     the user's next `git status` run the script, as a write into `.git/` does."""
     words = [t.text for t in tokens if isinstance(t, Word)]
-    for i, word in enumerate(words):
-        if word.rsplit("/", 1)[-1] != "git":
-            continue
-        j = i + 1
-        while j < len(words) and words[j].startswith("-"):
-            j += 2 if words[j] in _GIT_VALUE_OPTIONS else 1
-        if j < len(words) and words[j] == "config":
-            return True
-    return False
+    return any(word.rsplit("/", 1)[-1] == "git" and git_subcommand(words[i + 1:]) == "config"
+               for i, word in enumerate(words))
+
+
+def git_subcommand(args: list[str]) -> str | None:
+    """The subcommand among git's arguments: the first word that is no option nor an option's value."""
+    j = 0
+    while j < len(args) and args[j].startswith("-"):
+        j += 2 if args[j] in _GIT_VALUE_OPTIONS else 1
+    return args[j] if j < len(args) else None
 
 
 def _path_candidates(chars: list[Char]) -> list[list[Char]]:
@@ -394,4 +395,5 @@ def _tilde(chars: list[Char], base: Path) -> list[Char]:
     return [(c, True) for c in expanded] + chars[end:]
 
 
-__all__ = ["Char", "ShellSyntaxError", "Word", "bash_glob", "expand", "protected_dir", "split_words"]
+__all__ = ["Char", "ShellSyntaxError", "Word", "bash_glob", "expand", "git_subcommand", "protected_dir",
+           "split_words"]
