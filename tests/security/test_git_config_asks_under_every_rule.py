@@ -6,7 +6,8 @@ A bash command that may touch `.git/` asks even when a rule matches, bare `Bash`
 `--global` (the user's `~/.gitconfig`: every repository's next `git status`). Now `git config`, however
 started (`env git`, `git -C . config`), counts as touching `.git/`: it asks, and offers no "always".
 
-The controls: under the same rules `git add` still runs unasked, and the payload is live when set by hand.
+The controls: under the same rules `git add` and a `git config` that only reads still run unasked, and the
+payload is live when set by hand.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ COMMANDS = [f"git config core.fsmonitor {SCRIPT}", f"git config --local core.fsm
             f"git -C . config core.fsmonitor {SCRIPT}", f"git --no-pager config --add core.fsmonitor {SCRIPT}",
             f"env git config core.fsmonitor {SCRIPT}", f"/usr/bin/git config core.fsmonitor {SCRIPT}",
             f"git -c x.y=z config core.fsmonitor {SCRIPT}", f"git config --global core.fsmonitor {SCRIPT}",
-            f"git config --replace-all core.fsmonitor {SCRIPT}", f"true && git config core.fsmonitor {SCRIPT}"]
+            f"git config --replace-all core.fsmonitor {SCRIPT}", f"true && git config core.fsmonitor {SCRIPT}",
+            f"git config core.fsmonitor {SCRIPT} && echo --get", f"git config --list && git config core.fsmonitor {SCRIPT}"]
 RULES = ["Bash", "Bash(git:*)", "Bash(git config:*)"]
 
 
@@ -55,6 +57,14 @@ def test_git_config_never_runs_unasked_under_a_rule(tmp_path, model_server, comm
     assert (project / ".git" / "config").read_bytes() == before and not (home / ".gitconfig").exists()
     fire_with_plain_git(project, "fsmonitor", env={"HOME": str(home)})
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("command", ["git config --get remote.origin.url", "git config --list",
+                                     "git config get remote.origin.url"])
+def test_the_control_a_git_config_read_still_runs_under_bare_bash(tmp_path, model_server, command):
+    project, home, _ = _victim(tmp_path)
+    result = _run(model_server, project, home, command, "Bash")
+    assert "needs approval" not in result.err, result.err
 
 
 @pytest.mark.parametrize("rule", RULES[:2])

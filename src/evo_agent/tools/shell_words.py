@@ -314,22 +314,48 @@ _GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--names
                                 "--super-prefix", "--exec-path", "--list-cmds", "--attr-source"})
 
 
+_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color",
+                               "--get-colorbool", "-l", "--list"})
+
+
 def _runs_git_config(tokens: list[Word | str]) -> bool:
     """Whether some command runs `git config` (however git is reached: `env git`, `/usr/bin/git`, `git -C .`).
 
     It writes `.git/config` (or `~/.gitconfig`) without naming it: `git config core.fsmonitor "sh x.sh"` makes
     the user's next `git status` run the script, as a write into `.git/` does."""
-    words = [t.text for t in tokens if isinstance(t, Word)]
-    return any(word.rsplit("/", 1)[-1] == "git" and git_subcommand(words[i + 1:]) == "config"
-               for i, word in enumerate(words))
+    commands: list[list[str]] = [[]]
+    for token in tokens:  # the simple commands: what lies between two operators
+        if isinstance(token, Word):
+            commands[-1].append(token.text)
+        else:
+            commands.append([])
+    return any(_git_config_writes(words) for words in commands)
+
+
+def _git_config_writes(words: list[str]) -> bool:
+    """Whether the simple command `words` runs `git config` with anything but a read (`--get`, `--list`, `get`):
+    git takes one action at a time, so a read writes nothing."""
+    for i, word in enumerate(words):
+        at = _git_subcommand_at(words[i + 1:]) if word.rsplit("/", 1)[-1] == "git" else None
+        if at is None or words[i + 1 + at] != "config":
+            continue
+        after = words[i + 2 + at:]
+        if not (_GIT_CONFIG_READS & set(after) or git_subcommand(after) in ("get", "list")):
+            return True
+    return False
 
 
 def git_subcommand(args: list[str]) -> str | None:
     """The subcommand among git's arguments: the first word that is no option nor an option's value."""
+    at = _git_subcommand_at(args)
+    return None if at is None else args[at]
+
+
+def _git_subcommand_at(args: list[str]) -> int | None:
     j = 0
     while j < len(args) and args[j].startswith("-"):
         j += 2 if args[j] in _GIT_VALUE_OPTIONS else 1
-    return args[j] if j < len(args) else None
+    return j if j < len(args) else None
 
 
 def _path_candidates(chars: list[Char]) -> list[list[Char]]:
