@@ -26,12 +26,13 @@ from evo_agent.session import (
     PlanStore,
     SessionStore,
     changes_since,
+    permission_bits,
     plain_replace,
     plan_updates_since,
     read_backup,
     replace_file,
 )
-from evo_agent.tools.confine import in_agent_dir, in_sensitive_dir, inside_project, resolve_in
+from evo_agent.tools.confine import in_agent_dir, in_sensitive_dir, in_user_config, inside_project, resolve_in
 from evo_agent.tools.safe_open import open_dir
 
 BASH_NOTE = "Changes made through bash cannot be restored."
@@ -79,6 +80,8 @@ def confinement(project_dir: Path | str, path: str) -> tuple[Path, str | None, b
     resolved = resolve_in(project_dir, path)
     if in_agent_dir(project_dir, resolved):
         return resolved, "inside .evo-agent/, which evo-agent's file tools never write", False
+    if in_user_config(resolved):
+        return resolved, "inside your own evo-agent config, which evo-agent's file tools never write", False
     if not inside_project(project_dir, resolved):
         return resolved, f"outside the project ({terminal_safe(str(resolved), keep_newlines=False)})", True
     if in_sensitive_dir(project_dir, resolved):
@@ -137,11 +140,12 @@ def restore_files(changes: list[FileChange], write: Callable[[str], None],
 def restore_opened(change: FileChange) -> None:
     """Put one file back (atomic: temp file + rename), inside its directory opened without following a symlink.
 
-    The directory is resolved now and then opened one step at a time with O_NOFOLLOW (tools/safe_open.py),
-    so a directory swapped for a symlink meanwhile fails the restore instead of redirecting it; the file
-    itself is replaced by a rename, which never follows a symlink. Raises OSError.
+    `change.path` is the real path that was checked (and asked about): its directory is opened as it is, one
+    step at a time with O_NOFOLLOW (tools/safe_open.py), never resolved again, so a directory swapped for a
+    symlink meanwhile (a `git pull` while the question waited) fails the restore instead of redirecting it;
+    the file itself is replaced by a rename, which never follows a symlink. Raises OSError.
     """
-    parent = os.path.realpath(os.path.dirname(change.path))
+    parent = os.path.dirname(change.path)
     name = os.path.basename(change.path)
     if not change.existed:
         try:
@@ -159,9 +163,8 @@ def restore_opened(change: FileChange) -> None:
         raise OSError(0, change.not_kept or "no backup")
     data = read_backup(change.backup)
     dir_fd = open_dir(parent, create=True)
-    try:  # the file's own mode back, under the umask as when it was made
-        replace_file(name, data, dir_fd=dir_fd, mode=change.mode if change.mode is not None else 0o644,
-                     exact_mode=False)
+    try:  # the file's own permissions back, under the umask as when it was made
+        replace_file(name, data, dir_fd=dir_fd, mode=permission_bits(change.mode), exact_mode=False)
     finally:
         os.close(dir_fd)
 

@@ -10,8 +10,10 @@
 | bash, anything else                    | ask   | ask          | refused   | run    |
 | write_file/edit_file inside            | ask   | run          | refused   | run    |
 | ... in .git/ or outside the project    | ask   | ask          | refused   | run    |
+| ... to a file with other hard links    | ask   | ask          | refused   | run    |
 | write_file/edit_file in .evo-agent/    | refused in every mode                      |
-| bash that may touch .evo-agent/ or .git/ (not r/o) | ask even when a rule matches | refused | run |
+| ... in ~/.config/evo-agent/ (the user's)| refused in every mode                      |
+| bash that may touch .evo-agent/, .git/, ~/.config/evo-agent/ (not r/o) | ask, even under a rule | refused | run |
 | plan_* tools (only .evo-agent/tasks/)  | run   | run          | reads run, changes refused | run |
 | memory view                            | run   | run          | run       | run    |
 | memory writes, /memories/project/      | ask   | run          | refused   | run    |
@@ -35,6 +37,7 @@ the lock is taken, since an "always" answer given meanwhile may already cover th
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +51,7 @@ from evo_agent.tools.confine import (
     AGENT_DIR,
     in_agent_dir,
     in_sensitive_dir,
+    in_user_config,
     relative_posix,
     resolve_in,
 )
@@ -212,8 +216,9 @@ class Policy:
         protected = (protected_dir(command, self.project_dir, self.work_dir)
                      or (AGENT_DIR if AGENT_DIR in command else None))
         if protected is not None:
-            what = ("the agent's transcripts and rules" if protected == AGENT_DIR
-                    else "git runs hooks and configuration from there")
+            what = {AGENT_DIR: "the agent's transcripts and rules",
+                    ".git": "git runs hooks and configuration from there"}.get(
+                protected, "your own evo-agent settings: MCP servers, rules and trust for every project")
             return Verdict("ask", f"mode {self.mode}: may touch {protected}",
                            f"the command may write {protected}/ ({what})", None)
         rule = self._matching(lambda r: r.covers_command(command, self.work_dir))
@@ -244,20 +249,29 @@ class Policy:
             return Verdict("deny", "agent directory",
                            f"{t.shown} is in {AGENT_DIR}/, which holds the agent's own transcripts and rules: "
                            "tools may read it but never write it")
+        if in_user_config(t.path):
+            return Verdict("deny", "user config", f"{t.shown} is in the user's own evo-agent config, which grants "
+                           "MCP servers, rules and trust in every project: tools may read it but never write it")
         if self.mode == "bypass":
             return Verdict("allow", "mode bypass")
         if self.mode == "read-only":
             return Verdict("deny", "mode read-only", f"editing {t.shown} has side effects (read-only mode)")
         sensitive = t.relative is not None and in_sensitive_dir(self.project_dir, t.path)
-        if not sensitive:
+        links = _other_links(t.path)
+        if not sensitive and not links:
             rule = self._matching(lambda r: r.covers_path("Edit", t.relative, str(t.path)))
             if rule is not None:
                 return Verdict("allow", f"rule {rule}")
         if t.relative is None:
             return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project",
-                           _exact_rule("Edit", str(t.path)))
+                           _exact_rule("Edit", str(t.path)) if not links else None)
         if sensitive:
             return Verdict("ask", f"mode {self.mode}", f"{t.shown} is in .git/, which can make git run commands", None)
+        if links:
+            return Verdict("ask", f"mode {self.mode}",
+                           f"{t.shown} has {links} other hard link{'s' if links > 1 else ''}, which the write changes "
+                           "too, wherever they are (a package manager's cache shared by every project, another "
+                           "checkout)", None)
         if self.mode == "accept-edits":
             return Verdict("allow", "mode accept-edits: edit inside the project")
         return Verdict("ask", f"mode {self.mode}", f"it changes {t.shown}", _exact_rule("Edit", t.relative))
@@ -274,6 +288,19 @@ class Policy:
         # As narrow as what was asked: the file read, or the tree a glob/grep searches — never a parent.
         spec = f"{t.path}/**" if t.path.is_dir() else str(t.path)
         return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project", _exact_rule("Read", spec))
+
+
+def _other_links(path: Path) -> int:
+    """How many other names (hard links) the regular file `path` has: a file tool writes in place, so a write
+    changes them all. uv and pnpm fill `.venv/` and `node_modules/` with hard links into a cache every project
+    on the machine shares."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return 0
+    return st.st_nlink - 1 if stat.S_ISREG(st.st_mode) else 0
 
 
 def _memory_scope(path: object) -> str | None:
@@ -512,8 +539,11 @@ def _edit_diff(name: str, tool_input: dict[str, Any], target: Target) -> str:
         old, new = before, after  # it will fail in the tool; show what was asked
     import difflib  # only when an edit is shown for approval
 
+    # The name on one line, as the question's own first line shows it: a name holding newlines drew diff lines
+    # of its own (`notes.md⏎+++ b/notes.md⏎@@ …⏎+harmless`) above the lines really written.
+    name = terminal_safe(target.shown, keep_newlines=False)
     lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                      f"a/{target.shown}", f"b/{target.shown}"))
+                                      f"a/{name}", f"b/{name}"))
     lines = [line if line.endswith("\n") else line + "\n" for line in lines]
     # Whole: the front end shows what fits and says how much more there is (never a silent cut).
     return "".join(lines).rstrip("\n") or "(no change)"

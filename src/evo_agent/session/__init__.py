@@ -62,7 +62,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("search_sessions",), "search"),
     **dict.fromkeys(("changes_since", "plan_updates_since", "prompt_turns"), "rewind"),
     **dict.fromkeys(("add_secret_value", "mark_free_of_shapes", "mask_own_secrets", "redact_text"), "redact"),
-    **dict.fromkeys(("FileChange", "FileHistory", "read_backup", "restore_change"), "file_history"),
+    **dict.fromkeys(("FileChange", "FileHistory", "permission_bits", "read_backup", "restore_change"),
+                   "file_history"),
     **dict.fromkeys(("is_omitted_marker",), "resume"),
     **dict.fromkeys(("check_sessions_dir",), "trust"),
     **dict.fromkeys(("created_ms_of",), "ids"),
@@ -135,8 +136,8 @@ __getattr__, __dir__ = _lazy_names(globals(), _EXPORTS)
 if TYPE_CHECKING:
     from .atomic import replace_file as replace_file, replace_private_file as replace_private_file
     from .file_history import (
-        FileChange as FileChange, FileHistory as FileHistory, read_backup as read_backup,
-        restore_change as restore_change,
+        FileChange as FileChange, FileHistory as FileHistory, permission_bits as permission_bits,
+        read_backup as read_backup, restore_change as restore_change,
     )
     from .git import (
         GIT_SAFE_CONFIG as GIT_SAFE_CONFIG, GIT_SAFE_ENV as GIT_SAFE_ENV, GitRefused as GitRefused, run_git as run_git,

@@ -161,6 +161,14 @@ def read_backup(backup: Path | str) -> bytes:
         return f.read()
 
 
+def permission_bits(mode: int | None) -> int:
+    """The mode a restored file gets from its record: the permission bits alone (0o644 when none was kept).
+
+    A record can be planted (an adopted session): its set-user-ID, set-group-ID or sticky bit would make the
+    restored file a program any local user runs as its owner — root in a container."""
+    return mode & 0o777 if isinstance(mode, int) else 0o644
+
+
 def restore_change(change: FileChange) -> None:
     """Put one file back as it was before its first change (atomic: temp file + rename). Raises OSError."""
     target = Path(change.path)
@@ -175,7 +183,7 @@ def restore_change(change: FileChange) -> None:
     data = read_backup(change.backup)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.evo-restore-{os.urandom(3).hex()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, change.mode if change.mode is not None else 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, permission_bits(change.mode))
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .base import ToolContext, ToolResult
-from .confine import in_agent_dir, real, resolve_in
+from .confine import in_agent_dir, in_user_config, real, resolve_in
 from .safe_open import SymlinkInPath, open_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
@@ -83,7 +83,8 @@ def writable_target(ctx: ToolContext, path_arg: str, verb: str) -> tuple[Path, s
     """(the checked real path a write or edit opens, the path as shown) or the error result refusing it.
 
     Refused: a path that resolves differently than when the gate checked it, and anything in
-    `.evo-agent/` (the gate refuses it too; kept here so no caller can skip it). `verb`: "written", "edited".
+    `.evo-agent/` or the user's evo-agent config (the gate refuses both too; kept here so no caller can skip
+    it). `verb`: "written", "edited".
     """
     path = resolve_path(ctx, path_arg)
     shown = display_path(ctx, path)
@@ -93,6 +94,8 @@ def writable_target(ctx: ToolContext, path_arg: str, verb: str) -> tuple[Path, s
         return error(str(exc))
     if in_agent_dir(ctx.project_dir, target):
         return error(f"{shown} is in .evo-agent/, the agent's own transcripts and rules; not {verb}")
+    if in_user_config(target):
+        return error(f"{shown} is in the user's own evo-agent config; not {verb}")
     return target, shown
 
 def open_checked(ctx: ToolContext, path: Path, flags: int, *, create_dirs: bool = False) -> int:

@@ -48,6 +48,15 @@ def in_agent_dir(project_dir: Path | str, resolved: Path) -> bool:
     return resolved.relative_to(root).parts[0].casefold() == AGENT_DIR
 
 
+def in_user_config(resolved: Path) -> bool:
+    """`resolved` lies in the user's own evo-agent config (`~/.config/evo-agent`): MCP servers started at every
+    launch, "always" rules, trust answers, instructions and memory for every project. More than `.evo-agent/`
+    grants, so the file tools refuse it as they refuse that."""
+    from evo_agent.session import user_config_dir
+
+    return is_within(resolved, real(user_config_dir()))
+
+
 def in_sensitive_dir(project_dir: Path | str, resolved: Path) -> bool:
     """`resolved` lies in (or is) a `.git` of the project: the top one, or a nested repository's (`vendor/x/.git`,
     or one a write would create, `docs/.git/config`), in any letter case: git run there later obeys its config and
@@ -70,6 +79,7 @@ __all__ = [
     "AGENT_DIR",
     "in_agent_dir",
     "in_sensitive_dir",
+    "in_user_config",
     "inside_project",
     "is_within",
     "real",

@@ -187,24 +187,33 @@ DENIED_LONG: dict[str, tuple[str, ...]] = {
     "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"),
     "sort": ("output", "compress-program", "temporary-directory"),
     "rg": ("pre", "search-zip", "hostname-bin"),
-    "git": ("output", "ext-diff", "textconv", "exec", "upload-pack", "receive-pack", "open-files-in-pager"),
+    # --template (clone, init: its hooks/ are copied in and run), --config (clone: the new repository's, whose
+    # core.hooksPath runs at the checkout), --extcmd (difftool)
+    "git": ("output", "ext-diff", "textconv", "exec", "upload-pack", "receive-pack", "open-files-in-pager",
+            "template", "config", "extcmd"),
     "file": ("compile",),
 }
 DENIED_SHORT: dict[str, str] = {"sort": "oT", "rg": "z", "file": "C", "git": "O"}
+# git's short spellings of those, per subcommand: the same letter is harmless elsewhere (`git add -u`, `git commit
+# -c HEAD`). clone -u is --upload-pack, -c --config; rebase -x is --exec; difftool -x is --extcmd.
+DENIED_GIT_SHORT: dict[str, str] = {"clone": "uc", "rebase": "x", "difftool": "x", "ls-remote": "u"}
 
 
-def denied_option(program: str, word: str) -> bool:
-    """Whether `word`, given to `program`, is (or abbreviates, or bundles) one of its writing/executing options."""
+def denied_option(program: str, word: str, subcommand: str | None = None) -> bool:
+    """Whether `word`, given to `program` (and, for git, its `subcommand`), is (or abbreviates, or bundles) one of
+    its writing/executing options."""
     if program == "find":
         return word in DENIED_LONG["find"]
     if word.startswith("--"):
         name = word[2:].partition("=")[0]
         return bool(name) and any(d.startswith(name) for d in DENIED_LONG.get(program, ()))
     if word.startswith("-") and len(word) > 1:
-        return bool(set(word[1:]) & set(DENIED_SHORT.get(program, "")))
+        letters = DENIED_SHORT.get(program, "") + (DENIED_GIT_SHORT.get(subcommand or "", "") if program == "git"
+                                                   else "")
+        return bool(set(word[1:]) & set(letters))
     return False
 
 
-__all__ = ["BUILTINS", "DENIED_LONG", "FIND_LEADING", "FIND_NO_ARG", "FIND_PATH_ARG", "FIND_TEXT_ARG",
-           "GIT_NO_SUBMODULES", "GIT_SAFE_CONFIG", "GIT_SAFE_DIFF", "GIT_SUBCOMMANDS", "PROGRAMS", "RG_SAFE", "Spec",
-           "denied_option"]
+__all__ = ["BUILTINS", "DENIED_GIT_SHORT", "DENIED_LONG", "FIND_LEADING", "FIND_NO_ARG", "FIND_PATH_ARG",
+           "FIND_TEXT_ARG", "GIT_NO_SUBMODULES", "GIT_SAFE_CONFIG", "GIT_SAFE_DIFF", "GIT_SUBCOMMANDS", "PROGRAMS",
+           "RG_SAFE", "Spec", "denied_option"]

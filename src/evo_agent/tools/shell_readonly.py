@@ -73,7 +73,7 @@ from .shell_allowlist import (
     Spec,
     denied_option,
 )
-from .shell_words import ShellSyntaxError, Word, expand, split_words
+from .shell_words import ShellSyntaxError, Word, expand, git_subcommand, split_words
 
 FORBIDDEN_CHARS = {
     "$": "expansion or substitution",
@@ -749,12 +749,13 @@ def prefix_rule_problem(command: str, prefix: str, project_dir: Path | str) -> s
     if len(words) != len(tokens) or not words:
         return "is not a simple command"
     program = words[0].text
+    subcommand = git_subcommand([w.text for w in words[1:]]) if program == "git" else None
     for word in words[len(prefix_words):]:
         matches, from_glob = expand(word, project_dir)
         for match in matches:
             if from_glob and match.startswith("-"):
                 return f"has a glob ({word.text}) that expands to the option-like name {match!r}"
-            if denied_option(program, match):
+            if denied_option(program, match, subcommand):
                 return f"uses {program} {match.split('=')[0]}, which may write or execute"
     return None
 
