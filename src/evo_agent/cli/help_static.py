@@ -89,6 +89,8 @@ HELP = (
     '  EVO_AGENT_MEMORY           off: no Auto Memory (evo-agent memory list shows it)\n'
     '  EVO_AGENT_MCP_TIMEOUT      seconds an MCP server has to start (20)\n'
     '  EVO_AGENT_MCP_TOOL_TIMEOUT seconds one MCP tool call may take (120)\n'
+    '  EVO_AGENT_API_TIMEOUT      seconds the model API may stay silent (600)\n'
+    '  EVO_AGENT_API_RETRIES      tries after a failed one: overloaded, dropped (4)\n'
     '  NO_COLOR                   no colours in `sessions show`\n'
     '\n'
     'exit codes:\n'

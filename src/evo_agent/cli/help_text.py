@@ -30,6 +30,8 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("EVO_AGENT_MEMORY", "off: no Auto Memory (evo-agent memory list shows it)"),
     ("EVO_AGENT_MCP_TIMEOUT", "seconds an MCP server has to start (20)"),
     ("EVO_AGENT_MCP_TOOL_TIMEOUT", "seconds one MCP tool call may take (120)"),
+    ("EVO_AGENT_API_TIMEOUT", "seconds the model API may stay silent (600)"),
+    ("EVO_AGENT_API_RETRIES", "tries after a failed one: overloaded, dropped (4)"),
     ("NO_COLOR", "no colours in `sessions show`"),
 )
 

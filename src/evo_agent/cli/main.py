@@ -476,7 +476,7 @@ class _Source:
 
 def _check_arguments(args: Namespace) -> _Launch:
     """Step 1: the arguments and the environment, checked before anything is read or created; then the store."""
-    from evo_agent.providers import ProviderError, choose_provider_name
+    from evo_agent.providers import ProviderError, choose_provider_name, client_limits
     from evo_agent.session import SESSIONS_SUBDIR, check_sessions_dir
     from evo_agent.sync.hooks import session_store
 
@@ -491,7 +491,8 @@ def _check_arguments(args: Namespace) -> _Launch:
     prompt = _session_prompt(args, print_mode, stdin_tty)
     try:
         provider_name, provider_notice = choose_provider_name(args.provider, os.environ)
-    except ProviderError as exc:  # an unknown provider name is a usage error
+        client_limits(os.environ)
+    except ProviderError as exc:  # an unknown provider name, a bad API timeout: usage errors
         raise UsageError(str(exc)) from None
     # Before anything is read from `.evo-agent` (settings.json too): a symlinked or foreign-owned one is one line.
     dir_notice = check_sessions_dir(project_dir, project_dir / SESSIONS_SUBDIR)

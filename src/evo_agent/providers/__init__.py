@@ -24,7 +24,15 @@ from .base import (
     ThinkingDelta,
     ToolNamed,
 )
-from .registry import DEFAULT_MODELS, DEMO_NOTICE, PROVIDERS, choose_provider_name, make_provider, provider_names
+from .registry import (
+    DEFAULT_MODELS,
+    DEMO_NOTICE,
+    PROVIDERS,
+    choose_provider_name,
+    client_limits,
+    make_provider,
+    provider_names,
+)
 
 __all__ = [
     "DEFAULT_MODELS",
@@ -41,6 +49,7 @@ __all__ = [
     "ThinkingDelta",
     "ToolNamed",
     "choose_provider_name",
+    "client_limits",
     "make_provider",
     "provider_names",
 ]

@@ -9,6 +9,7 @@ imports the OpenAI provider). Adding a provider: its module, one row here.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 
@@ -67,12 +68,39 @@ def choose_provider_name(explicit: str | None, env: Mapping[str, str]) -> tuple[
     return FALLBACK, DEMO_NOTICE
 
 
+def client_limits(env: Mapping[str, str]) -> dict[str, float | int]:
+    """The model API client's bounds the user set: `timeout` (EVO_AGENT_API_TIMEOUT: the seconds the API may
+    stay silent — for the answer's head, between streamed events — before the try is abandoned) and
+    `max_retries` (EVO_AGENT_API_RETRIES: tries after the first). A value that is not one is a ProviderError
+    naming the variable. Unset: the client's own (600 s, 4 retries). Only the user's environment sets them:
+    a project's settings never set variables."""
+    limits: dict[str, float | int] = {}
+    raw = (env.get("EVO_AGENT_API_TIMEOUT") or "").strip()
+    if raw:
+        try:
+            seconds = float(raw)
+        except ValueError:
+            seconds = 0.0
+        if not 0 < seconds <= 86_400:  # NaN fails both
+            raise ProviderError(f"EVO_AGENT_API_TIMEOUT must be a number of seconds above 0 (at most 86400), "
+                                f"not {raw[:20]!r}")
+        limits["timeout"] = seconds
+    raw = (env.get("EVO_AGENT_API_RETRIES") or "").strip()
+    if raw:
+        if not (raw.isascii() and raw.isdigit() and int(raw) <= 20):
+            raise ProviderError(f"EVO_AGENT_API_RETRIES must be a whole number from 0 to 20, not {raw[:20]!r}")
+        limits["max_retries"] = int(raw)
+    return limits
+
+
 def make_provider(name: str, model: str | None = None) -> Provider:
-    """A ready provider; `model` None or empty means the provider's default model."""
+    """A ready provider; `model` None or empty means the provider's default model. The API providers take
+    the bounds of `client_limits` from the environment."""
     name = _check_name(name)
     entry = PROVIDERS[name]
     module_name, _, class_name = entry.path.partition(":")
     __import__(module_name)  # importlib.import_module without importing importlib (issue #30)
     provider_class = getattr(sys.modules[module_name], class_name)
-    provider: Provider = provider_class(model.strip() if model and model.strip() else entry.default_model)
+    limits = client_limits(os.environ) if entry.key_env else {}
+    provider: Provider = provider_class(model.strip() if model and model.strip() else entry.default_model, **limits)
     return provider
