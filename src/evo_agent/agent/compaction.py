@@ -256,12 +256,15 @@ def in_place_summary(request: list[dict[str, Any]], history: list[dict[str, Any]
 
 
 def finish_summary(model_text: str, messages: list[dict[str, Any]]) -> str:
-    """The summary as stored in the boundary: the model's text plus the files touched recently."""
+    """The summary as stored in the boundary: the model's text plus the files touched recently, sealed
+    (seal_summary: no tag in it can end the summary's block), so the record holds the bytes the model is sent."""
+    from evo_agent.session import seal_summary
+
     summary = model_text.strip()
     files = touched_files(messages)
     if files:
         summary += "\n\nRecently touched files: " + ", ".join(files)
-    return summary
+    return seal_summary(summary)
 
 
 def cleared_count(sizes: list[int], trigger: int = CLEAR_TRIGGER_CHARS) -> int:
