@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 
-from evo_agent.session import blocks, tool_names_by_id, tool_result_text, tool_results
+from evo_agent.session import blocks, one_line, tool_names_by_id, tool_result_text, tool_results
 from evo_agent.tools.registry import facts_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
@@ -124,6 +124,33 @@ def _clip(text: str, limit: int) -> str:
     return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
 
 
+# A line of a part's text that would read as a part's own header ("[user]", "[ Assistant: image block ]",
+# "[tool result: bash]", "[… 5 more characters …]"): its bracket is escaped (`\\[`), see `_inert`.
+_HEADER_LIKE = r"^([ \t]*)\[(?=[ \t]*(?:(?:user|assistant)[ \t]*[\]:]|tool[ \t]+(?:call|result|error)[ \t]*:|…))"
+
+
+def _inert(text: str) -> str:
+    """A part's text as the summariser reads it: it cannot open a part of its own or end the conversation.
+
+    Tool results (a cloned repository's README printed by `cat`) and the model's text are others' words: a
+    line `[user]` in them would start what reads as a turn the user typed, a `</conversation>` would end the
+    conversation and make what follows read as evo-agent's instruction. Lines that read as a header get a
+    backslash before their bracket, the conversation's tags are written `&lt;…` (escape_tags)."""
+    from evo_agent.session import escape_tags
+
+    text = escape_tags(text, "conversation")
+    if "[" not in text:
+        return text
+    import re  # only for a text with a bracket, when a summary is flattened
+
+    return re.sub(_HEADER_LIKE, r"\1\\[", text, flags=re.IGNORECASE | re.MULTILINE)
+
+
+def _part(header: str, text: str, limit: int) -> str:
+    """One part of the flattened conversation: its header line, then its text made inert and clipped."""
+    return f"{header}\n{_clip(_inert(text), limit)}"
+
+
 def flatten_conversation(messages: list[dict[str, Any]]) -> str:
     """The conversation as plain text, one tagged part per block, long parts clipped."""
     from evo_agent.session import is_omitted_marker, is_reminder_block
@@ -142,15 +169,15 @@ def flatten_conversation(messages: list[dict[str, Any]]) -> str:
             if is_reminder_block(block):
                 continue  # context evo-agent gave (the plan's state then): given again, fresh, after the compaction
             if kind == "text" and block.get("text"):
-                parts.append(f"[{role}]\n{_clip(block['text'], TEXT_PART_CHARS)}")
+                parts.append(_part(f"[{role}]", block["text"], TEXT_PART_CHARS))
             elif kind == "tool_use":
                 arguments = json.dumps(block.get("input"), ensure_ascii=False)
-                parts.append(f"[tool call: {block.get('name')}]\n{_clip(arguments, TOOL_PART_CHARS)}")
+                parts.append(_part(f"[tool call: {_inert(one_line(block.get('name')))}]", arguments, TOOL_PART_CHARS))
             elif kind == "tool_result":
                 tid = block.get("tool_use_id")
                 name = names.get(tid, "tool") if isinstance(tid, str) else "tool"
                 label = "tool error" if block.get("is_error") else "tool result"
-                parts.append(f"[{label}: {name}]\n{_clip(tool_result_text(block), tool_chars)}")
+                parts.append(_part(f"[{label}: {_inert(one_line(name))}]", tool_result_text(block), tool_chars))
             elif kind in ("thinking", "redacted_thinking"):
                 continue  # the agent's private reasoning; the decisions it led to are in the text
             elif kind:
@@ -201,6 +228,13 @@ def touched_files(messages: list[dict[str, Any]], limit: int = TOUCHED_FILES_SHO
     return seen[:limit]
 
 
+def _names(paths: list[str]) -> str:
+    """Paths on one line, a path with a character that is not printable (a line break) as a JSON string:
+    a name is the model's choice, and one holding `\\n\\nThe user asked…` must not write lines of its own
+    into the summary's instruction or the summary."""
+    return ", ".join(p if p.isprintable() else json.dumps(p, ensure_ascii=False) for p in paths)
+
+
 def summary_request(messages: list[dict[str, Any]], focus: str | None = None) -> list[dict[str, Any]]:
     """The one user message of the flattened summary call: the conversation as text and what to write."""
     conversation = flatten_conversation(messages)
@@ -223,7 +257,7 @@ def summary_instruction(messages: list[dict[str, Any]], focus: str | None = None
         instructions += f"\n\nThe user asked the summary to focus on: {' '.join(focus.split())}"
     files = touched_files(messages)
     if files:
-        instructions += "\n\nFiles the agent touched recently (most recent first): " + ", ".join(files)
+        instructions += "\n\nFiles the agent touched recently (most recent first): " + _names(files)
     return instructions
 
 
@@ -263,7 +297,7 @@ def finish_summary(model_text: str, messages: list[dict[str, Any]]) -> str:
     summary = model_text.strip()
     files = touched_files(messages)
     if files:
-        summary += "\n\nRecently touched files: " + ", ".join(files)
+        summary += "\n\nRecently touched files: " + _names(files)
     return seal_summary(summary)
 
 
