@@ -235,10 +235,12 @@ def _names(paths: list[str]) -> str:
     return ", ".join(p if p.isprintable() else json.dumps(p, ensure_ascii=False) for p in paths)
 
 
-def summary_request(messages: list[dict[str, Any]], focus: str | None = None) -> list[dict[str, Any]]:
+def summary_request(messages: list[dict[str, Any]], focus: str | None = None, *,
+                    agent_focus: bool = False) -> list[dict[str, Any]]:
     """The one user message of the flattened summary call: the conversation as text and what to write."""
     conversation = flatten_conversation(messages)
-    text = f"<conversation>\n{conversation}\n</conversation>\n\n{summary_instruction(messages, focus)}"
+    instruction = summary_instruction(messages, focus, agent_focus=agent_focus)
+    text = f"<conversation>\n{conversation}\n</conversation>\n\n{instruction}"
     return [{"role": "user", "content": text}]
 
 
@@ -250,11 +252,15 @@ IN_PLACE_PREAMBLE = (
 )
 
 
-def summary_instruction(messages: list[dict[str, Any]], focus: str | None = None) -> str:
-    """What to write, with the focus the user asked for and the files touched recently (both forms of the call)."""
+def summary_instruction(messages: list[dict[str, Any]], focus: str | None = None, *, agent_focus: bool = False) -> str:
+    """What to write, with the focus asked for and the files touched recently (both forms of the call).
+
+    `agent_focus`: the focus is the `compact` tool's, which the model chose after reading what others wrote
+    (a README can ask for one): it is said to be the agent's, never the user's (`/compact FOCUS` is theirs)."""
     instructions = SUMMARY_INSTRUCTIONS
     if focus and focus.strip():
-        instructions += f"\n\nThe user asked the summary to focus on: {' '.join(focus.split())}"
+        who = "The agent (not the user) asked" if agent_focus else "The user asked"
+        instructions += f"\n\n{who} the summary to focus on: {' '.join(focus.split())}"
     files = touched_files(messages)
     if files:
         instructions += "\n\nFiles the agent touched recently (most recent first): " + _names(files)
@@ -262,7 +268,7 @@ def summary_instruction(messages: list[dict[str, Any]], focus: str | None = None
 
 
 def in_place_summary(request: list[dict[str, Any]], history: list[dict[str, Any]],
-                     focus: str | None = None) -> list[dict[str, Any]]:
+                     focus: str | None = None, *, agent_focus: bool = False) -> list[dict[str, Any]]:
     """The summary call's messages sent in place: the conversation's next request (`request`, the
     history as sent) unchanged, then the instruction as the last user text.
 
@@ -279,7 +285,7 @@ def in_place_summary(request: list[dict[str, Any]], history: list[dict[str, Any]
     """
     from evo_agent.session import is_reminder_block
 
-    text = IN_PLACE_PREAMBLE + summary_instruction(history, focus)
+    text = IN_PLACE_PREAMBLE + summary_instruction(history, focus, agent_focus=agent_focus)
     if not request or request[-1].get("role") != "user":
         return [*request, {"role": "user", "content": text}]
     last = request[-1]
