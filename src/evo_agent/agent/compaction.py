@@ -118,12 +118,6 @@ def restored_oversized(loaded: LoadedSession, threshold: int) -> bool:
     return loaded.windowed or (len(loaded.messages) >= 2 and history_exceeds(loaded.messages, threshold))
 
 
-def _clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
-
-
 # A line of a part's text that would read as a part's own header ("[user]", "[ Assistant: image block ]",
 # "[tool result: bash]", "[… 5 more characters …]"): its bracket is escaped (`\\[`), see `_inert`.
 _HEADER_LIKE = r"^([ \t]*)\[(?=[ \t]*(?:(?:user|assistant)[ \t]*[\]:]|tool[ \t]+(?:call|result|error)[ \t]*:|…))"
@@ -147,8 +141,11 @@ def _inert(text: str) -> str:
 
 
 def _part(header: str, text: str, limit: int) -> str:
-    """One part of the flattened conversation: its header line, then its text made inert and clipped."""
-    return f"{header}\n{_clip(_inert(text), limit)}"
+    """One part of the flattened conversation: its header line, then its text clipped and made inert (only
+    what is kept is scanned: a result of many megabytes costs its first `limit` characters)."""
+    if len(text) <= limit:
+        return f"{header}\n{_inert(text)}"
+    return f"{header}\n{_inert(text[:limit])}\n[… {len(text) - limit:,} more characters not shown]"
 
 
 def flatten_conversation(messages: list[dict[str, Any]]) -> str:
