@@ -119,8 +119,10 @@ def restored_oversized(loaded: LoadedSession, threshold: int) -> bool:
 
 
 # A line of a part's text that would read as a part's own header ("[user]", "[ Assistant: image block ]",
-# "[tool result: bash]", "[… 5 more characters …]"): its bracket is escaped (`\\[`), see `_inert`.
-_HEADER_LIKE = r"^([ \t]*)\[(?=[ \t]*(?:(?:user|assistant)[ \t]*[\]:]|tool[ \t]+(?:call|result|error)[ \t]*:|…))"
+# "[tool result: bash]", "[… 5 more characters …]"): its bracket is escaped (`\\[`), see `_inert`. A line starts
+# after any line break a reader may honour (\r, U+2028, …), not only after \n.
+_HEADER_LIKE = (r"(^|[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029])(\s*)\["
+                r"(?=\s*(?:(?:user|assistant)\s*[\]:]|tool\s+(?:call|result|error)\s*:|…))")
 
 
 def _inert(text: str) -> str:
@@ -137,7 +139,7 @@ def _inert(text: str) -> str:
         return text
     import re  # only for a text with a bracket, when a summary is flattened
 
-    return re.sub(_HEADER_LIKE, r"\1\\[", text, flags=re.IGNORECASE | re.MULTILINE)
+    return re.sub(_HEADER_LIKE, r"\1\2\\[", text, flags=re.IGNORECASE | re.MULTILINE)
 
 
 def _part(header: str, text: str, limit: int) -> str:
