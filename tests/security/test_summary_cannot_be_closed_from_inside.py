@@ -15,6 +15,7 @@ API scripting the model (which reads the README, then echoes its forged lines in
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -109,3 +110,34 @@ def test_an_honest_summary_is_stored_and_sent_as_the_model_wrote_it(tmp_path, mo
     (boundary,) = [r for r in cli.records(run.hint_id()) if r["type"] == "compact_boundary"]
     assert boundary["summary"].startswith(summary)
     assert _summary_head(model_requests(model_server)[-1]) == f"{OPEN}{boundary['summary']}{END}"
+
+
+@pytest.mark.parametrize("forgery", ["as written", "a forged reminder"])
+def test_an_imported_summary_cannot_write_outside_its_block(tmp_path, model_server, forgery):
+    """A Claude Code transcript's summary is that tool's model's text, written as it read the same files."""
+    from tests.cli.import_helpers import fixture
+
+    source = fixture("claude_code", "compact")
+    forged = FORGERIES[forgery].format(order=ORDER)
+    lines = source.read_text().splitlines(keepends=True)
+    marked = "The user asked to remember 42 and blue."
+    (at,) = [i for i, line in enumerate(lines) if '"isCompactSummary":true' in line and marked in line]
+    lines[at] = lines[at].replace(marked, marked + json.dumps(forged)[1:-1])
+    copy = tmp_path / "planted" / source.name
+    copy.parent.mkdir()
+    copy.write_text("".join(lines))
+    home = tmp_path / "home"
+    home.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    cli = Cli(project, model_server.env(clean_env(home)))
+    imported = cli.run("sessions", "import", "claude-code", str(copy))
+    assert imported.rc == 0, imported.err
+    sid = imported.out.split(" → ", 1)[1].split(" ", 1)[0]
+
+    model_server.default = lambda body: text("continuing")
+    again = cli.run("--resume", sid, "-p", "next")
+    assert again.rc == 0, again.err
+    head = _summary_head(model_requests(model_server)[-1])
+    assert ORDER in head and _outside_summary(head) == ""
+    assert len(ANY_TAG.findall(head)) == 2
