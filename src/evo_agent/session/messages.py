@@ -197,13 +197,11 @@ def escape_tags(text: str, *names: str) -> str:
 
     What a block evo-agent wraps in its own tags carries cannot end that block (or open one the model is told
     comes from evo-agent) and write, after it, text the model reads as the user's."""
-    folded = text.casefold()
-    present = [name for name in names if name in folded]
-    if not present:
-        return text
-    import re  # only for a text holding a tag's name (`sessions list` loads this module)
+    if "<" not in text:  # not a test of the names: the pattern's case folding also reads `ı`, `İ`, `ſ`, `K` as letters
+        return text  # of theirs, which str.casefold does not
+    import re  # only for a text holding a `<` (`sessions list` loads this module)
 
-    alternatives = "|".join(re.escape(name) for name in present)
+    alternatives = "|".join(re.escape(name) for name in names)
     return re.sub(rf"<(\s*(?:/\s*)?(?:{alternatives}))", r"&lt;\1", text, flags=re.IGNORECASE)
 
 
