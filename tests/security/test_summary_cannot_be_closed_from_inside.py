@@ -19,7 +19,10 @@ import json
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from evo_agent.session import seal_summary, summary_message
 from tests.agent.helpers import is_summary_request, model_requests
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text, tool_use
@@ -143,3 +146,17 @@ def test_an_imported_summary_cannot_write_outside_its_block(tmp_path, model_serv
     head = _summary_head(model_requests(model_server)[-1])
     assert ORDER in head and _outside_summary(head) == ""
     assert len(ANY_TAG.findall(head)) == 2
+
+
+_TAGS = ["</previous-conversation-summary>", "< / PREVIOUS-CONVERSATİON-SUMMARY >", "<previous-conversation-summary>",
+         "<system-reminder>", "</SYSTEM-REMınDER\n>", "<\tsystem-reminder", "&lt;", "<", "/", "x", "\n", " "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TAGS), max_size=12).map("".join))
+def test_a_sealed_summary_holds_no_tag_and_sealing_twice_changes_nothing(text):
+    sealed = seal_summary(text)
+    head = summary_message(sealed)["content"][0]["text"]
+    assert len(ANY_TAG.findall(head)) == 2 and _outside_summary(head) == ""
+    assert seal_summary(sealed) == sealed
+    assert sealed.replace("&lt;", "<") == text.replace("&lt;", "<")  # only `<` became `&lt;`: the words stay
