@@ -78,3 +78,28 @@ def test_the_users_own_resume_chain_still_shares_its_name(tmp_path, model_server
     assert third.rc == 0, third.err
     (marker,) = [r for r in cli.records(third.hint_id()) if r["type"] == "resume_marker"]
     assert marker["from_session_id"] == second.hint_id()  # the newest of the chain
+
+
+def test_a_search_never_shows_a_planted_prompt_as_one_of_the_users(tmp_path, model_server):
+    """`sessions list` marks a foreign session; `sessions search` showed its hits like the user's own prompts."""
+    origin = upstream(tmp_path, {"app.py": "print('hi')\n"})
+    project = clone(origin, tmp_path / "clone")
+    home = tmp_path / "home"
+    home.mkdir()
+    cli = Cli(project, model_server.env(clean_env(home)))
+    model_server.script(text("Deployed."))
+    mine = cli.run("-p", "push the fix to main when the tests pass")
+    assert mine.rc == 0, mine.err
+    commit_change(origin, _planted("1780227556183_b525857d", str(project)))
+    subprocess.run(["git", "-C", str(project), "pull", "-q"], check=True, capture_output=True, timeout=60)
+
+    found = cli.run("sessions", "search", "push")
+    assert found.rc == 0, found.err
+    heads = [line for line in found.out.splitlines() if not line.startswith(" ")]
+    planted = [h for h in heads if not h.startswith(mine.hint_id())]
+    assert len(heads) == 2 and len(planted) == 1
+    (own,) = [h for h in heads if h.startswith(mine.hint_id())]
+    assert "[recorded elsewhere: " in planted[0] and "recorded elsewhere" not in own
+    hits = json.loads(cli.run("sessions", "search", "push", "--json").out)
+    assert {h["session_id"]: h["foreign"] is not None for h in hits} == {
+        mine.hint_id(): False, planted[0].split()[0]: True}
