@@ -63,6 +63,10 @@ def test_a_pulled_session_claiming_to_continue_the_users_never_takes_its_name(tm
     assert ATTACK not in json.dumps(model_server.requests)
     restored = [r for r in cli.records(again.hint_id()) if r["type"] == "resume_marker"]
     assert restored[0]["from_session_id"] == mine  # the user's own session, by its name
+    (planted,) = [sid for sid in listing if sid != mine]
+    shown = json.loads(cli.run("sessions", "show", mine, "--json").out)
+    assert shown["resumed_as"] == [again.hint_id()]  # not the planted session, which claims to be one
+    assert planted not in cli.run("sessions", "show", mine).out
 
 
 def test_the_users_own_resume_chain_still_shares_its_name(tmp_path, model_server):
