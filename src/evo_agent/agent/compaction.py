@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 
-from evo_agent.session import blocks, tool_names_by_id, tool_result_text, tool_results
+from evo_agent.session import blocks, one_line, tool_names_by_id, tool_result_text, tool_results
 from evo_agent.tools.registry import facts_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
@@ -118,10 +118,36 @@ def restored_oversized(loaded: LoadedSession, threshold: int) -> bool:
     return loaded.windowed or (len(loaded.messages) >= 2 and history_exceeds(loaded.messages, threshold))
 
 
-def _clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
+# A line of a part's text that would read as a part's own header ("[user]", "[ Assistant: image block ]",
+# "[tool result: bash]", "[… 5 more characters …]"): its bracket is escaped (`\\[`), see `_inert`. A line starts
+# after any line break a reader may honour (\r, U+2028, …), not only after \n.
+_HEADER_LIKE = (r"(^|[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029])(\s*)\["
+                r"(?=\s*(?:(?:user|assistant)\s*[\]:]|tool\s+(?:call|result|error)\s*:|…))")
+
+
+def _inert(text: str) -> str:
+    """A part's text as the summariser reads it: it cannot open a part of its own or end the conversation.
+
+    Tool results (a cloned repository's README printed by `cat`) and the model's text are others' words: a
+    line `[user]` in them would start what reads as a turn the user typed, a `</conversation>` would end the
+    conversation and make what follows read as evo-agent's instruction. Lines that read as a header get a
+    backslash before their bracket, the conversation's tags are written `&lt;…` (escape_tags)."""
+    from evo_agent.session import escape_tags
+
+    text = escape_tags(text, "conversation")
+    if "[" not in text:
         return text
-    return f"{text[:limit]}\n[… {len(text) - limit:,} more characters not shown]"
+    import re  # only for a text with a bracket, when a summary is flattened
+
+    return re.sub(_HEADER_LIKE, r"\1\2\\[", text, flags=re.IGNORECASE | re.MULTILINE)
+
+
+def _part(header: str, text: str, limit: int) -> str:
+    """One part of the flattened conversation: its header line, then its text clipped and made inert (only
+    what is kept is scanned: a result of many megabytes costs its first `limit` characters)."""
+    if len(text) <= limit:
+        return f"{header}\n{_inert(text)}"
+    return f"{header}\n{_inert(text[:limit])}\n[… {len(text) - limit:,} more characters not shown]"
 
 
 def flatten_conversation(messages: list[dict[str, Any]]) -> str:
@@ -142,15 +168,15 @@ def flatten_conversation(messages: list[dict[str, Any]]) -> str:
             if is_reminder_block(block):
                 continue  # context evo-agent gave (the plan's state then): given again, fresh, after the compaction
             if kind == "text" and block.get("text"):
-                parts.append(f"[{role}]\n{_clip(block['text'], TEXT_PART_CHARS)}")
+                parts.append(_part(f"[{role}]", block["text"], TEXT_PART_CHARS))
             elif kind == "tool_use":
                 arguments = json.dumps(block.get("input"), ensure_ascii=False)
-                parts.append(f"[tool call: {block.get('name')}]\n{_clip(arguments, TOOL_PART_CHARS)}")
+                parts.append(_part(f"[tool call: {_inert(one_line(block.get('name')))}]", arguments, TOOL_PART_CHARS))
             elif kind == "tool_result":
                 tid = block.get("tool_use_id")
                 name = names.get(tid, "tool") if isinstance(tid, str) else "tool"
                 label = "tool error" if block.get("is_error") else "tool result"
-                parts.append(f"[{label}: {name}]\n{_clip(tool_result_text(block), tool_chars)}")
+                parts.append(_part(f"[{label}: {_inert(one_line(name))}]", tool_result_text(block), tool_chars))
             elif kind in ("thinking", "redacted_thinking"):
                 continue  # the agent's private reasoning; the decisions it led to are in the text
             elif kind:
@@ -201,10 +227,19 @@ def touched_files(messages: list[dict[str, Any]], limit: int = TOUCHED_FILES_SHO
     return seen[:limit]
 
 
-def summary_request(messages: list[dict[str, Any]], focus: str | None = None) -> list[dict[str, Any]]:
+def _names(paths: list[str]) -> str:
+    """Paths on one line, a path with a character that is not printable (a line break) as a JSON string:
+    a name is the model's choice, and one holding `\\n\\nThe user asked…` must not write lines of its own
+    into the summary's instruction or the summary."""
+    return ", ".join(p if p.isprintable() else json.dumps(p, ensure_ascii=False) for p in paths)
+
+
+def summary_request(messages: list[dict[str, Any]], focus: str | None = None, *,
+                    agent_focus: bool = False) -> list[dict[str, Any]]:
     """The one user message of the flattened summary call: the conversation as text and what to write."""
     conversation = flatten_conversation(messages)
-    text = f"<conversation>\n{conversation}\n</conversation>\n\n{summary_instruction(messages, focus)}"
+    instruction = summary_instruction(messages, focus, agent_focus=agent_focus)
+    text = f"<conversation>\n{conversation}\n</conversation>\n\n{instruction}"
     return [{"role": "user", "content": text}]
 
 
@@ -216,19 +251,23 @@ IN_PLACE_PREAMBLE = (
 )
 
 
-def summary_instruction(messages: list[dict[str, Any]], focus: str | None = None) -> str:
-    """What to write, with the focus the user asked for and the files touched recently (both forms of the call)."""
+def summary_instruction(messages: list[dict[str, Any]], focus: str | None = None, *, agent_focus: bool = False) -> str:
+    """What to write, with the focus asked for and the files touched recently (both forms of the call).
+
+    `agent_focus`: the focus is the `compact` tool's, which the model chose after reading what others wrote
+    (a README can ask for one): it is said to be the agent's, never the user's (`/compact FOCUS` is theirs)."""
     instructions = SUMMARY_INSTRUCTIONS
     if focus and focus.strip():
-        instructions += f"\n\nThe user asked the summary to focus on: {' '.join(focus.split())}"
+        who = "The agent (not the user) asked" if agent_focus else "The user asked"
+        instructions += f"\n\n{who} the summary to focus on: {' '.join(focus.split())}"
     files = touched_files(messages)
     if files:
-        instructions += "\n\nFiles the agent touched recently (most recent first): " + ", ".join(files)
+        instructions += "\n\nFiles the agent touched recently (most recent first): " + _names(files)
     return instructions
 
 
 def in_place_summary(request: list[dict[str, Any]], history: list[dict[str, Any]],
-                     focus: str | None = None) -> list[dict[str, Any]]:
+                     focus: str | None = None, *, agent_focus: bool = False) -> list[dict[str, Any]]:
     """The summary call's messages sent in place: the conversation's next request (`request`, the
     history as sent) unchanged, then the instruction as the last user text.
 
@@ -245,7 +284,7 @@ def in_place_summary(request: list[dict[str, Any]], history: list[dict[str, Any]
     """
     from evo_agent.session import is_reminder_block
 
-    text = IN_PLACE_PREAMBLE + summary_instruction(history, focus)
+    text = IN_PLACE_PREAMBLE + summary_instruction(history, focus, agent_focus=agent_focus)
     if not request or request[-1].get("role") != "user":
         return [*request, {"role": "user", "content": text}]
     last = request[-1]
@@ -256,12 +295,15 @@ def in_place_summary(request: list[dict[str, Any]], history: list[dict[str, Any]
 
 
 def finish_summary(model_text: str, messages: list[dict[str, Any]]) -> str:
-    """The summary as stored in the boundary: the model's text plus the files touched recently."""
+    """The summary as stored in the boundary: the model's text plus the files touched recently, sealed
+    (seal_summary: no tag in it can end the summary's block), so the record holds the bytes the model is sent."""
+    from evo_agent.session import seal_summary
+
     summary = model_text.strip()
     files = touched_files(messages)
     if files:
-        summary += "\n\nRecently touched files: " + ", ".join(files)
-    return summary
+        summary += "\n\nRecently touched files: " + _names(files)
+    return seal_summary(summary)
 
 
 def cleared_count(sizes: list[int], trigger: int = CLEAR_TRIGGER_CHARS) -> int:

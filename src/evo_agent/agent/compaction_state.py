@@ -151,16 +151,18 @@ class ConversationPrefix:
 
 def request_summary(provider: Provider, history: list[dict[str, Any]], focus: str | None, cancel: threading.Event,
                     prefix: ConversationPrefix | None = None,
-                    count: Callable[[ModelResponse], None] | None = None) -> ModelResponse:
+                    count: Callable[[ModelResponse], None] | None = None, *,
+                    agent_focus: bool = False) -> ModelResponse:
     """The one model call that writes the summary, using no tool; CompactionFailed when it fails.
 
     With a `prefix`, the call is sent in place (compaction.py), reading the cache; an answer that
     calls a tool anyway, or a refusal as too long, is followed by the flattened call without tools.
-    `count` is given every answer that was paid for, the discarded one too.
+    `count` is given every answer that was paid for, the discarded one too. `agent_focus`: `focus` is the
+    `compact` tool's (summary_instruction).
     """
     if prefix is not None:
         response = _summary_call(provider, cancel, system=prefix.system, tools=prefix.tools,
-                                 messages=in_place_summary(prefix.messages, history, focus),
+                                 messages=in_place_summary(prefix.messages, history, focus, agent_focus=agent_focus),
                                  cache_key=prefix.cache_key, text_only=True)
         if response is not None:
             if count is not None:
@@ -168,7 +170,7 @@ def request_summary(provider: Provider, history: list[dict[str, Any]], focus: st
             if not any(b.get("type") == "tool_use" for b in blocks(response.message)):
                 return response
     response = _summary_call(provider, cancel, system=SUMMARY_SYSTEM, tools=[],
-                             messages=summary_request(history, focus), flattened=True)
+                             messages=summary_request(history, focus, agent_focus=agent_focus), flattened=True)
     assert response is not None  # the flattened call raises rather than gives up
     if count is not None:
         count(response)

@@ -517,7 +517,7 @@ class Agent:
         before, chars_before = len(self.history), history_chars(self.history)
         try:
             response = request_summary(self.provider, self.history, focus, cancel, self._summary_prefix(),
-                                       count_summary)
+                                       count_summary, agent_focus=trigger == "tool")
             summary = summary_of(text_of(response.message), self.history)
             if not self.recorder.compact_boundary(summary, count, trigger, input_tokens=response.input_tokens,
                                                   output_tokens=response.output_tokens, usage=spent.record_fields()):

@@ -19,7 +19,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from evo_agent.session import MESSAGES_NAME, SessionStore, first_records
+from evo_agent.session import MESSAGES_NAME, SessionStore, first_records, seal_summary
 
 
 @dataclass
@@ -204,7 +204,8 @@ def write_import(
                 recorder.user(event.message, **stamp)
         elif isinstance(event, Compaction):
             compactions += 1
-            recorder.compact_boundary(event.summary, compactions, event.trigger, **stamp)
+            # The other tool's summary is its model's text, written while it read what others wrote: sealed as ours.
+            recorder.compact_boundary(seal_summary(event.summary), compactions, event.trigger, **stamp)
         else:
             side = recorder.start_subagent(event.agent_name, event.tool_use_id, model=imported.model,
                                            provider=imported.agent)

@@ -38,10 +38,12 @@ __all__ = [
     "blocks",
     "content_blocks",
     "content_text",
+    "escape_tags",
     "has_tool_results",
     "is_reminder_block",
     "one_line",
     "reminder_block",
+    "seal_summary",
     "text_block",
     "text_of",
     "tool_names_by_id",
@@ -187,12 +189,26 @@ def reminder_block(text: str) -> dict[str, Any]:
     What it carries (a changed AGENTS.md, a memory description a pull brought) cannot end the block itself and
     write, after it, text the model reads as the user's: its own `<system-reminder` / `</system-reminder` tags,
     however spelled, are written `&lt;system-reminder`, so the block ends where evo-agent ends it."""
-    body = text.strip()
-    if "system-reminder" in body.casefold():
-        import re  # only for a reminder holding the tag (`sessions list` loads this module)
+    return text_block(f"{REMINDER_OPEN}\n{escape_tags(text.strip(), 'system-reminder')}\n{REMINDER_CLOSE}")
 
-        body = re.sub(r"<(\s*(?:/\s*)?system-reminder)", r"&lt;\1", body, flags=re.IGNORECASE)
-    return text_block(f"{REMINDER_OPEN}\n{body}\n{REMINDER_CLOSE}")
+
+def escape_tags(text: str, *names: str) -> str:
+    """`text` with every opening or closing tag of `names`, however spelled (case, spaces), written `&lt;name`.
+
+    What a block evo-agent wraps in its own tags carries cannot end that block (or open one the model is told
+    comes from evo-agent) and write, after it, text the model reads as the user's."""
+    if "<" not in text:  # not a test of the names: the pattern's case folding also reads `ı`, `İ`, `ſ`, `K` as letters
+        return text  # of theirs, which str.casefold does not
+    import re  # only for a text holding a `<` (`sessions list` loads this module)
+
+    alternatives = "|".join(re.escape(name) for name in names)
+    return re.sub(rf"<(\s*(?:/\s*)?(?:{alternatives}))", r"&lt;\1", text, flags=re.IGNORECASE)
+
+
+def seal_summary(summary: str) -> str:
+    """A compaction summary as it is stored and sent: the model wrote it while reading files and outputs
+    others control, so neither its own block's tags nor a reminder's can appear in it (escape_tags)."""
+    return escape_tags(summary, "previous-conversation-summary", "system-reminder")
 
 
 def is_reminder_block(block: object) -> bool:

@@ -378,6 +378,9 @@ class SessionStore:
     def resolve_name(self, text: str) -> str:
         """The session named `text` (case-insensitive). A resume chain shares its name: its newest wins.
 
+        The user's own sessions come first, and only they can supersede: a foreign session (a repository's,
+        pulled in with the clone) that says it continues one of the user's, under its name, takes nothing from
+        it, since an id is no secret and the claim is a field of the stranger's own transcript.
         Raises SessionNotFound, or AmbiguousSessionId listing the candidates.
         """
         wanted = clean_name(text).casefold() if isinstance(text, str) else ""
@@ -385,8 +388,9 @@ class SessionStore:
             raise InvalidSessionId(
                 "invalid session id '': expected <13 digits>_<8 hex>, a prefix of one, or a session's name")
         named = [row for row in self.list() if row.meta.name and row.meta.name.casefold() == wanted]
-        superseded = {row.meta.resumed_from for row in named}
+        superseded = {row.meta.resumed_from for row in named if not row.foreign}
         heads = [row for row in named if row.id not in superseded]
+        heads = [row for row in heads if not row.foreign] or heads
         if not heads:
             shown = text if len(text) <= 40 else text[:37] + "..."
             if is_id_prefix(text):

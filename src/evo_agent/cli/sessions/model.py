@@ -585,7 +585,11 @@ def load_session(store: SessionStore, session_id: str) -> SessionView:
             unlinked.append(run)
     info = store.info(session_id)
     lineage, missing = _lineage(store, transcript)
-    resumed_as = sorted(r.id for r in store.list(include_empty=True) if r.meta.resumed_from == session_id)
+    # A foreign session (committed in the repository) that says it resumed one of the user's is not listed as its
+    # continuation: the claim is a field of the stranger's own transcript, and session ids are no secret.
+    rows = store.list(include_empty=True)
+    shown_foreign = any(r.id == session_id and r.foreign for r in rows)
+    resumed_as = sorted(r.id for r in rows if r.meta.resumed_from == session_id and (shown_foreign or not r.foreign))
     live = probe_live(session_dir)
     return SessionView(
         session_id, session_dir, info.meta if info else None, transcript, lineage, missing, resumed_as,

@@ -10,6 +10,7 @@ from evo_agent.session import MESSAGES_NAME, SessionStore, search_sessions
 
 from ..errors import UsageError
 from .common import fmt_stamp
+from .listing import foreign_mark
 
 
 def sessions_search(store: SessionStore, needle: str, out: TextIO, *, regex: bool = False, as_json: bool = False,
@@ -18,6 +19,7 @@ def sessions_search(store: SessionStore, needle: str, out: TextIO, *, regex: boo
     rows = store.list()
     ids = {row.id for row in rows}
     titles = {row.id: (getattr(row.meta, "name", None) or row.meta.first_prompt or "") for row in rows}
+    foreign = {row.id: row for row in rows if row.foreign}  # marked as `sessions list` marks them: not the user's
     sessions = [(row.id, row.dir, row.meta.resumed_from) for row in rows]
     try:
         hits = list(search_sessions(sessions, needle, regex=regex, limit=limit, exists=ids.__contains__))
@@ -27,6 +29,7 @@ def sessions_search(store: SessionStore, needle: str, out: TextIO, *, regex: boo
         out.write(json.dumps([{
             "session_id": h.session_id, "file": h.file, "line": h.line, "timestamp": h.timestamp,
             "kind": h.kind, "snippet": h.snippet, "title": titles.get(h.session_id, ""),
+            "foreign": foreign[h.session_id].foreign if h.session_id in foreign else None,
         } for h in hits], ensure_ascii=True, indent=2) + "\n")
         return 0 if hits else 1
     if not hits:
@@ -37,7 +40,8 @@ def sessions_search(store: SessionStore, needle: str, out: TextIO, *, regex: boo
         if hit.session_id != current:
             current = hit.session_id
             title = " ".join(titles.get(current, "").split())[:60]
-            out.write(f"{current}  {terminal_safe(title, keep_newlines=False)}\n")
+            mark = foreign_mark(foreign[current]) if current in foreign else ""
+            out.write(f"{current}  {mark}{terminal_safe(title, keep_newlines=False)}\n")
         where = "" if hit.file == MESSAGES_NAME else f" [subagent {terminal_safe(hit.file.split('/', 1)[-1])}]"
         out.write(f"  {fmt_stamp(hit.timestamp, date=True)}  {hit.kind}{where}: "
                   f"{terminal_safe(hit.snippet, keep_newlines=False)}\n")
