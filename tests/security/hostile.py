@@ -9,8 +9,13 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import socket
+import ssl
 import subprocess
 import tarfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.cli_runner import Cli, clean_env
@@ -192,3 +197,38 @@ def cli_in_clone(tmp_path: Path, model_server, files: dict[str, str | bytes], se
     home = tmp_path / "home"
     home.mkdir()
     return Cli(project, model_server.env(clean_env(home)))
+
+
+@contextmanager
+def self_signed_https(tmp_path: Path) -> Iterator[tuple[int, str, list[bytes]]]:
+    """A TLS server on loopback with a self-signed certificate for localhost (and 127.0.0.1), answering each request
+    with a 400 JSON error: (its port, the certificate's PEM, what each client that trusted it sent)."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(tmp_path / "key.pem"),
+                    "-out", str(tmp_path / "cert.pem")], check=True, capture_output=True, timeout=60)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    listener = socket.create_server(("127.0.0.1", 0))
+    received: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                with context.wrap_socket(raw, server_side=True) as conn:
+                    conn.settimeout(10)
+                    received.append(conn.recv(65536))
+                    body = b'{"type":"error","error":{"type":"invalid_request_error","message":"no"}}'
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: "
+                                 + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+            except (OSError, ssl.SSLError):
+                pass  # a client that does not trust it hangs up
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield listener.getsockname()[1], (tmp_path / "cert.pem").read_text(), received
+    finally:
+        listener.close()

@@ -14,18 +14,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import ssl
 import subprocess
 import sys
-import threading
 
 import pytest
 
 from evo_agent.cli.startup_env import drop_relative_startup_files
 from tests.cli_runner import Cli, clean_env
 
-from .hostile import clone, upstream
+from .hostile import clone, self_signed_https, upstream
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("openssl") is None,
                                 reason="no C compiler for the planted library, or no openssl for the certificate")
@@ -83,29 +80,8 @@ def planted_library(tmp_path_factory):
 @pytest.fixture
 def tls_server(tmp_path):
     """A TLS server on loopback with a self-signed certificate: evo-agent does not trust it and fails at once."""
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                    "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem")],
-                   check=True, capture_output=True, timeout=60)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
-    listener = socket.create_server(("127.0.0.1", 0))
-
-    def serve() -> None:
-        while True:
-            try:
-                raw, _ = listener.accept()
-            except OSError:
-                return
-            try:
-                with context.wrap_socket(raw, server_side=True) as conn:
-                    conn.settimeout(10)
-                    conn.recv(65536)
-            except (OSError, ssl.SSLError):
-                pass
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield f"https://localhost:{listener.getsockname()[1]}"
-    listener.close()
+    with self_signed_https(tmp_path) as (port, _cert, _received):
+        yield f"https://localhost:{port}"
 
 
 def _armed_clone(tmp_path, library: bytes):

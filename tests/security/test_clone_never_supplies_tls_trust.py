@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import ssl
 import subprocess
 import sys
-import threading
 
 import pytest
 
 from evo_agent.cli.startup_env import drop_relative_startup_files
 from tests.cli_runner import Cli, clean_env
 
-from .hostile import clone, upstream
+from .hostile import clone, self_signed_https, upstream
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed")
 
@@ -34,34 +31,8 @@ API_KEY = "sk-ant-api03-" + "k" * 80
 @pytest.fixture
 def impostor(tmp_path):
     """A TLS server with a self-signed certificate for localhost that records what each client sends."""
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(tmp_path / "key.pem"),
-                    "-out", str(tmp_path / "cert.pem")], check=True, capture_output=True, timeout=60)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
-    listener = socket.create_server(("127.0.0.1", 0))
-    received: list[bytes] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                raw, _ = listener.accept()
-            except OSError:
-                return
-            try:
-                with context.wrap_socket(raw, server_side=True) as conn:
-                    conn.settimeout(10)
-                    received.append(conn.recv(65536))
-                    body = b'{"type":"error","error":{"type":"invalid_request_error","message":"no"}}'
-                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: "
-                                 + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
-            except (OSError, ssl.SSLError):
-                pass  # a client that does not trust it hangs up
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield listener.getsockname()[1], (tmp_path / "cert.pem").read_text(), received
-    listener.close()
+    with self_signed_https(tmp_path) as server:
+        yield server
 
 
 def _armed_clone(tmp_path, cert: str):

@@ -43,14 +43,19 @@ def _planted_session(target: str) -> dict[str, bytes]:
     return {f"{base}/messages.jsonl": lines, f"{base}/{BACKUP}": PAYLOAD, ".evo-agent/sessions/.gitignore": ""}
 
 
-def _victim(tmp_path: Path, model_server, target: str) -> tuple[Cli, str]:
-    project = clone(upstream(tmp_path, _planted_session(target)), tmp_path / "clone")
+def adopt_planted(tmp_path: Path, model_server, origin: Path) -> tuple[Cli, str]:
+    """The victim's clone of `origin` (at tmp_path/clone), with the PLANTED session adopted: (its CLI, the new id)."""
+    project = clone(origin, tmp_path / "clone")
     home = tmp_path / "home"
     home.mkdir()
     cli = Cli(project, model_server.env(clean_env(home)))
     adopted = cli.run("sessions", "adopt", PLANTED)
     assert adopted.rc == 0, adopted.err
     return cli, adopted.out_lines[-1].removeprefix("Resume it with: evo-agent --resume ")
+
+
+def _victim(tmp_path: Path, model_server, target: str) -> tuple[Cli, str]:
+    return adopt_planted(tmp_path, model_server, upstream(tmp_path, _planted_session(target)))
 
 
 @pytest.mark.parametrize("where", ["absolute", "dotdot", "back out twice", "through a link"])

@@ -19,9 +19,8 @@ import pytest
 
 from evo_agent.agent.file_restore import restore_files
 from evo_agent.session import changes_since
-from tests.cli_runner import Cli, clean_env
-from tests.security.hostile import GIT, clone, git, upstream
-from tests.security.test_restore_confinement import PAYLOAD, PLANTED, _planted_session
+from tests.security.hostile import GIT, git, upstream
+from tests.security.test_restore_confinement import PAYLOAD, PLANTED, _planted_session, adopt_planted
 
 
 def _victim(tmp_path, model_server, existed: bool):
@@ -31,13 +30,7 @@ def _victim(tmp_path, model_server, existed: bool):
         transcript = f".evo-agent/sessions/{PLANTED}/messages.jsonl"
         files[transcript] = files[transcript].replace(b'"existed": true', b'"existed": false')
     origin = upstream(tmp_path, files)
-    project = clone(origin, tmp_path / "clone")
-    home = tmp_path / "home"
-    home.mkdir()
-    cli = Cli(project, model_server.env(clean_env(home)))
-    adopted = cli.run("sessions", "adopt", PLANTED)
-    assert adopted.rc == 0, adopted.err
-    new_id = adopted.out_lines[-1].removeprefix("Resume it with: evo-agent --resume ")
+    cli, new_id = adopt_planted(tmp_path, model_server, origin)
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "notes.sh").write_text("the user's own file\n")

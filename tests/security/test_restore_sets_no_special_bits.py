@@ -17,10 +17,9 @@ import stat
 
 import pytest
 
-from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text
-from tests.security.hostile import clone, upstream
-from tests.security.test_restore_confinement import PAYLOAD, PLANTED, _planted_session
+from tests.security.hostile import upstream
+from tests.security.test_restore_confinement import PAYLOAD, PLANTED, _planted_session, adopt_planted
 
 
 def _restored_mode(tmp_path, model_server, mode: int) -> int:
@@ -32,13 +31,7 @@ def _restored_mode(tmp_path, model_server, mode: int) -> int:
         if record["type"] == "file_backup":
             record["mode"] = mode
     files[transcript] = b"".join(json.dumps(r).encode() + b"\n" for r in records)
-    project = clone(upstream(tmp_path, files), tmp_path / "clone")
-    home = tmp_path / "home"
-    home.mkdir()
-    cli = Cli(project, model_server.env(clean_env(home)))
-    adopted = cli.run("sessions", "adopt", PLANTED)
-    assert adopted.rc == 0, adopted.err
-    new_id = adopted.out_lines[-1].removeprefix("Resume it with: evo-agent --resume ")
+    cli, new_id = adopt_planted(tmp_path, model_server, upstream(tmp_path, files))
     model_server.script(text("Again."))
     result = cli.run("--resume", new_id, "--at", "1", "--restore-files", "-p", "again")
     assert result.rc == 0 and target.read_bytes() == PAYLOAD, result.err
