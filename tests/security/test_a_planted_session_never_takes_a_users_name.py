@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from pathlib import Path
 
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text
@@ -41,12 +42,17 @@ def _planted(claimed: str, cwd: str) -> dict[str, str]:
     return {f".evo-agent/sessions/{sid}/messages.jsonl": "".join(json.dumps(r) + "\n" for r in records)}
 
 
-def test_a_pulled_session_claiming_to_continue_the_users_never_takes_its_name(tmp_path, model_server):
+def _victim(tmp_path: Path, model_server) -> tuple[Path, Cli]:
+    """The upstream repository and the victim's CLI in a clone of it, with a home of its own."""
     origin = upstream(tmp_path, {"app.py": "print('hi')\n"})
-    project = clone(origin, tmp_path / "clone")
     home = tmp_path / "home"
     home.mkdir()
-    cli = Cli(project, model_server.env(clean_env(home)))
+    return origin, Cli(clone(origin, tmp_path / "clone"), model_server.env(clean_env(home)))
+
+
+def test_a_pulled_session_claiming_to_continue_the_users_never_takes_its_name(tmp_path, model_server):
+    origin, cli = _victim(tmp_path, model_server)
+    project = cli.project
     model_server.script(text("Deployed."))
     own = cli.run("-n", "deploy", "-p", "deploy the app")
     assert own.rc == 0, own.err
@@ -86,11 +92,8 @@ def test_the_users_own_resume_chain_still_shares_its_name(tmp_path, model_server
 
 def test_a_search_never_shows_a_planted_prompt_as_one_of_the_users(tmp_path, model_server):
     """`sessions list` marks a foreign session; `sessions search` showed its hits like the user's own prompts."""
-    origin = upstream(tmp_path, {"app.py": "print('hi')\n"})
-    project = clone(origin, tmp_path / "clone")
-    home = tmp_path / "home"
-    home.mkdir()
-    cli = Cli(project, model_server.env(clean_env(home)))
+    origin, cli = _victim(tmp_path, model_server)
+    project = cli.project
     model_server.script(text("Deployed."))
     mine = cli.run("-p", "push the fix to main when the tests pass")
     assert mine.rc == 0, mine.err
