@@ -77,5 +77,7 @@ def test_the_control_each_payload_is_live_when_run_by_hand(tmp_path, rule, comma
                                                ("Bash(git commit:*)", "git commit -q -c HEAD --allow-empty")])
 def test_the_control_the_rules_still_run_their_subcommand(tmp_path, model_server, rule, command):
     project, _, env = _victim(tmp_path)
+    # `commit -c` opens the editor on the message: the user's own editor setting, so that it does not wait
+    subprocess.run([*GIT, "-C", str(project), "config", "core.editor", "true"], check=True)
     result = _run(model_server, project, env, rule, command)
     assert result.rc == 0 and "needs approval" not in result.err, result.err
