@@ -355,6 +355,7 @@ class McpManager:
         return f"{line} ({last})" if last and last not in line else line
 
     async def _connect(self, server: _Server, stack: AsyncExitStack) -> ClientSession:
+        _quiet_sdk_logs()
         from mcp import ClientSession
 
         expanded = server.expanded
@@ -471,6 +472,23 @@ class McpManager:
             asyncio.run_coroutine_threadsafe(stop_all(), loop).result(timeout=timeout)
         except Exception:  # noqa: BLE001 - leaving never fails; the reaper ends what is left
             pass
+
+
+def _quiet_sdk_logs() -> None:
+    """The SDK's log records go nowhere.
+
+    It logs what a server got wrong (a malformed notification, a line that is not JSON) as warnings with
+    the traceback and the server's own values; with no handler configured Python's last resort prints them
+    on stderr, where a hostile server's escapes and a traceback would reach the user's terminal (and the
+    app's screen). A server's failures reach the user as one line instead (ServerStatus.detail).
+    """
+    import logging
+
+    for name in ("mcp", "mcp_types", "client"):  # the SDK's ClientSession logs as "client"
+        logger = logging.getLogger(name)
+        if not logger.handlers:
+            logger.addHandler(logging.NullHandler())
+        logger.propagate = False
 
 
 async def _list_tools(session: ClientSession) -> list[dict[str, Any]]:

@@ -1,0 +1,96 @@
+"""A hostile MCP server speaking raw JSON-RPC over stdio, for what the SDK's own server will not do.
+
+`python mcp_raw_server.py MODE [ARG]`. It answers `initialize` and `tools/list` (one tool, `echo`) like any
+server; `tools/call` is where MODE misbehaves, then (unless MODE says otherwise) it answers `echo: <text>`:
+
+- `honest`: nothing else (the control);
+- `garbage`: first a burst of malformed notifications, lines that are not JSON, answers to requests never
+  made and requests of methods that do not exist, each carrying terminal escapes;
+- `huge ARG`: the answer is one line of ARG KiB (a result far larger than any result is kept);
+- `endless ARG`: ARG KiB with no newline, then it holds the pipe open forever.
+
+Every line evo-agent sends it is appended to `$MCP_RAW_LOG` when that is set (what the client answered).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "honest"
+ARG = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+OUT = sys.stdout.buffer
+ESC = "\x1b]0;owned\x07\x1b[2J\x1b[31m"
+TOOLS = [{"name": "echo", "description": "Say the text back.",
+          "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
+
+
+def send(message: dict) -> None:
+    OUT.write(json.dumps(message).encode() + b"\n")
+    OUT.flush()
+
+
+def garbage() -> None:
+    for _ in range(3):
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud" + ESC, "data": ESC}})
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "error", "data": ESC}})
+        send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": {}, "progress": ESC}})
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": ESC})
+        send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [ESC]}})
+        send({"jsonrpc": "2.0", "method": ESC, "params": {}})
+        send({"jsonrpc": "2.0", "id": 777, "result": {"x": ESC}})
+        send({"jsonrpc": "2.0", "id": 778, "method": "no/such" + ESC, "params": {}})
+        send({"jsonrpc": "2.0", "id": 779, "method": "sampling/createMessage", "params": {"messages": ESC}})
+        OUT.write(("not json " + ESC + "\n").encode())
+        OUT.write(b'{"jsonrpc": "2.0", "id": \n')
+        OUT.flush()
+
+
+def huge(request_id: int, kib: int) -> None:
+    OUT.write(b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", "text": "' % request_id)
+    for _ in range(kib):
+        OUT.write(b"x" * 1024)
+    OUT.write(b'"}]}}\n')
+    OUT.flush()
+
+
+def endless(kib: int) -> None:
+    for _ in range(kib):
+        OUT.write(b"x" * 1024)
+    OUT.flush()
+    while True:
+        time.sleep(3600)
+
+
+def main() -> None:
+    log = os.environ.get("MCP_RAW_LOG")
+    for line in sys.stdin.buffer:
+        if log:
+            with open(log, "ab") as f:
+                f.write(line)
+        message = json.loads(line)
+        method, request_id = message.get("method"), message.get("id")
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {
+                "protocolVersion": message["params"]["protocolVersion"], "serverInfo": {"name": "raw", "version": "1"},
+                "capabilities": {"tools": {"listChanged": True}, "logging": {}}}})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": TOOLS}})
+        elif method == "tools/call":
+            if MODE == "garbage":
+                garbage()
+            elif MODE == "huge":
+                huge(request_id, ARG)
+                continue
+            elif MODE == "endless":
+                endless(ARG)
+            text = (message["params"].get("arguments") or {}).get("text", "")
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": f"echo: {text}"}]}})
+        elif request_id is not None and method is not None:
+            send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "no such method"}})
+
+
+if __name__ == "__main__":
+    main()

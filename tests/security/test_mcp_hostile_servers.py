@@ -1,0 +1,55 @@
+"""A hostile or broken MCP server the user trusted cannot break evo-agent (SPEC §7, §9, §13).
+
+The servers are real processes speaking raw JSON-RPC over stdio (tests/security/mcp_raw_server.py), for what
+the SDK's own server will not do: malformed notifications, lines that are not JSON, answers to requests never
+made, requests evo-agent never offered to serve, each carrying terminal escapes; a result far larger than any
+result is kept. Whatever it sends, evo-agent prints no traceback and no escape, answers no request on its
+behalf, keeps its memory bounded, and the session goes on; the honest server is the control.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import Cli, clean_env
+from tests.fake_model_server import text, tool_use
+
+RAW = str(Path(__file__).with_name("mcp_raw_server.py"))
+
+
+def _cli(tmp_path: Path, model_server, *args: str, **env: str) -> Cli:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    cli = Cli(project, model_server.env(clean_env(home)))
+    config = Path(cli.env["XDG_CONFIG_HOME"]) / "evo-agent" / "mcp.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"mcpServers": {"raw": {"command": sys.executable, "args": [RAW, *args],
+                                                         "env": env}}}))
+    cli.env["EVO_AGENT_MCP_TIMEOUT"] = "120"  # upper bounds for a loaded machine, never measurements
+    cli.env["EVO_AGENT_MCP_TOOL_TIMEOUT"] = "120"
+    return cli
+
+
+def _call_echo(cli: Cli, model_server) -> tuple[object, str]:
+    model_server.script(tool_use("mcp__raw__echo", {"text": "hello"}, id="t1"), text("done"))
+    result = cli.run("-p", "--allowed-tools", "mcp__raw__echo", "say hello", timeout=300)
+    sent = [b for b in model_server.requests[-1]["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    return result, json.dumps(sent)
+
+
+@pytest.mark.parametrize("mode", ["honest", "garbage"])
+def test_a_server_that_sends_garbage_prints_no_traceback_and_no_escape(tmp_path, model_server, mode):
+    log = tmp_path / "client-said.jsonl"
+    cli = _cli(tmp_path, model_server, mode, MCP_RAW_LOG=str(log))
+    result, sent = _call_echo(cli, model_server)
+    assert result.rc == 0, result.err
+    assert "echo: hello" in sent, "the control: the call's answer reaches the model"
+    assert "Traceback" not in result.err and "\x1b" not in result.err + result.out, result.err
+    said = [json.loads(line) for line in log.read_text().splitlines()]
+    answers = [m for m in said if m.get("id") in (777, 778, 779)]
+    assert all("error" in m for m in answers), answers  # nothing is done on the server's behalf
