@@ -53,3 +53,52 @@ def test_a_server_that_sends_garbage_prints_no_traceback_and_no_escape(tmp_path,
     said = [json.loads(line) for line in log.read_text().splitlines()]
     answers = [m for m in said if m.get("id") in (777, 778, 779)]
     assert all("error" in m for m in answers), answers  # nothing is done on the server's behalf
+
+
+@pytest.fixture
+def raw_manager(tmp_path):
+    from evo_agent.tools.mcp_client import McpManager
+    from evo_agent.tools.mcp_config import expand_server, parse_server
+
+    made: list[McpManager] = []
+
+    def make(*args: str) -> McpManager:
+        config = parse_server("raw", {"command": sys.executable, "args": [RAW, *args]}, "user")
+        manager = McpManager([expand_server(config, {})], tmp_path, start_timeout=120, call_timeout=120)
+        made.append(manager)
+        manager.wait(150)  # upper bounds for a loaded machine, never measurements
+        assert manager.status("raw").state == "connected", manager.status("raw").detail
+        return manager
+
+    yield make
+    for manager in made:
+        manager.close()
+
+
+@pytest.mark.parametrize("mode", ["huge", "endless"])
+def test_a_message_past_the_cap_ends_the_connection_and_says_why(raw_manager, monkeypatch, mode):
+    """A 2 GB answer (one line, or no newline ever) would be held whole in memory, and was read by copying the
+    line so far at every chunk (quadratic: 32 MB took longer than a call may). Past the cap (lowered here to
+    1 MB, the server sending 3) the connection ends at once, saying why; the session goes on."""
+    from evo_agent.tools import mcp_stdio
+    from evo_agent.tools.mcp_client import McpCallError
+
+    monkeypatch.setattr(mcp_stdio, "MAX_MESSAGE_BYTES", 1 << 20)
+    manager = raw_manager(mode, "3072")
+    with pytest.raises(McpCallError, match="larger than 1 MB") as caught:
+        manager.call("raw", "echo", {"text": "hi"})
+    assert "\n" not in str(caught.value) and "did not answer" not in str(caught.value)
+    status = manager.status("raw")
+    assert status.state == "failed" and "larger than 1 MB" in status.detail, status
+
+
+def test_a_large_answer_under_the_cap_is_kept_head_and_tail(raw_manager, monkeypatch):
+    """The control: an answer under the cap, in many chunks, is read whole and cut like bash output."""
+    from evo_agent.tools import mcp_stdio
+    from evo_agent.tools.mcp_tools import result_of
+
+    monkeypatch.setattr(mcp_stdio, "MAX_MESSAGE_BYTES", 1 << 20)
+    manager = raw_manager("huge", "900")
+    result = result_of(manager.call("raw", "echo", {"text": "hi"}))
+    assert result.content.startswith("xxx") and "characters cut from the middle" in result.content
+    assert manager.status("raw").state == "connected"

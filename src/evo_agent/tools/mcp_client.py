@@ -138,6 +138,7 @@ class _Server:
         self.running: Any = None  # that process once connected: its exit while idle ends the connection
         self.calls = 0  # calls in flight (the loop thread's count)
         self.spawn_error: BaseException | None = None
+        self.fault = ""  # why the connection was ended by evo-agent (mcp_stdio: a message too large)
 
 
 class _Loop:
@@ -346,6 +347,8 @@ class McpManager:
                 server.stderr = None
 
     def _why(self, server: _Server, exc: BaseException) -> str:
+        if server.fault:
+            return server.fault
         line = _one_line(exc)
         if line == "Connection closed":
             line = "it closed the connection before it was ready"
@@ -372,9 +375,10 @@ class McpManager:
             proc, server.proc = server.proc, None
             if proc is None:
                 raise server.spawn_error or OSError("the server's process could not be started")
-            server.running = proc
+            server.running, server.fault = proc, ""
             stack.push_async_callback(stop, proc)  # also when the SDK's import or the session fails
-            read, write = await stack.enter_async_context(process_streams(proc))
+            read, write = await stack.enter_async_context(
+                process_streams(proc, on_fault=lambda why: setattr(server, "fault", why)))
         session = await stack.enter_async_context(ClientSession(read, write))
         await session.initialize()
         return session
@@ -424,7 +428,7 @@ class McpManager:
         except BaseException as exc:  # noqa: BLE001 - the connection broke: the server is gone until reconnected
             if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:  # the server answered with an error
                 raise McpCallError(f"the MCP server {server.status.name!r} refused the call: {exc.message}") from None
-            line = "connection closed" if isinstance(exc, MCPError) else _one_line(exc)
+            line = server.fault or ("connection closed" if isinstance(exc, MCPError) else _one_line(exc))
             await self._lost(server, line)
             raise McpCallError(f"the MCP server {server.status.name!r} failed during the call ({line}); "
                                "the user can reconnect it with /mcp") from None
@@ -444,7 +448,7 @@ class McpManager:
         server.status.state = "failed"
         server.status.detail = f"disconnected: {line}"
         last = _last_stderr_line(server.stderr)
-        if last:
+        if last and not server.fault:
             server.status.detail += f" ({last})"
         self._changed(server)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp.shared.message import SessionMessage
 
+MAX_MESSAGE_BYTES = 64 << 20  # one JSON-RPC line; a result is cut to 50,000 characters and 20 images anyway
 STOP_GRACE_S = 2.0  # a server told to stop has this long to exit before it is killed
 KILL_GRACE_S = 2.0
 _POLL_S = 0.01
@@ -61,9 +62,11 @@ async def stop(proc: Any) -> None:
 
 
 @asynccontextmanager
-async def process_streams(proc: Any) -> AsyncIterator[tuple[Any, Any]]:
+async def process_streams(proc: Any, on_fault: Callable[[str], None] | None = None
+                          ) -> AsyncIterator[tuple[Any, Any]]:
     """(read stream, write stream) of SessionMessages over `proc`'s stdout and stdin; the process is stopped
-    when the context ends."""
+    when the context ends. A message longer than MAX_MESSAGE_BYTES ends the connection: `on_fault` is told
+    why, the process killed, the read stream closed (a call in flight fails at once)."""
     import anyio
     import mcp_types
     from mcp.shared.message import SessionMessage
@@ -75,24 +78,43 @@ async def process_streams(proc: Any) -> AsyncIterator[tuple[Any, Any]]:
     read_writer, read_stream = anyio.create_memory_object_stream(0)
     write_stream, write_reader = anyio.create_memory_object_stream(0)
 
+    async def deliver(line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            message: Any = SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        except ValueError as exc:
+            message = exc
+        await read_writer.send(message)
+
     async def stdout_reader() -> None:
-        buffer = b""
+        pending: list[bytes] = []  # the line so far, in pieces: joined once, never copied chunk by chunk
+        size = 0
         try:
             async with read_writer:
                 async for chunk in proc.stdout:
-                    lines = (buffer + chunk).split(b"\n")
-                    buffer = lines.pop()
-                    for line in lines:
-                        if not line.strip():
+                    start = 0
+                    while (end := chunk.find(b"\n", start)) >= 0:
+                        if size + end - start > MAX_MESSAGE_BYTES:
+                            break
+                        line = b"".join([*pending, chunk[start:end]]) if pending else chunk[start:end]
+                        pending, size, start = [], 0, end + 1
+                        await deliver(line)
+                    else:
+                        pending.append(chunk[start:])
+                        size += len(chunk) - start
+                        if size <= MAX_MESSAGE_BYTES:
                             continue
-                        try:
-                            message: Any = SessionMessage(
-                                mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-                        except ValueError as exc:
-                            message = exc
-                        await read_writer.send(message)
+                    too_large()
+                    return
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
             pass
+
+    def too_large() -> None:
+        """A message past MAX_MESSAGE_BYTES: the server is broken or hostile; it is ended, and says why."""
+        if on_fault is not None:
+            on_fault(f"it sent a message larger than {MAX_MESSAGE_BYTES >> 20} MB")
+        _signal_group(proc, signal.SIGKILL)
 
     async def stdin_writer() -> None:
         try:
