@@ -7,7 +7,8 @@ server; `tools/call` is where MODE misbehaves, then (unless MODE says otherwise)
 - `garbage`: first a burst of malformed notifications, lines that are not JSON, answers to requests never
   made and requests of methods that do not exist, each carrying terminal escapes;
 - `huge ARG`: the answer is one line of ARG KiB (a result far larger than any result is kept);
-- `endless ARG`: ARG KiB with no newline, then it holds the pipe open forever.
+- `endless ARG`: ARG KiB with no newline, then it holds the pipe open forever;
+- `dies`: it writes `$MCP_RAW_LAST_WORDS` on its stderr and exits under the call.
 
 Every line evo-agent sends it is appended to `$MCP_RAW_LOG` when that is set (what the client answered).
 """
@@ -86,6 +87,10 @@ def main() -> None:
                 continue
             elif MODE == "endless":
                 endless(ARG)
+            elif MODE == "dies":
+                sys.stderr.write(os.environ.get("MCP_RAW_LAST_WORDS", "") + "\n")
+                sys.stderr.flush()
+                os._exit(3)
             text = (message["params"].get("arguments") or {}).get("text", "")
             send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": f"echo: {text}"}]}})
         elif request_id is not None and method is not None:

@@ -102,3 +102,20 @@ def test_a_large_answer_under_the_cap_is_kept_head_and_tail(raw_manager, monkeyp
     result = result_of(manager.call("raw", "echo", {"text": "hi"}))
     assert result.content.startswith("xxx") and "characters cut from the middle" in result.content
     assert manager.status("raw").state == "connected"
+
+
+SECRETS = {"github": "ghp_" + "a1B2c3D4e5" * 3 + "abcdef", "anthropic": "sk-ant-api03-" + "Zx9" * 30 + "AA",
+           "aws": "AKIA" + "Q7RT2XKZ" * 2}
+
+
+@pytest.mark.parametrize("kind", sorted(SECRETS))
+def test_a_dying_servers_stderr_reaches_neither_transcript_nor_model(tmp_path, model_server, kind):
+    secret = SECRETS[kind]
+    cli = _cli(tmp_path, model_server, "dies", MCP_RAW_LAST_WORDS=f"fatal: login with {secret} failed \x1b]0;x\x07")
+    result, sent = _call_echo(cli, model_server)
+    assert result.rc == 0, result.err
+    assert "failed during the call" in sent and secret not in sent, sent
+    transcript = "".join(p.read_text() for p in cli.sessions_dir.glob("*/messages.jsonl"))
+    assert "failed during the call" in transcript and secret not in transcript
+    assert "fatal: login with" in result.err, "the control: the user is told the server's last words"
+    assert "\x1b" not in result.err

@@ -437,6 +437,7 @@ class McpManager:
         return result.model_dump(by_alias=True, exclude_none=True, mode="json")
 
     async def _lost(self, server: _Server, line: str) -> None:
+        last = _last_stderr_line(server.stderr)  # before the connection's end closes the file: why it died
         server.session = None
         if server.stop is not None:
             server.stop.set()
@@ -447,7 +448,6 @@ class McpManager:
                 pass
         server.status.state = "failed"
         server.status.detail = f"disconnected: {line}"
-        last = _last_stderr_line(server.stderr)
         if last and not server.fault:
             server.status.detail += f" ({last})"
         self._changed(server)
