@@ -119,3 +119,27 @@ def test_a_dying_servers_stderr_reaches_neither_transcript_nor_model(tmp_path, m
     assert "failed during the call" in transcript and secret not in transcript
     assert "fatal: login with" in result.err, "the control: the user is told the server's last words"
     assert "\x1b" not in result.err
+
+
+@pytest.mark.parametrize("spelling", ["arrays", "objects", "schema"])
+def test_a_kept_tool_list_nested_past_any_limit_is_one_line_not_a_traceback(tmp_path, model_server, spelling):
+    """A session's mcp_tools.json is a file anyone could have edited (a planted session the user chose to
+    resume): nesting deeper than Python's recursion limit made the resume's first request die in a traceback."""
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    cli = Cli(project, model_server.env(clean_env(home)))
+    model_server.script(text("first"))
+    first = cli.run("-p", "hi")
+    assert first.rc == 0, first.err
+    session = first.hint_id()
+    deep = {"arrays": "[" * 50_000 + "]" * 50_000, "objects": '{"a":' * 50_000 + "1" + "}" * 50_000,
+            "schema": '{"type": "object", "properties": {"q": ' + '{"items":' * 990 + "{}" + "}" * 990 + "}}"}[spelling]
+    kept = '{"tools": [{"name": "mcp__gh__search", "server": "gh", "tool": "search", "description": "d", ' \
+           f'"input_schema": {deep}}}, {{"name": "mcp__gh__other", "server": "gh", "tool": "other", ' \
+           '"description": "d", "input_schema": {"type": "object"}}]}'
+    (cli.sessions_dir / session / "mcp_tools.json").write_text(kept)
+    model_server.script(text("second"))
+    result = cli.run("--resume", session, "-p", "again")
+    assert "Traceback" not in result.err and "RecursionError" not in result.err, result.err
+    assert result.rc == 0 and result.out.strip() == "second", result.err

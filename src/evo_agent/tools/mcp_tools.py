@@ -40,6 +40,7 @@ MAX_NAME = 64
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # base64 characters the API takes per image (about)
 MAX_DESCRIPTION = 2048  # characters of a tool's description the model is given
+MAX_SCHEMA_DEPTH = 64  # nesting of an input schema; deeper is no tool a model could call, only a recursion bomb
 MAX_IMAGES = 20  # a result's images; the API takes at most 100 a request, and history holds more results
 _BAD = lazy_re(r"[^a-zA-Z0-9_-]")
 
@@ -103,7 +104,7 @@ class McpToolDef:
             return None
         if not isinstance(schema, dict):
             return None
-        if not tool or name != tool_name(server, tool):
+        if not tool or name != tool_name(server, tool) or too_deep(schema):
             return None
         description, schema, hidden = shown_as_seen(str(data.get("description") or ""), schema)
         return cls(name, description, schema, server, tool, hidden=hidden)
@@ -133,6 +134,19 @@ def defs_of_server(server: str, tools: list[dict[str, Any]]) -> list[McpToolDef]
         out.append(McpToolDef(name, description, schema, server, raw, annotations.get("readOnlyHint") is True,
                               hidden))
     return out
+
+
+def too_deep(value: Any, limit: int = MAX_SCHEMA_DEPTH) -> bool:
+    """Whether `value` nests lists and objects deeper than `limit` (found without recursion: the value may be
+    nested far past Python's recursion limit, which every recursive walk of it would hit)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return True
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def shown_as_seen(description: str, schema: dict[str, Any]) -> tuple[str, dict[str, Any], int]:
