@@ -8,6 +8,7 @@ server; `tools/call` is where MODE misbehaves, then (unless MODE says otherwise)
   made and requests of methods that do not exist, each carrying terminal escapes;
 - `huge ARG`: the answer is one line of ARG KiB (a result far larger than any result is kept);
 - `endless ARG`: ARG KiB with no newline, then it holds the pipe open forever;
+- `many ARG ARG2`: it lists ARG more tools, each with an input schema of ARG2 KiB;
 - `dies`: it writes `$MCP_RAW_LAST_WORDS` on its stderr and exits under the call.
 
 Every line evo-agent sends it is appended to `$MCP_RAW_LOG` when that is set (what the client answered).
@@ -22,6 +23,7 @@ import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "honest"
 ARG = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+ARG2 = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 OUT = sys.stdout.buffer
 ESC = "\x1b]0;owned\x07\x1b[2J\x1b[31m"
 TOOLS = [{"name": "echo", "description": "Say the text back.",
@@ -47,6 +49,13 @@ def garbage() -> None:
         OUT.write(("not json " + ESC + "\n").encode())
         OUT.write(b'{"jsonrpc": "2.0", "id": \n')
         OUT.flush()
+
+
+def many(count: int, kib: int) -> list[dict]:
+    """`count` more tools, each with an input schema of about `kib` KiB."""
+    words = "lorem ipsum " * (kib * 1024 // 12)
+    return [{"name": f"tool{n}", "description": f"Tool number {n}.", "inputSchema": {
+        "type": "object", "properties": {"q": {"type": "string", "description": words}}}} for n in range(count)]
 
 
 def huge(request_id: int, kib: int) -> None:
@@ -78,7 +87,8 @@ def main() -> None:
                 "protocolVersion": message["params"]["protocolVersion"], "serverInfo": {"name": "raw", "version": "1"},
                 "capabilities": {"tools": {"listChanged": True}, "logging": {}}}})
         elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": TOOLS}})
+            tools = TOOLS + many(ARG, ARG2) if MODE == "many" else TOOLS
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools}})
         elif method == "tools/call":
             if MODE == "garbage":
                 garbage()

@@ -143,3 +143,19 @@ def test_a_kept_tool_list_nested_past_any_limit_is_one_line_not_a_traceback(tmp_
     result = cli.run("--resume", session, "-p", "again")
     assert "Traceback" not in result.err and "RecursionError" not in result.err, result.err
     assert result.rc == 0 and result.out.strip() == "second", result.err
+
+
+@pytest.mark.parametrize("count, kib", [(3000, 0), (1, 2048), (400, 8)])
+def test_a_listing_past_the_budget_leaves_tools_out_and_the_session_goes_on(tmp_path, model_server, count, kib):
+    """Thousands of tools, or schemas of megabytes, were all given to the model in every request: a request
+    the API refuses (too long), for every request of the session and of its resumes (the list is kept). Past
+    the budget a server's tools are left out, the user is told, and what fits is offered."""
+    from evo_agent.tools.mcp_tools import MAX_SERVER_DEFINITIONS
+
+    cli = _cli(tmp_path, model_server, "many", str(count), str(kib))
+    result, sent = _call_echo(cli, model_server)
+    assert result.rc == 0, result.err
+    assert "echo: hello" in sent, "the control: the server's first tool is offered and answers"
+    tools = [t for t in model_server.requests[-1]["tools"] if t["name"].startswith("mcp__raw__")]
+    assert len(json.dumps(tools)) <= MAX_SERVER_DEFINITIONS + 4096
+    assert "left out" in result.err and "raw" in result.err, result.err

@@ -496,17 +496,29 @@ def _quiet_sdk_logs() -> None:
 
 
 async def _list_tools(session: ClientSession) -> list[dict[str, Any]]:
-    """Every tool of the server, following its pages (at most 50 of them)."""
+    """The server's tools, following its pages (at most 50 of them) while they could still be offered.
+
+    A session offers at most MAX_SERVER_TOOLS of a server's tools and MAX_SERVER_DEFINITIONS characters of
+    them (mcp_tools.within_budget); the listing is kept for the connection's life, so paging stops well past
+    that (four times either), and a server listing without end cannot fill the memory.
+    """
+    import json
+
     from mcp import types
 
+    from .mcp_tools import MAX_SERVER_DEFINITIONS, MAX_SERVER_TOOLS
+
     tools: list[dict[str, Any]] = []
+    size = 0
     cursor = None
     for _ in range(50):
         params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await session.list_tools(params=params)
-        tools += [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools]
+        listed = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools]
+        tools += listed
+        size += sum(len(json.dumps(t)) for t in listed)
         cursor = getattr(page, "next_cursor", None)
-        if not cursor:
+        if not cursor or len(tools) > 4 * MAX_SERVER_TOOLS or size > 4 * MAX_SERVER_DEFINITIONS:
             break
     return tools
 
