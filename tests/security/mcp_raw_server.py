@@ -9,6 +9,8 @@ server; `tools/call` is where MODE misbehaves, then (unless MODE says otherwise)
 - `huge ARG`: the answer is one line of ARG KiB (a result far larger than any result is kept);
 - `endless ARG`: ARG KiB with no newline, then it holds the pipe open forever;
 - `many ARG ARG2`: it lists ARG more tools, each with an input schema of ARG2 KiB;
+- `forks`: under the call it starts a process of its own session holding its stdout (its pid appended to
+  `$MCP_RAW_PIDS`), and exits;
 - `dies`: it writes `$MCP_RAW_LAST_WORDS` on its stderr and exits under the call.
 
 Every line evo-agent sends it is appended to `$MCP_RAW_LOG` when that is set (what the client answered).
@@ -97,6 +99,13 @@ def main() -> None:
                 continue
             elif MODE == "endless":
                 endless(ARG)
+            elif MODE == "forks":
+                import subprocess
+                keeper = subprocess.Popen(["sleep", "600"], stdout=sys.stdout, start_new_session=True)
+                if os.environ.get("MCP_RAW_PIDS"):
+                    with open(os.environ["MCP_RAW_PIDS"], "a") as f:
+                        f.write(f"{keeper.pid}\n")
+                os._exit(3)
             elif MODE == "dies":
                 sys.stderr.write(os.environ.get("MCP_RAW_LAST_WORDS", "") + "\n")
                 sys.stderr.flush()

@@ -62,8 +62,8 @@ def raw_manager(tmp_path):
 
     made: list[McpManager] = []
 
-    def make(*args: str) -> McpManager:
-        config = parse_server("raw", {"command": sys.executable, "args": [RAW, *args]}, "user")
+    def make(*args: str, **env: str) -> McpManager:
+        config = parse_server("raw", {"command": sys.executable, "args": [RAW, *args], "env": env}, "user")
         manager = McpManager([expand_server(config, {})], tmp_path, start_timeout=120, call_timeout=120)
         made.append(manager)
         manager.wait(150)  # upper bounds for a loaded machine, never measurements
@@ -159,3 +159,27 @@ def test_a_listing_past_the_budget_leaves_tools_out_and_the_session_goes_on(tmp_
     tools = [t for t in model_server.requests[-1]["tools"] if t["name"].startswith("mcp__raw__")]
     assert len(json.dumps(tools)) <= MAX_SERVER_DEFINITIONS + 4096
     assert "left out" in result.err and "raw" in result.err, result.err
+
+
+def test_a_server_that_exits_under_a_call_leaving_its_stdout_open_fails_the_call(raw_manager, tmp_path):
+    """The server starts a process of its own session that holds its stdout, and exits: no end of the stream
+    ever comes, so the call waited out the whole call timeout (120 s) with the server "connected"."""
+    import os
+    import signal
+
+    from evo_agent.tools.mcp_client import McpCallError
+
+    pids = tmp_path / "kept-alive.pids"
+    manager = raw_manager("forks", MCP_RAW_PIDS=str(pids))
+    try:
+        with pytest.raises(McpCallError, match="failed during the call") as caught:
+            manager.call("raw", "echo", {"text": "hi"})
+        assert "did not answer" not in str(caught.value)
+        status = manager.status("raw")
+        assert status.state == "failed" and "exited under a call" in status.detail, status
+    finally:
+        for pid in pids.read_text().split() if pids.exists() else []:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass

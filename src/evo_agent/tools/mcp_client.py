@@ -48,6 +48,7 @@ DEFAULT_START_TIMEOUT_S = 20.0
 DEFAULT_CALL_TIMEOUT_S = 120.0
 _POLL_S = 0.05
 _STOP_GRACE_S = 5.0
+_EXIT_GRACE_S = 5.0  # a call in flight when its server exits has this long to read an answer already sent
 
 # What a server inherits from the agent's environment; everything else it must be given in its `env`.
 BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
@@ -200,13 +201,16 @@ async def _hold(server: _Server) -> None:
         return
     if server.calls:  # it died under a call: a failing call says so (_lost), which stops this connection
         stopping = asyncio.ensure_future(server.stop.wait())
+        deadline = asyncio.get_running_loop().time() + _EXIT_GRACE_S
         try:  # a call may also end well (answered before the exit) or be cancelled: then it is this one's line
-            while server.calls and not stopping.done():
+            while server.calls and not stopping.done() and asyncio.get_running_loop().time() < deadline:
                 await asyncio.wait({stopping}, timeout=_POLL_S)
         finally:
             stopping.cancel()
         if server.stop.is_set():
             return
+        if server.calls:  # a process it left behind holds its stdout open: no end of the stream would come
+            raise ServerExited(f"the server exited under a call (exit code {proc.returncode})")
     raise ServerExited(f"the server exited while idle (exit code {proc.returncode})")
 
 
@@ -446,6 +450,8 @@ class McpManager:
                 await asyncio.wait_for(asyncio.shield(server.task), _STOP_GRACE_S)
             except BaseException:  # noqa: BLE001 - it is going anyway
                 pass
+        if server.status.state == "failed" and server.status.detail:
+            return  # the connection ended first, and said why (_hold: it exited under this call)
         server.status.state = "failed"
         server.status.detail = f"disconnected: {line}"
         if last and not server.fault:
