@@ -9,6 +9,8 @@ server; `tools/call` is where MODE misbehaves, then (unless MODE says otherwise)
 - `huge ARG`: the answer is one line of ARG KiB (a result far larger than any result is kept);
 - `endless ARG`: ARG KiB with no newline, then it holds the pipe open forever;
 - `many ARG ARG2`: it lists ARG more tools, each with an input schema of ARG2 KiB;
+- `flood ARG ARG2`: ARG log and progress notifications before its answer (with ARG2 non-zero: log messages
+  without end instead of the answer);
 - `forks`: under the call it starts a process of its own session holding its stdout (its pid appended to
   `$MCP_RAW_PIDS`), and exits;
 - `dies`: it writes `$MCP_RAW_LAST_WORDS` on its stderr and exits under the call.
@@ -99,6 +101,14 @@ def main() -> None:
                 continue
             elif MODE == "endless":
                 endless(ARG)
+            elif MODE == "flood":
+                for n in range(ARG):
+                    send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": n}})
+                    send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                        "progressToken": request_id, "progress": n}})
+                if ARG2:
+                    while True:
+                        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": 0}})
             elif MODE == "forks":
                 import subprocess
                 keeper = subprocess.Popen(["sleep", "600"], stdout=sys.stdout, start_new_session=True)
