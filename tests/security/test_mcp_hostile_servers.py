@@ -183,3 +183,71 @@ def test_a_server_that_exits_under_a_call_leaving_its_stdout_open_fails_the_call
                 os.kill(int(pid), signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+@pytest.fixture
+def raw_http(tmp_path):
+    """A raw streamable-HTTP server in `mode` on 127.0.0.1, and a manager connected to it."""
+    import socket
+    import subprocess
+    import time
+
+    from evo_agent.tools.mcp_client import McpManager
+    from evo_agent.tools.mcp_config import expand_server, parse_server
+
+    started: list[subprocess.Popen] = []
+    made: list[McpManager] = []
+
+    def make(mode: str, kib: int = 0) -> McpManager:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        proc = subprocess.Popen([sys.executable, str(Path(RAW).with_name("mcp_raw_http_server.py")), str(port), mode,
+                                 str(kib)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started.append(proc)
+        deadline = time.monotonic() + 60  # until it accepts connections: an upper bound, not a measurement
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "the HTTP server did not start"
+                time.sleep(0.05)
+        config = parse_server("web", {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}, "user")
+        manager = McpManager([expand_server(config, {})], tmp_path, start_timeout=120, call_timeout=120)
+        made.append(manager)
+        manager.wait(150)
+        assert manager.status("web").state == "connected", manager.status("web").detail
+        return manager
+
+    yield make
+    for manager in made:
+        manager.close()
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("mode", ["huge", "bomb"])
+def test_an_http_servers_answer_is_bounded_as_sent(raw_http, monkeypatch, mode):
+    """The SDK read an HTTP server's JSON answer whole, and httpx decoded a gzip body whatever was asked: 300 KB
+    of gzip became 1.5 GB of evo-agent's memory. A body past the cap (lowered here to 1 MB) fails, and a
+    compressed one is not decoded: the call fails with one line either way, and the server stays usable."""
+    from evo_agent.tools import mcp_stdio
+    from evo_agent.tools.mcp_client import McpCallError
+
+    monkeypatch.setattr(mcp_stdio, "MAX_MESSAGE_BYTES", 1 << 20)
+    manager = raw_http(mode, 3072)
+    with pytest.raises(McpCallError, match="refused the call") as caught:
+        manager.call("web", "echo", {"text": "hi"})
+    assert "\n" not in str(caught.value) and "xxxx" not in str(caught.value)
+    if mode == "huge":
+        assert "larger than 1 MB" in str(caught.value)
+    assert manager.status("web").state == "connected"
+
+
+def test_an_honest_http_servers_answer_arrives(raw_http):
+    from evo_agent.tools.mcp_tools import result_of
+
+    manager = raw_http("honest")
+    assert result_of(manager.call("web", "echo", {"text": "hi"})).content == "echo: hi"

@@ -370,7 +370,8 @@ class McpManager:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            client = create_mcp_http_client(headers=dict(expanded.headers) or None)
+            client = create_mcp_http_client(headers={"Accept-Encoding": "identity", **expanded.headers})
+            client.event_hooks["response"].append(_capped_body)
             await stack.enter_async_context(client)
             read, write = await stack.enter_async_context(streamable_http_client(expanded.url, http_client=client))
         else:
@@ -431,7 +432,8 @@ class McpManager:
             raise
         except BaseException as exc:  # noqa: BLE001 - the connection broke: the server is gone until reconnected
             if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:  # the server answered with an error
-                raise McpCallError(f"the MCP server {server.status.name!r} refused the call: {exc.message}") from None
+                why = " ".join(str(exc.message).split())[:500]  # the server's words: one line, bounded
+                raise McpCallError(f"the MCP server {server.status.name!r} refused the call: {why}") from None
             line = server.fault or ("connection closed" if isinstance(exc, MCPError) else _one_line(exc))
             await self._lost(server, line)
             raise McpCallError(f"the MCP server {server.status.name!r} failed during the call ({line}); "
@@ -482,6 +484,39 @@ class McpManager:
             asyncio.run_coroutine_threadsafe(stop_all(), loop).result(timeout=timeout)
         except Exception:  # noqa: BLE001 - leaving never fails; the reaper ends what is left
             pass
+
+
+async def _capped_body(response: Any) -> None:
+    """An HTTP server's answer is read as sent, and at most MAX_MESSAGE_BYTES of it (an event stream: the SDK
+    bounds each of its events).
+
+    The SDK reads a JSON answer whole, and httpx decodes a compressed body whatever was asked: a hostile
+    server's 300 KB of gzip became 300 MB in memory (a 2 GB one, the process's end). Compression is neither
+    asked for nor decoded (a compressed answer fails to parse, one line), and a body past the cap fails.
+    """
+    import httpx2
+
+    from .mcp_stdio import MAX_MESSAGE_BYTES
+
+    if "content-encoding" in response.headers:
+        del response.headers["content-encoding"]
+    if response.headers.get("content-type", "").lower().startswith("text/event-stream"):
+        return
+    inner = response.stream
+
+    class Capped(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> Any:
+            seen = 0
+            async for chunk in inner:
+                seen += len(chunk)
+                if seen > MAX_MESSAGE_BYTES:
+                    raise httpx2.StreamError(f"the server's answer is larger than {MAX_MESSAGE_BYTES >> 20} MB")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    response.stream = Capped()
 
 
 def _quiet_sdk_logs() -> None:
