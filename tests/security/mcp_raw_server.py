@@ -11,6 +11,7 @@ server; `tools/call` is where MODE misbehaves, then (unless MODE says otherwise)
 - `many ARG ARG2`: it lists ARG more tools, each with an input schema of ARG2 KiB;
 - `flood ARG ARG2`: ARG log and progress notifications before its answer (with ARG2 non-zero: log messages
   without end instead of the answer);
+- `chatty ARG`: it writes ARG KiB of log lines on its stderr, then answers;
 - `forks`: under the call it starts a process of its own session holding its stdout (its pid appended to
   `$MCP_RAW_PIDS`), and exits;
 - `dies`: it writes `$MCP_RAW_LAST_WORDS` on its stderr and exits under the call.
@@ -109,6 +110,11 @@ def main() -> None:
                 if ARG2:
                     while True:
                         send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": 0}})
+            elif MODE == "chatty":
+                for _ in range(ARG):
+                    sys.stderr.write("debug: " + "x" * 1016 + "\n")
+                sys.stderr.write("the last line\n")
+                sys.stderr.flush()
             elif MODE == "forks":
                 import subprocess
                 keeper = subprocess.Popen(["sleep", "600"], stdout=sys.stdout, start_new_session=True)

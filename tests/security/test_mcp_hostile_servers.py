@@ -251,3 +251,32 @@ def test_an_honest_http_servers_answer_arrives(raw_http):
 
     manager = raw_http("honest")
     assert result_of(manager.call("web", "echo", {"text": "hi"})).content == "echo: hi"
+
+
+def _deleted_files_held() -> list[int]:
+    """The sizes of the unlinked files this process holds open (a server's stderr is one)."""
+    import os
+
+    sizes = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").endswith("(deleted)"):
+                sizes.append(os.fstat(int(fd)).st_size)
+        except OSError:
+            pass
+    return sizes
+
+
+def test_a_chatty_servers_stderr_cannot_fill_the_disk(raw_manager, monkeypatch):
+    """A server's stderr went to a temporary file kept for its whole life, of which only the end is ever read:
+    a server logging without end filled the disk. Past the cap (lowered here to 256 KB, the server writing
+    2 MB) the file is cut back to its end, and its last line still says why it would fail."""
+    from evo_agent.tools import mcp_client
+    from evo_agent.tools.mcp_tools import result_of
+
+    monkeypatch.setattr(mcp_client, "MAX_STDERR_BYTES", 256 << 10)
+    manager = raw_manager("chatty", "2048")
+    assert result_of(manager.call("raw", "echo", {"text": "hi"})).content == "echo: hi"
+    held = _deleted_files_held()
+    assert held and max(held) <= (256 << 10) + 4096, held
+    assert mcp_client._last_stderr_line(manager._servers["raw"].stderr) == "the last line"

@@ -48,6 +48,8 @@ DEFAULT_START_TIMEOUT_S = 20.0
 DEFAULT_CALL_TIMEOUT_S = 120.0
 _POLL_S = 0.05
 _STOP_GRACE_S = 5.0
+_TRIM_EVERY_S = 2.0  # how often a connected server's stderr file is cut back to its end
+MAX_STDERR_BYTES = 1 << 20  # what a server's stderr file may hold before it is cut back to its last 4 KB
 _EXIT_GRACE_S = 5.0  # a call in flight when its server exits has this long to read an answer already sent
 
 # What a server inherits from the agent's environment; everything else it must be given in its `env`.
@@ -193,7 +195,10 @@ async def _hold(server: _Server) -> None:
     if proc is not None:
         waits.add(asyncio.ensure_future(proc.wait()))
     try:
-        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        done: set[asyncio.Future[Any]] = set()
+        while not done:  # its stderr kept short meanwhile: a server may log without end
+            done, _ = await asyncio.wait(waits, timeout=_TRIM_EVERY_S, return_when=asyncio.FIRST_COMPLETED)
+            _trim_stderr(server.stderr)
     finally:
         for waiting in waits:
             waiting.cancel()
@@ -440,6 +445,7 @@ class McpManager:
                                "the user can reconnect it with /mcp") from None
         finally:
             server.calls -= 1
+            _trim_stderr(server.stderr)
         return result.model_dump(by_alias=True, exclude_none=True, mode="json")
 
     async def _lost(self, server: _Server, line: str) -> None:
@@ -573,6 +579,27 @@ def _stderr_file() -> IO[bytes]:
     flags = fcntl.fcntl(f.fileno(), fcntl.F_GETFL)
     fcntl.fcntl(f.fileno(), fcntl.F_SETFL, flags | os.O_APPEND)
     return f
+
+
+def _trim_stderr(stream: IO[bytes] | None) -> None:
+    """Cut a server's stderr file back to its last 4 KB (all that is ever read of it) once past MAX_STDERR_BYTES.
+
+    The file is in the temporary directory for the server's whole life; a server that logs every request, or
+    a hostile one writing without end, filled the disk. The server appends (O_APPEND), so its next line goes
+    after the kept end, wherever that now is.
+    """
+    if stream is None:
+        return
+    try:
+        fd = stream.fileno()
+        size = os.fstat(fd).st_size
+        if size <= MAX_STDERR_BYTES:
+            return
+        tail = os.pread(fd, 4096, size - 4096)
+        os.ftruncate(fd, 0)
+        os.write(fd, tail)
+    except (OSError, ValueError):
+        pass
 
 
 def _last_stderr_line(stream: IO[bytes] | None) -> str:
