@@ -12,6 +12,8 @@ server; `tools/call` is where MODE misbehaves, then (unless MODE says otherwise)
 - `flood ARG ARG2`: ARG log and progress notifications before its answer (with ARG2 non-zero: log messages
   without end instead of the answer);
 - `chatty ARG`: it writes ARG KiB of log lines on its stderr, then answers;
+- `deep`, `not-utf8`, `id-last`: an answer with the call's id that cannot be parsed (nested past any parser's
+  limit, not UTF-8, a trailing comma);
 - `forks`: under the call it starts a process of its own session holding its stdout (its pid appended to
   `$MCP_RAW_PIDS`), and exits;
 - `dies`: it writes `$MCP_RAW_LAST_WORDS` on its stderr and exits under the call.
@@ -33,6 +35,14 @@ OUT = sys.stdout.buffer
 ESC = "\x1b]0;owned\x07\x1b[2J\x1b[31m"
 TOOLS = [{"name": "echo", "description": "Say the text back.",
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
+
+
+UNREADABLE = {  # answers naming the call's id that no JSON-RPC parser takes
+    "deep": b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [], "structuredContent": {"a": '
+            + b"[" * 300 + b"]" * 300 + b"}}}",
+    "not-utf8": b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", "text": "\xff\xfe"}]}}',
+    "id-last": b'{"jsonrpc": "2.0", "result": {"content": [{"type": "text", "text": "a"}]}, "id": %d, }',
+}
 
 
 def send(message: dict) -> None:
@@ -115,6 +125,10 @@ def main() -> None:
                     sys.stderr.write("debug: " + "x" * 1016 + "\n")
                 sys.stderr.write("the last line\n")
                 sys.stderr.flush()
+            elif MODE in UNREADABLE:
+                OUT.write(UNREADABLE[MODE] % request_id + b"\n")
+                OUT.flush()
+                continue
             elif MODE == "forks":
                 import subprocess
                 keeper = subprocess.Popen(["sleep", "600"], stdout=sys.stdout, start_new_session=True)

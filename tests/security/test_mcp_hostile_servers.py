@@ -280,3 +280,17 @@ def test_a_chatty_servers_stderr_cannot_fill_the_disk(raw_manager, monkeypatch):
     held = _deleted_files_held()
     assert held and max(held) <= (256 << 10) + 4096, held
     assert mcp_client._last_stderr_line(manager._servers["raw"].stderr) == "the last line"
+
+
+@pytest.mark.parametrize("mode", ["deep", "not-utf8", "id-last"])
+def test_an_answer_that_cannot_be_read_fails_its_call_at_once(raw_manager, mode):
+    """An answer naming the call's id that no parser takes (nested past pydantic's limit, not UTF-8, a trailing
+    comma) was dropped as an unreadable line: the call waited out the whole call timeout (120 s). It is that
+    call's error answer now, and the server stays connected."""
+    from evo_agent.tools.mcp_client import McpCallError
+
+    manager = raw_manager(mode)
+    with pytest.raises(McpCallError, match="could not be read") as caught:
+        manager.call("raw", "echo", {"text": "hi"})
+    assert "did not answer" not in str(caught.value) and "\n" not in str(caught.value)
+    assert manager.status("raw").state == "connected"

@@ -11,6 +11,7 @@ policy (MCP lifecycle, "shutdown"): stdin closed, a grace period, SIGTERM to the
 from __future__ import annotations
 
 import os
+import re
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
@@ -61,6 +62,35 @@ async def stop(proc: Any) -> None:
         await proc.aclose()
 
 
+_ANSWER_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+
+
+def unreadable_answer(line: bytes) -> Any:
+    """The error answer (a SessionMessage) of the request a line names when no parser takes that line, else None.
+
+    An answer nested past the parser's limit, not UTF-8 or with a trailing comma was handed to the session as
+    an unreadable line, and the call it answers waited out its whole timeout. Its id is found by its key (the
+    first `"id": …` of a line that has a result or an error); a wrong guess fails a call of this server only.
+    """
+    import json
+
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    if b'"result"' not in line and b'"error"' not in line:
+        return None
+    found = _ANSWER_ID.search(line)
+    if found is None:
+        return None
+    try:
+        request_id = json.loads(found.group(1))
+    except ValueError:
+        return None
+    error = mcp_types.ErrorData(code=mcp_types.PARSE_ERROR, message="the server's answer could not be read "
+                                "(not JSON, not UTF-8, or nested too deep)")
+    return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
 @asynccontextmanager
 async def process_streams(proc: Any, on_fault: Callable[[str], None] | None = None
                           ) -> AsyncIterator[tuple[Any, Any]]:
@@ -84,7 +114,7 @@ async def process_streams(proc: Any, on_fault: Callable[[str], None] | None = No
         try:
             message: Any = SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
         except ValueError as exc:
-            message = exc
+            message = unreadable_answer(line) or exc
         await read_writer.send(message)
 
     async def stdout_reader() -> None:
