@@ -13,7 +13,7 @@ server; `tools/call` is where MODE misbehaves, then (unless MODE says otherwise)
   without end instead of the answer);
 - `chatty ARG`: it writes ARG KiB of log lines on its stderr, then answers;
 - `deep`, `not-utf8`, `id-last`: an answer with the call's id that cannot be parsed (nested past any parser's
-  limit, not UTF-8, a trailing comma);
+  limit, not UTF-8, a trailing comma); `bad-shape`, `not-a-list`: JSON that is no tool result;
 - `forks`: under the call it starts a process of its own session holding its stdout (its pid appended to
   `$MCP_RAW_PIDS`), and exits;
 - `dies`: it writes `$MCP_RAW_LAST_WORDS` on its stderr and exits under the call.
@@ -41,6 +41,8 @@ UNREADABLE = {  # answers naming the call's id that no JSON-RPC parser takes
     "deep": b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [], "structuredContent": {"a": '
             + b"[" * 300 + b"]" * 300 + b"}}}",
     "not-utf8": b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", "text": "\xff\xfe"}]}}',
+    "bad-shape": b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text"}], "isError": "maybe"}}',
+    "not-a-list": b'{"jsonrpc": "2.0", "id": %d, "result": {"content": "\\u001b]0;owned\\u0007 plain text"}}',
     "id-last": b'{"jsonrpc": "2.0", "result": {"content": [{"type": "text", "text": "a"}]}, "id": %d, }',
 }
 

@@ -294,3 +294,18 @@ def test_an_answer_that_cannot_be_read_fails_its_call_at_once(raw_manager, mode)
         manager.call("raw", "echo", {"text": "hi"})
     assert "did not answer" not in str(caught.value) and "\n" not in str(caught.value)
     assert manager.status("raw").state == "connected"
+
+
+@pytest.mark.parametrize("mode", ["bad-shape", "not-a-list"])
+def test_an_answer_that_is_no_tool_result_fails_its_call_not_the_server(raw_manager, mode):
+    """JSON that is no CallToolResult was taken for a broken connection: the server was disconnected until the
+    user reconnected it, and the line the model got was pydantic's dump of the server's values (escapes and
+    all). The call fails with one short line; the server stays connected."""
+    from evo_agent.tools.mcp_client import McpCallError
+
+    manager = raw_manager(mode)
+    with pytest.raises(McpCallError, match="not a tool result") as caught:
+        manager.call("raw", "echo", {"text": "hi"})
+    line = str(caught.value)
+    assert "\n" not in line and "\x1b" not in line and "input_value" not in line and len(line) < 400, line
+    assert manager.status("raw").state == "connected"

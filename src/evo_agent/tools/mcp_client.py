@@ -426,6 +426,7 @@ class McpManager:
     async def _call(self, server: _Server, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         from mcp.shared.exceptions import MCPError
         from mcp.types import CONNECTION_CLOSED
+        from pydantic import ValidationError
 
         session = server.session
         if session is None:
@@ -435,6 +436,9 @@ class McpManager:
             result = await session.call_tool(tool, arguments)
         except asyncio.CancelledError:
             raise
+        except ValidationError as exc:  # an answer, but no tool result: this call fails, the connection holds
+            raise McpCallError(f"the MCP server {server.status.name!r} answered with something that is not a tool "
+                               f"result ({_first_problem(exc)})") from None
         except BaseException as exc:  # noqa: BLE001 - the connection broke: the server is gone until reconnected
             if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:  # the server answered with an error
                 why = " ".join(str(exc.message).split())[:500]  # the server's words: one line, bounded
@@ -523,6 +527,16 @@ async def _capped_body(response: Any) -> None:
             await inner.aclose()
 
     response.stream = Capped()
+
+
+def _first_problem(exc: Any) -> str:
+    """A pydantic ValidationError's first problem in a few words, without the server's values."""
+    try:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))[:100]
+        return " ".join(f"{where}: {first.get('msg', '')}".split())[:200]
+    except Exception:  # noqa: BLE001 - a description, never a failure of its own
+        return "invalid"
 
 
 def _quiet_sdk_logs() -> None:
