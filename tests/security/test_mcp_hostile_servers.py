@@ -309,3 +309,22 @@ def test_an_answer_that_is_no_tool_result_fails_its_call_not_the_server(raw_mana
     line = str(caught.value)
     assert "\n" not in line and "\x1b" not in line and "input_value" not in line and len(line) < 400, line
     assert manager.status("raw").state == "connected"
+
+
+def test_a_server_asking_for_the_model_the_user_or_the_roots_is_refused(tmp_path, model_server):
+    """Server-to-client requests (sampling/createMessage, elicitation/create, roots/list) are refused: no request
+    reaches the user's model on a server's behalf, the user is never asked, no path is disclosed. A ping is
+    answered (it discloses nothing). A guard: evo-agent offers none of these capabilities."""
+    log = tmp_path / "client-said.jsonl"
+    cli = _cli(tmp_path, model_server, "asks", MCP_RAW_LOG=str(log))
+    result, sent = _call_echo(cli, model_server)
+    assert result.rc == 0, result.err
+    assert "echo: hello" in sent, "the control: the call's answer reaches the model"
+    assert len(model_server.requests) == 2, "a request reached the model on the server's behalf"
+    said = [json.loads(line) for line in log.read_text().splitlines()]
+    initialize = next(m for m in said if m.get("method") == "initialize")
+    assert not {"sampling", "elicitation", "roots"} & set(initialize["params"].get("capabilities") or {})
+    answers = {m["id"]: m for m in said if m.get("id") in (901, 902, 903, 904)}
+    assert all("error" in answers[i] and "result" not in answers[i] for i in (901, 902, 903)), answers
+    assert "result" in answers[904]
+    assert str(tmp_path) not in json.dumps([answers[i] for i in (901, 902, 903)])
