@@ -123,20 +123,18 @@ async def process_streams(proc: Any, on_fault: Callable[[str], None] | None = No
         try:
             async with read_writer:
                 async for chunk in proc.stdout:
-                    start = 0
-                    while (end := chunk.find(b"\n", start)) >= 0:
-                        if size + end - start > MAX_MESSAGE_BYTES:
-                            break
+                    start, end = 0, chunk.find(b"\n")
+                    while end >= 0 and size + end - start <= MAX_MESSAGE_BYTES:
                         line = b"".join([*pending, chunk[start:end]]) if pending else chunk[start:end]
                         pending, size, start = [], 0, end + 1
                         await deliver(line)
-                    else:
+                        end = chunk.find(b"\n", start)
+                    if end < 0 and start < len(chunk):  # the rest is the start of the next line
                         pending.append(chunk[start:])
                         size += len(chunk) - start
-                        if size <= MAX_MESSAGE_BYTES:
-                            continue
-                    too_large()
-                    return
+                    if end >= 0 or size > MAX_MESSAGE_BYTES:  # a line past the cap, ended or not
+                        too_large()
+                        return
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
             pass
 
