@@ -325,7 +325,7 @@ def test_a_server_that_exits_under_a_call_that_then_ends_well_is_shown_failed():
         proc = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
         await proc.wait()  # the server is gone
         server = type("Server", (), {})()  # what _hold reads of a _Server
-        server.stop, server.running, server.calls = asyncio.Event(), proc, 1
+        server.stop, server.running, server.calls, server.stderr = asyncio.Event(), proc, 1, None
         hold = asyncio.ensure_future(_hold(server))
         for _ in range(50):  # let the hold see the exit with the call in flight
             await asyncio.sleep(0)

@@ -69,7 +69,7 @@ class McpContext:
             return recorded
         if self.manager is None:
             return []
-        from evo_agent.tools.mcp_tools import defs_of_server
+        from evo_agent.tools.mcp_tools import MAX_SERVER_TOOLS, defs_of_server, within_budget
 
         self.manager.wait(cancel=cancel)
         defs: list[McpToolDef] = []
@@ -77,7 +77,12 @@ class McpContext:
         for status in self.manager.statuses():
             if status.state != "connected":
                 continue
-            for d in defs_of_server(status.name, status.tools):
+            kept, left_out = within_budget(defs_of_server(status.name, status.tools))
+            if left_out:
+                self._say(("left out", status.name), f"evo-agent: MCP server {status.name}: {left_out} of its tools "
+                          f"were left out (one server adds at most {MAX_SERVER_TOOLS} tools and 256 KB of "
+                          "definitions to every request)")
+            for d in kept:
                 if d.name not in taken:
                     taken.add(d.name)
                     defs.append(d)

@@ -57,7 +57,7 @@ def read_tool_defs(session_dir: Path | str) -> list[dict[str, Any]] | None:
         return None
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # a file anyone could edit: nested past any limit
         return None
     tools = data.get("tools") if isinstance(data, dict) else None
     if not isinstance(tools, list):

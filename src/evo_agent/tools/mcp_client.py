@@ -48,6 +48,9 @@ DEFAULT_START_TIMEOUT_S = 20.0
 DEFAULT_CALL_TIMEOUT_S = 120.0
 _POLL_S = 0.05
 _STOP_GRACE_S = 5.0
+_TRIM_EVERY_S = 2.0  # how often a connected server's stderr file is cut back to its end
+MAX_STDERR_BYTES = 1 << 20  # what a server's stderr file may hold before it is cut back to its last 4 KB
+_EXIT_GRACE_S = 5.0  # a call in flight when its server exits has this long to read an answer already sent
 
 # What a server inherits from the agent's environment; everything else it must be given in its `env`.
 BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
@@ -138,6 +141,7 @@ class _Server:
         self.running: Any = None  # that process once connected: its exit while idle ends the connection
         self.calls = 0  # calls in flight (the loop thread's count)
         self.spawn_error: BaseException | None = None
+        self.fault = ""  # why the connection was ended by evo-agent (mcp_stdio: a message too large)
 
 
 class _Loop:
@@ -191,7 +195,10 @@ async def _hold(server: _Server) -> None:
     if proc is not None:
         waits.add(asyncio.ensure_future(proc.wait()))
     try:
-        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        done: set[asyncio.Future[Any]] = set()
+        while not done:  # its stderr kept short meanwhile: a server may log without end
+            done, _ = await asyncio.wait(waits, timeout=_TRIM_EVERY_S, return_when=asyncio.FIRST_COMPLETED)
+            _trim_stderr(server.stderr)
     finally:
         for waiting in waits:
             waiting.cancel()
@@ -199,13 +206,16 @@ async def _hold(server: _Server) -> None:
         return
     if server.calls:  # it died under a call: a failing call says so (_lost), which stops this connection
         stopping = asyncio.ensure_future(server.stop.wait())
+        deadline = asyncio.get_running_loop().time() + _EXIT_GRACE_S
         try:  # a call may also end well (answered before the exit) or be cancelled: then it is this one's line
-            while server.calls and not stopping.done():
+            while server.calls and not stopping.done() and asyncio.get_running_loop().time() < deadline:
                 await asyncio.wait({stopping}, timeout=_POLL_S)
         finally:
             stopping.cancel()
         if server.stop.is_set():
             return
+        if server.calls:  # a process it left behind holds its stdout open: no end of the stream would come
+            raise ServerExited(f"the server exited under a call (exit code {proc.returncode})")
     raise ServerExited(f"the server exited while idle (exit code {proc.returncode})")
 
 
@@ -346,6 +356,8 @@ class McpManager:
                 server.stderr = None
 
     def _why(self, server: _Server, exc: BaseException) -> str:
+        if server.fault:
+            return server.fault
         line = _one_line(exc)
         if line == "Connection closed":
             line = "it closed the connection before it was ready"
@@ -355,6 +367,7 @@ class McpManager:
         return f"{line} ({last})" if last and last not in line else line
 
     async def _connect(self, server: _Server, stack: AsyncExitStack) -> ClientSession:
+        _quiet_sdk_logs()
         from mcp import ClientSession
 
         expanded = server.expanded
@@ -362,7 +375,8 @@ class McpManager:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            client = create_mcp_http_client(headers=dict(expanded.headers) or None)
+            client = create_mcp_http_client(headers={"Accept-Encoding": "identity", **expanded.headers})
+            client.event_hooks["response"].append(_capped_body)
             await stack.enter_async_context(client)
             read, write = await stack.enter_async_context(streamable_http_client(expanded.url, http_client=client))
         else:
@@ -371,9 +385,10 @@ class McpManager:
             proc, server.proc = server.proc, None
             if proc is None:
                 raise server.spawn_error or OSError("the server's process could not be started")
-            server.running = proc
+            server.running, server.fault = proc, ""
             stack.push_async_callback(stop, proc)  # also when the SDK's import or the session fails
-            read, write = await stack.enter_async_context(process_streams(proc))
+            read, write = await stack.enter_async_context(
+                process_streams(proc, on_fault=lambda why: setattr(server, "fault", why)))
         session = await stack.enter_async_context(ClientSession(read, write))
         await session.initialize()
         return session
@@ -411,6 +426,7 @@ class McpManager:
     async def _call(self, server: _Server, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         from mcp.shared.exceptions import MCPError
         from mcp.types import CONNECTION_CLOSED
+        from pydantic import ValidationError
 
         session = server.session
         if session is None:
@@ -420,18 +436,24 @@ class McpManager:
             result = await session.call_tool(tool, arguments)
         except asyncio.CancelledError:
             raise
+        except ValidationError as exc:  # an answer, but no tool result: this call fails, the connection holds
+            raise McpCallError(f"the MCP server {server.status.name!r} answered with something that is not a tool "
+                               f"result ({_first_problem(exc)})") from None
         except BaseException as exc:  # noqa: BLE001 - the connection broke: the server is gone until reconnected
             if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:  # the server answered with an error
-                raise McpCallError(f"the MCP server {server.status.name!r} refused the call: {exc.message}") from None
-            line = "connection closed" if isinstance(exc, MCPError) else _one_line(exc)
+                why = " ".join(str(exc.message).split())[:500]  # the server's words: one line, bounded
+                raise McpCallError(f"the MCP server {server.status.name!r} refused the call: {why}") from None
+            line = server.fault or ("connection closed" if isinstance(exc, MCPError) else _one_line(exc))
             await self._lost(server, line)
             raise McpCallError(f"the MCP server {server.status.name!r} failed during the call ({line}); "
                                "the user can reconnect it with /mcp") from None
         finally:
             server.calls -= 1
+            _trim_stderr(server.stderr)
         return result.model_dump(by_alias=True, exclude_none=True, mode="json")
 
     async def _lost(self, server: _Server, line: str) -> None:
+        last = _last_stderr_line(server.stderr)  # before the connection's end closes the file: why it died
         server.session = None
         if server.stop is not None:
             server.stop.set()
@@ -440,10 +462,11 @@ class McpManager:
                 await asyncio.wait_for(asyncio.shield(server.task), _STOP_GRACE_S)
             except BaseException:  # noqa: BLE001 - it is going anyway
                 pass
+        if server.status.state == "failed" and server.status.detail:
+            return  # the connection ended first, and said why (_hold: it exited under this call)
         server.status.state = "failed"
         server.status.detail = f"disconnected: {line}"
-        last = _last_stderr_line(server.stderr)
-        if last:
+        if last and not server.fault:
             server.status.detail += f" ({last})"
         self._changed(server)
 
@@ -473,18 +496,90 @@ class McpManager:
             pass
 
 
+async def _capped_body(response: Any) -> None:
+    """An HTTP server's answer is read as sent, and at most MAX_MESSAGE_BYTES of it (an event stream: the SDK
+    bounds each of its events).
+
+    The SDK reads a JSON answer whole, and httpx decodes a compressed body whatever was asked: a hostile
+    server's 300 KB of gzip became 300 MB in memory (a 2 GB one, the process's end). Compression is neither
+    asked for nor decoded (a compressed answer fails to parse, one line), and a body past the cap fails.
+    """
+    import httpx2
+
+    from .mcp_stdio import MAX_MESSAGE_BYTES
+
+    if "content-encoding" in response.headers:
+        del response.headers["content-encoding"]
+    if response.headers.get("content-type", "").lower().startswith("text/event-stream"):
+        return
+    inner = response.stream
+
+    class Capped(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> Any:
+            seen = 0
+            async for chunk in inner:
+                seen += len(chunk)
+                if seen > MAX_MESSAGE_BYTES:
+                    raise httpx2.StreamError(f"the server's answer is larger than {MAX_MESSAGE_BYTES >> 20} MB")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    response.stream = Capped()
+
+
+def _first_problem(exc: Any) -> str:
+    """A pydantic ValidationError's first problem in a few words, without the server's values."""
+    try:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))[:100]
+        return " ".join(f"{where}: {first.get('msg', '')}".split())[:200]
+    except Exception:  # noqa: BLE001 - a description, never a failure of its own
+        return "invalid"
+
+
+def _quiet_sdk_logs() -> None:
+    """The SDK's log records go nowhere.
+
+    It logs what a server got wrong (a malformed notification, a line that is not JSON) as warnings with
+    the traceback and the server's own values; with no handler configured Python's last resort prints them
+    on stderr, where a hostile server's escapes and a traceback would reach the user's terminal (and the
+    app's screen). A server's failures reach the user as one line instead (ServerStatus.detail).
+    """
+    import logging
+
+    for name in ("mcp", "mcp_types", "client"):  # the SDK's ClientSession logs as "client"
+        logger = logging.getLogger(name)
+        if not logger.handlers:
+            logger.addHandler(logging.NullHandler())
+        logger.propagate = False
+
+
 async def _list_tools(session: ClientSession) -> list[dict[str, Any]]:
-    """Every tool of the server, following its pages (at most 50 of them)."""
+    """The server's tools, following its pages (at most 50 of them) while they could still be offered.
+
+    A session offers at most MAX_SERVER_TOOLS of a server's tools and MAX_SERVER_DEFINITIONS characters of
+    them (mcp_tools.within_budget); the listing is kept for the connection's life, so paging stops well past
+    that (four times either), and a server listing without end cannot fill the memory.
+    """
+    import json
+
     from mcp import types
 
+    from .mcp_tools import MAX_SERVER_DEFINITIONS, MAX_SERVER_TOOLS
+
     tools: list[dict[str, Any]] = []
+    size = 0
     cursor = None
     for _ in range(50):
         params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await session.list_tools(params=params)
-        tools += [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools]
+        listed = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in page.tools]
+        tools += listed
+        size += sum(len(json.dumps(t)) for t in listed)
         cursor = getattr(page, "next_cursor", None)
-        if not cursor:
+        if not cursor or len(tools) > 4 * MAX_SERVER_TOOLS or size > 4 * MAX_SERVER_DEFINITIONS:
             break
     return tools
 
@@ -498,6 +593,27 @@ def _stderr_file() -> IO[bytes]:
     flags = fcntl.fcntl(f.fileno(), fcntl.F_GETFL)
     fcntl.fcntl(f.fileno(), fcntl.F_SETFL, flags | os.O_APPEND)
     return f
+
+
+def _trim_stderr(stream: IO[bytes] | None) -> None:
+    """Cut a server's stderr file back to its last 4 KB (all that is ever read of it) once past MAX_STDERR_BYTES.
+
+    The file is in the temporary directory for the server's whole life; a server that logs every request, or
+    a hostile one writing without end, filled the disk. The server appends (O_APPEND), so its next line goes
+    after the kept end, wherever that now is.
+    """
+    if stream is None:
+        return
+    try:
+        fd = stream.fileno()
+        size = os.fstat(fd).st_size
+        if size <= MAX_STDERR_BYTES:
+            return
+        tail = os.pread(fd, 4096, size - 4096)
+        os.ftruncate(fd, 0)
+        os.write(fd, tail)
+    except (OSError, ValueError):
+        pass
 
 
 def _last_stderr_line(stream: IO[bytes] | None) -> str:

@@ -40,6 +40,10 @@ MAX_NAME = 64
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # base64 characters the API takes per image (about)
 MAX_DESCRIPTION = 2048  # characters of a tool's description the model is given
+MAX_SERVER_TOOLS = 256  # tools one server adds to every request: past it (or the size below) they are left out
+MAX_SERVER_DEFINITIONS = 256 * 1024  # characters of one server's definitions as sent (~64k tokens)
+MAX_TOOL_DEFINITION = 32 * 1024  # characters of one tool's definition as sent
+MAX_SCHEMA_DEPTH = 64  # nesting of an input schema; deeper is no tool a model could call, only a recursion bomb
 MAX_IMAGES = 20  # a result's images; the API takes at most 100 a request, and history holds more results
 _BAD = lazy_re(r"[^a-zA-Z0-9_-]")
 
@@ -103,7 +107,7 @@ class McpToolDef:
             return None
         if not isinstance(schema, dict):
             return None
-        if not tool or name != tool_name(server, tool):
+        if not tool or name != tool_name(server, tool) or too_deep(schema):
             return None
         description, schema, hidden = shown_as_seen(str(data.get("description") or ""), schema)
         return cls(name, description, schema, server, tool, hidden=hidden)
@@ -121,7 +125,7 @@ def defs_of_server(server: str, tools: list[dict[str, Any]]) -> list[McpToolDef]
             continue
         seen.add(name)
         schema = tool.get("inputSchema")
-        if not isinstance(schema, dict):
+        if not isinstance(schema, dict) or too_deep(schema):
             schema = {}
         schema = {k: v for k, v in schema.items() if k != "title"} or {}
         schema.setdefault("type", "object")
@@ -133,6 +137,39 @@ def defs_of_server(server: str, tools: list[dict[str, Any]]) -> list[McpToolDef]
         out.append(McpToolDef(name, description, schema, server, raw, annotations.get("readOnlyHint") is True,
                               hidden))
     return out
+
+
+def too_deep(value: Any, limit: int = MAX_SCHEMA_DEPTH) -> bool:
+    """Whether `value` nests lists and objects deeper than `limit` (found without recursion: the value may be
+    nested far past Python's recursion limit, which every recursive walk of it would hit)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return True
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+def within_budget(defs: list[McpToolDef]) -> tuple[list[McpToolDef], int]:
+    """(the definitions one server may add to every request, how many were left out).
+
+    Every definition is sent with every request of the session (and of its resumes: the list is kept), so a
+    server listing thousands of tools or schemas of megabytes made each request one the API refuses. A tool
+    past MAX_TOOL_DEFINITION is left out; the rest in the server's order until MAX_SERVER_TOOLS or
+    MAX_SERVER_DEFINITIONS characters.
+    """
+    kept: list[McpToolDef] = []
+    total = 0
+    for d in defs:
+        size = len(json.dumps({"name": d.name, "description": d.description, "input_schema": d.input_schema},
+                              ensure_ascii=False))
+        if size > MAX_TOOL_DEFINITION or total + size > MAX_SERVER_DEFINITIONS or len(kept) >= MAX_SERVER_TOOLS:
+            continue
+        total += size
+        kept.append(d)
+    return kept, len(defs) - len(kept)
 
 
 def shown_as_seen(description: str, schema: dict[str, Any]) -> tuple[str, dict[str, Any], int]:
@@ -280,4 +317,5 @@ def mcp_tool(definition: McpToolDef, manager: McpManager | None) -> Tool:
 
 
 __all__ = ["IMAGE_TYPES", "McpToolDef", "PREFIX", "clean_part", "defs_of_server", "is_mcp_tool", "mcp_facts",
-           "mcp_tool", "read_only_listed", "result_of", "server_part", "shown_as_seen", "tool_name"]
+           "mcp_tool", "read_only_listed", "result_of", "server_part", "shown_as_seen", "tool_name", "too_deep",
+           "within_budget"]
