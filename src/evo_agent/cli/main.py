@@ -779,8 +779,9 @@ def _restore_files(launch: _Launch, source: str, turn: int) -> None:
     from evo_agent.agent.file_restore import pending_changes, pending_plan_updates, restore_files, restore_plan
 
     store = launch.store
+    # `_ask`, never a bare input(): the keys this launch held while it started are not the answer (SPEC §9)
     ask = None if launch.print_mode or not launch.stdin_tty else (
-        lambda q: (input(q).strip().lower() in ("y", "yes")))
+        lambda q: ((_ask(q) or "").strip().lower() in ("y", "yes")))
     restore_files(pending_changes(store, source, turn), launch.notify, ask, project_dir=launch.project_dir)
     updates = pending_plan_updates(store, source, turn)
     if updates:

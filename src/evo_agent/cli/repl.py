@@ -294,10 +294,11 @@ class Repl:
         self.console.error(terminal_safe(text))
 
     def ask_yes_no(self, question: str) -> bool:
-        return (self.read(f"{question} [y/N] ") or "").strip().lower() in ("y", "yes")
+        """`/rewind`'s questions: lines pasted or typed with the command are set aside, never the answer."""
+        return (self._read_answer(f"{question} [y/N] ") or "").strip().lower() in ("y", "yes")
 
     def ask_line(self, question: str) -> str | None:
-        return self.read(f"{question} ") or ""
+        return self._read_answer(f"{question} ") or ""
 
     def show_history(self, messages: Sequence[dict[str, Any]]) -> None:
         self.console.end_line()
