@@ -41,3 +41,18 @@ def test_the_control_a_yes_typed_alone_runs_it(cli, model_server, project):
     rc, screen = on_a_terminal(cli, "--plain", steps=((b"> ", b"make the marker\r"), (b"Allow? ", b"yes\r"),
                                                       (b"> ", b"\x04")))
     assert (project / "MARKER").exists(), screen
+
+
+@pytest.mark.parametrize("pasted", [b"yes\r", b"always\r", b"project\r"])
+def test_a_pasted_answer_alone_never_runs_the_command(cli, model_server, project, pasted):
+    """A terminal marks a paste only for a program that asked it to (`ESC [?2004h`): the REPL asks while it
+    reads an answer, so a paste holding "yes" and Enter reads as `ESC [200~yes`, no answer. The terminal
+    here wraps the paste as a real one would, having been asked."""
+    model_server.script(tool_use("bash", {"command": "touch MARKER"}), *[text("ok")] * 3)
+    rc, screen = on_a_terminal(cli, "--plain", steps=((b"> ", b"make the marker\r"),
+                                                      (b"Allow? ", b"\x1b[200~" + pasted + b"\x1b[201~"),
+                                                      (b"Allow? ", b"no\r"), *[(b"> ", b"\x04")] * 3),
+                               every_step=False)
+    assert "\x1b[?2004hAllow? " in screen, screen  # asked with pastes marked: a real terminal wraps them
+    assert not (project / "MARKER").exists(), screen
+    assert "not taken as its answer" in screen, screen
