@@ -583,10 +583,22 @@ def _ask(prompt: str) -> str | None:
     The terminal is put in line mode first (echo, Enter ends the line): the full-screen picker that may have
     run just before can leave it without ICRNL, and then Enter would never end the answer.
     """
+    from evo_agent.ui.typeahead import bracket_pastes
+
     _set_aside_typeahead(sys.stdin)  # typed before the question: meant for the prompt, never its answer (SPEC §9)
     saved = _line_mode(sys.stdin)
     try:
-        return input(prompt)
+        while True:
+            bracket_pastes(True)
+            try:
+                line = input(prompt)
+            finally:
+                bracket_pastes(False)
+            # A line with more queued behind it (or marked as pasted) came in a paste: "y" then a prompt meant
+            # for the app trusted a repository. What came with it is kept for the app; the question is asked again.
+            if not _set_aside_typeahead(sys.stdin) and "\x1b[200~" not in line:
+                return line
+            print("  (that line came with more text: pasted, not taken as its answer)", flush=True)
     except EOFError:
         return None
     finally:
@@ -599,13 +611,14 @@ def _ask(prompt: str) -> str | None:
                 pass
 
 
-def _set_aside_typeahead(stream: TextIO) -> None:
+def _set_aside_typeahead(stream: TextIO) -> bool:
     """Take what is already waiting in the terminal's input queue out of the way of a question.
 
     Keys typed while the program started (held in the queue, ui/typeahead.py, or a whole line typed before
     it ran) would otherwise be read by the question's `input()` as its answer: an early `y` and Enter,
     meant for the prompt, trusted a repository or resumed a planted session. They are read here without
     waiting and kept for the app's prompt (ui/early_input.py replays them), never given to the question.
+    Whether anything was waiting.
     """
     try:
         import termios
@@ -613,7 +626,7 @@ def _set_aside_typeahead(stream: TextIO) -> None:
         fd = stream.fileno()
         saved = termios.tcgetattr(fd)
     except Exception:  # noqa: BLE001 - not a terminal (or no termios): a pipe's lines are answers by design
-        return
+        return False
     drain: list[Any] = [list(a) if isinstance(a, list) else a for a in saved]
     drain[3] &= ~(termios.ICANON | termios.ECHO)
     drain[6][termios.VMIN] = 0
@@ -637,6 +650,7 @@ def _set_aside_typeahead(stream: TextIO) -> None:
         from evo_agent.ui import early_input
 
         early_input.keep(bytes(data))
+    return bool(data)
 
 
 def _line_mode(stream: TextIO) -> list[Any] | None:

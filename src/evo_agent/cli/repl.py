@@ -6,7 +6,6 @@ input: one prompt or command per line). Slash commands never reach the model.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -31,6 +30,7 @@ from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore, one_line
 from evo_agent.tools import call_argument
 from evo_agent.ui.commands import is_command, run_command
+from evo_agent.ui.typeahead import bracket_pastes
 
 from .approvals import ReplApprovals
 from .errors import EXIT_INTERRUPTED, CommandError
@@ -140,17 +140,6 @@ def show_resumed(console: Console, resumed: Resumed, *, tty: bool, view: bool = 
         say(resumed.notice)
 
 
-def _bracket_pastes(on: bool) -> None:
-    """While a question's answer is read: the terminal marks a paste (`ESC [200~` … `ESC [201~`), so a pasted
-    "yes" reads as `ESC [200~yes`, which is no answer, and its end mark queued behind it sets it aside
-    (cli/approvals.py). Without this a paste holding "yes" and Enter was indistinguishable from typing it."""
-    try:
-        if os.isatty(1):
-            os.write(1, b"\x1b[?2004h" if on else b"\x1b[?2004l")
-    except OSError:
-        pass
-
-
 class Repl:
     """The line REPL; also the `Screen` its slash commands are written against (ui/screen.py)."""
 
@@ -195,7 +184,7 @@ class Repl:
         """
         if not self.tty:
             return self.read(prompt)
-        _bracket_pastes(True)
+        bracket_pastes(True)
         self.console.write(prompt)
         try:
             line = sys.stdin.readline()
@@ -203,7 +192,7 @@ class Repl:
             self.console.write("\n")  # after the ^C the terminal echoed
             raise
         finally:
-            _bracket_pastes(False)
+            bracket_pastes(False)
         if not line:
             self.console.write("\n")  # EOF: the cursor is still after the prompt
             return None
