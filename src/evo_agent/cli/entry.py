@@ -90,6 +90,7 @@ def open_closed_streams() -> None:
         if opened != fd:  # a lower slot was free too: cannot happen, since they are filled in order
             os.dup2(opened, fd)
             os.close(opened)
+        os.set_inheritable(fd, True)  # as a standard stream is: a child (and the clean restart) gets it too
         setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", errors="replace",  # noqa: SIM115
                                 closefd=False))
 
