@@ -11,7 +11,8 @@ reads one answer, a whole word (SPEC §9: answered on purpose, never by a stray 
 Ctrl+C or end of input mean no. The whole command or diff is printed first, every line of it
 (numbered), with everything the model chose passed through `terminal_safe`. On a terminal, lines
 typed before the question appeared are not taken as its answer: they are set aside, shown, and
-read as the next prompts after the turn.
+read as the next prompts after the turn; an answer line with more text queued behind it was pasted (or
+typed ahead without looking) and is set aside with the rest.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import queue
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.tools import facts_of
@@ -93,6 +95,9 @@ class ReplApprovals:
                 self.signals.asking = False
             if line is None:
                 return ApprovalDecision("no")
+            if self._set_aside_typeahead():  # more came with it: a paste, or keys typed ahead without looking
+                self.console.line("  (that line came with more text: pasted, not taken as its answer)")
+                continue
             word, _, rest = line.strip().partition(" ")
             answer: Answer | None = ANSWERS.get(word.lower())
             if answer is None and word.lower() in ("no,", "nope", "never"):
@@ -122,32 +127,50 @@ class ReplApprovals:
             if _rows(shown) > _screen_rows() - 4:  # its head scrolled away: say again what is asked, where it is
                 self.console.line(head)
 
-    def _set_aside_typeahead(self) -> None:
-        """On a terminal: what was typed before the question is not its answer. Whole lines are kept as
-        the next prompts (and shown); a half-typed line is dropped, since it cannot be read back."""
-        if not self.interactive:
-            return
-        try:
-            import select
-            import termios
+    def _set_aside_typeahead(self) -> bool:
+        """On a terminal: what was typed before the question (or came with its answer line) is not its answer.
+        Whole lines are kept as the next prompts (and shown); a half-typed line is dropped, since it cannot be
+        read back. Whether anything was queued.
 
+        The queue is read in non-canonical mode: in line mode a half line is invisible to `select`, and
+        "yes" pasted with "and then" behind it looked like a "yes" typed alone."""
+        if not self.interactive:
+            return False
+        try:
+            import termios
+        except ImportError:
+            return False
+        try:
             fd = sys.stdin.fileno()
             if not os.isatty(fd):
-                return
-            pending = b""
-            while select.select([fd], [], [], 0)[0]:
-                chunk = os.read(fd, 4096)
-                if not chunk:
-                    break
+                return False
+            saved = termios.tcgetattr(fd)
+        except (OSError, ValueError, AttributeError, termios.error):
+            return False
+        drain: list[Any] = [list(a) if isinstance(a, list) else a for a in saved]
+        drain[3] &= ~(termios.ICANON | termios.ECHO)
+        drain[6][termios.VMIN] = 0
+        drain[6][termios.VTIME] = 0
+        pending = b""
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, drain)
+            while len(pending) < 1 << 20 and (chunk := os.read(fd, 4096)):
                 pending += chunk
             termios.tcflush(fd, termios.TCIFLUSH)
-        except (OSError, ValueError, ImportError, AttributeError):
-            return
-        lines = [line for line in pending.decode("utf-8", "replace").splitlines() if line.strip()]
+        except (OSError, termios.error):
+            pass
+        finally:
+            try:
+                termios.tcsetattr(fd, termios.TCSANOW, saved)
+            except (OSError, termios.error):
+                pass
+        text = pending.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+        lines = [line for line in text.split("\n")[:-1] if line.strip()]  # the last piece: a half line, or ""
         for line in lines:
             self.console.line(f"  (typed before this question, not taken as its answer; sent after the turn: "
                               f"{terminal_safe(line, keep_newlines=False)})")
         self.set_aside.extend(lines)
+        return bool(pending)
 
 
 

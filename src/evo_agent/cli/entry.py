@@ -22,6 +22,7 @@ HELP_WIDTH = 80  # the width help_static.py was rendered at (argparse: COLUMNS o
 def main() -> None:
     from .startup_env import clean_start
 
+    open_closed_streams()
     clean_start()  # nothing a project could steer in the environment (LD_LIBRARY_PATH `/opt/x:`, BASH_ENV, ...)
     if sys.argv[1:] in (["--help"], ["-h"]) and _columns() >= HELP_WIDTH:
         from .help_static import HELP
@@ -71,6 +72,27 @@ def main() -> None:
 
         early_input.stop()
         sys.exit(EXIT_INTERRUPTED)
+
+
+def open_closed_streams() -> None:
+    """/dev/null in each standard descriptor the launch found closed (`evo-agent <&-`, `-p … >&-`).
+
+    Python leaves `sys.stdin` (or stdout, stderr) None then, and every use of it was a traceback; worse, the
+    next file opened takes the free descriptor, so a child inheriting "its stderr" would write into that file.
+    A closed stdin then reads as an empty one, a closed stdout or stderr discards."""
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        opened = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if opened != fd:  # a lower slot was free too: cannot happen, since they are filled in order
+            os.dup2(opened, fd)
+            os.close(opened)
+        os.set_inheritable(fd, True)  # as a standard stream is: a child (and the clean restart) gets it too
+        setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", errors="replace",  # noqa: SIM115
+                                closefd=False))
 
 
 # The subcommands cli/main.py runs without a model (its MODEL_FREE; tests/cli/test_entry.py keeps them equal).

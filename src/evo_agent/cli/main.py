@@ -584,10 +584,22 @@ def _ask(prompt: str) -> str | None:
     The terminal is put in line mode first (echo, Enter ends the line): the full-screen picker that may have
     run just before can leave it without ICRNL, and then Enter would never end the answer.
     """
+    from evo_agent.ui.typeahead import bracket_pastes
+
     _set_aside_typeahead(sys.stdin)  # typed before the question: meant for the prompt, never its answer (SPEC §9)
     saved = _line_mode(sys.stdin)
     try:
-        return input(prompt)
+        while True:
+            bracket_pastes(True)
+            try:
+                line = input(prompt)
+            finally:
+                bracket_pastes(False)
+            # A line with more queued behind it (or marked as pasted) came in a paste: "y" then a prompt meant
+            # for the app trusted a repository. What came with it is kept for the app; the question is asked again.
+            if not _set_aside_typeahead(sys.stdin) and "\x1b[200~" not in line:
+                return line
+            print("  (that line came with more text: pasted, not taken as its answer)", flush=True)
     except EOFError:
         return None
     finally:
@@ -600,13 +612,14 @@ def _ask(prompt: str) -> str | None:
                 pass
 
 
-def _set_aside_typeahead(stream: TextIO) -> None:
+def _set_aside_typeahead(stream: TextIO) -> bool:
     """Take what is already waiting in the terminal's input queue out of the way of a question.
 
     Keys typed while the program started (held in the queue, ui/typeahead.py, or a whole line typed before
     it ran) would otherwise be read by the question's `input()` as its answer: an early `y` and Enter,
     meant for the prompt, trusted a repository or resumed a planted session. They are read here without
     waiting and kept for the app's prompt (ui/early_input.py replays them), never given to the question.
+    Whether anything was waiting.
     """
     try:
         import termios
@@ -614,7 +627,7 @@ def _set_aside_typeahead(stream: TextIO) -> None:
         fd = stream.fileno()
         saved = termios.tcgetattr(fd)
     except Exception:  # noqa: BLE001 - not a terminal (or no termios): a pipe's lines are answers by design
-        return
+        return False
     drain: list[Any] = [list(a) if isinstance(a, list) else a for a in saved]
     drain[3] &= ~(termios.ICANON | termios.ECHO)
     drain[6][termios.VMIN] = 0
@@ -638,6 +651,7 @@ def _set_aside_typeahead(stream: TextIO) -> None:
         from evo_agent.ui import early_input
 
         early_input.keep(bytes(data))
+    return bool(data)
 
 
 def _line_mode(stream: TextIO) -> list[Any] | None:
@@ -780,8 +794,9 @@ def _restore_files(launch: _Launch, source: str, turn: int) -> None:
     from evo_agent.agent.file_restore import pending_changes, pending_plan_updates, restore_files, restore_plan
 
     store = launch.store
+    # `_ask`, never a bare input(): the keys this launch held while it started are not the answer (SPEC §9)
     ask = None if launch.print_mode or not launch.stdin_tty else (
-        lambda q: (input(q).strip().lower() in ("y", "yes")))
+        lambda q: ((_ask(q) or "").strip().lower() in ("y", "yes")))
     restore_files(pending_changes(store, source, turn), launch.notify, ask, project_dir=launch.project_dir)
     updates = pending_plan_updates(store, source, turn)
     if updates:

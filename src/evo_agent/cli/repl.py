@@ -30,6 +30,7 @@ from evo_agent.safe_text import terminal_safe
 from evo_agent.session import SessionError, SessionStore, one_line
 from evo_agent.tools import call_argument
 from evo_agent.ui.commands import is_command, run_command
+from evo_agent.ui.typeahead import bracket_pastes
 
 from .approvals import ReplApprovals
 from .errors import EXIT_INTERRUPTED, CommandError
@@ -183,12 +184,15 @@ class Repl:
         """
         if not self.tty:
             return self.read(prompt)
+        bracket_pastes(True)
         self.console.write(prompt)
         try:
             line = sys.stdin.readline()
         except BaseException:
             self.console.write("\n")  # after the ^C the terminal echoed
             raise
+        finally:
+            bracket_pastes(False)
         if not line:
             self.console.write("\n")  # EOF: the cursor is still after the prompt
             return None
@@ -294,10 +298,11 @@ class Repl:
         self.console.error(terminal_safe(text))
 
     def ask_yes_no(self, question: str) -> bool:
-        return (self.read(f"{question} [y/N] ") or "").strip().lower() in ("y", "yes")
+        """`/rewind`'s questions: lines pasted or typed with the command are set aside, never the answer."""
+        return (self._read_answer(f"{question} [y/N] ") or "").strip().lower() in ("y", "yes")
 
     def ask_line(self, question: str) -> str | None:
-        return self.read(f"{question} ") or ""
+        return self._read_answer(f"{question} ") or ""
 
     def show_history(self, messages: Sequence[dict[str, Any]]) -> None:
         self.console.end_line()

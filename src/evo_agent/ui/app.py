@@ -58,6 +58,7 @@ from .bridge import AgentLike
 from .commands import complete as complete_command
 from .commands import is_command, run_command, runs_while_busy
 from .keys import KEYS_HELP, app_key_bindings
+from .paste import collect_pastes_in_pieces
 from .picker import TeamSource
 from .questions import Questions
 from .signals import exit_on_signals
@@ -133,6 +134,7 @@ class AgentApp:
             terminal_size_polling_interval=None,
         )
         self.app.layout.focus(self._input_window)
+        collect_pastes_in_pieces(self.app.input)  # a 10 MB paste read in linear time (ui/paste.py)
         # No cursor-position requests: the live region is exactly as tall as its content. (A late answer
         # to one, after keys typed during start-up, stretched it to the bottom of the screen.)
         self.app.renderer.cpr_support = CPR_Support.NOT_SUPPORTED

@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     pass
 
-__all__ = ["hold_keys"]
+__all__ = ["bracket_pastes", "hold_keys"]
 
 
 def hold_keys(stream=None, *, signals: bool = True) -> Callable[[], None] | None:  # noqa: ANN001 - a file object
@@ -62,3 +62,16 @@ def hold_keys(stream=None, *, signals: bool = True) -> Callable[[], None] | None
 
     atexit.register(restore)
     return restore
+
+
+def bracket_pastes(on: bool) -> None:
+    """While a question's answer is read as a line: the terminal marks a paste (`ESC [200~` … `ESC [201~`), so
+    a pasted "y" reads as `ESC [200~y`, which is no answer, and its end mark queued behind it shows it came
+    with more (cli/main.py `_ask`, cli/approvals.py). Without this a paste holding "y" and Enter was typing."""
+    import os
+
+    try:
+        if os.isatty(1):
+            os.write(1, b"\x1b[?2004h" if on else b"\x1b[?2004l")
+    except OSError:
+        pass
