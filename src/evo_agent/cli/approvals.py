@@ -22,7 +22,6 @@ import queue
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from evo_agent.safe_text import terminal_safe
 from evo_agent.tools import facts_of
@@ -147,23 +146,9 @@ class ReplApprovals:
             saved = termios.tcgetattr(fd)
         except (OSError, ValueError, AttributeError, termios.error):
             return False
-        drain: list[Any] = [list(a) if isinstance(a, list) else a for a in saved]
-        drain[3] &= ~(termios.ICANON | termios.ECHO)
-        drain[6][termios.VMIN] = 0
-        drain[6][termios.VTIME] = 0
-        pending = b""
-        try:
-            termios.tcsetattr(fd, termios.TCSANOW, drain)
-            while len(pending) < 1 << 20 and (chunk := os.read(fd, 4096)):
-                pending += chunk
-            termios.tcflush(fd, termios.TCIFLUSH)
-        except (OSError, termios.error):
-            pass
-        finally:
-            try:
-                termios.tcsetattr(fd, termios.TCSANOW, saved)
-            except (OSError, termios.error):
-                pass
+        from evo_agent.ui.typeahead import waiting_keys
+
+        pending = waiting_keys(fd, saved, flush=True)
         text = pending.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
         lines = [line for line in text.split("\n")[:-1] if line.strip()]  # the last piece: a half line, or ""
         for line in lines:

@@ -628,29 +628,13 @@ def _set_aside_typeahead(stream: TextIO) -> bool:
         saved = termios.tcgetattr(fd)
     except Exception:  # noqa: BLE001 - not a terminal (or no termios): a pipe's lines are answers by design
         return False
-    drain: list[Any] = [list(a) if isinstance(a, list) else a for a in saved]
-    drain[3] &= ~(termios.ICANON | termios.ECHO)
-    drain[6][termios.VMIN] = 0
-    drain[6][termios.VTIME] = 0
-    data = bytearray()
-    try:
-        termios.tcsetattr(fd, termios.TCSANOW, drain)
-        while len(data) < 1 << 20:
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                break
-            data += chunk
-    except (OSError, termios.error):
-        pass
-    finally:
-        try:
-            termios.tcsetattr(fd, termios.TCSANOW, saved)
-        except (OSError, termios.error):
-            pass
+    from evo_agent.ui.typeahead import waiting_keys
+
+    data = waiting_keys(fd, saved)
     if data:
         from evo_agent.ui import early_input
 
-        early_input.keep(bytes(data))
+        early_input.keep(data)
     return bool(data)
 
 

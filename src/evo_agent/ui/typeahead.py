@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     pass
 
-__all__ = ["bracket_pastes", "hold_keys"]
+__all__ = ["bracket_pastes", "hold_keys", "waiting_keys"]
 
 
 def hold_keys(stream=None, *, signals: bool = True) -> Callable[[], None] | None:  # noqa: ANN001 - a file object
@@ -75,3 +75,31 @@ def bracket_pastes(on: bool) -> None:
             os.write(1, b"\x1b[?2004h" if on else b"\x1b[?2004l")
     except OSError:
         pass
+
+
+def waiting_keys(fd: int, saved: list, *, flush: bool = False, limit: int = 1 << 20) -> bytes:
+    """What the terminal on `fd` already holds in its input queue (at most `limit` bytes), read without waiting
+    in non-canonical mode (in line mode a half line is invisible), then the terminal put back to `saved` (its
+    `tcgetattr`). `flush`: what is left past `limit` is discarded. A question reads its answer only after this."""
+    import os
+    import termios
+
+    drain: list = [list(a) if isinstance(a, list) else a for a in saved]  # tcgetattr's: ints, then cc
+    drain[3] &= ~(termios.ICANON | termios.ECHO)
+    drain[6][termios.VMIN] = 0
+    drain[6][termios.VTIME] = 0
+    data = bytearray()
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, drain)
+        while len(data) < limit and (chunk := os.read(fd, 4096)):
+            data += chunk
+        if flush:
+            termios.tcflush(fd, termios.TCIFLUSH)
+    except (OSError, termios.error):
+        pass
+    finally:
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+        except (OSError, termios.error):
+            pass
+    return bytes(data)
