@@ -163,3 +163,19 @@ def test_a_whole_demo_conversation_is_valid_for_the_api_with_no_network(monkeypa
     assert len(ids) == 5  # unique ids, one per recognised request
     assert all(i.startswith("toolu_demo_") for i in ids)
     assert messages[-1]["role"] == "assistant"
+
+
+def test_the_help_reads_whole_as_the_app_renders_it():
+    """The demo's list of requests, rendered as the app renders an answer (Markdown): each placeholder shown
+    (`<path>` was taken for an HTML tag and vanished), and the closing sentence its own paragraph."""
+    from rich.console import Console
+
+    from evo_agent.providers.demo_provider import HELP
+    from evo_agent.ui import render
+
+    console = Console(width=80, record=True, color_system=None)
+    console.print(render.answer(HELP))
+    shown = [line.strip() for line in console.export_text().splitlines()]
+    for request in ("read PATH", "run COMMAND", "search for TEXT", "delegate TASK (to a subagent)"):
+        assert f"• {request}" in shown, shown
+    assert shown[-1].startswith("Set ANTHROPIC_API_KEY") and shown[-2] == "", shown

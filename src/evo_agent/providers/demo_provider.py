@@ -46,10 +46,11 @@ Answer = tuple[str, list[tuple[str, dict[str, Any]]]]  # (text, [(tool name, inp
 HELP = (
     "I am the offline demo provider, so I only understand a few plain requests:\n"
     "- list the files\n"
-    "- read <path>\n"
-    "- run <command>\n"
-    "- search for <text>\n"
-    "- delegate <task for a subagent>\n"
+    "- read PATH\n"
+    "- run COMMAND\n"
+    "- search for TEXT\n"
+    "- delegate TASK (to a subagent)\n"
+    "\n"  # Markdown: without it the sentence continues the last item; `<path>` was read as an HTML tag, unshown
     "Set ANTHROPIC_API_KEY (or use --provider anthropic) to talk to a real model."
 )
 
