@@ -32,12 +32,17 @@ class HostileEndpoint:
         return f"http://127.0.0.1:{self._listener.getsockname()[1]}"
 
     def start(self) -> Self:
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._acceptor = threading.Thread(target=self._accept, daemon=True)
+        self._acceptor.start()
         return self
 
     def stop(self) -> None:
+        """Stop accepting, and only then free the port's descriptor: closing the listener under a thread blocked
+        in `accept()` left the thread waiting on it for the rest of the run, and a thread about to call `accept()`
+        on its number could take the next test's server's connections (answered with this test's hostile bytes:
+        another test's request hung or read "nested more than 110 deep")."""
         self.stopped.set()
-        self._listener.close()
+        shut_listener(self._listener, getattr(self, "_acceptor", None))
 
     def __enter__(self) -> Self:
         return self.start()
@@ -95,3 +100,15 @@ def http_answer(status: str, headers: dict[str, str], body: bytes = b"") -> byte
     fields = {"Content-Length": str(len(body)), "Connection": "close", **headers}
     head = f"HTTP/1.1 {status}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in fields.items()) + "\r\n"
     return head.encode("latin-1") + body
+
+
+def shut_listener(listener: socket.socket, acceptor: threading.Thread | None) -> None:
+    """Wake the thread blocked in `listener.accept()` (shutdown makes it fail at once on Linux), wait for it to
+    leave, then close the listener: its descriptor's number is never reused under a thread still accepting."""
+    try:
+        listener.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    if acceptor is not None and acceptor is not threading.current_thread():
+        acceptor.join(5)
+    listener.close()

@@ -12,6 +12,8 @@ import socket
 import threading
 import time
 
+from tests.hostile_endpoint import shut_listener
+
 
 class _Link:
     def __init__(self, limits: dict[str, int | None]) -> None:
@@ -32,7 +34,8 @@ class SilentProxy:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._sockets: list[socket.socket] = [self._listener]
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._acceptor = threading.Thread(target=self._accept, daemon=True)
+        self._acceptor.start()
 
     def url(self, url: str) -> str:
         """`url` (to the real server's port) rewritten to go through the proxy."""
@@ -52,6 +55,7 @@ class SilentProxy:
     def close(self) -> None:
         self._closing = True
         self.heal()
+        shut_listener(self._listener, self._acceptor)  # before any number is freed (tests/hostile_endpoint.py)
         for s in self._sockets:
             try:
                 s.close()
