@@ -46,12 +46,13 @@ def _conversation_sent(source: Path) -> list[tuple[str, ...]]:
 def _carried(theirs: tuple[str, ...], ours: tuple[str, ...]) -> bool:
     """Whether our atom carries theirs: the same call or result; a text equal, or whole lines of the other
     (Claude Code wraps a prompt typed mid-turn in sentences of its own; evo-agent wraps a summary in its
-    tags and may join a user's consecutive texts as the API would)."""
+    tags, seals the tags inside it, and may join a user's consecutive texts as the API would)."""
     if theirs[0] != ours[0]:
         return False
     if theirs[0] != "text":
         return theirs == ours
-    short, long = sorted((theirs[1], ours[1]), key=len)
+    # a summary is sealed as evo-agent's own are: its tags written `&lt;` (session.seal_summary)
+    short, long = sorted((theirs[1], ours[1].replace("&lt;", "<")), key=len)
     return f"\n{short}\n" in f"\n{long}\n"
 
 
@@ -125,6 +126,23 @@ def test_a_file_named_with_an_at_sign_comes_back_with_the_prompt(cli, model_serv
     assert "explain @app.py please" in first and "print('hello')" in first
     assert "gitStatus" not in json.dumps(sent)  # Claude Code's own context stays behind
     assert sent[1]["content"][0]["text"] == "It prints hello."
+
+
+def test_a_rewinds_summary_from_here_follows_the_start_it_kept(cli, model_server):
+    """`tui` (the terminal UI, by hand): `/rewind` to an earlier prompt and "Summarize from here" keeps the
+    conversation's start and sends the summary of the rest after it; the import sent the summary first and
+    the kept start after it, where the model never read them. Also in it: a `!` command (its input and output
+    are user messages the model reads), an interrupted tool call and a "Restore conversation" rewind."""
+    sid, out = _import(cli, _source("tui"))
+    assert "compactions" in out and "1 compactions" not in out  # the summary is a message, not a boundary
+    sent = resume_request(cli, model_server, sid)
+    texts = [b["text"] for m in sent for b in m["content"] if b["type"] == "text"]
+    start = texts.index("remember the word apple")
+    summary = next(i for i, t in enumerate(texts) if t.startswith("This session is being continued"))
+    assert start < texts.index("<bash-input>echo bash-mode-output</bash-input>") < summary
+    assert texts[summary + 1:-1] == ["which words?", "Answer 10 to:  which words?"]
+    assert "&lt;system-reminder>" in texts[summary]  # sealed as evo-agent's own summaries are
+    assert not any("cherry" in t or "banana" in t for t in texts)  # summarised, rewound: never sent again
 
 
 def test_hostile_attachments_never_crash_and_carry_only_text(tmp_path):

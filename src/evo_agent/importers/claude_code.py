@@ -11,6 +11,8 @@ What becomes what:
   become one evo-agent `compact_boundary` whose summary is the source's own summary text (so a
   resume sends it wrapped as evo-agent's summary message), followed again by the messages Claude
   Code kept (`compactMetadata.preservedMessages`), as Claude Code sends them after a compaction.
+  `/rewind`'s "Summarize from here" keeps the start and summarises what came after it: its summary stays a
+  user message after the kept start (what it summarised is off the branch), where Claude Code sends it.
 - A subagent (`<uuid>/subagents/agent-<id>.jsonl`, its `.meta.json` naming the `toolUseId`)
   becomes a sidechain file with `subagent_start`/`subagent_end` before its tool_result.
 - Tool names map to evo-agent's where there is an equivalent (`Bash`→`bash`, `Read`→`read_file`,
@@ -37,7 +39,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from evo_agent.session import blocks, content_text, tool_uses
+from evo_agent.session import blocks, content_text, seal_summary, text_block, tool_uses
 
 from .model import (
     Compaction,
@@ -404,6 +406,16 @@ def _kept_by(boundary: dict[str, Any] | None) -> list[str]:
     return [u for u in uuids if isinstance(u, str)] if isinstance(uuids, list) else []
 
 
+def _summary_follows_kept(boundary: dict[str, Any] | None) -> bool:
+    """Whether the messages a compaction kept come before its summary: `/rewind`'s "Summarize from here"
+    (2.1.3xx) keeps the start of the conversation and summarises the rest after it; its kept messages hang off
+    the boundary itself (`anchorUuid`), where a `/compact`'s hang off the summary, after it."""
+    meta = (boundary or {}).get("compactMetadata")
+    preserved = meta.get("preservedMessages") if isinstance(meta, dict) else None
+    anchor = preserved.get("anchorUuid") if isinstance(preserved, dict) else None
+    return isinstance(anchor, str) and anchor == (boundary or {}).get("uuid")
+
+
 def _preserved_uuids(records: Iterable[dict[str, Any]]) -> set[str]:
     """The uuids Claude Code kept across its compactions (named by its compact_boundary records)."""
     kept: set[str] = set()
@@ -462,6 +474,13 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
             continue
         if rtype == "user" and record.get("isCompactSummary"):
             summary = content_text(_content(message), "\n")
+            if branch is not None and _summary_follows_kept(pending_boundary):
+                # what it summarised is off the branch (left out); the kept start is already here, before it:
+                # the summary is read where Claude Code put it, a user message after them (sealed as ours are)
+                builder.add("user", [text_block(seal_summary(summary))], stamp_of(record), {}, None)
+                yield from builder.finished()
+                pending_boundary = None
+                continue
             meta = (pending_boundary or {}).get("compactMetadata")
             meta = meta if isinstance(meta, dict) else {}
             yield from builder.finished(everything=True)
