@@ -35,10 +35,13 @@ def _import(cli, path: Path) -> tuple[str, str]:
 
 def _conversation_sent(source: Path) -> list[tuple[str, ...]]:
     """`said` of the last request Claude Code sent, without what is its own (`_OWN`, role `system`, and the
-    texts of its `isMeta` records: the notes it adds for the model, such as where a pasted image was saved)."""
-    notes = {atom[1] for record in map(json.loads, source.read_text().splitlines())
-             if record.get("type") == "user" and record.get("isMeta") for atom in said([record["message"]])
-             if atom[0] == "text"}
+    texts of its `isMeta` records: the notes it adds for the model, such as where a pasted image was saved;
+    but not the prompt a slash command expanded to, written `isMeta` after the command)."""
+    records = [json.loads(line) for line in source.read_text().splitlines()]
+    commands = {r.get("uuid") for r in records if r.get("type") == "user" and "<command-name>" in json.dumps(r)}
+    notes = {atom[1] for record in records if record.get("type") == "user" and record.get("isMeta")
+             and record.get("parentUuid") not in commands  # a slash command's prompt is the user's request
+             for atom in said([record["message"]]) if atom[0] == "text"}
     kept = [m for m in last_request(source) if m["role"] != "system"]
     return [atom for atom in said(kept) if not (atom[0] == "text" and (atom[1].startswith(_OWN) or atom[1] in notes))]
 
@@ -143,6 +146,20 @@ def test_a_rewinds_summary_from_here_follows_the_start_it_kept(cli, model_server
     assert texts[summary + 1:-1] == ["which words?", "Answer 10 to:  which words?"]
     assert "&lt;system-reminder>" in texts[summary]  # sealed as evo-agent's own summaries are
     assert not any("cherry" in t or "banana" in t for t in texts)  # summarised, rewound: never sent again
+
+
+def test_a_slash_commands_prompt_is_the_request_the_answer_follows(cli, model_server):
+    """`tui_commands` (by hand): a project command `.claude/commands/review.md` run as `/review app.py`; Claude
+    Code sends the prompt it expands to (an `isMeta` record after the command), and the model answers it. The
+    import dropped it with Claude Code's own notes: the resumed answer followed no request. Before it, a paste
+    (2.1.332 keeps it whole, in `<pasted_content>`) and `/rewind`'s "Summarize up to here"."""
+    sid, _out = _import(cli, _source("tui_commands"))
+    sent = resume_request(cli, model_server, sid)
+    texts = [b["text"].strip() for m in sent for b in m["content"] if b["type"] == "text"]
+    asked = texts.index("Review the file app.py carefully and list three problems.")
+    assert texts[asked + 1].startswith("Answer 19 to:")
+    assert texts.index("third prompt: the word plum") < asked
+    assert not any(t.startswith("<command-") for t in texts)  # the command as typed stays Claude Code's
 
 
 def test_hostile_attachments_never_crash_and_carry_only_text(tmp_path):

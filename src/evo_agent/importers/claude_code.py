@@ -6,7 +6,9 @@ What becomes what:
   merged into one assistant message. Consecutive messages of one role are merged too, as the API
   would see them.
 - `isMeta` user records and local-command records (`<command-name>`, `<local-command-stdout>`,
-  the caveat) are the UI's, not the conversation: skipped (not counted as "not understood").
+  the caveat) are the UI's, not the conversation: skipped (not counted as "not understood"); but the
+  `isMeta` record a slash command of prompts writes after it (`/review app.py` → "Review the file app.py…")
+  is the request the model answered: a user message.
 - A `system` record with subtype `compact_boundary` plus the next `isCompactSummary` user record
   become one evo-agent `compact_boundary` whose summary is the source's own summary text (so a
   resume sends it wrapped as evo-agent's summary message), followed again by the messages Claude
@@ -179,6 +181,20 @@ def _map_block(block: object) -> dict[str, Any] | None:
     if btype in ("redacted_thinking", "image") and not too_deep(block, 8):
         return {k: v for k, v in block.items() if k != "cache_control"}
     return None
+
+
+def _invokes_command(message: dict[str, Any]) -> bool:
+    """Whether a user message is a slash command as typed (`<command-name>/review</command-name>…`): Claude Code
+    writes the prompt a command of prompts expands to (a custom `.claude/commands/*.md`, a skill, `/init`) as the
+    next record, `isMeta`, and sends it: the request the model answers."""
+    content = message.get("content")
+    text = content if isinstance(content, str) else next(
+        (b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"), None) \
+        if isinstance(content, list) else None
+    return isinstance(text, str) and _COMMAND_TEXT.match(text) is not None
+
+
+_COMMAND_TEXT = re.compile(r"\A\s*<command-(?:name|message)>")
 
 
 def _result_content(block: dict[str, Any]) -> object:
@@ -434,6 +450,7 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
     """
     kept_records: dict[str, dict[str, Any]] = {}
     builder = _Builder()
+    command: object = None  # the uuid of the last slash command typed (`_invokes_command`)
     pending_boundary: dict[str, Any] | None = None
     for record in records:
         if isinstance(record.get("uuid"), str) and record["uuid"] in preserved:
@@ -494,7 +511,12 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
             pending_boundary = None
             continue
         if record.get("isMeta"):
+            if record.get("parentUuid") == command and command is not None:  # the prompt a slash command sent
+                builder.add("user", _content(message), stamp_of(record), {}, None)
+                yield from builder.finished()
             continue
+        if rtype == "user" and _invokes_command(message):
+            command = record.get("uuid")
         builder.add(rtype, _content(message), stamp_of(record),
                     _tokens(message.get("usage")) if rtype == "assistant" else {}, message.get("id"))
         yield from builder.finished()
