@@ -162,6 +162,20 @@ def test_a_slash_commands_prompt_is_the_request_the_answer_follows(cli, model_se
     assert not any(t.startswith("<command-") for t in texts)  # the command as typed stays Claude Code's
 
 
+def test_a_pdf_read_comes_back_as_the_document_the_model_read(cli, model_server):
+    """Read of a PDF: Claude Code's tool result is a note and a `document` block (the PDF, base64). The import
+    kept the note alone: the resumed answer "The PDF says Hello PDF world." quoted a document no longer there."""
+    source = _source("pdf")
+    (theirs,) = [b for r in map(json.loads, source.read_text().splitlines()) if r.get("type") == "user"
+                 for b in (r["message"]["content"] if isinstance(r["message"]["content"], list) else [])
+                 if b.get("type") == "tool_result"]
+    sid, _out = _import(cli, source)
+    sent = resume_request(cli, model_server, sid)
+    (ours,) = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
+    assert [p["type"] for p in ours["content"]] == ["text", "document"]
+    assert ours["content"][1]["source"] == theirs["content"][1]["source"]  # the PDF's bytes, not redacted
+
+
 def test_hostile_attachments_never_crash_and_carry_only_text(tmp_path):
     """A queued_command or a mention whose prompt or rendering is not what Claude Code writes: no traceback, no
     structure carried but text and the blocks a message may hold."""

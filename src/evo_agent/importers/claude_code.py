@@ -178,7 +178,7 @@ def _map_block(block: object) -> dict[str, Any] | None:
         if isinstance(block.get("signature"), str):
             out["signature"] = block["signature"]
         return out
-    if btype in ("redacted_thinking", "image") and not too_deep(block, 8):
+    if btype in ("redacted_thinking", "image", "document") and not too_deep(block, 8):
         return {k: v for k, v in block.items() if k != "cache_control"}
     return None
 
@@ -197,11 +197,15 @@ def _invokes_command(message: dict[str, Any]) -> bool:
 _COMMAND_TEXT = re.compile(r"\A\s*<command-(?:name|message)>")
 
 
+# What a tool result's parts keep: a Read of a PDF gives a `document` (the PDF itself, base64), with its title.
+_RESULT_PART_KEYS = frozenset({"type", "text", "source", "title", "context"})
+
+
 def _result_content(block: dict[str, Any]) -> object:
     content = block.get("content")
     if isinstance(content, list):
-        return [{k: v for k, v in part.items() if k in ("type", "text", "source")}
-                for part in content if isinstance(part, dict) and part.get("type") in ("text", "image")
+        return [{k: v for k, v in part.items() if k in _RESULT_PART_KEYS}
+                for part in content if isinstance(part, dict) and part.get("type") in ("text", "image", "document")
                 and not too_deep(part, 8)]
     return content if isinstance(content, str) else ""
 
