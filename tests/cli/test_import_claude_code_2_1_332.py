@@ -18,8 +18,9 @@ from tests.cli.import_helpers import FIXTURES, resume_request
 VERSION = "2.1.332"
 SCENARIOS = sorted(p.name for p in (FIXTURES / "claude_code" / VERSION).iterdir() if p.is_dir())
 # What Claude Code puts before the model that is its own, not the conversation: its context and reminders,
-# its slash commands' output, and its mid-conversation `system` turns (evo-agent sends its own).
-_OWN = ("<system-reminder>", "<local-command-", "<command-name>", "<command-message>")
+# its slash commands' output, and its mid-conversation `system` turns (evo-agent sends its own); "Tool loaded."
+# it adds beside a ToolSearch result when it builds the request (the import names the tool in the result).
+_OWN = ("<system-reminder>", "<local-command-", "<command-name>", "<command-message>", "Tool loaded.")
 
 
 def _source(name: str) -> Path:
@@ -174,6 +175,15 @@ def test_a_pdf_read_comes_back_as_the_document_the_model_read(cli, model_server)
     (ours,) = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
     assert [p["type"] for p in ours["content"]] == ["text", "document"]
     assert ours["content"][1]["source"] == theirs["content"][1]["source"]  # the PDF's bytes, not redacted
+
+
+def test_a_deferred_tool_loaded_by_toolsearch_is_named_in_its_result(cli, model_server):
+    """2.1.3xx defers tools (MCP tools among them) until the model asks ToolSearch, which answers with
+    `tool_reference` blocks; the import kept an empty result, as if the search found nothing."""
+    sid, _out = _import(cli, _source("toolsearch"))
+    sent = resume_request(cli, model_server, sid)
+    (result,) = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
+    assert result["content"] == [{"type": "text", "text": "Tool loaded: NotebookEdit"}]
 
 
 def test_hostile_attachments_never_crash_and_carry_only_text(tmp_path):

@@ -201,12 +201,19 @@ _COMMAND_TEXT = re.compile(r"\A\s*<command-(?:name|message)>")
 _RESULT_PART_KEYS = frozenset({"type", "text", "source", "title", "context"})
 
 
+def _result_part(part: dict[str, Any]) -> dict[str, Any]:
+    """A part of a tool result as evo-agent keeps it. ToolSearch (2.1.3xx: deferred tools, MCP tools among them)
+    answers with `tool_reference`s, which the API expands into the tools' definitions: a line naming each."""
+    if part["type"] == "tool_reference":
+        return {"type": "text", "text": f"Tool loaded: {part.get('tool_name')}"}
+    return {k: v for k, v in part.items() if k in _RESULT_PART_KEYS}
+
+
 def _result_content(block: dict[str, Any]) -> object:
     content = block.get("content")
     if isinstance(content, list):
-        return [{k: v for k, v in part.items() if k in _RESULT_PART_KEYS}
-                for part in content if isinstance(part, dict) and part.get("type") in ("text", "image", "document")
-                and not too_deep(part, 8)]
+        return [_result_part(part) for part in content if isinstance(part, dict)
+                and part.get("type") in ("text", "image", "document", "tool_reference") and not too_deep(part, 8)]
     return content if isinstance(content, str) else ""
 
 
