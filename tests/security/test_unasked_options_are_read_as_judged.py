@@ -1,0 +1,120 @@
+"""An unasked command's programs read its options as the allowlist read them (SPEC §9).
+
+The allowlist reads every `-x` word as an option, wherever it stands, as GNU getopt does by default: `head README.md
+-n5` is head's `-n 5`. With `POSIXLY_CORRECT` in the user's environment (some set it for shell scripting, `set -o
+posix` users export it) getopt stops at the first operand, and every word after it is a file name. A clone commits a
+directory named `-n5` (or `--lines=5`, `-f1`), and `head README.md -n5/../../../secret.txt` was judged as head's
+`-n` with the value `5/../../../secret.txt`, while head opened that path: a file outside the project, read unasked,
+inside the read-only sandbox too (it hides nothing of the file system from reading). `uniq`'s second operand is the
+file it writes: `uniq README.md -f1/../../../pwned` wrote outside the project where bubblewrap cannot run. Unasked
+commands now run without `POSIXLY_CORRECT`, with the option reading they were judged by; an approved command keeps
+it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evo_agent.agent.events import Notice, Retrying, TurnEvent
+from evo_agent.agent.permissions import PermissionGate, Policy
+from evo_agent.tools import sandbox as sandbox_module
+from evo_agent.tools.confine import real
+from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only
+from tests.builders import make_agent, server_provider
+from tests.fake_model_server import text, tool_use
+
+from .hostile import clone, upstream
+
+SECRET = "TOP-SECRET-d41d8cd98f00b204"
+# Directories the clone commits, named like options that take a value: getopt's reading makes the rest the value.
+OPTION_DIRS = ["-n5", "--lines=5", "-c9", "--bytes=9", "-f1", "--skip-fields=1", "-s2", "-e", "--regexp=x", "-d:",
+               "-k1"]
+READS = [
+    "head README.md -n5/../../../secret.txt", "head README.md --lines=5/../../../secret.txt",
+    "tail README.md -c9/../../../secret.txt", "tail README.md --bytes=9/../../../secret.txt",
+    "nl README.md -s2/../../../secret.txt", "grep -h TOP README.md -e/../../../secret.txt",
+    "grep -h SECRET README.md --regexp=x/../../../secret.txt", "cut -c1- README.md -d:/../../../secret.txt",
+    "sort README.md -k1/../../../secret.txt",
+]
+WRITES = ["uniq README.md -f1/../../../pwned", "uniq README.md --skip-fields=1/../../../pwned",
+          "uniq -c README.md -s2/../../../pwned"]
+
+
+class _Quiet:
+    def __init__(self) -> None:
+        self.notices: list[str] = []
+
+    def on_event(self, event: TurnEvent) -> None:
+        if isinstance(event, Notice | Retrying):
+            self.notices.append(event.text)
+
+
+def _hostile(tmp_path: Path) -> Path:
+    """A clone committing the option-named directories, two levels below a secret the user keeps next to it."""
+    (tmp_path / "secret.txt").write_text(f"{SECRET}\n")
+    files = {f"{name}/keep": "" for name in OPTION_DIRS}
+    return clone(upstream(tmp_path, files), tmp_path / "src" / "clone")
+
+
+def _no_sandbox(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As where bubblewrap cannot run. (Where it runs, the read-only sandbox hides only /tmp, /run and the user's
+    evo-agent config: `~/.ssh` is read as here, but the test's secret lives under /tmp.)"""
+    monkeypatch.setitem(sandbox_module._read_only, str(real(project)), None)
+
+
+def _unasked(project: Path, model_server, command: str) -> dict:
+    """The model's `command` through the agent in ask mode with nobody to ask: the tool_result it gets."""
+    model_server.script(tool_use("bash", {"command": command}, id="toolu_x"), text("done"))
+    agent, _ = make_agent(project, server_provider(model_server), mode="ask",
+                          permissions=PermissionGate(Policy(project, "ask")))
+    agent.run_turn("go", _Quiet())
+    return model_server.requests[-1]["messages"][-1]["content"][0]
+
+
+@pytest.mark.parametrize("command", READS)
+def test_an_option_after_an_operand_never_becomes_a_path_out_of_the_project(tmp_path, model_server, monkeypatch,
+                                                                            command):
+    project = _hostile(tmp_path)
+    monkeypatch.setenv("POSIXLY_CORRECT", "1")
+    _no_sandbox(project, monkeypatch)
+    plan = plan_read_only(command, project)
+    assert isinstance(plan, ReadOnlyPlan), plan  # judged read-only: each word after README.md an option
+    result = _unasked(project, model_server, command)
+    assert SECRET not in result["content"], result["content"]
+
+
+def test_control_posix_option_reading_opens_the_path(tmp_path):
+    """The payload is real: the same checked command, with POSIXLY_CORRECT, prints the secret."""
+    project = _hostile(tmp_path)
+    plan = plan_read_only(READS[0], project)
+    assert isinstance(plan, ReadOnlyPlan)
+    ran = subprocess.run(["bash", "-c", plan.command], cwd=project, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PATH": plan.path, "POSIXLY_CORRECT": "1"})
+    assert SECRET in ran.stdout
+
+
+@pytest.mark.parametrize("command", WRITES)
+def test_uniq_never_writes_outside_where_bubblewrap_cannot_run(tmp_path, model_server, monkeypatch, command):
+    project = _hostile(tmp_path)
+    monkeypatch.setenv("POSIXLY_CORRECT", "1")
+    _no_sandbox(project, monkeypatch)
+    _unasked(project, model_server, command)
+    assert not (tmp_path / "pwned").exists()
+    subprocess.run(["bash", "-c", command], cwd=project, capture_output=True, timeout=60,
+                   env={**os.environ, "POSIXLY_CORRECT": "1"})
+    assert (tmp_path / "pwned").exists()  # the control: plain uniq writes there
+
+
+@pytest.mark.parametrize("command", ["head -n 1 README.md", "head README.md -n 1", "grep -c normal README.md",
+                                     "uniq README.md -c"])
+def test_reads_still_run_unasked_with_the_users_posixly_correct(tmp_path, model_server, monkeypatch, command):
+    project = _hostile(tmp_path)
+    monkeypatch.setenv("POSIXLY_CORRECT", "1")
+    result = _unasked(project, model_server, command)
+    assert not result.get("is_error"), result["content"]
+    assert "normal" in result["content"] or result["content"].startswith("1\n"), result["content"]
+    assert not (project / "-c").exists()
