@@ -13,10 +13,12 @@ Two kinds, one `Sandbox`:
   never a network. Probed once per process at the first such command; where bwrap cannot run,
   `backstop_missing()` turns true and the command runs unconfined (the allowlist still applies).
 
-In both, Unix sockets outside the sandbox's own `/tmp` are unreachable: `/run` (and `/var/run`,
+In both, the command has no capability (`--cap-drop ALL`): started by root, bwrap makes no user
+namespace and keeps them all, and the command could remount or unmount what the sandbox makes
+read-only or hides. And Unix sockets under `/tmp` and `/run` are unreachable: `/run` (and `/var/run`,
 `$XDG_RUNTIME_DIR` when they are elsewhere) get private empty mounts, and without network the
 network namespace hides abstract sockets. A socket connect() needs no write permission on a
-read-only mount, hence the private mounts.
+read-only mount, hence the private mounts (a socket elsewhere, under `$HOME`, stays reachable).
 """
 
 from __future__ import annotations
@@ -101,6 +103,10 @@ class Sandbox:
         config = _user_config_dir()
         if config is not None:  # the user's evo-agent config (the team store's password, trust, rules): hidden
             args += ["--tmpfs", str(config)]
+        # No capability, whoever runs evo-agent: bwrap started by root makes no user namespace and keeps them all,
+        # and the command, root with CAP_SYS_ADMIN, remounted the project (or `.git/`) read-write, unmounted the
+        # empty directory over the user's config, or `/tmp`. As another user the user namespace locks the mounts.
+        args += ["--cap-drop", "ALL"]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", start]
         if not self.network:
             args.append("--unshare-net")
