@@ -24,7 +24,7 @@ import pytest
 from evo_agent.tools import ToolContext
 from evo_agent.tools.bash import run_bash
 from evo_agent.tools.confine import real
-from evo_agent.tools.sandbox import SandboxError, check_sandbox, read_only_sandbox
+from evo_agent.tools.sandbox import SandboxError, check_sandbox, no_unix_socket_filter, read_only_sandbox
 from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only, safe_search_path
 
 PROBES = {
@@ -125,3 +125,19 @@ def test_programs_that_look_up_users_still_run_alike(project, bwrap, command):
     outside = subprocess.run(["bash", "-c", plan.command], cwd=project, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, timeout=60, env={**os.environ, "PATH": plan.path})
     assert inside.content.rsplit("\n[exit code", 1)[0].rstrip("\n") == (outside.stdout.rstrip("\n") or "(no output)")
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_filter_is_well_formed_on_every_machine_it_knows(machine):
+    """Each jump lands inside the program, on a return; what it cannot name (riscv64) gets no filter, not a wrong one."""
+    import struct
+
+    program = no_unix_socket_filter(machine)
+    assert program is not None and len(program) % 8 == 0
+    code = [struct.unpack("=HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
+    assert [op for op, *_ in code[-3:]] == [0x06, 0x06, 0x06]  # allow, deny with EACCES, kill
+    assert code[-2][3] == 0x00050000 | 13
+    for index, (op, jt, jf, _) in enumerate(code):
+        if op & 0x07 == 0x05:  # BPF_JMP
+            assert index + 1 + max(jt, jf) < len(code)
+    assert no_unix_socket_filter("riscv64") is None
