@@ -118,3 +118,23 @@ def test_reads_still_run_unasked_with_the_users_posixly_correct(tmp_path, model_
     assert not result.get("is_error"), result["content"]
     assert "normal" in result["content"] or result["content"].startswith("1\n"), result["content"]
     assert not (project / "-c").exists()
+
+
+@pytest.mark.parametrize("command", ["tail +1f README.md", "tail +0f README.md", "tail +1lf README.md",
+                                     "tail +1cf README.md", "tail +f README.md", "tail +1bf README.md"])
+def test_tails_obsolete_follow_never_runs_unasked(project, model_server, command):
+    """`tail +1f FILE` is tail's obsolete spelling of `-n +1 -f` (coreutils reads a first word `+N[bcl][f]` so),
+    not a file named `+1f`: it follows the file and never ends, as `tail -f`, which asks."""
+    model_server.script(tool_use("bash", {"command": command, "timeout": 5}, id="toolu_x"), text("done"))
+    agent, _ = make_agent(project, server_provider(model_server), mode="ask",
+                          permissions=PermissionGate(Policy(project, "ask")))
+    agent.run_turn("go", _Quiet())
+    result = model_server.requests[-1]["messages"][-1]["content"][0]
+    assert "timed out" not in result["content"] and "Not run" in result["content"], result["content"]
+
+
+@pytest.mark.parametrize("command", ["tail -n +2 README.md", "tail -n+2 README.md", "tail --lines=+1 README.md",
+                                     "tail -1 README.md", "tail README.md +notes.txt"])
+def test_tail_from_a_line_still_runs_unasked(project, command):
+    (project / "+notes.txt").write_text("notes\n")
+    assert isinstance(plan_read_only(command, project), ReadOnlyPlan)

@@ -201,6 +201,10 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     elif program == "find":
         _check_find(args, where)
     else:
+        if program == "tail" and args and args[0].startswith("+"):
+            # coreutils reads a first word `+N[bcl][f]` as its obsolete option (`tail +1f F` is `-n +1 -f F`):
+            # it would follow the file and never end, as `tail -f`
+            raise _Ask(f"uses tail's obsolete option {args[0]!r}, which may follow the file for ever")
         _check_options(program, PROGRAMS[program], args, where)
         if program == "rg":
             head += RG_SAFE
