@@ -135,3 +135,38 @@ def test_control_without_dropping_capabilities_root_remounts(victim):
     kept = [word for i, word in enumerate(argv) if word != "--cap-drop" and argv[i - 1] != "--cap-drop"]
     subprocess.run(kept, cwd=victim, capture_output=True, timeout=60)
     assert (victim / ".git" / "hooks" / "control").exists()
+
+
+@pytest.mark.parametrize("writable", [True, False])
+def test_every_sandbox_still_runs_for_a_user_without_root(tmp_path, monkeypatch, writable):
+    """`--cap-drop ALL` is accepted by bwrap run by an ordinary user (in its user namespace, where it changes
+    nothing): the same sandbox, run as `nobody`, still starts and runs the command."""
+    import shutil
+    import tempfile
+
+    from evo_agent.tools import sandbox as sandbox_module
+    from evo_agent.tools.sandbox import Sandbox, no_unix_socket_filter
+
+    setpriv, bwrap = shutil.which("setpriv"), shutil.which("bwrap")
+    if setpriv is None or bwrap is None:
+        pytest.skip("needs setpriv and bwrap")
+    as_nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    if subprocess.run([*as_nobody, bwrap, "--ro-bind", "/", "/", "true"], capture_output=True).returncode != 0:
+        pytest.skip("bwrap cannot run as nobody here (no unprivileged user namespaces)")
+    shared = Path(tempfile.mkdtemp(prefix="evo-agent-nobody-", dir="/tmp"))  # (tmp_path is root's alone)
+    try:
+        shared.chmod(0o755)
+        project = shared / "project"
+        project.mkdir()
+        (project / "README.md").write_text("readable\n")
+        program = no_unix_socket_filter()
+        if program is not None:  # the filter file, where nobody can read it (evo-agent writes it as its own user)
+            (shared / "filter.bpf").write_bytes(program)
+            monkeypatch.setitem(sandbox_module._filter_files, program, str(shared / "filter.bpf"))
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+        argv = Sandbox(project, bwrap=bwrap, writable=writable).wrap(["cat", "README.md"])
+        assert "--cap-drop" in argv
+        ran = subprocess.run([*as_nobody, *argv], capture_output=True, text=True, timeout=60)
+        assert ran.returncode == 0 and ran.stdout == "readable\n", ran.stderr
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
