@@ -138,3 +138,29 @@ def test_tails_obsolete_follow_never_runs_unasked(project, model_server, command
 def test_tail_from_a_line_still_runs_unasked(project, command):
     (project / "+notes.txt").write_text("notes\n")
     assert isinstance(plan_read_only(command, project), ReadOnlyPlan)
+
+
+def _grep_reads_grep_options() -> bool:
+    """Whether this grep takes options from GREP_OPTIONS (GNU grep before 3.6, BSD grep)."""
+    ran = subprocess.run(["grep", "x", "/dev/null"], capture_output=True, text=True,
+                         env={**os.environ, "GREP_OPTIONS": "-c"})
+    return ran.stdout.strip() == "0"
+
+
+def test_unasked_commands_get_neither_variable():
+    from evo_agent.tools.shell_readonly import unasked_environment
+
+    env = unasked_environment({"POSIXLY_CORRECT": "1", "GREP_OPTIONS": "-R", "PATH": "/usr/bin", "LANG": "C.UTF-8"})
+    assert env == {"PATH": "/usr/bin", "LANG": "C.UTF-8"}
+
+
+@pytest.mark.skipif(not _grep_reads_grep_options(), reason="this grep ignores GREP_OPTIONS (GNU grep 3.6 and later)")
+def test_grep_options_never_make_grep_follow_links_out(tmp_path, model_server, monkeypatch):
+    project = clone(upstream(tmp_path, {"docs/a.txt": "a\n"}, links={"docs/out": "../../../outside"}),
+                    tmp_path / "src" / "clone")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text(f"{SECRET}\n")
+    monkeypatch.setenv("GREP_OPTIONS", "-R")
+    _no_sandbox(project, monkeypatch)
+    result = _unasked(project, model_server, "grep -r TOP docs")
+    assert SECRET not in result["content"], result["content"]

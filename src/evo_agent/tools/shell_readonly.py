@@ -726,7 +726,9 @@ def _git_env(project: Path) -> dict[str, str]:
 # Variables that change how the allowlist's programs read their words, dropped for a command run unasked.
 # `POSIXLY_CORRECT`: GNU getopt stops at the first operand, so `head README.md -n5/../../x` (judged as head's `-n`)
 # opened the path through a clone's directory `-n5`, and `uniq README.md -f1/../../x` wrote to it.
-UNJUDGED_READING = frozenset({"POSIXLY_CORRECT"})
+# `GREP_OPTIONS`: options put before grep's own by GNU grep before 3.6 (Ubuntu 20.04, RHEL 8) and BSD grep (macOS),
+# which the allowlist never saw (`-R` follows links out of the project).
+UNJUDGED_READING = frozenset({"POSIXLY_CORRECT", "GREP_OPTIONS"})
 
 
 def unasked_environment(environ: Mapping[str, str], project: Path | str | None = None) -> dict[str, str]:
