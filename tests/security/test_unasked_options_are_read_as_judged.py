@@ -14,16 +14,20 @@ it.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evo_agent.agent.events import Notice, Retrying, TurnEvent
 from evo_agent.agent.permissions import PermissionGate, Policy
 from evo_agent.tools import sandbox as sandbox_module
 from evo_agent.tools.confine import real
-from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only
+from evo_agent.tools.shell_allowlist import GIT_SUBCOMMANDS, PROGRAMS
+from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only, unasked_environment
 from tests.builders import make_agent, server_provider
 from tests.fake_model_server import text, tool_use
 
@@ -148,8 +152,6 @@ def _grep_reads_grep_options() -> bool:
 
 
 def test_unasked_commands_get_neither_variable():
-    from evo_agent.tools.shell_readonly import unasked_environment
-
     env = unasked_environment({"POSIXLY_CORRECT": "1", "GREP_OPTIONS": "-R", "PATH": "/usr/bin", "LANG": "C.UTF-8"})
     assert env == {"PATH": "/usr/bin", "LANG": "C.UTF-8"}
 
@@ -164,3 +166,71 @@ def test_grep_options_never_make_grep_follow_links_out(tmp_path, model_server, m
     _no_sandbox(project, monkeypatch)
     result = _unasked(project, model_server, "grep -r TOP docs")
     assert SECRET not in result["content"], result["content"]
+
+
+# ---------------------------------------------------------------- the property: every listed option, any order
+
+_VALUES = ["5", "x", "TOP", "../../secret.txt", "out/secret.txt", "sec", "src", ".", "-", "README.md", "+1"]
+# Words naming the secret through each option-named directory: an option to GNU getopt's default reading, a path
+# to POSIXLY_CORRECT's (after an operand).
+_THROUGH_DIRS = [f"{name}/../../../secret.txt" for name in OPTION_DIRS]
+_OPERANDS = ["README.md", "src", ".", "out", "sec", "out/secret.txt", "../../secret.txt", "src/app.txt", "--", "-"]
+
+
+@st.composite
+def _listed_words(draw) -> str:
+    """A command of the allowlist with options from its own list (every spelling: `--x=v`, `--x v`, `-xv`, `-x v`)
+    and operands, in any order: what the allowlist judges, however the program reads it."""
+    name = draw(st.sampled_from([*sorted(PROGRAMS), *[f"git {sub}" for sub in sorted(GIT_SUBCOMMANDS)]]))
+    spec = GIT_SUBCOMMANDS[name[4:]] if name.startswith("git ") else PROGRAMS[name]
+    words = [name]
+    for _ in range(draw(st.integers(0, 4))):
+        options = [("--", n, k) for n, k in spec.long.items()] + [("-", n, k) for n, k in spec.short.items()]
+        if options and draw(st.booleans()):
+            dash, option, kind = draw(st.sampled_from(options))
+            value = draw(st.sampled_from(_VALUES))
+            joined = draw(st.booleans())
+            if kind in ("text", "path"):
+                words += [f"{dash}{option}{'=' if dash == '--' else ''}{value}"] if joined else [f"{dash}{option}", value]
+            elif kind in ("optional", "attached") and joined:
+                words.append(f"{dash}{option}{'=' if dash == '--' else ''}{value}")
+            else:
+                words.append(f"{dash}{option}")
+        else:
+            words.append(draw(st.sampled_from(_OPERANDS + _THROUGH_DIRS)))
+    if draw(st.booleans()):  # an operand, then a word through a directory: where the two readings part
+        words += [draw(st.sampled_from(["README.md", "src/app.txt", "-"])), draw(st.sampled_from(_THROUGH_DIRS))]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+@pytest.fixture(scope="module")
+def armed(tmp_path_factory) -> Path:
+    """The hostile clone of this module (option-named directories, links out to the secret next to it)."""
+    tmp_path = tmp_path_factory.mktemp("armed")
+    (tmp_path / "secret.txt").write_text(f"{SECRET}\n")
+    files = {f"{name}/keep": "" for name in OPTION_DIRS} | {"src/app.txt": "TOP app\n"}
+    origin = upstream(tmp_path, files, links={"out": "../..", "sec": "../../secret.txt"})
+    return clone(origin, tmp_path / "src" / "clone")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(command=_listed_words(), posix=st.booleans())
+def test_no_listed_command_reads_out_or_writes_in_any_option_order(armed, command, posix):
+    """Run as the bash tool runs an unasked command where bubblewrap cannot (the plan, its environment, no sandbox),
+    with or without the user's POSIXLY_CORRECT: nothing outside the project is printed, nothing is written."""
+    plan = plan_read_only(command, armed)
+    if isinstance(plan, str):
+        return
+    env = unasked_environment({**os.environ, **({"POSIXLY_CORRECT": "1"} if posix else {})}, armed)
+    before = _tree(armed.parent.parent)
+    ran = subprocess.run(["bash", "-c", plan.command], cwd=armed, stdin=subprocess.DEVNULL, capture_output=True,
+                         text=True, timeout=20, env={**env, "PATH": plan.path})
+    written = _tree(armed.parent.parent) - before
+    for path in written:  # (each example starts from the same tree)
+        Path(path).unlink()
+    assert SECRET not in ran.stdout + ran.stderr, command
+    assert not written, command
+
+
+def _tree(top: Path) -> set[str]:
+    return {str(p) for p in top.rglob("*") if ".git" not in p.parts}
