@@ -13,10 +13,12 @@ Two kinds, one `Sandbox`:
   never a network. Probed once per process at the first such command; where bwrap cannot run,
   `backstop_missing()` turns true and the command runs unconfined (the allowlist still applies).
 
-In both, Unix sockets outside the sandbox's own `/tmp` are unreachable: `/run` (and `/var/run`,
+In both, the command has no capability (`--cap-drop ALL`): started by root, bwrap makes no user
+namespace and keeps them all, and the command could remount or unmount what the sandbox makes
+read-only or hides. And Unix sockets under `/tmp` and `/run` are unreachable: `/run` (and `/var/run`,
 `$XDG_RUNTIME_DIR` when they are elsewhere) get private empty mounts, and without network the
 network namespace hides abstract sockets. A socket connect() needs no write permission on a
-read-only mount, hence the private mounts.
+read-only mount, hence the private mounts (a socket elsewhere, under `$HOME`, stays reachable).
 """
 
 from __future__ import annotations
@@ -101,10 +103,102 @@ class Sandbox:
         config = _user_config_dir()
         if config is not None:  # the user's evo-agent config (the team store's password, trust, rules): hidden
             args += ["--tmpfs", str(config)]
+        # No capability, whoever runs evo-agent: bwrap started by root makes no user namespace and keeps them all,
+        # and the command, root with CAP_SYS_ADMIN, remounted the project (or `.git/`) read-write, unmounted the
+        # empty directory over the user's config, or `/tmp`. As another user the user namespace locks the mounts.
+        args += ["--cap-drop", "ALL"]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", start]
         if not self.network:
             args.append("--unshare-net")
+        if not self.writable:
+            shim = _no_unix_sockets(self.project_dir)
+            if shim is not None:  # (bwrap reads the filter from a descriptor: the shim opens it as fd 3)
+                return [*shim, *args, "--seccomp", "3", "--", *argv]
         return args + ["--", *argv]
+
+
+# The read-only sandbox's seccomp filter: no Unix socket is made (`socket(AF_UNIX, …)` fails with EACCES), nor an
+# io_uring (whose IORING_OP_SOCKET makes one past the filter), and a syscall of another ABI (x32, i386, arm32: other
+# numbers, `socketcall`) kills the process. connect() needs no write permission on a read-only mount, so a socket
+# outside the private /tmp and /run (`~/.docker/desktop/docker.sock`, LXD's, a gpg-agent's under `~`) was reachable.
+# Per machine: (AUDIT_ARCH_*, socket's number, io_uring_setup's number, whether numbers with bit 30 are x32's).
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, 41, 425, True), "aarch64": (0xC00000B7, 198, 425, False)}
+_AF_UNIX = 1
+_EACCES = 13
+_filter_files: dict[bytes, str] = {}
+_filter_lock = threading.Lock()
+
+
+def no_unix_socket_filter(machine: str | None = None) -> bytes | None:
+    """The compiled classic-BPF program (struct sock_filter[]) bwrap's `--seccomp` loads, for `machine` (default:
+    this one's); None on a machine this module has no syscall numbers for (the sandbox then goes without)."""
+    import struct
+
+    found = _SECCOMP_ARCH.get(machine or os.uname().machine)
+    if found is None:
+        return None
+    arch, socket_nr, io_uring_nr, x32 = found
+    load, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JSET|K, BPF_RET|K
+    allow, deny, kill = 0x7FFF0000, 0x00050000 | _EACCES, 0x80000000  # SECCOMP_RET_ALLOW, _ERRNO|errno, _KILL_PROCESS
+    # (code, jump if true, jump if false, k): jumps name the label of their target.
+    program: list[tuple[int, str | None, str | None, int]] = [
+        (load, None, None, 4), (jeq, None, "kill", arch), (load, None, None, 0),
+        *([(jset, "kill", None, 0x40000000)] if x32 else []),
+        (jeq, "deny", None, io_uring_nr), (jeq, None, "allow", socket_nr), (load, None, None, 16),
+        (jeq, "deny", "allow", _AF_UNIX)]
+    labels = {"allow": len(program), "deny": len(program) + 1, "kill": len(program) + 2}
+    program += [(ret, None, None, allow), (ret, None, None, deny), (ret, None, None, kill)]
+    out = b""
+    for index, (code, if_true, if_false, k) in enumerate(program):
+        jt = labels[if_true] - index - 1 if if_true else 0
+        jf = labels[if_false] - index - 1 if if_false else 0
+        out += struct.pack("=HBBI", code, jt, jf, k)
+    return out
+
+
+def _no_unix_sockets(project_dir: Path) -> list[str] | None:
+    """The words that start bwrap with `no_unix_socket_filter` open as its fd 3 (None: no filter for this machine):
+    a bash found as every bash call's (`reaper.system_bash`), reading the filter from a private file written once."""
+    program = no_unix_socket_filter()
+    if program is None:
+        return None
+    from .reaper import system_bash
+
+    with _filter_lock:
+        if program not in _filter_files:
+            _filter_files[program] = _write_private(program)
+    return [system_bash(project_dir), "-c", 'exec 3<"$1" || exit 126; shift; exec "$@"', "evo-agent-seccomp",
+            _filter_files[program]]
+
+
+def _write_private(data: bytes) -> str:
+    """`data` in a new file of a new 0700 directory under $TMPDIR (when absolute) or /tmp, both removed at exit."""
+    import atexit
+
+    base = os.environ.get("TMPDIR", "")
+    if not (os.path.isabs(base) and os.path.isdir(base)):
+        base = "/tmp"
+    while True:
+        directory = os.path.join(base, f"evo-agent-seccomp-{os.getpid()}-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(directory, 0o700)
+            break
+        except FileExistsError:
+            continue
+    path = os.path.join(directory, "no-unix-sockets.bpf")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    atexit.register(_remove, path, directory)
+    return path
+
+
+def _remove(path: str, directory: str) -> None:
+    for remove, name in ((os.unlink, path), (os.rmdir, directory)):
+        try:
+            remove(name)
+        except OSError:
+            pass
 
 
 BARE_REPOSITORY = frozenset({"HEAD", "objects", "refs"})  # git's own test for a git directory (setup.c)
@@ -232,4 +326,5 @@ def claim_no_backstop_notice(project_dir: Path | str) -> bool:
 
 
 __all__ = ["NO_BACKSTOP_NOTICE", "Sandbox", "SandboxError", "backstop_state", "check_sandbox",
-           "claim_no_backstop_notice", "find_git_dirs", "new_git_dirs_notice", "read_only_sandbox", "socket_dirs"]
+           "claim_no_backstop_notice", "find_git_dirs", "new_git_dirs_notice", "no_unix_socket_filter",
+           "read_only_sandbox", "socket_dirs"]

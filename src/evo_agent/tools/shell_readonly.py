@@ -14,7 +14,8 @@ understand asks. The rules, in order:
    only as `git status|log|diff|show`, with no option before the subcommand.
 4. Globs are expanded here, not by bash: a match that starts with `-` (a file named `--pre=sh`)
    or lies outside the project asks; the expansion, not the pattern, is what runs.
-5. Every option must be listed for that program, matched whole (`sort --outp` asks); every
+5. Every option must be listed for that program, matched whole (`sort --outp` asks), and is an option
+   wherever it stands, as GNU getopt permutes (the command runs without `POSIXLY_CORRECT`); every
    operand or option argument that names a file must resolve (symlinks followed, never through
    /proc) inside the project (`grep -r x link-to-ssh` asks) and be no FIFO, device or socket
    (`cat pipe` would never end); git asks when one of its own files is one (`.git/config` a FIFO),
@@ -200,6 +201,10 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     elif program == "find":
         _check_find(args, where)
     else:
+        if program == "tail" and args and args[0].startswith("+"):
+            # coreutils reads a first word `+N[bcl][f]` as its obsolete option (`tail +1f F` is `-n +1 -f F`):
+            # it would follow the file and never end, as `tail -f`
+            raise _Ask(f"uses tail's obsolete option {args[0]!r}, which may follow the file for ever")
         _check_options(program, PROGRAMS[program], args, where)
         if program == "rg":
             head += RG_SAFE
@@ -718,10 +723,19 @@ def _git_env(project: Path) -> dict[str, str]:
     return env
 
 
+# Variables that change how the allowlist's programs read their words, dropped for a command run unasked.
+# `POSIXLY_CORRECT`: GNU getopt stops at the first operand, so `head README.md -n5/../../x` (judged as head's `-n`)
+# opened the path through a clone's directory `-n5`, and `uniq README.md -f1/../../x` wrote to it.
+# `GREP_OPTIONS`: options put before grep's own by GNU grep before 3.6 (Ubuntu 20.04, RHEL 8) and BSD grep (macOS),
+# which the allowlist never saw (`-R` follows links out of the project).
+UNJUDGED_READING = frozenset({"POSIXLY_CORRECT", "GREP_OPTIONS"})
+
+
 def unasked_environment(environ: Mapping[str, str], project: Path | str | None = None) -> dict[str, str]:
     """`environ` without any `GIT_*`: what an unasked command runs with (before its own assignments). Nor any
     `LD_LIBRARY_PATH` entry that is relative or inside `project` (session.library_environment): the loader would
-    take the clone's `libpcre2-8.so.0` into grep, rg or git from there.
+    take the clone's `libpcre2-8.so.0` into grep, rg or git from there. Nor `UNJUDGED_READING`: the command's
+    programs read each word as the allowlist read it (options anywhere, as GNU getopt permutes them).
 
     Unasked git must read the repository `_check_git` judged, with the settings it chose: a caller's
     `GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`, `GIT_COMMON_DIR` (set for a hook, a
@@ -730,7 +744,8 @@ def unasked_environment(environ: Mapping[str, str], project: Path | str | None =
     `GIT_EXTERNAL_DIFF`, `GIT_PAGER`, `GIT_SSH_COMMAND`, `GIT_ASKPASS`, `GIT_EDITOR`, `GIT_EXEC_PATH` name
     programs; `GIT_TRACE*` make a read write files. None is needed for a look at status, a log or a diff,
     so all go, as for evo-agent's own git door (session/git.py); an approved command keeps them."""
-    return library_environment(project, {k: v for k, v in environ.items() if not k.startswith("GIT_")})
+    kept = {k: v for k, v in environ.items() if not k.startswith("GIT_") and k not in UNJUDGED_READING}
+    return library_environment(project, kept)
 
 
 def prefix_rule_problem(command: str, prefix: str, project_dir: Path | str) -> str | None:
