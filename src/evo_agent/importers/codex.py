@@ -6,7 +6,11 @@ Lines are `{timestamp, type, payload}`. What becomes what:
   `<environment_context>`/`<user_instructions>` user messages are Codex's own instructions: skipped.
 - `function_call`/`custom_tool_call` become tool_use blocks of the assistant message (arguments
   parsed; `exec_command`/`shell` map to `bash` with `cmd` as `command`), their outputs tool_result
-  blocks of a user message.
+  blocks of a user message; an output that is a list of content items (code mode's `exec`, the
+  default model's one tool, and `view_image`) becomes text and image blocks, part for part.
+- `additional_tools` (code mode's tool catalogue) is Codex's own: skipped like developer messages.
+- A forked rollout (`codex fork`) holds only its new turns and names its parent (`history_base`):
+  the parent's first lines come first, found beside the fork or under `$CODEX_HOME/sessions`.
 - `reasoning` items are encrypted for OpenAI's servers only: skipped and counted.
 - `compacted` becomes a `compact_boundary` (its `message` as the summary) followed by its
   `replacement_history` — what Codex sends after the compaction.
@@ -22,6 +26,7 @@ import os
 import re
 from collections import deque
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +126,20 @@ def _blocks(content: object) -> list[dict[str, Any]]:
     return out
 
 
+def _output(output: object) -> str | list[dict[str, Any]]:
+    """A tool's output as a tool_result's content. Code mode's `exec` (Codex's default model) and
+    `view_image` answer with a list of content items (`input_text`, `input_image`): they become text and
+    image blocks, part for part, as the model saw them, not the list's JSON."""
+    if isinstance(output, str):
+        return output
+    if not isinstance(output, list):
+        return json.dumps(output) if output is not None and not too_deep(output) else ""
+    blocks = _blocks(output)
+    if len(blocks) == 1 and blocks[0]["type"] == "text":
+        return str(blocks[0]["text"])
+    return blocks
+
+
 def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
     name = item.get("name")
     if not isinstance(name, str):
@@ -196,12 +215,14 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
         else:
             is_error = False
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(item.get("call_id")),
-                 "content": output if isinstance(output, str) else json.dumps(output)}
+                                 "content": _output(output)}
         if is_error:
             block["is_error"] = True
         builder.add("user", [block], stamp, {}, None)
     elif itype == "reasoning":
         imported.left_out["encrypted reasoning items"] += 1  # only OpenAI can read them
+    elif itype == "additional_tools":  # the tool catalogue Codex announces (code mode): its own, not the talk
+        return
     else:
         imported.not_understood(f"response_item/{itype}")
 
@@ -289,7 +310,7 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
     # Finished messages wait here until the next response starts: a `token_count` for a response
     # comes after its tool outputs, when the assistant message is already finished.
     held: list[Any] = []
-    for line in read_lines(path, imported.skipped):
+    for line in chain(_forked_history(path, imported), read_lines(path, imported.skipped)):
         if "payload" not in line and isinstance(line.get("type"), str):  # 2025 rollouts: bare items
             line = {"type": "response_item", "payload": line}
         elif "payload" not in line and (line.get("record_type") == "state" or _legacy_meta(line)):
@@ -328,6 +349,47 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
             yield from _release(held, [])  # a new response began: the held ones are complete
     tokens.add(held + builder.messages, 0, 0)  # usage still waiting goes to the last answer
     yield from _release(held, builder.finished(everything=True))
+
+
+_ID = re.compile(r"[0-9A-Za-z-]{8,64}")
+MAX_FORKS = 32   # a chain of forks deeper than this (or a cycle) is cut there
+
+
+def _fork_base(meta: dict[str, Any]) -> tuple[str, int] | None:
+    """(parent id, how many of its lines) a forked rollout continues: `codex fork` writes only the new
+    turns and names the conversation before them (`history_base`, or `forked_from_*` beside it)."""
+    base = meta.get("history_base")
+    parent, count = (base.get("thread_id"), base.get("end_ordinal_exclusive")) if isinstance(base, dict) \
+        else (meta.get("forked_from_id"), meta.get("forked_from_ordinal_exclusive"))
+    if isinstance(parent, str) and _ID.fullmatch(parent) and _count(count):
+        return parent, _count(count)
+    return None
+
+
+def _parent_path(child: Path, parent_id: str) -> Path | None:
+    """The rollout of `parent_id`: beside the fork (the same day), else anywhere under Codex's sessions."""
+    for found in child.parent.glob(f"rollout-*{parent_id}.jsonl"):
+        return found
+    try:
+        return next((codex_home() / "sessions").rglob(f"rollout-*{parent_id}.jsonl"), None)
+    except OSError:
+        return None
+
+
+def _forked_history(path: Path, imported: ImportedSession) -> Iterator[dict[str, Any]]:
+    """The records a forked rollout continues from, oldest ancestor first (a fork of a fork too)."""
+    chain_of: list[tuple[Path, int]] = []
+    meta, seen = _meta(path), {imported.source_id}
+    while (base := _fork_base(meta)) is not None and len(chain_of) < MAX_FORKS and base[0] not in seen:
+        parent = _parent_path(path, base[0])
+        if parent is None:
+            imported.left_out["turns before the fork (its source rollout is gone)"] += 1
+            break
+        seen.add(base[0])
+        chain_of.append((parent, base[1]))
+        meta = _meta(parent)
+    for parent, count in reversed(chain_of):
+        yield from read_lines(parent, imported.skipped, count)
 
 
 def _drop_summary_answer(builder: _Builder, summary: str) -> tuple[int, int]:
