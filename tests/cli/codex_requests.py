@@ -75,8 +75,10 @@ def _codex_atoms(items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
                     out.append(("text", text.strip()))
                 elif part.get("type") == "input_image":
                     out.append(("image", _image_data(part.get("image_url"))))
-        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call"):
             out.append(("tool_use", item.get("call_id")))
+        elif kind == "tool_search_output":  # the tools found, which evo-agent gives as their JSON
+            out.append(("tool_result", item.get("call_id"), (("text", json.dumps(item.get("tools"), ensure_ascii=False)),)))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             out.append(("tool_result", item.get("call_id"), _output_parts(item.get("output"))))
         elif kind == "web_search_call":

@@ -198,3 +198,14 @@ def test_a_2025_compaction_without_replacement_history_resumes_with_the_prompts_
     flat = [t for m in sent for t in _texts(m)]
     assert flat[0].endswith("Still just app.py.\n</previous-conversation-summary>")
     assert flat[1:] == ["what files are here?", "anything else?", "ok", "next"]
+
+
+def test_an_mcp_tool_found_by_tool_search_keeps_its_server_in_its_name(cli, model_server):
+    sent = resume_request(cli, model_server, _import(cli, fixture("codex", "mcp")))
+    calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert [(c["name"], c["input"]) for c in calls[:2]] == [("tool_search", {"query": "glossary lookup"}),
+                                                            ("mcp__glossary__lookup", {"word": "foo"})]
+    results = {b["tool_use_id"]: b["content"] for m in sent if isinstance(m["content"], list)
+               for b in m["content"] if b["type"] == "tool_result"}
+    assert '"name": "lookup"' in results[calls[0]["id"]]
+    assert [b["text"] for b in results[calls[1]["id"]]][-1] == "foo: a word of the glossary (définition ✓)"

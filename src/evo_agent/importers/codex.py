@@ -8,6 +8,8 @@ Lines are `{timestamp, type, payload}`. What becomes what:
   parsed; `exec_command`/`shell` map to `bash` with `cmd` as `command`), their outputs tool_result
   blocks of a user message; an output that is a list of content items (code mode's `exec`, the
   default model's one tool, and `view_image`) becomes text and image blocks, part for part.
+- `tool_search_call`/`tool_search_output` (a search for deferred tools, MCP ones among them) are a call
+  and its result (the tools found, as JSON); a call with a `namespace` is named `<namespace>__<name>`.
 - `additional_tools` (code mode's tool catalogue) is Codex's own: skipped like developer messages.
 - A forked rollout (`codex fork`) holds only its new turns and names its parent (`history_base`):
   the parent's first lines come first, found beside the fork or under `$CODEX_HOME/sessions`.
@@ -144,7 +146,12 @@ def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
     name = item.get("name")
     if not isinstance(name, str):
         name = "tool"
-    raw = item.get("arguments") if item.get("type") == "function_call" else item.get("input")
+    if item.get("type") == "tool_search_call":
+        name = "tool_search"
+    namespace = item.get("namespace")
+    if isinstance(namespace, str) and namespace:  # an MCP server's tool: `mcp__<server>` + `lookup`
+        name = f"{namespace}__{name}"
+    raw = item.get("arguments") if item.get("type") in ("function_call", "tool_search_call") else item.get("input")
     action = item.get("action")
     if item.get("type") == "local_shell_call" and isinstance(action, dict):  # the model's built-in shell
         name, raw = "local_shell", {"command": action.get("command")}
@@ -205,8 +212,13 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
         query = action.get("query") if isinstance(action, dict) else None
         note = f"[searched the web for {query!r}]" if isinstance(query, str) else "[searched the web]"
         builder.add("assistant", [{"type": "text", "text": note}], stamp, {}, builder._response_id)
-    elif itype in ("function_call", "custom_tool_call", "local_shell_call"):
+    elif itype in ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call"):
         builder.add("assistant", [_tool_use(item)], stamp, {}, builder._response_id)
+    elif itype == "tool_search_output":  # the tool definitions the search gave the model
+        tools = item.get("tools")
+        found = json.dumps(tools, ensure_ascii=False) if isinstance(tools, list) and not too_deep(tools) else "[]"
+        builder.add("user", [{"type": "tool_result", "tool_use_id": str(item.get("call_id")), "content": found}],
+                    stamp, {}, None)
     elif itype in ("function_call_output", "custom_tool_call_output"):
         output = item.get("output")
         if isinstance(output, dict):  # older rollouts: {"content": ..., "success": ...}
