@@ -209,3 +209,42 @@ def test_an_mcp_tool_found_by_tool_search_keeps_its_server_in_its_name(cli, mode
                for b in m["content"] if b["type"] == "tool_result"}
     assert '"name": "lookup"' in results[calls[0]["id"]]
     assert [b["text"] for b in results[calls[1]["id"]]][-1] == "foo: a word of the glossary (définition ✓)"
+
+
+def _fork_files() -> tuple[Path, Path]:
+    parent, child = sorted(fixture_dir("fork").glob("*.jsonl"), key=lambda p: '"history_base"' in p.read_text())
+    return parent, child
+
+
+def fixture_dir(name: str) -> Path:
+    return fixture("codex", "tools").parents[1] / name
+
+
+def test_a_fork_whose_parent_is_gone_imports_its_own_turns_and_says_what_is_missing(cli, model_server, tmp_path):
+    _, child = _fork_files()
+    alone = tmp_path / "day" / child.name
+    alone.parent.mkdir()
+    shutil.copy(child, alone)
+    result = cli.run("sessions", "import", "codex", str(alone), env={**cli.env, "CODEX_HOME": str(tmp_path / "none")})
+    assert result.rc == 0, result.err
+    assert "left out: 1 forked-from rollout not found (its turns before the fork)" in result.out
+    sid = result.out.split(" → ", 1)[1].split(" ", 1)[0]
+    sent = resume_request(cli, model_server, sid)
+    assert [t for m in sent for t in _texts(m)] == ["take another direction", "Plan B: rewrite it in Rust.", "go on",
+                                                "Rust it is.", "next"]
+
+
+def test_forks_naming_each_other_import_without_looping(cli, tmp_path):
+    parent, child = _fork_files()
+    parent_id = parent.stem.split("-", 6)[-1]
+    child_id = child.stem.split("-", 6)[-1]
+    looped = tmp_path / parent.name
+    lines = parent.read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    first["payload"]["history_base"] = {"thread_id": child_id, "end_ordinal_exclusive": 5, "end_byte_offset": 1}
+    looped.write_text(json.dumps(first) + "\n" + "".join(lines[1:]))
+    shutil.copy(child, tmp_path / child.name)
+    for path in (looped, tmp_path / child.name):
+        result = cli.run("sessions", "import", "codex", str(path))
+        assert result.rc == 0 and "Traceback" not in result.err, result.err
+    assert parent_id in child.read_text()

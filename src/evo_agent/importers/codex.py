@@ -395,7 +395,7 @@ def _forked_history(path: Path, imported: ImportedSession) -> Iterator[dict[str,
     while (base := _fork_base(meta)) is not None and len(chain_of) < MAX_FORKS and base[0] not in seen:
         parent = _parent_path(path, base[0])
         if parent is None:
-            imported.left_out["turns before the fork (its source rollout is gone)"] += 1
+            imported.left_out["forked-from rollouts not found (their turns before the fork)"] += 1
             break
         seen.add(base[0])
         chain_of.append((parent, base[1]))

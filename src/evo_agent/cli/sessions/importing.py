@@ -23,7 +23,9 @@ AGENTS = {  # agent -> (its sessions of a project, read one, its session id, wha
 
 _SINGULAR = {"API error notices": "API error notice", "encrypted reasoning items": "encrypted reasoning item",
              "messages of rewound branches": "message of a rewound branch", "subagent messages": "subagent message",
-             "subagent messages without their Task call": "subagent message without its Task call"}
+             "subagent messages without their Task call": "subagent message without its Task call",
+             "forked-from rollouts not found (their turns before the fork)":
+                 "forked-from rollout not found (its turns before the fork)"}
 
 
 def _first_prompt(imported: ImportedSession) -> str:
