@@ -248,3 +248,23 @@ def test_forks_naming_each_other_import_without_looping(cli, tmp_path):
         result = cli.run("sessions", "import", "codex", str(path))
         assert result.rc == 0 and "Traceback" not in result.err, result.err
     assert parent_id in child.read_text()
+
+
+def test_a_review_s_own_thread_is_not_listed_beside_the_session_it_reviewed(cli, model_server, tmp_path):
+    """`/review` runs the reviewer in a thread of its own (`thread_source: subagent`); its findings reach the
+    reviewed session's rollout, which is listed (and resumes with the image prompt, the review, the follow-up)."""
+    day = tmp_path / "codex" / "sessions" / "2026" / "12" / "05"
+    day.mkdir(parents=True)
+    for source in fixture_dir("review").glob("*.jsonl"):
+        (day / source.name).write_text(source.read_text().replace("/home/user/project", str(cli.project)))
+    env = {**cli.env, "CODEX_HOME": str(tmp_path / "codex")}
+    listed = cli.run("sessions", "import", "codex", env=env)
+    assert listed.rc == 0, listed.err
+    assert len(listed.out.splitlines()) == 2 and "<image name=[Image #1]" in listed.out.splitlines()[0]
+    imported = cli.run("sessions", "import", "codex", "--all", env=env)
+    sid = imported.out.split(" → ", 1)[1].split(" ", 1)[0]
+    said = [t for m in resume_request(cli, model_server, sid) for t in _texts(m)]
+    assert said[-4:] == ["One nit.\n\nReview comment:\n\n- Prints twice — " + str(cli.project) + "/app.py:2-2\n"
+                         "  app.py now prints two lines.", "fix what the review found", "I will drop the second print.",
+                         "next"]
+    assert said[-5].startswith("<user_action>\n  <context>User initiated a review task.")

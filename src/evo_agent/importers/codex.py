@@ -76,7 +76,7 @@ def source_id_of(path: Path) -> str:
 
 
 def find_sources(project_dir: Path) -> list[Path]:
-    """Codex rollouts recorded in this project or below it, oldest first."""
+    """Codex rollouts recorded in this project or below it, oldest first (not its subagents' threads)."""
     root = codex_home() / "sessions"
     project = str(project_dir)
     found = []
@@ -85,10 +85,20 @@ def find_sources(project_dir: Path) -> list[Path]:
     except OSError:
         return []
     for path in candidates:
-        cwd = _meta(path).get("cwd")
-        if isinstance(cwd, str) and (cwd == project or cwd.startswith(project.rstrip("/") + "/")):
+        meta = _meta(path)
+        cwd = meta.get("cwd")
+        if isinstance(cwd, str) and (cwd == project or cwd.startswith(project.rstrip("/") + "/")) \
+                and not _subagent_thread(meta):
             found.append(path)
     return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def _subagent_thread(meta: dict[str, Any]) -> bool:
+    """Whether a rollout is a thread Codex ran for another one (`/review`'s reviewer, a spawned agent):
+    what it found reached its parent's rollout, and Codex's own `resume` offers it to no one. Listed
+    with the parent it would be a second, partial copy; it can still be imported by its path."""
+    source = meta.get("source")
+    return meta.get("thread_source") == "subagent" or (isinstance(source, dict) and "subagent" in source)
 
 
 def _texts(content: object) -> list[str]:
