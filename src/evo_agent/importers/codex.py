@@ -10,6 +10,8 @@ Lines are `{timestamp, type, payload}`. What becomes what:
   default model's one tool, and `view_image`) becomes text and image blocks, part for part.
 - `tool_search_call`/`tool_search_output` (a search for deferred tools, MCP ones among them) are a call
   and its result (the tools found, as JSON); a call with a `namespace` is named `<namespace>__<name>`.
+- `agent_message` (mail between Codex's agents: a spawned agent's final answer in its parent's rollout)
+  is a user message of its texts; its encrypted parts are counted as left out.
 - `additional_tools` (code mode's tool catalogue) is Codex's own: skipped like developer messages.
 - A forked rollout (`codex fork`) holds only its new turns and names its parent (`history_base`):
   the parent's first lines come first, found beside the fork or under `$CODEX_HOME/sessions`.
@@ -48,7 +50,8 @@ AGENT = "codex"
 TOOL_NAMES = {"exec_command": "bash", "shell": "bash", "shell_command": "bash", "local_shell": "bash"}
 _INSTRUCTION_PREFIXES = ("<environment_context>", "<user_instructions>", "<permissions instructions>",
                          "<skills_instructions>", "# AGENTS.md instructions")
-_QUIET = {"event_msg", "turn_context", "world_state", "token_usage_record", "session_meta"}
+_QUIET = {"event_msg", "turn_context", "world_state", "token_usage_record", "session_meta",
+          "inter_agent_communication_metadata"}
 
 
 def codex_home() -> Path:
@@ -243,6 +246,15 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
         builder.add("user", [block], stamp, {}, None)
     elif itype == "reasoning":
         imported.left_out["encrypted reasoning items"] += 1  # only OpenAI can read them
+    elif itype == "agent_message":  # another agent's mail (a spawned agent's final answer): the model reads it
+        content = item.get("content")
+        parts = content if isinstance(content, list) else []
+        hidden = sum(1 for part in parts if isinstance(part, dict) and part.get("type") == "encrypted_content")
+        if hidden:
+            imported.left_out["encrypted parts of agents' messages"] += hidden
+        blocks = [b for b in _blocks(parts) if b["type"] == "text"]
+        if blocks:
+            builder.add("user", blocks, stamp, {}, None)
     elif itype == "additional_tools":  # the tool catalogue Codex announces (code mode): its own, not the talk
         return
     else:

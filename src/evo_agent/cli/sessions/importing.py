@@ -24,6 +24,7 @@ AGENTS = {  # agent -> (its sessions of a project, read one, its session id, wha
 _SINGULAR = {"API error notices": "API error notice", "encrypted reasoning items": "encrypted reasoning item",
              "messages of rewound branches": "message of a rewound branch", "subagent messages": "subagent message",
              "subagent messages without their Task call": "subagent message without its Task call",
+             "encrypted parts of agents' messages": "encrypted part of an agent's message",
              "forked-from rollouts not found (their turns before the fork)":
                  "forked-from rollout not found (its turns before the fork)"}
 
