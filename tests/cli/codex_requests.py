@@ -68,7 +68,7 @@ def _codex_atoms(items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     for item in items:
         kind = item.get("type")
-        if kind == "message" and item.get("role") in ("user", "assistant") or kind == "agent_message":
+        if (kind == "message" and item.get("role") in ("user", "assistant")) or kind == "agent_message":
             for part in item.get("content") or []:
                 text = part.get("text")
                 if isinstance(text, str) and text.strip() and not text.lstrip().startswith(CODEX_OWN):
