@@ -260,7 +260,7 @@ def test_a_review_s_own_thread_is_not_listed_beside_the_session_it_reviewed(cli,
     env = {**cli.env, "CODEX_HOME": str(tmp_path / "codex")}
     listed = cli.run("sessions", "import", "codex", env=env)
     assert listed.rc == 0, listed.err
-    assert len(listed.out.splitlines()) == 2 and "<image name=[Image #1]" in listed.out.splitlines()[0]
+    assert len(listed.out.splitlines()) == 2 and listed.out.splitlines()[0].endswith("  what is this picture")
     imported = cli.run("sessions", "import", "codex", "--all", env=env)
     sid = imported.out.split(" → ", 1)[1].split(" ", 1)[0]
     said = [t for m in resume_request(cli, model_server, sid) for t in _texts(m)]

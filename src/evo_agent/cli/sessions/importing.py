@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from datetime import datetime
 from itertools import islice
@@ -29,10 +30,14 @@ _SINGULAR = {"API error notices": "API error notice", "encrypted reasoning items
                  "forked-from rollout not found (its turns before the fork)"}
 
 
+# Codex wraps an attached image in `<image name=[Image #1] path="…">` … `</image>` texts: not the prompt.
+_IMAGE_TAG = re.compile(r"</?image(?: [^>]*)?>")
+
+
 def _first_prompt(imported: ImportedSession) -> str:
     for event in islice(imported.events, 50):
         if isinstance(event, Message) and event.message["role"] == "user":
-            text = " ".join(text_of(event.message, " ").split())
+            text = " ".join(_IMAGE_TAG.sub(" ", text_of(event.message, " ")).split())
             if text:
                 return text[:60]
     return ""
