@@ -81,6 +81,8 @@ def _codex_atoms(items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
             out.append(("tool_result", item.get("call_id"), (("text", json.dumps(item.get("tools"), ensure_ascii=False)),)))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             out.append(("tool_result", item.get("call_id"), _output_parts(item.get("output"))))
+        elif kind == "compaction":  # the server's encrypted summary: evo-agent keeps what it replaced instead
+            out.append(("sealed",))
         elif kind == "web_search_call":
             out.append(("web_search", repr((item.get("action") or {}).get("query"))))
     return out

@@ -268,3 +268,17 @@ def test_a_review_s_own_thread_is_not_listed_beside_the_session_it_reviewed(cli,
                          "  app.py now prints two lines.", "fix what the review found", "I will drop the second print.",
                          "next"]
     assert said[-5].startswith("<user_action>\n  <context>User initiated a review task.")
+
+
+def test_a_compaction_done_by_openai_keeps_the_conversation_it_encrypted(cli, model_server):
+    """With the built-in openai provider the server compacts: `compacted` has no summary, only an encrypted
+    item no other model reads. Rather than resume from nothing, the import keeps what it replaced."""
+    sid, out = _import_out(cli, fixture("codex", "compactremote"))
+    assert "left out: 2 encrypted compactions (the conversation before them kept whole)" in out
+    assert "not understood" not in out and "0 compactions" in out
+    assert not [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
+    sent = resume_request(cli, model_server, sid)
+    assert [t for m in sent for t in _texts(m)] == ["what files are here", "Let me look.", "There is app.py.",
+                                                    "anything else", "Still app.py.", "next"]
+    (call,) = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert call["id"] == "call_ls"

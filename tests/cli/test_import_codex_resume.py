@@ -27,5 +27,10 @@ def test_a_resumed_import_sends_what_codex_sends_when_it_resumes(cli, model_serv
     theirs = codex_atoms(sent_by_codex(probe))
     ours = evo_atoms(resume_request(cli, model_server, sid))
     assert theirs[-1] == ours[-1] == ("text", "next")
-    assert ours == theirs
+    if ("sealed",) in theirs:  # OpenAI's encrypted compaction: the import keeps the conversation it replaced
+        rest = iter(ours)
+        assert all(atom in rest for atom in theirs if atom != ("sealed",)), (theirs, ours)
+        assert len(ours) > len(theirs)
+    else:
+        assert ours == theirs
     assert "not understood" not in out and " 0 lines skipped" in out, out

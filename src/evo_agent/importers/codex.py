@@ -12,7 +12,10 @@ Lines are `{timestamp, type, payload}`. What becomes what:
   and its result (the tools found, as JSON); a call with a `namespace` is named `<namespace>__<name>`.
 - `agent_message` (mail between Codex's agents: a spawned agent's final answer in its parent's rollout)
   is a user message of its texts; its encrypted parts are counted as left out.
-- `additional_tools` (code mode's tool catalogue) is Codex's own: skipped like developer messages.
+- `additional_tools` (code mode's tool catalogue) and `configuration_update` (the reasoning effort the
+  built-in `openai` provider notes) are Codex's own: skipped like developer messages.
+- A `compacted` record of the server's own compaction (the `openai` provider) holds no summary, only an
+  encrypted `compaction` item: it is left out (counted) and the conversation before it is kept whole.
 - A forked rollout (`codex fork`) holds only its new turns and names its parent (`history_base`):
   the parent's first lines come first, found beside the fork or under `$CODEX_HOME/sessions`.
 - `reasoning` items are encrypted for OpenAI's servers only: skipped and counted.
@@ -255,8 +258,10 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
         blocks = [b for b in _blocks(parts) if b["type"] == "text"]
         if blocks:
             builder.add("user", blocks, stamp, {}, None)
-    elif itype == "additional_tools":  # the tool catalogue Codex announces (code mode): its own, not the talk
+    elif itype in ("additional_tools", "configuration_update"):  # Codex's own: its tools, its reasoning effort
         return
+    elif itype == "compaction":  # an encrypted summary only OpenAI reads (see _sealed)
+        imported.left_out["encrypted compactions (the conversation before them kept whole)"] += 1
     else:
         imported.not_understood(f"response_item/{itype}")
 
@@ -356,6 +361,8 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
         if ltype == "response_item":
             _add_item(builder, payload, stamp, imported)
             prompts.add(payload)
+        elif ltype == "compacted" and _sealed(payload):
+            imported.left_out["encrypted compactions (the conversation before them kept whole)"] += 1
         elif ltype == "compacted":
             summary = payload.get("message")
             if not isinstance(summary, str):
@@ -424,6 +431,17 @@ def _forked_history(path: Path, imported: ImportedSession) -> Iterator[dict[str,
         meta = _meta(parent)
     for parent, count in reversed(chain_of):
         yield from read_lines(parent, imported.skipped, count)
+
+
+def _sealed(payload: dict[str, Any]) -> bool:
+    """Whether a `compacted` record is OpenAI's own compaction (the built-in `openai` provider: Codex asks
+    the server to compact): no summary text, only an encrypted `compaction` item that no other model can
+    read. Replaced by it, the conversation would be lost; kept whole, nothing is (evo-agent compacts it
+    itself when it must)."""
+    history = payload.get("replacement_history")
+    message = payload.get("message")
+    return (not isinstance(message, str) or not message.strip()) and isinstance(history, list) \
+        and any(isinstance(item, dict) and item.get("type") == "compaction" for item in history)
 
 
 def _drop_summary_answer(builder: _Builder, summary: str) -> tuple[int, int]:

@@ -26,6 +26,8 @@ _SINGULAR = {"API error notices": "API error notice", "encrypted reasoning items
              "messages of rewound branches": "message of a rewound branch", "subagent messages": "subagent message",
              "subagent messages without their Task call": "subagent message without its Task call",
              "encrypted parts of agents' messages": "encrypted part of an agent's message",
+             "encrypted compactions (the conversation before them kept whole)":
+                 "encrypted compaction (the conversation before it kept whole)",
              "forked-from rollouts not found (their turns before the fork)":
                  "forked-from rollout not found (its turns before the fork)"}
 
