@@ -282,3 +282,11 @@ def test_a_compaction_done_by_openai_keeps_the_conversation_it_encrypted(cli, mo
                                                     "anything else", "Still app.py.", "next"]
     (call,) = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
     assert call["id"] == "call_ls"
+
+
+def test_waiting_on_a_long_command_is_a_call_of_its_own(cli, model_server):
+    sent = resume_request(cli, model_server, _import(cli, fixture("codex", "longcmd")))
+    calls = [(b["name"], b["input"]) for m in sent if m["role"] == "assistant" for b in m["content"]
+             if b["type"] == "tool_use"]
+    assert [name for name, _ in calls] == ["exec", "wait", "exec", "wait"]
+    assert calls[3][1] == {"cell_id": "2", "terminate": True}

@@ -165,7 +165,7 @@ def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
     if item.get("type") == "tool_search_call":
         name = "tool_search"
     namespace = item.get("namespace")
-    if isinstance(namespace, str) and namespace:  # an MCP server's tool: `mcp__<server>` + `lookup`
+    if isinstance(namespace, str) and namespace not in ("", "functions"):  # an MCP server's: `mcp__<server>`
         name = f"{namespace}__{name}"
     raw = item.get("arguments") if item.get("type") in ("function_call", "tool_search_call") else item.get("input")
     action = item.get("action")
