@@ -33,7 +33,6 @@ import os
 import re
 from collections import deque
 from collections.abc import Iterator
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -82,21 +81,23 @@ def source_id_of(path: Path) -> str:
 
 
 def find_sources(project_dir: Path) -> list[Path]:
-    """Codex rollouts recorded in this project or below it, oldest first (not its subagents' threads)."""
+    """Codex rollouts recorded in this project or below it, oldest first: one a thread (the segment a
+    rewind began last, which holds the conversation the user last saw), and not subagents' threads."""
     root = codex_home() / "sessions"
     project = str(project_dir)
-    found = []
     try:
-        candidates = list(root.rglob("rollout-*.jsonl"))
+        candidates = sorted(root.rglob("rollout-*.jsonl"), key=lambda p: p.stat().st_mtime)
     except OSError:
         return []
+    latest: dict[object, Path] = {}  # a thread's files (its rewinds' segments share its id): the newest
     for path in candidates:
         meta = _meta(path)
         cwd = meta.get("cwd")
         if isinstance(cwd, str) and (cwd == project or cwd.startswith(project.rstrip("/") + "/")) \
                 and not _subagent_thread(meta):
-            found.append(path)
-    return sorted(found, key=lambda p: p.stat().st_mtime)
+            thread = meta.get("id")
+            latest[thread if isinstance(thread, str) else path] = path
+    return sorted(latest.values(), key=lambda p: p.stat().st_mtime)
 
 
 def _subagent_thread(meta: dict[str, Any]) -> bool:
@@ -349,7 +350,7 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
     # Finished messages wait here until the next response starts: a `token_count` for a response
     # comes after its tool outputs, when the assistant message is already finished.
     held: list[Any] = []
-    for line in chain(_forked_history(path, imported), read_lines(path, imported.skipped)):
+    for line in _history(path, imported):
         if "payload" not in line and isinstance(line.get("type"), str):  # 2025 rollouts: bare items
             line = {"type": "response_item", "payload": line}
         elif "payload" not in line and (line.get("record_type") == "state" or _legacy_meta(line)):
@@ -393,12 +394,11 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
 
 
 _ID = re.compile(r"[0-9A-Za-z-]{8,64}")
-MAX_FORKS = 32   # a chain of forks deeper than this (or a cycle) is cut there
+MAX_FORKS = 32   # a chain of forks and rewinds deeper than this (or a cycle) is cut there
 
 
 def _fork_base(meta: dict[str, Any]) -> tuple[str, int] | None:
-    """(parent id, how many of its lines) a forked rollout continues: `codex fork` writes only the new
-    turns and names the conversation before them (`history_base`, or `forked_from_*` beside it)."""
+    """(segment id, how many records of its whole history) a rollout continues (see `_history`)."""
     base = meta.get("history_base")
     parent, count = (base.get("thread_id"), base.get("end_ordinal_exclusive")) if isinstance(base, dict) \
         else (meta.get("forked_from_id"), meta.get("forked_from_ordinal_exclusive"))
@@ -408,29 +408,41 @@ def _fork_base(meta: dict[str, Any]) -> tuple[str, int] | None:
 
 
 def _parent_path(child: Path, parent_id: str) -> Path | None:
-    """The rollout of `parent_id`: beside the fork (the same day), else anywhere under Codex's sessions."""
+    """The rollout (or segment: `…_<id>.jsonl`) of `parent_id`: beside the child (the same day), else
+    anywhere under Codex's sessions."""
     for found in child.parent.glob(f"rollout-*{parent_id}.jsonl"):
-        return found
+        if found != child:
+            return found
     try:
-        return next((codex_home() / "sessions").rglob(f"rollout-*{parent_id}.jsonl"), None)
+        return next((p for p in (codex_home() / "sessions").rglob(f"rollout-*{parent_id}.jsonl") if p != child), None)
     except OSError:
         return None
 
 
-def _forked_history(path: Path, imported: ImportedSession) -> Iterator[dict[str, Any]]:
-    """The records a forked rollout continues from, oldest ancestor first (a fork of a fork too)."""
-    chain_of: list[tuple[Path, int]] = []
-    meta, seen = _meta(path), {imported.source_id}
-    while (base := _fork_base(meta)) is not None and len(chain_of) < MAX_FORKS and base[0] not in seen:
+def _history(path: Path, imported: ImportedSession, limit: int | None = None,
+             seen: frozenset[Path] = frozenset()) -> Iterator[dict[str, Any]]:
+    """The records of a rollout's whole history, at most `limit` of them: first what its `history_base`
+    names, then its own lines. Codex 0.17x writes history in segments: a fork (`codex fork`, a new
+    thread) and a rewind in the TUI (Esc Esc, then an edited prompt: the same thread, a new file
+    `rollout-…-<thread>_<segment>.jsonl`) each begin a file that names the segment it continues and how
+    many records of that segment's own whole history come first."""
+    count = 0
+    base = _fork_base(_meta(path))
+    here = path.resolve()
+    if base is not None and len(seen) < MAX_FORKS:
         parent = _parent_path(path, base[0])
-        if parent is None:
+        if parent is None or parent.resolve() in seen | {here}:
             imported.left_out["forked-from rollouts not found (their turns before the fork)"] += 1
-            break
-        seen.add(base[0])
-        chain_of.append((parent, base[1]))
-        meta = _meta(parent)
-    for parent, count in reversed(chain_of):
-        yield from read_lines(parent, imported.skipped, count)
+        else:
+            for record in _history(parent, imported, base[1] if limit is None else min(base[1], limit),
+                                   seen | {here}):
+                yield record
+                count += 1
+    for record in read_lines(path, imported.skipped):
+        if limit is not None and count >= limit:
+            return
+        yield record
+        count += 1
 
 
 def _sealed(payload: dict[str, Any]) -> bool:
