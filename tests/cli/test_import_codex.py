@@ -290,3 +290,22 @@ def test_waiting_on_a_long_command_is_a_call_of_its_own(cli, model_server):
              if b["type"] == "tool_use"]
     assert [name for name, _ in calls] == ["exec", "wait", "exec", "wait"]
     assert calls[3][1] == {"cell_id": "2", "terminate": True}
+
+
+def test_a_rewound_thread_is_listed_once_and_resumes_with_the_edited_prompts(cli, model_server, tmp_path):
+    """Each rewind in the TUI (Esc Esc, an edited prompt) begins a segment file of the same thread that
+    continues the one before after a count of records: the listing offers the thread once, its newest segment,
+    and the import carries the conversation the user last saw, without the prompts they rewound."""
+    day = tmp_path / "codex" / "sessions" / "2026" / "12" / "05"
+    day.mkdir(parents=True)
+    for source in sorted(fixture_dir("rewind").glob("*.jsonl")):
+        (day / source.name).write_text(source.read_text().replace("/home/user/project", str(cli.project)))
+    env = {**cli.env, "CODEX_HOME": str(tmp_path / "codex")}
+    listed = cli.run("sessions", "import", "codex", env=env)
+    assert listed.rc == 0 and len(listed.out.splitlines()) == 2 and "_" in listed.out.split()[0], listed.out
+    imported = cli.run("sessions", "import", "codex", "--all", env=env)
+    assert imported.out.count(" → ") == 1 and "not understood" not in imported.out, imported.out
+    sid = imported.out.split(" → ", 1)[1].split(" ", 1)[0]
+    said = [t for m in resume_request(cli, model_server, sid) for t in _texts(m)]
+    assert said == ["first prompt", "First answer.", "There is app.py.", "second prompt, edited", "Edited answer.",
+                    "third prompt, edited", "Re-edited answer.", "next"]
