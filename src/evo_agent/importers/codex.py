@@ -16,8 +16,10 @@ Lines are `{timestamp, type, payload}`. What becomes what:
   built-in `openai` provider notes) are Codex's own: skipped like developer messages.
 - A `compacted` record of the server's own compaction (the `openai` provider) holds no summary, only an
   encrypted `compaction` item: it is left out (counted) and the conversation before it is kept whole.
-- A forked rollout (`codex fork`) holds only its new turns and names its parent (`history_base`):
-  the parent's first lines come first, found beside the fork or under `$CODEX_HOME/sessions`.
+- A forked rollout (`codex fork`) and a rewind's segment (the TUI's Esc Esc) hold only their new turns
+  and name the file they continue (`history_base`): its first records come first (`_history`), found
+  beside them or under `$CODEX_HOME/sessions`. A thread is listed once, by its newest segment.
+- Threads Codex ran for another (`/review`'s reviewer, spawned agents) are not listed.
 - `reasoning` items are encrypted for OpenAI's servers only: skipped and counted.
 - `compacted` becomes a `compact_boundary` (its `message` as the summary) followed by its
   `replacement_history` — what Codex sends after the compaction.
