@@ -198,3 +198,114 @@ def test_a_2025_compaction_without_replacement_history_resumes_with_the_prompts_
     flat = [t for m in sent for t in _texts(m)]
     assert flat[0].endswith("Still just app.py.\n</previous-conversation-summary>")
     assert flat[1:] == ["what files are here?", "anything else?", "ok", "next"]
+
+
+def test_an_mcp_tool_found_by_tool_search_keeps_its_server_in_its_name(cli, model_server):
+    sent = resume_request(cli, model_server, _import(cli, fixture("codex", "mcp")))
+    calls = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert [(c["name"], c["input"]) for c in calls[:2]] == [("tool_search", {"query": "glossary lookup"}),
+                                                            ("mcp__glossary__lookup", {"word": "foo"})]
+    results = {b["tool_use_id"]: b["content"] for m in sent if isinstance(m["content"], list)
+               for b in m["content"] if b["type"] == "tool_result"}
+    assert '"name": "lookup"' in results[calls[0]["id"]]
+    assert [b["text"] for b in results[calls[1]["id"]]][-1] == "foo: a word of the glossary (définition ✓)"
+
+
+def _fork_files() -> tuple[Path, Path]:
+    parent, child = sorted(fixture_dir("fork").glob("*.jsonl"), key=lambda p: '"history_base"' in p.read_text())
+    return parent, child
+
+
+def fixture_dir(name: str) -> Path:
+    return fixture("codex", "tools").parents[1] / name
+
+
+def test_a_fork_whose_parent_is_gone_imports_its_own_turns_and_says_what_is_missing(cli, model_server, tmp_path):
+    _, child = _fork_files()
+    alone = tmp_path / "day" / child.name
+    alone.parent.mkdir()
+    shutil.copy(child, alone)
+    result = cli.run("sessions", "import", "codex", str(alone), env={**cli.env, "CODEX_HOME": str(tmp_path / "none")})
+    assert result.rc == 0, result.err
+    assert "left out: 1 forked-from rollout not found (its turns before the fork)" in result.out
+    sid = result.out.split(" → ", 1)[1].split(" ", 1)[0]
+    sent = resume_request(cli, model_server, sid)
+    assert [t for m in sent for t in _texts(m)] == ["take another direction", "Plan B: rewrite it in Rust.", "go on",
+                                                "Rust it is.", "next"]
+
+
+def test_forks_naming_each_other_import_without_looping(cli, tmp_path):
+    parent, child = _fork_files()
+    parent_id = parent.stem.split("-", 6)[-1]
+    child_id = child.stem.split("-", 6)[-1]
+    looped = tmp_path / parent.name
+    lines = parent.read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    first["payload"]["history_base"] = {"thread_id": child_id, "end_ordinal_exclusive": 5, "end_byte_offset": 1}
+    looped.write_text(json.dumps(first) + "\n" + "".join(lines[1:]))
+    shutil.copy(child, tmp_path / child.name)
+    for path in (looped, tmp_path / child.name):
+        result = cli.run("sessions", "import", "codex", str(path))
+        assert result.rc == 0 and "Traceback" not in result.err, result.err
+    assert parent_id in child.read_text()
+
+
+def test_a_review_s_own_thread_is_not_listed_beside_the_session_it_reviewed(cli, model_server, tmp_path):
+    """`/review` runs the reviewer in a thread of its own (`thread_source: subagent`); its findings reach the
+    reviewed session's rollout, which is listed (and resumes with the image prompt, the review, the follow-up)."""
+    day = tmp_path / "codex" / "sessions" / "2026" / "12" / "05"
+    day.mkdir(parents=True)
+    for source in fixture_dir("review").glob("*.jsonl"):
+        (day / source.name).write_text(source.read_text().replace("/home/user/project", str(cli.project)))
+    env = {**cli.env, "CODEX_HOME": str(tmp_path / "codex")}
+    listed = cli.run("sessions", "import", "codex", env=env)
+    assert listed.rc == 0, listed.err
+    assert len(listed.out.splitlines()) == 2 and listed.out.splitlines()[0].endswith("  what is this picture")
+    imported = cli.run("sessions", "import", "codex", "--all", env=env)
+    sid = imported.out.split(" → ", 1)[1].split(" ", 1)[0]
+    said = [t for m in resume_request(cli, model_server, sid) for t in _texts(m)]
+    assert said[-4:] == ["One nit.\n\nReview comment:\n\n- Prints twice — " + str(cli.project) + "/app.py:2-2\n"
+                         "  app.py now prints two lines.", "fix what the review found", "I will drop the second print.",
+                         "next"]
+    assert said[-5].startswith("<user_action>\n  <context>User initiated a review task.")
+
+
+def test_a_compaction_done_by_openai_keeps_the_conversation_it_encrypted(cli, model_server):
+    """With the built-in openai provider the server compacts: `compacted` has no summary, only an encrypted
+    item no other model reads. Rather than resume from nothing, the import keeps what it replaced."""
+    sid, out = _import_out(cli, fixture("codex", "compactremote"))
+    assert "left out: 2 encrypted compactions (the conversation before them kept whole)" in out
+    assert "not understood" not in out and "0 compactions" in out
+    assert not [r for r in cli.records(sid) if r["type"] == "compact_boundary"]
+    sent = resume_request(cli, model_server, sid)
+    assert [t for m in sent for t in _texts(m)] == ["what files are here", "Let me look.", "There is app.py.",
+                                                    "anything else", "Still app.py.", "next"]
+    (call,) = [b for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert call["id"] == "call_ls"
+
+
+def test_waiting_on_a_long_command_is_a_call_of_its_own(cli, model_server):
+    sent = resume_request(cli, model_server, _import(cli, fixture("codex", "longcmd")))
+    calls = [(b["name"], b["input"]) for m in sent if m["role"] == "assistant" for b in m["content"]
+             if b["type"] == "tool_use"]
+    assert [name for name, _ in calls] == ["exec", "wait", "exec", "wait"]
+    assert calls[3][1] == {"cell_id": "2", "terminate": True}
+
+
+def test_a_rewound_thread_is_listed_once_and_resumes_with_the_edited_prompts(cli, model_server, tmp_path):
+    """Each rewind in the TUI (Esc Esc, an edited prompt) begins a segment file of the same thread that
+    continues the one before after a count of records: the listing offers the thread once, its newest segment,
+    and the import carries the conversation the user last saw, without the prompts they rewound."""
+    day = tmp_path / "codex" / "sessions" / "2026" / "12" / "05"
+    day.mkdir(parents=True)
+    for source in sorted(fixture_dir("rewind").glob("*.jsonl")):
+        (day / source.name).write_text(source.read_text().replace("/home/user/project", str(cli.project)))
+    env = {**cli.env, "CODEX_HOME": str(tmp_path / "codex")}
+    listed = cli.run("sessions", "import", "codex", env=env)
+    assert listed.rc == 0 and len(listed.out.splitlines()) == 2 and "_" in listed.out.split()[0], listed.out
+    imported = cli.run("sessions", "import", "codex", "--all", env=env)
+    assert imported.out.count(" → ") == 1 and "not understood" not in imported.out, imported.out
+    sid = imported.out.split(" → ", 1)[1].split(" ", 1)[0]
+    said = [t for m in resume_request(cli, model_server, sid) for t in _texts(m)]
+    assert said == ["first prompt", "First answer.", "There is app.py.", "second prompt, edited", "Edited answer.",
+                    "third prompt, edited", "Re-edited answer.", "next"]

@@ -126,13 +126,21 @@ _claude_record = st.fixed_dictionaries(
         "isCompactSummary": _json})
 _item = st.fixed_dictionaries(
     {"type": st.sampled_from(["message", "function_call", "function_call_output", "custom_tool_call",
-                              "web_search_call", "reasoning", "odd"])},
+                              "custom_tool_call_output", "web_search_call", "reasoning", "tool_search_call",
+                              "tool_search_output", "agent_message", "additional_tools", "odd"])},
     optional={"role": st.sampled_from(["user", "assistant", "developer"]), "content": _json, "name": _json,
-              "arguments": _json, "call_id": _json, "output": _json, "action": _json, "input": _json})
+              "arguments": _json, "call_id": _json, "output": st.one_of(_json, st.lists(_json, max_size=3)),
+              "action": _json, "input": _json, "namespace": _json, "tools": _json})
+_fork_meta = st.fixed_dictionaries({"type": st.just("session_meta"), "payload": st.fixed_dictionaries(
+    {"id": st.sampled_from(["01a2459a-2698-79f1", "x"])},
+    optional={"history_base": st.one_of(_json, st.fixed_dictionaries(
+        {"thread_id": st.one_of(st.sampled_from(["01a2459a-2501-7162", "01a2459a-2698-79f1", "../../x"]), _json),
+         "end_ordinal_exclusive": st.one_of(st.integers(-3, 1 << 40), _json)})),
+        "forked_from_id": _json, "forked_from_ordinal_exclusive": _json})})
 _codex_record = st.one_of(
     st.fixed_dictionaries({"type": st.sampled_from(["response_item", "compacted", "event_msg", "odd"]),
                            "payload": st.one_of(_item, _json)}, optional={"timestamp": _json}),
-    _item)
+    _item, _fork_meta)
 
 
 def _import_and_check(work: Path, lines: list[dict], read) -> None:
@@ -156,7 +164,8 @@ def test_any_claude_code_records_import_without_raising(tmp_path_factory, lines)
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(_codex_record, max_size=8))
-def test_any_codex_records_import_without_raising(tmp_path_factory, lines):
+def test_any_codex_records_import_without_raising(tmp_path_factory, monkeypatch, lines):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path_factory.getbasetemp() / "no-codex-home"))  # a fork's parent: none
     _import_and_check(tmp_path_factory.mktemp("cx"), lines, read_codex)
 
 

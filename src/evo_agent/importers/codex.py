@@ -6,7 +6,20 @@ Lines are `{timestamp, type, payload}`. What becomes what:
   `<environment_context>`/`<user_instructions>` user messages are Codex's own instructions: skipped.
 - `function_call`/`custom_tool_call` become tool_use blocks of the assistant message (arguments
   parsed; `exec_command`/`shell` map to `bash` with `cmd` as `command`), their outputs tool_result
-  blocks of a user message.
+  blocks of a user message; an output that is a list of content items (code mode's `exec`, the
+  default model's one tool, and `view_image`) becomes text and image blocks, part for part.
+- `tool_search_call`/`tool_search_output` (a search for deferred tools, MCP ones among them) are a call
+  and its result (the tools found, as JSON); a call with a `namespace` is named `<namespace>__<name>`.
+- `agent_message` (mail between Codex's agents: a spawned agent's final answer in its parent's rollout)
+  is a user message of its texts; its encrypted parts are counted as left out.
+- `additional_tools` (code mode's tool catalogue) and `configuration_update` (the reasoning effort the
+  built-in `openai` provider notes) are Codex's own: skipped like developer messages.
+- A `compacted` record of the server's own compaction (the `openai` provider) holds no summary, only an
+  encrypted `compaction` item: it is left out (counted) and the conversation before it is kept whole.
+- A forked rollout (`codex fork`) and a rewind's segment (the TUI's Esc Esc) hold only their new turns
+  and name the file they continue (`history_base`): its first records come first (`_history`), found
+  beside them or under `$CODEX_HOME/sessions`. A thread is listed once, by its newest segment.
+- Threads Codex ran for another (`/review`'s reviewer, spawned agents) are not listed.
 - `reasoning` items are encrypted for OpenAI's servers only: skipped and counted.
 - `compacted` becomes a `compact_boundary` (its `message` as the summary) followed by its
   `replacement_history` — what Codex sends after the compaction.
@@ -41,7 +54,8 @@ AGENT = "codex"
 TOOL_NAMES = {"exec_command": "bash", "shell": "bash", "shell_command": "bash", "local_shell": "bash"}
 _INSTRUCTION_PREFIXES = ("<environment_context>", "<user_instructions>", "<permissions instructions>",
                          "<skills_instructions>", "# AGENTS.md instructions")
-_QUIET = {"event_msg", "turn_context", "world_state", "token_usage_record", "session_meta"}
+_QUIET = {"event_msg", "turn_context", "world_state", "token_usage_record", "session_meta",
+          "inter_agent_communication_metadata"}
 
 
 def codex_home() -> Path:
@@ -69,19 +83,31 @@ def source_id_of(path: Path) -> str:
 
 
 def find_sources(project_dir: Path) -> list[Path]:
-    """Codex rollouts recorded in this project or below it, oldest first."""
+    """Codex rollouts recorded in this project or below it, oldest first: one a thread (the segment a
+    rewind began last, which holds the conversation the user last saw), and not subagents' threads."""
     root = codex_home() / "sessions"
     project = str(project_dir)
-    found = []
     try:
-        candidates = list(root.rglob("rollout-*.jsonl"))
+        candidates = sorted(root.rglob("rollout-*.jsonl"), key=lambda p: p.stat().st_mtime)
     except OSError:
         return []
+    latest: dict[object, Path] = {}  # a thread's files (its rewinds' segments share its id): the newest
     for path in candidates:
-        cwd = _meta(path).get("cwd")
-        if isinstance(cwd, str) and (cwd == project or cwd.startswith(project.rstrip("/") + "/")):
-            found.append(path)
-    return sorted(found, key=lambda p: p.stat().st_mtime)
+        meta = _meta(path)
+        cwd = meta.get("cwd")
+        if isinstance(cwd, str) and (cwd == project or cwd.startswith(project.rstrip("/") + "/")) \
+                and not _subagent_thread(meta):
+            thread = meta.get("id")
+            latest[thread if isinstance(thread, str) else path] = path
+    return sorted(latest.values(), key=lambda p: p.stat().st_mtime)
+
+
+def _subagent_thread(meta: dict[str, Any]) -> bool:
+    """Whether a rollout is a thread Codex ran for another one (`/review`'s reviewer, a spawned agent):
+    what it found reached its parent's rollout, and Codex's own `resume` offers it to no one. Listed
+    with the parent it would be a second, partial copy; it can still be imported by its path."""
+    source = meta.get("source")
+    return meta.get("thread_source") == "subagent" or (isinstance(source, dict) and "subagent" in source)
 
 
 def _texts(content: object) -> list[str]:
@@ -121,11 +147,30 @@ def _blocks(content: object) -> list[dict[str, Any]]:
     return out
 
 
+def _output(output: object) -> str | list[dict[str, Any]]:
+    """A tool's output as a tool_result's content. Code mode's `exec` (Codex's default model) and
+    `view_image` answer with a list of content items (`input_text`, `input_image`): they become text and
+    image blocks, part for part, as the model saw them, not the list's JSON."""
+    if isinstance(output, str):
+        return output
+    if not isinstance(output, list):
+        return json.dumps(output) if output is not None and not too_deep(output) else ""
+    blocks = _blocks(output)
+    if len(blocks) == 1 and blocks[0]["type"] == "text":
+        return str(blocks[0]["text"])
+    return blocks
+
+
 def _tool_use(item: dict[str, Any]) -> dict[str, Any]:
     name = item.get("name")
     if not isinstance(name, str):
         name = "tool"
-    raw = item.get("arguments") if item.get("type") == "function_call" else item.get("input")
+    if item.get("type") == "tool_search_call":
+        name = "tool_search"
+    namespace = item.get("namespace")
+    if isinstance(namespace, str) and namespace not in ("", "functions"):  # an MCP server's: `mcp__<server>`
+        name = f"{namespace}__{name}"
+    raw = item.get("arguments") if item.get("type") in ("function_call", "tool_search_call") else item.get("input")
     action = item.get("action")
     if item.get("type") == "local_shell_call" and isinstance(action, dict):  # the model's built-in shell
         name, raw = "local_shell", {"command": action.get("command")}
@@ -186,8 +231,13 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
         query = action.get("query") if isinstance(action, dict) else None
         note = f"[searched the web for {query!r}]" if isinstance(query, str) else "[searched the web]"
         builder.add("assistant", [{"type": "text", "text": note}], stamp, {}, builder._response_id)
-    elif itype in ("function_call", "custom_tool_call", "local_shell_call"):
+    elif itype in ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call"):
         builder.add("assistant", [_tool_use(item)], stamp, {}, builder._response_id)
+    elif itype == "tool_search_output":  # the tool definitions the search gave the model
+        tools = item.get("tools")
+        found = json.dumps(tools, ensure_ascii=False) if isinstance(tools, list) and not too_deep(tools) else "[]"
+        builder.add("user", [{"type": "tool_result", "tool_use_id": str(item.get("call_id")), "content": found}],
+                    stamp, {}, None)
     elif itype in ("function_call_output", "custom_tool_call_output"):
         output = item.get("output")
         if isinstance(output, dict):  # older rollouts: {"content": ..., "success": ...}
@@ -196,12 +246,25 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
         else:
             is_error = False
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(item.get("call_id")),
-                 "content": output if isinstance(output, str) else json.dumps(output)}
+                                 "content": _output(output)}
         if is_error:
             block["is_error"] = True
         builder.add("user", [block], stamp, {}, None)
     elif itype == "reasoning":
         imported.left_out["encrypted reasoning items"] += 1  # only OpenAI can read them
+    elif itype == "agent_message":  # another agent's mail (a spawned agent's final answer): the model reads it
+        content = item.get("content")
+        parts = content if isinstance(content, list) else []
+        hidden = sum(1 for part in parts if isinstance(part, dict) and part.get("type") == "encrypted_content")
+        if hidden:
+            imported.left_out["encrypted parts of agents' messages"] += hidden
+        blocks = [b for b in _blocks(parts) if b["type"] == "text"]
+        if blocks:
+            builder.add("user", blocks, stamp, {}, None)
+    elif itype in ("additional_tools", "configuration_update"):  # Codex's own: its tools, its reasoning effort
+        return
+    elif itype == "compaction":  # an encrypted summary only OpenAI reads (see _sealed)
+        imported.left_out["encrypted compactions (the conversation before them kept whole)"] += 1
     else:
         imported.not_understood(f"response_item/{itype}")
 
@@ -289,7 +352,7 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
     # Finished messages wait here until the next response starts: a `token_count` for a response
     # comes after its tool outputs, when the assistant message is already finished.
     held: list[Any] = []
-    for line in read_lines(path, imported.skipped):
+    for line in _history(path, imported):
         if "payload" not in line and isinstance(line.get("type"), str):  # 2025 rollouts: bare items
             line = {"type": "response_item", "payload": line}
         elif "payload" not in line and (line.get("record_type") == "state" or _legacy_meta(line)):
@@ -301,6 +364,8 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
         if ltype == "response_item":
             _add_item(builder, payload, stamp, imported)
             prompts.add(payload)
+        elif ltype == "compacted" and _sealed(payload):
+            imported.left_out["encrypted compactions (the conversation before them kept whole)"] += 1
         elif ltype == "compacted":
             summary = payload.get("message")
             if not isinstance(summary, str):
@@ -328,6 +393,69 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
             yield from _release(held, [])  # a new response began: the held ones are complete
     tokens.add(held + builder.messages, 0, 0)  # usage still waiting goes to the last answer
     yield from _release(held, builder.finished(everything=True))
+
+
+_ID = re.compile(r"[0-9A-Za-z-]{8,64}")
+MAX_FORKS = 32   # a chain of forks and rewinds deeper than this (or a cycle) is cut there
+
+
+def _fork_base(meta: dict[str, Any]) -> tuple[str, int] | None:
+    """(segment id, how many records of its whole history) a rollout continues (see `_history`)."""
+    base = meta.get("history_base")
+    parent, count = (base.get("thread_id"), base.get("end_ordinal_exclusive")) if isinstance(base, dict) \
+        else (meta.get("forked_from_id"), meta.get("forked_from_ordinal_exclusive"))
+    if isinstance(parent, str) and _ID.fullmatch(parent) and _count(count):
+        return parent, _count(count)
+    return None
+
+
+def _parent_path(child: Path, parent_id: str) -> Path | None:
+    """The rollout (or segment: `…_<id>.jsonl`) of `parent_id`: beside the child (the same day), else
+    anywhere under Codex's sessions."""
+    for found in child.parent.glob(f"rollout-*{parent_id}.jsonl"):
+        if found != child:
+            return found
+    try:
+        return next((p for p in (codex_home() / "sessions").rglob(f"rollout-*{parent_id}.jsonl") if p != child), None)
+    except OSError:
+        return None
+
+
+def _history(path: Path, imported: ImportedSession, limit: int | None = None,
+             seen: frozenset[Path] = frozenset()) -> Iterator[dict[str, Any]]:
+    """The records of a rollout's whole history, at most `limit` of them: first what its `history_base`
+    names, then its own lines. Codex 0.17x writes history in segments: a fork (`codex fork`, a new
+    thread) and a rewind in the TUI (Esc Esc, then an edited prompt: the same thread, a new file
+    `rollout-…-<thread>_<segment>.jsonl`) each begin a file that names the segment it continues and how
+    many records of that segment's own whole history come first."""
+    count = 0
+    base = _fork_base(_meta(path))
+    here = path.resolve()
+    if base is not None and len(seen) < MAX_FORKS:
+        parent = _parent_path(path, base[0])
+        if parent is None or parent.resolve() in seen | {here}:
+            imported.left_out["forked-from rollouts not found (their turns before the fork)"] += 1
+        else:
+            for record in _history(parent, imported, base[1] if limit is None else min(base[1], limit),
+                                   seen | {here}):
+                yield record
+                count += 1
+    for record in read_lines(path, imported.skipped):
+        if limit is not None and count >= limit:
+            return
+        yield record
+        count += 1
+
+
+def _sealed(payload: dict[str, Any]) -> bool:
+    """Whether a `compacted` record is OpenAI's own compaction (the built-in `openai` provider: Codex asks
+    the server to compact): no summary text, only an encrypted `compaction` item that no other model can
+    read. Replaced by it, the conversation would be lost; kept whole, nothing is (evo-agent compacts it
+    itself when it must)."""
+    history = payload.get("replacement_history")
+    message = payload.get("message")
+    return (not isinstance(message, str) or not message.strip()) and isinstance(history, list) \
+        and any(isinstance(item, dict) and item.get("type") == "compaction" for item in history)
 
 
 def _drop_summary_answer(builder: _Builder, summary: str) -> tuple[int, int]:

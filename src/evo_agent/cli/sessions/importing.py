@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from datetime import datetime
 from itertools import islice
@@ -23,13 +24,22 @@ AGENTS = {  # agent -> (its sessions of a project, read one, its session id, wha
 
 _SINGULAR = {"API error notices": "API error notice", "encrypted reasoning items": "encrypted reasoning item",
              "messages of rewound branches": "message of a rewound branch", "subagent messages": "subagent message",
-             "subagent messages without their Task call": "subagent message without its Task call"}
+             "subagent messages without their Task call": "subagent message without its Task call",
+             "encrypted parts of agents' messages": "encrypted part of an agent's message",
+             "encrypted compactions (the conversation before them kept whole)":
+                 "encrypted compaction (the conversation before it kept whole)",
+             "forked-from rollouts not found (their turns before the fork)":
+                 "forked-from rollout not found (its turns before the fork)"}
+
+
+# Codex wraps an attached image in `<image name=[Image #1] path="…">` … `</image>` texts: not the prompt.
+_IMAGE_TAG = re.compile(r"</?image(?: [^>]*)?>")
 
 
 def _first_prompt(imported: ImportedSession) -> str:
     for event in islice(imported.events, 50):
         if isinstance(event, Message) and event.message["role"] == "user":
-            text = " ".join(text_of(event.message, " ").split())
+            text = " ".join(_IMAGE_TAG.sub(" ", text_of(event.message, " ")).split())
             if text:
                 return text[:60]
     return ""
