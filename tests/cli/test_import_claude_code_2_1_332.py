@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from evo_agent.importers import read_claude_code
+from evo_agent.importers.claude_code import project_folder
 from tests.cli.claude_code_requests import last_request, said
-from tests.cli.import_helpers import FIXTURES, resume_request
+from tests.cli.import_helpers import FIXTURES, recorded_in, resume_request
 
 VERSION = "2.1.332"
 SCENARIOS = sorted(p.name for p in (FIXTURES / "claude_code" / VERSION).iterdir() if p.is_dir())
@@ -184,6 +185,16 @@ def test_a_deferred_tool_loaded_by_toolsearch_is_named_in_its_result(cli, model_
     sent = resume_request(cli, model_server, sid)
     (result,) = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
     assert result["content"] == [{"type": "text", "text": "Tool loaded: NotebookEdit"}]
+
+
+def test_a_pasted_prompt_is_listed_by_its_words(cli, tmp_path):
+    """2.1.332 keeps a paste whole in the prompt, inside `<pasted_content id="…">` tags: the listing showed
+    the tag where the user's words are."""
+    config = tmp_path / "claude"
+    recorded_in(_source("tui_commands"), cli.project, config / "projects" / project_folder(cli.project) / "p.jsonl")
+    listed = cli.run("sessions", "import", "claude-code", env={**cli.env, "CLAUDE_CONFIG_DIR": str(config)})
+    assert listed.rc == 0 and "explain this log: log line 0: value=0 log line 1" in listed.out, listed.out
+    assert "pasted_content" not in listed.out
 
 
 def test_hostile_attachments_never_crash_and_carry_only_text(tmp_path):

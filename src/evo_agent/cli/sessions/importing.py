@@ -32,8 +32,9 @@ _SINGULAR = {"API error notices": "API error notice", "encrypted reasoning items
                  "forked-from rollout not found (its turns before the fork)"}
 
 
-# Codex wraps an attached image in `<image name=[Image #1] path="…">` … `</image>` texts: not the prompt.
-_IMAGE_TAG = re.compile(r"</?image(?: [^>]*)?>")
+# Codex wraps an attached image in `<image name=[Image #1] path="…">` … `</image>` texts, Claude Code a paste in
+# `<pasted_content id="…">` … `</pasted_content>`: not the prompt's words.
+_IMAGE_TAG = re.compile(r"</?(?:image|pasted_content)(?: [^>]*)?>")
 
 
 def _first_prompt(imported: ImportedSession) -> str:
