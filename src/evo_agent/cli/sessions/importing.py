@@ -34,13 +34,13 @@ _SINGULAR = {"API error notices": "API error notice", "encrypted reasoning items
 
 # Codex wraps an attached image in `<image name=[Image #1] path="…">` … `</image>` texts, Claude Code a paste in
 # `<pasted_content id="…">` … `</pasted_content>`: not the prompt's words.
-_IMAGE_TAG = re.compile(r"</?(?:image|pasted_content)(?: [^>]*)?>")
+_WRAPPER_TAG = re.compile(r"</?(?:image|pasted_content)(?: [^>]*)?>")
 
 
 def _first_prompt(imported: ImportedSession) -> str:
     for event in islice(imported.events, 50):
         if isinstance(event, Message) and event.message["role"] == "user":
-            text = " ".join(_IMAGE_TAG.sub(" ", text_of(event.message, " ")).split())
+            text = " ".join(_WRAPPER_TAG.sub(" ", text_of(event.message, " ")).split())
             if text:
                 return text[:60]
     return ""
