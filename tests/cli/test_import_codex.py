@@ -309,3 +309,40 @@ def test_a_rewound_thread_is_listed_once_and_resumes_with_the_edited_prompts(cli
     said = [t for m in resume_request(cli, model_server, sid) for t in _texts(m)]
     assert said == ["first prompt", "First answer.", "There is app.py.", "second prompt, edited", "Edited answer.",
                     "third prompt, edited", "Re-edited answer.", "next"]
+
+
+def test_a_fifo_named_as_a_fork_s_parent_is_not_read(cli, tmp_path):
+    """A rollout imported by its path from a directory someone else filled: a FIFO (or a link to /dev/zero)
+    named as its parent's file would be opened and read for ever; like the path given, only a file is read."""
+    import os
+
+    parent, child = _fork_files()
+    parent_id = parent.stem.split("-", 6)[-1]
+    shutil.copy(child, tmp_path / child.name)
+    os.mkfifo(tmp_path / f"rollout-2026-12-05T00-00-00-{parent_id}.jsonl")
+    result = cli.run("sessions", "import", "codex", str(tmp_path / child.name),
+                     env={**cli.env, "CODEX_HOME": str(tmp_path / "none")})
+    assert result.rc == 0, result.err
+    assert "left out: 1 forked-from rollout not found (its turns before the fork)" in result.out
+
+
+def test_a_chain_of_rewinds_deeper_than_the_import_follows_says_what_is_missing(cli, tmp_path):
+    """Each rewind in Codex's TUI begins a segment naming the previous one: past MAX_FORKS segments the import
+    stops following, and says so (the first turns are not silently dropped)."""
+    from evo_agent.importers.codex import MAX_FORKS
+
+    segments = [f"0000{n:04d}-aaaa-bbbb-cccc-dddddddddddd" for n in range(MAX_FORKS + 3)]
+    for n, segment in enumerate(segments):
+        meta = {"id": "thread01-aaaa-bbbb-cccc-dddddddddddd", "cwd": str(cli.project), "cli_version": "0.171.0"}
+        if n:
+            meta["history_base"] = {"thread_id": segments[n - 1], "end_ordinal_exclusive": 2 * n}
+        lines = [{"timestamp": "2026-12-05T10:00:00.000Z", "type": "session_meta", "payload": meta},
+                 {"timestamp": "2026-12-05T10:00:00.000Z", "type": "response_item",
+                  "payload": {"type": "message", "role": "user", "content": [{"type": "input_text",
+                                                                              "text": f"prompt {n}"}]}}]
+        (tmp_path / f"rollout-2026-12-05T10-00-{n:02d}-thread01_{segment}.jsonl").write_text(
+            "".join(json.dumps(line) + "\n" for line in lines))
+    newest = tmp_path / f"rollout-2026-12-05T10-00-{len(segments) - 1:02d}-thread01_{segments[-1]}.jsonl"
+    result = cli.run("sessions", "import", "codex", str(newest), env={**cli.env, "CODEX_HOME": str(tmp_path / "none")})
+    assert result.rc == 0, result.err
+    assert "forked-from rollout" in result.out, result.out

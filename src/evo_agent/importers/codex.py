@@ -411,12 +411,14 @@ def _fork_base(meta: dict[str, Any]) -> tuple[str, int] | None:
 
 def _parent_path(child: Path, parent_id: str) -> Path | None:
     """The rollout (or segment: `…_<id>.jsonl`) of `parent_id`: beside the child (the same day), else
-    anywhere under Codex's sessions."""
+    anywhere under Codex's sessions. A file only, as for the path the user gives: a rollout imported from a
+    directory someone else filled could name a FIFO there (or a link to /dev/zero), read for ever."""
     for found in child.parent.glob(f"rollout-*{parent_id}.jsonl"):
-        if found != child:
+        if found != child and found.is_file():
             return found
     try:
-        return next((p for p in (codex_home() / "sessions").rglob(f"rollout-*{parent_id}.jsonl") if p != child), None)
+        return next((p for p in (codex_home() / "sessions").rglob(f"rollout-*{parent_id}.jsonl")
+                     if p != child and p.is_file()), None)
     except OSError:
         return None
 
@@ -431,8 +433,9 @@ def _history(path: Path, imported: ImportedSession, limit: int | None = None,
     count = 0
     base = _fork_base(_meta(path))
     here = path.resolve()
-    if base is not None and len(seen) < MAX_FORKS:
-        parent = _parent_path(path, base[0])
+    if base is not None:
+        # past MAX_FORKS segments (a long session rewound many times) the start is missing: said, as a gone parent
+        parent = _parent_path(path, base[0]) if len(seen) < MAX_FORKS else None
         if parent is None or parent.resolve() in seen | {here}:
             imported.left_out["forked-from rollouts not found (their turns before the fork)"] += 1
         else:
