@@ -141,3 +141,24 @@ def test_the_filter_is_well_formed_on_every_machine_it_knows(machine):
         if op & 0x07 == 0x05:  # BPF_JMP
             assert index + 1 + max(jt, jf) < len(code)
     assert no_unix_socket_filter("riscv64") is None
+
+
+def test_commands_still_run_unasked_after_the_temporary_directory_is_cleaned(project, bwrap):
+    """The filter lives in a file under $TMPDIR for the session: a cleaner (systemd-tmpfiles' 10 days, an approved
+    `rm -rf /tmp/*`) may remove it, and every later unasked command then failed (exit 126) until a restart."""
+    import glob
+    import shutil
+
+    (project / "README.md").write_text("hello\n")
+    plan = plan_read_only("cat README.md", project)
+    assert isinstance(plan, ReadOnlyPlan), plan
+    first = run_bash({"command": "cat README.md"}, ToolContext(project_dir=project, read_only=plan)).content
+    assert "hello" in first, first
+    base = os.environ.get("TMPDIR", "")
+    base = base if os.path.isabs(base) and os.path.isdir(base) else "/tmp"
+    removed = glob.glob(os.path.join(base, f"evo-agent-seccomp-{os.getpid()}-*"))
+    assert removed
+    for directory in removed:
+        shutil.rmtree(directory)
+    again = run_bash({"command": "cat README.md"}, ToolContext(project_dir=project, read_only=plan)).content
+    assert "hello" in again and "exit code 126" not in again, again

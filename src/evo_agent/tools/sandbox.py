@@ -165,7 +165,9 @@ def _no_unix_sockets(project_dir: Path) -> list[str] | None:
     from .reaper import system_bash
 
     with _filter_lock:
-        if program not in _filter_files:
+        # written again when gone: a cleaner of $TMPDIR (systemd-tmpfiles, an approved `rm -rf /tmp/*`) made every
+        # later unasked command fail (exit 126) until a restart
+        if program not in _filter_files or not os.path.isfile(_filter_files[program]):
             _filter_files[program] = _write_private(program)
     return [system_bash(project_dir), "-c", 'exec 3<"$1" || exit 126; shift; exec "$@"', "evo-agent-seccomp",
             _filter_files[program]]
