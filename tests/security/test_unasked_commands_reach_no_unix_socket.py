@@ -162,3 +162,41 @@ def test_commands_still_run_unasked_after_the_temporary_directory_is_cleaned(pro
         shutil.rmtree(directory)
     again = run_bash({"command": "cat README.md"}, ToolContext(project_dir=project, read_only=plan)).content
     assert "hello" in again and "exit code 126" not in again, again
+
+
+# A kernel that refuses seccomp filters (no CONFIG_SECCOMP_FILTER, or a container's own filter refusing them),
+# made real: a filter of its own answers EINVAL to seccomp() and prctl(PR_SET_SECCOMP), then the bash tool runs.
+_NO_SECCOMP = r'''
+import ctypes, os, struct, sys
+arch, seccomp_nr, prctl_nr = {"x86_64": (0xC000003E, 317, 157), "aarch64": (0xC00000B7, 277, 167)}[os.uname().machine]
+einval, allow = 0x00050000 | 22, 0x7FFF0000
+code = [(0x20, 0, 0, 4), (0x15, 0, 6, arch), (0x20, 0, 0, 0), (0x15, 3, 0, seccomp_nr), (0x15, 0, 3, prctl_nr),
+        (0x20, 0, 0, 16), (0x15, 0, 1, 22), (0x06, 0, 0, einval), (0x06, 0, 0, allow)]
+program = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *op) for op in code))
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+assert libc.prctl(22, 2, ctypes.byref(Prog(len(code), ctypes.addressof(program))), 0, 0) == 0
+assert libc.prctl(22, 2, 0, 0, 0) == -1 and ctypes.get_errno() == 22  # seccomp is refused from here on
+from pathlib import Path
+from evo_agent.tools import ToolContext
+from evo_agent.tools.bash import run_bash
+from evo_agent.tools.shell_readonly import ReadOnlyPlan
+project = Path(sys.argv[1])
+plan = ReadOnlyPlan("touch marker", os.environ["PATH"])
+print(run_bash({"command": "ignored"}, ToolContext(project_dir=project, read_only=plan)).content)
+'''
+
+
+def test_a_misjudged_command_still_cannot_write_where_the_kernel_refuses_seccomp(project, bwrap):
+    """bwrap runs, but the socket filter cannot be loaded: the read-only sandbox must go on without the filter,
+    not be given up whole (the command then ran unconfined, with the notice that bubblewrap cannot run)."""
+    import sys
+
+    if os.uname().machine not in ("x86_64", "aarch64"):
+        pytest.skip("no syscall numbers for this machine")
+    run = subprocess.run([sys.executable, "-c", _NO_SECCOMP, str(project)], capture_output=True, text=True,
+                         timeout=60, cwd=project)
+    assert run.returncode == 0, run.stderr
+    assert not (project / "marker").exists(), run.stdout

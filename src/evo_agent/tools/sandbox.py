@@ -70,6 +70,7 @@ class Sandbox:
     network: bool = False
     bwrap: str = "bwrap"
     writable: bool = True  # False: the read-only sandbox of commands run unasked
+    socket_filter: bool = True  # read-only: the seccomp filter (False where the kernel refuses one)
 
     def wrap(self, argv: list[str], cwd: Path | str | None = None, git_dirs: list[Path] | None = None) -> list[str]:
         """`argv` as run inside the sandbox, in `cwd` (the start directory) when it lies in the project.
@@ -110,7 +111,7 @@ class Sandbox:
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", start]
         if not self.network:
             args.append("--unshare-net")
-        if not self.writable:
+        if not self.writable and self.socket_filter:
             shim = _no_unix_sockets(self.project_dir)
             if shim is not None:  # (bwrap reads the filter from a descriptor: the shim opens it as fd 3)
                 return [*shim, *args, "--seccomp", "3", "--", *argv]
@@ -263,7 +264,8 @@ def _user_config_dir() -> Path | None:
     return real(path) if path.is_dir() else None
 
 
-def check_sandbox(project_dir: Path, network: bool = False, writable: bool = True) -> Sandbox:
+def check_sandbox(project_dir: Path, network: bool = False, writable: bool = True,
+                  socket_filter: bool = True) -> Sandbox:
     """A usable Sandbox, or SandboxError saying why bwrap cannot run here.
 
     bwrap is looked up like every program evo-agent starts by itself (session.absolute_program): a `bwrap`
@@ -276,7 +278,7 @@ def check_sandbox(project_dir: Path, network: bool = False, writable: bool = Tru
     if path is None:
         raise SandboxError("--sandbox needs bubblewrap, which is not installed (apt-get install bubblewrap); "
                            "refusing to run commands unconfined")
-    sandbox = Sandbox(Path(project_dir), network, path, writable)
+    sandbox = Sandbox(Path(project_dir), network, path, writable, socket_filter)
     try:
         probe = subprocess.run(sandbox.wrap(["true"]), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                timeout=20)
@@ -301,7 +303,12 @@ def read_only_sandbox(project_dir: Path | str) -> Sandbox | None:
             try:
                 _read_only[key] = check_sandbox(Path(key), writable=False)
             except SandboxError:
-                _read_only[key] = None
+                # bwrap may run where the kernel refuses the socket filter (no seccomp, a container's own filter):
+                # the sandbox without it, still read-only, rather than none (the command would run unconfined)
+                try:
+                    _read_only[key] = check_sandbox(Path(key), writable=False, socket_filter=False)
+                except SandboxError:
+                    _read_only[key] = None
         return _read_only[key]
 
 
