@@ -125,10 +125,13 @@ def test_reads_still_run_unasked_with_the_users_posixly_correct(tmp_path, model_
 
 
 @pytest.mark.parametrize("command", ["tail +1f README.md", "tail +0f README.md", "tail +1lf README.md",
-                                     "tail +1cf README.md", "tail +f README.md", "tail +1bf README.md"])
+                                     "tail +1cf README.md", "tail +f README.md", "tail +1bf README.md",
+                                     "tail -cf README.md", "tail -cf", "tail -cf -- README.md",
+                                     "cat README.md | tail -cf"])
 def test_tails_obsolete_follow_never_runs_unasked(project, model_server, command):
     """`tail +1f FILE` is tail's obsolete spelling of `-n +1 -f` (coreutils reads a first word `+N[bcl][f]` so),
-    not a file named `+1f`: it follows the file and never ends, as `tail -f`, which asks."""
+    not a file named `+1f`: it follows the file and never ends, as `tail -f`, which asks. So is `-cf` (getopt's
+    `-c f`, judged a count): coreutils reads a first word `-[N][bcl]f` the same way, even without POSIXLY_CORRECT."""
     model_server.script(tool_use("bash", {"command": command, "timeout": 5}, id="toolu_x"), text("done"))
     agent, _ = make_agent(project, server_provider(model_server), mode="ask",
                           permissions=PermissionGate(Policy(project, "ask")))

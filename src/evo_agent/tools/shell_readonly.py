@@ -40,6 +40,7 @@ sandbox where bubblewrap works (sandbox.py).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 from collections.abc import Mapping
@@ -201,14 +202,18 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     elif program == "find":
         _check_find(args, where)
     else:
-        if program == "tail" and args and args[0].startswith("+"):
-            # coreutils reads a first word `+N[bcl][f]` as its obsolete option (`tail +1f F` is `-n +1 -f F`):
-            # it would follow the file and never end, as `tail -f`
+        if program == "tail" and args and (args[0].startswith("+") or _TAIL_OBSOLETE_FOLLOW.fullmatch(args[0])):
+            # coreutils reads a first word `+N[bcl][f]` as its obsolete option (`tail +1f F` is `-n +1 -f F`), and
+            # `-[N][bcl]f` too (`tail -cf F`, getopt's `-c f` as judged, is `-c 10 -f F`): it would follow the file
+            # and never end, as `tail -f`
             raise _Ask(f"uses tail's obsolete option {args[0]!r}, which may follow the file for ever")
         _check_options(program, PROGRAMS[program], args, where)
         if program == "rg":
             head += RG_SAFE
     return " ".join([*assignments, *(shlex.quote(w) for w in [*head, *args])])
+
+
+_TAIL_OBSOLETE_FOLLOW = re.compile(r"-[0-9]*[bcl]?f")
 
 
 def _expanded(words: list[Word], where: _Where) -> list[str]:
