@@ -170,3 +170,28 @@ def test_every_sandbox_still_runs_for_a_user_without_root(tmp_path, monkeypatch,
         assert ran.returncode == 0 and ran.stdout == "readable\n", ran.stderr
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+
+
+@pytest.fixture
+def others_project(victim: Path) -> Path:
+    """The clone owned by another user (a container's root in `-v $PWD:/work`: files of uid 1000), a 0600 file."""
+    (victim / ".env").write_text("TOKEN=x\n")
+    (victim / ".env").chmod(0o600)
+    for path in [victim, *victim.rglob("*")]:
+        os.lchown(path, 65534, 65534)
+    return victim
+
+
+def test_root_still_reads_and_writes_a_project_another_user_owns(others_project):
+    """Control of the above: dropping every capability also dropped root's file access, so `--sandbox` could not
+    write a project a container's root works in (`Permission denied`) nor the read-only one read its `.env`."""
+    assert "TOKEN=x" in _unasked(others_project, "cat .env")
+    _writable(others_project, "echo more >> src/app.txt; touch src/new.txt; chmod 600 src/new.txt")
+    assert (others_project / "src" / "app.txt").read_text() == "app\nmore\n"
+    assert (others_project / "src" / "new.txt").exists()
+
+
+@pytest.mark.parametrize("kind", sorted(RUNS))
+def test_root_keeping_its_file_access_still_cannot_remount(others_project, kind):
+    RUNS[kind](others_project, f"mount -o remount,bind,rw {others_project}/.git; echo x > {others_project}/{HOOK}")
+    assert not (others_project / HOOK).exists()

@@ -13,9 +13,10 @@ Two kinds, one `Sandbox`:
   never a network. Probed once per process at the first such command; where bwrap cannot run,
   `backstop_missing()` turns true and the command runs unconfined (the allowlist still applies).
 
-In both, the command has no capability (`--cap-drop ALL`): started by root, bwrap makes no user
-namespace and keeps them all, and the command could remount or unmount what the sandbox makes
-read-only or hides. And Unix sockets under `/tmp` and `/run` are unreachable: `/run` (and `/var/run`,
+In both, the command has no capability (`--cap-drop ALL`) but, run by root, its file access
+(`_root_file_access`): started by root, bwrap makes no user namespace and keeps them all, and the
+command could remount or unmount what the sandbox makes read-only or hides. And Unix sockets under
+`/tmp` and `/run` are unreachable: `/run` (and `/var/run`,
 `$XDG_RUNTIME_DIR` when they are elsewhere) get private empty mounts, and without network the
 network namespace hides abstract sockets. A socket connect() needs no write permission on a
 read-only mount, hence the private mounts (a socket elsewhere, under `$HOME`, stays reachable).
@@ -107,7 +108,7 @@ class Sandbox:
         # No capability, whoever runs evo-agent: bwrap started by root makes no user namespace and keeps them all,
         # and the command, root with CAP_SYS_ADMIN, remounted the project (or `.git/`) read-write, unmounted the
         # empty directory over the user's config, or `/tmp`. As another user the user namespace locks the mounts.
-        args += ["--cap-drop", "ALL"]
+        args += ["--cap-drop", "ALL", *_root_file_access(self.writable)]
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--chdir", start]
         if not self.network:
             args.append("--unshare-net")
@@ -116,6 +117,17 @@ class Sandbox:
             if shim is not None:  # (bwrap reads the filter from a descriptor: the shim opens it as fd 3)
                 return [*shim, *args, "--seccomp", "3", "--", *argv]
         return args + ["--", *argv]
+
+
+def _root_file_access(writable: bool) -> list[str]:
+    """What root keeps of its capabilities in a sandbox: the file permission checks it skips outside, and nothing
+    that mounts. A container's root works in a project owned by another user (`docker run -v $PWD:/work`, files
+    of uid 1000): without them it could not read a 0600 `.env` there, nor `--sandbox` write a file (the read-only
+    mounts still refuse every write: they are not a permission check)."""
+    if os.geteuid() != 0:
+        return []  # (another user has none to keep: bwrap's user namespace gives the command none outside it)
+    keep = ["CAP_DAC_OVERRIDE", "CAP_FOWNER"] if writable else ["CAP_DAC_READ_SEARCH"]
+    return [word for cap in keep for word in ("--cap-add", cap)]
 
 
 # The read-only sandbox's seccomp filter: no Unix socket is made (`socket(AF_UNIX, …)` fails with EACCES), nor an
