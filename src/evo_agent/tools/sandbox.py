@@ -19,7 +19,8 @@ command could remount or unmount what the sandbox makes read-only or hides. And 
 `/tmp` and `/run` are unreachable: `/run` (and `/var/run`,
 `$XDG_RUNTIME_DIR` when they are elsewhere) get private empty mounts, and without network the
 network namespace hides abstract sockets. A socket connect() needs no write permission on a
-read-only mount, hence the private mounts (a socket elsewhere, under `$HOME`, stays reachable).
+read-only mount, hence the private mounts; a socket elsewhere (under `$HOME`) stays reachable from
+the writable sandbox, while the read-only one makes no Unix socket at all (its seccomp filter, below).
 """
 
 from __future__ import annotations
