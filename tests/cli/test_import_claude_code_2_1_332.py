@@ -197,6 +197,15 @@ def test_a_pasted_prompt_is_listed_by_its_words(cli, tmp_path):
     assert "pasted_content" not in listed.out
 
 
+def test_a_prompt_edited_after_esc_esc_replaces_the_one_it_rewound(cli, model_server):
+    """`tui_plan` (by hand): plan mode and its ExitPlanMode approval, then Esc Esc back to "thanks, now the word
+    fig", restored into the prompt and sent again as "…date": the resume holds the edited prompt alone."""
+    sid, out = _import(cli, _source("tui_plan"))
+    assert "left out: 2 messages of rewound branches" in out
+    sent = json.dumps(resume_request(cli, model_server, sid))
+    assert "ExitPlanMode" in sent and "thanks, now the word date" in sent and "word fig" not in sent
+
+
 def test_hostile_attachments_never_crash_and_carry_only_text(tmp_path):
     """A queued_command or a mention whose prompt or rendering is not what Claude Code writes: no traceback, no
     structure carried but text and the blocks a message may hold."""
