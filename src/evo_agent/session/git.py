@@ -106,28 +106,13 @@ def config_pins() -> dict[str, str]:
     if not _pinned_home:
         import atexit
 
-        home = _private_dir()
+        from .writer import new_private_temp_dir
+
+        home = new_private_temp_dir("evo-agent-git-home")
         atexit.register(_remove_empty, home)
         _pinned_home.append(home)
     home = _pinned_home[0]
     return {"HOME": home, "XDG_CONFIG_HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
-
-
-def _private_dir() -> str:
-    """A new empty 0700 directory under $TMPDIR (when absolute) or /tmp; tempfile.mkdtemp without importing
-    tempfile (random, shutil...: not before -p's first request, issue #30)."""
-    from .layout import DIR_MODE
-
-    base = os.environ.get("TMPDIR", "")
-    if not (os.path.isabs(base) and os.path.isdir(base)):
-        base = "/tmp"
-    while True:
-        path = os.path.join(base, f"evo-agent-git-home-{os.getpid()}-{os.urandom(6).hex()}")
-        try:
-            os.mkdir(path, DIR_MODE)
-            return path
-        except FileExistsError:
-            continue
 
 
 def _remove_empty(path: str) -> None:

@@ -43,6 +43,21 @@ def stderr_warning(line: str) -> None:
         pass
 
 
+def new_private_temp_dir(prefix: str) -> str:
+    """A new empty 0700 directory `<prefix>-<pid>-<random>` under $TMPDIR (when absolute) or /tmp: tempfile.mkdtemp
+    without importing tempfile (random, shutil...: not before -p's first request, issue #30)."""
+    base = os.environ.get("TMPDIR", "")
+    if not (os.path.isabs(base) and os.path.isdir(base)):
+        base = "/tmp"
+    while True:
+        path = os.path.join(base, f"{prefix}-{os.getpid()}-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, DIR_MODE)
+            return path
+        except FileExistsError:
+            continue
+
+
 def make_private_dir(path: Path) -> None:
     """Create `path` (and missing parents) 0700, whatever the umask."""
     missing = []

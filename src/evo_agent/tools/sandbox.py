@@ -191,16 +191,9 @@ def _write_private(data: bytes) -> str:
     """`data` in a new file of a new 0700 directory under $TMPDIR (when absolute) or /tmp, both removed at exit."""
     import atexit
 
-    base = os.environ.get("TMPDIR", "")
-    if not (os.path.isabs(base) and os.path.isdir(base)):
-        base = "/tmp"
-    while True:
-        directory = os.path.join(base, f"evo-agent-seccomp-{os.getpid()}-{os.urandom(6).hex()}")
-        try:
-            os.mkdir(directory, 0o700)
-            break
-        except FileExistsError:
-            continue
+    from evo_agent.session.writer import new_private_temp_dir
+
+    directory = new_private_temp_dir("evo-agent-seccomp")
     path = os.path.join(directory, "no-unix-sockets.bpf")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as out:
