@@ -1,4 +1,4 @@
-"""Helpers shared across test packages: waiting for a condition, mounting a small filesystem."""
+"""Helpers shared across test packages: waiting for a condition, mounting a small filesystem, a quiet front end."""
 
 from __future__ import annotations
 
@@ -48,3 +48,16 @@ def fill_disk(mount_point: Path, leave: int) -> None:
     st = os.statvfs(mount_point)
     assert st.f_bavail * st.f_frsize == 0, "the file system did not fill up"
     os.truncate(filler, max(0, filler.stat().st_size - leave))
+
+
+class QuietFront:
+    """A front end for `Agent.run_turn` that keeps only the notices and retry lines (`notices`)."""
+
+    def __init__(self) -> None:
+        self.notices: list[str] = []
+
+    def on_event(self, event: object) -> None:
+        from evo_agent.agent.events import Notice, Retrying
+
+        if isinstance(event, Notice | Retrying):
+            self.notices.append(event.text)

@@ -22,7 +22,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evo_agent.agent.events import Notice, Retrying, TurnEvent
 from evo_agent.agent.permissions import PermissionGate, Policy
 from evo_agent.tools import sandbox as sandbox_module
 from evo_agent.tools.confine import real
@@ -30,6 +29,7 @@ from evo_agent.tools.shell_allowlist import GIT_SUBCOMMANDS, PROGRAMS
 from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only, unasked_environment
 from tests.builders import make_agent, server_provider
 from tests.fake_model_server import text, tool_use
+from tests.helpers import QuietFront
 
 from .hostile import clone, upstream
 
@@ -47,14 +47,6 @@ READS = [
 WRITES = ["uniq README.md -f1/../../../pwned", "uniq README.md --skip-fields=1/../../../pwned",
           "uniq -c README.md -s2/../../../pwned"]
 
-
-class _Quiet:
-    def __init__(self) -> None:
-        self.notices: list[str] = []
-
-    def on_event(self, event: TurnEvent) -> None:
-        if isinstance(event, Notice | Retrying):
-            self.notices.append(event.text)
 
 
 def _hostile(tmp_path: Path) -> Path:
@@ -75,7 +67,7 @@ def _unasked(project: Path, model_server, command: str) -> dict:
     model_server.script(tool_use("bash", {"command": command}, id="toolu_x"), text("done"))
     agent, _ = make_agent(project, server_provider(model_server), mode="ask",
                           permissions=PermissionGate(Policy(project, "ask")))
-    agent.run_turn("go", _Quiet())
+    agent.run_turn("go", QuietFront())
     return model_server.requests[-1]["messages"][-1]["content"][0]
 
 
@@ -135,7 +127,7 @@ def test_tails_obsolete_follow_never_runs_unasked(project, model_server, command
     model_server.script(tool_use("bash", {"command": command, "timeout": 5}, id="toolu_x"), text("done"))
     agent, _ = make_agent(project, server_provider(model_server), mode="ask",
                           permissions=PermissionGate(Policy(project, "ask")))
-    agent.run_turn("go", _Quiet())
+    agent.run_turn("go", QuietFront())
     result = model_server.requests[-1]["messages"][-1]["content"][0]
     assert "timed out" not in result["content"] and "Not run" in result["content"], result["content"]
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from evo_agent.agent.events import Notice, Retrying, TurnEvent
 from evo_agent.tools import ToolContext
 from evo_agent.tools import sandbox as sandbox_module
 from evo_agent.tools.bash import run_bash
@@ -19,6 +18,7 @@ from evo_agent.tools.sandbox import SandboxError, check_sandbox, read_only_sandb
 from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only, safe_search_path
 from tests.builders import make_agent, server_provider
 from tests.fake_model_server import text, tool_use
+from tests.helpers import QuietFront
 
 
 @pytest.fixture
@@ -156,7 +156,7 @@ def test_an_auto_approved_command_runs_in_the_read_only_sandbox(project, bwrap, 
 
     subprocess.Popen = spy
     try:
-        agent.run_turn("list", _Quiet())
+        agent.run_turn("list", QuietFront())
     finally:
         subprocess.Popen = real_popen
     argv = [a for a in seen if any("bwrap" in w for w in a)][-1]  # the last: the call itself, after the probe
@@ -164,14 +164,6 @@ def test_an_auto_approved_command_runs_in_the_read_only_sandbox(project, bwrap, 
     assert "README.md" in model_server.requests[-1]["messages"][-1]["content"][0]["content"]
     assert agent.read_only_backstop is True
 
-
-class _Quiet:
-    def __init__(self) -> None:
-        self.notices: list[str] = []
-
-    def on_event(self, event: TurnEvent) -> None:
-        if isinstance(event, Notice | Retrying):
-            self.notices.append(event.text)
 
 
 def test_without_bwrap_the_verdict_stands_and_the_user_is_told_once(project, model_server, monkeypatch):
@@ -181,7 +173,7 @@ def test_without_bwrap_the_verdict_stands_and_the_user_is_told_once(project, mod
     model_server.script(tool_use("bash", {"command": "ls"}, id="t1"), tool_use("bash", {"command": "pwd"}, id="t2"),
                         text("done"))
     agent, _ = make_agent(project, server_provider(model_server), mode="ask")
-    front = _Quiet()
+    front = QuietFront()
     agent.run_turn("list", front)
     assert front.notices == [sandbox_module.NO_BACKSTOP_NOTICE]
     assert agent.read_only_backstop is False
