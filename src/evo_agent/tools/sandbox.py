@@ -191,11 +191,12 @@ def _write_private(data: bytes) -> str:
     """`data` in a new file of a new 0700 directory under $TMPDIR (when absolute) or /tmp, both removed at exit."""
     import atexit
 
+    from evo_agent.session.layout import FILE_MODE
     from evo_agent.session.writer import new_private_temp_dir
 
     directory = new_private_temp_dir("evo-agent-seccomp")
     path = os.path.join(directory, "no-unix-sockets.bpf")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
     with os.fdopen(fd, "wb") as out:
         out.write(data)
     atexit.register(_remove, path, directory)
