@@ -247,3 +247,70 @@ class AppendWriter:
             return
         self._warned.add(kind)
         self._warn(f"evo-agent: cannot write {self.label}: {reason}; this conversation is not being saved")
+
+
+_REWRITE_FLAGS = os.O_WRONLY | os.O_TRUNC | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+class StagedWriter(AppendWriter):
+    """The writer of a staged transcript (a resume's copy, an import): it keeps every line it was given.
+
+    Why: a staged file becomes `messages.jsonl` only when it is whole. Should a write fail (a full
+    disk mid-copy), appending more after the hole would publish a history cut in the middle, which
+    `--continue` then picks. Instead the file is marked `incomplete` and each later append writes
+    the whole staged history again from an empty file, until one lands; only then can it be published.
+    `release()` (after publishing) drops the kept lines: from then on it appends as any writer.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        label: str,
+        warn: Callable[[str], None] = stderr_warning,
+        directory: DirHandle | None = None,
+    ) -> None:
+        super().__init__(path, label=label, warn=warn, directory=directory)
+        self.journal: list[bytes] | None = []
+        self.incomplete = False
+
+    def append_locked(self, data: bytes) -> bool:
+        journal = self.journal
+        if journal is None:
+            return super().append_locked(data)
+        journal.append(data)
+        if not self.incomplete:
+            ok = super().append_locked(data)
+            self.incomplete = not ok
+            return ok
+        return self._rewrite_locked(b"".join(journal))
+
+    def _rewrite_locked(self, data: bytes) -> bool:
+        """The whole staged file again, from its first byte: nothing before it is trusted after a failure."""
+        try:
+            if self.directory is not None:
+                fd = os.open(self._name, _REWRITE_FLAGS, FILE_MODE, dir_fd=self.directory.fileno())
+            else:
+                fd = os.open(self.path, _REWRITE_FLAGS, FILE_MODE)
+        except OSError as exc:
+            self._fail(exc)
+            return False
+        try:
+            os.fchmod(fd, FILE_MODE)
+            written = os.write(fd, data)
+            if written != len(data):
+                _write_rest(fd, data, written)
+        except OSError as exc:
+            self._fail(exc)
+            return False
+        finally:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.incomplete = self._torn = False
+        return True
+
+    def release(self) -> None:
+        """The file was published whole (caller holds the lock): stop keeping lines."""
+        self.journal = None
