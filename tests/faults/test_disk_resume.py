@@ -138,3 +138,34 @@ def test_a_staged_resume_cut_by_a_file_size_limit_is_published_only_whole(projec
         assert loaded.messages[1:] == [{"role": "user", "content": "after space"}]
     info = SessionStore(project).info(new)
     assert info is not None and info.meta.message_count == sum(r["type"] in ("user", "assistant") for r in records)
+
+
+def _no_file_may_grow() -> None:
+    """In the child: RLIMIT_FSIZE 0, so every write to a file fails (EFBIG) as on a disk with no space left."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+
+def _unsaved_run(cli, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*COMMAND, *args], cwd=cli.project, env=cli.env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60, preexec_fn=_no_file_may_grow)
+
+
+def _hinted(err: str) -> str:
+    last = err.rstrip("\n").splitlines()[-1]
+    assert last.startswith("Resume this session with: evo-agent --resume "), err
+    return last.rsplit(" ", 1)[1]
+
+
+def test_the_exit_hint_of_a_resume_nothing_could_be_saved_of_names_its_source(cli, model_server):
+    """The hint is the one line a user copies: it must name a session `--resume` can open."""
+    source = seed_session(cli.project, ("first question", "First answer."))
+    model_server.script(text("Answer, not saved."))
+    result = _unsaved_run(cli, "--resume", source, "-p", "second question")
+    assert result.returncode == 0 and result.stdout == "Answer, not saved.\n", result.stderr
+    assert "this conversation is not being saved" in result.stderr
+    assert _hinted(result.stderr) == source  # the new session holds nothing: the source is what is left
+    model_server.script(text("Back."))
+    again = cli.run("--resume", source, "-p", "third question")
+    assert again.rc == 0 and again.out == "Back.\n", again.err

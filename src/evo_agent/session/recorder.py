@@ -306,6 +306,8 @@ class Recorder(_TranscriptRecorder):
         self._unfolded: list[tuple[dict[str, Any], int | None]] = []
         self._publish_wanted = False  # publish() came while the staged file was incomplete
         self._staging = staged  # until published: the one test the append path pays for it
+        self._landed = False  # a record of this session reached its transcript
+        self.resumed_from: str | None = None  # the resume_marker's source, whether or not the marker landed
         self.meta: SessionMeta = empty_meta(session_id, created_ms_of(session_id))
         self.scene: dict[str, dict[str, Any]] = {}  # type -> fields of the last SCENE_TYPES record (the prefix's parts)
         self._meta_interval = meta_interval
@@ -321,6 +323,15 @@ class Recorder(_TranscriptRecorder):
     def on_disk(self) -> bool:
         """Whether the session exists on disk (always, unless it was started deferred and nothing was said)."""
         return self._held is None
+
+    @property
+    def resumable(self) -> bool:
+        """Whether `--resume` can open this session now: its transcript is published and a record of it landed.
+
+        Not so when every write failed (a full disk, a read-only directory) or a resume's copy is still
+        staged: the exit hint must then name another session (see Agent.holder_session_id).
+        """
+        return self._landed and not self._staging
 
     def _record(self, rtype: str, fields: dict[str, Any]) -> bool:
         if rtype in SCENE_TYPES:
@@ -397,6 +408,7 @@ class Recorder(_TranscriptRecorder):
                 self._publish_locked()
         if not ok:
             return
+        self._landed = True
         fold_record(self.meta, record, stamp_ms)
         self._meta_dirty = True
         now = time.monotonic()
@@ -438,6 +450,7 @@ class Recorder(_TranscriptRecorder):
         return self.append("memory_write", scope=scope, path=path, op=op, diff=diff, **extra)
 
     def resume_marker(self, from_session_id: str, restored_count: int, **extra: Any) -> bool:
+        self.resumed_from = from_session_id
         return self.append("resume_marker", from_session_id=from_session_id, restored_count=restored_count, **extra)
 
     def start_subagent(
