@@ -94,10 +94,13 @@ RESUMER = r"""
 import resource, sys
 from evo_agent.session import SessionStore
 project, source, how = sys.argv[1:4]
+if how == "too-much":  # more failed while full than a staged writer keeps: it can never be made whole
+    from evo_agent.session.writer import StagedWriter
+    StagedWriter.KEEP_BYTES = 10_000
 store = SessionStore(project, warn=lambda line: print(line, file=sys.stderr))
 hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))  # every file stops at 4 KB: the disk is "full"
-resumed = store.resume(source, model="m", provider="demo", copy=how == "copy")
+resumed = store.resume(source, model="m", provider="demo", copy=how != "compact")
 if how == "compact":  # what a resume whose history is summarised writes instead of the copy
     resumed.recorder.compact_boundary("the summary " + "s" * 8000, 1, "auto")
     resumed.publish()
@@ -108,6 +111,18 @@ resumed.recorder.checkpoint()
 print(resumed.recorder.path.name)
 print(resumed.recorder.id)
 """
+
+
+def test_a_staged_copy_larger_than_what_is_kept_is_never_published(project):
+    from evo_agent.session import SessionStore
+    from evo_agent.session.layout import STAGING_NAME
+
+    source = seed_session(project, *TURNS)
+    result = subprocess.run([sys.executable, "-c", RESUMER, str(project), source, "too-much"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[:2] == [STAGING_NAME, STAGING_NAME]  # space came back too late
+    assert [row.id for row in SessionStore(project).list(include_empty=True)] == [source]
 
 
 @pytest.mark.parametrize("how", ["copy", "compact"])
@@ -169,3 +184,25 @@ def test_the_exit_hint_of_a_resume_nothing_could_be_saved_of_names_its_source(cl
     model_server.script(text("Back."))
     again = cli.run("--resume", source, "-p", "third question")
     assert again.rc == 0 and again.out == "Back.\n", again.err
+
+
+def test_an_import_that_cannot_be_written_whole_fails_and_leaves_nothing(cli):
+    """An import is staged like a resume's copy: cut short by a full disk, it is an error, not a half session."""
+    from tests.cli.import_helpers import fixture
+
+    source = fixture("claude_code", "compact")  # ~26 KB: more than RLIMIT_FSIZE lets through
+    result = subprocess.run([*COMMAND, "sessions", "import", "claude-code", str(source)], cwd=cli.project,
+                            env=cli.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                            preexec_fn=_four_kilobytes_per_file)
+    assert result.returncode == 1 and result.stdout == "", (result.stdout, result.stderr)
+    lines = result.stderr.splitlines()
+    assert lines[-1].startswith(f"evo-agent: cannot import {source}: ") and "Traceback" not in result.stderr
+    assert [p.name for p in cli.sessions_dir.iterdir() if p.is_dir()] == []  # no staged leftover
+    again = cli.run("sessions", "import", "claude-code", str(source))  # space is back: it imports whole
+    assert again.rc == 0 and again.out.startswith(f"{source} → "), again.err
+
+
+def _four_kilobytes_per_file() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))

@@ -398,7 +398,11 @@ class Recorder(_TranscriptRecorder):
     def _after_append(self, record: dict[str, Any], ok: bool, stamp_ms: int | None = None) -> None:
         if self._staging:
             if not ok:  # kept by the staged writer: folded once it has written the file whole again
-                self._unfolded.append((record, stamp_ms))
+                lost = isinstance(self.writer, StagedWriter) and self.writer.lost
+                if lost:  # never written now: nothing to fold later
+                    self._unfolded = []
+                else:
+                    self._unfolded.append((record, stamp_ms))
                 return
             if self._unfolded:
                 held, self._unfolded = self._unfolded, []
