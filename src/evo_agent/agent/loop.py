@@ -477,12 +477,15 @@ class Agent:
         refused: resuming it keeps that prompt); before that, the session it
         was resumed from (resume-then-exit adds nothing), or after /clear the
         one that held the conversation before; else the live one, or None when
-        it was never written (a launch where nothing was said leaves no session).
+        it was never written (a launch where nothing was said leaves no session). A resumed session none of
+        whose records could be written (a full disk, a read-only directory), or whose copy is still staged,
+        names its source instead: `--resume` could not open it. (A new one is still named, SPEC §5.)
         """
         meta = getattr(self.recorder, "meta", None)
-        if meta is None or self._wrote_own or meta.has_conversation:
+        saved = getattr(self.recorder, "resumable", True)  # False: nothing of it landed, or its copy is staged
+        if meta is None or (saved and (self._wrote_own or meta.has_conversation)):
             return self.session_id
-        fallback = meta.resumed_from or self._cleared_holder
+        fallback = meta.resumed_from or getattr(self.recorder, "resumed_from", None) or self._cleared_holder
         if fallback:
             return fallback
         return self.session_id if getattr(self.recorder, "on_disk", True) else None

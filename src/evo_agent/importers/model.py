@@ -177,12 +177,17 @@ def earlier_imports(store: SessionStore, agent: str, source_id: str) -> list[tup
     return found
 
 
+class ImportNotWritten(Exception):
+    """The imported session could not be written whole (one printable line); nothing of it is left."""
+
+
 def write_import(
     store: SessionStore, imported: ImportedSession, fingerprint: dict[str, Any], previous: str | None
 ) -> str | None:
     """Record `imported` as a new session of `store`; returns its id. The source is never written.
 
-    None, and nothing created, when the source holds no conversation (not this agent's transcript)."""
+    None, and nothing created, when the source holds no conversation (not this agent's transcript).
+    ImportNotWritten when a write failed: the staged session is removed, not published cut short."""
     events = iter(imported.events)
     first = next(events, None)
     if first is None:
@@ -216,6 +221,10 @@ def write_import(
                 else:
                     side.user(message.message, **side_stamp)
             recorder.end_subagent(side, event.tool_use_id, event.result)
-    recorder.publish()
+    if not recorder.publish():  # a write failed (a full disk): never a half session, never "imported"
+        import shutil
+
+        shutil.rmtree(recorder.session_dir, ignore_errors=True)  # made just now, by this import
+        raise ImportNotWritten(f"the new session {recorder.session_id} could not be written whole")
     recorder.checkpoint()
     return recorder.session_id

@@ -77,7 +77,8 @@ class SessionMeta:
         summary_cache_creation_tokens: int = 0,
         summary_cache_read_tokens: int = 0,
         message_count: int = 0,
-        answer_count: int = 0,  # assistant records this session got from a model itself (not restored copies)
+        # assistant records this session got from a model itself (not restored copies), plus one for a rewind
+        answer_count: int = 0,
         compact_count: int = 0,
         resumed_from: str | None = None,
         # The first session of the resume chain (None: this one): the conversation's identity, the cache key (§12).
@@ -122,11 +123,13 @@ class SessionMeta:
 
     @property
     def has_conversation(self) -> bool:
-        """Whether this session holds an exchange of its own: a model answered in it.
+        """Whether this session holds an exchange of its own: a model answered in it, or it is a rewind.
 
         False for an empty session, a resume with nothing new said, and a start
         the API refused: listing hides those (they repeat another row or hold
-        nothing) and `sessions prune` removes them.
+        nothing) and `sessions prune` removes them. A rewind (`resume_marker.at_turn`) is a conversation of
+        its own from its first record: its history is not its source's, and hiding it made `--continue`
+        bring back the turns the user had just undone.
         """
         return self.answer_count > 0
 
@@ -396,6 +399,8 @@ def fold_record(meta: SessionMeta, record: dict[str, Any], stamp_ms: int | None 
         root = record.get("root_session_id")
         meta.root_session_id = root if isinstance(root, str) else meta.root_session_id
         meta.compact_count = max(meta.compact_count, _int(record.get("compact_count")))
+        if type(record.get("at_turn")) is int:  # a rewind: see has_conversation
+            meta.answer_count += 1
         if isinstance(record.get("first_prompt"), str):
             meta.first_prompt = record["first_prompt"]
         if isinstance(record.get("name"), str):

@@ -22,7 +22,7 @@ from .meta import SessionMeta, empty_meta, fold_record, write_meta
 from .project import git_branch_of  # noqa: F401 - re-exported: the library's old home of it
 from .records import HELD_UNTIL_SAID, META_AT_ONCE, SCENE_TYPES
 from .redact import encode_redacted
-from .writer import AppendWriter, DirHandle, stderr_warning
+from .writer import AppendWriter, DirHandle, StagedWriter, stderr_warning
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -106,6 +106,7 @@ class _TranscriptRecorder:
         warn: Callable[[str], None],
         redact: bool = True,
         directory: DirHandle | None = None,
+        writer_class: type[AppendWriter] = AppendWriter,
     ) -> None:
         self.path = path
         self.session_id = session_id
@@ -115,7 +116,7 @@ class _TranscriptRecorder:
         self.prompt_id: str | None = None
         self.redact = redact  # mask secret shapes in what goes to disk (redact.py); the caller's dicts stay as they are
         self.directory = directory or DirHandle(path.parent)
-        self.writer = AppendWriter(path, label=label, warn=warn, directory=self.directory)
+        self.writer = writer_class(path, label=label, warn=warn, directory=self.directory)
 
     def _envelope(self, rtype: str, fields: dict[str, Any], timestamp: str | None = None) -> dict[str, Any]:
         record = {
@@ -299,7 +300,14 @@ class Recorder(_TranscriptRecorder):
             warn=warn,
             redact=redact,
             directory=directory or DirHandle(self.session_dir),
+            writer_class=StagedWriter if staged else AppendWriter,
         )
+        # Staged records a failed write kept off the file (and out of meta) until the writer wrote them again.
+        self._unfolded: list[tuple[dict[str, Any], int | None]] = []
+        self._publish_wanted = False  # publish() came while the staged file was incomplete
+        self._staging = staged  # until published: the one test the append path pays for it
+        self._landed = False  # a record of this session reached its transcript
+        self.resumed_from: str | None = None  # the resume_marker's source, whether or not the marker landed
         self.meta: SessionMeta = empty_meta(session_id, created_ms_of(session_id))
         self.scene: dict[str, dict[str, Any]] = {}  # type -> fields of the last SCENE_TYPES record (the prefix's parts)
         self._meta_interval = meta_interval
@@ -315,6 +323,15 @@ class Recorder(_TranscriptRecorder):
     def on_disk(self) -> bool:
         """Whether the session exists on disk (always, unless it was started deferred and nothing was said)."""
         return self._held is None
+
+    @property
+    def resumable(self) -> bool:
+        """Whether `--resume` can open this session now: its transcript is published and a record of it landed.
+
+        Not so when every write failed (a full disk, a read-only directory) or a resume's copy is still
+        staged: the exit hint must then name another session (see Agent.holder_session_id).
+        """
+        return self._landed and not self._staging
 
     def _record(self, rtype: str, fields: dict[str, Any]) -> bool:
         if rtype in SCENE_TYPES:
@@ -350,25 +367,52 @@ class Recorder(_TranscriptRecorder):
 
         A resume copies the restored history into a staged file first, so a
         copy cut short by a crash is never listed, continued or resumed as
-        if it were the whole conversation.
+        if it were the whole conversation. A copy cut short by a failed write
+        (a full disk) is not published either: False, and the rename happens
+        after the next record once the staged writer has written the whole file again.
         """
-        final = self.session_dir / MESSAGES_NAME
         with self.writer.lock:
-            if self.path == final:
-                return True
-            try:
-                dir_fd = self.directory.fileno()
-                os.rename(self.path.name, MESSAGES_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            except OSError as exc:
-                self.writer._fail(exc)
-                return False
-            self.path = final
-            self.writer.moved_to(final)
+            return self._publish_locked()
+
+    def _publish_locked(self) -> bool:
+        final = self.session_dir / MESSAGES_NAME
+        if self.path == final:
             return True
+        writer = self.writer
+        if isinstance(writer, StagedWriter) and writer.incomplete:
+            self._publish_wanted = True
+            return False
+        try:
+            dir_fd = self.directory.fileno()
+            os.rename(self.path.name, MESSAGES_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except OSError as exc:
+            writer._fail(exc)
+            return False
+        self.path = final
+        writer.moved_to(final)
+        if isinstance(writer, StagedWriter):
+            writer.release()
+        self._publish_wanted = self._staging = False
+        return True
 
     def _after_append(self, record: dict[str, Any], ok: bool, stamp_ms: int | None = None) -> None:
+        if self._staging:
+            if not ok:  # kept by the staged writer: folded once it has written the file whole again
+                lost = isinstance(self.writer, StagedWriter) and self.writer.lost
+                if lost:  # never written now: nothing to fold later
+                    self._unfolded = []
+                else:
+                    self._unfolded.append((record, stamp_ms))
+                return
+            if self._unfolded:
+                held, self._unfolded = self._unfolded, []
+                for earlier, earlier_ms in held:
+                    fold_record(self.meta, earlier, earlier_ms)
+            if self._publish_wanted:
+                self._publish_locked()
         if not ok:
             return
+        self._landed = True
         fold_record(self.meta, record, stamp_ms)
         self._meta_dirty = True
         now = time.monotonic()
@@ -410,6 +454,7 @@ class Recorder(_TranscriptRecorder):
         return self.append("memory_write", scope=scope, path=path, op=op, diff=diff, **extra)
 
     def resume_marker(self, from_session_id: str, restored_count: int, **extra: Any) -> bool:
+        self.resumed_from = from_session_id
         return self.append("resume_marker", from_session_id=from_session_id, restored_count=restored_count, **extra)
 
     def start_subagent(

@@ -262,3 +262,93 @@ class AppendWriter:
             return
         self._warned.add(kind)
         self._warn(f"evo-agent: cannot write {self.label}: {reason}; this conversation is not being saved")
+
+
+_RECOVER_FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+class StagedWriter(AppendWriter):
+    """The writer of a staged transcript (a resume's copy, an import), which must be whole before it is published.
+
+    Why: appending after a failed write (a full disk mid-copy) leaves a hole in the middle, and the
+    staged file, once published, would be a history cut short that `--continue` picks. So after a
+    failure the file is `incomplete`: what failed, and every record after it, is kept in memory, and
+    each later append cuts the file back to its last whole record and writes them all again. Only
+    while nothing is pending may the file be published. What is kept is what came during the outage,
+    at most `KEEP_BYTES` (an import's rest may be large): beyond that the file is `lost` for good
+    and is never published. `release()` (after publishing) makes it an ordinary appending writer.
+    """
+
+    KEEP_BYTES = 64 << 20
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        label: str,
+        warn: Callable[[str], None] = stderr_warning,
+        directory: DirHandle | None = None,
+    ) -> None:
+        super().__init__(path, label=label, warn=warn, directory=directory)
+        self.staging = True
+        self.whole = 0  # the bytes of the file that are whole records (all of it, while nothing failed)
+        self.pending: list[bytes] = []
+        self._pending_bytes = 0
+        self.lost = False
+
+    @property
+    def incomplete(self) -> bool:
+        """Whether records are missing from the file (it must not be published now)."""
+        return self.lost or bool(self.pending)
+
+    def append_locked(self, data: bytes) -> bool:
+        if not self.staging:
+            return super().append_locked(data)
+        if not self.incomplete and super().append_locked(data):
+            self.whole += len(data)
+            return True
+        self._keep(data)
+        return not self.lost and self._recover_locked()
+
+    def _keep(self, data: bytes) -> None:
+        if self.lost:
+            return
+        self._pending_bytes += len(data)
+        if self._pending_bytes > self.KEEP_BYTES:
+            self.lost, self.pending = True, []
+        else:
+            self.pending.append(data)
+
+    def _recover_locked(self) -> bool:
+        """Cut the file back to its whole records and write what is pending after them (the first try included)."""
+        try:
+            if self.directory is not None:
+                fd = os.open(self._name, _RECOVER_FLAGS, FILE_MODE, dir_fd=self.directory.fileno())
+            else:
+                fd = os.open(self.path, _RECOVER_FLAGS, FILE_MODE)
+        except OSError as exc:
+            self._fail(exc)
+            return False
+        data = b"".join(self.pending)
+        try:
+            os.fchmod(fd, FILE_MODE)
+            os.ftruncate(fd, self.whole)
+            os.lseek(fd, self.whole, os.SEEK_SET)
+            written = os.write(fd, data)
+            if written != len(data):
+                _write_rest(fd, data, written)
+        except OSError as exc:
+            self._fail(exc)
+            return False
+        finally:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.whole += len(data)
+        self.pending, self._pending_bytes, self._torn = [], 0, False
+        return True
+
+    def release(self) -> None:
+        """The file was published whole (caller holds the lock): append as any writer from now on."""
+        self.staging = False

@@ -174,6 +174,19 @@ def _differences(a: dict, b: dict) -> list[str]:
     return [k for k in a if k != "messages_bytes" and a.get(k) != b.get(k)]
 
 
+def _unfinished(staged: Path) -> str:
+    """What left a staged transcript: an import (its session_start names the source) or a resume's copy."""
+    from evo_agent.session import first_records
+
+    try:
+        start = next(iter(first_records(staged, 1)), {})
+    except (OSError, ValueError):
+        start = {}
+    if isinstance(start, dict) and start.get("imported_from"):
+        return "an import that ended before it was complete"
+    return "a resume that ended while copying its history"
+
+
 def check_meta(sid: str, session_dir: Path, live: bool) -> list[Finding]:
     transcript = session_dir / MESSAGES_NAME
     fix = _rebuild(session_dir, sid)
@@ -275,8 +288,9 @@ def check_session(store: SessionStore, sid: str, tracked: frozenset[str] = froze
     live = probe_live(session_dir).live
     if tst is None or not stat.S_ISREG(tst.st_mode):
         if tst is None and (session_dir / STAGING_NAME).exists() and not live:
+            what = _unfinished(session_dir / STAGING_NAME)
             findings.append(Finding(sid, STAGING_NAME, "unfinished_resume",
-                                    "a resume that ended while copying its history (its source is untouched); "
+                                    f"{what} (its source is untouched); "
                                     "it is never listed or continued (sessions rm deletes it)"))
             return findings
         what = "missing" if tst is None else "not a regular file"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evo_agent.importers import claude_code, codex, earlier_imports, source_fingerprint, write_import
-from evo_agent.importers.model import ImportedSession, Message, consume
+from evo_agent.importers.model import ImportedSession, ImportNotWritten, Message, consume
 from evo_agent.safe_text import terminal_line
 from evo_agent.session import SessionStore, text_of
 
@@ -86,6 +86,8 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
             imported = read(path)
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except ImportNotWritten as exc:
+            raise CommandError(f"cannot import {shown}: {exc}") from None
         earlier = earlier_imports(store, agent, imported.source_id)
         same = [sid for sid, origin in earlier if origin.get("sha256") == fingerprint["sha256"]]
         if same:
@@ -99,6 +101,8 @@ def sessions_import(store: SessionStore, agent: str, sources: list[str], *, impo
                 new_id = write_import(store, imported, fingerprint, earlier[-1][0] if earlier else None)
         except OSError as exc:
             raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except ImportNotWritten as exc:
+            raise CommandError(f"cannot import {shown}: {exc}") from None
         if new_id is None:
             unread = sum(imported.skipped.values())
             problem = f"nothing to import from {shown}: no {label} conversation in it ({unread} lines not understood)"
