@@ -173,7 +173,7 @@ def _command_line(command: str, ctx: ToolContext,
     if plan is None:
         # bash by its absolute path: a relative or in-project PATH entry (`node_modules/.bin`, `.`, an activated
         # `.venv/bin`) would run a clone's `bash`
-        argv = [system_bash(ctx.project_dir), "-c", command]
+        argv = [system_bash(ctx.project_dir), "-c", ctx.ruled_command or command]
         return (ctx.sandbox.wrap(argv, cwd=ctx.work_dir, git_dirs=git_dirs) if ctx.sandbox is not None else argv), env
     from .sandbox import read_only_sandbox
     from .shell_readonly import unasked_environment
