@@ -126,6 +126,17 @@ class _Status:
         return self.code
 
 
+# Reapers still watching a job their command put in the background: kept so that each is waited for once it
+# ends (no zombie, no "still running" warning from a dropped Popen), pruned at every call.
+_lingering: list[subprocess.Popen[bytes]] = []
+
+
+def _keep_if_lingering(proc: subprocess.Popen[bytes]) -> None:
+    _lingering[:] = [p for p in _lingering if p.poll() is None]
+    if proc.poll() is None:
+        _lingering.append(proc)
+
+
 def _drain(fd: int, capture: _OutputCapture, grace_s: float) -> None:
     """Read what is left in the pipe, giving up after `grace_s` if it stays open."""
     import select
@@ -282,6 +293,7 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     code = status.poll()
     if code is None:
         code = proc.wait()
+    _keep_if_lingering(proc)
 
     output = capture.text()
     body = output if output else "(no output)\n"
