@@ -43,7 +43,7 @@ def test_a_catastrophic_pattern_finishes(tmp_path):
 
 def test_lookaround_and_backreferences_are_one_clear_line(tmp_path):
     (tmp_path / "a.txt").write_text("foobar\n")
-    for pattern in ("foo(?=bar)", "(?<!x)foo", r"(o)\1"):
+    for pattern in ("foo(?=bar)", "(?<!x)foo", r"(o)\1", "(?P<o>o)(?P=o)", r"(?P<o>o)\k<o>"):
         result = call(tmp_path, pattern=pattern)
         assert result.is_error
         assert len(result.content.splitlines()) == 1, result.content
@@ -56,6 +56,7 @@ def test_an_invalid_pattern_is_one_line(tmp_path):
     result = call(tmp_path, pattern="(unclosed")
     assert result.is_error and len(result.content.splitlines()) == 1, result.content
     assert result.content.startswith("invalid regex")
+    assert "$ is the end of the line" in call(tmp_path, pattern=r"x\Z").content
 
 
 def test_inline_flags_still_work(tmp_path):

@@ -123,8 +123,8 @@ def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
 
 # What RE2 says of a construct that needs backtracking: lookahead/lookbehind `(?=`, `(?!`, `(?<=`, `(?<!`, and a
-# backreference `\1` (RE2 reads it as an unknown escape).
-_BACKTRACKING = re.compile(r"invalid perl operator: \(\?<?[=!]|invalid escape sequence: \\[1-9]")
+# backreference `\1`, `(?P=name)`, `\k<name>` (RE2 reads `\1` and `\k` as unknown escapes).
+_BACKTRACKING = re.compile(r"invalid perl operator: \(\?(<?[=!]|P$|P=)|invalid escape sequence: \\[1-9k]")
 
 
 def _compile(pattern: str) -> Any:
@@ -142,6 +142,8 @@ def _compile(pattern: str) -> Any:
             return (f"invalid regex {pattern!r}: lookaround and backreferences are not supported (the search is "
                     "linear-time, as ripgrep's); match the surrounding text itself, or search for a simpler "
                     "pattern and read the lines")
+        if why.endswith("invalid escape sequence: \\Z"):
+            why += " (RE2 spells the end of the text \\z; $ is the end of the line)"
         return f"invalid regex {pattern!r}: {why}"
 
 
