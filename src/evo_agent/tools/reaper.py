@@ -27,8 +27,9 @@ thread that started the reaper, and a turn's thread ends), so a lifeline does: a
 end only the agent holds, for its whole life; the kernel closes it when the agent ends however it
 ends (`kill -9`, a crash, a normal exit), and the reaper's `read` on it returns. A job that leaves
 the group and the session (`setsid`, a double fork into a new session) is not followed: that would
-need a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`), which bash cannot call — a Python reaper
-at 30-60 ms per call — and a job meant to escape has other doors (`systemd-run --user`, `at`).
+need a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`), which bash cannot call: a Python reaper
+(`python3 -I -S` starts in 13 ms where bash takes 1.5 ms, on every call) for a job that means to
+escape, and such a job has other doors anyway (`systemd-run --user`, `at`, a crontab).
 """
 
 from __future__ import annotations
