@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the benchmark
 from benchmarks.harness import median_time, table
 from evo_agent.tools import ToolContext
 from evo_agent.tools import bash as bash_tool
+from evo_agent.tools import reaper as reaper_module
 from evo_agent.tools.sandbox import SandboxError, check_sandbox
 from evo_agent.tools.shell_readonly import read_only_reason
 
@@ -31,12 +32,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=30)
     calls = parser.parse_args().calls
     project = Path(tempfile.mkdtemp(prefix="evo-bench-bash-"))
-    reaper = bash_tool.with_reaper
+    reaper = reaper_module.reaped_call  # bash.py looks it up in the module at each call
     rows: list[tuple[str, float]] = []
 
-    bash_tool.with_reaper = lambda argv: argv
+    reaper_module.reaped_call = lambda argv, _project: reaper_module.ReapedCall(argv)
     rows.append(("plain bash -c (before #15)", _median_ms(lambda: bash_tool.run_bash({"command": "true"}, ToolContext(project)), calls)))
-    bash_tool.with_reaper = reaper
+    reaper_module.reaped_call = reaper
     rows.append(("with the reaper (default)", _median_ms(lambda: bash_tool.run_bash({"command": "true"}, ToolContext(project)), calls)))
     try:
         sandbox = check_sandbox(project)

@@ -857,7 +857,10 @@ class Agent:
         refusal, plan = self._precheck(name, tool_input, ctx), None
         if refusal is None:
             refusal, plan = self._gate(tool_id, name, tool_input, cancel, ctx)
-        ctx.read_only = plan
+        if isinstance(plan, str):  # a command a rule approved, as it runs (shell_readonly.plan_ruled_git)
+            ctx.ruled_command = plan
+        else:
+            ctx.read_only = plan
         cb.emit(ToolStarted(tool_id, name, tool_input))
         started = time.monotonic()
         if refusal is not None:
@@ -906,7 +909,7 @@ class Agent:
             front.tell(outcome.notice.replace("evo-agent:", label, 1))
         if not outcome.run:
             return ToolResult(outcome.message, is_error=True), None
-        if outcome.plan is not None:
+        if outcome.plan is not None and not isinstance(outcome.plan, str):
             self._tell_if_no_backstop(front)
         return None, outcome.plan
 

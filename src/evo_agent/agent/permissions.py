@@ -91,7 +91,8 @@ class Verdict:
     rule: str              # what decided: "mode ask: read inside the project", "rule Bash(npm test)", ...
     reason: str = ""       # why it asks or is refused, completing "needs approval because it ..."
     suggestion: Rule | None = None  # the rule an "always" answer would add
-    plan: object = None    # a read-only bash command: the ReadOnlyPlan the bash tool runs (shell_readonly)
+    plan: object = None    # a read-only bash command: the ReadOnlyPlan the bash tool runs (shell_readonly); a str:
+    #                        the command a rule approved as it runs (shell_readonly.plan_ruled_git)
 
 
 @dataclass
@@ -223,7 +224,10 @@ class Policy:
                            f"the command may write {protected}/ ({what})", None)
         rule = self._matching(lambda r: r.covers_command(command, self.work_dir))
         if rule is not None:
-            return Verdict("allow", f"rule {rule}")
+            # read-only git runs with unasked git's protection, whatever options the rule let through
+            from evo_agent.tools.shell_readonly import plan_ruled_git
+
+            return Verdict("allow", f"rule {rule}", plan=plan_ruled_git(command, self.project_dir, self.work_dir))
         return Verdict("ask", f"mode {self.mode}", f"the command {why}", suggestion)
 
     def _check_memory(self, tool_input: dict[str, Any]) -> Verdict:

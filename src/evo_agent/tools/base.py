@@ -90,6 +90,9 @@ class ToolContext:
     # A tools.shell_readonly.ReadOnlyPlan when the permission gate let this bash call run unasked: the
     # bash tool then runs the plan's command (not the model's text), in the read-only sandbox.
     read_only: Any = None
+    # The command a user's rule approved, as it runs instead of the model's text: a read-only git subcommand with
+    # unasked git's protection (shell_readonly.plan_ruled_git). None: the model's command runs as written.
+    ruled_command: str | None = None
     # Keeps what the file tools change, for rewinds (`before_change(path, tool_use_id)`/`after_change`);
     # a `evo_agent.session.file_history.FileHistory`, or None when nothing is recorded.
     file_history: Any = None

@@ -95,6 +95,48 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
+class _Status:
+    """How the command ended: the status line its lingering reaper writes, else the process's own exit.
+
+    A status above 128 is the shell's spelling of "killed by signal N", which the tool reports as such."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], call: Any) -> None:
+        self._proc, self._call = proc, call
+        self._piped = call.status_fd is not None
+        self._text = b""
+        self.code: int | None = None
+
+    def read(self) -> None:
+        """Read what the status pipe holds; at its end, the code (the reaper's own if it wrote none)."""
+        chunk = os.read(self._call.status_fd, 64)
+        if chunk:
+            self._text += chunk
+            return
+        text = self._text.strip()
+        if text.isdigit():
+            number = int(text)
+            self.code = -(number - 128) if number > 128 else number
+        else:  # killed before it could write: its own exit tells
+            self.code = self._proc.wait()
+
+    def poll(self) -> int | None:
+        """The code once the command ended, else None."""
+        if not self._piped:
+            return self._proc.poll()
+        return self.code
+
+
+# Reapers still watching a job their command put in the background: kept so that each is waited for once it
+# ends (no zombie, no "still running" warning from a dropped Popen), pruned at every call.
+_lingering: list[subprocess.Popen[bytes]] = []
+
+
+def _keep_if_lingering(proc: subprocess.Popen[bytes]) -> None:
+    _lingering[:] = [p for p in _lingering if p.poll() is None]
+    if proc.poll() is None:
+        _lingering.append(proc)
+
+
 def _drain(fd: int, capture: _OutputCapture, grace_s: float) -> None:
     """Read what is left in the pipe, giving up after `grace_s` if it stays open."""
     import select
@@ -142,7 +184,7 @@ def _command_line(command: str, ctx: ToolContext,
     if plan is None:
         # bash by its absolute path: a relative or in-project PATH entry (`node_modules/.bin`, `.`, an activated
         # `.venv/bin`) would run a clone's `bash`
-        argv = [system_bash(ctx.project_dir), "-c", command]
+        argv = [system_bash(ctx.project_dir), "-c", ctx.ruled_command or command]
         return (ctx.sandbox.wrap(argv, cwd=ctx.work_dir, git_dirs=git_dirs) if ctx.sandbox is not None else argv), env
     from .sandbox import read_only_sandbox
     from .shell_readonly import unasked_environment
@@ -169,24 +211,31 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     import select
     import subprocess  # here: a launch's first request (start-up, SPEC §8) needs no subprocess
 
-    from .reaper import with_reaper
+    from .reaper import reaped_call
 
     git_dirs = _git_dirs(ctx)
     argv, env = _command_line(command, ctx, git_dirs)
-    proc = subprocess.Popen(
-        # The reaper leads the command's process group and kills it if the agent dies (reaper.py).
-        with_reaper(argv, ctx.project_dir),
-        cwd=ctx.work_dir,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        bufsize=0,
-    )
+    # The reaper leads the command's process group, stays while a job the command put in the background runs,
+    # and kills the group when the agent is gone (reaper.py).
+    call = reaped_call(argv, ctx.project_dir)
+    try:
+        proc = subprocess.Popen(
+            call.argv,
+            cwd=ctx.work_dir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            bufsize=0,
+            pass_fds=call.pass_fds,
+        )
+    finally:
+        call.started()
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     capture = _OutputCapture()
+    status = _Status(proc, call)
     outcome = "exited"
     deadline = time.monotonic() + timeout
     try:
@@ -201,20 +250,25 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 outcome = "timeout"
                 break
             wait = min(_POLL_S, remaining)
-            if not eof:
-                ready, _, _ = select.select([fd], [], [], wait)
-                if ready:
+            watched = [fd] if not eof else []
+            if call.status_fd is not None and status.code is None:
+                watched.append(call.status_fd)
+            if watched:
+                ready, _, _ = select.select(watched, [], [], wait)
+                if fd in ready:
                     chunk = os.read(fd, _CHUNK_BYTES)
                     if chunk:
                         capture.feed(chunk)
                     else:
                         eof = True
+                if call.status_fd in ready:
+                    status.read()
             else:
                 try:
                     proc.wait(timeout=wait)
                 except subprocess.TimeoutExpired:
                     pass
-            if proc.poll() is not None:
+            if status.poll() is not None:
                 if eof:
                     break
                 # The shell is gone but a background child still holds the
@@ -229,17 +283,23 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
             proc.wait()
             _drain(fd, capture, _DRAIN_GRACE_S)
     finally:
-        # Also reached on KeyboardInterrupt: never leave the group running.
-        if proc.poll() is None:
+        # Also reached on KeyboardInterrupt: never leave the group running, unless the command ended and its
+        # reaper stays for a job it put in the background.
+        if status.poll() is None:
             _kill_group(proc)
             proc.wait()
         proc.stdout.close()
+        call.close()
+    code = status.poll()
+    if code is None:
+        code = proc.wait()
+    _keep_if_lingering(proc)
 
     output = capture.text()
     body = output if output else "(no output)\n"
     if not body.endswith("\n"):
         body += "\n"
-    if proc.returncode == 2 and ctx.read_only is not None and " --no-messages " in f" {ctx.read_only.command} ":
+    if code == 2 and ctx.read_only is not None and " --no-messages " in f" {ctx.read_only.command} ":
         body += _RG_QUIET
     notice = None
     if git_dirs is not None:
@@ -248,7 +308,7 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         notice = new_git_dirs_notice(ctx.project_dir, git_dirs, find_git_dirs(ctx.project_dir))
         if notice is not None:
             body += f"[{notice.removeprefix('evo-agent: ')}]\n"
-    result = _result(body, outcome, timeout, proc.returncode)
+    result = _result(body, outcome, timeout, code)
     result.notice = notice
     return result
 

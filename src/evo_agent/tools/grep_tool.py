@@ -1,4 +1,9 @@
-"""The `grep` tool: search file contents with a Python regular expression.
+"""The `grep` tool: search file contents with a regular expression, on RE2.
+
+RE2 (google-re2) matches in time linear in the text, as ripgrep's engine (Claude Code's Grep) does:
+Python `re` backtracks, and a pattern a prompt injection chose (`(a+)+$`) froze the agent in a C loop
+Ctrl+C could not interrupt. The price is ripgrep's: no lookaround, no backreferences (one clear error
+line says so). Each line is matched without its line break, so `$` means the end of the line.
 
 Files git ignores are skipped as ripgrep skips them (ignore.py) unless
 `include_ignored` is true. Output is `path:lineno:line`, the format models already know from grep -rn,
@@ -49,10 +54,10 @@ def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path_arg = tool_input.get("path")
     if path_arg is not None and not isinstance(path_arg, str):
         return error("path must be a string")
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        return error(f"invalid regex {pattern!r}: {exc}")
+    regex = _compile(pattern)
+    if isinstance(regex, str):
+        return error(regex)
+    whole = _whole_file(pattern)
 
     root = resolve_path(ctx, path_arg) if path_arg else ctx.work_dir
     if not root.exists():
@@ -81,12 +86,16 @@ def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 raw.close()
                 continue
             raw.seek(0)
+            if whole is not None and not _may_match(whole, raw):
+                raw.close()
+                continue
             shown = display_path(ctx, file)
             with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
                 for n, line in enumerate(f, start=1):
+                    line = line.removesuffix("\n")
                     if not regex.search(line):
                         continue
-                    line = line.rstrip("\r\n")
+                    line = line.rstrip("\r")
                     if len(line) > MAX_LINE_CHARS:
                         line = line[:MAX_LINE_CHARS] + " [... line truncated]"
                     entry = f"{shown}:{n}:{line}"
@@ -113,6 +122,58 @@ def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return ToolResult(text)
 
 
+# What RE2 says of a construct that needs backtracking: lookahead/lookbehind `(?=`, `(?!`, `(?<=`, `(?<!`, and a
+# backreference `\1`, `(?P=name)`, `\k<name>` (RE2 reads `\1` and `\k` as unknown escapes).
+_BACKTRACKING = re.compile(r"invalid perl operator: \(\?(<?[=!]|P$|P=)|invalid escape sequence: \\[1-9k]")
+
+
+def _compile(pattern: str) -> Any:
+    """`pattern` compiled by RE2 (UTF-8, no logging to stderr), or the one line that says why it cannot be."""
+    import re2  # at the first search: not before a launch's first request (issue #30)
+
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        why = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        why = " ".join(why.split())
+        if _BACKTRACKING.search(why):
+            return (f"invalid regex {pattern!r}: lookaround and backreferences are not supported (the search is "
+                    "linear-time, as ripgrep's); match the surrounding text itself, or search for a simpler "
+                    "pattern and read the lines")
+        if why.endswith("invalid escape sequence: \\Z"):
+            why += " (RE2 spells the end of the text \\z; $ is the end of the line)"
+        return f"invalid regex {pattern!r}: {why}"
+
+
+# Files up to this size are first searched whole (one RE2 call instead of one per line: RE2's Python binding
+# costs a few µs a call), and skipped when nothing matches.
+WHOLE_FILE_BYTES = 8 << 20
+# What makes a match in a line no match in the whole text (`\A`, `\z`, multiline turned off): no whole-file search.
+_LINE_BOUND = re.compile(r"\\[Az]|\(\?[a-zA-Z]*-")
+
+
+def _whole_file(pattern: str) -> Any:
+    """`pattern` in multiline mode for a whole file, where a line's match is a match too (`^`, `$` and `\b` mean
+    the same at a line's ends); None when the pattern could tell the difference."""
+    if _LINE_BOUND.search(pattern):
+        return None
+    compiled = _compile(f"(?m){pattern}")
+    return None if isinstance(compiled, str) else compiled
+
+
+def _may_match(whole: Any, raw: io.BufferedReader) -> bool:
+    """Whether a line of the file (at the start of `raw`, left there) may match: False only when the whole text,
+    line breaks read as the line loop reads them, has no match."""
+    data = raw.read(WHOLE_FILE_BYTES + 1)
+    raw.seek(0)
+    if len(data) > WHOLE_FILE_BYTES:
+        return True
+    text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    return whole.search(text) is not None
+
+
 def _escapes(file: Path, root: Path, ctx: ToolContext) -> bool:
     target = real(file)
     return not inside_project(ctx.project_dir, target) and not is_within(target, real(root))
@@ -132,7 +193,8 @@ GREP_TOOL = Tool(
     name=FACTS.name,
     facts=FACTS,
     description=(
-        "Search file contents for a Python regular expression. path is a file or directory "
+        "Search file contents for a regular expression (RE2 syntax, as ripgrep: no lookaround or "
+        "backreferences; inline flags such as (?i) work). path is a file or directory "
         "(default: the working directory). Prints `path:line:text` for each matching line; "
         "skips binary files, what git ignores (unless include_ignored is true), .git and .evo-agent; "
         "at most 500 matches."
@@ -140,7 +202,7 @@ GREP_TOOL = Tool(
     input_schema={
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Python regular expression."},
+            "pattern": {"type": "string", "description": "Regular expression (RE2 syntax)."},
             "path": {"type": "string", "description": "File or directory to search."},
             "include_ignored": {"type": "boolean",
                                 "description": "Also search files .gitignore excludes (default false)."},

@@ -43,7 +43,7 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -75,7 +75,7 @@ from .shell_allowlist import (
     Spec,
     denied_option,
 )
-from .shell_words import ShellSyntaxError, Word, expand, git_subcommand, split_words
+from .shell_words import ShellSyntaxError, Word, expand, git_subcommand, git_subcommand_at, split_words
 
 FORBIDDEN_CHARS = {
     "$": "expansion or substitution",
@@ -433,8 +433,15 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
     # (`~`: `git diff` would print ~/.ssh/id_rsa against a dummy blob its index lists).
     # (`-c core.worktree=` would not do: git reads it from the repository's own file while it sets up.)
     worktree = [f"--work-tree={repository}"] if repository is not None else []
-    safe = [*GIT_SAFE_CONFIG, *worktree, subcommand, *GIT_NO_SUBMODULES]
-    return safe + (list(GIT_SAFE_DIFF) if subcommand != "status" else [])
+    before, after = git_safe_words(subcommand)
+    return [*before, *worktree, subcommand, *after]
+
+
+def git_safe_words(subcommand: str) -> tuple[list[str], list[str]]:
+    """The words put before and after a read-only git subcommand, unasked or under a user's rule: nothing the
+    repository's configuration names may run, no submodule entered, and for log/show/diff no textconv nor
+    external diff (shell_allowlist.GIT_SAFE_CONFIG, GIT_NO_SUBMODULES, GIT_SAFE_DIFF)."""
+    return list(GIT_SAFE_CONFIG), [*GIT_NO_SUBMODULES, *(GIT_SAFE_DIFF if subcommand != "status" else ())]
 
 
 def _borrowed_git_dir(root: Path, project: Path) -> Path | None:
@@ -617,11 +624,12 @@ def _unquote_c(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
-def _git_assignments(git: str, where: _Where) -> list[str]:
+def _git_assignments(git: str, where: _Where, options: Sequence[str] = ()) -> list[str]:
     """`NAME=value` words put before git: the door's environment (session GIT_SAFE_ENV: no transport, no
     lazy fetch, no optional lock) and each filter driver switched off through GIT_CONFIG_KEY_n/VALUE_n,
-    which take a key verbatim (`-c filter.x=y.clean=` would set `filter.x`)."""
-    settings = _filter_overrides(git, where)
+    which take a key verbatim (`-c filter.x=y.clean=` would set `filter.x`). `options`: the command's own words
+    before its subcommand (`-C dir`, `--git-dir=…`: under a rule), so the scan reads the configuration git will."""
+    settings = _filter_overrides(git, where, options)
     env = {**GIT_SAFE_ENV, **git_config_pins()}  # (assignments before git outrank a `printf -v HOME` before it)
     root = git_worktree_root(where.cwd)
     if root is not None:
@@ -637,7 +645,7 @@ def _git_assignments(git: str, where: _Where) -> list[str]:
 
 # What the filter scan reads: the filter drivers, and the settings naming a file git opens on a status, log or
 # diff (`core.attributesFile` is pinned to /dev/null on the command line).
-FILTER_AND_FILE_KEYS = r"^(filter\.|core\.excludesfile$|mailmap\.file$|diff\.orderfile$)"
+FILTER_AND_FILE_KEYS = r"^(filter\.|diff\..*\.textconv$|core\.excludesfile$|mailmap\.file$|diff\.orderfile$)"
 
 
 def _check_named_file(key: str, value: str, where: _Where) -> None:
@@ -653,7 +661,7 @@ def _check_named_file(key: str, value: str, where: _Where) -> None:
         raise _Ask(f"runs git with {key} naming {value!r}, {kind}: git would wait on it")
 
 
-def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
+def _filter_overrides(git: str, where: _Where, options: Sequence[str] = ()) -> list[tuple[str, str]]:
     """(key, value) turning off each filter driver the configuration defines: `filter.X.clean` empty, ….
 
     Read in `where.cwd`, where the command runs: a repository nested in the project has its own configuration.
@@ -664,7 +672,7 @@ def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
     keys typed meanwhile were gone) until its timeout.
     """
     try:
-        found = subprocess.run([git, "config", "--null", "--get-regexp", FILTER_AND_FILE_KEYS],
+        found = subprocess.run([git, *options, "config", "--null", "--get-regexp", FILTER_AND_FILE_KEYS],
                                cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
                                env=_git_env(where.root))
     except subprocess.TimeoutExpired:
@@ -674,17 +682,28 @@ def _filter_overrides(git: str, where: _Where) -> list[tuple[str, str]]:
     except OSError:
         return []  # no git to run: the command will not find one either
     names: set[str] = set()
+    out: list[tuple[str, str]] = []
     for item in found.stdout.split(b"\0"):
         key, _, value = item.decode("utf-8", "surrogateescape").partition("\n")
         if key.startswith("filter."):
             names.add(key.rsplit(".", 1)[0])
+        elif key.startswith("diff.") and key.endswith(".textconv"):
+            # `git status -v` (under a rule) has no --no-textconv: the driver shows the file as it is (an empty
+            # command would fail the whole diff)
+            out.append((key, _cat(where.root)))
         elif key:
             _check_named_file(key, value, where)
-    out: list[tuple[str, str]] = []
     for name in sorted(names):
         out += [(f"{name}.{field}", "") for field in ("clean", "smudge", "process")]
         out.append((f"{name}.required", "false"))
     return out
+
+
+def _cat(project: Path) -> str:
+    """cat by its absolute path from a PATH entry that counts (never the clone's `node_modules/.bin/cat`)."""
+    from evo_agent.session import absolute_program
+
+    return shlex.quote(absolute_program("cat", outside=str(project)) or "/bin/cat")
 
 
 # The subcommands that read the work tree's file of every index entry (log and show read only objects).
@@ -753,6 +772,51 @@ def unasked_environment(environ: Mapping[str, str], project: Path | str | None =
     return library_environment(project, kept)
 
 
+def plan_ruled_git(command: str, project_dir: Path | str, cwd: Path | str | None = None,
+                   search_path: str | None = None) -> str | None:
+    """The command a user's rule approved as it then runs, when it is one read-only git command (a subcommand the
+    allowlist knows: status, log, diff, show, whatever its options); None: it runs as written.
+
+    `Bash(git status:*)` covers `git status -v`, which the allowlist does not list: without this, git read an
+    unpacked archive's `.git/config` and ran its `core.fsmonitor`, hooks, `diff.external`, textconv, filters. So
+    it gets exactly what unasked git gets (`git_safe_words`, `_git_assignments`): git by its absolute path from
+    the PATH entries that count, the settings put right before the subcommand (after the command's own `-c`,
+    `-p`: they win), the door's environment. The command's words are kept as bash reads them; a command this
+    cannot rebuild faithfully (an operator, `$`, a backslash) runs as written. A writing subcommand (`git commit`
+    under `Bash(git commit:*)`) runs as written: the user approved it, hooks included."""
+    try:
+        tokens = split_words(command)
+    except ShellSyntaxError:
+        return None
+    words = [t for t in tokens if isinstance(t, Word)]
+    if not words or len(words) != len(tokens) or words[0].is_pattern or words[0].text != "git":
+        return None
+    if any(not quoted and ("$" in text or "`" in text or "\\" in text) for w in words for text, quoted in w.parts):
+        return None
+    texts = [w.text for w in words[1:]]
+    at = git_subcommand_at(texts)
+    if at is None or texts[at] not in GIT_SUBCOMMANDS:
+        return None
+    project = real(project_dir)
+    start = real(cwd) if cwd is not None else project
+    where = _Where(project, start)
+    path = os.environ.get("PATH", "") if search_path is None else search_path
+    git = resolve_program("git", safe_search_path(path, project), project, start)
+    try:
+        assignments = _git_assignments(git, where, texts[:at])
+    except _Ask as exc:  # a configuration git cannot read in time (a FIFO): git would wait on it the same way
+        return f"echo {shlex.quote(f'evo-agent: not run: the command {exc}')} >&2; exit 1"
+    before, after = git_safe_words(texts[at])
+    rendered = [_render(w) for w in words[1:]]
+    return " ".join([*assignments, shlex.quote(git), *rendered[:at], *before, rendered[at], *after,
+                     *rendered[at + 1:]])
+
+
+def _render(word: Word) -> str:
+    """`word` as bash reads it: quoted parts quoted, the rest (globs, `~`) as written."""
+    return "".join(shlex.quote(text) if quoted else text for text, quoted in word.parts) or "''"
+
+
 def prefix_rule_problem(command: str, prefix: str, project_dir: Path | str) -> str | None:
     """Why a `Bash(prefix:*)` rule must not cover `command`, or None.
 
@@ -780,5 +844,5 @@ def prefix_rule_problem(command: str, prefix: str, project_dir: Path | str) -> s
     return None
 
 
-__all__ = ["ReadOnlyPlan", "plan_read_only", "prefix_rule_problem", "read_only_reason", "resolve_program",
-           "safe_search_path", "through_proc", "unasked_environment"]
+__all__ = ["ReadOnlyPlan", "git_safe_words", "plan_read_only", "plan_ruled_git", "prefix_rule_problem",
+           "read_only_reason", "resolve_program", "safe_search_path", "through_proc", "unasked_environment"]

@@ -351,6 +351,11 @@ def git_subcommand(args: list[str]) -> str | None:
     return None if at is None else args[at]
 
 
+def git_subcommand_at(args: list[str]) -> int | None:
+    """Where the subcommand stands among git's arguments (None: there is none)."""
+    return _git_subcommand_at(args)
+
+
 def _git_subcommand_at(args: list[str]) -> int | None:
     j = 0
     while j < len(args) and args[j].startswith("-"):
@@ -421,5 +426,5 @@ def _tilde(chars: list[Char], base: Path) -> list[Char]:
     return [(c, True) for c in expanded] + chars[end:]
 
 
-__all__ = ["Char", "ShellSyntaxError", "Word", "bash_glob", "expand", "git_subcommand", "protected_dir",
-           "split_words"]
+__all__ = ["Char", "ShellSyntaxError", "Word", "bash_glob", "expand", "git_subcommand", "git_subcommand_at",
+           "protected_dir", "split_words"]
