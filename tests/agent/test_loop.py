@@ -16,6 +16,7 @@ import pytest
 
 from evo_agent.agent import INTERRUPTED_MARKER, TOOL_INTERRUPTED_TEXT
 from evo_agent.agent.events import Notice, Retrying, TextDelta, ToolFinished, ToolStarted, TurnEvent
+from evo_agent.agent.prompt import PROMPT_VERSION
 from evo_agent.providers import ProviderCancelled, ProviderError
 from evo_agent.tools import BASIC_TOOLS, Tool, ToolResult
 from evo_agent.tools.plan_tools import PLAN_TOOL_NAMES
@@ -53,7 +54,7 @@ def test_a_tool_round_trip_records_four_messages_in_order_with_one_prompt_id(pro
 
     recs = read_records(agent.recorder.path)
     assert [r["type"] for r in recs] == ["session_start", "system_prompt", "user", "assistant", "user", "assistant"]
-    assert recs.pop(1)["version"] == 2  # the system prompt's template (agent/prompt.py), held until "say hello"
+    assert recs.pop(1)["version"] == PROMPT_VERSION  # the system prompt's template (agent/prompt.py), held until "say hello"
     assert len({r["prompt_id"] for r in recs[1:]}) == 1
     assert recs[1]["message"] == {"role": "user", "content": "say hello"}
     assert (recs[2]["input_tokens"], recs[2]["output_tokens"]) == (50, 5)

@@ -46,6 +46,7 @@ V1_GOLDEN = (
 # Version 2's bytes for the same facts (the platform's name aside). A change to its text is a new version:
 # a resumed version-2 conversation must be sent these very bytes again.
 V2_SHA256 = "8f817d99679dc68803e5ad083f9491091e05b466deba24ad23252344651dfede"
+V3_SHA256 = "aa651d38f3b6675b73e0a1e0092d95f137c6aa150293ed2f8ed6e70fb1628517"
 
 
 def rendered(version: int, specs: list[dict] = SPECS) -> str:
@@ -59,10 +60,24 @@ def test_version_1_is_the_old_prompt_byte_for_byte():
 
 
 def test_version_2_is_pinned_so_that_a_change_to_its_text_is_a_new_version():
-    assert PROMPT_VERSION == 2
     assert hashlib.sha256(rendered(2).encode()).hexdigest() == V2_SHA256, (
         "the version-2 template changed: resumed version-2 conversations would miss the prompt cache. "
-        "Add a version 3 (and pin it) instead of editing version 2.")
+        "Add a version (and pin it) instead of editing version 2.")
+
+
+def test_version_3_is_pinned_and_tells_greps_pattern_language_truly():
+    """The grep tool matches with RE2 (no lookaround, no backreferences); version 2 says "a Python regular
+    expression", so a model wrote lookarounds the tool refuses. Version 3 differs from 2 in that bullet alone."""
+    assert PROMPT_VERSION == 3
+    assert hashlib.sha256(rendered(3).encode()).hexdigest() == V3_SHA256, (
+        "the version-3 template changed: resumed version-3 conversations would miss the prompt cache. "
+        "Add a version 4 (and pin it) instead of editing version 3.")
+    assert "an RE2 regular expression" in rendered(3) and "Python regular expression" not in rendered(3)
+    two, three = rendered(2).splitlines(), rendered(3).splitlines()
+    assert [line for line in two if line not in three] == [
+        "- Search before you read: grep (a Python regular expression; `path:line:text`, at most 500 matches) finds",
+        "  where a name is defined or used, glob (`**/*.py`) finds files by name; then read the lines around what you",
+        "  found. When grep or glob stop at their limit, narrow the pattern or the path instead of paging on."]
 
 
 def test_an_unknown_version_gets_the_current_template():

@@ -25,6 +25,9 @@ output, compaction, interruptions and reminders, and answering in a terminal. It
 the fixed prefix long enough for the cache to carry every request after the first (SPEC §12's 80%:
 benchmarks/cost.py, docs/benchmarks.md#cost).
 
+Version 3 is version 2 with grep's pattern language told truly: the tool matches with RE2, as ripgrep
+does (no lookaround, no backreferences), where version 2 says "a Python regular expression".
+
 The fixed context (the project instructions' block, the memory indexes) comes last, after the
 template: what a session was given at its start, in the order the sections are passed to
 `build_system_prompt(context=…)`. What changes mid-session reaches the model as a `reminder` in the
@@ -43,7 +46,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROMPT_RECORD = "system_prompt"  # the record type of a session's template version (session/records.py)
-PROMPT_VERSION = 2  # what a new session records and is sent
+PROMPT_VERSION = 3  # what a new session records and is sent
 LEGACY_VERSION = 1  # a conversation recorded before the `system_prompt` record existed
 
 # ---- version 1: the sessions recorded before the template's version was (kept byte for byte) ----------
@@ -373,12 +376,29 @@ def _phrases(plan: bool, memory: bool) -> dict[str, str]:
     }
 
 
-def _v2(names: list[str]) -> str:
-    """Version 2's body after its head: a section per kind of tool the session has, then the rest."""
+# Version 3's first bullet on searching, where version 2's said "a Python regular expression".
+_SEARCH_V2 = """\
+- Search before you read: grep (a Python regular expression; `path:line:text`, at most 500 matches) finds
+  where a name is defined or used, glob (`**/*.py`) finds files by name; then read the lines around what you
+  found. When grep or glob stop at their limit, narrow the pattern or the path instead of paging on.
+"""
+_SEARCH_V3 = """\
+- Search before you read: grep (an RE2 regular expression, as ripgrep's: no lookaround or backreferences;
+  `path:line:text`, at most 500 matches) finds where a name is defined or used, glob (`**/*.py`) finds files
+  by name; then read the lines around what you found. When grep or glob stop at their limit, narrow the
+  pattern or the path instead of paging on.
+"""
+
+
+def _v2(names: list[str], version: int = 2) -> str:
+    """Version 2's body after its head (version 3's: its grep line): a section per kind of tool the session has,
+    then the rest."""
     have = set(names)
     plan, memory = bool(have.intersection(PLAN_TOOLS)), "memory" in have
     words = _phrases(plan, memory)
     parts = [text.format(**words) for tools, text in TOOL_SECTIONS_V2 if have.intersection(tools)]
+    if version >= 3:
+        parts = [part.replace(_SEARCH_V2, _SEARCH_V3) for part in parts]
     if any(n.startswith("mcp__") and "__" in n[5:] for n in names):  # mcp__<server>__<tool>
         parts.append(MCP_V2)
     parts.append(LAYERS_V2 + (LAYER_PLAN_V2 if plan else "") + (LAYER_MEMORY_V2 if memory else ""))
@@ -406,7 +426,8 @@ def build_system_prompt(project_dir: Path | str, tool_specs: Iterable[dict[str, 
         text = SYSTEM_TEMPLATE_V1.format(**facts, tools=_v1_tool_lines(specs))
     else:
         names = [str(spec.get("name")) for spec in specs]
-        text = HEAD_V2.format(**facts, names=", ".join(names) or "(none)") + "\n" + _v2(names)
+        known = version if version in (2, 3) else PROMPT_VERSION
+        text = HEAD_V2.format(**facts, names=", ".join(names) or "(none)") + "\n" + _v2(names, known)
     return "".join([text, *(f"\n{section.strip()}\n" for section in context if section and section.strip())])
 
 
