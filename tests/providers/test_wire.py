@@ -18,6 +18,7 @@ import pytest
 
 from evo_agent.providers.http_client import Client, ConnectError
 from evo_agent.providers.wire import Connection, ProtocolError, RemoteDisconnected
+from tests.hostile_endpoint import shut_listener
 
 
 def _read_head(conn: socket.socket) -> bytes:
@@ -48,7 +49,8 @@ class RawServer:
         self.tls, self.proxy, self.keep_open = tls, proxy, keep_open
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.acceptor = threading.Thread(target=self._serve, daemon=True)
+        self.acceptor.start()
 
     def _serve(self) -> None:
         while self.answers:
@@ -80,7 +82,7 @@ class RawServer:
                         break
 
     def close(self) -> None:
-        self.sock.close()
+        shut_listener(self.sock, self.acceptor)  # a thread left in accept() took a later test's connections
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.cli_runner import Cli, clean_env
+from tests.hostile_endpoint import shut_listener
 
 GIT = ["git", "-c", "user.name=mallory", "-c", "user.email=m@example.invalid", "-c", "init.defaultBranch=main"]
 
@@ -227,8 +228,9 @@ def self_signed_https(tmp_path: Path) -> Iterator[tuple[int, str, list[bytes]]]:
             except (OSError, ssl.SSLError):
                 pass  # a client that does not trust it hangs up
 
-    threading.Thread(target=serve, daemon=True).start()
+    acceptor = threading.Thread(target=serve, daemon=True)
+    acceptor.start()
     try:
         yield listener.getsockname()[1], (tmp_path / "cert.pem").read_text(), received
     finally:
-        listener.close()
+        shut_listener(listener, acceptor)  # a thread left in accept() took a later test's connections

@@ -18,6 +18,7 @@ import threading
 import pytest
 
 from tests.cli_runner import Cli, clean_env
+from tests.hostile_endpoint import shut_listener
 
 PASSWORD = "proxy-secret-pw-771"
 KEY = "sk-ant-api03-" + "p" * 40
@@ -46,9 +47,10 @@ def listener():
                 except OSError:
                     pass
 
-    threading.Thread(target=serve, daemon=True).start()
+    acceptor = threading.Thread(target=serve, daemon=True)
+    acceptor.start()
     yield server.getsockname()[1], received
-    server.close()
+    shut_listener(server, acceptor)  # a thread left in accept() took a later test's connections
 
 
 def _seen(received: list[bytes]) -> bytes:
