@@ -78,3 +78,28 @@ def test_the_sandbox_does_not_even_show_the_config_file(tmp_path: Path, monkeypa
         pytest.skip(str(exc))
     done = subprocess.run(sandbox.wrap(["cat", str(config)]), capture_output=True, text=True, timeout=30)
     assert done.returncode != 0 and PASSWORD not in done.stdout
+
+
+@pytest.mark.parametrize("spelling", [
+    "?password={pw}%zz",  # libpq quotes a token it cannot decode as written
+    "?password={pw}%20and%zz",
+    "?sslmode=disable&password={pw}%zz",
+    "?password=x&password={pw}%zz",
+    ":{pw}%zz@",  # the user part: masked before too (the control)
+])
+def test_a_url_libpq_cannot_parse_never_prints_its_password(tmp_path: Path, pg_cluster, spelling: str) -> None:
+    from .test_cli import team_cli
+
+    base = f"postgresql://alice@127.0.0.1:{pg_cluster.port}/postgres"
+    if spelling.startswith(":"):
+        url = base.replace("alice@", "alice" + spelling.format(pw=PASSWORD))
+    else:
+        url = base + spelling.format(pw=PASSWORD)
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", url)
+    listed = alice.run("sessions", "list", "--remote")
+    assert listed.rc != 0 and len(listed.err_lines) == 1 and "Traceback" not in listed.err, listed.err
+    assert "percent-encoded" in listed.err and "***" in listed.err  # what libpq said, the password masked
+    ran = alice.run("-p", "hello")  # the agent's one warning about the store
+    assert ran.rc == 0 and "bad EVO_AGENT_SYNC_URL" in ran.err, ran.err
+    for said in (listed.out + listed.err, ran.out + ran.err):
+        assert PASSWORD not in said and PASSWORD[:8] not in said, said

@@ -53,15 +53,23 @@ def _mask_password(url: str) -> None:
     """The store's password is the agent's own secret: masked in transcripts in every form (SPEC §9)."""
     from evo_agent.session import add_secret_value
 
+    for spelling in password_spellings(url):
+        add_secret_value(spelling, ENV_NAME)
+
+
+def password_spellings(url: str) -> list[str]:
+    """The URL's password as written (in the user part, in each `password=` parameter) and decoded, as the
+    server sees it (%-escapes undone: what a tool, or an error quoting it, could print); no empty one."""
+    found = []
     netloc = url.partition("://")[2].split("/", 1)[0].split("?", 1)[0]
     userinfo, at, _host = netloc.rpartition("@")
     if at and ":" in userinfo:
-        add_secret_value(userinfo.partition(":")[2], ENV_NAME)
-    for match in _PASSWORD_PARAM.finditer(url):
-        add_secret_value(url[match.end(1):match.end()], ENV_NAME)
-    decoded = url_password(url)  # as the server sees it, %-escapes undone: what a tool could print
+        found.append(userinfo.partition(":")[2])
+    found += [url[match.end(1):match.end()] for match in _PASSWORD_PARAM.finditer(url)]
+    decoded = url_password(url)
     if decoded:
-        add_secret_value(decoded, ENV_NAME)
+        found.append(decoded)
+    return [p for p in found if p]
 
 
 def _from_file(path: Path) -> tuple[str | None, str]:

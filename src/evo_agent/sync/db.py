@@ -211,18 +211,17 @@ def error_gist(exc: BaseException, url: str | None = None) -> str:
         text = text[len("connection failed: "):]
     if url:
         text = text.replace(url, redact_url(url))
-        password = _password_of(url)
-        if password:
+        for password in sorted(_passwords_of(url), key=len, reverse=True):
             text = text.replace(password, "***")
     return text[:300]
 
 
-def _password_of(url: str) -> str | None:
-    netloc = url.partition("://")[2].split("/", 1)[0].split("?", 1)[0]
-    userinfo, at, _ = netloc.rpartition("@")
-    if at and ":" in userinfo:
-        return userinfo.partition(":")[2] or None
-    return None
+def _passwords_of(url: str) -> set[str]:
+    """Every spelling of the URL's password an error could quote: as written (in the user part or a
+    `password=` parameter, libpq quotes a token it cannot decode as it stands) and decoded."""
+    from .config import password_spellings
+
+    return {p for p in password_spellings(url) if p}
 
 
 def driver_errors() -> tuple[type[BaseException], ...]:
