@@ -34,6 +34,7 @@ class SilentProxy:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._sockets: list[socket.socket] = [self._listener]
+        self.links: list[_Link] = []
         self._acceptor = threading.Thread(target=self._accept, daemon=True)
         self._acceptor.start()
 
@@ -46,6 +47,11 @@ class SilentProxy:
         with self._lock:
             self.limits = {"up": limits.get("silent_after_up"), "down": limits.get("silent_after_down")}
             self.went_silent.clear()
+
+    def bytes_down(self) -> int:
+        """Bytes the server sent to clients through this proxy so far (all connections)."""
+        with self._lock:
+            return sum(link.sent["down"] for link in self.links)
 
     def heal(self) -> None:
         with self._lock:
@@ -72,6 +78,7 @@ class SilentProxy:
             self._sockets += [client, upstream]
             with self._lock:
                 link = _Link(self.limits)
+                self.links.append(link)
             for src, dst, way in ((client, upstream, "up"), (upstream, client, "down")):
                 threading.Thread(target=self._pump, args=(link, src, dst, way), daemon=True).start()
 

@@ -16,7 +16,8 @@ import pytest
 
 from evo_agent.sync.db import connect
 
-from .pgcluster import add_teammate
+from .pgcluster import PgCluster, add_teammate
+from .proxy import SilentProxy
 from .test_cli import team_cli
 
 REPO = "github.com/team/app"
@@ -89,3 +90,42 @@ def test_a_lone_surrogate_in_a_teammates_transcript_crashes_nothing(tmp_path: Pa
         assert visible in refused.err  # the question quotes it, visibly
     else:
         assert visible in bob.run("sessions", "list", "--wide").out  # the name, visibly
+
+
+HUGE = 8 << 20  # characters in each of the row's free-text fields
+
+
+@pytest.mark.parametrize("command", ["list", "list --json", "search", "resume"])
+def test_a_teammates_huge_row_is_not_shipped_to_everyone(tmp_path: Path, sync_url: str, pg_cluster: PgCluster,
+                                                         command: str) -> None:
+    _, mallory, bob_url = members(sync_url)
+    start = record(SID, type="session_start", model="m", provider="demo")
+    push_raw(mallory, SID, [start, user_line(SID, "the wombat plan")])
+    with psycopg.connect(mallory, autocommit=True) as conn:  # her own row: hers to UPDATE, 40 MB of it
+        conn.execute("UPDATE evo_agent_sessions SET first_prompt = repeat('p', %s), name = repeat('n', %s), "
+                     "user_name = repeat('u', %s), host = repeat('h', %s), branch = repeat('b', %s) "
+                     "WHERE session_id = %s", (HUGE, HUGE, HUGE, HUGE, HUGE, SID))
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
+    own = alice.run("-p", "the wombat migration").hint_id()  # the control: an ordinary row beside it
+    proxy = SilentProxy(pg_cluster.port)
+    try:
+        bob = team_cli(tmp_path, "bob", "https://github.com/team/app", proxy.url(bob_url))
+        args = {"list": ("sessions", "list", "--remote"), "list --json": ("sessions", "list", "--remote", "--json"),
+                "search": ("sessions", "search", "--remote", "wombat"),
+                "resume": ("--resume", SID, "-p", "go on")}[command]
+        done = bob.run(*args)
+        shipped = proxy.bytes_down()
+    finally:
+        proxy.close()
+    assert "Traceback" not in done.err and (done.rc == 0 or command == "resume"), done.err
+    assert shipped < 1 << 20, f"{shipped:,} bytes came from the store"
+    said = done.out + done.err
+    assert len(said) < 20_000
+    if command == "resume":
+        assert done.rc == 1 and f"evo-agent sessions adopt {SID}" in done.err, done.err
+        return
+    assert SID in said and own in said
+    if command == "list --json":
+        rows = {r["id"]: r for r in json.loads(done.out)}
+        assert rows[own]["first_prompt"] == "the wombat migration"
+        assert all(len(rows[SID][k]) <= 200 for k in ("first_prompt", "name", "user", "host", "git_branch"))

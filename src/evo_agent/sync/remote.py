@@ -94,8 +94,21 @@ class RemoteSession:
                 "author": self.author, "author_verified": self.verified}
 
 
-_COLUMNS = ("session_id, user_name, host, branch, created_ms, updated_ms, message_count, first_prompt, name, subdir, "
-            "author")
+TEXT_CAP = 200  # characters of a row's free text read from the store (first_prompt is at most 200 anyway)
+
+
+def _columns(table: str = "") -> str:
+    """The listing columns, each free text cut on the server: a row's strings are the pusher's word, and a
+    member may UPDATE their own row to 1 GB per field; read whole, 100 such rows (500 in the picker's team
+    view) were shipped to every teammate's `list --remote`."""
+    t = table
+    return (f"left({t}session_id, 64), left({t}user_name, {TEXT_CAP}), left({t}host, {TEXT_CAP}), "
+            f"left({t}branch, {TEXT_CAP}), {t}created_ms, {t}updated_ms, {t}message_count, "
+            f"left({t}first_prompt, {TEXT_CAP}), left({t}name, {TEXT_CAP}), left({t}subdir, 4 * {TEXT_CAP}), "
+            f"left({t}author, {TEXT_CAP})")
+
+
+_COLUMNS = _columns()
 DEFAULT_LIMIT = 100  # rows `list --remote` prints unless --limit says otherwise
 
 
@@ -338,8 +351,8 @@ def foreign_note(conn: Connection, session_id: str, first_prompt: str | None) ->
 
     `first_prompt` is read from the fetched transcript itself, never taken from the row."""
     trust = store_trust(conn)
-    row = conn.execute("SELECT author, user_name, host FROM evo_agent_sessions WHERE session_id = %s",
-                       (session_id,)).fetchone()
+    row = conn.execute(f"SELECT left(author, {TEXT_CAP}), left(user_name, {TEXT_CAP}), left(host, {TEXT_CAP}) "
+                       "FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone()
     author, user, host = row if row else (None, "?", "?")
     if trust.verified and author == trust.role:
         return None
@@ -478,9 +491,11 @@ def unindexed(conn: Connection, repo: str | None) -> int:
 def search_remote(conn: Connection, identity: Identity, text: str, *, limit: int = 20) -> list[SearchHit]:
     """Messages of this repository's sessions that match `text`, newest sessions first (the derived index)."""
     rows = conn.execute(
-        f"""SELECT {', '.join('s.' + c for c in _COLUMNS.split(', '))},
-                   ts_headline('simple', coalesce(evo_agent_line_text(x.session_id, x.line_offset, x.line_bytes), ''),
-                               plainto_tsquery('simple', %s), 'StartSel=«,StopSel=»,MaxWords=18,MinWords=6')
+        f"""SELECT {_columns('s.')},
+                   left(ts_headline('simple',
+                                    coalesce(evo_agent_line_text(x.session_id, x.line_offset, x.line_bytes), ''),
+                                    plainto_tsquery('simple', %s), 'StartSel=«,StopSel=»,MaxWords=18,MinWords=6'),
+                        {4 * TEXT_CAP})
             FROM (SELECT x.session_id, x.line_offset, x.line_bytes FROM evo_agent_search x
                   WHERE x.repo = %s AND x.tsv @@ plainto_tsquery('simple', %s)
                   ORDER BY x.session_id DESC, x.line_offset LIMIT %s) x
