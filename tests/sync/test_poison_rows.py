@@ -129,3 +129,46 @@ def test_a_teammates_huge_row_is_not_shipped_to_everyone(tmp_path: Path, sync_ur
         rows = {r["id"]: r for r in json.loads(done.out)}
         assert rows[own]["first_prompt"] == "the wombat migration"
         assert all(len(rows[SID][k]) <= 200 for k in ("first_prompt", "name", "user", "host", "git_branch"))
+
+
+@pytest.mark.parametrize("claim", [9223372036854775807, 7258118400000, "two days ahead"],
+                         ids=["bigint max", "year 2200", "two days ahead"])
+def test_a_teammates_future_timestamps_never_bury_the_teams_sessions(tmp_path: Path, sync_url: str,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     claim: int | str) -> None:
+    import time
+
+    _, mallory, bob_url = members(sync_url)
+    future = int(time.time() * 1000) + 2 * 86_400_000 if claim == "two days ahead" else int(claim)
+    flood = [f"1796000000000_f100d{i:03x}" for i in range(3)]
+    for sid in flood:
+        push_raw(mallory, sid, [user_line(sid, "look at me")], updated_ms=future, first_prompt="look at me")
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
+    older = alice.run("-p", "the first real session").hint_id()
+    newer = alice.run("-p", "the second real session").hint_id()
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
+    first_screen = bob.run("sessions", "list", "--remote", "--limit", "2")
+    assert first_screen.rc == 0, first_screen.err
+    ids = [line.split()[0] for line in first_screen.out_lines[1:] if line.startswith("17")]
+    assert ids == [newer, older], first_screen.out
+    everything = json.loads(bob.run("sessions", "list", "--remote", "--json").out)
+    assert [r["id"] for r in everything] == [newer, older, *sorted(flood, reverse=True)]  # listed, last
+
+    from evo_agent.sync import hooks
+
+    monkeypatch.setenv("EVO_AGENT_SYNC_URL", bob_url)  # the picker's team view (Tab) reads the same rows
+    rows, error = hooks.team_sessions(bob.project, limit=2)
+    assert error is None and [r.id for r in rows] == [newer, older]
+
+
+def test_a_session_an_hour_ahead_still_sorts_by_its_time(tmp_path: Path, sync_url: str) -> None:
+    """The control: a teammate whose clock runs a little fast is listed by the time it says."""
+    import time
+
+    _, mallory, bob_url = members(sync_url)
+    ahead = "1796000000000_a11ead00"
+    push_raw(mallory, ahead, [user_line(ahead, "a fast clock")], updated_ms=int(time.time() * 1000) + 3_600_000)
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
+    real = alice.run("-p", "a real session").hint_id()
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
+    assert [r["id"] for r in json.loads(bob.run("sessions", "list", "--remote", "--json").out)] == [ahead, real]

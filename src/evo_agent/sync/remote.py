@@ -136,9 +136,18 @@ def _sessions(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> list[RemoteS
     return out
 
 
+CLOCK_SKEW_MS = 24 * 3600 * 1000  # how far ahead of this machine's clock a teammate's `updated_ms` may be
+
+
 def list_remote(conn: Connection, identity: Identity, *, user: str | None = None, branch: str | None = None,
                 limit: int | None = None) -> list[RemoteSession]:
-    """This project's sessions in the store (everyone's), most recently updated first."""
+    """This project's sessions in the store (everyone's), most recently updated first.
+
+    `updated_ms` is the pusher's word: a row that claims a time more than a day ahead of this clock (a member's
+    `UPDATE … SET updated_ms = 9223372036854775807`) comes after every other instead of first, so no one's rows
+    can push the team's real sessions out of the listing's first screen and the picker's team view for good."""
+    import time
+
     sql = f"SELECT {_COLUMNS} FROM evo_agent_sessions WHERE repo = %s AND subdir = %s"
     params: list[Any] = [identity.repo, identity.subdir]
     if user:
@@ -147,9 +156,14 @@ def list_remote(conn: Connection, identity: Identity, *, user: str | None = None
     if branch:
         sql += " AND branch = %s"
         params.append(branch)
-    sql += " ORDER BY updated_ms DESC, session_id DESC LIMIT %s"
-    params.append(limit or DEFAULT_LIMIT)
-    return _sessions(conn, conn.execute(sql, params).fetchall())
+    want = limit or DEFAULT_LIMIT
+    latest = int(time.time() * 1000) + CLOCK_SKEW_MS
+    rows = conn.execute(sql + " AND updated_ms <= %s ORDER BY updated_ms DESC, session_id DESC LIMIT %s",
+                        [*params, latest, want]).fetchall()
+    if len(rows) < want:  # sessions that claim to be updated in the future: after every other, newest id first
+        rows += conn.execute(sql + " AND updated_ms > %s ORDER BY session_id DESC LIMIT %s",
+                             [*params, latest, want - len(rows)]).fetchall()
+    return _sessions(conn, rows)
 
 
 def resolve_remote(conn: Connection, identity: Identity, text: str) -> RemoteSession:
