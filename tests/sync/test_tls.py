@@ -42,6 +42,12 @@ def tls_cluster():
     ("postgresql:///team?host=/var/run/postgresql", {}),
     ("postgresql://u:p@db.example.com/team?sslmode=require", {}),
     ("postgresql://u:p@db.example.com/team?sslrootcert=/etc/team-ca.pem", {"sslmode": "verify-full"}),
+    # where the bytes go is the address: no host, or a loopback name, in front of a remote address is remote
+    ("postgresql://u:p@/team?hostaddr=10.1.2.3", {"sslmode": "verify-full", "sslrootcert": "system"}),
+    ("postgresql://u:p@localhost/team?hostaddr=10.1.2.3", {"sslmode": "verify-full", "sslrootcert": "system"}),
+    ("postgresql://u:p@/team?hostaddr=127.0.0.1,192.0.2.7", {"sslmode": "verify-full", "sslrootcert": "system"}),
+    ("postgresql://u:p@localhost/team?hostaddr=127.0.0.1", {}),
+    ("postgresql://u:p@/team?hostaddr=::1", {}),
 ])
 def test_tls_is_verified_unless_on_loopback_or_the_url_says_otherwise(url: str, wanted: dict) -> None:
     options = connection_options(url)
@@ -85,3 +91,51 @@ def test_the_command_line_says_what_to_set(tls_cluster: TlsCluster, tmp_path: Pa
     ok = team_cli(tmp_path, "erin", "git@github.com:team/app.git",
                   tls_cluster.named_url("db.team.test", sslrootcert=str(tls_cluster.tls["ca"])))
     assert ok.run("sessions", "list", "--remote").out.startswith("No sessions")
+
+
+def test_a_remote_pghostaddr_is_remote_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGHOSTADDR", "10.1.2.3")
+    options = connection_options("postgresql://u:p@/team")
+    assert (options["sslmode"], options["sslrootcert"]) == ("verify-full", "system")
+    monkeypatch.setenv("PGHOSTADDR", "127.0.0.1")
+    assert "sslmode" not in connection_options("postgresql://u:p@/team")
+
+
+@pytest.mark.parametrize("how", ["sslrootcert=ca.pem", "sslrootcert=./ca.pem", "sslrootcert=certs/../ca.pem",
+                                 "sslrootcert=ca.pem&sslmode=verify-ca", "env PGSSLROOTCERT=ca.pem"])
+def test_a_ca_a_clone_committed_never_vouches_for_the_store(tls_cluster: TlsCluster, tmp_path: Path,
+                                                             how: str) -> None:
+    """The server's certificate is signed by a CA the clone commits as `ca.pem` (an impostor's, on the path):
+    a URL (or PGSSLROOTCERT) naming `ca.pem` relatively made evo-agent trust it from the project directory."""
+    from tests.cli_runner import Cli, clean_env
+    from tests.security.hostile import clone, upstream
+
+    project = clone(upstream(tmp_path, {"ca.pem": tls_cluster.tls["ca"].read_text(), "certs/notes": "x\n"}),
+                    tmp_path / "src" / "clone")
+    home = tmp_path / "home"
+    home.mkdir()
+    if how.startswith("env "):
+        url, extra = tls_cluster.named_url("db.team.test"), dict([how[4:].split("=")])
+    else:
+        url, extra = tls_cluster.named_url("db.team.test") + "&" + how, {}
+    user = Cli(project, clean_env(home, EVO_AGENT_PROVIDER="demo", EVO_AGENT_SYNC_URL=url, **extra))
+    listed = user.run("sessions", "list", "--remote")
+    assert listed.rc != 0 and len(listed.err_lines) == 1 and "Traceback" not in listed.err, listed.err
+    assert "No sessions" not in listed.out  # it never took the clone's word for the server
+    assert "s3cret-pw" not in listed.err
+    if not how.startswith("env "):
+        assert "relative path" in listed.err and how.split("&")[0] in listed.err
+    absolute = tls_cluster.named_url("db.team.test", sslrootcert=str(project / "ca.pem"))
+    chosen = Cli(project, clean_env(home, EVO_AGENT_PROVIDER="demo", EVO_AGENT_SYNC_URL=absolute))
+    ok = chosen.run("sessions", "list", "--remote")  # the control: a path the user wrote out in full is theirs
+    assert ok.rc == 0 and ok.out.startswith("No sessions"), ok.err
+
+
+@pytest.mark.parametrize("param", ["passfile=.pgpass", "sslcert=client.crt&sslkey=client.key", "sslcrl=revoked.crl",
+                                   "sslkeylogfile=keys.log"])
+def test_every_file_the_url_names_must_be_absolute(pg_cluster: PgCluster, tmp_path: Path, param: str) -> None:
+    with pytest.raises(StoreUnavailable, match="relative path") as refused:
+        connect(pg_cluster.url() + "?" + param)
+    assert "s3cret-pw" not in str(refused.value)
+    with connect(pg_cluster.url() + "?" + param.replace("=", f"={tmp_path}/"), check=False) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)  # absolute: libpq's business (missing files are fine)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 
+from evo_agent.safe_text import terminal_line
 from evo_agent.session import one_line
 
 from .config import redact_url
@@ -81,24 +82,44 @@ def is_local_host(host: str) -> bool:
         return False
 
 
-def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and int values
-    """What libpq gets besides the URL: TLS, timeouts and keepalives, each only when the URL does not set it."""
+def _given(url: str) -> dict[str, Any]:
     from psycopg.conninfo import conninfo_to_dict
 
-    given = conninfo_to_dict(url)
+    return conninfo_to_dict(url)
+
+
+def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and int values
+    """What libpq gets besides the URL: TLS, timeouts and keepalives, each only when the URL does not set it."""
+    given = _given(url)
     extra: dict[str, Any] = {"connect_timeout": _connect_timeout(), "application_name": "evo-agent",
                                 "keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
                                 "keepalives_count": 3, "tcp_user_timeout": int(idle_timeout() * 1000),
                                 "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS} "
                                            f"-c idle_in_transaction_session_timeout={_stuck_ms()}"}
-    # The name is what a certificate is checked against, whatever `hostaddr` says (a tunnel sets sslmode itself).
+    # The name is what a certificate is checked against, whatever `hostaddr` says (a tunnel sets sslmode itself);
+    # the address is where the bytes go: `?hostaddr=10.1.2.3` with no host (or host=localhost) is not loopback.
     hosts = [h for h in str(given.get("host") or os.environ.get("PGHOST", "")).split(",")]
-    remote = any(not is_local_host(h) for h in hosts)
+    addrs = [a for a in str(given.get("hostaddr") or os.environ.get("PGHOSTADDR", "")).split(",") if a.strip()]
+    remote = any(not is_local_host(h) for h in hosts) or any(not is_local_host(a) for a in addrs)
     if remote and "sslmode" not in given and "PGSSLMODE" not in os.environ:
         extra["sslmode"] = "verify-full"
         if "sslrootcert" not in given and "PGSSLROOTCERT" not in os.environ:
             extra["sslrootcert"] = "system"
     return {k: v for k, v in extra.items() if k not in given}
+
+
+# Parameters naming a file libpq reads (or, sslkeylogfile, writes): a relative one is taken from the directory
+# evo-agent runs in, a project, where a clone commits `ca.pem` (whom the store's TLS trusts) or `.pgpass`.
+_FILE_PARAMS = ("sslrootcert", "sslcert", "sslkey", "sslcrl", "sslcrldir", "passfile", "sslkeylogfile")
+
+
+def relative_file_param(given: dict[str, Any]) -> str | None:
+    """`name=value` of the first file parameter of the URL whose value is a relative path, else None."""
+    for name in _FILE_PARAMS:
+        value = str(given.get(name) or "")
+        if value and not value.startswith("/") and not (name == "sslrootcert" and value == "system"):
+            return f"{name}={value}"
+    return None
 
 
 def tls_hint(url: str, text: str) -> str:
@@ -122,6 +143,11 @@ def connect(url: str, *, check: bool = True) -> Connection:
         raise StoreUnavailable(_PSYCOPG_HINT) from None
     try:
         options = connection_options(url)
+        relative = relative_file_param(_given(url))
+        if relative is not None:
+            raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {terminal_line(relative)[:120]} "
+                                   "is a relative path, read from the directory evo-agent runs in (a clone's "
+                                   "committed file there would be used): give an absolute path")
         conn = _connection_class().connect(url, autocommit=True, prepare_threshold=None, **options)
     except psycopg.ProgrammingError as exc:  # the URL itself cannot be parsed
         raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {error_gist(exc, url)}") from None
