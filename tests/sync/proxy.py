@@ -121,3 +121,41 @@ class SilentProxy:
             except OSError:
                 return False
         return True
+
+
+class TrickleProxy(SilentProxy):
+    """Forwards as SilentProxy does, except that after `fast` bytes from the server each connection hands the
+    client one byte every `every` seconds: a server (or a path) that answers, but slowly enough never to be idle."""
+
+    def __init__(self, upstream_port: int, *, fast: int, every: float = 0.25) -> None:
+        super().__init__(upstream_port)
+        self.fast, self.every = fast, every
+
+    def _pump(self, link: _Link, src: socket.socket, dst: socket.socket, way: str) -> None:
+        if way == "up":
+            return super()._pump(link, src, dst, way)
+        src.settimeout(0.05)
+        while not self._closing:
+            try:
+                data = src.recv(16384)
+            except TimeoutError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                try:
+                    dst.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+                return
+            while data and not self._closing:
+                with self._lock:
+                    slow = not self._healed and link.sent["down"] >= self.fast
+                    n = 1 if slow else len(data)
+                    link.sent["down"] += n
+                if slow:
+                    self.went_silent.set()
+                    time.sleep(self.every)
+                if not self._send(dst, data[:n]):
+                    return
+                data = data[n:]

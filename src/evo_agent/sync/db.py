@@ -184,39 +184,67 @@ def _connection_class() -> type[Connection]:
             def wait(self, gen: PQGen[RV], interval: float = 0.1, timeout: float | None = None) -> RV:
                 try:
                     return _wait_idle(gen, self.pgconn.socket, idle_timeout())
-                except _Silent:
+                except _Silent as silent:
                     self.pgconn.finish()  # the server may never answer: the connection is done for
-                    raise psycopg.OperationalError(
-                        f"the server sent nothing for {idle_timeout():g}s (EVO_AGENT_SYNC_TIMEOUT)") from None
+                    idle = idle_timeout()
+                    said = (f"the server sent nothing for {idle:g}s" if not silent.trickled else
+                            f"the server sent only {silent.trickled} bytes in {idle:g}s")
+                    raise psycopg.OperationalError(f"{said} (EVO_AGENT_SYNC_TIMEOUT)") from None
 
         _CLASS = BoundedConnection
     return _CLASS
 
 
 class _Silent(Exception):
-    pass
+    def __init__(self, trickled: int) -> None:
+        super().__init__(trickled)
+        self.trickled = trickled  # bytes that came in the last window, too few to keep it open
+
+
+WINDOW_BYTES = 16384  # bytes that keep a wait open for a whole idle window (EVO_AGENT_SYNC_TIMEOUT)
+
+
+def _pending(fileno: int) -> int:
+    """Bytes waiting in the socket's receive queue (FIONREAD); WINDOW_BYTES where that cannot be asked."""
+    import fcntl
+    import struct
+    import termios
+
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fileno, termios.FIONREAD, b"\0\0\0\0"))[0])
+    except (OSError, AttributeError, struct.error):
+        return WINDOW_BYTES
 
 
 def _wait_idle(gen: PQGen[RV], fileno: int, idle: float) -> RV:
-    """psycopg's wait loop with a deadline that moves on with every byte (a long transfer is not cut short)."""
+    """psycopg's wait loop with a deadline that moves on as bytes come (a long transfer is not cut short).
+
+    Each byte received buys idle / WINDOW_BYTES seconds, up to a whole window from now; being able to send
+    buys a whole window. A byte alone no longer does: a server (or a path) that trickled one byte every few
+    seconds kept `list --remote` waiting for ever, EVO_AGENT_SYNC_TIMEOUT=1 notwithstanding (SPEC §9: no hang).
+    A live server sends its answer in packets of kilobytes, or sends nothing until it is done."""
     import time
-    from selectors import DefaultSelector
+    from selectors import EVENT_READ, DefaultSelector
 
     from psycopg.waiting import READY_NONE
 
     try:
         state = next(gen)
         deadline = time.monotonic() + idle
+        trickled = 0  # bytes received since the deadline was last a whole window away
         with DefaultSelector() as sel:
             sel.register(fileno, state)
             while True:
                 ready = sel.select(timeout=min(0.5, max(0.0, deadline - time.monotonic())))
                 if ready:
-                    deadline = time.monotonic() + idle
+                    now = time.monotonic()
+                    got = _pending(fileno) if ready[0][1] == EVENT_READ else WINDOW_BYTES
+                    deadline = min(now + idle, deadline + idle * got / WINDOW_BYTES)
+                    trickled = 0 if deadline >= now + idle else trickled + got
                     new = gen.send(ready[0][1])
                 else:
                     if time.monotonic() >= deadline:
-                        raise _Silent
+                        raise _Silent(trickled)
                     new = gen.send(READY_NONE)
                 if new != state:
                     sel.unregister(fileno)
