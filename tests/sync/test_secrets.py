@@ -103,3 +103,27 @@ def test_a_url_libpq_cannot_parse_never_prints_its_password(tmp_path: Path, pg_c
     assert ran.rc == 0 and "bad EVO_AGENT_SYNC_URL" in ran.err, ran.err
     for said in (listed.out + listed.err, ran.out + ran.err):
         assert PASSWORD not in said and PASSWORD[:8] not in said, said
+
+
+@pytest.mark.parametrize("value", [
+    f"alice:{PASSWORD}@db.example.com/team",  # the scheme forgotten
+    f"postgresql:/alice:{PASSWORD}@db.example.com/team",  # a slash short
+    f"postgresql:alice:{PASSWORD}@db.example.com/team",
+    f"mysql://alice:{PASSWORD}@db.example.com/team",  # another database's URL: masked before too (the control)
+])
+@pytest.mark.parametrize("source", ["the variable", "the config file"])
+def test_a_mistyped_store_url_never_prints_its_password(tmp_path: Path, value: str, source: str) -> None:
+    from .test_cli import team_cli
+
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", value if source == "the variable" else None)
+    if source == "the config file":
+        config = Path(alice.env["XDG_CONFIG_HOME"]) / "evo-agent" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(f'sync_url = "{value}"\n')
+    listed = alice.run("sessions", "list", "--remote")
+    assert listed.rc != 0 and len(listed.err_lines) == 1 and "Traceback" not in listed.err, listed.err
+    assert "must be a postgresql://… URL" in listed.err
+    ran = alice.run("-p", "hello")  # every run of the agent says it once
+    assert ran.rc == 0 and "must be a postgresql://… URL" in ran.err, ran.err
+    for said in (listed.out + listed.err, ran.out + ran.err):
+        assert PASSWORD not in said and PASSWORD[:8] not in said, said

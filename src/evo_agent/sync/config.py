@@ -44,7 +44,7 @@ def configured_url(environ: Mapping[str, str] | None = None) -> str | None:
     if not url:
         return None
     if not url.startswith(_SCHEMES):
-        raise SyncConfigError(f"{source} must be a postgresql://… URL, not {redact_url(url)[:60]!r}")
+        raise SyncConfigError(f"{source} must be a postgresql://… URL, not {_head(url)!r}")
     _mask_password(url)
     return url
 
@@ -70,6 +70,16 @@ def password_spellings(url: str) -> list[str]:
     if decoded:
         found.append(decoded)
     return [p for p in found if p]
+
+
+def _head(value: str) -> str:
+    """What an error may quote of a value that is not a postgresql:// URL: up to its first `:` (`mysql:…`).
+
+    Such a value is a typo of the URL as often as not (`postgresql:/bob:pw@db/team`, `bob:pw@db/team`), and
+    redact_url finds the password only where `://` says where the user part is: the rest stays unquoted."""
+    head, colon, _ = value.partition(":")
+    head = head[:20]
+    return head + ":…" if colon else head + ("…" if len(value) > 20 else "")
 
 
 def _from_file(path: Path) -> tuple[str | None, str]:
