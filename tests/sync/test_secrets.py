@@ -127,3 +127,31 @@ def test_a_mistyped_store_url_never_prints_its_password(tmp_path: Path, value: s
     assert ran.rc == 0 and "must be a postgresql://… URL" in ran.err, ran.err
     for said in (listed.out + listed.err, ran.out + ran.err):
         assert PASSWORD not in said and PASSWORD[:8] not in said, said
+
+
+@pytest.mark.parametrize("branch", ["fix-AKIAQWERTYUIOPASDFGH", "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+                                    "main"], ids=["aws key", "github token", "main (the control)"])
+def test_a_secret_in_the_branch_name_never_leaves_the_machine(tmp_path: Path, sync_url: str, branch: str) -> None:
+    """SPEC §9: only what is redacted leaves. The branch travels in every record's envelope, in meta.json and
+    in the store's row; the envelope is never scanned, so a key in a branch name went to every teammate."""
+    import json
+
+    import psycopg
+
+    from .test_cli import team_cli
+
+    kim = team_cli(tmp_path, "kim", "git@github.com:team/app.git", sync_url)
+    subprocess.run(["git", "-C", str(kim.project), "checkout", "-q", "-B", branch], check=True)
+    sid = kim.run("-p", "hello").hint_id()
+    with psycopg.connect(sync_url) as conn:
+        (row,) = conn.execute("SELECT branch, meta::text FROM evo_agent_sessions WHERE session_id = %s",
+                              (sid,)).fetchall()
+        chunks = b"".join(bytes(b) for (b,) in conn.execute("SELECT body FROM evo_agent_chunks"))
+    local = b"".join(p.read_bytes() for p in (kim.sessions_dir / sid).rglob("*") if p.is_file())
+    listed = json.loads(kim.run("sessions", "list", "--remote", "--json").out)
+    if branch == "main":
+        assert row[0] == "main" and listed[0]["git_branch"] == "main" and b'"git_branch":"main"' in chunks
+        return
+    secret = branch.split("-")[-1]
+    assert secret not in row[0] + row[1] and secret.encode() not in chunks + local, row
+    assert "[REDACTED:" in row[0] and "[REDACTED:" in listed[0]["git_branch"]
