@@ -172,3 +172,33 @@ def test_a_session_an_hour_ahead_still_sorts_by_its_time(tmp_path: Path, sync_ur
     real = alice.run("-p", "a real session").hint_id()
     bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
     assert [r["id"] for r in json.loads(bob.run("sessions", "list", "--remote", "--json").out)] == [ahead, real]
+
+
+@pytest.mark.parametrize("command", ["show", "resume"])
+def test_a_chunk_bigger_than_any_client_sends_is_never_fetched(tmp_path: Path, sync_url: str, pg_cluster: PgCluster,
+                                                               command: str) -> None:
+    """A member's own INSERT can make a chunk of up to 1 GB; a fetch held four in memory (as hex text: twice
+    that) for one `sessions show`. Such a chunk ends the file where it starts, as a chunk failing its checksum does:
+    the verified lines before it are shown, nothing of it travels."""
+    _, mallory, bob_url = members(sync_url)
+    head = [record(SID, type="session_start", model="m", provider="demo"), user_line(SID, "the verified head")]
+    push_raw(mallory, SID, head)
+    start = sum(len(x) for x in head)
+    with psycopg.connect(mallory, autocommit=True) as conn:  # 80 MB in one row, made by the server itself
+        conn.execute("WITH x AS (SELECT convert_to(repeat('x', 80 << 20) || E'\\n', 'UTF8') AS body) "
+                     "INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body) "
+                     "SELECT %s, 'messages.jsonl', %s, %s + octet_length(body), sha256(body), body FROM x",
+                     (SID, start, start))
+    proxy = SilentProxy(pg_cluster.port)
+    try:
+        bob = team_cli(tmp_path, "bob", "https://github.com/team/app", proxy.url(bob_url))
+        done = bob.run(*(("sessions", "show", SID) if command == "show" else ("--resume", SID, "-p", "go on")))
+        shipped = proxy.bytes_down()
+    finally:
+        proxy.close()
+    assert "Traceback" not in done.err and shipped < 1 << 20, (shipped, done.err)
+    if command == "show":
+        assert done.rc == 0 and "the verified head" in done.out, done.err
+    else:
+        assert done.rc == 1 and f"evo-agent sessions adopt {SID}" in done.err, done.err
+        assert (bob.sessions_dir / SID / "messages.jsonl").read_bytes() == b"".join(head)

@@ -59,6 +59,7 @@ from evo_agent.session import (
 )
 
 from .identity import Identity
+from .schema import CHUNK_BYTES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -314,6 +315,11 @@ def _swap_in(staging: Path, target: Path) -> bool:
 
 
 FETCH_ROWS = 4  # chunks a fetch holds in memory at once (each at most CHUNK_BYTES)
+# The largest chunk a fetch reads. Clients send at most CHUNK_BYTES per row (a longer line as several rows);
+# only the conversion of the old one-row-per-line layout (schema 5) made bigger ones, a line plus the lines
+# before it in its 4 MB window. A member's own INSERT can make a row of 1 GB, and four of them in flight, each
+# twice its size as hex text on the wire, took gigabytes of a teammate's memory for one `sessions show`.
+FETCH_CHUNK_CAP = 16 * CHUNK_BYTES
 
 
 def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[str, int]) -> dict[str, int]:
@@ -330,10 +336,14 @@ def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[
     try:
         with conn.transaction(), conn.cursor(name=f"evo_fetch_{secrets.token_hex(4)}") as cur:
             cur.itersize = FETCH_ROWS
-            cur.execute("SELECT file, start_offset, end_offset, checksum, body FROM evo_agent_chunks "
+            cur.execute("SELECT file, start_offset, end_offset, checksum, "
+                        "CASE WHEN octet_length(body) <= %s THEN body END FROM evo_agent_chunks "
                         "WHERE session_id = %s AND start_offset >= coalesce((%s::jsonb ->> file)::bigint, 0) "
-                        "ORDER BY file, start_offset", (session_id, Jsonb(have)))
+                        "ORDER BY file, start_offset", (FETCH_CHUNK_CAP, session_id, Jsonb(have)))
             for file, start, end, checksum, body in cur:
+                if body is None:  # bigger than FETCH_CHUNK_CAP: not read, and the file ends before it
+                    broken.add(file)
+                    continue
                 if file in broken or not (file == MESSAGES_NAME or is_sidechain_path(file)):
                     continue
                 if current is None or current[0] != file:
