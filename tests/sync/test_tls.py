@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from evo_agent.sync.db import StoreUnavailable, connect, connection_options
+from tests.cli_runner import Cli
 
 from .helpers import migrated
 from .pgcluster import PgCluster, TlsCluster, find_bin_dir
@@ -139,3 +140,41 @@ def test_every_file_the_url_names_must_be_absolute(pg_cluster: PgCluster, tmp_pa
     assert "s3cret-pw" not in str(refused.value)
     with connect(pg_cluster.url() + "?" + param.replace("=", f"={tmp_path}/"), check=False) as conn:
         assert conn.execute("SELECT 1").fetchone() == (1,)  # absolute: libpq's business (missing files are fine)
+
+
+def _service_user(tmp_path: Path, cluster: PgCluster, lines: str, *, name: str = "team",
+                  dbname: str = "postgres") -> Cli:
+    """A user whose ~/.pg_service.conf holds `[team]` with `lines`, and whose URL names only the service."""
+    from tests.cli_runner import clean_env
+
+    from .helpers import project_with_origin
+
+    home = tmp_path / f"home-{name}"
+    home.mkdir()
+    (home / ".pg_service.conf").write_text(f"[team]\nport={cluster.port}\ndbname={dbname}\nuser=evo\n"
+                                           f"password=s3cret-pw\n{lines}\n")
+    project = project_with_origin(tmp_path / name, "git@github.com:team/app.git")
+    return Cli(project, clean_env(home, EVO_AGENT_PROVIDER="demo", EVO_AGENT_SYNC_URL="postgresql:///?service=team"))
+
+
+@pytest.mark.parametrize("server", ["TLS from an unknown CA", "no TLS at all"])
+def test_a_remote_host_named_by_a_service_file_is_reached_over_verified_tls(
+        tls_cluster: TlsCluster, pg_cluster: PgCluster, sync_url: str, tmp_path: Path, server: str) -> None:
+    cluster = tls_cluster if server.startswith("TLS") else pg_cluster
+    dbname = "postgres" if server.startswith("TLS") else sync_url.rsplit("/", 1)[1]  # both migrated
+    user = _service_user(tmp_path, cluster, "host=db.team.test\nhostaddr=127.0.0.1", dbname=dbname)
+    listed = user.run("sessions", "list", "--remote")
+    assert listed.rc != 0 and len(listed.err_lines) == 1 and "Traceback" not in listed.err, listed.err
+    assert "No sessions" not in listed.out and "s3cret-pw" not in listed.err
+
+
+def test_a_service_file_keeps_its_own_tls_settings_and_loopback_needs_none(
+        tls_cluster: TlsCluster, pg_cluster: PgCluster, sync_url: str, tmp_path: Path) -> None:
+    """The controls: the service's own CA is used (its word, as the URL's would be); a loopback host needs no TLS."""
+    own_ca = _service_user(tmp_path, tls_cluster, f"host=db.team.test\nhostaddr=127.0.0.1\n"
+                                                  f"sslrootcert={tls_cluster.tls['ca']}", name="a")
+    done = own_ca.run("sessions", "list", "--remote")
+    assert done.rc == 0 and done.out.startswith("No sessions"), done.err
+    local = _service_user(tmp_path, pg_cluster, "host=127.0.0.1", name="b", dbname=sync_url.rsplit("/", 1)[1])
+    done = local.run("sessions", "list", "--remote")
+    assert done.rc == 0, done.err

@@ -88,9 +88,41 @@ def _given(url: str) -> dict[str, Any]:
     return conninfo_to_dict(url)
 
 
+_SYSTEM_SERVICE_FILES = ("/etc/postgresql-common/pg_service.conf", "/etc/pg_service.conf")
+
+
+def service_settings(given: dict[str, Any]) -> dict[str, str]:
+    """The settings of the connection service the URL (or PGSERVICE) names, read as libpq reads them: the
+    user's file ($PGSERVICEFILE, else ~/.pg_service.conf), else the system's; {} when none is named or found.
+
+    `postgresql:///team?service=prod` names no host: without reading the service, a store whose service
+    file says `host=db.example.com` looked like a Unix socket and was reached with libpq's default
+    sslmode=prefer (no TLS against anyone on the path)."""
+    import configparser
+
+    name = str(given.get("service") or os.environ.get("PGSERVICE", ""))
+    if not name:
+        return {}
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    user_file = os.environ.get("PGSERVICEFILE") or os.path.join(home, ".pg_service.conf")
+    sysconf = os.environ.get("PGSYSCONFDIR")
+    files = [user_file, *([os.path.join(sysconf, "pg_service.conf")] if sysconf else _SYSTEM_SERVICE_FILES)]
+    for path in files:
+        parser = configparser.ConfigParser(interpolation=None, strict=False, delimiters=("=",))
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                parser.read_file(f)
+        except (OSError, configparser.Error):
+            continue
+        if parser.has_section(name):
+            return {k.strip(): v.strip() for k, v in parser.items(name)}
+    return {}
+
+
 def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and int values
     """What libpq gets besides the URL: TLS, timeouts and keepalives, each only when the URL does not set it."""
     given = _given(url)
+    given = {**service_settings(given), **given}  # the URL's own settings win over its service's, as in libpq
     extra: dict[str, Any] = {"connect_timeout": _connect_timeout(), "application_name": "evo-agent",
                                 "keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
                                 "keepalives_count": 3, "tcp_user_timeout": int(idle_timeout() * 1000),
