@@ -202,3 +202,23 @@ def test_a_chunk_bigger_than_any_client_sends_is_never_fetched(tmp_path: Path, s
     else:
         assert done.rc == 1 and f"evo-agent sessions adopt {SID}" in done.err, done.err
         assert (bob.sessions_dir / SID / "messages.jsonl").read_bytes() == b"".join(head)
+
+
+@pytest.mark.parametrize("ahead", ["year 2286", "two days ahead"])
+def test_a_teammates_future_ids_never_crowd_the_teams_search_hits(tmp_path: Path, sync_url: str, ahead: str) -> None:
+    """Search orders hits newest session first, by id; a member's ids that claim the future filled all 20."""
+    import time
+
+    _, mallory, bob_url = members(sync_url)
+    base = 9999999999000 if ahead == "year 2286" else int(time.time() * 1000) + 2 * 86_400_000
+    flood = [f"{base + i:013d}_f100d{i:03x}" for i in range(25)]
+    for sid in flood:
+        push_raw(mallory, sid, [user_line(sid, "deploy the release now")], created_ms=base, updated_ms=base)
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
+    real = [alice.run("-p", f"how do we deploy the {what}").hint_id() for what in ("api", "web")]
+    assert alice.run("sync", "index", timeout=120).rc == 0
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
+    found = bob.run("sessions", "search", "--remote", "deploy", "--json")
+    assert found.rc == 0, found.err
+    ids = list(dict.fromkeys(hit["id"] for hit in json.loads(found.out)))  # a session may match on several lines
+    assert ids[:2] == real[::-1] and set(ids[2:]) <= set(flood) and len(ids) > 2, ids  # the flood comes after
