@@ -180,8 +180,14 @@ def push_session(conn: Connection, identity: Identity, store: SessionStore, sess
     try:
         _push_files(conn, identity, store, session_id, files, report)
     except psycopg.errors.InsufficientPrivilege:
-        raise PushRefused(f"the team store refused session {session_id}: another author wrote it "
-                          "(a session is appended to only by the role that pushed it first)") from None
+        if _has_row(conn, session_id):
+            raise PushRefused(f"the team store refused session {session_id}: another author wrote it "
+                              "(a session is appended to only by the role that pushed it first)") from None
+        from evo_agent.safe_text import terminal_line
+
+        raise PushRefused(f"the team store refused session {session_id}: this role may not add sessions to "
+                          f"{terminal_line(identity.repo)[:200]} (its admin grants it in evo_agent_access, "
+                          "README \"Team store\")") from None
     except psycopg.Error as exc:
         if getattr(exc, "sqlstate", None) != TOMBSTONED:
             raise

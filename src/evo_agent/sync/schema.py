@@ -67,9 +67,9 @@ if TYPE_CHECKING:
 
     from psycopg import Connection
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 MIN_CLIENT = 5  # the oldest client version that may use a store at SCHEMA_VERSION: it must speak chunks
-# (version 6 changed only the server's functions and policies: a version-5 client still works against it)
+# (versions 6 and 7 changed only the server's functions and policies: a version-5 client still works against it)
 MEMBER_ROLE = "evo_agent_member"
 SEARCH_CAP = 65536  # characters of a message's text indexed for search
 CHUNK_BYTES = 4 << 20  # the largest body one chunk row carries (clients split longer lines)
@@ -513,6 +513,23 @@ V6 = [
 ]
 
 MIGRATIONS[6] = V6
+
+# Version 7: a role adds sessions only to the repositories it has been granted. The insert and update policies
+# checked the author alone, so a member granted one repository could INSERT a session (or UPDATE the `repo` of
+# one of their own) into any other, and it was listed, searched and offered in that team's picker, under a
+# verified author, to people whose repository that member was never given. The same check the read policy
+# makes (the member's own grants, through the access table's row-level security) now guards what is written.
+_GRANTED = "EXISTS (SELECT 1 FROM evo_agent_access a WHERE a.repo IN (evo_agent_sessions.repo, '*'))"
+V7 = [
+    "DROP POLICY IF EXISTS evo_agent_sessions_insert ON evo_agent_sessions",
+    f"CREATE POLICY evo_agent_sessions_insert ON evo_agent_sessions FOR INSERT WITH CHECK "
+    f"(author = current_user AND {_GRANTED})",
+    "DROP POLICY IF EXISTS evo_agent_sessions_update ON evo_agent_sessions",
+    f"CREATE POLICY evo_agent_sessions_update ON evo_agent_sessions FOR UPDATE USING (author = current_user) "
+    f"WITH CHECK (author = current_user AND {_GRANTED})",
+]
+
+MIGRATIONS[7] = V7
 
 
 class SchemaTooNew(Exception):
