@@ -222,3 +222,32 @@ def test_a_teammates_future_ids_never_crowd_the_teams_search_hits(tmp_path: Path
     assert found.rc == 0, found.err
     ids = list(dict.fromkeys(hit["id"] for hit in json.loads(found.out)))  # a session may match on several lines
     assert ids[:2] == real[::-1] and set(ids[2:]) <= set(flood) and len(ids) > 2, ids  # the flood comes after
+
+
+@pytest.mark.parametrize("meta", ["deep array", "deep object", "huge", "ordinary (the control)"])
+def test_the_store_s_word_for_ones_own_meta_never_crashes_a_resume(tmp_path: Path, sync_url: str, meta: str) -> None:
+    """A session the store vouches is the user's own keeps the row's meta.json; whoever holds the owner's
+    credentials (or runs the server) can make that any jsonb."""
+    connect(sync_url).close()
+    _, alice_url = add_teammate(sync_url, [REPO])
+    desk = team_cli(tmp_path, "desk", "git@github.com:team/app.git", alice_url)
+    sid = desk.run("-p", "alice's own work").hint_id()
+    pushed = json.loads((desk.sessions_dir / sid / "meta.json").read_text())
+    size = pushed["messages_bytes"]
+    sql = {"deep array": "(repeat('[', 5000) || repeat(']', 5000))::jsonb",
+           "deep object": f"('{{\"messages_bytes\": {size}, \"x\": ' || repeat('{{\"a\": ', 5000) || '1' "
+                          f"|| repeat('}}', 5000) || '}}')::jsonb",
+           "huge": f"jsonb_build_object('messages_bytes', {size}, 'first_prompt', repeat('p', 8 << 20))",
+           "ordinary (the control)": "meta"}[meta]
+    with psycopg.connect(sync_url, autocommit=True) as admin:
+        admin.execute(f"UPDATE evo_agent_sessions SET meta = {sql} WHERE session_id = %s", (sid,))
+    laptop = team_cli(tmp_path, "laptop", "https://github.com/team/app", alice_url)
+    resumed = laptop.run("--resume", sid, "-p", "go on")
+    assert resumed.rc == 0 and "Traceback" not in resumed.err, resumed.err  # her own: resumed as hers
+    kept = laptop.sessions_dir / sid / "meta.json"
+    if meta == "ordinary (the control)":
+        assert json.loads(kept.read_text())["messages_bytes"] == size
+    else:
+        assert not kept.exists() or kept.stat().st_size < 100_000
+    listed = laptop.run("sessions", "list", "--json")
+    assert listed.rc == 0 and sid in {r["id"] for r in json.loads(listed.out)}, listed.err

@@ -275,11 +275,23 @@ def _size(path: Path) -> int:
         return 0
 
 
+META_CAP = 1 << 20  # bytes of a row's meta a fetch reads (a meta.json is a few hundred)
+
+
 def _write_meta(conn: Connection, session_id: str, directory: Path, messages_bytes: int) -> None:
-    """The store's meta.json when it describes exactly the transcript written (else listing rebuilds it)."""
-    meta = conn.execute("SELECT meta FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone()
-    if meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == messages_bytes:
-        _write_file(directory / META_NAME, json.dumps(meta[0], ensure_ascii=False).encode("utf-8"))
+    """The store's meta.json when it describes exactly the transcript written (else listing rebuilds it).
+
+    Read as text and parsed here: whoever holds the owner's credentials (or runs the server) can make it any
+    jsonb, and psycopg's loader raised RecursionError on one nested a few thousand deep, a traceback for the
+    user's own `--resume` on another machine. A meta that is too big, too deep or no object is not kept."""
+    row = conn.execute("SELECT CASE WHEN octet_length(meta::text) <= %s THEN meta::text END "
+                       "FROM evo_agent_sessions WHERE session_id = %s", (META_CAP, session_id)).fetchone()
+    try:
+        meta = json.loads(row[0]) if row and isinstance(row[0], str) else None
+    except (ValueError, RecursionError):
+        meta = None
+    if isinstance(meta, dict) and meta.get("messages_bytes") == messages_bytes:
+        _write_file(directory / META_NAME, json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
 
 FIRST_PROMPT_LOOK = 200  # records a fetched transcript's first prompt is looked for in
