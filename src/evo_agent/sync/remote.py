@@ -230,11 +230,17 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
     import fcntl
 
     _refuse_links(target, session_id)
-    fd = os.open(target / MESSAGES_NAME, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(target / MESSAGES_NAME, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
     try:
+        _refuse_special(fd, target / MESSAGES_NAME, session_id)
         fcntl.flock(fd, fcntl.LOCK_EX)  # two refreshes at once would append twice
         ends = {rel: end for rel, end in store_ends(conn, session_id).items()
                 if rel == MESSAGES_NAME or is_sidechain_path(rel)}
+        for rel in ends:
+            if rel != MESSAGES_NAME and os.path.lexists(target / rel) and not os.path.isfile(target / rel):
+                raise SessionNotFound(f"the copy of session {session_id} here has {rel} as something other than a "
+                                      "file; not refreshed from the team store")
         local = {rel: _size(target / rel) for rel in ends if os.path.lexists(target / rel)}
         if any(local[rel] > ends[rel] for rel in local) or MESSAGES_NAME not in ends:
             return False  # the store holds less than the copy (rolled back, pruned): a fresh copy says what it has
@@ -266,6 +272,14 @@ def _refuse_links(target: Path, session_id: str) -> None:
         if not stat.S_ISDIR(st.st_mode):
             raise SessionNotFound(f"the copy of session {session_id} here has {directory.name} as something other "
                                   "than a directory (a symbolic link?); not refreshed from the team store")
+
+
+def _refuse_special(fd: int, path: Path, session_id: str) -> None:
+    """A copy's transcript must be a regular file: an archive can unpack a FIFO there (with a `fetched` note
+    beside it), and the refresh's open waited for a writer for ever (`--resume ID` hung before its question)."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise SessionNotFound(f"the copy of session {session_id} here has {path.name} as something other than a "
+                              "file; not refreshed from the team store")
 
 
 def _size(path: Path) -> int:
@@ -379,7 +393,14 @@ def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[
 
 
 def _append_fd(path: Path) -> int:
-    return os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    """A file of a copy opened to append to, never blocking (a FIFO planted in its place is refused)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(0, f"{path.name} is not a regular file")
+    os.set_blocking(fd, True)
+    return fd
 
 
 def foreign_note(conn: Connection, session_id: str, first_prompt: str | None) -> str | None:
