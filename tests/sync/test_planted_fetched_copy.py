@@ -275,3 +275,29 @@ def test_a_named_pipe_in_a_fetched_copy_never_hangs_its_refresh(tmp_path: Path, 
     session = bob.sessions_dir / SID
     for rel in fifos:
         assert stat.S_ISFIFO(os.lstat(session / rel).st_mode)  # left as it was, nothing written through it
+
+
+def test_a_named_pipe_in_a_session_never_hangs_the_unpushed_footer(tmp_path: Path, sync_url: str) -> None:
+    """`sessions list` with a team store configured reads each session's `.pushed.json` (what this machine last
+    pushed) to say what is not pushed yet; a FIFO an archive unpacked there waited for a writer for ever."""
+    import subprocess
+
+    from .test_cli import team_cli
+
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", sync_url)
+    own = bob.run("-p", "bob's own work").hint_id()
+    planted = "1796000000003_f1f0f1f0"
+    session = bob.sessions_dir / planted
+    session.mkdir(mode=0o700)
+    (session / "messages.jsonl").write_bytes((HEAD + ANSWER).replace(SID.encode(), planted.encode()))
+    os.chmod(session / "messages.jsonl", 0o600)
+    pipe = ".pushed.json"
+    os.mkfifo(session / pipe, 0o600)
+    for args in (("sessions", "list"), ("sessions", "push", "--all"), ("sessions", "list", "--json")):
+        try:
+            done = bob.run(*args, timeout=30)  # a hang fails here
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{' '.join(args)} hung on a named pipe")
+        assert done.rc == 0 and "Traceback" not in done.err, (args, done.err)
+        assert (own in done.out) if args[1] == "list" else ("1 recorded elsewhere, not pushed" in done.out), done.out
+    assert stat.S_ISFIFO(os.lstat(session / pipe).st_mode)
