@@ -178,3 +178,41 @@ def test_a_service_file_keeps_its_own_tls_settings_and_loopback_needs_none(
     local = _service_user(tmp_path, pg_cluster, "host=127.0.0.1", name="b", dbname=sync_url.rsplit("/", 1)[1])
     done = local.run("sessions", "list", "--remote")
     assert done.rc == 0, done.err
+
+
+def _old_libpq() -> bool:
+    """Whether psycopg's pure-Python implementation finds a libpq older than 16 here (the machine's own)."""
+    import subprocess
+    import sys
+
+    probe = subprocess.run([sys.executable, "-c", "import psycopg; print(psycopg.pq.version())"], capture_output=True,
+                           text=True, timeout=60, env={**__import__("os").environ, "PSYCOPG_IMPL": "python"})
+    return probe.returncode == 0 and probe.stdout.strip().isdigit() and int(probe.stdout) < 160000
+
+
+@pytest.mark.skipif(not _old_libpq(), reason="no libpq older than 16 for psycopg's python implementation here")
+def test_with_an_older_libpq_a_file_named_system_in_a_clone_never_vouches_for_the_store(
+        tls_cluster: TlsCluster, tmp_path: Path) -> None:
+    """libpq before 16 reads `sslrootcert=system` as a file named `system` in the working directory."""
+    from tests.cli_runner import Cli, clean_env
+    from tests.security.hostile import clone, upstream
+
+    project = clone(upstream(tmp_path, {"system": tls_cluster.tls["ca"].read_text(), "notes": "x\n"}),
+                    tmp_path / "src" / "clone")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = clean_env(home, EVO_AGENT_PROVIDER="demo", PSYCOPG_IMPL="python",
+                    EVO_AGENT_SYNC_URL=tls_cluster.named_url("db.team.test"))
+    listed = Cli(project, env).run("sessions", "list", "--remote")
+    assert listed.rc != 0 and len(listed.err_lines) == 1 and "Traceback" not in listed.err, listed.err
+    assert "No sessions" not in listed.out and "sslrootcert" in listed.err
+    env["EVO_AGENT_SYNC_URL"] = tls_cluster.named_url("db.team.test", sslrootcert=str(tls_cluster.tls["ca"]))
+    ok = Cli(project, env).run("sessions", "list", "--remote")  # the control: the CA named by its path
+    assert ok.rc == 0 and ok.out.startswith("No sessions"), ok.err
+
+
+def test_the_system_roots_are_named_so_no_libpq_reads_a_relative_file() -> None:
+    from evo_agent.sync.db import system_roots
+
+    roots = system_roots()
+    assert roots == "system" or roots.startswith("/")

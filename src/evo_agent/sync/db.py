@@ -119,6 +119,31 @@ def service_settings(given: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
+_CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem",
+               "/usr/local/etc/openssl/cert.pem")
+
+
+def system_roots() -> str:
+    """What `sslrootcert` names for "the system's CAs": `system` where libpq knows the word (16 and later),
+    else the system's CA bundle by its absolute path.
+
+    An older libpq (a psycopg without its binary wheel uses the machine's: Debian 12 has 15) reads
+    `sslrootcert=system` as a file named `system` in the directory evo-agent runs in, the project: a clone
+    committing one chose whom the store's "verified" TLS trusted. Where no bundle is found the path named
+    does not exist, and the connection is refused with the hint to set ?sslrootcert=."""
+    import ssl
+
+    import psycopg
+
+    if psycopg.pq.version() >= 160000:
+        return "system"
+    paths = ssl.get_default_verify_paths()
+    for candidate in (paths.cafile, paths.openssl_cafile, *_CA_BUNDLES):
+        if candidate and os.path.isabs(candidate) and os.path.isfile(candidate):
+            return candidate
+    return "/nonexistent/system-ca-bundle.pem"
+
+
 def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and int values
     """What libpq gets besides the URL: TLS, timeouts and keepalives, each only when the URL does not set it."""
     given = _given(url)
@@ -136,7 +161,7 @@ def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and in
     if remote and "sslmode" not in given and "PGSSLMODE" not in os.environ:
         extra["sslmode"] = "verify-full"
         if "sslrootcert" not in given and "PGSSLROOTCERT" not in os.environ:
-            extra["sslrootcert"] = "system"
+            extra["sslrootcert"] = system_roots()
     return {k: v for k, v in extra.items() if k not in given}
 
 
