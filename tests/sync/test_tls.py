@@ -206,6 +206,9 @@ def test_with_an_older_libpq_a_file_named_system_in_a_clone_never_vouches_for_th
     listed = Cli(project, env).run("sessions", "list", "--remote")
     assert listed.rc != 0 and len(listed.err_lines) == 1 and "Traceback" not in listed.err, listed.err
     assert "No sessions" not in listed.out and "sslrootcert" in listed.err
+    env["EVO_AGENT_SYNC_URL"] = tls_cluster.named_url("db.team.test", sslrootcert="system")  # said in the URL
+    said = Cli(project, env).run("sessions", "list", "--remote")
+    assert said.rc != 0 and "relative path" in said.err and "No sessions" not in said.out, said.err
     env["EVO_AGENT_SYNC_URL"] = tls_cluster.named_url("db.team.test", sslrootcert=str(tls_cluster.tls["ca"]))
     ok = Cli(project, env).run("sessions", "list", "--remote")  # the control: the CA named by its path
     assert ok.rc == 0 and ok.out.startswith("No sessions"), ok.err

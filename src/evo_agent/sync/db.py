@@ -174,7 +174,7 @@ def relative_file_param(given: dict[str, Any]) -> str | None:
     """`name=value` of the first file parameter of the URL whose value is a relative path, else None."""
     for name in _FILE_PARAMS:
         value = str(given.get(name) or "")
-        if value and not value.startswith("/") and not (name == "sslrootcert" and value == "system"):
+        if value and not value.startswith("/") and not (name == "sslrootcert" and value == system_roots()):
             return f"{name}={value}"
     return None
 
