@@ -155,3 +155,33 @@ def test_a_secret_in_the_branch_name_never_leaves_the_machine(tmp_path: Path, sy
     secret = branch.split("-")[-1]
     assert secret not in row[0] + row[1] and secret.encode() not in chunks + local, row
     assert "[REDACTED:" in row[0] and "[REDACTED:" in listed[0]["git_branch"]
+
+
+GLPAT = "glpat-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn"
+
+
+@pytest.mark.parametrize(("origin", "clean"), [
+    (f"https://gitlab.com/team/app.git?private_token={GLPAT}", "https://gitlab.com/team/app.git"),
+    (f"https://gitlab.com/team/app.git#{GLPAT}", "git@gitlab.com:team/app.git"),
+    (f"https://gitlab.com/{GLPAT}/app.git", None),
+])
+def test_a_token_in_the_origin_url_never_reaches_the_store(tmp_path: Path, sync_url: str, origin: str,
+                                                           clean: str | None) -> None:
+    """The repository's identity (the normalised origin) is in every session row; a token in the URL's query,
+    fragment or path went with it, unredacted."""
+    import json
+
+    import psycopg
+
+    from .test_cli import team_cli
+
+    kim = team_cli(tmp_path, "kim", origin, sync_url)
+    sid = kim.run("-p", "hello").hint_id()
+    with psycopg.connect(sync_url) as conn:
+        rows = repr(conn.execute("SELECT * FROM evo_agent_sessions").fetchall())
+    assert sid in rows and GLPAT not in rows, rows
+    lee = team_cli(tmp_path, "lee", origin, sync_url)  # the same origin elsewhere: the same repository
+    assert sid in {r["id"] for r in json.loads(lee.run("sessions", "list", "--remote", "--json").out)}
+    if clean is not None:  # the origin without the token: the same repository too
+        ann = team_cli(tmp_path, "ann", clean, sync_url)
+        assert sid in {r["id"] for r in json.loads(ann.run("sessions", "list", "--remote", "--json").out)}
