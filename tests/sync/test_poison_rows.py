@@ -251,3 +251,39 @@ def test_the_store_s_word_for_ones_own_meta_never_crashes_a_resume(tmp_path: Pat
         assert not kept.exists() or kept.stat().st_size < 100_000
     listed = laptop.run("sessions", "list", "--json")
     assert listed.rc == 0 and sid in {r["id"] for r in json.loads(listed.out)}, listed.err
+
+
+def test_a_store_whose_database_is_not_utf8_is_refused_in_one_line(tmp_path: Path, pg_cluster: PgCluster) -> None:
+    """`initdb` under the C locale makes SQL_ASCII databases, whose text holds any bytes: a member's row of
+    invalid UTF-8 there failed every teammate's listing (and before that, psycopg handed rows back as bytes:
+    every listing was empty, and search's query failed with a traceback)."""
+    import uuid
+
+    from evo_agent.sync import schema
+
+    name = "ascii_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+    url = pg_cluster.url(name)
+    admin = team_cli(tmp_path, "admin", "git@github.com:team/app.git", url)
+    refused = admin.run("sync", "migrate")
+    assert refused.rc != 0 and len(refused.err_lines) == 1 and "not UTF8" in refused.err, refused.err
+    with psycopg.connect(url, autocommit=True) as conn:  # a store migrated before clients checked
+        real = schema.check_encoding
+        schema.check_encoding = lambda conn: None
+        try:
+            schema.migrate(conn)
+        finally:
+            schema.check_encoding = real
+    _, mallory = add_teammate(url, [REPO])
+    _, bob_url = add_teammate(url, [REPO])
+    with psycopg.connect(mallory, autocommit=True) as conn:
+        conn.execute("INSERT INTO evo_agent_sessions (session_id, repo, user_name, host, created_ms, updated_ms) "
+                     "VALUES (%s, %s, E'mal\\xfflory', 'h', 1, 2)", (SID, REPO))
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
+    for args in (("sessions", "list", "--remote"), ("sessions", "search", "--remote", "wombat"),
+                 ("--resume", SID, "-p", "go on"), ("sessions", "push", "--all")):
+        done = bob.run(*args)
+        assert done.rc != 0 and "Traceback" not in done.err and "not UTF8" in done.err, (args, done.err)
+    ran = bob.run("-p", "hello")  # the agent goes on, with one warning
+    assert ran.rc == 0 and "not UTF8" in ran.err and "Traceback" not in ran.err, ran.err

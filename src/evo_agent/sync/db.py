@@ -148,7 +148,10 @@ def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and in
     """What libpq gets besides the URL: TLS, timeouts and keepalives, each only when the URL does not set it."""
     given = _given(url)
     given = {**service_settings(given), **given}  # the URL's own settings win over its service's, as in libpq
+    # UTF8 whatever the database's encoding: a SQL_ASCII store made psycopg encode every query as ASCII
+    # (search's « » failed with a traceback) and hand text back as bytes (every row dropped unseen).
     extra: dict[str, Any] = {"connect_timeout": _connect_timeout(), "application_name": "evo-agent",
+                             "client_encoding": "UTF8",
                                 "keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
                                 "keepalives_count": 3, "tcp_user_timeout": int(idle_timeout() * 1000),
                                 "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS} "
@@ -336,7 +339,8 @@ def _passwords_of(url: str) -> set[str]:
 
 
 def driver_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions a store operation can raise when the server fails (for `except`)."""
+    """The exceptions a store operation can raise when the server fails (for `except`): a server's text that is
+    not in the encoding it announced (a SQL_ASCII database holds any bytes) fails to decode in psycopg."""
     import psycopg
 
-    return (psycopg.Error, OSError)
+    return (psycopg.Error, OSError, UnicodeError)
