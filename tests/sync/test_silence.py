@@ -145,3 +145,22 @@ def test_a_server_that_trickles_its_answer_never_hangs_a_command(sync_url: str, 
         assert healed.rc == 0 and sid in healed.out + healed.err, healed.err
     finally:
         slow.close()
+
+
+def test_an_answer_that_never_ends_never_hangs_a_call(sync_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that keeps answering at full speed and never finishes (here: notices without end, the server's
+    own statement timeout lifted, as a hostile server would ignore it) is never idle; one call still ends."""
+    import psycopg
+
+    from evo_agent.sync.db import WAIT_CAP_WINDOWS, connect
+
+    monkeypatch.setenv("EVO_AGENT_SYNC_TIMEOUT", "0.25")
+    conn = connect(sync_url)
+    try:
+        conn.execute("SET statement_timeout = 0")
+        with pytest.raises(psycopg.OperationalError, match=f"went on past {0.25 * WAIT_CAP_WINDOWS:g}s"):
+            conn.execute("DO $$ BEGIN LOOP RAISE NOTICE 'and more'; END LOOP; END $$")
+    finally:
+        conn.close()
+    with connect(sync_url) as again:  # the control: an ordinary call on a fresh connection
+        assert again.execute("SELECT 1").fetchone() == (1,)

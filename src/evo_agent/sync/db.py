@@ -247,7 +247,8 @@ def _connection_class() -> type[Connection]:
                 except _Silent as silent:
                     self.pgconn.finish()  # the server may never answer: the connection is done for
                     idle = idle_timeout()
-                    said = (f"the server sent nothing for {idle:g}s" if not silent.trickled else
+                    said = (f"the server's answer went on past {idle * WAIT_CAP_WINDOWS:g}s" if silent.endless else
+                            f"the server sent nothing for {idle:g}s" if not silent.trickled else
                             f"the server sent only {silent.trickled} bytes in {idle:g}s")
                     raise psycopg.OperationalError(f"{said} (EVO_AGENT_SYNC_TIMEOUT)") from None
 
@@ -256,12 +257,18 @@ def _connection_class() -> type[Connection]:
 
 
 class _Silent(Exception):
-    def __init__(self, trickled: int) -> None:
+    def __init__(self, trickled: int, endless: bool = False) -> None:
         super().__init__(trickled)
         self.trickled = trickled  # bytes that came in the last window, too few to keep it open
+        self.endless = endless  # the answer outlasted WAIT_CAP_WINDOWS windows, bytes flowing or not
 
 
 WINDOW_BYTES = 16384  # bytes that keep a wait open for a whole idle window (EVO_AGENT_SYNC_TIMEOUT)
+# Windows one wait (a statement and its answer, one FETCH of a fetch) may last at most, however fast the bytes
+# come: 10 minutes by default. A server runs no statement past its statement_timeout (2 min), and the largest
+# answer, four chunks, travels well within it; a server that never ends its answer (notices or rows without
+# end, at full speed) kept a command waiting for ever.
+WAIT_CAP_WINDOWS = 20
 
 
 def _pending(fileno: int) -> int:
@@ -291,6 +298,7 @@ def _wait_idle(gen: PQGen[RV], fileno: int, idle: float) -> RV:
     try:
         state = next(gen)
         deadline = time.monotonic() + idle
+        cap = time.monotonic() + idle * WAIT_CAP_WINDOWS
         trickled = 0  # bytes received since the deadline was last a whole window away
         with DefaultSelector() as sel:
             sel.register(fileno, state)
@@ -298,6 +306,8 @@ def _wait_idle(gen: PQGen[RV], fileno: int, idle: float) -> RV:
                 ready = sel.select(timeout=min(0.5, max(0.0, deadline - time.monotonic())))
                 if ready:
                     now = time.monotonic()
+                    if now >= cap:
+                        raise _Silent(0, endless=True)
                     got = _pending(fileno) if ready[0][1] == EVENT_READ else WINDOW_BYTES
                     deadline = min(now + idle, deadline + idle * got / WINDOW_BYTES)
                     trickled = 0 if deadline >= now + idle else trickled + got
