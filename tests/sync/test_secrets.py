@@ -29,10 +29,12 @@ def test_the_password_is_found_in_every_spelling(url: str) -> None:
 
 @pytest.fixture
 def restore_redaction():
-    saved = dict(redact._start_values)
+    saved, added = dict(redact._start_values), dict(redact._added_values)
     yield
     redact._start_values.clear()
     redact._start_values.update(saved)
+    redact._added_values.clear()  # else a value added again by a later test is taken as known, and not masked
+    redact._added_values.update(added)
     redact.use_environment(None)
 
 
@@ -185,3 +187,13 @@ def test_a_token_in_the_origin_url_never_reaches_the_store(tmp_path: Path, sync_
     if clean is not None:  # the origin without the token: the same repository too
         ann = team_cli(tmp_path, "ann", clean, sync_url)
         assert sid in {r["id"] for r in json.loads(ann.run("sessions", "list", "--remote", "--json").out)}
+
+
+@pytest.mark.parametrize("value", [f"alice:{PASSWORD}@db.example.com/team", f"postgresql:/alice:{PASSWORD}@db/team",
+                                   f"postgresq://alice:{PASSWORD.replace('-', '%2D')}@db/team"])
+def test_a_mistyped_url_s_password_is_still_masked_for_the_model(value: str, restore_redaction) -> None:
+    from evo_agent.sync.config import SyncConfigError, configured_url
+
+    with pytest.raises(SyncConfigError):
+        configured_url({"EVO_AGENT_SYNC_URL": value})
+    assert PASSWORD not in redact.redact_text(f'sync_url = "{value}"\nand the log said {PASSWORD}')

@@ -44,6 +44,7 @@ def configured_url(environ: Mapping[str, str] | None = None) -> str | None:
     if not url:
         return None
     if not url.startswith(_SCHEMES):
+        _mask_typo_password(url)  # sync stays off, but the value is still in the variable or the file
         raise SyncConfigError(f"{source} must be a postgresql://… URL, not {_head(url)!r}")
     _mask_password(url)
     return url
@@ -70,6 +71,21 @@ def password_spellings(url: str) -> list[str]:
     if decoded:
         found.append(decoded)
     return [p for p in found if p]
+
+
+_TYPO_USERINFO = lazy_re(r"(?:^|[/\s\"'])[^\s:/@\"']+:([^\s@/\"']+)@")
+
+
+def _mask_typo_password(value: str) -> None:
+    """The password of a value that was meant to be the URL (`bob:pw@db/team`, `postgresql:/bob:pw@db`) is the
+    agent's own secret all the same: an approved `cat` of the config file would hand it to the model."""
+    from urllib.parse import unquote
+
+    from evo_agent.session import add_secret_value
+
+    for match in _TYPO_USERINFO.finditer(value):
+        for spelling in {match.group(1), unquote(match.group(1))}:
+            add_secret_value(spelling, ENV_NAME)
 
 
 def _head(value: str) -> str:
