@@ -151,7 +151,7 @@ def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and in
     # UTF8 whatever the database's encoding: a SQL_ASCII store made psycopg encode every query as ASCII
     # (search's « » failed with a traceback) and hand text back as bytes (every row dropped unseen).
     extra: dict[str, Any] = {"connect_timeout": _connect_timeout(), "application_name": "evo-agent",
-                             "client_encoding": "UTF8",
+                                "client_encoding": "UTF8",
                                 "keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
                                 "keepalives_count": 3, "tcp_user_timeout": int(idle_timeout() * 1000),
                                 "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS} "
@@ -203,7 +203,8 @@ def connect(url: str, *, check: bool = True) -> Connection:
         raise StoreUnavailable(_PSYCOPG_HINT) from None
     try:
         options = connection_options(url)
-        relative = relative_file_param(_given(url))
+        given = _given(url)
+        relative = relative_file_param({**service_settings(given), **given})  # a service file's paths too
         if relative is not None:
             raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {terminal_line(relative)[:120]} "
                                    "is a relative path, read from the directory evo-agent runs in (a clone's "
