@@ -13,8 +13,10 @@ import re
 
 __all__ = ["terminal_line", "terminal_safe"]
 
-# C0 controls but tab and newline, DEL, C1 controls, and the bidi embedding/override/isolate marks.
-_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]"
+# C0 controls but tab and newline, DEL, C1 controls, the bidi embedding/override/isolate marks, and lone
+# surrogates (a JSON `"\ud800"` decodes to one; no UTF-8 stream can encode it, so printing one, or writing it
+# into a file as UTF-8, raised UnicodeEncodeError: a teammate's first prompt crashed every fetch of the session).
+_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 _control_re: re.Pattern[str] | None = None  # compiled at the first call: `-p hi` sends its request without it
 
 

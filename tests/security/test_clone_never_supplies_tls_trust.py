@@ -66,11 +66,12 @@ def test_evo_agent_never_sends_the_api_key_to_a_certificate_the_clone_chose(tmp_
 def test_relative_ca_variables_are_dropped_and_absolute_ones_stay():
     environ = {"SSL_CERT_FILE": "certs/ca.pem", "SSL_CERT_DIR": "/etc/ssl/certs:certs/dir",
                "NODE_EXTRA_CA_CERTS": "./certs/ca.pem", "SSLKEYLOGFILE": "tls-keys.log", "PGSSLROOTCERT": "certs/ca.pem",
-               "PGSERVICEFILE": "pg_service.conf", "PGPASSFILE": ".pgpass"}
+               "PGSERVICEFILE": "pg_service.conf", "PGPASSFILE": ".pgpass", "PGSYSCONFDIR": ".",
+               "PGSSLCERT": "client.crt", "PGSSLKEY": "./client.key", "PGSSLCRL": "revoked.crl", "PGSSLCRLDIR": "crl"}
     drop_relative_startup_files(environ)
     assert environ == {"SSL_CERT_DIR": "/etc/ssl/certs"}
     own = {"SSL_CERT_FILE": "/etc/corp/ca.pem", "SSL_CERT_DIR": "/etc/ssl/certs", "NODE_EXTRA_CA_CERTS": "/x/ca.pem",
-           "SSLKEYLOGFILE": "/tmp/keys.log"}
+           "SSLKEYLOGFILE": "/tmp/keys.log", "PGSYSCONFDIR": "/etc/postgresql-common", "PGSSLCERT": "/h/.pg/c.crt"}
     kept = dict(own)
     drop_relative_startup_files(kept)
     assert kept == own

@@ -34,6 +34,7 @@ class SilentProxy:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._sockets: list[socket.socket] = [self._listener]
+        self.links: list[_Link] = []
         self._acceptor = threading.Thread(target=self._accept, daemon=True)
         self._acceptor.start()
 
@@ -46,6 +47,11 @@ class SilentProxy:
         with self._lock:
             self.limits = {"up": limits.get("silent_after_up"), "down": limits.get("silent_after_down")}
             self.went_silent.clear()
+
+    def bytes_down(self) -> int:
+        """Bytes the server sent to clients through this proxy so far (all connections)."""
+        with self._lock:
+            return sum(link.sent["down"] for link in self.links)
 
     def heal(self) -> None:
         with self._lock:
@@ -72,6 +78,7 @@ class SilentProxy:
             self._sockets += [client, upstream]
             with self._lock:
                 link = _Link(self.limits)
+                self.links.append(link)
             for src, dst, way in ((client, upstream, "up"), (upstream, client, "down")):
                 threading.Thread(target=self._pump, args=(link, src, dst, way), daemon=True).start()
 
@@ -114,3 +121,41 @@ class SilentProxy:
             except OSError:
                 return False
         return True
+
+
+class TrickleProxy(SilentProxy):
+    """Forwards as SilentProxy does, except that after `fast` bytes from the server each connection hands the
+    client one byte every `every` seconds: a server (or a path) that answers, but slowly enough never to be idle."""
+
+    def __init__(self, upstream_port: int, *, fast: int, every: float = 0.25) -> None:
+        super().__init__(upstream_port)
+        self.fast, self.every = fast, every
+
+    def _pump(self, link: _Link, src: socket.socket, dst: socket.socket, way: str) -> None:
+        if way == "up":
+            return super()._pump(link, src, dst, way)
+        src.settimeout(0.05)
+        while not self._closing:
+            try:
+                data = src.recv(16384)
+            except TimeoutError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                try:
+                    dst.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+                return
+            while data and not self._closing:
+                with self._lock:
+                    slow = not self._healed and link.sent["down"] >= self.fast
+                    n = 1 if slow else len(data)
+                    link.sent["down"] += n
+                if slow:
+                    self.went_silent.set()
+                    time.sleep(self.every)
+                if not self._send(dst, data[:n]):
+                    return
+                data = data[n:]

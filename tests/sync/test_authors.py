@@ -205,3 +205,38 @@ def test_the_question_quotes_the_transcript_never_what_the_pusher_says_of_it(
     assert TRUTH in refused.err and LIE not in refused.err, refused.err
     listed = alice.run("sessions", "list", "--wide").out
     assert TRUTH in listed and LIE not in listed and "README fix" not in listed, listed
+
+
+@pytest.mark.parametrize("plant", [
+    "INSERT INTO evo_agent_sessions (session_id, repo, user_name, host, created_ms, updated_ms) "
+    "VALUES ('1796000000000_0dd0dd00', 'github.com/team/app', 'mallory', 'h', 1, 1)",
+    "UPDATE evo_agent_sessions SET repo = 'github.com/team/app' WHERE session_id = '{own}'",
+    "UPDATE evo_agent_sessions SET repo = 'github.com/team/app', subdir = 'x' WHERE session_id = '{own}'",
+])
+def test_a_member_adds_sessions_only_to_repositories_granted_to_them(tmp_path: Path, sync_url: str, roles,
+                                                                     plant: str) -> None:
+    """A role granted another repository planted sessions in the team's listing, search and picker (verified
+    author and all): the server refuses the row, whatever its role may read or write elsewhere."""
+    alice, bob = clis(tmp_path, roles)
+    theirs = alice.run("-p", "alice's own work").hint_id()  # the control: a granted member's push is listed
+    role, mallory = add_teammate(sync_url, ["github.com/other/thing"])
+    elsewhere = team_cli(tmp_path, "mallory", "git@github.com:other/thing.git", mallory)
+    own = elsewhere.run("-p", "work on the other thing").hint_id()  # her own repository: pushed as always
+    assert line_rows(sync_url, own) > 0
+    with psycopg.connect(mallory, autocommit=True) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute(plant.format(own=own))
+    listed = json.loads(bob.run("sessions", "list", "--remote", "--json").out)
+    assert [r["id"] for r in listed] == [theirs]
+    assert role not in bob.run("sessions", "list", "--remote").out
+
+
+def test_a_push_to_a_repository_not_granted_says_so(tmp_path: Path, sync_url: str, roles) -> None:
+    role, url = add_teammate(sync_url, ["github.com/other/thing"])
+    carol = team_cli(tmp_path, "carol", "git@github.com:team/app.git", url)
+    done = carol.run("-p", "carol in a clone of a repository she was not granted")
+    assert done.rc == 0 and "Traceback" not in done.err, done.err
+    sid = done.hint_id()
+    assert line_rows(sync_url, sid) == 0
+    assert "may not add sessions to github.com/team/app" in done.err  # the agent's one warning
+    pushed = carol.run("sessions", "push", sid)
+    assert pushed.rc == 1 and len(pushed.err_lines) == 1 and "evo_agent_access" in pushed.err, pushed.err

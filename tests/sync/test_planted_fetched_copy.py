@@ -230,3 +230,74 @@ def test_a_fetch_never_registers_a_copy_it_did_not_write_as_yours(tmp_path: Path
     _unpack_over(project, {"messages.jsonl": HEAD + forged + ANSWER})  # archive 2, over it: a regular file
     again = desk.run("--resume", SID, "-p", "go on")
     assert again.rc == 1 and "not made by your evo-agent" in again.err, again.err  # asked, never taken as hers
+
+
+def _tar_over(project: Path, tmp_path: Path, fifos: list[str]) -> None:
+    """Unpack over the project an archive of session SID whose `fifos` (relative paths) are named pipes."""
+    import subprocess
+
+    src = tmp_path / "fifo-src"
+    session = src / ".evo-agent" / "sessions" / SID
+    (session / "subagent").mkdir(parents=True)
+    for d in (src / ".evo-agent", src / ".evo-agent" / "sessions", session, session / "subagent"):
+        os.chmod(d, 0o700)
+    for rel in ("messages.jsonl", SIDECHAIN):
+        if rel in fifos:
+            os.mkfifo(session / rel, 0o600)
+        else:
+            (session / rel).write_bytes(HEAD if rel == "messages.jsonl" else b"")
+            os.chmod(session / rel, 0o600)
+    (session / "fetched").write_text("fetched from the team store, written by mallory")
+    os.chmod(session / "fetched", 0o600)
+    subprocess.run(["tar", "-cpf", str(tmp_path / "fifo.tar"), "-C", str(src), ".evo-agent"], check=True)
+    subprocess.run(["tar", "-xpf", str(tmp_path / "fifo.tar"), "-C", str(project)], check=True)
+
+
+@pytest.mark.parametrize("fifos", [["messages.jsonl"], [SIDECHAIN], ["messages.jsonl", SIDECHAIN]],
+                         ids=["transcript", "sidechain", "both"])
+def test_a_named_pipe_in_a_fetched_copy_never_hangs_its_refresh(tmp_path: Path, sync_url: str, fifos) -> None:
+    """The refresh opened the copy's transcript (or a sidechain to append to) without O_NONBLOCK: a FIFO an
+    archive unpacked there waited for a writer for ever, before the resume's question was ever asked."""
+    import subprocess
+
+    connect(sync_url).close()
+    _, mallory = add_teammate(sync_url, [REPO])
+    _, bob_url = add_teammate(sync_url, [REPO])
+    _push_as(mallory)
+    bob = _bob(tmp_path, "bob", _planted(tmp_path, "plain", None), bob_url)
+    shutil.rmtree(bob.sessions_dir / SID)
+    _tar_over(bob.project, tmp_path, fifos)
+    try:
+        done = bob.run("--resume", SID, "-p", "go on", timeout=30)  # a hang fails here
+    except subprocess.TimeoutExpired:
+        pytest.fail("--resume of a copy holding a named pipe hung")
+    assert done.rc != 0 and "Traceback" not in done.err and len(done.err_lines) <= 2, done.err
+    session = bob.sessions_dir / SID
+    for rel in fifos:
+        assert stat.S_ISFIFO(os.lstat(session / rel).st_mode)  # left as it was, nothing written through it
+
+
+def test_a_named_pipe_in_a_session_never_hangs_the_unpushed_footer(tmp_path: Path, sync_url: str) -> None:
+    """`sessions list` with a team store configured reads each session's `.pushed.json` (what this machine last
+    pushed) to say what is not pushed yet; a FIFO an archive unpacked there waited for a writer for ever."""
+    import subprocess
+
+    from .test_cli import team_cli
+
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", sync_url)
+    own = bob.run("-p", "bob's own work").hint_id()
+    planted = "1796000000003_f1f0f1f0"
+    session = bob.sessions_dir / planted
+    session.mkdir(mode=0o700)
+    (session / "messages.jsonl").write_bytes((HEAD + ANSWER).replace(SID.encode(), planted.encode()))
+    os.chmod(session / "messages.jsonl", 0o600)
+    pipe = ".pushed.json"
+    os.mkfifo(session / pipe, 0o600)
+    for args in (("sessions", "list"), ("sessions", "push", "--all"), ("sessions", "list", "--json")):
+        try:
+            done = bob.run(*args, timeout=30)  # a hang fails here
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{' '.join(args)} hung on a named pipe")
+        assert done.rc == 0 and "Traceback" not in done.err, (args, done.err)
+        assert (own in done.out) if args[1] == "list" else ("1 recorded elsewhere, not pushed" in done.out), done.out
+    assert stat.S_ISFIFO(os.lstat(session / pipe).st_mode)

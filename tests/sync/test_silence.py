@@ -108,3 +108,59 @@ def test_background_sync_gets_past_a_silent_connection(sync_url: str, tmp_path: 
     wait_for(next_turn_caught_up, timeout=120, interval=0.5)
     assert sync.close(wait=60)
     assert len(warnings) == 1
+
+
+@pytest.mark.parametrize("when", ["while connecting", "in the listing's answer", "mid-fetch"])
+def test_a_server_that_trickles_its_answer_never_hangs_a_command(sync_url: str, tmp_path: Path, pg_cluster,
+                                                                 when: str) -> None:
+    """One byte every quarter second is never "idle", yet a listing of 20 rows would take hours: the command
+    ends with one line after about EVO_AGENT_SYNC_TIMEOUT seconds of too little, and works once the path heals."""
+    from .proxy import SilentProxy, TrickleProxy
+
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
+    sid = big_session(alice.project, 4000)
+    for i in range(20):
+        alice.run("-p", f"session number {i} " + "words " * 30)
+    assert alice.run("sessions", "push", "--all").rc == 0
+    args = ("sessions", "show", sid) if when == "mid-fetch" else ("sessions", "list", "--remote", "--limit", "30")
+    counting = SilentProxy(pg_cluster.port)  # how many bytes the command takes from the server at full speed
+    try:
+        bob = team_cli(tmp_path, "bob", "https://github.com/team/app", counting.url(sync_url),
+                       EVO_AGENT_SYNC_TIMEOUT="1")
+        assert bob.run(*args).rc == 0
+        total = max(link.sent["down"] for link in counting.links)
+    finally:
+        counting.close()
+    fast = {"while connecting": 100, "in the listing's answer": total - 4000, "mid-fetch": total // 3}[when]
+    slow = TrickleProxy(pg_cluster.port, fast=fast)
+    try:
+        bob.env["EVO_AGENT_SYNC_URL"] = slow.url(sync_url)
+        stuck = bob.run(*args, timeout=90)  # a hang fails here
+        assert slow.went_silent.is_set()
+        assert stuck.rc != 0 and len(stuck.err_lines) == 1 and "Traceback" not in stuck.err, stuck.err
+        assert "EVO_AGENT_SYNC_TIMEOUT" in stuck.err or "timeout" in stuck.err, stuck.err
+        assert bob.session_ids() == []
+        slow.heal()
+        healed = bob.run(*args, timeout=90)
+        assert healed.rc == 0 and sid in healed.out + healed.err, healed.err
+    finally:
+        slow.close()
+
+
+def test_an_answer_that_never_ends_never_hangs_a_call(sync_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that keeps answering at full speed and never finishes (here: notices without end, the server's
+    own statement timeout lifted, as a hostile server would ignore it) is never idle; one call still ends."""
+    import psycopg
+
+    from evo_agent.sync.db import WAIT_CAP_WINDOWS, connect
+
+    monkeypatch.setenv("EVO_AGENT_SYNC_TIMEOUT", "0.25")
+    conn = connect(sync_url)
+    try:
+        conn.execute("SET statement_timeout = 0")
+        with pytest.raises(psycopg.OperationalError, match=f"went on past {0.25 * WAIT_CAP_WINDOWS:g}s"):
+            conn.execute("DO $$ BEGIN LOOP RAISE NOTICE 'and more'; END LOOP; END $$")
+    finally:
+        conn.close()
+    with connect(sync_url) as again:  # the control: an ordinary call on a fresh connection
+        assert again.execute("SELECT 1").fetchone() == (1,)

@@ -32,8 +32,8 @@ _RESTARTED = "EVO_AGENT_RESTARTED_CLEAN"  # set for the one restart, removed by 
 _SETTINGS_PATHS = ("RIPGREP_CONFIG_PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
                    "XDG_RUNTIME_DIR", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "TMPDIR", "SSL_CERT_FILE",
                    "NODE_EXTRA_CA_CERTS", "SSLKEYLOGFILE", "PGSSLROOTCERT", "PGSERVICEFILE", "PGPASSFILE",
-                   "CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENSSL_CONF", "OPENSSL_CONF_INCLUDE", "OPENSSL_MODULES",
-                   "OPENSSL_ENGINES")
+                   "PGSYSCONFDIR", "PGSSLCERT", "PGSSLKEY", "PGSSLCRL", "PGSSLCRLDIR", "CLAUDE_CONFIG_DIR",
+                   "CODEX_HOME", "OPENSSL_CONF", "OPENSSL_CONF_INCLUDE", "OPENSSL_MODULES", "OPENSSL_ENGINES")
 
 # The beginnings of a BASH_ENV that is the user's: absolute, or under a directory of theirs (the XDG ones are
 # made absolute or unset first); `$PWD/.bashenv` is the project's.
@@ -75,10 +75,12 @@ def drop_relative_startup_files(environ: MutableMapping[str, str]) -> None:
     committed certificate decide whom evo-agent's own HTTPS trusts: the API key went to its holder; a relative
     `$SSLKEYLOGFILE` wrote the keys of its TLS sessions into the project, where a commit takes them along; libpq
     (the team store) takes its CA, service file and password file from `$PGSSLROOTCERT`, `$PGSERVICEFILE`,
-    `$PGPASSFILE`; `sessions import` took a clone's committed transcripts from `$CLAUDE_CONFIG_DIR`/`$CODEX_HOME`
-    as the user's own. A relative `$OPENSSL_CONF` (or `$OPENSSL_CONF_INCLUDE`, `$OPENSSL_MODULES`, `$OPENSSL_ENGINES`)
-    let a clone's `openssl.cnf` load a library of its own into evo-agent at its first HTTPS request, API key and
-    all (tests/security/test_clone_never_supplies_openssl_config.py)."""
+    `$PGPASSFILE` (and `$PGSYSCONFDIR/pg_service.conf`, its client certificate, key and revocation lists from
+    `$PGSSLCERT`, `$PGSSLKEY`, `$PGSSLCRL`, `$PGSSLCRLDIR`); `sessions import` took a clone's committed
+    transcripts from `$CLAUDE_CONFIG_DIR`/`$CODEX_HOME` as the user's own. A relative `$OPENSSL_CONF` (or
+    `$OPENSSL_CONF_INCLUDE`, `$OPENSSL_MODULES`, `$OPENSSL_ENGINES`) let a clone's `openssl.cnf` load a library
+    of its own into evo-agent at its first HTTPS request, API key and all
+    (tests/security/test_clone_never_supplies_openssl_config.py)."""
     for name in _SETTINGS_PATHS:  # first: BASH_ENV may start with one of them
         value = environ.get(name)
         if value is not None and not value.startswith("/") and (value or not name.startswith("GIT_")):

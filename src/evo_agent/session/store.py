@@ -328,6 +328,10 @@ class SessionStore:
         if record_session(sid, self.key) and self._made is not None:
             self._made = None  # read again: the count may have just begun
         branch = git_branch_of(self.project_dir) if git_branch is True else (git_branch or None)
+        if branch and self.redact:  # the envelope is never scanned, and a branch is a name anyone could type a key into
+            from .redact import redact_text
+
+            branch = redact_text(branch)
         session_dir = self.sessions_dir / sid
         # Opened at the first record if it cannot be now (reported then), never through a link below the project.
         directory = dir_chain(self.project_dir, [*SESSIONS_SUBDIR.parts, sid])

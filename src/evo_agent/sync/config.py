@@ -44,7 +44,8 @@ def configured_url(environ: Mapping[str, str] | None = None) -> str | None:
     if not url:
         return None
     if not url.startswith(_SCHEMES):
-        raise SyncConfigError(f"{source} must be a postgresql://… URL, not {redact_url(url)[:60]!r}")
+        _mask_typo_password(url)  # sync stays off, but the value is still in the variable or the file
+        raise SyncConfigError(f"{source} must be a postgresql://… URL, not {_head(url)!r}")
     _mask_password(url)
     return url
 
@@ -53,15 +54,48 @@ def _mask_password(url: str) -> None:
     """The store's password is the agent's own secret: masked in transcripts in every form (SPEC §9)."""
     from evo_agent.session import add_secret_value
 
+    for spelling in password_spellings(url):
+        add_secret_value(spelling, ENV_NAME)
+
+
+def password_spellings(url: str) -> list[str]:
+    """The URL's password as written (in the user part, in each `password=` parameter) and decoded, as the
+    server sees it (%-escapes undone: what a tool, or an error quoting it, could print); no empty one."""
+    found = []
     netloc = url.partition("://")[2].split("/", 1)[0].split("?", 1)[0]
     userinfo, at, _host = netloc.rpartition("@")
     if at and ":" in userinfo:
-        add_secret_value(userinfo.partition(":")[2], ENV_NAME)
-    for match in _PASSWORD_PARAM.finditer(url):
-        add_secret_value(url[match.end(1):match.end()], ENV_NAME)
-    decoded = url_password(url)  # as the server sees it, %-escapes undone: what a tool could print
+        found.append(userinfo.partition(":")[2])
+    found += [url[match.end(1):match.end()] for match in _PASSWORD_PARAM.finditer(url)]
+    decoded = url_password(url)
     if decoded:
-        add_secret_value(decoded, ENV_NAME)
+        found.append(decoded)
+    return [p for p in found if p]
+
+
+_TYPO_USERINFO = lazy_re(r"(?:^|[/\s\"'])[^\s:/@\"']+:([^\s@/\"']+)@")
+
+
+def _mask_typo_password(value: str) -> None:
+    """The password of a value that was meant to be the URL (`bob:pw@db/team`, `postgresql:/bob:pw@db`) is the
+    agent's own secret all the same: an approved `cat` of the config file would hand it to the model."""
+    from urllib.parse import unquote
+
+    from evo_agent.session import add_secret_value
+
+    for match in _TYPO_USERINFO.finditer(value):
+        for spelling in {match.group(1), unquote(match.group(1))}:
+            add_secret_value(spelling, ENV_NAME)
+
+
+def _head(value: str) -> str:
+    """What an error may quote of a value that is not a postgresql:// URL: up to its first `:` (`mysql:…`).
+
+    Such a value is a typo of the URL as often as not (`postgresql:/bob:pw@db/team`, `bob:pw@db/team`), and
+    redact_url finds the password only where `://` says where the user part is: the rest stays unquoted."""
+    head, colon, _ = value.partition(":")
+    head = head[:20]
+    return head + ":…" if colon else head + ("…" if len(value) > 20 else "")
 
 
 def _from_file(path: Path) -> tuple[str | None, str]:

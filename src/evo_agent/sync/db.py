@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 
+from evo_agent.safe_text import terminal_line
 from evo_agent.session import one_line
 
 from .config import redact_url
@@ -81,24 +82,104 @@ def is_local_host(host: str) -> bool:
         return False
 
 
-def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and int values
-    """What libpq gets besides the URL: TLS, timeouts and keepalives, each only when the URL does not set it."""
+def _given(url: str) -> dict[str, Any]:
     from psycopg.conninfo import conninfo_to_dict
 
-    given = conninfo_to_dict(url)
+    return conninfo_to_dict(url)
+
+
+_SYSTEM_SERVICE_FILES = ("/etc/postgresql-common/pg_service.conf", "/etc/pg_service.conf")
+
+
+def service_settings(given: dict[str, Any]) -> dict[str, str]:
+    """The settings of the connection service the URL (or PGSERVICE) names, read as libpq reads them: the
+    user's file ($PGSERVICEFILE, else ~/.pg_service.conf), else the system's; {} when none is named or found.
+
+    `postgresql:///team?service=prod` names no host: without reading the service, a store whose service
+    file says `host=db.example.com` looked like a Unix socket and was reached with libpq's default
+    sslmode=prefer (no TLS against anyone on the path)."""
+    import configparser
+
+    name = str(given.get("service") or os.environ.get("PGSERVICE", ""))
+    if not name:
+        return {}
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    user_file = os.environ.get("PGSERVICEFILE") or os.path.join(home, ".pg_service.conf")
+    sysconf = os.environ.get("PGSYSCONFDIR")
+    files = [user_file, *([os.path.join(sysconf, "pg_service.conf")] if sysconf else _SYSTEM_SERVICE_FILES)]
+    for path in files:
+        parser = configparser.ConfigParser(interpolation=None, strict=False, delimiters=("=",))
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                parser.read_file(f)
+        except (OSError, configparser.Error):
+            continue
+        if parser.has_section(name):
+            return {k.strip(): v.strip() for k, v in parser.items(name)}
+    return {}
+
+
+_CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem",
+               "/usr/local/etc/openssl/cert.pem")
+
+
+def system_roots() -> str:
+    """What `sslrootcert` names for "the system's CAs": `system` where libpq knows the word (16 and later),
+    else the system's CA bundle by its absolute path.
+
+    An older libpq (a psycopg without its binary wheel uses the machine's: Debian 12 has 15) reads
+    `sslrootcert=system` as a file named `system` in the directory evo-agent runs in, the project: a clone
+    committing one chose whom the store's "verified" TLS trusted. Where no bundle is found the path named
+    does not exist, and the connection is refused with the hint to set ?sslrootcert=."""
+    import ssl
+
+    import psycopg
+
+    if psycopg.pq.version() >= 160000:
+        return "system"
+    paths = ssl.get_default_verify_paths()
+    for candidate in (paths.cafile, paths.openssl_cafile, *_CA_BUNDLES):
+        if candidate and os.path.isabs(candidate) and os.path.isfile(candidate):
+            return candidate
+    return "/nonexistent/system-ca-bundle.pem"
+
+
+def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and int values
+    """What libpq gets besides the URL: TLS, timeouts and keepalives, each only when the URL does not set it."""
+    given = _given(url)
+    given = {**service_settings(given), **given}  # the URL's own settings win over its service's, as in libpq
+    # UTF8 whatever the database's encoding: a SQL_ASCII store made psycopg encode every query as ASCII
+    # (search's « » failed with a traceback) and hand text back as bytes (every row dropped unseen).
     extra: dict[str, Any] = {"connect_timeout": _connect_timeout(), "application_name": "evo-agent",
+                                "client_encoding": "UTF8",
                                 "keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
                                 "keepalives_count": 3, "tcp_user_timeout": int(idle_timeout() * 1000),
                                 "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS} "
                                            f"-c idle_in_transaction_session_timeout={_stuck_ms()}"}
-    # The name is what a certificate is checked against, whatever `hostaddr` says (a tunnel sets sslmode itself).
+    # The name is what a certificate is checked against, whatever `hostaddr` says (a tunnel sets sslmode itself);
+    # the address is where the bytes go: `?hostaddr=10.1.2.3` with no host (or host=localhost) is not loopback.
     hosts = [h for h in str(given.get("host") or os.environ.get("PGHOST", "")).split(",")]
-    remote = any(not is_local_host(h) for h in hosts)
+    addrs = [a for a in str(given.get("hostaddr") or os.environ.get("PGHOSTADDR", "")).split(",") if a.strip()]
+    remote = any(not is_local_host(h) for h in hosts) or any(not is_local_host(a) for a in addrs)
     if remote and "sslmode" not in given and "PGSSLMODE" not in os.environ:
         extra["sslmode"] = "verify-full"
         if "sslrootcert" not in given and "PGSSLROOTCERT" not in os.environ:
-            extra["sslrootcert"] = "system"
+            extra["sslrootcert"] = system_roots()
     return {k: v for k, v in extra.items() if k not in given}
+
+
+# Parameters naming a file libpq reads (or, sslkeylogfile, writes): a relative one is taken from the directory
+# evo-agent runs in, a project, where a clone commits `ca.pem` (whom the store's TLS trusts) or `.pgpass`.
+_FILE_PARAMS = ("sslrootcert", "sslcert", "sslkey", "sslcrl", "sslcrldir", "passfile", "sslkeylogfile")
+
+
+def relative_file_param(given: dict[str, Any]) -> str | None:
+    """`name=value` of the first file parameter of the URL whose value is a relative path, else None."""
+    for name in _FILE_PARAMS:
+        value = str(given.get(name) or "")
+        if value and not value.startswith("/") and not (name == "sslrootcert" and value == system_roots()):
+            return f"{name}={value}"
+    return None
 
 
 def tls_hint(url: str, text: str) -> str:
@@ -122,6 +203,12 @@ def connect(url: str, *, check: bool = True) -> Connection:
         raise StoreUnavailable(_PSYCOPG_HINT) from None
     try:
         options = connection_options(url)
+        given = _given(url)
+        relative = relative_file_param({**service_settings(given), **given})  # a service file's paths too
+        if relative is not None:
+            raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {terminal_line(relative)[:120]} "
+                                   "is a relative path, read from the directory evo-agent runs in (a clone's "
+                                   "committed file there would be used): give an absolute path")
         conn = _connection_class().connect(url, autocommit=True, prepare_threshold=None, **options)
     except psycopg.ProgrammingError as exc:  # the URL itself cannot be parsed
         raise StoreUnavailable(f"bad EVO_AGENT_SYNC_URL {redact_url(url)!r}: {error_gist(exc, url)}") from None
@@ -158,39 +245,77 @@ def _connection_class() -> type[Connection]:
             def wait(self, gen: PQGen[RV], interval: float = 0.1, timeout: float | None = None) -> RV:
                 try:
                     return _wait_idle(gen, self.pgconn.socket, idle_timeout())
-                except _Silent:
+                except _Silent as silent:
                     self.pgconn.finish()  # the server may never answer: the connection is done for
-                    raise psycopg.OperationalError(
-                        f"the server sent nothing for {idle_timeout():g}s (EVO_AGENT_SYNC_TIMEOUT)") from None
+                    idle = idle_timeout()
+                    said = (f"the server's answer went on past {idle * WAIT_CAP_WINDOWS:g}s" if silent.endless else
+                            f"the server sent nothing for {idle:g}s" if not silent.trickled else
+                            f"the server sent only {silent.trickled} bytes in {idle:g}s")
+                    raise psycopg.OperationalError(f"{said} (EVO_AGENT_SYNC_TIMEOUT)") from None
 
         _CLASS = BoundedConnection
     return _CLASS
 
 
 class _Silent(Exception):
-    pass
+    def __init__(self, trickled: int, endless: bool = False) -> None:
+        super().__init__(trickled)
+        self.trickled = trickled  # bytes that came in the last window, too few to keep it open
+        self.endless = endless  # the answer outlasted WAIT_CAP_WINDOWS windows, bytes flowing or not
+
+
+WINDOW_BYTES = 16384  # bytes that keep a wait open for a whole idle window (EVO_AGENT_SYNC_TIMEOUT)
+# Windows one wait (a statement and its answer, one FETCH of a fetch) may last at most, however fast the bytes
+# come: 10 minutes by default. A server runs no statement past its statement_timeout (2 min), and the largest
+# answer, four chunks, travels well within it; a server that never ends its answer (notices or rows without
+# end, at full speed) kept a command waiting for ever.
+WAIT_CAP_WINDOWS = 20
+
+
+def _pending(fileno: int) -> int:
+    """Bytes waiting in the socket's receive queue (FIONREAD); WINDOW_BYTES where that cannot be asked."""
+    import fcntl
+    import struct
+    import termios
+
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fileno, termios.FIONREAD, b"\0\0\0\0"))[0])
+    except (OSError, AttributeError, struct.error):
+        return WINDOW_BYTES
 
 
 def _wait_idle(gen: PQGen[RV], fileno: int, idle: float) -> RV:
-    """psycopg's wait loop with a deadline that moves on with every byte (a long transfer is not cut short)."""
+    """psycopg's wait loop with a deadline that moves on as bytes come (a long transfer is not cut short).
+
+    Each byte received buys idle / WINDOW_BYTES seconds, up to a whole window from now; being able to send
+    buys a whole window. A byte alone no longer does: a server (or a path) that trickled one byte every few
+    seconds kept `list --remote` waiting for ever, EVO_AGENT_SYNC_TIMEOUT=1 notwithstanding (SPEC §9: no hang).
+    A live server sends its answer in packets of kilobytes, or sends nothing until it is done."""
     import time
-    from selectors import DefaultSelector
+    from selectors import EVENT_READ, DefaultSelector
 
     from psycopg.waiting import READY_NONE
 
     try:
         state = next(gen)
         deadline = time.monotonic() + idle
+        cap = time.monotonic() + idle * WAIT_CAP_WINDOWS
+        trickled = 0  # bytes received since the deadline was last a whole window away
         with DefaultSelector() as sel:
             sel.register(fileno, state)
             while True:
                 ready = sel.select(timeout=min(0.5, max(0.0, deadline - time.monotonic())))
                 if ready:
-                    deadline = time.monotonic() + idle
+                    now = time.monotonic()
+                    if now >= cap:
+                        raise _Silent(0, endless=True)
+                    got = _pending(fileno) if ready[0][1] == EVENT_READ else WINDOW_BYTES
+                    deadline = min(now + idle, deadline + idle * got / WINDOW_BYTES)
+                    trickled = 0 if deadline >= now + idle else trickled + got
                     new = gen.send(ready[0][1])
                 else:
                     if time.monotonic() >= deadline:
-                        raise _Silent
+                        raise _Silent(trickled)
                     new = gen.send(READY_NONE)
                 if new != state:
                     sel.unregister(fileno)
@@ -211,22 +336,22 @@ def error_gist(exc: BaseException, url: str | None = None) -> str:
         text = text[len("connection failed: "):]
     if url:
         text = text.replace(url, redact_url(url))
-        password = _password_of(url)
-        if password:
+        for password in sorted(_passwords_of(url), key=len, reverse=True):
             text = text.replace(password, "***")
     return text[:300]
 
 
-def _password_of(url: str) -> str | None:
-    netloc = url.partition("://")[2].split("/", 1)[0].split("?", 1)[0]
-    userinfo, at, _ = netloc.rpartition("@")
-    if at and ":" in userinfo:
-        return userinfo.partition(":")[2] or None
-    return None
+def _passwords_of(url: str) -> set[str]:
+    """Every spelling of the URL's password an error could quote: as written (in the user part or a
+    `password=` parameter, libpq quotes a token it cannot decode as it stands) and decoded."""
+    from .config import password_spellings
+
+    return {p for p in password_spellings(url) if p}
 
 
 def driver_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions a store operation can raise when the server fails (for `except`)."""
+    """The exceptions a store operation can raise when the server fails (for `except`): a server's text that is
+    not in the encoding it announced (a SQL_ASCII database holds any bytes) fails to decode in psycopg."""
     import psycopg
 
-    return (psycopg.Error, OSError)
+    return (psycopg.Error, OSError, UnicodeError)

@@ -43,6 +43,7 @@ def normalise_remote_url(url: str) -> str:
         scheme = url[: len(url) - len(rest)].lower()
         if scheme == "file://":
             return _strip_path(rest)
+        rest = rest.split("#", 1)[0].split("?", 1)[0]  # a query or fragment names no repository (?private_token=)
         host, _, path = rest.partition("/")
         host = host.rpartition("@")[2]  # drop user[:password]@
         if host.startswith("["):  # [ipv6]:port
@@ -54,6 +55,15 @@ def normalise_remote_url(url: str) -> str:
     if match and "/" not in match.group(1):
         return f"{match.group(1).lower()}/{_strip_path(match.group(2))}"
     return _strip_path(url)  # a local path used as a remote
+
+
+def _masked(repo: str) -> str:
+    """The identity with any secret shape masked (SPEC §9: only what is redacted leaves the machine). It goes
+    into every session row the store keeps; a token in an origin's path (`https://host/glpat-…/app`) went
+    with it. Masking is the same on every machine, so clones with the same origin still share one history."""
+    from evo_agent.session import redact_text
+
+    return redact_text(repo)
 
 
 def _strip_path(path: str) -> str:
@@ -89,7 +99,7 @@ def project_identity(project_dir: Path | str) -> Identity:
     subdir = "" if subdir == "." else Path(subdir).as_posix()
     origin = _git(project_dir, "config", "--get", "remote.origin.url")
     if origin:
-        return Identity(normalise_remote_url(origin), subdir, user, host)
+        return Identity(_masked(normalise_remote_url(origin)), subdir, user, host)
     roots = _git(project_dir, "rev-list", "--max-parents=0", "HEAD")
     if roots:
         return Identity(f"root:{sorted(roots.split())[0]}", subdir, user, host)

@@ -180,8 +180,14 @@ def push_session(conn: Connection, identity: Identity, store: SessionStore, sess
     try:
         _push_files(conn, identity, store, session_id, files, report)
     except psycopg.errors.InsufficientPrivilege:
-        raise PushRefused(f"the team store refused session {session_id}: another author wrote it "
-                          "(a session is appended to only by the role that pushed it first)") from None
+        if _has_row(conn, session_id):
+            raise PushRefused(f"the team store refused session {session_id}: another author wrote it "
+                              "(a session is appended to only by the role that pushed it first)") from None
+        from evo_agent.safe_text import terminal_line
+
+        raise PushRefused(f"the team store refused session {session_id}: this role may not add sessions to "
+                          f"{terminal_line(identity.repo)[:200]} (its admin grants it in evo_agent_access, "
+                          "README \"Team store\")") from None
     except psycopg.Error as exc:
         if getattr(exc, "sqlstate", None) != TOMBSTONED:
             raise
@@ -272,8 +278,8 @@ def _upsert_session(
 def _meta_json(session_dir: Path, messages_size: int) -> dict[str, Any] | None:
     """meta.json as it is, when it describes no more of the transcript than this push can send."""
     try:
-        data = json.loads((session_dir / META_NAME).read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(_read_small(session_dir / META_NAME))
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("messages_bytes"), int):
         return None
@@ -300,10 +306,23 @@ def write_hint(store: SessionStore, session_id: str, sizes: dict[str, int]) -> N
         pass
 
 
+def _read_small(path: Path, limit: int = 1 << 20) -> bytes:
+    """A small regular file's bytes, never blocking and never through a link: a session directory an archive
+    unpacked can hold a FIFO where `.pushed.json` or meta.json should be, and reading it waited for a writer
+    for ever (`sessions list` of a project with a team store configured hung). OSError for anything else."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, f"{path.name} is not a regular file")
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
 def read_hint(store: SessionStore, session_id: str) -> dict[str, int]:
     try:
-        data = json.loads(_hint_path(store, session_id).read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(_read_small(_hint_path(store, session_id)))
+    except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict):
         return {}

@@ -59,6 +59,7 @@ from evo_agent.session import (
 )
 
 from .identity import Identity
+from .schema import CHUNK_BYTES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -94,8 +95,21 @@ class RemoteSession:
                 "author": self.author, "author_verified": self.verified}
 
 
-_COLUMNS = ("session_id, user_name, host, branch, created_ms, updated_ms, message_count, first_prompt, name, subdir, "
-            "author")
+TEXT_CAP = 200  # characters of a row's free text read from the store (first_prompt is at most 200 anyway)
+
+
+def _columns(table: str = "") -> str:
+    """The listing columns, each free text cut on the server: a row's strings are the pusher's word, and a
+    member may UPDATE their own row to 1 GB per field; read whole, 100 such rows (500 in the picker's team
+    view) were shipped to every teammate's `list --remote`."""
+    t = table
+    return (f"left({t}session_id, 64), left({t}user_name, {TEXT_CAP}), left({t}host, {TEXT_CAP}), "
+            f"left({t}branch, {TEXT_CAP}), {t}created_ms, {t}updated_ms, {t}message_count, "
+            f"left({t}first_prompt, {TEXT_CAP}), left({t}name, {TEXT_CAP}), left({t}subdir, 4 * {TEXT_CAP}), "
+            f"left({t}author, {TEXT_CAP})")
+
+
+_COLUMNS = _columns()
 DEFAULT_LIMIT = 100  # rows `list --remote` prints unless --limit says otherwise
 
 
@@ -123,9 +137,18 @@ def _sessions(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> list[RemoteS
     return out
 
 
+CLOCK_SKEW_MS = 24 * 3600 * 1000  # how far ahead of this machine's clock a teammate's `updated_ms` may be
+
+
 def list_remote(conn: Connection, identity: Identity, *, user: str | None = None, branch: str | None = None,
                 limit: int | None = None) -> list[RemoteSession]:
-    """This project's sessions in the store (everyone's), most recently updated first."""
+    """This project's sessions in the store (everyone's), most recently updated first.
+
+    `updated_ms` is the pusher's word: a row that claims a time more than a day ahead of this clock (a member's
+    `UPDATE … SET updated_ms = 9223372036854775807`) comes after every other instead of first, so no one's rows
+    can push the team's real sessions out of the listing's first screen and the picker's team view for good."""
+    import time
+
     sql = f"SELECT {_COLUMNS} FROM evo_agent_sessions WHERE repo = %s AND subdir = %s"
     params: list[Any] = [identity.repo, identity.subdir]
     if user:
@@ -134,9 +157,14 @@ def list_remote(conn: Connection, identity: Identity, *, user: str | None = None
     if branch:
         sql += " AND branch = %s"
         params.append(branch)
-    sql += " ORDER BY updated_ms DESC, session_id DESC LIMIT %s"
-    params.append(limit or DEFAULT_LIMIT)
-    return _sessions(conn, conn.execute(sql, params).fetchall())
+    want = limit or DEFAULT_LIMIT
+    latest = int(time.time() * 1000) + CLOCK_SKEW_MS
+    rows = conn.execute(sql + " AND updated_ms <= %s ORDER BY updated_ms DESC, session_id DESC LIMIT %s",
+                        [*params, latest, want]).fetchall()
+    if len(rows) < want:  # sessions that claim to be updated in the future: after every other, newest id first
+        rows += conn.execute(sql + " AND updated_ms > %s ORDER BY session_id DESC LIMIT %s",
+                             [*params, latest, want - len(rows)]).fetchall()
+    return _sessions(conn, rows)
 
 
 def resolve_remote(conn: Connection, identity: Identity, text: str) -> RemoteSession:
@@ -202,11 +230,17 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
     import fcntl
 
     _refuse_links(target, session_id)
-    fd = os.open(target / MESSAGES_NAME, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(target / MESSAGES_NAME, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
     try:
+        _refuse_special(fd, target / MESSAGES_NAME, session_id)
         fcntl.flock(fd, fcntl.LOCK_EX)  # two refreshes at once would append twice
         ends = {rel: end for rel, end in store_ends(conn, session_id).items()
                 if rel == MESSAGES_NAME or is_sidechain_path(rel)}
+        for rel in ends:
+            if rel != MESSAGES_NAME and os.path.lexists(target / rel) and not os.path.isfile(target / rel):
+                raise SessionNotFound(f"the copy of session {session_id} here has {rel} as something other than a "
+                                      "file; not refreshed from the team store")
         local = {rel: _size(target / rel) for rel in ends if os.path.lexists(target / rel)}
         if any(local[rel] > ends[rel] for rel in local) or MESSAGES_NAME not in ends:
             return False  # the store holds less than the copy (rolled back, pruned): a fresh copy says what it has
@@ -240,6 +274,14 @@ def _refuse_links(target: Path, session_id: str) -> None:
                                   "than a directory (a symbolic link?); not refreshed from the team store")
 
 
+def _refuse_special(fd: int, path: Path, session_id: str) -> None:
+    """A copy's transcript must be a regular file: an archive can unpack a FIFO there (with a `fetched` note
+    beside it), and the refresh's open waited for a writer for ever (`--resume ID` hung before its question)."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise SessionNotFound(f"the copy of session {session_id} here has {path.name} as something other than a "
+                              "file; not refreshed from the team store")
+
+
 def _size(path: Path) -> int:
     try:
         return os.lstat(path).st_size
@@ -247,11 +289,23 @@ def _size(path: Path) -> int:
         return 0
 
 
+META_CAP = 1 << 20  # bytes of a row's meta a fetch reads (a meta.json is a few hundred)
+
+
 def _write_meta(conn: Connection, session_id: str, directory: Path, messages_bytes: int) -> None:
-    """The store's meta.json when it describes exactly the transcript written (else listing rebuilds it)."""
-    meta = conn.execute("SELECT meta FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone()
-    if meta and isinstance(meta[0], dict) and meta[0].get("messages_bytes") == messages_bytes:
-        _write_file(directory / META_NAME, json.dumps(meta[0], ensure_ascii=False).encode("utf-8"))
+    """The store's meta.json when it describes exactly the transcript written (else listing rebuilds it).
+
+    Read as text and parsed here: whoever holds the owner's credentials (or runs the server) can make it any
+    jsonb, and psycopg's loader raised RecursionError on one nested a few thousand deep, a traceback for the
+    user's own `--resume` on another machine. A meta that is too big, too deep or no object is not kept."""
+    row = conn.execute("SELECT CASE WHEN octet_length(meta::text) <= %s THEN meta::text END "
+                       "FROM evo_agent_sessions WHERE session_id = %s", (META_CAP, session_id)).fetchone()
+    try:
+        meta = json.loads(row[0]) if row and isinstance(row[0], str) else None
+    except (ValueError, RecursionError):
+        meta = None
+    if isinstance(meta, dict) and meta.get("messages_bytes") == messages_bytes:
+        _write_file(directory / META_NAME, json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
 
 FIRST_PROMPT_LOOK = 200  # records a fetched transcript's first prompt is looked for in
@@ -287,6 +341,11 @@ def _swap_in(staging: Path, target: Path) -> bool:
 
 
 FETCH_ROWS = 4  # chunks a fetch holds in memory at once (each at most CHUNK_BYTES)
+# The largest chunk a fetch reads. Clients send at most CHUNK_BYTES per row (a longer line as several rows);
+# only the conversion of the old one-row-per-line layout (schema 5) made bigger ones, a line plus the lines
+# before it in its 4 MB window. A member's own INSERT can make a row of 1 GB, and four of them in flight, each
+# twice its size as hex text on the wire, took gigabytes of a teammate's memory for one `sessions show`.
+FETCH_CHUNK_CAP = 16 * CHUNK_BYTES
 
 
 def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[str, int]) -> dict[str, int]:
@@ -303,10 +362,14 @@ def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[
     try:
         with conn.transaction(), conn.cursor(name=f"evo_fetch_{secrets.token_hex(4)}") as cur:
             cur.itersize = FETCH_ROWS
-            cur.execute("SELECT file, start_offset, end_offset, checksum, body FROM evo_agent_chunks "
+            cur.execute("SELECT file, start_offset, end_offset, checksum, "
+                        "CASE WHEN octet_length(body) <= %s THEN body END FROM evo_agent_chunks "
                         "WHERE session_id = %s AND start_offset >= coalesce((%s::jsonb ->> file)::bigint, 0) "
-                        "ORDER BY file, start_offset", (session_id, Jsonb(have)))
+                        "ORDER BY file, start_offset", (FETCH_CHUNK_CAP, session_id, Jsonb(have)))
             for file, start, end, checksum, body in cur:
+                if body is None:  # bigger than FETCH_CHUNK_CAP: not read, and the file ends before it
+                    broken.add(file)
+                    continue
                 if file in broken or not (file == MESSAGES_NAME or is_sidechain_path(file)):
                     continue
                 if current is None or current[0] != file:
@@ -330,7 +393,14 @@ def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[
 
 
 def _append_fd(path: Path) -> int:
-    return os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    """A file of a copy opened to append to, never blocking (a FIFO planted in its place is refused)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(0, f"{path.name} is not a regular file")
+    os.set_blocking(fd, True)
+    return fd
 
 
 def foreign_note(conn: Connection, session_id: str, first_prompt: str | None) -> str | None:
@@ -338,8 +408,8 @@ def foreign_note(conn: Connection, session_id: str, first_prompt: str | None) ->
 
     `first_prompt` is read from the fetched transcript itself, never taken from the row."""
     trust = store_trust(conn)
-    row = conn.execute("SELECT author, user_name, host FROM evo_agent_sessions WHERE session_id = %s",
-                       (session_id,)).fetchone()
+    row = conn.execute(f"SELECT left(author, {TEXT_CAP}), left(user_name, {TEXT_CAP}), left(host, {TEXT_CAP}) "
+                       "FROM evo_agent_sessions WHERE session_id = %s", (session_id,)).fetchone()
     author, user, host = row if row else (None, "?", "?")
     if trust.verified and author == trust.role:
         return None
@@ -476,15 +546,27 @@ def unindexed(conn: Connection, repo: str | None) -> int:
 
 
 def search_remote(conn: Connection, identity: Identity, text: str, *, limit: int = 20) -> list[SearchHit]:
-    """Messages of this repository's sessions that match `text`, newest sessions first (the derived index)."""
+    """Messages of this repository's sessions that match `text`, newest sessions first (the derived index).
+
+    Newest is by id (ids begin with their creation time), and an id is the pusher's word too: sessions whose
+    ids claim a time more than CLOCK_SKEW_MS ahead (`9999999999999_…`, the year 2286) come after every other,
+    or a member's flood of them would be the only hits anyone's search ever showed. (The matches come from the
+    GIN index unordered and are sorted anyway: the extra key costs nothing.)"""
+    import time
+
+    cutoff = f"{int(time.time() * 1000) + CLOCK_SKEW_MS + 1:013d}"
     rows = conn.execute(
-        f"""SELECT {', '.join('s.' + c for c in _COLUMNS.split(', '))},
-                   ts_headline('simple', coalesce(evo_agent_line_text(x.session_id, x.line_offset, x.line_bytes), ''),
-                               plainto_tsquery('simple', %s), 'StartSel=«,StopSel=»,MaxWords=18,MinWords=6')
-            FROM (SELECT x.session_id, x.line_offset, x.line_bytes FROM evo_agent_search x
+        f"""SELECT {_columns('s.')},
+                   left(ts_headline('simple',
+                                    coalesce(evo_agent_line_text(x.session_id, x.line_offset, x.line_bytes), ''),
+                                    plainto_tsquery('simple', %s), 'StartSel=«,StopSel=»,MaxWords=18,MinWords=6'),
+                        {4 * TEXT_CAP})
+            FROM (SELECT x.session_id, x.line_offset, x.line_bytes, x.session_id COLLATE "C" >= %s AS ahead
+                  FROM evo_agent_search x
                   WHERE x.repo = %s AND x.tsv @@ plainto_tsquery('simple', %s)
-                  ORDER BY x.session_id DESC, x.line_offset LIMIT %s) x
+                  ORDER BY ahead, x.session_id DESC, x.line_offset LIMIT %s) x
             JOIN evo_agent_sessions s USING (session_id)
-            ORDER BY x.session_id DESC, x.line_offset""", (text, identity.repo, text, limit)).fetchall()
+            ORDER BY x.ahead, x.session_id DESC, x.line_offset""",
+        (text, cutoff, identity.repo, text, limit)).fetchall()
     sessions = {s.id: s for s in _sessions(conn, [r[:11] for r in rows])}
     return [SearchHit(sessions[r[0]], MESSAGES_NAME, r[11]) for r in rows if r[0] in sessions]

@@ -67,9 +67,9 @@ if TYPE_CHECKING:
 
     from psycopg import Connection
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 MIN_CLIENT = 5  # the oldest client version that may use a store at SCHEMA_VERSION: it must speak chunks
-# (version 6 changed only the server's functions and policies: a version-5 client still works against it)
+# (versions 6 and 7 changed only the server's functions and policies: a version-5 client still works against it)
 MEMBER_ROLE = "evo_agent_member"
 SEARCH_CAP = 65536  # characters of a message's text indexed for search
 CHUNK_BYTES = 4 << 20  # the largest body one chunk row carries (clients split longer lines)
@@ -514,6 +514,23 @@ V6 = [
 
 MIGRATIONS[6] = V6
 
+# Version 7: a role adds sessions only to the repositories it has been granted. The insert and update policies
+# checked the author alone, so a member granted one repository could INSERT a session (or UPDATE the `repo` of
+# one of their own) into any other, and it was listed, searched and offered in that team's picker, under a
+# verified author, to people whose repository that member was never given. The same check the read policy
+# makes (the member's own grants, through the access table's row-level security) now guards what is written.
+_GRANTED = "EXISTS (SELECT 1 FROM evo_agent_access a WHERE a.repo IN (evo_agent_sessions.repo, '*'))"
+V7 = [
+    "DROP POLICY IF EXISTS evo_agent_sessions_insert ON evo_agent_sessions",
+    f"CREATE POLICY evo_agent_sessions_insert ON evo_agent_sessions FOR INSERT WITH CHECK "
+    f"(author = current_user AND {_GRANTED})",
+    "DROP POLICY IF EXISTS evo_agent_sessions_update ON evo_agent_sessions",
+    f"CREATE POLICY evo_agent_sessions_update ON evo_agent_sessions FOR UPDATE USING (author = current_user) "
+    f"WITH CHECK (author = current_user AND {_GRANTED})",
+]
+
+MIGRATIONS[7] = V7
+
 
 class SchemaTooNew(Exception):
     """This client is older than the store admits (its min_client): one line telling the user to upgrade."""
@@ -568,16 +585,32 @@ def check_schema_closed(conn: Connection) -> None:
                          f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC (and from those roles)")
 
 
+def check_encoding(conn: Connection) -> None:
+    """Refuse a database not encoded in UTF8 (SchemaTooOld, one line for its admin).
+
+    `initdb` under the C locale makes SQL_ASCII databases, where text holds any bytes: there psycopg handed
+    every row back as bytes (listings empty, fetches "not found") and encoded queries as ASCII (search
+    failed with a traceback), and, once clients ask for UTF8, one member's row of invalid bytes failed every
+    teammate's `list --remote`. A UTF8 database refuses such text on the way in."""
+    row = conn.execute("SELECT pg_catalog.current_setting('server_encoding')").fetchone()
+    encoding = str(row[0]) if row else "?"
+    if encoding.upper() not in ("UTF8", "UTF-8"):
+        raise SchemaTooOld(f"the team store's database is encoded {encoding}, not UTF8 (text there can hold any "
+                           "bytes, and one row of them fails every teammate's listing): its admin creates it with "
+                           "CREATE DATABASE … ENCODING 'UTF8' TEMPLATE template0 and moves the tables there")
+
+
 def check_schema(conn: Connection) -> int:
     """What a client does on connecting: read the version row, run no DDL; the store's version.
 
     SchemaTooOld when the store lacks the schema (or is older than this client speaks, or its migration is
-    half done), SchemaTooNew when its min_client is newer than this client.
+    half done, or its database is not UTF8), SchemaTooNew when its min_client is newer than this client.
     """
     try:
         check_schema_closed(conn)  # first: before any query whose names could resolve to a member's object
     except SchemaOpen as exc:
         raise SchemaTooOld(str(exc)) from None
+    check_encoding(conn)
     current = _current_version(conn)
     if current is None:
         raise SchemaTooOld(f"the team store has no evo-agent schema yet: {MIGRATE_HINT}")
@@ -601,6 +634,7 @@ def migrate(conn: Connection, *, ahead: int = PARTITIONS_AHEAD,
     versions' statements run in one transaction under an advisory lock (the row then says `ready = false`);
     the indexes a live store needs are built CONCURRENTLY outside it; then the row says `ready`.
     """
+    check_encoding(conn)
     current = _current_version(conn)
     if current is not None and current > SCHEMA_VERSION:
         raise SchemaTooNew(f"the team store's schema is version {current}, newer than this evo-agent "
