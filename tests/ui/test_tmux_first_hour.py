@@ -1,0 +1,86 @@
+"""A demanding user's first hour with the real console script in tmux at 80×24: the rough edges they saw.
+
+Each test drives `evo-agent` in its own tmux server (tests/tmux_terminal.py) and asserts what is on the
+screen. Every wait is for something on the screen, with a generous bound, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from tests.fake_model_server import hang, text
+from tests.tmux_terminal import Terminal
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def open_app(terminals, project, *args, **kwargs) -> Terminal:
+    t = Terminal(project, list(args), **kwargs)
+    terminals.append(t)
+    return t
+
+
+def ready(t: Terminal) -> None:
+    t.wait(r"/help for help")
+    t.wait(r"tokens · context")  # the status line: the app reads keys now
+
+
+def say(t: Terminal, line: str) -> None:
+    t.type(line)
+    t.keys("Enter")
+
+
+def commit(project, *paths: str) -> None:
+    subprocess.run(["git", "add", *paths], cwd=project, check=True, capture_output=True)
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "bring settings"],
+                   cwd=project, check=True, capture_output=True)
+
+
+def test_the_trust_question_wraps_between_words_with_its_lists_indented(terminals, project, tmp_path):
+    """A clone's long allow rules and server command were cut by the terminal mid-word (`sr` / `c/components`,
+    `ompose`), the pieces at column 0 under an indented list: a question to read carefully, read as a wall."""
+    (project / ".evo-agent").mkdir(exist_ok=True)
+    rules = ["Bash(npm test)", "Bash(npm run lint -- --fix --max-warnings=0 src/components/very/long/path/to/somewhere)",
+             "Read", "Bash(docker compose -f docker-compose.development.yml up --build --remove-orphans)"]
+    (project / ".evo-agent" / "settings.json").write_text(json.dumps({"permissions": {"allow": rules}}))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {
+        "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github", "--a-long-flag=with-a-long-value-past-the-edge"],
+        "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}"}}}}))
+    commit(project, ".evo-agent/settings.json", ".mcp.json")
+    t = open_app(terminals, project, env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    screen = t.wait(r"Obey these in this project\? \[y/N, or c to choose the MCP servers one by one\]")
+    lines = [line.rstrip() for line in screen.splitlines() if line.strip()]
+    top = lines.index("This project brings settings that would give it authority over evo-agent:")
+    question = lines[top:]
+    assert all(len(line) <= 80 for line in question), question
+    starts = ("This project", "A repository", "  trust it", "Obey these", " ")
+    assert all(line.startswith(starts) for line in question), question  # a folded piece is indented
+    words = {w for line in question for w in line.split()}
+    assert {"src/components/very/long/path/to/somewhere),", "docker-compose.development.yml", "--remove-orphans)",
+            "@modelcontextprotocol/server-github", "--a-long-flag=with-a-long-value-past-the-edge",
+            "GITHUB_PERSONAL_ACCESS_TOKEN=${GITHUB_TOKEN}", "where", "from."} <= words, question
+    t.type("n")
+    t.keys("Enter")
+    ready(t)
+
+
+def test_rewind_lists_the_prompts_typed_not_the_interruption_notice(terminals, project, model_server):
+    """An answer interrupted with Esc leaves `[Request interrupted by user]` in the transcript for the model:
+    `/rewind` listed it as prompt 2, a prompt the user never typed."""
+    model_server.script(hang(60, text("never sent"), partial="Streaming the first words"))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "tell me a long story")
+    t.wait(r"Streaming the first words")
+    t.keys("Escape")
+    t.wait(r"Interrupted by user")
+    t.wait(r"tokens · context")
+    say(t, "/rewind")
+    screen = t.wait(r"Go back to before which prompt\?")
+    listed = [line.strip() for line in screen.splitlines() if re.match(r"\s+\d+\. ", line)]
+    assert listed == ["1. tell me a long story"], screen
