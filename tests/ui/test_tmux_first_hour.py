@@ -84,3 +84,21 @@ def test_rewind_lists_the_prompts_typed_not_the_interruption_notice(terminals, p
     screen = t.wait(r"Go back to before which prompt\?")
     listed = [line.strip() for line in screen.splitlines() if re.match(r"\s+\d+\. ", line)]
     assert listed == ["1. tell me a long story"], screen
+
+
+def test_a_slash_command_is_echoed_so_its_output_does_not_run_on_from_the_answer(terminals, project, model_server):
+    """`/cost` printed `session …: N input + M output` straight under the answer's last line, as if the model
+    had said it; Claude Code and Codex show the command typed first (`> /cost`)."""
+    model_server.script(text("The answer ends here."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "hello")
+    t.wait(r"The answer ends here\.")
+    t.wait(r"tokens · context")
+    say(t, "/cost")
+    lines = t.wait(r"in \d+ model calls?").splitlines()
+    end = next(i for i, line in enumerate(lines) if "The answer ends here." in line)
+    assert lines[end + 1:end + 4] == ["", "› /cost", lines[end + 3]] and lines[end + 3].startswith("session "), lines
+    say(t, "/init")
+    t.wait(r"› /init")
+    assert t.scrollback().count("› /init") == 1, t.scrollback()  # a command that sends a prompt: echoed once

@@ -373,9 +373,10 @@ class AgentApp:
 
     # ------------------------------------------------------------------ turns
     def start_turn(self, prompt: str, *, shown: str | None = None) -> None:
-        """Run `prompt` as a user turn; `shown`: what the scrollback shows for it (`/init`'s long prompt: /init)."""
+        """Run `prompt` as a user turn; `shown`: the command that sent it (`/init`'s long prompt), echoed already."""
         self.view.start()
-        self.emit(Text(""), render.user_prompt(prompt if shown is None else shown))
+        if shown is None:  # a command's prompt (`/init`): the command was echoed already (handle_command)
+            self.emit(Text(""), render.user_prompt(prompt))
         self._turn += 1
         self.cancel = threading.Event()
         self._begin("working")
@@ -477,6 +478,9 @@ class AgentApp:
 
     # ------------------------------------------------------------------ slash commands (ui/commands.py)
     def handle_command(self, line: str) -> None:
+        """Echo `/cost` as a prompt is echoed, then run it: without the echo its output ran on from the answer
+        above it (`done.` then `session …: 16,586 input`), where Claude Code shows `> /cost` first."""
+        self.emit(Text(""), render.user_prompt(line))
         run_command(line, self.screen, self.agent)
 
     def _command_done(self, turn: int, message: str, error: str | None) -> None:
