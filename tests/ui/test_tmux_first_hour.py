@@ -102,3 +102,33 @@ def test_a_slash_command_is_echoed_so_its_output_does_not_run_on_from_the_answer
     say(t, "/init")
     t.wait(r"› /init")
     assert t.scrollback().count("› /init") == 1, t.scrollback()  # a command that sends a prompt: echoed once
+
+
+TABLE = """Here is what changed:
+
+| File | Change | Reason |
+|------|--------|--------|
+| src/evo_agent/ui/very/deep/package/render_helpers.py | wrapped prose between words | users saw words cut at the edge of the screen |
+| 漢字ファイル名.py | 日本語の説明がここに入ります、とても長い説明です | 長い理由 |
+
+That is all."""
+
+
+def test_a_table_wider_than_the_screen_folds_its_cells_and_keeps_one_blank_line_around_it(
+        terminals, project, model_server):
+    """Rich's table cut a cell's long word (`src/evo_agent/ui/…`: which file?) and drew blank edges, so two empty
+    lines stood above and below it."""
+    model_server.script(text(TABLE))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "what changed")
+    lines = [line.rstrip() for line in t.wait(r"That is all\.").splitlines()]
+    top = lines.index("Here is what changed:")
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("File "))
+    end = lines.index("That is all.")
+    assert header == top + 2 and lines[top + 1] == "" and lines[end - 1] == "" and lines[end - 2] != "", lines
+    rows = lines[header + 2:end - 1]
+    assert all(len(line) <= 80 for line in lines) and not any("…" in row for row in rows), rows
+    first_column = "".join(row.split("  ")[0] for row in rows)
+    assert "src/evo_agent/ui/very/deep/package/render_helpers.py" in first_column, rows
+    assert "漢字ファイル名.py" in first_column, rows
