@@ -132,3 +132,19 @@ def test_a_table_wider_than_the_screen_folds_its_cells_and_keeps_one_blank_line_
     first_column = "".join(row.split("  ")[0] for row in rows)
     assert "src/evo_agent/ui/very/deep/package/render_helpers.py" in first_column, rows
     assert "漢字ファイル名.py" in first_column, rows
+
+
+def test_a_prompt_in_japanese_wraps_under_its_first_word_not_at_column_0(terminals, project, model_server):
+    """Japanese has no spaces: the echoed prompt's run of kanji was one "word", left to the terminal, whose
+    wrap put its second piece at column 0, under the `›`."""
+    model_server.script(text("読みました。"))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    prompt = "このファイルのアップロード処理とその周りの再試行ロジックを見て、指数バックオフを独自のモジュールに移してください"
+    say(t, "please: " + prompt)
+    lines = t.wait(r"読みました。").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("› please:"))
+    end = next(i for i, line in enumerate(lines) if "読みました。" in line)
+    echoed = lines[start:end]
+    assert len(echoed) > 1 and all(line.startswith("  ") for line in echoed[1:]), echoed
+    assert "".join(line.strip() for line in echoed).replace(" ", "") == "›please:" + prompt, echoed

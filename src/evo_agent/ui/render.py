@@ -122,10 +122,18 @@ def thinking_line(text: str) -> Text:
     return Text(f"✻ thinking ({len(text):,} characters)", style="evo.dim italic")
 
 
+# A Chinese or Japanese character (with its combining marks) is a word of its own; any other run of non-blanks is one.
+_WIDE = "\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uf900-\ufaff\ufe30-\ufe4f" \
+        "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd"  # not Hangul: Korean puts spaces between its words
+_WORDS = re.compile(f"[{_WIDE}][\u0300-\u036f\u3099\u309a]*|[^\\s{_WIDE}]+")
+
+
 class Prose(Text):
     """Text wrapped between words, as Claude Code and Codex wrap theirs (a notice, /cost, /memory): a word
     wider than the screen (a long path) is left whole for the terminal to wrap, so it still copies as one
-    (Rich would fold it). `hang`: the cells a line wrapped here is indented by (a prompt's under its text)."""
+    (Rich would fold it). Chinese and Japanese have no spaces between words: a line may break before any
+    of their characters (a run of them was one "word", wrapped by the terminal to column 0, under the `›`).
+    `hang`: the cells a line wrapped here is indented by (a prompt's under its text)."""
 
     hang = 0
 
@@ -137,7 +145,7 @@ class Prose(Text):
         indent = " " * self.hang
         for line in self.split("\n", allow_blank=True):
             plain, offsets, used, start, limit = line.plain, [], 0, 0, width
-            for match in re.finditer(r"\S+", plain):
+            for match in _WORDS.finditer(plain):
                 word_end = cell_len(plain[start:match.end()])
                 if used and word_end > limit:  # this word starts the next line
                     offsets.append(match.start())
