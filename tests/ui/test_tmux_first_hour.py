@@ -148,3 +148,29 @@ def test_a_prompt_in_japanese_wraps_under_its_first_word_not_at_column_0(termina
     echoed = lines[start:end]
     assert len(echoed) > 1 and all(line.startswith("  ") for line in echoed[1:]), echoed
     assert "".join(line.strip() for line in echoed).replace(" ", "") == "›please:" + prompt, echoed
+
+
+def test_a_long_commands_question_stays_on_screen_whole_above_its_first_lines(terminals, project, model_server):
+    """A 31-line script whose first line is long: the question repeated that line over three rows, and with the
+    command's first lines below it, its start (`? run: docker …`) scrolled off the top at 80×24; the note under
+    the lines was cut mid-word by the terminal (`yes waits unti` / `l then`)."""
+    from tests.fake_model_server import tool_use
+
+    first = ("docker run --rm -it -v \"$PWD\":/work -w /work -e HOME=/tmp python:3.12-slim bash -c 'pip install -r "
+             "requirements.txt && python -m pytest -q tests/unit --maxfail=1 -k \"not slow and not network\"'")
+    command = first + "\n" + "\n".join(f"echo step {i} of the long script" for i in range(30))
+    model_server.script(tool_use("bash", {"command": command}), text("Not run."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "run the script")
+    t.wait(r"Ctrl\+O shows all \(\d+ lines not sho")  # the status line, drawn with the menu
+    lines = t.screen().splitlines()
+    assert any(line.startswith("? run: docker run --rm") for line in lines), lines
+    question = next(i for i, line in enumerate(lines) if line.startswith("? run: "))
+    assert lines[question + 1] == "  (the command uses expansion or substitution ('$'))", lines  # why it asks
+    assert lines[question + 2].startswith("   1 docker run"), lines
+    note = [line for line in lines if "more lines not shown" in line or line.startswith("      ")]
+    assert " ".join(" ".join(note).split()).endswith("Ctrl+O shows them all; yes waits until then"), note
+    assert all(len(line) <= 80 for line in lines), lines
+    t.keys("Escape")
+    t.wait(r"Not run\.")

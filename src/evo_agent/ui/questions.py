@@ -103,19 +103,16 @@ class Questions:
             future.set_result(ApprovalDecision("no"))
             return
         app._flush_text()
-        who = f"{request.agent}: " if request.agent else ""
-        head = Text()
-        head.append("? ", style="evo.warn")
-        # one line, as the REPL shows it: a subagent's name (the model's words) or a path with newlines drew lines
-        # of its own above the command ("? run: npm test"), the command's own line looking like their note
-        head.append_text(Text(terminal_safe(f"{who}{request.summary}", keep_newlines=False), style="bold"))
-        if request.reason:
-            head.append_text(Text(terminal_safe(f"  ({request.reason})", keep_newlines=False), style="evo.dim"))
+        head = self._approval_head(request)
         items: list[RenderableType] = [head]
         unseen = 0
         if request.detail:
-            body, unseen = render.approval_detail(request.tool, request.detail, self._preview_lines(),
-                                                        self._app.width())
+            from rich.cells import cell_len
+
+            width = self._app.width()
+            head_rows = sum(max(1, -(-cell_len(line) // width)) for line in head.plain.split("\n"))
+            body, unseen = render.approval_detail(request.tool, request.detail,
+                                                  max(4, self._preview_lines() - (head_rows - 1)), width)
             items.append(body)
         app.emit(*items)
         rows = [("yes", "Yes")]
@@ -129,6 +126,28 @@ class Questions:
                         (request.tool, request.detail) if request.detail else None)
         self.approval = (request, future)
         app.app.invalidate()
+
+    def _approval_head(self, request: ApprovalRequest) -> Text:
+        """`? run: npm test  (why it asks)`: one line, as the REPL shows it (a subagent's name, the model's words,
+        or a path with newlines drew lines of its own above the command, looking like its note).
+
+        When the command or diff follows, numbered and whole, the summary is cut to one screen row (the reason
+        then goes on the next): a long command filled three rows with its own first line, and with its first
+        lines below, the question's start (`? run:`) scrolled off the top of an 80×24 screen, leaving its tail."""
+        who = f"{request.agent}: " if request.agent else ""
+        summary = Text(terminal_safe(f"{who}{request.summary}", keep_newlines=False), style="bold")
+        reason = Text(terminal_safe(f"  ({request.reason})", keep_newlines=False) if request.reason else "",
+                      style="evo.dim")
+        width = self._app.width()
+        if request.detail and 2 + summary.cell_len + reason.cell_len > width:
+            summary.truncate(width - 2, overflow="ellipsis")
+            if reason.plain:  # the reason under it, on a line of its own
+                reason = Text("\n  " + reason.plain.strip(), style="evo.dim")
+        head = Text()
+        head.append("? ", style="evo.warn")
+        head.append_text(summary)
+        head.append_text(reason)
+        return head
 
     def _preview_lines(self) -> int:
         """Lines of a command or diff shown with its question: what fits above the menu and the prompt."""

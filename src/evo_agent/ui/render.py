@@ -363,7 +363,7 @@ def approval_detail(tool: str, detail: str, limit: int | None = None, width: int
     lines = terminal_safe(detail).rstrip("\n").split("\n")
     number_width = len(str(len(lines)))
     gutter = number_width + 3 if facts_of(tool).approval == "bash" else 4
-    shown, cut_chars = _rows_that_fit(lines, limit, None if width is None else max(width - gutter, 8))
+    shown, cut_chars = _rows_that_fit(lines, limit, None if width is None else max(width, gutter + 8), gutter)
     hidden = len(lines) - len(shown) + (1 if cut_chars else 0)
     out = Text()
     if facts_of(tool).approval == "bash":
@@ -381,18 +381,31 @@ def approval_detail(tool: str, detail: str, limit: int | None = None, width: int
             out.append(("\n" if i else "") + "    " + row, style=style)
     if cut_chars:
         more = len(lines) - len(shown)
-        out.append(f"\n    … line {len(shown)} goes on: {cut_chars:,} more characters not shown"
-                   + (f", and {more} more line{'s' if more != 1 else ''} ({len(lines)} in all)" if more else "")
-                   + ": Ctrl+O shows them all; yes waits until then", style="evo.warn")
+        out.append("\n")
+        out.append_text(_note(f"    … line {len(shown)} goes on: {cut_chars:,} more characters not shown"
+                              + (f", and {more} more line{'s' if more != 1 else ''} ({len(lines)} in all)"
+                                 if more else "") + ": Ctrl+O shows them all; yes waits until then", width))
     elif hidden:
-        out.append(f"\n    … {hidden} more line{'s' if hidden != 1 else ''} not shown ({len(lines)} in all): "
-                   "Ctrl+O shows them all; yes waits until then", style="evo.warn")
+        out.append("\n")
+        out.append_text(_note(f"    … {hidden} more line{'s' if hidden != 1 else ''} not shown ({len(lines)} in all): "
+                              "Ctrl+O shows them all; yes waits until then", width))
     return out, hidden
 
 
-def _rows_that_fit(lines: list[str], limit: int | None, columns: int | None) -> tuple[list[str], int]:
-    """The lines shown within `limit` rows of `columns` cells (the last one cut when it does not fit whole),
-    and how many characters of that last line were cut (0: every shown line is whole)."""
+def _note(text: str, width: int | None) -> Text:
+    """An approval's `… N more lines not shown` note, wrapped between words under its `…` (the terminal cut it
+    mid-word: `yes waits un` / `til then`)."""
+    note = Prose(text, style="evo.warn")
+    note.hang = 6
+    return note.wrapped(width) if width else note
+
+
+def _rows_that_fit(lines: list[str], limit: int | None, columns: int | None,
+                   gutter: int = 0) -> tuple[list[str], int]:
+    """The lines shown within `limit` rows of `columns` cells, each after a `gutter` of that many cells (the
+    last one cut when it does not fit whole), and how many characters of that last line were cut (0: every
+    shown line is whole). The terminal wraps a line's rest to the screen's left edge: only its first row has
+    the gutter (counting it on every row took a row too many and cut a command that fits)."""
     if limit is None:
         return lines, 0
     if columns is None:
@@ -402,13 +415,13 @@ def _rows_that_fit(lines: list[str], limit: int | None, columns: int | None) -> 
     shown: list[str] = []
     rows_left = limit
     for line in lines:
-        rows = max(1, -(-cell_len(line) // columns))  # the rows the terminal wraps it into
+        rows = max(1, -(-(gutter + cell_len(line)) // columns))  # the rows the terminal wraps it into
         if rows <= rows_left:
             shown.append(line)
             rows_left -= rows
             continue
         if rows_left > 0:  # as much of it as the rows left hold
-            kept = _cut_to_cells(line, rows_left * columns)
+            kept = _cut_to_cells(line, rows_left * columns - gutter)
             shown.append(kept)
             return shown, len(line) - len(kept)
         break
