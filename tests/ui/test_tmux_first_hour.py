@@ -174,3 +174,22 @@ def test_a_long_commands_question_stays_on_screen_whole_above_its_first_lines(te
     assert all(len(line) <= 80 for line in lines), lines
     t.keys("Escape")
     t.wait(r"Not run\.")
+
+
+def test_a_slash_lists_every_command_under_the_prompt_with_its_help(terminals, project):
+    """`/` showed one line of names cut at the screen's edge (`… /cost /p…`): /permissions, /mcp, /help and /exit,
+    what a new user types `/` to find, were not on the screen at all."""
+    t = open_app(terminals, project)
+    ready(t)
+    t.type("/")
+    screen = t.wait(r"/exit")
+    lines = screen.splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    rows = [line for line in lines if line.startswith("  /")]
+    assert rows[0].startswith("  /resume [ID|NAME]  resume a session") and len(rows) >= 8, lines
+    assert all(name in screen for name in ("/permissions", "/mcp", "/help", "/exit")), lines
+    assert [line for line in lines if line.strip()][-1].startswith("demo · "), lines  # the status line stays last
+    t.type("re")
+    screen = t.wait(r"(?m)^› /re$")
+    rows = [line.split()[0] for line in screen.splitlines() if line.startswith("  /")]
+    assert rows == ["/resume", "/rename", "/rewind", "/remember"], screen

@@ -191,7 +191,8 @@ class AgentApp:
             Window(height=1, char="─", style="class:rule"),
             VSplit([Window(FormattedTextControl(self._prompt_label), dont_extend_width=True), self._input_window]),
             Window(height=1, char="─", style="class:rule"),
-            ConditionalContainer(Window(FormattedTextControl(self._completions_line), height=1), has_completions),
+            ConditionalContainer(Window(FormattedTextControl(self._completions_line), wrap_lines=False,
+                                        dont_extend_height=True), has_completions),
             Window(FormattedTextControl(self._status_text), height=1),
         ])
 
@@ -256,7 +257,24 @@ class AgentApp:
         return "  ".join(m.name for m in matches)
 
     def _completions_line(self) -> FormattedText:
-        return FormattedText([("class:dim", one_line(self._completion_text(), self.width() - 1))])
+        """The commands the prompt could become, one a row with its arguments and help, as Claude Code and Codex
+        list them under the prompt. (One line of names, cut with …, hid /permissions, /mcp, /help and /exit
+        from a `/` typed to see them.) At most what leaves the prompt room; the rest are named on a last row."""
+        text = self.buffer.text
+        matches = complete_command(text) if self._completion_text() else []
+        width = self.width() - 3  # indented under the prompt's text
+        room = max(2, min(len(matches), self._rows() - 12))
+        shown = matches if len(matches) <= room else matches[:room - 1]
+        column = max(len(f"{m.name} {m.args}".strip()) for m in shown) if shown else 0
+        parts: list[tuple[str, str]] = []
+        for i, m in enumerate(shown):
+            head = f"{'' if i == 0 else chr(10)}  {f'{m.name} {m.args}'.strip():<{column}}  "
+            parts += [("", head), ("class:dim", one_line(m.help, max(width - column - 2, 1)))]
+        if len(shown) < len(matches):
+            rest = matches[len(shown):]
+            parts.append(("class:dim", "\n  " + one_line(f"… {len(rest)} more: " + " ".join(m.name for m in rest),
+                                                      width)))
+        return FormattedText(parts)
 
     def _status_text(self) -> FormattedText:
         width = self.width() - 1
