@@ -153,7 +153,8 @@ def test_a_prompt_in_japanese_wraps_under_its_first_word_not_at_column_0(termina
 def test_a_long_commands_question_stays_on_screen_whole_above_its_first_lines(terminals, project, model_server):
     """A 31-line script whose first line is long: the question repeated that line over three rows, and with the
     command's first lines below it, its start (`? run: docker …`) scrolled off the top at 80×24; the note under
-    the lines was cut mid-word by the terminal (`yes waits unti` / `l then`)."""
+    the lines was cut mid-word by the terminal (`yes waits unti` / `l then`); under it all, `● bash …` said the
+    call was still streaming in."""
     from tests.fake_model_server import tool_use
 
     first = ("docker run --rm -it -v \"$PWD\":/work -w /work -e HOME=/tmp python:3.12-slim bash -c 'pip install -r "
@@ -172,6 +173,7 @@ def test_a_long_commands_question_stays_on_screen_whole_above_its_first_lines(te
     note = [line for line in lines if "more lines not shown" in line or line.startswith("      ")]
     assert " ".join(" ".join(note).split()).endswith("Ctrl+O shows them all; yes waits until then"), note
     assert all(len(line) <= 80 for line in lines), lines
+    assert "● bash …" not in lines, lines  # the question names the call: no line says it is still streaming
     t.keys("Escape")
     t.wait(r"Not run\.")
 
@@ -193,3 +195,13 @@ def test_a_slash_lists_every_command_under_the_prompt_with_its_help(terminals, p
     screen = t.wait(r"(?m)^› /re$")
     rows = [line.split()[0] for line in screen.splitlines() if line.startswith("  /")]
     assert rows == ["/resume", "/rename", "/rewind", "/remember"], screen
+
+
+def test_a_heading_in_an_answer_starts_at_the_left_edge(terminals, project, model_server):
+    """Rich centred a `#` heading: `Plan` stood alone mid-screen above left-aligned text."""
+    model_server.script(text("# The plan\n\nFirst, read the handler."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "plan it")
+    lines = t.wait(r"First, read the handler\.").splitlines()
+    assert "The plan" in [line.rstrip() for line in lines], lines

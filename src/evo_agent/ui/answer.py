@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Markdown, TableElement
+from rich.markdown import CodeBlock, Heading, Markdown, TableElement
 from rich.syntax import Syntax
 from rich.table import Table
 
@@ -27,6 +27,13 @@ class _PlainCodeBlock(CodeBlock):
         code = str(self.text).rstrip()
         yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, padding=(0, 2),
                      background_color="default")
+
+
+class _Heading(Heading):
+    """Every heading at the left edge, as Claude Code and Codex put theirs: Rich centres a `#` heading, which
+    stood alone in the middle of a left-aligned conversation (and further off after the terminal widened)."""
+
+    LEVEL_ALIGN: ClassVar[dict[str, Any]] = dict.fromkeys(Heading.LEVEL_ALIGN, "left")
 
 
 class _Table(TableElement):
@@ -92,7 +99,7 @@ class Answer(Markdown):
     the stars of paths and globs shown as written (see `_path_stars`)."""
 
     elements: ClassVar[dict] = {**Markdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock,
-                                "table_open": _Table}
+                                "table_open": _Table, "heading_open": _Heading}
 
     def __init__(self, markup: str) -> None:
         markup = terminal_safe(markup)

@@ -169,7 +169,9 @@ class AgentApp:
     def _layout(self) -> HSplit:
         has_tail = Condition(lambda: bool(self.view.stream.tail.strip()))
         has_queue = Condition(lambda: bool(self.queue))
-        has_named = Condition(lambda: bool(self.view.named))
+        # Not under a question: its `? run: …` names the call, and `● bash …` (still streaming?) below it read as
+        # a second thing going on while the app waited for the answer.
+        has_named = Condition(lambda: bool(self.view.named) and not self.questions.asking())
         has_completions = Condition(lambda: bool(self._completion_text()))
         questions = self.questions
         has_menu = Condition(lambda: bool(questions.menu) and questions.asking() and not questions.reason_mode)
