@@ -205,3 +205,19 @@ def test_a_heading_in_an_answer_starts_at_the_left_edge(terminals, project, mode
     say(t, "plan it")
     lines = t.wait(r"First, read the handler\.").splitlines()
     assert "The plan" in [line.rstrip() for line in lines], lines
+
+
+def test_a_pasted_tab_shows_as_blanks_in_the_prompt_and_is_sent_as_a_tab(terminals, project, model_server, tmp_path):
+    """A pasted Makefile line showed `^I` in the prompt box, as if the paste had been garbled."""
+    model_server.script(text("Got the tab."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    (tmp_path / "paste").write_text("all:\n\tmake build")
+    t.tmux("load-buffer", "-b", "p", str(tmp_path / "paste"))
+    t.tmux("paste-buffer", "-p", "-b", "p", "-t", t.name)
+    screen = t.wait(r"make build")
+    assert "^I" not in screen and "\n" + " " * 6 + "make build" in screen, screen  # indent 2, the tab to 4
+    t.keys("Enter")
+    t.wait(r"Got the tab\.")
+    content = model_server.requests[-1]["messages"][-1]["content"]
+    assert (content if isinstance(content, str) else content[0]["text"]) == "all:\n\tmake build", content

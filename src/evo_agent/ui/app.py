@@ -40,6 +40,7 @@ from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.layout.processors import TabsProcessor
 from prompt_toolkit.renderer import CPR_Support
 from prompt_toolkit.styles import Style
 from rich.console import RenderableType
@@ -176,7 +177,10 @@ class AgentApp:
         questions = self.questions
         has_menu = Condition(lambda: bool(questions.menu) and questions.asking() and not questions.reason_mode)
         showing_plan = Condition(lambda: self._show_plan)
-        self._input_window = Window(BufferControl(self.buffer), wrap_lines=True, dont_extend_height=True,
+        # A pasted tab is shown as blanks, not as prompt_toolkit's `^I` (it is sent as the tab it is).
+        tabs = TabsProcessor(tabstop=4, char1=" ", char2=" ")
+        self._input_window = Window(BufferControl(self.buffer, input_processors=[tabs]), wrap_lines=True,
+                                    dont_extend_height=True,
                                     height=lambda: Dimension(min=1, max=self._max_input_rows()))
         return HSplit([
             ConditionalContainer(Window(FormattedTextControl(self._tail_text), wrap_lines=True, dont_extend_height=True,
