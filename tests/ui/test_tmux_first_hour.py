@@ -221,3 +221,21 @@ def test_a_pasted_tab_shows_as_blanks_in_the_prompt_and_is_sent_as_a_tab(termina
     t.wait(r"Got the tab\.")
     content = model_server.requests[-1]["messages"][-1]["content"]
     assert (content if isinstance(content, str) else content[0]["text"]) == "all:\n\tmake build", content
+
+
+def test_a_call_the_user_refused_says_not_run_not_an_error_addressed_to_the_model(terminals, project, model_server):
+    """Esc at an approval: the call's line then read, in red, `error: Not run: the user refused this call. Ask them
+    what to do instead, o…`, the words meant for the model, cut at the edge, as if something had failed."""
+    from tests.fake_model_server import tool_use
+
+    model_server.script(tool_use("bash", {"command": "touch MARKER"}), text("Not run, then."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "make the marker")
+    t.wait(r"Esc says no")
+    t.keys("Escape")
+    lines = t.wait(r"Not run, then\.").splitlines()
+    call = next(i for i, line in enumerate(lines) if line.startswith("● bash(touch MARKER)"))
+    assert lines[call + 1] == "  └  not run: you said no", lines
+    assert not any("error" in line or "Ask them" in line for line in lines), lines
+    assert not (project / "MARKER").exists()

@@ -26,6 +26,7 @@ from rich.theme import Theme
 from evo_agent.safe_text import terminal_line, terminal_safe
 from evo_agent.session import INTERRUPTED_MARKER, SUMMARY_PREFIX, SUMMARY_SUFFIX, one_line
 from evo_agent.tools import call_argument, facts_of
+from evo_agent.tools.approval import REFUSED
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -256,6 +257,8 @@ def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool,
     text = result_text or ""
     if is_interrupted_result(text, is_error):
         return Text(gutter + "interrupted", style="evo.warn")
+    if is_error and text.startswith(REFUSED):  # the user's no, not a failure: not its words to the model in red
+        return Text(gutter + "not run: you said no", style="evo.warn")
     if is_error:
         first, more = _preview(text, 1)
         out = Text()
