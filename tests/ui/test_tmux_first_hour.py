@@ -239,3 +239,19 @@ def test_a_call_the_user_refused_says_not_run_not_an_error_addressed_to_the_mode
     assert lines[call + 1] == "  └  not run: you said no", lines
     assert not any("error" in line or "Ask them" in line for line in lines), lines
     assert not (project / "MARKER").exists()
+
+
+def test_at_60_columns_the_welcome_is_one_line_and_help_wraps_under_its_indent(terminals, project):
+    """At 60×20 the welcome line wrapped (`… · /help` / `for help`), and /help's rows went on at column 0,
+    between the commands' names."""
+    t = open_app(terminals, project, size=(60, 20), env={"EVO_AGENT_PROVIDER": "anthropic",
+                                                        "ANTHROPIC_API_KEY": "never-used"})
+    t.wait(r"tokens · context")
+    say(t, "/help")
+    t.wait(r"whole \(yes waits until it has been shown\)")
+    lines = t.scrollback().splitlines()
+    assert lines[0].startswith("evo-agent · anthropic/claude-sonnet-4-5 · ") and lines[0].endswith("/help"), lines
+    assert lines[1] == "", lines
+    help_lines = lines[lines.index("› /help") + 1:lines.index("─" * 60)]
+    assert all(line.startswith(("Commands:", "Keys:", "  ")) for line in help_lines), help_lines
+    assert all(len(line) <= 60 for line in lines), lines

@@ -143,14 +143,16 @@ class Prose(Text):
         from rich.cells import cell_len
 
         out: list[Text] = []
-        indent = " " * self.hang
         for line in self.split("\n", allow_blank=True):
             plain, offsets, used, start, limit = line.plain, [], 0, 0, width
+            # Under the line's own indent at least: /help's `  /rewind [N] …` went on at column 0 on a narrow screen.
+            hang = min(max(self.hang, len(plain) - len(plain.lstrip(" "))), width // 2)
+            indent = " " * hang
             for match in _WORDS.finditer(plain):
                 word_end = cell_len(plain[start:match.end()])
                 if used and word_end > limit:  # this word starts the next line
                     offsets.append(match.start())
-                    start, limit = match.start(), max(width - self.hang, 1)
+                    start, limit = match.start(), max(width - hang, 1)
                     word_end = cell_len(match.group())
                 used = word_end
             for i, piece in enumerate(line.divide(offsets) if offsets else [line]):
@@ -452,10 +454,16 @@ def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -
     head, tail = "evo-agent", " · /help for help"
     middle = f" · {provider}/{model} · "
     room = width - len(head) - len(middle) - len(tail) - 1
-    if len(where) > room:
-        where = "…" + where[-max(room - 1, 8):]
+    if room < 9:  # a narrow screen or a long model name: a shorter hint before no directory (it wrapped at 60)
+        tail = " · /help"
+        room = width - len(head) - len(middle) - len(tail) - 1
+    if room < 9:
+        middle, where = middle[:-3], ""
+    elif len(where) > room:
+        where = "…" + where[-(room - 1):]
     out = Text()
     out.append(head, style="bold")
     out.append(terminal_line(middle + where))  # one line, whatever the directory is named
     out.append(tail, style="evo.dim")
+    out.truncate(max(width - 1, 1), overflow="ellipsis")  # a model's name longer than the screen
     return out
