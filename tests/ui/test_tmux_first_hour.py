@@ -26,7 +26,7 @@ def open_app(terminals, project, *args, **kwargs) -> Terminal:
 
 
 def ready(t: Terminal) -> None:
-    t.wait(r"/help for help")
+    t.wait(r"· /help")  # the welcome (`/help for help`, or `/help` on a narrow screen)
     t.wait(r"tokens · context")  # the status line: the app reads keys now
 
 
@@ -255,3 +255,24 @@ def test_at_60_columns_the_welcome_is_one_line_and_help_wraps_under_its_indent(t
     help_lines = lines[lines.index("› /help") + 1:lines.index("─" * 60)]
     assert all(line.startswith(("Commands:", "Keys:", "  ")) for line in help_lines), help_lines
     assert all(len(line) <= 60 for line in lines), lines
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+def test_what_yes_waits_for_is_never_cut_off_the_menu_or_the_status_line(terminals, project, model_server, size):
+    """A command longer than the screen: at 60 columns the Yes rows lost their `(after Ctrl+O)` to the edge
+    (`… for this session (after`), and at 80 the status line ended `Ctrl+O shows all (23 lines not sho…`."""
+    from tests.fake_model_server import tool_use
+
+    command = "\n".join(f"echo step {i} of the long script that does many things" for i in range(40))
+    model_server.script(tool_use("bash", {"command": command}), text("Not run."))
+    t = open_app(terminals, project, size=size, env=model_server.env())
+    ready(t)
+    say(t, "run the script")
+    screen = t.wait(r"Ctrl\+O shows all \(\d+ lines not shown\)")
+    lines = [line.rstrip() for line in screen.splitlines()]
+    yes_rows = [line for line in lines if line.lstrip("❯ ").startswith("Yes")]
+    assert len(yes_rows) == 3 and all(row.endswith(" (after Ctrl+O)") for row in yes_rows), yes_rows
+    assert lines[-1].startswith("Ctrl+O shows all (") and "…" not in lines[-1], lines[-1]
+    assert all(len(line) <= size[0] for line in lines), lines
+    t.keys("Escape")
+    t.wait(r"Not run\.")

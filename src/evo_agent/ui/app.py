@@ -286,7 +286,8 @@ class AgentApp:
         width = self.width() - 1
         flashing = self._flash and time.monotonic() < self._flash_until
         if self.questions.asking():
-            return FormattedText([("class:approval", fit([self.questions.status_keys(bool(flashing))], width))])
+            keys = self.questions.status_keys(bool(flashing)).split(" · ")  # the last keys go first when narrow
+            return FormattedText([("class:approval", fit(keys, width))])
         if flashing:
             return FormattedText([("class:status.busy", fit([self._flash], width))])
         if self.activity.running:

@@ -304,10 +304,12 @@ class Questions:
         for i, (answer, label) in enumerate(self.menu):
             if i:
                 parts.append(("", "\n"))
-            text = one_line(label, width)
-            if answer in YES_ANSWERS and self.unseen:
+            if answer in YES_ANSWERS and self.unseen:  # the label cut, never the condition (it went at 60 columns)
+                text = one_line(label, width - len(" (after Ctrl+O)"))
                 parts.append(("class:choice.off", f"{'❯' if i == self.choice else ' '} {text} (after Ctrl+O)"))
-            elif i == self.choice:
+                continue
+            text = one_line(label, width)
+            if i == self.choice:
                 parts.append(("class:choice", f"❯ {text}"))
             else:
                 parts.append(("", f"  {text}"))
@@ -321,5 +323,6 @@ class Questions:
             return self._app._flash
         if self.on_prompt:
             return "Your text stays in the prompt · Tab goes back to the question · Esc says no"
-        return ("↑/↓ choose · Enter answers · Esc says no" +
-                (f" · Ctrl+O shows all ({self.unseen} lines not shown)" if self.unseen else ""))
+        if self.unseen:  # first: cut last at 80 columns, it read `(155 lines not sho…`, and yes waits for it
+            return f"Ctrl+O shows all ({self.unseen} lines not shown) · ↑/↓ choose · Enter answers · Esc says no"
+        return "↑/↓ choose · Enter answers · Esc says no"
