@@ -276,3 +276,19 @@ def test_what_yes_waits_for_is_never_cut_off_the_menu_or_the_status_line(termina
     assert all(len(line) <= size[0] for line in lines), lines
     t.keys("Escape")
     t.wait(r"Not run\.")
+
+
+def test_an_api_error_wraps_between_words(terminals, project, model_server):
+    """A 401's line was cut by the terminal mid-word (`the ke` / `y you gave`)."""
+    from tests.fake_model_server import error
+
+    message = "invalid x-api-key: the key you gave is not valid for this organisation, please check the console page"
+    model_server.script(error(401, "authentication_error", message))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "hello")
+    lines = t.wait(r"ANTHROPIC_API_KEY").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("error: "))
+    end = next(i for i, line in enumerate(lines) if "ANTHROPIC_API_KEY" in line)
+    shown = lines[start:end + 1]
+    assert len(shown) > 1 and set(message.split()) <= {w.strip(";") for line in shown for w in line.split()}, shown

@@ -166,7 +166,8 @@ def notice(text: str) -> Text:
 
 
 def error_line(text: str) -> Text:
-    return safe(text, "evo.error")
+    """An error in red, wrapped between words as a notice is (the terminal cut `the ke` / `y you gave`)."""
+    return Prose(terminal_safe(str(text)), style="evo.error")
 
 
 def interrupted_notice() -> Text:
