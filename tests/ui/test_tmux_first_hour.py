@@ -292,3 +292,21 @@ def test_an_api_error_wraps_between_words(terminals, project, model_server):
     end = next(i for i, line in enumerate(lines) if "ANTHROPIC_API_KEY" in line)
     shown = lines[start:end + 1]
     assert len(shown) > 1 and set(message.split()) <= {w.strip(";") for line in shown for w in line.split()}, shown
+
+
+def test_a_one_line_commands_question_wraps_between_words_under_its_start(terminals, project):
+    """A long one-line command is shown only in its question: the terminal cut it mid-word (`goe` / `s on`)
+    and went on at column 0."""
+    t = open_app(terminals, project)
+    ready(t)
+    command = ("printf 'a very long output line that goes on and on past the right edge of the screen %s\\n' 1 2 3 "
+               "&& echo done-with-it")
+    say(t, f"run {command}")
+    lines = t.wait(r"Esc says no").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("? run: printf"))
+    end = next(i for i, line in enumerate(lines) if "done-with-it" in line and i >= start)
+    question = lines[start:end + 1]
+    assert len(question) > 1 and all(line.startswith("  ") for line in question[1:]), question
+    assert " ".join(" ".join(question).split()).startswith("? run: " + " ".join(command.split())), question
+    t.keys("Escape")
+    t.wait(r"tokens · context")

@@ -110,7 +110,7 @@ class Questions:
             from rich.cells import cell_len
 
             width = self._app.width()
-            head_rows = sum(max(1, -(-cell_len(line) // width)) for line in head.plain.split("\n"))
+            head_rows = sum(max(1, -(-cell_len(line) // width)) for line in head.wrapped(width).plain.split("\n"))
             body, unseen = render.approval_detail(request.tool, request.detail,
                                                   max(4, self._preview_lines() - (head_rows - 1)), width)
             items.append(body)
@@ -127,7 +127,7 @@ class Questions:
         self.approval = (request, future)
         app.app.invalidate()
 
-    def _approval_head(self, request: ApprovalRequest) -> Text:
+    def _approval_head(self, request: ApprovalRequest) -> render.Prose:
         """`? run: npm test  (why it asks)`: one line, as the REPL shows it (a subagent's name, the model's words,
         or a path with newlines drew lines of its own above the command, looking like its note).
 
@@ -143,7 +143,8 @@ class Questions:
             summary.truncate(width - 2, overflow="ellipsis")
             if reason.plain:  # the reason under it, on a line of its own
                 reason = Text("\n  " + reason.plain.strip(), style="evo.dim")
-        head = Text()
+        head = render.Prose()  # a command shown only here wraps between words, under its start (not `goe` / `s on`)
+        head.hang = 2
         head.append("? ", style="evo.warn")
         head.append_text(summary)
         head.append_text(reason)
@@ -158,7 +159,8 @@ class Questions:
         if app._exiting:
             future.set_result(False)
             return
-        head = Text()
+        head = render.Prose()  # wrapped between words, under its start
+        head.hang = 2
         head.append("? ", style="evo.warn")
         head.append_text(render.safe(question, "bold"))
         self._open_menu([("yes", "Yes"), ("no", "No")])
