@@ -310,3 +310,19 @@ def test_a_one_line_commands_question_wraps_between_words_under_its_start(termin
     assert " ".join(" ".join(question).split()).startswith("? run: " + " ".join(command.split())), question
     t.keys("Escape")
     t.wait(r"tokens · context")
+
+
+def test_resume_says_so_when_there_is_no_other_session_or_none_was_chosen(terminals, project):
+    """`/resume` in a project with no other session did nothing at all, and Esc in its picker left no word."""
+    from tests.builders import seed_session
+
+    t = open_app(terminals, project)
+    ready(t)
+    say(t, "/resume")
+    t.wait(r"No other session in this project to resume\.")
+    seed_session(project, ("an earlier question", "an answer"))
+    say(t, "/resume")
+    t.wait(r"\"an earlier question\"")  # a row of the picker
+    t.keys("Escape")
+    t.wait(r"No session chosen; this one goes on\.")
+    t.wait(r"tokens · context")

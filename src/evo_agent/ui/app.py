@@ -556,9 +556,11 @@ class AgentApp:
             self.emit(render.notice("the session list is not available here: use /resume ID "
                                     "(evo-agent sessions list shows the ids)"))
             return
+        empty: list[bool] = []
         try:
             async with in_terminal():
-                chosen = await pick_session(self.agent.project_dir, exclude=[self.agent.session_id], team=self.team)
+                chosen = await pick_session(self.agent.project_dir, exclude=[self.agent.session_id], team=self.team,
+                                            on_empty=lambda: empty.append(True))
         except Exception as exc:  # noqa: BLE001
             self.emit(render.error_line(f"error: {exc}"))
             return
@@ -566,6 +568,9 @@ class AgentApp:
             self.write("")
         if chosen:
             self.resume(chosen)
+        else:  # `/resume` said nothing at all with no other session, or after Esc
+            self.emit(render.notice("No other session in this project to resume." if empty
+                                    else "No session chosen; this one goes on."))
 
     # ------------------------------------------------------------------ running
     def leave(self, code: int) -> None:
