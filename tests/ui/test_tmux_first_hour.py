@@ -326,3 +326,28 @@ def test_resume_says_so_when_there_is_no_other_session_or_none_was_chosen(termin
     t.keys("Escape")
     t.wait(r"No session chosen; this one goes on\.")
     t.wait(r"tokens · context")
+
+
+def test_narrowing_the_terminal_during_an_approval_leaves_no_second_menu_row(terminals, project, model_server):
+    """The menu was drawn over the idle frame's full-width rules, whose width tmux kept for its short rows: at
+    60 columns those took two rows each, the erase before the redraw stopped short, and `Yes (after Ctrl+O)`
+    showed twice."""
+    from tests.fake_model_server import tool_use
+
+    command = "\n".join(f"echo step {i} of the long script that does many things" for i in range(40))
+    model_server.script(text("An answer first."), tool_use("bash", {"command": command}), text("Not run."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "hello")
+    t.wait(r"An answer first\.")
+    t.wait(r"tokens · context")
+    say(t, "run the script")
+    t.wait(r"Ctrl\+O shows all \(\d+ lines not shown\)")
+    t.tmux("resize-window", "-t", t.name, "-x", "60", "-y", "20")
+    screen = t.wait(r"for th… \(after Ctrl\+O\)")  # the menu drawn again at the new width
+    assert screen.count("Yes (after Ctrl+O)") == 1, screen
+    t.tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
+    screen = t.wait(r"for this session \(after Ctrl\+O\)")
+    assert screen.count("Yes (after Ctrl+O)") == 1, screen
+    t.keys("Escape")
+    t.wait(r"Not run\.")

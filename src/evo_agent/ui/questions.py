@@ -114,7 +114,6 @@ class Questions:
             body, unseen = render.approval_detail(request.tool, request.detail,
                                                   max(4, self._preview_lines() - (head_rows - 1)), width)
             items.append(body)
-        app.emit(*items)
         rows = [("yes", "Yes")]
         if request.rule:
             rule = request.rule if len(request.rule) <= 60 and "\n" not in request.rule else (
@@ -125,7 +124,10 @@ class Questions:
         self._open_menu([(answer, terminal_safe(label, keep_newlines=False)) for answer, label in rows], unseen,
                         (request.tool, request.detail) if request.detail else None)
         self.approval = (request, future)
-        app.app.invalidate()
+        # Printed with the menu up, so the redraw after it draws the menu on the lines the print cleared. Drawn
+        # later, over the idle frame's full-width rules, its short rows kept the rules' width in tmux: narrowed,
+        # they took two rows each, and the erase before the redraw left the menu's first row behind, doubled.
+        app.emit(*items)
 
     def _approval_head(self, request: ApprovalRequest) -> render.Prose:
         """`? run: npm test  (why it asks)`: one line, as the REPL shows it (a subagent's name, the model's words,
