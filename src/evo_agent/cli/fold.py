@@ -68,6 +68,13 @@ def fold(text: str, width: int | None) -> str:
     if width is None or width < 20:
         return text
     tail = text[len(text.rstrip(" ")):]
-    lines = text.rstrip(" ").split("\n")
+    # The question's last words and its answers stay on one line (`resume anyway? [y/N]`, not `resume` / `anyway?`).
+    glued = _ASKED.sub(lambda m: m.group().replace(" ", _GLUE) if cells(m.group()) <= width - 2 * HANG else m.group(),
+                       text.rstrip(" "))
+    lines = glued.split("\n")
     folded = [piece for line in lines for piece in (_fold_line(line, width) if cells(line) > width else [line])]
-    return "\n".join(folded) + tail
+    return "\n".join(folded).replace(_GLUE, " ") + tail
+
+
+_GLUE = "\ue000"  # a space that does not fold (a private-use character: never in the text shown)
+_ASKED = re.compile(r"\S+ \S+\? \[[^\]\n]*\]$")

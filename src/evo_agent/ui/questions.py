@@ -133,7 +133,7 @@ class Questions:
         """`? run: npm test  (why it asks)`: one line, as the REPL shows it (a subagent's name, the model's words,
         or a path with newlines drew lines of its own above the command, looking like its note).
 
-        When the command or diff follows, numbered and whole, the summary is cut to one screen row (the reason
+        When the command follows, numbered and whole, the summary (its start) is cut to one screen row (the reason
         then goes on the next): a long command filled three rows with its own first line, and with its first
         lines below, the question's start (`? run:`) scrolled off the top of an 80×24 screen, leaving its tail."""
         who = f"{request.agent}: " if request.agent else ""
@@ -141,7 +141,8 @@ class Questions:
         reason = Text(terminal_safe(f"  ({request.reason})", keep_newlines=False) if request.reason else "",
                       style="evo.dim")
         width = self._app.width()
-        if request.detail and 2 + summary.cell_len + reason.cell_len > width:
+        whole_below = bool(request.detail) and facts_of(request.tool).approval == "bash"  # the command, numbered
+        if whole_below and 2 + summary.cell_len + reason.cell_len > width:
             summary.truncate(width - 2, overflow="ellipsis")
             if reason.plain:  # the reason under it, on a line of its own
                 reason = Text("\n  " + reason.plain.strip(), style="evo.dim")

@@ -466,5 +466,4 @@ def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -
     out.append(head, style="bold")
     out.append(terminal_line(middle + where))  # one line, whatever the directory is named
     out.append(tail, style="evo.dim")
-    out.truncate(max(width - 1, 1), overflow="ellipsis")  # a model's name longer than the screen
     return out
