@@ -420,7 +420,9 @@ class PermissionGate:
         if kind in ("yes", "always-session", "always-project"):
             return GateResult(True, "allowed", "user: yes")
         reason = " ".join(str(getattr(answer, "message", "") or "").split())
-        text = "Not run: the user refused this call."
+        from evo_agent.tools.approval import REFUSED
+
+        text = REFUSED
         if reason:
             text += f" Their reason: {reason}"
         else:

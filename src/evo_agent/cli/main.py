@@ -586,6 +586,9 @@ def _ask(prompt: str) -> str | None:
     """
     from evo_agent.ui.typeahead import bracket_pastes
 
+    from .fold import fold
+
+    prompt = fold(prompt, _columns(sys.stdout))  # between words, as the terminal would not
     _set_aside_typeahead(sys.stdin)  # typed before the question: meant for the prompt, never its answer (SPEC §9)
     saved = _line_mode(sys.stdin)
     try:
@@ -610,6 +613,14 @@ def _ask(prompt: str) -> str | None:
                 termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, saved)
             except (termios.error, OSError, ValueError):
                 pass
+
+
+def _columns(stream: TextIO) -> int | None:
+    """The width of the terminal `stream` writes to (None when it is not a terminal)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _set_aside_typeahead(stream: TextIO) -> bool:

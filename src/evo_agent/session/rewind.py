@@ -21,6 +21,7 @@ from .file_history import BACKUP, WRITTEN, FileChange, collect_changes
 from .ids import SessionError
 from .inspect import iter_transcript
 from .layout import MESSAGES_NAME
+from .messages import INTERRUPTED_MARKER
 from .meta import prompt_text
 from .repair import repair_history
 from .resume import LoadedSession, summary_message
@@ -38,7 +39,8 @@ class PromptTurn:
 
 
 def prompt_turns(transcript: Path | str, end: int | None = None) -> list[PromptTurn]:
-    """The typed prompts of a transcript (up to byte `end`), numbered from 1."""
+    """The typed prompts of a transcript (up to byte `end`), numbered from 1: not the interruption notice an
+    interrupted turn leaves (a user message too), which `/rewind` listed as a prompt the user never typed."""
     turns: list[PromptTurn] = []
     for line in iter_transcript(transcript):
         if end is not None and line.offset >= end:
@@ -47,7 +49,7 @@ def prompt_turns(transcript: Path | str, end: int | None = None) -> list[PromptT
         if record is None or record.get("type") != "user":
             continue
         text = prompt_text(record.get("message"))
-        if text is None:
+        if text is None or text == INTERRUPTED_MARKER:  # recorded for the model when a turn was cut, never typed
             continue
         stamp = record.get("timestamp")
         turns.append(PromptTurn(len(turns) + 1, line.offset, text, stamp if isinstance(stamp, str) else "",

@@ -13,7 +13,10 @@ from evo_agent.session import plain_dataclass as dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 
-__all__ = ["ApprovalRequest", "ApprovalDecision", "Answer"]
+__all__ = ["ApprovalRequest", "ApprovalDecision", "Answer", "REFUSED"]
+
+# How a refused call's result begins (agent/permissions.py writes it; the app shows such a result as "not run").
+REFUSED = "Not run: the user refused this call."
 
 if TYPE_CHECKING:
     from typing import Literal

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Markdown
+from rich.markdown import CodeBlock, Heading, Markdown, TableElement
 from rich.syntax import Syntax
+from rich.table import Table
 
 from evo_agent.safe_text import terminal_safe
 
@@ -25,6 +27,34 @@ class _PlainCodeBlock(CodeBlock):
         code = str(self.text).rstrip()
         yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, padding=(0, 2),
                      background_color="default")
+
+
+class _Heading(Heading):
+    """Every heading at the left edge, as Claude Code and Codex put theirs: Rich centres a `#` heading, which
+    stood alone in the middle of a left-aligned conversation (and further off after the terminal widened)."""
+
+    LEVEL_ALIGN: ClassVar[dict[str, Any]] = dict.fromkeys(Heading.LEVEL_ALIGN, "left")
+
+
+class _Table(TableElement):
+    """A table without Rich's blank top and bottom edges, its cells folded instead of cut.
+
+    Rich's own drew an empty row above and below the table, so with the blank line between blocks two empty
+    lines stood on each side; and a cell's word wider than its column (a file's path, the reason the table
+    was written) was cut to `src/evo_agent/ui/…`. A folded path still reads whole.
+    """
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = Table(box=box.SIMPLE, pad_edge=False, style="markdown.table.border", show_edge=False,
+                      collapse_padding=True)
+        if self.header is not None and self.header.row is not None:
+            for column in self.header.row.cells:
+                heading = column.content.copy()
+                heading.stylize("markdown.table.header")
+                table.add_column(heading, overflow="fold")
+        for row in self.body.rows if self.body is not None else ():
+            table.add_row(*(cell.content for cell in row.cells))
+        yield table
 
 
 def _path_stars(state: Any, silent: bool) -> bool:
@@ -68,7 +98,8 @@ class Answer(Markdown):
     """The model's Markdown with single line breaks kept (line-by-line output stays line by line) and
     the stars of paths and globs shown as written (see `_path_stars`)."""
 
-    elements: ClassVar[dict] = {**Markdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock}
+    elements: ClassVar[dict] = {**Markdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock,
+                                "table_open": _Table, "heading_open": _Heading}
 
     def __init__(self, markup: str) -> None:
         markup = terminal_safe(markup)

@@ -40,6 +40,7 @@ from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.layout.processors import TabsProcessor
 from prompt_toolkit.renderer import CPR_Support
 from prompt_toolkit.styles import Style
 from rich.console import RenderableType
@@ -169,12 +170,17 @@ class AgentApp:
     def _layout(self) -> HSplit:
         has_tail = Condition(lambda: bool(self.view.stream.tail.strip()))
         has_queue = Condition(lambda: bool(self.queue))
-        has_named = Condition(lambda: bool(self.view.named))
+        # Not under a question: its `? run: …` names the call, and `● bash …` (still streaming?) below it read as
+        # a second thing going on while the app waited for the answer.
+        has_named = Condition(lambda: bool(self.view.named) and not self.questions.asking())
         has_completions = Condition(lambda: bool(self._completion_text()))
         questions = self.questions
         has_menu = Condition(lambda: bool(questions.menu) and questions.asking() and not questions.reason_mode)
         showing_plan = Condition(lambda: self._show_plan)
-        self._input_window = Window(BufferControl(self.buffer), wrap_lines=True, dont_extend_height=True,
+        # A pasted tab is shown as blanks, not as prompt_toolkit's `^I` (it is sent as the tab it is).
+        tabs = TabsProcessor(tabstop=4, char1=" ", char2=" ")
+        self._input_window = Window(BufferControl(self.buffer, input_processors=[tabs]), wrap_lines=True,
+                                    dont_extend_height=True,
                                     height=lambda: Dimension(min=1, max=self._max_input_rows()))
         return HSplit([
             ConditionalContainer(Window(FormattedTextControl(self._tail_text), wrap_lines=True, dont_extend_height=True,
@@ -191,7 +197,8 @@ class AgentApp:
             Window(height=1, char="─", style="class:rule"),
             VSplit([Window(FormattedTextControl(self._prompt_label), dont_extend_width=True), self._input_window]),
             Window(height=1, char="─", style="class:rule"),
-            ConditionalContainer(Window(FormattedTextControl(self._completions_line), height=1), has_completions),
+            ConditionalContainer(Window(FormattedTextControl(self._completions_line), wrap_lines=False,
+                                        dont_extend_height=True), has_completions),
             Window(FormattedTextControl(self._status_text), height=1),
         ])
 
@@ -256,13 +263,31 @@ class AgentApp:
         return "  ".join(m.name for m in matches)
 
     def _completions_line(self) -> FormattedText:
-        return FormattedText([("class:dim", one_line(self._completion_text(), self.width() - 1))])
+        """The commands the prompt could become, one a row with its arguments and help, as Claude Code and Codex
+        list them under the prompt. (One line of names, cut with …, hid /permissions, /mcp, /help and /exit
+        from a `/` typed to see them.) At most what leaves the prompt room; the rest are named on a last row."""
+        text = self.buffer.text
+        matches = complete_command(text) if self._completion_text() else []
+        width = self.width() - 3  # indented under the prompt's text
+        room = max(2, min(len(matches), self._rows() - 12))
+        shown = matches if len(matches) <= room else matches[:room - 1]
+        column = max(len(f"{m.name} {m.args}".strip()) for m in shown) if shown else 0
+        parts: list[tuple[str, str]] = []
+        for i, m in enumerate(shown):
+            head = f"{'' if i == 0 else chr(10)}  {f'{m.name} {m.args}'.strip():<{column}}  "
+            parts += [("", head), ("class:dim", one_line(m.help, max(width - column - 2, 1)))]
+        if len(shown) < len(matches):
+            rest = matches[len(shown):]
+            parts.append(("class:dim", "\n  " + one_line(f"… {len(rest)} more: " + " ".join(m.name for m in rest),
+                                                      width)))
+        return FormattedText(parts)
 
     def _status_text(self) -> FormattedText:
         width = self.width() - 1
         flashing = self._flash and time.monotonic() < self._flash_until
         if self.questions.asking():
-            return FormattedText([("class:approval", fit([self.questions.status_keys(bool(flashing))], width))])
+            keys = self.questions.status_keys(bool(flashing)).split(" · ")  # the last keys go first when narrow
+            return FormattedText([("class:approval", fit(keys, width))])
         if flashing:
             return FormattedText([("class:status.busy", fit([self._flash], width))])
         if self.activity.running:
@@ -373,9 +398,10 @@ class AgentApp:
 
     # ------------------------------------------------------------------ turns
     def start_turn(self, prompt: str, *, shown: str | None = None) -> None:
-        """Run `prompt` as a user turn; `shown`: what the scrollback shows for it (`/init`'s long prompt: /init)."""
+        """Run `prompt` as a user turn; `shown`: the command that sent it (`/init`'s long prompt), echoed already."""
         self.view.start()
-        self.emit(Text(""), render.user_prompt(prompt if shown is None else shown))
+        if shown is None:  # a command's prompt (`/init`): the command was echoed already (handle_command)
+            self.emit(Text(""), render.user_prompt(prompt))
         self._turn += 1
         self.cancel = threading.Event()
         self._begin("working")
@@ -477,6 +503,9 @@ class AgentApp:
 
     # ------------------------------------------------------------------ slash commands (ui/commands.py)
     def handle_command(self, line: str) -> None:
+        """Echo `/cost` as a prompt is echoed, then run it: without the echo its output ran on from the answer
+        above it (`done.` then `session …: 16,586 input`), where Claude Code shows `> /cost` first."""
+        self.emit(Text(""), render.user_prompt(line))
         run_command(line, self.screen, self.agent)
 
     def _command_done(self, turn: int, message: str, error: str | None) -> None:
@@ -527,9 +556,11 @@ class AgentApp:
             self.emit(render.notice("the session list is not available here: use /resume ID "
                                     "(evo-agent sessions list shows the ids)"))
             return
+        empty: list[bool] = []
         try:
             async with in_terminal():
-                chosen = await pick_session(self.agent.project_dir, exclude=[self.agent.session_id], team=self.team)
+                chosen = await pick_session(self.agent.project_dir, exclude=[self.agent.session_id], team=self.team,
+                                            on_empty=lambda: empty.append(True))
         except Exception as exc:  # noqa: BLE001
             self.emit(render.error_line(f"error: {exc}"))
             return
@@ -537,6 +568,9 @@ class AgentApp:
             self.write("")
         if chosen:
             self.resume(chosen)
+        else:  # `/resume` said nothing at all with no other session, or after Esc
+            self.emit(render.notice("No other session in this project to resume." if empty
+                                    else "No session chosen; this one goes on."))
 
     # ------------------------------------------------------------------ running
     def leave(self, code: int) -> None:

@@ -386,7 +386,7 @@ def team_member(info: SessionInfo) -> str:
 
 async def pick_session(project_dir: Path | str, *, exclude: Iterable[str] = (), store: SessionStore | None = None,
                        input=None, output=None,  # noqa: A002 - prompt_toolkit's names
-                       team: TeamSource | None = None) -> str | None:
+                       team: TeamSource | None = None, on_empty: Callable[[], None] | None = None) -> str | None:
     """Show the picker in the running asyncio loop (e.g. while the app's prompt is suspended).
 
     Returns the chosen id, or None (Esc/Ctrl+C, or no session to show: then nothing is drawn).
@@ -394,12 +394,15 @@ async def pick_session(project_dir: Path | str, *, exclude: Iterable[str] = (), 
     SIGTERM arrives or the terminal is gone (reads hit EOF or EIO); the loop's own SIGHUP/SIGTERM
     handlers are put back afterwards. `input`/`output` are prompt_toolkit objects (tests, benchmarks).
     With `team` (a team store is configured), Tab switches to the team's sessions; choosing one returns
-    its id, which the caller resolves as always (the remote-aware store fetches it first).
+    its id, which the caller resolves as always (the remote-aware store fetches it first). `on_empty` is called
+    when there is no session to show (so the caller can say so: the app's `/resume` otherwise did nothing).
     """
     from .picker_view import PickerView
 
     view = PickerView.for_project(project_dir, exclude=exclude, store=store, input=input, output=output, team=team)
     if view is None:
+        if on_empty is not None:
+            on_empty()
         return None
     return await view.run()
 

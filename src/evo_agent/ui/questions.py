@@ -103,21 +103,17 @@ class Questions:
             future.set_result(ApprovalDecision("no"))
             return
         app._flush_text()
-        who = f"{request.agent}: " if request.agent else ""
-        head = Text()
-        head.append("? ", style="evo.warn")
-        # one line, as the REPL shows it: a subagent's name (the model's words) or a path with newlines drew lines
-        # of its own above the command ("? run: npm test"), the command's own line looking like their note
-        head.append_text(Text(terminal_safe(f"{who}{request.summary}", keep_newlines=False), style="bold"))
-        if request.reason:
-            head.append_text(Text(terminal_safe(f"  ({request.reason})", keep_newlines=False), style="evo.dim"))
+        head = self._approval_head(request)
         items: list[RenderableType] = [head]
         unseen = 0
         if request.detail:
-            body, unseen = render.approval_detail(request.tool, request.detail, self._preview_lines(),
-                                                        self._app.width())
+            from rich.cells import cell_len
+
+            width = self._app.width()
+            head_rows = sum(max(1, -(-cell_len(line) // width)) for line in head.wrapped(width).plain.split("\n"))
+            body, unseen = render.approval_detail(request.tool, request.detail,
+                                                  max(4, self._preview_lines() - (head_rows - 1)), width)
             items.append(body)
-        app.emit(*items)
         rows = [("yes", "Yes")]
         if request.rule:
             rule = request.rule if len(request.rule) <= 60 and "\n" not in request.rule else (
@@ -128,7 +124,34 @@ class Questions:
         self._open_menu([(answer, terminal_safe(label, keep_newlines=False)) for answer, label in rows], unseen,
                         (request.tool, request.detail) if request.detail else None)
         self.approval = (request, future)
-        app.app.invalidate()
+        # Printed with the menu up, so the redraw after it draws the menu on the lines the print cleared. Drawn
+        # later, over the idle frame's full-width rules, its short rows kept the rules' width in tmux: narrowed,
+        # they took two rows each, and the erase before the redraw left the menu's first row behind, doubled.
+        app.emit(*items)
+
+    def _approval_head(self, request: ApprovalRequest) -> render.Prose:
+        """`? run: npm test  (why it asks)`: one line, as the REPL shows it (a subagent's name, the model's words,
+        or a path with newlines drew lines of its own above the command, looking like its note).
+
+        When the command follows, numbered and whole, the summary (its start) is cut to one screen row (the reason
+        then goes on the next): a long command filled three rows with its own first line, and with its first
+        lines below, the question's start (`? run:`) scrolled off the top of an 80×24 screen, leaving its tail."""
+        who = f"{request.agent}: " if request.agent else ""
+        summary = Text(terminal_safe(f"{who}{request.summary}", keep_newlines=False), style="bold")
+        reason = Text(terminal_safe(f"  ({request.reason})", keep_newlines=False) if request.reason else "",
+                      style="evo.dim")
+        width = self._app.width()
+        whole_below = bool(request.detail) and facts_of(request.tool).approval == "bash"  # the command, numbered
+        if whole_below and 2 + summary.cell_len + reason.cell_len > width:
+            summary.truncate(width - 2, overflow="ellipsis")
+            if reason.plain:  # the reason under it, on a line of its own
+                reason = Text("\n  " + reason.plain.strip(), style="evo.dim")
+        head = render.Prose()  # a command shown only here wraps between words, under its start (not `goe` / `s on`)
+        head.hang = 2
+        head.append("? ", style="evo.warn")
+        head.append_text(summary)
+        head.append_text(reason)
+        return head
 
     def _preview_lines(self) -> int:
         """Lines of a command or diff shown with its question: what fits above the menu and the prompt."""
@@ -139,7 +162,8 @@ class Questions:
         if app._exiting:
             future.set_result(False)
             return
-        head = Text()
+        head = render.Prose()  # wrapped between words, under its start
+        head.hang = 2
         head.append("? ", style="evo.warn")
         head.append_text(render.safe(question, "bold"))
         self._open_menu([("yes", "Yes"), ("no", "No")])
@@ -285,10 +309,12 @@ class Questions:
         for i, (answer, label) in enumerate(self.menu):
             if i:
                 parts.append(("", "\n"))
-            text = one_line(label, width)
-            if answer in YES_ANSWERS and self.unseen:
+            if answer in YES_ANSWERS and self.unseen:  # the label cut, never the condition (it went at 60 columns)
+                text = one_line(label, width - len(" (after Ctrl+O)"))
                 parts.append(("class:choice.off", f"{'❯' if i == self.choice else ' '} {text} (after Ctrl+O)"))
-            elif i == self.choice:
+                continue
+            text = one_line(label, width)
+            if i == self.choice:
                 parts.append(("class:choice", f"❯ {text}"))
             else:
                 parts.append(("", f"  {text}"))
@@ -302,5 +328,6 @@ class Questions:
             return self._app._flash
         if self.on_prompt:
             return "Your text stays in the prompt · Tab goes back to the question · Esc says no"
-        return ("↑/↓ choose · Enter answers · Esc says no" +
-                (f" · Ctrl+O shows all ({self.unseen} lines not shown)" if self.unseen else ""))
+        if self.unseen:  # first: cut last at 80 columns, it read `(155 lines not sho…`, and yes waits for it
+            return f"Ctrl+O shows all ({self.unseen} lines not shown) · ↑/↓ choose · Enter answers · Esc says no"
+        return "↑/↓ choose · Enter answers · Esc says no"

@@ -26,6 +26,7 @@ from rich.theme import Theme
 from evo_agent.safe_text import terminal_line, terminal_safe
 from evo_agent.session import INTERRUPTED_MARKER, SUMMARY_PREFIX, SUMMARY_SUFFIX, one_line
 from evo_agent.tools import call_argument, facts_of
+from evo_agent.tools.approval import REFUSED
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -122,10 +123,18 @@ def thinking_line(text: str) -> Text:
     return Text(f"✻ thinking ({len(text):,} characters)", style="evo.dim italic")
 
 
+# A Chinese or Japanese character (with its combining marks) is a word of its own; any other run of non-blanks is one.
+_WIDE = "\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uf900-\ufaff\ufe30-\ufe4f" \
+        "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd"  # not Hangul: Korean puts spaces between its words
+_WORDS = re.compile(f"[{_WIDE}][\u0300-\u036f\u3099\u309a]*|[^\\s{_WIDE}]+")
+
+
 class Prose(Text):
     """Text wrapped between words, as Claude Code and Codex wrap theirs (a notice, /cost, /memory): a word
     wider than the screen (a long path) is left whole for the terminal to wrap, so it still copies as one
-    (Rich would fold it). `hang`: the cells a line wrapped here is indented by (a prompt's under its text)."""
+    (Rich would fold it). Chinese and Japanese have no spaces between words: a line may break before any
+    of their characters (a run of them was one "word", wrapped by the terminal to column 0, under the `›`).
+    `hang`: the cells a line wrapped here is indented by (a prompt's under its text)."""
 
     hang = 0
 
@@ -134,14 +143,16 @@ class Prose(Text):
         from rich.cells import cell_len
 
         out: list[Text] = []
-        indent = " " * self.hang
         for line in self.split("\n", allow_blank=True):
             plain, offsets, used, start, limit = line.plain, [], 0, 0, width
-            for match in re.finditer(r"\S+", plain):
+            # Under the line's own indent at least: /help's `  /rewind [N] …` went on at column 0 on a narrow screen.
+            hang = min(max(self.hang, len(plain) - len(plain.lstrip(" "))), width // 2)
+            indent = " " * hang
+            for match in _WORDS.finditer(plain):
                 word_end = cell_len(plain[start:match.end()])
                 if used and word_end > limit:  # this word starts the next line
                     offsets.append(match.start())
-                    start, limit = match.start(), max(width - self.hang, 1)
+                    start, limit = match.start(), max(width - hang, 1)
                     word_end = cell_len(match.group())
                 used = word_end
             for i, piece in enumerate(line.divide(offsets) if offsets else [line]):
@@ -155,7 +166,8 @@ def notice(text: str) -> Text:
 
 
 def error_line(text: str) -> Text:
-    return safe(text, "evo.error")
+    """An error in red, wrapped between words as a notice is (the terminal cut `the ke` / `y you gave`)."""
+    return Prose(terminal_safe(str(text)), style="evo.error")
 
 
 def interrupted_notice() -> Text:
@@ -248,6 +260,8 @@ def tool_result(name: str, tool_input: Any, result_text: str, *, is_error: bool,
     text = result_text or ""
     if is_interrupted_result(text, is_error):
         return Text(gutter + "interrupted", style="evo.warn")
+    if is_error and text.startswith(REFUSED):  # the user's no, not a failure: not its words to the model in red
+        return Text(gutter + "not run: you said no", style="evo.warn")
     if is_error:
         first, more = _preview(text, 1)
         out = Text()
@@ -355,7 +369,7 @@ def approval_detail(tool: str, detail: str, limit: int | None = None, width: int
     lines = terminal_safe(detail).rstrip("\n").split("\n")
     number_width = len(str(len(lines)))
     gutter = number_width + 3 if facts_of(tool).approval == "bash" else 4
-    shown, cut_chars = _rows_that_fit(lines, limit, None if width is None else max(width - gutter, 8))
+    shown, cut_chars = _rows_that_fit(lines, limit, None if width is None else max(width, gutter + 8), gutter)
     hidden = len(lines) - len(shown) + (1 if cut_chars else 0)
     out = Text()
     if facts_of(tool).approval == "bash":
@@ -373,18 +387,31 @@ def approval_detail(tool: str, detail: str, limit: int | None = None, width: int
             out.append(("\n" if i else "") + "    " + row, style=style)
     if cut_chars:
         more = len(lines) - len(shown)
-        out.append(f"\n    … line {len(shown)} goes on: {cut_chars:,} more characters not shown"
-                   + (f", and {more} more line{'s' if more != 1 else ''} ({len(lines)} in all)" if more else "")
-                   + ": Ctrl+O shows them all; yes waits until then", style="evo.warn")
+        out.append("\n")
+        out.append_text(_note(f"    … line {len(shown)} goes on: {cut_chars:,} more characters not shown"
+                              + (f", and {more} more line{'s' if more != 1 else ''} ({len(lines)} in all)"
+                                 if more else "") + ": Ctrl+O shows them all; yes waits until then", width))
     elif hidden:
-        out.append(f"\n    … {hidden} more line{'s' if hidden != 1 else ''} not shown ({len(lines)} in all): "
-                   "Ctrl+O shows them all; yes waits until then", style="evo.warn")
+        out.append("\n")
+        out.append_text(_note(f"    … {hidden} more line{'s' if hidden != 1 else ''} not shown ({len(lines)} in all): "
+                              "Ctrl+O shows them all; yes waits until then", width))
     return out, hidden
 
 
-def _rows_that_fit(lines: list[str], limit: int | None, columns: int | None) -> tuple[list[str], int]:
-    """The lines shown within `limit` rows of `columns` cells (the last one cut when it does not fit whole),
-    and how many characters of that last line were cut (0: every shown line is whole)."""
+def _note(text: str, width: int | None) -> Text:
+    """An approval's `… N more lines not shown` note, wrapped between words under its `…` (the terminal cut it
+    mid-word: `yes waits un` / `til then`)."""
+    note = Prose(text, style="evo.warn")
+    note.hang = 6
+    return note.wrapped(width) if width else note
+
+
+def _rows_that_fit(lines: list[str], limit: int | None, columns: int | None,
+                   gutter: int = 0) -> tuple[list[str], int]:
+    """The lines shown within `limit` rows of `columns` cells, each after a `gutter` of that many cells (the
+    last one cut when it does not fit whole), and how many characters of that last line were cut (0: every
+    shown line is whole). The terminal wraps a line's rest to the screen's left edge: only its first row has
+    the gutter (counting it on every row took a row too many and cut a command that fits)."""
     if limit is None:
         return lines, 0
     if columns is None:
@@ -394,13 +421,13 @@ def _rows_that_fit(lines: list[str], limit: int | None, columns: int | None) -> 
     shown: list[str] = []
     rows_left = limit
     for line in lines:
-        rows = max(1, -(-cell_len(line) // columns))  # the rows the terminal wraps it into
+        rows = max(1, -(-(gutter + cell_len(line)) // columns))  # the rows the terminal wraps it into
         if rows <= rows_left:
             shown.append(line)
             rows_left -= rows
             continue
         if rows_left > 0:  # as much of it as the rows left hold
-            kept = _cut_to_cells(line, rows_left * columns)
+            kept = _cut_to_cells(line, rows_left * columns - gutter)
             shown.append(kept)
             return shown, len(line) - len(kept)
         break
@@ -428,8 +455,13 @@ def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -
     head, tail = "evo-agent", " · /help for help"
     middle = f" · {provider}/{model} · "
     room = width - len(head) - len(middle) - len(tail) - 1
-    if len(where) > room:
-        where = "…" + where[-max(room - 1, 8):]
+    if room < 9:  # a narrow screen or a long model name: a shorter hint before no directory (it wrapped at 60)
+        tail = " · /help"
+        room = width - len(head) - len(middle) - len(tail) - 1
+    if room < 9:
+        middle, where = middle[:-3], ""
+    elif len(where) > room:
+        where = "…" + where[-(room - 1):]
     out = Text()
     out.append(head, style="bold")
     out.append(terminal_line(middle + where))  # one line, whatever the directory is named

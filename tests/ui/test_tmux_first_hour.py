@@ -1,0 +1,353 @@
+"""A demanding user's first hour with the real console script in tmux at 80×24: the rough edges they saw.
+
+Each test drives `evo-agent` in its own tmux server (tests/tmux_terminal.py) and asserts what is on the
+screen. Every wait is for something on the screen, with a generous bound, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from tests.fake_model_server import hang, text
+from tests.tmux_terminal import Terminal
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def open_app(terminals, project, *args, **kwargs) -> Terminal:
+    t = Terminal(project, list(args), **kwargs)
+    terminals.append(t)
+    return t
+
+
+def ready(t: Terminal) -> None:
+    t.wait(r"· /help")  # the welcome (`/help for help`, or `/help` on a narrow screen)
+    t.wait(r"tokens · context")  # the status line: the app reads keys now
+
+
+def say(t: Terminal, line: str) -> None:
+    t.type(line)
+    t.keys("Enter")
+
+
+def commit(project, *paths: str) -> None:
+    subprocess.run(["git", "add", *paths], cwd=project, check=True, capture_output=True)
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "bring settings"],
+                   cwd=project, check=True, capture_output=True)
+
+
+def test_the_trust_question_wraps_between_words_with_its_lists_indented(terminals, project, tmp_path):
+    """A clone's long allow rules and server command were cut by the terminal mid-word (`sr` / `c/components`,
+    `ompose`), the pieces at column 0 under an indented list: a question to read carefully, read as a wall."""
+    (project / ".evo-agent").mkdir(exist_ok=True)
+    rules = ["Bash(npm test)", "Bash(npm run lint -- --fix --max-warnings=0 src/components/very/long/path/to/somewhere)",
+             "Read", "Bash(docker compose -f docker-compose.development.yml up --build --remove-orphans)"]
+    (project / ".evo-agent" / "settings.json").write_text(json.dumps({"permissions": {"allow": rules}}))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {
+        "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github", "--a-long-flag=with-a-long-value-past-the-edge"],
+        "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}"}}}}))
+    commit(project, ".evo-agent/settings.json", ".mcp.json")
+    t = open_app(terminals, project, env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    screen = t.wait(r"Obey these in this project\? \[y/N, or c to choose the MCP servers one by one\]")
+    lines = [line.rstrip() for line in screen.splitlines() if line.strip()]
+    top = lines.index("This project brings settings that would give it authority over evo-agent:")
+    question = lines[top:]
+    assert all(len(line) <= 80 for line in question), question
+    starts = ("This project", "A repository", "  trust it", "Obey these", " ")
+    assert all(line.startswith(starts) for line in question), question  # a folded piece is indented
+    words = {w for line in question for w in line.split()}
+    assert {"src/components/very/long/path/to/somewhere),", "docker-compose.development.yml", "--remove-orphans)",
+            "@modelcontextprotocol/server-github", "--a-long-flag=with-a-long-value-past-the-edge",
+            "GITHUB_PERSONAL_ACCESS_TOKEN=${GITHUB_TOKEN}", "where", "from."} <= words, question
+    t.type("n")
+    t.keys("Enter")
+    ready(t)
+
+
+def test_rewind_lists_the_prompts_typed_not_the_interruption_notice(terminals, project, model_server):
+    """An answer interrupted with Esc leaves `[Request interrupted by user]` in the transcript for the model:
+    `/rewind` listed it as prompt 2, a prompt the user never typed."""
+    model_server.script(hang(60, text("never sent"), partial="Streaming the first words"))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "tell me a long story")
+    t.wait(r"Streaming the first words")
+    t.keys("Escape")
+    t.wait(r"Interrupted by user")
+    t.wait(r"tokens · context")
+    say(t, "/rewind")
+    screen = t.wait(r"Go back to before which prompt\?")
+    listed = [line.strip() for line in screen.splitlines() if re.match(r"\s+\d+\. ", line)]
+    assert listed == ["1. tell me a long story"], screen
+
+
+def test_a_slash_command_is_echoed_so_its_output_does_not_run_on_from_the_answer(terminals, project, model_server):
+    """`/cost` printed `session …: N input + M output` straight under the answer's last line, as if the model
+    had said it; Claude Code and Codex show the command typed first (`> /cost`)."""
+    model_server.script(text("The answer ends here."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "hello")
+    t.wait(r"The answer ends here\.")
+    t.wait(r"tokens · context")
+    say(t, "/cost")
+    lines = t.wait(r"in \d+ model calls?").splitlines()
+    end = next(i for i, line in enumerate(lines) if "The answer ends here." in line)
+    assert lines[end + 1:end + 4] == ["", "› /cost", lines[end + 3]] and lines[end + 3].startswith("session "), lines
+    say(t, "/init")
+    t.wait(r"› /init")
+    assert t.scrollback().count("› /init") == 1, t.scrollback()  # a command that sends a prompt: echoed once
+
+
+TABLE = """Here is what changed:
+
+| File | Change | Reason |
+|------|--------|--------|
+| src/evo_agent/ui/very/deep/package/render_helpers.py | wrapped prose between words | users saw words cut at the edge of the screen |
+| 漢字ファイル名.py | 日本語の説明がここに入ります、とても長い説明です | 長い理由 |
+
+That is all."""
+
+
+def test_a_table_wider_than_the_screen_folds_its_cells_and_keeps_one_blank_line_around_it(
+        terminals, project, model_server):
+    """Rich's table cut a cell's long word (`src/evo_agent/ui/…`: which file?) and drew blank edges, so two empty
+    lines stood above and below it."""
+    model_server.script(text(TABLE))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "what changed")
+    lines = [line.rstrip() for line in t.wait(r"That is all\.").splitlines()]
+    top = lines.index("Here is what changed:")
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("File "))
+    end = lines.index("That is all.")
+    assert header == top + 2 and lines[top + 1] == "" and lines[end - 1] == "" and lines[end - 2] != "", lines
+    rows = lines[header + 2:end - 1]
+    assert all(len(line) <= 80 for line in lines) and not any("…" in row for row in rows), rows
+    first_column = "".join(row.split("  ")[0] for row in rows)
+    assert "src/evo_agent/ui/very/deep/package/render_helpers.py" in first_column, rows
+    assert "漢字ファイル名.py" in first_column, rows
+
+
+def test_a_prompt_in_japanese_wraps_under_its_first_word_not_at_column_0(terminals, project, model_server):
+    """Japanese has no spaces: the echoed prompt's run of kanji was one "word", left to the terminal, whose
+    wrap put its second piece at column 0, under the `›`."""
+    model_server.script(text("読みました。"))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    prompt = "このファイルのアップロード処理とその周りの再試行ロジックを見て、指数バックオフを独自のモジュールに移してください"
+    say(t, "please: " + prompt)
+    lines = t.wait(r"読みました。").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("› please:"))
+    end = next(i for i, line in enumerate(lines) if "読みました。" in line)
+    echoed = lines[start:end]
+    assert len(echoed) > 1 and all(line.startswith("  ") for line in echoed[1:]), echoed
+    assert "".join(line.strip() for line in echoed).replace(" ", "") == "›please:" + prompt, echoed
+
+
+def test_a_long_commands_question_stays_on_screen_whole_above_its_first_lines(terminals, project, model_server):
+    """A 31-line script whose first line is long: the question repeated that line over three rows, and with the
+    command's first lines below it, its start (`? run: docker …`) scrolled off the top at 80×24; the note under
+    the lines was cut mid-word by the terminal (`yes waits unti` / `l then`); under it all, `● bash …` said the
+    call was still streaming in."""
+    from tests.fake_model_server import tool_use
+
+    first = ("docker run --rm -it -v \"$PWD\":/work -w /work -e HOME=/tmp python:3.12-slim bash -c 'pip install -r "
+             "requirements.txt && python -m pytest -q tests/unit --maxfail=1 -k \"not slow and not network\"'")
+    command = first + "\n" + "\n".join(f"echo step {i} of the long script" for i in range(30))
+    model_server.script(tool_use("bash", {"command": command}), text("Not run."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "run the script")
+    t.wait(r"Ctrl\+O shows all \(\d+ lines not sho")  # the status line, drawn with the menu
+    lines = t.screen().splitlines()
+    assert any(line.startswith("? run: docker run --rm") for line in lines), lines
+    question = next(i for i, line in enumerate(lines) if line.startswith("? run: "))
+    assert lines[question + 1] == "  (the command uses expansion or substitution ('$'))", lines  # why it asks
+    assert lines[question + 2].startswith("   1 docker run"), lines
+    note = [line for line in lines if "more lines not shown" in line or line.startswith("      ")]
+    assert " ".join(" ".join(note).split()).endswith("Ctrl+O shows them all; yes waits until then"), note
+    assert all(len(line) <= 80 for line in lines), lines
+    assert "● bash …" not in lines, lines  # the question names the call: no line says it is still streaming
+    t.keys("Escape")
+    t.wait(r"Not run\.")
+
+
+def test_a_slash_lists_every_command_under_the_prompt_with_its_help(terminals, project):
+    """`/` showed one line of names cut at the screen's edge (`… /cost /p…`): /permissions, /mcp, /help and /exit,
+    what a new user types `/` to find, were not on the screen at all."""
+    t = open_app(terminals, project)
+    ready(t)
+    t.type("/")
+    screen = t.wait(r"/exit")
+    lines = screen.splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    rows = [line for line in lines if line.startswith("  /")]
+    assert rows[0].startswith("  /resume [ID|NAME]  resume a session") and len(rows) >= 8, lines
+    assert all(name in screen for name in ("/permissions", "/mcp", "/help", "/exit")), lines
+    assert [line for line in lines if line.strip()][-1].startswith("demo · "), lines  # the status line stays last
+    t.type("re")
+    screen = t.wait(r"(?m)^› /re$")
+    rows = [line.split()[0] for line in screen.splitlines() if line.startswith("  /")]
+    assert rows == ["/resume", "/rename", "/rewind", "/remember"], screen
+
+
+def test_a_heading_in_an_answer_starts_at_the_left_edge(terminals, project, model_server):
+    """Rich centred a `#` heading: `Plan` stood alone mid-screen above left-aligned text."""
+    model_server.script(text("# The plan\n\nFirst, read the handler."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "plan it")
+    lines = t.wait(r"First, read the handler\.").splitlines()
+    assert "The plan" in [line.rstrip() for line in lines], lines
+
+
+def test_a_pasted_tab_shows_as_blanks_in_the_prompt_and_is_sent_as_a_tab(terminals, project, model_server, tmp_path):
+    """A pasted Makefile line showed `^I` in the prompt box, as if the paste had been garbled."""
+    model_server.script(text("Got the tab."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    (tmp_path / "paste").write_text("all:\n\tmake build")
+    t.tmux("load-buffer", "-b", "p", str(tmp_path / "paste"))
+    t.tmux("paste-buffer", "-p", "-b", "p", "-t", t.name)
+    screen = t.wait(r"make build")
+    assert "^I" not in screen and "\n" + " " * 6 + "make build" in screen, screen  # indent 2, the tab to 4
+    t.keys("Enter")
+    t.wait(r"Got the tab\.")
+    content = model_server.requests[-1]["messages"][-1]["content"]
+    assert (content if isinstance(content, str) else content[0]["text"]) == "all:\n\tmake build", content
+
+
+def test_a_call_the_user_refused_says_not_run_not_an_error_addressed_to_the_model(terminals, project, model_server):
+    """Esc at an approval: the call's line then read, in red, `error: Not run: the user refused this call. Ask them
+    what to do instead, o…`, the words meant for the model, cut at the edge, as if something had failed."""
+    from tests.fake_model_server import tool_use
+
+    model_server.script(tool_use("bash", {"command": "touch MARKER"}), text("Not run, then."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "make the marker")
+    t.wait(r"Esc says no")
+    t.keys("Escape")
+    lines = t.wait(r"Not run, then\.").splitlines()
+    call = next(i for i, line in enumerate(lines) if line.startswith("● bash(touch MARKER)"))
+    assert lines[call + 1] == "  └  not run: you said no", lines
+    assert not any("error" in line or "Ask them" in line for line in lines), lines
+    assert not (project / "MARKER").exists()
+
+
+def test_at_60_columns_the_welcome_is_one_line_and_help_wraps_under_its_indent(terminals, project):
+    """At 60×20 the welcome line wrapped (`… · /help` / `for help`), and /help's rows went on at column 0,
+    between the commands' names."""
+    t = open_app(terminals, project, size=(60, 20), env={"EVO_AGENT_PROVIDER": "anthropic",
+                                                        "ANTHROPIC_API_KEY": "never-used"})
+    t.wait(r"tokens · context")
+    say(t, "/help")
+    t.wait(r"whole \(yes waits until it has been shown\)")
+    lines = t.scrollback().splitlines()
+    assert lines[0].startswith("evo-agent · anthropic/claude-sonnet-4-5 · ") and lines[0].endswith("/help"), lines
+    assert lines[1] == "", lines
+    help_lines = lines[lines.index("› /help") + 1:lines.index("─" * 60)]
+    assert all(line.startswith(("Commands:", "Keys:", "  ")) for line in help_lines), help_lines
+    assert all(len(line) <= 60 for line in lines), lines
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+def test_what_yes_waits_for_is_never_cut_off_the_menu_or_the_status_line(terminals, project, model_server, size):
+    """A command longer than the screen: at 60 columns the Yes rows lost their `(after Ctrl+O)` to the edge
+    (`… for this session (after`), and at 80 the status line ended `Ctrl+O shows all (23 lines not sho…`."""
+    from tests.fake_model_server import tool_use
+
+    command = "\n".join(f"echo step {i} of the long script that does many things" for i in range(40))
+    model_server.script(tool_use("bash", {"command": command}), text("Not run."))
+    t = open_app(terminals, project, size=size, env=model_server.env())
+    ready(t)
+    say(t, "run the script")
+    screen = t.wait(r"Ctrl\+O shows all \(\d+ lines not shown\)")
+    lines = [line.rstrip() for line in screen.splitlines()]
+    yes_rows = [line for line in lines if line.lstrip("❯ ").startswith("Yes")]
+    assert len(yes_rows) == 3 and all(row.endswith(" (after Ctrl+O)") for row in yes_rows), yes_rows
+    assert lines[-1].startswith("Ctrl+O shows all (") and "…" not in lines[-1], lines[-1]
+    assert all(len(line) <= size[0] for line in lines), lines
+    t.keys("Escape")
+    t.wait(r"Not run\.")
+
+
+def test_an_api_error_wraps_between_words(terminals, project, model_server):
+    """A 401's line was cut by the terminal mid-word (`the ke` / `y you gave`)."""
+    from tests.fake_model_server import error
+
+    message = "invalid x-api-key: the key you gave is not valid for this organisation, please check the console page"
+    model_server.script(error(401, "authentication_error", message))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "hello")
+    lines = t.wait(r"ANTHROPIC_API_KEY").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("error: "))
+    end = next(i for i, line in enumerate(lines) if "ANTHROPIC_API_KEY" in line)
+    shown = lines[start:end + 1]
+    assert len(shown) > 1 and set(message.split()) <= {w.strip(";") for line in shown for w in line.split()}, shown
+
+
+def test_a_one_line_commands_question_wraps_between_words_under_its_start(terminals, project):
+    """A long one-line command is shown only in its question: the terminal cut it mid-word (`goe` / `s on`)
+    and went on at column 0."""
+    t = open_app(terminals, project)
+    ready(t)
+    command = ("printf 'a very long output line that goes on and on past the right edge of the screen %s\\n' 1 2 3 "
+               "&& echo done-with-it")
+    say(t, f"run {command}")
+    lines = t.wait(r"Esc says no").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("? run: printf"))
+    end = next(i for i, line in enumerate(lines) if "done-with-it" in line and i >= start)
+    question = lines[start:end + 1]
+    assert len(question) > 1 and all(line.startswith("  ") for line in question[1:]), question
+    assert " ".join(" ".join(question).split()).startswith("? run: " + " ".join(command.split())), question
+    t.keys("Escape")
+    t.wait(r"tokens · context")
+
+
+def test_resume_says_so_when_there_is_no_other_session_or_none_was_chosen(terminals, project):
+    """`/resume` in a project with no other session did nothing at all, and Esc in its picker left no word."""
+    from tests.builders import seed_session
+
+    t = open_app(terminals, project)
+    ready(t)
+    say(t, "/resume")
+    t.wait(r"No other session in this project to resume\.")
+    seed_session(project, ("an earlier question", "an answer"))
+    say(t, "/resume")
+    t.wait(r"\"an earlier question\"")  # a row of the picker
+    t.keys("Escape")
+    t.wait(r"No session chosen; this one goes on\.")
+    t.wait(r"tokens · context")
+
+
+def test_narrowing_the_terminal_during_an_approval_leaves_no_second_menu_row(terminals, project, model_server):
+    """The menu was drawn over the idle frame's full-width rules, whose width tmux kept for its short rows: at
+    60 columns those took two rows each, the erase before the redraw stopped short, and `Yes (after Ctrl+O)`
+    showed twice."""
+    from tests.fake_model_server import tool_use
+
+    command = "\n".join(f"echo step {i} of the long script that does many things" for i in range(40))
+    model_server.script(text("An answer first."), tool_use("bash", {"command": command}), text("Not run."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "hello")
+    t.wait(r"An answer first\.")
+    t.wait(r"tokens · context")
+    say(t, "run the script")
+    t.wait(r"Ctrl\+O shows all \(\d+ lines not shown\)")
+    t.tmux("resize-window", "-t", t.name, "-x", "60", "-y", "20")
+    screen = t.wait(r"for th… \(after Ctrl\+O\)")  # the menu drawn again at the new width
+    assert screen.count("Yes (after Ctrl+O)") == 1, screen
+    t.tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
+    screen = t.wait(r"for this session \(after Ctrl\+O\)")
+    assert screen.count("Yes (after Ctrl+O)") == 1, screen
+    t.keys("Escape")
+    t.wait(r"Not run\.")
