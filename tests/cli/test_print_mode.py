@@ -6,6 +6,7 @@ import json
 import re
 import stat
 
+from evo_agent.agent.prompt import PROMPT_VERSION
 from evo_agent.providers import DEMO_NOTICE
 from tests.fake_model_server import error, text, tool_use
 from tests.prompt_cache import plain
@@ -42,7 +43,7 @@ def test_a_print_run_with_a_tool_call_leaves_the_spec_layout_records_and_meta(cl
     # The read-only command ran unasked in the default mode; the decision is on record (SPEC §9).
     assert [r["type"] for r in recs] == ["session_start", "memory_index", "system_prompt", "user", "assistant",
                                          "permission", "user", "assistant"]
-    assert recs.pop(2)["version"] == 2  # the system prompt's template (agent/prompt.py)
+    assert recs.pop(2)["version"] == PROMPT_VERSION  # the system prompt's template (agent/prompt.py)
     memory = recs.pop(1)  # the Auto Memory section of the prefix, as sent (empty memory here)
     assert memory["text"].startswith("# Auto Memory\n") and "(empty)" in memory["text"]
     permission = recs.pop(3)

@@ -96,6 +96,7 @@ _EXPORTS: dict[str, str] = {
                     "search_entries"), "programs"),
     **dict.fromkeys(("reveal_invisible",), "invisible"),
     **dict.fromkeys(("linked_elsewhere",), "hardlinks"),
+    **dict.fromkeys(("new_private_temp_dir",), "writer"),
 }
 
 __all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
@@ -145,6 +146,7 @@ if TYPE_CHECKING:
         start_git as start_git, git_config_pins as git_config_pins,
     )
     from .hardlinks import linked_elsewhere as linked_elsewhere
+    from .writer import new_private_temp_dir as new_private_temp_dir
     from .invisible import reveal_invisible as reveal_invisible
     from .ids import (
         AmbiguousSessionId as AmbiguousSessionId, InvalidSessionId as InvalidSessionId, SessionError as SessionError,

@@ -191,8 +191,7 @@ def _write_private(data: bytes) -> str:
     """`data` in a new file of a new 0700 directory under $TMPDIR (when absolute) or /tmp, both removed at exit."""
     import atexit
 
-    from evo_agent.session.layout import FILE_MODE
-    from evo_agent.session.writer import new_private_temp_dir
+    from evo_agent.session import FILE_MODE, new_private_temp_dir
 
     directory = new_private_temp_dir("evo-agent-seccomp")
     path = os.path.join(directory, "no-unix-sockets.bpf")
