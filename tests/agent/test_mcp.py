@@ -162,6 +162,22 @@ def test_mcp_without_servers_fits_an_80_column_terminal(project):
     assert [line for line in text.splitlines() if cell_len(line) > 80] == []
 
 
+def test_mcp_with_every_server_refused_at_launch_does_not_say_none_is_configured(project, monkeypatch, tmp_path):
+    """A `.mcp.json` whose servers were all refused at launch (an untrusted clone, a variable unset): `/mcp` said
+    "No MCP servers are configured. Add one with …", as if the file were not there."""
+    from tests.scripted_provider import ScriptedProvider
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (project / ".mcp.json").write_text('{"mcpServers": {"docs": {"command": "${NOT_SET_ANYWHERE}"}}}')
+    agent, _ = make_agent(project, ScriptedProvider())
+    try:
+        text = agent.mcp.describe()
+    finally:
+        agent.close()
+    assert "No MCP server was started: the lines printed at launch say why" in text
+    assert "No MCP servers are configured" not in text
+
+
 def test_the_conversations_image_bytes_cap_leaves_out_what_would_pass_it():
     from evo_agent.agent.mcp_context import MAX_CONVERSATION_IMAGE_BYTES, cap_images
 

@@ -199,6 +199,9 @@ class McpContext:
     def describe(self) -> str:
         """What `/mcp` shows: each server's state, its tools in this session, and how to reconnect."""
         if self.manager is None and not self.defs:
+            if self._config_exists():  # every entry refused at launch (untrusted project, a variable unset, …)
+                return ("No MCP server was started: the lines printed at launch say why\n"
+                        "(`evo-agent mcp list` shows each server and whether it applies here).")
             return ("No MCP servers are configured. Add one with\n"  # lines under 80 columns: the app lets the
                     "  evo-agent mcp add NAME -- COMMAND [ARGS…]\n"  # terminal wrap text, mid-word
                     "or a .mcp.json in a trusted project.")
@@ -219,6 +222,19 @@ class McpContext:
         if statuses:
             lines.append("Reconnect one with: /mcp reconnect NAME")
         return "\n".join(lines)
+
+    def _config_exists(self) -> bool:
+        """Whether the user's MCP config or the project's `.mcp.json` is there (`/mcp` said "none configured"
+        when every entry of one was refused at launch)."""
+        import os
+
+        from evo_agent.session import MCP_CONFIG_NAME, USER_MCP_CONFIG_NAME, user_config_dir
+
+        project = getattr(self.agent, "project_dir", None)
+        paths = [user_config_dir(os.environ) / USER_MCP_CONFIG_NAME]
+        if project is not None:
+            paths.append(project / MCP_CONFIG_NAME)
+        return any(os.path.lexists(path) for path in paths)
 
     def reconnect(self, name: str) -> str:
         if self.manager is None or not self.manager.reconnect(name):
