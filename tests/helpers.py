@@ -34,9 +34,9 @@ def unmount(path: Path) -> None:
     subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True)
 
 
-def fill_disk(mount_point: Path, leave: int) -> None:
+def fill_disk(mount_point: Path, leave: int, name: str = "filler") -> Path:
     """Fill the file system at `mount_point`, then free `leave` bytes (whole pages) so the next big write is cut short."""
-    filler = mount_point / "filler"
+    filler = mount_point / name
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         while os.write(fd, b"f" * 65536) > 0:
@@ -48,6 +48,7 @@ def fill_disk(mount_point: Path, leave: int) -> None:
     st = os.statvfs(mount_point)
     assert st.f_bavail * st.f_frsize == 0, "the file system did not fill up"
     os.truncate(filler, max(0, filler.stat().st_size - leave))
+    return filler
 
 
 class QuietFront:

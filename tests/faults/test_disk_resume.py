@@ -8,7 +8,6 @@ newest session, holding half of the conversation the model is still being sent.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -17,7 +16,7 @@ import pytest
 from tests.builders import history_of, seed_session
 from tests.cli_runner import COMMAND
 from tests.fake_model_server import FakeModelServer, text
-from tests.helpers import needs_root, unmount
+from tests.helpers import fill_disk, needs_root, unmount
 from tests.prompt_cache import plain
 
 from .driver import Repl
@@ -29,22 +28,6 @@ pytestmark = pytest.mark.faults
 FILLER = "0000000000000_00000000"
 COPY_WHOLE = "10000000"  # a compaction threshold the history stays under: it is copied, not summarised
 TURNS = tuple((f"question {i} " + "q" * 8000, f"Answer {i}.") for i in range(12))  # ~100 KB to copy
-
-
-def _fill(sessions, leave: int) -> None:
-    """Fill the tmpfs, then free `leave` bytes (whole pages), so the next big write is cut short."""
-    filler = sessions / FILLER
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while os.write(fd, b"f" * 65536) > 0:
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    st = os.statvfs(sessions)
-    assert st.f_bavail * st.f_frsize == 0, "the file system did not fill up"
-    os.truncate(filler, max(0, filler.stat().st_size - leave))
 
 
 def _continue(cli_env, project, prompt: str) -> list[dict]:
@@ -64,7 +47,7 @@ def test_a_resume_whose_copy_hits_a_full_disk_is_continued_whole_once_space_is_b
     try:
         source = seed_session(project, *TURNS)
         model_server.script(text("Answer after space."))
-        _fill(sessions, leave=16384)  # the copy (~100 KB) is cut short
+        fill_disk(sessions, leave=16384, name=FILLER)  # the copy (~100 KB) is cut short
         env = {**cli.env, "EVO_AGENT_COMPACT_CHARS": COPY_WHOLE}
         with Repl(project, env, "--resume", source) as repl:
             repl.err.wait_for("evo-agent: cannot write session", 30)

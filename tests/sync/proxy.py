@@ -88,18 +88,11 @@ class SilentProxy:
             if link.silent and not self._healed:
                 time.sleep(0.05)
                 continue
-            try:
-                data = src.recv(16384)
-            except TimeoutError:
-                continue
-            except OSError:
-                data = b""
-            if not data:
-                try:
-                    dst.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass
+            data = self._next(src, dst)
+            if data is None:
                 return
+            if not data:
+                continue
             with self._lock:
                 limit = None if self._healed else link.limits[way]
                 link.sent[way] += len(data)
@@ -109,6 +102,24 @@ class SilentProxy:
                     self.went_silent.set()
             if not self._send(dst, data):
                 return
+
+    @staticmethod
+    def _next(src: socket.socket, dst: socket.socket) -> bytes | None:
+        """The next bytes from `src` (b"": none within its short timeout); None once `src` ended, `dst`'s writing
+        side then shut, as the end travels on."""
+        try:
+            data = src.recv(16384)
+        except TimeoutError:
+            return b""
+        except OSError:
+            data = b""
+        if data:
+            return data
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        return None
 
     def _send(self, dst: socket.socket, data: bytes) -> bool:
         """Everything of `data` to `dst`, however long the other side takes to read it; False once it is gone."""
@@ -136,17 +147,8 @@ class TrickleProxy(SilentProxy):
             return super()._pump(link, src, dst, way)
         src.settimeout(0.05)
         while not self._closing:
-            try:
-                data = src.recv(16384)
-            except TimeoutError:
-                continue
-            except OSError:
-                data = b""
-            if not data:
-                try:
-                    dst.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass
+            data = self._next(src, dst)
+            if data is None:
                 return
             while data and not self._closing:
                 with self._lock:
