@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from evo_agent.tools import BASIC_TOOLS, ToolContext, run_tool
 from evo_agent.tools.bash import MAX_OUTPUT_CHARS
 
@@ -48,6 +50,29 @@ def test_nonzero_exit_is_error(ctx):
     r = bash(ctx, "echo failing; exit 3")
     assert r.is_error
     assert r.content == "failing\n[exit code 3]"
+
+
+@pytest.mark.parametrize("code", [129, 192, 193, 200, 255])
+def test_an_exit_code_past_the_signals_is_an_exit_code(ctx, code):
+    """The reaper reports the command's status as a number; 128 + N reads as "killed by signal N" only for a signal
+    Linux has (N <= 64): `exit 255` (a failed ssh, xargs) read as "killed by signal 127"."""
+    r = bash(ctx, f"exit {code}")
+    if code <= 192:  # ambiguous in any shell: read as the signal, as before
+        assert r.is_error and "[killed by signal " in r.content, r.content
+    else:
+        assert r.is_error and r.content.endswith(f"[exit code {code}]"), r.content
+
+
+def test_a_background_job_that_writes_output_keeps_running_after_the_call(ctx, tmp_path: Path):
+    """`npm run dev &` with its output not redirected: the call returns, and the job goes on writing. The pipe it
+    writes to was closed with the call, so its next line killed it (SIGPIPE), the dev server with it."""
+    mark = tmp_path / "mark"
+    r = bash(ctx, f"(for i in 1 2 3; do sleep 0.3; echo tick; echo $i >> {mark}; done) & echo started")
+    assert r.content.startswith("started"), r.content
+    deadline = time.monotonic() + 60
+    while not (mark.exists() and mark.read_text().split() == ["1", "2", "3"]):
+        assert time.monotonic() < deadline, f"the job died: {mark.read_text() if mark.exists() else 'no mark'}"
+        time.sleep(0.05)
 
 
 def test_runs_in_project_dir(ctx):

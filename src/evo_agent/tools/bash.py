@@ -36,6 +36,7 @@ _CHUNK_BYTES = 65536
 # After the shell exits (or is killed), how long to keep draining output that
 # processes outside our control may still hold open.
 _DRAIN_GRACE_S = 0.5
+_LAST_SIGNAL = 64  # SIGRTMAX on Linux
 
 
 class _OutputCapture:
@@ -115,7 +116,8 @@ class _Status:
         text = self._text.strip()
         if text.isdigit():
             number = int(text)
-            self.code = -(number - 128) if number > 128 else number
+            # 128 + N is the shell's "killed by signal N" (Linux has 64); `exit 200` or `exit 255` is an exit code
+            self.code = -(number - 128) if 128 < number <= 128 + _LAST_SIGNAL else number
         else:  # killed before it could write: its own exit tells
             self.code = self._proc.wait()
 
@@ -135,6 +137,25 @@ def _keep_if_lingering(proc: subprocess.Popen[bytes]) -> None:
     _lingering[:] = [p for p in _lingering if p.poll() is None]
     if proc.poll() is None:
         _lingering.append(proc)
+
+
+def _discard_until_end(stream: Any) -> None:
+    """Read and drop what a job the command put in the background writes to the call's output, until it closes it.
+
+    Closed at once, the pipe killed the job at its next line (SIGPIPE, or EPIPE: `npm run dev &` ended at its
+    first log line), when it is meant to run while the session lives (reaper.py)."""
+    import threading
+
+    def discard() -> None:
+        try:
+            while stream.read(65536):
+                pass
+        except (OSError, ValueError):
+            pass
+        finally:
+            stream.close()
+
+    threading.Thread(target=discard, name="evo-agent-background-output", daemon=True).start()
 
 
 def _drain(fd: int, capture: _OutputCapture, grace_s: float) -> None:
@@ -238,8 +259,8 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     status = _Status(proc, call)
     outcome = "exited"
     deadline = time.monotonic() + timeout
+    eof = False
     try:
-        eof = False
         exited_at: float | None = None
         while True:
             if ctx.cancel.is_set():
@@ -288,7 +309,10 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if status.poll() is None:
             _kill_group(proc)
             proc.wait()
-        proc.stdout.close()
+        if outcome == "exited" and not eof and status.poll() is not None:
+            _discard_until_end(proc.stdout)  # a job left in the background still writes there
+        else:
+            proc.stdout.close()
         call.close()
     code = status.poll()
     if code is None:
