@@ -110,7 +110,8 @@ class Questions:
             from rich.cells import cell_len
 
             width = self._app.width()
-            head_rows = sum(max(1, -(-cell_len(line) // width)) for line in head.wrapped(width).plain.split("\n"))
+            shown = head.wrapped(width) if isinstance(head, render.Prose) else head
+            head_rows = sum(max(1, -(-cell_len(line) // width)) for line in shown.plain.split("\n"))
             body, unseen = render.approval_detail(request.tool, request.detail,
                                                   max(4, self._preview_lines() - (head_rows - 1)), width)
             items.append(body)
@@ -129,7 +130,7 @@ class Questions:
         # they took two rows each, and the erase before the redraw left the menu's first row behind, doubled.
         app.emit(*items)
 
-    def _approval_head(self, request: ApprovalRequest) -> render.Prose:
+    def _approval_head(self, request: ApprovalRequest) -> Text:
         """`? run: npm test  (why it asks)`: one line, as the REPL shows it (a subagent's name, the model's words,
         or a path with newlines drew lines of its own above the command, looking like its note).
 
@@ -146,8 +147,13 @@ class Questions:
             summary.truncate(width - 2, overflow="ellipsis")
             if reason.plain:  # the reason under it, on a line of its own
                 reason = Text("\n  " + reason.plain.strip(), style="evo.dim")
-        head = render.Prose()  # a command shown only here wraps between words, under its start (not `goe` / `s on`)
-        head.hang = 2
+        if not request.detail and facts_of(request.tool).approval == "bash":
+            # the command is shown only here: the terminal wraps it, so it still copies as the one line it is (a
+            # line break and an indent inserted between its words made a pasted copy run its first half alone)
+            head: Text = Text()
+        else:
+            head = render.Prose()  # wrapped between words, under its start (not `goe` / `s on`)
+            head.hang = 2
         head.append("? ", style="evo.warn")
         head.append_text(summary)
         head.append_text(reason)
