@@ -159,6 +159,17 @@ def _in_range(low: str, high: str) -> Test:
     return lambda c: low <= c <= high
 
 
+def _range_end(chars: list[Char], j: int) -> tuple[str, int]:
+    """The end of a range at `chars[j]` and the index after it: a character, or one spelled as a collating symbol
+    of one character (`[!a-[.-.]]`: bash reads `a` to `-`, an empty range, so the negation matches any character;
+    an equivalence class ends no range there)."""
+    n = len(chars)
+    if (chars[j] == ("[", False) and j + 4 < n and chars[j + 1] == (".", False) and chars[j + 3] == (".", False)
+            and chars[j + 4] == ("]", False)):
+        return chars[j + 2][0], j + 5
+    return chars[j][0], j + 1
+
+
 def _bracket(chars: list[Char], i: int) -> tuple[Test, int] | None:
     """The bracket expression opening at `chars[i]` (an unquoted `[`): its test and the index after its `]`;
     None when no unquoted `]` closes it (bash then reads the `[` as itself)."""
@@ -182,8 +193,9 @@ def _bracket(chars: list[Char], i: int) -> tuple[Test, int] | None:
                 first = negate and kind == "="  # bash 5.2: `[![=x=]]]` holds `]`, closing at the second
                 continue
         if j + 2 < n and chars[j + 1] == ("-", False) and chars[j + 2] != ("]", False):
-            tests.append(_in_range(c, chars[j + 2][0]))
-            j += 3
+            end, after = _range_end(chars, j + 2)
+            tests.append(_in_range(c, end))
+            j = after
             continue
         tests.append(_is(c))
         j += 1
