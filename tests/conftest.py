@@ -7,7 +7,9 @@
   tests/plugins/cli.py;
 - the `exhaustive` marker's deselection, in tests/plugins/markers.py;
 - `terminals` (tmux terminals a test opened, closed after it), in tests/plugins/terminals.py;
-- evo_agent's bytecode written once before the first test, in tests/plugins/bytecode.py.
+- evo_agent's bytecode written once before the first test, in tests/plugins/bytecode.py;
+- hypothesis's profiles (the same examples every run; `HYPOTHESIS_PROFILE=explore` for fresh ones), in
+  tests/plugins/hypothesis_profiles.py.
 
 Helpers that are not fixtures are imported from tests/builders.py, tests/cli_runner.py,
 tests/scripted_provider.py and the fake servers' modules.
@@ -20,4 +22,5 @@ pytest_plugins = [
     "tests.plugins.markers",
     "tests.plugins.terminals",
     "tests.plugins.bytecode",
+    "tests.plugins.hypothesis_profiles",
 ]
