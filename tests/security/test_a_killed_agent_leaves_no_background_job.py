@@ -59,9 +59,6 @@ def _kill(pids: list[int]) -> None:
             pass
 
 
-@pytest.mark.xfail(strict=False, reason="about 1 run in 10 the call's reaper is gone and the job outlives the killed "
-                   "agent (seen after the merge, cause not found yet: the issue's note says so); never worse than before "
-                   "the reaper stayed, when the job always outlived it")
 @pytest.mark.parametrize("background", BACKGROUND)
 def test_a_background_job_dies_with_the_killed_agent(tmp_path, project, model_server, background):
     job, running = tmp_path / "job.pid", tmp_path / "running.pid"

@@ -98,6 +98,12 @@ def with_reaper(argv: list[str], project: Path | str, *, keep_stdin: bool = Fals
 # output, and stays while its group has other live members (`_others`: a scan of /proc, off the call's path),
 # reading the lifeline (fd $3) every 2 s: end of file means the agent is gone, so it kills the group. Once the
 # status is written a SIGTERM (the parent-death signal: the call's thread ended) kills only if the agent is gone.
+# A scan lists /proc once and then reads each process: a member that forks and exits between the two (the
+# subshell of `( npm start & ) &`) leaves a child the list never held, and the reaper left a live job behind
+# (about 1 call in 80 on a loaded machine). So a scan that finds no one counts only if no process was started
+# while it ran (the newest pid in /proc/loadavg unchanged) or the scan before it found no one either: the
+# missed child is alive when the next scan lists /proc, so only a chain of such forks timed into two scans
+# in a row could still slip by.
 LINGERING_SCRIPT = r"""
 trap 'trap - TERM HUP; kill -KILL 0' TERM HUP
 [ "$PPID" = "$1" ] || kill -KILL 0
@@ -110,14 +116,19 @@ trap 'read -t 0 -u "$life_fd" && { trap - TERM HUP; kill -KILL 0; }' TERM HUP
 echo "$status" >&"$status_fd"
 exec {status_fd}>&- >/dev/null 2>&1 </dev/null
 _others() {
-  local f s
-  for f in /proc/[0-9]*/stat; do
-    [ "$f" = "/proc/$$/stat" ] && continue
-    read -r s < "$f" || continue
-    set -- ${s##*) }
-    [ "$3" = "$$" ] && [ "$1" != Z ] && return 0
-  done 2>/dev/null
-  return 1
+  local f s last now empty=
+  while :; do
+    read -r f f f f last < /proc/loadavg
+    for f in /proc/[0-9]*/stat; do
+      [ "$f" = "/proc/$$/stat" ] && continue
+      read -r s < "$f" || continue
+      set -- ${s##*) }
+      [ "$3" = "$$" ] && [ "$1" != Z ] && return 0
+    done 2>/dev/null
+    read -r f f f f now < /proc/loadavg
+    [ "$now" = "$last" ] || [ -n "$empty" ] && return 1
+    empty=1
+  done
 }
 while _others; do
   read -t 2 -u "$life_fd"
