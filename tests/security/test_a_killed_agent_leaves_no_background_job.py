@@ -142,3 +142,39 @@ def test_the_job_outlives_its_calls_thread_and_dies_with_the_process(tmp_path, b
             child.kill()
         child.communicate()
 
+
+
+# A job that ends on its own (`make &` done) leaves no reaper behind: the reaper ends at its next look, even
+# when its call's thread ended while it waited (the parent-death signal then ran its trap in the middle of the
+# 2-second read of the lifeline, and a `read` inside that trap made the outer one wait for the agent's end).
+_SHORT_JOB = r"""
+import os, sys, threading
+from pathlib import Path
+from evo_agent.tools.base import ToolContext
+from evo_agent.tools.bash import run_bash
+
+ctx = ToolContext(project_dir=Path(sys.argv[1]))
+for n in range(3):
+    thread = threading.Thread(target=run_bash, args=({"command": f"sleep 1 & echo $! > {sys.argv[2]}.{n}"}, ctx))
+    thread.start()
+    thread.join()
+    job = int(Path(f"{sys.argv[2]}.{n}").read_text())
+    with open(f"/proc/{job}/stat") as stat:
+        print(stat.read().rsplit(")", 1)[1].split()[2], flush=True)  # its group: the reaper leads it
+sys.stdin.read()
+"""
+
+
+def test_a_reaper_ends_soon_after_its_job_while_the_agent_lives(tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", _SHORT_JOB, str(tmp_path), str(tmp_path / "job")], cwd=tmp_path,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert child.stdout is not None
+        reapers = [int(child.stdout.readline()) for _ in range(3)]
+        for reaper in reapers:
+            assert _gone(reaper), "a reaper stayed after its job ended, while the agent lives"
+        assert child.poll() is None
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(10)
+        child.communicate()

@@ -97,7 +97,10 @@ def with_reaper(argv: list[str], project: Path | str, *, keep_stdin: bool = Fals
 # The bash tool's reaper: REAPER_SCRIPT's start, then it writes the command's status to fd $2 and closes its
 # output, and stays while its group has other live members (`_others`: a scan of /proc, off the call's path),
 # reading the lifeline (fd $3) every 2 s: end of file means the agent is gone, so it kills the group. Once the
-# status is written a SIGTERM (the parent-death signal: the call's thread ended) kills only if the agent is gone.
+# status is written a SIGTERM (the parent-death signal: the call's thread ended) is caught and does nothing: the
+# lifeline alone says the agent is gone (its end of file wakes the read at once). The trap reads nothing: a
+# `read` run inside a trap that interrupted `read -t 2` cancels that read's timeout (bash 5.2), and the reaper
+# then waited for the agent's end instead of looking again, one idle shell per such call for the whole session.
 # A scan lists /proc once and then reads each process: a member that forks and exits between the two (the
 # subshell of `( npm start & ) &`) leaves a child the list never held, and the reaper left a live job behind
 # (about 1 call in 80 on a loaded machine). So a scan that finds no one counts only if no process was started
@@ -112,7 +115,7 @@ shift 3
 ( trap - INT QUIT; exec {status_fd}>&- {life_fd}<&-; exec "$@" ) &
 { wait $!; } 2>/dev/null
 status=$?
-trap 'read -t 0 -u "$life_fd" && { trap - TERM HUP; kill -KILL 0; }' TERM HUP
+trap : TERM HUP
 echo "$status" >&"$status_fd"
 exec {status_fd}>&- >/dev/null 2>&1 </dev/null
 _others() {
