@@ -52,7 +52,7 @@ class PlanContext:
 
     def __init__(self, agent: Agent) -> None:
         self._agent = agent
-        self.store = PlanStore(agent.project_dir)
+        self.store = PlanStore(agent.project_dir, redact=getattr(agent.store, "redact", True))
         self._announce: str | None = None  # a reason the next user message carries the plan
         self._seen: str | None = None  # fingerprint of the files the model last heard of (or changed itself)
         self._idle_turns = 0  # turns with a task in progress and no plan tool used
