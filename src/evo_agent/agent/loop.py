@@ -802,6 +802,7 @@ class Agent:
                                               callbacks=stream, cancel=cancel, cache_key=self.conversation_id)
         except ProviderCancelled:
             return None
+        self.mcp.save(empty=True)
         self._count(response)
         message = _clean_assistant(response.message)
         if message["content"]:
