@@ -90,6 +90,18 @@ def test_a_bad_server_in_a_session_is_one_line_and_the_session_goes_on(cli, mode
     assert "Traceback" not in result.err
 
 
+def test_a_server_that_never_answers_is_one_line_and_the_request_goes_out(cli, model_server):
+    """SPEC §13: a server that fails is one line. One that never answers its handshake fails at the start
+    timeout; the first request waits for that, and the user reads why once (not 'still starting', then 'failed')."""
+    _configure(cli, mute={"command": sys.executable, "args": ["-c", "import time; time.sleep(600)"]})
+    model_server.script(reply(text("fine")))
+    result = cli.run("-p", "hi", env={**cli.env, "EVO_AGENT_MCP_TIMEOUT": "1"})
+    assert result.rc == 0 and result.out == "fine\n", result.err
+    said = [line for line in result.err_lines if "MCP server mute" in line]
+    assert said == ["evo-agent: MCP server mute failed: did not start within 1 s (EVO_AGENT_MCP_TIMEOUT); "
+                    "/mcp shows it and reconnects"], result.err
+
+
 # ---------------------------------------------------------------- calls
 
 
