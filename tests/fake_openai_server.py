@@ -182,6 +182,7 @@ _KNOWN_PARAMS = {
     "max_tokens", "max_completion_tokens", "temperature", "top_p", "n", "stop", "seed", "user",
     "response_format", "frequency_penalty", "presence_penalty", "logprobs", "top_logprobs",
     "logit_bias", "metadata", "store", "reasoning_effort", "service_level", "service_tier",
+    "prompt_cache_key",  # the API accepts it (SPEC §12); `reject_prompt_cache_key` plays a server that does not
 }  # fmt: skip
 _MESSAGE_KEYS = {
     "system": ({"role", "content"}, {"name"}),
@@ -252,6 +253,8 @@ def validate_chat_request(body: Any) -> None:
         raise InvalidChatRequest("the request body must be a JSON object")
     for key in sorted(body.keys() - _KNOWN_PARAMS):
         raise InvalidChatRequest(f"Unrecognized request argument supplied: {key}")
+    if "prompt_cache_key" in body and not isinstance(body["prompt_cache_key"], str):
+        raise InvalidChatRequest("prompt_cache_key: expected a string")
     if not isinstance(body.get("model"), str) or not body["model"]:
         raise InvalidChatRequest("you must provide a model parameter")
     if "stream" in body and not isinstance(body["stream"], bool):

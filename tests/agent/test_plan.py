@@ -378,3 +378,35 @@ def test_a_plan_a_cloned_repository_committed_is_never_presented_to_the_model_as
     assert records_of(agent, "reminder") == [] and not marker.exists()
     assert "Not shown to the model" in agent.plan_text()
     assert PlanStore(clone).active().private is False  # plan.md checked out 0644: not evo-agent's own
+
+
+def test_a_plan_completed_outside_the_conversation_is_said_closed_once_live_and_after_a_resume(project):
+    """SPEC §11: a completed plan never comes back. The model knew the plan open (its reminders are in the
+    history, replayed by a resume); when a person or another agent completes it, the model is told it is
+    closed, once, instead of going on with it from what earlier messages said."""
+    agent, store, provider = build_plan(project, (reply("ok"), reply("ok"), reply("ok")))
+    plan = PlanStore(project)
+    for task in (1, 2, 3):
+        plan.update_task(task, status="completed")
+    plan.complete()  # a person: `evo-agent plan done`
+    agent.run_turn("anything left?")
+    (closed,) = all_reminders([provider.calls[-1][-1]])
+    assert "no open Session Plan" in closed and "Speed up the parser" in closed
+    agent.run_turn("and now")
+    assert all_reminders([provider.calls[-1][-1]]) == []  # said once
+
+    source = agent.session_id
+    agent.resume(source)  # its history: the plan's tool calls, the closing reminder: nothing new to say
+    agent.run_turn("resumed")
+    assert all_reminders([provider.calls[-1][-1]]) == []
+
+    store2 = PlanStore(project)
+    store2.create("Second plan", "ship it")
+    other, _ = make_agent(project, ScriptedProvider(reply("a"), reply("b")))
+    other.run_turn("hello")  # told of the second plan at its start
+    store2.complete()
+    other.resume(other.session_id)  # a resume whose history holds the open plan's reminder
+    other.run_turn("resumed")
+    (closed,) = all_reminders([other.provider.calls[-1][-1]])
+    assert "no open Session Plan" in closed and "Second plan" in closed
+    assert [r["reason"] for r in records_of(other, "reminder")] == ["plan_closed"]

@@ -1,5 +1,6 @@
 """A property: whatever happens between turns (plan changes, compactions, resumes, a person's edits), a turn
-after it tells the model exactly what the plan files say, and a completed plan is never mentioned again.
+after it tells the model exactly what the plan files say, and a completed plan is never mentioned again
+(but for the one reminder that says it was closed, at the turn after a person completed it).
 
 Hypothesis draws the sequence; the scripted provider checks every request like the API, and each
 step also checks that the live history is what the transcript restores.
@@ -48,6 +49,7 @@ def test_after_anything_the_model_is_told_what_is_on_disk(tmp_path_factory, step
     assert first.split("\n", 1)[1] == plan_summary(store.active())
     must_tell = completed = False
     for n, (kind, task, value) in enumerate(steps):
+        just_completed = False
         if kind == "tool":
             provider.items += [reply(use("plan_task_update", {"task_id": task, "status": value}, f"u{n}")),
                                reply("ok")]
@@ -69,13 +71,16 @@ def test_after_anything_the_model_is_told_what_is_on_disk(tmp_path_factory, step
             for t in store.active().tasks:
                 store.update_task(t.id, status="completed")
             store.complete()
-            completed = True
+            completed = just_completed = True
         if kind in ("compact", "resume", "edit"):
             must_tell = True
         provider.items.append(reply("fine"))
         agent.run_turn("and now?")
         reminders = told(provider.calls[-1][-1])
-        if completed:
+        if just_completed:  # the model knew it open: told it is closed, once, without its tasks
+            (closed,) = reminders
+            assert closed.startswith("There is no open Session Plan") and "Tasks" not in closed
+        elif completed:
             assert reminders == [], "a completed plan came back"
         elif must_tell:
             (reminder,) = reminders

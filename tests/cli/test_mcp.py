@@ -90,6 +90,18 @@ def test_a_bad_server_in_a_session_is_one_line_and_the_session_goes_on(cli, mode
     assert "Traceback" not in result.err
 
 
+def test_a_server_that_never_answers_is_one_line_and_the_request_goes_out(cli, model_server):
+    """SPEC §13: a server that fails is one line. One that never answers its handshake fails at the start
+    timeout; the first request waits for that, and the user reads why once (not 'still starting', then 'failed')."""
+    _configure(cli, mute={"command": sys.executable, "args": ["-c", "import time; time.sleep(600)"]})
+    model_server.script(reply(text("fine")))
+    result = cli.run("-p", "hi", env={**cli.env, "EVO_AGENT_MCP_TIMEOUT": "1"})
+    assert result.rc == 0 and result.out == "fine\n", result.err
+    said = [line for line in result.err_lines if "MCP server mute" in line]
+    assert said == ["evo-agent: MCP server mute failed: did not start within 1 s (EVO_AGENT_MCP_TIMEOUT); "
+                    "/mcp shows it and reconnects"], result.err
+
+
 # ---------------------------------------------------------------- calls
 
 
@@ -182,6 +194,37 @@ def test_a_resume_after_the_server_was_removed_sends_the_same_tools_and_the_call
     for fmt in ("md", "jsonl"):
         exported = cli.run("sessions", "export", again.hint_id(), "--format", fmt)
         assert exported.rc == 0 and "mcp__t__echo" in exported.out, exported.err
+
+
+def test_a_resume_of_a_session_without_servers_keeps_its_tools_when_a_server_was_added_since(cli, model_server):
+    """SPEC §12: a resumed session's first request repeats its source's prefix byte for byte (the tools
+    were fixed at the source's start), so a server added since does not change them; a new session gets it."""
+    model_server.script(reply(text("first done")))
+    first = cli.run("-p", "first")
+    assert first.rc == 0, first.err
+    tools_then, system_then = model_server.valid_requests[0]["tools"], model_server.valid_requests[0]["system"]
+    assert not any(name.startswith("mcp__") for name in _tool_names(model_server.valid_requests[0]))
+
+    _configure(cli, t=_test_server())
+    model_server.reset()
+    model_server.script(reply(text("resumed")))
+    again = cli.run("--resume", first.hint_id(), "-p", "again")
+    assert again.rc == 0 and again.out == "resumed\n", again.err
+    resumed = model_server.valid_requests[0]
+    assert resumed["tools"] == tools_then and resumed["system"] == system_then
+    assert any(line.startswith("evo-agent: MCP server t is not among this resumed conversation's tools")
+               for line in again.err_lines), again.err
+    model_server.reset()  # and so does a resume of the resumed session
+    model_server.script(reply(text("resumed twice")))
+    third = cli.run("--resume", again.hint_id(), "-p", "and again")
+    assert third.rc == 0, third.err
+    assert model_server.valid_requests[0]["tools"] == tools_then
+
+    model_server.reset()
+    model_server.script(reply(text("new")))
+    fresh = cli.run("-p", "a new session")
+    assert fresh.rc == 0, fresh.err
+    assert "mcp__t__echo" in _tool_names(model_server.valid_requests[0])
 
 
 # ---------------------------------------------------------------- trust

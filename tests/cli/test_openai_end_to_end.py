@@ -121,3 +121,24 @@ def test_a_subagent_over_openai_writes_its_sidechain(cli, openai_server, both_en
     assert side_types == ["session_start", "user", "assistant"]
     assert main[-2]["message"]["content"][0] == {"type": "tool_result", "tool_use_id": "call_task", "content": "child report"}
     openai_server.assert_all_valid()
+
+
+def test_prompt_cache_key_is_the_resume_chains_first_session_and_clear_starts_a_new_one(cli, openai_server, both_env):
+    """SPEC §12: `prompt_cache_key` is the resume chain's first session id, so a resume (of a resume) reads
+    the cache its source wrote; `/clear` is a new conversation, with a key of its own."""
+    env = {**both_env, "EVO_AGENT_PROMPT_CACHE_KEY": "1"}
+    openai_server.script("one")
+    first = cli.run("--provider", "openai", "-p", "first", env=env)
+    assert first.rc == 0, first.err
+    root = first.hint_id()
+    openai_server.script("two")
+    second = cli.run("--provider", "openai", "--resume", root, "-p", "second", env=env)
+    assert second.rc == 0, second.err
+    openai_server.script("three", "four")
+    third = cli.run("--provider", "openai", "--resume", second.hint_id(), "--plain",
+                    input="third\n/clear\nfourth\n/exit\n", env=env)
+    assert third.rc == 0, third.err
+    assert len(openai_server.requests) == 4  # each accepted as sent: none refused and sent again without it
+    keys = [r.get("prompt_cache_key") for r in openai_server.valid_requests]
+    assert keys[:3] == [root, root, root] and keys[3] not in (None, root), keys
+    assert keys[3] == third.hint_id()

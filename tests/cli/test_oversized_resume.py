@@ -31,6 +31,19 @@ def env_of(cli) -> dict:  # noqa: ANN001
     return {**cli.env, "EVO_AGENT_COMPACT_CHARS": "20000"}
 
 
+def kept_records(cli, session_id: str) -> list[dict]:  # noqa: ANN001
+    """The new session's records but Auto Memory's prefix record (tests/cli/test_memory_command.py) and the
+    date reminder SID's old day brings (tests/cli/test_resume.py)."""
+    return [r for r in cli.records(session_id) if r["type"] != "memory_index"
+            and not (r["type"] == "reminder" and r["reason"] == "date")]
+
+
+def undated(messages: list[dict]) -> list[dict]:
+    """`messages` without the date reminder's block (SID's day is not today's)."""
+    return [{**m, "content": [b for b in m["content"] if "Today's date is" not in str(b.get("text", ""))]}
+            if isinstance(m.get("content"), list) else m for m in messages]
+
+
 def test_the_first_request_is_a_small_summary_and_the_new_session_stores_only_it(cli, model_server):
     source, digest = oversized(cli)
     model_server.default = summarizer("Summary: 3000 tasks done; the last was task 2999.")
@@ -47,11 +60,11 @@ def test_the_first_request_is_a_small_summary_and_the_new_session_stores_only_it
     assert gap and 1_000 < int(gap.group(1).replace(",", "")) < 12_000 and len(flat) < 250_000
 
     new = result.hint_id()
-    records = [r for r in cli.records(new) if r["type"] != "memory_index"]  # Auto Memory's prefix record aside (tests/cli/test_memory_command.py)
+    records = kept_records(cli, new)
     assert [r["type"] for r in records] == ["session_start", "resume_marker", "compact_boundary", "user", "assistant"]
     assert records[1]["restored_count"] == TURNS * 4 and records[1]["source_bytes"] == source.stat().st_size
     assert records[2]["summary"].startswith("Summary: 3000 tasks done")
-    assert plain(second["body"]["messages"]) == plain(
+    assert plain(undated(second["body"]["messages"])) == plain(
         [summary_message(records[2]["summary"]), {"role": "user", "content": "what next?"}])
     assert cli.transcript(new).stat().st_size < 16 * 1024  # the summary and the new turn, never the history
     assert hashlib.sha256(source.read_bytes()).hexdigest() == digest  # the source, byte for byte
@@ -103,9 +116,9 @@ def test_slash_resume_in_the_repl_summarises_it_before_the_next_request(cli, mod
     first, second = model_server.log[:2]
     assert len(model_server.log) == 2 and not first["body"].get("tools") and first["bytes"] < API_LIMIT // 32
     new = result.hint_id()
-    records = [r for r in cli.records(new) if r["type"] != "memory_index"]  # Auto Memory's prefix record aside (tests/cli/test_memory_command.py)
+    records = kept_records(cli, new)
     assert [r["type"] for r in records] == ["session_start", "resume_marker", "compact_boundary", "user", "assistant"]
-    assert plain(second["body"]["messages"]) == plain(
+    assert plain(undated(second["body"]["messages"])) == plain(
         [summary_message(records[2]["summary"]), {"role": "user", "content": "what next?"}])
     assert cli.transcript(new).stat().st_size < 16 * 1024
     assert hashlib.sha256(source.read_bytes()).hexdigest() == digest

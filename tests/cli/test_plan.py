@@ -151,3 +151,32 @@ def test_kill_9_mid_turn_then_continue_tells_the_model_what_is_on_disk(cli, mode
     assert told_plan(sent[-1]) == plan_summary(PlanStore(project).active())  # exactly what is on disk
     assert "#2 [in_progress] Run the long step" in told_plan(sent[-1])
     model_server.assert_all_valid()
+
+
+KEY = "sk-ant-api03-" + "Q7x" * 31 + "AA"  # an Anthropic key's shape (redaction masks it)
+
+
+def test_a_secret_in_a_plan_is_masked_in_its_files_as_in_the_transcript(cli, model_server, project):
+    """SPEC §9/§11: what is written to disk is redacted; the plan's files are on disk (and may be committed)."""
+    model_server.script(
+        tool_use("plan_create", {"title": f"Rotate {KEY}", "goal": f"replace {KEY} everywhere",
+                                 "approach": f"grep for {KEY}", "steps": [f"revoke {KEY}"]}),
+        tool_use("plan_task_create", {"subject": f"Revoke {KEY}", "description": f"the key {KEY}"}),
+        tool_use("plan_task_update", {"task_id": 1, "description": f"still {KEY}"}),
+        text("Planned."))
+    run = cli.run("-p", "plan the rotation")
+    assert run.rc == 0, run.err
+    tasks = project / ".evo-agent" / "tasks"
+    written = sorted(p for p in tasks.rglob("*") if p.is_file())
+    assert any(p.name == "plan.md" for p in written) and any(p.suffix == ".json" for p in written)
+    for path in [*written, *tasks.rglob("*")]:
+        assert "q7xq7x" not in str(path.relative_to(project)).lower()
+        if path.is_file():
+            assert "Q7xQ7x" not in path.read_text(), path
+    plan = PlanStore(project).active()
+    assert plan is not None and "[REDACTED:" in plan.goal and "[REDACTED:" in plan.tasks[0].description
+    # The model is told the plan as the files hold it: the next request's reminder masks it too.
+    model_server.script(text("Resumed."))
+    again = cli.run("--resume", run.hint_id(), "-p", "go on")
+    assert again.rc == 0, again.err
+    assert "Q7xQ7x" not in json.dumps(model_server.requests[-1]["messages"][-1])

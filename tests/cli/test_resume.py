@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 
@@ -160,3 +161,33 @@ def test_token_totals_continue_along_a_resume_chain(cli, model_server):
     total_out = 10 + spent_second["output_tokens"]
     assert any(line.startswith(f"with the 2 sessions it continues: {total_in + total_out:,} tokens")
                for line in third.out_lines), third.out
+
+
+def _utc_day() -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime())
+
+
+def test_a_resume_days_later_tells_the_model_todays_date_in_a_recorded_reminder(cli, model_server, project):
+    """SPEC §12: the system prompt keeps the day the conversation started (the cache holds); today's date
+    reaches the model as a `reminder` inside the next user message, recorded, so a resume replays it."""
+    from tests.builders import simple_session
+
+    old = simple_session(project, "what changed", days_ago=3)
+    then = time.strftime("%Y-%m-%d", time.gmtime(int(old[:13]) / 1000))
+    before = _utc_day()
+    model_server.script(text("Resumed."))
+    first = cli.run("--resume", old, "-p", "go on")
+    assert first.rc == 0, first.err
+    today = {before, _utc_day()}
+    request = model_server.requests[-1]
+    assert f"Conversation started: {then} (UTC)" in json.dumps(request["system"])
+    told = [b["text"] for b in request["messages"][-1]["content"] if "<system-reminder>" in b.get("text", "")]
+    assert len(told) == 1 and any(f"Today's date is {day} (UTC)" in told[0] for day in today), told
+    assert [r["reason"] for r in cli.records(first.hint_id()) if r["type"] == "reminder"] == ["date"]
+
+    model_server.script(text("Again."))  # the model knows the date now: replayed where it was, not said twice
+    second = cli.run("--resume", first.hint_id(), "-p", "and more")
+    assert second.rc == 0, second.err
+    sent = model_server.requests[-1]["messages"]
+    assert plain(sent[:len(request["messages"])]) == plain(request["messages"])
+    assert "Today's date" not in json.dumps(sent[-1]) or _utc_day() not in today

@@ -94,7 +94,7 @@ from .instructions import Instructions, InstructionsWatch, begin_instructions, w
 from .memory_context import MemoryContext
 from .permissions import GateResult, PermissionGate, Policy
 from .plan_context import PlanContext
-from .prompt import build_system_prompt, prompt_version
+from .prompt import build_system_prompt, date_reminder, prompt_version
 from .subagents import task_tool
 from .usage import Usage, cost_report, own_usage, resumed_usage, usage_cost
 
@@ -648,6 +648,8 @@ class Agent:
         """The queued reminders and, from the plan, those due now (a prompt may also carry a nudge or a change)."""
         with self._reminder_lock:
             taken, self._reminders = self._reminders, []
+        if prompt:
+            taken = self._date_due() + taken
         watch = self._instructions_watch
         if watch is not None and (prompt or watch.mid_turn_due()):
             try:
@@ -665,6 +667,17 @@ class Agent:
             except Exception:  # noqa: BLE001 - memory that cannot be read never stops a turn
                 pass
         return taken
+
+    def _date_due(self) -> list[tuple[str, str]]:
+        """Today's date, when the model last heard of another day (the main agent's own prompt only)."""
+        if self.agent_label or self._fixed_system_prompt is not None:
+            return []
+        try:
+            started: int | None = created_ms_of(self.conversation_id)
+        except ValueError:
+            started = None
+        text = date_reminder(self.history, started, int(time.time() * 1000))
+        return [(text, "date")] if text else []
 
     def _with_reminders(self, message: dict[str, Any], *, prompt: bool) -> dict[str, Any]:
         """`message` carrying the reminders due now, each recorded first as a `reminder` record.
@@ -802,6 +815,7 @@ class Agent:
                                               callbacks=stream, cancel=cancel, cache_key=self.conversation_id)
         except ProviderCancelled:
             return None
+        self.mcp.save(empty=True)
         self._count(response)
         message = _clean_assistant(response.message)
         if message["content"]:

@@ -66,6 +66,7 @@ class McpContext:
         if recorded is not None:
             if self.manager is not None and any(d.server in self.manager.names for d in recorded):
                 self.manager.start()  # connecting now; a call waits for its server
+            self._announce_left_out(recorded)
             return recorded
         if self.manager is None:
             return []
@@ -106,9 +107,15 @@ class McpContext:
             return None
         return [d for d in (McpToolDef.from_json(r) for r in raw) if d is not None]
 
-    def save(self) -> None:
-        """Keep the fixed list beside the transcript (once the session is on disk); quietly retried."""
-        if self._saved or not self.defs:
+    def save(self, *, empty: bool = False) -> None:
+        """Keep the fixed list beside the transcript (once the session is on disk); quietly retried.
+
+        An empty list is kept too (`empty`, called after the request: a session without MCP servers loads
+        no tool_defs before its first request, issue #30): a resume of it must offer no MCP tools, not
+        those of a server added since, or its first request would not repeat its source's (SPEC §12).
+        Only a session that kept no list at all (an import, one from before lists were kept) gets today's.
+        """
+        if self._saved or self.defs is None or not (self.defs or empty):
             return
         recorder = self.agent.recorder
         if not getattr(recorder, "on_disk", True) or not hasattr(recorder, "session_dir"):
@@ -171,6 +178,15 @@ class McpContext:
             elif status.state == "starting":
                 self._tell(status, f"evo-agent: MCP server {status.name} is still starting; its tools join a "
                                    "new session (/clear) once it is connected")
+
+    def _announce_left_out(self, recorded: list[McpToolDef]) -> None:
+        """One line per configured server a resumed session does not offer (its list was fixed at its start)."""
+        kept = {d.server for d in recorded}
+        for name in self.manager.names if self.manager is not None else []:
+            if name not in kept:
+                self._say(("not kept", name), f"evo-agent: MCP server {name} is not among this resumed "
+                                              "conversation's tools (fixed when it started); /clear starts a "
+                                              "session with it")
 
     def _announce_hidden(self, defs: list[McpToolDef]) -> None:
         """One line per server whose tool descriptions held invisible characters (the model sees them as escapes)."""

@@ -353,6 +353,41 @@ def started_day(created_ms: int | None) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(created_ms / 1000))  # time, not datetime: start-up (issue #30)
 
 
+DATE_SAID = "Today's date is "
+DATE_REMINDER = DATE_SAID + "{day} (UTC); the date in the system prompt is the day this conversation started."
+
+
+def date_reminder(history: Iterable[dict[str, Any]], started_ms: int | None, now_ms: int) -> str | None:
+    """The reminder that tells the model today's date, when it is not the day it last heard of; else None.
+
+    The system prompt keeps the conversation's first day (fixed: the cache holds), so a conversation resumed
+    days later, or one that runs past midnight (UTC), learns the new day from a `reminder` (SPEC §12). What
+    the model last heard is the newest date reminder in `history` (a resume replays it; a compaction's
+    summary drops it), else the system prompt's day.
+    """
+    if started_ms is None:
+        return None
+    seen = started_day(started_ms)
+    for message in reversed(list(history)):
+        said = _date_said(message)
+        if said is not None:
+            seen = said
+            break
+    today = started_day(now_ms)
+    return DATE_REMINDER.format(day=today) if today != seen else None
+
+
+def _date_said(message: dict[str, Any]) -> str | None:
+    """The day a user message's date reminder told the model, if it carries one."""
+    content = message.get("content") if message.get("role") == "user" else None
+    for block in reversed(content if isinstance(content, list) else []):
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(text, str) and text.startswith("<system-reminder>") and DATE_SAID in text:
+            start = text.index(DATE_SAID) + len(DATE_SAID)
+            return text[start:start + 10]
+    return None
+
+
 MCP_V2 = """\
 # MCP tools
 - Tools named mcp__<server>__<tool> come from MCP servers the user configured. Each call asks for the user's

@@ -217,9 +217,21 @@ class PlanStore:
     for a disk that refuses.
     """
 
-    def __init__(self, project_dir: Path | str) -> None:
+    def __init__(self, project_dir: Path | str, *, redact: bool = True) -> None:
         self.project_dir = Path(project_dir)
         self.root = tasks_dir(self.project_dir)
+        # Mask secret shapes in what a plan's files get, as transcripts do (SPEC §9): the files are on disk,
+        # outside the gitignored sessions, and their text reaches the model again in every plan reminder.
+        self.redact = redact
+
+    def _text(self, value: object, what: str, *, required: bool = False) -> str:
+        """A checked text field as it is stored (redacted unless redaction is off)."""
+        checked = _text(value, what, required=required)
+        if not self.redact:
+            return checked
+        from .redact import redact_text  # at the first plan write: not on -p's path to its first request
+
+        return redact_text(checked)
 
     # ---- reading
     def active(self) -> Plan | None:
@@ -275,9 +287,9 @@ class PlanStore:
     def create(self, title: str, goal: str, approach: str = "", steps: list[str] | None = None, *,
                session_id: str | None = None) -> Plan:
         """A new open plan; refused (naming it) while another plan is open: one plan at a time."""
-        title, goal = _text(title, "title", required=True), _text(goal, "goal", required=True)
-        approach = _text(approach, "approach")
-        steps = [_text(s, "a step", required=True) for s in (steps or [])]
+        title, goal = self._text(title, "title", required=True), self._text(goal, "goal", required=True)
+        approach = self._text(approach, "approach")
+        steps = [self._text(s, "a step", required=True) for s in (steps or [])]
         with self._locked():
             open_ids = self._plan_ids(PLAN_TODO_DIR)
             if open_ids:
@@ -303,7 +315,8 @@ class PlanStore:
     def add_task(self, subject: str, description: str = "", blocked_by: list[int] | None = None, *,
                  session_id: str | None = None) -> Task:
         """A new pending task of the active plan; its id is one more than the highest id the plan ever had."""
-        subject, description = _text(subject, "subject", required=True), _text(description, "description")
+        subject = self._text(subject, "subject", required=True)
+        description = self._text(description, "description")
         with self._locked():
             plan = self._active_locked()
             task_id = max((t.id for t in plan.tasks), default=0) + 1
@@ -333,9 +346,9 @@ class PlanStore:
             was_open = task.is_open
             previous = task.to_json()
             if subject is not None:
-                task.subject = _text(subject, "subject", required=True)
+                task.subject = self._text(subject, "subject", required=True)
             if description is not None:
-                task.description = _text(description, "description")
+                task.description = self._text(description, "description")
             if blocked_by is not None:
                 task.blocked_by = _check_blockers(plan, task, blocked_by)
             if status is not None:

@@ -48,6 +48,7 @@ DEFAULT_START_TIMEOUT_S = 20.0
 DEFAULT_CALL_TIMEOUT_S = 120.0
 _POLL_S = 0.05
 _STOP_GRACE_S = 5.0
+_SETTLE_BACKSTOP_S = 10.0  # how long past the start timeout a wait for the servers gives a stuck event loop
 _TRIM_EVERY_S = 2.0  # how often a connected server's stderr file is cut back to its end
 MAX_STDERR_BYTES = 1 << 20  # what a server's stderr file may hold before it is cut back to its last 4 KB
 _EXIT_GRACE_S = 5.0  # a call in flight when its server exits has this long to read an answer already sent
@@ -289,7 +290,9 @@ class McpManager:
     def wait(self, timeout: float | None = None, cancel: threading.Event | None = None) -> None:
         """Until every server is connected or failed, at most `timeout` (default: the start timeout) seconds."""
         self.start()
-        deadline = time.monotonic() + (self.start_timeout + 1.0 if timeout is None else timeout)
+        # Each server settles by its own start timeout; the default bound is a backstop for a stuck loop, so a
+        # loaded machine never shows a server as still starting a moment before it is said to have failed.
+        deadline = time.monotonic() + (self.start_timeout + _SETTLE_BACKSTOP_S if timeout is None else timeout)
         for server in self._servers.values():
             while not server.settled.is_set():
                 left = deadline - time.monotonic()
@@ -331,11 +334,20 @@ class McpManager:
         from contextlib import AsyncExitStack
 
         status = server.status
+        said = False  # failed at the start and said so: what follows is this attempt's teardown only
         try:
             async with AsyncExitStack() as stack:
-                async with asyncio.timeout(self.start_timeout):
-                    session = await self._connect(server, stack)
-                    status.tools = await _list_tools(session)
+                try:
+                    async with asyncio.timeout(self.start_timeout):
+                        session = await self._connect(server, stack)
+                        status.tools = await _list_tools(session)
+                except Exception as exc:
+                    # Said before the teardown (the SDK's, then the process's): the first request waits for
+                    # this server to settle, and must not go out with it shown as still starting. From here on
+                    # the status is a reconnect's (/mcp), which waits for this task to end.
+                    self._fail(server, exc)
+                    said = True
+                    raise
                 server.session = session
                 status.state, status.detail = "connected", ""
                 server.settled.set()
@@ -343,17 +355,25 @@ class McpManager:
                 await _hold(server)
                 status.state = "stopped"
         except asyncio.CancelledError:
-            status.state = "stopped"
+            if not said:
+                status.state = "stopped"
         except BaseException as exc:  # noqa: BLE001 - any way a server fails is one line, never a crash
-            status.state = "failed"
-            status.detail = self._why(server, exc)
-            self._changed(server)
+            if not said:
+                self._fail(server, exc)
         finally:
             server.session = None
-            server.settled.set()
+            if not said:
+                server.settled.set()
             if server.stderr is not None and status.state == "stopped":
                 server.stderr.close()
                 server.stderr = None
+
+    def _fail(self, server: _Server, exc: BaseException) -> None:
+        """Mark `server` failed, say why (once), and let whoever waits for it go on."""
+        server.status.state = "failed"
+        server.status.detail = self._why(server, exc)
+        server.settled.set()
+        self._changed(server)
 
     def _why(self, server: _Server, exc: BaseException) -> str:
         if server.fault:
@@ -380,13 +400,18 @@ class McpManager:
             await stack.enter_async_context(client)
             read, write = await stack.enter_async_context(streamable_http_client(expanded.url, http_client=client))
         else:
-            from .mcp_stdio import process_streams, stop
+            from .mcp_stdio import STOP_GRACE_S, process_streams, stop
 
             proc, server.proc = server.proc, None
             if proc is None:
                 raise server.spawn_error or OSError("the server's process could not be started")
             server.running, server.fault = proc, ""
-            stack.push_async_callback(stop, proc)  # also when the SDK's import or the session fails
+            async def stop_server() -> None:  # also when the SDK's import or the session fails
+                # A server that never finished its handshake gets no grace: it is not listening, and the user
+                # (and -p's first request) would wait seconds more to be told it failed.
+                await stop(proc, STOP_GRACE_S if server.session is not None else 0.0)
+
+            stack.push_async_callback(stop_server)
             read, write = await stack.enter_async_context(
                 process_streams(proc, on_fault=lambda why: setattr(server, "fault", why)))
         session = await stack.enter_async_context(ClientSession(read, write))

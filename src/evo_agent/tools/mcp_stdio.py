@@ -48,13 +48,13 @@ def _signal_group(proc: Any, sig: int) -> None:
         os.killpg(proc.pid, sig)
 
 
-async def stop(proc: Any) -> None:
-    """Close its stdin, then end its process group if it does not exit on its own."""
+async def stop(proc: Any, grace: float = STOP_GRACE_S) -> None:
+    """Close its stdin, then end its process group if it does not exit on its own within `grace` seconds."""
     import anyio
 
     with suppress(Exception):
         await proc.stdin.aclose()
-    if not await _exited(proc, STOP_GRACE_S):
+    if not await _exited(proc, grace):
         _signal_group(proc, signal.SIGTERM)
         if not await _exited(proc, KILL_GRACE_S):
             _signal_group(proc, signal.SIGKILL)
