@@ -252,3 +252,25 @@ def test_every_kind_claude_code_writes_is_read_or_known_as_bookkeeping(tmp_path)
     imported = read_claude_code(source)
     list(imported.events)
     assert not imported.skipped, imported.skipped
+
+
+def test_tool_errors_come_back_as_errors_the_model_read(cli, model_server):
+    """`errors`: a command exiting 3, an Edit whose text is not in the file, NotebookEdit before a Read, and a
+    tool this Claude Code does not have (TodoWrite): each result is the error text Claude Code sent, marked
+    an error, and the model's answer follows them."""
+    sid, _out = _import(cli, _source("errors"))
+    sent = resume_request(cli, model_server, sid)
+    results = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
+    assert [r.get("is_error") for r in results] == [True] * 4
+    assert results[0]["content"] == "Exit code 3\nbroken"
+    assert "No such tool available: TodoWrite" in results[3]["content"]
+    assert sent[-2]["content"] == [{"type": "text", "text": "Everything failed."}]
+
+
+def test_after_clear_the_session_holds_only_what_came_after_it(cli, model_server):
+    """`clear`: `/clear` in one Claude Code process starts a new transcript (the old one is `before_clear/`):
+    the new one resumes without the word the user asked to remember before it."""
+    sid, _out = _import(cli, _source("clear"))
+    sent = json.dumps(resume_request(cli, model_server, sid))
+    assert "which word?" in sent and "I know no word." in sent and "apple" not in sent
+    assert "/clear" not in sent  # the command as typed is Claude Code's
