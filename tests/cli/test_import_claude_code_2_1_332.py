@@ -274,3 +274,20 @@ def test_after_clear_the_session_holds_only_what_came_after_it(cli, model_server
     sent = json.dumps(resume_request(cli, model_server, sid))
     assert "which word?" in sent and "I know no word." in sent and "apple" not in sent
     assert "/clear" not in sent  # the command as typed is Claude Code's
+
+
+def test_what_hooks_told_the_model_comes_back_where_it_read_it(cli, model_server):
+    """`hooks`: the project's hooks added context to the prompt (UserPromptSubmit) and to a tool result
+    (PostToolUse), and a Stop hook refused the first stop, so the model answered its feedback. The import
+    dropped all of it: the model's two answers were merged into one, the second answering nothing."""
+    sid, _out = _import(cli, _source("hooks"))
+    sent = resume_request(cli, model_server, sid)
+    texts = [[b.get("text", "") for b in m["content"] if b["type"] == "text"] for m in sent]
+    assert "UserPromptSubmit hook additional context: hook: ticket ABC-7" in texts[0]
+    assert "UserPromptSubmit hook success: hook: the build is green" in texts[0]
+    (first_result,) = [m for m in sent if any(b.get("tool_use_id") == "toolu_fake_000001" for b in m["content"])]
+    assert first_result["content"][-1] == {"type": "text",
+                                           "text": "PostToolUse:Bash hook additional context: hook: lint passed"}
+    blocked = texts.index(["The hook blocked the second command."])
+    assert "hook: run the tests before stopping" in "\n".join(texts[blocked + 1])
+    assert sent[blocked + 1]["role"] == "user" and texts[blocked + 2] == ["The tests would pass."]
