@@ -291,3 +291,23 @@ def test_what_hooks_told_the_model_comes_back_where_it_read_it(cli, model_server
     blocked = texts.index(["The hook blocked the second command."])
     assert "hook: run the tests before stopping" in "\n".join(texts[blocked + 1])
     assert sent[blocked + 1]["role"] == "user" and texts[blocked + 2] == ["The tests would pass."]
+
+
+def test_a_permission_denial_is_the_error_result_the_model_answered(cli, model_server):
+    """`denied`: `-p` without Bash allowed: Claude Code refused the call itself, and told the model why."""
+    sid, _out = _import(cli, _source("denied"))
+    sent = resume_request(cli, model_server, sid)
+    (result,) = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
+    assert result.get("is_error") is True and "needs approval" in result["content"]
+    assert sent[-2]["content"] == [{"type": "text", "text": "I may not run commands here."}]
+
+
+def test_a_forked_session_holds_the_conversation_it_was_forked_from(cli, model_server):
+    """`fork`: `--resume … --fork-session` writes a new transcript starting with a copy of its parent's
+    (`parent/`): the fork resumes with both prompts, the parent with its own alone."""
+    sid, _out = _import(cli, _source("fork"))
+    texts = [b["text"] for m in resume_request(cli, model_server, sid) for b in m["content"] if b["type"] == "text"]
+    assert texts[:4] == ["remember the word apple", "Noted: apple.", "now the word banana", "Noted: banana, after apple."]
+    (parent,) = (FIXTURES / "claude_code" / VERSION / "fork" / "parent").glob("*.jsonl")
+    sid, _out = _import(cli, parent)
+    assert "banana" not in json.dumps(resume_request(cli, model_server, sid))
