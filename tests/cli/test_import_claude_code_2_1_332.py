@@ -311,3 +311,23 @@ def test_a_forked_session_holds_the_conversation_it_was_forked_from(cli, model_s
     (parent,) = (FIXTURES / "claude_code" / VERSION / "fork" / "parent").glob("*.jsonl")
     sid, _out = _import(cli, parent)
     assert "banana" not in json.dumps(resume_request(cli, model_server, sid))
+
+
+def test_hostile_hook_attachments_never_crash_and_carry_only_text(tmp_path):
+    """Hook attachments and hook feedback whose fields are not what Claude Code writes: no traceback, text only."""
+    odd = [None, 42, "", {"text": "a dict"}, [[["nested"]]], ["a", 1, None], "x" * 10_000]
+    lines = [{"type": "user", "uuid": "u0", "message": {"role": "user", "content": "start"}}]
+    for i, value in enumerate(odd):
+        for kind in ("hook_success", "hook_additional_context", "hook_blocking_error", "hook_stopped_continuation"):
+            attachment = {"type": kind, "hookName": value, "hookEvent": "UserPromptSubmit", "content": value,
+                          "blockingError": value, "message": value}
+            lines.append({"type": "attachment", "uuid": f"a{i}{kind}", "attachment": attachment})
+            lines.append({"type": "attachment", "uuid": f"r{i}{kind}", "attachment": attachment, "rendered": value})
+        lines.append({"type": "user", "uuid": f"m{i}", "isMeta": True, "hookText": True, "hookTextLead": value,
+                      "message": {"role": "user", "content": value}})
+    source = tmp_path / "odd.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    imported = read_claude_code(source)
+    events = list(imported.events)
+    assert {b["type"] for e in events for b in e.message["content"]} == {"text"} and not imported.skipped
+    assert "x" * 10_000 in json.dumps([e.message for e in events])

@@ -266,10 +266,34 @@ def _rendered_texts(record: dict[str, Any]) -> list[object]:
     return [entry.get("content") for entry in rendered if isinstance(entry, dict)] if isinstance(rendered, list) else []
 
 
+# The hook events whose plain output Claude Code sends the model (2.1.x): a tool's hook's success stays in the UI.
+_PROMPT_HOOKS = ("SessionStart", "UserPromptSubmit", "UserPromptExpansion")
+
+
 def _hook_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """What a hook's attachment told the model: the text Claude Code rendered for it, untagged."""
-    return [text_block(_unwrapped(text)) for text in _rendered_texts(record)
-            if isinstance(text, str) and _unwrapped(text)]
+    """What a hook's attachment told the model: the text Claude Code rendered for it (2.1.3xx), untagged; an
+    older attachment has no rendering, and Claude Code built the text from it as `_hook_text` does."""
+    rendered = [text for text in _rendered_texts(record) if isinstance(text, str)]
+    if "rendered" not in record:
+        rendered = [_hook_text(record["attachment"])]
+    return [text_block(_unwrapped(text)) for text in rendered if _unwrapped(text)]
+
+
+def _hook_text(hook: dict[str, Any]) -> str:
+    """The text Claude Code (2.1.x) sends the model for a hook's attachment ("" for none)."""
+    kind, name = hook.get("type"), hook.get("hookName")
+    content = hook.get("content")
+    if kind == "hook_additional_context" and isinstance(content, list) and content:
+        return f"{name} hook additional context: " + "\n".join(str(each) for each in content)
+    if kind == "hook_success" and hook.get("hookEvent") in _PROMPT_HOOKS and isinstance(content, str) and content:
+        return f"{name} hook success: {content}"
+    blocking = hook.get("blockingError")
+    if kind == "hook_blocking_error" and isinstance(blocking, dict):
+        return (f"{name} hook blocking error from command: \"{blocking.get('command')}\": "
+                f"{blocking.get('blockingError')}")
+    if kind == "hook_stopped_continuation" and isinstance(hook.get("message"), str):
+        return f"{name} hook stopped continuation: {hook['message']}"
+    return ""
 
 
 def _attached_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
