@@ -331,3 +331,15 @@ def test_hostile_hook_attachments_never_crash_and_carry_only_text(tmp_path):
     events = list(imported.events)
     assert {b["type"] for e in events for b in e.message["content"]} == {"text"} and not imported.skipped
     assert "x" * 10_000 in json.dumps([e.message for e in events])
+
+
+def test_an_mcp_tools_text_image_and_resource_come_back_as_the_model_read_them(cli, model_server):
+    """`mcp`: an MCP server's tools (loaded by ToolSearch) keep their `mcp__server__tool` names, and a result of
+    text, an image and an embedded resource is the text, the image and the resource's text Claude Code sent."""
+    sid, _out = _import(cli, _source("mcp"))
+    sent = resume_request(cli, model_server, sid)
+    calls = [b["name"] for m in sent for b in m["content"] if b["type"] == "tool_use"]
+    assert calls == ["ToolSearch", "mcp__glossary__lookup", "mcp__glossary__sample"]
+    sample = [b for m in sent for b in m["content"] if b["type"] == "tool_result"][-1]["content"]
+    assert [p["type"] for p in sample] == ["text", "image", "text", "text"]
+    assert sample[3]["text"] == "[Resource from glossary at file:///glossary.txt] foo: a word\nbar: another word"
