@@ -11,8 +11,7 @@ import pytest
 
 from tests.cli.import_helpers import fixture, resume_request
 
-SOURCES = {"claude-code": ("claude_code", "2.1.332/tools", "what files are here?"),
-           "codex": ("codex", "tools", None)}
+SOURCES = {"claude-code": ("claude_code", "2.1.332/tools"), "codex": ("codex", "tools")}
 
 
 def _import(cli, agent: str, source: Path) -> tuple[str, str]:
@@ -22,27 +21,30 @@ def _import(cli, agent: str, source: Path) -> tuple[str, str]:
 
 
 def _original(cli, model_server, agent: str) -> list[dict]:
-    folder, name, _prompt = SOURCES[agent]
+    folder, name = SOURCES[agent]
     sid, _out = _import(cli, agent, fixture(folder, name))
     return resume_request(cli, model_server, sid)
 
 
-def test_bytes_that_are_not_utf8_cost_those_characters_not_the_line(cli, model_server, tmp_path):
+@pytest.mark.parametrize("agent", sorted(SOURCES))
+def test_bytes_that_are_not_utf8_cost_those_characters_not_the_line(cli, model_server, tmp_path, agent):
     """Claude Code (Node) reads a line with bytes that are not UTF-8 with U+FFFD in their place: the import
     dropped the whole line, and with it the user's prompt."""
-    folder, name, prompt = SOURCES["claude-code"]
-    assert prompt is not None
-    source = tmp_path / "odd.jsonl"
-    source.write_bytes(fixture(folder, name).read_bytes().replace(prompt.encode(), b"what \xff\xfe files are here?"))
-    sid, out = _import(cli, "claude-code", source)
+    folder, name = SOURCES[agent]
+    original = fixture(folder, name)
+    first = _original(cli, model_server, agent)[0]["content"][0]["text"]
+    assert first.encode() in original.read_bytes()
+    source = tmp_path / original.name.replace(".jsonl", "-odd.jsonl")
+    source.write_bytes(original.read_bytes().replace(first.encode(), b"\xff\xfe " + first.encode()))
+    sid, out = _import(cli, agent, source)
     assert "0 lines skipped" in out, out
     sent = resume_request(cli, model_server, sid)
-    assert sent[0]["content"][-1]["text"] == "what \ufffd\ufffd files are here?"
+    assert sent[0]["content"][0]["text"] == "\ufffd\ufffd " + first
 
 
 @pytest.mark.parametrize("agent", sorted(SOURCES))
 def test_crlf_line_ends_import_as_the_same_conversation(cli, model_server, tmp_path, agent):
-    folder, name, _prompt = SOURCES[agent]
+    folder, name = SOURCES[agent]
     original = fixture(folder, name)
     source = tmp_path / original.name.replace(".jsonl", "-crlf.jsonl")
     source.write_bytes(original.read_bytes().replace(b"\n", b"\r\n"))
@@ -55,7 +57,7 @@ def test_crlf_line_ends_import_as_the_same_conversation(cli, model_server, tmp_p
 def test_a_lone_surrogate_in_a_text_resumes(cli, model_server, tmp_path, agent):
     """JSON may escape half a UTF-16 pair (`"\\ud800"`), which Python reads as a lone surrogate: the session
     holds it and the resume sends it escaped, as the other agent's own JSON.stringify would."""
-    folder, name, _prompt = SOURCES[agent]
+    folder, name = SOURCES[agent]
     original = fixture(folder, name)
     first = _original(cli, model_server, agent)[0]["content"][0]["text"]
     escaped = json.dumps(first)[1:-1]
@@ -69,7 +71,7 @@ def test_a_lone_surrogate_in_a_text_resumes(cli, model_server, tmp_path, agent):
 
 @pytest.mark.parametrize("agent", sorted(SOURCES))
 def test_a_last_line_cut_mid_record_is_one_line_skipped(cli, model_server, tmp_path, agent):
-    folder, name, _prompt = SOURCES[agent]
+    folder, name = SOURCES[agent]
     original = fixture(folder, name)
     lines = original.read_bytes().splitlines(keepends=True)
     source = tmp_path / original.name.replace(".jsonl", "-cut.jsonl")
