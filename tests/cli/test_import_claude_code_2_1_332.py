@@ -7,6 +7,7 @@ checked against what the model was last sent, not against what this importer hap
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -35,17 +36,44 @@ def _import(cli, path: Path) -> tuple[str, str]:
     return result.out.split(" → ", 1)[1].split(" ", 1)[0], result.out
 
 
+# What the user's hooks told the model, which Claude Code sends among its own notes (a `system` message, a
+# system-reminder): carried by the import, so checked like the conversation.
+_HOOK_SAID = re.compile(r"^\S+ hook (feedback:|additional context:|success:|blocking error from command|"
+                        r"stopped continuation:)", re.M)
+_REMINDER = re.compile(r"\A\s*<system-reminder>\n?(.*?)\n?</system-reminder>\s*\Z", re.S)
+
+
+def _hook_said(atom: tuple[str, ...], role: str) -> list[tuple[str, ...]]:
+    """The hook texts in a text of Claude Code's own, as `said` atoms: the paragraphs of a `system` message that
+    a hook wrote, a system-reminder holding one (untagged)."""
+    if atom[0] != "text":
+        return []
+    if role == "system":
+        return [("text", part.strip()) for part in atom[1].split("\n\n") if _HOOK_SAID.match(part.strip())]
+    reminder = _REMINDER.match(atom[1])
+    return [("text", reminder.group(1).strip())] if reminder and _HOOK_SAID.search(reminder.group(1)) else []
+
+
 def _conversation_sent(source: Path) -> list[tuple[str, ...]]:
     """`said` of the last request Claude Code sent, without what is its own (`_OWN`, role `system`, and the
     texts of its `isMeta` records: the notes it adds for the model, such as where a pasted image was saved;
-    but not the prompt a slash command expanded to, written `isMeta` after the command)."""
+    but not the prompt a slash command expanded to, written `isMeta` after the command, nor a hook's
+    feedback); what the user's hooks said (`_hooks_said`) is kept where it was sent."""
     records = [json.loads(line) for line in source.read_text().splitlines()]
     commands = {r.get("uuid") for r in records if r.get("type") == "user" and "<command-name>" in json.dumps(r)}
     notes = {atom[1] for record in records if record.get("type") == "user" and record.get("isMeta")
              and record.get("parentUuid") not in commands  # a slash command's prompt is the user's request
+             and not record.get("hookText")  # a hook's feedback is the user's hooks' words
              for atom in said([record["message"]]) if atom[0] == "text"}
-    kept = [m for m in last_request(source) if m["role"] != "system"]
-    return [atom for atom in said(kept) if not (atom[0] == "text" and (atom[1].startswith(_OWN) or atom[1] in notes))]
+    out: list[tuple[str, ...]] = []
+    for message in last_request(source):
+        for atom in said([message]):
+            hooks = _hook_said(atom, message["role"])
+            if hooks or message["role"] == "system":
+                out += hooks
+            elif not (atom[0] == "text" and (atom[1].startswith(_OWN) or atom[1] in notes)):
+                out.append(atom)
+    return out
 
 
 def _carried(theirs: tuple[str, ...], ours: tuple[str, ...]) -> bool:
