@@ -371,3 +371,11 @@ def test_an_mcp_tools_text_image_and_resource_come_back_as_the_model_read_them(c
     sample = [b for m in sent for b in m["content"] if b["type"] == "tool_result"][-1]["content"]
     assert [p["type"] for p in sample] == ["text", "image", "text", "text"]
     assert sample[3]["text"] == "[Resource from glossary at file:///glossary.txt] foo: a word\nbar: another word"
+
+
+def test_a_prompt_a_hook_refused_never_reaches_the_model(cli, model_server):
+    """`hook_blocked`: a UserPromptSubmit hook exiting 2 on "the secret is swordfish": Claude Code never sent it
+    (it is only in a `system` note and its queue): the resume does not send it either."""
+    sid, out = _import(cli, _source("hook_blocked"))
+    sent = json.dumps(resume_request(cli, model_server, sid))
+    assert "swordfish" not in sent and "which word?" in sent and "You said apple." in sent
