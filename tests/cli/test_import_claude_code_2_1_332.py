@@ -379,3 +379,17 @@ def test_a_prompt_a_hook_refused_never_reaches_the_model(cli, model_server):
     sid, out = _import(cli, _source("hook_blocked"))
     sent = json.dumps(resume_request(cli, model_server, sid))
     assert "swordfish" not in sent and "which word?" in sent and "You said apple." in sent
+
+
+def test_a_call_the_user_refused_in_the_terminal_ui_keeps_what_they_said(cli, model_server):
+    """`tui_reject` (by hand): manual mode, a Bash call refused with "No, and tell Claude what to do differently"
+    ("use make test instead"), then one refused with Esc: both results are the refusals the model read, the
+    first carrying the user's words, the second followed by Claude Code's interrupt note and the next prompt."""
+    sid, _out = _import(cli, _source("tui_reject"))
+    sent = resume_request(cli, model_server, sid)
+    results = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
+    assert [r.get("is_error") for r in results] == [True, True]
+    assert results[0]["content"].endswith("the user said:\nuse make test instead")
+    (last,) = [m for m in sent if results[1] in m["content"]]
+    assert [b.get("text", "").strip() for b in last["content"][1:]] == [
+        "[Request interrupted by user for tool use]", "thanks, the word is plum"]
