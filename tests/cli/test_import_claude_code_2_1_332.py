@@ -393,3 +393,10 @@ def test_a_call_the_user_refused_in_the_terminal_ui_keeps_what_they_said(cli, mo
     (last,) = [m for m in sent if results[1] in m["content"]]
     assert [b.get("text", "").strip() for b in last["content"][1:]] == [
         "[Request interrupted by user for tool use]", "thanks, the word is plum"]
+
+
+def test_an_image_pasted_in_the_terminal_ui_comes_back_with_its_prompt(cli, model_server):
+    """`tui_image` (by hand): an image file's path pasted into the prompt is attached as `[Image #1]`."""
+    sid, _out = _import(cli, _source("tui_image"))
+    first = resume_request(cli, model_server, sid)[0]["content"]
+    assert [b["type"] for b in first] == ["text", "image"] and first[0]["text"] == "[Image #1] what is in this picture"
