@@ -61,18 +61,34 @@ def codex_atoms(items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     if summaries:
         out.remove(summaries[-1])
         out.insert(0, ("summary", summaries[-1][1]))
+    out = _after_outputs(out)
     return [("interrupted", a[1]) if a[0] == "tool_result" and a[2] == (("text", "aborted"),) else a for a in out]
+
+
+def _after_outputs(atoms: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """A hook's context as ("text", …) after the tool outputs that follow it: Codex sends a PostToolUse hook's
+    context between the call and its output, where an Anthropic-style request can hold no text."""
+    out = list(atoms)
+    for i in range(len(out) - 1, -1, -1):
+        if out[i][0] == "hook":
+            j = i
+            while j + 1 < len(out) and out[j + 1][0] == "tool_result":
+                out[j], out[j + 1] = out[j + 1], out[j]
+                j += 1
+            out[j] = ("text", out[j][1])
+    return out
 
 
 def _codex_atoms(items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     for item in items:
         kind = item.get("type")
-        if (kind == "message" and item.get("role") in ("user", "assistant")) or kind == "agent_message":
+        # (a developer message in a probe is a hook's context: the probe keeps no other)
+        if (kind == "message" and item.get("role") in ("user", "assistant", "developer")) or kind == "agent_message":
             for part in item.get("content") or []:
                 text = part.get("text")
                 if isinstance(text, str) and text.strip() and not text.lstrip().startswith(CODEX_OWN):
-                    out.append(("text", text.strip()))
+                    out.append(("hook" if item.get("role") == "developer" else "text", text.strip()))
                 elif part.get("type") == "input_image":
                     out.append(("image", _image_data(part.get("image_url"))))
         elif kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_search_call"):

@@ -379,3 +379,18 @@ def test_a_rewind_in_the_terminal_ui_resumes_in_order_on_the_new_branch(cli, mod
     sent = resume_request(cli, model_server, sid)
     assert _said(sent) == ["remember the word apple", "Noted: banana.", "instead the word cherry", "ok",
                            "which words?", "ok", "next"]
+
+
+def test_what_hooks_told_the_model_in_2_1_197_comes_back_where_it_read_it(cli, model_server):
+    """`hooks` by 2.1.197, whose hook attachments carry no rendering: Claude Code built the text it sent (seen in
+    the fake server's log when the fixture was made) from the attachment, `<hook> hook additional context: …`
+    and, for a prompt's hooks, `<hook> hook success: …`. The import dropped them."""
+    sid, _out = _import_out(cli, fixture("claude_code", "hooks"))
+    sent = resume_request(cli, model_server, sid)
+    texts = [[b.get("text", "") for b in m["content"] if b["type"] == "text"] for m in sent]
+    assert texts[0] == ["run two commands", "UserPromptSubmit hook success: hook: the build is green",
+                        "UserPromptSubmit hook additional context: hook: ticket ABC-7"]
+    assert texts[2] == ["PostToolUse:Bash hook additional context: hook: lint passed"]  # after the call's result
+    assert "PostToolUse:Bash hook success" not in json.dumps(sent)  # a tool's hook's plain success: never sent
+    blocked = texts.index(["The hook blocked the second command."])
+    assert texts[blocked + 1][0].startswith("Stop hook feedback:") and texts[blocked + 2] == ["The tests would pass."]

@@ -7,6 +7,7 @@ checked against what the model was last sent, not against what this importer hap
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -35,17 +36,44 @@ def _import(cli, path: Path) -> tuple[str, str]:
     return result.out.split(" → ", 1)[1].split(" ", 1)[0], result.out
 
 
+# What the user's hooks told the model, which Claude Code sends among its own notes (a `system` message, a
+# system-reminder): carried by the import, so checked like the conversation.
+_HOOK_SAID = re.compile(r"^\S+ hook (feedback:|additional context:|success:|blocking error from command|"
+                        r"stopped continuation:)", re.M)
+_REMINDER = re.compile(r"\A\s*<system-reminder>\n?(.*?)\n?</system-reminder>\s*\Z", re.S)
+
+
+def _hook_said(atom: tuple[str, ...], role: str) -> list[tuple[str, ...]]:
+    """The hook texts in a text of Claude Code's own, as `said` atoms: the paragraphs of a `system` message that
+    a hook wrote, a system-reminder holding one (untagged)."""
+    if atom[0] != "text":
+        return []
+    if role == "system":
+        return [("text", part.strip()) for part in atom[1].split("\n\n") if _HOOK_SAID.match(part.strip())]
+    reminder = _REMINDER.match(atom[1])
+    return [("text", reminder.group(1).strip())] if reminder and _HOOK_SAID.search(reminder.group(1)) else []
+
+
 def _conversation_sent(source: Path) -> list[tuple[str, ...]]:
     """`said` of the last request Claude Code sent, without what is its own (`_OWN`, role `system`, and the
     texts of its `isMeta` records: the notes it adds for the model, such as where a pasted image was saved;
-    but not the prompt a slash command expanded to, written `isMeta` after the command)."""
+    but not the prompt a slash command expanded to, written `isMeta` after the command, nor a hook's
+    feedback); what the user's hooks said (`_hooks_said`) is kept where it was sent."""
     records = [json.loads(line) for line in source.read_text().splitlines()]
     commands = {r.get("uuid") for r in records if r.get("type") == "user" and "<command-name>" in json.dumps(r)}
     notes = {atom[1] for record in records if record.get("type") == "user" and record.get("isMeta")
              and record.get("parentUuid") not in commands  # a slash command's prompt is the user's request
+             and not record.get("hookText")  # a hook's feedback is the user's hooks' words
              for atom in said([record["message"]]) if atom[0] == "text"}
-    kept = [m for m in last_request(source) if m["role"] != "system"]
-    return [atom for atom in said(kept) if not (atom[0] == "text" and (atom[1].startswith(_OWN) or atom[1] in notes))]
+    out: list[tuple[str, ...]] = []
+    for message in last_request(source):
+        for atom in said([message]):
+            hooks = _hook_said(atom, message["role"])
+            if hooks or message["role"] == "system":
+                out += hooks
+            elif not (atom[0] == "text" and (atom[1].startswith(_OWN) or atom[1] in notes)):
+                out.append(atom)
+    return out
 
 
 def _carried(theirs: tuple[str, ...], ours: tuple[str, ...]) -> bool:
@@ -252,3 +280,123 @@ def test_every_kind_claude_code_writes_is_read_or_known_as_bookkeeping(tmp_path)
     imported = read_claude_code(source)
     list(imported.events)
     assert not imported.skipped, imported.skipped
+
+
+def test_tool_errors_come_back_as_errors_the_model_read(cli, model_server):
+    """`errors`: a command exiting 3, an Edit whose text is not in the file, NotebookEdit before a Read, and a
+    tool this Claude Code does not have (TodoWrite): each result is the error text Claude Code sent, marked
+    an error, and the model's answer follows them."""
+    sid, _out = _import(cli, _source("errors"))
+    sent = resume_request(cli, model_server, sid)
+    results = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
+    assert [r.get("is_error") for r in results] == [True] * 4
+    assert results[0]["content"] == "Exit code 3\nbroken"
+    assert "No such tool available: TodoWrite" in results[3]["content"]
+    assert sent[-2]["content"] == [{"type": "text", "text": "Everything failed."}]
+
+
+def test_after_clear_the_session_holds_only_what_came_after_it(cli, model_server):
+    """`clear`: `/clear` in one Claude Code process starts a new transcript (the old one is `before_clear/`):
+    the new one resumes without the word the user asked to remember before it."""
+    sid, _out = _import(cli, _source("clear"))
+    sent = json.dumps(resume_request(cli, model_server, sid))
+    assert "which word?" in sent and "I know no word." in sent and "apple" not in sent
+    assert "/clear" not in sent  # the command as typed is Claude Code's
+
+
+def test_what_hooks_told_the_model_comes_back_where_it_read_it(cli, model_server):
+    """`hooks`: the project's hooks added context to the prompt (UserPromptSubmit) and to a tool result
+    (PostToolUse), and a Stop hook refused the first stop, so the model answered its feedback. The import
+    dropped all of it: the model's two answers were merged into one, the second answering nothing."""
+    sid, _out = _import(cli, _source("hooks"))
+    sent = resume_request(cli, model_server, sid)
+    texts = [[b.get("text", "") for b in m["content"] if b["type"] == "text"] for m in sent]
+    assert "UserPromptSubmit hook additional context: hook: ticket ABC-7" in texts[0]
+    assert "UserPromptSubmit hook success: hook: the build is green" in texts[0]
+    (first_result,) = [m for m in sent if any(b.get("tool_use_id") == "toolu_fake_000001" for b in m["content"])]
+    assert first_result["content"][-1] == {"type": "text",
+                                           "text": "PostToolUse:Bash hook additional context: hook: lint passed"}
+    blocked = texts.index(["The hook blocked the second command."])
+    assert "hook: run the tests before stopping" in "\n".join(texts[blocked + 1])
+    assert sent[blocked + 1]["role"] == "user" and texts[blocked + 2] == ["The tests would pass."]
+
+
+def test_a_permission_denial_is_the_error_result_the_model_answered(cli, model_server):
+    """`denied`: `-p` without Bash allowed: Claude Code refused the call itself, and told the model why."""
+    sid, _out = _import(cli, _source("denied"))
+    sent = resume_request(cli, model_server, sid)
+    (result,) = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
+    assert result.get("is_error") is True and "needs approval" in result["content"]
+    assert sent[-2]["content"] == [{"type": "text", "text": "I may not run commands here."}]
+
+
+def test_a_forked_session_holds_the_conversation_it_was_forked_from(cli, model_server):
+    """`fork`: `--resume … --fork-session` writes a new transcript starting with a copy of its parent's
+    (`parent/`): the fork resumes with both prompts, the parent with its own alone."""
+    sid, _out = _import(cli, _source("fork"))
+    texts = [b["text"] for m in resume_request(cli, model_server, sid) for b in m["content"] if b["type"] == "text"]
+    assert texts[:4] == ["remember the word apple", "Noted: apple.", "now the word banana", "Noted: banana, after apple."]
+    (parent,) = (FIXTURES / "claude_code" / VERSION / "fork" / "parent").glob("*.jsonl")
+    sid, _out = _import(cli, parent)
+    assert "banana" not in json.dumps(resume_request(cli, model_server, sid))
+
+
+def test_hostile_hook_attachments_never_crash_and_carry_only_text(tmp_path):
+    """Hook attachments and hook feedback whose fields are not what Claude Code writes: no traceback, text only."""
+    odd = [None, 42, "", {"text": "a dict"}, [[["nested"]]], ["a", 1, None], "x" * 10_000]
+    lines = [{"type": "user", "uuid": "u0", "message": {"role": "user", "content": "start"}}]
+    for i, value in enumerate(odd):
+        for kind in ("hook_success", "hook_additional_context", "hook_blocking_error", "hook_stopped_continuation"):
+            attachment = {"type": kind, "hookName": value, "hookEvent": "UserPromptSubmit", "content": value,
+                          "blockingError": value, "message": value}
+            lines.append({"type": "attachment", "uuid": f"a{i}{kind}", "attachment": attachment})
+            lines.append({"type": "attachment", "uuid": f"r{i}{kind}", "attachment": attachment, "rendered": value})
+        lines.append({"type": "user", "uuid": f"m{i}", "isMeta": True, "hookText": True, "hookTextLead": value,
+                      "message": {"role": "user", "content": value}})
+    source = tmp_path / "odd.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    imported = read_claude_code(source)
+    events = list(imported.events)
+    assert {b["type"] for e in events for b in e.message["content"]} == {"text"} and not imported.skipped
+    assert "x" * 10_000 in json.dumps([e.message for e in events])
+
+
+def test_an_mcp_tools_text_image_and_resource_come_back_as_the_model_read_them(cli, model_server):
+    """`mcp`: an MCP server's tools (loaded by ToolSearch) keep their `mcp__server__tool` names, and a result of
+    text, an image and an embedded resource is the text, the image and the resource's text Claude Code sent."""
+    sid, _out = _import(cli, _source("mcp"))
+    sent = resume_request(cli, model_server, sid)
+    calls = [b["name"] for m in sent for b in m["content"] if b["type"] == "tool_use"]
+    assert calls == ["ToolSearch", "mcp__glossary__lookup", "mcp__glossary__sample"]
+    sample = [b for m in sent for b in m["content"] if b["type"] == "tool_result"][-1]["content"]
+    assert [p["type"] for p in sample] == ["text", "image", "text", "text"]
+    assert sample[3]["text"] == "[Resource from glossary at file:///glossary.txt] foo: a word\nbar: another word"
+
+
+def test_a_prompt_a_hook_refused_never_reaches_the_model(cli, model_server):
+    """`hook_blocked`: a UserPromptSubmit hook exiting 2 on "the secret is swordfish": Claude Code never sent it
+    (it is only in a `system` note and its queue): the resume does not send it either."""
+    sid, out = _import(cli, _source("hook_blocked"))
+    sent = json.dumps(resume_request(cli, model_server, sid))
+    assert "swordfish" not in sent and "which word?" in sent and "You said apple." in sent
+
+
+def test_a_call_the_user_refused_in_the_terminal_ui_keeps_what_they_said(cli, model_server):
+    """`tui_reject` (by hand): manual mode, a Bash call refused with "No, and tell Claude what to do differently"
+    ("use make test instead"), then one refused with Esc: both results are the refusals the model read, the
+    first carrying the user's words, the second followed by Claude Code's interrupt note and the next prompt."""
+    sid, _out = _import(cli, _source("tui_reject"))
+    sent = resume_request(cli, model_server, sid)
+    results = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
+    assert [r.get("is_error") for r in results] == [True, True]
+    assert results[0]["content"].endswith("the user said:\nuse make test instead")
+    (last,) = [m for m in sent if results[1] in m["content"]]
+    assert [b.get("text", "").strip() for b in last["content"][1:]] == [
+        "[Request interrupted by user for tool use]", "thanks, the word is plum"]
+
+
+def test_an_image_pasted_in_the_terminal_ui_comes_back_with_its_prompt(cli, model_server):
+    """`tui_image` (by hand): an image file's path pasted into the prompt is attached as `[Image #1]`."""
+    sid, _out = _import(cli, _source("tui_image"))
+    first = resume_request(cli, model_server, sid)[0]["content"]
+    assert [b["type"] for b in first] == ["text", "image"] and first[0]["text"] == "[Image #1] what is in this picture"

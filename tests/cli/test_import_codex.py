@@ -346,3 +346,17 @@ def test_a_chain_of_rewinds_deeper_than_the_import_follows_says_what_is_missing(
     result = cli.run("sessions", "import", "codex", str(newest), env={**cli.env, "CODEX_HOME": str(tmp_path / "none")})
     assert result.rc == 0, result.err
     assert "forked-from rollout" in result.out, result.out
+
+
+def test_what_hooks_told_the_model_comes_back_where_it_read_it(cli, model_server):
+    """`hooks`: Codex 0.171 runs `$CODEX_HOME/hooks.json`: a UserPromptSubmit and a PostToolUse hook's
+    `additionalContext` reach the model as developer messages (marked `hooks.additional_context`), a Stop
+    hook's refusal as a `<hook_prompt>` user message the model answered. The import dropped the context with
+    Codex's own developer instructions."""
+    sent = resume_request(cli, model_server, _import(cli, fixture("codex", "hooks")))
+    texts = [t for m in sent for t in _texts(m)]
+    assert texts.index("what files are here?") < texts.index("hook: ticket ABC-7")
+    (after,) = [m for m in sent if "hook: lint passed" in _texts(m)]
+    assert after["content"][0]["type"] == "tool_result"  # the context follows the output it was about
+    stop = next(i for i, t in enumerate(texts) if t.startswith("<hook_prompt"))
+    assert texts[stop - 1] == "There is app.py." and texts[stop + 1] == "The tests would pass."

@@ -24,6 +24,10 @@ What becomes what:
   completion notice (the text Claude Code rendered for the model, else its prompt): a user message there.
   So is what a prompt's @-mention attached (a file, a directory's listing, an MCP resource: the text
   Claude Code rendered for the model).
+- What the user's hooks told the model is a user message where the model read it: a hook's output or
+  `additionalContext` (an attachment: the text Claude Code rendered, without its `<system-reminder>` tags), and
+  a Stop hook's feedback that refused a stop (an `isMeta` `hookText` user record, with the lead Claude Code
+  sends before it): the model's next answer is its reply.
 - Every other record type (other attachments: Claude Code's own context, queue-operation,
   file-history-snapshot, last-prompt, mode, the request log `api-request*`, summary, ...) is UI or
   bookkeeping: skipped and counted by type.
@@ -195,6 +199,23 @@ def _invokes_command(message: dict[str, Any]) -> bool:
 
 
 _COMMAND_TEXT = re.compile(r"\A\s*<command-(?:name|message)>")
+_FEEDBACK_TEXT = re.compile(r"\A\s*\w+ hook (?:feedback|blocking error)")
+
+
+def _hook_feedback(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The text of an `isMeta` user record a hook wrote (a Stop hook's feedback, a blocking error), with the
+    lead Claude Code sends before it ([] for its other notes): the model goes on because of it. 2.1.3xx marks
+    such a record `hookText`; an older one is known by its words ("Stop hook feedback:")."""
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return []
+    said = [block for block in _content(message) if block["type"] == "text"]
+    if record.get("hookText") is not True and not (said and _FEEDBACK_TEXT.match(said[0]["text"])):
+        return []
+    lead = record.get("hookTextLead")
+    if isinstance(lead, str) and lead.strip() and said:
+        said[0] = text_block(f"{lead.strip()}\n{said[0]['text']}")
+    return said
 
 
 # What a tool result's parts keep: a Read of a PDF gives a `document` (the PDF itself, base64), with its title.
@@ -226,23 +247,72 @@ def _content(message: dict[str, Any]) -> list[dict[str, Any]]:
 _MENTIONED = frozenset({"file", "directory", "mcp_resource", "pdf_reference"})
 
 
+# Attachments holding what the user's hooks told the model (2.1.3xx): a UserPromptSubmit or SessionStart hook's
+# output, a hook's `additionalContext`. Claude Code renders them for the model (`rendered`), in a system-reminder;
+# one it does not send (a PostToolUse hook's plain success) has no rendering.
+_HOOK_OUTPUTS = frozenset({"hook_success", "hook_additional_context", "hook_blocking_error",
+                           "hook_stopped_continuation", "async_hook_response"})
+_REMINDER = re.compile(r"\A\s*<system-reminder>\n?(.*?)\n?</system-reminder>\s*\Z", re.DOTALL)
+
+
+def _unwrapped(text: str) -> str:
+    """`text` without the `<system-reminder>` tags Claude Code wraps its notes for the model in."""
+    match = _REMINDER.match(text)
+    return match.group(1).strip() if match else text
+
+
+def _rendered_texts(record: dict[str, Any]) -> list[object]:
+    rendered = record.get("rendered")
+    return [entry.get("content") for entry in rendered if isinstance(entry, dict)] if isinstance(rendered, list) else []
+
+
+# The hook events whose plain output Claude Code sends the model (2.1.x): a tool's hook's success stays in the UI.
+_PROMPT_HOOKS = ("SessionStart", "UserPromptSubmit", "UserPromptExpansion")
+
+
+def _hook_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a hook's attachment told the model: the text Claude Code rendered for it (2.1.3xx), untagged; an
+    older attachment has no rendering, and Claude Code built the text from it as `_hook_text` does."""
+    rendered = [text for text in _rendered_texts(record) if isinstance(text, str)]
+    if "rendered" not in record:
+        rendered = [_hook_text(record["attachment"])]
+    return [text_block(_unwrapped(text)) for text in rendered if _unwrapped(text)]
+
+
+def _hook_text(hook: dict[str, Any]) -> str:
+    """The text Claude Code (2.1.x) sends the model for a hook's attachment ("" for none)."""
+    kind, name = hook.get("type"), hook.get("hookName")
+    content = hook.get("content")
+    if kind == "hook_additional_context" and isinstance(content, list) and content:
+        return f"{name} hook additional context: " + "\n".join(str(each) for each in content)
+    if kind == "hook_success" and hook.get("hookEvent") in _PROMPT_HOOKS and isinstance(content, str) and content:
+        return f"{name} hook success: {content}"
+    blocking = hook.get("blockingError")
+    if kind == "hook_blocking_error" and isinstance(blocking, dict):
+        return (f"{name} hook blocking error from command: \"{blocking.get('command')}\": "
+                f"{blocking.get('blockingError')}")
+    if kind == "hook_stopped_continuation" and isinstance(hook.get("message"), str):
+        return f"{name} hook stopped continuation: {hook['message']}"
+    return ""
+
+
 def _attached_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
     """What an attachment put before the model that is the conversation's, as user content ([] for Claude
     Code's own context): a prompt typed while the model worked is the user's own words (`queued_command`
-    "prompt"); a background agent's completion notice and what an @-mention attached are the text Claude
-    Code rendered for the model (a notice without one: its prompt)."""
+    "prompt"); a background agent's completion notice, what an @-mention attached and what the user's hooks
+    said are the text Claude Code rendered for the model (a notice without one: its prompt)."""
     attachment = record.get("attachment")
     if not isinstance(attachment, dict):
         return []
     kind = attachment.get("type")
+    if kind in _HOOK_OUTPUTS:
+        return _hook_blocks(record)
     if kind not in _MENTIONED and kind != "queued_command":
         return []
     prompt = attachment.get("prompt")
     if kind in _MENTIONED or attachment.get("commandMode", "prompt") != "prompt":
-        rendered = record.get("rendered")
-        texts = [entry.get("content") for entry in rendered if isinstance(entry, dict)] \
-            if isinstance(rendered, list) else []
-        said = [block for text in texts if isinstance(text, (str, list)) for block in _user_blocks(text)]
+        said = [block for text in _rendered_texts(record) if isinstance(text, (str, list))
+                for block in _user_blocks(text)]
         if said or kind in _MENTIONED:
             return said
     return _user_blocks(prompt) if isinstance(prompt, (str, list)) else []
@@ -520,6 +590,10 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
                                 _tokens(old["message"].get("usage")) if old["type"] == "assistant" else {},
                                 old["message"].get("id"))
             pending_boundary = None
+            continue
+        if record.get("isMeta") and _hook_feedback(record):  # a Stop hook refused to stop: the model answered it
+            builder.add("user", _hook_feedback(record), stamp_of(record), {}, None)
+            yield from builder.finished()
             continue
         if record.get("isMeta"):
             if record.get("parentUuid") == command and command is not None:  # the prompt a slash command sent

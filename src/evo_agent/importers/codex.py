@@ -3,7 +3,9 @@
 Lines are `{timestamp, type, payload}`. What becomes what:
 - `session_meta` gives the id, cwd and version; `turn_context` the model.
 - `response_item` `message`s of role user/assistant are the conversation; role developer and the
-  `<environment_context>`/`<user_instructions>` user messages are Codex's own instructions: skipped.
+  `<environment_context>`/`<user_instructions>` user messages are Codex's own instructions: skipped. A
+  developer message of the user's hooks (a hook's `additionalContext`, its parts marked `hooks.*`) is a user
+  message where the model read it; a Stop hook's refusal is already a user message (`<hook_prompt>`).
 - `function_call`/`custom_tool_call` become tool_use blocks of the assistant message (arguments
   parsed; `exec_command`/`shell` map to `bash` with `cmd` as `command`), their outputs tool_result
   blocks of a user message; an output that is a list of content items (code mode's `exec`, the
@@ -209,12 +211,22 @@ class _Prompts:
             self.size -= len(self.texts.popleft())
 
 
+def _from_hooks(item: dict[str, Any]) -> bool:
+    """Whether a developer message is what the user's hooks (`$CODEX_HOME/hooks.json`, 0.17x) told the model (a
+    hook's `additionalContext`), not Codex's own instructions: its metadata names every part `hooks.*`."""
+    meta = item.get("internal_chat_message_metadata_passthrough")
+    kinds = meta.get("content_item_kinds") if isinstance(meta, dict) else None
+    return isinstance(kinds, list) and bool(kinds) and all(isinstance(k, str) and k.startswith("hooks.") for k in kinds)
+
+
 def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, imported: ImportedSession) -> None:
     itype = item.get("type")
     if itype == "message":
         role = item.get("role")
         blocks = _blocks(item.get("content"))
         texts = [b["text"] for b in blocks if b["type"] == "text"]
+        if role == "developer" and _from_hooks(item):  # what the user's hooks added: the model read it
+            role = "user"
         if role == "developer" or role == "system" or not blocks:
             return
         if role == "user" and texts and len(texts) == len(blocks) \

@@ -103,15 +103,26 @@ def read_lines(path: Path, skipped: Counter[str], look: int | None = None) -> It
                 continue
             if not raw.strip():
                 continue
-            try:
-                record = json.loads(raw)
-            except (ValueError, RecursionError):
-                skipped["unreadable line"] += 1
-                continue
+            record = _parsed(raw)
             if isinstance(record, dict):
                 yield record
             else:
                 skipped["unreadable line"] += 1
+
+
+def _parsed(raw: bytes) -> object:
+    """The JSON value of one line (None when it is not JSON). Bytes that are not UTF-8 (a damaged disk, a hand
+    edit) cost only themselves, read as U+FFFD as Claude Code (Node) reads them: the line, often the user's
+    prompt, is kept."""
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        try:
+            return json.loads(raw.decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            return None
+    except (ValueError, RecursionError):
+        return None
 
 
 def head_records(path: Path, look: int) -> list[dict[str, Any]]:
