@@ -37,7 +37,10 @@ runs git plainly:
   explicit `--git-dir`, so the door checks the owner itself;
 - nor is one whose own files (`HEAD`, `config`, `index`, `packed-refs`, …:
   project.GIT_OWN_FILES) include a FIFO, device or socket: git would block
-  opening a FIFO until the timeout kills it (an unpacked archive keeps FIFOs).
+  opening a FIFO until the timeout kills it (an unpacked archive keeps FIFOs);
+- nor is one whose configuration includes (`[include]`, `[includeIf]`, however spelled) anything but a regular
+  file: git opens an included path as configuration whatever it is, and `path = /dev/tty` (or `/dev/pts/N`) had
+  it read the keys the user typed until the timeout (project.included_special_file).
 """
 
 from __future__ import annotations

@@ -144,7 +144,221 @@ def git_special_file(git_dir: Path) -> Path | None:
             odd = _special_under(os.path.join(directory, tree))
             if odd is not None:
                 return Path(odd)
+        for name in ("config", "config.worktree"):
+            included = included_special_file(os.path.join(directory, name))
+            if included is not None:
+                return Path(included)
     return None
+
+
+# How deep git follows includes (MAX_INCLUDE_DEPTH), and how much of one configuration file is judged.
+INCLUDE_DEPTH = 10
+CONFIG_LIMIT = 1 << 20
+
+
+def included_special_file(config: str, depth: int = 0) -> str | None:
+    """The first file the git configuration file `config` includes (`[include] path`, `[includeIf "…"] path`, and
+    what those include in turn) that exists but is no regular file (links followed), else None.
+
+    git opens an included path as configuration whatever it is: an unpacked archive's `.git/config` with
+    `path = /dev/tty` (or a link to it, or `/dev/pts/0` … `/dev/pts/255`, which reach the user's terminal from any
+    session) made every git evo-agent started read the keys the user typed, as configuration, until its
+    timeout; a FIFO made it wait out the timeout. Every condition is taken as true. A file too large to judge
+    whole counts as special (its `path` may lie past what was read).
+    """
+    import stat
+
+    data = _read_config(config)
+    if data is None:
+        return None
+    if len(data) > CONFIG_LIMIT:
+        return config
+    for value in _include_paths(data):
+        for target in _interpolate(value, os.path.dirname(config)):
+            try:
+                mode = os.stat(target).st_mode
+            except (OSError, ValueError):
+                continue  # nothing there: git skips a missing include
+            if stat.S_ISREG(mode):
+                if depth < INCLUDE_DEPTH:
+                    found = included_special_file(target, depth + 1)
+                    if found is not None:
+                        return found
+            elif not stat.S_ISDIR(mode):
+                return target
+    return None
+
+
+def _read_config(path: str) -> bytes | None:
+    """A regular file's bytes (one more than CONFIG_LIMIT at most), without blocking; None when it is not one."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], CONFIG_LIMIT + 1
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _include_paths(data: bytes) -> list[str]:
+    """Every `include.path` and `includeIf.<condition>.path` value of one configuration file, read the way git's
+    parser reads it (config.c: a key after a header on the same line, quotes, escapes, a value continued
+    past a backslash-newline, comments), up to the first error, where git stops too.
+
+    A section name is letters, digits, `-` and `.` only, never escaped or continued: a file that does not hold
+    `include` in any case has none (the common case costs one search).
+    """
+    if b"include" not in data.lower():
+        return []
+    text = data.decode("utf-8", "surrogateescape").replace("\r\n", "\n")
+    text = text.removeprefix("\ufeff")
+    found: list[str] = []
+    section = ""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        i += 1
+        if c == "\n" or c.isspace():
+            continue
+        if c in "#;":
+            i = _line_end(text, i)
+            continue
+        if c == "[":
+            header = _section_header(text, i)
+            if header is None:
+                return found
+            section, i = header
+            continue
+        if not c.isalpha():
+            return found
+        start = i - 1
+        while i < n and (text[i].isalnum() or text[i] == "-"):
+            i += 1
+        key = text[start:i].lower()
+        while i < n and text[i] in " \t":
+            i += 1
+        if i >= n or text[i] == "\n":
+            continue  # a key with no `=`: a boolean, no path
+        if text[i] != "=":
+            return found
+        value, i = _value(text, i + 1)
+        if value is None:
+            return found
+        if key == "path" and (section == "include" or section.startswith("includeif\0")):
+            found.append(value)
+    return found
+
+
+def _line_end(text: str, i: int) -> int:
+    end = text.find("\n", i)
+    return len(text) if end < 0 else end
+
+
+def _section_header(text: str, i: int) -> tuple[str, int] | None:
+    """(`name` lowercased, or `name\\0subsection`; the index after `]`) for a header starting at `text[i]`."""
+    n, start = len(text), i
+    while i < n and (text[i].isalnum() or text[i] in "-."):
+        i += 1
+    name = text[start:i].lower()
+    if i < n and text[i] == "]":
+        return name, i + 1
+    if i >= n or not text[i].isspace() or text[i] == "\n":
+        return None
+    while i < n and text[i] in " \t":
+        i += 1
+    if i >= n or text[i] != '"':
+        return None
+    i += 1
+    sub: list[str] = []
+    while i < n and text[i] != '"':
+        if text[i] == "\n":
+            return None
+        if text[i] == "\\":
+            i += 1
+            if i >= n or text[i] == "\n":
+                return None
+        sub.append(text[i])
+        i += 1
+    if i + 1 >= n or text[i + 1] != "]":
+        return None
+    return f"{name}\0{''.join(sub)}", i + 2
+
+
+def _value(text: str, i: int) -> tuple[str | None, int]:
+    """A value from `text[i]` (after `=`) to its line's end, as git's parse_value makes it."""
+    out: list[str] = []
+    n, quote, comment, space = len(text), False, False, 0
+    while i < n:
+        c = text[i]
+        i += 1
+        if c == "\n":
+            if quote:
+                return None, i
+            return "".join(out), i
+        if comment:
+            continue
+        if c.isspace() and not quote:
+            if out:
+                space += 1
+            continue
+        if not quote and c in ";#":
+            comment = True
+            continue
+        out.append(" " * space)
+        space = 0
+        if c == "\\":
+            if i >= n:
+                return None, i
+            c = text[i]
+            i += 1
+            if c == "\n":
+                continue  # a value continued on the next line
+            c = {"t": "\t", "b": "\b", "n": "\n"}.get(c, c)
+            if c not in "\t\b\n\\\"":
+                return None, i
+            out.append(c)
+        elif c == '"':
+            quote = not quote
+        else:
+            out.append(c)
+    return (None if quote else "".join(out)), i
+
+
+def _interpolate(value: str, base: str) -> list[str]:
+    """The paths git may open for an include `value` (interpolate_path): `~/` in the pinned empty home (git.py),
+    `~user/`, `%(prefix)/` under each usual prefix, anything relative to the including file's directory."""
+    if not value:
+        return []
+    if value.startswith("%(prefix)/"):
+        rest = value[len("%(prefix)/"):]
+        return [os.path.join(prefix, rest) for prefix in ("/usr", "/usr/local", "/")]
+    if value.startswith("~"):
+        user, _, rest = value[1:].partition("/")
+        if not user:
+            from .git import config_pins
+
+            return [os.path.join(config_pins()["HOME"], rest)]
+        import pwd
+
+        try:
+            return [os.path.join(pwd.getpwnam(user).pw_dir, rest)]
+        except KeyError:
+            return []
+    return [value if os.path.isabs(value) else os.path.join(base, value)]
 
 
 # Directories whose every file git may open on a status or log: loose refs (HEAD's branch, tags, remotes) and
