@@ -42,6 +42,9 @@ SPELLINGS = {
     "prefix": "[include]\n\tpath = %(prefix)/../../../../../dev/tty\n",
     "pts numbers": "[include]\n" + BRUTE,
     "after an escaped backslash at a line's end": "[core]\n\tx = a\\\\\n[include]\n\tpath = /dev/tty\n",
+    # a file including itself by 60 names (git gives up at depth 10): judged once each, not 60**10 times
+    "after self-includes": "[include]\n" + "".join(f"\tpath = {'./' * n}config\n" for n in range(60))
+                           + "\tpath = /dev/tty\n",
 }
 
 DOOR = """

@@ -156,7 +156,7 @@ INCLUDE_DEPTH = 10
 CONFIG_LIMIT = 1 << 20
 
 
-def included_special_file(config: str, depth: int = 0) -> str | None:
+def included_special_file(config: str, depth: int = 0, seen: set[tuple[int, int, str]] | None = None) -> str | None:
     """The first file the git configuration file `config` includes (`[include] path`, `[includeIf "…"] path`, and
     what those include in turn) that exists but is no regular file (links followed), else None.
 
@@ -164,10 +164,13 @@ def included_special_file(config: str, depth: int = 0) -> str | None:
     `path = /dev/tty` (or a link to it, or `/dev/pts/0` … `/dev/pts/255`, which reach the user's terminal from any
     session) made every git evo-agent started read the keys the user typed, as configuration, until its
     timeout; a FIFO made it wait out the timeout. Every condition is taken as true. A file too large to judge
-    whole counts as special (its `path` may lie past what was read).
+    whole counts as special (its `path` may lie past what was read). Each file is judged once from each real
+    directory (`seen`; its relative includes depend on the directory it was named in): a configuration
+    including itself a hundred times would otherwise be read 100**10 times.
     """
     import stat
 
+    seen = set() if seen is None else seen
     data = _read_config(config)
     if data is None:
         return None
@@ -176,12 +179,15 @@ def included_special_file(config: str, depth: int = 0) -> str | None:
     for value in _include_paths(data):
         for target in _interpolate(value, os.path.dirname(config)):
             try:
-                mode = os.stat(target).st_mode
+                st = os.stat(target)
             except (OSError, ValueError):
                 continue  # nothing there: git skips a missing include
+            mode = st.st_mode
             if stat.S_ISREG(mode):
-                if depth < INCLUDE_DEPTH:
-                    found = included_special_file(target, depth + 1)
+                key = (st.st_dev, st.st_ino, os.path.realpath(os.path.dirname(target)))
+                if depth < INCLUDE_DEPTH and key not in seen:
+                    seen.add(key)
+                    found = included_special_file(target, depth + 1, seen)
                     if found is not None:
                         return found
             elif not stat.S_ISDIR(mode):
