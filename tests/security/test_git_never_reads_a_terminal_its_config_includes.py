@@ -75,7 +75,8 @@ def _archive(tmp_path, config: str, pts: str):
                                  "docs/shared.gitconfig": "[include]\n\tpath = /dev/tty\n"})
     with (origin / ".git" / "config").open("a") as file:
         file.write(config)
-    (origin / ".git" / "terminal").symlink_to("/dev/tty")
+    if "path = terminal" in config:
+        (origin / ".git" / "terminal").symlink_to("/dev/tty")
     return unpack_archive_of(origin, tmp_path / "unpacked")
 
 
@@ -151,3 +152,20 @@ def test_control_an_include_of_a_regular_file_is_still_read(tmp_path, terminal):
     (project / "docs" / "plain.gitconfig").write_text("[evil]\n\tstolen = from-a-file\n")
     seen = _on_a_terminal(terminal, DOOR, str(project))
     assert seen["GIT"] == repr("from-a-file\n") and seen["LEFT"] == repr("[evil]\n"), seen
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the included file another owner")
+def test_an_include_of_another_users_file_is_refused_since_they_may_change_it(tmp_path, terminal):
+    """A regular file another user owns (`/tmp/theirs.gitconfig` on a shared machine) passes the check, then
+    becomes `[include] path = /dev/pts/N` once the door has looked: it counts as a terminal already."""
+    theirs = tmp_path / "theirs.gitconfig"
+    theirs.write_text("[evil]\n\tstolen = from-their-file\n")
+    project = _archive(tmp_path, f"[include]\n\tpath = {theirs}\n", terminal[2])
+    seen = _on_a_terminal(terminal, DOOR, str(project))
+    assert seen["GIT"] == repr("from-their-file\n"), seen  # the control: while it is ours, it is read
+    os.chown(theirs, 65534, 65534)
+    seen = _on_a_terminal(terminal, DOOR, str(project))
+    assert seen["GIT"] == "None", seen
+    seen = _on_a_terminal(terminal, JUDGE, str(project), "git status")
+    assert seen["PLAN"] == f"ask: runs git on a repository whose configuration includes {theirs}, which is another " \
+                           "user's file: git would wait on it forever", seen

@@ -158,7 +158,8 @@ CONFIG_LIMIT = 1 << 20
 
 def included_special_file(config: str, depth: int = 0, seen: set[tuple[int, int, str]] | None = None) -> str | None:
     """The first file the git configuration file `config` includes (`[include] path`, `[includeIf "…"] path`, and
-    what those include in turn) that exists but is no regular file (links followed), else None.
+    what those include in turn) that exists but is no regular file (links followed), or is another user's (not
+    yours, not root's), else None.
 
     git opens an included path as configuration whatever it is: an unpacked archive's `.git/config` with
     `path = /dev/tty` (or a link to it, or `/dev/pts/0` … `/dev/pts/255`, which reach the user's terminal from any
@@ -183,6 +184,8 @@ def included_special_file(config: str, depth: int = 0, seen: set[tuple[int, int,
             except (OSError, ValueError):
                 continue  # nothing there: git skips a missing include
             mode = st.st_mode
+            if st.st_uid not in (os.geteuid(), 0):
+                return target  # another user's: they may make it include a terminal once this check is done
             if stat.S_ISREG(mode):
                 key = (st.st_dev, st.st_ino, os.path.realpath(os.path.dirname(target)))
                 if depth < INCLUDE_DEPTH and key not in seen:

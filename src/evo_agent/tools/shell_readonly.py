@@ -425,10 +425,11 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
         odd = repository / ".git"
     if odd is not None:
         shown = os.path.relpath(odd, repository) if repository is not None else odd.name  # .git/refs/heads/main
+        kind = special_kind(str(odd)) or "not a regular file"
         if shown.startswith(".."):  # a file its configuration includes (session.git_special_file): /dev/tty
             shown = f"configuration includes {odd}, which"
-        raise _Ask(f"runs git on a repository whose {shown} is {special_kind(str(odd)) or 'not a regular file'}: "
-                   "git would wait on it forever")
+            kind = special_kind(str(odd)) or "another user's file"
+        raise _Ask(f"runs git on a repository whose {shown} is {kind}: git would wait on it forever")
     subcommand = args[0]
     _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], where)
     # The work tree is the directory holding `.git`, whatever `core.worktree` an unpacked archive's config says
