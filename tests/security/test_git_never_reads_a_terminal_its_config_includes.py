@@ -42,6 +42,9 @@ SPELLINGS = {
     "prefix": "[include]\n\tpath = %(prefix)/../../../../../dev/tty\n",
     "pts numbers": "[include]\n" + BRUTE,
     "after an escaped backslash at a line's end": "[core]\n\tx = a\\\\\n[include]\n\tpath = /dev/tty\n",
+    "a no-break space in the name (no whitespace to git)": "[include]\n\tpath = ../t\u00a0ty\n",
+    "a tab in the name": '[include]\n\tpath = ../t"\t"ty\n',
+    "a backslash at the end of the file": "[include]\n\tpath = /dev/tty\\",
     # a file including itself by 60 names (git gives up at depth 10): judged once each, not 60**10 times
     "after self-includes": "[include]\n" + "".join(f"\tpath = {'./' * n}config\n" for n in range(60))
                            + "\tpath = /dev/tty\n",
@@ -77,6 +80,9 @@ def _archive(tmp_path, config: str, pts: str):
         file.write(config)
     if "path = terminal" in config:
         (origin / ".git" / "terminal").symlink_to("/dev/tty")
+    for name in ("t\u00a0ty", "t\tty"):  # links to the terminal in the work tree, named with git's non-space
+        if name in config.replace('"', ""):
+            (origin / name).symlink_to("/dev/tty")
     return unpack_archive_of(origin, tmp_path / "unpacked")
 
 

@@ -177,7 +177,7 @@ def included_special_file(config: str, depth: int = 0, seen: set[tuple[int, int,
         return None
     if len(data) > CONFIG_LIMIT:
         return config
-    for value in _include_paths(data):
+    for value in {v for spellings in _include_paths(data) for v in spellings}:
         for target in _interpolate(value, os.path.dirname(config)):
             try:
                 st = os.stat(target)
@@ -223,10 +223,11 @@ def _read_config(path: str) -> bytes | None:
         os.close(fd)
 
 
-def _include_paths(data: bytes) -> list[str]:
+def _include_paths(data: bytes) -> list[tuple[str, ...]]:
     """Every `include.path` and `includeIf.<condition>.path` value of one configuration file, read the way git's
     parser reads it (config.c: a key after a header on the same line, quotes, escapes, a value continued
-    past a backslash-newline, comments), up to the first error, where git stops too.
+    past a backslash-newline, comments; only ASCII space, tab, CR and LF are whitespace), up to the first error,
+    where git stops too. Each value in every spelling a git version gives it (see `_value`).
 
     A section name is letters, digits, `-` and `.` only, never escaped or continued: a file that does not hold
     `include` in any case has none (the common case costs one search).
@@ -235,13 +236,13 @@ def _include_paths(data: bytes) -> list[str]:
         return []
     text = data.decode("utf-8", "surrogateescape").replace("\r\n", "\n")
     text = text.removeprefix("\ufeff")
-    found: list[str] = []
+    found: list[tuple[str, ...]] = []
     section = ""
     i, n = 0, len(text)
     while i < n:
         c = text[i]
         i += 1
-        if c == "\n" or c.isspace():
+        if c in _SPACE:
             continue
         if c in "#;":
             i = _line_end(text, i)
@@ -252,10 +253,10 @@ def _include_paths(data: bytes) -> list[str]:
                 return found
             section, i = header
             continue
-        if not c.isalpha():
+        if not _is_alpha(c):
             return found
         start = i - 1
-        while i < n and (text[i].isalnum() or text[i] == "-"):
+        while i < n and (_is_alnum(text[i]) or text[i] == "-"):
             i += 1
         key = text[start:i].lower()
         while i < n and text[i] in " \t":
@@ -268,8 +269,19 @@ def _include_paths(data: bytes) -> list[str]:
         if value is None:
             return found
         if key == "path" and (section == "include" or section.startswith("includeif\0")):
-            found.append(value)
+            found.append(tuple(dict.fromkeys(value)))
     return found
+
+
+_SPACE = " \t\r\n"  # git's isspace (sane_ctype): a no-break space or a vertical tab is part of a path to git
+
+
+def _is_alpha(c: str) -> bool:
+    return c.isascii() and c.isalpha()
+
+
+def _is_alnum(c: str) -> bool:
+    return c.isascii() and c.isalnum()
 
 
 def _line_end(text: str, i: int) -> int:
@@ -280,14 +292,16 @@ def _line_end(text: str, i: int) -> int:
 def _section_header(text: str, i: int) -> tuple[str, int] | None:
     """(`name` lowercased, or `name\\0subsection`; the index after `]`) for a header starting at `text[i]`."""
     n, start = len(text), i
-    while i < n and (text[i].isalnum() or text[i] in "-."):
+    while i < n and (_is_alnum(text[i]) or text[i] in "-."):
         i += 1
     name = text[start:i].lower()
     if i < n and text[i] == "]":
         return name, i + 1
-    if i >= n or not text[i].isspace() or text[i] == "\n":
+    if i >= n or text[i] not in _SPACE:
         return None
-    while i < n and text[i] in " \t":
+    while i < n and text[i] in _SPACE:
+        if text[i] == "\n":
+            return None
         i += 1
     if i >= n or text[i] != '"':
         return None
@@ -307,32 +321,34 @@ def _section_header(text: str, i: int) -> tuple[str, int] | None:
     return f"{name}\0{''.join(sub)}", i + 2
 
 
-def _value(text: str, i: int) -> tuple[str | None, int]:
-    """A value from `text[i]` (after `=`) to its line's end, as git's parse_value makes it."""
+def _value(text: str, i: int) -> tuple[tuple[str, str] | None, int]:
+    """A value from `text[i]` (after `=`) to its line's end, as git's parse_value makes it: unquoted whitespace
+    dropped before and after, and inside it kept as written (newer git) or one space per character (older
+    git, 2.39 among them: both are returned); the end of the file ends a line (and a backslash before it)."""
     out: list[str] = []
-    n, quote, comment, space = len(text), False, False, 0
-    while i < n:
-        c = text[i]
+    old: list[str] = []
+    n, quote, comment, pending = len(text), False, False, ""
+    while True:
+        c = text[i] if i < n else "\n"
         i += 1
         if c == "\n":
             if quote:
                 return None, i
-            return "".join(out), i
+            return ("".join(out), "".join(old)), i
         if comment:
             continue
-        if c.isspace() and not quote:
+        if c in _SPACE and not quote:
             if out:
-                space += 1
+                pending += c
             continue
         if not quote and c in ";#":
             comment = True
             continue
-        out.append(" " * space)
-        space = 0
+        out.append(pending)
+        old.append(" " * len(pending))
+        pending = ""
         if c == "\\":
-            if i >= n:
-                return None, i
-            c = text[i]
+            c = text[i] if i < n else "\n"
             i += 1
             if c == "\n":
                 continue  # a value continued on the next line
@@ -340,11 +356,12 @@ def _value(text: str, i: int) -> tuple[str | None, int]:
             if c not in "\t\b\n\\\"":
                 return None, i
             out.append(c)
+            old.append(c)
         elif c == '"':
             quote = not quote
         else:
             out.append(c)
-    return (None if quote else "".join(out)), i
+            old.append(c)
 
 
 def _interpolate(value: str, base: str) -> list[str]:
