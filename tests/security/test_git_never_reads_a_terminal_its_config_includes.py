@@ -45,6 +45,7 @@ SPELLINGS = {
     "a no-break space in the name (no whitespace to git)": "[include]\n\tpath = ../t\u00a0ty\n",
     "a tab in the name": '[include]\n\tpath = ../t"\t"ty\n',
     "a backslash at the end of the file": "[include]\n\tpath = /dev/tty\\",
+    "a NUL after the name (git's path ends there)": "[include]\n\tpath = /dev/tty\0.not-a-file\n",
     # a file including itself by 60 names (git gives up at depth 10): judged once each, not 60**10 times
     "after self-includes": "[include]\n" + "".join(f"\tpath = {'./' * n}config\n" for n in range(60))
                            + "\tpath = /dev/tty\n",

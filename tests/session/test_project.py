@@ -65,7 +65,7 @@ _HEADERS = ["[include]", "[INCLUDE]", "[Include]", '[includeIf "gitdir:/"]', '[i
             '[include "sub"]', "[core]", "[include.sub]", "[includeIf]"]
 _KEYS = ["path", "PATH", "Path", "x", "path2"]
 _VALUES = ["/a", '"/b c"', "/d/\\\ne", '"/f"g', "/h ; comment", "/i # c", "/j\\\\", '"/k\\"l"', "/m\\tn", "  /o  ",
-           "/p\tq r", "/s\u00a0t", "/u\x0bv", "\t/w\t", "/x\\"]
+           "/p\tq r", "/s\u00a0t", "/u\x0bv", "\t/w\t", "/x\\", "/y\0z"]
 _SEPARATORS = ["\n", " ", "\t", "\r\n", "\n# comment\n", "\n; [include] path = /no\n"]
 
 

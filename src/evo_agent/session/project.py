@@ -269,7 +269,7 @@ def _include_paths(data: bytes) -> list[tuple[str, ...]]:
         if value is None:
             return found
         if key == "path" and (section == "include" or section.startswith("includeif\0")):
-            found.append(tuple(dict.fromkeys(value)))
+            found.append(tuple(dict.fromkeys(v.partition("\0")[0] for v in value)))  # a C string: ends at a NUL
     return found
 
 
