@@ -117,10 +117,20 @@ def _include_fifo(origin) -> None:
     os.mkfifo(origin / "pipe")
 
 
+def _shared_index_fifo(origin) -> None:
+    """A split index (`git update-index --split-index`): `.git/index` names `.git/sharedindex.<hash>`, which every
+    read of the index opens, here a FIFO."""
+    subprocess.run(["git", "update-index", "--split-index"], cwd=origin, check=True, capture_output=True)
+    [shared] = (origin / ".git").glob("sharedindex.*")
+    shared.unlink()
+    os.mkfifo(shared)
+
+
 SPECIALS = [(name, "fifo") for name in GIT_FILES] + [(name, "link to /dev/zero") for name in ("HEAD", "config", "index")]
 # Beyond git's named files: the refs and objects it opens on a status or log (refs/heads/<branch>, a loose object)
 DEEPER = {"branch ref fifo": _branch_ref("fifo"), "branch ref link to /dev/zero": _branch_ref("link"),
-          "loose commit object fifo": _head_commit_object, "fifo behind a long commondir": _long_commondir}
+          "loose commit object fifo": _head_commit_object, "fifo behind a long commondir": _long_commondir,
+          "config include of a fifo": _include_fifo, "split index's shared index fifo": _shared_index_fifo}
 
 
 @pytest.mark.parametrize(("name", "kind"), SPECIALS)
@@ -145,8 +155,8 @@ def test_an_unasked_git_whose_refs_or_objects_hold_a_fifo_asks(tmp_path, model_s
 
 @pytest.mark.parametrize("command", ["git log -1 --oneline", "git show --stat", "git status"])
 def test_an_unasked_git_whose_configuration_includes_a_fifo_asks(tmp_path, model_server, command):
-    """The check waits up to 10 s on its own reading of the configuration, then asks (evo-agent's own git door
-    still waits on such an include for its 10 s timeout: not changed here)."""
+    """The command asks before any git reads the configuration (session.git_special_file follows its includes),
+    and evo-agent's own git door skips such a repository (below, DEEPER)."""
     project = _archive(tmp_path, _include_fifo)
     result, _, block = _bash(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err

@@ -148,6 +148,28 @@ def git_special_file(git_dir: Path) -> Path | None:
             included = included_special_file(os.path.join(directory, name))
             if included is not None:
                 return Path(included)
+        shared = _special_shared_index(directory)
+        if shared is not None:
+            return Path(shared)
+    return None
+
+
+def _special_shared_index(directory: str) -> str | None:
+    """A `sharedindex.<hash>` in `directory` that is no regular file: a split index (`update-index --split-index`)
+    names one, and every read of the index opens it (a FIFO there held `git ls-files` until the timeout)."""
+    import stat
+
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.startswith("sharedindex."):
+                    try:
+                        if not stat.S_ISREG(os.stat(entry.path).st_mode):
+                            return entry.path
+                    except OSError:
+                        continue  # a dangling link: git finds no file there, nothing to wait on
+    except OSError:
+        pass
     return None
 
 
