@@ -410,8 +410,9 @@ def _interpolate(value: str, base: str) -> list[str]:
 
 
 # Directories whose every file git may open on a status or log: loose refs (HEAD's branch, tags, remotes) and
-# objects (a loose commit, a pack). A FIFO at `refs/heads/main` made `git log` wait as one at `HEAD` did.
-GIT_OWN_TREES = ("refs", "objects")
+# objects (a loose commit, a pack). A FIFO at `refs/heads/main` made `git log` wait as one at `HEAD` did; and each
+# linked worktree's record, which `git worktree list` reads (a FIFO at `worktrees/<id>/locked` held it).
+GIT_OWN_TREES = ("refs", "objects", "worktrees")
 
 
 def _special_under(top: str) -> str | None:
