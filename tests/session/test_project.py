@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from evo_agent.session import SessionStore, find_project_dir, git_branch_of, git_worktree_root
-from evo_agent.session.project import _include_paths, git_branch_by_spawning
+from evo_agent.session.project import _include_paths, git_branch_by_spawning, included_special_file
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -96,3 +96,13 @@ def test_the_include_paths_read_are_the_ones_git_reads(tmp_path_factory, config)
     ours = _include_paths(config.encode())  # each value in every spelling a git version gives it
     assert len(ours) == len(by_git), (ours, by_git)
     assert all(value in spellings for value, spellings in zip(by_git, ours)), (ours, by_git)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tail=st.binary(max_size=600), text=st.text(max_size=300))
+def test_judging_the_includes_of_any_configuration_never_raises(tmp_path_factory, tail, text):
+    """Whatever bytes an archive's `.git/config` holds, the check answers (a path or None), never a traceback."""
+    path = tmp_path_factory.mktemp("any") / "config"
+    path.write_bytes(b"[include]\n\tpath = " + text.encode("utf-8", "surrogatepass") + b"\n" + tail)
+    found = included_special_file(str(path))
+    assert found is None or isinstance(found, str)
