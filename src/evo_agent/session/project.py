@@ -86,7 +86,8 @@ def _home_dirs() -> tuple[Path, ...]:
 
 def read_git_file(path: Path, limit: int = 4096) -> str | None:
     """The start of one of git's small files (`.git`, `HEAD`, `commondir`), or None: missing, unreadable, or not a
-    regular file. Opened without blocking: a FIFO an unpacked archive put there would hang the start."""
+    regular file. Opened without blocking: a FIFO an unpacked archive put there would hang the start. Up to its
+    first NUL, as git reads it (a C string): a path with a NUL in it made every stat raise ValueError."""
     import stat
 
     try:
@@ -96,7 +97,7 @@ def read_git_file(path: Path, limit: int = 4096) -> str | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        return os.read(fd, limit).decode("utf-8", "replace")
+        return os.read(fd, limit).partition(b"\0")[0].decode("utf-8", "replace")
     except OSError:
         return None
     finally:

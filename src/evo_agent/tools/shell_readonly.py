@@ -557,7 +557,8 @@ def _alternates_out(objects: Path, project: Path, seen: set[Path], depth: int) -
 def _git_file_text(path: Path) -> str | None:
     """The whole of one of git's files (None: missing); _Ask when it is no regular file or longer than git's
     own limit of what it reads: the check must read what git reads, not its first 4 KiB (a `commondir` of
-    2,000 `./` then `../../work/.git` pointed git next door while the check saw the repository itself)."""
+    2,000 `./` then `../../work/.git` pointed git next door while the check saw the repository itself), and no
+    further than git, which stops at a NUL (a path holding one made every later stat raise ValueError)."""
     import stat
 
     try:
@@ -574,7 +575,7 @@ def _git_file_text(path: Path) -> str | None:
         os.close(fd)
     if len(data) > GIT_FILE_LIMIT:
         raise _Ask(f"runs git on a repository whose {path.name} is too long to check")
-    return data.decode("utf-8", "surrogateescape")
+    return data.partition(b"\0")[0].decode("utf-8", "surrogateescape")  # a C string to git: it ends at a NUL
 
 
 def _alternate_entries(text: str) -> list[str]:
