@@ -213,6 +213,30 @@ def test_another_worktrees_planted_sessions_directory_is_refused_when_listing_wo
     assert marker.exists()
 
 
+@pytest.mark.parametrize("how", [".git a link of ours", "gitdir file naming a link of ours"])
+def test_a_link_of_ours_to_a_repository_another_user_owns_is_never_read(tmp_path, how):
+    """`.git -> /tmp/theirs/.git` (an archive keeps the link): the link is ours, the repository git reads is not."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("handing a directory to another user needs root")
+    shared = upstream(tmp_path, {"x.txt": "x\n"}, name="shared")
+    assert git(shared, "config", "evil.planted", "yes").returncode == 0
+    project = tmp_path / "unpacked"
+    project.mkdir()
+    if how == ".git a link of ours":
+        (project / ".git").symlink_to(shared / ".git")
+    else:
+        (project / "meta").symlink_to(shared / ".git")
+        (project / ".git").write_text("gitdir: meta\n")
+    assert run_git(project, "config", "--get", "evil.planted") == "yes\n"  # the control: ours, it is read
+    for root, dirs, files in os.walk(shared / ".git"):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), 65534, 65534)
+    os.lchown(shared / ".git", 65534, 65534)
+    assert run_git(project, "config", "--get", "evil.planted") is None
+
+
 @pytest.mark.parametrize("how", ["commondir relative", "commondir absolute", "gitdir file, then commondir",
                                  "commondir through a link of ours"])
 def test_a_commondir_into_a_repository_another_user_owns_is_never_read(tmp_path, how):

@@ -202,8 +202,10 @@ def repository(start: Path | str) -> tuple[Path, Path] | None:
     me = os.geteuid()
     # git's own safe.directory rule, which an explicit --git-dir skips; and the common directory its `commondir`
     # names, where git reads `config`, refs and objects (another user's could rewrite them after any check here)
-    common = [(c, os.stat) for c in _common_dir(git_dir)]  # the directory itself, whatever link of ours leads there
-    for path, owner_of in [(root / ".git", os.lstat), (git_dir, os.lstat), *common]:
+    # the entries themselves (lstat), and the directories git reads whatever link of ours leads there (stat): a
+    # `.git -> /tmp/theirs/.git` is our link to another user's repository
+    common = [(c, os.stat) for c in _common_dir(git_dir)]
+    for path, owner_of in [(root / ".git", os.lstat), (git_dir, os.lstat), (git_dir, os.stat), *common]:
         try:
             if owner_of(path).st_uid != me:
                 return None
