@@ -117,10 +117,32 @@ def _include_fifo(origin) -> None:
     os.mkfifo(origin / "pipe")
 
 
+def _shared_index_fifo(origin) -> None:
+    """A split index (`git update-index --split-index`): `.git/index` names `.git/sharedindex.<hash>`, which every
+    read of the index opens, here a FIFO."""
+    subprocess.run(["git", "update-index", "--split-index"], cwd=origin, check=True, capture_output=True)
+    [shared] = (origin / ".git").glob("sharedindex.*")
+    shared.unlink()
+    os.mkfifo(shared)
+
+
+def _worktree_lock_fifo(origin) -> None:
+    """A linked worktree's record (`.git/worktrees/<id>/`, the worktree itself not shipped) whose `locked` is a
+    FIFO: `git worktree list` (`sessions list --worktrees`) opens it."""
+    subprocess.run(["git", "worktree", "add", "-q", str(origin.parent / "elsewhere")], cwd=origin, check=True,
+                   capture_output=True)
+    [record] = (origin / ".git" / "worktrees").iterdir()
+    os.mkfifo(record / "locked")
+
+
 SPECIALS = [(name, "fifo") for name in GIT_FILES] + [(name, "link to /dev/zero") for name in ("HEAD", "config", "index")]
 # Beyond git's named files: the refs and objects it opens on a status or log (refs/heads/<branch>, a loose object)
 DEEPER = {"branch ref fifo": _branch_ref("fifo"), "branch ref link to /dev/zero": _branch_ref("link"),
-          "loose commit object fifo": _head_commit_object, "fifo behind a long commondir": _long_commondir}
+          "loose commit object fifo": _head_commit_object, "fifo behind a long commondir": _long_commondir,
+          "config include of a fifo": _include_fifo, "split index's shared index fifo": _shared_index_fifo}
+# What only evo-agent's own git opens: `git worktree list` (`sessions list --worktrees`) reads each linked worktree's
+# record under `.git/worktrees/`.
+DOOR_ONLY = {"linked worktree's lock fifo": _worktree_lock_fifo}
 
 
 @pytest.mark.parametrize(("name", "kind"), SPECIALS)
@@ -145,8 +167,8 @@ def test_an_unasked_git_whose_refs_or_objects_hold_a_fifo_asks(tmp_path, model_s
 
 @pytest.mark.parametrize("command", ["git log -1 --oneline", "git show --stat", "git status"])
 def test_an_unasked_git_whose_configuration_includes_a_fifo_asks(tmp_path, model_server, command):
-    """The check waits up to 10 s on its own reading of the configuration, then asks (evo-agent's own git door
-    still waits on such an include for its 10 s timeout: not changed here)."""
+    """The command asks before any git reads the configuration (session.git_special_file follows its includes),
+    and evo-agent's own git door skips such a repository (below, DEEPER)."""
     project = _archive(tmp_path, _include_fifo)
     result, _, block = _bash(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
@@ -174,10 +196,11 @@ def test_an_unasked_git_whose_configuration_names_a_fifo_asks(tmp_path, model_se
     assert "timed out" not in block["content"]
 
 
-@pytest.mark.parametrize(("name", "kind"), [*SPECIALS, *((where, "deeper") for where in sorted(DEEPER))])
+@pytest.mark.parametrize(("name", "kind"), [*SPECIALS, *((where, "deeper") for where in sorted({**DEEPER,
+                                                                                             **DOOR_ONLY}))])
 def test_evo_agent_s_own_git_reads_never_wait_on_a_fifo_of_git_s(tmp_path, model_server, name, kind):
     """The door (session/git.py) skips such a repository: the start and `sessions list` take no git timeout."""
-    project = _archive(tmp_path, DEEPER[name] if kind == "deeper" else _planter(name, kind))
+    project = _archive(tmp_path, {**DEEPER, **DOOR_ONLY}[name] if kind == "deeper" else _planter(name, kind))
     bin_dir, log = _logging_git(tmp_path)
     model_server.script(text("hello"))
     env = model_server.env(clean_env(tmp_path / "home"))
@@ -185,6 +208,7 @@ def test_evo_agent_s_own_git_reads_never_wait_on_a_fifo_of_git_s(tmp_path, model
     result = cli.run("-p", "hi", timeout=120)
     assert result.rc == 0 and result.out.strip() == "hello", result.err
     assert cli.run("sessions", "list", timeout=120).rc == 0
+    assert cli.run("sessions", "list", "--worktrees", timeout=120).rc == 0
     # git blocks opening the FIFO until the door's timeout kills it: it must not be started at all
     assert not log.exists() or str(project) not in log.read_text(), log.read_text()
 

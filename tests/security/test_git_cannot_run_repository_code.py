@@ -31,6 +31,7 @@ from tests.security.hostile import (
     arm_repository,
     clone,
     fire_with_plain_git,
+    git,
     payload,
     sessions_as_git_dir,
     unpack_archive_of,
@@ -210,3 +211,61 @@ def test_another_worktrees_planted_sessions_directory_is_refused_when_listing_wo
     assert not marker.exists()
     fire_with_plain_git(other / ".evo-agent" / "sessions", "fsmonitor")
     assert marker.exists()
+
+
+@pytest.mark.parametrize("how", [".git a link of ours", "gitdir file naming a link of ours"])
+def test_a_link_of_ours_to_a_repository_another_user_owns_is_never_read(tmp_path, how):
+    """`.git -> /tmp/theirs/.git` (an archive keeps the link): the link is ours, the repository git reads is not."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("handing a directory to another user needs root")
+    shared = upstream(tmp_path, {"x.txt": "x\n"}, name="shared")
+    assert git(shared, "config", "evil.planted", "yes").returncode == 0
+    project = tmp_path / "unpacked"
+    project.mkdir()
+    if how == ".git a link of ours":
+        (project / ".git").symlink_to(shared / ".git")
+    else:
+        (project / "meta").symlink_to(shared / ".git")
+        (project / ".git").write_text("gitdir: meta\n")
+    assert run_git(project, "config", "--get", "evil.planted") == "yes\n"  # the control: ours, it is read
+    for root, dirs, files in os.walk(shared / ".git"):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), 65534, 65534)
+    os.lchown(shared / ".git", 65534, 65534)
+    assert run_git(project, "config", "--get", "evil.planted") is None
+
+
+@pytest.mark.parametrize("how", ["commondir relative", "commondir absolute", "gitdir file, then commondir",
+                                 "commondir through a link of ours"])
+def test_a_commondir_into_a_repository_another_user_owns_is_never_read(tmp_path, how):
+    """A git directory of this user's (an archive's `.git` holding HEAD and `commondir`) whose common directory,
+    where git reads `config`, refs and objects, is another user's: that user rewrites the configuration at any
+    time (an include of a FIFO or a terminal after the door checked it), so the door reads it no more than a
+    repository that user owns outright."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("handing a directory to another user needs root")
+    shared = upstream(tmp_path, {"x.txt": "x\n"}, name="shared")
+    assert git(shared, "config", "evil.planted", "yes").returncode == 0
+    project = tmp_path / "unpacked"
+    project.mkdir()
+    inner = project / ".git" if how != "gitdir file, then commondir" else project / "meta" / "wt"
+    inner.mkdir(parents=True)
+    (inner / "HEAD").write_text("ref: refs/heads/main\n")
+    common = shared / ".git"
+    (inner / "commondir").write_text(f"{common}\n" if how == "commondir absolute"
+                                     else "../common\n" if how == "commondir through a link of ours"
+                                     else os.path.relpath(common, inner) + "\n")
+    (project / "common").symlink_to(common)
+    if how == "gitdir file, then commondir":
+        (project / ".git").write_text("gitdir: meta/wt\n")
+    assert run_git(project, "config", "--get", "evil.planted") == "yes\n"  # the control: ours, it is read
+    for root, dirs, files in os.walk(common):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), 65534, 65534)
+    os.lchown(common, 65534, 65534)
+    assert run_git(project, "config", "--get", "evil.planted") is None
+    assert run_git(project, "rev-parse", "HEAD") is None

@@ -20,7 +20,8 @@ CHILD = """
 import sys
 from evo_agent.tools.shell_readonly import ReadOnlyPlan, plan_read_only
 plan = plan_read_only(sys.argv[1], sys.argv[2])
-assert isinstance(plan, ReadOnlyPlan), plan
+# stdin (here a pipe) is no regular file: the command asks (test_git_never_reads_a_terminal_its_config_includes.py)
+assert not isinstance(plan, ReadOnlyPlan) and "configuration includes" in plan, plan
 sys.stdout.write(sys.stdin.read())
 """
 

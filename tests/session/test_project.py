@@ -5,8 +5,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
 from evo_agent.session import SessionStore, find_project_dir, git_branch_of, git_worktree_root
-from evo_agent.session.project import git_branch_by_spawning
+from evo_agent.session.project import _include_paths, git_branch_by_spawning, included_special_file
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -55,3 +58,51 @@ def test_find_project_dir_prefers_the_nearest_evo_agent_then_the_git_root(projec
     (project / "src" / ".evo-agent").mkdir()
     assert find_project_dir(deep) == project / "src"
     assert find_project_dir(project) == project
+
+
+# Fragments of git configuration an attacker may combine to hide an `include.path` from a reader that is not git.
+_HEADERS = ["[include]", "[INCLUDE]", "[Include]", '[includeIf "gitdir:/"]', '[includeif "onbranch:m\\"x]"]',
+            '[include "sub"]', "[core]", "[include.sub]", "[includeIf]"]
+_KEYS = ["path", "PATH", "Path", "x", "path2"]
+_VALUES = ["/a", '"/b c"', "/d/\\\ne", '"/f"g', "/h ; comment", "/i # c", "/j\\\\", '"/k\\"l"', "/m\\tn", "  /o  ",
+           "/p\tq r", "/s\u00a0t", "/u\x0bv", "\t/w\t", "/x\\", "/y\0z"]
+_SEPARATORS = ["\n", " ", "\t", "\r\n", "\n# comment\n", "\n; [include] path = /no\n"]
+
+
+@st.composite
+def _configs(draw) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 6))):
+        if draw(st.booleans()):
+            parts.append(draw(st.sampled_from(_HEADERS)))
+        key, value = draw(st.sampled_from(_KEYS)), draw(st.sampled_from(_VALUES))
+        parts.append(f"{key}{draw(st.sampled_from([' = ', '=', ' =']))}{value}")
+        parts.append(draw(st.sampled_from(_SEPARATORS)))
+    return "[core]\n" + "\n".join(parts) + draw(st.sampled_from(["\n", ""]))  # the end of the file ends a line
+
+
+@settings(max_examples=60, deadline=None)
+@given(config=_configs())
+def test_the_include_paths_read_are_the_ones_git_reads(tmp_path_factory, config):
+    """project._include_paths (what evo-agent judges before any git runs) against git's own parser, on every valid
+    spelling of headers, keys, quotes, escapes, comments, continued values, whitespace inside a value (a tab, a no-break
+    space git takes as a letter, a vertical tab) and a file ending without a newline."""
+    path = tmp_path_factory.mktemp("cfg") / "config"
+    path.write_bytes(config.encode())
+    got = subprocess.run(["git", "config", "--file", str(path), "--no-includes", "--null", "--get-regexp",
+                          r"^include(if\..*)?\.path$"], capture_output=True, timeout=30)
+    assume(got.returncode in (0, 1))  # 1: no such key; anything else: a file git refuses (and reads no further)
+    by_git = [item.split(b"\n", 1)[1].decode() for item in got.stdout.split(b"\0") if item]
+    ours = _include_paths(config.encode())  # each value in every spelling a git version gives it
+    assert len(ours) == len(by_git), (ours, by_git)
+    assert all(value in spellings for value, spellings in zip(by_git, ours)), (ours, by_git)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tail=st.binary(max_size=600), text=st.text(max_size=300))
+def test_judging_the_includes_of_any_configuration_never_raises(tmp_path_factory, tail, text):
+    """Whatever bytes an archive's `.git/config` holds, the check answers (a path or None), never a traceback."""
+    path = tmp_path_factory.mktemp("any") / "config"
+    path.write_bytes(b"[include]\n\tpath = " + text.encode("utf-8", "surrogatepass") + b"\n" + tail)
+    found = included_special_file(str(path))
+    assert found is None or isinstance(found, str)

@@ -290,8 +290,19 @@ class Policy:
         if rule is not None:
             return Verdict("allow", f"rule {rule}")
         # As narrow as what was asked: the file read, or the tree a glob/grep searches — never a parent.
-        spec = f"{t.path}/**" if t.path.is_dir() else str(t.path)
+        spec = f"{t.path}/**" if _is_dir(t.path) else str(t.path)
         return Verdict("ask", f"mode {self.mode}", f"{t.shown} is outside the project", _exact_rule("Read", spec))
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether `path` is a directory; False for any path the system cannot stat (a model's name longer than 255
+    bytes: pathlib's is_dir() raises ENAMETOOLONG, and that ended the whole run with an internal error)."""
+    import stat
+
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _other_links(path: Path) -> int:

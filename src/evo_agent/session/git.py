@@ -32,12 +32,16 @@ runs git plainly:
   `GIT_CONFIG_PARAMETERS` inherited from a hook would redirect it), and HOME and
   XDG_CONFIG_HOME name an empty private directory, with GIT_CONFIG_NOSYSTEM
   (`config_pins`): no global or system configuration file is read at all;
-- a repository another user owns (a `/tmp/.git` above a shared directory) is
-  not read at all: git refuses one it discovers (`safe.directory`) but trusts an
-  explicit `--git-dir`, so the door checks the owner itself;
+- a repository another user owns (a `/tmp/.git` above a shared directory, or the
+  common directory a `commondir` names) is not read at all: git refuses one it
+  discovers (`safe.directory`) but trusts an explicit `--git-dir`, so the door
+  checks the owner itself;
 - nor is one whose own files (`HEAD`, `config`, `index`, `packed-refs`, …:
   project.GIT_OWN_FILES) include a FIFO, device or socket: git would block
-  opening a FIFO until the timeout kills it (an unpacked archive keeps FIFOs).
+  opening a FIFO until the timeout kills it (an unpacked archive keeps FIFOs);
+- nor is one whose configuration includes (`[include]`, `[includeIf]`, however spelled) anything but a regular
+  file: git opens an included path as configuration whatever it is, and `path = /dev/tty` (or `/dev/pts/N`) had
+  it read the keys the user typed until the timeout (project.included_special_file).
 """
 
 from __future__ import annotations
@@ -196,15 +200,28 @@ def repository(start: Path | str) -> tuple[Path, Path] | None:
     if git_dir is None:
         return None
     me = os.geteuid()
-    for path in (root / ".git", git_dir):  # git's own safe.directory rule, which an explicit --git-dir skips
+    # git's own safe.directory rule, which an explicit --git-dir skips; and the common directory its `commondir`
+    # names, where git reads `config`, refs and objects (another user's could rewrite them after any check here)
+    # the entries themselves (lstat), and the directories git reads whatever link of ours leads there (stat): a
+    # `.git -> /tmp/theirs/.git` is our link to another user's repository
+    common = [(c, os.stat) for c in _common_dir(git_dir)]
+    for path, owner_of in [(root / ".git", os.lstat), (git_dir, os.lstat), (git_dir, os.stat), *common]:
         try:
-            if os.lstat(path).st_uid != me:
+            if owner_of(path).st_uid != me:
                 return None
         except OSError:
             return None
     if git_special_file(git_dir) is not None:
         return None  # a FIFO for its config, index, HEAD…: git would wait on it until the timeout, every time
     return root, git_dir
+
+
+def _common_dir(git_dir: Path) -> tuple[Path, ...]:
+    """The directory `git_dir/commondir` names (a linked worktree's main `.git`), as git reads it: whole."""
+    from .project import COMMONDIR_LIMIT, read_git_file
+
+    common = (read_git_file(git_dir / "commondir", COMMONDIR_LIMIT) or "").strip()
+    return (Path(os.path.join(git_dir, common)),) if common else ()
 
 
 def start_git(start: Path | str, *args: str) -> tuple[subprocess.Popen[bytes], Path] | None:

@@ -86,7 +86,8 @@ def _home_dirs() -> tuple[Path, ...]:
 
 def read_git_file(path: Path, limit: int = 4096) -> str | None:
     """The start of one of git's small files (`.git`, `HEAD`, `commondir`), or None: missing, unreadable, or not a
-    regular file. Opened without blocking: a FIFO an unpacked archive put there would hang the start."""
+    regular file. Opened without blocking: a FIFO an unpacked archive put there would hang the start. Up to its
+    first NUL, as git reads it (a C string): a path with a NUL in it made every stat raise ValueError."""
     import stat
 
     try:
@@ -96,7 +97,7 @@ def read_git_file(path: Path, limit: int = 4096) -> str | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        return os.read(fd, limit).decode("utf-8", "replace")
+        return os.read(fd, limit).partition(b"\0")[0].decode("utf-8", "replace")
     except OSError:
         return None
     finally:
@@ -144,12 +145,275 @@ def git_special_file(git_dir: Path) -> Path | None:
             odd = _special_under(os.path.join(directory, tree))
             if odd is not None:
                 return Path(odd)
+        for name in ("config", "config.worktree"):
+            included = included_special_file(os.path.join(directory, name))
+            if included is not None:
+                return Path(included)
+        shared = _special_shared_index(directory)
+        if shared is not None:
+            return Path(shared)
     return None
 
 
+def _special_shared_index(directory: str) -> str | None:
+    """A `sharedindex.<hash>` in `directory` that is no regular file: a split index (`update-index --split-index`)
+    names one, and every read of the index opens it (a FIFO there held `git ls-files` until the timeout)."""
+    import stat
+
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.startswith("sharedindex."):
+                    try:
+                        if not stat.S_ISREG(os.stat(entry.path).st_mode):
+                            return entry.path
+                    except OSError:
+                        continue  # a dangling link: git finds no file there, nothing to wait on
+    except OSError:
+        pass
+    return None
+
+
+# How deep git follows includes (MAX_INCLUDE_DEPTH), and how much of one configuration file is judged.
+INCLUDE_DEPTH = 10
+CONFIG_LIMIT = 1 << 20
+
+
+def included_special_file(config: str, depth: int = 0, seen: set[tuple[int, int, str]] | None = None) -> str | None:
+    """The first file the git configuration file `config` includes (`[include] path`, `[includeIf "…"] path`, and
+    what those include in turn) that exists but is no regular file (links followed), or is another user's (not
+    yours, not root's), else None.
+
+    git opens an included path as configuration whatever it is: an unpacked archive's `.git/config` with
+    `path = /dev/tty` (or a link to it, or `/dev/pts/0` … `/dev/pts/255`, which reach the user's terminal from any
+    session) made every git evo-agent started read the keys the user typed, as configuration, until its
+    timeout; a FIFO made it wait out the timeout. Every condition is taken as true. A file too large to judge
+    whole counts as special (its `path` may lie past what was read). Each file is judged once from each real
+    directory (`seen`; its relative includes depend on the directory it was named in): a configuration
+    including itself a hundred times would otherwise be read 100**10 times.
+    """
+    import stat
+
+    seen = set() if seen is None else seen
+    data = _read_config(config)
+    if data is None:
+        return None
+    if len(data) > CONFIG_LIMIT:
+        return config
+    for value in {v for spellings in _include_paths(data) for v in spellings}:
+        for target in _interpolate(value, os.path.dirname(config)):
+            try:
+                st = os.stat(target)
+            except (OSError, ValueError):
+                continue  # nothing there: git skips a missing include
+            mode = st.st_mode
+            if st.st_uid not in (os.geteuid(), 0):
+                return target  # another user's: they may make it include a terminal once this check is done
+            if stat.S_ISREG(mode):
+                key = (st.st_dev, st.st_ino, os.path.realpath(os.path.dirname(target)))
+                if depth < INCLUDE_DEPTH and key not in seen:
+                    seen.add(key)
+                    found = included_special_file(target, depth + 1, seen)
+                    if found is not None:
+                        return found
+            elif not stat.S_ISDIR(mode):
+                return target
+    return None
+
+
+def _read_config(path: str) -> bytes | None:
+    """A regular file's bytes (one more than CONFIG_LIMIT at most), without blocking; None when it is not one."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], CONFIG_LIMIT + 1
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _include_paths(data: bytes) -> list[tuple[str, ...]]:
+    """Every `include.path` and `includeIf.<condition>.path` value of one configuration file, read the way git's
+    parser reads it (config.c: a key after a header on the same line, quotes, escapes, a value continued
+    past a backslash-newline, comments; only ASCII space, tab, CR and LF are whitespace), up to the first error,
+    where git stops too. Each value in every spelling a git version gives it (see `_value`).
+
+    A section name is letters, digits, `-` and `.` only, never escaped or continued: a file that does not hold
+    `include` in any case has none (the common case costs one search).
+    """
+    if b"include" not in data.lower():
+        return []
+    text = data.decode("utf-8", "surrogateescape").replace("\r\n", "\n")
+    text = text.removeprefix("\ufeff")
+    found: list[tuple[str, ...]] = []
+    section = ""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        i += 1
+        if c in _SPACE:
+            continue
+        if c in "#;":
+            i = _line_end(text, i)
+            continue
+        if c == "[":
+            header = _section_header(text, i)
+            if header is None:
+                return found
+            section, i = header
+            continue
+        if not _is_alpha(c):
+            return found
+        start = i - 1
+        while i < n and (_is_alnum(text[i]) or text[i] == "-"):
+            i += 1
+        key = text[start:i].lower()
+        while i < n and text[i] in " \t":
+            i += 1
+        if i >= n or text[i] == "\n":
+            continue  # a key with no `=`: a boolean, no path
+        if text[i] != "=":
+            return found
+        value, i = _value(text, i + 1)
+        if value is None:
+            return found
+        if key == "path" and (section == "include" or section.startswith("includeif\0")):
+            found.append(tuple(dict.fromkeys(v.partition("\0")[0] for v in value)))  # a C string: ends at a NUL
+    return found
+
+
+_SPACE = " \t\r\n"  # git's isspace (sane_ctype): a no-break space or a vertical tab is part of a path to git
+
+
+def _is_alpha(c: str) -> bool:
+    return c.isascii() and c.isalpha()
+
+
+def _is_alnum(c: str) -> bool:
+    return c.isascii() and c.isalnum()
+
+
+def _line_end(text: str, i: int) -> int:
+    end = text.find("\n", i)
+    return len(text) if end < 0 else end
+
+
+def _section_header(text: str, i: int) -> tuple[str, int] | None:
+    """(`name` lowercased, or `name\\0subsection`; the index after `]`) for a header starting at `text[i]`."""
+    n, start = len(text), i
+    while i < n and (_is_alnum(text[i]) or text[i] in "-."):
+        i += 1
+    name = text[start:i].lower()
+    if i < n and text[i] == "]":
+        return name, i + 1
+    if i >= n or text[i] not in _SPACE:
+        return None
+    while i < n and text[i] in _SPACE:
+        if text[i] == "\n":
+            return None
+        i += 1
+    if i >= n or text[i] != '"':
+        return None
+    i += 1
+    sub: list[str] = []
+    while i < n and text[i] != '"':
+        if text[i] == "\n":
+            return None
+        if text[i] == "\\":
+            i += 1
+            if i >= n or text[i] == "\n":
+                return None
+        sub.append(text[i])
+        i += 1
+    if i + 1 >= n or text[i + 1] != "]":
+        return None
+    return f"{name}\0{''.join(sub)}", i + 2
+
+
+def _value(text: str, i: int) -> tuple[tuple[str, str] | None, int]:
+    """A value from `text[i]` (after `=`) to its line's end, as git's parse_value makes it: unquoted whitespace
+    dropped before and after, and inside it kept as written (newer git) or one space per character (older
+    git, 2.39 among them: both are returned); the end of the file ends a line (and a backslash before it)."""
+    out: list[str] = []
+    old: list[str] = []
+    n, quote, comment, pending = len(text), False, False, ""
+    while True:
+        c = text[i] if i < n else "\n"
+        i += 1
+        if c == "\n":
+            if quote:
+                return None, i
+            return ("".join(out), "".join(old)), i
+        if comment:
+            continue
+        if c in _SPACE and not quote:
+            if out:
+                pending += c
+            continue
+        if not quote and c in ";#":
+            comment = True
+            continue
+        out.append(pending)
+        old.append(" " * len(pending))
+        pending = ""
+        if c == "\\":
+            c = text[i] if i < n else "\n"
+            i += 1
+            if c == "\n":
+                continue  # a value continued on the next line
+            c = {"t": "\t", "b": "\b", "n": "\n"}.get(c, c)
+            if c not in "\t\b\n\\\"":
+                return None, i
+            out.append(c)
+            old.append(c)
+        elif c == '"':
+            quote = not quote
+        else:
+            out.append(c)
+            old.append(c)
+
+
+def _interpolate(value: str, base: str) -> list[str]:
+    """The paths git may open for an include `value` (interpolate_path): `~/` in the pinned empty home (git.py),
+    `~user/`, `%(prefix)/` under each usual prefix, anything relative to the including file's directory."""
+    if not value:
+        return []
+    if value.startswith("%(prefix)/"):
+        rest = value[len("%(prefix)/"):]
+        return [os.path.join(prefix, rest) for prefix in ("/usr", "/usr/local", "/")]
+    if value.startswith("~"):
+        user, _, rest = value[1:].partition("/")
+        if not user:
+            from .git import config_pins
+
+            return [os.path.join(config_pins()["HOME"], rest)]
+        import pwd
+
+        try:
+            return [os.path.join(pwd.getpwnam(user).pw_dir, rest)]
+        except KeyError:
+            return []
+    return [value if os.path.isabs(value) else os.path.join(base, value)]
+
+
 # Directories whose every file git may open on a status or log: loose refs (HEAD's branch, tags, remotes) and
-# objects (a loose commit, a pack). A FIFO at `refs/heads/main` made `git log` wait as one at `HEAD` did.
-GIT_OWN_TREES = ("refs", "objects")
+# objects (a loose commit, a pack). A FIFO at `refs/heads/main` made `git log` wait as one at `HEAD` did; and each
+# linked worktree's record, which `git worktree list` reads (a FIFO at `worktrees/<id>/locked` held it).
+GIT_OWN_TREES = ("refs", "objects", "worktrees")
 
 
 def _special_under(top: str) -> str | None:

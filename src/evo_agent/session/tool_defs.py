@@ -42,12 +42,19 @@ def write_tool_defs(session_dir: Path | str, specs: list[dict[str, Any]]) -> boo
 
 
 def read_tool_defs(session_dir: Path | str) -> list[dict[str, Any]] | None:
-    """The definitions kept for the session in `session_dir`; None when it kept none (or they cannot be read)."""
+    """The definitions kept for the session in `session_dir`; None when it kept none (or they cannot be read).
+
+    Opened without blocking and read only when it is a regular file: a planted session's `mcp_tools.json` that
+    is a FIFO (an archive keeps one) held the resume's first request until a writer came, forever."""
+    import stat
+
     try:
-        fd = os.open(Path(session_dir) / MCP_TOOLS_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(Path(session_dir) / MCP_TOOLS_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         raw = os.read(fd, MAX_BYTES + 1)
     except OSError:
         return None

@@ -66,7 +66,31 @@ def validate_input(tool: Tool, tool_input: object) -> tuple[dict[str, Any] | Non
             continue
         if not _type_ok(value, spec.get("type")):
             return None, f"{tool.name}: field {key!r} must be of type {spec.get('type')}, got {type(value).__name__}"
+        if not tool.name.startswith("mcp__") and not _holdable(value):
+            return None, (f"{tool.name}: field {key!r} holds a NUL character or a lone surrogate, which no path or "
+                          "command can hold; nothing was run")
     return cleaned, None
+
+
+def _holdable(value: object) -> bool:
+    """Whether every string in `value` can be a path or a command word: no NUL, and every character encodable
+    the way paths are (UTF-8; `\\udc80`-`\\udcff` stand for bytes that are not UTF-8, as the tools print them).
+
+    Checked before anyone is asked: the permission check resolves a file tool's path first, and a NUL (os.stat's
+    ValueError) or `\\ud800` (UnicodeEncodeError) there ended the whole run with an internal error."""
+    if isinstance(value, str):
+        if "\0" in value:
+            return False
+        try:
+            value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, list):
+        return all(_holdable(v) for v in value)
+    if isinstance(value, dict):
+        return all(_holdable(k) and _holdable(v) for k, v in value.items())
+    return True
 
 
 

@@ -425,8 +425,11 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
         odd = repository / ".git"
     if odd is not None:
         shown = os.path.relpath(odd, repository) if repository is not None else odd.name  # .git/refs/heads/main
-        raise _Ask(f"runs git on a repository whose {shown} is {special_kind(str(odd)) or 'not a regular file'}: "
-                   "git would wait on it forever")
+        kind = special_kind(str(odd)) or "not a regular file"
+        if shown.startswith(".."):  # a file its configuration includes (session.git_special_file): /dev/tty
+            shown = f"configuration includes {odd}, which"
+            kind = special_kind(str(odd)) or "another user's file"
+        raise _Ask(f"runs git on a repository whose {shown} is {kind}: git would wait on it forever")
     subcommand = args[0]
     _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], where)
     # The work tree is the directory holding `.git`, whatever `core.worktree` an unpacked archive's config says
@@ -554,7 +557,8 @@ def _alternates_out(objects: Path, project: Path, seen: set[Path], depth: int) -
 def _git_file_text(path: Path) -> str | None:
     """The whole of one of git's files (None: missing); _Ask when it is no regular file or longer than git's
     own limit of what it reads: the check must read what git reads, not its first 4 KiB (a `commondir` of
-    2,000 `./` then `../../work/.git` pointed git next door while the check saw the repository itself)."""
+    2,000 `./` then `../../work/.git` pointed git next door while the check saw the repository itself), and no
+    further than git, which stops at a NUL (a path holding one made every later stat raise ValueError)."""
     import stat
 
     try:
@@ -571,7 +575,7 @@ def _git_file_text(path: Path) -> str | None:
         os.close(fd)
     if len(data) > GIT_FILE_LIMIT:
         raise _Ask(f"runs git on a repository whose {path.name} is too long to check")
-    return data.decode("utf-8", "surrogateescape")
+    return data.partition(b"\0")[0].decode("utf-8", "surrogateescape")  # a C string to git: it ends at a NUL
 
 
 def _alternate_entries(text: str) -> list[str]:
