@@ -38,6 +38,7 @@ import sys
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path
 
 from .lazyre import lazy_re
@@ -1135,15 +1136,13 @@ class _AllowPlan:
             return [self.allows(text[start:end], data, start, end, m_start, m_end, stripped_prefix, line_memo)
                     for start, end, m_start, m_end in found]
         allowed = [False] * len(found)
+        secrets = [data[start:end] for start, end, _ms, _me in found]
         if self.secret is not None:
-            secrets = [data[start:end] for start, end, _ms, _me in found]
             self._allowed_in_one_search("secret", secrets, allowed)
         if self.stopwords is not None:
-            lowered = []
-            for start, end, _ms, _me in found:
-                secret_bytes = data[start:end]
-                lowered.append(secret_bytes.lower() if secret_bytes.isascii()
-                               else text[start:end].lower().encode("utf-8", "surrogatepass"))
+            lowered = [secret_bytes.lower() if secret_bytes.isascii()
+                       else text[start:end].lower().encode("utf-8", "surrogatepass")
+                       for secret_bytes, (start, end, _ms, _me) in zip(secrets, found)]
             if self.sources["newline_in_words"]:  # a word holding the joint: each secret alone
                 for i, piece in enumerate(lowered):
                     allowed[i] = allowed[i] or bool(self.stopwords(piece))
@@ -1159,7 +1158,11 @@ class _AllowPlan:
             self._allowed_in_one_search("match", matches, allowed)
         line_seen = list(LINE_MEMO)
         for i, (_start, _end, m_start, m_end) in enumerate(found):
-            if not allowed[i]:  # the line patterns, for the candidates nothing else allowed
+            if allowed[i]:
+                continue
+            if line_seen[3] and line_seen[0] <= m_start and m_end <= line_seen[1]:
+                allowed[i] = bool(line_seen[2])  # within the single line bounded last (a hundred `key=…;` on one line)
+            else:  # the line patterns, for the candidates nothing else allowed
                 allowed[i] = self._line_allows(data, m_start, m_end, line_seen)
         return allowed
 
@@ -1263,9 +1266,7 @@ def _pieces_matched(raw: Any, pieces: list[bytes], ask: Callable[[bytes], bool])
     leftmost match, so a piece's own match is either found or starts inside a match found, which touches it.
     """
     buffer = b"\n".join(pieces)
-    starts = [0]
-    for piece in pieces:
-        starts.append(starts[-1] + len(piece) + 1)
+    starts = _joint_starts(pieces)
     anchor, size, pos = _UNANCHORED(), len(buffer), 0
     seen: set[int] = set()
     while pos <= size:
@@ -1286,13 +1287,19 @@ def _pieces_matched(raw: Any, pieces: list[bytes], ask: Callable[[bytes], bool])
         pos = m_end if m_end > m_start else m_start + 1
 
 
+def _joint_starts(pieces: list[bytes]) -> list[int]:
+    """Where each of `pieces` begins in `b"\\n".join(pieces)`, and one more past the end (summed in C)."""
+    return list(accumulate(map(_PLUS_ONE, map(len, pieces)), initial=0))
+
+
+_PLUS_ONE = (1).__add__
+
+
 def _stopped_in_one_pass(find: Any, lowered: list[bytes], allowed: list[bool]) -> None:
     """Set `allowed[i]` where a stopword occurs in `lowered[i]` (a lowered secret's bytes, as `allows` reads it):
     one pass of the automaton over the pieces joined by `\\n`, which no stopword holds (`_any_word`), so that every
     word found lies in one piece and the search starts each piece afresh, finding a word in each that has one."""
-    starts = [0]
-    for piece in lowered:
-        starts.append(starts[-1] + len(piece) + 1)
+    starts = _joint_starts(lowered)
     for _index, start, _end in find(b"\n".join(lowered)):
         allowed[bisect_right(starts, start) - 1] = True
 
