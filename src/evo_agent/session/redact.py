@@ -464,11 +464,18 @@ def _mask_once(text: str) -> str:
 
 
 def _masked(text: str, spans: list[tuple[int, int, str]]) -> str:
-    parts, pos = [], 0
+    parts: list[str] = []
+    add = parts.append
+    masks: dict[str, str] = {}  # kind → its mask, formatted once (a dense text has thousands of one kind)
+    pos = 0
     for start, end, kind in spans:
-        parts += [text[pos:start], MASK.format(kind)]
+        add(text[pos:start])
+        mask = masks.get(kind)
+        if mask is None:
+            mask = masks[kind] = MASK.format(kind)
+        add(mask)
         pos = end
-    parts.append(text[pos:])
+    add(text[pos:])
     return "".join(parts)
 
 
