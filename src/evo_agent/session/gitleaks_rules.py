@@ -1384,13 +1384,22 @@ def find_spans(text: str, data: bytes, hits: dict[str, list[int]]) -> Iterator[t
         generic = rule_id.startswith("generic")
         has_ascii_digit = _ASCII_DIGIT.compiled.search
         candidates: list[tuple[int, int, int, int]] = []  # (start, end, m_start, m_end), in order
+        one_group = rule.pattern.groups == 1 and not group  # `_secret_span` read inline: the group unless short
+        entropy_known = _entropy_verdicts
         for spans in _matches(rule, data, hits, positions):
-            start, end = _secret_span(spans, group)
+            if one_group:
+                start, end = spans[1]
+                if end - start < 6:
+                    start, end = spans[0]
+            else:
+                start, end = _secret_span(spans, group)
             if start == end:
                 continue
             secret = text[start:end]
-            if floor and entropy_at_most(secret, floor):
-                continue
+            if floor:  # `entropy_at_most`, its verdict from the length and distinct count read here when kept
+                verdict = entropy_known.get((end - start, len(set(secret)), floor))
+                if verdict is True or (verdict is not False and entropy_at_most(secret, floor)):
+                    continue
             if generic and not (has_ascii_digit(secret) or (not secret.isascii() and any(map(str.isdigit, secret)))):
                 continue
             m_start, m_end = spans[0]
