@@ -152,3 +152,57 @@ def test_the_entropy_from_its_table_is_the_same_float(text):
 
     total = len(text)
     assert shannon_entropy(text) == -sum(c / total * math.log2(c / total) for c in Counter(text).values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ALLOW_PIECES), min_size=1, max_size=24), st.data())
+def test_the_allowlists_asked_at_once_decide_as_asked_one_by_one(pieces, data):
+    """Dense output: `find` asks the allowlists of all of a rule's candidates at once (`allows_many`: each target's
+    pieces joined by `\\n` and searched in multi-line mode, the stopwords in one pass). Each candidate gets the
+    answer `allows` gives it alone, whatever its pieces hold (`\\n`, `$`, values the lists allow whole)."""
+    from evo_agent.session import gitleaks_rules as g
+
+    text = "".join(pieces)
+    haystack = g.haystack(text)
+    rules = [r for r in g.rule_set().rules if r.allowlists]
+    generic = [r for r in rules if r.id == "generic-api-key"]
+    rule = data.draw(st.sampled_from(rules + generic * len(rules)))
+    plan = rule.allow_plan(g.rule_set().global_allowlist)
+    found = []
+    for _ in range(data.draw(st.integers(1, 12))):
+        m_start = data.draw(st.integers(0, len(text) - 1))
+        m_end = data.draw(st.integers(m_start + 1, len(text)))
+        start = data.draw(st.integers(m_start, m_end - 1))
+        found.append((start, data.draw(st.integers(start + 1, m_end)), m_start, m_end))
+    one_by_one = [plan.allows(text[s:e], haystack, s, e, ms, me, rule.stripped_prefix, list(g.LINE_MEMO))
+                  for s, e, ms, me in found]
+    assert plan.allows_many(text, haystack, found, rule.stripped_prefix) == one_by_one
+
+
+_LINEWISE_SOURCES = [r"^ab", r"ab$", r"\Aab", r"ab\z", r"\bab\b", r"a\sb", r"(?s)a.b", r"a[^x]b", r"^$", r"(?i)^x+$",
+                     r"b\n", r"(?:\n|\z)a", r"\Bb", r"[\n]a", r"x*"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(alphabet="abx \n", max_size=6), min_size=1, max_size=10),
+       st.lists(st.sampled_from(_LINEWISE_SOURCES), min_size=1, max_size=3))
+def test_one_search_of_joined_pieces_finds_what_a_search_of_each_finds(pieces, sources):
+    """`_pieces_matched`: anchors, word boundaries, `\\s`, `.` in single-line mode, negated classes and a `\\n`
+    of the pattern's own meet the joints between pieces; the pieces found are those a search of each alone
+    finds (a match across a joint, or in a piece holding `\\n`, has the pieces it touches asked alone)."""
+    from evo_agent.session import gitleaks_rules as g
+
+    each = g._compile("|".join(f"(?:{source})" for source in sources))
+    raw = g._lines_search(sources)
+    assert raw is not None
+    pieces_b = [p.encode() for p in pieces]
+    alone = {i for i, piece in enumerate(pieces_b) if each.search(piece) is not None}
+    assert set(g._pieces_matched(raw, pieces_b, lambda piece: each.search(piece) is not None)) == alone
+
+
+def test_patterns_that_set_multi_line_mode_are_asked_one_by_one():
+    from evo_agent.session import gitleaks_rules as g
+
+    assert g._linewise(r"(?m)^a") is None and g._linewise(r"(?im:a)") is None and g._linewise(r"\Qa$\E") is None
+    assert g._linewise(r"[\z]") is None and g._linewise(r"[a") is None
+    assert g._linewise(r"\Aa\\z[\]z$]\z") == r"^a\\z[\]z$]$"
