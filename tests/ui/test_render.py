@@ -214,6 +214,28 @@ def test_the_welcome_line_fits_the_terminal():
     assert line.rstrip().endswith("/project · /help for help")
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=80), st.sampled_from(["anthropic", "openai", "demo"]),
+       st.text(min_size=1, max_size=120), st.integers(min_value=10, max_value=220))
+def test_the_welcome_line_is_one_line_whatever_the_model_directory_and_width(model, provider, directory, width):
+    """A long model name (`--model claude-sonnet-4-5-20250929-…`) wrapped the line at 80 columns (`/he` / `lp`); a
+    directory of Chinese characters or escapes took more cells than its length."""
+    line = render.welcome_line(model, provider, "/" + directory, width)
+    assert "\n" not in line.plain and line.cell_len <= width - 1, (line.plain, line.cell_len)
+    assert line.plain.startswith("evo-agent")
+    if width >= 20:
+        assert line.plain.endswith(" · /help") or line.plain.endswith(" · /help for help"), line.plain
+
+
+def test_a_long_model_name_is_cut_in_the_welcome_not_the_help_hint():
+    line = render.welcome_line("claude-sonnet-4-5-20250929-with-a-really-long-suffix-for-a-proxy", "anthropic",
+                               "/tmp/project", 80).plain
+    assert line.startswith("evo-agent · anthropic/claude-sonnet-4-5-20250929") and line.endswith("… · /help")
+    assert len(line) == 79, line
+    chinese = render.welcome_line("claude-sonnet-4-5", "anthropic", "/home/项目/" + "很长的目录名" * 10, 80)
+    assert chinese.cell_len <= 79 and chinese.plain.endswith("很长的目录名 · /help for help"), chinese.plain
+
+
 def test_globs_and_paths_in_an_answer_keep_their_stars():
     # Two globs in one paragraph: CommonMark pairs their inner `*` runs and italicises what lies between.
     for written in ("run glob with **/*.py and **/*.md", "files: src/**/*.py, tests/**/*.py",

@@ -351,3 +351,13 @@ def test_narrowing_the_terminal_during_an_approval_leaves_no_second_menu_row(ter
     assert screen.count("Yes (after Ctrl+O)") == 1, screen
     t.keys("Escape")
     t.wait(r"Not run\.")
+
+
+def test_a_long_model_names_welcome_stays_one_line_with_its_help_hint(terminals, project, model_server):
+    """`--model` with a dated or proxy model's long name: the welcome wrapped at the edge (`… · /he` / `lp`)."""
+    model = "claude-sonnet-4-5-20250929-served-through-the-company-proxy-eu-west"
+    t = open_app(terminals, project, "--model", model, env=model_server.env())
+    t.wait(r"(?m)^claude-sonnet-4-5-2025.* · 0 tokens")  # the status line: the frame is drawn
+    lines = t.screen().splitlines()
+    assert lines[0].startswith("evo-agent · anthropic/claude-sonnet-4-5-2025") and lines[0].endswith("… · /help"), lines
+    assert lines[1].startswith("─"), lines  # the frame's first rule right under it: the welcome took one row

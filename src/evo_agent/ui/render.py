@@ -448,22 +448,38 @@ def _cut_to_cells(text: str, cells: int) -> str:
 
 
 def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -> Text:
-    """`evo-agent · anthropic/claude-sonnet-4-5 · ~/src/shop · /help for help`, one line of `width` cells."""
+    """`evo-agent · anthropic/claude-sonnet-4-5 · ~/src/shop · /help for help`, one line of `width` cells.
+
+    Measured in cells after the names' control characters are made visible: a dated or custom model name
+    (`--model claude-sonnet-4-5-20250929-…`) left no room even without the directory, and the line wrapped
+    at the edge (`/he` / `lp`); a Chinese directory's characters take two cells each."""
+    from rich.cells import cell_len
+
     home = os.path.expanduser("~")
     where = "~" + project_dir[len(home):] if home not in ("", "/") and (
         project_dir == home or project_dir.startswith(home + os.sep)) else project_dir
+    where = terminal_line(where)
+    name = terminal_line(f"{provider}/{model}")
+    cells = max(width - 1, 1)
     head, tail = "evo-agent", " · /help for help"
-    middle = f" · {provider}/{model} · "
-    room = width - len(head) - len(middle) - len(tail) - 1
+    room = cells - len(head) - cell_len(name) - 6 - len(tail)
     if room < 9:  # a narrow screen or a long model name: a shorter hint before no directory (it wrapped at 60)
         tail = " · /help"
-        room = width - len(head) - len(middle) - len(tail) - 1
+        room = cells - len(head) - cell_len(name) - 6 - len(tail)
     if room < 9:
-        middle, where = middle[:-3], ""
-    elif len(where) > room:
-        where = "…" + where[-(room - 1):]
+        where = ""
+        most = cells - len(head) - 3 - len(tail)  # what the model's name may take: it is cut, never the hint
+        if most < 2:
+            return Text(head[:cells], style="bold")
+        if cell_len(name) > most:
+            name = _cut_to_cells(name, most - 1) + "…"
+        middle = f" · {name}"
+    else:
+        if cell_len(where) > room:  # the directory's end names it: its start is cut
+            where = "…" + _cut_to_cells(where[::-1], room - 1)[::-1]
+        middle = f" · {name} · {where}"
     out = Text()
     out.append(head, style="bold")
-    out.append(terminal_line(middle + where))  # one line, whatever the directory is named
+    out.append(middle)
     out.append(tail, style="evo.dim")
     return out
