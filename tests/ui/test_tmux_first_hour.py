@@ -361,3 +361,45 @@ def test_a_long_model_names_welcome_stays_one_line_with_its_help_hint(terminals,
     lines = t.screen().splitlines()
     assert lines[0].startswith("evo-agent · anthropic/claude-sonnet-4-5-2025") and lines[0].endswith("… · /help"), lines
     assert lines[1].startswith("─"), lines  # the frame's first rule right under it: the welcome took one row
+
+
+def test_rewind_before_the_first_prompt_says_there_is_nothing_to_rewind(terminals, project):
+    """`/rewind` in a new session (its transcript not written yet) showed `error: [Errno 2] No such file or
+    directory: '…/messages.jsonl'`."""
+    t = open_app(terminals, project)
+    ready(t)
+    say(t, "/rewind")
+    screen = t.wait(r"Nothing to rewind: no prompt in this session yet\.")
+    assert "Errno" not in screen and "error" not in screen, screen
+
+
+def test_the_slash_menu_is_chosen_with_the_arrows_and_enter_runs_the_chosen_command(terminals, project):
+    """With the `/` menu up, ↓ chose nothing and Enter sent `/` to the model as a prompt (a paid call answering
+    `/`); Claude Code and Codex move a highlight through their menu with ↑/↓ and run it with Enter."""
+    t = open_app(terminals, project)
+    ready(t)
+    t.type("/")
+    t.wait(r"/exit")
+    t.keys("Enter")
+    t.wait(r"Choose a command with ↓, or type its name")  # nothing sent: no prompt echoed, the menu still up
+    assert "› /\n" in t.screen() and "You said" not in t.scrollback(), t.scrollback()
+    t.keys("C-u")
+    t.type("/co")
+    t.wait(r"(?m)^  /cost ")
+    t.keys("Down", "Down")
+    screen = t.wait(r"(?m)^❯ /cost ")
+    assert "❯ /compact" not in screen, screen
+    t.keys("Enter")
+    t.wait(r"in \d+ model calls?|tokens used|session ")  # /cost's totals
+    assert "› /cost" in t.screen(), t.screen()
+    t.keys("Up")
+    t.wait(r"(?m)^› /cost$")  # the history holds the command run, not the `/co` typed
+    t.keys("C-u")
+    t.type("/ren")
+    t.wait(r"(?m)^  /rename NAME")
+    t.keys("Down", "Enter")  # a command that needs an argument waits for it
+    t.wait(r"(?m)^› /rename$")  # `/rename ` (tmux drops the trailing blank): not run yet
+    assert "› /rename\n" not in t.scrollback().split("› /cost")[-1].split("─")[0], t.scrollback()
+    t.type("my session")
+    t.keys("Enter")
+    t.wait(r"(?m)^› /rename my session$")

@@ -12,7 +12,8 @@ The agent's turn runs in a worker thread (the `AgentLike`/`TurnCallbacks` interf
 each event is handed to the event loop with `call_soon_threadsafe` and drawn by turn_view.py, so all
 drawing happens in one thread. Keys: Enter sends; Alt+Enter or Ctrl+J insert a newline; Esc interrupts the running
 turn (like Ctrl+C); Ctrl+C twice quits (130); Ctrl+D on an empty prompt quits (0); ↑/↓ walk the
-project's prompt history; Tab completes slash commands; Ctrl+O prints the last tool output in full.
+project's prompt history; `/` lists the slash commands (↓ chooses, Tab completes); Ctrl+O prints the last
+tool output in full.
 A prompt sent while a turn runs is queued and shown as queued.
 
 A question (an approval, a yes/no) is answered on purpose, never by typing meant for the prompt
@@ -69,6 +70,8 @@ from .turn_view import TurnEvents, TurnView, wrapped_tail
 if TYPE_CHECKING:
     from evo_agent.agent.resuming import Resumed
 
+    from .commands import SlashCommand
+
 __all__ = ["AgentApp", "run_app", "KEYS_HELP"]
 
 TICK_S = 0.12               # spinner and elapsed-time refresh while the agent works
@@ -124,6 +127,8 @@ class AgentApp:
         self._plan_cache: tuple[float, str] = (-1.0, "")   # (when read, the checklist)
         self._early_keys = b""                # keys typed before the first frame (ui/early_input.py)
         self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
+        self.command_choice: int | None = None  # the `/` menu's row chosen with ↓ (ui/keys.py); typing clears it
+        self.buffer.on_text_changed += lambda _: setattr(self, "command_choice", None)
         self.questions = Questions(self)      # the approval or y/n question that is up, and its menu
         self.screen = AppScreen(self)         # what the slash commands (ui/commands.py) act on
         self.app: Application = Application(
@@ -262,22 +267,32 @@ class AgentApp:
             return f"{matches[0].name} {matches[0].args}  {matches[0].help}"
         return "  ".join(m.name for m in matches)
 
+    def command_matches(self) -> list[SlashCommand]:
+        """The commands listed under the prompt (none when the menu is not up)."""
+        return complete_command(self.buffer.text) if self._completion_text() else []
+
     def _completions_line(self) -> FormattedText:
         """The commands the prompt could become, one a row with its arguments and help, as Claude Code and Codex
         list them under the prompt. (One line of names, cut with …, hid /permissions, /mcp, /help and /exit
-        from a `/` typed to see them.) At most what leaves the prompt room; the rest are named on a last row."""
-        text = self.buffer.text
-        matches = complete_command(text) if self._completion_text() else []
+        from a `/` typed to see them.) At most what leaves the prompt room; the rest are named on a last row.
+        The row chosen with ↓ is marked `❯` (and the rows scroll to keep it shown)."""
+        matches = self.command_matches()
         width = self.width() - 3  # indented under the prompt's text
         room = max(2, min(len(matches), self._rows() - 12))
-        shown = matches if len(matches) <= room else matches[:room - 1]
+        count = len(matches) if len(matches) <= room else room - 1
+        choice = self.command_choice
+        start = 0 if choice is None else max(0, min(choice - count + 1, len(matches) - count))
+        shown = matches[start:start + count]
         column = max(len(f"{m.name} {m.args}".strip()) for m in shown) if shown else 0
         parts: list[tuple[str, str]] = []
-        for i, m in enumerate(shown):
-            head = f"{'' if i == 0 else chr(10)}  {f'{m.name} {m.args}'.strip():<{column}}  "
-            parts += [("", head), ("class:dim", one_line(m.help, max(width - column - 2, 1)))]
+        for i, m in enumerate(shown, start):
+            chosen = i == choice
+            mark = "❯ " if chosen else "  "
+            head = f"{'' if i == start else chr(10)}{mark}{f'{m.name} {m.args}'.strip():<{column}}  "
+            parts += [("class:choice" if chosen else "", head),
+                      ("class:dim", one_line(m.help, max(width - column - 2, 1)))]
         if len(shown) < len(matches):
-            rest = matches[len(shown):]
+            rest = [m for m in matches if m not in shown]
             parts.append(("class:dim", "\n  " + one_line(f"… {len(rest)} more: " + " ".join(m.name for m in rest),
                                                       width)))
         return FormattedText(parts)
