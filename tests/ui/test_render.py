@@ -236,6 +236,18 @@ def test_a_long_model_name_is_cut_in_the_welcome_not_the_help_hint():
     assert chinese.cell_len <= 79 and chinese.plain.endswith("很长的目录名 · /help for help"), chinese.plain
 
 
+def test_a_long_prompt_is_echoed_by_its_start_and_a_count_of_the_rest():
+    """A 5,000-line paste was echoed whole: the conversation before it left the terminal's scrollback."""
+    log = "\n".join(f"line {i}: ERROR something failed" for i in range(5000))
+    lines = shown(render.user_prompt("what is wrong here?\n" + log)).splitlines()
+    assert lines[0] == "› what is wrong here?" and lines[1] == "  line 0: ERROR something failed", lines
+    assert len(lines) == render.PROMPT_SHOWN_LINES + 1 and lines[-1] == "  … 4,989 more lines not shown (all sent)"
+    minified = shown(render.user_prompt("x" * 10_000)).splitlines()
+    assert minified[-1] == "  … 8,000 more characters not shown (all sent)", minified[-1]
+    fourteen = "\n".join(f"row {i}" for i in range(render.PROMPT_SHOWN_LINES + 2))
+    assert shown(render.user_prompt(fourteen)).splitlines()[-1] == f"  row {render.PROMPT_SHOWN_LINES + 1}"
+
+
 def test_globs_and_paths_in_an_answer_keep_their_stars():
     # Two globs in one paragraph: CommonMark pairs their inner `*` runs and italicises what lies between.
     for written in ("run glob with **/*.py and **/*.md", "files: src/**/*.py, tests/**/*.py",

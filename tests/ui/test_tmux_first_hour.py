@@ -403,3 +403,28 @@ def test_the_slash_menu_is_chosen_with_the_arrows_and_enter_runs_the_chosen_comm
     t.type("my session")
     t.keys("Enter")
     t.wait(r"(?m)^› /rename my session$")
+
+
+def test_a_5000_line_paste_is_sent_whole_and_echoed_by_its_start(terminals, project, model_server, tmp_path):
+    """A pasted log of 5,000 lines was echoed whole above the answer: tmux's 2,000 lines of scrollback then held
+    nothing but the paste's end, the welcome and every earlier answer gone."""
+    model_server.script(text("An earlier answer."), text("Got the log."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "hello")
+    t.wait(r"An earlier answer\.")
+    t.wait(r"tokens · context")
+    log = "\n".join(f"line {i}: ERROR something failed 日本語" for i in range(5000))
+    (tmp_path / "paste").write_text(log)
+    t.type("what is wrong here? ")
+    t.tmux("load-buffer", "-b", "p", str(tmp_path / "paste"))
+    t.tmux("paste-buffer", "-p", "-b", "p", "-t", t.name)
+    t.wait(r"line 4999: ERROR")  # the prompt box shows the paste's end
+    t.keys("Enter")
+    t.wait(r"Got the log\.")
+    history = t.scrollback()
+    assert "An earlier answer." in history and "line 4999" not in history, history[-2000:]
+    assert "› what is wrong here? line 0: ERROR something failed 日本語" in history, history[-2000:]
+    assert "  … 4,988 more lines not shown (all sent)" in history, history[-2000:]
+    content = model_server.requests[-1]["messages"][-1]["content"]
+    assert (content if isinstance(content, str) else content[0]["text"]) == "what is wrong here? " + log

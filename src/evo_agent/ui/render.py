@@ -91,16 +91,40 @@ def clip(text: Text, width: int | None) -> Text:
 
 # ---------------------------------------------------------------- prompts and answers
 
+PROMPT_SHOWN_LINES = 12     # a longer prompt (a pasted log) is echoed by its start and a count of the rest
+PROMPT_SHOWN_CHARS = 2_000  # and so is one long line (a minified file)
+
+
 def user_prompt(text: str, *, queued: bool = False) -> Text:
-    """`› the prompt` in bold; later lines of a multi-line prompt indented under the first."""
-    body = terminal_safe(text.rstrip("\n")).replace("\n", "\n  ")
+    """`› the prompt` in bold; later lines of a multi-line prompt indented under the first.
+
+    A long one (a pasted log, a minified file) shows its start and `… N more lines not shown (all sent)`, as
+    Claude Code shows `[Pasted text +N lines]`: echoed whole, a 5,000-line paste pushed the whole conversation
+    out of the terminal's scrollback, and a resume printed it all again."""
+    body, rest = _prompt_start(text.rstrip("\n"))
     out = Prose()  # wrapped between words in the app, as a notice, each wrapped line indented under the first
     out.hang = 2
     out.append("› ", style="evo.dim")
-    out.append(body, style="evo.queued" if queued else "evo.user")
+    out.append(terminal_safe(body).replace("\n", "\n  "), style="evo.queued" if queued else "evo.user")
+    if rest:
+        out.append(f"\n  … {rest} not shown (all sent)", style="evo.dim")
     if queued:
         out.append("  (queued)", style="evo.dim")
     return out
+
+
+def _prompt_start(text: str) -> tuple[str, str]:
+    """The start of a prompt that is echoed, and what is left out (`4,988 more lines`; empty: nothing)."""
+    lines = text.split("\n")
+    shown = text if len(lines) <= PROMPT_SHOWN_LINES + 2 else "\n".join(lines[:PROMPT_SHOWN_LINES])
+    shown = shown[:PROMPT_SHOWN_CHARS]
+    left = text[len(shown):]
+    if not left:
+        return text, ""
+    more = left.count("\n")
+    if more:
+        return shown, f"{more:,} more line{'s' if more != 1 else ''}"
+    return shown, f"{len(left):,} more characters"
 
 
 def answer(text: str) -> Answer:
