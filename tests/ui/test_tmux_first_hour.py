@@ -428,3 +428,22 @@ def test_a_5000_line_paste_is_sent_whole_and_echoed_by_its_start(terminals, proj
     assert "  … 4,988 more lines not shown (all sent)" in history, history[-2000:]
     content = model_server.requests[-1]["messages"][-1]["content"]
     assert (content if isinstance(content, str) else content[0]["text"]) == "what is wrong here? " + log
+
+
+def test_a_long_line_in_an_answers_code_block_copies_as_the_one_line_it_is(terminals, project, model_server):
+    """Rich wrapped a code block's long line, putting a line break and an indent inside it: the `docker run …`
+    the model gave, copied from the screen into a shell, ran its first half alone. The terminal wraps it now
+    (tmux joins what it wrapped: `capture-pane -J`), as an approval's long command."""
+    command = ("docker run --rm -it -v \"$PWD\":/work -w /work python:3.12-slim bash -c 'pip install -r "
+               "requirements.txt && python -m pytest -q'")
+    model_server.script(text(f"Run this:\n\n```bash\n{command}\necho done\n```\n\nThen tell me."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "how do I run the tests")
+    t.wait(r"Then tell me\.")
+    joined = t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()
+    assert "  " + command in [line.rstrip() for line in joined], joined
+    lines = t.screen().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  docker run"))
+    assert len(lines[start]) == 80 and lines[start + 2] == "  echo done", lines  # wrapped once, at the edge
+    assert lines[start - 1] == "" and lines[start + 3] == "", lines

@@ -328,12 +328,13 @@ class AgentApp:
     # ------------------------------------------------------------------ printing above the live region
     def render_ansi(self, *renderables: RenderableType) -> str:
         console = render.make_console(io.StringIO(), width=self.width(), force_terminal=True)
+        setattr(console, render.TERMINAL_WRAPS, True)  # an answer's code lines are left whole (ui/answer.py)
         for item in renderables:
-            # Lines of text are wrapped by the terminal (a copied id or path stays one line); Markdown by Rich;
-            # prose (render.Prose: notices) between words first.
+            # Lines of text are wrapped by the terminal (a copied id or path stays one line); Markdown by Rich,
+            # but for its code blocks' lines (not cropped); prose (render.Prose: notices) between words first.
             if isinstance(item, render.Prose):
                 item = item.wrapped(console.width)
-            console.print(item, soft_wrap=isinstance(item, Text))
+            console.print(item, soft_wrap=isinstance(item, Text), crop=not render.is_answer(item))
         return console.file.getvalue()  # type: ignore[attr-defined]
 
     def emit(self, *renderables: RenderableType) -> None:

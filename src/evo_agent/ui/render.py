@@ -17,6 +17,7 @@ import difflib
 import json
 import os
 import re
+import sys
 from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console, Group, RenderableType
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "THEME", "INTERRUPTED_MARKER", "SUMMARY_OPEN", "Answer", "answer", "approval_detail", "clip", "diff_lines",
-    "error_line",
+    "error_line", "is_answer", "TERMINAL_WRAPS", "PROMPT_SHOWN_LINES", "PROMPT_SHOWN_CHARS",
     "interrupted_notice", "is_interrupted_result", "make_console", "notice", "safe",
     "summary_block", "thinking_line", "tool_call", "tool_call_full", "tool_label", "tool_output_full", "tool_result",
     "user_prompt", "welcome_line",
@@ -125,6 +126,15 @@ def _prompt_start(text: str) -> tuple[str, str]:
     if more:
         return shown, f"{more:,} more line{'s' if more != 1 else ''}"
     return shown, f"{len(left):,} more characters"
+
+
+TERMINAL_WRAPS = "evo_terminal_wraps"  # set on a Console that prints an answer's code lines uncropped (ui/answer.py)
+
+
+def is_answer(item: object) -> bool:
+    """Whether `item` is an answer (without importing ui/answer.py, which loads rich.markdown, to find out)."""
+    module = sys.modules.get("evo_agent.ui.answer")
+    return module is not None and isinstance(item, module.Answer)
 
 
 def answer(text: str) -> Answer:
