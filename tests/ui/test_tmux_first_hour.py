@@ -447,3 +447,26 @@ def test_a_long_line_in_an_answers_code_block_copies_as_the_one_line_it_is(termi
     start = next(i for i, line in enumerate(lines) if line.startswith("  docker run"))
     assert len(lines[start]) == 80 and lines[start + 2] == "  echo done", lines  # wrapped once, at the edge
     assert lines[start - 1] == "" and lines[start + 3] == "", lines
+
+
+def test_after_ctrl_o_the_status_line_no_longer_says_the_lines_are_not_shown(terminals, project, model_server):
+    """Enter on Yes before Ctrl+O says `N lines are not shown yet: Ctrl+O shows them`; after Ctrl+O showed them
+    and the Yes rows came back, the status line still said so for seconds, contradicting the menu above it."""
+    from tests.fake_model_server import tool_use
+
+    (project / "big.py").write_text("".join(f"value_{i} = {i}\n" for i in range(200)))
+    new = "".join(f"value_{i} = {i * 2}\n" for i in range(200))
+    model_server.script(tool_use("write_file", {"path": "big.py", "content": new}), text("Written."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "double the values")
+    t.wait(r"Ctrl\+O shows all \(\d+ lines not shown\)")
+    t.keys("Down", "Enter")
+    t.wait(r"lines are not shown yet: Ctrl\+O shows them")
+    t.keys("C-o")
+    t.wait(r"(?m)^❯ Yes$")
+    # The frame that shows ❯ Yes draws the status line too: the bound only has to be shorter than the hint's
+    # 4 s (it held the stale hint until then), not a guess at how long a redraw takes.
+    t.wait(r"(?m)^↑/↓ choose · Enter answers", timeout=3)
+    t.keys("Enter")
+    t.wait(r"Written\.")

@@ -305,6 +305,8 @@ class Questions:
         self._app.emit(render.safe(f"  whole {'command' if tool == 'bash' else 'text'} ({lines} lines):",
                                    "evo.dim"), body)
         self.unseen = 0
+        if "Ctrl+O" in self._app._flash:  # `… not shown yet: Ctrl+O shows them` no longer holds: the keys come back
+            self._app._flash = ""
         self._app.app.invalidate()
 
     # ------------------------------------------------------------------ drawn by the app
