@@ -241,11 +241,11 @@ def test_a_long_prompt_is_echoed_by_its_start_and_a_count_of_the_rest():
     log = "\n".join(f"line {i}: ERROR something failed" for i in range(5000))
     lines = shown(render.user_prompt("what is wrong here?\n" + log)).splitlines()
     assert lines[0] == "› what is wrong here?" and lines[1] == "  line 0: ERROR something failed", lines
-    assert len(lines) == render.PROMPT_SHOWN_LINES + 1 and lines[-1] == "  … 4,989 more lines not shown (all sent)"
+    assert len(lines) == render.PROMPT_SHOWN_LINES + 1 and lines[-1] == "  … 4,981 more lines not shown (all sent)"
     minified = shown(render.user_prompt("x" * 10_000)).splitlines()
-    assert minified[-1] == "  … 8,000 more characters not shown (all sent)", minified[-1]
-    fourteen = "\n".join(f"row {i}" for i in range(render.PROMPT_SHOWN_LINES + 2))
-    assert shown(render.user_prompt(fourteen)).splitlines()[-1] == f"  row {render.PROMPT_SHOWN_LINES + 1}"
+    assert minified[-1] == "  … 6,000 more characters not shown (all sent)", minified[-1]
+    typed = "\n".join(f"row {i}" for i in range(render.PROMPT_SHOWN_LINES + 4))  # never 4 lines or fewer hidden
+    assert shown(render.user_prompt(typed)).splitlines()[-1] == f"  row {render.PROMPT_SHOWN_LINES + 3}"
 
 
 def test_globs_and_paths_in_an_answer_keep_their_stars():

@@ -92,8 +92,8 @@ def clip(text: Text, width: int | None) -> Text:
 
 # ---------------------------------------------------------------- prompts and answers
 
-PROMPT_SHOWN_LINES = 12     # a longer prompt (a pasted log) is echoed by its start and a count of the rest
-PROMPT_SHOWN_CHARS = 2_000  # and so is one long line (a minified file)
+PROMPT_SHOWN_LINES = 20     # a prompt longer by 5 lines or more (a pasted log) is echoed by its start and a count
+PROMPT_SHOWN_CHARS = 4_000  # and so is one long line (a minified file; a long typed paragraph stays whole)
 
 
 def user_prompt(text: str, *, queued: bool = False) -> Text:
@@ -117,7 +117,7 @@ def user_prompt(text: str, *, queued: bool = False) -> Text:
 def _prompt_start(text: str) -> tuple[str, str]:
     """The start of a prompt that is echoed, and what is left out (`4,988 more lines`; empty: nothing)."""
     lines = text.split("\n")
-    shown = text if len(lines) <= PROMPT_SHOWN_LINES + 2 else "\n".join(lines[:PROMPT_SHOWN_LINES])
+    shown = text if len(lines) < PROMPT_SHOWN_LINES + 5 else "\n".join(lines[:PROMPT_SHOWN_LINES])
     shown = shown[:PROMPT_SHOWN_CHARS]
     left = text[len(shown):]
     if not left:
