@@ -190,6 +190,36 @@ def test_a_long_line_shows_its_newest_words_in_the_live_region():
     assert wrapped_tail("漢字" * 30, 10, 2) == ["漢字漢字漢", "字漢字漢字"]
 
 
+_STREAMED = st.lists(st.sampled_from(["a", "b", " ", " ", "漢", "字", "é", "🎉", "\n", "xyzzy", "superlongwordthatgoeson"]),
+                     max_size=120).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_STREAMED, st.integers(min_value=4, max_value=100), st.integers(min_value=1, max_value=30))
+def test_the_live_region_wraps_a_streaming_line_between_words(text, width, rows):
+    """The streaming tail was cut at the screen's last cell: ` w17 …` started a row with the blank, and a word
+    could show in two pieces until its block was printed again, wrapped between words."""
+    from rich.cells import cell_len
+
+    from evo_agent.ui.turn_view import wrapped_tail
+
+    shown_rows = wrapped_tail(text, width, rows)
+    assert len(shown_rows) <= rows and all(cell_len(row) <= width for row in shown_rows), shown_rows
+    if len(wrapped_tail(text, width, 10_000)) <= rows:  # all of it shows: its words, in order, each whole
+        words = [w for line in text.split("\n") for w in line.split()]
+        fitting = [w for w in words if cell_len(w) <= width and not any(c in w for c in "漢字")]
+        shown_words = [w for row in shown_rows for w in row.split()]
+        assert all(w in shown_words for w in fitting), (shown_rows, fitting)
+        assert "".join(shown_words) == "".join(words), shown_rows
+
+
+def test_a_streaming_row_never_starts_with_the_blank_between_two_words():
+    from evo_agent.ui.turn_view import wrapped_tail
+
+    rows = wrapped_tail("Streaming starts here. " + " ".join(f"w{j}" for j in range(60)), 80, 10)
+    assert rows[1].startswith("w17 ") and not any(row.startswith(" ") for row in rows), rows
+
+
 _BLOCKS = st.sampled_from([
     "A paragraph with `code` and **bold**.", "Two lines\nof one paragraph.", "# A heading", "Title\n=====",
     "- a\n- b", "1. one\n2. two", "3. three\n\n4. four", "> a quote\n> goes on", "---",
