@@ -470,3 +470,19 @@ def test_after_ctrl_o_the_status_line_no_longer_says_the_lines_are_not_shown(ter
     t.wait(r"(?m)^↑/↓ choose · Enter answers", timeout=3)
     t.keys("Enter")
     t.wait(r"Written\.")
+
+
+def test_the_reason_after_a_long_one_line_command_wraps_between_words(terminals, project):
+    """The command shown only in its question is wrapped by the terminal (it copies as one line); the reason
+    after it was too: a 65-character command left `(the c` at the edge and `ommand runs 'npm', …` below. The
+    reason now goes on lines of its own under the command, wrapped between words."""
+    t = open_app(terminals, project)
+    ready(t)
+    command = "npm run build -- --prod --verbose --output-path=dist/apps/website"
+    say(t, f"run {command}")
+    lines = t.wait(r"Esc says no").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("? run: npm"))
+    assert lines[start].rstrip() == "? run: " + command, lines
+    assert lines[start + 1].rstrip() == "  (the command runs 'npm', which may have side effects)", lines
+    t.keys("Escape")
+    t.wait(r"tokens · context")

@@ -151,6 +151,12 @@ class Questions:
             # the command is shown only here: the terminal wraps it, so it still copies as the one line it is (a
             # line break and an indent inserted between its words made a pasted copy run its first half alone)
             head: Text = Text()
+            if reason.plain and 2 + summary.cell_len + reason.cell_len > width:
+                # The reason goes under it, wrapped between words: after the command, the terminal cut it
+                # mid-word too (`(the c` / `ommand runs 'npm'`).
+                note = render.Prose("  " + reason.plain.strip(), style="evo.dim")
+                note.hang = 2
+                reason = Text("\n") + note.wrapped(width)
         else:
             head = render.Prose()  # wrapped between words, under its start (not `goe` / `s on`)
             head.hang = 2
