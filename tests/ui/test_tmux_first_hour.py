@@ -486,3 +486,22 @@ def test_the_reason_after_a_long_one_line_command_wraps_between_words(terminals,
     assert lines[start + 1].rstrip() == "  (the command runs 'npm', which may have side effects)", lines
     t.keys("Escape")
     t.wait(r"tokens · context")
+
+
+def test_compact_stopped_with_esc_says_so_without_an_error(terminals, project, model_server):
+    """Esc during `/compact` printed, in red, `error: cannot compact: the summary was interrupted; …`: the user
+    stopped it, nothing failed."""
+    model_server.script(text("First answer."), hang(60, text("never sent"), partial="Summ"))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "hello")
+    t.wait(r"First answer\.")
+    t.wait(r"tokens · context")
+    say(t, "/compact")
+    t.wait(r"compacting \d+ s · Esc interrupts")
+    model_server.hanging.wait(30)  # the summary's request is in: Esc stops it, not the start of the command
+    t.keys("Escape")
+    screen = t.wait(r"nothing was compacted")
+    assert "Interrupted: cannot compact: the summary was interrupted; nothing was compacted" in " ".join(
+        screen.split()), screen
+    assert "error" not in screen, screen

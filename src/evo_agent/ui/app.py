@@ -524,9 +524,13 @@ class AgentApp:
         self.emit(Text(""), render.user_prompt(line))
         run_command(line, self.screen, self.agent)
 
-    def _command_done(self, turn: int, message: str, error: str | None) -> None:
+    def _command_done(self, turn: int, message: str, error: str | None, *, stopped: bool = False) -> None:
         if turn == self._turn:
-            if error or message:
+            if error and stopped:
+                # Stopped by the user (Esc during /compact): what happened, not a failure in red ('error: cannot
+                # compact: the summary was interrupted'), as a call the user refused says 'not run: you said no'.
+                self.emit(render.notice(f"Interrupted: {error}"))
+            elif error or message:
                 self.emit(render.error_line(f"error: {error}") if error else render.notice(message))
             self._end()
             self._next_from_queue()

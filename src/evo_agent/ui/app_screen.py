@@ -69,7 +69,8 @@ class AppScreen:
         app._turn += 1
         turn = app._turn
         app._in_worker(lambda: work(cancel), lambda result, error: app._command_done(
-            turn, "", f"{failure}: {error}" if failure and error else error))
+            turn, "", f"{failure}: {error}" if failure and error else error,
+            stopped=interruptible and cancel.is_set()))  # Esc stopped it: said so, not as an error
 
     def send_prompt(self, prompt: str, *, shown: str) -> None:
         self._app.start_turn(prompt, shown=shown)
