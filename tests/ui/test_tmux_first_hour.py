@@ -354,13 +354,16 @@ def test_narrowing_the_terminal_during_an_approval_leaves_no_second_menu_row(ter
 
 
 def test_a_long_model_names_welcome_stays_one_line_with_its_help_hint(terminals, project, model_server):
-    """`--model` with a dated or proxy model's long name: the welcome wrapped at the edge (`… · /he` / `lp`)."""
+    """`--model` with a dated or proxy model's long name: the welcome wrapped at the edge (`… · /he` / `lp`), and the
+    status line had room for nothing after it but the tokens (no context, no permission mode)."""
     model = "claude-sonnet-4-5-20250929-served-through-the-company-proxy-eu-west"
     t = open_app(terminals, project, "--model", model, env=model_server.env())
     t.wait(r"(?m)^claude-sonnet-4-5-2025.* · 0 tokens")  # the status line: the frame is drawn
     lines = t.screen().splitlines()
     assert lines[0].startswith("evo-agent · anthropic/claude-sonnet-4-5-2025") and lines[0].endswith("… · /help"), lines
     assert lines[1].startswith("─"), lines  # the frame's first rule right under it: the welcome took one row
+    status = lines[4]  # the model's name cut, so the context and the permission mode still show
+    assert status.startswith("claude-sonnet-4-5-2025") and "… · 0 tokens · context 0% · mode ask" in status, lines
 
 
 def test_rewind_before_the_first_prompt_says_there_is_nothing_to_rewind(terminals, project):

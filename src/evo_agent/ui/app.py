@@ -307,13 +307,17 @@ class AgentApp:
             return FormattedText([("class:status.busy", fit([self._flash], width))])
         if self.activity.running:
             return FormattedText([("class:status.busy", self.activity.line(width))])
-        return FormattedText([("class:status", fit(self._idle_parts(), width))])
+        return FormattedText([("class:status", fit(self._idle_parts(width), width))])
 
-    def _idle_parts(self) -> list[str]:
+    def _idle_parts(self, width: int) -> list[str]:
         a = self.agent
         try:
             threshold = a.compact_threshold
-            parts = [a.model, f"{a.total_tokens:,} tokens",
+            # A long model name (a dated or proxied one) is cut to a third of the line: whole, it pushed the
+            # context and the permission mode off it (`fit` drops parts from the end).
+            most = max(16, width // 3)
+            model = a.model if len(a.model) <= most else a.model[:most - 1] + "…"
+            parts = [terminal_line(model), f"{a.total_tokens:,} tokens",
                      f"context {100 * a.context_chars // threshold}%" if threshold else "", cost_part(a),
                      f"mode {a.permission_mode}" if a.permission_mode else "",
                      # commands run unasked without bubblewrap: the allowlist alone decides (tools/sandbox.py)
