@@ -508,3 +508,28 @@ def test_compact_stopped_with_esc_says_so_without_an_error(terminals, project, m
     assert "Interrupted: cannot compact: the summary was interrupted; nothing was compacted" in " ".join(
         screen.split()), screen
     assert "error" not in screen, screen
+
+
+def test_the_reason_for_a_no_wraps_under_its_start(terminals, project, model_server):
+    """`└  refused: because …`: the reason typed for a no went on at column 0, under the └, cut where the
+    screen ended."""
+    from tests.fake_model_server import tool_use
+
+    model_server.script(tool_use("bash", {"command": "rm -rf build"}), text("OK, not removing."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "clean up")
+    t.wait(r"Esc says no")
+    t.keys("Down", "Down", "Down", "Down", "Down")
+    t.wait(r"(?m)^❯ No, and tell the model why")
+    t.keys("Enter")
+    t.wait(r"reason for no \(optional\)")
+    reason = "because the build directory holds the release candidate we ship tonight, and rebuilding it takes an hour"
+    t.type(reason)
+    t.keys("Enter")
+    lines = t.wait(r"OK, not removing\.").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  └  refused: because"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("● bash(rm -rf build)"))
+    said = lines[start:end]
+    assert len(said) > 1 and all(line.startswith("     ") for line in said[1:]), said
+    assert " ".join(" ".join(said).split()) == "└ refused: " + reason, said

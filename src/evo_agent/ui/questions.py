@@ -198,7 +198,12 @@ class Questions:
         words = {"yes": "allowed", "no": "refused", "always-session": "allowed for this session",
                  "always-project": "allowed in this project" + (f" ({request.rule})" if request.rule else "")}
         line = f"  └  {words.get(answer, answer)}" + (f": {message}" if message else "")
-        app.emit(render.safe(line, "evo.dim" if answer != "no" else "evo.warn"))
+        # The reason for a no, wrapped between words under its start (the terminal went on at column 0, under
+        # the └, and cut words); a reason of several lines keeps that indent on each.
+        style = "evo.dim" if answer != "no" else "evo.warn"
+        said = render.Prose(terminal_safe(line).replace("\n", "\n     "), style=style)
+        said.hang = 5
+        app.emit(said)
         if not future.done():
             future.set_result(ApprovalDecision(answer, message))  # type: ignore[arg-type]  # answer: one of the menu's Answer values
         app.refit()
