@@ -444,6 +444,7 @@ def test_a_long_line_in_an_answers_code_block_copies_as_the_one_line_it_is(termi
     ready(t)
     say(t, "how do I run the tests")
     t.wait(r"Then tell me\.")
+    t.wait(r"tokens · context")  # the turn is over: all of the answer is printed
     joined = t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()
     assert "  " + command in [line.rstrip() for line in joined], joined
     lines = t.screen().splitlines()
@@ -533,3 +534,21 @@ def test_the_reason_for_a_no_wraps_under_its_start(terminals, project, model_ser
     said = lines[start:end]
     assert len(said) > 1 and all(line.startswith("     ") for line in said[1:]), said
     assert " ".join(" ".join(said).split()) == "└ refused: " + reason, said
+
+
+def test_a_long_url_in_an_answer_copies_as_the_one_line_it_is(terminals, project, model_server):
+    """A paragraph's URL wider than the screen was folded by Rich at the edge with a line break: the link copied
+    from the screen (or clicked) was its first 80 characters. The terminal wraps it now (tmux joins what it
+    wrapped: `capture-pane -J`), and the words around it still wrap between words."""
+    url = "https://github.com/example-org/example-repository/blob/main/src/some/deeply/nested/path/to/file.py#L120"
+    model_server.script(text(f"The failing line is at {url} where the retry loop gives up too early and the "
+                             "error is swallowed."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "where does it fail")
+    t.wait(r"swallowed\.")
+    t.wait(r"tokens · context")  # the turn is over: the answer is printed, no longer the live region's tail
+    joined = [line.rstrip() for line in t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()]
+    assert url in joined, joined
+    assert "The failing line is at" in joined, joined  # the words before it end their line, between words
+    assert "where the retry loop gives up too early and the error is swallowed." in joined, joined
