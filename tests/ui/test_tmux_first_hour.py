@@ -552,3 +552,28 @@ def test_a_long_url_in_an_answer_copies_as_the_one_line_it_is(terminals, project
     assert url in joined, joined
     assert "The failing line is at" in joined, joined  # the words before it end their line, between words
     assert "where the retry loop gives up too early and the error is swallowed." in joined, joined
+
+
+def test_rewind_puts_the_prompt_gone_back_before_in_the_prompt_box(terminals, project, model_server):
+    """After `/rewind 2` the prompt box was empty: the prompt the user went back to fix had to be typed again
+    (Claude Code and Codex put it back in their input box to edit and send)."""
+    model_server.script(text("First answer."), text("Second answer."), text("Better answer."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "list the files")
+    t.wait(r"First answer\.")
+    t.wait(r"tokens · context")
+    say(t, "explain the retry logic in uploader.py")
+    t.wait(r"Second answer\.")
+    t.wait(r"tokens · context")
+    say(t, "/rewind 2")
+    t.wait(r"Rewound to before turn 2")
+    screen = t.wait(r"(?m)^› explain the retry logic in uploader\.py$")
+    lines = [line for line in screen.splitlines() if line.strip()]
+    assert lines[-3] == "› explain the retry logic in uploader.py" and lines[-1].startswith("claude-sonnet-4-5 · "), lines
+    t.type(" and its tests")
+    t.keys("Enter")
+    t.wait(r"Better answer\.")
+    content = model_server.requests[-1]["messages"][-1]["content"]
+    sent = content if isinstance(content, str) else content[0]["text"]
+    assert sent == "explain the retry logic in uploader.py and its tests", sent

@@ -328,6 +328,9 @@ class Repl:
     def send_prompt(self, prompt: str, *, shown: str) -> None:
         self.turn(prompt)  # the typed line (`/init`) is on the screen already
 
+    def edit_prompt(self, text: str) -> None:
+        """Nothing to do: a line read at the terminal has the prompt one ↑ away in its history."""
+
     def exit(self, code: int) -> None:
         self._exit_code = code
 

@@ -87,7 +87,8 @@ def cmd_rewind(screen: Screen, agent: AgentLike, arg: str) -> None:
         screen.error(f"no turn {arg}: choose 1 to {len(turns)}")
         return
     number, source = int(arg), agent.session_id
-    screen.run_work("rewinding", lambda cancel: rewind_and_restore(screen, agent, number, source),
+    prompt = turns[number - 1].text
+    screen.run_work("rewinding", lambda cancel: rewind_and_restore(screen, agent, number, source, prompt),
                     interruptible=False)
 
 
