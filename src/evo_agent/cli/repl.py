@@ -329,7 +329,7 @@ class Repl:
         self.turn(prompt)  # the typed line (`/init`) is on the screen already
 
     def edit_prompt(self, text: str) -> None:
-        """Nothing to do: a line read at the terminal has the prompt one ↑ away in its history."""
+        """Nothing: a line read by input() cannot be handed text to edit (the /rewind list shows the prompt)."""
 
     def exit(self, code: int) -> None:
         self._exit_code = code

@@ -51,8 +51,8 @@ class Screen(Protocol):
 
     def edit_prompt(self, text: str) -> None:
         """Offer `text` to be edited and sent again (after /rewind: the prompt gone back before, as Claude Code
-        and Codex put it back in their input box): the app in its prompt box, when that is empty; the REPL's
-        line editor already has it one ↑ away."""
+        and Codex put it back in their input box): the app in its prompt box, when that is empty; the REPL,
+        whose input() takes no text to edit, does nothing."""
 
     def send_prompt(self, prompt: str, *, shown: str) -> None:
         """Run `prompt` as an ordinary model turn; the scrollback shows `shown` as what was typed."""
