@@ -88,6 +88,9 @@ class RecordingScreen:
     def send_prompt(self, prompt: str, *, shown: str) -> None:
         self.calls.append(("send_prompt", shown))
 
+    def edit_prompt(self, text: str) -> None:
+        self.calls.append(("edit_prompt", text))
+
     def resume(self, session: str) -> None:
         self.calls.append(("resume", session))
 

@@ -190,6 +190,36 @@ def test_a_long_line_shows_its_newest_words_in_the_live_region():
     assert wrapped_tail("漢字" * 30, 10, 2) == ["漢字漢字漢", "字漢字漢字"]
 
 
+_STREAMED = st.lists(st.sampled_from(["a", "b", " ", " ", "漢", "字", "é", "🎉", "\n", "xyzzy", "superlongwordthatgoeson"]),
+                     max_size=120).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_STREAMED, st.integers(min_value=4, max_value=100), st.integers(min_value=1, max_value=30))
+def test_the_live_region_wraps_a_streaming_line_between_words(text, width, rows):
+    """The streaming tail was cut at the screen's last cell: ` w17 …` started a row with the blank, and a word
+    could show in two pieces until its block was printed again, wrapped between words."""
+    from rich.cells import cell_len
+
+    from evo_agent.ui.turn_view import wrapped_tail
+
+    shown_rows = wrapped_tail(text, width, rows)
+    assert len(shown_rows) <= rows and all(cell_len(row) <= width for row in shown_rows), shown_rows
+    if len(wrapped_tail(text, width, 10_000)) <= rows:  # all of it shows: its words, in order, each whole
+        words = [w for line in text.split("\n") for w in line.split()]
+        fitting = [w for w in words if cell_len(w) <= width and not any(c in w for c in "漢字")]
+        shown_words = [w for row in shown_rows for w in row.split()]
+        assert all(w in shown_words for w in fitting), (shown_rows, fitting)
+        assert "".join(shown_words) == "".join(words), shown_rows
+
+
+def test_a_streaming_row_never_starts_with_the_blank_between_two_words():
+    from evo_agent.ui.turn_view import wrapped_tail
+
+    rows = wrapped_tail("Streaming starts here. " + " ".join(f"w{j}" for j in range(60)), 80, 10)
+    assert rows[1].startswith("w17 ") and not any(row.startswith(" ") for row in rows), rows
+
+
 _BLOCKS = st.sampled_from([
     "A paragraph with `code` and **bold**.", "Two lines\nof one paragraph.", "# A heading", "Title\n=====",
     "- a\n- b", "1. one\n2. two", "3. three\n\n4. four", "> a quote\n> goes on", "---",
@@ -212,6 +242,40 @@ def test_the_welcome_line_fits_the_terminal():
     line = shown(render.welcome_line("claude-sonnet-4-5", "anthropic", "/tmp/" + "deep/" * 30 + "project", 80))
     assert len(line.rstrip("\n")) <= 80 and line.startswith("evo-agent · anthropic/claude-sonnet-4-5 · …")
     assert line.rstrip().endswith("/project · /help for help")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=80), st.sampled_from(["anthropic", "openai", "demo"]),
+       st.text(min_size=1, max_size=120), st.integers(min_value=10, max_value=220))
+def test_the_welcome_line_is_one_line_whatever_the_model_directory_and_width(model, provider, directory, width):
+    """A long model name (`--model claude-sonnet-4-5-20250929-…`) wrapped the line at 80 columns (`/he` / `lp`); a
+    directory of Chinese characters or escapes took more cells than its length."""
+    line = render.welcome_line(model, provider, "/" + directory, width)
+    assert "\n" not in line.plain and line.cell_len <= width - 1, (line.plain, line.cell_len)
+    assert line.plain.startswith("evo-agent")
+    if width >= 20:
+        assert line.plain.endswith(" · /help") or line.plain.endswith(" · /help for help"), line.plain
+
+
+def test_a_long_model_name_is_cut_in_the_welcome_not_the_help_hint():
+    line = render.welcome_line("claude-sonnet-4-5-20250929-with-a-really-long-suffix-for-a-proxy", "anthropic",
+                               "/tmp/project", 80).plain
+    assert line.startswith("evo-agent · anthropic/claude-sonnet-4-5-20250929") and line.endswith("… · /help")
+    assert len(line) == 79, line
+    chinese = render.welcome_line("claude-sonnet-4-5", "anthropic", "/home/项目/" + "很长的目录名" * 10, 80)
+    assert chinese.cell_len <= 79 and chinese.plain.endswith("很长的目录名 · /help for help"), chinese.plain
+
+
+def test_a_long_prompt_is_echoed_by_its_start_and_a_count_of_the_rest():
+    """A 5,000-line paste was echoed whole: the conversation before it left the terminal's scrollback."""
+    log = "\n".join(f"line {i}: ERROR something failed" for i in range(5000))
+    lines = shown(render.user_prompt("what is wrong here?\n" + log)).splitlines()
+    assert lines[0] == "› what is wrong here?" and lines[1] == "  line 0: ERROR something failed", lines
+    assert len(lines) == render.PROMPT_SHOWN_LINES + 1 and lines[-1] == "  … 4,981 more lines not shown (all sent)"
+    minified = shown(render.user_prompt("x" * 10_000)).splitlines()
+    assert minified[-1] == "  … 6,000 more characters not shown (all sent)", minified[-1]
+    typed = "\n".join(f"row {i}" for i in range(render.PROMPT_SHOWN_LINES + 4))  # never 4 lines or fewer hidden
+    assert shown(render.user_prompt(typed)).splitlines()[-1] == f"  row {render.PROMPT_SHOWN_LINES + 3}"
 
 
 def test_globs_and_paths_in_an_answer_keep_their_stars():

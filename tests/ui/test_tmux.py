@@ -313,8 +313,10 @@ def test_rewind_in_the_app_asks_and_restores_the_files(terminals, project, model
     t.wait(r"Restored 2 of 2 files\. Changes made through bash cannot be restored\.")
     assert (project / "a.txt").read_text() == "v1\n" and not (project / "sub/b.txt").exists()
     t.wait(r"tokens · context")  # idle: the prompt takes text again
+    t.wait(r"(?m)^› turn two$")  # the prompt gone back before, in the box to edit and send again
+    t.keys("C-u")
     t.type("typed after")
-    t.wait(r"› typed after")
+    t.wait(r"(?m)^› typed after$")
 
 
 def test_rewind_in_the_app_leaves_the_files_on_no_and_asks_about_a_file_changed_since(terminals, project,

@@ -351,3 +351,229 @@ def test_narrowing_the_terminal_during_an_approval_leaves_no_second_menu_row(ter
     assert screen.count("Yes (after Ctrl+O)") == 1, screen
     t.keys("Escape")
     t.wait(r"Not run\.")
+
+
+def test_a_long_model_names_welcome_stays_one_line_with_its_help_hint(terminals, project, model_server):
+    """`--model` with a dated or proxy model's long name: the welcome wrapped at the edge (`… · /he` / `lp`), and the
+    status line had room for nothing after it but the tokens (no context, no permission mode)."""
+    model = "claude-sonnet-4-5-20250929-served-through-the-company-proxy-eu-west"
+    t = open_app(terminals, project, "--model", model, env=model_server.env())
+    t.wait(r"(?m)^claude-sonnet-4-5-2025.* · 0 tokens")  # the status line: the frame is drawn
+    lines = t.screen().splitlines()
+    assert lines[0].startswith("evo-agent · anthropic/claude-sonnet-4-5-2025") and lines[0].endswith("… · /help"), lines
+    assert lines[1].startswith("─"), lines  # the frame's first rule right under it: the welcome took one row
+    status = lines[4]  # the model's name cut, so the context and the permission mode still show
+    assert status.startswith("claude-sonnet-4-5-2025") and "… · 0 tokens · context 0% · mode ask" in status, lines
+
+
+def test_rewind_before_the_first_prompt_says_there_is_nothing_to_rewind(terminals, project):
+    """`/rewind` in a new session (its transcript not written yet) showed `error: [Errno 2] No such file or
+    directory: '…/messages.jsonl'`."""
+    t = open_app(terminals, project)
+    ready(t)
+    say(t, "/rewind")
+    screen = t.wait(r"Nothing to rewind: no prompt in this session yet\.")
+    assert "Errno" not in screen and "error" not in screen, screen
+
+
+def test_the_slash_menu_is_chosen_with_the_arrows_and_enter_runs_the_chosen_command(terminals, project):
+    """With the `/` menu up, ↓ chose nothing and Enter sent `/` to the model as a prompt (a paid call answering
+    `/`); Claude Code and Codex move a highlight through their menu with ↑/↓ and run it with Enter."""
+    t = open_app(terminals, project)
+    ready(t)
+    t.type("/")
+    t.wait(r"/exit")
+    t.keys("Enter")
+    t.wait(r"Choose a command with ↓, or type its name")  # nothing sent: no prompt echoed, the menu still up
+    assert "› /\n" in t.screen() and "You said" not in t.scrollback(), t.scrollback()
+    t.keys("C-u")
+    t.type("/co")
+    t.wait(r"(?m)^  /cost ")
+    t.keys("Down", "Down")
+    screen = t.wait(r"(?m)^❯ /cost ")
+    assert "❯ /compact" not in screen, screen
+    t.keys("Enter")
+    t.wait(r"in \d+ model calls?|tokens used|session ")  # /cost's totals
+    assert "› /cost" in t.screen(), t.screen()
+    t.keys("Up")
+    t.wait(r"(?m)^› /cost$")  # the history holds the command run, not the `/co` typed
+    t.keys("C-u")
+    t.type("/ren")
+    t.wait(r"(?m)^  /rename NAME")
+    t.keys("Down", "Enter")  # a command that needs an argument waits for it
+    t.wait(r"(?m)^› /rename$")  # `/rename ` (tmux drops the trailing blank): not run yet
+    assert "› /rename\n" not in t.scrollback().split("› /cost")[-1].split("─")[0], t.scrollback()
+    t.type("my session")
+    t.keys("Enter")
+    t.wait(r"(?m)^› /rename my session$")
+
+
+def test_a_5000_line_paste_is_sent_whole_and_echoed_by_its_start(terminals, project, model_server, tmp_path):
+    """A pasted log of 5,000 lines was echoed whole above the answer: tmux's 2,000 lines of scrollback then held
+    nothing but the paste's end, the welcome and every earlier answer gone."""
+    model_server.script(text("An earlier answer."), text("Got the log."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "hello")
+    t.wait(r"An earlier answer\.")
+    t.wait(r"tokens · context")
+    log = "\n".join(f"line {i}: ERROR something failed 日本語" for i in range(5000))
+    (tmp_path / "paste").write_text(log)
+    t.type("what is wrong here? ")
+    t.tmux("load-buffer", "-b", "p", str(tmp_path / "paste"))
+    t.tmux("paste-buffer", "-p", "-b", "p", "-t", t.name)
+    t.wait(r"line 4999: ERROR")  # the prompt box shows the paste's end
+    t.keys("Enter")
+    t.wait(r"Got the log\.")
+    history = t.scrollback()
+    assert "An earlier answer." in history and "line 4999" not in history, history[-2000:]
+    assert "› what is wrong here? line 0: ERROR something failed 日本語" in history, history[-2000:]
+    assert "  … 4,980 more lines not shown (all sent)" in history, history[-2000:]
+    content = model_server.requests[-1]["messages"][-1]["content"]
+    assert (content if isinstance(content, str) else content[0]["text"]) == "what is wrong here? " + log
+
+
+def test_a_long_line_in_an_answers_code_block_copies_as_the_one_line_it_is(terminals, project, model_server):
+    """Rich wrapped a code block's long line, putting a line break and an indent inside it: the `docker run …`
+    the model gave, copied from the screen into a shell, ran its first half alone. The terminal wraps it now
+    (tmux joins what it wrapped: `capture-pane -J`), as an approval's long command."""
+    command = ("docker run --rm -it -v \"$PWD\":/work -w /work python:3.12-slim bash -c 'pip install -r "
+               "requirements.txt && python -m pytest -q'")
+    model_server.script(text(f"Run this:\n\n```bash\n{command}\necho done\n```\n\nThen tell me."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "how do I run the tests")
+    t.wait(r"Then tell me\.")
+    t.wait(r"tokens · context")  # the turn is over: all of the answer is printed
+    joined = t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()
+    assert "  " + command in [line.rstrip() for line in joined], joined
+    lines = t.screen().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  docker run"))
+    assert len(lines[start]) == 80 and lines[start + 2] == "  echo done", lines  # wrapped once, at the edge
+    assert lines[start - 1] == "" and lines[start + 3] == "", lines
+
+
+def test_after_ctrl_o_the_status_line_no_longer_says_the_lines_are_not_shown(terminals, project, model_server):
+    """Enter on Yes before Ctrl+O says `N lines are not shown yet: Ctrl+O shows them`; after Ctrl+O showed them
+    and the Yes rows came back, the status line still said so for seconds, contradicting the menu above it."""
+    from tests.fake_model_server import tool_use
+
+    (project / "big.py").write_text("".join(f"value_{i} = {i}\n" for i in range(200)))
+    new = "".join(f"value_{i} = {i * 2}\n" for i in range(200))
+    model_server.script(tool_use("write_file", {"path": "big.py", "content": new}), text("Written."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "double the values")
+    t.wait(r"Ctrl\+O shows all \(\d+ lines not shown\)")
+    t.keys("Down", "Enter")
+    t.wait(r"lines are not shown yet: Ctrl\+O shows them")
+    t.keys("C-o")
+    t.wait(r"(?m)^❯ Yes$")
+    # The frame that shows ❯ Yes draws the status line too: the bound only has to be shorter than the hint's
+    # 4 s (it held the stale hint until then), not a guess at how long a redraw takes.
+    t.wait(r"(?m)^↑/↓ choose · Enter answers", timeout=3)
+    t.keys("Enter")
+    t.wait(r"Written\.")
+
+
+def test_the_reason_after_a_long_one_line_command_wraps_between_words(terminals, project):
+    """The command shown only in its question is wrapped by the terminal (it copies as one line); the reason
+    after it was too: a 65-character command left `(the c` at the edge and `ommand runs 'npm', …` below. The
+    reason now goes on lines of its own under the command, wrapped between words."""
+    t = open_app(terminals, project)
+    ready(t)
+    command = "npm run build -- --prod --verbose --output-path=dist/apps/website"
+    say(t, f"run {command}")
+    lines = t.wait(r"Esc says no").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("? run: npm"))
+    assert lines[start].rstrip() == "? run: " + command, lines
+    assert lines[start + 1].rstrip() == "  (the command runs 'npm', which may have side effects)", lines
+    t.keys("Escape")
+    t.wait(r"tokens · context")
+
+
+def test_compact_stopped_with_esc_says_so_without_an_error(terminals, project, model_server):
+    """Esc during `/compact` printed, in red, `error: cannot compact: the summary was interrupted; …`: the user
+    stopped it, nothing failed."""
+    model_server.script(text("First answer."), hang(60, text("never sent"), partial="Summ"))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "hello")
+    t.wait(r"First answer\.")
+    t.wait(r"tokens · context")
+    say(t, "/compact")
+    t.wait(r"compacting \d+ s · Esc interrupts")
+    model_server.hanging.wait(30)  # the summary's request is in: Esc stops it, not the start of the command
+    t.keys("Escape")
+    screen = t.wait(r"nothing was compacted")
+    assert "Interrupted: cannot compact: the summary was interrupted; nothing was compacted" in " ".join(
+        screen.split()), screen
+    assert "error" not in screen, screen
+
+
+def test_the_reason_for_a_no_wraps_under_its_start(terminals, project, model_server):
+    """`└  refused: because …`: the reason typed for a no went on at column 0, under the └, cut where the
+    screen ended."""
+    from tests.fake_model_server import tool_use
+
+    model_server.script(tool_use("bash", {"command": "rm -rf build"}), text("OK, not removing."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "clean up")
+    t.wait(r"Esc says no")
+    t.keys("Down", "Down", "Down", "Down", "Down")
+    t.wait(r"(?m)^❯ No, and tell the model why")
+    t.keys("Enter")
+    t.wait(r"reason for no \(optional\)")
+    reason = "because the build directory holds the release candidate we ship tonight, and rebuilding it takes an hour"
+    t.type(reason)
+    t.keys("Enter")
+    lines = t.wait(r"OK, not removing\.").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  └  refused: because"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("● bash(rm -rf build)"))
+    said = lines[start:end]
+    assert len(said) > 1 and all(line.startswith("     ") for line in said[1:]), said
+    assert " ".join(" ".join(said).split()) == "└ refused: " + reason, said
+
+
+def test_a_long_url_in_an_answer_copies_as_the_one_line_it_is(terminals, project, model_server):
+    """A paragraph's URL wider than the screen was folded by Rich at the edge with a line break: the link copied
+    from the screen (or clicked) was its first 80 characters. The terminal wraps it now (tmux joins what it
+    wrapped: `capture-pane -J`), and the words around it still wrap between words."""
+    url = "https://github.com/example-org/example-repository/blob/main/src/some/deeply/nested/path/to/file.py#L120"
+    model_server.script(text(f"The failing line is at {url} where the retry loop gives up too early and the "
+                             "error is swallowed."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "where does it fail")
+    t.wait(r"swallowed\.")
+    t.wait(r"tokens · context")  # the turn is over: the answer is printed, no longer the live region's tail
+    joined = [line.rstrip() for line in t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()]
+    assert url in joined, joined
+    assert "The failing line is at" in joined, joined  # the words before it end their line, between words
+    assert "where the retry loop gives up too early and the error is swallowed." in joined, joined
+
+
+def test_rewind_puts_the_prompt_gone_back_before_in_the_prompt_box(terminals, project, model_server):
+    """After `/rewind 2` the prompt box was empty: the prompt the user went back to fix had to be typed again
+    (Claude Code and Codex put it back in their input box to edit and send)."""
+    model_server.script(text("First answer."), text("Second answer."), text("Better answer."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "list the files")
+    t.wait(r"First answer\.")
+    t.wait(r"tokens · context")
+    say(t, "explain the retry logic in uploader.py")
+    t.wait(r"Second answer\.")
+    t.wait(r"tokens · context")
+    say(t, "/rewind 2")
+    t.wait(r"Rewound to before turn 2")
+    screen = t.wait(r"(?m)^› explain the retry logic in uploader\.py$")
+    lines = [line for line in screen.splitlines() if line.strip()]
+    assert lines[-3] == "› explain the retry logic in uploader.py" and lines[-1].startswith("claude-sonnet-4-5 · "), lines
+    t.type(" and its tests")
+    t.keys("Enter")
+    t.wait(r"Better answer\.")
+    content = model_server.requests[-1]["messages"][-1]["content"]
+    sent = content if isinstance(content, str) else content[0]["text"]
+    assert sent == "explain the retry logic in uploader.py and its tests", sent

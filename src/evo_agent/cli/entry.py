@@ -62,8 +62,10 @@ def main() -> None:
         return
     from evo_agent.ui import early_input  # before the command line module and its imports
 
-    early_input.start()
     try:
+        # Inside the try: Ctrl+C twice read the moment the key thread starts interrupts the main thread while
+        # start() still waits for that thread, and a traceback was printed instead of the quiet exit (130).
+        early_input.start()
         from .main import main as run
 
         run()

@@ -328,6 +328,9 @@ class Repl:
     def send_prompt(self, prompt: str, *, shown: str) -> None:
         self.turn(prompt)  # the typed line (`/init`) is on the screen already
 
+    def edit_prompt(self, text: str) -> None:
+        """Nothing: a line read by input() cannot be handed text to edit (the /rewind list shows the prompt)."""
+
     def exit(self, code: int) -> None:
         self._exit_code = code
 

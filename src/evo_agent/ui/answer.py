@@ -11,22 +11,55 @@ from typing import Any, ClassVar
 
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Heading, Markdown, TableElement
+from rich.markdown import CodeBlock, Heading, Markdown, Paragraph, TableElement
+from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.table import Table
 
 from evo_agent.safe_text import terminal_safe
 
+from .render import TERMINAL_WRAPS, Prose
+
 __all__ = ["Answer"]
 
 
 class _PlainCodeBlock(CodeBlock):
-    """A fenced code block without the theme's background (the terminal's own colours stay)."""
+    """A fenced code block without the theme's background (the terminal's own colours stay).
+
+    Printed by the app (a console marked `TERMINAL_WRAPS`, printing with crop=False), a line wider than the
+    screen is left whole for the terminal to wrap, as a command in an approval is: Rich's wrap put a line
+    break and an indent inside it, so a long `docker run …` copied from the answer into a shell ran its first
+    half alone. Nested in a list or a quote (narrower than the screen), or elsewhere, it is wrapped."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         code = str(self.text).rstrip()
-        yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, padding=(0, 2),
-                     background_color="default")
+        if not getattr(console, TERMINAL_WRAPS, False) or options.max_width < console.width:
+            yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, padding=(0, 2),
+                         background_color="default")
+            return
+        highlighted = Syntax(code, self.lexer_name, theme=self.theme, background_color="default").highlight(code)
+        highlighted.rstrip()
+        for line in highlighted.split("\n", allow_blank=True):
+            yield Segment("  ")
+            yield from line.render(console)
+            yield Segment.line()
+
+
+class _Paragraph(Paragraph):
+    """A paragraph whose word wider than the screen (a long URL, a path) is left whole for the terminal to wrap,
+    when the app prints it (as a code block's line, above): Rich folded it at the edge with a line break, and
+    the URL copied from the screen was two pieces. Nested in a list or a quote, where Rich crops what is wider
+    than the room it gives, it is still folded."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not getattr(console, TERMINAL_WRAPS, False) or options.max_width < console.width:
+            yield from super().__rich_console__(console, options)
+            return
+        prose = Prose()  # wrapped between words, a word wider than the screen left whole (render.Prose)
+        prose.append_text(self.text)
+        wrapped = prose.wrapped(options.max_width)
+        wrapped.overflow = "ignore"  # Rich wraps it no further, and crops nothing
+        yield wrapped
 
 
 class _Heading(Heading):
@@ -99,7 +132,7 @@ class Answer(Markdown):
     the stars of paths and globs shown as written (see `_path_stars`)."""
 
     elements: ClassVar[dict] = {**Markdown.elements, "fence": _PlainCodeBlock, "code_block": _PlainCodeBlock,
-                                "table_open": _Table, "heading_open": _Heading}
+                                "table_open": _Table, "heading_open": _Heading, "paragraph_open": _Paragraph}
 
     def __init__(self, markup: str) -> None:
         markup = terminal_safe(markup)

@@ -12,7 +12,8 @@ The agent's turn runs in a worker thread (the `AgentLike`/`TurnCallbacks` interf
 each event is handed to the event loop with `call_soon_threadsafe` and drawn by turn_view.py, so all
 drawing happens in one thread. Keys: Enter sends; Alt+Enter or Ctrl+J insert a newline; Esc interrupts the running
 turn (like Ctrl+C); Ctrl+C twice quits (130); Ctrl+D on an empty prompt quits (0); ↑/↓ walk the
-project's prompt history; Tab completes slash commands; Ctrl+O prints the last tool output in full.
+project's prompt history; `/` lists the slash commands (↓ chooses, Tab completes); Ctrl+O prints the last
+tool output in full.
 A prompt sent while a turn runs is queued and shown as queued.
 
 A question (an approval, a yes/no) is answered on purpose, never by typing meant for the prompt
@@ -69,6 +70,8 @@ from .turn_view import TurnEvents, TurnView, wrapped_tail
 if TYPE_CHECKING:
     from evo_agent.agent.resuming import Resumed
 
+    from .commands import SlashCommand
+
 __all__ = ["AgentApp", "run_app", "KEYS_HELP"]
 
 TICK_S = 0.12               # spinner and elapsed-time refresh while the agent works
@@ -124,6 +127,8 @@ class AgentApp:
         self._plan_cache: tuple[float, str] = (-1.0, "")   # (when read, the checklist)
         self._early_keys = b""                # keys typed before the first frame (ui/early_input.py)
         self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
+        self.command_choice: int | None = None  # the `/` menu's row chosen with ↓ (ui/keys.py); typing clears it
+        self.buffer.on_text_changed += lambda _: setattr(self, "command_choice", None)
         self.questions = Questions(self)      # the approval or y/n question that is up, and its menu
         self.screen = AppScreen(self)         # what the slash commands (ui/commands.py) act on
         self.app: Application = Application(
@@ -262,22 +267,32 @@ class AgentApp:
             return f"{matches[0].name} {matches[0].args}  {matches[0].help}"
         return "  ".join(m.name for m in matches)
 
+    def command_matches(self) -> list[SlashCommand]:
+        """The commands listed under the prompt (none when the menu is not up)."""
+        return complete_command(self.buffer.text) if self._completion_text() else []
+
     def _completions_line(self) -> FormattedText:
         """The commands the prompt could become, one a row with its arguments and help, as Claude Code and Codex
         list them under the prompt. (One line of names, cut with …, hid /permissions, /mcp, /help and /exit
-        from a `/` typed to see them.) At most what leaves the prompt room; the rest are named on a last row."""
-        text = self.buffer.text
-        matches = complete_command(text) if self._completion_text() else []
+        from a `/` typed to see them.) At most what leaves the prompt room; the rest are named on a last row.
+        The row chosen with ↓ is marked `❯` (and the rows scroll to keep it shown)."""
+        matches = self.command_matches()
         width = self.width() - 3  # indented under the prompt's text
         room = max(2, min(len(matches), self._rows() - 12))
-        shown = matches if len(matches) <= room else matches[:room - 1]
+        count = len(matches) if len(matches) <= room else room - 1
+        choice = self.command_choice
+        start = 0 if choice is None else max(0, min(choice - count + 1, len(matches) - count))
+        shown = matches[start:start + count]
         column = max(len(f"{m.name} {m.args}".strip()) for m in shown) if shown else 0
         parts: list[tuple[str, str]] = []
-        for i, m in enumerate(shown):
-            head = f"{'' if i == 0 else chr(10)}  {f'{m.name} {m.args}'.strip():<{column}}  "
-            parts += [("", head), ("class:dim", one_line(m.help, max(width - column - 2, 1)))]
+        for i, m in enumerate(shown, start):
+            chosen = i == choice
+            mark = "❯ " if chosen else "  "
+            head = f"{'' if i == start else chr(10)}{mark}{f'{m.name} {m.args}'.strip():<{column}}  "
+            parts += [("class:choice" if chosen else "", head),
+                      ("class:dim", one_line(m.help, max(width - column - 2, 1)))]
         if len(shown) < len(matches):
-            rest = matches[len(shown):]
+            rest = [m for m in matches if m not in shown]
             parts.append(("class:dim", "\n  " + one_line(f"… {len(rest)} more: " + " ".join(m.name for m in rest),
                                                       width)))
         return FormattedText(parts)
@@ -292,13 +307,17 @@ class AgentApp:
             return FormattedText([("class:status.busy", fit([self._flash], width))])
         if self.activity.running:
             return FormattedText([("class:status.busy", self.activity.line(width))])
-        return FormattedText([("class:status", fit(self._idle_parts(), width))])
+        return FormattedText([("class:status", fit(self._idle_parts(width), width))])
 
-    def _idle_parts(self) -> list[str]:
+    def _idle_parts(self, width: int) -> list[str]:
         a = self.agent
         try:
             threshold = a.compact_threshold
-            parts = [a.model, f"{a.total_tokens:,} tokens",
+            # A long model name (a dated or proxied one) is cut to a third of the line: whole, it pushed the
+            # context and the permission mode off it (`fit` drops parts from the end).
+            most = max(16, width // 3)
+            model = a.model if len(a.model) <= most else a.model[:most - 1] + "…"
+            parts = [terminal_line(model), f"{a.total_tokens:,} tokens",
                      f"context {100 * a.context_chars // threshold}%" if threshold else "", cost_part(a),
                      f"mode {a.permission_mode}" if a.permission_mode else "",
                      # commands run unasked without bubblewrap: the allowlist alone decides (tools/sandbox.py)
@@ -313,12 +332,13 @@ class AgentApp:
     # ------------------------------------------------------------------ printing above the live region
     def render_ansi(self, *renderables: RenderableType) -> str:
         console = render.make_console(io.StringIO(), width=self.width(), force_terminal=True)
+        setattr(console, render.TERMINAL_WRAPS, True)  # an answer's code lines are left whole (ui/answer.py)
         for item in renderables:
-            # Lines of text are wrapped by the terminal (a copied id or path stays one line); Markdown by Rich;
-            # prose (render.Prose: notices) between words first.
+            # Lines of text are wrapped by the terminal (a copied id or path stays one line); Markdown by Rich,
+            # but for its code blocks' lines (not cropped); prose (render.Prose: notices) between words first.
             if isinstance(item, render.Prose):
                 item = item.wrapped(console.width)
-            console.print(item, soft_wrap=isinstance(item, Text))
+            console.print(item, soft_wrap=isinstance(item, Text), crop=not render.is_answer(item))
         return console.file.getvalue()  # type: ignore[attr-defined]
 
     def emit(self, *renderables: RenderableType) -> None:
@@ -508,9 +528,13 @@ class AgentApp:
         self.emit(Text(""), render.user_prompt(line))
         run_command(line, self.screen, self.agent)
 
-    def _command_done(self, turn: int, message: str, error: str | None) -> None:
+    def _command_done(self, turn: int, message: str, error: str | None, *, stopped: bool = False) -> None:
         if turn == self._turn:
-            if error or message:
+            if error and stopped:
+                # Stopped by the user (Esc during /compact): what happened, not a failure in red ('error: cannot
+                # compact: the summary was interrupted'), as a call the user refused says 'not run: you said no'.
+                self.emit(render.notice(f"Interrupted: {error}"))
+            elif error or message:
                 self.emit(render.error_line(f"error: {error}") if error else render.notice(message))
             self._end()
             self._next_from_queue()

@@ -69,7 +69,26 @@ class AppScreen:
         app._turn += 1
         turn = app._turn
         app._in_worker(lambda: work(cancel), lambda result, error: app._command_done(
-            turn, "", f"{failure}: {error}" if failure and error else error))
+            turn, "", f"{failure}: {error}" if failure and error else error,
+            stopped=interruptible and cancel.is_set()))  # Esc stopped it: said so, not as an error
+
+    def edit_prompt(self, text: str) -> None:
+        app = self._app
+
+        def fill() -> None:
+            if not app.buffer.text:  # what the user typed meanwhile is never replaced
+                app.buffer.text = text
+                app.buffer.cursor_position = len(text)
+                app.app.invalidate()
+
+        try:
+            on_loop = asyncio.get_running_loop() is app.loop
+        except RuntimeError:  # a worker thread (the rewind runs in one)
+            on_loop = False
+        if on_loop:
+            fill()
+        else:
+            app.call_in_loop(app._turn, fill)
 
     def send_prompt(self, prompt: str, *, shown: str) -> None:
         self._app.start_turn(prompt, shown=shown)

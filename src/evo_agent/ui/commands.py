@@ -67,7 +67,10 @@ def cmd_rewind(screen: Screen, agent: AgentLike, arg: str) -> None:
 
     from .rewind_flow import rewind_and_restore, turn_list
 
-    turns = prompt_turns(agent.recorder.path)
+    try:
+        turns = prompt_turns(agent.recorder.path)
+    except FileNotFoundError:  # a new session's transcript is written with its first prompt ([Errno 2] was shown)
+        turns = []
     if not turns:
         screen.notice("Nothing to rewind: no prompt in this session yet.")
         return
@@ -84,7 +87,8 @@ def cmd_rewind(screen: Screen, agent: AgentLike, arg: str) -> None:
         screen.error(f"no turn {arg}: choose 1 to {len(turns)}")
         return
     number, source = int(arg), agent.session_id
-    screen.run_work("rewinding", lambda cancel: rewind_and_restore(screen, agent, number, source),
+    prompt = turns[number - 1].text
+    screen.run_work("rewinding", lambda cancel: rewind_and_restore(screen, agent, number, source, prompt),
                     interruptible=False)
 
 

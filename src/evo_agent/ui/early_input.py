@@ -28,13 +28,29 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["PROMPT", "active", "keep", "pause", "replay", "start", "stop", "take"]
+__all__ = ["PROMPT", "active", "keep", "pause", "quiet_interrupts", "replay", "start", "stop", "take"]
 
 PROMPT = "› "  # the app's prompt label (ui/app.py `_prompt_label`), so the echo sits where the app's will
 _ERASE = "\r\x1b[K"
 
 _capture: _Capture | None = None
 _kept = bytearray()  # bytes read before a pause(), handed on by the next take()
+
+
+def quiet_interrupts() -> None:
+    """A KeyboardInterrupt that cannot be raised is dropped, not printed.
+
+    `interrupt_main()` raises it wherever the main thread is, and an import's module-lock callback (a weakref
+    callback) cannot raise: Python printed `Exception ignored in: <function _get_module_lock.<locals>.cb …>`
+    and its traceback on the terminal, 1 launch in ~5 quit with Ctrl+C twice. The keys that asked to quit are
+    still in what was read, and the app, given them, quits with 130 all the same."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
 
 
 class _Capture:
@@ -136,6 +152,7 @@ class _Capture:
             if self.interrupt:  # Ctrl+C twice: as the app does, quit
                 import _thread
 
+                quiet_interrupts()
                 _thread.interrupt_main()
                 return
 

@@ -33,6 +33,7 @@ __all__ = ["app_key_bindings", "KEYS_HELP", "DOUBLE_CTRL_C_SECONDS"]
 KEYS_HELP = """\
 Keys:
   Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
+  / lists the commands: ↓/↑ choose one, Enter runs it, Tab writes it
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
   Ctrl+D on an empty prompt quits · Ctrl+T shows or hides the Session Plan
   Ctrl+O shows the last tool call and its output in full
@@ -64,7 +65,25 @@ def prompt_bindings(app: AgentApp) -> KeyBindings:
         if app.questions.reason_mode:
             app.questions.answer_approval("no", app.buffer.text.strip())
             return
+        if app.command_choice is not None:
+            take_command(app, run=True)
+            return
+        if app.buffer.text == "/":  # the menu is up and nothing is chosen: `/` alone went to the model
+            app._hint("Choose a command with ↓, or type its name")
+            return
         app.submit(app.buffer.text)
+
+    menu_up = ~asking & Condition(lambda: bool(app.command_matches()))
+
+    @kb.add("down", filter=menu_up)
+    def _(event: KeyPressEvent) -> None:
+        # The `/` menu's rows, as Claude Code's and Codex's: ↓ chose nothing, and Enter sent `/` to the model.
+        last = len(app.command_matches()) - 1
+        app.command_choice = 0 if app.command_choice is None else min(app.command_choice + 1, last)
+
+    @kb.add("up", filter=menu_up & Condition(lambda: app.command_choice is not None))
+    def _(event: KeyPressEvent) -> None:
+        app.command_choice = app.command_choice - 1 if app.command_choice else None  # from the top: typing again
 
     @kb.add("escape", "enter")
     @kb.add("c-j")
@@ -82,9 +101,29 @@ def prompt_bindings(app: AgentApp) -> KeyBindings:
 
     @kb.add("tab", filter=~asking)
     def _(event: KeyPressEvent) -> None:
+        if app.command_choice is not None:
+            take_command(app, run=False)
+            return
         complete(app)
 
     return kb
+
+
+def take_command(app: AgentApp, *, run: bool) -> None:
+    """The `/` menu's chosen row: Tab writes it into the prompt; Enter runs it, unless it needs an argument
+    (`/rename NAME`), which is then typed after it."""
+    matches = app.command_matches()
+    choice = app.command_choice
+    app.command_choice = None
+    if choice is None or choice >= len(matches):
+        return
+    chosen = matches[choice]
+    if run and (not chosen.args or chosen.args.startswith("[")):
+        app.buffer.text = chosen.name  # what the history keeps (↑ brings back `/rewind`, not the `/re` typed)
+        app.submit(app.buffer.text)
+        return
+    app.buffer.text = chosen.name + " "
+    app.buffer.cursor_position = len(app.buffer.text)
 
 
 def complete(app: AgentApp) -> None:

@@ -151,6 +151,12 @@ class Questions:
             # the command is shown only here: the terminal wraps it, so it still copies as the one line it is (a
             # line break and an indent inserted between its words made a pasted copy run its first half alone)
             head: Text = Text()
+            if reason.plain and 2 + summary.cell_len + reason.cell_len > width:
+                # The reason goes under it, wrapped between words: after the command, the terminal cut it
+                # mid-word too (`(the c` / `ommand runs 'npm'`).
+                note = render.Prose("  " + reason.plain.strip(), style="evo.dim")
+                note.hang = 2
+                reason = Text("\n") + note.wrapped(width)
         else:
             head = render.Prose()  # wrapped between words, under its start (not `goe` / `s on`)
             head.hang = 2
@@ -192,7 +198,12 @@ class Questions:
         words = {"yes": "allowed", "no": "refused", "always-session": "allowed for this session",
                  "always-project": "allowed in this project" + (f" ({request.rule})" if request.rule else "")}
         line = f"  └  {words.get(answer, answer)}" + (f": {message}" if message else "")
-        app.emit(render.safe(line, "evo.dim" if answer != "no" else "evo.warn"))
+        # The reason for a no, wrapped between words under its start (the terminal went on at column 0, under
+        # the └, and cut words); a reason of several lines keeps that indent on each.
+        style = "evo.dim" if answer != "no" else "evo.warn"
+        said = render.Prose(terminal_safe(line).replace("\n", "\n     "), style=style)
+        said.hang = 5
+        app.emit(said)
         if not future.done():
             future.set_result(ApprovalDecision(answer, message))  # type: ignore[arg-type]  # answer: one of the menu's Answer values
         app.refit()
@@ -305,6 +316,8 @@ class Questions:
         self._app.emit(render.safe(f"  whole {'command' if tool == 'bash' else 'text'} ({lines} lines):",
                                    "evo.dim"), body)
         self.unseen = 0
+        if "Ctrl+O" in self._app._flash:  # `… not shown yet: Ctrl+O shows them` no longer holds: the keys come back
+            self._app._flash = ""
         self._app.app.invalidate()
 
     # ------------------------------------------------------------------ drawn by the app

@@ -17,6 +17,7 @@ import difflib
 import json
 import os
 import re
+import sys
 from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console, Group, RenderableType
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "THEME", "INTERRUPTED_MARKER", "SUMMARY_OPEN", "Answer", "answer", "approval_detail", "clip", "diff_lines",
-    "error_line",
+    "error_line", "is_answer", "TERMINAL_WRAPS", "PROMPT_SHOWN_LINES", "PROMPT_SHOWN_CHARS",
     "interrupted_notice", "is_interrupted_result", "make_console", "notice", "safe",
     "summary_block", "thinking_line", "tool_call", "tool_call_full", "tool_label", "tool_output_full", "tool_result",
     "user_prompt", "welcome_line",
@@ -91,16 +92,49 @@ def clip(text: Text, width: int | None) -> Text:
 
 # ---------------------------------------------------------------- prompts and answers
 
+PROMPT_SHOWN_LINES = 20     # a prompt longer by 5 lines or more (a pasted log) is echoed by its start and a count
+PROMPT_SHOWN_CHARS = 4_000  # and so is one long line (a minified file; a long typed paragraph stays whole)
+
+
 def user_prompt(text: str, *, queued: bool = False) -> Text:
-    """`› the prompt` in bold; later lines of a multi-line prompt indented under the first."""
-    body = terminal_safe(text.rstrip("\n")).replace("\n", "\n  ")
+    """`› the prompt` in bold; later lines of a multi-line prompt indented under the first.
+
+    A long one (a pasted log, a minified file) shows its start and `… N more lines not shown (all sent)`, as
+    Claude Code shows `[Pasted text +N lines]`: echoed whole, a 5,000-line paste pushed the whole conversation
+    out of the terminal's scrollback, and a resume printed it all again."""
+    body, rest = _prompt_start(text.rstrip("\n"))
     out = Prose()  # wrapped between words in the app, as a notice, each wrapped line indented under the first
     out.hang = 2
     out.append("› ", style="evo.dim")
-    out.append(body, style="evo.queued" if queued else "evo.user")
+    out.append(terminal_safe(body).replace("\n", "\n  "), style="evo.queued" if queued else "evo.user")
+    if rest:
+        out.append(f"\n  … {rest} not shown (all sent)", style="evo.dim")
     if queued:
         out.append("  (queued)", style="evo.dim")
     return out
+
+
+def _prompt_start(text: str) -> tuple[str, str]:
+    """The start of a prompt that is echoed, and what is left out (`4,988 more lines`; empty: nothing)."""
+    lines = text.split("\n")
+    shown = text if len(lines) < PROMPT_SHOWN_LINES + 5 else "\n".join(lines[:PROMPT_SHOWN_LINES])
+    shown = shown[:PROMPT_SHOWN_CHARS]
+    left = text[len(shown):]
+    if not left:
+        return text, ""
+    more = left.count("\n")
+    if more:
+        return shown, f"{more:,} more line{'s' if more != 1 else ''}"
+    return shown, f"{len(left):,} more characters"
+
+
+TERMINAL_WRAPS = "evo_terminal_wraps"  # set on a Console that prints an answer's code lines uncropped (ui/answer.py)
+
+
+def is_answer(item: object) -> bool:
+    """Whether `item` is an answer (without importing ui/answer.py, which loads rich.markdown, to find out)."""
+    module = sys.modules.get("evo_agent.ui.answer")
+    return module is not None and isinstance(item, module.Answer)
 
 
 def answer(text: str) -> Answer:
@@ -448,22 +482,38 @@ def _cut_to_cells(text: str, cells: int) -> str:
 
 
 def welcome_line(model: str, provider: str, project_dir: str, width: int = 80) -> Text:
-    """`evo-agent · anthropic/claude-sonnet-4-5 · ~/src/shop · /help for help`, one line of `width` cells."""
+    """`evo-agent · anthropic/claude-sonnet-4-5 · ~/src/shop · /help for help`, one line of `width` cells.
+
+    Measured in cells after the names' control characters are made visible: a dated or custom model name
+    (`--model claude-sonnet-4-5-20250929-…`) left no room even without the directory, and the line wrapped
+    at the edge (`/he` / `lp`); a Chinese directory's characters take two cells each."""
+    from rich.cells import cell_len
+
     home = os.path.expanduser("~")
     where = "~" + project_dir[len(home):] if home not in ("", "/") and (
         project_dir == home or project_dir.startswith(home + os.sep)) else project_dir
+    where = terminal_line(where)
+    name = terminal_line(f"{provider}/{model}")
+    cells = max(width - 1, 1)
     head, tail = "evo-agent", " · /help for help"
-    middle = f" · {provider}/{model} · "
-    room = width - len(head) - len(middle) - len(tail) - 1
+    room = cells - len(head) - cell_len(name) - 6 - len(tail)
     if room < 9:  # a narrow screen or a long model name: a shorter hint before no directory (it wrapped at 60)
         tail = " · /help"
-        room = width - len(head) - len(middle) - len(tail) - 1
+        room = cells - len(head) - cell_len(name) - 6 - len(tail)
     if room < 9:
-        middle, where = middle[:-3], ""
-    elif len(where) > room:
-        where = "…" + where[-(room - 1):]
+        where = ""
+        most = cells - len(head) - 3 - len(tail)  # what the model's name may take: it is cut, never the hint
+        if most < 2:
+            return Text(head[:cells], style="bold")
+        if cell_len(name) > most:
+            name = _cut_to_cells(name, most - 1) + "…"
+        middle = f" · {name}"
+    else:
+        if cell_len(where) > room:  # the directory's end names it: its start is cut
+            where = "…" + _cut_to_cells(where[::-1], room - 1)[::-1]
+        middle = f" · {name} · {where}"
     out = Text()
     out.append(head, style="bold")
-    out.append(terminal_line(middle + where))  # one line, whatever the directory is named
+    out.append(middle)
     out.append(tail, style="evo.dim")
     return out

@@ -33,15 +33,13 @@ def turn_list(turns: Sequence[Any]) -> str:
             + "\n".join(lines))
 
 
-def rewind_and_restore(screen: Screen, agent: AgentLike, number: int, source: str) -> None:
+def rewind_and_restore(screen: Screen, agent: AgentLike, number: int, source: str, prompt: str = "") -> None:
     """Rewind `agent` to before prompt `number` of `source`, then offer the plan and the files
-    (`screen.ask_yes_no` blocks until the user answers)."""
+    (`screen.ask_yes_no` blocks until the user answers); `prompt` (that prompt's text) is then offered to be
+    edited and sent again."""
     from evo_agent.agent.file_restore import (
-        BASH_NOTE,
         pending_changes,
         pending_plan_updates,
-        restore_files,
-        shown_path,
     )
 
     store = agent.store
@@ -53,6 +51,15 @@ def rewind_and_restore(screen: Screen, agent: AgentLike, number: int, source: st
     screen.notice(f"Rewound to before turn {number}: new session {agent.session_id} "
                   f"({len(messages)} messages; the previous one: evo-agent --resume {source}).")
     _offer_plan(screen, agent, plan_updates, number)
+    _offer_files(screen, agent, changes, number)
+    if prompt:  # last: a question asked with text in the app's prompt box leaves the keyboard on the box
+        screen.edit_prompt(prompt)
+
+
+def _offer_files(screen: Screen, agent: AgentLike, changes: list[Any], number: int) -> None:
+    """The files evo-agent's tools changed since turn `number`: named, then restored if the user says yes."""
+    from evo_agent.agent.file_restore import BASH_NOTE, restore_files, shown_path
+
     if not changes:
         screen.notice(f"No file to restore: evo-agent's file tools changed none since. {BASH_NOTE}")
         return

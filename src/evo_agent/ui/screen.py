@@ -49,6 +49,11 @@ class Screen(Protocol):
         `label` in its status line, the REPL at once. `interruptible`: Esc/Ctrl+C set `cancel`. An exception
         is shown as one line (`failure: message`), never a traceback."""
 
+    def edit_prompt(self, text: str) -> None:
+        """Offer `text` to be edited and sent again (after /rewind: the prompt gone back before, as Claude Code
+        and Codex put it back in their input box): the app in its prompt box, when that is empty; the REPL,
+        whose input() takes no text to edit, does nothing."""
+
     def send_prompt(self, prompt: str, *, shown: str) -> None:
         """Run `prompt` as an ordinary model turn; the scrollback shows `shown` as what was typed."""
 

@@ -180,18 +180,30 @@ def answer_parts(pieces: list[Piece]) -> list[RenderableType]:
 
 
 def wrapped_tail(text: str, width: int, rows: int) -> list[str]:
-    """The last `rows` screen lines of `text` wrapped at `width` columns (wide characters count two)."""
+    """The last `rows` screen lines of `text` wrapped at `width` columns (wide characters count two).
+
+    Between words, as the finished block is printed (render.Prose's rule): cut at the last cell, a streaming
+    line showed `… w16` / ` w17 …` (the blank at column 0) or a word in two pieces until its block ended and
+    was printed again wrapped between words. Only a word wider than the screen is cut."""
+    out: list[str] = []
+    for line in text.split("\n")[-rows:]:
+        for row in render.Prose(line).wrapped(width).plain.split("\n"):
+            out.extend(_cut_rows(row, width))
+    return out[-rows:]
+
+
+def _cut_rows(line: str, width: int) -> list[str]:
+    """`line` cut into rows of at most `width` cells (a word wider than the screen)."""
     from rich.cells import cell_len
 
     out: list[str] = []
-    for line in text.split("\n")[-rows:]:
-        current, used = "", 0
-        for ch in line:
-            size = cell_len(ch)
-            if used + size > width and current:
-                out.append(current)
-                current, used = "", 0
-            current += ch
-            used += size
-        out.append(current)
-    return out[-rows:]
+    current, used = "", 0
+    for ch in line:
+        size = cell_len(ch)
+        if used + size > width and current:
+            out.append(current)
+            current, used = "", 0
+        current += ch
+        used += size
+    out.append(current)
+    return out
