@@ -263,6 +263,10 @@ def prune_remote(store: SessionStore, older_than_s: int | None, *, dry_run: bool
 # fetching ---------------------------------------------------------------------------------------------------
 
 
+class _CopyFailed(Exception):
+    """Writing the local copy failed (args[0]: the OSError): this machine's trouble, not the store's."""
+
+
 def fetch_into(store: SessionStore, url: str, text: str, *, announce: Callable[[str], None] | None = None) -> str:
     """Copy the repository's session `text` (id or unique prefix) from the store into `store`; its full id.
 
@@ -281,12 +285,17 @@ def fetch_into(store: SessionStore, url: str, text: str, *, announce: Callable[[
                 raise SyncCommandError(f"cannot create {store.sessions_dir}")
             # Registered only when this fetch wrote the copy: as the user's own when the store vouches they
             # wrote it, else its `fetched` note as one sync wrote (so listings quote it).
-            fetch_session(conn, row.id, store.sessions_dir,
-                          lambda foreign: store.record_fetched(row.id) if foreign else store.record_own(row.id))
+            try:
+                fetch_session(conn, row.id, store.sessions_dir,
+                              lambda foreign: store.record_fetched(row.id) if foreign else store.record_own(row.id))
+            except OSError as exc:  # here, not as the store's failure (store_connection's): a full disk is ours
+                raise _CopyFailed(exc) from None
     except SyncCommandError as exc:
         raise SessionNotFound(f"no session {text} here, and {exc}") from None
-    except OSError as exc:
-        raise SessionNotFound(f"cannot copy session {text} into {store.sessions_dir}: {exc.strerror or exc}") from None
+    except (OSError, _CopyFailed) as exc:
+        cause = exc.args[0] if isinstance(exc, _CopyFailed) else exc
+        raise SessionNotFound(f"cannot copy session {text} into {store.sessions_dir}: "
+                              f"{cause.strerror or cause}") from None
     if announce is not None:
         from evo_agent.safe_text import terminal_safe
 

@@ -249,6 +249,9 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
         os.chmod(target / MESSAGES_NAME, FILE_MODE)
         try:
             sizes = _copy_chunks(conn, session_id, target, local)
+        except BaseException:
+            _cut_back(target, local, ends)
+            raise
         finally:
             os.chmod(target / MESSAGES_NAME, 0o400)
         if any(sizes.get(rel, 0) != ends[rel] for rel in ends):
@@ -258,6 +261,24 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
         return True
     finally:
         os.close(fd)
+
+
+def _cut_back(target: Path, local: dict[str, int], ends: dict[str, int]) -> None:
+    """Put a copy back as it was before a refresh that failed halfway (a full disk cut a chunk short, the
+    store went away): each file at its old size, a file the refresh created gone. A torn tail left there was
+    resumed as it stood, and shown to the user as the teammate's last words."""
+    for rel in ends:
+        path = target / rel
+        with contextlib.suppress(OSError):
+            if rel not in local:
+                os.unlink(path)
+                continue
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+            try:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.ftruncate(fd, local[rel])
+            finally:
+                os.close(fd)
 
 
 def _refuse_links(target: Path, session_id: str) -> None:
