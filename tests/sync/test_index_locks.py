@@ -75,3 +75,24 @@ def test_a_members_pushed_at_is_the_servers_word(sync_url: str) -> None:
                      "'-infinity')")
         assert conn.execute("SELECT pushed_at > now() - interval '1 hour' FROM evo_agent_sessions "
                             "WHERE session_id = '1796000000000_da7ed001'").fetchone()[0]
+
+
+def test_a_lock_timeout_never_marks_a_session_indexed(tmp_path: Path, sync_url: str) -> None:
+    """The indexer takes an error inside a session for a poison line and marks it indexed to its end; one of the
+    moment (clients now set a lock_timeout) is not one: the call fails, the session stays pending and is found
+    once the lock is gone. A member drives the indexer with her own short lock_timeout here."""
+    _, mallory, bob_url = members(sync_url)
+    alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
+    real = alice.run("-p", "the wombat migration plan").hint_id()
+    holder = psycopg.connect(mallory)
+    try:
+        holder.execute("LOCK TABLE evo_agent_chunks IN ACCESS EXCLUSIVE MODE")
+        with psycopg.connect(mallory, autocommit=True) as driver:
+            driver.execute("SET lock_timeout = '50ms'")
+            with pytest.raises(psycopg.errors.LockNotAvailable):
+                driver.execute("SELECT evo_agent_index(NULL, 1000)")
+    finally:
+        holder.close()
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
+    found = bob.run("sessions", "search", "--remote", "wombat", "--json", timeout=120)
+    assert found.rc == 0 and real in {hit["id"] for hit in json.loads(found.out)}, (found.out, found.err)

@@ -204,7 +204,7 @@ def _short(text: str, width: int) -> str:
 
 def search_remote(store: SessionStore, text: str, out: TextIO, *, as_json: bool, limit: int | None,
                   safe: Callable[[str], str]) -> int:
-    from .db import driver_errors
+    from .db import driver_errors, error_gist
     from .remote import refresh_index, unindexed
     from .remote import search_remote as query
 
@@ -213,18 +213,21 @@ def search_remote(store: SessionStore, text: str, out: TextIO, *, as_json: bool,
     url = require_url()
     identity = _identity(store)
     with store_connection(url) as conn:
+        stalled = ""
         try:  # the derived index catches up first, in its own transactions; a failure leaves it as it is
             refresh_index(conn, identity.repo)
-        except driver_errors():
-            pass
+        except driver_errors() as exc:
+            if conn.closed:  # the search cannot go on either: say why, not "the connection is closed"
+                raise
+            stalled = f"the index could not catch up: {error_gist(exc, url)}"
         hits = query(conn, identity, text, limit=limit or 20)
         behind = unindexed(conn, identity.repo)
     if as_json:
         out.write(json.dumps([{"id": h.session.id, "who": h.session.who, "file": h.file, "snippet": h.snippet}
                               for h in hits], ensure_ascii=True, indent=2) + "\n")
         return 0
-    note = (f"({behind} session{'s' if behind != 1 else ''} not indexed yet: `evo-agent sync index` catches up)\n"
-            if behind else "")
+    note = (f"({behind} session{'s' if behind != 1 else ''} not indexed yet: "
+            f"{safe(stalled) if stalled else '`evo-agent sync index` catches up'})\n" if behind else "")
     if not hits:
         out.write(f"No message of this repository's sessions in the team store matches {safe(text)!r}\n{note}")
         return 1

@@ -558,6 +558,27 @@ _V8_ENLIST = """CREATE OR REPLACE FUNCTION evo_agent_enlist() RETURNS trigger LA
      RETURN NEW;
    END $$"""
 
+# Errors of the moment (a lock not granted in lock_timeout, which clients now set; a deadlock; the server short of
+# memory or disk) say nothing about a session's content, but `WHEN OTHERS` takes them for a poison line and marks
+# the session indexed to its end, its lines never searchable. They are raised again: the call fails, the session
+# stays pending. The snippet function swallowed them too, so a search waited out one lock per hit, silently.
+_PASSING = ("transaction_rollback OR insufficient_resources OR object_not_in_prerequisite_state "
+            "OR operator_intervention OR system_error")
+
+_V8_LINE_TEXT = f"""CREATE OR REPLACE FUNCTION evo_agent_line_text(p_session text, p_offset bigint, p_bytes integer)
+   RETURNS text LANGUAGE plpgsql STABLE AS $$
+   DECLARE piece bytea;
+   BEGIN
+     SELECT substring(c.body FROM (p_offset - c.start_offset + 1)::integer FOR p_bytes) INTO piece
+       FROM evo_agent_chunks c WHERE c.session_id = p_session AND c.file = '{MESSAGES_NAME}'
+         AND c.start_offset <= p_offset ORDER BY c.start_offset DESC LIMIT 1;
+     RETURN evo_agent_message_text(convert_from(piece, 'UTF8'));
+   EXCEPTION WHEN {_PASSING} THEN
+     RAISE;  -- one lock wait per hit, each swallowed, kept a search silent past every client's deadline
+   WHEN OTHERS THEN
+     RETURN NULL;
+   END $$"""
+
 _V8_INDEX = f"""CREATE OR REPLACE FUNCTION evo_agent_index(p_repo text, p_sessions integer) RETURNS integer
    LANGUAGE plpgsql SECURITY DEFINER AS $$
    DECLARE s record; c record; buf bytea; buf_start bigint; lines integer := 0; done integer := 0;
@@ -603,7 +624,9 @@ _V8_INDEX = f"""CREATE OR REPLACE FUNCTION evo_agent_index(p_repo text, p_sessio
              buf := ''::bytea;
            END IF;
          END LOOP;
-       EXCEPTION WHEN OTHERS THEN  -- whatever this session holds, it does not stop the others
+       EXCEPTION WHEN {_PASSING} THEN
+         RAISE;  -- the server's moment, not the session's content: the session stays pending
+       WHEN OTHERS THEN  -- whatever this session holds, it does not stop the others
          SELECT coalesce(max(end_offset), 0) INTO buf_start FROM evo_agent_chunks
            WHERE session_id = s.session_id AND file = '{MESSAGES_NAME}';
          finished := true;
@@ -625,6 +648,7 @@ V8 = [
     "INSERT INTO evo_agent_search_state (session_id, indexed_end, indexed_at) "
     "SELECT session_id, 0, '-infinity' FROM evo_agent_sessions ON CONFLICT (session_id) DO NOTHING",
     _V8_INDEX,
+    _V8_LINE_TEXT,
     _PIN_SEARCH_PATHS,  # last: CREATE OR REPLACE sets a function's settings anew
 ]
 
