@@ -210,6 +210,7 @@ def search_remote(store: SessionStore, text: str, out: TextIO, *, as_json: bool,
 
     if not text.strip():
         raise SyncCommandError("nothing to search for")
+    _check_search_text(text)
     url = require_url()
     identity = _identity(store)
     with store_connection(url) as conn:
@@ -236,6 +237,27 @@ def search_remote(store: SessionStore, text: str, out: TextIO, *, as_json: bool,
         out.write(f"{h.session.id}  {_cell(safe, h.session.who, 40)}{where}  {_cell(safe, h.snippet, 140)}\n")
     out.write(note)
     return 0
+
+
+SEARCH_WORDS = 64  # words of a search text at most: each one is a term the store's every match must hold
+SEARCH_CHARS = 2000
+
+
+def _check_search_text(text: str) -> None:
+    """Refuse, in one line and before connecting, a search text the store cannot take: bytes that are not UTF-8
+    (a shell passes them as they are; psycopg's encoding failed, blamed on the store) and a text so long that its
+    query ran past the idle deadline (18,000 words: 'the server sent nothing for 30s')."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start].encode("utf-8", "surrogateescape")
+        raise SyncCommandError(f"the search text is not UTF-8 (byte 0x{bad.hex()} at character {exc.start + 1}): "
+                               "the team store searches text") from None
+    words = len(text.split())
+    if words > SEARCH_WORDS or len(text) > SEARCH_CHARS:
+        raise SyncCommandError(f"the search text is too long for the team store ({words:,} words, {len(text):,} "
+                               f"characters; at most {SEARCH_WORDS} words and {SEARCH_CHARS:,} characters): "
+                               "search for a few words of it")
 
 
 def prune_remote(store: SessionStore, older_than_s: int | None, *, dry_run: bool, out: TextIO,
