@@ -58,6 +58,11 @@ def test_a_session_appended_on_two_machines_is_never_spliced(tmp_path: Path, syn
     assert len(refused) == 1, results
     rc, _, err = refused[0]
     assert rc == 1 and "Traceback" not in err and len(err.splitlines()) == 1 and "differs from the team store" in err
+    loser = laptop if laptop.transcript(sid).read_bytes() != stored else desk
+    if loser.transcript(sid).stat().st_size > len(stored):  # "behind": the next run's catch-up tries it too
+        turn = loser.run("-p", "next")  # and meets the same refusal: one warning, no promise to retry
+        warned = [line for line in turn.err_lines if "differs from the team store" in line]
+        assert turn.rc == 0 and len(warned) == 1 and "will be pushed" not in warned[0], turn.err
     fetched = team_cli(tmp_path, "bob-machine", "https://github.com/team/app", sync_url)
     shown = fetched.run("sessions", "show", sid)
     assert shown.rc == 0 and "Traceback" not in shown.err, shown.err
