@@ -3,7 +3,9 @@
 One push appends, per file, one chunk row (start, end, sha256, body) — or a
 few when there is more than CHUNK_BYTES or BATCH_LINES behind — starting at
 the file's end *in the store* (the last chunk's end, read in one query for
-all files), never at a local belief. The database takes a chunk only when
+all files, with the checksum of the store's bytes where the local file meets
+them: a file that differs there, appended on two machines, is refused as
+`Diverged`), never at a local belief. The database takes a chunk only when
 its start is the file's current end there (an expected-version append:
 schema.py's trigger and the primary key on (session, file, start)). So a
 retry, a push killed halfway, a server killed mid-transaction or two
@@ -92,14 +94,6 @@ def _regular(path: Path) -> bool:
         return False
 
 
-def remote_offsets(conn: Connection, session_id: str, files: list[str]) -> dict[str, int]:
-    """How far each of the session's files is in the store: {file: end of its last chunk}; one query."""
-    rows = conn.execute(
-        "SELECT f, (SELECT end_offset FROM evo_agent_chunks WHERE session_id = %s AND file = f "
-        "ORDER BY start_offset DESC LIMIT 1) FROM unnest(%s::text[]) AS f", (session_id, files)).fetchall()
-    return {file: int(end) for file, end in rows if end is not None}
-
-
 class Diverged(PushRefused):
     """This machine's copy of a file is not the store's: appending at the store's end would splice two histories."""
 
@@ -118,8 +112,9 @@ LEFT JOIN LATERAL (SELECT start_offset, end_offset, checksum, body, least(t.here
 
 
 def verified_offsets(conn: Connection, session_id: str, session_dir: Path, ends: dict[str, int]) -> dict[str, int]:
-    """remote_offsets, once the store's bytes where this machine's copy and the store's meet are checked to be
-    the same (one query: the last chunk's checksum, or the sha256 of the part of a chunk the local file covers).
+    """How far each file is in the store ({file: end of its last chunk}), once the store's bytes where this
+    machine's copy and the store's meet are checked to be the same (one query: the last chunk's checksum, or
+    the sha256 of the part of a chunk the local file covers; `ends`: each local file's complete end).
 
     Two machines can append to one session (a session fetched to a laptop and renamed there and at the desk): the
     store's end is then not a line boundary of the local file, and appending from it spliced the tail of one
