@@ -14,14 +14,16 @@ import json
 from pathlib import Path
 
 import psycopg
+import pytest
 
+from evo_agent.sync.db import connect
 from evo_agent.sync.schema import CHUNK_BYTES
 
 from .helpers import store_bytes
 from .pgcluster import PgCluster
 from .proxy import SlowLinkProxy
 from .test_cli import team_cli
-from .test_poison_rows import members, push_raw, record
+from .test_poison_rows import members, push_raw, record, user_line
 
 SID = "1796000000000_5105105a"
 
@@ -53,3 +55,34 @@ def test_a_session_of_full_chunks_comes_through_a_slow_link(tmp_path: Path, sync
         proxy.close()
     assert exported.rc == 0 and "Traceback" not in exported.err, exported.err
     assert exported.out.encode() == store_bytes(sync_url, SID)
+
+
+def test_a_fetch_pages_through_sizes_and_chunks_alike(tmp_path: Path, sync_url: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sizes are read INDEX_ROWS at a time and bodies PAGE_ROWS at a time (a session of a million tiny chunks made
+    one answer of its sizes); with both tiny, a fetch and a refresh still write exactly what the store holds."""
+    from evo_agent.sync import remote
+
+    monkeypatch.setattr(remote, "INDEX_ROWS", 3)
+    monkeypatch.setattr(remote, "PAGE_ROWS", 2)
+    _, mallory, bob_url = members(sync_url)
+    start = record(SID, type="session_start", model="m", provider="demo")
+    push_raw(mallory, SID, [start])
+
+    def grow(by: int) -> None:
+        offset = len(store_bytes(sync_url, SID))
+        with psycopg.connect(mallory, autocommit=True) as conn:
+            for i in range(by):
+                body = user_line(SID, f"tiny {offset} {i}")
+                conn.execute("INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, "
+                             "body) VALUES (%s, 'messages.jsonl', %s, %s, %s, %s)",
+                             (SID, offset, offset + len(body), hashlib.sha256(body).digest(), body))
+                offset += len(body)
+
+    grow(10)
+    with connect(bob_url) as conn:
+        copy = remote.fetch_session(conn, SID, tmp_path) / "messages.jsonl"
+        assert copy.read_bytes() == store_bytes(sync_url, SID)
+        grow(7)
+        remote.fetch_session(conn, SID, tmp_path)  # a foreign copy: refreshed from where it ends
+        assert copy.read_bytes() == store_bytes(sync_url, SID)

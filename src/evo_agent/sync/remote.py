@@ -407,6 +407,10 @@ def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[
     return sizes
 
 
+INDEX_ROWS = 10_000  # chunk sizes read per statement (~400 KB: a session of a million tiny chunks is many)
+_SIZES = ("SELECT file, start_offset, CASE WHEN octet_length(body) <= %s THEN octet_length(body) ELSE 0 END "
+          "FROM evo_agent_chunks WHERE session_id = %s AND start_offset >= coalesce((%s::jsonb ->> file)::bigint, 0) "
+          "AND (file, start_offset) > (%s, %s) ORDER BY file, start_offset LIMIT %s")
 _PAGE = ("SELECT file, start_offset, end_offset, checksum, CASE WHEN octet_length(body) <= %s THEN body END "
          "FROM evo_agent_chunks WHERE session_id = %s AND (file, start_offset) >= (%s, %s) "
          "AND start_offset >= coalesce((%s::jsonb ->> file)::bigint, 0) ORDER BY file, start_offset LIMIT %s")
@@ -421,26 +425,30 @@ def _pages(conn: Connection, session_id: str, have: dict[str, int]) -> Iterator[
     than ~56 KB/s could never fetch a session that a long catch-up had pushed in full chunks; and the server ended
     the transaction the cursor lived in when the client took longer than idle_in_transaction_session_timeout to
     take in what it had sent. Now one wait carries at most ~4 MB (~7 KB/s is enough) and nothing is held open
-    between pages. The sizes come first, from the TOAST pointers (no body is read); a page found short (chunks
-    pruned meanwhile) just ends the fetch where it is, and the copy is checked as always."""
+    between pages. The sizes come first, INDEX_ROWS at a time, from the TOAST pointers (no body is read); a page
+    found short (chunks pruned meanwhile) just ends the fetch where it is, and the copy is checked as always."""
     from psycopg.types.json import Jsonb
 
-    index = conn.execute("SELECT file, start_offset, CASE WHEN octet_length(body) <= %s THEN octet_length(body) "
-                         "ELSE 0 END FROM evo_agent_chunks WHERE session_id = %s "
-                         "AND start_offset >= coalesce((%s::jsonb ->> file)::bigint, 0) ORDER BY file, start_offset",
-                         (FETCH_CHUNK_CAP, session_id, Jsonb(have))).fetchall()
-    done = 0
-    while done < len(index):
-        size, n = int(index[done][2]), 1
-        while n < PAGE_ROWS and done + n < len(index) and size + int(index[done + n][2]) <= FETCH_BYTES:
-            size += int(index[done + n][2])
-            n += 1
-        file, start = index[done][0], int(index[done][1])
-        rows = conn.execute(_PAGE, (FETCH_CHUNK_CAP, session_id, file, start, Jsonb(have), n), binary=True).fetchall()
-        yield from rows
-        if len(rows) < n or (rows[-1][0], int(rows[-1][1])) != (index[done + n - 1][0], int(index[done + n - 1][1])):
-            return  # the store changed under the fetch: what was verified is kept, the rest comes next time
-        done += n
+    after: tuple[str, int] = ("", -1)
+    while True:
+        index = conn.execute(_SIZES, (FETCH_CHUNK_CAP, session_id, Jsonb(have), *after, INDEX_ROWS)).fetchall()
+        done = 0
+        while done < len(index):
+            size, n = int(index[done][2]), 1
+            while n < PAGE_ROWS and done + n < len(index) and size + int(index[done + n][2]) <= FETCH_BYTES:
+                size += int(index[done + n][2])
+                n += 1
+            file, start = index[done][0], int(index[done][1])
+            rows = conn.execute(_PAGE, (FETCH_CHUNK_CAP, session_id, file, start, Jsonb(have), n),
+                                binary=True).fetchall()
+            yield from rows
+            last = (index[done + n - 1][0], int(index[done + n - 1][1]))
+            if len(rows) < n or (rows[-1][0], int(rows[-1][1])) != last:
+                return  # the store changed under the fetch: what was verified is kept, the rest comes next time
+            done += n
+        if len(index) < INDEX_ROWS:
+            return
+        after = (str(index[-1][0]), int(index[-1][1]))
 
 
 def _append_fd(path: Path) -> int:
