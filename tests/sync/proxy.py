@@ -161,3 +161,33 @@ class TrickleProxy(SilentProxy):
                 if not self._send(dst, data[:n]):
                     return
                 data = data[n:]
+
+
+class SlowLinkProxy(SilentProxy):
+    """Forwards as SilentProxy does, the server's bytes at most `rate` bytes a second per connection: a slow but
+    steady link (a hotel's, a tunnel's), never idle."""
+
+    def __init__(self, upstream_port: int, *, rate: int) -> None:
+        super().__init__(upstream_port)
+        self.rate = rate
+
+    def _pump(self, link: _Link, src: socket.socket, dst: socket.socket, way: str) -> None:
+        if way == "up":
+            return super()._pump(link, src, dst, way)
+        src.settimeout(0.05)
+        started, sent = time.monotonic(), 0
+        while not self._closing:
+            data = self._next(src, dst)
+            if data is None:
+                return
+            for piece in (data[i:i + 4096] for i in range(0, len(data), 4096)):
+                ahead = started + sent / self.rate - time.monotonic()
+                if ahead > 0:
+                    time.sleep(ahead)
+                elif ahead < -0.5:  # idle for a while: no burst to make up for it
+                    started, sent = time.monotonic(), 0
+                with self._lock:
+                    link.sent["down"] += len(piece)
+                sent += len(piece)
+                if not self._send(dst, piece):
+                    return

@@ -125,8 +125,8 @@ class BackgroundSync:
                     if conn is None:
                         conn = connect(self.url)
                     self.pushed_lines += push_session(conn, identity, self.store, sid).lines
-                except PushRefused as exc:  # another author's session: retrying cannot help
-                    self._fail(str(exc))
+                except PushRefused as exc:  # another author's session, or a diverged copy: retrying cannot help
+                    self._fail(str(exc), retried=False)
                 except StoreUnavailable as exc:
                     failed = batch[batch.index(sid):]
                     self._fail(str(exc))
@@ -154,13 +154,16 @@ class BackgroundSync:
                     _drop(conn)
                     return
 
-    def _fail(self, message: str) -> None:
+    def _fail(self, message: str, *, retried: bool = True) -> None:
+        """One warning per run; `retried`: the store failed, and what was not pushed will be pushed later (a
+        refusal is not: saying so of a session another author wrote, or one that diverged, misled)."""
         self.failures += 1
         with self._lock:
             first, self._warned = not self._warned, True
         if first:
             text = message if message.startswith("evo-agent: ") else f"evo-agent: {message}"
-            self.warn(f"{text}; sessions will be pushed when it is back (or: evo-agent sessions push)")
+            self.warn(f"{text}; sessions will be pushed when it is back (or: evo-agent sessions push)" if retried
+                      else text)
 
 
 def _drop(conn: Connection | None) -> None:

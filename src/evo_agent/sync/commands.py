@@ -204,27 +204,31 @@ def _short(text: str, width: int) -> str:
 
 def search_remote(store: SessionStore, text: str, out: TextIO, *, as_json: bool, limit: int | None,
                   safe: Callable[[str], str]) -> int:
-    from .db import driver_errors
+    from .db import driver_errors, error_gist
     from .remote import refresh_index, unindexed
     from .remote import search_remote as query
 
     if not text.strip():
         raise SyncCommandError("nothing to search for")
+    _check_search_text(text)
     url = require_url()
     identity = _identity(store)
     with store_connection(url) as conn:
+        stalled = ""
         try:  # the derived index catches up first, in its own transactions; a failure leaves it as it is
             refresh_index(conn, identity.repo)
-        except driver_errors():
-            pass
+        except driver_errors() as exc:
+            if conn.closed:  # the search cannot go on either: say why, not "the connection is closed"
+                raise
+            stalled = f"the index could not catch up: {error_gist(exc, url)}"
         hits = query(conn, identity, text, limit=limit or 20)
         behind = unindexed(conn, identity.repo)
     if as_json:
         out.write(json.dumps([{"id": h.session.id, "who": h.session.who, "file": h.file, "snippet": h.snippet}
                               for h in hits], ensure_ascii=True, indent=2) + "\n")
         return 0
-    note = (f"({behind} session{'s' if behind != 1 else ''} not indexed yet: `evo-agent sync index` catches up)\n"
-            if behind else "")
+    note = (f"({behind} session{'s' if behind != 1 else ''} not indexed yet: "
+            f"{safe(stalled) if stalled else '`evo-agent sync index` catches up'})\n" if behind else "")
     if not hits:
         out.write(f"No message of this repository's sessions in the team store matches {safe(text)!r}\n{note}")
         return 1
@@ -233,6 +237,27 @@ def search_remote(store: SessionStore, text: str, out: TextIO, *, as_json: bool,
         out.write(f"{h.session.id}  {_cell(safe, h.session.who, 40)}{where}  {_cell(safe, h.snippet, 140)}\n")
     out.write(note)
     return 0
+
+
+SEARCH_WORDS = 64  # words of a search text at most: each one is a term the store's every match must hold
+SEARCH_CHARS = 2000
+
+
+def _check_search_text(text: str) -> None:
+    """Refuse, in one line and before connecting, a search text the store cannot take: bytes that are not UTF-8
+    (a shell passes them as they are; psycopg's encoding failed, blamed on the store) and a text so long that its
+    query ran past the idle deadline (18,000 words: 'the server sent nothing for 30s')."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start].encode("utf-8", "surrogateescape")
+        raise SyncCommandError(f"the search text is not UTF-8 (byte 0x{bad.hex()} at character {exc.start + 1}): "
+                               "the team store searches text") from None
+    words = len(text.split())
+    if words > SEARCH_WORDS or len(text) > SEARCH_CHARS:
+        raise SyncCommandError(f"the search text is too long for the team store ({words:,} words, {len(text):,} "
+                               f"characters; at most {SEARCH_WORDS} words and {SEARCH_CHARS:,} characters): "
+                               "search for a few words of it")
 
 
 def prune_remote(store: SessionStore, older_than_s: int | None, *, dry_run: bool, out: TextIO,
@@ -263,6 +288,10 @@ def prune_remote(store: SessionStore, older_than_s: int | None, *, dry_run: bool
 # fetching ---------------------------------------------------------------------------------------------------
 
 
+class _CopyFailed(Exception):
+    """Writing the local copy failed (args[0]: the OSError): this machine's trouble, not the store's."""
+
+
 def fetch_into(store: SessionStore, url: str, text: str, *, announce: Callable[[str], None] | None = None) -> str:
     """Copy the repository's session `text` (id or unique prefix) from the store into `store`; its full id.
 
@@ -281,12 +310,17 @@ def fetch_into(store: SessionStore, url: str, text: str, *, announce: Callable[[
                 raise SyncCommandError(f"cannot create {store.sessions_dir}")
             # Registered only when this fetch wrote the copy: as the user's own when the store vouches they
             # wrote it, else its `fetched` note as one sync wrote (so listings quote it).
-            fetch_session(conn, row.id, store.sessions_dir,
-                          lambda foreign: store.record_fetched(row.id) if foreign else store.record_own(row.id))
+            try:
+                fetch_session(conn, row.id, store.sessions_dir,
+                              lambda foreign: store.record_fetched(row.id) if foreign else store.record_own(row.id))
+            except OSError as exc:  # here, not as the store's failure (store_connection's): a full disk is ours
+                raise _CopyFailed(exc) from None
     except SyncCommandError as exc:
         raise SessionNotFound(f"no session {text} here, and {exc}") from None
-    except OSError as exc:
-        raise SessionNotFound(f"cannot copy session {text} into {store.sessions_dir}: {exc.strerror or exc}") from None
+    except (OSError, _CopyFailed) as exc:
+        cause = exc.args[0] if isinstance(exc, _CopyFailed) else exc
+        raise SessionNotFound(f"cannot copy session {text} into {store.sessions_dir}: "
+                              f"{cause.strerror or cause}") from None
     if announce is not None:
         from evo_agent.safe_text import terminal_safe
 

@@ -69,6 +69,17 @@ def _stuck_ms() -> int:
     return max(2000, int(idle_timeout() * 2000))
 
 
+def lock_wait_ms() -> int:
+    """How long a statement waits for a lock another connection holds: half the idle window, so the server
+    says so (SQLSTATE 55P03) before the client gives up on a silence it could not explain. Any member may
+    `LOCK TABLE` a table it may UPDATE or DELETE from, and hold it in a transaction it never ends."""
+    return max(500, int(idle_timeout() * 500))
+
+
+LOCKED_HINT = ("another connection holds a lock on the team store's tables (its admin finds it in pg_locks and "
+               "ends it with pg_terminate_backend)")
+
+
 def is_local_host(host: str) -> bool:
     """Loopback or a Unix socket (an empty host is libpq's default socket): no TLS needed there."""
     host = host.strip()
@@ -155,7 +166,8 @@ def connection_options(url: str) -> dict[str, Any]:  # libpq options: str and in
                                 "keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
                                 "keepalives_count": 3, "tcp_user_timeout": int(idle_timeout() * 1000),
                                 "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS} "
-                                           f"-c idle_in_transaction_session_timeout={_stuck_ms()}"}
+                                           f"-c idle_in_transaction_session_timeout={_stuck_ms()} "
+                                           f"-c lock_timeout={lock_wait_ms()}"}
     # The name is what a certificate is checked against, whatever `hostaddr` says (a tunnel sets sslmode itself);
     # the address is where the bytes go: `?hostaddr=10.1.2.3` with no host (or host=localhost) is not loopback.
     hosts = [h for h in str(given.get("host") or os.environ.get("PGHOST", "")).split(",")]
@@ -329,6 +341,9 @@ def _wait_idle(gen: PQGen[RV], fileno: int, idle: float) -> RV:
 def error_gist(exc: BaseException, url: str | None = None) -> str:
     """The gist of a driver error on one line, the password never in it."""
     text = one_line(exc) or type(exc).__name__
+    if getattr(exc, "sqlstate", None) == "55P03":  # lock_not_available: lock_timeout ran out
+        primary = getattr(getattr(exc, "diag", None), "message_primary", None) or "lock timeout"
+        text = f"{one_line(primary)}: {LOCKED_HINT}"
     # libpq repeats the attempt per address; the first clause says it.
     for marker in (" Multiple connection attempts failed.", " This probably means"):
         text = text.split(marker)[0]

@@ -3,7 +3,9 @@
 One push appends, per file, one chunk row (start, end, sha256, body) — or a
 few when there is more than CHUNK_BYTES or BATCH_LINES behind — starting at
 the file's end *in the store* (the last chunk's end, read in one query for
-all files), never at a local belief. The database takes a chunk only when
+all files, with the checksum of the store's bytes where the local file meets
+them: a file that differs there, appended on two machines, is refused as
+`Diverged`), never at a local belief. The database takes a chunk only when
 its start is the file's current end there (an expected-version append:
 schema.py's trigger and the primary key on (session, file, start)). So a
 retry, a push killed halfway, a server killed mid-transaction or two
@@ -92,12 +94,61 @@ def _regular(path: Path) -> bool:
         return False
 
 
-def remote_offsets(conn: Connection, session_id: str, files: list[str]) -> dict[str, int]:
-    """How far each of the session's files is in the store: {file: end of its last chunk}; one query."""
-    rows = conn.execute(
-        "SELECT f, (SELECT end_offset FROM evo_agent_chunks WHERE session_id = %s AND file = f "
-        "ORDER BY start_offset DESC LIMIT 1) FROM unnest(%s::text[]) AS f", (session_id, files)).fetchall()
-    return {file: int(end) for file, end in rows if end is not None}
+class Diverged(PushRefused):
+    """This machine's copy of a file is not the store's: appending at the store's end would splice two histories."""
+
+
+_VERIFIED_ENDS = """
+SELECT t.f, e.end_offset, c.start_offset, c.upto,
+       CASE WHEN c.upto = c.end_offset THEN c.checksum
+            ELSE sha256(substring(c.body FROM 1 FOR (c.upto - c.start_offset)::integer)) END
+FROM unnest(%s::text[], %s::bigint[]) AS t(f, here)
+LEFT JOIN LATERAL (SELECT end_offset FROM evo_agent_chunks WHERE session_id = %s AND file = t.f
+                   ORDER BY start_offset DESC LIMIT 1) e ON true
+LEFT JOIN LATERAL (SELECT start_offset, end_offset, checksum, body, least(t.here, e.end_offset) AS upto
+                   FROM evo_agent_chunks WHERE session_id = %s AND file = t.f
+                     AND start_offset < least(t.here, e.end_offset)
+                   ORDER BY start_offset DESC LIMIT 1) c ON true"""
+
+
+def verified_offsets(conn: Connection, session_id: str, session_dir: Path, ends: dict[str, int]) -> dict[str, int]:
+    """How far each file is in the store ({file: end of its last chunk}), once the store's bytes where this
+    machine's copy and the store's meet are checked to be the same (one query: the last chunk's checksum, or
+    the sha256 of the part of a chunk the local file covers; `ends`: each local file's complete end).
+
+    Two machines can append to one session (a session fetched to a laptop and renamed there and at the desk): the
+    store's end is then not a line boundary of the local file, and appending from it spliced the tail of one
+    machine's line onto the other's history (a torn record every teammate then fetched), the rest of its lines
+    lost without a word. Such a file is refused (Diverged), never appended to."""
+    files = list(ends)
+    rows = conn.execute(_VERIFIED_ENDS, (files, [ends[f] for f in files], session_id, session_id)).fetchall()
+    found: dict[str, int] = {}
+    for file, end, start, upto, digest in rows:
+        if end is None:
+            continue
+        found[file] = int(end)
+        if start is not None and _local_digest(session_dir / file, int(start), int(upto)) != bytes(digest):
+            raise Diverged(f"session {session_id} not pushed: its {file} here differs from the team store's copy "
+                           f"within bytes {int(start):,}-{int(upto):,} (written on two machines?); the store keeps "
+                           "its own, this machine keeps this one")
+    return found
+
+
+def _local_digest(path: Path, start: int, end: int) -> bytes:
+    """sha256 of the bytes [start, end) of a local file, read in blocks (b'' when it is shorter: no match)."""
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        pos = start
+        while pos < end:
+            block = os.pread(fd, min(READ_BLOCK, end - pos), pos)
+            if not block:
+                return b""
+            digest.update(block)
+            pos += len(block)
+    finally:
+        os.close(fd)
+    return digest.digest()
 
 
 def _append(conn: Connection, session_id: str, file: str, start: int, body: bytes) -> None:
@@ -206,7 +257,7 @@ def _push_files(conn: Connection, identity: Identity, store: SessionStore, sessi
                 report: PushReport) -> None:
     session_dir = store.sessions_dir / session_id
     ends = {rel: complete_end(session_dir / rel) for rel in files}
-    remote = remote_offsets(conn, session_id, files)
+    remote = verified_offsets(conn, session_id, session_dir, ends)
     exists = bool(remote) or _has_row(conn, session_id)
     if not exists:
         when = pruned_at(conn, session_id)
@@ -223,7 +274,7 @@ def _push_files(conn: Connection, identity: Identity, store: SessionStore, sessi
                 lines, size = push_file(conn, session_id, rel, session_dir / rel, start, ends[rel])
             except AppendConflict as exc:  # another push won this append: say so, continue from the store's end
                 report.conflicts.append(str(exc))
-                start = remote_offsets(conn, session_id, [rel]).get(rel, 0)
+                start = verified_offsets(conn, session_id, session_dir, {rel: ends[rel]}).get(rel, 0)
                 continue
             if lines:
                 report.lines += lines

@@ -19,9 +19,10 @@ reassembled in order, each checked against its sha256 and its offsets (a
 chunk that fails either ends that file: only a verified, contiguous prefix is
 written). It is assembled in a hidden staging directory and renamed into
 place, so a crash or a failure mid-fetch leaves nothing to list or resume,
-and two processes fetching at once end with one complete copy. Rows stream
-through a server-side cursor a few chunks at a time: memory stays bounded
-whatever the session's size. A copy fetched earlier (a teammate's session
+and two processes fetching at once end with one complete copy. Chunks come
+in pages of at most 4 MB of bodies (one statement each, in binary, no
+transaction held open): memory and every wait stay bounded whatever the
+session's size. A copy fetched earlier (a teammate's session
 still growing) is refreshed from where it ends: only the new chunks travel,
 appended under a lock; a copy that no longer lines up with the store (the
 store was rolled back, an append was torn) is fetched again whole. File
@@ -37,7 +38,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -249,6 +250,9 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
         os.chmod(target / MESSAGES_NAME, FILE_MODE)
         try:
             sizes = _copy_chunks(conn, session_id, target, local)
+        except BaseException:
+            _cut_back(target, local, ends)
+            raise
         finally:
             os.chmod(target / MESSAGES_NAME, 0o400)
         if any(sizes.get(rel, 0) != ends[rel] for rel in ends):
@@ -258,6 +262,24 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
         return True
     finally:
         os.close(fd)
+
+
+def _cut_back(target: Path, local: dict[str, int], ends: dict[str, int]) -> None:
+    """Put a copy back as it was before a refresh that failed halfway (a full disk cut a chunk short, the
+    store went away): each file at its old size, a file the refresh created gone. A torn tail left there was
+    resumed as it stood, and shown to the user as the teammate's last words."""
+    for rel in ends:
+        path = target / rel
+        with contextlib.suppress(OSError):
+            if rel not in local:
+                os.unlink(path)
+                continue
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+            try:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.ftruncate(fd, local[rel])
+            finally:
+                os.close(fd)
 
 
 def _refuse_links(target: Path, session_id: str) -> None:
@@ -340,12 +362,13 @@ def _swap_in(staging: Path, target: Path) -> bool:
     return True
 
 
-FETCH_ROWS = 4  # chunks a fetch holds in memory at once (each at most CHUNK_BYTES)
+PAGE_ROWS = 1000  # chunks one page of a fetch holds at most (and at most FETCH_BYTES of them)
 # The largest chunk a fetch reads. Clients send at most CHUNK_BYTES per row (a longer line as several rows);
 # only the conversion of the old one-row-per-line layout (schema 5) made bigger ones, a line plus the lines
 # before it in its 4 MB window. A member's own INSERT can make a row of 1 GB, and four of them in flight, each
 # twice its size as hex text on the wire, took gigabytes of a teammate's memory for one `sessions show`.
 FETCH_CHUNK_CAP = 16 * CHUNK_BYTES
+FETCH_BYTES = CHUNK_BYTES  # bytes of bodies one page of a fetch asks for (a single bigger chunk comes alone)
 
 
 def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[str, int]) -> dict[str, int]:
@@ -354,42 +377,78 @@ def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[
     Files with names that are not a session's are ignored; a gap, an overlap or a checksum that does not match
     ends that file: only a contiguous, verified prefix is ever written.
     """
-    from psycopg.types.json import Jsonb
-
     sizes: dict[str, int] = dict(have)
     broken: set[str] = set()
     current: tuple[str, int] | None = None  # (file, fd)
     try:
-        with conn.transaction(), conn.cursor(name=f"evo_fetch_{secrets.token_hex(4)}") as cur:
-            cur.itersize = FETCH_ROWS
-            cur.execute("SELECT file, start_offset, end_offset, checksum, "
-                        "CASE WHEN octet_length(body) <= %s THEN body END FROM evo_agent_chunks "
-                        "WHERE session_id = %s AND start_offset >= coalesce((%s::jsonb ->> file)::bigint, 0) "
-                        "ORDER BY file, start_offset", (FETCH_CHUNK_CAP, session_id, Jsonb(have)))
-            for file, start, end, checksum, body in cur:
-                if body is None:  # bigger than FETCH_CHUNK_CAP: not read, and the file ends before it
-                    broken.add(file)
-                    continue
-                if file in broken or not (file == MESSAGES_NAME or is_sidechain_path(file)):
-                    continue
-                if current is None or current[0] != file:
-                    if current is not None:
-                        os.close(current[1])
-                        current = None
-                    if file != MESSAGES_NAME:
-                        _make_dir(directory / SUBAGENT_DIR)
-                    current = (file, _append_fd(directory / file) if file in have else _create(directory / file))
-                    sizes.setdefault(file, 0)
-                body = bytes(body)
-                if start != sizes[file] or end != start + len(body) or hashlib.sha256(body).digest() != bytes(checksum):
-                    broken.add(file)  # keep the verified prefix before it
-                    continue
-                _write_all(current[1], body)
-                sizes[file] = end
+        for file, start, end, checksum, body in _pages(conn, session_id, have):
+            if body is None:  # bigger than FETCH_CHUNK_CAP: not read, and the file ends before it
+                broken.add(file)
+                continue
+            if file in broken or not (file == MESSAGES_NAME or is_sidechain_path(file)):
+                continue
+            if current is None or current[0] != file:
+                if current is not None:
+                    os.close(current[1])
+                    current = None
+                if file != MESSAGES_NAME:
+                    _make_dir(directory / SUBAGENT_DIR)
+                current = (file, _append_fd(directory / file) if file in have else _create(directory / file))
+                sizes.setdefault(file, 0)
+            body = bytes(body)
+            if start != sizes[file] or end != start + len(body) or hashlib.sha256(body).digest() != bytes(checksum):
+                broken.add(file)  # keep the verified prefix before it
+                continue
+            _write_all(current[1], body)
+            sizes[file] = end
     finally:
         if current is not None:
             os.close(current[1])
     return sizes
+
+
+INDEX_ROWS = 10_000  # chunk sizes read per statement (~400 KB: a session of a million tiny chunks is many)
+_SIZES = ("SELECT file, start_offset, CASE WHEN octet_length(body) <= %s THEN octet_length(body) ELSE 0 END "
+          "FROM evo_agent_chunks WHERE session_id = %s AND start_offset >= coalesce((%s::jsonb ->> file)::bigint, 0) "
+          "AND (file, start_offset) > (%s, %s) ORDER BY file, start_offset LIMIT %s")
+_PAGE = ("SELECT file, start_offset, end_offset, checksum, CASE WHEN octet_length(body) <= %s THEN body END "
+         "FROM evo_agent_chunks WHERE session_id = %s AND (file, start_offset) >= (%s, %s) "
+         "AND start_offset >= coalesce((%s::jsonb ->> file)::bigint, 0) ORDER BY file, start_offset LIMIT %s")
+
+
+def _pages(conn: Connection, session_id: str, have: dict[str, int]) -> Iterator[tuple[Any, ...]]:
+    """The session's chunks from `have[file]` on, in (file, start) order, in pages of at most FETCH_BYTES of
+    bodies (a bigger chunk alone), each page one statement answered in binary.
+
+    Every wait on the server is capped at WAIT_CAP_WINDOWS idle windows (10 minutes by default), bytes flowing or
+    not: a cursor's FETCH of four 4 MB chunks, as hex text, was 32 MB in one wait, so a teammate on a link slower
+    than ~56 KB/s could never fetch a session that a long catch-up had pushed in full chunks; and the server ended
+    the transaction the cursor lived in when the client took longer than idle_in_transaction_session_timeout to
+    take in what it had sent. Now one wait carries at most ~4 MB (~7 KB/s is enough) and nothing is held open
+    between pages. The sizes come first, INDEX_ROWS at a time, from the TOAST pointers (no body is read); a page
+    found short (chunks pruned meanwhile) just ends the fetch where it is, and the copy is checked as always."""
+    from psycopg.types.json import Jsonb
+
+    after: tuple[str, int] = ("", -1)
+    while True:
+        index = conn.execute(_SIZES, (FETCH_CHUNK_CAP, session_id, Jsonb(have), *after, INDEX_ROWS)).fetchall()
+        done = 0
+        while done < len(index):
+            size, n = int(index[done][2]), 1
+            while n < PAGE_ROWS and done + n < len(index) and size + int(index[done + n][2]) <= FETCH_BYTES:
+                size += int(index[done + n][2])
+                n += 1
+            file, start = index[done][0], int(index[done][1])
+            rows = conn.execute(_PAGE, (FETCH_CHUNK_CAP, session_id, file, start, Jsonb(have), n),
+                                binary=True).fetchall()
+            yield from rows
+            last = (index[done + n - 1][0], int(index[done + n - 1][1]))
+            if len(rows) < n or (rows[-1][0], int(rows[-1][1])) != last:
+                return  # the store changed under the fetch: what was verified is kept, the rest comes next time
+            done += n
+        if len(index) < INDEX_ROWS:
+            return
+        after = (str(index[-1][0]), int(index[-1][1]))
 
 
 def _append_fd(path: Path) -> int:

@@ -67,9 +67,9 @@ if TYPE_CHECKING:
 
     from psycopg import Connection
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 MIN_CLIENT = 5  # the oldest client version that may use a store at SCHEMA_VERSION: it must speak chunks
-# (versions 6 and 7 changed only the server's functions and policies: a version-5 client still works against it)
+# (versions 6 to 8 changed only the server's functions and policies: a version-5 client still works against it)
 MEMBER_ROLE = "evo_agent_member"
 SEARCH_CAP = 65536  # characters of a message's text indexed for search
 CHUNK_BYTES = 4 << 20  # the largest body one chunk row carries (clients split longer lines)
@@ -481,10 +481,7 @@ _V6_IS = """CREATE OR REPLACE FUNCTION evo_agent_is(grantee text) RETURNS boolea
          AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER'))
    $$"""
 
-V6 = [
-    _V6_INDEX,  # before the search paths are pinned below (CREATE OR REPLACE sets a function's settings anew)
-    _V6_IS,
-    """DO $$
+_PIN_SEARCH_PATHS = """DO $$
        DECLARE home name := (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                              WHERE c.oid = to_regclass('evo_agent_sessions'));
                f regprocedure;
@@ -493,7 +490,12 @@ V6 = [
                   WHERE n.nspname = home AND p.proname LIKE 'evo\\_agent\\_%' AND p.proname <> 'evo_agent_is' LOOP
            EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, home);
          END LOOP;
-       END $$""",
+       END $$"""
+
+V6 = [
+    _V6_INDEX,  # before the search paths are pinned below (CREATE OR REPLACE sets a function's settings anew)
+    _V6_IS,
+    _PIN_SEARCH_PATHS,
     # Nobody but the owner creates objects beside the tables (PostgreSQL 14 and older let every role create
     # in `public`): a member's overload of a function the clients call would run as whoever calls it.
     """DO $$
@@ -530,6 +532,127 @@ V7 = [
 ]
 
 MIGRATIONS[7] = V7
+
+# Version 8: no member decides what the search indexer skips, nor in what order it works.
+# - It took up to p_sessions sessions, oldest `pushed_at` first, then skipped each whose advisory lock was
+#   taken. Any role may take advisory locks (and pg_locks shows every key held): a member's idle connection
+#   holding the keys of 50 sessions at the head of that order filled every call's batch with skips, so each
+#   call returned 0 and nothing pushed after them was ever indexed, for anyone. A call now claims a session by
+#   locking its progress row (FOR UPDATE SKIP LOCKED: members have no UPDATE right there, so only the owner's
+#   function can take that lock), and only the sessions it indexed count toward its batch. The progress row is
+#   made with the session (a trigger, and existing sessions here), so claiming one never inserts, and no call
+#   ever waits for another's transaction or a member's.
+# - `pushed_at` was whatever the client wrote (INSERT or UPDATE of one's own row): it is the server's clock now,
+#   set by the trigger that already sets the author.
+_V8_AUTHOR = """CREATE OR REPLACE FUNCTION evo_agent_set_author() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     IF TG_OP = 'INSERT' THEN NEW.author := current_user; ELSE NEW.author := OLD.author; END IF;
+     NEW.pushed_at := now();  -- orders the indexer's work: the server's word, never the client's
+     RETURN NEW;
+   END $$"""
+
+_V8_ENLIST = """CREATE OR REPLACE FUNCTION evo_agent_enlist() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $$
+   BEGIN
+     INSERT INTO evo_agent_search_state (session_id, indexed_end, indexed_at)
+       VALUES (NEW.session_id, 0, '-infinity') ON CONFLICT (session_id) DO NOTHING;
+     RETURN NEW;
+   END $$"""
+
+# Errors of the moment (a lock not granted in lock_timeout, which clients now set; a deadlock; the server short of
+# memory or disk) say nothing about a session's content, but `WHEN OTHERS` takes them for a poison line and marks
+# the session indexed to its end, its lines never searchable. They are raised again: the call fails, the session
+# stays pending. The snippet function swallowed them too, so a search waited out one lock per hit, silently.
+_PASSING = ("transaction_rollback OR insufficient_resources OR object_not_in_prerequisite_state "
+            "OR operator_intervention OR system_error")
+
+_V8_LINE_TEXT = f"""CREATE OR REPLACE FUNCTION evo_agent_line_text(p_session text, p_offset bigint, p_bytes integer)
+   RETURNS text LANGUAGE plpgsql STABLE AS $$
+   DECLARE piece bytea;
+   BEGIN
+     SELECT substring(c.body FROM (p_offset - c.start_offset + 1)::integer FOR p_bytes) INTO piece
+       FROM evo_agent_chunks c WHERE c.session_id = p_session AND c.file = '{MESSAGES_NAME}'
+         AND c.start_offset <= p_offset ORDER BY c.start_offset DESC LIMIT 1;
+     RETURN evo_agent_message_text(convert_from(piece, 'UTF8'));
+   EXCEPTION WHEN {_PASSING} THEN
+     RAISE;  -- one lock wait per hit, each swallowed, kept a search silent past every client's deadline
+   WHEN OTHERS THEN
+     RETURN NULL;
+   END $$"""
+
+_V8_INDEX = f"""CREATE OR REPLACE FUNCTION evo_agent_index(p_repo text, p_sessions integer) RETURNS integer
+   LANGUAGE plpgsql SECURITY DEFINER AS $$
+   DECLARE s record; c record; buf bytea; buf_start bigint; lines integer := 0; done integer := 0;
+           spent bigint := 0; finished boolean; claimed_end bigint;
+   BEGIN
+     FOR s IN SELECT ss.session_id, ss.repo, ss.pushed_at
+              FROM evo_agent_sessions ss JOIN evo_agent_search_state st USING (session_id)
+              WHERE (p_repo IS NULL OR ss.repo = p_repo) AND st.indexed_at < ss.pushed_at
+              ORDER BY ss.pushed_at LOOP
+       EXIT WHEN spent >= {INDEX_CALL_BYTES} OR done >= p_sessions;
+       -- the claim: its progress row, locked (by another call, or being deleted: skipped, not counted)
+       SELECT st.indexed_end INTO claimed_end FROM evo_agent_search_state st
+         WHERE st.session_id = s.session_id AND st.indexed_at < s.pushed_at FOR UPDATE SKIP LOCKED;
+       CONTINUE WHEN NOT FOUND;
+       buf := ''::bytea;
+       buf_start := claimed_end;
+       finished := true;
+       BEGIN
+         FOR c IN SELECT start_offset, end_offset,
+                         CASE WHEN octet_length(body) <= {CHUNK_BYTES} THEN body END AS body
+                  FROM evo_agent_chunks
+                  WHERE session_id = s.session_id AND file = '{MESSAGES_NAME}' AND start_offset >= claimed_end
+                  ORDER BY start_offset LOOP
+           EXIT WHEN c.start_offset <> buf_start + octet_length(buf);  -- a gap: stop at what is contiguous
+           IF octet_length(buf) = 0 AND spent >= {INDEX_CALL_BYTES} THEN
+             finished := false;  -- the rest in the next call, from this line
+             EXIT;
+           END IF;
+           spent := spent + (c.end_offset - c.start_offset);
+           IF c.body IS NULL THEN  -- bigger than any client sends: not read, and the line it is part of not indexed
+             buf := ''::bytea;
+             buf_start := c.end_offset;
+             CONTINUE;
+           END IF;
+           IF octet_length(buf) > {4 * CHUNK_BYTES} THEN
+             buf := ''::bytea;  -- one enormous line: not indexed
+             buf_start := c.start_offset;
+           END IF;
+           buf := buf || c.body;
+           IF get_byte(c.body, octet_length(c.body) - 1) = 10 THEN
+             lines := lines + evo_agent_index_lines(s.repo, s.session_id, buf_start, buf);
+             buf_start := c.end_offset;
+             buf := ''::bytea;
+           END IF;
+         END LOOP;
+       EXCEPTION WHEN {_PASSING} THEN
+         RAISE;  -- the server's moment, not the session's content: the session stays pending
+       WHEN OTHERS THEN  -- whatever this session holds, it does not stop the others
+         SELECT coalesce(max(end_offset), 0) INTO buf_start FROM evo_agent_chunks
+           WHERE session_id = s.session_id AND file = '{MESSAGES_NAME}';
+         finished := true;
+       END;
+       UPDATE evo_agent_search_state
+         SET indexed_end = buf_start, indexed_at = CASE WHEN finished THEN s.pushed_at ELSE '-infinity' END
+         WHERE session_id = s.session_id;
+       done := done + 1;
+     END LOOP;
+     RETURN done;
+   END $$"""
+
+V8 = [
+    _V8_AUTHOR,
+    _V8_ENLIST,
+    "DROP TRIGGER IF EXISTS evo_agent_sessions_enlist ON evo_agent_sessions",
+    "CREATE TRIGGER evo_agent_sessions_enlist AFTER INSERT ON evo_agent_sessions "
+    "FOR EACH ROW EXECUTE FUNCTION evo_agent_enlist()",
+    "INSERT INTO evo_agent_search_state (session_id, indexed_end, indexed_at) "
+    "SELECT session_id, 0, '-infinity' FROM evo_agent_sessions ON CONFLICT (session_id) DO NOTHING",
+    _V8_INDEX,
+    _V8_LINE_TEXT,
+    _PIN_SEARCH_PATHS,  # last: CREATE OR REPLACE sets a function's settings anew
+]
+
+MIGRATIONS[8] = V8
 
 
 class SchemaTooNew(Exception):
