@@ -56,3 +56,18 @@ def test_the_demo_provider_ignores_them(cli):
     result = cli.run("-p", "hi", env={**cli.env, "EVO_AGENT_PROVIDER": "demo", "EVO_AGENT_API_TIMEOUT": "5",
                                       "EVO_AGENT_API_RETRIES": "0"})
     assert result.rc == 0, result.err
+
+
+def test_a_prompt_larger_than_the_context_window_is_refused_before_it_is_sent_or_recorded(cli, model_server):
+    """A prompt alone over the model's context window was recorded, sent and refused by the API, and then
+    resent (and refused) by every later turn of the session: now one line, exit 1, nothing sent or kept."""
+    model_server.script(text("a normal answer"))
+    env = {**cli.env, "EVO_AGENT_COMPACT_CHARS": "1000"}  # the limit: 12 thresholds, 12,000 characters
+    result = cli.run("-p", "y" * 12_001, env=env)
+    assert result.rc == 1 and "Traceback" not in result.err, result.err
+    refusal = [line for line in result.err_lines if "12,001 characters" in line]
+    assert refusal and "over the 12,000" in refusal[0] and "nothing was sent" in refusal[0], result.err
+    assert model_server.requests == []
+    assert all("y" * 100 not in cli.transcript(sid).read_text() for sid in cli.session_ids())
+    result = cli.run("-p", "x" * 12_000, env=env)  # at the limit: sent
+    assert result.rc == 0 and result.out.strip() == "a normal answer", result.err

@@ -577,3 +577,26 @@ def test_rewind_puts_the_prompt_gone_back_before_in_the_prompt_box(terminals, pr
     content = model_server.requests[-1]["messages"][-1]["content"]
     sent = content if isinstance(content, str) else content[0]["text"]
     assert sent == "explain the retry logic in uploader.py and its tests", sent
+
+
+def test_a_paste_larger_than_the_context_window_is_refused_and_given_back_to_edit(
+        terminals, project, model_server, tmp_path):
+    """A huge paste showed `context 388%`, was sent, refused by the API, and stayed in the history: every later
+    turn resent it. Now one line says so before anything is sent, and the paste is back in the box."""
+    model_server.script(text("Just hello."))
+    t = open_app(terminals, project, env={**model_server.env(), "EVO_AGENT_COMPACT_CHARS": "1000"})
+    ready(t)
+    (tmp_path / "paste").write_text(" ".join(f"word{i}" for i in range(2000)))  # 17,889 characters
+    t.tmux("load-buffer", "-b", "p", str(tmp_path / "paste"))
+    t.tmux("paste-buffer", "-p", "-b", "p", "-t", t.name)
+    t.wait(r"word1999")
+    t.keys("Enter")
+    screen = t.wait(r"(?s)nothing was sent.*word1999")  # the paste is back in the box, below the refusal
+    assert "over the 12,000 characters the model's context" in screen.replace("\n", " "), screen
+    assert model_server.requests == []
+    t.keys("C-c")  # clears the box
+    t.wait(r"tokens · context 0%")
+    say(t, "hello")
+    t.wait(r"Just hello\.")
+    sent = model_server.requests[-1]["messages"]
+    assert len(sent) == 1 and "word1" not in json.dumps(sent) and "hello" in json.dumps(sent), sent

@@ -41,9 +41,13 @@ if TYPE_CHECKING:
     from evo_agent.providers.base import ModelResponse, Provider
 
 __all__ = ["COMPACT_SCHEDULED", "DEFAULT_COMPACT_CHARS", "CompactResult", "CompactionFailed", "CompactionState",
-           "ConversationPrefix", "check_compactable", "default_compact_threshold", "request_summary", "summary_of"]
+           "ConversationPrefix", "PromptTooLarge", "check_compactable", "default_compact_threshold", "prompt_limit",
+           "prompt_refusal", "request_summary", "summary_of"]
 
 DEFAULT_COMPACT_CHARS = 50_000
+# A prompt alone larger than this many compaction thresholds (600,000 characters by default: about the
+# 200k-token context window of today's models) can never be answered: it is refused before it is sent.
+PROMPT_LIMIT_THRESHOLDS = 12
 
 COMPACT_SCHEMA = {
     "type": "object",
@@ -54,6 +58,10 @@ COMPACT_DESCRIPTION = (
     "history is long and mostly done with; the summary keeps goals, decisions, files and remaining work."
 )
 COMPACT_SCHEDULED = "Compaction scheduled: the conversation will be summarised before the next model call."
+
+
+class PromptTooLarge(ProviderError):
+    """A prompt refused before it was sent or recorded (prompt_refusal); a ProviderError: -p exits 1 with its line."""
 
 
 class CompactionFailed(Exception):
@@ -123,6 +131,24 @@ class CompactionState:
     def failed(self, trigger: str) -> None:
         if trigger == "auto":
             self.auto_failed = True  # warn once per turn, not before every call
+
+
+def prompt_limit(threshold: int) -> int:
+    """The most characters one prompt may hold under this compaction threshold (PROMPT_LIMIT_THRESHOLDS)."""
+    return threshold * PROMPT_LIMIT_THRESHOLDS
+
+
+def prompt_refusal(prompt: str, threshold: int) -> str | None:
+    """The one line refusing a prompt too large for the model's context window, or None when it may be sent.
+
+    Why before anything is recorded: such a prompt, once in the history, is resent by every later turn and
+    refused every time (compaction cannot summarise the prompt the model has yet to answer).
+    """
+    limit = prompt_limit(threshold)
+    if len(prompt) <= limit:
+        return None
+    return (f"the prompt is {len(prompt):,} characters, over the {limit:,} characters the model's context window "
+            "holds; nothing was sent: shorten it or send it in parts")
 
 
 def check_compactable(history: list[dict[str, Any]]) -> None:

@@ -84,8 +84,10 @@ from .compaction_state import (
     CompactionState,
     CompactResult,
     ConversationPrefix,
+    PromptTooLarge,
     check_compactable,
     default_compact_threshold,
+    prompt_refusal,
     request_summary,
     summary_of,
 )
@@ -736,6 +738,9 @@ class Agent:
         """
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError("empty prompt")
+        refusal = prompt_refusal(prompt, self.compaction.threshold)
+        if refusal is not None:  # never recorded: it would poison every later turn
+            raise PromptTooLarge(refusal)
         cb = SafeCallbacks(callbacks)
         cancel = cancel if cancel is not None else threading.Event()
         with self._lock:

@@ -419,6 +419,8 @@ class AgentApp:
     # ------------------------------------------------------------------ turns
     def start_turn(self, prompt: str, *, shown: str | None = None) -> None:
         """Run `prompt` as a user turn; `shown`: the command that sent it (`/init`'s long prompt), echoed already."""
+        if self._refuse_prompt(prompt):
+            return
         self.view.start()
         if shown is None:  # a command's prompt (`/init`): the command was echoed already (handle_command)
             self.emit(Text(""), render.user_prompt(prompt))
@@ -429,6 +431,23 @@ class AgentApp:
         callbacks = TurnEvents(self, turn)
         self._in_worker(lambda: self.agent.run_turn(prompt, callbacks, cancel),
                         lambda result, error: self._turn_done(turn, result, error))
+
+    def _refuse_prompt(self, prompt: str) -> bool:
+        """A prompt too large for the model's context window: one line, and the prompt back in the box to edit.
+
+        Checked here, before the echo, so a huge paste is neither sent, recorded, nor printed into the scrollback.
+        """
+        from evo_agent.agent.compaction_state import prompt_refusal
+
+        refusal = prompt_refusal(prompt, self.agent.compact_threshold)
+        if refusal is None:
+            return False
+        self.emit(render.error_line(f"error: {refusal}"))
+        self.buffer.text = prompt + ("\n" + self.buffer.text if self.buffer.text else "")
+        self.buffer.cursor_position = len(prompt)
+        self.refit()
+        self.app.invalidate()
+        return True
 
     def _begin(self, label: str, hint: str = "Esc interrupts") -> None:
         self.running = True
