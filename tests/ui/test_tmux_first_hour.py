@@ -600,3 +600,25 @@ def test_a_paste_larger_than_the_context_window_is_refused_and_given_back_to_edi
     t.wait(r"Just hello\.")
     sent = model_server.requests[-1]["messages"]
     assert len(sent) == 1 and "word1" not in json.dumps(sent) and "hello" in json.dumps(sent), sent
+
+
+def test_ctrl_c_at_an_approval_stops_the_turn_while_esc_only_says_no(terminals, project, model_server):
+    """Ctrl+C at an approval said no to that call and the model went on with its turn (the next call, another
+    question); Codex's Ctrl+C and Claude Code's Esc stop the turn there. Ctrl+C now does; Esc still says no."""
+    from tests.fake_model_server import tool_use
+
+    model_server.script(tool_use("bash", {"command": "touch MARKER"}), text("Carried on anyway."),
+                        text("Picking up again."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    say(t, "make the marker")
+    t.wait(r"Esc says no")
+    t.keys("C-c")
+    t.wait(r"Interrupted by user")
+    t.wait(r"tokens · context")
+    assert len(model_server.requests) == 1 and "Carried on anyway." not in t.scrollback(), t.scrollback()
+    assert not (project / "MARKER").exists()
+    say(t, "why did you stop?")  # the call refused, the turn interrupted: that is what the model reads next
+    t.wait(r"Carried on anyway\.")
+    sent = json.dumps(model_server.requests[-1]["messages"])
+    assert "refused" in sent and "[Request interrupted by user]" in sent, sent

@@ -185,7 +185,8 @@ def question_bindings(app: AgentApp) -> KeyBindings:
 
 
 def interrupt_bindings(app: AgentApp) -> KeyBindings:
-    """Esc and Ctrl+C: no to a question, else stop the running turn; Ctrl+C twice leaves."""
+    """Esc: no to a question, else stop the running turn; Ctrl+C: the same, but at an approval it stops the
+    turn too; Ctrl+C twice leaves."""
     kb = KeyBindings()
 
     @kb.add("escape")
@@ -201,12 +202,20 @@ def interrupt_bindings(app: AgentApp) -> KeyBindings:
 
 
 def ctrl_c(app: AgentApp) -> None:
-    """Ctrl+C: no to a question; during a turn, interrupt it (a second while it stops leaves, as in the REPL);
+    """Ctrl+C: no to an approval, and the turn stopped; no to a yes/no question; during a turn, interrupt it
+    (a second while it stops leaves, as in the REPL);
     at the idle prompt, clear it and arm, and a second within DOUBLE_CTRL_C_SECONDS leaves with 130.
 
     Interrupting does not arm: a user who stops a turn and then presses Ctrl+C at the prompt to clear it
     is not thrown out (cli/repl.py does the same)."""
     now = time.monotonic()
+    if app.questions.approval is not None and app.running and not app.cancel.is_set():
+        # Stop the turn, as Codex's Ctrl+C does: the turn is cancelled first, so the worker that gets the no
+        # finds it cancelled and runs nothing more (Esc, only "no", lets the model go on).
+        app._last_ctrl_c = 0.0
+        app.interrupt()
+        app.questions.say_no()
+        return
     if app.questions.say_no():
         return
     if app.running:

@@ -1,13 +1,13 @@
 """The app's questions: an approval or a yes/no, answered on purpose from a small menu (SPEC §9).
 
-A worker thread asks (`ask_approval`, `ask_yes_no`) and blocks until the user answers in the app's event loop;
-Esc, Ctrl+C and leaving mean no. The menu is moved with ↑/↓ and confirmed with Enter (↑ with nothing chosen is
-the prompt's history key: the keyboard goes there). Text typed meanwhile goes into the prompt box and stays
-there; Enter there answers nothing (Tab goes back to the question). Single-key shortcuts (y, n, a, p) work only
-once the menu has been moved and the prompt box is empty; y, a and p choose their row, Enter answers. A command
-or diff longer than the screen shows its first lines and how many more there are; Ctrl+O prints it whole, and
-"yes" waits until it has been. The keys that drive this are in ui/keys.py; the app draws `menu_text` above its
-prompt.
+A worker thread asks (`ask_approval`, `ask_yes_no`) and blocks until the user answers in the app's event loop; Esc,
+Ctrl+C and leaving mean no; Ctrl+C at an approval also stops the turn (ui/keys.py). The menu is moved with ↑/↓ and
+confirmed with Enter (↑ with nothing chosen is the prompt's history key: the keyboard goes there). Text typed
+meanwhile goes into the prompt box and stays there; Enter there answers nothing (Tab goes back to the question).
+Single-key shortcuts (y, n, a, p) work only once the menu has been moved and the prompt box is empty; y, a and p
+choose their row, Enter answers. A command or diff longer than the screen shows its first lines and how many more
+there are; Ctrl+O prints it whole, and "yes" waits until it has been. The keys that drive this are in ui/keys.py;
+the app draws `menu_text` above its prompt.
 """
 
 from __future__ import annotations
