@@ -62,6 +62,9 @@ class RecordingScreen:
     def notice(self, text: str) -> None:
         self.calls.append(("notice", text))
 
+    def notice_command(self, text: str, command: str) -> None:
+        self.calls.append(("notice", f"{text}\n  {command}"))
+
     def error(self, text: str) -> None:
         self.calls.append(("error", text))
 

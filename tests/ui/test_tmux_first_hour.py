@@ -622,3 +622,16 @@ def test_ctrl_c_at_an_approval_stops_the_turn_while_esc_only_says_no(terminals, 
     t.wait(r"Carried on anyway\.")
     sent = json.dumps(model_server.requests[-1]["messages"])
     assert "refused" in sent and "[Request interrupted by user]" in sent, sent
+
+
+def test_the_resume_hint_of_a_long_rename_copies_as_one_line(terminals, project):
+    """`/rename` with a long name: its `--resume '<name>'` hint was wrapped between words with a line break, so
+    the command copied from the screen broke in two. The terminal wraps it now (tmux joins it: `-J`)."""
+    name = "fix the flaky upload test in the billing service before the release on friday afternoon"
+    t = open_app(terminals, project)
+    ready(t)
+    say(t, f"/rename {name}")
+    t.wait(r"is now named")
+    t.wait(r"tokens · context")
+    joined = [line.rstrip() for line in t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()]
+    assert f"  evo-agent --resume '{name}'" in joined, joined

@@ -291,6 +291,10 @@ class Repl:
     def notice(self, text: str) -> None:
         self.console.line(terminal_safe(text))
 
+    def notice_command(self, text: str, command: str) -> None:
+        self.console.line(terminal_safe(text))
+        self.console.line("  " + terminal_safe(command, keep_newlines=False))
+
     def error(self, text: str) -> None:
         self.console.error(terminal_safe(text))
 

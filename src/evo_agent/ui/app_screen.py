@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
+from rich.text import Text
 
 from . import render
 from .keys import KEYS_HELP
@@ -45,6 +46,11 @@ class AppScreen:
 
     def notice(self, text: str) -> None:
         self._show(render.notice(text))
+
+    def notice_command(self, text: str, command: str) -> None:
+        from evo_agent.safe_text import terminal_line
+
+        self._show(render.notice(text), Text("  " + terminal_line(command), style="evo.dim"))
 
     def error(self, text: str) -> None:
         self._show(render.error_line(text))

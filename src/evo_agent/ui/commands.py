@@ -57,7 +57,10 @@ def cmd_rename(screen: Screen, agent: AgentLike, arg: str) -> None:
                       else "This session has no name. Usage: /rename NAME")
         return
     name = agent.rename(arg)  # ValueError for a name that is empty once cleaned: one line (run_command)
-    screen.notice(f"Session {agent.session_id} is now named {name!r} (evo-agent --resume {name!r} finds it).")
+    import shlex
+
+    screen.notice_command(f"Session {agent.session_id} is now named {name!r}; resume it with:",
+                          f"evo-agent --resume {shlex.quote(name)}")
 
 
 def cmd_rewind(screen: Screen, agent: AgentLike, arg: str) -> None:

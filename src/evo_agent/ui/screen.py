@@ -27,6 +27,10 @@ class Screen(Protocol):
     def notice(self, text: str) -> None:
         """Show `text` (one line or a block: a table, a list, a plan), dim in the app."""
 
+    def notice_command(self, text: str, command: str) -> None:
+        """Show `text` (a notice), then `command` indented on a line of its own that only the terminal wraps:
+        copied from the screen, it is the one line it is (a line break between its words broke the copy)."""
+
     def error(self, text: str) -> None:
         """Show a one-line refusal of what was typed (a usage line, a bad number, an unknown command)."""
 
