@@ -84,24 +84,39 @@ def _home_dirs() -> tuple[Path, ...]:
     return (Path(home), Path(os.path.realpath(home)))
 
 
-def read_git_file(path: Path, limit: int = 4096) -> str | None:
-    """The start of one of git's small files (`.git`, `HEAD`, `commondir`), or None: missing, unreadable, or not a
-    regular file. Opened without blocking: a FIFO an unpacked archive put there would hang the start. Up to its
-    first NUL, as git reads it (a C string): a path with a NUL in it made every stat raise ValueError."""
+def read_regular(path: str | Path, limit: int) -> bytes | None:
+    """Up to `limit` bytes of a regular file (to that limit or its end), or None: missing, unreadable, or not a
+    regular file. Opened without blocking: a FIFO an unpacked archive put in the place of one of git's files
+    would hang the read (and every git evo-agent starts)."""
     import stat
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+    except (OSError, ValueError):
         return None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        return os.read(fd, limit).partition(b"\0")[0].decode("utf-8", "replace")
+        chunks, left = [], limit
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def read_git_file(path: Path, limit: int = 4096) -> str | None:
+    """The start of one of git's small files (`.git`, `HEAD`, `commondir`), or None: missing, unreadable, or not a
+    regular file (`read_regular`). Up to its first NUL, as git reads it (a C string): a path with a NUL in it made
+    every stat raise ValueError."""
+    data = read_regular(path, limit)
+    return None if data is None else data.partition(b"\0")[0].decode("utf-8", "replace")
 
 
 # How much of `commondir` is read: git reads all of it, so 4 KiB of `./` before `../.shared` named `.git` itself
@@ -223,27 +238,7 @@ def included_special_file(config: str, depth: int = 0, seen: set[tuple[int, int,
 
 def _read_config(path: str) -> bytes | None:
     """A regular file's bytes (one more than CONFIG_LIMIT at most), without blocking; None when it is not one."""
-    import stat
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, left = [], CONFIG_LIMIT + 1
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return read_regular(path, CONFIG_LIMIT + 1)
 
 
 def _include_paths(data: bytes) -> list[tuple[str, ...]]:

@@ -57,6 +57,7 @@ from evo_agent.session import (
     library_environment,
     program_search_path,
     read_git_file,
+    read_regular,
 )
 
 from .confine import inside_project, is_within, real
@@ -559,20 +560,11 @@ def _git_file_text(path: Path) -> str | None:
     own limit of what it reads: the check must read what git reads, not its first 4 KiB (a `commondir` of
     2,000 `./` then `../../work/.git` pointed git next door while the check saw the repository itself), and no
     further than git, which stops at a NUL (a path holding one made every later stat raise ValueError)."""
-    import stat
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    data = read_regular(path, GIT_FILE_LIMIT + 1)
+    if data is None:
+        if os.path.exists(path) and not os.path.isfile(path):  # a stat never blocks, even a FIFO's
             raise _Ask(f"runs git on a repository whose {path.name} is not a regular file")
-        data = os.read(fd, GIT_FILE_LIMIT + 1)
-    except OSError:
         return None
-    finally:
-        os.close(fd)
     if len(data) > GIT_FILE_LIMIT:
         raise _Ask(f"runs git on a repository whose {path.name} is too long to check")
     return data.partition(b"\0")[0].decode("utf-8", "surrogateescape")  # a C string to git: it ends at a NUL
