@@ -95,20 +95,23 @@ def read_regular(path: str | Path, limit: int) -> bytes | None:
     except (OSError, ValueError):
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, left = [], limit
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+        return read_upto(fd, limit) if stat.S_ISREG(os.fstat(fd).st_mode) else None
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def read_upto(fd: int, limit: int) -> bytes:
+    """What `fd` holds, to its end or `limit` bytes (a read may return less than asked: it is read again)."""
+    chunks, left = [], limit
+    while left > 0:
+        chunk = os.read(fd, left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def read_git_file(path: Path, limit: int = 4096) -> str | None:

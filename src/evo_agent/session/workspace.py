@@ -44,6 +44,7 @@ from .layout import (
     user_state_dir,
 )
 from .plaindata import plain_dataclass as dataclass
+from .project import read_upto
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
 if TYPE_CHECKING:
@@ -154,18 +155,11 @@ def _bring(project: Path, rel: str) -> Brought | None:
         return Brought(rel, "unreadable", str(exc).encode(), st.st_uid, stat.S_IMODE(st.st_mode))
     try:
         fst = os.fstat(fd)
-        chunks, left = [], AUTHORITY_MAX_BYTES + 1  # one byte more: a larger file is refused, never judged by its start
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
+        data = read_upto(fd, AUTHORITY_MAX_BYTES + 1)  # a byte more: a larger file is refused, not judged by its start
     except OSError as exc:
         return Brought(rel, "unreadable", str(exc).encode(), st.st_uid, stat.S_IMODE(st.st_mode))
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     # what the question shows and the fingerprint covers is the whole file, or nothing
     if len(data) > AUTHORITY_MAX_BYTES:
         return Brought(rel, AUTHORITY_TOO_LARGE, data[:AUTHORITY_MAX_BYTES], fst.st_uid, stat.S_IMODE(fst.st_mode))
