@@ -10,6 +10,11 @@ started. A parent-death signal on bash itself would reach bash only, not `npm te
 grandchildren. The reaper also checks the agent is still its parent (it may have died before
 the signal was armed).
 
+The trap ignores TERM and HUP before it kills (`trap "" …`, never `trap - …`): a dying agent's threads exit one
+by one and each exit that leaves the reaper to another parent sends the parent-death signal again, so a second
+TERM could land between a reset to the default action and the `kill`, and end the reaper alone, its group
+left running (an MCP server outlived a `kill -9`'d agent, 1 in 200 with two TERMs under load).
+
 The command runs as a background job so that `wait` can be interrupted by the trap; its
 subshell restores SIGINT/SIGQUIT (a non-interactive bash ignores them for background jobs,
 which would change how the command's own programs behave). A command killed by a signal
@@ -41,7 +46,7 @@ from functools import cache
 from pathlib import Path
 
 REAPER_SCRIPT = r"""
-trap 'trap - TERM HUP; kill -KILL 0' TERM HUP
+trap 'trap "" TERM HUP; kill -KILL 0' TERM HUP
 [ "$PPID" = "$1" ] || kill -KILL 0
 shift
 ( trap - INT QUIT; exec "$@" ) &
@@ -108,7 +113,7 @@ def with_reaper(argv: list[str], project: Path | str, *, keep_stdin: bool = Fals
 # missed child is alive when the next scan lists /proc, so only a chain of such forks timed into two scans
 # in a row could still slip by.
 LINGERING_SCRIPT = r"""
-trap 'trap - TERM HUP; kill -KILL 0' TERM HUP
+trap 'trap "" TERM HUP; kill -KILL 0' TERM HUP
 [ "$PPID" = "$1" ] || kill -KILL 0
 status_fd=$2 life_fd=$3
 shift 3
@@ -135,7 +140,7 @@ _others() {
 }
 while _others; do
   read -t 2 -u "$life_fd"
-  [ $? -gt 128 ] || { trap - TERM HUP; kill -KILL 0; }
+  [ $? -gt 128 ] || { trap '' TERM HUP; kill -KILL 0; }
 done
 """
 
