@@ -213,9 +213,9 @@ def test_another_worktrees_planted_sessions_directory_is_refused_when_listing_wo
     assert marker.exists()
 
 
-@pytest.mark.parametrize("how", [".git a link of ours", "gitdir file naming a link of ours"])
-def test_a_link_of_ours_to_a_repository_another_user_owns_is_never_read(tmp_path, how):
-    """`.git -> /tmp/theirs/.git` (an archive keeps the link): the link is ours, the repository git reads is not."""
+def _shared_repository_and_unpacked_project(tmp_path):
+    """A repository whose configuration plants `evil.planted`, soon handed to another user, and an empty
+    directory for the archive unpacked beside it (root only: lchown to nobody)."""
     import os
 
     if os.geteuid() != 0:
@@ -224,6 +224,15 @@ def test_a_link_of_ours_to_a_repository_another_user_owns_is_never_read(tmp_path
     assert git(shared, "config", "evil.planted", "yes").returncode == 0
     project = tmp_path / "unpacked"
     project.mkdir()
+    return shared, project
+
+
+@pytest.mark.parametrize("how", [".git a link of ours", "gitdir file naming a link of ours"])
+def test_a_link_of_ours_to_a_repository_another_user_owns_is_never_read(tmp_path, how):
+    """`.git -> /tmp/theirs/.git` (an archive keeps the link): the link is ours, the repository git reads is not."""
+    import os
+
+    shared, project = _shared_repository_and_unpacked_project(tmp_path)
     if how == ".git a link of ours":
         (project / ".git").symlink_to(shared / ".git")
     else:
@@ -246,12 +255,7 @@ def test_a_commondir_into_a_repository_another_user_owns_is_never_read(tmp_path,
     repository that user owns outright."""
     import os
 
-    if os.geteuid() != 0:
-        pytest.skip("handing a directory to another user needs root")
-    shared = upstream(tmp_path, {"x.txt": "x\n"}, name="shared")
-    assert git(shared, "config", "evil.planted", "yes").returncode == 0
-    project = tmp_path / "unpacked"
-    project.mkdir()
+    shared, project = _shared_repository_and_unpacked_project(tmp_path)
     inner = project / ".git" if how != "gitdir file, then commondir" else project / "meta" / "wt"
     inner.mkdir(parents=True)
     (inner / "HEAD").write_text("ref: refs/heads/main\n")
