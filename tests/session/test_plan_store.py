@@ -149,6 +149,20 @@ def test_a_hand_edited_task_and_plan_are_read_back_and_a_broken_file_is_named_no
     assert store.add_task("after the broken one").id == 4  # its id is never reused
 
 
+
+def test_changing_one_task_leaves_a_person_s_formatting_of_the_others_as_it_is(project):
+    store = make_plan(project, 3)
+    plan = store.active()
+    by_hand = '{"subject": "task 3",   "status": "pending", "note": "my own field"}\n'  # no `blocks`, its own shape
+    (plan.path / "task_3.json").write_text(by_hand)
+    store.update_task(1, status="completed")
+    store.update_task(2, blocked_by=[1])  # task 1 now blocks task 2: task 1's file follows, task 3's does not
+    assert (plan.path / "task_3.json").read_text() == by_hand
+    assert json.loads((plan.path / "task_1.json").read_text())["blocks"] == [2]
+    store.update_task(2, blocked_by=[])
+    assert json.loads((plan.path / "task_1.json").read_text())["blocks"] == []
+    assert store.active().task(3).subject == "task 3" and (plan.path / "task_3.json").read_text() == by_hand
+
 def test_one_plan_at_a_time_and_done_plans_stay_done(project):
     store = make_plan(project, 1)
     with pytest.raises(PlanError, match="still active"):

@@ -93,6 +93,9 @@ class Task:
     created_at: str = ""
     updated_at: str = ""
     updated_by: str | None = None  # the session that last changed it (None: a person, or unknown)
+    # `blocks` as the task's file held it when read (None: not read from a file): a task whose derived
+    # `blocks` still equals it is not written again when another task changes
+    stored_blocks: list[int] | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "subject": self.subject, "description": self.description, "status": self.status,
@@ -553,18 +556,25 @@ class PlanStore:
             except PlanError as exc:
                 problems.append(f"{name}: {exc}")
         plan.tasks.sort(key=lambda t: t.id)
+        for task in plan.tasks:
+            task.stored_blocks = task.blocks
         _derive_blocks(plan)
         return plan
 
     def _write_tasks(self, plan: Plan, changed: list[Task]) -> None:
-        """Write the changed tasks, then every task whose stored `blocks` no longer matches (under the lock)."""
+        """Write the changed tasks, then every task whose stored `blocks` no longer matches (under the lock).
+
+        Only those: a file that differs from what evo-agent would write in other ways (a person's formatting,
+        a field it does not know, a committed plan's files without `blocks`) is left as it is; rewriting every
+        such file, each atomically with its fsyncs, made completing the first task of a cloned plan of 40,000
+        rewrite 40,000 files (40 s).
+        """
         _derive_blocks(plan)
-        stored = {t.id: _read_bytes(plan.path / task_file_name(t.id)) for t in plan.tasks}
         ids = {t.id for t in changed}
         for task in plan.tasks:
-            data = _encode_task(task)
-            if task.id in ids or stored.get(task.id) != data:
-                _replace(plan.path, task_file_name(task.id), data)
+            if task.id in ids or task.stored_blocks != task.blocks:
+                _replace(plan.path, task_file_name(task.id), _encode_task(task))
+                task.stored_blocks = task.blocks
 
     def _ensure_dir(self, path: Path) -> Path:
         """`path` and its parents up to the project, 0700, never through a symbolic link."""
