@@ -273,9 +273,6 @@ def _gone(pid: int) -> bool:
         return True
 
 
-@pytest.mark.xfail(strict=False, reason="failed once in a full run on a loaded machine (2026-12-05: the server outlived "
-                   "the killed agent by 30 s): likely a second parent-death TERM between the reaper's trap reset and "
-                   "its kill (fixed in reaper.py; 1 in 600 before in a stress run); kept until more full runs confirm")
 def test_kill_9_of_the_agent_with_a_call_in_flight_leaves_no_server_running(cli, model_server, tmp_path):
     where = tmp_path / "mcp"
     where.mkdir()
