@@ -13,7 +13,7 @@ import json
 import re
 
 from evo_agent.session import summary_message
-from tests.agent.helpers import model_requests, summarizer
+from tests.agent.helpers import is_summary_request, model_requests, summarizer
 from tests.fake_model_server import error
 from tests.prompt_cache import plain
 from tests.session.test_windowed_load import SID, write_history
@@ -134,6 +134,7 @@ def test_slash_resume_keeps_the_history_whole_when_its_summary_fails(cli, model_
     records = cli.records(result.hint_id())
     restored = [r for r in records if r.get("restored")]
     assert len(restored) == TURNS * 4  # loaded whole after all, and copied as any resume copies
-    assert not model_server.log[1]["body"].get("tools")  # the first turn summarises it before sending
+    # the first turn summarises it before sending: in place, the source's own prefix (SPEC §12)
+    assert is_summary_request(model_server.log[1]["body"]) and model_server.log[1]["body"].get("tools")
     assert all(entry["bytes"] < API_LIMIT for entry in model_server.log)
     assert hashlib.sha256(source.read_bytes()).hexdigest() == digest

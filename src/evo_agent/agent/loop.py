@@ -544,10 +544,20 @@ class Agent:
         return CompactResult(summary, count, trigger, before, chars_before, history_chars(self.history))
 
     def _summary_prefix(self) -> ConversationPrefix | None:
-        """The conversation's next request, which the summary call repeats to read the cache; None before
-        the session's first request (its tools are fixed then: MCP servers are not started for a summary)."""
+        """The conversation's next request, which the summary call repeats to read the cache.
+
+        None before the session's first request when its tools are not known yet: MCP servers are not
+        started (and waited for) for a summary. A resumed session's are known (its source's list, or none
+        without servers), so its first request — a `/compact` or the summary of a history over the
+        threshold — repeats its source's prefix and reads the source's cache (SPEC §12). A windowed history
+        (its middle never loaded) is not what the source sent: it goes flattened, around its gap."""
         if self.mcp.defs is None:
-            return None
+            if not self.mcp.known_without_waiting():
+                return None
+            from evo_agent.session import is_omitted_marker  # resume.py: loaded by a resume already
+
+            if any(is_omitted_marker(m) for m in self.history):
+                return None
         return ConversationPrefix(self.system_prompt, self.tool_specs(), self.request_messages(), self.conversation_id)
 
     def _compact_if_due(self, cb: SafeCallbacks, cancel: threading.Event, *, mid_turn: bool) -> None:

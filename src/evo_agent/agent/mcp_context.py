@@ -61,6 +61,11 @@ class McpContext:
 
             return [mcp_tool(d, self.manager) for d in self.defs]
 
+    def known_without_waiting(self) -> bool:
+        """Whether the session's list can be fixed now without waiting for a server: there is none to wait
+        for, or the session was resumed from one that kept its list."""
+        return self.manager is None or self._source_defs() is not None
+
     def _choose(self, cancel: threading.Event | None = None) -> list[McpToolDef]:
         recorded = self._source_defs()
         if recorded is not None:
