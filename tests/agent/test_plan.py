@@ -314,15 +314,18 @@ def test_the_summary_is_told_to_leave_old_reminders_out_and_the_plan_comes_back_
 
 
 def test_the_flattened_summary_never_sees_an_old_reminder(project):
-    """A resumed session summarised before its first request gets the flattened call: reminders dropped."""
+    """A resumed session summarised before its first request repeats its source's prefix (SPEC §12); when
+    that in-place answer is unusable (it calls a tool), the flattened call follows: reminders dropped."""
     build_plan(project)
-    provider = ScriptedProvider(reply("ok"), reply("SUMMARY"))
+    provider = ScriptedProvider(reply("ok"), reply(use("bash", {"command": "ls"}, "t1")), reply("SUMMARY"))
     agent, _ = make_agent(project, provider)
     agent.run_turn("hello")
     agent.resume(agent.session_id)
     agent.compact()
-    summary_call = json.dumps(provider.calls[1])
-    assert not provider.text_only[1] and "hello" in summary_call and "Measure the parser" not in summary_call
+    assert provider.text_only[1] and provider.calls[1][:2] == provider.calls[0] + [
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+    summary_call = json.dumps(provider.calls[2])
+    assert not provider.text_only[2] and "hello" in summary_call and "Measure the parser" not in summary_call
 
 
 def test_queue_reminder_is_generic_recorded_and_replayed(project):

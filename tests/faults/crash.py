@@ -36,7 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evo_agent.agent import summary_request
+from evo_agent.agent import micro_compact, summary_request
+from evo_agent.agent.compaction import in_place_summary
 from evo_agent.session import INTERRUPTED_TEXT, load_for_resume, summary_message
 from tests.api_rules import check_request
 from tests.cli_runner import COMMAND, clean_env
@@ -416,8 +417,10 @@ def check_run(run: Run, source_history: list[dict] | None, tally: Tally) -> list
         expected_first = [*source_history, {"role": "user", "content": run.prompts_typed[0]}]
         if is_compaction_request(requests[0]):
             # The restored history was over the threshold: the resume compacted it before its prompt,
-            # and the summariser must have been sent exactly the restored history.
-            expected_first = summary_request(source_history)
+            # and the summariser must have been sent exactly the restored history: in place, as the source
+            # would have sent it next (SPEC §12), or flattened when there were no tools to repeat.
+            expected_first = (in_place_summary(micro_compact(source_history), source_history)
+                              if requests[0].get("tools") else summary_request(source_history))
         if plain(requests[0]["messages"]) != plain(expected_first):
             raise HarnessError(f"{where}: the first request after resuming {run.source} is not the restored history "
                                f"plus the prompt:\n{requests[0]['messages']!r}\n!=\n{expected_first!r}")
