@@ -82,3 +82,27 @@ def test_init_is_an_ordinary_user_turn_asking_for_agents_md(demo_cli, project):
     prompts = [r["message"]["content"] for r in demo_cli.records(sid) if r["type"] == "user"]
     assert isinstance(prompts[0], str) and prompts[0].startswith("Survey this project and write its AGENTS.md")
     assert str(project / "AGENTS.md") in prompts[0]
+
+
+def test_a_change_told_once_is_not_told_again_by_each_continue_until_it_changes_again(cli, model_server, project):
+    """A `-c` chain after AGENTS.md changed: the first resume tells the change; the next ones replay that
+    reminder with the history, so telling it again would only add another copy of the instructions to
+    every later request (up to 32 KiB each time). A further change is told, once."""
+    (project / "AGENTS.md").write_text("Use tabs.\n")
+    model_server.default = text("ok")
+    assert cli.run("-p", "one").rc == 0
+    (project / "AGENTS.md").write_text("Use spaces, four of them.\n")
+    for prompt in ("two", "three", "four"):
+        result = cli.run("-c", "-p", prompt)
+        assert result.rc == 0, result.err
+    sent = json.dumps(model_server.requests[-1]["messages"])
+    assert sent.count("Use spaces, four of them.") == 1, sent
+    assert "Use tabs." in system_text(model_server.requests[-1])  # the system prompt stays the recorded one
+    (project / "AGENTS.md").write_text("Use spaces, two of them.\n")
+    assert cli.run("-c", "-p", "five").rc == 0
+    last = model_server.requests[-1]["messages"]
+    assert "Use spaces, two of them." in json.dumps(last[-1]) and json.dumps(last).count("two of them") == 1
+    (project / "AGENTS.md").write_text("Use tabs.\n")  # back as the session first read it: that is news too
+    assert cli.run("-c", "-p", "six").rc == 0
+    newest = json.dumps(model_server.requests[-1]["messages"][-1])
+    assert "back as this session first read them" in newest and "Use tabs." in newest

@@ -40,10 +40,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from evo_agent.session import (
+    REMINDER_CLOSE,
+    REMINDER_OPEN,
+    content_blocks,
     git_worktree_root,
+    is_reminder_block,
     lazy_re,
     linked_elsewhere,
     redact_text,
+    reminder_block,
     reveal_invisible,
     sha256,
     user_config_dir,
@@ -437,10 +442,14 @@ class InstructionsWatch:
     REASON = "instructions_changed"
 
     def __init__(self, project_dir: Path | str, recorded: Instructions, *, user_dir: Path | None = None,
-                 redact: bool = True) -> None:
+                 redact: bool = True, history: list[dict[str, Any]] | None = None) -> None:
         self._project_dir = Path(project_dir)
         self._recorded = recorded
-        self._seen = recorded.fingerprint()
+        self._seen: tuple[tuple[str, str], ...] | None = recorded.fingerprint()
+        # A restored history's last change told (a resume): what the model knows now, not the recorded files.
+        self._told = last_told(history or [])
+        if self._told is not None:
+            self._seen = None  # known by its text only: the first check compares texts
         self._user_dir = user_dir
         self._redact = redact
         self._due = False
@@ -448,6 +457,7 @@ class InstructionsWatch:
     def remind_again(self) -> None:
         """The model knows only the recorded instructions now (after a compaction): compare with those."""
         self._seen = self._recorded.fingerprint()
+        self._told = None
         self._due = True
 
     def mid_turn_due(self) -> bool:
@@ -464,18 +474,59 @@ class InstructionsWatch:
                            redact=self._redact)
         except OSError:
             return []
-        if now.fingerprint() == self._seen:
+        told, self._told = self._told, None
+        if now.fingerprint() == self._seen or (told is not None and told == _told_in(self._reminder(now, "")[0])):
+            self._seen = now.fingerprint()
             return []
-        before = dict(self._seen)
+        before = dict(self._seen if self._seen is not None else self._recorded.fingerprint())
         self._seen = now.fingerprint()
         after = dict(self._seen)
         what = "; ".join(
             [f"changed: {p}" for p in after if p in before and before[p] != after[p]]
             + [f"new: {p}" for p in after if p not in before]
-            + [f"removed: {p}" for p in before if p not in after])
-        if not now.text:
-            return [(REMOVED_ALL.format(what=what), self.REASON)]
-        return [(CHANGED_OPENING.format(what=what) + "\n\n" + now.text, self.REASON)]
+            + [f"removed: {p}" for p in before if p not in after]) or "back as this session first read them"
+        return [(self._reminder(now, what)[1], self.REASON)]
+
+    @staticmethod
+    def _reminder(now: Instructions, what: str) -> tuple[dict[str, Any], str]:
+        """The reminder telling `now`: its block as the history carries it, and its text."""
+        text = REMOVED_ALL.format(what=what) if not now.text else CHANGED_OPENING.format(what=what) + "\n\n" + now.text
+        return reminder_block(text), text
+
+
+def last_told(history: list[dict[str, Any]]) -> str | None:
+    """What the last change reminder in `history` told the model of the instructions (`_told_in`); None
+    when there is none.
+
+    A resumed history carries its source's reminders (replayed byte for byte), so a change the source told
+    is known to the model: telling it again would add another copy of the instructions to every later request.
+    """
+    for message in reversed(history):
+        if message.get("role") != "user":
+            continue
+        for block in reversed(content_blocks(message.get("content"))):
+            told = _told_in(block)
+            if told is not None:
+                return told
+    return None
+
+
+def _told_in(block: object) -> str | None:
+    """The instructions a change reminder's block gave, as it carries them ('' when it said none was left);
+    None for any other block."""
+    if not is_reminder_block(block):
+        return None
+    assert isinstance(block, dict)
+    text: str = block["text"]
+    if not text.startswith(_TOLD_HEAD):
+        return None
+    _, sep, told = text.partition(_TOLD_SEP)
+    return told.removesuffix(REMINDER_CLOSE).rstrip("\n") if sep else ""
+
+
+_TOLD_HEAD = f"{REMINDER_OPEN}\n{CHANGED_OPENING.split('(', 1)[0]}"  # both openings begin so
+_TOLD_SEP = "these replace them:\n\n"  # CHANGED_OPENING's end: the instructions follow
+
 
 
 __all__ = [

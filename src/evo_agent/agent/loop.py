@@ -365,7 +365,8 @@ class Agent:
         self.permissions.policy.cwd = self.cwd  # the gate judges relative paths where the tools run
         self._system_prompt = None
         redact = getattr(self.store, "redact", True)
-        self._instructions_watch = (InstructionsWatch(self.project_dir, self.instructions, redact=redact)
+        self._instructions_watch = (InstructionsWatch(self.project_dir, self.instructions, redact=redact,
+                                                      history=self.history)
                                     if instructions is not None and not self.agent_label else None)
 
     def request_messages(self) -> list[dict[str, Any]]:
