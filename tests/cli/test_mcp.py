@@ -196,6 +196,21 @@ def test_a_resume_after_the_server_was_removed_sends_the_same_tools_and_the_call
         assert exported.rc == 0 and "mcp__t__echo" in exported.out, exported.err
 
 
+def test_a_resume_with_its_server_still_configured_says_nothing_false_and_the_call_waits_for_it(cli, model_server):
+    """The resumed session offers its source's tools at once and its server connects meanwhile: a call waits
+    for it. Nothing may tell the user its tools need a new session (/clear): they are this session's."""
+    _configure(cli, t=_test_server())
+    model_server.script(reply(text("first done")))
+    first = cli.run("-p", "first")
+    assert first.rc == 0, first.err
+    model_server.script(reply(tool_use("mcp__t__echo", {"text": "again"})), reply(text("echoed")))
+    again = cli.run("-c", "-p", "again", "--allowed-tools", "mcp__t__*")
+    assert again.rc == 0 and again.out == "echoed\n", again.err
+    (block,) = _results(model_server.valid_requests[-1]["messages"][-1])
+    assert block["content"] == "echo: again" and "is_error" not in block
+    assert not any("/clear" in line for line in again.err_lines), again.err
+
+
 def test_a_resume_of_a_session_without_servers_keeps_its_tools_when_a_server_was_added_since(cli, model_server):
     """SPEC §12: a resumed session's first request repeats its source's prefix byte for byte (the tools
     were fixed at the source's start), so a server added since does not change them; a new session gets it."""

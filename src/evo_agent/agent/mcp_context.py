@@ -175,12 +175,15 @@ class McpContext:
                 "mcp_late")
 
     def _announce_failures(self) -> None:
+        """A line per server that failed, or is still starting with none of its tools in the fixed list (a
+        resumed session's kept list offers them at once, and a call waits for the server: nothing to say)."""
         if self.manager is None:
             return
+        offered = {d.server for d in self.defs or []}
         for status in self.manager.statuses():
             if status.state == "failed":
                 self._tell(status)
-            elif status.state == "starting":
+            elif status.state == "starting" and status.name not in offered:
                 self._tell(status, f"evo-agent: MCP server {status.name} is still starting; its tools join a "
                                    "new session (/clear) once it is connected")
 
