@@ -71,6 +71,25 @@ def test_json_output_reports_cache_tokens_with_claude_codes_names_and_the_hit_ra
     assert out["total_cost_usd"] == pytest.approx(CACHED_USD)
 
 
+def test_json_output_of_a_continued_session_reports_this_run_as_its_cost_does(cli, model_server):
+    """`-c -p --output-format json`: usage, the hit rate and total_cost_usd are of one scope, this run's
+    session (as /cost's first line), so a script that sums them over its runs counts each token once."""
+    import json
+
+    model_server.script(reply(text("one"), usage=CACHED))
+    first = cli.run("-p", "one", "--output-format", "json", "--model", MODEL)
+    assert first.rc == 0, first.err
+    model_server.script(reply(text("two"), usage={"input_tokens": 500, "output_tokens": 50,
+                                                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 9_500}))
+    second = cli.run("-c", "-p", "two", "--output-format", "json", "--model", MODEL)
+    assert second.rc == 0, second.err
+    out = json.loads(second.out)
+    assert out["usage"] == {"input_tokens": 500, "output_tokens": 50, "cache_creation_input_tokens": 0,
+                            "cache_read_input_tokens": 9_500, "cache_hit_rate": 0.95}
+    assert out["total_cost_usd"] == pytest.approx((500 * 3 + 50 * 15 + 9_500 * 0.3) / 1e6)
+    assert out["num_turns"] == 1
+
+
 def _cost_counts(line: str) -> dict[str, int]:
     """input, output, cache read and write of a /cost line ('session …: 1,000 input + 100 output … (cache: …)')."""
     import re

@@ -2,7 +2,8 @@
 
 - text: the final answer on stdout (the default);
 - json: one JSON object once the turn is over: `type: "result"`, `subtype`, `is_error`, `result`
-  (the final text, or the error), `session_id`, `usage` (Claude Code's `input_tokens`, `output_tokens`,
+  (the final text, or the error), `session_id`, `usage` (this session's own, not the resume chain's: Claude
+  Code's `input_tokens`, `output_tokens`,
   `cache_creation_input_tokens`, `cache_read_input_tokens`, and `cache_hit_rate`: the share of the
   input read from the prompt cache), `total_cost_usd` (at the cache's prices; null when the model's
   price is unknown), `duration_ms`, `num_turns`;
@@ -47,10 +48,12 @@ def _line(obj: dict) -> str:
 
 
 def usage_of(agent: Any) -> dict:
-    """Claude Code's usage fields, and the share of the input read from the prompt cache (null: nothing sent)."""
+    """Claude Code's usage fields, and the share of the input read from the prompt cache (null: nothing sent).
+
+    This session's own, as total_cost_usd: a resumed agent's `usage` also holds the chain it continues."""
     from evo_agent.agent.usage import cache_hit_rate
 
-    u = agent.usage
+    u = agent.own_usage()
     rate = cache_hit_rate(u)
     return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
             "cache_creation_input_tokens": u.cache_creation_input_tokens,
