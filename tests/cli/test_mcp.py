@@ -211,6 +211,17 @@ def test_a_resume_with_its_server_still_configured_says_nothing_false_and_the_ca
     assert not any("/clear" in line for line in again.err_lines), again.err
 
 
+def test_stream_json_init_lists_the_sessions_tools_with_its_mcp_tools(cli, model_server):
+    """The init event says which tools the session has: the very names its requests offer, `mcp__t__…` included."""
+    _configure(cli, t=_test_server())
+    model_server.script(reply(text("hi")))
+    result = cli.run("-p", "x", "--output-format", "stream-json")
+    assert result.rc == 0, result.err
+    init = json.loads(result.out_lines[0])
+    assert init["subtype"] == "init" and init["tools"] == _tool_names(model_server.valid_requests[0])
+    assert "mcp__t__echo" in init["tools"]
+
+
 def test_a_resume_of_a_session_without_servers_keeps_its_tools_when_a_server_was_added_since(cli, model_server):
     """SPEC §12: a resumed session's first request repeats its source's prefix byte for byte (the tools
     were fixed at the source's start), so a server added since does not change them; a new session gets it."""

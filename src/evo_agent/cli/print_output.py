@@ -62,8 +62,11 @@ def usage_of(agent: Any) -> dict:
 
 
 def init_event(agent: Any) -> dict:
+    """The session's first event. Its `tools` are those of every request, fixed first (a session's MCP servers
+    start and are waited for then, as its first request would: Claude Code's init lists their tools too)."""
+    tools = [spec["name"] for spec in agent.tool_specs()]
     return {"type": "system", "subtype": "init", "session_id": agent.session_id, "model": agent.model,
-            "provider": agent.provider.name, "cwd": str(agent.project_dir), "tools": [t.name for t in agent.tools]}
+            "provider": agent.provider.name, "cwd": str(agent.project_dir), "tools": tools}
 
 
 def result_event(agent: Any, *, text: str, subtype: str, started: float) -> dict:
