@@ -10,6 +10,7 @@ import sys
 
 from evo_agent.session import MemoryStore
 from tests.fake_model_server import text, tool_use
+from tests.prompt_cache import unmarked
 
 
 def topic(name: str = "Tests", description: str = "how to run the tests", kind: str = "project") -> str:
@@ -117,3 +118,32 @@ def test_evo_agent_memory_off_gives_no_tool_and_no_index(cli, model_server):
     assert done.rc == 0, done.err
     request = model_server.requests[-1]
     assert "memory" not in [t["name"] for t in request["tools"]] and "Auto Memory" not in json.dumps(request["system"])
+
+
+def test_a_resume_keeps_its_sources_memory_tool_and_prompt_whether_memory_is_on_or_off_now(cli, model_server):
+    """SPEC §12: a resumed session's first request repeats its source's prefix byte for byte, so turning
+    Auto Memory off (or on) between the two changes neither the tools nor the system prompt: with memory off
+    the kept tool refuses every call before anyone is asked (nothing read, nothing written); a session that
+    had no memory tool gets none, whatever the setting now (a new session does)."""
+    off = dict(cli.env, EVO_AGENT_MEMORY="off")
+    model_server.script(text("one"))
+    assert cli.run("-p", "one").rc == 0
+    model_server.script(tool_use("memory", {"command": "view", "path": "/memories"}), text("could not"))
+    again = cli.run("-c", "-p", "two", env=off)
+    assert again.rc == 0, again.err
+    source, resumed, answered = model_server.requests[-3:]
+    for body in (resumed, answered):
+        assert unmarked(body["tools"]) == unmarked(source["tools"]) and body["system"] == source["system"]
+    (result,) = [b for b in answered["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    assert result["is_error"] is True and "Auto Memory is off" in result["content"]
+
+    model_server.script(text("no memory here"))
+    fresh = cli.run("-p", "three", env=off)
+    assert fresh.rc == 0, fresh.err
+    without = model_server.requests[-1]
+    assert "memory" not in [t["name"] for t in without["tools"]]
+    model_server.script(text("still none"))
+    on_again = cli.run("-c", "-p", "four")
+    assert on_again.rc == 0, on_again.err
+    assert unmarked(model_server.requests[-1]["tools"]) == unmarked(without["tools"])
+    assert model_server.requests[-1]["system"] == without["system"]

@@ -240,10 +240,11 @@ class Agent:
         self._use_instructions(instructions)
         # Auto Memory (memory_context.py): the tool, and the indexes in the prefix, taken at session start.
         self.memory: MemoryContext | None = MemoryContext(self, memory) if memory is not None else None
+        self._kept_memory = ""  # Auto Memory off: the memory section a resumed session's source had (its prefix)
         if self.memory is not None:
-            self.tools.append(self.memory.tools()[0])
             self.permissions.policy.memory_store = memory
             self.memory.start()
+        self._offer_memory_tool()
         self._take_prompt_version()
         from .mcp_context import McpContext
 
@@ -340,7 +341,7 @@ class Agent:
         if self._fixed_system_prompt is not None:
             return self._fixed_system_prompt
         conversation = self.conversation_id
-        memory = self.memory.prefix if self.memory is not None else ""
+        memory = self.memory.prefix if self.memory is not None else self._kept_memory
         if self._system_prompt is None or self._system_prompt[0] != (conversation, memory):
             try:
                 started: int | None = created_ms_of(conversation)
@@ -368,6 +369,23 @@ class Agent:
         self._instructions_watch = (InstructionsWatch(self.project_dir, self.instructions, redact=redact,
                                                       history=self.history)
                                     if instructions is not None and not self.agent_label else None)
+
+    def _offer_memory_tool(self) -> None:
+        """The memory tool as the current session's conversation started with it (SPEC §12: its tools stay):
+        none for a resume of one without it; with Auto Memory off, a resume of one with it keeps its definition
+        and its prefix, every call refused."""
+        from .memory_context import carried_prefix, kept_memory_tool
+
+        tools = [t for t in self.tools if t.name != "memory"]
+        self._kept_memory = ""
+        if self.memory is not None:
+            if self.memory.offered:
+                tools.append(self.memory.tools()[0])
+        elif not self.agent_label and (kept := carried_prefix(self.recorder)) is not None:
+            self._kept_memory = kept
+            tools.append(kept_memory_tool())
+        self.tools = tools
+        self._system_prompt = None
 
     def request_messages(self) -> list[dict[str, Any]]:
         """The messages of the next request: a pure view of `history` (never a change to it)."""
@@ -400,6 +418,7 @@ class Agent:
                 self.plan.announce("resume" if history else "session_start")
             if self.memory is not None:
                 self.memory.start()  # the prefix of the session switched to: carried by a resume, else taken now
+            self._offer_memory_tool()
             self._take_prompt_version()
             self._cleared_holder = None
             self._wrote_own = False

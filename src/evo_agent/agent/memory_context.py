@@ -89,6 +89,7 @@ class MemoryContext:
         self._agent = agent
         self.store = store
         self.prefix = ""  # the section in the system prompt ("" for a resumed session whose source had none)
+        self.offered = True  # the session has the tool (not a resume of one that had none: its tools stay)
         self._seen = ""  # the indexes the model last saw, as a section (the prefix's, or the last reminder's)
         self._announce: str | None = None
 
@@ -108,10 +109,12 @@ class MemoryContext:
         recorder = self._agent.recorder
         carried = getattr(recorder, "scene", {}).get("memory_index")
         resumed = getattr(getattr(recorder, "meta", None), "resumed_from", None) is not None
+        self.offered = True
         if isinstance(carried, dict) and isinstance(carried.get("text"), str):
             self.prefix = carried["text"]
         elif resumed:  # from a session before Auto Memory (or with it off): its prefix had none, and keeps having
-            self.prefix = ""  # none (nothing to record: a resume of this one finds no memory_index either)
+            self.prefix = ""  # none (nothing to record: a resume of this one finds no memory_index either),
+            self.offered = False  # nor the tool: the tools of a conversation stay as they started (SPEC §12)
         else:
             indexes = self._indexes()
             self.prefix = memory_section(indexes)
@@ -127,13 +130,13 @@ class MemoryContext:
 
     # ---- reminders
     def at_turn_start(self) -> list[tuple[str, str]]:
-        return self._due(self._announce or "memory_changed")
+        return self._due(self._announce or "memory_changed") if self.offered else []
 
     def mid_turn_due(self) -> bool:
-        return self._announce is not None
+        return self._announce is not None and self.offered
 
     def mid_turn(self) -> list[tuple[str, str]]:
-        return self._due(self._announce) if self._announce is not None else []
+        return self._due(self._announce) if self._announce is not None and self.offered else []
 
     def _due(self, reason: str) -> list[tuple[str, str]]:
         self._announce = None
@@ -195,6 +198,27 @@ def _last_section(history: list[dict[str, Any]]) -> str:
     return ""
 
 
+OFF = "Auto Memory is off (EVO_AGENT_MEMORY=off): nothing was read or written"
+
+
+def kept_memory_tool() -> Tool:
+    """The memory tool of a resumed conversation that had it, with Auto Memory off now: the same definition
+    (the request repeats its source's prefix, SPEC §12), every call refused before anyone is asked."""
+    from evo_agent.tools import ToolResult
+    from evo_agent.tools.memory_tool import DESCRIPTION, FACTS, MEMORY_TOOL_NAME, SCHEMA
+
+    def refuse(tool_input: dict[str, Any], ctx: Any) -> ToolResult:
+        return ToolResult(OFF, is_error=True)
+
+    return Tool(MEMORY_TOOL_NAME, DESCRIPTION, SCHEMA, refuse, precheck=refuse, facts=FACTS)
+
+
+def carried_prefix(recorder: object) -> str | None:
+    """The memory section a resume carried into `recorder`'s session (its source's prefix), None without one."""
+    carried = getattr(recorder, "scene", {}).get("memory_index")
+    return carried["text"] if isinstance(carried, dict) and isinstance(carried.get("text"), str) else None
+
+
 class Remembers(Protocol):
     """What `/remember` needs of an agent (Agent, and the app's AgentLike)."""
 
@@ -217,4 +241,5 @@ def remember_line(agent: Remembers, arg: str) -> tuple[str, bool]:
         return f"not saved: {exc}", False
 
 
-__all__ = ["MEMORY_INTRO", "MemoryContext", "Remembers", "memory_section", "remember_line"]
+__all__ = ["MEMORY_INTRO", "MemoryContext", "Remembers", "carried_prefix", "kept_memory_tool", "memory_section",
+           "remember_line"]
