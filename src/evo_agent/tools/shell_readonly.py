@@ -18,9 +18,10 @@ understand asks. The rules, in order:
    wherever it stands, as GNU getopt permutes (the command runs without `POSIXLY_CORRECT`); every
    operand or option argument that names a file must resolve (symlinks followed, never through
    /proc) inside the project (`grep -r x link-to-ssh` asks) and be no FIFO, device or socket
-   (`cat pipe` would never end); git asks when one of its own files is one (`.git/config` a FIFO),
-   when its git directory reads outside the project (a link, alternates, a commondir), and for
-   status and diff when its index names a path outside the work tree.
+   (`cat pipe` would never end); git asks when one of its own files is one (`.git/config` a FIFO) or one
+   it opens in the work tree (a `.gitignore`, a nested repository's `HEAD`), when its git directory
+   reads outside the project (a link, alternates, a commondir), and for status and diff when its
+   index names a path outside the work tree.
 
 Relative paths and globs are read from the directory the command runs in (`cwd`: the start
 directory, inside the project); what they must stay inside is the project, wherever that is.
@@ -431,6 +432,10 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
             shown = f"configuration includes {odd}, which"
             kind = special_kind(str(odd)) or "another user's file"
         raise _Ask(f"runs git on a repository whose {shown} is {kind}: git would wait on it forever")
+    waits = None if repository is None else work_tree_special(repository)
+    if waits is not None and repository is not None:
+        shown, kind = os.path.relpath(waits, repository), special_kind(str(waits)) or "not a regular file"
+        raise _Ask(f"runs git on a work tree whose {shown} is {kind}: git would wait on it forever")
     subcommand = args[0]
     _check_options(f"git {subcommand}", GIT_SUBCOMMANDS[subcommand], args[1:], where)
     # The work tree is the directory holding `.git`, whatever `core.worktree` an unpacked archive's config says
@@ -439,6 +444,55 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
     worktree = [f"--work-tree={repository}"] if repository is not None else []
     before, after = git_safe_words(subcommand)
     return [*before, *worktree, subcommand, *after]
+
+
+# The files git opens by name in the work tree's directories (attributes on the paths it diffs or re-hashes,
+# ignore rules on a status's walk, the mailmap on a log that shows a name), and what it opens of a nested
+# repository a status meets (`is_git_directory`: `HEAD`, then `commondir`).
+WORK_TREE_GIT_FILES = frozenset({".gitignore", ".gitattributes", ".mailmap", ".gitmodules"})
+NESTED_GIT_FILES = ("HEAD", "commondir")
+
+
+def work_tree_special(root: Path) -> Path | None:
+    """The first file of the work tree at `root` that git opens itself (WORK_TREE_GIT_FILES, a nested repository's
+    `.git` and its NESTED_GIT_FILES) and that is a FIFO, device or socket (links followed), else None.
+
+    An unpacked archive keeps FIFOs: a `docs/.gitignore`, a `.mailmap` or a `vendor/lib/.git/HEAD` that is one made
+    an unasked `git status` or `git log` wait for a writer until the bash tool's timeout. The walk is git's own (one
+    scandir per directory, no link followed, no `.git` entered; names compared as a case-insensitive file system
+    would); os.scandir's d_type spares a stat per plain entry."""
+    pending = [str(root)]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name.lower()
+            if name == ".git":
+                if entry.name != ".git" or directory != str(root):
+                    found = _nested_special(Path(directory), entry.path)
+                    if found is not None:
+                        return found
+            elif name in WORK_TREE_GIT_FILES:
+                if special_kind(entry.path) is not None:
+                    return Path(entry.path)
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+    return None
+
+
+def _nested_special(worktree: Path, dot_git: str) -> Path | None:
+    """The `.git` (or the file of the git directory it leads to) that git opens on meeting the nested repository
+    at `worktree` and that would make it wait, else None."""
+    if special_kind(dot_git) is not None:
+        return Path(dot_git)
+    git_dir = git_dir_of(worktree)
+    if git_dir is None:
+        return None
+    return next((git_dir / name for name in NESTED_GIT_FILES if special_kind(str(git_dir / name)) is not None), None)
 
 
 def git_safe_words(subcommand: str) -> tuple[list[str], list[str]]:
