@@ -209,8 +209,13 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
             # `-[N][bcl]f` too (`tail -cf F`, getopt's `-c f` as judged, is `-c 10 -f F`): it would follow the file
             # and never end, as `tail -f`
             raise _Ask(f"uses tail's obsolete option {args[0]!r}, which may follow the file for ever")
-        _check_options(program, PROGRAMS[program], args, where)
+        operands = _check_options(program, PROGRAMS[program], args, where)
         if program == "rg":
+            odd = rg_ignore_special(operands, where.cwd)
+            if odd is not None:
+                shown = os.path.relpath(odd, where.cwd) if inside_project(where.root, real(odd.parent)) else str(odd)
+                kind = special_kind(str(odd)) or "no regular file"
+                raise _Ask(f"runs rg, which opens the ignore file {shown!r}, {kind}: it would wait on it forever")
             head += RG_SAFE
     return " ".join([*assignments, *(shlex.quote(w) for w in [*head, *args])])
 
@@ -309,10 +314,11 @@ def _check_value(kind: str | None, value: str, where: _Where) -> None:
         _confine(value, where)
 
 
-def _check_options(program: str, spec: Spec, args: list[str], where: _Where) -> None:
-    """getopt's reading of `args` for `program`: _Ask on an unlisted option or an operand outside the project."""
+def _check_options(program: str, spec: Spec, args: list[str], where: _Where) -> list[str]:
+    """getopt's reading of `args` for `program`: _Ask on an unlisted option or an operand outside the project.
+    Returns the operands (the pattern of grep and rg left out)."""
     if spec.any_words:
-        return
+        return []
     operands: list[str] = []
     pattern_given = False
     i, options_done = 0, False
@@ -360,6 +366,7 @@ def _check_options(program: str, spec: Spec, args: list[str], where: _Where) -> 
     if spec.operands == "path":
         for operand in operands:
             _confine(operand, where)
+    return operands
 
 
 def _separate_argument(program: str, option: str, args: list[str], i: int) -> tuple[str, int]:
@@ -451,6 +458,10 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
 # repository a status meets (`is_git_directory`: `HEAD`, then `commondir`).
 WORK_TREE_GIT_FILES = frozenset({".gitignore", ".gitattributes", ".mailmap", ".gitmodules"})
 NESTED_GIT_FILES = ("HEAD", "commondir")
+# The ignore files ripgrep opens in every directory it searches and in every one above where it starts, and what
+# it opens of a repository it meets there (its `info/exclude`, through a worktree's `commondir`).
+RG_IGNORE_FILES = frozenset({".ignore", ".rgignore", ".gitignore"})
+RG_GIT_FILES = ("info/exclude", "commondir")
 
 
 def work_tree_special(root: Path) -> Path | None:
@@ -458,9 +469,36 @@ def work_tree_special(root: Path) -> Path | None:
     `.git` and its NESTED_GIT_FILES) and that is a FIFO, device or socket (links followed), else None.
 
     An unpacked archive keeps FIFOs: a `docs/.gitignore`, a `.mailmap` or a `vendor/lib/.git/HEAD` that is one made
-    an unasked `git status` or `git log` wait for a writer until the bash tool's timeout. The walk is git's own (one
-    scandir per directory, no link followed, no `.git` entered; names compared as a case-insensitive file system
-    would); os.scandir's d_type spares a stat per plain entry."""
+    an unasked `git status` or `git log` wait for a writer until the bash tool's timeout."""
+    return _special_in_tree(root, WORK_TREE_GIT_FILES, NESTED_GIT_FILES, top_git=False)
+
+
+def rg_ignore_special(paths: list[str], cwd: Path) -> Path | None:
+    """The first ignore file rg would open searching `paths` (relative to `cwd`; none: `cwd` itself) that is a FIFO,
+    device or socket (links followed), else None: below each directory searched, and above each path up to `/`.
+
+    An archive's FIFO `docs/.ignore`, a clone's `.ignore` link to `/dev/zero` (one endless line, read into memory)
+    or another user's FIFO `/tmp/.ignore` above the project held an unasked `rg needle` until the timeout."""
+    for path in [os.path.join(cwd, p) for p in paths if p != "-"] or [str(cwd)]:
+        full = Path(os.path.abspath(path))
+        for directory in full.parents:
+            found = next((directory / n for n in RG_IGNORE_FILES if special_kind(str(directory / n)) is not None),
+                         None) or _git_special(directory, str(directory / ".git"), RG_GIT_FILES)
+            if found is not None:
+                return found
+        if full.is_dir():
+            found = _special_in_tree(full, RG_IGNORE_FILES, RG_GIT_FILES, top_git=True)
+            if found is not None:
+                return found
+    return None
+
+
+def _special_in_tree(root: Path, names: frozenset[str], git_files: tuple[str, ...], top_git: bool) -> Path | None:
+    """The first of `names` in any directory under `root` (`root` included), or of `git_files` in the git directory
+    of a `.git` there (`top_git`: the one in `root` too), that is a FIFO, device or socket, else None.
+
+    The walk is git's and ripgrep's own (no link followed, no `.git` entered; names compared as a case-insensitive
+    file system would); os.scandir's d_type spares a stat per plain entry."""
     pending = [str(root)]
     while pending:
         directory = pending.pop()
@@ -472,11 +510,11 @@ def work_tree_special(root: Path) -> Path | None:
         for entry in entries:
             name = entry.name.lower()
             if name == ".git":
-                if entry.name != ".git" or directory != str(root):
-                    found = _nested_special(Path(directory), entry.path)
+                if top_git or entry.name != ".git" or directory != str(root):
+                    found = _git_special(Path(directory), entry.path, git_files)
                     if found is not None:
                         return found
-            elif name in WORK_TREE_GIT_FILES:
+            elif name in names:
                 if special_kind(entry.path) is not None:
                     return Path(entry.path)
             elif entry.is_dir(follow_symlinks=False):
@@ -484,15 +522,24 @@ def work_tree_special(root: Path) -> Path | None:
     return None
 
 
-def _nested_special(worktree: Path, dot_git: str) -> Path | None:
-    """The `.git` (or the file of the git directory it leads to) that git opens on meeting the nested repository
-    at `worktree` and that would make it wait, else None."""
+def _git_special(worktree: Path, dot_git: str, git_files: tuple[str, ...]) -> Path | None:
+    """The `.git` at `worktree`, or one of `git_files` in the git directory it leads to (or in that one's
+    `commondir`), that is a FIFO, device or socket, else None (also when there is no `.git`)."""
     if special_kind(dot_git) is not None:
         return Path(dot_git)
-    git_dir = git_dir_of(worktree)
-    if git_dir is None:
+    found = git_dir_of(worktree) if os.path.lexists(dot_git) else None
+    if found is None:
         return None
-    return next((git_dir / name for name in NESTED_GIT_FILES if special_kind(str(git_dir / name)) is not None), None)
+    git_dir = Path(found)
+    directories = [git_dir]
+    if special_kind(str(git_dir / "commondir")) is None:
+        common = (read_git_file(git_dir / "commondir") or "").strip()
+        directories += [git_dir / common] if common else []
+    for directory in directories:
+        for name in git_files:
+            if special_kind(str(directory / name)) is not None:
+                return directory / name
+    return None
 
 
 def git_safe_words(subcommand: str) -> tuple[list[str], list[str]]:

@@ -1,0 +1,93 @@
+"""An unasked rg never waits on an ignore file (SPEC §9).
+
+ripgrep opens, without being told, the ignore files of every directory it searches (`.ignore`, `.rgignore`,
+`.gitignore`, a repository's `.git/info/exclude`) and of every directory above where it starts, up to `/`. An
+unpacked archive can ship any of them as a FIFO, a clone can commit one as a link to `/dev/zero` (one endless
+line, read into memory), and anyone can leave a FIFO `/tmp/.ignore` above every project under `/tmp`: a plain
+`rg needle` ran unasked and waited until the bash tool's timeout. Now it asks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import Cli, clean_env
+from tests.fake_model_server import text, tool_use
+
+from .hostile import clone, unpack_archive_of, upstream
+
+pytestmark = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
+
+
+def _fifo_at(rel: str):
+    def plant(origin: Path) -> None:
+        (origin / rel).parent.mkdir(parents=True, exist_ok=True)
+        (origin / rel).unlink(missing_ok=True)  # (`git init` writes an `info/exclude`)
+        os.mkfifo(origin / rel)
+
+    return plant
+
+
+# what is a FIFO, and the unasked command that opened it
+ARCHIVES = {
+    "docs/.ignore": (_fifo_at("docs/.ignore"), "rg needle"),
+    ".rgignore": (_fifo_at(".rgignore"), "rg --files"),
+    "docs/.gitignore": (_fifo_at("docs/.gitignore"), "rg -n needle docs"),
+    "src/.gitignore beside a searched file": (_fifo_at("src/.gitignore"), "rg needle src/app.txt"),
+    ".git/info/exclude": (_fifo_at(".git/info/exclude"), "rg -l needle"),
+}
+
+
+def _bash(tmp_path, model_server, project, command: str):
+    model_server.script(tool_use("bash", {"command": command, "timeout": 15}, id="t1"), text("done"))
+    cli = Cli(project, model_server.env(clean_env(tmp_path / "home")))
+    started = time.monotonic()
+    result = cli.run("-p", "look", timeout=120)  # a hang fails here, whatever the machine's speed
+    return result, time.monotonic() - started, model_server.requests[-1]["messages"][-1]["content"][0]
+
+
+def _origin(tmp_path) -> Path:
+    return upstream(tmp_path, {"docs/notes.txt": "a needle\n", "src/app.txt": "another needle\n"})
+
+
+def _asked(result, block) -> None:
+    assert result.rc == 0, result.err
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]
+
+
+@pytest.mark.parametrize("case", sorted(ARCHIVES))
+def test_an_unasked_rg_whose_ignore_file_is_a_fifo_asks(tmp_path, model_server, case):
+    plant, command = ARCHIVES[case]
+    origin = _origin(tmp_path)
+    plant(origin)
+    project = unpack_archive_of(origin, tmp_path / "unpacked")
+    _asked(*_bash(tmp_path, model_server, project, command)[::2])
+
+
+def test_an_unasked_rg_whose_committed_ignore_file_links_to_a_device_asks(tmp_path, model_server):
+    origin = upstream(tmp_path, {"docs/notes.txt": "a needle\n"}, {"docs/.ignore": "/dev/zero"})
+    project = clone(origin, tmp_path / "clone")
+    _asked(*_bash(tmp_path, model_server, project, "rg needle")[::2])
+
+
+def test_an_unasked_rg_below_a_fifo_ignore_file_asks(tmp_path, model_server):
+    """The FIFO lies above the project (another user's `/tmp/.ignore`): rg reads every parent's."""
+    project = clone(_origin(tmp_path), tmp_path / "work" / "clone")
+    os.mkfifo(tmp_path / "work" / ".ignore")
+    _asked(*_bash(tmp_path, model_server, project, "rg needle")[::2])
+
+
+def test_the_control_ordinary_ignore_files_run_unasked_and_are_obeyed(tmp_path, model_server):
+    origin = _origin(tmp_path)
+    (origin / ".ignore").write_text("src/\n")
+    (origin / "docs" / ".gitignore").write_text("*.log\n")
+    project = unpack_archive_of(origin, tmp_path / "unpacked")
+    result, _, block = _bash(tmp_path, model_server, project, "rg needle")
+    assert "needs approval" not in result.err, result.err
+    assert "docs/notes.txt" in block["content"] and "src/app.txt" not in block["content"]
