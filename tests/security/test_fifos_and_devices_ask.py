@@ -135,14 +135,36 @@ def _worktree_lock_fifo(origin) -> None:
     os.mkfifo(record / "locked")
 
 
+def _alternate_pack_fifo(inside: bool):
+    """The objects packed and moved to an alternate object directory (`clone --shared` makes one), in the project
+    (`../../vendor/objects`) or outside it, whose pack index is a FIFO: git opens it looking up any object (a log, a
+    status, evo-agent's own `rev-parse --short HEAD`)."""
+    def plant(origin):
+        subprocess.run(["git", "repack", "-q", "-a", "-d"], cwd=origin, check=True, capture_output=True)
+        store = origin / "vendor" / "objects" if inside else origin.parent / "elsewhere" / "objects"
+        (store / "pack").mkdir(parents=True)
+        for pack in (origin / ".git" / "objects" / "pack").iterdir():
+            pack.rename(store / "pack" / pack.name)
+        line = "../../vendor/objects" if inside else str(store)
+        (origin / ".git" / "objects" / "info" / "alternates").write_text(f"{line}\n")
+        [index] = (store / "pack").glob("*.idx")
+        index.unlink()
+        os.mkfifo(index)
+
+    return plant
+
+
 SPECIALS = [(name, "fifo") for name in GIT_FILES] + [(name, "link to /dev/zero") for name in ("HEAD", "config", "index")]
 # Beyond git's named files: the refs and objects it opens on a status or log (refs/heads/<branch>, a loose object)
 DEEPER = {"branch ref fifo": _branch_ref("fifo"), "branch ref link to /dev/zero": _branch_ref("link"),
           "loose commit object fifo": _head_commit_object, "fifo behind a long commondir": _long_commondir,
-          "config include of a fifo": _include_fifo, "split index's shared index fifo": _shared_index_fifo}
+          "config include of a fifo": _include_fifo, "split index's shared index fifo": _shared_index_fifo,
+          "pack index fifo in an alternate in the project": _alternate_pack_fifo(inside=True)}
 # What only evo-agent's own git opens: `git worktree list` (`sessions list --worktrees`) reads each linked worktree's
 # record under `.git/worktrees/`.
-DOOR_ONLY = {"linked worktree's lock fifo": _worktree_lock_fifo}
+# (An unasked git asks for any alternate outside the project: test_unasked_git_reads_only_its_own_repository.py.)
+DOOR_ONLY = {"linked worktree's lock fifo": _worktree_lock_fifo,
+             "pack index fifo in an alternate outside": _alternate_pack_fifo(inside=False)}
 
 
 @pytest.mark.parametrize(("name", "kind"), SPECIALS)

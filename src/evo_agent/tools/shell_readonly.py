@@ -51,6 +51,7 @@ from typing import NamedTuple
 
 from evo_agent.session import (
     GIT_SAFE_ENV,
+    alternate_entries,
     git_config_pins,
     git_dir_of,
     git_special_file,
@@ -638,7 +639,7 @@ def _alternates_out(objects: Path, project: Path, seen: set[Path], depth: int) -
     if text is None:
         return None
     lines = text.split("\n")
-    for entry in {*_alternate_entries(text), *lines, *(line.strip() for line in lines)}:
+    for entry in {*alternate_entries(text), *lines, *(line.strip() for line in lines)}:
         if not entry or entry.startswith("#"):
             continue
         joined = entry if os.path.isabs(entry) else os.path.join(real(objects), entry)
@@ -669,56 +670,6 @@ def _git_file_text(path: Path) -> str | None:
     if len(data) > GIT_FILE_LIMIT:
         raise _Ask(f"runs git on a repository whose {path.name} is too long to check")
     return data.partition(b"\0")[0].decode("utf-8", "surrogateescape")  # a C string to git: it ends at a NUL
-
-
-def _alternate_entries(text: str) -> list[str]:
-    """`info/alternates` cut into entries as git's parse_alt_odb_entry does: a `#` in the first column starts a
-    comment, a `"` a C-quoted path (after which one character, the newline git assumes, is skipped), anything
-    else runs to the newline. Nothing is stripped."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        quoted = _unquote_c(text, i) if text[i] == '"' else None
-        if quoted is not None:
-            entry, end = quoted
-        else:
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            entry = "" if text[i] == "#" else text[i:end]
-        if end < n:
-            end += 1
-        out.append(entry)
-        i = end
-    return out
-
-
-_C_ESCAPES = {'"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-
-
-def _unquote_c(text: str, start: int) -> tuple[str, int] | None:
-    """(the path, the index after its closing quote) for the C-quoted string at `start`, as git's
-    unquote_c_style reads it; None where git's fails too (it then reads the line unquoted)."""
-    out: list[str] = []
-    i = start + 1
-    while i < len(text):
-        char = text[i]
-        if char == '"':
-            return "".join(out), i + 1
-        if char == "\\":
-            code = text[i + 1:i + 4]
-            if code[:1] in _C_ESCAPES:
-                out.append(_C_ESCAPES[code[:1]])
-                i += 2
-                continue
-            if len(code) == 3 and code[0] in "0123" and all(c in "01234567" for c in code):
-                byte = int(code, 8)
-                out.append(chr(byte) if byte < 0x80 else chr(0xDC00 + byte))  # as surrogateescape decodes it
-                i += 4
-                continue
-            return None
-        out.append(char)
-        i += 1
-    return None
 
 
 def _git_assignments(git: str, where: _Where, options: Sequence[str] = ()) -> list[str]:
