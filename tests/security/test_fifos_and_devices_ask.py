@@ -187,6 +187,40 @@ def test_an_unasked_git_whose_refs_or_objects_hold_a_fifo_asks(tmp_path, model_s
     assert "timed out" not in block["content"]
 
 
+def _state(name: str, *, with_files: dict[str, str] | None = None):
+    """A FIFO at `.git/<name>` (with `with_files` beside it: what makes git read it), the current branch's commit
+    written where `{head}` stands."""
+    def plant(origin):
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=origin, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        for rel, content in (with_files or {}).items():
+            (origin / ".git" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (origin / ".git" / rel).write_text(content.format(head=head))
+        _planter(name)(origin)
+
+    return plant
+
+
+# git's state files beyond its refs and objects, and the unasked command that opens each: a reflog (`-g`, and the
+# stash's on `status --show-stash`), a cherry-pick's todo list, an interactive rebase's.
+STATE = {"branch reflog": (_state("logs/refs/heads/main"), "git log -g main -1"),
+         "stash reflog": (_state("logs/refs/stash", with_files={"refs/stash": "{head}\n"}), "git status --show-stash"),
+         "cherry-pick todo": (_state("sequencer/todo", with_files={"CHERRY_PICK_HEAD": "{head}\n"}), "git status"),
+         "rebase todo": (_state("rebase-merge/git-rebase-todo", with_files={
+             "rebase-merge/interactive": "", "rebase-merge/head-name": "refs/heads/main\n",
+             "rebase-merge/onto": "{head}\n"}), "git status")}
+
+
+@pytest.mark.parametrize("where", sorted(STATE))
+def test_an_unasked_git_whose_reflog_or_todo_list_is_a_fifo_asks(tmp_path, model_server, where):
+    plant, command = STATE[where]
+    project = _archive(tmp_path, plant)
+    result, _, block = _bash(tmp_path, model_server, project, command)
+    assert result.rc == 0, result.err
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]
+
+
 @pytest.mark.parametrize("command", ["git log -1 --oneline", "git show --stat", "git status"])
 def test_an_unasked_git_whose_configuration_includes_a_fifo_asks(tmp_path, model_server, command):
     """The command asks before any git reads the configuration (session.git_special_file follows its includes),

@@ -498,8 +498,10 @@ def _special_in_alternates(objects: str, depth: int, seen: set[str]) -> str | No
 
 # Directories whose every file git may open on a status or log: loose refs (HEAD's branch, tags, remotes) and
 # objects (a loose commit, a pack). A FIFO at `refs/heads/main` made `git log` wait as one at `HEAD` did; and each
-# linked worktree's record, which `git worktree list` reads (a FIFO at `worktrees/<id>/locked` held it).
-GIT_OWN_TREES = ("refs", "objects", "worktrees")
+# linked worktree's record, which `git worktree list` reads (a FIFO at `worktrees/<id>/locked` held it). Reflogs
+# (`git log -g main`, `git status --show-stash`) and the todo lists of a cherry-pick or rebase in progress, which
+# `git status` reads to describe it, held them the same way.
+GIT_OWN_TREES = ("refs", "objects", "worktrees", "logs", "sequencer", "rebase-merge", "rebase-apply")
 
 
 def _special_under(top: str) -> str | None:
