@@ -693,7 +693,10 @@ def _git_assignments(git: str, where: _Where, options: Sequence[str] = ()) -> li
 
 # What the filter scan reads: the filter drivers, and the settings naming a file git opens on a status, log or
 # diff (`core.attributesFile` is pinned to /dev/null on the command line).
-FILTER_AND_FILE_KEYS = r"^(filter\.|diff\..*\.textconv$|core\.excludesfile$|mailmap\.file$|diff\.orderfile$)"
+# And the probe: a setting given the way the overrides are (GIT_CONFIG_COUNT), which only git >= 2.31 reads.
+PROBE_KEY = "evo-agent.probe"
+FILTER_AND_FILE_KEYS = (r"^(filter\.|diff\..*\.textconv$|core\.excludesfile$|mailmap\.file$|diff\.orderfile$"
+                        r"|evo-agent\.probe$)")
 
 
 def _check_named_file(key: str, value: str, where: _Where) -> None:
@@ -718,11 +721,18 @@ def _filter_overrides(git: str, where: _Where, options: Sequence[str] = ()) -> l
     turns a driver off. Reading the configuration runs nothing. Its stdin is /dev/null, as every git evo-agent
     starts: an archive's `.git/config` can `[include] path = /dev/stdin`, and git read the user's terminal (the
     keys typed meanwhile were gone) until its timeout.
+
+    The overrides go through GIT_CONFIG_COUNT, which git reads only since 2.31: Debian 11's and Ubuntu 20.04's git
+    ran the filter anyway. So the scan itself is given a setting that way (`PROBE_KEY`, a value drawn anew: the
+    repository cannot set it in advance), and a git that does not report it back cannot be told to skip a driver.
     """
+    import secrets
+
+    nonce = secrets.token_hex(8)
+    env = {**_git_env(where.root), "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": PROBE_KEY, "GIT_CONFIG_VALUE_0": nonce}
     try:
         found = subprocess.run([git, *options, "config", "--null", "--get-regexp", FILTER_AND_FILE_KEYS],
-                               cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
-                               env=_git_env(where.root))
+                               cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10, env=env)
     except subprocess.TimeoutExpired:
         # An `[include] path` that is a FIFO (or anything as slow) holds git's configuration reading: the command
         # would wait the same way, and a scan that never finished must not read as "no filter driver".
@@ -731,9 +741,12 @@ def _filter_overrides(git: str, where: _Where, options: Sequence[str] = ()) -> l
         return []  # no git to run: the command will not find one either
     names: set[str] = set()
     out: list[tuple[str, str]] = []
+    honoured = False
     for item in found.stdout.split(b"\0"):
         key, _, value = item.decode("utf-8", "surrogateescape").partition("\n")
-        if key.startswith("filter."):
+        if key == PROBE_KEY:
+            honoured |= value == nonce
+        elif key.startswith("filter."):
             names.add(key.rsplit(".", 1)[0])
         elif key.startswith("diff.") and key.endswith(".textconv"):
             # `git status -v` (under a rule) has no --no-textconv: the driver shows the file as it is (an empty
@@ -744,6 +757,9 @@ def _filter_overrides(git: str, where: _Where, options: Sequence[str] = ()) -> l
     for name in sorted(names):
         out += [(f"{name}.{field}", "") for field in ("clean", "smudge", "process")]
         out.append((f"{name}.required", "false"))
+    if out and not honoured:
+        raise _Ask("runs a git older than 2.31 on a repository with filter or textconv drivers, which that git "
+                   "cannot be told to skip")
     return out
 
 
