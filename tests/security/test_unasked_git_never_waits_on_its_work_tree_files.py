@@ -10,6 +10,7 @@ through a `.git` file's `gitdir:`). An unpacked archive can ship any of them as 
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -100,3 +101,34 @@ def test_the_control_ordinary_files_and_a_nested_repository_run_unasked(tmp_path
     result, _, block = _bash(tmp_path, model_server, project, "git status --short")
     assert "needs approval" not in result.err, result.err
     assert "docs/notes.txt" in block["content"]
+
+
+def _ignored_dir(tracked: bool):
+    """`vendor/` ignored by `.gitignore`, holding a FIFO `.gitattributes` (and, `tracked`, a force-added file that
+    changed, whose attributes git reads when it diffs it)."""
+    def plant(origin: Path) -> None:
+        (origin / ".gitignore").write_text("vendor/\n")
+        (origin / "vendor" / "pkg").mkdir(parents=True)
+        if tracked:
+            (origin / "vendor" / "pkg" / "keep.txt").write_text("kept\n")
+            subprocess.run(["git", "add", "-f", "vendor/pkg/keep.txt"], cwd=origin, check=True)
+            (origin / "vendor" / "pkg" / "keep.txt").write_text("kept, and changed\n")
+        os.mkfifo(origin / "vendor" / "pkg" / ".gitattributes")
+
+    return plant
+
+
+def test_a_fifo_in_an_ignored_directory_holding_a_tracked_file_still_asks(tmp_path, model_server):
+    """The walk skips what git ignores, but not a directory whose tracked file git diffs."""
+    project = _archive(tmp_path, _ignored_dir(tracked=True))
+    result, _, block = _bash(tmp_path, model_server, project, "git diff --stat")
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]
+
+
+def test_a_fifo_where_git_never_looks_costs_no_question(tmp_path, model_server):
+    """An ignored `vendor/` git never enters (nothing tracked there): its FIFO holds nothing, so nothing asks."""
+    project = _archive(tmp_path, _ignored_dir(tracked=False))
+    result, _, block = _bash(tmp_path, model_server, project, "git status --short")
+    assert "needs approval" not in result.err, result.err
+    assert "docs/notes.txt" in block["content"] and "timed out" not in block["content"]
