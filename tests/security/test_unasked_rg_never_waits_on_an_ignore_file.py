@@ -91,3 +91,16 @@ def test_the_control_ordinary_ignore_files_run_unasked_and_are_obeyed(tmp_path, 
     result, _, block = _bash(tmp_path, model_server, project, "rg needle")
     assert "needs approval" not in result.err, result.err
     assert "docs/notes.txt" in block["content"] and "src/app.txt" not in block["content"]
+
+
+def test_a_fifo_in_a_directory_rg_skips_costs_no_question(tmp_path, model_server):
+    """rg never enters a directory `.gitignore` excludes: a FIFO `.ignore` there holds nothing, so nothing asks
+    (the check walks as rg does: a `node_modules/` of 33,000 directories is not read on every search)."""
+    origin = _origin(tmp_path)
+    (origin / ".gitignore").write_text("vendor/\n")
+    (origin / "vendor" / "pkg").mkdir(parents=True)
+    os.mkfifo(origin / "vendor" / "pkg" / ".ignore")
+    project = unpack_archive_of(origin, tmp_path / "unpacked")
+    result, _, block = _bash(tmp_path, model_server, project, "rg needle")
+    assert "needs approval" not in result.err, result.err
+    assert "docs/notes.txt" in block["content"] and "timed out" not in block["content"]

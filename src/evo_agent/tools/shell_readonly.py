@@ -212,7 +212,7 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
             raise _Ask(f"uses tail's obsolete option {args[0]!r}, which may follow the file for ever")
         operands = _check_options(program, PROGRAMS[program], args, where)
         if program == "rg":
-            odd = rg_ignore_special(operands, where.cwd)
+            odd = rg_ignore_special(operands, where.cwd, prune=not any(_rg_ignores_off(a) for a in args))
             if odd is not None:
                 shown = os.path.relpath(odd, where.cwd) if inside_project(where.root, real(odd.parent)) else str(odd)
                 kind = special_kind(str(odd)) or "no regular file"
@@ -222,6 +222,13 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
 
 
 _TAIL_OBSOLETE_FOLLOW = re.compile(r"-[0-9]*[bcl]?f")
+
+
+def _rg_ignores_off(word: str) -> bool:
+    """Whether `word` may turn off rg's `.gitignore` (`--no-ignore…`, `--unrestricted`, `-u` in a bundle): read
+    generously, so the walk then enters every directory (a pattern that looks like one only costs time)."""
+    return word.startswith(("--no-ignore", "--unrestricted")) or (
+        word.startswith("-") and not word.startswith("--") and "u" in word)
 
 
 def _expanded(words: list[Word], where: _Where) -> list[str]:
@@ -492,12 +499,15 @@ def work_tree_special(root: Path, tracked: set[str] | None = None) -> Path | Non
     return _special_in_tree(root, WORK_TREE_GIT_FILES, NESTED_GIT_FILES, top_git=False, descend=descend)
 
 
-def rg_ignore_special(paths: list[str], cwd: Path) -> Path | None:
+def rg_ignore_special(paths: list[str], cwd: Path, prune: bool = False) -> Path | None:
     """The first ignore file rg would open searching `paths` (relative to `cwd`; none: `cwd` itself) that is a FIFO,
     device or socket (links followed), else None: below each directory searched, and above each path up to `/`.
 
     An archive's FIFO `docs/.ignore`, a clone's `.ignore` link to `/dev/zero` (one endless line, read into memory)
-    or another user's FIFO `/tmp/.ignore` above the project held an unasked `rg needle` until the timeout."""
+    or another user's FIFO `/tmp/.ignore` above the project held an unasked `rg needle` until the timeout.
+
+    `prune` (rg obeys `.gitignore`: no `--no-ignore…`, no `-u`): in a git repository the walk skips what its
+    `.gitignore` files exclude, as rg does (a `node_modules/` of 33,000 directories cost 450 ms)."""
     for path in [os.path.join(cwd, p) for p in paths if p != "-"] or [str(cwd)]:
         full = Path(os.path.abspath(path))
         for directory in full.parents:
@@ -506,10 +516,25 @@ def rg_ignore_special(paths: list[str], cwd: Path) -> Path | None:
             if found is not None:
                 return found
         if full.is_dir():
-            found = _special_in_tree(full, RG_IGNORE_FILES, RG_GIT_FILES, top_git=True)
+            found = _special_in_tree(full, RG_IGNORE_FILES, RG_GIT_FILES, top_git=True,
+                                     descend=_gitignored_skipped(full) if prune else None)
             if found is not None:
                 return found
     return None
+
+
+def _gitignored_skipped(root: Path) -> Callable[[str], bool] | None:
+    """Which directories below `root` rg enters when it obeys `.gitignore`: those the repository's ignore rules
+    leave in (tools/ignore.py, git's rules); None (every one) outside a repository, where rg reads no `.gitignore`,
+    or when the walk starts in an ignored directory, which rg searches as named."""
+    if git_worktree_root(root) is None:
+        return None
+    from .ignore import IgnoreRules
+
+    rules = IgnoreRules(root)
+    if rules.ignored_within(root):
+        return None
+    return lambda path: not rules.ignored(path, True)
 
 
 def _special_in_tree(root: Path, names: frozenset[str], git_files: tuple[str, ...], top_git: bool,
