@@ -212,7 +212,8 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
             raise _Ask(f"uses tail's obsolete option {args[0]!r}, which may follow the file for ever")
         operands = _check_options(program, PROGRAMS[program], args, where)
         if program == "rg":
-            odd = rg_ignore_special(operands, where.cwd, prune=not any(_rg_ignores_off(a) for a in args))
+            odd = rg_ignore_special(operands, where.cwd, prune=not any(_rg_ignores_off(a) for a in args),
+                                    project=where.root)
             if odd is not None:
                 shown = os.path.relpath(odd, where.cwd) if inside_project(where.root, real(odd.parent)) else str(odd)
                 kind = special_kind(str(odd)) or "no regular file"
@@ -471,13 +472,13 @@ RG_GIT_FILES = ("info/exclude", "commondir")
 def _check_work_tree(where: _Where, tracked: set[str]) -> None:
     """_Ask when a file git opens in the work tree is a FIFO, device or socket (`work_tree_special`)."""
     repository = git_worktree_root(where.cwd)
-    waits = None if repository is None else work_tree_special(repository, tracked)
+    waits = None if repository is None else work_tree_special(repository, tracked, project=where.root)
     if waits is not None and repository is not None:
         shown, kind = os.path.relpath(waits, repository), special_kind(str(waits)) or "not a regular file"
         raise _Ask(f"runs git on a work tree whose {shown} is {kind}: git would wait on it forever")
 
 
-def work_tree_special(root: Path, tracked: set[str] | None = None) -> Path | None:
+def work_tree_special(root: Path, tracked: set[str] | None = None, project: Path | None = None) -> Path | None:
     """The first file of the work tree at `root` that git opens itself (WORK_TREE_GIT_FILES, a nested repository's
     `.git` and its NESTED_GIT_FILES) and that is a FIFO, device or socket (links followed), else None.
 
@@ -496,10 +497,11 @@ def work_tree_special(root: Path, tracked: set[str] | None = None) -> Path | Non
         def descend(path: str) -> bool:
             return os.path.relpath(path, top) in tracked or not rules.ignored(path, True)
 
-    return _special_in_tree(root, WORK_TREE_GIT_FILES, NESTED_GIT_FILES, top_git=False, descend=descend)
+    return _special_in_tree(root, WORK_TREE_GIT_FILES, NESTED_GIT_FILES, top_git=False, descend=descend,
+                            project=project)
 
 
-def rg_ignore_special(paths: list[str], cwd: Path, prune: bool = False) -> Path | None:
+def rg_ignore_special(paths: list[str], cwd: Path, prune: bool = False, project: Path | None = None) -> Path | None:
     """The first ignore file rg would open searching `paths` (relative to `cwd`; none: `cwd` itself) that is a FIFO,
     device or socket (links followed), else None: below each directory searched, and above each path up to `/`.
 
@@ -511,13 +513,13 @@ def rg_ignore_special(paths: list[str], cwd: Path, prune: bool = False) -> Path 
     for path in [os.path.join(cwd, p) for p in paths if p != "-"] or [str(cwd)]:
         full = Path(os.path.abspath(path))
         for directory in full.parents:
-            found = next((directory / n for n in RG_IGNORE_FILES if special_kind(str(directory / n)) is not None),
-                         None) or _git_special(directory, str(directory / ".git"), RG_GIT_FILES)
+            found = next((directory / n for n in RG_IGNORE_FILES if _would_wait(str(directory / n), project)),
+                         None) or _git_special(directory, str(directory / ".git"), RG_GIT_FILES, project)
             if found is not None:
                 return found
         if full.is_dir():
             found = _special_in_tree(full, RG_IGNORE_FILES, RG_GIT_FILES, top_git=True,
-                                     descend=_gitignored_skipped(full) if prune else None)
+                                     descend=_gitignored_skipped(full) if prune else None, project=project)
             if found is not None:
                 return found
     return None
@@ -537,8 +539,27 @@ def _gitignored_skipped(root: Path) -> Callable[[str], bool] | None:
     return lambda path: not rules.ignored(path, True)
 
 
+def _would_wait(path: str, project: Path | None) -> bool:
+    """Whether opening `path` (links followed) could wait forever or never end: a FIFO, device or socket. Not a link
+    to `/dev/null`, nor one into `/dev` or `/proc` where the read-only sandbox runs the command (`project` given):
+    its `/dev` holds `/dev/null` alone and its `/proc` is empty, so a clone's `.ignore -> /dev/zero` reads as missing
+    there (tests/security/test_ignore_links_to_devices.py) while a FIFO in the project stays one."""
+    if special_kind(path) is None:
+        return False
+    if not os.path.islink(path):
+        return True
+    target = os.path.realpath(path)
+    if target == "/dev/null":
+        return False
+    if project is None or not target.startswith(("/dev/", "/proc/")):
+        return True
+    from .sandbox import read_only_sandbox
+
+    return read_only_sandbox(project) is None
+
+
 def _special_in_tree(root: Path, names: frozenset[str], git_files: tuple[str, ...], top_git: bool,
-                     descend: Callable[[str], bool] | None = None) -> Path | None:
+                     descend: Callable[[str], bool] | None = None, project: Path | None = None) -> Path | None:
     """The first of `names` in any directory under `root` (`root` included), or of `git_files` in the git directory
     of a `.git` there (`top_git`: the one in `root` too), that is a FIFO, device or socket, else None. `descend`,
     given, says which directories below `root` to enter.
@@ -557,21 +578,21 @@ def _special_in_tree(root: Path, names: frozenset[str], git_files: tuple[str, ..
             name = entry.name.lower()
             if name == ".git":
                 if top_git or entry.name != ".git" or directory != str(root):
-                    found = _git_special(Path(directory), entry.path, git_files)
+                    found = _git_special(Path(directory), entry.path, git_files, project)
                     if found is not None:
                         return found
             elif name in names:
-                if special_kind(entry.path) is not None:
+                if _would_wait(entry.path, project):
                     return Path(entry.path)
             elif entry.is_dir(follow_symlinks=False) and (descend is None or descend(entry.path)):
                 pending.append(entry.path)
     return None
 
 
-def _git_special(worktree: Path, dot_git: str, git_files: tuple[str, ...]) -> Path | None:
+def _git_special(worktree: Path, dot_git: str, git_files: tuple[str, ...], project: Path | None = None) -> Path | None:
     """The `.git` at `worktree`, or one of `git_files` in the git directory it leads to (or in that one's
     `commondir`), that is a FIFO, device or socket, else None (also when there is no `.git`)."""
-    if special_kind(dot_git) is not None:
+    if _would_wait(dot_git, project):
         return Path(dot_git)
     found = git_dir_of(worktree) if os.path.lexists(dot_git) else None
     if found is None:
@@ -583,7 +604,7 @@ def _git_special(worktree: Path, dot_git: str, git_files: tuple[str, ...]) -> Pa
         directories += [git_dir / common] if common else []
     for directory in directories:
         for name in git_files:
-            if special_kind(str(directory / name)) is not None:
+            if _would_wait(str(directory / name), project):
                 return directory / name
     return None
 
@@ -845,6 +866,8 @@ def _check_index(git: str, where: _Where, outside_asks: bool = True) -> set[str]
         listed = subprocess.run(argv, cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
                                 env=env)
     except (OSError, subprocess.TimeoutExpired):
+        if not outside_asks:
+            return set()  # log and show never read the index: as before, they run (the walk then skips ignored dirs)
         raise _Ask("runs git on a repository whose index could not be listed") from None
     directories: set[str] = set()
     for name in listed.stdout.split(b"\0"):
