@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from evo_agent.tools.sandbox import SandboxError, check_sandbox
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text, tool_use
 
@@ -44,12 +45,25 @@ ARCHIVES = {
 }
 
 
-def _bash(tmp_path, model_server, project, command: str):
+def _bash(tmp_path, model_server, project, command: str, *, sandbox: bool = True):
+    """The model runs `command`; `sandbox=False`: on a machine where bubblewrap cannot run (a container that refuses
+    it a namespace), so nothing hides `/tmp` or `/dev` from the command."""
     model_server.script(tool_use("bash", {"command": command, "timeout": 15}, id="t1"), text("done"))
-    cli = Cli(project, model_server.env(clean_env(tmp_path / "home")))
+    env = model_server.env(clean_env(tmp_path / "home"))
+    if not sandbox:
+        env["PATH"] = f"{_broken_bwrap(tmp_path)}:{env['PATH']}"
+    cli = Cli(project, env)
     started = time.monotonic()
     result = cli.run("-p", "look", timeout=120)  # a hang fails here, whatever the machine's speed
     return result, time.monotonic() - started, model_server.requests[-1]["messages"][-1]["content"][0]
+
+
+def _broken_bwrap(tmp_path) -> Path:
+    bin_dir = tmp_path / "no-namespaces"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    (bin_dir / "bwrap").chmod(0o755)
+    return bin_dir
 
 
 def _origin(tmp_path) -> Path:
@@ -71,11 +85,33 @@ def test_an_unasked_rg_whose_ignore_file_is_a_fifo_asks(tmp_path, model_server, 
     _asked(*_bash(tmp_path, model_server, project, command)[::2])
 
 
-def test_an_unasked_rg_below_a_fifo_ignore_file_asks(tmp_path, model_server):
+def test_an_unasked_rg_below_a_fifo_ignore_file_asks_where_no_sandbox_hides_it(tmp_path, model_server):
     """The FIFO lies above the project (another user's `/tmp/.ignore`): rg reads every parent's."""
     project = clone(_origin(tmp_path), tmp_path / "work" / "clone")
     os.mkfifo(tmp_path / "work" / ".ignore")
-    _asked(*_bash(tmp_path, model_server, project, "rg needle")[::2])
+    _asked(*_bash(tmp_path, model_server, project, "rg needle", sandbox=False)[::2])
+
+
+def test_an_unasked_rg_whose_committed_ignore_file_links_to_a_device_asks_where_no_sandbox_runs(tmp_path,
+                                                                                                 model_server):
+    origin = upstream(tmp_path, {"docs/notes.txt": "a needle\n"}, {"docs/.ignore": "/dev/zero"})
+    project = clone(origin, tmp_path / "clone")
+    _asked(*_bash(tmp_path, model_server, project, "rg needle", sandbox=False)[::2])
+
+
+def test_the_sandbox_hides_a_fifo_ignore_file_in_tmp_above_the_project(tmp_path, model_server):
+    """Where the read-only sandbox runs, `/tmp` is its own: rg never meets the FIFO, so nothing asks."""
+    try:
+        check_sandbox(tmp_path, writable=False)
+    except SandboxError as exc:
+        pytest.skip(f"no read-only sandbox here: {exc}")
+    if not str(tmp_path).startswith("/tmp/"):
+        pytest.skip("the test's directory is not under /tmp")
+    project = clone(_origin(tmp_path), tmp_path / "work" / "clone")
+    os.mkfifo(tmp_path / "work" / ".ignore")
+    result, _, block = _bash(tmp_path, model_server, project, "rg needle")
+    assert "needs approval" not in result.err, result.err
+    assert "docs/notes.txt" in block["content"] and "timed out" not in block["content"]
 
 
 def test_the_control_ordinary_ignore_files_run_unasked_and_are_obeyed(tmp_path, model_server):

@@ -540,21 +540,24 @@ def _gitignored_skipped(root: Path) -> Callable[[str], bool] | None:
 
 
 def _would_wait(path: str, project: Path | None) -> bool:
-    """Whether opening `path` (links followed) could wait forever or never end: a FIFO, device or socket. Not a link
-    to `/dev/null`, nor one into `/dev` or `/proc` where the read-only sandbox runs the command (`project` given):
-    its `/dev` holds `/dev/null` alone and its `/proc` is empty, so a clone's `.ignore -> /dev/zero` reads as missing
-    there (tests/security/test_ignore_links_to_devices.py) while a FIFO in the project stays one."""
+    """Whether opening `path` (links followed) could wait forever or never end: a FIFO, device or socket. Not
+    `/dev/null`, nor, where the read-only sandbox runs the command (`project` given), what it hides: outside the
+    project, its `/dev` holds `/dev/null` alone and its `/proc`, `/tmp` and sockets' directories are empty, so a
+    clone's `.ignore -> /dev/zero` or another user's FIFO `/tmp/.ignore` reads as missing there
+    (tests/security/test_ignore_links_to_devices.py), while a FIFO in the project, or in the home directory above
+    it, stays one."""
     if special_kind(path) is None:
         return False
-    if not os.path.islink(path):
-        return True
-    target = os.path.realpath(path)
-    if target == "/dev/null":
+    target = Path(os.path.realpath(path))
+    if str(target) == "/dev/null":
         return False
-    if project is None or not target.startswith(("/dev/", "/proc/")):
+    if project is None or is_within(target, real(project)):
         return True
-    from .sandbox import read_only_sandbox
+    from .sandbox import read_only_sandbox, socket_dirs
 
+    hidden = [Path("/dev"), Path("/proc"), Path("/tmp"), *(Path(d) for d in socket_dirs())]
+    if not any(is_within(target, directory) for directory in hidden):
+        return True
     return read_only_sandbox(project) is None
 
 
