@@ -103,7 +103,7 @@ def test_the_control_ordinary_files_and_a_nested_repository_run_unasked(tmp_path
     assert "docs/notes.txt" in block["content"]
 
 
-def _ignored_dir(tracked: bool):
+def _ignored_dir(tracked: bool, fifo: str = ".gitattributes"):
     """`vendor/` ignored by `.gitignore`, holding a FIFO `.gitattributes` (and, `tracked`, a force-added file that
     changed, whose attributes git reads when it diffs it)."""
     def plant(origin: Path) -> None:
@@ -113,7 +113,7 @@ def _ignored_dir(tracked: bool):
             (origin / "vendor" / "pkg" / "keep.txt").write_text("kept\n")
             subprocess.run(["git", "add", "-f", "vendor/pkg/keep.txt"], cwd=origin, check=True)
             (origin / "vendor" / "pkg" / "keep.txt").write_text("kept, and changed\n")
-        os.mkfifo(origin / "vendor" / "pkg" / ".gitattributes")
+        os.mkfifo(origin / "vendor" / "pkg" / fifo)
 
     return plant
 
@@ -132,3 +132,12 @@ def test_a_fifo_where_git_never_looks_costs_no_question(tmp_path, model_server):
     result, _, block = _bash(tmp_path, model_server, project, "git status --short")
     assert "needs approval" not in result.err, result.err
     assert "docs/notes.txt" in block["content"] and "timed out" not in block["content"]
+
+
+@pytest.mark.parametrize("command", ["git status --ignored", "git status --ignored=traditional -uall"])
+def test_a_status_that_lists_ignored_files_walks_the_ignored_directories_too(tmp_path, model_server, command):
+    """`--ignored` makes git enter the directories it otherwise skips, and read their `.gitignore`."""
+    project = _archive(tmp_path, _ignored_dir(tracked=False, fifo=".gitignore"))
+    result, _, block = _bash(tmp_path, model_server, project, command)
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]

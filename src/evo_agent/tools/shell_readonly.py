@@ -199,7 +199,8 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     if program == "git":
         head += _check_git(args, where)  # first: the filter scan below runs git, which must not meet a FIFO
         tracked = _check_index(head[0], where, outside_asks=args[0] in WORKTREE_READERS)
-        _check_work_tree(where, tracked)
+        # `status --ignored` (traditional, the default) enters ignored directories too: walk every one then
+        _check_work_tree(where, None if any(_enters_ignored(a) for a in args) else tracked)
         assignments = _git_assignments(head[0], where)
         args = args[1:]
     elif program == "find":
@@ -469,8 +470,14 @@ RG_IGNORE_FILES = frozenset({".ignore", ".rgignore", ".gitignore"})
 RG_GIT_FILES = ("info/exclude", "commondir")
 
 
-def _check_work_tree(where: _Where, tracked: set[str]) -> None:
-    """_Ask when a file git opens in the work tree is a FIFO, device or socket (`work_tree_special`)."""
+def _enters_ignored(word: str) -> bool:
+    """Whether `word` may make git status walk into ignored directories (`--ignored`, `--ignored=traditional`, …)."""
+    return word.startswith("--ignored") and word != "--ignored=no"
+
+
+def _check_work_tree(where: _Where, tracked: set[str] | None) -> None:
+    """_Ask when a file git opens in the work tree is a FIFO, device or socket (`work_tree_special`; `tracked`
+    None: every directory is walked)."""
     repository = git_worktree_root(where.cwd)
     waits = None if repository is None else work_tree_special(repository, tracked, project=where.root)
     if waits is not None and repository is not None:
