@@ -135,14 +135,36 @@ def _worktree_lock_fifo(origin) -> None:
     os.mkfifo(record / "locked")
 
 
+def _alternate_pack_fifo(inside: bool):
+    """The objects packed and moved to an alternate object directory (`clone --shared` makes one), in the project
+    (`../../vendor/objects`) or outside it, whose pack index is a FIFO: git opens it looking up any object (a log, a
+    status, evo-agent's own `rev-parse --short HEAD`)."""
+    def plant(origin):
+        subprocess.run(["git", "repack", "-q", "-a", "-d"], cwd=origin, check=True, capture_output=True)
+        store = origin / "vendor" / "objects" if inside else origin.parent / "elsewhere" / "objects"
+        (store / "pack").mkdir(parents=True)
+        for pack in (origin / ".git" / "objects" / "pack").iterdir():
+            pack.rename(store / "pack" / pack.name)
+        line = "../../vendor/objects" if inside else str(store)
+        (origin / ".git" / "objects" / "info" / "alternates").write_text(f"{line}\n")
+        [index] = (store / "pack").glob("*.idx")
+        index.unlink()
+        os.mkfifo(index)
+
+    return plant
+
+
 SPECIALS = [(name, "fifo") for name in GIT_FILES] + [(name, "link to /dev/zero") for name in ("HEAD", "config", "index")]
 # Beyond git's named files: the refs and objects it opens on a status or log (refs/heads/<branch>, a loose object)
 DEEPER = {"branch ref fifo": _branch_ref("fifo"), "branch ref link to /dev/zero": _branch_ref("link"),
           "loose commit object fifo": _head_commit_object, "fifo behind a long commondir": _long_commondir,
-          "config include of a fifo": _include_fifo, "split index's shared index fifo": _shared_index_fifo}
+          "config include of a fifo": _include_fifo, "split index's shared index fifo": _shared_index_fifo,
+          "pack index fifo in an alternate in the project": _alternate_pack_fifo(inside=True)}
 # What only evo-agent's own git opens: `git worktree list` (`sessions list --worktrees`) reads each linked worktree's
 # record under `.git/worktrees/`.
-DOOR_ONLY = {"linked worktree's lock fifo": _worktree_lock_fifo}
+# (An unasked git asks for any alternate outside the project: test_unasked_git_reads_only_its_own_repository.py.)
+DOOR_ONLY = {"linked worktree's lock fifo": _worktree_lock_fifo,
+             "pack index fifo in an alternate outside": _alternate_pack_fifo(inside=False)}
 
 
 @pytest.mark.parametrize(("name", "kind"), SPECIALS)
@@ -159,6 +181,40 @@ def test_an_unasked_git_whose_own_files_are_fifos_asks(tmp_path, model_server, n
 @pytest.mark.parametrize("command", ["git status", "git log -1 --oneline"])
 def test_an_unasked_git_whose_refs_or_objects_hold_a_fifo_asks(tmp_path, model_server, where, command):
     project = _archive(tmp_path, DEEPER[where])
+    result, _, block = _bash(tmp_path, model_server, project, command)
+    assert result.rc == 0, result.err
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]
+
+
+def _state(name: str, *, with_files: dict[str, str] | None = None):
+    """A FIFO at `.git/<name>` (with `with_files` beside it: what makes git read it), the current branch's commit
+    written where `{head}` stands."""
+    def plant(origin):
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=origin, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        for rel, content in (with_files or {}).items():
+            (origin / ".git" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (origin / ".git" / rel).write_text(content.format(head=head))
+        _planter(name)(origin)
+
+    return plant
+
+
+# git's state files beyond its refs and objects, and the unasked command that opens each: a reflog (`-g`, and the
+# stash's on `status --show-stash`), a cherry-pick's todo list, an interactive rebase's.
+STATE = {"branch reflog": (_state("logs/refs/heads/main"), "git log -g main -1"),
+         "stash reflog": (_state("logs/refs/stash", with_files={"refs/stash": "{head}\n"}), "git status --show-stash"),
+         "cherry-pick todo": (_state("sequencer/todo", with_files={"CHERRY_PICK_HEAD": "{head}\n"}), "git status"),
+         "rebase todo": (_state("rebase-merge/git-rebase-todo", with_files={
+             "rebase-merge/interactive": "", "rebase-merge/head-name": "refs/heads/main\n",
+             "rebase-merge/onto": "{head}\n"}), "git status")}
+
+
+@pytest.mark.parametrize("where", sorted(STATE))
+def test_an_unasked_git_whose_reflog_or_todo_list_is_a_fifo_asks(tmp_path, model_server, where):
+    plant, command = STATE[where]
+    project = _archive(tmp_path, plant)
     result, _, block = _bash(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)

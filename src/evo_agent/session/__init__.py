@@ -68,7 +68,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("check_sessions_dir",), "trust"),
     **dict.fromkeys(("created_ms_of",), "ids"),
     **dict.fromkeys(("replace_file", "replace_private_file"), "atomic"),
-    **dict.fromkeys(("GIT_OWN_FILES", "git_dir_of", "git_special_file", "read_git_file", "read_regular"), "project"),
+    **dict.fromkeys(("GIT_OWN_FILES", "alternate_entries", "git_dir_of", "git_special_file", "read_git_file",
+                     "read_regular"), "project"),
     **dict.fromkeys(("GIT_SAFE_CONFIG", "GIT_SAFE_ENV", "GitRefused", "git_config_pins", "run_git", "start_git"),
                     "git"),
     **dict.fromkeys(("AUTHORITY_FILES", "AUTHORITY_MAX_BYTES", "AUTHORITY_TOO_LARGE", "Brought", "WorkspaceTrust",
@@ -222,7 +223,7 @@ if TYPE_CHECKING:
         Worktree as Worktree, find_project_dir as find_project_dir, git_branch_of as git_branch_of,
         git_dir_of as git_dir_of, git_worktree_root as git_worktree_root, git_worktrees as git_worktrees,
         read_git_file as read_git_file, GIT_OWN_FILES as GIT_OWN_FILES, git_special_file as git_special_file,
-        read_regular as read_regular,
+        read_regular as read_regular, alternate_entries as alternate_entries,
     )
     from .recorder import (
         Recorder as Recorder, SidechainRecorder as SidechainRecorder, now_iso as now_iso,

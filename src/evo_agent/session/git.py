@@ -37,7 +37,8 @@ runs git plainly:
   discovers (`safe.directory`) but trusts an explicit `--git-dir`, so the door
   checks the owner itself;
 - nor is one whose own files (`HEAD`, `config`, `index`, `packed-refs`, …:
-  project.GIT_OWN_FILES) include a FIFO, device or socket: git would block
+  project.GIT_OWN_FILES, every file under refs/ and objects/, and under each alternate
+  object directory) include a FIFO, device or socket: git would block
   opening a FIFO until the timeout kills it (an unpacked archive keeps FIFOs);
 - nor is one whose configuration includes (`[include]`, `[includeIf]`, however spelled) anything but a regular
   file: git opens an included path as configuration whatever it is, and `path = /dev/tty` (or `/dev/pts/N`) had

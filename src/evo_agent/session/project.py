@@ -163,6 +163,9 @@ def git_special_file(git_dir: Path) -> Path | None:
             odd = _special_under(os.path.join(directory, tree))
             if odd is not None:
                 return Path(odd)
+        odd = _special_in_alternates(os.path.join(directory, "objects"), 0, set())
+        if odd is not None:
+            return Path(odd)
         for name in ("config", "config.worktree"):
             included = included_special_file(os.path.join(directory, name))
             if included is not None:
@@ -408,10 +411,97 @@ def _interpolate(value: str, base: str) -> list[str]:
     return [value if os.path.isabs(value) else os.path.join(base, value)]
 
 
+def alternate_entries(text: str) -> list[str]:
+    """`info/alternates` cut into entries as git's parse_alt_odb_entry does: a `#` in the first column starts a
+    comment, a `"` a C-quoted path (after which one character, the newline git assumes, is skipped), anything
+    else runs to the newline. Nothing is stripped."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        quoted = _unquote_c(text, i) if text[i] == '"' else None
+        if quoted is not None:
+            entry, end = quoted
+        else:
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            entry = "" if text[i] == "#" else text[i:end]
+        if end < n:
+            end += 1
+        out.append(entry)
+        i = end
+    return out
+
+
+_C_ESCAPES = {'"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def _unquote_c(text: str, start: int) -> tuple[str, int] | None:
+    """(the path, the index after its closing quote) for the C-quoted string at `start`, as git's
+    unquote_c_style reads it; None where git's fails too (it then reads the line unquoted)."""
+    out: list[str] = []
+    i = start + 1
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            return "".join(out), i + 1
+        if char == "\\":
+            code = text[i + 1:i + 4]
+            if code[:1] in _C_ESCAPES:
+                out.append(_C_ESCAPES[code[:1]])
+                i += 2
+                continue
+            if len(code) == 3 and code[0] in "0123" and all(c in "01234567" for c in code):
+                byte = int(code, 8)
+                out.append(chr(byte) if byte < 0x80 else chr(0xDC00 + byte))  # as surrogateescape decodes it
+                i += 4
+                continue
+            return None
+        out.append(char)
+        i += 1
+    return None
+
+
+ALTERNATES_LIMIT = 1 << 20  # git reads `objects/info/alternates` whole: one longer counts as special
+ALTERNATES_DEPTH = 5        # git follows an alternate's own alternates this deep
+
+
+def _special_in_alternates(objects: str, depth: int, seen: set[str]) -> str | None:
+    """The first entry that is neither a regular file nor a real directory under an alternate object directory
+    `objects/info/alternates` names (and under their own alternates, as deep as git follows them), else None.
+
+    git looks up objects there too (what `clone --shared` writes; an archive's `../../vendor/objects`): a FIFO pack
+    index in one held an unasked `git log` until the bash tool's timeout and evo-agent's own `rev-parse --short
+    HEAD` until its git timeout, at every start. Each line as git reads it (`alternate_entries`) and as written."""
+    path = os.path.join(objects, "info", "alternates")
+    data = read_regular(path, ALTERNATES_LIMIT + 1)
+    if data is None:
+        return None  # (one that is no regular file is among GIT_OWN_FILES)
+    if len(data) > ALTERNATES_LIMIT:
+        return path
+    text = data.partition(b"\0")[0].decode("utf-8", "surrogateescape")
+    lines = text.split("\n")
+    base = os.path.realpath(objects)
+    for entry in sorted({*alternate_entries(text), *lines, *(line.strip() for line in lines)}):
+        if not entry or entry.startswith("#"):
+            continue
+        target = os.path.normpath(os.path.join(base, entry))
+        if target in seen:
+            continue
+        seen.add(target)
+        found = _special_under(target)
+        if found is None and depth < ALTERNATES_DEPTH:
+            found = _special_in_alternates(target, depth + 1, seen)
+        if found is not None:
+            return found
+    return None
+
+
 # Directories whose every file git may open on a status or log: loose refs (HEAD's branch, tags, remotes) and
 # objects (a loose commit, a pack). A FIFO at `refs/heads/main` made `git log` wait as one at `HEAD` did; and each
-# linked worktree's record, which `git worktree list` reads (a FIFO at `worktrees/<id>/locked` held it).
-GIT_OWN_TREES = ("refs", "objects", "worktrees")
+# linked worktree's record, which `git worktree list` reads (a FIFO at `worktrees/<id>/locked` held it). Reflogs
+# (`git log -g main`, `git status --show-stash`) and the todo lists of a cherry-pick or rebase in progress, which
+# `git status` reads to describe it, held them the same way.
+GIT_OWN_TREES = ("refs", "objects", "worktrees", "logs", "sequencer", "rebase-merge", "rebase-apply")
 
 
 def _special_under(top: str) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import io
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .base import ToolContext, ToolResult
@@ -144,6 +144,29 @@ def open_regular(path: Path) -> io.BufferedReader | None:
         os.close(fd)
         return None
     return os.fdopen(fd, "rb")
+
+
+LINE_KEEP_CHARS = 1 << 20  # characters of one line the file tools hold; the rest of a longer line is counted
+
+
+def bounded_lines(f: io.TextIOWrapper, keep: int = LINE_KEEP_CHARS) -> Iterator[tuple[str, int]]:
+    """Each line of `f` as (its first `keep` characters, its whole length), line break left out.
+
+    `for line in f` holds a whole line: a file committed as one line of gigabytes (git compresses a 3 GB run of
+    one letter to a few MB; a clone checks it out whole) took three times its size in the agent's own memory on an
+    unasked `grep` or `read_file`, and the kernel killed the agent. The rest of a longer line is read on and
+    counted, never kept."""
+    while True:
+        head = f.readline(keep)
+        if not head:
+            return
+        length, ended = len(head), head.endswith("\n")
+        while not ended:
+            more = f.readline(keep)
+            if not more:
+                break
+            length, ended = length + len(more), more.endswith("\n")
+        yield head.removesuffix("\n"), length - ended
 
 
 def is_binary_bytes(data: bytes) -> bool:

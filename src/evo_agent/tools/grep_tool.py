@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ._common import display_path, error, guarded, is_binary_bytes, open_regular, resolve_path
+from ._common import bounded_lines, display_path, error, guarded, is_binary_bytes, open_regular, resolve_path
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 from .confine import inside_project, is_within, real
 
@@ -91,8 +91,7 @@ def run_grep(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 continue
             shown = display_path(ctx, file)
             with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
-                for n, line in enumerate(f, start=1):
-                    line = line.removesuffix("\n")
+                for n, (line, _length) in enumerate(bounded_lines(f), start=1):  # (a longer line: its start)
                     if not regex.search(line):
                         continue
                     line = line.rstrip("\r")

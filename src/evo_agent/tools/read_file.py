@@ -12,6 +12,7 @@ import stat
 
 from ._common import (
     PathChanged,
+    bounded_lines,
     checked_path,
     display_path,
     error,
@@ -98,13 +99,13 @@ def _window(f: io.TextIOWrapper, offset: int, limit: int) -> tuple[list[str], in
     out: list[str] = []
     size = total = last_shown = 0
     stopped_for_size = False
-    for n, line in enumerate(f, start=1):
+    for n, (line, length) in enumerate(bounded_lines(f), start=1):
         total = n
         if n < offset or n >= offset + limit or stopped_for_size:
             continue
-        line = line.rstrip("\r\n")
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + f" [... line truncated, {len(line)} characters in all]"
+        line = line.rstrip("\r")
+        if length > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f" [... line truncated, {length} characters in all]"
         entry = f"{n:>6}\t{line}"
         if size + len(entry) + 1 > MAX_OUTPUT_CHARS and out:
             stopped_for_size = True

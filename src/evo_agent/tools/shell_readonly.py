@@ -18,9 +18,10 @@ understand asks. The rules, in order:
    wherever it stands, as GNU getopt permutes (the command runs without `POSIXLY_CORRECT`); every
    operand or option argument that names a file must resolve (symlinks followed, never through
    /proc) inside the project (`grep -r x link-to-ssh` asks) and be no FIFO, device or socket
-   (`cat pipe` would never end); git asks when one of its own files is one (`.git/config` a FIFO),
-   when its git directory reads outside the project (a link, alternates, a commondir), and for
-   status and diff when its index names a path outside the work tree.
+   (`cat pipe` would never end); git asks when one of its own files is one (`.git/config` a FIFO) or one
+   it opens in the work tree (a `.gitignore`, a nested repository's `HEAD`), when its git directory
+   reads outside the project (a link, alternates, a commondir), and for status and diff when its
+   index names a path outside the work tree.
 
 Relative paths and globs are read from the directory the command runs in (`cwd`: the start
 directory, inside the project); what they must stay inside is the project, wherever that is.
@@ -43,13 +44,14 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from evo_agent.session import (
     GIT_SAFE_ENV,
+    alternate_entries,
     git_config_pins,
     git_dir_of,
     git_special_file,
@@ -196,8 +198,9 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
     assignments: list[str] = []
     if program == "git":
         head += _check_git(args, where)  # first: the filter scan below runs git, which must not meet a FIFO
-        if args[0] in WORKTREE_READERS:
-            _check_index(head[0], where)
+        tracked = _check_index(head[0], where, outside_asks=args[0] in WORKTREE_READERS)
+        # `status --ignored` (traditional, the default) enters ignored directories too: walk every one then
+        _check_work_tree(where, None if any(_enters_ignored(a) for a in args) else tracked)
         assignments = _git_assignments(head[0], where)
         args = args[1:]
     elif program == "find":
@@ -208,13 +211,26 @@ def _plan_command(words: list[Word], where: _Where, path: str) -> str:
             # `-[N][bcl]f` too (`tail -cf F`, getopt's `-c f` as judged, is `-c 10 -f F`): it would follow the file
             # and never end, as `tail -f`
             raise _Ask(f"uses tail's obsolete option {args[0]!r}, which may follow the file for ever")
-        _check_options(program, PROGRAMS[program], args, where)
+        operands = _check_options(program, PROGRAMS[program], args, where)
         if program == "rg":
+            odd = rg_ignore_special(operands, where.cwd, prune=not any(_rg_ignores_off(a) for a in args),
+                                    project=where.root)
+            if odd is not None:
+                shown = os.path.relpath(odd, where.cwd) if inside_project(where.root, real(odd.parent)) else str(odd)
+                kind = special_kind(str(odd)) or "no regular file"
+                raise _Ask(f"runs rg, which opens the ignore file {shown!r}, {kind}: it would wait on it forever")
             head += RG_SAFE
     return " ".join([*assignments, *(shlex.quote(w) for w in [*head, *args])])
 
 
 _TAIL_OBSOLETE_FOLLOW = re.compile(r"-[0-9]*[bcl]?f")
+
+
+def _rg_ignores_off(word: str) -> bool:
+    """Whether `word` may turn off rg's `.gitignore` (`--no-ignore…`, `--unrestricted`, `-u` in a bundle): read
+    generously, so the walk then enters every directory (a pattern that looks like one only costs time)."""
+    return word.startswith(("--no-ignore", "--unrestricted")) or (
+        word.startswith("-") and not word.startswith("--") and "u" in word)
 
 
 def _expanded(words: list[Word], where: _Where) -> list[str]:
@@ -308,10 +324,11 @@ def _check_value(kind: str | None, value: str, where: _Where) -> None:
         _confine(value, where)
 
 
-def _check_options(program: str, spec: Spec, args: list[str], where: _Where) -> None:
-    """getopt's reading of `args` for `program`: _Ask on an unlisted option or an operand outside the project."""
+def _check_options(program: str, spec: Spec, args: list[str], where: _Where) -> list[str]:
+    """getopt's reading of `args` for `program`: _Ask on an unlisted option or an operand outside the project.
+    Returns the operands (the pattern of grep and rg left out)."""
     if spec.any_words:
-        return
+        return []
     operands: list[str] = []
     pattern_given = False
     i, options_done = 0, False
@@ -359,6 +376,7 @@ def _check_options(program: str, spec: Spec, args: list[str], where: _Where) -> 
     if spec.operands == "path":
         for operand in operands:
             _confine(operand, where)
+    return operands
 
 
 def _separate_argument(program: str, option: str, args: list[str], i: int) -> tuple[str, int]:
@@ -439,6 +457,166 @@ def _check_git(args: list[str], where: _Where) -> list[str]:
     worktree = [f"--work-tree={repository}"] if repository is not None else []
     before, after = git_safe_words(subcommand)
     return [*before, *worktree, subcommand, *after]
+
+
+# The files git opens by name in the work tree's directories (attributes on the paths it diffs or re-hashes,
+# ignore rules on a status's walk, the mailmap on a log that shows a name), and what it opens of a nested
+# repository a status meets (`is_git_directory`: `HEAD`, then `commondir`).
+WORK_TREE_GIT_FILES = frozenset({".gitignore", ".gitattributes", ".mailmap", ".gitmodules"})
+NESTED_GIT_FILES = ("HEAD", "commondir")
+# The ignore files ripgrep opens in every directory it searches and in every one above where it starts, and what
+# it opens of a repository it meets there (its `info/exclude`, through a worktree's `commondir`).
+RG_IGNORE_FILES = frozenset({".ignore", ".rgignore", ".gitignore"})
+RG_GIT_FILES = ("info/exclude", "commondir")
+
+
+def _enters_ignored(word: str) -> bool:
+    """Whether `word` may make git status walk into ignored directories (`--ignored`, `--ignored=traditional`, …)."""
+    return word.startswith("--ignored") and word != "--ignored=no"
+
+
+def _check_work_tree(where: _Where, tracked: set[str] | None) -> None:
+    """_Ask when a file git opens in the work tree is a FIFO, device or socket (`work_tree_special`; `tracked`
+    None: every directory is walked)."""
+    repository = git_worktree_root(where.cwd)
+    waits = None if repository is None else work_tree_special(repository, tracked, project=where.root)
+    if waits is not None and repository is not None:
+        shown, kind = os.path.relpath(waits, repository), special_kind(str(waits)) or "not a regular file"
+        raise _Ask(f"runs git on a work tree whose {shown} is {kind}: git would wait on it forever")
+
+
+def work_tree_special(root: Path, tracked: set[str] | None = None, project: Path | None = None) -> Path | None:
+    """The first file of the work tree at `root` that git opens itself (WORK_TREE_GIT_FILES, a nested repository's
+    `.git` and its NESTED_GIT_FILES) and that is a FIFO, device or socket (links followed), else None.
+
+    An unpacked archive keeps FIFOs: a `docs/.gitignore`, a `.mailmap` or a `vendor/lib/.git/HEAD` that is one made
+    an unasked `git status` or `git log` wait for a writer until the bash tool's timeout.
+
+    Given `tracked` (the directories holding index entries, relative to `root`), the walk is git's own: a directory
+    its ignore rules exclude is entered only when it holds a tracked file (whose attributes git reads). A
+    `node_modules/` of 33,000 directories cost 450 ms a command; git never looks inside it."""
+    descend = None
+    if tracked is not None:
+        from .ignore import IgnoreRules
+
+        rules, top = IgnoreRules(root), str(root)
+
+        def descend(path: str) -> bool:
+            return os.path.relpath(path, top) in tracked or not rules.ignored(path, True)
+
+    return _special_in_tree(root, WORK_TREE_GIT_FILES, NESTED_GIT_FILES, top_git=False, descend=descend,
+                            project=project)
+
+
+def rg_ignore_special(paths: list[str], cwd: Path, prune: bool = False, project: Path | None = None) -> Path | None:
+    """The first ignore file rg would open searching `paths` (relative to `cwd`; none: `cwd` itself) that is a FIFO,
+    device or socket (links followed), else None: below each directory searched, and above each path up to `/`.
+
+    An archive's FIFO `docs/.ignore`, a clone's `.ignore` link to `/dev/zero` (one endless line, read into memory)
+    or another user's FIFO `/tmp/.ignore` above the project held an unasked `rg needle` until the timeout.
+
+    `prune` (rg obeys `.gitignore`: no `--no-ignore…`, no `-u`): in a git repository the walk skips what its
+    `.gitignore` files exclude, as rg does (a `node_modules/` of 33,000 directories cost 450 ms)."""
+    for path in [os.path.join(cwd, p) for p in paths if p != "-"] or [str(cwd)]:
+        full = Path(os.path.abspath(path))
+        for directory in full.parents:
+            found = next((directory / n for n in RG_IGNORE_FILES if _would_wait(str(directory / n), project)),
+                         None) or _git_special(directory, str(directory / ".git"), RG_GIT_FILES, project)
+            if found is not None:
+                return found
+        if full.is_dir():
+            found = _special_in_tree(full, RG_IGNORE_FILES, RG_GIT_FILES, top_git=True,
+                                     descend=_gitignored_skipped(full) if prune else None, project=project)
+            if found is not None:
+                return found
+    return None
+
+
+def _gitignored_skipped(root: Path) -> Callable[[str], bool] | None:
+    """Which directories below `root` rg enters when it obeys `.gitignore`: those the repository's ignore rules
+    leave in (tools/ignore.py, git's rules); None (every one) outside a repository, where rg reads no `.gitignore`,
+    or when the walk starts in an ignored directory, which rg searches as named."""
+    if git_worktree_root(root) is None:
+        return None
+    from .ignore import IgnoreRules
+
+    rules = IgnoreRules(root)
+    if rules.ignored_within(root):
+        return None
+    return lambda path: not rules.ignored(path, True)
+
+
+def _would_wait(path: str, project: Path | None) -> bool:
+    """Whether opening `path` (links followed) could wait forever or never end: a FIFO, device or socket. Not
+    `/dev/null`, nor, where the read-only sandbox runs the command (`project` given), what it hides: outside the
+    project, its `/dev` holds `/dev/null` alone and its `/proc`, `/tmp` and sockets' directories are empty, so a
+    clone's `.ignore -> /dev/zero` or another user's FIFO `/tmp/.ignore` reads as missing there
+    (tests/security/test_ignore_links_to_devices.py), while a FIFO in the project, or in the home directory above
+    it, stays one."""
+    if special_kind(path) is None:
+        return False
+    target = Path(os.path.realpath(path))
+    if str(target) == "/dev/null":
+        return False
+    if project is None or is_within(target, real(project)):
+        return True
+    from .sandbox import read_only_sandbox, socket_dirs
+
+    hidden = [Path("/dev"), Path("/proc"), Path("/tmp"), *(Path(d) for d in socket_dirs())]
+    if not any(is_within(target, directory) for directory in hidden):
+        return True
+    return read_only_sandbox(project) is None
+
+
+def _special_in_tree(root: Path, names: frozenset[str], git_files: tuple[str, ...], top_git: bool,
+                     descend: Callable[[str], bool] | None = None, project: Path | None = None) -> Path | None:
+    """The first of `names` in any directory under `root` (`root` included), or of `git_files` in the git directory
+    of a `.git` there (`top_git`: the one in `root` too), that is a FIFO, device or socket, else None. `descend`,
+    given, says which directories below `root` to enter.
+
+    The walk is git's and ripgrep's own (no link followed, no `.git` entered; names compared as a case-insensitive
+    file system would); os.scandir's d_type spares a stat per plain entry."""
+    pending = [str(root)]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name.lower()
+            if name == ".git":
+                if top_git or entry.name != ".git" or directory != str(root):
+                    found = _git_special(Path(directory), entry.path, git_files, project)
+                    if found is not None:
+                        return found
+            elif name in names:
+                if _would_wait(entry.path, project):
+                    return Path(entry.path)
+            elif entry.is_dir(follow_symlinks=False) and (descend is None or descend(entry.path)):
+                pending.append(entry.path)
+    return None
+
+
+def _git_special(worktree: Path, dot_git: str, git_files: tuple[str, ...], project: Path | None = None) -> Path | None:
+    """The `.git` at `worktree`, or one of `git_files` in the git directory it leads to (or in that one's
+    `commondir`), that is a FIFO, device or socket, else None (also when there is no `.git`)."""
+    if _would_wait(dot_git, project):
+        return Path(dot_git)
+    found = git_dir_of(worktree) if os.path.lexists(dot_git) else None
+    if found is None:
+        return None
+    git_dir = Path(found)
+    directories = [git_dir]
+    if special_kind(str(git_dir / "commondir")) is None:
+        common = (read_git_file(git_dir / "commondir") or "").strip()
+        directories += [git_dir / common] if common else []
+    for directory in directories:
+        for name in git_files:
+            if _would_wait(str(directory / name), project):
+                return directory / name
+    return None
 
 
 def git_safe_words(subcommand: str) -> tuple[list[str], list[str]]:
@@ -537,7 +715,7 @@ def _alternates_out(objects: Path, project: Path, seen: set[Path], depth: int) -
     if text is None:
         return None
     lines = text.split("\n")
-    for entry in {*_alternate_entries(text), *lines, *(line.strip() for line in lines)}:
+    for entry in {*alternate_entries(text), *lines, *(line.strip() for line in lines)}:
         if not entry or entry.startswith("#"):
             continue
         joined = entry if os.path.isabs(entry) else os.path.join(real(objects), entry)
@@ -570,56 +748,6 @@ def _git_file_text(path: Path) -> str | None:
     return data.partition(b"\0")[0].decode("utf-8", "surrogateescape")  # a C string to git: it ends at a NUL
 
 
-def _alternate_entries(text: str) -> list[str]:
-    """`info/alternates` cut into entries as git's parse_alt_odb_entry does: a `#` in the first column starts a
-    comment, a `"` a C-quoted path (after which one character, the newline git assumes, is skipped), anything
-    else runs to the newline. Nothing is stripped."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        quoted = _unquote_c(text, i) if text[i] == '"' else None
-        if quoted is not None:
-            entry, end = quoted
-        else:
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            entry = "" if text[i] == "#" else text[i:end]
-        if end < n:
-            end += 1
-        out.append(entry)
-        i = end
-    return out
-
-
-_C_ESCAPES = {'"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-
-
-def _unquote_c(text: str, start: int) -> tuple[str, int] | None:
-    """(the path, the index after its closing quote) for the C-quoted string at `start`, as git's
-    unquote_c_style reads it; None where git's fails too (it then reads the line unquoted)."""
-    out: list[str] = []
-    i = start + 1
-    while i < len(text):
-        char = text[i]
-        if char == '"':
-            return "".join(out), i + 1
-        if char == "\\":
-            code = text[i + 1:i + 4]
-            if code[:1] in _C_ESCAPES:
-                out.append(_C_ESCAPES[code[:1]])
-                i += 2
-                continue
-            if len(code) == 3 and code[0] in "0123" and all(c in "01234567" for c in code):
-                byte = int(code, 8)
-                out.append(chr(byte) if byte < 0x80 else chr(0xDC00 + byte))  # as surrogateescape decodes it
-                i += 4
-                continue
-            return None
-        out.append(char)
-        i += 1
-    return None
-
-
 def _git_assignments(git: str, where: _Where, options: Sequence[str] = ()) -> list[str]:
     """`NAME=value` words put before git: the door's environment (session GIT_SAFE_ENV: no transport, no
     lazy fetch, no optional lock) and each filter driver switched off through GIT_CONFIG_KEY_n/VALUE_n,
@@ -641,7 +769,10 @@ def _git_assignments(git: str, where: _Where, options: Sequence[str] = ()) -> li
 
 # What the filter scan reads: the filter drivers, and the settings naming a file git opens on a status, log or
 # diff (`core.attributesFile` is pinned to /dev/null on the command line).
-FILTER_AND_FILE_KEYS = r"^(filter\.|diff\..*\.textconv$|core\.excludesfile$|mailmap\.file$|diff\.orderfile$)"
+# And the probe: a setting given the way the overrides are (GIT_CONFIG_COUNT), which only git >= 2.31 reads.
+PROBE_KEY = "evo-agent.probe"
+FILTER_AND_FILE_KEYS = (r"^(filter\.|diff\..*\.textconv$|core\.excludesfile$|mailmap\.file$|diff\.orderfile$"
+                        r"|evo-agent\.probe$)")
 
 
 def _check_named_file(key: str, value: str, where: _Where) -> None:
@@ -666,11 +797,18 @@ def _filter_overrides(git: str, where: _Where, options: Sequence[str] = ()) -> l
     turns a driver off. Reading the configuration runs nothing. Its stdin is /dev/null, as every git evo-agent
     starts: an archive's `.git/config` can `[include] path = /dev/stdin`, and git read the user's terminal (the
     keys typed meanwhile were gone) until its timeout.
+
+    The overrides go through GIT_CONFIG_COUNT, which git reads only since 2.31: Debian 11's and Ubuntu 20.04's git
+    ran the filter anyway. So the scan itself is given a setting that way (`PROBE_KEY`, a value drawn anew: the
+    repository cannot set it in advance), and a git that does not report it back cannot be told to skip a driver.
     """
+    import secrets
+
+    nonce = secrets.token_hex(8)
+    env = {**_git_env(where.root), "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": PROBE_KEY, "GIT_CONFIG_VALUE_0": nonce}
     try:
         found = subprocess.run([git, *options, "config", "--null", "--get-regexp", FILTER_AND_FILE_KEYS],
-                               cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
-                               env=_git_env(where.root))
+                               cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10, env=env)
     except subprocess.TimeoutExpired:
         # An `[include] path` that is a FIFO (or anything as slow) holds git's configuration reading: the command
         # would wait the same way, and a scan that never finished must not read as "no filter driver".
@@ -679,9 +817,12 @@ def _filter_overrides(git: str, where: _Where, options: Sequence[str] = ()) -> l
         return []  # no git to run: the command will not find one either
     names: set[str] = set()
     out: list[tuple[str, str]] = []
+    honoured = False
     for item in found.stdout.split(b"\0"):
         key, _, value = item.decode("utf-8", "surrogateescape").partition("\n")
-        if key.startswith("filter."):
+        if key == PROBE_KEY:
+            honoured |= value == nonce
+        elif key.startswith("filter."):
             names.add(key.rsplit(".", 1)[0])
         elif key.startswith("diff.") and key.endswith(".textconv"):
             # `git status -v` (under a rule) has no --no-textconv: the driver shows the file as it is (an empty
@@ -692,6 +833,9 @@ def _filter_overrides(git: str, where: _Where, options: Sequence[str] = ()) -> l
     for name in sorted(names):
         out += [(f"{name}.{field}", "") for field in ("clean", "smudge", "process")]
         out.append((f"{name}.required", "false"))
+    if out and not honoured:
+        raise _Ask("runs a git older than 2.31 on a repository with filter or textconv drivers, which that git "
+                   "cannot be told to skip")
     return out
 
 
@@ -702,18 +846,24 @@ def _cat(project: Path) -> str:
     return shlex.quote(absolute_program("cat", outside=str(project)) or "/bin/cat")
 
 
+
+
 # The subcommands that read the work tree's file of every index entry (log and show read only objects).
 WORKTREE_READERS = frozenset({"status", "diff"})
 
 
-def _check_index(git: str, where: _Where) -> None:
+def _check_index(git: str, where: _Where, outside_asks: bool = True) -> set[str]:
     """_Ask when the index lists a path that leaves the work tree.
 
     git reads the work tree's file of each index entry by its name, and an unpacked archive ships its own
     `.git/index`: an entry named `../../.ssh/id_rsa` or `/home/u/.netrc` (git never writes one, nor reads one
     from a commit) made an unasked `git diff` print that file as the entry's change. The names come from git's own
     reading of the index (`ls-files -z`: every version, a split index), with the door's settings (`core.fsmonitor`
-    runs on an index read); listing cannot finish, or names one out: ask."""
+    runs on an index read); listing cannot finish, or names one out (`outside_asks`: status and diff, which read
+    those files; log and show read objects only): ask.
+
+    Returns the directories holding index entries, relative to the top: the work-tree walk enters them even where
+    the ignore rules exclude them (`work_tree_special`)."""
     from evo_agent.session import GIT_SAFE_CONFIG as door_config
 
     root = git_worktree_root(where.cwd)
@@ -726,12 +876,20 @@ def _check_index(git: str, where: _Where) -> None:
         listed = subprocess.run(argv, cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
                                 env=env)
     except (OSError, subprocess.TimeoutExpired):
+        if not outside_asks:
+            return set()  # log and show never read the index: as before, they run (the walk then skips ignored dirs)
         raise _Ask("runs git on a repository whose index could not be listed") from None
+    directories: set[str] = set()
     for name in listed.stdout.split(b"\0"):
         parts = name.removesuffix(b"/").split(b"/")
         if name and (name.startswith(b"/") or any(part in (b"", b".", b"..") for part in parts)):
+            if not outside_asks:
+                continue
             shown = name.decode("utf-8", "replace")
             raise _Ask(f"runs git on a repository whose index lists {shown!r}, outside its work tree")
+        for depth in range(1, len(parts)):
+            directories.add(b"/".join(parts[:depth]).decode("utf-8", "surrogateescape"))
+    return directories
 
 
 def _git_env(project: Path) -> dict[str, str]:
