@@ -4,6 +4,7 @@ composes its own from key_binding/bindings/*.py).
     Enter sends · Alt+Enter or Ctrl+J new line · Tab completes a slash command · Ctrl+D on an empty prompt quits
     Esc or Ctrl+C interrupt the running turn (or say no to a question) · Ctrl+C twice quits (130)
     Ctrl+T shows or hides the Session Plan · Ctrl+O prints the last tool call (or the question's detail) whole
+    Ctrl+Z suspends the app to the shell (`fg` brings it back)
     ↑/↓, Enter, Tab and the shortcuts answer a question (ui/questions.py)
 
 prompt_toolkit runs the most specific binding whose filter holds (a named key before `<any>`), so the
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.keys import Keys
+from prompt_toolkit.utils import suspend_to_background_supported
 
 from evo_agent.exit_codes import DOUBLE_CTRL_C_SECONDS, EXIT_INTERRUPTED
 
@@ -37,6 +39,7 @@ Keys:
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
   Ctrl+D on an empty prompt quits · Ctrl+T shows or hides the Session Plan
   Ctrl+O shows the last tool call and its output in full
+  Ctrl+Z suspends evo-agent to the shell (fg brings it back)
   A prompt sent while the agent works is queued and sent after the turn
   A question: ↑/↓ choose, Enter answers, Esc says no; typing goes to the
   prompt (Tab back to the question); Ctrl+O shows a long command or diff
@@ -47,7 +50,7 @@ Keys:
 def app_key_bindings(app: AgentApp) -> KeyBindingsBase:
     """Every key of the app."""
     return merge_key_bindings([prompt_bindings(app), question_bindings(app), interrupt_bindings(app),
-                               view_bindings(app)])
+                               view_bindings(app), job_bindings(app)])
 
 
 def _asking(app: AgentApp) -> Condition:
@@ -252,5 +255,21 @@ def view_bindings(app: AgentApp) -> KeyBindings:
         elif app._last_tool is not None:
             name, tool_input, output = app._last_tool
             app.emit(render.tool_call_full(name, tool_input), render.tool_output_full(output))
+
+    return kb
+
+
+def job_bindings(app: AgentApp) -> KeyBindings:
+    """Ctrl+Z: the app stops as any terminal program does, and the shell's `fg` brings it back, redrawn with what
+    was typed (prompt_toolkit's default put a literal ^Z into the prompt, which Enter then sent to the model).
+
+    Where the shell has no job control (`sh -c`, a plain tmux window) the kernel drops the stop and the app
+    just redraws; a turn running meanwhile waits stopped with the rest of the process."""
+    kb = KeyBindings()
+
+    @kb.add("c-z")
+    def _(event: KeyPressEvent) -> None:
+        if suspend_to_background_supported():
+            event.app.suspend_to_background()
 
     return kb

@@ -1,0 +1,54 @@
+"""A demanding user's keys in the real console script, in tmux at 80×24: what each one does at each stage.
+
+Each test drives `evo-agent` in its own tmux server (tests/tmux_terminal.py) and asserts what is on the
+screen. Every wait is for something on the screen, with a generous bound, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from tests.tmux_terminal import Terminal
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+HINT = r"Resume this session with: evo-agent --resume (\d{13}_[0-9a-f]{8})"
+
+
+def open_app(terminals, project, *args, **kwargs) -> Terminal:
+    t = Terminal(project, list(args), **kwargs)
+    terminals.append(t)
+    return t
+
+
+def ready(t: Terminal) -> None:
+    t.wait(r"· /help")  # the welcome (`/help for help`, or `/help` on a narrow screen)
+    t.wait(r"tokens · context")  # the status line: the app reads keys now
+
+
+def test_ctrl_z_suspends_the_app_to_the_shell_and_fg_brings_it_back_with_the_text_typed(terminals, project):
+    """Ctrl+Z stops the app as it stops any terminal program (Claude Code and Codex do too): it put a
+    literal ^Z into the prompt, sent to the model with the next Enter."""
+    t = open_app(terminals, project, job_control=True)
+    ready(t)
+    t.type("half a thought")
+    t.wait(r"› half a thought")
+    t.keys("C-z")
+    screen = t.wait(r"Stopped")
+    assert "^Z" not in screen and "› half a thought" not in screen  # the app's frame is gone: the shell has it
+    t.type("fg")
+    t.keys("Enter")
+    t.wait(r"› half a thought\s*\n")  # back, with what was typed
+    t.type(" and the rest")
+    t.keys("Enter")
+    screen = t.wait(r"I am the offline demo provider")
+    assert "› half a thought and the rest" in screen
+    t.type("/exit")
+    t.keys("Enter")
+    t.wait(HINT + r"\n\$\s*$")  # the exit hint, right above the shell's prompt
+    t.type("echo EXITED-$?")
+    t.keys("Enter")
+    t.wait(r"(?m)^EXITED-0")
+    assert re.fullmatch(HINT, t.last_lines(4)[0]), t.screen()
