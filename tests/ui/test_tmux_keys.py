@@ -6,12 +6,14 @@ screen. Every wait is for something on the screen, with a generous bound, never 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
 
 import pytest
 
-from tests.tmux_terminal import Terminal
+from tests.tmux_terminal import EVO, Terminal
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 HINT = r"Resume this session with: evo-agent --resume (\d{13}_[0-9a-f]{8})"
@@ -52,3 +54,23 @@ def test_ctrl_z_suspends_the_app_to_the_shell_and_fg_brings_it_back_with_the_tex
     t.keys("Enter")
     t.wait(r"(?m)^EXITED-0")
     assert re.fullmatch(HINT, t.last_lines(4)[0]), t.screen()
+
+
+def test_ctrl_z_in_the_resume_picker_suspends_it_too(terminals, project):
+    """The picker's filter took a literal ^Z, and then matched no session."""
+    made = subprocess.run([EVO, "-p", "list the files"], cwd=project, capture_output=True, text=True,
+                          env={**os.environ, "EVO_AGENT_PROVIDER": "demo"})
+    assert made.returncode == 0, made.stderr
+    t = open_app(terminals, project, "--resume", job_control=True)
+    t.wait(r"Filter:")
+    t.type("list")
+    t.wait(r"Filter: list\s*\n")
+    t.keys("C-z")
+    screen = t.wait(r"Stopped")
+    assert "^Z" not in screen
+    t.type("fg")
+    t.keys("Enter")
+    screen = t.wait(r"Filter: list\s*\n")
+    assert re.search(r'> .*"list the files"', screen) and "1 session" in screen  # the filter still matches it
+    t.keys("Escape")
+    t.wait(r"\$ fg\n(.*\n)*\$\s*$")  # the picker left, the shell's prompt is back

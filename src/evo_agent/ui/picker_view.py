@@ -34,6 +34,7 @@ from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.output import create_output
 from prompt_toolkit.styles import Style
+from prompt_toolkit.utils import suspend_to_background_supported
 
 from evo_agent.exit_codes import EXIT_HANGUP
 from evo_agent.session import SessionInfo, SessionStore
@@ -490,6 +491,12 @@ class PickerView:
                 event.app.exit(result=None)
             else:
                 self.filter.delete()
+
+        @kb.add("c-z", eager=True)
+        def _suspend(event: KeyPressEvent) -> None:
+            # As the app's Ctrl+Z (ui/keys.py): stopped to the shell, not a literal ^Z in the filter.
+            if suspend_to_background_supported():
+                event.app.suspend_to_background()
 
         return kb
 
