@@ -74,3 +74,27 @@ def test_ctrl_z_in_the_resume_picker_suspends_it_too(terminals, project):
     assert re.search(r'> .*"list the files"', screen) and "1 session" in screen  # the filter still matches it
     t.keys("Escape")
     t.wait(r"\$ fg\n(.*\n)*\$\s*$")  # the picker left, the shell's prompt is back
+
+
+def test_esc_closes_the_slash_menu_and_only_a_second_esc_stops_the_turn(terminals, project):
+    """Esc left the `/` menu's thirteen rows up (idle), or stopped the running turn under it; Claude Code and
+    Codex close their menu with Esc, keeping what was typed."""
+    t = open_app(terminals, project)
+    ready(t)
+    t.type("/")
+    t.wait(r"(?m)^  … 3 more: /mcp /help /exit")
+    t.keys("Escape")
+    t.wait(r"(?m)^› /\n─+\ndemo · ")  # the menu gone, the `/` kept, the status line right under the box
+    t.type("co")
+    t.wait(r"(?m)^  /cost ")  # typing brings it back
+    t.keys("C-u")
+    t.type("run sleep 30")
+    t.keys("Enter")
+    t.wait(r"working \d+ s .*bash\(sleep 30\)")
+    t.type("/")
+    t.wait(r"(?m)^  … 3 more: /mcp /help /exit")
+    t.keys("Escape")
+    screen = t.wait(r"(?m)^› /\n─+\n⠀*\S* ?working ")
+    assert "Interrupted" not in screen, screen  # the turn goes on
+    t.keys("Escape")
+    t.wait(r"Interrupted by user")

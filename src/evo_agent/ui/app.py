@@ -128,7 +128,8 @@ class AgentApp:
         self._early_keys = b""                # keys typed before the first frame (ui/early_input.py)
         self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
         self.command_choice: int | None = None  # the `/` menu's row chosen with ↓ (ui/keys.py); typing clears it
-        self.buffer.on_text_changed += lambda _: setattr(self, "command_choice", None)
+        self.menu_closed = False  # Esc closed the `/` menu; typing opens it again (ui/keys.py)
+        self.buffer.on_text_changed += self._typed
         self.questions = Questions(self)      # the approval or y/n question that is up, and its menu
         self.screen = AppScreen(self)         # what the slash commands (ui/commands.py) act on
         self.app: Application = Application(
@@ -258,7 +259,14 @@ class AgentApp:
             return FormattedText([("class:dim", "› ")])  # the keys go to the question above
         return FormattedText([("class:prompt", "› ")])
 
+    def _typed(self, _buffer: Buffer) -> None:
+        """The prompt's text changed: the `/` menu's choice is typed over, and a menu Esc closed opens again."""
+        self.command_choice = None
+        self.menu_closed = False
+
     def _completion_text(self) -> str:
+        if self.menu_closed:
+            return ""
         text = self.buffer.text
         matches = complete_command(text) if text.startswith("/") and "\n" not in text else []
         if not matches or (len(matches) == 1 and matches[0].name == text.strip()):

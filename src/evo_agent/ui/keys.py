@@ -188,13 +188,18 @@ def question_bindings(app: AgentApp) -> KeyBindings:
 
 
 def interrupt_bindings(app: AgentApp) -> KeyBindings:
-    """Esc: no to a question, else stop the running turn; Ctrl+C: the same, but at an approval it stops the
-    turn too; Ctrl+C twice leaves."""
+    """Esc: no to a question, else close the `/` menu, else stop the running turn; Ctrl+C: no to a question, and
+    at an approval it stops the turn too; Ctrl+C twice leaves."""
     kb = KeyBindings()
 
     @kb.add("escape")
     def _(event: KeyPressEvent) -> None:
-        if not app.questions.say_no() and app.running:
+        if app.questions.say_no():
+            return
+        if app.command_matches():  # the `/` menu closes first, the text kept (as Claude Code's and Codex's)
+            app.menu_closed, app.command_choice = True, None
+            app.refit()
+        elif app.running:
             app.interrupt()
 
     @kb.add("c-c")
