@@ -98,3 +98,35 @@ def test_esc_closes_the_slash_menu_and_only_a_second_esc_stops_the_turn(terminal
     assert "Interrupted" not in screen, screen  # the turn goes on
     t.keys("Escape")
     t.wait(r"Interrupted by user")
+
+
+def joined_lines(t: Terminal) -> list[str]:
+    """The screen with the lines only the terminal wrapped joined (`-J`): what a copy of one line gives."""
+    return [line.rstrip() for line in t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()]
+
+
+def test_clear_and_rewind_print_the_previous_sessions_resume_command_on_a_line_of_its_own(terminals, project):
+    """`/clear` and `/rewind` ended their notice with `(the previous one: evo-agent --resume <id>)`, wrapped
+    between words at 80 columns: the command copied from the screen broke in two (as /rename's did)."""
+    t = open_app(terminals, project)
+    ready(t)
+    t.type("list the files")
+    t.keys("Enter")
+    t.wait(r"└  README\.md")
+    t.wait(r"tokens · context")
+    first = re.search(r"session (\d{13}_[0-9a-f]{8})", t.screen()).group(1)
+    t.type("/clear")
+    t.keys("Enter")
+    t.wait(r"Started new session")
+    t.wait(r"tokens · context")
+    assert f"  evo-agent --resume {first}" in joined_lines(t), t.screen()
+    t.type(f"/resume {first}")
+    t.keys("Enter")
+    t.wait(r"Resumed ")
+    t.wait(r"tokens · context")
+    resumed = re.search(r"session (\d{13}_[0-9a-f]{8})\s*$", t.screen().rstrip()).group(1)
+    t.type("/rewind 1")
+    t.keys("Enter")
+    t.wait(r"Rewound to before turn 1")
+    t.wait(r"tokens · context")
+    assert f"  evo-agent --resume {resumed}" in joined_lines(t), t.screen()

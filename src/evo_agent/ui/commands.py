@@ -38,7 +38,11 @@ def cmd_clear(screen: Screen, agent: AgentLike, arg: str) -> None:
     from evo_agent.agent.callbacks import started_line
 
     agent.clear()
-    screen.notice(started_line(agent))
+    line, command = started_line(agent)
+    if command is None:
+        screen.notice(line)
+    else:
+        screen.notice_command(line, command)
 
 
 def cmd_compact(screen: Screen, agent: AgentLike, arg: str) -> None:
