@@ -130,3 +130,32 @@ def test_clear_and_rewind_print_the_previous_sessions_resume_command_on_a_line_o
     t.wait(r"Rewound to before turn 1")
     t.wait(r"tokens · context")
     assert f"  evo-agent --resume {resumed}" in joined_lines(t), t.screen()
+
+
+def say_and_wait(t: Terminal, line: str) -> None:
+    t.type(line)
+    t.keys("Enter")
+    t.wait(rf"You said: «{re.escape(line)}»")
+    t.wait(r"tokens · context")
+
+
+def test_ctrl_r_searches_the_prompt_history_and_enter_puts_the_match_in_the_box(terminals, project):
+    """Ctrl+R did nothing: a bash, Claude Code or Codex user finds an earlier prompt by a word of it."""
+    t = open_app(terminals, project)
+    ready(t)
+    for line in ("deploy the staging server", "fix the login bug", "write the release notes"):
+        say_and_wait(t, line)
+    t.keys("C-r")
+    t.type("stag")
+    screen = t.wait(r"(?m)^› deploy the staging server\s*$")
+    assert "stag" in screen.split("› deploy the staging server")[1], screen  # what was typed to find it
+    t.keys("Enter")  # ends the search with the match in the box, sent by the next Enter only
+    t.wait(r"(?m)^› deploy the staging server\s*\n─+\ndemo · ")
+    assert t.scrollback().count("You said: «deploy the staging server»") == 1, t.scrollback()  # not sent yet
+    t.keys("Enter")
+    t.wait(r"(?s)You said: «deploy the staging server».*You said: «deploy the staging server»", where="scrollback")
+    t.wait(r"tokens · context")
+    t.keys("C-r")
+    t.type("nowhere")
+    t.keys("C-g")  # gives up: the box as it was before the search
+    t.wait(r"(?m)^›\s*\n─+\ndemo · ")

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.application import Application
 from prompt_toolkit.application.run_in_terminal import in_terminal
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, is_searching
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, VSplit, Window
@@ -44,6 +44,7 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import TabsProcessor
 from prompt_toolkit.renderer import CPR_Support
 from prompt_toolkit.styles import Style
+from prompt_toolkit.widgets import SearchToolbar
 from rich.console import RenderableType
 from rich.text import Text
 
@@ -185,7 +186,13 @@ class AgentApp:
         showing_plan = Condition(lambda: self._show_plan)
         # A pasted tab is shown as blanks, not as prompt_toolkit's `^I` (it is sent as the tab it is).
         tabs = TabsProcessor(tabstop=4, char1=" ", char2=" ")
-        self._input_window = Window(BufferControl(self.buffer, input_processors=[tabs]), wrap_lines=True,
+        # Ctrl+R: prompt_toolkit's reverse incremental search through the prompt history, on its line under the box
+        # (its keys: ui/keys.py leaves them to prompt_toolkit while it is up).
+        search = SearchToolbar(backward_search_prompt="search history: ", forward_search_prompt="search history: ",
+                               ignore_case=True)
+        control = BufferControl(self.buffer, input_processors=[tabs], search_buffer_control=search.control,
+                                preview_search=True)
+        self._input_window = Window(control, wrap_lines=True,
                                     dont_extend_height=True,
                                     height=lambda: Dimension(min=1, max=self._max_input_rows()))
         return HSplit([
@@ -203,6 +210,7 @@ class AgentApp:
             Window(height=1, char="─", style="class:rule"),
             VSplit([Window(FormattedTextControl(self._prompt_label), dont_extend_width=True), self._input_window]),
             Window(height=1, char="─", style="class:rule"),
+            search,
             ConditionalContainer(Window(FormattedTextControl(self._completions_line), wrap_lines=False,
                                         dont_extend_height=True), has_completions),
             Window(FormattedTextControl(self._status_text), height=1),
@@ -313,6 +321,9 @@ class AgentApp:
             return FormattedText([("class:approval", fit(keys, width))])
         if flashing:
             return FormattedText([("class:status.busy", fit([self._flash], width))])
+        if is_searching():
+            keys = ["Ctrl+R an older one", "Enter takes it", "Ctrl+G gives up"]
+            return FormattedText([("class:status", fit(keys, width))])
         if self.activity.running:
             return FormattedText([("class:status.busy", self.activity.line(width))])
         return FormattedText([("class:status", fit(self._idle_parts(width), width))])

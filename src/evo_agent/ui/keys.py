@@ -2,6 +2,7 @@
 composes its own from key_binding/bindings/*.py).
 
     Enter sends · Alt+Enter or Ctrl+J new line · Tab completes a slash command · Ctrl+D on an empty prompt quits
+    Ctrl+R searches the prompt history (prompt_toolkit's own search keys while it is up)
     Esc or Ctrl+C interrupt the running turn (or say no to a question) · Ctrl+C twice quits (130)
     Ctrl+T shows or hides the Session Plan · Ctrl+O prints the last tool call (or the question's detail) whole
     Ctrl+Z suspends the app to the shell (`fg` brings it back)
@@ -17,8 +18,14 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from prompt_toolkit.filters import Condition
-from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.filters import Condition, is_searching
+from prompt_toolkit.key_binding import (
+    ConditionalKeyBindings,
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.utils import suspend_to_background_supported
 
@@ -35,6 +42,7 @@ __all__ = ["app_key_bindings", "KEYS_HELP", "DOUBLE_CTRL_C_SECONDS"]
 KEYS_HELP = """\
 Keys:
   Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
+  Ctrl+R searches the history: Enter takes the match, Ctrl+G gives up
   / lists the commands: ↓/↑ choose one, Enter runs it, Tab writes it
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
   Ctrl+D on an empty prompt quits · Ctrl+T shows or hides the Session Plan
@@ -48,9 +56,11 @@ Keys:
 
 
 def app_key_bindings(app: AgentApp) -> KeyBindingsBase:
-    """Every key of the app."""
-    return merge_key_bindings([prompt_bindings(app), question_bindings(app), interrupt_bindings(app),
-                               view_bindings(app), job_bindings(app)])
+    """Every key of the app; while Ctrl+R searches the history, prompt_toolkit's own search keys (its Enter, Esc,
+    ↑/↓, Ctrl+C and Ctrl+G), which the app's would shadow."""
+    return ConditionalKeyBindings(merge_key_bindings([prompt_bindings(app), question_bindings(app),
+                                                      interrupt_bindings(app), view_bindings(app), job_bindings(app)]),
+                                  ~is_searching)
 
 
 def _asking(app: AgentApp) -> Condition:
