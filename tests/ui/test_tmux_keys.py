@@ -159,3 +159,24 @@ def test_ctrl_r_searches_the_prompt_history_and_enter_puts_the_match_in_the_box(
     t.type("nowhere")
     t.keys("C-g")  # gives up: the box as it was before the search
     t.wait(r"(?m)^›\s*\n─+\ndemo · ")
+
+
+def test_resume_of_the_session_in_use_says_so_and_changes_nothing(terminals, project):
+    """`/resume` with this session's id, a prefix of it or its name copied it into a new session, with a warning
+    that it was 'in use by pid N', N the app itself."""
+    t = open_app(terminals, project)
+    ready(t)
+    say_and_wait(t, "hello")
+    t.type("/rename kept")
+    t.keys("Enter")
+    t.wait(r"is now named 'kept'")
+    t.wait(r"tokens · context")
+    current = re.search(r"session (\d{13}_[0-9a-f]{8})\s*$", t.screen().rstrip()).group(1)
+    for named in (current, current[:16], "kept"):
+        t.type(f"/resume {named}")
+        t.keys("Enter")
+        t.wait(rf"› /resume {named}\n.*{current} is the session you are in")
+        t.wait(r"tokens · context")
+    screen = t.screen()
+    assert "in use by" not in t.scrollback() and "Resumed" not in t.scrollback(), t.scrollback()
+    assert screen.rstrip().endswith(f"session {current}"), screen  # the same session goes on
