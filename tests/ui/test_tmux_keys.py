@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 
+from tests.fake_model_server import hang, text
 from tests.tmux_terminal import EVO, Terminal
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -180,3 +181,55 @@ def test_resume_of_the_session_in_use_says_so_and_changes_nothing(terminals, pro
     screen = t.screen()
     assert "in use by" not in t.scrollback() and "Resumed" not in t.scrollback(), t.scrollback()
     assert screen.rstrip().endswith(f"session {current}"), screen  # the same session goes on
+
+
+def test_after_ctrl_l_a_prompt_leaves_no_copy_of_the_prompt_box_in_the_scrollback(terminals, project):
+    """Ctrl+L puts the live region at the top of the screen; erasing it there to print the next line (`\\x1b[J` at
+    the screen's home) made tmux save the whole screen into the scrollback: the box with the prompt in it, its
+    rules and the status line stayed there above the echo."""
+    t = open_app(terminals, project)
+    ready(t)
+    t.keys("C-l")
+    t.wait(r"\A─+\n›")  # the box alone at the top of the screen
+    t.type("hello there")
+    t.wait(r"› hello there")
+    t.keys("Enter")
+    t.wait(r"You said: «hello there»")
+    t.wait(r"tokens · context")
+    history = t.scrollback()
+    assert history.count("hello there") == 2 and history.count("─" * 80) == 2, history  # echo, answer; one box
+
+
+def test_narrowing_the_terminal_while_an_answer_streams_leaves_no_copy_of_the_live_region(
+        terminals, project, model_server):
+    """Narrowed to 40×12 under a streaming answer, the live region sat at the top of the screen, and each erase
+    of it there (the end of the answer's print) left a copy of it in the scrollback: a `working N s` status line
+    and the answer's last line twice above the answer."""
+    partial = "".join(f"streamed line {i:02d} of the answer, long enough to wrap at forty columns\n"
+                      for i in range(1, 31))
+    model_server.script(hang(120, text("the last line of the answer."), partial=partial))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("stream it")
+    t.keys("Enter")
+    t.wait(r"streamed line 30 of the answer")
+    t.tmux("resize-window", "-t", t.name, "-x", "40", "-y", "12")
+    t.wait(r"(?m)^─{40}\n›\s*\n─{40}\n\S+ working")  # the live region drawn again at 40 columns
+    model_server.stop()  # the held answer ends
+    t.wait(r"the last line of the answer\.\n(.*\n)*─{40}\n›\s*\n─{40}\nclaude-sonnet")
+    history = t.scrollback()
+    assert "working" not in history and history.count("the last line of the answer.") == 1, history
+
+
+def test_the_resume_picker_cancelled_at_the_top_of_the_screen_leaves_no_copy_in_the_scrollback(terminals, project):
+    """The picker, drawn from the screen's first row, was erased there on Esc: tmux saved its whole screen into
+    the scrollback, where the list stayed above the shell's next prompt."""
+    made = subprocess.run([EVO, "-p", "list the files"], cwd=project, capture_output=True, text=True,
+                          env={**os.environ, "EVO_AGENT_PROVIDER": "demo"})
+    assert made.returncode == 0, made.stderr
+    t = open_app(terminals, project, "--resume")
+    t.wait(r"\AResume a session")
+    t.wait(r'> .*"list the files"')
+    t.keys("Escape")
+    t.wait(r"EXITED-0")
+    assert "Resume a session" not in t.scrollback() and "list the files" not in t.scrollback(), t.scrollback()

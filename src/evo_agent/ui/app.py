@@ -60,6 +60,7 @@ from .app_screen import AppScreen
 from .bridge import AgentLike
 from .commands import complete as complete_command
 from .commands import is_command, run_command, runs_while_busy
+from .erase import erase_down_in_place
 from .keys import KEYS_HELP, app_key_bindings
 from .paste import collect_pastes_in_pieces
 from .picker import TeamSource
@@ -143,6 +144,7 @@ class AgentApp:
         )
         self.app.layout.focus(self._input_window)
         collect_pastes_in_pieces(self.app.input)  # a 10 MB paste read in linear time (ui/paste.py)
+        erase_down_in_place(self.app.output)  # no copy of the live region in tmux's scrollback (ui/erase.py)
         # No cursor-position requests: the live region is exactly as tall as its content. (A late answer
         # to one, after keys typed during start-up, stretched it to the bottom of the screen.)
         self.app.renderer.cpr_support = CPR_Support.NOT_SUPPORTED

@@ -40,6 +40,7 @@ from evo_agent.exit_codes import EXIT_HANGUP
 from evo_agent.session import SessionInfo, SessionStore
 
 from . import picker as text
+from .erase import erase_down_in_place
 from .picker_search import ContentMatch, ContentSearch
 from .signals import EXIT_SIGNALS, SIGNAL_EXITS, SignalExit
 
@@ -133,6 +134,7 @@ class PickerView:
             input=input, output=output,
         )
         self.app.ttimeoutlen = 0.05  # Esc answers at once instead of waiting half a second for a sequence
+        erase_down_in_place(self.app.output)  # erased at the screen's top, no copy in tmux's scrollback
         self.app.after_render += self._after_render
 
     @classmethod
