@@ -233,3 +233,19 @@ def test_the_resume_picker_cancelled_at_the_top_of_the_screen_leaves_no_copy_in_
     t.keys("Escape")
     t.wait(r"EXITED-0")
     assert "Resume a session" not in t.scrollback() and "list the files" not in t.scrollback(), t.scrollback()
+
+
+def test_a_command_cut_in_its_question_counts_one_line_in_the_singular(terminals, project):
+    """A one-line command too long for the screen: the status line read `(1 lines not shown)`, and yes chosen
+    before Ctrl+O said `1 lines are not shown yet`."""
+    t = open_app(terminals, project)
+    ready(t)
+    t.type("run npm run build -- " + "--flag " * 200)
+    t.keys("Enter")
+    screen = t.wait(r"Ctrl\+O shows all")
+    assert "(1 line not shown)" in screen, screen
+    t.keys("Down", "Enter")
+    screen = t.wait(r"is not shown yet")
+    assert "1 line is not shown yet: Ctrl+O shows it, then yes can be chosen" in screen, screen
+    t.keys("Escape")
+    t.wait(r"tokens · context")
