@@ -6,6 +6,7 @@ screen. Every wait is for something on the screen, with a generous bound, never 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -249,3 +250,21 @@ def test_a_command_cut_in_its_question_counts_one_line_in_the_singular(terminals
     assert "1 line is not shown yet: Ctrl+O shows it, then yes can be chosen" in screen, screen
     t.keys("Escape")
     t.wait(r"tokens · context")
+
+
+@pytest.mark.parametrize("key", ["C-c", "C-d"])
+def test_ctrl_c_or_ctrl_d_at_the_trust_question_ends_its_line(terminals, project, tmp_path, key):
+    """Ctrl+C (or Ctrl+D) at `Obey these in this project? [y/N]` is a no; what it printed ran on from the
+    question's line: `[y/N] ^Cevo-agent: ignoring .evo-agent/settings.json` cut at the screen's edge."""
+    (project / ".evo-agent").mkdir(exist_ok=True)
+    (project / ".evo-agent" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash(npm test)"]}}))
+    subprocess.run(["git", "add", ".evo-agent/settings.json"], cwd=project, check=True, capture_output=True)
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "settings"], cwd=project,
+                   check=True, capture_output=True)
+    t = open_app(terminals, project, env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    t.wait(r"Obey these in this project\? \[y/N\]")
+    t.keys(key)
+    ready(t)
+    lines = t.screen().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Obey these in this project?"))
+    assert lines[at + 1].startswith("evo-agent: ignoring .evo-agent/settings.json"), lines
