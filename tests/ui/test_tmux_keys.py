@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from tests.fake_model_server import hang, text
+from tests.fake_model_server import hang, text, tool_use
 from tests.tmux_terminal import EVO, Terminal
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -268,3 +268,19 @@ def test_ctrl_c_or_ctrl_d_at_the_trust_question_ends_its_line(terminals, project
     lines = t.screen().splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("Obey these in this project?"))
     assert lines[at + 1].startswith("evo-agent: ignoring .evo-agent/settings.json"), lines
+
+
+def test_ctrl_r_at_an_approval_leaves_the_keyboard_on_the_question(terminals, project, model_server):
+    """Ctrl+R at an approval started the history search under the question's own keys line (`Enter answers`),
+    where Enter then took the search and not the answer."""
+    model_server.script(tool_use("bash", {"command": "npm run build --prod"}), text("done"))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("build it")
+    t.keys("Enter")
+    t.wait(r"Enter answers")
+    t.keys("C-r")
+    t.wait(r"Answer the question first \(Ctrl\+R searches from the prompt: Tab\)")
+    t.keys("Down", "Down", "Down", "Down", "Enter")  # No (a search would have taken ↓ and Enter)
+    t.wait(r"not run: you said no")
+    assert "search history" not in t.screen(), t.screen()

@@ -318,14 +318,14 @@ class AgentApp:
     def _status_text(self) -> FormattedText:
         width = self.width() - 1
         flashing = self._flash and time.monotonic() < self._flash_until
+        if is_searching():  # first: its keys are the ones that work (a question's wait until it ends)
+            keys = ["Ctrl+R an older one", "Enter takes it", "Ctrl+G gives up"]
+            return FormattedText([("class:status", fit(keys, width))])
         if self.questions.asking():
             keys = self.questions.status_keys(bool(flashing)).split(" · ")  # the last keys go first when narrow
             return FormattedText([("class:approval", fit(keys, width))])
         if flashing:
             return FormattedText([("class:status.busy", fit([self._flash], width))])
-        if is_searching():
-            keys = ["Ctrl+R an older one", "Enter takes it", "Ctrl+G gives up"]
-            return FormattedText([("class:status", fit(keys, width))])
         if self.activity.running:
             return FormattedText([("class:status.busy", self.activity.line(width))])
         return FormattedText([("class:status", fit(self._idle_parts(width), width))])

@@ -186,6 +186,11 @@ def question_bindings(app: AgentApp) -> KeyBindings:
     def _(event: KeyPressEvent) -> None:
         questions.move(1)
 
+    @kb.add("c-r", filter=on_question)
+    def _(event: KeyPressEvent) -> None:
+        # Not the history search: its keys would take Enter and ↑/↓ from the question shown above.
+        app._hint("Answer the question first (Ctrl+R searches from the prompt: Tab)")
+
     @kb.add("<any>", filter=on_question)
     def _(event: KeyPressEvent) -> None:
         questions.key(event.data or "", event.key_sequence[0].key == Keys.BracketedPaste)
