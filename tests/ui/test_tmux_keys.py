@@ -305,3 +305,19 @@ def test_slash_status_says_the_session_model_project_and_mode_each_whole_on_a_li
     assert "Model: demo (demo)" in lines and "Permission mode: ask" in lines, lines
     assert any(line.startswith("Context: ") and "% of the compaction threshold" in line for line in lines), lines
     assert "Project:" in screen and any(line.endswith(str(project)) for line in joined_lines(t)), screen  # whole
+
+
+def test_a_backslash_before_enter_starts_a_new_line_instead_of_sending(terminals, project, model_server):
+    """Claude Code's quick new line: `\\` then Enter. Enter sent the half-written prompt with its backslash."""
+    model_server.script(text("Two lines received."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    t.type("first line \\")
+    t.keys("Enter")
+    t.wait(r"(?m)^› first line *\n *\n─")  # the box: the first line, and a second one to write on
+    t.type("second line")
+    t.keys("Enter")
+    t.wait(r"Two lines received\.")
+    prompt = model_server.requests[-1]["messages"][-1]["content"]
+    text_of = prompt if isinstance(prompt, str) else "".join(b.get("text", "") for b in prompt if b["type"] == "text")
+    assert "first line \nsecond line" in text_of and "\\" not in text_of, text_of

@@ -1,7 +1,8 @@
 """The app's keys: small groups of bindings, each made by a function, merged into one (as prompt_toolkit
 composes its own from key_binding/bindings/*.py).
 
-    Enter sends · Alt+Enter or Ctrl+J new line · Tab completes a slash command · Ctrl+D on an empty prompt quits
+    Enter sends · Alt+Enter, Ctrl+J or \\ then Enter new line · Tab completes a slash command · Ctrl+D on an empty
+    prompt quits
     Ctrl+R searches the prompt history (prompt_toolkit's own search keys while it is up)
     Esc or Ctrl+C interrupt the running turn (or say no to a question) · Ctrl+C twice quits (130)
     Ctrl+T shows or hides the Session Plan · Ctrl+O prints the last tool call (or the question's detail) whole
@@ -41,8 +42,8 @@ __all__ = ["app_key_bindings", "KEYS_HELP", "DOUBLE_CTRL_C_SECONDS"]
 
 KEYS_HELP = """\
 Keys:
-  Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
-  Ctrl+R searches the history: Enter takes the match, Ctrl+G gives up
+  Enter sends · Alt+Enter, Ctrl+J or \\ then Enter new line · Tab completes
+  ↑/↓ history · Ctrl+R searches it (Enter takes the match, Ctrl+G gives up)
   / lists the commands: ↓/↑ choose one, Enter runs it, Tab writes it
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
   Ctrl+D on an empty prompt quits · Ctrl+T shows or hides the Session Plan
@@ -83,6 +84,10 @@ def prompt_bindings(app: AgentApp) -> KeyBindings:
             return
         if app.buffer.text == "/":  # the menu is up and nothing is chosen: `/` alone went to the model
             app._hint("Choose a command with ↓, or type its name")
+            return
+        if app.buffer.document.text_before_cursor.endswith("\\"):  # Claude Code's quick new line: `\` Enter
+            app.buffer.delete_before_cursor()
+            app.buffer.insert_text("\n")
             return
         app.submit(app.buffer.text)
 
