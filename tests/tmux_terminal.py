@@ -19,10 +19,15 @@ EVO = str(Path(sys.executable).with_name("evo-agent"))
 
 
 class Terminal:
-    """One tmux window running `evo-agent ARGS; echo EXITED-$?` in `project`."""
+    """One tmux window running `evo-agent ARGS; echo EXITED-$?` in `project`.
+
+    `job_control`: the window runs an interactive shell (prompt `$ `) and evo-agent is typed into it, as a
+    user starts it, so Ctrl+Z can stop it and `fg` bring it back (a plain `sh -c` has no job control: its
+    stopped child could never be continued, and the kernel drops a terminal stop sent to it). The shell
+    echoes nothing when it ends: the test types `echo EXITED-$?` itself."""
 
     def __init__(self, project: Path, args: list[str], *, size=(80, 24), env: dict | None = None,
-                 pid_file: Path | None = None) -> None:
+                 pid_file: Path | None = None, job_control: bool = False) -> None:
         self.socket = f"evo-{os.getpid()}-{time.monotonic_ns()}"
         self.name = "app"
         base = {k: v for k, v in os.environ.items()
@@ -35,8 +40,14 @@ class Terminal:
         if pid_file is not None:
             program = f"sh -c {shlex.quote(f'echo $$ > {pid_file}; exec {program}')}"
         command = f"env {exports} {program}; echo EXITED-$?; sleep 120"
+        if job_control:
+            command = f"env {exports} PS1='$ ' HISTFILE=/dev/null bash --norc --noprofile -i"
         self.tmux("new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1]), "-c", str(project),
                   command)
+        if job_control:
+            self.wait(r"(?m)^\$$")  # the shell's prompt (tmux drops its trailing blank)
+            self.type(program)
+            self.keys("Enter")
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True).stdout

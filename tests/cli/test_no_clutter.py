@@ -61,8 +61,9 @@ def test_clear_with_nothing_said_names_the_previous_session(cli, model_server):
     assert repl.rc == 0, repl.err
     first = repl.hint_id()
     assert cli.messages(first)[0] == {"role": "user", "content": "hello"}
-    cleared_line = next(line for line in repl.out_lines if line.startswith("Started new session"))
-    assert cleared_line.endswith(f"(the previous one: evo-agent --resume {first})")
+    at = next(i for i, line in enumerate(repl.out_lines) if line.startswith("Started new session"))
+    assert repl.out_lines[at].endswith("the previous one resumes with:")
+    assert repl.out_lines[at + 1] == f"  evo-agent --resume {first}"
     assert listed(cli) == [first]
 
     model_server.script(text("new topic answer"))

@@ -44,7 +44,8 @@ def test_prompts(line):
 LINES = {
     "/resume": "/resume nosuchsession", "/clear": "/clear", "/compact": "/compact", "/rename": "/rename kept",
     "/rewind": "/rewind", "/init": "/init", "/plan": "/plan", "/memory": "/memory",
-    "/remember": "/remember Always use pnpm", "/cost": "/cost", "/permissions": "/permissions", "/mcp": "/mcp",
+    "/remember": "/remember Always use pnpm", "/cost": "/cost", "/status": "/status", "/permissions": "/permissions",
+    "/mcp": "/mcp",
     "/help": "/help", "/exit": "/exit",
 }
 SESSION_ID = re.compile(r"\d{13}_[0-9a-f]{8}")

@@ -116,8 +116,10 @@ class FrontEnd:
             pass
 
 
-def started_line(agent: Any) -> str:
-    """What `/clear` says: the new session, and the one that holds the conversation so far (if any was saved)."""
+def started_line(agent: Any) -> tuple[str, str | None]:
+    """What `/clear` says: the new session, and the command that resumes the one holding the conversation so
+    far (None when none was saved), for a line of its own that only the terminal wraps (Screen.notice_command)."""
     previous = agent.holder_session_id()
-    line = f"Started new session {agent.session_id}"
-    return line + (f" (the previous one: evo-agent --resume {previous})" if previous else "")
+    if not previous:
+        return f"Started new session {agent.session_id}", None
+    return f"Started new session {agent.session_id}; the previous one resumes with:", f"evo-agent --resume {previous}"

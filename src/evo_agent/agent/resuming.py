@@ -53,8 +53,8 @@ def resume_session(agent: Agent, session_id: str, *, confirm: Confirm | None = N
                    before_turn: int | None = None, load_whole: bool = True) -> Resumed:
     """Continue `agent` in a new session holding the history of `session_id` (an id, unique prefix or name).
 
-    Raises a SessionError (one printable line) for a bad, ambiguous or unknown id, and ForeignSession
-    for a session this user did not record here unless `confirm` says yes (the store checks again as
+    Raises a SessionError (one printable line) for a bad, ambiguous or unknown id or the live session itself, and
+    ForeignSession for a session this user did not record here unless `confirm` says yes (the store checks again as
     it copies). `before_turn` (a rewind at launch): the history before that user turn. `load_whole=False`
     (a launch, where nothing was sent yet): a windowed history whose summary fails raises
     WindowedSummaryFailed instead of being loaded whole.
@@ -62,9 +62,11 @@ def resume_session(agent: Agent, session_id: str, *, confirm: Confirm | None = N
     store = agent.store
     if store is None:
         raise RuntimeError("this agent has no session store")
-    from evo_agent.session import ForeignSession
+    from evo_agent.session import ForeignSession, SessionError
 
     source = store.resolve(session_id)
+    if source == agent.session_id:  # copied into a new session, with a warning that the app itself held it
+        raise SessionError(f"{source} is the session you are in")
     reason = store.foreign_reason(source)
     if reason and (confirm is None or not confirm(source, reason)):
         raise ForeignSession(source, reason)

@@ -604,7 +604,11 @@ def _ask(prompt: str) -> str | None:
                 return line
             print("  (that line came with more text: pasted, not taken as its answer)", flush=True)
     except EOFError:
+        print(flush=True)  # Ctrl+D: what is said next starts a line of its own, not after the question
         return None
+    except KeyboardInterrupt:
+        print(flush=True)  # after the terminal's ^C, as for Ctrl+D
+        raise
     finally:
         if saved is not None:
             import termios

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.application import Application
 from prompt_toolkit.application.run_in_terminal import in_terminal
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, is_searching
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, VSplit, Window
@@ -44,6 +44,7 @@ from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import TabsProcessor
 from prompt_toolkit.renderer import CPR_Support
 from prompt_toolkit.styles import Style
+from prompt_toolkit.widgets import SearchToolbar
 from rich.console import RenderableType
 from rich.text import Text
 
@@ -59,6 +60,7 @@ from .app_screen import AppScreen
 from .bridge import AgentLike
 from .commands import complete as complete_command
 from .commands import is_command, run_command, runs_while_busy
+from .erase import erase_down_in_place
 from .keys import KEYS_HELP, app_key_bindings
 from .paste import collect_pastes_in_pieces
 from .picker import TeamSource
@@ -128,7 +130,8 @@ class AgentApp:
         self._early_keys = b""                # keys typed before the first frame (ui/early_input.py)
         self.buffer = Buffer(multiline=True, history=history or InMemoryHistory(), enable_history_search=False)
         self.command_choice: int | None = None  # the `/` menu's row chosen with ↓ (ui/keys.py); typing clears it
-        self.buffer.on_text_changed += lambda _: setattr(self, "command_choice", None)
+        self.menu_closed = False  # Esc closed the `/` menu; typing opens it again (ui/keys.py)
+        self.buffer.on_text_changed += self._typed
         self.questions = Questions(self)      # the approval or y/n question that is up, and its menu
         self.screen = AppScreen(self)         # what the slash commands (ui/commands.py) act on
         self.app: Application = Application(
@@ -141,6 +144,7 @@ class AgentApp:
         )
         self.app.layout.focus(self._input_window)
         collect_pastes_in_pieces(self.app.input)  # a 10 MB paste read in linear time (ui/paste.py)
+        erase_down_in_place(self.app.output)  # no copy of the live region in tmux's scrollback (ui/erase.py)
         # No cursor-position requests: the live region is exactly as tall as its content. (A late answer
         # to one, after keys typed during start-up, stretched it to the bottom of the screen.)
         self.app.renderer.cpr_support = CPR_Support.NOT_SUPPORTED
@@ -184,7 +188,13 @@ class AgentApp:
         showing_plan = Condition(lambda: self._show_plan)
         # A pasted tab is shown as blanks, not as prompt_toolkit's `^I` (it is sent as the tab it is).
         tabs = TabsProcessor(tabstop=4, char1=" ", char2=" ")
-        self._input_window = Window(BufferControl(self.buffer, input_processors=[tabs]), wrap_lines=True,
+        # Ctrl+R: prompt_toolkit's reverse incremental search through the prompt history, on its line under the box
+        # (its keys: ui/keys.py leaves them to prompt_toolkit while it is up).
+        search = SearchToolbar(backward_search_prompt="search history: ", forward_search_prompt="search history: ",
+                               ignore_case=True)
+        control = BufferControl(self.buffer, input_processors=[tabs], search_buffer_control=search.control,
+                                preview_search=True)
+        self._input_window = Window(control, wrap_lines=True,
                                     dont_extend_height=True,
                                     height=lambda: Dimension(min=1, max=self._max_input_rows()))
         return HSplit([
@@ -202,6 +212,7 @@ class AgentApp:
             Window(height=1, char="─", style="class:rule"),
             VSplit([Window(FormattedTextControl(self._prompt_label), dont_extend_width=True), self._input_window]),
             Window(height=1, char="─", style="class:rule"),
+            search,
             ConditionalContainer(Window(FormattedTextControl(self._completions_line), wrap_lines=False,
                                         dont_extend_height=True), has_completions),
             Window(FormattedTextControl(self._status_text), height=1),
@@ -258,7 +269,14 @@ class AgentApp:
             return FormattedText([("class:dim", "› ")])  # the keys go to the question above
         return FormattedText([("class:prompt", "› ")])
 
+    def _typed(self, _buffer: Buffer) -> None:
+        """The prompt's text changed: the `/` menu's choice is typed over, and a menu Esc closed opens again."""
+        self.command_choice = None
+        self.menu_closed = False
+
     def _completion_text(self) -> str:
+        if self.menu_closed:
+            return ""
         text = self.buffer.text
         matches = complete_command(text) if text.startswith("/") and "\n" not in text else []
         if not matches or (len(matches) == 1 and matches[0].name == text.strip()):
@@ -300,6 +318,9 @@ class AgentApp:
     def _status_text(self) -> FormattedText:
         width = self.width() - 1
         flashing = self._flash and time.monotonic() < self._flash_until
+        if is_searching():  # first: its keys are the ones that work (a question's wait until it ends)
+            keys = ["Ctrl+R an older one", "Enter takes it", "Ctrl+G gives up"]
+            return FormattedText([("class:status", fit(keys, width))])
         if self.questions.asking():
             keys = self.questions.status_keys(bool(flashing)).split(" · ")  # the last keys go first when narrow
             return FormattedText([("class:approval", fit(keys, width))])

@@ -38,7 +38,11 @@ def cmd_clear(screen: Screen, agent: AgentLike, arg: str) -> None:
     from evo_agent.agent.callbacks import started_line
 
     agent.clear()
-    screen.notice(started_line(agent))
+    line, command = started_line(agent)
+    if command is None:
+        screen.notice(line)
+    else:
+        screen.notice_command(line, command)
 
 
 def cmd_compact(screen: Screen, agent: AgentLike, arg: str) -> None:
@@ -121,6 +125,35 @@ def cmd_cost(screen: Screen, agent: AgentLike, arg: str) -> None:
     screen.notice(agent.cost_text())
 
 
+def cmd_status(screen: Screen, agent: AgentLike, arg: str) -> None:
+    """`/status`, as Claude Code's and Codex's: what the status line says, each fact whole on its own line (at 80
+    columns the status line drops the session's id, and the welcome line cuts the project's path)."""
+    screen.notice(status_text(agent))
+
+
+def status_text(agent: AgentLike) -> str:
+    """The session, model, project, permission mode, context and plan of `agent`, one a line."""
+    name = agent.name
+    lines = [f"Session: {agent.session_id}" + (f" ({name!r})" if name else ""),
+             f"Model: {agent.model} ({agent.provider.name})",
+             f"Project: {agent.project_dir}"]
+    mode = [f"Permission mode: {agent.permission_mode}"]
+    if agent.sandbox is not None:
+        mode.append("bash sandboxed (bubblewrap)")
+    elif agent.read_only_backstop is False:
+        mode.append("unsandboxed (commands run unasked without bubblewrap)")
+    lines.append(" · ".join(mode))
+    threshold = agent.compact_threshold
+    if threshold:
+        lines.append(f"Context: {100 * agent.context_chars // threshold}% of the compaction threshold "
+                     f"({agent.context_chars:,} of {threshold:,} characters)")
+    lines.append(f"Tokens: {agent.total_tokens:,} in this session (/cost: by kind, with the dollars)")
+    progress = agent.plan_progress()
+    if progress:
+        lines.append(f"Session Plan: {progress[0]} of {progress[1]} tasks done (/plan shows it)")
+    return "\n".join(lines)
+
+
 def cmd_permissions(screen: Screen, agent: AgentLike, arg: str) -> None:
     screen.notice(agent.permissions_text())
 
@@ -159,6 +192,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/remember", "TEXT", "save TEXT to this project's memory (--user TEXT: to yours)",
                  cmd_remember, False),
     SlashCommand("/cost", "", "tokens used in this session", cmd_cost, True),
+    SlashCommand("/status", "", "the session, model, project, mode and context in use", cmd_status, True),
     SlashCommand("/permissions", "", "the permission mode and the allow rules in force", cmd_permissions, True),
     SlashCommand("/mcp", "[reconnect]", "the MCP servers and tools; /mcp reconnect NAME restarts one",
                  cmd_mcp, False),

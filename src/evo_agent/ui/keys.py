@@ -1,9 +1,12 @@
 """The app's keys: small groups of bindings, each made by a function, merged into one (as prompt_toolkit
 composes its own from key_binding/bindings/*.py).
 
-    Enter sends · Alt+Enter or Ctrl+J new line · Tab completes a slash command · Ctrl+D on an empty prompt quits
+    Enter sends · Alt+Enter, Ctrl+J or \\ then Enter new line · Tab completes a slash command · Ctrl+D on an empty
+    prompt quits
+    Ctrl+R searches the prompt history (prompt_toolkit's own search keys while it is up)
     Esc or Ctrl+C interrupt the running turn (or say no to a question) · Ctrl+C twice quits (130)
     Ctrl+T shows or hides the Session Plan · Ctrl+O prints the last tool call (or the question's detail) whole
+    Ctrl+Z suspends the app to the shell (`fg` brings it back)
     ↑/↓, Enter, Tab and the shortcuts answer a question (ui/questions.py)
 
 prompt_toolkit runs the most specific binding whose filter holds (a named key before `<any>`), so the
@@ -16,9 +19,16 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from prompt_toolkit.filters import Condition
-from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.filters import Condition, is_searching
+from prompt_toolkit.key_binding import (
+    ConditionalKeyBindings,
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
 from prompt_toolkit.keys import Keys
+from prompt_toolkit.utils import suspend_to_background_supported
 
 from evo_agent.exit_codes import DOUBLE_CTRL_C_SECONDS, EXIT_INTERRUPTED
 
@@ -32,11 +42,13 @@ __all__ = ["app_key_bindings", "KEYS_HELP", "DOUBLE_CTRL_C_SECONDS"]
 
 KEYS_HELP = """\
 Keys:
-  Enter sends · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab completes
+  Enter sends · Alt+Enter, Ctrl+J or \\ then Enter new line · Tab completes
+  ↑/↓ history · Ctrl+R searches it (Enter takes the match, Ctrl+G gives up)
   / lists the commands: ↓/↑ choose one, Enter runs it, Tab writes it
   Esc or Ctrl+C interrupts the running turn · Ctrl+C twice quits
   Ctrl+D on an empty prompt quits · Ctrl+T shows or hides the Session Plan
   Ctrl+O shows the last tool call and its output in full
+  Ctrl+Z suspends evo-agent to the shell (fg brings it back)
   A prompt sent while the agent works is queued and sent after the turn
   A question: ↑/↓ choose, Enter answers, Esc says no; typing goes to the
   prompt (Tab back to the question); Ctrl+O shows a long command or diff
@@ -45,9 +57,11 @@ Keys:
 
 
 def app_key_bindings(app: AgentApp) -> KeyBindingsBase:
-    """Every key of the app."""
-    return merge_key_bindings([prompt_bindings(app), question_bindings(app), interrupt_bindings(app),
-                               view_bindings(app)])
+    """Every key of the app; while Ctrl+R searches the history, prompt_toolkit's own search keys (its Enter, Esc,
+    ↑/↓, Ctrl+C and Ctrl+G), which the app's would shadow."""
+    return ConditionalKeyBindings(merge_key_bindings([prompt_bindings(app), question_bindings(app),
+                                                      interrupt_bindings(app), view_bindings(app), job_bindings(app)]),
+                                  ~is_searching)
 
 
 def _asking(app: AgentApp) -> Condition:
@@ -70,6 +84,10 @@ def prompt_bindings(app: AgentApp) -> KeyBindings:
             return
         if app.buffer.text == "/":  # the menu is up and nothing is chosen: `/` alone went to the model
             app._hint("Choose a command with ↓, or type its name")
+            return
+        if app.buffer.document.text_before_cursor.endswith("\\"):  # Claude Code's quick new line: `\` Enter
+            app.buffer.delete_before_cursor()
+            app.buffer.insert_text("\n")
             return
         app.submit(app.buffer.text)
 
@@ -173,6 +191,11 @@ def question_bindings(app: AgentApp) -> KeyBindings:
     def _(event: KeyPressEvent) -> None:
         questions.move(1)
 
+    @kb.add("c-r", filter=on_question)
+    def _(event: KeyPressEvent) -> None:
+        # Not the history search: its keys would take Enter and ↑/↓ from the question shown above.
+        app._hint("Answer the question first (Ctrl+R searches from the prompt: Tab)")
+
     @kb.add("<any>", filter=on_question)
     def _(event: KeyPressEvent) -> None:
         questions.key(event.data or "", event.key_sequence[0].key == Keys.BracketedPaste)
@@ -185,13 +208,18 @@ def question_bindings(app: AgentApp) -> KeyBindings:
 
 
 def interrupt_bindings(app: AgentApp) -> KeyBindings:
-    """Esc: no to a question, else stop the running turn; Ctrl+C: the same, but at an approval it stops the
-    turn too; Ctrl+C twice leaves."""
+    """Esc: no to a question, else close the `/` menu, else stop the running turn; Ctrl+C: no to a question, and
+    at an approval it stops the turn too; Ctrl+C twice leaves."""
     kb = KeyBindings()
 
     @kb.add("escape")
     def _(event: KeyPressEvent) -> None:
-        if not app.questions.say_no() and app.running:
+        if app.questions.say_no():
+            return
+        if app.command_matches():  # the `/` menu closes first, the text kept (as Claude Code's and Codex's)
+            app.menu_closed, app.command_choice = True, None
+            app.refit()
+        elif app.running:
             app.interrupt()
 
     @kb.add("c-c")
@@ -252,5 +280,21 @@ def view_bindings(app: AgentApp) -> KeyBindings:
         elif app._last_tool is not None:
             name, tool_input, output = app._last_tool
             app.emit(render.tool_call_full(name, tool_input), render.tool_output_full(output))
+
+    return kb
+
+
+def job_bindings(app: AgentApp) -> KeyBindings:
+    """Ctrl+Z: the app stops as any terminal program does, and the shell's `fg` brings it back, redrawn with what
+    was typed (prompt_toolkit's default put a literal ^Z into the prompt, which Enter then sent to the model).
+
+    Where the shell has no job control (`sh -c`, a plain tmux window) the kernel drops the stop and the app
+    just redraws; a turn running meanwhile waits stopped with the rest of the process."""
+    kb = KeyBindings()
+
+    @kb.add("c-z")
+    def _(event: KeyPressEvent) -> None:
+        if suspend_to_background_supported():
+            event.app.suspend_to_background()
 
     return kb

@@ -34,11 +34,13 @@ from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.output import create_output
 from prompt_toolkit.styles import Style
+from prompt_toolkit.utils import suspend_to_background_supported
 
 from evo_agent.exit_codes import EXIT_HANGUP
 from evo_agent.session import SessionInfo, SessionStore
 
 from . import picker as text
+from .erase import erase_down_in_place
 from .picker_search import ContentMatch, ContentSearch
 from .signals import EXIT_SIGNALS, SIGNAL_EXITS, SignalExit
 
@@ -132,6 +134,7 @@ class PickerView:
             input=input, output=output,
         )
         self.app.ttimeoutlen = 0.05  # Esc answers at once instead of waiting half a second for a sequence
+        erase_down_in_place(self.app.output)  # erased at the screen's top, no copy in tmux's scrollback
         self.app.after_render += self._after_render
 
     @classmethod
@@ -490,6 +493,12 @@ class PickerView:
                 event.app.exit(result=None)
             else:
                 self.filter.delete()
+
+        @kb.add("c-z", eager=True)
+        def _suspend(event: KeyPressEvent) -> None:
+            # As the app's Ctrl+Z (ui/keys.py): stopped to the shell, not a literal ^Z in the filter.
+            if suspend_to_background_supported():
+                event.app.suspend_to_background()
 
         return kb
 

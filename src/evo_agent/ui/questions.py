@@ -295,7 +295,9 @@ class Questions:
             return
         answer = self.menu[self.choice][0]
         if answer in YES_ANSWERS and self.unseen:
-            app._hint(f"{self.unseen} lines are not shown yet: Ctrl+O shows them, then yes can be chosen")
+            many = self.unseen != 1
+            app._hint(f"{_lines(self.unseen)} {'are' if many else 'is'} not shown yet: Ctrl+O shows "
+                      f"{'them' if many else 'it'}, then yes can be chosen")
             return
         if self.question is not None:
             self.answer_question(answer == "yes")
@@ -348,5 +350,10 @@ class Questions:
         if self.on_prompt:
             return "Your text stays in the prompt · Tab goes back to the question · Esc says no"
         if self.unseen:  # first: cut last at 80 columns, it read `(155 lines not sho…`, and yes waits for it
-            return f"Ctrl+O shows all ({self.unseen} lines not shown) · ↑/↓ choose · Enter answers · Esc says no"
+            return f"Ctrl+O shows all ({_lines(self.unseen)} not shown) · ↑/↓ choose · Enter answers · Esc says no"
         return "↑/↓ choose · Enter answers · Esc says no"
+
+
+def _lines(count: int) -> str:
+    """`1 line`, `2 lines`: how many lines of a question's detail are not shown (it read `1 lines`)."""
+    return f"{count} line{'' if count == 1 else 's'}"

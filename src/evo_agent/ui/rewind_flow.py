@@ -48,8 +48,8 @@ def rewind_and_restore(screen: Screen, agent: AgentLike, number: int, source: st
     agent.rewind(number)
     messages = list(agent.messages)
     screen.show_history(messages)
-    screen.notice(f"Rewound to before turn {number}: new session {agent.session_id} "
-                  f"({len(messages)} messages; the previous one: evo-agent --resume {source}).")
+    screen.notice_command(f"Rewound to before turn {number}: new session {agent.session_id} "
+                          f"({len(messages)} messages); the previous one resumes with:", f"evo-agent --resume {source}")
     _offer_plan(screen, agent, plan_updates, number)
     _offer_files(screen, agent, changes, number)
     if prompt:  # last: a question asked with text in the app's prompt box leaves the keyboard on the box
