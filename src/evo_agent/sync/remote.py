@@ -120,9 +120,23 @@ class StoreTrust:
     verified: bool  # bound by row-level security: one role per person, authors proven by the server
 
 
+_TRUST = """
+SELECT current_user::text,
+       pg_catalog.row_security_active(c.oid)
+       AND NOT pg_catalog.pg_has_role(current_user, c.relowner, 'MEMBER'::text)
+FROM pg_catalog.pg_class c WHERE c.oid = pg_catalog.to_regclass('evo_agent_sessions'::text)"""
+
+
 def store_trust(conn: Connection) -> StoreTrust:
-    row = conn.execute("SELECT current_user::text, row_security_active('evo_agent_sessions')").fetchone()
-    return StoreTrust(str(row[0]), bool(row[1]))  # type: ignore[index]  # no FROM: always one row
+    """Who this connection pushes as, and whether the server proves authors: row-level security binds the role
+    and the role is not (a member of) the tables' owner. The owner may `ALTER TABLE … FORCE ROW LEVEL SECURITY`,
+    after which the policies bind it too and row_security_active() says yes; a small team's one shared role is
+    that owner, so any teammate holding it made every session in the store, all pushed as that role, "yours"
+    (resumed without a question) and every listing "verified". The owner can also disable the author trigger."""
+    row = conn.execute(_TRUST).fetchone()
+    if row is None:  # no sessions table: nothing to vouch for
+        return StoreTrust(str(conn.execute("SELECT current_user::text").fetchone()[0]), False)  # type: ignore[index]
+    return StoreTrust(str(row[0]), bool(row[1]))
 
 
 def _sessions(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> list[RemoteSession]:
