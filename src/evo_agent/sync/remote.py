@@ -612,9 +612,11 @@ def refresh_index(conn: Connection, repo: str | None, *, budget_s: float = INDEX
 
 def unindexed(conn: Connection, repo: str | None) -> int:
     """Sessions of `repo` (None: of every repository this role reads) pushed since the index last saw them."""
+    if repo is not None:  # the read rule applied once, not per row (schema 9: a member's count scanned every row)
+        row = conn.execute("SELECT evo_agent_pending(%s)", (repo,)).fetchone()
+        return int(row[0] or 0)  # type: ignore[index]  # no FROM: always one row
     row = conn.execute("SELECT count(*) FROM evo_agent_sessions s LEFT JOIN evo_agent_search_state st "
-                       "USING (session_id) WHERE (%s::text IS NULL OR s.repo = %s) "
-                       "AND (st.session_id IS NULL OR st.indexed_at < s.pushed_at)", (repo, repo)).fetchone()
+                       "USING (session_id) WHERE st.session_id IS NULL OR st.indexed_at < s.pushed_at").fetchone()
     return int(row[0])  # type: ignore[index]  # count(*): always one row
 
 
@@ -624,7 +626,9 @@ def search_remote(conn: Connection, identity: Identity, text: str, *, limit: int
     Newest is by id (ids begin with their creation time), and an id is the pusher's word too: sessions whose
     ids claim a time more than CLOCK_SKEW_MS ahead (`9999999999999_…`, the year 2286) come after every other,
     or a member's flood of them would be the only hits anyone's search ever showed. (The matches come from the
-    GIN index unordered and are sorted anyway: the extra key costs nothing.)"""
+    GIN index unordered and are sorted anyway: the extra key costs nothing.) The hits come from the store's
+    `evo_agent_search_hits` (schema 9), which applies the read rule once: under row-level security the GIN index
+    could not be used, and a member's search read every repository's index rows."""
     import time
 
     cutoff = f"{int(time.time() * 1000) + CLOCK_SKEW_MS + 1:013d}"
@@ -634,12 +638,9 @@ def search_remote(conn: Connection, identity: Identity, text: str, *, limit: int
                                     coalesce(evo_agent_line_text(x.session_id, x.line_offset, x.line_bytes), ''),
                                     plainto_tsquery('simple', %s), 'StartSel=«,StopSel=»,MaxWords=18,MinWords=6'),
                         {4 * TEXT_CAP})
-            FROM (SELECT x.session_id, x.line_offset, x.line_bytes, x.session_id COLLATE "C" >= %s AS ahead
-                  FROM evo_agent_search x
-                  WHERE x.repo = %s AND x.tsv @@ plainto_tsquery('simple', %s)
-                  ORDER BY ahead, x.session_id DESC, x.line_offset LIMIT %s) x
+            FROM evo_agent_search_hits(%s, %s, %s, %s) x
             JOIN evo_agent_sessions s USING (session_id)
             ORDER BY x.ahead, x.session_id DESC, x.line_offset""",
-        (text, cutoff, identity.repo, text, limit)).fetchall()
+        (text, identity.repo, text, cutoff, limit)).fetchall()
     sessions = {s.id: s for s in _sessions(conn, [r[:11] for r in rows])}
     return [SearchHit(sessions[r[0]], MESSAGES_NAME, r[11]) for r in rows if r[0] in sessions]
