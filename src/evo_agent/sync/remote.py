@@ -19,7 +19,9 @@ reassembled in order, each checked against its sha256 and its offsets (a
 chunk that fails either ends that file: only a verified, contiguous prefix is
 written). It is assembled in a hidden staging directory and renamed into
 place, so a crash or a failure mid-fetch leaves nothing to list or resume,
-and two processes fetching at once end with one complete copy. Chunks come
+and two processes fetching at once end with one complete copy; the staging
+directory of a fetch that was killed (no live process holds its flock) is
+removed by the next fetch into that directory. Chunks come
 in pages of at most 4 MB of bodies (one statement each, in binary, no
 transaction held open): memory and every wait stay bounded whatever the
 session's size. A copy fetched earlier (a teammate's session
@@ -214,8 +216,8 @@ def fetch_session(conn: Connection, session_id: str, sessions_dir: Path,
                                               or _refresh(conn, target, session_id)):
         return target  # ours (never overwritten: it may be this user's live session), or now up to date
     _make_dir(sessions_dir)
-    staging = sessions_dir / f".fetch-{session_id}-{secrets.token_hex(4)}"
-    _make_dir(staging)
+    _sweep_abandoned(sessions_dir)
+    staging, held = _new_staging(sessions_dir, session_id)
     try:
         sizes = _copy_chunks(conn, session_id, staging, {})
         if MESSAGES_NAME not in sizes:
@@ -230,7 +232,67 @@ def fetch_session(conn: Connection, session_id: str, sessions_dir: Path,
             wrote(whose is not None)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        os.close(held)
     return target
+
+
+def _open_dir(path: Path) -> int:
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+
+
+def _new_staging(sessions_dir: Path, session_id: str) -> tuple[Path, int]:
+    """A fresh staging directory for a fetch and an open descriptor holding an exclusive flock on it, released
+    when the process ends however it ends. It is made and locked under a name no sweep looks at, then renamed:
+    a staging directory under its own name is held from the moment it has it."""
+    import fcntl
+
+    name = f".fetch-{session_id}-{secrets.token_hex(4)}"
+    making = sessions_dir / f"{name}.new"
+    _make_dir(making)
+    fd = _open_dir(making)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(making, sessions_dir / name)
+    except BaseException:
+        os.close(fd)
+        shutil.rmtree(making, ignore_errors=True)
+        raise
+    return sessions_dir / name, fd
+
+
+def _sweep_abandoned(sessions_dir: Path) -> None:
+    """Remove what fetches killed mid-way left in the sessions directory: a staging directory no live fetch holds
+    (its flock is free) and a stale copy that was being removed.
+
+    A fetch assembles its copy in `.fetch-<id>-<hex>` and removes it in a `finally` that `kill -9`, a closed
+    terminal's SIGHUP or a power cut never runs: each such pull left a partial copy of up to the session's size
+    there, hidden and kept for ever, however many later fetches succeeded."""
+    import fcntl
+    import re
+
+    from evo_agent.session import layout
+
+    try:
+        names = os.listdir(sessions_dir)
+    except OSError:
+        return
+    for name in names:
+        staging = layout.FETCH_STAGING_RE.match(name) is not None
+        if not staging and re.match(r"\A\.stale-[0-9]{13}_[0-9a-f]{8}-[0-9a-f]{8}\Z", name) is None:
+            continue
+        path = sessions_dir / name
+        try:
+            fd = _open_dir(path)
+        except OSError:
+            continue  # gone, or not a directory (a link is never followed)
+        try:
+            if staging:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: a fetch still at work
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
 
 
 def store_ends(conn: Connection, session_id: str) -> dict[str, int]:

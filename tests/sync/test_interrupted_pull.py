@@ -1,0 +1,59 @@
+"""A pull killed mid-way (kill -9 of the process group, a closed terminal's SIGHUP) leaves nothing behind for ever.
+
+A fetch assembles its copy in a hidden staging directory (`.fetch-<id>-<hex>`) and renames it into place; the
+`finally` that removes it on failure never runs when the process is killed. Each killed pull left a partial copy of
+up to the session's size in the sessions directory, hidden and never removed, however many later fetches
+succeeded. Real cluster, mallory's chunks written with psycopg, bob's real console script through a proxy that
+hands him 1 MB a second so the kill lands mid-transfer; the control: a fetch left alone leaves no staging either.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .helpers import store_bytes
+from .pgcluster import PgCluster
+from .proxy import SlowLinkProxy
+from .test_cli import team_cli
+from .test_poison_rows import members
+from .test_slow_link import SID, _full_chunks
+
+
+def _staging(sessions_dir: Path) -> list[Path]:
+    return sorted(sessions_dir.glob(".fetch-*")) if sessions_dir.is_dir() else []
+
+
+@pytest.mark.parametrize("killed", [True, False], ids=["killed mid-pull", "left alone (the control)"])
+def test_a_pull_killed_mid_way_leaves_no_staging_behind(tmp_path: Path, sync_url: str, pg_cluster: PgCluster,
+                                                        killed: bool) -> None:
+    _, mallory, bob_url = members(sync_url)
+    _full_chunks(mallory, 3)
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
+    if killed:
+        proxy = SlowLinkProxy(pg_cluster.port, rate=1 << 20)
+        try:
+            slow = dict(bob.env, EVO_AGENT_SYNC_URL=proxy.url(bob_url))
+            proc = bob.popen("--resume", SID, "-p", "go on", env=slow, start_new_session=True,
+                             stdin=subprocess.DEVNULL)
+
+            def mid_transfer() -> None:
+                deadline = time.monotonic() + 60
+                while not any((d / "messages.jsonl").is_file() and (d / "messages.jsonl").stat().st_size > (1 << 20)
+                              for d in _staging(bob.sessions_dir)):
+                    assert proc.poll() is None, proc.communicate()
+                    assert time.monotonic() < deadline, "the fetch never got going"
+                    time.sleep(0.05)
+
+            bob.kill_9_when(proc, mid_transfer)
+        finally:
+            proxy.close()
+        assert _staging(bob.sessions_dir), "the kill came after the fetch"
+        assert not (bob.sessions_dir / SID).exists()
+    again = bob.run("--resume", SID, "-p", "go on", timeout=120)  # a teammate's: asked, refused in print mode
+    assert again.rc == 1 and "evo-agent sessions adopt" in again.err and "Traceback" not in again.err, again.err
+    assert (bob.sessions_dir / SID / "messages.jsonl").read_bytes() == store_bytes(sync_url, SID)
+    assert _staging(bob.sessions_dir) == []
