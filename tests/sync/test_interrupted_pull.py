@@ -57,3 +57,36 @@ def test_a_pull_killed_mid_way_leaves_no_staging_behind(tmp_path: Path, sync_url
     assert again.rc == 1 and "evo-agent sessions adopt" in again.err and "Traceback" not in again.err, again.err
     assert (bob.sessions_dir / SID / "messages.jsonl").read_bytes() == store_bytes(sync_url, SID)
     assert _staging(bob.sessions_dir) == []
+
+
+def test_a_refresh_cut_by_the_server_stopping_mid_transfer_is_caught_up_whole(tmp_path: Path, sync_url: str,
+                                                                             pg_cluster: PgCluster) -> None:
+    """`pg_ctl stop -m immediate` while a teammate's growing session is appended to bob's copy: one line, the copy
+    as it was, and the next resume brings it up to the store's bytes exactly."""
+    _, mallory, bob_url = members(sync_url)
+    _full_chunks(mallory, 0)
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
+    first = bob.run("--resume", SID, "-p", "go on")
+    assert first.rc == 1 and "evo-agent sessions adopt" in first.err, first.err
+    copy = bob.sessions_dir / SID / "messages.jsonl"
+    before = copy.read_bytes()
+    _full_chunks(mallory, 3, append=True)
+    proxy = SlowLinkProxy(pg_cluster.port, rate=1 << 20)
+    try:
+        slow = dict(bob.env, EVO_AGENT_SYNC_URL=proxy.url(bob_url))
+        proc = bob.popen("--resume", SID, "-p", "go on", env=slow, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while copy.stat().st_size < len(before) + (1 << 20):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the refresh never got going"
+            time.sleep(0.05)
+        pg_cluster.crash()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proxy.close()
+        pg_cluster.start()
+    assert proc.returncode != 0 and "Traceback" not in err, err
+    assert copy.read_bytes() == before  # put back as it was: no torn tail to resume
+    again = bob.run("--resume", SID, "-p", "go on", timeout=120)
+    assert again.rc == 1 and "Traceback" not in again.err, again.err
+    assert copy.read_bytes() == store_bytes(sync_url, SID)
