@@ -90,3 +90,31 @@ def test_a_refresh_cut_by_the_server_stopping_mid_transfer_is_caught_up_whole(tm
     again = bob.run("--resume", SID, "-p", "go on", timeout=120)
     assert again.rc == 1 and "Traceback" not in again.err, again.err
     assert copy.read_bytes() == store_bytes(sync_url, SID)
+
+
+def test_a_refresh_held_by_a_suspended_process_never_hangs_a_resume(tmp_path: Path, sync_url: str) -> None:
+    """A refresh locks the copy's transcript while it appends; another evo-agent suspended mid-refresh (Ctrl+Z) held
+    that lock for as long as it stayed stopped, and every other `--resume` of the session waited on it, silently,
+    for ever. Now it waits one idle window (EVO_AGENT_SYNC_TIMEOUT) and goes on with the copy as it is. The test
+    holds the lock itself, as the stopped process would; the control: the lock released, the copy caught up."""
+    import fcntl
+    import os
+
+    _, mallory, bob_url = members(sync_url)
+    _full_chunks(mallory, 0)
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url, EVO_AGENT_SYNC_TIMEOUT="2")
+    assert bob.run("--resume", SID, "-p", "go on").rc == 1
+    copy = bob.sessions_dir / SID / "messages.jsonl"
+    before = copy.read_bytes()
+    _full_chunks(mallory, 1, append=True)
+    fd = os.open(copy, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        held = bob.run("--resume", SID, "-p", "go on", timeout=60)
+        assert held.rc == 1 and "evo-agent sessions adopt" in held.err and "Traceback" not in held.err, held.err
+        assert copy.read_bytes() == before
+    finally:
+        os.close(fd)
+    released = bob.run("--resume", SID, "-p", "go on", timeout=60)
+    assert released.rc == 1 and "Traceback" not in released.err, released.err
+    assert copy.read_bytes() == store_bytes(sync_url, SID)

@@ -304,14 +304,12 @@ def store_ends(conn: Connection, session_id: str) -> dict[str, int]:
 
 def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
     """Append to a foreign copy what the store has beyond it; False when it must be fetched again whole."""
-    import fcntl
-
     _refuse_links(target, session_id)
     fd = os.open(target / MESSAGES_NAME, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_CLOEXEC", 0))
     try:
         _refuse_special(fd, target / MESSAGES_NAME, session_id)
-        fcntl.flock(fd, fcntl.LOCK_EX)  # two refreshes at once would append twice
+        _lock_within(fd, target, session_id)  # two refreshes at once would append twice
         ends = {rel: end for rel, end in store_ends(conn, session_id).items()
                 if rel == MESSAGES_NAME or is_sidechain_path(rel)}
         for rel in ends:
@@ -338,6 +336,27 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
         return True
     finally:
         os.close(fd)
+
+
+def _lock_within(fd: int, target: Path, session_id: str) -> None:
+    """The copy's refresh lock, waited for at most one idle window (EVO_AGENT_SYNC_TIMEOUT); SessionNotFound after
+    it (the caller resumes the copy as it is). Another evo-agent suspended mid-refresh (Ctrl+Z) holds the lock for
+    as long as it stays stopped: a blocking flock kept every other `--resume` of the session waiting, silently."""
+    import fcntl
+    import time
+
+    from .db import idle_timeout
+
+    deadline = time.monotonic() + idle_timeout()
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise SessionNotFound(f"another process is bringing the copy of session {session_id} in "
+                                      f"{target.parent} up to date (it holds its lock); not refreshed") from None
+            time.sleep(0.05)
 
 
 def _cut_back(target: Path, local: dict[str, int], ends: dict[str, int]) -> None:
