@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from evo_agent.sync.remote import MAX_SIDECHAINS
+
 from .helpers import store_bytes
 from .pgcluster import PgCluster
 from .proxy import SlowLinkProxy
@@ -118,3 +120,37 @@ def test_a_refresh_held_by_a_suspended_process_never_hangs_a_resume(tmp_path: Pa
     released = bob.run("--resume", SID, "-p", "go on", timeout=60)
     assert released.rc == 1 and "Traceback" not in released.err, released.err
     assert copy.read_bytes() == store_bytes(sync_url, SID)
+
+
+@pytest.mark.parametrize("sidechains", [MAX_SIDECHAINS + 1, 3], ids=["a flood", "a few (the control)"])
+@pytest.mark.parametrize("when", ["first fetch", "refresh"])
+def test_a_teammates_flood_of_sidechain_files_is_not_fetched(tmp_path: Path, sync_url: str, sidechains: int,
+                                                             when: str) -> None:
+    """A member's own rows can name a million sidechain files (one INSERT … SELECT of tiny chunks): a teammate's
+    `--resume` wrote every one into the project, for minutes, as far as the disk's inodes went. Now a session
+    with more than MAX_SIDECHAINS is refused in one line, on a first fetch or a refresh of a copy fetched before."""
+    import hashlib
+
+    import psycopg
+
+    _, mallory, bob_url = members(sync_url)
+    _full_chunks(mallory, 0)
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
+    if when == "refresh":
+        assert bob.run("--resume", SID, "-p", "go on").rc == 1
+    body = b'{"type":"user","message":{"role":"user","content":"x"}}\n'
+    with psycopg.connect(mallory, autocommit=True) as conn:
+        conn.execute("INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body) "
+                     "SELECT %s, 'subagent/1796000000000_task' || i || '_abcd.jsonl', 0, %s, %s, %s "
+                     "FROM generate_series(1, %s) i", (SID, len(body), hashlib.sha256(body).digest(), body, sidechains))
+    resumed = bob.run("--resume", SID, "-p", "go on", timeout=120)
+    assert "Traceback" not in resumed.err, resumed.err
+    sub = bob.sessions_dir / SID / "subagent"
+    written = len(list(sub.iterdir())) if sub.is_dir() else 0
+    if sidechains > MAX_SIDECHAINS:
+        assert written == 0 and resumed.rc != 0, resumed.err
+        if when == "first fetch":
+            assert f"more than {MAX_SIDECHAINS:,} sidechain files" in resumed.err, resumed.err
+            assert not (bob.sessions_dir / SID).exists() and _staging(bob.sessions_dir) == []
+    else:
+        assert written == sidechains and resumed.rc == 1, resumed.err

@@ -296,9 +296,9 @@ def _sweep_abandoned(sessions_dir: Path) -> None:
 
 
 def store_ends(conn: Connection, session_id: str) -> dict[str, int]:
-    """{file: end of its last chunk} of one session in the store: one query."""
+    """{file: end of its last chunk} of one session in the store (of at most MAX_SIDECHAINS + 2 files): one query."""
     rows = conn.execute("SELECT DISTINCT ON (file) file, end_offset FROM evo_agent_chunks WHERE session_id = %s "
-                        "ORDER BY file, start_offset DESC", (session_id,)).fetchall()
+                        "ORDER BY file, start_offset DESC LIMIT %s", (session_id, MAX_SIDECHAINS + 2)).fetchall()
     return {str(f): int(e) for f, e in rows}
 
 
@@ -312,6 +312,8 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
         _lock_within(fd, target, session_id)  # two refreshes at once would append twice
         ends = {rel: end for rel, end in store_ends(conn, session_id).items()
                 if rel == MESSAGES_NAME or is_sidechain_path(rel)}
+        if len(ends) > MAX_SIDECHAINS + 1:
+            raise _too_many_files(session_id)
         for rel in ends:
             if rel != MESSAGES_NAME and os.path.lexists(target / rel) and not os.path.isfile(target / rel):
                 raise SessionNotFound(f"the copy of session {session_id} here has {rel} as something other than a "
@@ -466,6 +468,17 @@ FETCH_CHUNK_CAP = 16 * CHUNK_BYTES
 FETCH_BYTES = CHUNK_BYTES  # bytes of bodies one page of a fetch asks for (a single bigger chunk comes alone)
 
 
+# Sidechain files one fetch writes at most: a session has one per subagent it ran. A member's own rows can name a
+# million (one INSERT … SELECT of tiny chunks), and a teammate's `--resume` wrote every one of them into the
+# project, for minutes, as far as the disk's inodes went (50,000 files: 12 s).
+MAX_SIDECHAINS = 10_000
+
+
+def _too_many_files(session_id: str) -> SessionNotFound:
+    return SessionNotFound(f"session {session_id} has more than {MAX_SIDECHAINS:,} sidechain files in the team store "
+                           "(a session has one per subagent it ran); not fetched")
+
+
 def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[str, int]) -> dict[str, int]:
     """Write each file's verified chunks into `directory` from `have[file]` (0: a new file); {file: its end}.
 
@@ -482,6 +495,8 @@ def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[
                 continue
             if file in broken or not (file == MESSAGES_NAME or is_sidechain_path(file)):
                 continue
+            if file not in sizes and len(sizes) > MAX_SIDECHAINS:
+                raise _too_many_files(session_id)
             if current is None or current[0] != file:
                 if current is not None:
                     os.close(current[1])
