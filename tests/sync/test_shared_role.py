@@ -43,6 +43,8 @@ def test_a_shared_role_never_vouches_for_anyone(tmp_path: Path, shared_url: str,
     listing = bob.run("sessions", "list", "--remote")
     assert listing.rc == 0 and sid in listing.out, listing.err
     assert "authors not verified" in listing.out
+    found = bob.run("sessions", "search", "--remote", "release", "--json")  # the owner reads every repository
+    assert found.rc == 0 and sid in found.out, found.err
     refused = bob.run("--resume", sid, "-p", "go on")
     assert refused.rc == 1, refused.err
     assert "authors not verified" in refused.err and f"evo-agent sessions adopt {sid}" in refused.err
