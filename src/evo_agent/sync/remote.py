@@ -721,10 +721,11 @@ def search_remote(conn: Connection, identity: Identity, text: str, *, limit: int
 
     Newest is by id (ids begin with their creation time), and an id is the pusher's word too: sessions whose
     ids claim a time more than CLOCK_SKEW_MS ahead (`9999999999999_…`, the year 2286) come after every other,
-    or a member's flood of them would be the only hits anyone's search ever showed. (The matches come from the
-    GIN index unordered and are sorted anyway: the extra key costs nothing.) The hits come from the store's
-    `evo_agent_search_hits` (schema 9), which applies the read rule once: under row-level security the GIN index
-    could not be used, and a member's search read every repository's index rows."""
+    or a member's flood of them would be the only hits anyone's search ever showed. The hits come from the store's
+    `evo_agent_search_hits` (schema 9), which applies the read rule once (under row-level security the GIN index
+    could not be used: a member's search read every repository's index rows) and walks the ids up to the cutoff
+    newest first, then those beyond it only if they are needed: with "ahead" as the first sort key no index gave
+    the order, and a word in every line was found by sorting every line that held it."""
     import time
 
     cutoff = f"{int(time.time() * 1000) + CLOCK_SKEW_MS + 1:013d}"

@@ -681,6 +681,9 @@ V9 = [
 # growing with the whole store. Two functions run as the owner and apply the read rule themselves, once per call:
 # the login role (`session_user`: the one role per person that connected) reads a repository granted to it,
 # directly or through a role it belongs to, or else only its own sessions there; the owner and superusers read all.
+# The hits are walked newest first up to the clients' cutoff, then beyond it only when needed: sorting on "ahead"
+# first (schema 8's clients) gave no index the order, so a word in every line sorted every line holding it
+# (the owner at 50,000 sessions: 71 ms against 0.05 ms, growing with the repository).
 _V9_READS = """CREATE OR REPLACE FUNCTION evo_agent_reads(p_repo text) RETURNS boolean LANGUAGE sql STABLE AS $$
      SELECT EXISTS (SELECT 1 FROM evo_agent_access a JOIN pg_roles r ON r.rolname = a.grantee
                     WHERE a.repo IN (p_repo, '*') AND pg_has_role(session_user, r.oid, 'MEMBER'))
@@ -693,17 +696,23 @@ _V9_HITS = """CREATE OR REPLACE FUNCTION evo_agent_search_hits(p_repo text, p_qu
                                                 p_limit integer)
    RETURNS TABLE (session_id text, line_offset bigint, line_bytes integer, ahead boolean)
    LANGUAGE plpgsql STABLE SECURITY DEFINER AS $$
-   DECLARE q tsquery := plainto_tsquery('simple', p_query);
+   DECLARE q tsquery := plainto_tsquery('simple', p_query); everything boolean := evo_agent_reads(p_repo);
+           lim integer := least(greatest(p_limit, 0), 1000); n integer;
    BEGIN
-     IF evo_agent_reads(p_repo) THEN
-       RETURN QUERY SELECT x.session_id, x.line_offset, x.line_bytes, x.session_id COLLATE "C" >= p_cutoff
-         FROM evo_agent_search x WHERE x.repo = p_repo AND x.tsv @@ q
-         ORDER BY 4, x.session_id DESC, x.line_offset LIMIT least(p_limit, 1000);
-     ELSE  -- not granted: one's own sessions there only, as the read policy says
-       RETURN QUERY SELECT x.session_id, x.line_offset, x.line_bytes, x.session_id COLLATE "C" >= p_cutoff
-         FROM evo_agent_search x JOIN evo_agent_sessions s ON s.session_id = x.session_id
-         WHERE x.repo = p_repo AND x.tsv @@ q AND s.author = session_user
-         ORDER BY 4, x.session_id DESC, x.line_offset LIMIT least(p_limit, 1000);
+     -- newest first up to the cutoff, then (only when those run out) the ids that claim a later time; each walk
+     -- stops at the hits it needs. Not granted the repository: one's own sessions there, as the read policy says.
+     RETURN QUERY SELECT x.session_id, x.line_offset, x.line_bytes, false FROM evo_agent_search x
+       WHERE x.repo = p_repo AND x.session_id < p_cutoff AND x.tsv @@ q
+         AND (everything OR EXISTS (SELECT 1 FROM evo_agent_sessions s
+                                   WHERE s.session_id = x.session_id AND s.author = session_user))
+       ORDER BY x.session_id DESC, x.line_offset LIMIT lim;
+     GET DIAGNOSTICS n = ROW_COUNT;
+     IF n < lim THEN
+       RETURN QUERY SELECT x.session_id, x.line_offset, x.line_bytes, true FROM evo_agent_search x
+         WHERE x.repo = p_repo AND x.session_id >= p_cutoff AND x.tsv @@ q
+           AND (everything OR EXISTS (SELECT 1 FROM evo_agent_sessions s
+                                     WHERE s.session_id = x.session_id AND s.author = session_user))
+         ORDER BY x.session_id DESC, x.line_offset LIMIT lim - n;
      END IF;
    END $$"""
 
