@@ -695,12 +695,13 @@ _V9_READS = """CREATE OR REPLACE FUNCTION evo_agent_reads(p_repo text) RETURNS b
 _V9_HITS = """CREATE OR REPLACE FUNCTION evo_agent_search_hits(p_repo text, p_query text, p_cutoff text,
                                                 p_limit integer)
    RETURNS TABLE (session_id text, line_offset bigint, line_bytes integer, ahead boolean)
-   LANGUAGE plpgsql STABLE SECURITY DEFINER AS $$
+   LANGUAGE plpgsql STABLE SECURITY DEFINER ROWS 20 AS $$
    DECLARE q tsquery := plainto_tsquery('simple', p_query); everything boolean := evo_agent_reads(p_repo);
            lim integer := least(greatest(p_limit, 0), 1000); n integer;
    BEGIN
      -- newest first up to the cutoff, then (only when those run out) the ids that claim a later time; each walk
      -- stops at the hits it needs. Not granted the repository: one's own sessions there, as the read policy says.
+     -- (ROWS 20, what a search asks for: estimated at 1,000 rows, the caller's join read every session.)
      RETURN QUERY SELECT x.session_id, x.line_offset, x.line_bytes, false FROM evo_agent_search x
        WHERE x.repo = p_repo AND x.session_id < p_cutoff AND x.tsv @@ q
          AND (everything OR EXISTS (SELECT 1 FROM evo_agent_sessions s
