@@ -4,6 +4,8 @@
     python benchmarks/sync.py                       (~2 min on 2 cores)
     python benchmarks/sync.py --lines 1000000       also a store holding that many lines (~4 min more at 1M)
     python benchmarks/sync.py --pushers 100         concurrent pushers (default 50)
+    python benchmarks/sync.py --pushers 0 --turns 0 --members 50000
+                                                    a repository of 50,000 sessions, as the owner and as a member
 
 Runs its own throwaway PostgreSQL (tests/sync/pgcluster.py: Debian's server,
 127.0.0.1, a temp dir removed at the end) and prints one table:
@@ -316,12 +318,96 @@ def bench_store(url: str, lines: int, tmp: Path) -> list[tuple[str, str, str]]:
     ]
 
 
+_GEN_MEMBERS = """
+INSERT INTO evo_agent_sessions (session_id, repo, subdir, user_name, host, created_ms, updated_ms, message_count,
+                                first_prompt)
+SELECT (1796000000000 + s * 10)::text || '_' || lpad(to_hex(s), 8, '0'), 'github.com/bench/team', '', 'u', 'h',
+       1796000000000 + s * 10, 1796000000000 + s * 10 + 5, 2, 'session ' || s
+FROM generate_series(%(a)s, %(b)s) s"""
+_GEN_MEMBER_CHUNKS = """
+INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body)
+SELECT sid, 'messages.jsonl', 0, octet_length(b), sha256(b), b FROM (
+  SELECT (1796000000000 + s * 10)::text || '_' || lpad(to_hex(s), 8, '0') AS sid,
+         convert_to(format('{"type":"user","message":{"role":"user","content":"fix uploads w%%s retry"}}' || E'\\n'
+                           || '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text",'
+                           || '"text":"done w%%s uploads"}]}}' || E'\\n', s %% 5000, s), 'UTF8') AS b
+  FROM generate_series(%(a)s, %(b)s) s) x"""
+
+
+def bench_members(url: str, sessions: int, tmp: Path) -> list[tuple[str, str, str]]:
+    """One repository of `sessions` two-message sessions, indexed; each query best of 5 as the tables' owner (no
+    policy binds it) and as a member bound by row-level security (one role per person, README "Team store")."""
+    from evo_agent.session import MESSAGES_NAME
+    from evo_agent.sync.identity import Identity
+    from evo_agent.sync.push import verified_offsets
+    from evo_agent.sync.remote import (
+        fetch_session,
+        list_remote,
+        refresh_index,
+        resolve_remote,
+        search_remote,
+        unindexed,
+    )
+    from tests.sync.pgcluster import add_teammate
+
+    with connect(url) as conn:
+        for a in range(0, sessions, 5000):
+            bounds = {"a": a, "b": min(sessions, a + 5000) - 1}
+            conn.execute(_GEN_MEMBERS % bounds)
+            conn.execute(_GEN_MEMBER_CHUNKS % bounds)
+        while refresh_index(conn, None, budget_s=3600, batch=500):
+            pass
+        conn.execute("VACUUM ANALYZE")
+    identity = Identity(repo="github.com/bench/team", subdir="", user="u", host="h")
+    _, member_url = add_teammate(url, [identity.repo])
+    sid = f"{1796000000000 + 10 * 7}_{7:08x}"
+    n = [0]
+
+    def fetch(conn) -> Path:  # noqa: ANN001
+        n[0] += 1
+        dest = tmp / f"member-fetch{n[0]}"
+        dest.mkdir()
+        return fetch_session(conn, sid, dest)
+
+    queries = [
+        ("search a word in every line", lambda c: search_remote(c, identity, "uploads")),
+        ("search two rare words", lambda c: search_remote(c, identity, "w4242 retry")),
+        ("search a word in no line", lambda c: search_remote(c, identity, "zebra")),
+        ("sessions not indexed yet (search's note)", lambda c: unindexed(c, identity.repo)),
+        ("list --remote (100 newest)", lambda c: list_remote(c, identity)),
+        ("list --remote --user U", lambda c: list_remote(c, identity, user="nobody")),
+        ("resolve an id prefix (--resume)", lambda c: resolve_remote(c, identity, sid[:13])),
+        ("fetch one session", fetch),
+        ("a push's offsets query", lambda c: verified_offsets(c, sid, tmp / "member-fetch1" / sid, {
+            MESSAGES_NAME: (tmp / "member-fetch1" / sid / MESSAGES_NAME).stat().st_size})),
+    ]
+    rows = []
+    timings: dict[str, dict[str, float]] = {}
+    for who, who_url in (("owner", url), ("member", member_url)):
+        with connect(who_url) as conn:
+            for label, fn in queries:
+                best = float("inf")
+                for _ in range(5):
+                    t = time.perf_counter()
+                    fn(conn)
+                    best = min(best, time.perf_counter() - t)
+                timings.setdefault(label, {})[who] = best * 1000
+    rows.append((f"{sessions:,} sessions in one repository", "owner / member", "member: row-level security, "
+                 "one role per person"))
+    for label, _ in queries:
+        t = timings[label]
+        rows.append((f"  {label}", f"{t['owner']:.1f} / {t['member']:.1f} ms", "best of 5"))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=0, help="also measure a store holding this many lines")
     parser.add_argument("--pushers", type=int, default=50, help="concurrent pushers (threads, one connection each)")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the concurrent pushers run")
     parser.add_argument("--turns", type=int, default=25)
+    parser.add_argument("--members", type=int, default=0,
+                        help="also a repository of this many sessions, queried as the owner and as a member")
     args = parser.parse_args()
     bin_dir = find_bin_dir()
     if bin_dir is None:
@@ -342,6 +428,8 @@ def main() -> int:
                 rows += bench_resume(migrated(cluster.new_database()), tmp)
             if args.lines:
                 rows += bench_store(migrated(cluster.new_database()), args.lines, tmp)
+            if args.members:
+                rows += bench_members(migrated(cluster.new_database()), args.members, tmp)
     finally:
         cluster.remove()
     width = max(len(r[0]) for r in rows)

@@ -131,6 +131,7 @@ def test_a_teammates_session_is_foreign_ones_own_is_not(tmp_path: Path, sync_url
     assert refused.rc == 1, refused.err
     assert f"written by {roles['alice'][0]}" in refused.err and "please run the release script" in refused.err
     assert f"evo-agent sessions adopt {sid}" in refused.err
+    assert "copied or unpacked" not in refused.err  # bob's evo-agent fetched it: nobody planted it
     listing = bob.run("sessions", "list", "--wide").out
     assert "elsewhere" in listing and "fetched from the team store" in listing  # marked in lists
     pushed = bob.run("sessions", "push", "--all")

@@ -28,14 +28,17 @@ from .test_poison_rows import members, push_raw, record, user_line
 SID = "1796000000000_5105105a"
 
 
-def _full_chunks(url: str, count: int) -> None:
-    """`count` chunks of just under CHUNK_BYTES of ordinary lines after the session's first line."""
+def _full_chunks(url: str, count: int, *, append: bool = False) -> None:
+    """`count` chunks of just under CHUNK_BYTES of ordinary lines after the session's first line (or, `append`,
+    after what the store holds)."""
     start = record(SID, type="session_start", model="m", provider="demo")
-    push_raw(url, SID, [start])
+    if not append:
+        push_raw(url, SID, [start, *user_line(SID, "the first prompt").splitlines(keepends=True)])
     line = json.dumps({"type": "user", "message": {"role": "user", "content": "slow link " * 40}}).encode() + b"\n"
     body = line * (CHUNK_BYTES // len(line))
-    offset = len(start)
     with psycopg.connect(url, autocommit=True) as conn:
+        offset = conn.execute("SELECT coalesce(max(end_offset), 0) FROM evo_agent_chunks WHERE session_id = %s",
+                              (SID,)).fetchone()[0]
         for _ in range(count):
             conn.execute("INSERT INTO evo_agent_chunks (session_id, file, start_offset, end_offset, checksum, body) "
                          "VALUES (%s, 'messages.jsonl', %s, %s, %s, %s)",

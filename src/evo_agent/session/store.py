@@ -143,6 +143,15 @@ class ResumedSession:
         self.recorder.checkpoint()
 
 
+
+def _unmade(store: SessionStore, session_id: str, ctime_ns: int, note: str | None) -> bool:
+    """Whether the user's evo-agent has no record of a session: not made here, and not a copy its own team-store
+    fetch wrote (whose `fetched` note already says whose it is: "copied or unpacked here" beside it made every
+    teammate's session fetched a moment ago read as planted)."""
+    if note is not None and note != PLANTED_NOTE:
+        return False
+    return not store.made().knows_session(session_id, store.key, ctime_ns)
+
 class SessionStore:
     """The sessions of one project.
 
@@ -272,10 +281,10 @@ class SessionStore:
         except OSError:
             return None  # missing: whoever asked reports that
         cached = read_meta(path, session_id)
+        note = self.fetched_note(path, session_id, fst.st_ctime_ns)
         return foreign_reason(dst, fst, tracked=session_id in self.tracked_ids(), created_ms=created_ms_of(session_id),
-                              updated_ms=cached.updated_ms if cached else None,
-                              fetched=self.fetched_note(path, session_id, fst.st_ctime_ns),
-                              unmade=not self.made().knows_session(session_id, self.key, fst.st_ctime_ns))
+                              updated_ms=cached.updated_ms if cached else None, fetched=note,
+                              unmade=_unmade(self, session_id, fst.st_ctime_ns, note))
 
     # Creating -------------------------------------------------------------
 
@@ -471,12 +480,10 @@ class SessionStore:
                 and meta.updated_ms <= future and created_ms <= future):
             return SessionInfo(meta, path)  # the common case, without building a reason (once per session)
         fst, dst = stats if stats is not None else (None, None)
+        note = self.fetched_note(path, session_id, fst.st_ctime_ns if fst else None) if stats is not None else None
         reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=created_ms,
-                                updated_ms=meta.updated_ms,
-                                fetched=self.fetched_note(path, session_id, fst.st_ctime_ns if fst else None)
-                                if stats is not None else None,
-                                unmade=fst is not None
-                                and not self.made().knows_session(session_id, self.key, fst.st_ctime_ns))
+                                updated_ms=meta.updated_ms, fetched=note,
+                                unmade=fst is not None and _unmade(self, session_id, fst.st_ctime_ns, note))
         return SessionInfo(meta, path, reason)
 
     def _transcripts(self) -> builtins.list[_Seen]:

@@ -19,7 +19,9 @@ reassembled in order, each checked against its sha256 and its offsets (a
 chunk that fails either ends that file: only a verified, contiguous prefix is
 written). It is assembled in a hidden staging directory and renamed into
 place, so a crash or a failure mid-fetch leaves nothing to list or resume,
-and two processes fetching at once end with one complete copy. Chunks come
+and two processes fetching at once end with one complete copy; the staging
+directory of a fetch that was killed (no live process holds its flock) is
+removed by the next fetch into that directory. Chunks come
 in pages of at most 4 MB of bodies (one statement each, in binary, no
 transaction held open): memory and every wait stay bounded whatever the
 session's size. A copy fetched earlier (a teammate's session
@@ -120,9 +122,23 @@ class StoreTrust:
     verified: bool  # bound by row-level security: one role per person, authors proven by the server
 
 
+_TRUST = """
+SELECT current_user::text,
+       pg_catalog.row_security_active(c.oid)
+       AND NOT pg_catalog.pg_has_role(current_user, c.relowner, 'MEMBER'::text)
+FROM pg_catalog.pg_class c WHERE c.oid = pg_catalog.to_regclass('evo_agent_sessions'::text)"""
+
+
 def store_trust(conn: Connection) -> StoreTrust:
-    row = conn.execute("SELECT current_user::text, row_security_active('evo_agent_sessions')").fetchone()
-    return StoreTrust(str(row[0]), bool(row[1]))  # type: ignore[index]  # no FROM: always one row
+    """Who this connection pushes as, and whether the server proves authors: row-level security binds the role
+    and the role is not (a member of) the tables' owner. The owner may `ALTER TABLE … FORCE ROW LEVEL SECURITY`,
+    after which the policies bind it too and row_security_active() says yes; a small team's one shared role is
+    that owner, so any teammate holding it made every session in the store, all pushed as that role, "yours"
+    (resumed without a question) and every listing "verified". The owner can also disable the author trigger."""
+    row = conn.execute(_TRUST).fetchone()
+    if row is None:  # no sessions table: nothing to vouch for
+        return StoreTrust(str(conn.execute("SELECT current_user::text").fetchone()[0]), False)  # type: ignore[index]
+    return StoreTrust(str(row[0]), bool(row[1]))
 
 
 def _sessions(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> list[RemoteSession]:
@@ -200,8 +216,8 @@ def fetch_session(conn: Connection, session_id: str, sessions_dir: Path,
                                               or _refresh(conn, target, session_id)):
         return target  # ours (never overwritten: it may be this user's live session), or now up to date
     _make_dir(sessions_dir)
-    staging = sessions_dir / f".fetch-{session_id}-{secrets.token_hex(4)}"
-    _make_dir(staging)
+    _sweep_abandoned(sessions_dir)
+    staging, held = _new_staging(sessions_dir, session_id)
     try:
         sizes = _copy_chunks(conn, session_id, staging, {})
         if MESSAGES_NAME not in sizes:
@@ -216,28 +232,89 @@ def fetch_session(conn: Connection, session_id: str, sessions_dir: Path,
             wrote(whose is not None)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        os.close(held)
     return target
 
 
+def _open_dir(path: Path) -> int:
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+
+
+def _new_staging(sessions_dir: Path, session_id: str) -> tuple[Path, int]:
+    """A fresh staging directory for a fetch and an open descriptor holding an exclusive flock on it, released
+    when the process ends however it ends. It is made and locked under a name no sweep looks at, then renamed:
+    a staging directory under its own name is held from the moment it has it."""
+    import fcntl
+
+    name = f".fetch-{session_id}-{secrets.token_hex(4)}"
+    making = sessions_dir / f"{name}.new"
+    _make_dir(making)
+    fd = _open_dir(making)
+    try:
+        with contextlib.suppress(OSError):  # a file system without locks: no lock, and no sweep removes it either
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(making, sessions_dir / name)
+    except BaseException:
+        os.close(fd)
+        shutil.rmtree(making, ignore_errors=True)
+        raise
+    return sessions_dir / name, fd
+
+
+def _sweep_abandoned(sessions_dir: Path) -> None:
+    """Remove what fetches killed mid-way left in the sessions directory: a staging directory no live fetch holds
+    (its flock is free) and a stale copy that was being removed.
+
+    A fetch assembles its copy in `.fetch-<id>-<hex>` and removes it in a `finally` that `kill -9`, a closed
+    terminal's SIGHUP or a power cut never runs: each such pull left a partial copy of up to the session's size
+    there, hidden and kept for ever, however many later fetches succeeded."""
+    import fcntl
+    import re
+
+    from evo_agent.session import layout
+
+    try:
+        names = os.listdir(sessions_dir)
+    except OSError:
+        return
+    for name in names:
+        staging = layout.FETCH_STAGING_RE.match(name) is not None
+        if not staging and re.match(r"\A\.stale-[0-9]{13}_[0-9a-f]{8}-[0-9a-f]{8}\Z", name) is None:
+            continue
+        path = sessions_dir / name
+        try:
+            fd = _open_dir(path)
+        except OSError:
+            continue  # gone, or not a directory (a link is never followed)
+        try:
+            if staging:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: a fetch still at work
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+
+
 def store_ends(conn: Connection, session_id: str) -> dict[str, int]:
-    """{file: end of its last chunk} of one session in the store: one query."""
+    """{file: end of its last chunk} of one session in the store (of at most MAX_SIDECHAINS + 2 files): one query."""
     rows = conn.execute("SELECT DISTINCT ON (file) file, end_offset FROM evo_agent_chunks WHERE session_id = %s "
-                        "ORDER BY file, start_offset DESC", (session_id,)).fetchall()
+                        "ORDER BY file, start_offset DESC LIMIT %s", (session_id, MAX_SIDECHAINS + 2)).fetchall()
     return {str(f): int(e) for f, e in rows}
 
 
 def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
     """Append to a foreign copy what the store has beyond it; False when it must be fetched again whole."""
-    import fcntl
-
     _refuse_links(target, session_id)
     fd = os.open(target / MESSAGES_NAME, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_CLOEXEC", 0))
     try:
         _refuse_special(fd, target / MESSAGES_NAME, session_id)
-        fcntl.flock(fd, fcntl.LOCK_EX)  # two refreshes at once would append twice
+        _lock_within(fd, target, session_id)  # two refreshes at once would append twice
         ends = {rel: end for rel, end in store_ends(conn, session_id).items()
                 if rel == MESSAGES_NAME or is_sidechain_path(rel)}
+        if len(ends) > MAX_SIDECHAINS + 1:
+            raise _too_many_files(session_id)
         for rel in ends:
             if rel != MESSAGES_NAME and os.path.lexists(target / rel) and not os.path.isfile(target / rel):
                 raise SessionNotFound(f"the copy of session {session_id} here has {rel} as something other than a "
@@ -262,6 +339,27 @@ def _refresh(conn: Connection, target: Path, session_id: str) -> bool:
         return True
     finally:
         os.close(fd)
+
+
+def _lock_within(fd: int, target: Path, session_id: str) -> None:
+    """The copy's refresh lock, waited for at most one idle window (EVO_AGENT_SYNC_TIMEOUT); SessionNotFound after
+    it (the caller resumes the copy as it is). Another evo-agent suspended mid-refresh (Ctrl+Z) holds the lock for
+    as long as it stays stopped: a blocking flock kept every other `--resume` of the session waiting, silently."""
+    import fcntl
+    import time
+
+    from .db import idle_timeout
+
+    deadline = time.monotonic() + idle_timeout()
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise SessionNotFound(f"another process is bringing the copy of session {session_id} in "
+                                      f"{target.parent} up to date (it holds its lock); not refreshed") from None
+            time.sleep(0.05)
 
 
 def _cut_back(target: Path, local: dict[str, int], ends: dict[str, int]) -> None:
@@ -371,6 +469,17 @@ FETCH_CHUNK_CAP = 16 * CHUNK_BYTES
 FETCH_BYTES = CHUNK_BYTES  # bytes of bodies one page of a fetch asks for (a single bigger chunk comes alone)
 
 
+# Sidechain files one fetch writes at most: a session has one per subagent it ran. A member's own rows can name a
+# million (one INSERT … SELECT of tiny chunks), and a teammate's `--resume` wrote every one of them into the
+# project, for minutes, as far as the disk's inodes went (50,000 files: 12 s).
+MAX_SIDECHAINS = 10_000
+
+
+def _too_many_files(session_id: str) -> SessionNotFound:
+    return SessionNotFound(f"session {session_id} has more than {MAX_SIDECHAINS:,} sidechain files in the team store "
+                           "(a session has one per subagent it ran); not fetched")
+
+
 def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[str, int]) -> dict[str, int]:
     """Write each file's verified chunks into `directory` from `have[file]` (0: a new file); {file: its end}.
 
@@ -387,6 +496,8 @@ def _copy_chunks(conn: Connection, session_id: str, directory: Path, have: dict[
                 continue
             if file in broken or not (file == MESSAGES_NAME or is_sidechain_path(file)):
                 continue
+            if file not in sizes and len(sizes) > MAX_SIDECHAINS:
+                raise _too_many_files(session_id)
             if current is None or current[0] != file:
                 if current is not None:
                     os.close(current[1])
@@ -598,9 +709,11 @@ def refresh_index(conn: Connection, repo: str | None, *, budget_s: float = INDEX
 
 def unindexed(conn: Connection, repo: str | None) -> int:
     """Sessions of `repo` (None: of every repository this role reads) pushed since the index last saw them."""
+    if repo is not None:  # the read rule applied once, not per row (schema 9: a member's count scanned every row)
+        row = conn.execute("SELECT evo_agent_pending(%s)", (repo,)).fetchone()
+        return int(row[0] or 0)  # type: ignore[index]  # no FROM: always one row
     row = conn.execute("SELECT count(*) FROM evo_agent_sessions s LEFT JOIN evo_agent_search_state st "
-                       "USING (session_id) WHERE (%s::text IS NULL OR s.repo = %s) "
-                       "AND (st.session_id IS NULL OR st.indexed_at < s.pushed_at)", (repo, repo)).fetchone()
+                       "USING (session_id) WHERE st.session_id IS NULL OR st.indexed_at < s.pushed_at").fetchone()
     return int(row[0])  # type: ignore[index]  # count(*): always one row
 
 
@@ -609,8 +722,11 @@ def search_remote(conn: Connection, identity: Identity, text: str, *, limit: int
 
     Newest is by id (ids begin with their creation time), and an id is the pusher's word too: sessions whose
     ids claim a time more than CLOCK_SKEW_MS ahead (`9999999999999_…`, the year 2286) come after every other,
-    or a member's flood of them would be the only hits anyone's search ever showed. (The matches come from the
-    GIN index unordered and are sorted anyway: the extra key costs nothing.)"""
+    or a member's flood of them would be the only hits anyone's search ever showed. The hits come from the store's
+    `evo_agent_search_hits` (schema 9), which applies the read rule once (under row-level security the GIN index
+    could not be used: a member's search read every repository's index rows) and walks the ids up to the cutoff
+    newest first, then those beyond it only if they are needed: with "ahead" as the first sort key no index gave
+    the order, and a word in every line was found by sorting every line that held it."""
     import time
 
     cutoff = f"{int(time.time() * 1000) + CLOCK_SKEW_MS + 1:013d}"
@@ -620,12 +736,9 @@ def search_remote(conn: Connection, identity: Identity, text: str, *, limit: int
                                     coalesce(evo_agent_line_text(x.session_id, x.line_offset, x.line_bytes), ''),
                                     plainto_tsquery('simple', %s), 'StartSel=«,StopSel=»,MaxWords=18,MinWords=6'),
                         {4 * TEXT_CAP})
-            FROM (SELECT x.session_id, x.line_offset, x.line_bytes, x.session_id COLLATE "C" >= %s AS ahead
-                  FROM evo_agent_search x
-                  WHERE x.repo = %s AND x.tsv @@ plainto_tsquery('simple', %s)
-                  ORDER BY ahead, x.session_id DESC, x.line_offset LIMIT %s) x
+            FROM evo_agent_search_hits(%s, %s, %s, %s) x
             JOIN evo_agent_sessions s USING (session_id)
             ORDER BY x.ahead, x.session_id DESC, x.line_offset""",
-        (text, cutoff, identity.repo, text, limit)).fetchall()
+        (text, identity.repo, text, cutoff, limit)).fetchall()
     sessions = {s.id: s for s in _sessions(conn, [r[:11] for r in rows])}
     return [SearchHit(sessions[r[0]], MESSAGES_NAME, r[11]) for r in rows if r[0] in sessions]
