@@ -1,0 +1,45 @@
+"""Real transcripts changed by hand the way a clock, a sync tool or another version changes them: the import
+resumes with the conversation the unchanged transcript gives (tests/fixtures: lines of the real peers)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.cli.claude_code_requests import said
+from tests.cli.import_helpers import FIXTURES, resume_request
+
+
+def _records(name: str) -> list[dict[str, Any]]:
+    (path,) = (FIXTURES / "claude_code" / "2.1.332" / name).glob("*.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _codex_records(name: str) -> list[dict[str, Any]]:
+    (path,) = (FIXTURES / "codex" / name).glob("*.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _resumed(cli, model_server, folder: Path, records: list[dict[str, Any]],
+             agent: str = "claude-code") -> tuple[list[tuple[str, ...]], str]:
+    """What a resume of the import of `records` (written as a transcript in `folder`) sends, as `said` atoms."""
+    folder.mkdir()
+    source = folder / ("rollout-2026-12-05T00-00-00-01a24387-a7fd-7fd2-adaf-809aab44c6e8.jsonl" if agent == "codex"
+                       else "session.jsonl")
+    source.write_text("".join(json.dumps(record) + "\n" for record in records))
+    result = cli.run("sessions", "import", agent, str(source))
+    assert result.rc == 0, result.err
+    sid = result.out.split(" → ", 1)[1].split(" ", 1)[0]
+    return said(resume_request(cli, model_server, sid)), result.out
+
+
+def test_a_transcript_stamped_ahead_of_this_machines_clock_resumes(cli, model_server, tmp_path):
+    """Written on a machine whose clock was ahead (or imported on one whose clock is behind): the import kept the
+    source's stamps, so the new session was "dated in the future", refused as someone else's, never resumed."""
+    for agent, records in (("claude-code", _records("tools")), ("codex", _codex_records("tools"))):
+        ahead = [dict(r, timestamp="2099" + r["timestamp"][4:]) if isinstance(r.get("timestamp"), str) else r
+                 for r in records]
+        whole, _ = _resumed(cli, model_server, tmp_path / f"{agent}-whole", records, agent)
+        ours, out = _resumed(cli, model_server, tmp_path / f"{agent}-ahead", ahead, agent)
+        assert ours == whole, out
