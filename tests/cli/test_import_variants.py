@@ -34,6 +34,31 @@ def _resumed(cli, model_server, folder: Path, records: list[dict[str, Any]],
     return said(resume_request(cli, model_server, sid)), result.out
 
 
+def test_a_clock_set_back_mid_session_keeps_the_conversation_after_it(cli, model_server, tmp_path):
+    """Resumed on a machine whose clock is behind (or after the clock was corrected), later lines are stamped
+    before earlier ones. Claude Code resumes at the end of the conversation (its leaf, the message nothing
+    follows); the import took the message with the newest stamp as the end and left everything after it out
+    as a rewound branch."""
+    records = _records("chain")
+    whole, _ = _resumed(cli, model_server, tmp_path / "whole", records)
+    later = next(i for i, r in enumerate(records) if r.get("type") == "user"
+                 and r["message"].get("content") == "now the word banana")
+    behind = [dict(r, timestamp="2020" + r["timestamp"][4:]) if i >= later and "timestamp" in r else r
+              for i, r in enumerate(records)]
+    ours, out = _resumed(cli, model_server, tmp_path / "behind", behind)
+    assert ours == whole, out
+    assert ("text", "apple, banana and cherry") in ours and "rewound" not in out
+
+
+def test_one_early_line_stamped_in_the_future_leaves_nothing_out(cli, model_server, tmp_path):
+    records = _records("tools")
+    whole, _ = _resumed(cli, model_server, tmp_path / "whole", records)
+    first = next(r for r in records if r.get("type") == "assistant")
+    skewed = [dict(r, timestamp="2031-01-01T00:00:00.000Z") if r is first else r for r in records]
+    ours, out = _resumed(cli, model_server, tmp_path / "skewed", skewed)
+    assert ours == whole, out
+
+
 def test_a_transcript_stamped_ahead_of_this_machines_clock_resumes(cli, model_server, tmp_path):
     """Written on a machine whose clock was ahead (or imported on one whose clock is behind): the import kept the
     source's stamps, so the new session was "dated in the future", refused as someone else's, never resumed."""

@@ -394,7 +394,7 @@ MAX_HELD = 50_000      # lines held back (written before their parent, or a 1.x 
 class _Tree:
     """Claude Code's records form a tree (`parentUuid`): a rewind or an edited prompt starts a branch
     and the abandoned one stays in the file. The first pass keeps only this map (uuid -> parent) to
-    pick the branch the user last saw: the ancestors of the newest message, plus what Claude Code
+    pick the branch the user last saw: the ancestors of its end (`leaf`), plus what Claude Code
     writes as siblings of that path: the other lines of a response (parallel tool calls, each line
     parented on the one before) and the tool results parented on those lines.
     """
@@ -404,11 +404,9 @@ class _Tree:
         self.jump: dict[str, str] = {}         # a record whose parent is unknown -> the message written before it
         self.response: dict[str, str] = {}     # assistant record -> its response (message.id)
         self.results: set[str] = set()         # user records holding only tool results
-        self.leaf: str | None = None
+        self.messages: dict[str, None] = {}    # the messages' uuids, in file order
         self.overflow = False
-        self._leaf_stamp = ""
         self._last_message: str | None = None
-        self._tip: str | None = None           # the last line of a chain going on from the leaf
 
     def add(self, record: dict[str, Any]) -> None:
         uuid = record.get("uuid")
@@ -416,7 +414,7 @@ class _Tree:
             return
         if len(self.parent) >= MAX_TREE:
             self.overflow = True
-            self.parent, self.jump, self.response, self.results = {}, {}, {}, set()
+            self.parent, self.jump, self.response, self.results, self.messages = {}, {}, {}, set(), {}
             return
         parent = record.get("parentUuid")
         if not isinstance(parent, str):
@@ -425,33 +423,60 @@ class _Tree:
         self.parent[uuid] = parent
         if (parent is None or parent not in self.parent) and self._last_message is not None:
             self.jump[uuid] = self._last_message  # a broken chain goes on from the line written before
-        extends_leaf = parent is not None and parent == self._tip
-        if extends_leaf:
-            self._tip = uuid
         rtype = record.get("type")
         message = record.get("message")
         attachment = record.get("attachment")
         if rtype == "attachment" and isinstance(attachment, dict) and attachment.get("type") == "queued_command" \
                 and _attached_blocks(record):
-            # a prompt typed mid-turn, stamped when typed (before the tool result it follows): the newest
-            # message when it goes on from the newest one and nothing answered it
+            # a prompt typed mid-turn (stamped when typed, before the tool result it follows): a message
             self._last_message = uuid
-            if extends_leaf or (stamp_of(record) or "") >= self._leaf_stamp:
-                self.leaf = self._tip = uuid
+            self.messages[uuid] = None
             return
         if rtype not in ("user", "assistant") or not isinstance(message, dict):
             return
         self._last_message = uuid
-        stamp = stamp_of(record) or ""
-        if stamp >= self._leaf_stamp:  # the newest message; Claude Code's TUI writes some lines late
-            self.leaf, self._leaf_stamp = uuid, stamp
-            self._tip = uuid
+        self.messages[uuid] = None
         if rtype == "assistant" and isinstance(message.get("id"), str):
             self.response[uuid] = message["id"]
         content = message.get("content")
         if (rtype == "user" and isinstance(content, list) and content
                 and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
             self.results.add(uuid)
+
+    def _up(self, uuid: str) -> str | None:
+        """The record `uuid` goes on from: its parent, or the message written before it when its parent is gone."""
+        parent = self.parent.get(uuid)
+        return parent if parent in self.parent else self.jump.get(uuid)
+
+    def _message_at_or_above(self, start: str | None, memo: dict[str, str | None]) -> str | None:
+        """The nearest message at `start` or above it (Claude Code's own lines between are passed over)."""
+        path: list[str] = []
+        on_path: set[str] = set()
+        uuid, found = start, None
+        while uuid is not None:
+            if uuid in memo:
+                found = memo[uuid]
+                break
+            if uuid in self.messages:
+                found = uuid
+                break
+            if uuid in on_path:  # a cycle in a damaged file
+                break
+            path.append(uuid)
+            on_path.add(uuid)
+            uuid = self._up(uuid)
+        for each in path:
+            memo[each] = found
+        return found
+
+    def leaf(self) -> str | None:
+        """The end of the conversation the user last saw: the last message written that no message follows.
+        Claude Code (2.1.3xx) resumes from its last row too. Not the newest stamp: a clock set back mid-session
+        (or one line stamped ahead) made an earlier message the end and everything after it a rewound branch;
+        nor the newest leaf, which may be a tool result beside the path (parallel calls)."""
+        memo: dict[str, str | None] = {}
+        followed = {self._message_at_or_above(self._up(uuid), memo) for uuid in self.messages}
+        return next((uuid for uuid in reversed(self.messages) if uuid not in followed), None)
 
     def in_order(self, records: Iterable[dict[str, Any]], branch: set[str] | None) -> Iterator[dict[str, Any]]:
         """`records` with each line of the branch after its parent: Claude Code's TUI writes a session's
@@ -481,10 +506,11 @@ class _Tree:
 
     def branch(self) -> set[str] | None:
         """The uuids of the branch the user last saw (None: the file has no tree, keep every record)."""
-        if self.leaf is None or self.overflow:
+        leaf = None if self.overflow else self.leaf()
+        if leaf is None:
             return None
         keep: set[str] = set()
-        uuid: str | None = self.leaf
+        uuid: str | None = leaf
         while uuid is not None and uuid not in keep:
             keep.add(uuid)
             parent = self.parent.get(uuid)
