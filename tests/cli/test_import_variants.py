@@ -68,3 +68,15 @@ def test_a_transcript_stamped_ahead_of_this_machines_clock_resumes(cli, model_se
         whole, _ = _resumed(cli, model_server, tmp_path / f"{agent}-whole", records, agent)
         ours, out = _resumed(cli, model_server, tmp_path / f"{agent}-ahead", ahead, agent)
         assert ours == whole, out
+
+
+def test_lines_written_twice_are_read_once(cli, model_server, tmp_path):
+    """The same uuid twice (a transcript appended to itself by a sync or a copy, a line written again): Claude
+    Code keeps one message per uuid; the import sent each prompt, answer, call and result twice."""
+    records = _records("chain")
+    whole, _ = _resumed(cli, model_server, tmp_path / "whole", records)
+    twice = [r for r in records for _ in range(2 if r.get("type") in ("user", "assistant") else 1)]
+    ours, out = _resumed(cli, model_server, tmp_path / "twice", twice)
+    assert ours == whole, out
+    appended, out = _resumed(cli, model_server, tmp_path / "appended", records + records)
+    assert appended == whole, out

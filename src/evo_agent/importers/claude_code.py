@@ -405,6 +405,7 @@ class _Tree:
         self.response: dict[str, str] = {}     # assistant record -> its response (message.id)
         self.results: set[str] = set()         # user records holding only tool results
         self.messages: dict[str, None] = {}    # the messages' uuids, in file order
+        self.repeated: set[str] = set()        # uuids written more than once
         self.overflow = False
         self._last_message: str | None = None
 
@@ -412,9 +413,13 @@ class _Tree:
         uuid = record.get("uuid")
         if not isinstance(uuid, str) or record.get("isSidechain") is True or self.overflow:
             return
+        if uuid in self.parent:  # the same line again (a file appended to itself by a copy or a sync)
+            self.repeated.add(uuid)
+            return
         if len(self.parent) >= MAX_TREE:
             self.overflow = True
             self.parent, self.jump, self.response, self.results, self.messages = {}, {}, {}, set(), {}
+            self.repeated = set()
             return
         parent = record.get("parentUuid")
         if not isinstance(parent, str):
@@ -477,6 +482,21 @@ class _Tree:
         memo: dict[str, str | None] = {}
         followed = {self._message_at_or_above(self._up(uuid), memo) for uuid in self.messages}
         return next((uuid for uuid in reversed(self.messages) if uuid not in followed), None)
+
+    def once(self, records: Iterable[dict[str, Any]], imported: ImportedSession) -> Iterator[dict[str, Any]]:
+        """`records` without the later copies of a conversation's line written more than once (its uuid again):
+        Claude Code keeps one message per uuid, the first copy's place here. Copies are counted as left out;
+        records of kinds not understood are counted as such, copies or not."""
+        seen: set[str] = set()
+        for record in records:
+            uuid = record.get("uuid")
+            if isinstance(uuid, str) and uuid in self.repeated and record.get("isSidechain") is not True \
+                    and record.get("type") in ("user", "assistant", "attachment", "system"):
+                if uuid in seen:
+                    imported.left_out["lines written twice"] += 1
+                    continue
+                seen.add(uuid)
+            yield record
 
     def in_order(self, records: Iterable[dict[str, Any]], branch: set[str] | None) -> Iterator[dict[str, Any]]:
         """`records` with each line of the branch after its parent: Claude Code's TUI writes a session's
@@ -735,7 +755,7 @@ def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str], 
     runs = _subagents(path, imported)
     inline = _InlineSidechains()
     branch = tree.branch()
-    records = tree.in_order(_lines(path, imported), branch)
+    records = tree.in_order(tree.once(_lines(path, imported), imported), branch)
     for event in _conversation(records, imported, preserved, branch, inline):
         yield event
         if isinstance(event, Message) and event.message["role"] == "assistant":
