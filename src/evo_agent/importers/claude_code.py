@@ -591,7 +591,7 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
             if rtype in ("user", "assistant") and not record.get("isMeta"):
                 imported.left_out["subagent messages" if record.get("isSidechain") is True
                                   else "messages of rewound branches"] += 1
-            elif rtype not in _QUIET_TYPES and rtype != "system":
+            elif rtype not in _QUIET_TYPES and rtype not in ("system", "user", "assistant"):  # its notes are its own
                 imported.not_understood(rtype)
             continue
         if rtype == "assistant" and record.get("isApiErrorMessage") is True:
