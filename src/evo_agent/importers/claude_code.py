@@ -133,8 +133,15 @@ def find_sources(project_dir: Path) -> list[Path]:
 
 
 def _recorded_here(path: Path, project_dir: Path, own_folder: bool) -> bool:
-    """Whether the transcript at `path` recorded `project_dir` or a directory below it as its `cwd`."""
-    for record in head_records(path, 50):
+    """Whether the transcript at `path` is a session recorded in `project_dir` or a directory below it (its
+    `cwd`). Not an empty transcript (2.0.x leaves one for each process that resumed another session), nor a
+    subagent's (2.0.x keeps them beside the session, `agent-<id>.jsonl`, its warm-up agents' among them: their
+    messages are a sidechain, `isSidechain`)."""
+    records = head_records(path, 50)
+    first = next((r for r in records if r.get("type") in ("user", "assistant")), None)
+    if not records or (first is not None and first.get("isSidechain") is True):
+        return False
+    for record in records:
         if isinstance(record.get("cwd"), str):
             return recorded_within(record["cwd"], project_dir)
     return own_folder

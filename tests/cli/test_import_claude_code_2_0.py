@@ -1,0 +1,67 @@
+"""Importing real Claude Code 2.0.77 transcripts (late 2025: tests/fixtures/claude_code/2.0.77, make_fixtures.py).
+
+2.0.x keeps a subagent's transcript beside the session's, in the project's folder (`agent-<id>.jsonl`, the
+warm-up agents it starts with each process among them), and leaves an empty transcript for a process that
+resumed another session: a project's folder holds many files for one conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evo_agent.importers.claude_code import project_folder
+from tests.cli.import_helpers import FIXTURES, resume_request
+
+VERSION = "2.0.77"
+FOLDER = FIXTURES / "claude_code" / VERSION
+SCENARIOS = sorted(p.name for p in FOLDER.iterdir() if p.is_dir())
+
+
+def _session(name: str) -> Path:
+    """The scenario's conversation: its one transcript that is neither empty nor an agent's."""
+    (path,) = [p for p in (FOLDER / name).glob("*.jsonl") if p.stat().st_size and not p.name.startswith("agent-")]
+    return path
+
+
+def _import(cli, path: Path, env: dict | None = None) -> tuple[str, str]:
+    result = cli.run("sessions", "import", "claude-code", str(path), env=env)
+    assert result.rc == 0, result.err
+    return result.out.split(" → ", 1)[1].split(" ", 1)[0], result.out
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_every_record_is_read_or_known_as_bookkeeping(cli, model_server, name):
+    sid, out = _import(cli, _session(name))
+    assert "not understood" not in out and "0 lines skipped" in out, out
+    assert cli.records(sid)[0]["imported_from"]["version"] == VERSION
+    resume_request(cli, model_server, sid)
+
+
+def _as_claude_codes_folder(cli, tmp_path: Path, name: str) -> dict:
+    """The scenario's folder as Claude Code left it under a config dir, recorded in the test's project."""
+    config = tmp_path / "claude"
+    folder = config / "projects" / project_folder(cli.project)
+    folder.mkdir(parents=True)
+    for source in (FOLDER / name).glob("*.jsonl"):
+        text = source.read_text().replace('"cwd":"/home/user/project"', json.dumps({"cwd": str(cli.project)})[1:-1])
+        (folder / source.name).write_text(text)
+    for meta in (FOLDER / name).glob("*.meta.json"):
+        shutil.copy(meta, folder / meta.name)
+    return {**cli.env, "CLAUDE_CONFIG_DIR": str(config)}
+
+
+def test_the_listing_offers_the_conversation_not_its_agents_nor_empty_transcripts(cli, tmp_path):
+    """A folder of 2.0.x holds, beside the conversation, the warm-up agents' transcripts (one user "Warmup", one
+    answer) and empty transcripts: they were listed as sessions, and `--all` imported twenty "Warmup" sessions
+    and failed on the empty ones."""
+    env = _as_claude_codes_folder(cli, tmp_path, "chain")
+    listed = cli.run("sessions", "import", "claude-code", env=env)
+    assert listed.rc == 0, listed.err
+    offered = [line for line in listed.out.splitlines() if "not imported" in line]
+    assert len(offered) == 1 and _session("chain").stem in offered[0], listed.out
+    done = cli.run("sessions", "import", "claude-code", "--all", env=env)
+    assert done.rc == 0 and done.out.count(" → ") == 1 and not done.err, (done.out, done.err)
