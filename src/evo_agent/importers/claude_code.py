@@ -139,8 +139,13 @@ def _recorded_here(path: Path, project_dir: Path, own_folder: bool) -> bool:
     messages are a sidechain, `isSidechain`)."""
     records = head_records(path, 50)
     first = next((r for r in records if r.get("type") in ("user", "assistant")), None)
-    if not records or (first is not None and first.get("isSidechain") is True):
+    if first is not None and first.get("isSidechain") is True:
         return False
+    if not records:  # listed when it holds something, which the import then says it cannot read
+        try:
+            return path.stat().st_size > 0 and own_folder
+        except OSError:
+            return False
     for record in records:
         if isinstance(record.get("cwd"), str):
             return recorded_within(record["cwd"], project_dir)
