@@ -65,3 +65,19 @@ def test_the_listing_offers_the_conversation_not_its_agents_nor_empty_transcript
     assert len(offered) == 1 and _session("chain").stem in offered[0], listed.out
     done = cli.run("sessions", "import", "claude-code", "--all", env=env)
     assert done.rc == 0 and done.out.count(" → ") == 1 and not done.err, (done.out, done.err)
+
+
+def test_a_task_calls_subagent_beside_the_session_becomes_its_sidechain(cli, model_server):
+    """2.0.x keeps a Task call's subagent in `agent-<id>.jsonl` beside the session, named by the call's result
+    (`toolUseResult.agentId`): the import looked only where 2.1.x keeps them and carried no subagent."""
+    sid, out = _import(cli, _session("task"))
+    assert "1 subagents" in out, out
+    records = cli.records(sid)
+    (start,) = [r for r in records if r["type"] == "subagent_start"]
+    (end,) = [r for r in records if r["type"] == "subagent_end"]
+    assert end["result"] == "app.py is the entry point."
+    side = [json.loads(line) for line in (cli.sessions_dir / sid / start["subagent_path"]).read_text().splitlines()]
+    assert [r["type"] for r in side] == ["session_start", "user", "assistant", "user", "assistant"]
+    assert side[1]["message"]["content"][0]["text"] == "Which file is the entry point?"
+    sent = resume_request(cli, model_server, sid)
+    assert not any(b.get("text") == "Which file is the entry point?" for m in sent for b in m["content"])  # aside

@@ -712,10 +712,32 @@ class _InlineSidechains:
         return sum(1 for run in self.runs for r in run if r.get("type") in ("user", "assistant"))
 
 
-def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
-    """Sidechains by the tool_use id that started them."""
-    folder = path.with_suffix("") / "subagents"
+_AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a name of a file beside the session: never a path
+MAX_AGENTS = 10_000
+
+
+def _agent_of(record: dict[str, Any]) -> tuple[str, str] | None:
+    """(tool_use id, agent id) of a Task call's result record in 2.0.x, which keeps the subagent's transcript
+    beside the session's as `agent-<agent id>.jsonl` and names it only there (`toolUseResult.agentId`)."""
+    result = record.get("toolUseResult")
+    agent = result.get("agentId") if isinstance(result, dict) else None
+    message = record.get("message")
+    if record.get("type") != "user" or not isinstance(agent, str) or not _AGENT_ID.fullmatch(agent) \
+            or not isinstance(message, dict):
+        return None
+    ids = [b.get("tool_use_id") for b in blocks(message) if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return (ids[0], agent) if len(ids) == 1 and isinstance(ids[0], str) else None
+
+
+def _subagents(path: Path, imported: ImportedSession, agents: dict[str, str]) -> dict[str, Subagent]:
+    """Sidechains by the tool_use id that started them: 2.1.x's in `<session>/subagents/`, each with its
+    `.meta.json`; 2.0.x's beside the session, named by the call's result (`agents`: tool_use id -> agent id)."""
     runs: dict[str, Subagent] = {}
+    for call, agent in agents.items():
+        beside = path.parent / f"agent-{agent}.jsonl"
+        if beside.is_file():  # a file only: not a FIFO someone else's folder could hold
+            runs[call] = _sidechain(list(_lines(beside, imported)), call, "subagent", imported)
+    folder = path.with_suffix("") / "subagents"
     try:
         files = sorted(folder.glob("agent-*.jsonl"))
     except OSError:
@@ -746,8 +768,12 @@ def read_claude_code(path: Path) -> ImportedSession:
     scan: Counter[str] = Counter()  # the first pass counts nothing: its skips are counted by the second
     preserved: set[str] = set()
     tree = _Tree()
+    agents: dict[str, str] = {}
     for record in _lines(path, ImportedSession(AGENT, path, "", skipped=scan)):
         tree.add(record)
+        agent = _agent_of(record) if len(agents) < MAX_AGENTS else None
+        if agent is not None:
+            agents[agent[0]] = agent[1]
         if imported.cwd is None and isinstance(record.get("cwd"), str):
             imported.cwd = record["cwd"]
         if imported.version is None and isinstance(record.get("version"), str):
@@ -759,12 +785,13 @@ def read_claude_code(path: Path) -> ImportedSession:
                 and message["model"] != "<synthetic>"):  # Claude Code's own notices name no model
             imported.model = message["model"]
         preserved |= _preserved_uuids((record,))
-    imported.events = _with_subagents(path, imported, preserved, tree)
+    imported.events = _with_subagents(path, imported, preserved, tree, agents)
     return imported
 
 
-def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str], tree: _Tree) -> Iterator[Event]:
-    runs = _subagents(path, imported)
+def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str], tree: _Tree,
+                    agents: dict[str, str]) -> Iterator[Event]:
+    runs = _subagents(path, imported, agents)
     inline = _InlineSidechains()
     branch = tree.branch()
     records = tree.in_order(tree.once(_lines(path, imported), imported), branch)
@@ -773,7 +800,11 @@ def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str], 
         if isinstance(event, Message) and event.message["role"] == "assistant":
             for block in tool_uses(event.message):
                 if block.get("id") in runs:
-                    yield runs.pop(block["id"])
+                    run = runs.pop(block["id"])
+                    kind = block["input"].get("subagent_type") if isinstance(block.get("input"), dict) else None
+                    if run.agent_name == "subagent" and isinstance(kind, str):  # 2.0.x: no meta file names it
+                        run.agent_name = kind
+                    yield run
                 elif block.get("name") == "task" and isinstance(block.get("input"), dict):
                     side = inline.take(block["input"].get("prompt"))
                     if side is not None:
