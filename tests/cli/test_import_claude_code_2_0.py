@@ -81,3 +81,20 @@ def test_a_task_calls_subagent_beside_the_session_becomes_its_sidechain(cli, mod
     assert side[1]["message"]["content"][0]["text"] == "Which file is the entry point?"
     sent = resume_request(cli, model_server, sid)
     assert not any(b.get("text") == "Which file is the entry point?" for m in sent for b in m["content"])  # aside
+
+
+def _calls_and_results(sent: list[dict]) -> list[tuple[str, str]]:
+    return [(b["type"], b.get("id") or b.get("tool_use_id")) for m in sent for b in m["content"]
+            if b["type"] in ("tool_use", "tool_result")]
+
+
+@pytest.mark.parametrize(("name", "kept"), [("sigint_parallel", []), ("killed_parallel", ["toolu_fake_000001"])])
+def test_calls_claude_code_dropped_unanswered_when_it_went_on_are_not_resumed(cli, model_server, name, kept):
+    """Interrupted or killed while parallel calls ran, 2.0.x wrote no result for them, and `--continue` went on
+    from the response's last line that had one (its text, or the first call's result): the model never saw the
+    other calls again. The import kept them, beside that path, and the resume invented their results."""
+    sid, out = _import(cli, _session(name))
+    sent = resume_request(cli, model_server, sid)
+    assert _calls_and_results(sent) == [(kind, call) for call in kept for kind in ("tool_use", "tool_result")], out
+    dropped = "2 tool calls Claude Code dropped" if name == "sigint_parallel" else "1 tool call Claude Code dropped"
+    assert f"left out: {dropped} unanswered" in out, out

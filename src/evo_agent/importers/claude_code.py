@@ -41,7 +41,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -418,6 +418,9 @@ class _Tree:
         self.results: set[str] = set()         # user records holding only tool results
         self.messages: dict[str, None] = {}    # the messages' uuids, in file order
         self.repeated: set[str] = set()        # uuids written more than once
+        self.calls: dict[str, tuple[str, ...]] = {}  # assistant record -> the ids of the tool calls it holds
+        self.answered: set[str] = set()        # ids of the tool calls a result answers
+        self.dropped: set[str] = set()         # lines of calls Claude Code dropped unanswered (`_dropped`)
         self.overflow = False
         self._last_message: str | None = None
 
@@ -431,7 +434,7 @@ class _Tree:
         if len(self.parent) >= MAX_TREE:
             self.overflow = True
             self.parent, self.jump, self.response, self.results, self.messages = {}, {}, {}, set(), {}
-            self.repeated = set()
+            self.repeated, self.calls, self.answered = set(), {}, set()
             return
         parent = record.get("parentUuid")
         if not isinstance(parent, str):
@@ -459,6 +462,12 @@ class _Tree:
         if (rtype == "user" and isinstance(content, list) and content
                 and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
             self.results.add(uuid)
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                self.calls[uuid] = (*self.calls.get(uuid, ()), block["id"])
+            elif isinstance(block, dict) and block.get("type") == "tool_result" \
+                    and isinstance(block.get("tool_use_id"), str):
+                self.answered.add(block["tool_use_id"])
 
     def _up(self, uuid: str) -> str | None:
         """The record `uuid` goes on from: its parent, or the message written before it when its parent is gone."""
@@ -548,9 +557,24 @@ class _Tree:
             parent = self.parent.get(uuid)
             uuid = parent if parent in self.parent else self.jump.get(uuid)
         responses = {self.response[u] for u in keep if u in self.response}
-        keep |= {u for u, response in self.response.items() if response in responses}
+        beside = {u for u, response in self.response.items() if response in responses and u not in keep}
+        self.dropped = {u for u in beside if self._dropped(u, leaf)}
+        keep |= beside - self.dropped
         keep |= {u for u in self.results if self.parent.get(u) in keep}
         return keep
+
+    def _dropped(self, line: str, leaf: str) -> bool:
+        """Whether a line of a response beside the branch holds tool calls Claude Code dropped: none answered
+        anywhere, and the conversation went on past the response (2.0.x, interrupted or killed while parallel
+        calls ran, wrote no result for them and went on from the response's last line that had one: the model
+        never saw them again). While the response is where the branch ends, they stay: resumed as interrupted."""
+        calls = self.calls.get(line)
+        if not calls or any(call in self.answered for call in calls):
+            return False
+        response = self.response.get(line)
+        ends_here = self.response.get(leaf) == response or (
+            leaf in self.results and self.response.get(self.parent.get(leaf) or "") == response)
+        return not ends_here
 
 
 def _kept_by(boundary: dict[str, Any] | None) -> list[str]:
@@ -581,7 +605,8 @@ def _preserved_uuids(records: Iterable[dict[str, Any]]) -> set[str]:
 
 
 def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, preserved: set[str],
-                  branch: set[str] | None = None, inline: _InlineSidechains | None = None) -> Iterator[Event]:
+                  branch: set[str] | None = None, inline: _InlineSidechains | None = None,
+                  dropped: Container[str] = frozenset()) -> Iterator[Event]:
     """The events in order, streamed: compactions, then messages as soon as they can no longer grow.
 
     Only the records a later compaction keeps (`preserved`) are held back in memory. With `branch`,
@@ -602,6 +627,7 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
         if branch is not None and isinstance(record.get("uuid"), str) and record["uuid"] not in branch:
             if rtype in ("user", "assistant") and not record.get("isMeta"):
                 imported.left_out["subagent messages" if record.get("isSidechain") is True
+                                  else "tool calls Claude Code dropped unanswered" if record["uuid"] in dropped
                                   else "messages of rewound branches"] += 1
             elif rtype not in _QUIET_TYPES and rtype not in ("system", "user", "assistant"):  # its notes are its own
                 imported.not_understood(rtype)
@@ -795,7 +821,7 @@ def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str], 
     inline = _InlineSidechains()
     branch = tree.branch()
     records = tree.in_order(tree.once(_lines(path, imported), imported), branch)
-    for event in _conversation(records, imported, preserved, branch, inline):
+    for event in _conversation(records, imported, preserved, branch, inline, tree.dropped):
         yield event
         if isinstance(event, Message) and event.message["role"] == "assistant":
             for block in tool_uses(event.message):
