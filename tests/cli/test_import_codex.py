@@ -360,3 +360,12 @@ def test_what_hooks_told_the_model_comes_back_where_it_read_it(cli, model_server
     assert after["content"][0]["type"] == "tool_result"  # the context follows the output it was about
     stop = next(i for i, t in enumerate(texts) if t.startswith("<hook_prompt"))
     assert texts[stop - 1] == "There is app.py." and texts[stop + 1] == "The tests would pass."
+
+
+def test_an_answer_after_a_resume_whose_running_totals_match_the_last_process_keeps_its_tokens(cli):
+    """Codex 0.77 keeps usage in `token_count` events, running totals that restart in each process: a resumed
+    process whose first total equals the last one of the process before was taken for a repeated event, and the
+    answer's tokens were lost (the session's cost too low). Real 0.77 rollouts, resumed with one answer each."""
+    for name in ("rich077", "marathon077"):
+        tokens = _assistant_tokens(cli, _import(cli, fixture("codex", name)))
+        assert tokens[-1] != (0, 0) and all(i > 0 for i, _ in tokens), (name, tokens)

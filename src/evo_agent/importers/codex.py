@@ -314,6 +314,7 @@ class _Tokens:
         self.from_records = False
         self.previous: tuple[int, int] | None = None
         self.pending = (0, 0)
+        self.answered = False  # the model said something since the last count (see `count`)
 
     def add(self, messages: list[Any], input_tokens: int, output_tokens: int) -> None:
         last = next((m for m in reversed(messages) if m.message["role"] == "assistant"), None)
@@ -337,15 +338,25 @@ class _Tokens:
             return
         now = (_count(total.get("input_tokens")), _count(total.get("output_tokens")))
         previous, self.previous = self.previous, now
-        if now == previous:
-            return
+        answered, self.answered = self.answered, False
+        if now == previous and not answered:  # the same count again; the same totals after an answer are a
+            return                            # resumed process's first, which restarted them (0.77)
         last = info.get("last_token_usage")
         if isinstance(last, dict):
             self.add(messages, _count(last.get("input_tokens")), _count(last.get("output_tokens")))
-        elif previous is None or now[0] < previous[0]:  # the first count of this process
+        elif previous is None or now[0] <= previous[0]:  # the first count of this process
             self.add(messages, *now)
         else:
             self.add(messages, now[0] - previous[0], max(0, now[1] - previous[1]))
+
+
+_MODEL_OUTPUTS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call",
+                            "web_search_call", "reasoning"})
+
+
+def _from_the_model(item: dict[str, Any]) -> bool:
+    """Whether a response item is something the model said (an answer, a call, its reasoning)."""
+    return item.get("type") in _MODEL_OUTPUTS or (item.get("type") == "message" and item.get("role") == "assistant")
 
 
 def _first_model(path: Path, look: int = 400) -> str | None:
@@ -376,6 +387,7 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
         if ltype == "response_item":
             _add_item(builder, payload, stamp, imported)
             prompts.add(payload)
+            tokens.answered |= _from_the_model(payload)
         elif ltype == "compacted" and _sealed(payload):
             imported.left_out["encrypted compactions (the conversation before them kept whole)"] += 1
         elif ltype == "compacted":
