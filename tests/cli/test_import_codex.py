@@ -369,3 +369,12 @@ def test_an_answer_after_a_resume_whose_running_totals_match_the_last_process_ke
     for name in ("rich077", "marathon077"):
         tokens = _assistant_tokens(cli, _import(cli, fixture("codex", name)))
         assert tokens[-1] != (0, 0) and all(i > 0 for i, _ in tokens), (name, tokens)
+
+
+def test_each_response_counts_once_whichever_codex_wrote_the_counts(cli):
+    """Every response of these real rollouts reported 100 input and 10 output tokens (no compaction): 0.63 writes
+    a count before the response's items and repeats it after a tool's output, 0.77 writes it after them, and
+    both begin each process with a count holding no usage. The sum is every response once, no more."""
+    for name, responses in (("tools063", 4), ("rich063", 2), ("tools077", 4), ("rich077", 2)):
+        tokens = _assistant_tokens(cli, _import(cli, fixture("codex", name)))
+        assert (sum(i for i, _ in tokens), sum(o for _, o in tokens)) == (100 * responses, 10 * responses), name

@@ -306,7 +306,8 @@ class _Tokens:
     Codex 0.17x writes a `token_usage_record` per response (and `token_count`s too): once one is
     seen, records alone count. Older rollouts have only `token_count`: the response's usage
     (`last_token_usage`) beside running totals that restart in each process (a resume starts
-    again from zero) and that a repeated event leaves unmoved (skipped). Usage that comes before
+    again from zero; 0.6x-0.7x mark the start with a count holding no usage, after which the same
+    totals as before are new) and that a repeated event leaves unmoved (skipped). Usage that comes before
     any assistant message (0.40 writes the count before the response's items) waits for the next.
     """
 
@@ -314,7 +315,6 @@ class _Tokens:
         self.from_records = False
         self.previous: tuple[int, int] | None = None
         self.pending = (0, 0)
-        self.answered = False  # the model said something since the last count (see `count`)
 
     def add(self, messages: list[Any], input_tokens: int, output_tokens: int) -> None:
         last = next((m for m in reversed(messages) if m.message["role"] == "assistant"), None)
@@ -333,30 +333,23 @@ class _Tokens:
             self.add(messages, _count(usage["input_tokens"]), _count(usage.get("output_tokens")))
 
     def count(self, messages: list[Any], info: object) -> None:
+        if info is None and not self.from_records:  # a process starting (0.6x-0.7x: no usage yet): its totals
+            self.previous = None                     # restart, maybe to the very totals the last one ended on
+            return
         total = info.get("total_token_usage") if isinstance(info, dict) else None
         if self.from_records or not isinstance(info, dict) or not isinstance(total, dict):
             return
         now = (_count(total.get("input_tokens")), _count(total.get("output_tokens")))
         previous, self.previous = self.previous, now
-        answered, self.answered = self.answered, False
-        if now == previous and not answered:  # the same count again; the same totals after an answer are a
-            return                            # resumed process's first, which restarted them (0.77)
+        if now == previous:
+            return
         last = info.get("last_token_usage")
         if isinstance(last, dict):
             self.add(messages, _count(last.get("input_tokens")), _count(last.get("output_tokens")))
-        elif previous is None or now[0] <= previous[0]:  # the first count of this process
+        elif previous is None or now[0] < previous[0]:  # the first count of this process
             self.add(messages, *now)
         else:
             self.add(messages, now[0] - previous[0], max(0, now[1] - previous[1]))
-
-
-_MODEL_OUTPUTS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call",
-                            "web_search_call", "reasoning"})
-
-
-def _from_the_model(item: dict[str, Any]) -> bool:
-    """Whether a response item is something the model said (an answer, a call, its reasoning)."""
-    return item.get("type") in _MODEL_OUTPUTS or (item.get("type") == "message" and item.get("role") == "assistant")
 
 
 def _first_model(path: Path, look: int = 400) -> str | None:
@@ -387,7 +380,6 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
         if ltype == "response_item":
             _add_item(builder, payload, stamp, imported)
             prompts.add(payload)
-            tokens.answered |= _from_the_model(payload)
         elif ltype == "compacted" and _sealed(payload):
             imported.left_out["encrypted compactions (the conversation before them kept whole)"] += 1
         elif ltype == "compacted":
