@@ -420,6 +420,7 @@ class _Tree:
         self.repeated: set[str] = set()        # uuids written more than once
         self.calls: dict[str, tuple[str, ...]] = {}  # assistant record -> the ids of the tool calls it holds
         self.answered: set[str] = set()        # ids of the tool calls a result answers
+        self.answers: dict[str, tuple[str, ...]] = {}  # result record -> the ids of the calls it answers
         self.dropped: set[str] = set()         # lines of calls Claude Code dropped unanswered (`_dropped`)
         self.overflow = False
         self._last_message: str | None = None
@@ -434,7 +435,7 @@ class _Tree:
         if len(self.parent) >= MAX_TREE:
             self.overflow = True
             self.parent, self.jump, self.response, self.results, self.messages = {}, {}, {}, set(), {}
-            self.repeated, self.calls, self.answered = set(), {}, set()
+            self.repeated, self.calls, self.answered, self.answers = set(), {}, set(), {}
             return
         parent = record.get("parentUuid")
         if not isinstance(parent, str):
@@ -468,6 +469,8 @@ class _Tree:
             elif isinstance(block, dict) and block.get("type") == "tool_result" \
                     and isinstance(block.get("tool_use_id"), str):
                 self.answered.add(block["tool_use_id"])
+                if uuid in self.results:
+                    self.answers[uuid] = (*self.answers.get(uuid, ()), block["tool_use_id"])
 
     def _up(self, uuid: str) -> str | None:
         """The record `uuid` goes on from: its parent, or the message written before it when its parent is gone."""
@@ -560,7 +563,15 @@ class _Tree:
         beside = {u for u, response in self.response.items() if response in responses and u not in keep}
         self.dropped = {u for u in beside if self._dropped(u, leaf)}
         keep |= beside - self.dropped
-        keep |= {u for u in self.results if self.parent.get(u) in keep}
+        # the results of those lines' calls, each call's once: two processes on one session (`--continue` in
+        # another terminal while a call ran) both answer it; the one the branch goes on from is what was read
+        answered = {call for u in keep for call in self.answers.get(u, ())}
+        for u in self.messages:
+            calls = self.answers.get(u, ())
+            if u in self.results and u not in keep and self.parent.get(u) in keep \
+                    and not (calls and all(call in answered for call in calls)):
+                keep.add(u)
+                answered.update(calls)
         return keep
 
     def _dropped(self, line: str, leaf: str) -> bool:
