@@ -14,8 +14,9 @@ Lines are `{timestamp, type, payload}`. What becomes what:
   and its result (the tools found, as JSON); a call with a `namespace` is named `<namespace>__<name>`.
 - `agent_message` (mail between Codex's agents: a spawned agent's final answer in its parent's rollout)
   is a user message of its texts; its encrypted parts are counted as left out.
-- `additional_tools` (code mode's tool catalogue) and `configuration_update` (the reasoning effort the
-  built-in `openai` provider notes) are Codex's own: skipped like developer messages.
+- `additional_tools` (code mode's tool catalogue), `configuration_update` (the reasoning effort the
+  built-in `openai` provider notes) and `ghost_snapshot` (0.5x-0.7x in a git repository: a commit per turn for
+  `/undo`, never sent to the model) are Codex's own: skipped like developer messages.
 - A `compacted` record of the server's own compaction (the `openai` provider) holds no summary, only an
   encrypted `compaction` item: it is left out (counted) and the conversation before it is kept whole.
 - A forked rollout (`codex fork`) and a rewind's segment (the TUI's Esc Esc) hold only their new turns
@@ -273,8 +274,8 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
         blocks = [b for b in _blocks(parts) if b["type"] == "text"]
         if blocks:
             builder.add("user", blocks, stamp, {}, None)
-    elif itype in ("additional_tools", "configuration_update"):  # Codex's own: its tools, its reasoning effort
-        return
+    elif itype in ("additional_tools", "configuration_update", "ghost_snapshot"):
+        return  # Codex's own: its tools, its reasoning effort, a git snapshot per turn for /undo (0.5x-0.7x)
     elif itype == "compaction":  # an encrypted summary only OpenAI reads (see _sealed)
         imported.left_out["encrypted compactions (the conversation before them kept whole)"] += 1
     else:
