@@ -767,23 +767,22 @@ def _agent_of(record: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _subagents(path: Path, imported: ImportedSession, agents: dict[str, str]) -> dict[str, Subagent]:
-    """Sidechains by the tool_use id that started them: 2.1.x's in `<session>/subagents/`, each with its
-    `.meta.json`; 2.0.x's beside the session, named by the call's result (`agents`: tool_use id -> agent id)."""
+    """Sidechains by the tool_use id that started them: 2.1.1xx's in `<session>/subagents/`, each with its
+    `.meta.json` naming the call; 2.1.50's there without one, and 2.0.x's beside the session: named only by the
+    call's result (`agents`: tool_use id -> agent id)."""
     runs: dict[str, Subagent] = {}
-    for call, agent in agents.items():
-        beside = path.parent / f"agent-{agent}.jsonl"
-        if beside.is_file():  # a file only: not a FIFO someone else's folder could hold
-            runs[call] = _sidechain(list(_lines(beside, imported)), call, "subagent", imported)
     folder = path.with_suffix("") / "subagents"
     try:
         files = sorted(folder.glob("agent-*.jsonl"))
     except OSError:
-        return runs
+        files = []
     for file in files:
         meta_path = file.with_name(file.name[: -len(".jsonl")] + ".meta.json")
         try:
             with open(meta_path, "rb") as f:
                 meta = json.loads(f.read(1 << 20))
+        except FileNotFoundError:
+            continue  # 2.1.50 writes none: the call's result names the file (below)
         except (OSError, ValueError, RecursionError):
             meta = {}
         tool_use_id = meta.get("toolUseId") if isinstance(meta, dict) else None
@@ -792,6 +791,15 @@ def _subagents(path: Path, imported: ImportedSession, agents: dict[str, str]) ->
             continue
         records = list(_lines(file, imported))  # a sidechain is one task's conversation: held whole
         runs[tool_use_id] = _sidechain(records, tool_use_id, str(meta.get("agentType") or "subagent"), imported)
+    named = set()
+    for call, agent in agents.items():
+        named.add(f"agent-{agent}.jsonl")
+        for file in (folder / f"agent-{agent}.jsonl", path.parent / f"agent-{agent}.jsonl"):
+            if call not in runs and file.is_file():  # a file only: not a FIFO someone else's folder could hold
+                runs[call] = _sidechain(list(_lines(file, imported)), call, "subagent", imported)
+    unnamed = [f for f in files if f.name not in named and not f.with_name(f.stem + ".meta.json").exists()]
+    if unnamed:  # its call never answered (a kill while it ran): nothing in the conversation to hang it on
+        imported.left_out["subagents whose call has no result"] += len(unnamed)
     return runs
 
 

@@ -1,8 +1,10 @@
-"""Importing real Claude Code 2.0.77 transcripts (late 2025: tests/fixtures/claude_code/2.0.77, make_fixtures.py).
+"""Importing real transcripts of Claude Code versions before 2.1.1xx: 2.0.77 (late 2025) and 2.1.50 (early 2026),
+in tests/fixtures/claude_code/<version> (make_fixtures.py), which log no requests.
 
 2.0.x keeps a subagent's transcript beside the session's, in the project's folder (`agent-<id>.jsonl`, the
 warm-up agents it starts with each process among them), and leaves an empty transcript for a process that
-resumed another session: a project's folder holds many files for one conversation.
+resumed another session: a project's folder holds many files for one conversation. 2.1.50 keeps them in
+`<session>/subagents/` but, unlike later versions, without a `.meta.json`: the Task call's result names them.
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ from evo_agent.importers.claude_code import project_folder
 from tests.cli.import_helpers import FIXTURES, resume_request
 
 VERSION = "2.0.77"
+VERSIONS = (VERSION, "2.1.50")
 FOLDER = FIXTURES / "claude_code" / VERSION
-SCENARIOS = sorted(p.name for p in FOLDER.iterdir() if p.is_dir())
+SCENARIOS = sorted(f"{version}/{p.name}" for version in VERSIONS
+                   for p in (FIXTURES / "claude_code" / version).iterdir() if p.is_dir())
 
 
-def _session(name: str) -> Path:
+def _session(name: str, version: str = VERSION) -> Path:
     """The scenario's conversation: its one transcript that is neither empty nor an agent's."""
-    (path,) = [p for p in (FOLDER / name).glob("*.jsonl") if p.stat().st_size and not p.name.startswith("agent-")]
+    folder = FIXTURES / "claude_code" / version / name
+    (path,) = [p for p in folder.glob("*.jsonl") if p.stat().st_size and not p.name.startswith("agent-")]
     return path
 
 
@@ -33,11 +38,12 @@ def _import(cli, path: Path, env: dict | None = None) -> tuple[str, str]:
     return result.out.split(" → ", 1)[1].split(" ", 1)[0], result.out
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
-def test_every_record_is_read_or_known_as_bookkeeping(cli, model_server, name):
-    sid, out = _import(cli, _session(name))
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_every_record_is_read_or_known_as_bookkeeping(cli, model_server, scenario):
+    version, name = scenario.split("/")
+    sid, out = _import(cli, _session(name, version))
     assert "not understood" not in out and "0 lines skipped" in out, out
-    assert cli.records(sid)[0]["imported_from"]["version"] == VERSION
+    assert cli.records(sid)[0]["imported_from"]["version"] == version
     resume_request(cli, model_server, sid)
 
 
@@ -67,10 +73,12 @@ def test_the_listing_offers_the_conversation_not_its_agents_nor_empty_transcript
     assert done.rc == 0 and done.out.count(" → ") == 1 and not done.err, (done.out, done.err)
 
 
-def test_a_task_calls_subagent_beside_the_session_becomes_its_sidechain(cli, model_server):
-    """2.0.x keeps a Task call's subagent in `agent-<id>.jsonl` beside the session, named by the call's result
-    (`toolUseResult.agentId`): the import looked only where 2.1.x keeps them and carried no subagent."""
-    sid, out = _import(cli, _session("task"))
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_task_calls_subagent_becomes_its_sidechain(cli, model_server, version):
+    """2.0.x keeps a Task call's subagent in `agent-<id>.jsonl` beside the session, 2.1.50 in `<session>/subagents/`
+    without the `.meta.json` later versions write: both name it only in the call's result (`toolUseResult.agentId`),
+    and the import carried no subagent (2.1.50's: "not understood: 1 subagent without its tool call")."""
+    sid, out = _import(cli, _session("task", version))
     assert "1 subagents" in out, out
     records = cli.records(sid)
     (start,) = [r for r in records if r["type"] == "subagent_start"]
@@ -98,3 +106,13 @@ def test_calls_claude_code_dropped_unanswered_when_it_went_on_are_not_resumed(cl
     assert _calls_and_results(sent) == [(kind, call) for call in kept for kind in ("tool_use", "tool_result")], out
     dropped = "2 tool calls Claude Code dropped" if name == "sigint_parallel" else "1 tool call Claude Code dropped"
     assert f"left out: {dropped} unanswered" in out, out
+
+
+@pytest.mark.parametrize("name", ["subagent_fg", "parallel_agents"])
+def test_subagents_named_only_by_their_calls_results_are_sidechains(cli, model_server, name):
+    sid, out = _import(cli, _session(name, "2.1.50"))
+    runs = [r for r in cli.records(sid) if r["type"] == "subagent_end"]
+    assert len(runs) == (2 if name == "parallel_agents" else 1) and "not understood" not in out, out
+    assert sorted(r["result"] for r in runs) == (["ALPHA checked: fine.", "BETA checked: fine."]
+                                                 if name == "parallel_agents" else ["app.py is the entry point."])
+    resume_request(cli, model_server, sid)
