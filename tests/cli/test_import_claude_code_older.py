@@ -116,3 +116,25 @@ def test_subagents_named_only_by_their_calls_results_are_sidechains(cli, model_s
     assert sorted(r["result"] for r in runs) == (["ALPHA checked: fine.", "BETA checked: fine."]
                                                  if name == "parallel_agents" else ["app.py is the entry point."])
     resume_request(cli, model_server, sid)
+
+
+def test_a_fifo_or_a_path_named_as_a_subagent_is_never_read(cli, tmp_path):
+    """What a Task result names is looked up beside the transcript, and only a file is read: a FIFO there (a folder
+    someone else filled) would hang the import, an agent id holding a path would read outside the folder."""
+    import os
+
+    source = _session("task")
+    records = [json.loads(line) for line in source.read_text().splitlines()]
+    agent = next(r["toolUseResult"]["agentId"] for r in records if isinstance(r.get("toolUseResult"), dict)
+                 and "agentId" in r["toolUseResult"])
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "agent-x.jsonl").write_text((FOLDER / "task" / f"agent-{agent}.jsonl").read_text())
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    os.mkfifo(folder / f"agent-{agent}.jsonl")
+    (folder / "agent-x").mkdir()  # so that agent-x/../../outside/agent-x.jsonl resolves, were the id a path
+    for name, named in (("fifo.jsonl", agent), ("path.jsonl", "x/../../outside/agent-x")):
+        copy = folder / name
+        copy.write_text(source.read_text().replace(f'"agentId":"{agent}"', json.dumps({"agentId": named})[1:-1]))
+        result = cli.run("sessions", "import", "claude-code", str(copy), timeout=60)
+        assert result.rc == 0 and "0 subagents" in result.out, (result.out, result.err)
