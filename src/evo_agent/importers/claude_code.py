@@ -557,8 +557,7 @@ class _Tree:
         uuid: str | None = leaf
         while uuid is not None and uuid not in keep:
             keep.add(uuid)
-            parent = self.parent.get(uuid)
-            uuid = parent if parent in self.parent else self.jump.get(uuid)
+            uuid = self._up(uuid)
         responses = {self.response[u] for u in keep if u in self.response}
         beside = {u for u, response in self.response.items() if response in responses and u not in keep}
         self.dropped = {u for u in beside if self._dropped(u, leaf)}
@@ -754,8 +753,9 @@ MAX_AGENTS = 10_000
 
 
 def _agent_of(record: dict[str, Any]) -> tuple[str, str] | None:
-    """(tool_use id, agent id) of a Task call's result record in 2.0.x, which keeps the subagent's transcript
-    beside the session's as `agent-<agent id>.jsonl` and names it only there (`toolUseResult.agentId`)."""
+    """(tool_use id, agent id) of a Task call's result record: 2.0.x keeps the subagent's transcript beside the
+    session's as `agent-<agent id>.jsonl`, 2.1.50 in `<session>/subagents/`, and names it only there
+    (`toolUseResult.agentId`)."""
     result = record.get("toolUseResult")
     agent = result.get("agentId") if isinstance(result, dict) else None
     message = record.get("message")
