@@ -378,3 +378,13 @@ def test_each_response_counts_once_whichever_codex_wrote_the_counts(cli):
     for name, responses in (("tools063", 4), ("rich063", 2), ("tools077", 4), ("rich077", 2)):
         tokens = _assistant_tokens(cli, _import(cli, fixture("codex", name)))
         assert (sum(i for i, _ in tokens), sum(o for _, o in tokens)) == (100 * responses, 10 * responses), name
+
+
+def test_each_answer_carries_its_own_responses_tokens(cli):
+    """0.40-0.63 write a response's `token_count` before its items, 0.77 after them: each answer carries the usage
+    of the response that wrote it (every response here reported 100 input and 10 output tokens). Before, in the
+    older rollouts each count went to the answer before it: the first answer showed two responses' usage, the
+    last none."""
+    for name in ("mid2025", "tools063", "rich063", "tools077", "rich077"):
+        tokens = _assistant_tokens(cli, _import(cli, fixture("codex", name)))
+        assert tokens and all(t == (100, 10) for t in tokens), (name, tokens)

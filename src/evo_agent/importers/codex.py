@@ -308,14 +308,17 @@ class _Tokens:
     seen, records alone count. Older rollouts have only `token_count`: the response's usage
     (`last_token_usage`) beside running totals that restart in each process (a resume starts
     again from zero; 0.6x-0.7x mark the start with a count holding no usage, after which the same
-    totals as before are new) and that a repeated event leaves unmoved (skipped). Usage that comes before
-    any assistant message (0.40 writes the count before the response's items) waits for the next.
+    totals as before are new) and that a repeated event leaves unmoved (skipped). 0.4x-0.6x write a
+    response's count before its items, 0.7x after them: a process whose first count comes before anything
+    the model said (`ahead`) gives each count to the answer that follows it, else to the one before it.
     """
 
     def __init__(self) -> None:
         self.from_records = False
         self.previous: tuple[int, int] | None = None
         self.pending = (0, 0)
+        self.ahead: bool | None = None  # this process writes a response's count before its items
+        self.answered = False  # the model said something since this process began
 
     def add(self, messages: list[Any], input_tokens: int, output_tokens: int) -> None:
         last = next((m for m in reversed(messages) if m.message["role"] == "assistant"), None)
@@ -328,6 +331,13 @@ class _Tokens:
             last.tokens["input_tokens"] = last.tokens.get("input_tokens", 0) + input_tokens
             last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + output_tokens
 
+    def said(self, messages: list[Any]) -> None:
+        """The model's answer or call was just added (the last assistant message of `messages` holds it): a
+        count written ahead of it is its usage."""
+        self.answered = True
+        if self.ahead and self.pending != (0, 0):
+            self.add(messages, 0, 0)
+
     def record(self, messages: list[Any], usage: object) -> None:
         if isinstance(usage, dict) and isinstance(usage.get("input_tokens"), int):
             self.from_records = True
@@ -335,7 +345,7 @@ class _Tokens:
 
     def count(self, messages: list[Any], info: object) -> None:
         if info is None and not self.from_records:  # a process starting (0.6x-0.7x: no usage yet): its totals
-            self.previous = None                     # restart, maybe to the very totals the last one ended on
+            self.previous, self.ahead, self.answered = None, None, False  # restart, maybe to the last ones
             return
         total = info.get("total_token_usage") if isinstance(info, dict) else None
         if self.from_records or not isinstance(info, dict) or not isinstance(total, dict):
@@ -346,11 +356,25 @@ class _Tokens:
             return
         last = info.get("last_token_usage")
         if isinstance(last, dict):
-            self.add(messages, _count(last.get("input_tokens")), _count(last.get("output_tokens")))
+            spent = (_count(last.get("input_tokens")), _count(last.get("output_tokens")))
         elif previous is None or now[0] < previous[0]:  # the first count of this process
-            self.add(messages, *now)
+            spent = now
         else:
-            self.add(messages, now[0] - previous[0], max(0, now[1] - previous[1]))
+            spent = (now[0] - previous[0], max(0, now[1] - previous[1]))
+        if self.ahead is None:
+            self.ahead = not self.answered
+        if self.ahead:  # the answer it paid for comes next
+            self.pending = (self.pending[0] + spent[0], self.pending[1] + spent[1])
+        else:
+            self.add(messages, *spent)
+
+
+# Response items that put the model's words or calls in an assistant message (reasoning adds none).
+_SAID = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call", "web_search_call"})
+
+
+def _said(item: dict[str, Any]) -> bool:
+    return item.get("type") in _SAID or (item.get("type") == "message" and item.get("role") == "assistant")
 
 
 def _first_model(path: Path, look: int = 400) -> str | None:
@@ -381,6 +405,8 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
         if ltype == "response_item":
             _add_item(builder, payload, stamp, imported)
             prompts.add(payload)
+            if _said(payload):
+                tokens.said(held + builder.messages)
         elif ltype == "compacted" and _sealed(payload):
             imported.left_out["encrypted compactions (the conversation before them kept whole)"] += 1
         elif ltype == "compacted":
