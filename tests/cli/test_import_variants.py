@@ -96,3 +96,29 @@ def test_claude_codes_own_notes_on_a_rewound_branch_are_not_reported_as_not_unde
     result = cli.run("sessions", "import", "claude-code", str(source))
     assert result.rc == 0, result.err
     assert "not understood" not in result.out and "left out: 2 messages of rewound branches" in result.out, result.out
+
+
+def _cut_points(lines: list[str], count: int) -> list[int]:
+    """`count` lines spread over a transcript, each a conversation's line (a kill while Claude Code or Codex wrote it)."""
+    talk = [i for i, line in enumerate(lines) if any(kind in line for kind in (
+        '"type":"user"', '"type":"assistant"', '"response_item"', '"compacted"', '"compact_boundary"'))]
+    return [talk[i * (len(talk) - 1) // (count - 1)] for i in range(count)]
+
+
+def test_a_long_session_killed_while_writing_any_line_imports_and_resumes(cli, model_server, tmp_path):
+    """Killed mid-write, a transcript ends in half a line: wherever that falls in a long session resumed and
+    compacted many times, the import says so in its counts and resumes API-valid (checked by resume_request)."""
+    sources = [("claude-code", FIXTURES / "claude_code" / "2.1.332" / "chain"),
+               ("claude-code", FIXTURES / "claude_code" / "2.0.77" / "chain"),
+               ("codex", FIXTURES / "codex" / "marathon"), ("codex", FIXTURES / "codex" / "marathon077")]
+    for agent, folder in sources:
+        (source,) = [p for p in folder.glob("*.jsonl") if p.stat().st_size and not p.name.startswith("agent-")
+                     and (agent == "codex" or "remember the word apple" in p.read_text())]
+        lines = source.read_text().splitlines(keepends=True)
+        for at in _cut_points(lines, 6)[1:]:
+            cut = tmp_path / f"{agent}-{folder.parent.name}-{at}" / source.name
+            cut.parent.mkdir()
+            cut.write_text("".join(lines[:at]) + lines[at][: len(lines[at]) // 2])
+            result = cli.run("sessions", "import", agent, str(cut))
+            assert result.rc == 0 and "1 unreadable line" in result.out, (source, at, result.out, result.err)
+            resume_request(cli, model_server, result.out.split(" → ", 1)[1].split(" ", 1)[0])
