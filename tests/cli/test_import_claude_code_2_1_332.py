@@ -400,3 +400,13 @@ def test_an_image_pasted_in_the_terminal_ui_comes_back_with_its_prompt(cli, mode
     sid, _out = _import(cli, _source("tui_image"))
     first = resume_request(cli, model_server, sid)[0]["content"]
     assert [b["type"] for b in first] == ["text", "image"] and first[0]["text"] == "[Image #1] what is in this picture"
+
+
+def test_a_call_answered_by_two_processes_resumes_with_the_answer_the_model_read(cli, model_server):
+    """`--continue` in a second terminal while a call ran: that process wrote the call's result as interrupted,
+    the first wrote the real one later and went on from it. Both results hang off the call: the import sent
+    both, and the resume put its own interruption note in their place; the model had read "passed"."""
+    sid, _out = _import(cli, _source("concurrent"))
+    sent = resume_request(cli, model_server, sid)
+    results = [b for m in sent for b in m["content"] if b["type"] == "tool_result"]
+    assert len(results) == 1 and "passed" in json.dumps(results[0]["content"]), results

@@ -360,3 +360,31 @@ def test_what_hooks_told_the_model_comes_back_where_it_read_it(cli, model_server
     assert after["content"][0]["type"] == "tool_result"  # the context follows the output it was about
     stop = next(i for i, t in enumerate(texts) if t.startswith("<hook_prompt"))
     assert texts[stop - 1] == "There is app.py." and texts[stop + 1] == "The tests would pass."
+
+
+def test_an_answer_after_a_resume_whose_running_totals_match_the_last_process_keeps_its_tokens(cli):
+    """Codex 0.77 keeps usage in `token_count` events, running totals that restart in each process: a resumed
+    process whose first total equals the last one of the process before was taken for a repeated event, and the
+    answer's tokens were lost (the session's cost too low). Real 0.77 rollouts, resumed with one answer each."""
+    for name in ("rich077", "marathon077"):
+        tokens = _assistant_tokens(cli, _import(cli, fixture("codex", name)))
+        assert tokens[-1] != (0, 0) and all(i > 0 for i, _ in tokens), (name, tokens)
+
+
+def test_each_response_counts_once_whichever_codex_wrote_the_counts(cli):
+    """Every response of these real rollouts reported 100 input and 10 output tokens (no compaction): 0.63 writes
+    a count before the response's items and repeats it after a tool's output, 0.77 writes it after them, and
+    both begin each process with a count holding no usage. The sum is every response once, no more."""
+    for name, responses in (("tools063", 4), ("rich063", 2), ("tools077", 4), ("rich077", 2)):
+        tokens = _assistant_tokens(cli, _import(cli, fixture("codex", name)))
+        assert (sum(i for i, _ in tokens), sum(o for _, o in tokens)) == (100 * responses, 10 * responses), name
+
+
+def test_each_answer_carries_its_own_responses_tokens(cli):
+    """0.40-0.63 write a response's `token_count` before its items, 0.77 after them: each answer carries the usage
+    of the response that wrote it (every response here reported 100 input and 10 output tokens). Before, in the
+    older rollouts each count went to the answer before it: the first answer showed two responses' usage, the
+    last none."""
+    for name in ("mid2025", "tools063", "rich063", "tools077", "rich077"):
+        tokens = _assistant_tokens(cli, _import(cli, fixture("codex", name)))
+        assert tokens and all(t == (100, 10) for t in tokens), (name, tokens)

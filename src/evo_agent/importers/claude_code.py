@@ -41,7 +41,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +133,20 @@ def find_sources(project_dir: Path) -> list[Path]:
 
 
 def _recorded_here(path: Path, project_dir: Path, own_folder: bool) -> bool:
-    """Whether the transcript at `path` recorded `project_dir` or a directory below it as its `cwd`."""
-    for record in head_records(path, 50):
+    """Whether the transcript at `path` is a session recorded in `project_dir` or a directory below it (its
+    `cwd`). Not an empty transcript (2.0.x leaves one for each process that resumed another session), nor a
+    subagent's (2.0.x keeps them beside the session, `agent-<id>.jsonl`, its warm-up agents' among them: their
+    messages are a sidechain, `isSidechain`)."""
+    records = head_records(path, 50)
+    first = next((r for r in records if r.get("type") in ("user", "assistant")), None)
+    if first is not None and first.get("isSidechain") is True:
+        return False
+    if not records:  # listed when it holds something, which the import then says it cannot read
+        try:
+            return path.stat().st_size > 0 and own_folder
+        except OSError:
+            return False
+    for record in records:
         if isinstance(record.get("cwd"), str):
             return recorded_within(record["cwd"], project_dir)
     return own_folder
@@ -394,7 +406,7 @@ MAX_HELD = 50_000      # lines held back (written before their parent, or a 1.x 
 class _Tree:
     """Claude Code's records form a tree (`parentUuid`): a rewind or an edited prompt starts a branch
     and the abandoned one stays in the file. The first pass keeps only this map (uuid -> parent) to
-    pick the branch the user last saw: the ancestors of the newest message, plus what Claude Code
+    pick the branch the user last saw: the ancestors of its end (`leaf`), plus what Claude Code
     writes as siblings of that path: the other lines of a response (parallel tool calls, each line
     parented on the one before) and the tool results parented on those lines.
     """
@@ -404,19 +416,26 @@ class _Tree:
         self.jump: dict[str, str] = {}         # a record whose parent is unknown -> the message written before it
         self.response: dict[str, str] = {}     # assistant record -> its response (message.id)
         self.results: set[str] = set()         # user records holding only tool results
-        self.leaf: str | None = None
+        self.messages: dict[str, None] = {}    # the messages' uuids, in file order
+        self.repeated: set[str] = set()        # uuids written more than once
+        self.calls: dict[str, tuple[str, ...]] = {}  # assistant record -> the ids of the tool calls it holds
+        self.answered: set[str] = set()        # ids of the tool calls a result answers
+        self.answers: dict[str, tuple[str, ...]] = {}  # result record -> the ids of the calls it answers
+        self.dropped: set[str] = set()         # lines of calls Claude Code dropped unanswered (`_dropped`)
         self.overflow = False
-        self._leaf_stamp = ""
         self._last_message: str | None = None
-        self._tip: str | None = None           # the last line of a chain going on from the leaf
 
     def add(self, record: dict[str, Any]) -> None:
         uuid = record.get("uuid")
         if not isinstance(uuid, str) or record.get("isSidechain") is True or self.overflow:
             return
+        if uuid in self.parent:  # the same line again (a file appended to itself by a copy or a sync)
+            self.repeated.add(uuid)
+            return
         if len(self.parent) >= MAX_TREE:
             self.overflow = True
-            self.parent, self.jump, self.response, self.results = {}, {}, {}, set()
+            self.parent, self.jump, self.response, self.results, self.messages = {}, {}, {}, set(), {}
+            self.repeated, self.calls, self.answered, self.answers = set(), {}, set(), {}
             return
         parent = record.get("parentUuid")
         if not isinstance(parent, str):
@@ -425,33 +444,83 @@ class _Tree:
         self.parent[uuid] = parent
         if (parent is None or parent not in self.parent) and self._last_message is not None:
             self.jump[uuid] = self._last_message  # a broken chain goes on from the line written before
-        extends_leaf = parent is not None and parent == self._tip
-        if extends_leaf:
-            self._tip = uuid
         rtype = record.get("type")
         message = record.get("message")
         attachment = record.get("attachment")
         if rtype == "attachment" and isinstance(attachment, dict) and attachment.get("type") == "queued_command" \
                 and _attached_blocks(record):
-            # a prompt typed mid-turn, stamped when typed (before the tool result it follows): the newest
-            # message when it goes on from the newest one and nothing answered it
+            # a prompt typed mid-turn (stamped when typed, before the tool result it follows): a message
             self._last_message = uuid
-            if extends_leaf or (stamp_of(record) or "") >= self._leaf_stamp:
-                self.leaf = self._tip = uuid
+            self.messages[uuid] = None
             return
         if rtype not in ("user", "assistant") or not isinstance(message, dict):
             return
         self._last_message = uuid
-        stamp = stamp_of(record) or ""
-        if stamp >= self._leaf_stamp:  # the newest message; Claude Code's TUI writes some lines late
-            self.leaf, self._leaf_stamp = uuid, stamp
-            self._tip = uuid
+        self.messages[uuid] = None
         if rtype == "assistant" and isinstance(message.get("id"), str):
             self.response[uuid] = message["id"]
         content = message.get("content")
         if (rtype == "user" and isinstance(content, list) and content
                 and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
             self.results.add(uuid)
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                self.calls[uuid] = (*self.calls.get(uuid, ()), block["id"])
+            elif isinstance(block, dict) and block.get("type") == "tool_result" \
+                    and isinstance(block.get("tool_use_id"), str):
+                self.answered.add(block["tool_use_id"])
+                if uuid in self.results:
+                    self.answers[uuid] = (*self.answers.get(uuid, ()), block["tool_use_id"])
+
+    def _up(self, uuid: str) -> str | None:
+        """The record `uuid` goes on from: its parent, or the message written before it when its parent is gone."""
+        parent = self.parent.get(uuid)
+        return parent if parent in self.parent else self.jump.get(uuid)
+
+    def _message_at_or_above(self, start: str | None, memo: dict[str, str | None]) -> str | None:
+        """The nearest message at `start` or above it (Claude Code's own lines between are passed over)."""
+        path: list[str] = []
+        on_path: set[str] = set()
+        uuid, found = start, None
+        while uuid is not None:
+            if uuid in memo:
+                found = memo[uuid]
+                break
+            if uuid in self.messages:
+                found = uuid
+                break
+            if uuid in on_path:  # a cycle in a damaged file
+                break
+            path.append(uuid)
+            on_path.add(uuid)
+            uuid = self._up(uuid)
+        for each in path:
+            memo[each] = found
+        return found
+
+    def leaf(self) -> str | None:
+        """The end of the conversation the user last saw: the last message written that no message follows.
+        Claude Code (2.1.3xx) resumes from its last row too. Not the newest stamp: a clock set back mid-session
+        (or one line stamped ahead) made an earlier message the end and everything after it a rewound branch;
+        nor the newest leaf, which may be a tool result beside the path (parallel calls)."""
+        memo: dict[str, str | None] = {}
+        followed = {self._message_at_or_above(self._up(uuid), memo) for uuid in self.messages}
+        return next((uuid for uuid in reversed(self.messages) if uuid not in followed), None)
+
+    def once(self, records: Iterable[dict[str, Any]], imported: ImportedSession) -> Iterator[dict[str, Any]]:
+        """`records` without the later copies of a conversation's line written more than once (its uuid again):
+        Claude Code keeps one message per uuid, the first copy's place here. Copies are counted as left out;
+        records of kinds not understood are counted as such, copies or not."""
+        seen: set[str] = set()
+        for record in records:
+            uuid = record.get("uuid")
+            if isinstance(uuid, str) and uuid in self.repeated and record.get("isSidechain") is not True \
+                    and record.get("type") in ("user", "assistant", "attachment", "system"):
+                if uuid in seen:
+                    imported.left_out["lines written twice"] += 1
+                    continue
+                seen.add(uuid)
+            yield record
 
     def in_order(self, records: Iterable[dict[str, Any]], branch: set[str] | None) -> Iterator[dict[str, Any]]:
         """`records` with each line of the branch after its parent: Claude Code's TUI writes a session's
@@ -481,18 +550,41 @@ class _Tree:
 
     def branch(self) -> set[str] | None:
         """The uuids of the branch the user last saw (None: the file has no tree, keep every record)."""
-        if self.leaf is None or self.overflow:
+        leaf = None if self.overflow else self.leaf()
+        if leaf is None:
             return None
         keep: set[str] = set()
-        uuid: str | None = self.leaf
+        uuid: str | None = leaf
         while uuid is not None and uuid not in keep:
             keep.add(uuid)
-            parent = self.parent.get(uuid)
-            uuid = parent if parent in self.parent else self.jump.get(uuid)
+            uuid = self._up(uuid)
         responses = {self.response[u] for u in keep if u in self.response}
-        keep |= {u for u, response in self.response.items() if response in responses}
-        keep |= {u for u in self.results if self.parent.get(u) in keep}
+        beside = {u for u, response in self.response.items() if response in responses and u not in keep}
+        self.dropped = {u for u in beside if self._dropped(u, leaf)}
+        keep |= beside - self.dropped
+        # the results of those lines' calls, each call's once: two processes on one session (`--continue` in
+        # another terminal while a call ran) both answer it; the one the branch goes on from is what was read
+        answered = {call for u in keep for call in self.answers.get(u, ())}
+        for u in self.messages:
+            calls = self.answers.get(u, ())
+            if u in self.results and u not in keep and self.parent.get(u) in keep \
+                    and not (calls and all(call in answered for call in calls)):
+                keep.add(u)
+                answered.update(calls)
         return keep
+
+    def _dropped(self, line: str, leaf: str) -> bool:
+        """Whether a line of a response beside the branch holds tool calls Claude Code dropped: none answered
+        anywhere, and the conversation went on past the response (2.0.x, interrupted or killed while parallel
+        calls ran, wrote no result for them and went on from the response's last line that had one: the model
+        never saw them again). While the response is where the branch ends, they stay: resumed as interrupted."""
+        calls = self.calls.get(line)
+        if not calls or any(call in self.answered for call in calls):
+            return False
+        response = self.response.get(line)
+        ends_here = self.response.get(leaf) == response or (
+            leaf in self.results and self.response.get(self.parent.get(leaf) or "") == response)
+        return not ends_here
 
 
 def _kept_by(boundary: dict[str, Any] | None) -> list[str]:
@@ -523,7 +615,8 @@ def _preserved_uuids(records: Iterable[dict[str, Any]]) -> set[str]:
 
 
 def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, preserved: set[str],
-                  branch: set[str] | None = None, inline: _InlineSidechains | None = None) -> Iterator[Event]:
+                  branch: set[str] | None = None, inline: _InlineSidechains | None = None,
+                  dropped: Container[str] = frozenset()) -> Iterator[Event]:
     """The events in order, streamed: compactions, then messages as soon as they can no longer grow.
 
     Only the records a later compaction keeps (`preserved`) are held back in memory. With `branch`,
@@ -544,8 +637,9 @@ def _conversation(records: Iterable[dict[str, Any]], imported: ImportedSession, 
         if branch is not None and isinstance(record.get("uuid"), str) and record["uuid"] not in branch:
             if rtype in ("user", "assistant") and not record.get("isMeta"):
                 imported.left_out["subagent messages" if record.get("isSidechain") is True
+                                  else "tool calls Claude Code dropped unanswered" if record["uuid"] in dropped
                                   else "messages of rewound branches"] += 1
-            elif rtype not in _QUIET_TYPES and rtype != "system":
+            elif rtype not in _QUIET_TYPES and rtype not in ("system", "user", "assistant"):  # its notes are its own
                 imported.not_understood(rtype)
             continue
         if rtype == "assistant" and record.get("isApiErrorMessage") is True:
@@ -654,19 +748,41 @@ class _InlineSidechains:
         return sum(1 for run in self.runs for r in run if r.get("type") in ("user", "assistant"))
 
 
-def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
-    """Sidechains by the tool_use id that started them."""
-    folder = path.with_suffix("") / "subagents"
+_AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a name of a file beside the session: never a path
+MAX_AGENTS = 10_000
+
+
+def _agent_of(record: dict[str, Any]) -> tuple[str, str] | None:
+    """(tool_use id, agent id) of a Task call's result record: 2.0.x keeps the subagent's transcript beside the
+    session's as `agent-<agent id>.jsonl`, 2.1.50 in `<session>/subagents/`, and names it only there
+    (`toolUseResult.agentId`)."""
+    result = record.get("toolUseResult")
+    agent = result.get("agentId") if isinstance(result, dict) else None
+    message = record.get("message")
+    if record.get("type") != "user" or not isinstance(agent, str) or not _AGENT_ID.fullmatch(agent) \
+            or not isinstance(message, dict):
+        return None
+    ids = [b.get("tool_use_id") for b in blocks(message) if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return (ids[0], agent) if len(ids) == 1 and isinstance(ids[0], str) else None
+
+
+def _subagents(path: Path, imported: ImportedSession, agents: dict[str, str]) -> dict[str, Subagent]:
+    """Sidechains by the tool_use id that started them: 2.1.1xx's in `<session>/subagents/`, each with its
+    `.meta.json` naming the call; 2.1.50's there without one, and 2.0.x's beside the session: named only by the
+    call's result (`agents`: tool_use id -> agent id)."""
     runs: dict[str, Subagent] = {}
+    folder = path.with_suffix("") / "subagents"
     try:
         files = sorted(folder.glob("agent-*.jsonl"))
     except OSError:
-        return runs
+        files = []
     for file in files:
         meta_path = file.with_name(file.name[: -len(".jsonl")] + ".meta.json")
         try:
             with open(meta_path, "rb") as f:
                 meta = json.loads(f.read(1 << 20))
+        except FileNotFoundError:
+            continue  # 2.1.50 writes none: the call's result names the file (below)
         except (OSError, ValueError, RecursionError):
             meta = {}
         tool_use_id = meta.get("toolUseId") if isinstance(meta, dict) else None
@@ -675,6 +791,15 @@ def _subagents(path: Path, imported: ImportedSession) -> dict[str, Subagent]:
             continue
         records = list(_lines(file, imported))  # a sidechain is one task's conversation: held whole
         runs[tool_use_id] = _sidechain(records, tool_use_id, str(meta.get("agentType") or "subagent"), imported)
+    named = set()
+    for call, agent in agents.items():
+        named.add(f"agent-{agent}.jsonl")
+        for file in (folder / f"agent-{agent}.jsonl", path.parent / f"agent-{agent}.jsonl"):
+            if call not in runs and file.is_file():  # a file only: not a FIFO someone else's folder could hold
+                runs[call] = _sidechain(list(_lines(file, imported)), call, "subagent", imported)
+    unnamed = [f for f in files if f.name not in named and not f.with_name(f.stem + ".meta.json").exists()]
+    if unnamed:  # its call never answered (a kill while it ran): nothing in the conversation to hang it on
+        imported.left_out["subagents whose call has no result"] += len(unnamed)
     return runs
 
 
@@ -688,8 +813,12 @@ def read_claude_code(path: Path) -> ImportedSession:
     scan: Counter[str] = Counter()  # the first pass counts nothing: its skips are counted by the second
     preserved: set[str] = set()
     tree = _Tree()
+    agents: dict[str, str] = {}
     for record in _lines(path, ImportedSession(AGENT, path, "", skipped=scan)):
         tree.add(record)
+        agent = _agent_of(record) if len(agents) < MAX_AGENTS else None
+        if agent is not None:
+            agents[agent[0]] = agent[1]
         if imported.cwd is None and isinstance(record.get("cwd"), str):
             imported.cwd = record["cwd"]
         if imported.version is None and isinstance(record.get("version"), str):
@@ -701,21 +830,26 @@ def read_claude_code(path: Path) -> ImportedSession:
                 and message["model"] != "<synthetic>"):  # Claude Code's own notices name no model
             imported.model = message["model"]
         preserved |= _preserved_uuids((record,))
-    imported.events = _with_subagents(path, imported, preserved, tree)
+    imported.events = _with_subagents(path, imported, preserved, tree, agents)
     return imported
 
 
-def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str], tree: _Tree) -> Iterator[Event]:
-    runs = _subagents(path, imported)
+def _with_subagents(path: Path, imported: ImportedSession, preserved: set[str], tree: _Tree,
+                    agents: dict[str, str]) -> Iterator[Event]:
+    runs = _subagents(path, imported, agents)
     inline = _InlineSidechains()
     branch = tree.branch()
-    records = tree.in_order(_lines(path, imported), branch)
-    for event in _conversation(records, imported, preserved, branch, inline):
+    records = tree.in_order(tree.once(_lines(path, imported), imported), branch)
+    for event in _conversation(records, imported, preserved, branch, inline, tree.dropped):
         yield event
         if isinstance(event, Message) and event.message["role"] == "assistant":
             for block in tool_uses(event.message):
                 if block.get("id") in runs:
-                    yield runs.pop(block["id"])
+                    run = runs.pop(block["id"])
+                    kind = block["input"].get("subagent_type") if isinstance(block.get("input"), dict) else None
+                    if run.agent_name == "subagent" and isinstance(kind, str):  # 2.0.x: no meta file names it
+                        run.agent_name = kind
+                    yield run
                 elif block.get("name") == "task" and isinstance(block.get("input"), dict):
                     side = inline.take(block["input"].get("prompt"))
                     if side is not None:

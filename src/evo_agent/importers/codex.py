@@ -14,8 +14,9 @@ Lines are `{timestamp, type, payload}`. What becomes what:
   and its result (the tools found, as JSON); a call with a `namespace` is named `<namespace>__<name>`.
 - `agent_message` (mail between Codex's agents: a spawned agent's final answer in its parent's rollout)
   is a user message of its texts; its encrypted parts are counted as left out.
-- `additional_tools` (code mode's tool catalogue) and `configuration_update` (the reasoning effort the
-  built-in `openai` provider notes) are Codex's own: skipped like developer messages.
+- `additional_tools` (code mode's tool catalogue), `configuration_update` (the reasoning effort the
+  built-in `openai` provider notes) and `ghost_snapshot` (0.5x-0.7x in a git repository: a commit per turn for
+  `/undo`, never sent to the model) are Codex's own: skipped like developer messages.
 - A `compacted` record of the server's own compaction (the `openai` provider) holds no summary, only an
   encrypted `compaction` item: it is left out (counted) and the conversation before it is kept whole.
 - A forked rollout (`codex fork`) and a rewind's segment (the TUI's Esc Esc) hold only their new turns
@@ -273,8 +274,8 @@ def _add_item(builder: _Builder, item: dict[str, Any], stamp: str | None, import
         blocks = [b for b in _blocks(parts) if b["type"] == "text"]
         if blocks:
             builder.add("user", blocks, stamp, {}, None)
-    elif itype in ("additional_tools", "configuration_update"):  # Codex's own: its tools, its reasoning effort
-        return
+    elif itype in ("additional_tools", "configuration_update", "ghost_snapshot"):
+        return  # Codex's own: its tools, its reasoning effort, a git snapshot per turn for /undo (0.5x-0.7x)
     elif itype == "compaction":  # an encrypted summary only OpenAI reads (see _sealed)
         imported.left_out["encrypted compactions (the conversation before them kept whole)"] += 1
     else:
@@ -306,14 +307,18 @@ class _Tokens:
     Codex 0.17x writes a `token_usage_record` per response (and `token_count`s too): once one is
     seen, records alone count. Older rollouts have only `token_count`: the response's usage
     (`last_token_usage`) beside running totals that restart in each process (a resume starts
-    again from zero) and that a repeated event leaves unmoved (skipped). Usage that comes before
-    any assistant message (0.40 writes the count before the response's items) waits for the next.
+    again from zero; 0.6x-0.7x mark the start with a count holding no usage, after which the same
+    totals as before are new) and that a repeated event leaves unmoved (skipped). 0.4x-0.6x write a
+    response's count before its items, 0.7x after them: a process whose first count comes before anything
+    the model said (`ahead`) gives each count to the answer that follows it, else to the one before it.
     """
 
     def __init__(self) -> None:
         self.from_records = False
         self.previous: tuple[int, int] | None = None
         self.pending = (0, 0)
+        self.ahead: bool | None = None  # this process writes a response's count before its items
+        self.answered = False  # the model said something since this process began
 
     def add(self, messages: list[Any], input_tokens: int, output_tokens: int) -> None:
         last = next((m for m in reversed(messages) if m.message["role"] == "assistant"), None)
@@ -326,12 +331,22 @@ class _Tokens:
             last.tokens["input_tokens"] = last.tokens.get("input_tokens", 0) + input_tokens
             last.tokens["output_tokens"] = last.tokens.get("output_tokens", 0) + output_tokens
 
+    def said(self, messages: list[Any]) -> None:
+        """The model's answer or call was just added (the last assistant message of `messages` holds it): a
+        count written ahead of it is its usage."""
+        self.answered = True
+        if self.ahead and self.pending != (0, 0):
+            self.add(messages, 0, 0)
+
     def record(self, messages: list[Any], usage: object) -> None:
         if isinstance(usage, dict) and isinstance(usage.get("input_tokens"), int):
             self.from_records = True
             self.add(messages, _count(usage["input_tokens"]), _count(usage.get("output_tokens")))
 
     def count(self, messages: list[Any], info: object) -> None:
+        if info is None and not self.from_records:  # a process starting (0.6x-0.7x: no usage yet): its totals
+            self.previous, self.ahead, self.answered = None, None, False  # restart, maybe to the last ones
+            return
         total = info.get("total_token_usage") if isinstance(info, dict) else None
         if self.from_records or not isinstance(info, dict) or not isinstance(total, dict):
             return
@@ -341,11 +356,25 @@ class _Tokens:
             return
         last = info.get("last_token_usage")
         if isinstance(last, dict):
-            self.add(messages, _count(last.get("input_tokens")), _count(last.get("output_tokens")))
+            spent = (_count(last.get("input_tokens")), _count(last.get("output_tokens")))
         elif previous is None or now[0] < previous[0]:  # the first count of this process
-            self.add(messages, *now)
+            spent = now
         else:
-            self.add(messages, now[0] - previous[0], max(0, now[1] - previous[1]))
+            spent = (now[0] - previous[0], max(0, now[1] - previous[1]))
+        if self.ahead is None:
+            self.ahead = not self.answered
+        if self.ahead:  # the answer it paid for comes next
+            self.pending = (self.pending[0] + spent[0], self.pending[1] + spent[1])
+        else:
+            self.add(messages, *spent)
+
+
+# Response items that put the model's words or calls in an assistant message (reasoning adds none).
+_SAID = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call", "web_search_call"})
+
+
+def _said(item: dict[str, Any]) -> bool:
+    return item.get("type") in _SAID or (item.get("type") == "message" and item.get("role") == "assistant")
 
 
 def _first_model(path: Path, look: int = 400) -> str | None:
@@ -376,6 +405,8 @@ def _events(path: Path, imported: ImportedSession) -> Iterator[Event]:
         if ltype == "response_item":
             _add_item(builder, payload, stamp, imported)
             prompts.add(payload)
+            if _said(payload):
+                tokens.said(held + builder.messages)
         elif ltype == "compacted" and _sealed(payload):
             imported.left_out["encrypted compactions (the conversation before them kept whole)"] += 1
         elif ltype == "compacted":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -160,6 +161,21 @@ def stamp_of(record: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and len(value) < 64 else None
 
 
+def _not_ahead(stamp: str | None, now_ms: int) -> dict[str, Any]:
+    """`{"timestamp": stamp}`, or {} (the record is stamped when written) for a stamp later than `now_ms`: a
+    transcript written on a machine whose clock was ahead would make the new session "dated in the future",
+    which evo-agent takes for someone else's and never resumes. A stamp it cannot read is kept as it is."""
+    if stamp is None:
+        return {}
+    from datetime import datetime
+
+    try:  # read as the session's own meta reads it (a stamp without a zone is local time)
+        ahead = datetime.fromisoformat(stamp).timestamp() * 1000 > now_ms
+    except (ValueError, OverflowError, OSError):
+        return {"timestamp": stamp}
+    return {} if ahead else {"timestamp": stamp}
+
+
 def consume(imported: ImportedSession) -> None:
     """Read every event without writing anything (--dry-run): fills `totals` and `skipped`."""
     for event in imported.events:
@@ -210,9 +226,10 @@ def write_import(
     recorder = store.create(model=imported.model, provider=imported.agent, staged=True,
                             git_branch=imported.git_branch, start_fields={"imported_from": origin})
     compactions = 0
+    now_ms = int(time.time() * 1000)
     for event in chain((first,), events):
         imported.tally(event)
-        stamp: dict[str, Any] = {"timestamp": event.timestamp} if event.timestamp else {}
+        stamp = _not_ahead(event.timestamp, now_ms)
         if isinstance(event, Message):
             if event.message["role"] == "assistant":
                 recorder.assistant(event.message, **event.tokens, **stamp)
@@ -226,7 +243,7 @@ def write_import(
             side = recorder.start_subagent(event.agent_name, event.tool_use_id, model=imported.model,
                                            provider=imported.agent)
             for message in event.messages:
-                side_stamp: dict[str, Any] = {"timestamp": message.timestamp} if message.timestamp else {}
+                side_stamp = _not_ahead(message.timestamp, now_ms)
                 if message.message["role"] == "assistant":
                     side.assistant(message.message, **message.tokens, **side_stamp)
                 else:

@@ -29,7 +29,10 @@ _SINGULAR = {"API error notices": "API error notice", "encrypted reasoning items
              "encrypted compactions (the conversation before them kept whole)":
                  "encrypted compaction (the conversation before it kept whole)",
              "forked-from rollouts not found (their turns before the fork)":
-                 "forked-from rollout not found (its turns before the fork)"}
+                 "forked-from rollout not found (its turns before the fork)",
+             "tool calls Claude Code dropped unanswered": "tool call Claude Code dropped unanswered",
+             "lines written twice": "line written twice",
+             "subagents whose call has no result": "subagent whose call has no result"}
 
 
 # Codex wraps an attached image in `<image name=[Image #1] path="…">` … `</image>` texts, Claude Code a paste in
