@@ -571,9 +571,12 @@ class SessionStore:
         key = self.key if made.since_ns is not None else ""  # no registry: nothing to key
         import heapq  # here: a new session's `-p` never lists (issue #30)
 
+        now_ms = int(time.time() * 1000)
         for item in _newest_first(found, 2 * count + 16):
             mtime_ms = item[0] // 1_000_000
-            if len(best) == count and mtime_ms + skew < best[0][0][0]:
+            # A best row dated after now: the clock was set back since it was written, so a later session (its
+            # continuation, fold_record's `source_updated_ms`) may have an older mtime; every meta is read then.
+            if len(best) == count and mtime_ms + skew < best[0][0][0] <= now_ms:
                 break
             row = self._row(_judged(item, made, key), tracked)
             if row is None or not (include_empty or row.meta.has_conversation):
@@ -708,6 +711,11 @@ class SessionStore:
         if source and source.meta.name:
             marker["name"] = source.meta.name  # the continuation keeps its name (meta folds it)
         marker["root_session_id"] = self._chain_root(session_id, source)
+        if source is not None:
+            # A clock that ran ahead and was set back dates the source later than anything written now: the
+            # continuation ranks after it all the same (meta.fold_record), or `-c` would bring the source back
+            # without the turns said since. Capped below "dated in the future", which would make it foreign.
+            marker["source_updated_ms"] = min(source.meta.updated_ms, _future_ms() - 1)
         if reason:
             marker["adopted"] = reason
         recorder.resume_marker(session_id, loaded.restored_count, **marker)
