@@ -307,12 +307,14 @@ class PlanStore:
                         self.root / PLAN_DONE_DIR / plan_id).exists():
                     break
                 plan_id = f"{base}-{n}"
-            directory = self._make_dir(PLAN_TODO_DIR, plan_id)
-            _replace(directory, PLAN_FILE_NAME, plan_markdown(title, goal, approach, steps).encode())
             from .origin import plan_mark, plans_made_file, record_made
 
-            # the proof an unpacked 0600 plan.md cannot carry, for this project's plans only
-            record_made(plan_mark(plan_id, directory.parent.parent), plans_made_file())
+            # The proof an unpacked 0600 plan.md cannot carry, for this project's plans only; made before the
+            # plan, as a session's is: a kill between plan.md and this line left the user's own plan unvouched
+            # for, never shown to the model again (tests/faults/test_plan_killed.py).
+            record_made(plan_mark(plan_id, self.root), plans_made_file())
+            directory = self._make_dir(PLAN_TODO_DIR, plan_id)
+            _replace(directory, PLAN_FILE_NAME, plan_markdown(title, goal, approach, steps).encode())
             return self._read(PLAN_TODO_DIR, plan_id)
 
     def add_task(self, subject: str, description: str = "", blocked_by: list[int] | None = None, *,
