@@ -16,9 +16,9 @@ Why it is shaped so:
   changes only the fields it was asked to change; so a person's edit of plan.md or a task file
   between two calls is kept, and two agents on one project never write over each other's update.
 - **Every file is replaced atomically**: a unique temp file in the same directory, fsync, rename,
-  fsync of the directory; a new plan's directory appears with its plan.md (a temp directory, renamed). A `kill -9` at any instant leaves the old file or the new one, never half;
-  a temp left behind by a killed writer is removed by the next writer (it holds the lock, so no live
-  writer owns one).
+  fsync of the directory; a new plan's directory appears with its plan.md (a temp directory, renamed).
+  A `kill -9` at any instant leaves the old file or the new one, never half; a temp left behind by a
+  killed writer is removed by the next writer (it holds the lock, so no live writer owns one).
 - **`blocked_by` is the truth, `blocks` follows.** `blocks` is derived from every task's `blocked_by`
   whenever tasks are read, and rewritten into the files on each change, so a change cut short
   between two files (or a hand edit of one side) can never leave the two disagreeing for a reader.
