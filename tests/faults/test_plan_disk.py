@@ -7,6 +7,7 @@ stayed in todo/ and counted as the open plan, so once space was back every `plan
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -71,3 +72,46 @@ def test_a_half_made_plan_a_killed_writer_left_is_never_listed_and_the_next_writ
     assert store.active() is None and store.plans() == []
     made = store.create("Whole", "a goal")
     assert [p.name for p in todo.iterdir()] == [made.id]
+
+
+@needs_root
+def test_a_task_change_that_landed_is_reported_done_when_only_the_derived_blocks_hit_a_full_disk(
+        cli, model_server, project):
+    """plan_task_update writes the changed task, then each other task whose derived `blocks` moved. When the
+    first landed and a derived one hit a full disk, the model was told the update failed (and no
+    `plan_update` was recorded) though the task had changed on disk."""
+    tasks = project / ".evo-agent" / "tasks"
+    try:
+        mount_tmpfs(tasks, "256k")
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
+    try:
+        model_server.script(
+            tool_use("plan_create", {"title": "Port", "goal": "a port"}),
+            tool_use("plan_task_create", {"subject": "Tests"}),  # one page
+            tool_use("plan_task_create", {"subject": "Code", "description": "d" * 6000}),  # two pages
+            text("Planned."))
+        made = cli.run("-p", "plan it", "--permission-mode", "bypass")
+        assert made.rc == 0 and made.out == "Planned.\n", made.err
+        (plan_dir,) = (tasks / "todo").iterdir()
+        code_before = (plan_dir / "task_2.json").read_bytes()
+
+        filler = fill_disk(tasks, leave=4096)  # task_1's new file fits; task_2's (2 pages) cannot
+        model_server.script(tool_use("plan_task_update", {"task_id": 1, "blocked_by": [2]}), text("Updated."))
+        update = cli.run("-c", "-p", "the tests wait for the code", "--permission-mode", "bypass")
+        assert update.rc == 0 and update.out == "Updated.\n", update.err
+        assert json.loads((plan_dir / "task_1.json").read_text())["blocked_by"] == [2]  # the change landed
+        assert (plan_dir / "task_2.json").read_bytes() == code_before  # the derived side: the old file, whole
+        (result,) = _results(model_server.requests[-1])
+        assert not result.get("is_error"), _text(result)
+        ops = [r["op"] for r in cli.records(update.hint_id()) if r["type"] == "plan_update" and not r.get("restored")]
+        assert ops == ["task_update"]
+
+        filler.unlink()  # space back: the next change writes the derived side too
+        model_server.script(tool_use("plan_task_update", {"task_id": 2, "status": "in_progress"}), text("Started."))
+        start = cli.run("-c", "-p", "start the code", "--permission-mode", "bypass")
+        assert start.rc == 0, start.err
+        assert json.loads((plan_dir / "task_2.json").read_text())["blocks"] == [1]
+        model_server.assert_all_valid()
+    finally:
+        unmount(tasks)

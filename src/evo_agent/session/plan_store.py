@@ -578,12 +578,23 @@ class PlanStore:
         a field it does not know, a committed plan's files without `blocks`) is left as it is; rewriting every
         such file, each atomically with its fsyncs, made completing the first task of a cloned plan of 40,000
         rewrite 40,000 files (40 s).
+
+        The changed tasks are written first and a failure there raises; the others only carry derived
+        `blocks` (re-derived on every read, rewritten at the next change), so a full disk there leaves
+        their old files whole and the change is still done: reporting it failed told the model an update
+        that had landed had not (tests/faults/test_plan_disk.py).
         """
         _derive_blocks(plan)
         ids = {t.id for t in changed}
+        for task in changed:
+            _replace(plan.path, task_file_name(task.id), _encode_task(task))
+            task.stored_blocks = task.blocks
         for task in plan.tasks:
-            if task.id in ids or task.stored_blocks != task.blocks:
-                _replace(plan.path, task_file_name(task.id), _encode_task(task))
+            if task.id not in ids and task.stored_blocks != task.blocks:
+                try:
+                    _replace(plan.path, task_file_name(task.id), _encode_task(task))
+                except OSError:
+                    continue
                 task.stored_blocks = task.blocks
 
     def _ensure_dir(self, path: Path) -> Path:
