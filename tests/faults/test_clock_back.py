@@ -14,6 +14,8 @@ from tests.builders import history_of, simple_session
 from tests.fake_model_server import text
 from tests.prompt_cache import plain
 
+from .crash import without_reminders
+
 pytestmark = pytest.mark.faults
 
 AHEAD_DAYS = 20 / (24 * 60)  # the clock ran 20 minutes ahead (less than the hour a clock may be off unnoticed)
@@ -33,3 +35,27 @@ def test_continue_after_a_clock_jump_back_takes_the_resumed_session_not_its_sour
         ("asked while the clock ran ahead", "hi"), ("first after the jump", "First answer after the jump."))
         + [{"role": "user", "content": "and then?"}])
     assert second.hint_id() not in (source, resumed)
+
+
+def test_a_session_made_while_the_clock_ran_hours_ahead_is_still_the_users_own(cli, model_server):
+    """A clock hours off (an RTC kept in local time by a dual boot: the UTC offset) dated the user's session
+    after now + the hour's slack, and "dated in the future" made it foreign: `-c` skipped it and
+    `--resume ID -p` refused it, though the user's registry names it as made here."""
+    source = simple_session(cli.project, "asked while the clock ran 8 hours ahead", days_ago=-8 / 24)
+    model_server.script(text("By id."), text("Continued."), text("Again."))
+    by_id = cli.run("--resume", source, "-p", "by id")
+    assert by_id.rc == 0 and by_id.out == "By id.\n", by_id.err
+    listed = cli.run("sessions", "list")
+    assert "recorded elsewhere" not in listed.out and "dated in the future" not in listed.out, listed.out
+
+    continued = cli.run("-c", "-p", "continued")
+    assert continued.rc == 0 and continued.out == "Continued.\n", continued.err
+    sent = [without_reminders(m) for m in model_server.requests[-1]["messages"]]  # the date's reminder aside
+    assert plain(sent) == plain(history_of(
+        ("asked while the clock ran 8 hours ahead", "hi"), ("by id", "By id."))
+        + [{"role": "user", "content": "continued"}])
+    again = cli.run("-c", "-p", "again")
+    assert again.rc == 0 and again.out == "Again.\n", again.err
+    sent = [without_reminders(m) for m in model_server.requests[-1]["messages"]]
+    assert plain(sent[-3:]) == plain(history_of(("continued", "Continued."))
+                                                                       + [{"role": "user", "content": "again"}])

@@ -73,6 +73,11 @@ class Made:
         the count."""
         return self.since_ns is None or mark in self.ids or ctime_ns < self.since_ns
 
+    def vouches(self, session_id: str, key: str) -> bool:
+        """Whether this user's evo-agent recorded making this very session in this store (its mark is here):
+        proof no date can outweigh (a clock that ran hours ahead dated it after now, trust.foreign_reason)."""
+        return f"{session_id}@{key}" in self.ids
+
     def knows_session(self, session_id: str, key: str, ctime_ns: int) -> bool:
         """Whether a session of the store with this `store_key` can be the user's own: its mark is here, or its
         transcript is older than the count, or its bare id is here (an older version's line) and the transcript

@@ -275,7 +275,8 @@ class SessionStore:
         return foreign_reason(dst, fst, tracked=session_id in self.tracked_ids(), created_ms=created_ms_of(session_id),
                               updated_ms=cached.updated_ms if cached else None,
                               fetched=self.fetched_note(path, session_id, fst.st_ctime_ns),
-                              unmade=not self.made().knows_session(session_id, self.key, fst.st_ctime_ns))
+                              unmade=not self.made().knows_session(session_id, self.key, fst.st_ctime_ns),
+                              vouched=self.made().vouches(session_id, self.key))
 
     # Creating -------------------------------------------------------------
 
@@ -476,7 +477,8 @@ class SessionStore:
                                 fetched=self.fetched_note(path, session_id, fst.st_ctime_ns if fst else None)
                                 if stats is not None else None,
                                 unmade=fst is not None
-                                and not self.made().knows_session(session_id, self.key, fst.st_ctime_ns))
+                                and not self.made().knows_session(session_id, self.key, fst.st_ctime_ns),
+                                vouched=self.made().vouches(session_id, self.key))
         return SessionInfo(meta, path, reason)
 
     def _transcripts(self) -> builtins.list[_Seen]:
@@ -714,8 +716,8 @@ class SessionStore:
         if source is not None:
             # A clock that ran ahead and was set back dates the source later than anything written now: the
             # continuation ranks after it all the same (meta.fold_record), or `-c` would bring the source back
-            # without the turns said since. Capped below "dated in the future", which would make it foreign.
-            marker["source_updated_ms"] = min(source.meta.updated_ms, _future_ms() - 1)
+            # without the turns said since. Its own mark vouches for it, so that date never makes it foreign.
+            marker["source_updated_ms"] = source.meta.updated_ms
         if reason:
             marker["adopted"] = reason
         recorder.resume_marker(session_id, loaded.restored_count, **marker)
