@@ -113,3 +113,48 @@ def test_a_signal_while_a_compaction_summarises_keeps_the_history_the_model_last
     assert plain(model_server.requests[-1]["messages"]) == plain(expected + [{"role": "user", "content": "go on"}])
     assert plain(expected[:12]) == plain(history_of(*turns))  # the seeded turns are the start of it
     model_server.assert_all_valid()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["sigterm", "sighup"])
+def test_a_signal_while_an_mcp_call_is_in_flight_leaves_no_server_and_a_resumable_session(
+        cli, model_server, tmp_path, sig):
+    import json
+    import sys
+    from pathlib import Path
+
+    where = tmp_path / "mcp"
+    where.mkdir()
+    config = Path(cli.env["XDG_CONFIG_HOME"]) / "evo-agent" / "mcp.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    server = str(Path(__file__).parents[1] / "tools" / "mcp_test_server.py")
+    config.write_text(json.dumps({"mcpServers": {"t": {"command": sys.executable, "args": [server],
+                                                       "env": {"MCP_TEST_DIR": str(where)}}}}))
+    env = {**cli.env, "EVO_AGENT_MCP_TIMEOUT": "120"}
+    model_server.script([text("Calling."), tool_use("mcp__t__hang", {})])
+    proc = subprocess.Popen([*COMMAND, "-p", "hang", "--allowed-tools", "mcp__t__hang"], cwd=cli.project, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_until(lambda: list(where.glob("hang.*")), proc, "the call reaching the server", timeout=180)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == CODES[sig] and "Traceback" not in err, err
+    sid = err.splitlines()[-1].rsplit(" ", 1)[1]
+    assert err.splitlines()[-1] == f"Resume this session with: evo-agent --resume {sid}", err
+    for started in where.glob("started.*"):
+        pid = int(started.name.split(".")[1])
+        deadline = time.monotonic() + 30
+        while _alive(pid):
+            assert time.monotonic() < deadline, f"the MCP server {pid} outlived the agent"
+            time.sleep(0.01)
+    seen = model_server.requests[-1]["messages"]
+    loaded = load_for_resume(cli.transcript(sid))
+    assert plain(loaded.messages[:len(seen)]) == plain(seen) and len(loaded.messages) == len(seen) + 2
+    config.unlink()  # the server is gone by the resume: the history still resumes
+    model_server.script(text("Resumed."))
+    resumed = cli.run("-c", "-p", "go on")
+    assert resumed.rc == 0 and resumed.out == "Resumed.\n", resumed.err
+    assert plain(model_server.requests[-1]["messages"][:len(seen)]) == plain(seen)
+    model_server.assert_all_valid()
