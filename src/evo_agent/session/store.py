@@ -326,7 +326,8 @@ class SessionStore:
         """
         sid = session_id or new_session_id()
         self._checked = None  # the check's pass no longer holds every session: the next listing scans
-        if record_session(sid, self.key) and self._made is not None:
+        vouched = record_session(sid, self.key)
+        if vouched and self._made is not None:
             self._made = None  # read again: the count may have just begun
         branch = git_branch_of(self.project_dir) if git_branch is True else (git_branch or None)
         if branch and self.redact:  # the envelope is never scanned, and a branch is a name anyone could type a key into
@@ -348,8 +349,17 @@ class SessionStore:
             git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, directory=directory,
             opener=(lambda: _close(self._make_session_dir(sid))) if deferred else None, **kwargs,
         )
+        if not vouched:
+            recorder.unvouched = lambda: self._vouch(sid)
         recorder.session_start(model=model, provider=provider, **(start_fields or {}))
         return recorder
+
+    def _vouch(self, session_id: str) -> bool:
+        """Append a session's registry line once more (its first try at `create` failed); True when it landed."""
+        if not record_session(session_id, self.key):
+            return False
+        self._made = None
+        return True
 
     def _make_session_dir(self, session_id: str) -> int | None:
         """Make a session's directory (0700, never through a link); its open descriptor, or None when it cannot."""

@@ -1,0 +1,60 @@
+"""A full disk under the user's state directory when a session starts, then space coming back (root: tmpfs).
+
+Every session evo-agent creates is vouched for by a line in `$XDG_STATE_HOME/evo-agent/made`, appended as
+the session is created. When that append hit a full disk, the session went on (its transcript is
+elsewhere) but stayed unvouched for ever, even when space came back while it went on: it was "not made
+by your evo-agent", so `-c` passed it by and `--resume ID -p` refused the user's own conversation.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evo_agent.session.origin import start_registry
+from tests.builders import history_of
+from tests.fake_model_server import text
+from tests.helpers import fill_disk, mount_tmpfs, needs_root, unmount
+from tests.prompt_cache import plain
+
+from .driver import Repl
+
+pytestmark = pytest.mark.faults
+
+
+@needs_root
+def test_a_session_started_while_the_registry_could_not_be_written_is_the_users_once_space_is_back(
+        cli, model_server):
+    state = Path(cli.env["XDG_STATE_HOME"])
+    try:
+        mount_tmpfs(state, "256k")
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
+    try:
+        registry = state / "evo-agent" / "made"
+        assert start_registry(registry)  # the count began with an earlier session
+        with open(registry, "ab") as f:  # its last page full: the next line needs a page of its own
+            f.write(b"#" * (4095 - registry.stat().st_size % 4096) + b"\n")
+        filler = fill_disk(state, leave=0)
+        model_server.script(text("First answer."), text("Second answer."), text("Third answer."))
+        with Repl(cli.project, cli.env) as repl:
+            repl.ask("first question", "First answer.")
+            filler.unlink()  # space is back while the session goes on
+            repl.ask("second question", "Second answer.")
+            assert repl.close() == 0
+        assert "Traceback" not in repl.err.text
+        sid = repl.err.text.splitlines()[-1].rsplit(" ", 1)[1]
+
+        third = cli.run("-c", "-p", "third question")
+        assert third.rc == 0 and third.out == "Third answer.\n", third.err
+        assert plain(model_server.requests[-1]["messages"]) == plain(history_of(
+            ("first question", "First answer."), ("second question", "Second answer."))
+            + [{"role": "user", "content": "third question"}])
+        model_server.script(text("By id."))
+        by_id = cli.run("--resume", sid, "-p", "by id")
+        assert by_id.rc == 0 and by_id.out == "By id.\n", by_id.err
+        assert "recorded elsewhere" not in cli.run("sessions", "list", "--all").out
+    finally:
+        unmount(state)
