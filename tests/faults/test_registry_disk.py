@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evo_agent.session.origin import start_registry
-from tests.builders import history_of
+from tests.builders import history_of, seed_session
 from tests.fake_model_server import text
 from tests.helpers import fill_disk, mount_tmpfs, needs_root, unmount
 from tests.prompt_cache import plain
@@ -56,5 +56,33 @@ def test_a_session_started_while_the_registry_could_not_be_written_is_the_users_
         by_id = cli.run("--resume", sid, "-p", "by id")
         assert by_id.rc == 0 and by_id.out == "By id.\n", by_id.err
         assert "recorded elsewhere" not in cli.run("sessions", "list", "--all").out
+    finally:
+        unmount(state)
+
+
+@needs_root
+def test_a_registry_whose_first_line_hit_a_full_disk_does_not_disown_the_users_earlier_sessions(cli, model_server):
+    """Before the registry exists every session is the user's (an older version made them). Its first append,
+    on a full disk, left an empty file behind: a registry counting from the start of time, under which every
+    earlier session of the user's, in every project, was "not made by your evo-agent" for good."""
+    older = seed_session(cli.project, ("asked before the count began", "Earlier answer."))
+    state = Path(cli.env["XDG_STATE_HOME"])
+    try:
+        mount_tmpfs(state, "256k")  # empty: no registry yet, as before the count began
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
+    try:
+        (state / "evo-agent").mkdir(mode=0o700)
+        filler = fill_disk(state, leave=0)
+        model_server.script(text("Answer on a full disk."))
+        full = cli.run("-p", "a new question")
+        assert full.rc == 0, full.err
+        filler.unlink()  # space is back
+
+        listed = cli.run("sessions", "list", "--all")
+        assert older in listed.out and "not made by your evo-agent" not in listed.out, listed.out
+        model_server.script(text("Resumed."))
+        resumed = cli.run("--resume", older, "-p", "still mine?")
+        assert resumed.rc == 0 and resumed.out == "Resumed.\n", resumed.err
     finally:
         unmount(state)

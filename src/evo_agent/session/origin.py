@@ -207,7 +207,7 @@ def _append(mark: str, path: Path | None, *, keyed: bool) -> bool:
     def append(fd: int, created: bool) -> bool:
         if created:
             stamp = str(time.time_ns()).encode() + b"\n"
-            os.write(fd, HEADER + stamp + (KEYED_HEADER + stamp if keyed else b"") + line)
+            _write_new_registry(path, fd, HEADER + stamp + (KEYED_HEADER + stamp if keyed else b"") + line)
             return True
         older = _older_registry(fd) if keyed else None
         if older is not None:
@@ -220,6 +220,23 @@ def _append(mark: str, path: Path | None, *, keyed: bool) -> bool:
         return _under_lock(path, _APPEND_TRIES, open_fd, append)
     except OSError:
         return False
+
+
+def _write_new_registry(path: Path, fd: int, data: bytes) -> None:
+    """The first bytes of a registry just made (O_EXCL): all of them, or no registry at all (OSError).
+
+    A registry left empty or without its header by a full disk counts from the start of time: every
+    session and plan made before the count began, in every project, would no longer be the user's
+    (tests/faults/test_registry_disk.py)."""
+    try:
+        if os.write(fd, data) != len(data):
+            raise OSError(f"{path}: written in part")
+    except OSError:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise
 
 
 def _older_registry(fd: int) -> bytes | None:
@@ -353,7 +370,7 @@ def start_registry(path: Path) -> bool:
     except OSError:
         return False
     try:
-        os.write(fd, HEADER + str(time.time_ns()).encode() + b"\n")
+        _write_new_registry(path, fd, HEADER + str(time.time_ns()).encode() + b"\n")
     except OSError:
         return False
     finally:
