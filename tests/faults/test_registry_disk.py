@@ -15,7 +15,7 @@ import pytest
 
 from evo_agent.session.origin import start_registry
 from tests.builders import history_of, seed_session
-from tests.fake_model_server import text
+from tests.fake_model_server import text, tool_use
 from tests.helpers import fill_disk, mount_tmpfs, needs_root, unmount
 from tests.prompt_cache import plain
 
@@ -56,6 +56,47 @@ def test_a_session_started_while_the_registry_could_not_be_written_is_the_users_
         by_id = cli.run("--resume", sid, "-p", "by id")
         assert by_id.rc == 0 and by_id.out == "By id.\n", by_id.err
         assert "recorded elsewhere" not in cli.run("sessions", "list", "--all").out
+    finally:
+        unmount(state)
+
+
+@needs_root
+def test_a_plan_create_whose_registry_line_hits_a_full_disk_is_refused_and_made_whole_once_space_is_back(
+        cli, model_server):
+    """A plan.md of this user's is vouched for by a line in `plans-made`. When that line could not be
+    appended, the plan was made anyway and stayed unvouched for ever: `evo-agent plan` showed it, but no
+    resume or later session told the model of it. Now the plan is not made (one line says why) and a
+    `plan_create` once space is back makes it whole and the model is told of it."""
+    from ..cli.test_plan import reminders
+
+    state = Path(cli.env["XDG_STATE_HOME"])
+    try:
+        mount_tmpfs(state, "256k")
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
+    try:
+        registry = state / "evo-agent" / "plans-made"
+        assert start_registry(registry)  # the count began with an earlier plan
+        with open(registry, "ab") as f:  # its last page full: the next line needs a page of its own
+            f.write(b"#" * (4095 - registry.stat().st_size % 4096) + b"\n")
+        filler = fill_disk(state, leave=0)
+        plan = {"title": "Port to Rust", "goal": "a Rust parser"}
+        model_server.script(tool_use("plan_create", plan), text("Could not."))
+        full = cli.run("-p", "plan the port", "--permission-mode", "bypass")
+        assert full.rc == 0 and full.out == "Could not.\n", full.err
+        result = model_server.requests[-1]["messages"][-1]["content"][0]
+        assert result.get("is_error") and "plan_create failed" in str(result["content"]), result
+        assert "Port to Rust" not in cli.run("plan").out
+
+        filler.unlink()  # space is back
+        model_server.script(tool_use("plan_create", plan), text("Planned."))
+        made = cli.run("-c", "-p", "again", "--permission-mode", "bypass")
+        assert made.rc == 0 and made.out == "Planned.\n", made.err
+        model_server.script(text("Resumed."))
+        resumed = cli.run("-c", "-p", "go on")
+        assert resumed.rc == 0, resumed.err
+        (told,) = reminders(model_server.requests[-1]["messages"][-1])
+        assert "Port to Rust" in told
     finally:
         unmount(state)
 

@@ -312,7 +312,10 @@ class PlanStore:
             # The proof an unpacked 0600 plan.md cannot carry, for this project's plans only; made before the
             # plan, as a session's is: a kill between plan.md and this line left the user's own plan unvouched
             # for, never shown to the model again (tests/faults/test_plan_killed.py).
-            record_made(plan_mark(plan_id, self.root), plans_made_file())
+            registry = plans_made_file()
+            if not record_made(plan_mark(plan_id, self.root), registry) and os.path.lexists(registry):
+                # A plan the count cannot vouch for would be hidden from the model for ever: not made at all.
+                raise OSError(f"cannot record the new plan as yours in {registry}; nothing was created")
             self._publish_plan(plan_id, plan_markdown(title, goal, approach, steps).encode())
             return self._read(PLAN_TODO_DIR, plan_id)
 
