@@ -127,3 +127,19 @@ def test_a_registry_whose_first_line_hit_a_full_disk_does_not_disown_the_users_e
         assert resumed.rc == 0 and resumed.out == "Resumed.\n", resumed.err
     finally:
         unmount(state)
+
+
+def test_an_empty_registry_a_killed_first_writer_left_does_not_disown_the_users_earlier_sessions(cli, model_server):
+    """`kill -9` between the registry's creation and its first write leaves it empty (what this test makes,
+    as that kill would): it must count as no registry, and the next session must start it whole."""
+    older = seed_session(cli.project, ("asked before the count began", "Earlier answer."))
+    registry = Path(cli.env["XDG_STATE_HOME"]) / "evo-agent" / "made"
+    registry.write_bytes(b"")  # the count never began: the kill came before its header
+    listed = cli.run("sessions", "list")
+    assert older in listed.out and "not made by your evo-agent" not in listed.out, listed.out
+    model_server.script(text("New answer."), text("Resumed."))
+    new = cli.run("-p", "a new question")
+    assert new.rc == 0, new.err
+    resumed = cli.run("--resume", older, "-p", "still mine?")
+    assert resumed.rc == 0 and resumed.out == "Resumed.\n", resumed.err
+    assert registry.read_bytes().startswith(b"# ")  # started whole by the next session

@@ -109,7 +109,7 @@ def read_made(path: Path | None = None) -> Made:
         return NOT_JUDGING
     finally:
         os.close(fd)
-    if data is None:
+    if not data:  # a first writer killed before its header (or None: not ours, too large): no count began
         return NOT_JUDGING
     since, keyed, ids = _parsed(data)
     # A racing first writer may have appended its id before the header landed: then count from the start of time.
@@ -205,7 +205,7 @@ def _append(mark: str, path: Path | None, *, keyed: bool) -> bool:
             return _open_plain(path, os.O_RDWR | os.O_APPEND), False
 
     def append(fd: int, created: bool) -> bool:
-        if created:
+        if created or os.fstat(fd).st_size == 0:  # new, or left empty by a first writer killed before its header
             stamp = str(time.time_ns()).encode() + b"\n"
             _write_new_registry(path, fd, HEADER + stamp + (KEYED_HEADER + stamp if keyed else b"") + line)
             return True
