@@ -38,7 +38,7 @@ from pathlib import Path
 
 from evo_agent.agent import micro_compact, summary_request
 from evo_agent.agent.compaction import in_place_summary
-from evo_agent.session import INTERRUPTED_TEXT, load_for_resume, summary_message
+from evo_agent.session import INTERRUPTED_TEXT, REMINDER_OPEN, load_for_resume, summary_message
 from tests.api_rules import check_request
 from tests.cli_runner import COMMAND, clean_env
 from tests.fake_model_server import FakeModelServer, hang, text, tool_use
@@ -53,6 +53,24 @@ class HarnessError(AssertionError):
     def __init__(self, message: str, lost: int = 0) -> None:
         super().__init__(message)
         self.lost = lost
+
+
+def without_reminders(message: dict) -> dict:
+    """A user message less the reminders evo-agent put in it (SPEC §2: the plan or memory state after a resume):
+    what was typed, to compare with the prompt."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, list):
+        return message
+    kept = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text"
+                                       and str(b.get("text", "")).startswith(REMINDER_OPEN))]
+    if len(kept) == 1 and kept[0].get("type") == "text":
+        return {"role": "user", "content": kept[0]["text"]}
+    return {"role": "user", "content": kept}
+
+
+def first_request_of(messages: list[dict]) -> list[dict]:
+    """A request's messages with its last (the prompt) less the reminders it carries."""
+    return [*messages[:-1], without_reminders(messages[-1])] if messages else messages
 
 
 def _common_prefix(a: list, b: list) -> int:
@@ -388,7 +406,7 @@ def check_conversation_file(
                 if [b["tool_use_id"] for b in message["content"]] != pending:
                     raise HarnessError(f"{where}: tool results {message!r} do not answer {pending}")
                 pending = []
-            elif message["content"] not in prompts:
+            elif without_reminders(message)["content"] not in prompts:
                 raise HarnessError(f"{where}: recorded a user message nobody typed: {message!r}")
         expected = with_interrupted_results(sent + tail)
     if loaded.messages != expected:
@@ -421,7 +439,7 @@ def check_run(run: Run, source_history: list[dict] | None, tally: Tally) -> list
             # would have sent it next (SPEC §12), or flattened when there were no tools to repeat.
             expected_first = (in_place_summary(micro_compact(source_history), source_history)
                               if requests[0].get("tools") else summary_request(source_history))
-        if plain(requests[0]["messages"]) != plain(expected_first):
+        if plain(first_request_of(requests[0]["messages"])) != plain(expected_first):
             raise HarnessError(f"{where}: the first request after resuming {run.source} is not the restored history "
                                f"plus the prompt:\n{requests[0]['messages']!r}\n!=\n{expected_first!r}")
         tally.add(resumes_valid=1)
@@ -489,7 +507,8 @@ def final_resume(run_label: str, project: Path, home: Path, source: str,
         if result.returncode != 0 or result.stdout != "All restored.\n" or "Traceback" in result.stderr:
             raise HarnessError(f"{where}: exit {result.returncode}, stdout {result.stdout!r}, stderr {result.stderr!r}")
         server.assert_all_valid()
-        if plain(server.requests[0]["messages"]) != plain([*source_history, {"role": "user", "content": prompt}]):
+        if plain(first_request_of(server.requests[0]["messages"])) != plain(
+                [*source_history, {"role": "user", "content": prompt}]):
             raise HarnessError(f"{where}: the request is not the restored history plus the prompt")
         tally.add(resumes_valid=1)
 

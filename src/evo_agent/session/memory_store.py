@@ -503,8 +503,16 @@ class MemoryStore:
                 os.rename(change.file, change.new_file, src_dir_fd=fd, dst_dir_fd=fd)  # type: ignore[arg-type]  # set on a rename
             else:
                 replace_private_file(fd, change.file, (change.after or "").encode(), fsync=True)
-            self._write_index(fd, change.scope)
-            _fsync(fd)
+            try:
+                self._write_index(fd, change.scope)
+            except OSError as exc:
+                # The change itself landed: it is reported done (and recorded) with a note, never as failed.
+                # MEMORY.md is derived (the model's index is read from the topic files): the next write
+                # brings it in step, and until then it stays the old index, whole.
+                return (f"{change.result} (MEMORY.md was not updated: {exc.strerror or exc}; "
+                        "it is brought in step at the next memory write.)")
+            finally:
+                _fsync(fd)
         return change.result
 
     def write_index(self, scope: str) -> None:

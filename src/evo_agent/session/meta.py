@@ -398,6 +398,9 @@ def fold_record(meta: SessionMeta, record: dict[str, Any], stamp_ms: int | None 
         meta.resumed_from = source if isinstance(source, str) else meta.resumed_from
         root = record.get("root_session_id")
         meta.root_session_id = root if isinstance(root, str) else meta.root_session_id
+        after = record.get("source_updated_ms")  # a continuation is newer than its source, whatever the clock says
+        if isinstance(after, int) and not isinstance(after, bool) and after >= meta.updated_ms:
+            meta.updated_ms = after + 1
         meta.compact_count = max(meta.compact_count, _int(record.get("compact_count")))
         if type(record.get("at_turn")) is int:  # a rewind: see has_conversation
             meta.answer_count += 1

@@ -32,22 +32,51 @@ def rename_session(store: SessionStore, session_id: str, name: str) -> str:
         with held_for_removal(session_dir):
             start = next((r for r in first_records(transcript, 1) if r.get("type") == "session_start"), {})
             cwd, branch = start.get("cwd"), start.get("git_branch")
+            said: list[str] = []  # the writer's warning speaks of a running conversation: the error says it here
             recorder = _TranscriptRecorder(
                 transcript, session_id=session_id,
                 cwd=cwd if isinstance(cwd, str) else str(store.project_dir),
                 agent_version=package_version(),
                 git_branch=branch if isinstance(branch, str) else None,
-                label=f"session {session_id}", warn=store.warn, redact=True,
+                label=f"session {session_id}", warn=said.append, redact=True,
             )
+            size = _size(transcript)
             recorder.writer._torn = not _ends_with_newline(transcript)  # never merge with a torn last line
             if not recorder.append("session_name", name=cleaned):
-                raise SessionError(f"cannot rename session {session_id}: its transcript could not be written")
+                _cut_back(transcript, size)
+                reason = said[0].split(": ", 2)[-1].split("; this conversation", 1)[0] if said else "a failed write"
+                raise SessionError(f"cannot rename session {session_id}: {reason}; its transcript is as it was")
     except SessionInUse as exc:
         pid = exc.liveness.pid
         raise SessionError(f"session {session_id} is in use" + (f" by pid {pid}" if pid else "")
                            + "; rename it there with /rename") from None
     store.info(session_id, write_back=True)  # refresh meta.json from the transcript
     return cleaned
+
+
+def _size(path: os.PathLike[str]) -> int | None:
+    try:
+        return os.stat(path, follow_symlinks=False).st_size
+    except OSError:
+        return None
+
+
+def _cut_back(path: os.PathLike[str], size: int | None) -> None:
+    """Take off what a failed append left after `size` bytes (a torn fragment): the session is held, no one else
+    writes it, and those bytes are only the refused record's. Best effort."""
+    if size is None:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        if os.fstat(fd).st_size > size:
+            os.ftruncate(fd, size)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _ends_with_newline(path: os.PathLike[str]) -> bool:

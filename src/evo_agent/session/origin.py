@@ -73,6 +73,11 @@ class Made:
         the count."""
         return self.since_ns is None or mark in self.ids or ctime_ns < self.since_ns
 
+    def vouches(self, session_id: str, key: str) -> bool:
+        """Whether this user's evo-agent recorded making this very session in this store (its mark is here):
+        proof no date can outweigh (a clock that ran hours ahead dated it after now, trust.foreign_reason)."""
+        return f"{session_id}@{key}" in self.ids
+
     def knows_session(self, session_id: str, key: str, ctime_ns: int) -> bool:
         """Whether a session of the store with this `store_key` can be the user's own: its mark is here, or its
         transcript is older than the count, or its bare id is here (an older version's line) and the transcript
@@ -104,7 +109,7 @@ def read_made(path: Path | None = None) -> Made:
         return NOT_JUDGING
     finally:
         os.close(fd)
-    if data is None:
+    if not data:  # a first writer killed before its header (or None: not ours, too large): no count began
         return NOT_JUDGING
     since, keyed, ids = _parsed(data)
     # A racing first writer may have appended its id before the header landed: then count from the start of time.
@@ -200,9 +205,9 @@ def _append(mark: str, path: Path | None, *, keyed: bool) -> bool:
             return _open_plain(path, os.O_RDWR | os.O_APPEND), False
 
     def append(fd: int, created: bool) -> bool:
-        if created:
+        if created or os.fstat(fd).st_size == 0:  # new, or left empty by a first writer killed before its header
             stamp = str(time.time_ns()).encode() + b"\n"
-            os.write(fd, HEADER + stamp + (KEYED_HEADER + stamp if keyed else b"") + line)
+            _write_new_registry(path, fd, HEADER + stamp + (KEYED_HEADER + stamp if keyed else b"") + line)
             return True
         older = _older_registry(fd) if keyed else None
         if older is not None:
@@ -215,6 +220,23 @@ def _append(mark: str, path: Path | None, *, keyed: bool) -> bool:
         return _under_lock(path, _APPEND_TRIES, open_fd, append)
     except OSError:
         return False
+
+
+def _write_new_registry(path: Path, fd: int, data: bytes) -> None:
+    """The first bytes of a registry just made (O_EXCL): all of them, or no registry at all (OSError).
+
+    A registry left empty or without its header by a full disk counts from the start of time: every
+    session and plan made before the count began, in every project, would no longer be the user's
+    (tests/faults/test_registry_disk.py)."""
+    try:
+        if os.write(fd, data) != len(data):
+            raise OSError(f"{path}: written in part")
+    except OSError:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise
 
 
 def _older_registry(fd: int) -> bytes | None:
@@ -348,7 +370,7 @@ def start_registry(path: Path) -> bool:
     except OSError:
         return False
     try:
-        os.write(fd, HEADER + str(time.time_ns()).encode() + b"\n")
+        _write_new_registry(path, fd, HEADER + str(time.time_ns()).encode() + b"\n")
     except OSError:
         return False
     finally:

@@ -16,9 +16,9 @@ Why it is shaped so:
   changes only the fields it was asked to change; so a person's edit of plan.md or a task file
   between two calls is kept, and two agents on one project never write over each other's update.
 - **Every file is replaced atomically**: a unique temp file in the same directory, fsync, rename,
-  fsync of the directory. A `kill -9` at any instant leaves the old file or the new one, never half;
-  a temp left behind by a killed writer is removed by the next writer (it holds the lock, so no live
-  writer owns one).
+  fsync of the directory; a new plan's directory appears with its plan.md (a temp directory, renamed).
+  A `kill -9` at any instant leaves the old file or the new one, never half; a temp left behind by a
+  killed writer is removed by the next writer (it holds the lock, so no live writer owns one).
 - **`blocked_by` is the truth, `blocks` follows.** `blocks` is derived from every task's `blocked_by`
   whenever tasks are read, and rewritten into the files on each change, so a change cut short
   between two files (or a hand edit of one side) can never leave the two disagreeing for a reader.
@@ -307,12 +307,16 @@ class PlanStore:
                         self.root / PLAN_DONE_DIR / plan_id).exists():
                     break
                 plan_id = f"{base}-{n}"
-            directory = self._make_dir(PLAN_TODO_DIR, plan_id)
-            _replace(directory, PLAN_FILE_NAME, plan_markdown(title, goal, approach, steps).encode())
             from .origin import plan_mark, plans_made_file, record_made
 
-            # the proof an unpacked 0600 plan.md cannot carry, for this project's plans only
-            record_made(plan_mark(plan_id, directory.parent.parent), plans_made_file())
+            # The proof an unpacked 0600 plan.md cannot carry, for this project's plans only; made before the
+            # plan, as a session's is: a kill between plan.md and this line left the user's own plan unvouched
+            # for, never shown to the model again (tests/faults/test_plan_killed.py).
+            registry = plans_made_file()
+            if not record_made(plan_mark(plan_id, self.root), registry) and os.path.lexists(registry):
+                # A plan the count cannot vouch for would be hidden from the model for ever: not made at all.
+                raise OSError(f"cannot record the new plan as yours in {registry}; nothing was created")
+            self._publish_plan(plan_id, plan_markdown(title, goal, approach, steps).encode())
             return self._read(PLAN_TODO_DIR, plan_id)
 
     def add_task(self, subject: str, description: str = "", blocked_by: list[int] | None = None, *,
@@ -511,8 +515,17 @@ class PlanStore:
             os.close(fd)  # closing releases the lock
 
     def _remove_stale_temps(self) -> None:
-        """Temps a killed writer left (we hold the lock: no live writer owns one)."""
+        """Temps a killed writer left (we hold the lock: no live writer owns one): files in the open plans, and
+        the hidden directory of a plan being made (`_publish_plan`)."""
         todo = self.root / PLAN_TODO_DIR
+        if not self._linked(PLAN_TODO_DIR):
+            try:
+                names = os.listdir(todo)
+            except OSError:
+                names = []
+            for name in names:
+                if name.startswith(".") and name.endswith(".tmp"):
+                    _remove_temp_dir(todo / name)
         for plan_id in self._plan_ids(PLAN_TODO_DIR):
             try:
                 for name in os.listdir(todo / plan_id):
@@ -568,12 +581,23 @@ class PlanStore:
         a field it does not know, a committed plan's files without `blocks`) is left as it is; rewriting every
         such file, each atomically with its fsyncs, made completing the first task of a cloned plan of 40,000
         rewrite 40,000 files (40 s).
+
+        The changed tasks are written first and a failure there raises; the others only carry derived
+        `blocks` (re-derived on every read, rewritten at the next change), so a full disk there leaves
+        their old files whole and the change is still done: reporting it failed told the model an update
+        that had landed had not (tests/faults/test_plan_disk.py).
         """
         _derive_blocks(plan)
         ids = {t.id for t in changed}
+        for task in changed:
+            _replace(plan.path, task_file_name(task.id), _encode_task(task))
+            task.stored_blocks = task.blocks
         for task in plan.tasks:
-            if task.id in ids or task.stored_blocks != task.blocks:
-                _replace(plan.path, task_file_name(task.id), _encode_task(task))
+            if task.id not in ids and task.stored_blocks != task.blocks:
+                try:
+                    _replace(plan.path, task_file_name(task.id), _encode_task(task))
+                except OSError:
+                    continue
                 task.stored_blocks = task.blocks
 
     def _ensure_dir(self, path: Path) -> Path:
@@ -588,11 +612,22 @@ class PlanStore:
                     raise PlanError(f"{directory} is not a directory (a link is never followed)") from None
         return path
 
-    def _make_dir(self, state: str, plan_id: str) -> Path:
-        directory = self._ensure_dir(self.root / state) / plan_id
-        os.mkdir(directory, DIR_MODE)
-        _fsync_dir(directory.parent)
-        return directory
+    def _publish_plan(self, plan_id: str, markdown: bytes) -> None:
+        """todo/<plan_id>/ holding `markdown` as plan.md, appearing whole (one rename of a hidden temp directory).
+
+        A directory made first and filled after could be left empty (a full disk, a kill between the two), and
+        an empty directory in todo/ is an open plan: every later plan_create was refused by a plan never made.
+        """
+        todo = self._ensure_dir(self.root / PLAN_TODO_DIR)
+        temp = todo / f".{plan_id}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        os.mkdir(temp, DIR_MODE)
+        try:
+            _replace(temp, PLAN_FILE_NAME, markdown)
+            os.rename(temp, todo / plan_id)
+        except BaseException:
+            _remove_temp_dir(temp)
+            raise
+        _fsync_dir(todo)
 
 
 def _text(value: object, what: str, *, required: bool = False) -> str:
@@ -750,6 +785,18 @@ def _replace(directory: Path, name: str, data: bytes) -> None:
     """Replace `directory/name` atomically and durably: its data, then the rename, on disk (atomic.py)."""
     replace_file(str(directory / name), data, fsync=True)
     _fsync_dir(directory)
+
+
+def _remove_temp_dir(directory: Path) -> None:
+    """A plan's temp directory and the files in it (best effort; a link is removed, never followed)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(directory).st_mode):
+            return
+        for name in os.listdir(directory):
+            os.unlink(directory / name)
+        os.rmdir(directory)
+    except OSError:
+        pass
 
 
 def _fsync_dir(directory: Path) -> None:

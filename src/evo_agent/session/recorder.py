@@ -314,6 +314,9 @@ class Recorder(_TranscriptRecorder):
         self._meta_written_at = 0.0
         self._meta_dirty = False
         self._meta_failed = False
+        # The registry line that vouches for this session (SessionStore.create), when appending it failed (a full
+        # disk): tried again at each meta.json write until it lands, or the session stays foreign for ever.
+        self.unvouched: Callable[[], bool] | None = None
 
     @property
     def id(self) -> str:
@@ -421,6 +424,8 @@ class Recorder(_TranscriptRecorder):
 
     def _write_meta_locked(self, now: float | None = None) -> None:
         self._meta_written_at = time.monotonic() if now is None else now
+        if self.unvouched is not None and self.unvouched():
+            self.unvouched = None
         try:
             dir_fd = self.directory.fileno()
             self.meta.messages_bytes = os.stat(self.path.name, dir_fd=dir_fd, follow_symlinks=False).st_size

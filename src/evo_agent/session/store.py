@@ -284,7 +284,8 @@ class SessionStore:
         note = self.fetched_note(path, session_id, fst.st_ctime_ns)
         return foreign_reason(dst, fst, tracked=session_id in self.tracked_ids(), created_ms=created_ms_of(session_id),
                               updated_ms=cached.updated_ms if cached else None, fetched=note,
-                              unmade=_unmade(self, session_id, fst.st_ctime_ns, note))
+                              unmade=_unmade(self, session_id, fst.st_ctime_ns, note),
+                              vouched=self.made().vouches(session_id, self.key))
 
     # Creating -------------------------------------------------------------
 
@@ -334,7 +335,8 @@ class SessionStore:
         """
         sid = session_id or new_session_id()
         self._checked = None  # the check's pass no longer holds every session: the next listing scans
-        if record_session(sid, self.key) and self._made is not None:
+        vouched = record_session(sid, self.key)
+        if vouched and self._made is not None:
             self._made = None  # read again: the count may have just begun
         branch = git_branch_of(self.project_dir) if git_branch is True else (git_branch or None)
         if branch and self.redact:  # the envelope is never scanned, and a branch is a name anyone could type a key into
@@ -356,8 +358,17 @@ class SessionStore:
             git_branch=branch, warn=self.warn, redact=self.redact, staged=staged, directory=directory,
             opener=(lambda: _close(self._make_session_dir(sid))) if deferred else None, **kwargs,
         )
+        if not vouched:
+            recorder.unvouched = lambda: self._vouch(sid)
         recorder.session_start(model=model, provider=provider, **(start_fields or {}))
         return recorder
+
+    def _vouch(self, session_id: str) -> bool:
+        """Append a session's registry line once more (its first try at `create` failed); True when it landed."""
+        if not record_session(session_id, self.key):
+            return False
+        self._made = None
+        return True
 
     def _make_session_dir(self, session_id: str) -> int | None:
         """Make a session's directory (0700, never through a link); its open descriptor, or None when it cannot."""
@@ -483,7 +494,8 @@ class SessionStore:
         note = self.fetched_note(path, session_id, fst.st_ctime_ns if fst else None) if stats is not None else None
         reason = foreign_reason(dst, fst, tracked=session_id in tracked, created_ms=created_ms,
                                 updated_ms=meta.updated_ms, fetched=note,
-                                unmade=fst is not None and _unmade(self, session_id, fst.st_ctime_ns, note))
+                                unmade=fst is not None and _unmade(self, session_id, fst.st_ctime_ns, note),
+                                vouched=self.made().vouches(session_id, self.key))
         return SessionInfo(meta, path, reason)
 
     def _transcripts(self) -> builtins.list[_Seen]:
@@ -578,9 +590,12 @@ class SessionStore:
         key = self.key if made.since_ns is not None else ""  # no registry: nothing to key
         import heapq  # here: a new session's `-p` never lists (issue #30)
 
+        now_ms = int(time.time() * 1000)
         for item in _newest_first(found, 2 * count + 16):
             mtime_ms = item[0] // 1_000_000
-            if len(best) == count and mtime_ms + skew < best[0][0][0]:
+            # A best row dated after now: the clock was set back since it was written, so a later session (its
+            # continuation, fold_record's `source_updated_ms`) may have an older mtime; every meta is read then.
+            if len(best) == count and mtime_ms + skew < best[0][0][0] <= now_ms:
                 break
             row = self._row(_judged(item, made, key), tracked)
             if row is None or not (include_empty or row.meta.has_conversation):
@@ -715,6 +730,11 @@ class SessionStore:
         if source and source.meta.name:
             marker["name"] = source.meta.name  # the continuation keeps its name (meta folds it)
         marker["root_session_id"] = self._chain_root(session_id, source)
+        if source is not None:
+            # A clock that ran ahead and was set back dates the source later than anything written now: the
+            # continuation ranks after it all the same (meta.fold_record), or `-c` would bring the source back
+            # without the turns said since. Its own mark vouches for it, so that date never makes it foreign.
+            marker["source_updated_ms"] = source.meta.updated_ms
         if reason:
             marker["adopted"] = reason
         recorder.resume_marker(session_id, loaded.restored_count, **marker)

@@ -77,6 +77,7 @@ def foreign_reason(
     uid: int | None = None,
     fetched: str | None = None,
     unmade: bool = False,
+    vouched: bool = False,
 ) -> str | None:
     """Why a session is foreign, as a short phrase (`tracked by git`, `owned by uid 0`, …), or None when it is ours.
 
@@ -84,7 +85,8 @@ def foreign_reason(
     transcript (either may be None when unknown); `tracked` whether git tracks
     any file of it; `created_ms`/`updated_ms` its id's time and its last record's;
     `fetched` what a team store's copy says of whose it is (`read_fetched`);
-    `unmade` that the user's evo-agent has no record of making it (origin.py).
+    `unmade` that the user's evo-agent has no record of making it (origin.py); `vouched` that it has one
+    naming this very session (its mark): then a date after now is a clock that was set back, not a plant.
     Several reasons are joined with ", ".
     """
     me = os.geteuid() if uid is None else uid
@@ -103,7 +105,7 @@ def foreign_reason(
             reasons.append(f"{what} mode {stat.S_IMODE(st.st_mode):04o}, wider than {want:04o}")
     now = int(time.time() * 1000) if now_ms is None else now_ms
     stamps = [ms for ms in (created_ms, updated_ms) if ms is not None]
-    if stamps and max(stamps) > now + FUTURE_SLACK_MS:
+    if stamps and max(stamps) > now + FUTURE_SLACK_MS and not vouched:
         reasons.append("dated in the future")
     return ", ".join(reasons) or None
 
