@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from evo_agent.importers.claude_code import project_folder
+from tests.cli.claude_code_requests import said
 from tests.cli.import_helpers import FIXTURES, resume_request
 
 VERSION = "2.0.77"
@@ -144,3 +145,23 @@ def test_a_fifo_or_a_path_named_as_a_subagent_is_never_read(cli, tmp_path):
         copy.write_text(source.read_text().replace(f'"agentId":"{agent}"', json.dumps({"agentId": named})[1:-1]))
         result = cli.run("sessions", "import", "claude-code", str(copy), timeout=60)
         assert result.rc == 0 and "0 subagents" in result.out, (result.out, result.err)
+
+
+def test_a_session_begun_by_2_0_and_resumed_by_2_1_332_imports_as_2_1_332_last_sent_it(cli, model_server):
+    """Users upgrade Claude Code and resume their old sessions: one transcript in two formats, a subagent beside
+    it (2.0.77's Task) and one under it with its `.meta.json` (2.1.332's Agent). Both are sidechains, and the
+    resume carries everything 2.1.332 last sent (its request log), in order."""
+    from tests.cli.test_import_claude_code_2_1_332 import _carried, _conversation_sent
+
+    source = _session("upgraded")
+    sid, out = _import(cli, source)
+    assert "2 subagents" in out and "not understood" not in out, out
+    results = sorted(r["result"] for r in cli.records(sid) if r["type"] == "subagent_end")
+    assert results == ["app.py has one line.", "app.py is the entry point."]
+    theirs = _conversation_sent(source)
+    ours = said(resume_request(cli, model_server, sid)[:-1])
+    at = 0
+    for atom in theirs:
+        found = next((i for i in range(at, len(ours)) if _carried(atom, ours[i])), None)
+        assert found is not None, f"{atom} (sent by Claude Code 2.1.332) is missing"
+        at = found if atom[0] == "text" else found + 1
