@@ -1,10 +1,11 @@
-"""Importing real transcripts of Claude Code versions before 2.1.1xx: 2.0.77 (late 2025) and 2.1.50 (early 2026),
-in tests/fixtures/claude_code/<version> (make_fixtures.py), which log no requests.
+"""Importing real transcripts of Claude Code versions that log no requests: 2.0.77 (late 2025), 2.1.50 and 2.1.100
+(early 2026), in tests/fixtures/claude_code/<version> (make_fixtures.py).
 
 2.0.x keeps a subagent's transcript beside the session's, in the project's folder (`agent-<id>.jsonl`, the
 warm-up agents it starts with each process among them), and leaves an empty transcript for a process that
 resumed another session: a project's folder holds many files for one conversation. 2.1.50 keeps them in
-`<session>/subagents/` but, unlike later versions, without a `.meta.json`: the Task call's result names them.
+`<session>/subagents/` but, unlike later versions, without a `.meta.json`: the Task call's result names them;
+2.1.100's `.meta.json` names no call either (its type and description only).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from pathlib import Path
 import pytest
 
 from evo_agent.importers.claude_code import project_folder
+from tests.cli.claude_code_requests import said
 from tests.cli.import_helpers import FIXTURES, resume_request
 
 VERSION = "2.0.77"
-VERSIONS = (VERSION, "2.1.50")
+VERSIONS = (VERSION, "2.1.50", "2.1.100")
 FOLDER = FIXTURES / "claude_code" / VERSION
 SCENARIOS = sorted(f"{version}/{p.name}" for version in VERSIONS
                    for p in (FIXTURES / "claude_code" / version).iterdir() if p.is_dir())
@@ -40,11 +42,14 @@ def _import(cli, path: Path, env: dict | None = None) -> tuple[str, str]:
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_every_record_is_read_or_known_as_bookkeeping(cli, model_server, scenario):
+    """Each session of the scenario (2.1.100's `--continue` after a kill starts a new one: two)."""
     version, name = scenario.split("/")
-    sid, out = _import(cli, _session(name, version))
-    assert "not understood" not in out and "0 lines skipped" in out, out
-    assert cli.records(sid)[0]["imported_from"]["version"] == version
-    resume_request(cli, model_server, sid)
+    folder = FIXTURES / "claude_code" / version / name
+    for source in [p for p in folder.glob("*.jsonl") if p.stat().st_size and not p.name.startswith("agent-")]:
+        sid, out = _import(cli, source)
+        assert "not understood" not in out and "0 lines skipped" in out, out
+        assert cli.records(sid)[0]["imported_from"]["version"] == version
+        resume_request(cli, model_server, sid)
 
 
 def _as_claude_codes_folder(cli, tmp_path: Path, name: str) -> dict:
@@ -73,7 +78,7 @@ def test_the_listing_offers_the_conversation_not_its_agents_nor_empty_transcript
     assert done.rc == 0 and done.out.count(" → ") == 1 and not done.err, (done.out, done.err)
 
 
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("version", [VERSION, "2.1.50"])
 def test_a_task_calls_subagent_becomes_its_sidechain(cli, model_server, version):
     """2.0.x keeps a Task call's subagent in `agent-<id>.jsonl` beside the session, 2.1.50 in `<session>/subagents/`
     without the `.meta.json` later versions write: both name it only in the call's result (`toolUseResult.agentId`),
@@ -108,9 +113,11 @@ def test_calls_claude_code_dropped_unanswered_when_it_went_on_are_not_resumed(cl
     assert f"left out: {dropped} unanswered" in out, out
 
 
+@pytest.mark.parametrize("version", ["2.1.50", "2.1.100"])
 @pytest.mark.parametrize("name", ["subagent_fg", "parallel_agents"])
-def test_subagents_named_only_by_their_calls_results_are_sidechains(cli, model_server, name):
-    sid, out = _import(cli, _session(name, "2.1.50"))
+def test_subagents_named_only_by_their_calls_results_are_sidechains(cli, model_server, name, version):
+    """2.1.100's subagents imported, but their `.meta.json`, naming no call, was reported "not understood"."""
+    sid, out = _import(cli, _session(name, version))
     runs = [r for r in cli.records(sid) if r["type"] == "subagent_end"]
     assert len(runs) == (2 if name == "parallel_agents" else 1) and "not understood" not in out, out
     assert sorted(r["result"] for r in runs) == (["ALPHA checked: fine.", "BETA checked: fine."]
@@ -138,3 +145,23 @@ def test_a_fifo_or_a_path_named_as_a_subagent_is_never_read(cli, tmp_path):
         copy.write_text(source.read_text().replace(f'"agentId":"{agent}"', json.dumps({"agentId": named})[1:-1]))
         result = cli.run("sessions", "import", "claude-code", str(copy), timeout=60)
         assert result.rc == 0 and "0 subagents" in result.out, (result.out, result.err)
+
+
+def test_a_session_begun_by_2_0_and_resumed_by_2_1_332_imports_as_2_1_332_last_sent_it(cli, model_server):
+    """Users upgrade Claude Code and resume their old sessions: one transcript in two formats, a subagent beside
+    it (2.0.77's Task) and one under it with its `.meta.json` (2.1.332's Agent). Both are sidechains, and the
+    resume carries everything 2.1.332 last sent (its request log), in order."""
+    from tests.cli.test_import_claude_code_2_1_332 import _carried, _conversation_sent
+
+    source = _session("upgraded")
+    sid, out = _import(cli, source)
+    assert "2 subagents" in out and "not understood" not in out, out
+    results = sorted(r["result"] for r in cli.records(sid) if r["type"] == "subagent_end")
+    assert results == ["app.py has one line.", "app.py is the entry point."]
+    theirs = _conversation_sent(source)
+    ours = said(resume_request(cli, model_server, sid)[:-1])
+    at = 0
+    for atom in theirs:
+        found = next((i for i in range(at, len(ours)) if _carried(atom, ours[i])), None)
+        assert found is not None, f"{atom} (sent by Claude Code 2.1.332) is missing"
+        at = found if atom[0] == "text" else found + 1

@@ -767,40 +767,52 @@ def _agent_of(record: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _subagents(path: Path, imported: ImportedSession, agents: dict[str, str]) -> dict[str, Subagent]:
-    """Sidechains by the tool_use id that started them: 2.1.1xx's in `<session>/subagents/`, each with its
-    `.meta.json` naming the call; 2.1.50's there without one, and 2.0.x's beside the session: named only by the
-    call's result (`agents`: tool_use id -> agent id)."""
+    """Sidechains by the tool_use id that started them. 2.1.1xx-2.1.3xx keep them in `<session>/subagents/`, a
+    `.meta.json` beside each naming its type and (later versions) the call; 2.1.50 writes no `.meta.json`, and
+    2.0.x keeps them beside the session: then only the call's result names them (`agents`: tool_use id ->
+    agent id). One nothing names (its call never answered: a kill while it ran) is left out and counted."""
     runs: dict[str, Subagent] = {}
     folder = path.with_suffix("") / "subagents"
     try:
         files = sorted(folder.glob("agent-*.jsonl"))
     except OSError:
         files = []
+    kinds: dict[str, str] = {}  # file name -> the agent type its .meta.json names
+    taken: set[str] = set()
     for file in files:
-        meta_path = file.with_name(file.name[: -len(".jsonl")] + ".meta.json")
-        try:
-            with open(meta_path, "rb") as f:
-                meta = json.loads(f.read(1 << 20))
-        except FileNotFoundError:
-            continue  # 2.1.50 writes none: the call's result names the file (below)
-        except (OSError, ValueError, RecursionError):
-            meta = {}
-        tool_use_id = meta.get("toolUseId") if isinstance(meta, dict) else None
-        if not isinstance(tool_use_id, str):
-            imported.skipped["subagent without its tool call"] += 1
+        meta = _meta_of(file)
+        if meta is None:
+            imported.skipped["subagent without its tool call"] += 1  # a .meta.json that is not one
+            taken.add(file.name)
             continue
-        records = list(_lines(file, imported))  # a sidechain is one task's conversation: held whole
-        runs[tool_use_id] = _sidechain(records, tool_use_id, str(meta.get("agentType") or "subagent"), imported)
-    named = set()
+        kinds[file.name] = str(meta.get("agentType") or "subagent")
+        tool_use_id = meta.get("toolUseId")
+        if isinstance(tool_use_id, str):
+            records = list(_lines(file, imported))  # a sidechain is one task's conversation: held whole
+            runs[tool_use_id] = _sidechain(records, tool_use_id, kinds[file.name], imported)
+            taken.add(file.name)
     for call, agent in agents.items():
-        named.add(f"agent-{agent}.jsonl")
-        for file in (folder / f"agent-{agent}.jsonl", path.parent / f"agent-{agent}.jsonl"):
+        name = f"agent-{agent}.jsonl"
+        for file in (folder / name, path.parent / name):
             if call not in runs and file.is_file():  # a file only: not a FIFO someone else's folder could hold
-                runs[call] = _sidechain(list(_lines(file, imported)), call, "subagent", imported)
-    unnamed = [f for f in files if f.name not in named and not f.with_name(f.stem + ".meta.json").exists()]
-    if unnamed:  # its call never answered (a kill while it ran): nothing in the conversation to hang it on
-        imported.left_out["subagents whose call has no result"] += len(unnamed)
+                runs[call] = _sidechain(list(_lines(file, imported)), call, kinds.get(name, "subagent"), imported)
+                taken.add(name)
+    unnamed = sum(1 for file in files if file.name not in taken)
+    if unnamed:
+        imported.left_out["subagents whose call has no result"] += unnamed
     return runs
+
+
+def _meta_of(file: Path) -> dict[str, Any] | None:
+    """A subagent's `.meta.json` ({} when there is none: 2.1.50), None when it is there but not readable as one."""
+    try:
+        with open(file.with_name(file.name[: -len(".jsonl")] + ".meta.json"), "rb") as f:
+            meta = json.loads(f.read(1 << 20))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, RecursionError):
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 def read_claude_code(path: Path) -> ImportedSession:
