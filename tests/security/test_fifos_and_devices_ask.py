@@ -299,3 +299,22 @@ def test_the_file_tools_refuse_a_fifo_in_one_line(tmp_path, model_server, path):
     for request in model_server.requests[1:3]:  # read_file's result, then grep's
         block = request["messages"][-1]["content"][0]
         assert block["is_error"] and "not a regular file" in block["content"] and "\n" not in block["content"]
+
+
+def test_an_alternate_is_searched_only_where_git_looks_for_objects(tmp_path, model_server):
+    """An alternate naming a big directory (`/home/u`, say) is scanned as git reads an object directory: its
+    `pack/`, `info/` and two-digit fan-out directories, never the whole tree (a scan of a home directory held every
+    start). A FIFO deep below it, where git never looks, leaves the repository readable."""
+    def plant(origin):
+        home = origin.parent / "a-home"
+        (home / "projects" / "deep").mkdir(parents=True)
+        os.mkfifo(home / "projects" / "deep" / "pipe")
+        (origin / ".git" / "objects" / "info" / "alternates").write_text(f"{home}\n")
+
+    project = _archive(tmp_path, plant)
+    bin_dir, log = _logging_git(tmp_path)
+    model_server.script(text("hello"))
+    env = model_server.env(clean_env(tmp_path / "home"))
+    cli = Cli(project, {**env, "PATH": f"{bin_dir}:{env['PATH']}"})
+    assert cli.run("-p", "hi", timeout=120).rc == 0 and cli.run("sessions", "list", timeout=120).rc == 0
+    assert f"--git-dir={project}/.git" in log.read_text()

@@ -466,8 +466,9 @@ ALTERNATES_DEPTH = 5        # git follows an alternate's own alternates this dee
 
 
 def _special_in_alternates(objects: str, depth: int, seen: set[str]) -> str | None:
-    """The first entry that is neither a regular file nor a real directory under an alternate object directory
-    `objects/info/alternates` names (and under their own alternates, as deep as git follows them), else None.
+    """The first entry that is neither a regular file nor a real directory where git looks for objects in an
+    alternate object directory `objects/info/alternates` names (`_special_in_objects`; and in their own alternates,
+    as deep as git follows them), else None.
 
     git looks up objects there too (what `clone --shared` writes; an archive's `../../vendor/objects`): a FIFO pack
     index in one held an unasked `git log` until the bash tool's timeout and evo-agent's own `rev-parse --short
@@ -488,12 +489,24 @@ def _special_in_alternates(objects: str, depth: int, seen: set[str]) -> str | No
         if target in seen:
             continue
         seen.add(target)
-        found = _special_under(target)
+        found = _special_in_objects(target)
         if found is None and depth < ALTERNATES_DEPTH:
             found = _special_in_alternates(target, depth + 1, seen)
         if found is not None:
             return found
     return None
+
+
+def _special_in_objects(objects: str) -> str | None:
+    """`_special_under` of what git reads in an object directory: its `pack/`, `info/` and two-digit fan-out
+    directories. An alternate may name any directory (a home directory, `/`): scanning all of it held every check."""
+    try:
+        with os.scandir(objects) as entries:
+            subdirs = [e.path for e in entries if e.name in ("pack", "info") or (
+                len(e.name) == 2 and all(c in "0123456789abcdef" for c in e.name))]
+    except OSError:
+        return None
+    return next((found for found in map(_special_under, subdirs) if found is not None), None)
 
 
 # Directories whose every file git may open on a status or log: loose refs (HEAD's branch, tags, remotes) and
