@@ -103,6 +103,30 @@ def open_checked(ctx: ToolContext, path: Path, flags: int, *, create_dirs: bool 
     return open_file(path, flags, root=real(ctx.project_dir), create_dirs=create_dirs)
 
 
+def overwrite(fd: int, data: bytes) -> None:
+    """Make the open regular file hold exactly `data`, in place (its inode, links and owner kept); raises OSError.
+
+    The blocks the new text needs are reserved first, so a full disk refuses it while the file is still as
+    it was: truncating and then writing left the user's file empty or cut when the write ran out of space
+    (tests/faults/test_file_tools_disk.py). The file only grows by the reservation, and shrinks at the end.
+    """
+    size = os.fstat(fd).st_size
+    if len(data) > size:
+        try:
+            os.posix_fallocate(fd, 0, len(data))
+        except OSError:
+            try:
+                os.ftruncate(fd, size)  # a fallback that wrote part of the reservation: the old text only
+            except OSError:
+                pass
+            raise
+    view = memoryview(data)
+    offset = 0
+    while offset < len(data):
+        offset += os.pwrite(fd, view[offset:], offset)
+    os.ftruncate(fd, len(data))
+
+
 def open_failure(shown: str, exc: OSError) -> str:
     """One line for an open that failed."""
     if isinstance(exc, SymlinkInPath):
