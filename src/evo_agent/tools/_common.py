@@ -7,6 +7,7 @@ directory the user started in, `ctx.work_dir`, never to the agent's own working 
 
 from __future__ import annotations
 
+import errno
 import functools
 import io
 import os
@@ -114,12 +115,14 @@ def overwrite(fd: int, data: bytes) -> None:
     if len(data) > size:
         try:
             os.posix_fallocate(fd, 0, len(data))
-        except OSError:
+        except OSError as exc:
             try:
                 os.ftruncate(fd, size)  # a fallback that wrote part of the reservation: the old text only
             except OSError:
                 pass
-            raise
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                raise
+            # a file system that cannot reserve (EOPNOTSUPP, EINVAL…): written as before, unreserved
     view = memoryview(data)
     offset = 0
     while offset < len(data):
