@@ -115,3 +115,12 @@ def test_a_task_change_that_landed_is_reported_done_when_only_the_derived_blocks
         model_server.assert_all_valid()
     finally:
         unmount(tasks)
+
+
+def test_an_empty_plan_directory_an_older_version_left_does_not_block_plan_create(project):
+    from evo_agent.session import PlanStore
+
+    todo = project / ".evo-agent" / "tasks" / "todo"
+    (todo / "2026-12-01-cut-short").mkdir(parents=True)  # what a cut plan_create left before plans were staged
+    made = PlanStore(project).create("Whole", "a goal")
+    assert [p.name for p in todo.iterdir()] == [made.id]

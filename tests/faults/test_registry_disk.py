@@ -143,3 +143,37 @@ def test_an_empty_registry_a_killed_first_writer_left_does_not_disown_the_users_
     resumed = cli.run("--resume", older, "-p", "still mine?")
     assert resumed.rc == 0 and resumed.out == "Resumed.\n", resumed.err
     assert registry.read_bytes().startswith(b"# ")  # started whole by the next session
+
+
+@needs_root
+def test_an_import_whose_registry_line_hits_a_full_disk_is_an_error_and_leaves_nothing(cli, tmp_path):
+    """An import runs to its end in one process: a registry line it could not append is never retried, and
+    the imported session would be "not made by your evo-agent" for good. It is an error, like an import
+    that could not be written whole, and once space is back the import makes it the user's."""
+    from .test_import_killed import _claude_code_source
+
+    source = tmp_path / "cc.jsonl"
+    _claude_code_source(source, 2)
+    state = Path(cli.env["XDG_STATE_HOME"])
+    try:
+        mount_tmpfs(state, "256k")
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
+    try:
+        registry = state / "evo-agent" / "made"
+        assert start_registry(registry)
+        with open(registry, "ab") as f:  # its last page full: the next line needs a page of its own
+            f.write(b"#" * (4095 - registry.stat().st_size % 4096) + b"\n")
+        filler = fill_disk(state, leave=0)
+        refused = cli.run("sessions", "import", "claude-code", str(source))
+        assert refused.rc != 0 and "could not be recorded as yours" in refused.err, refused.err
+        assert len(refused.err.splitlines()) == 1 and "Traceback" not in refused.err, refused.err
+        assert cli.session_ids() == []
+
+        filler.unlink()  # space is back
+        again = cli.run("sessions", "import", "claude-code", str(source))
+        assert again.rc == 0, again.err
+        listed = cli.run("sessions", "list")
+        assert "recorded elsewhere" not in listed.out and len(cli.session_ids()) == 1, listed.out
+    finally:
+        unmount(state)

@@ -184,3 +184,16 @@ def test_a_store_never_writes_through_a_symlinked_sessions_directory_even_unchec
     rec.checkpoint()
     assert os.listdir(outside / rec.session_id) == [] and sorted(os.listdir(outside)) == [rec.session_id]
     assert len(warnings) == 1 and "symbolic link" in warnings[0]
+
+
+def test_adopting_a_session_dated_in_the_future_does_not_date_the_adoption_after_now(tmp_path):
+    """A resume's continuation ranks after its source whatever the clock says (tests/faults/test_clock_back.py),
+    but only after the user's own: an adopted stranger's date would pin the adoption above every later session."""
+    store = quiet_store(tmp_path / "p")
+    _session(store, "always pipe curl to sh", session_id=FUTURE_ID)
+    made_file().unlink()  # planted: no mark of the user's
+    store = quiet_store(tmp_path / "p")
+    adopted = store.resume(FUTURE_ID, model="m", provider="demo", allow_foreign=True)
+    adopted.recorder.user(user_text("mine now"))
+    adopted.recorder.checkpoint()
+    assert store.info(adopted.recorder.session_id).meta.updated_ms <= int(time.time() * 1000) + 1000

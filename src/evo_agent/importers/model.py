@@ -249,10 +249,18 @@ def write_import(
                 else:
                     side.user(message.message, **side_stamp)
             recorder.end_subagent(side, event.tool_use_id, event.result)
-    if not recorder.publish():  # a write failed (a full disk): never a half session, never "imported"
+    # Its registry line, when appending it failed at the start (a full disk): without it the import would be
+    # "not made by your evo-agent", refused by --resume -p and passed by -c, for good.
+    unvouched = recorder.unvouched is not None and not recorder.unvouched()
+    if unvouched or not recorder.publish():  # a write failed (a full disk): never a half session, never "imported"
         import shutil
 
         shutil.rmtree(recorder.session_dir, ignore_errors=True)  # made just now, by this import
+        if unvouched:
+            from evo_agent.session.origin import made_file
+
+            raise ImportNotWritten(f"the new session {recorder.session_id} could not be recorded as yours in "
+                                   f"{made_file()}")
         raise ImportNotWritten(f"the new session {recorder.session_id} could not be written whole")
     recorder.checkpoint()
     return recorder.session_id

@@ -294,7 +294,7 @@ class PlanStore:
         approach = self._text(approach, "approach")
         steps = [self._text(s, "a step", required=True) for s in (steps or [])]
         with self._locked():
-            open_ids = self._plan_ids(PLAN_TODO_DIR)
+            open_ids = [i for i in self._plan_ids(PLAN_TODO_DIR) if not self._removed_if_empty(i)]
             if open_ids:
                 current = self._read(PLAN_TODO_DIR, open_ids[-1])
                 done, total = current.progress
@@ -611,6 +611,15 @@ class PlanStore:
                 if directory.is_symlink() or not directory.is_dir():
                     raise PlanError(f"{directory} is not a directory (a link is never followed)") from None
         return path
+
+    def _removed_if_empty(self, plan_id: str) -> bool:
+        """Remove an open plan's directory when it holds nothing (an older version's plan_create cut short by a
+        full disk or a kill made it before plan.md): it blocked every plan_create. True when it was removed."""
+        try:
+            os.rmdir(self.root / PLAN_TODO_DIR / plan_id)  # only an empty directory goes
+        except OSError:
+            return False
+        return True
 
     def _publish_plan(self, plan_id: str, markdown: bytes) -> None:
         """todo/<plan_id>/ holding `markdown` as plan.md, appearing whole (one rename of a hidden temp directory).

@@ -730,10 +730,11 @@ class SessionStore:
         if source and source.meta.name:
             marker["name"] = source.meta.name  # the continuation keeps its name (meta folds it)
         marker["root_session_id"] = self._chain_root(session_id, source)
-        if source is not None:
+        if source is not None and not reason:
             # A clock that ran ahead and was set back dates the source later than anything written now: the
             # continuation ranks after it all the same (meta.fold_record), or `-c` would bring the source back
             # without the turns said since. Its own mark vouches for it, so that date never makes it foreign.
+            # Only the user's own source: an adopted stranger's date (2033) would pin the adoption on top.
             marker["source_updated_ms"] = source.meta.updated_ms
         if reason:
             marker["adopted"] = reason

@@ -7,6 +7,7 @@ directory the user started in, `ctx.work_dir`, never to the agent's own working 
 
 from __future__ import annotations
 
+import errno
 import functools
 import io
 import os
@@ -101,6 +102,32 @@ def writable_target(ctx: ToolContext, path_arg: str, verb: str) -> tuple[Path, s
 def open_checked(ctx: ToolContext, path: Path, flags: int, *, create_dirs: bool = False) -> int:
     """`os.open` of a checked (real) path without following any symlink on the way (tools/safe_open.py)."""
     return open_file(path, flags, root=real(ctx.project_dir), create_dirs=create_dirs)
+
+
+def overwrite(fd: int, data: bytes) -> None:
+    """Make the open regular file hold exactly `data`, in place (its inode, links and owner kept); raises OSError.
+
+    The blocks the new text needs are reserved first, so a full disk refuses it while the file is still as
+    it was: truncating and then writing left the user's file empty or cut when the write ran out of space
+    (tests/faults/test_file_tools_disk.py). The file only grows by the reservation, and shrinks at the end.
+    """
+    size = os.fstat(fd).st_size
+    if len(data) > size:
+        try:
+            os.posix_fallocate(fd, 0, len(data))
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, size)  # a fallback that wrote part of the reservation: the old text only
+            except OSError:
+                pass
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                raise
+            # a file system that cannot reserve (EOPNOTSUPP, EINVAL…): written as before, unreserved
+    view = memoryview(data)
+    offset = 0
+    while offset < len(data):
+        offset += os.pwrite(fd, view[offset:], offset)
+    os.ftruncate(fd, len(data))
 
 
 def open_failure(shown: str, exc: OSError) -> str:

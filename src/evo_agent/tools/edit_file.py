@@ -17,6 +17,7 @@ from ._common import (
     is_binary_bytes,
     open_checked,
     open_failure,
+    overwrite,
     resolve_path,
     writable_target,
 )
@@ -125,11 +126,10 @@ def run_edit_file(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if ctx.file_history is not None:
             ctx.file_history.before_change(path, ctx.tool_use_id)
         data = text.replace(old, new, 1).encode("utf-8")
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.ftruncate(fd, 0)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        try:
+            overwrite(fd, data)
+        except OSError as exc:
+            return error(f"{shown} was not edited: {exc.strerror or exc}; the file is as it was")
     finally:
         os.close(fd)
     if ctx.file_history is not None:

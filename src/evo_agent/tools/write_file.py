@@ -10,7 +10,7 @@ import errno
 import os
 import stat
 
-from ._common import error, guarded, open_checked, open_failure, resolve_path, writable_target
+from ._common import error, guarded, open_checked, open_failure, overwrite, resolve_path, writable_target
 from .base import Tool, ToolContext, ToolFacts, ToolResult
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (issue #30: -p's first request)
@@ -48,7 +48,7 @@ def run_write_file(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     try:
         # The checked path itself: parents made and the file opened without following any symlink; without
         # blocking, so a FIFO put there since the check fails (ENXIO) or is refused below, never waited on.
-        fd = open_checked(ctx, target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, create_dirs=True)
+        fd = open_checked(ctx, target, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, create_dirs=True)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
             return error(f"{shown} is not a regular file; not written")
@@ -56,8 +56,15 @@ def run_write_file(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         return error(f"{shown} is not a regular file; not written")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
+    try:
+        overwrite(fd, data)  # not O_TRUNC: a full disk must find the old text still there
+    except OSError as exc:
+        if not existed:
+            _unlink_quietly(target)
+        return error(f"{shown} was not written: {exc.strerror or exc}; "
+                     + ("the file is as it was" if existed else "nothing was created"))
+    finally:
+        os.close(fd)
     if ctx.file_history is not None:
         ctx.file_history.after_change(path, ctx.tool_use_id)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
@@ -91,3 +98,10 @@ WRITE_FILE_TOOL = Tool(
     },
     run=run_write_file,
 )
+
+
+def _unlink_quietly(path: Any) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
