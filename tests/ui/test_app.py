@@ -124,6 +124,14 @@ async def test_the_status_line_says_when_bash_runs_in_the_sandbox(tmp_path):
         await run.until(lambda: " · sandbox · " in run.status())
 
 
+async def test_ctrl_z_on_a_pipe_neither_stops_the_process_group_nor_types_a_control_character(tmp_path):
+    """The app read from a pipe (no shell to bring it back): Ctrl+Z must not send SIGTSTP to the process group it
+    shares with its caller (here pytest itself), nor put a literal ^Z into the prompt."""
+    async with running(FakeAgent(tmp_path)) as run:
+        run.type("ab\x1ac")
+        await run.until(lambda: run.app.buffer.text == "abc")
+
+
 async def test_ctrl_d_on_an_empty_prompt_quits_with_0_and_not_with_text(tmp_path):
     async with running(FakeAgent(tmp_path)) as run:
         run.type("abc" + CTRL_D)

@@ -40,18 +40,25 @@ def clean_env() -> dict[str, str]:
 
 
 class Pane:
-    """One tmux session running `evo-agent --resume` (exec'd, so `pid` is evo-agent's own)."""
+    """One tmux session running `evo-agent --resume` (exec'd, so `pid` is evo-agent's own), on a tmux server of its
+    own (`-L`): a session added to a server already running (the default one, another test run's) gets that server's
+    environment, not this test's, and its picker then found none of the sessions planted here."""
 
     def __init__(self, project: Path, pid_file: Path, size: tuple[int, int], env: dict[str, str] | None = None) -> None:
         self.name = f"picker-{os.getpid()}-{time.monotonic_ns()}"
+        self.socket = self.name
         command = f"sh -c 'echo $$ > {pid_file}; exec {EVO} --resume'; echo EXITED-$?; sleep 60"
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1]),
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1]),
                         "-c", str(project), command], check=True, env={**clean_env(), **(env or {})})
         wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the pid file")
         self.pid = int(pid_file.read_text())
 
+    @property
+    def tmux(self) -> list[str]:
+        return ["tmux", "-L", self.socket]
+
     def screen(self, *, attributes: bool = False) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-t", self.name, "-p", *(["-e"] if attributes else [])],
+        return subprocess.run([*self.tmux, "capture-pane", "-t", self.name, "-p", *(["-e"] if attributes else [])],
                               capture_output=True, text=True).stdout
 
     def lines(self) -> list[str]:
@@ -72,14 +79,14 @@ class Pane:
         return found[0]
 
     def keys(self, *keys: str, literal: bool = False) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *(["-l"] if literal else []), *keys], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, *(["-l"] if literal else []), *keys], check=True)
 
     def title(self) -> str:
-        return subprocess.run(["tmux", "display-message", "-t", self.name, "-p", "#{pane_title}"],
+        return subprocess.run([*self.tmux, "display-message", "-t", self.name, "-p", "#{pane_title}"],
                               capture_output=True, text=True).stdout.strip()
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
 
 
 def gone(pid: int) -> bool:

@@ -28,12 +28,12 @@ from prompt_toolkit.key_binding import (
     merge_key_bindings,
 )
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.utils import suspend_to_background_supported
 
 from evo_agent.exit_codes import DOUBLE_CTRL_C_SECONDS, EXIT_INTERRUPTED
 
 from . import render
 from .commands import complete as complete_command
+from .signals import suspend_to_shell
 
 if TYPE_CHECKING:
     from .app import AgentApp
@@ -294,7 +294,6 @@ def job_bindings(app: AgentApp) -> KeyBindings:
 
     @kb.add("c-z")
     def _(event: KeyPressEvent) -> None:
-        if suspend_to_background_supported():
-            event.app.suspend_to_background()
+        suspend_to_shell(event.app)
 
     return kb

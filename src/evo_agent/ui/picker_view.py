@@ -34,7 +34,6 @@ from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.output import create_output
 from prompt_toolkit.styles import Style
-from prompt_toolkit.utils import suspend_to_background_supported
 
 from evo_agent.exit_codes import EXIT_HANGUP
 from evo_agent.session import SessionInfo, SessionStore
@@ -42,7 +41,7 @@ from evo_agent.session import SessionInfo, SessionStore
 from . import picker as text
 from .erase import erase_down_in_place
 from .picker_search import ContentMatch, ContentSearch
-from .signals import EXIT_SIGNALS, SIGNAL_EXITS, SignalExit
+from .signals import EXIT_SIGNALS, SIGNAL_EXITS, SignalExit, suspend_to_shell
 
 STYLE = Style.from_dict({
     "title": "bold",
@@ -497,8 +496,7 @@ class PickerView:
         @kb.add("c-z", eager=True)
         def _suspend(event: KeyPressEvent) -> None:
             # As the app's Ctrl+Z (ui/keys.py): stopped to the shell, not a literal ^Z in the filter.
-            if suspend_to_background_supported():
-                event.app.suspend_to_background()
+            suspend_to_shell(event.app)
 
         return kb
 

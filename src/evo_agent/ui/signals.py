@@ -1,4 +1,4 @@
-"""SIGTERM and SIGHUP for the app (prompt_toolkit on asyncio): leave cleanly from inside its event loop.
+"""SIGTERM and SIGHUP for the app (prompt_toolkit on asyncio): leave cleanly from inside its event loop; Ctrl+Z's stop.
 
 A Python-level signal handler would raise inside the app's event loop (a
 traceback, a terminal left in raw mode, or an app left running without its
@@ -9,8 +9,10 @@ app can cancel what it does and restore the terminal before it exits.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import Callable
+from typing import Any
 
 from evo_agent.exit_codes import EXIT_HANGUP, EXIT_TERMINATED
 
@@ -35,3 +37,18 @@ def exit_on_signals(leave: Callable[[int], None]) -> None:
             loop.add_signal_handler(signum, leave, SIGNAL_EXITS[signum])
     except (NotImplementedError, RuntimeError, ValueError):
         pass  # not the main thread, or no signals here: the default handlers stay
+
+
+def suspend_to_shell(app: Any) -> None:
+    """Ctrl+Z: stop the prompt_toolkit `app` (its terminal put back first) until the shell's `fg` continues it.
+
+    Only on a terminal: on a pipe (a test driving the app, a program feeding it) no shell brings it back, and the
+    SIGTSTP goes to the whole process group the app shares with its caller."""
+    from prompt_toolkit.utils import suspend_to_background_supported
+
+    try:
+        on_a_terminal = os.isatty(app.input.fileno())
+    except (AttributeError, OSError, ValueError, NotImplementedError):
+        on_a_terminal = False
+    if on_a_terminal and suspend_to_background_supported():
+        app.suspend_to_background()
