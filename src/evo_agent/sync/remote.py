@@ -643,8 +643,12 @@ def prune_remote(conn: Connection, identity: Identity, cutoff_ms: int, *, dry_ru
         rows = _sessions(conn, conn.execute(
             f"SELECT {_COLUMNS} FROM evo_agent_sessions WHERE repo = %s AND subdir = %s AND updated_ms < %s "
             "ORDER BY updated_ms", (identity.repo, identity.subdir, cutoff_ms)).fetchall())
-        mine = [r for r in rows if not trust.verified or r.author == trust.role]
-        others = [r for r in rows if r not in mine]
+        # one pass (`r not in mine` was a list search per row: quadratic, and 50,000 sessions outlasted the
+        # server's idle_in_transaction_session_timeout, so a big repository could never be pruned)
+        mine: list[RemoteSession] = []
+        others: list[RemoteSession] = []
+        for r in rows:
+            (mine if not trust.verified or r.author == trust.role else others).append(r)
         ids = [r.id for r in mine]
         whole = _whole_partitions(conn, ids) if ids and not trust.verified else []
         if mine and not dry_run:
