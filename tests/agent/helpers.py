@@ -73,3 +73,13 @@ def flattened_summary_requests(server) -> list[dict]:
 def model_requests(server) -> list[dict]:
     """The conversation's own requests."""
     return [b for b in server.valid_requests if not is_summary_request(b)]
+
+
+def resume_own(agent: Agent) -> object:
+    """Come back to the session `agent` is in, as a user does: leave it (/clear), then /resume its id.
+
+    `/resume` of the session one is in changes nothing (it is the session you are in): a test that wants a
+    resume of this history into a new session leaves it first."""
+    source = agent.session_id
+    agent.clear()
+    return agent.resume(source)

@@ -16,7 +16,7 @@ from evo_agent.agent.memory_context import MEMORY_INTRO
 from evo_agent.agent.permissions import PermissionGate, Policy
 from evo_agent.session import MemoryStore
 from evo_agent.tools.approval import ApprovalDecision
-from tests.agent.helpers import assert_faithful
+from tests.agent.helpers import assert_faithful, resume_own
 from tests.agent.test_plan import all_reminders, records_of, reminders_in
 from tests.builders import make_agent
 from tests.scripted_provider import ScriptedProvider, reply, use
@@ -168,7 +168,7 @@ def test_resume_repeats_the_prefix_and_says_what_changed_once(project, tmp_path)
     agent.run_turn("remember")
     source_system = provider.systems[0]
     assert "(empty)" in source_system  # the session started before the memory existed
-    agent.resume(agent.session_id)
+    resume_own(agent)
     agent.run_turn("go on")
     assert provider.systems[2] == source_system  # the cache holds: same prefix bytes
     (reminder,) = reminders_in(provider.calls[2][-1])
@@ -176,7 +176,7 @@ def test_resume_repeats_the_prefix_and_says_what_changed_once(project, tmp_path)
     assert copies(provider, 2, LINE) == 1  # the one reminder (the prefix holds the index as it was: empty)
     assert [r["reason"] for r in records_of(agent, "reminder")] == ["resume"]
     # Resuming again, nothing changed since: the carried prefix, the replayed reminder, no new one.
-    agent.resume(agent.session_id)
+    resume_own(agent)
     agent.run_turn("and again")
     assert provider.systems[3] == source_system and all_reminders(provider.calls[3][-1:]) == []
     assert copies(provider, 3, LINE) == 1
@@ -189,7 +189,7 @@ def test_a_resume_with_memory_unchanged_sends_one_copy(project, tmp_path):
     provider = ScriptedProvider(reply("hi"), reply("hi again"))
     agent, _ = make_agent(project, provider, memory=memory)
     agent.run_turn("hello")
-    agent.resume(agent.session_id)
+    resume_own(agent)
     agent.run_turn("hello again")
     assert provider.systems[1] == provider.systems[0]
     assert copies(provider, 0, LINE) == 1 and copies(provider, 1, LINE) == 1

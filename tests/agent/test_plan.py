@@ -13,7 +13,7 @@ import json
 from evo_agent.agent.permissions import PermissionGate, Policy
 from evo_agent.agent.plan_context import NUDGE_TURNS
 from evo_agent.session import REMINDER_CLOSE, REMINDER_OPEN, PlanStore, is_reminder_block, load_for_resume
-from tests.agent.helpers import assert_faithful
+from tests.agent.helpers import assert_faithful, resume_own
 from tests.builders import make_agent, read_records
 from tests.scripted_provider import ScriptedProvider, reply, use
 
@@ -125,10 +125,9 @@ def test_a_manual_compaction_puts_the_plan_in_the_next_prompt(project):
 
 def test_resume_and_slash_resume_announce_the_plan_as_it_is_on_disk(project):
     agent, store, provider = build_plan(project, (reply("resumed answer"),))
-    source = agent.session_id
     # A person finishes task 1 by hand between the sessions.
     PlanStore(project).update_task(1, status="completed")
-    agent.resume(source)  # /resume ID
+    resume_own(agent)  # /clear, then /resume ID
     agent.run_turn("where were we")
     (reminder,) = all_reminders(provider.calls[-1][-1:])
     assert reminder.startswith("This session was resumed") and "#1 [completed] Measure the parser" in reminder
@@ -182,7 +181,7 @@ def test_a_completed_plan_is_never_announced_again(project):
     assert done.state == "done" and done.path.parent.name == "done" and done.progress == (2, 2)
     agent.compact()
     agent.run_turn("what now")
-    agent.resume(agent.session_id)
+    resume_own(agent)
     agent.run_turn("and now")
     assert all_reminders(provider.calls[-2]) == [] and all_reminders(provider.calls[-1]) == []
     assert [u["op"] for u in records_of(agent, "plan_update")] == []  # the new session changed nothing
@@ -320,7 +319,7 @@ def test_the_flattened_summary_never_sees_an_old_reminder(project):
     provider = ScriptedProvider(reply("ok"), reply(use("bash", {"command": "ls"}, "t1")), reply("SUMMARY"))
     agent, _ = make_agent(project, provider)
     agent.run_turn("hello")
-    agent.resume(agent.session_id)
+    resume_own(agent)
     agent.compact()
     assert provider.text_only[1] and provider.calls[1][:2] == provider.calls[0] + [
         {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
@@ -398,8 +397,7 @@ def test_a_plan_completed_outside_the_conversation_is_said_closed_once_live_and_
     agent.run_turn("and now")
     assert all_reminders([provider.calls[-1][-1]]) == []  # said once
 
-    source = agent.session_id
-    agent.resume(source)  # its history: the plan's tool calls, the closing reminder: nothing new to say
+    resume_own(agent)  # its history: the plan's tool calls, the closing reminder: nothing new to say
     agent.run_turn("resumed")
     assert all_reminders([provider.calls[-1][-1]]) == []
 
@@ -408,7 +406,7 @@ def test_a_plan_completed_outside_the_conversation_is_said_closed_once_live_and_
     other, _ = make_agent(project, ScriptedProvider(reply("a"), reply("b")))
     other.run_turn("hello")  # told of the second plan at its start
     store2.complete()
-    other.resume(other.session_id)  # a resume whose history holds the open plan's reminder
+    resume_own(other)  # a resume whose history holds the open plan's reminder
     other.run_turn("resumed")
     (closed,) = all_reminders([other.provider.calls[-1][-1]])
     assert "no open Session Plan" in closed and "Second plan" in closed

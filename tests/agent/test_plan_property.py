@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from evo_agent.session import REMINDER_CLOSE, REMINDER_OPEN, PlanStore, is_reminder_block
 from evo_agent.tools.plan_tools import plan_summary
-from tests.agent.helpers import assert_faithful
+from tests.agent.helpers import assert_faithful, resume_own
 from tests.builders import make_agent
 from tests.scripted_provider import ScriptedProvider, reply, use
 
@@ -60,7 +60,7 @@ def test_after_anything_the_model_is_told_what_is_on_disk(tmp_path_factory, step
             provider.items.append(reply("SUMMARY: everything is finished, no plan is left"))
             agent.compact()
         elif kind == "resume":
-            agent.resume(agent.session_id)
+            resume_own(agent)
         elif kind == "edit" and not completed:
             data = json.loads((store.active().path / f"task_{task}.json").read_text())
             if data["subject"] == value.strip() or not value.strip():

@@ -73,6 +73,7 @@ HELP = (
     '  /memory [NAME]    Auto Memory: both indexes, or one memory file\n'
     "  /remember TEXT    save TEXT to this project's memory (--user TEXT: to yours)\n"
     '  /cost             tokens used in this session\n'
+    '  /status           the session, model, project, mode and context in use\n'
     '  /permissions      the permission mode and the allow rules in force\n'
     '  /mcp [reconnect]  the MCP servers and tools; /mcp reconnect NAME restarts one\n'
     '  /help             this help\n'
