@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +27,31 @@ def mount_tmpfs(path: Path, size: str, *options: str) -> None:
     path.mkdir(parents=True, exist_ok=True)
     opts = ",".join((f"size={size}", "mode=0700", *options))
     subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)], check=True, capture_output=True)
+
+
+@contextmanager
+def tmpfs_or_skip(path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` mounted at `path` for the block (the test is skipped where none can be mounted), then
+    unmounted: the full disk of the fault tests."""
+    try:
+        mount_tmpfs(path, size)
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
+    try:
+        yield path
+    finally:
+        unmount(path)
+
+
+def last_tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of a request's last message (what the model is told of its calls)."""
+    return [b for b in body["messages"][-1]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def result_text(result: dict[str, Any]) -> str:
+    """A tool_result's text, whether its content is a string or a list of blocks."""
+    content = result["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
 def remount(path: Path, *options: str) -> None:

@@ -7,14 +7,12 @@ resumes is exactly the one the model went on seeing, never one whose summary was
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from evo_agent.session import load_for_resume
 from tests.builders import history_of, seed_session
 from tests.fake_model_server import text
-from tests.helpers import fill_disk, mount_tmpfs, needs_root, unmount
+from tests.helpers import fill_disk, needs_root, tmpfs_or_skip
 from tests.prompt_cache import plain
 
 from .crash import without_reminders
@@ -29,11 +27,7 @@ TURNS = [(f"question {n}", f"Answer {n}.") for n in range(3)]
 def test_a_compaction_whose_boundary_hits_a_full_disk_compacts_nothing_and_resumes_what_the_model_saw(
         cli, model_server, project):
     sessions = project / ".evo-agent" / "sessions"
-    try:
-        mount_tmpfs(sessions, "1m")
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_or_skip(sessions, "1m"):
         source = seed_session(project, *TURNS)
         model_server.script(text("Before."), text("S" * 20_000), text("After."))
         with Repl(project, cli.env, "-c") as repl:
@@ -59,5 +53,3 @@ def test_a_compaction_whose_boundary_hits_a_full_disk_compacts_nothing_and_resum
         assert resumed.rc == 0 and resumed.out == "Resumed.\n", resumed.err
         assert plain(model_server.requests[-1]["messages"][:-1]) == plain(expected)
         model_server.assert_all_valid()
-    finally:
-        unmount(sessions)

@@ -7,12 +7,10 @@ refused write must leave the file as it was and tell the model in one line.
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from tests.fake_model_server import text, tool_use
-from tests.helpers import fill_disk, mount_tmpfs, needs_root, unmount
+from tests.helpers import fill_disk, last_tool_results, needs_root, result_text, tmpfs_or_skip
 
 pytestmark = pytest.mark.faults
 
@@ -20,24 +18,15 @@ ORIGINAL = "".join(f"line {n}: some source code\n" for n in range(300))  # ~8 KB
 
 
 def _result(body: dict) -> dict:
-    (result,) = [b for b in body["messages"][-1]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    (result,) = last_tool_results(body)
     return result
-
-
-def _text(result: dict) -> str:
-    content = result["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
 @needs_root
 @pytest.mark.parametrize("tool", ["edit_file", "write_file"])
 def test_a_file_tool_on_a_full_disk_leaves_the_users_file_as_it_was(cli, model_server, project, tool):
     src = project / "src"
-    try:
-        mount_tmpfs(src, "256k")
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_or_skip(src, "256k"):
         target = src / "main.py"
         target.write_text(ORIGINAL)
         filler = fill_disk(src, leave=0)
@@ -51,9 +40,7 @@ def test_a_file_tool_on_a_full_disk_leaves_the_users_file_as_it_was(cli, model_s
         assert "Traceback" not in result.err
         assert target.read_text() == ORIGINAL  # the user's file, whole
         said = _result(model_server.requests[-1])
-        assert said.get("is_error") and "No space left on device" in _text(said), said
-        assert len(_text(said).splitlines()) == 1, _text(said)
+        assert said.get("is_error") and "No space left on device" in result_text(said), said
+        assert len(result_text(said).splitlines()) == 1, result_text(said)
         assert not [p.name for p in src.iterdir() if p.name not in ("main.py", "filler")]
         filler.unlink()
-    finally:
-        unmount(src)

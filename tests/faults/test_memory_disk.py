@@ -10,12 +10,11 @@ memory it changed lost a change.
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
 from tests.fake_model_server import text, tool_use
-from tests.helpers import fill_disk, mount_tmpfs, needs_root, unmount
+from tests.helpers import fill_disk, last_tool_results, needs_root, result_text, tmpfs_or_skip
 
 pytestmark = pytest.mark.faults
 
@@ -27,23 +26,14 @@ def _topic(name: str) -> str:
 
 
 def _result(body: dict) -> dict:
-    (result,) = [b for b in body["messages"][-1]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    (result,) = last_tool_results(body)
     return result
-
-
-def _text(result: dict) -> str:
-    content = result["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
 @needs_root
 def test_a_memory_write_whose_index_hits_a_full_disk_is_reported_and_recorded_as_done(cli, model_server, project):
     memory = project / ".evo-agent" / "memory"
-    try:
-        mount_tmpfs(memory, "256k")
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_or_skip(memory, "256k"):
         model_server.script(tool_use("memory", {"command": "create", "path": "/memories/project/alpha.md",
                                                 "file_text": _topic("alpha")}), text("Saved alpha."))
         first = cli.run("-p", "remember alpha", *EDITS)
@@ -58,7 +48,7 @@ def test_a_memory_write_whose_index_hits_a_full_disk_is_reported_and_recorded_as
         assert "Traceback" not in second.err
         assert (memory / "beta.md").read_text() == _topic("beta")  # the change is on disk
         result = _result(model_server.requests[-1])
-        said = _text(result)
+        said = result_text(result)
         assert not result.get("is_error"), said  # so the model is told it was made
         assert "MEMORY.md" in said and "No space left on device" in said, said
         writes = [json.loads(line) for line in cli.transcript(second.hint_id()).read_text().splitlines()
@@ -76,5 +66,3 @@ def test_a_memory_write_whose_index_hits_a_full_disk_is_reported_and_recorded_as
         index = (memory / "MEMORY.md").read_text()
         assert all(f"{name}.md" in index for name in ("alpha", "beta", "gamma")), index
         model_server.assert_all_valid()
-    finally:
-        unmount(memory)

@@ -8,41 +8,29 @@ stayed in todo/ and counted as the open plan, so once space was back every `plan
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
 from tests.fake_model_server import text, tool_use
-from tests.helpers import fill_disk, mount_tmpfs, needs_root, unmount
+from tests.helpers import fill_disk, last_tool_results, needs_root, result_text, tmpfs_or_skip
 
 pytestmark = pytest.mark.faults
 
 
-def _results(body: dict) -> list[dict]:
-    return [b for b in body["messages"][-1]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
-
-
-def _text(result: dict) -> str:
-    content = result["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
 @needs_root
 def test_a_plan_create_on_a_full_disk_leaves_no_plan_and_succeeds_once_space_is_back(cli, model_server, project):
     tasks = project / ".evo-agent" / "tasks"
-    try:
-        mount_tmpfs(tasks, "256k")
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_or_skip(tasks, "256k"):
         filler = fill_disk(tasks, leave=0)
         plan = {"title": "Port to Rust", "goal": "a Rust parser " + "g" * 8000}
         model_server.script(tool_use("plan_create", plan), text("Could not plan."))
         full = cli.run("-p", "plan the port")
         assert full.rc == 0 and full.out == "Could not plan.\n", full.err
-        (failed,) = _results(model_server.requests[-1])
-        assert failed.get("is_error") and "No space left on device" in _text(failed), failed
-        assert "\n" not in _text(failed).strip()
+        (failed,) = last_tool_results(model_server.requests[-1])
+        assert failed.get("is_error") and "No space left on device" in result_text(failed), failed
+        assert "\n" not in result_text(failed).strip()
         assert "Traceback" not in full.err
         todo = tasks / "todo"
         assert not todo.is_dir() or not list(todo.iterdir()), list(todo.iterdir())  # no plan, no leftover
@@ -51,14 +39,12 @@ def test_a_plan_create_on_a_full_disk_leaves_no_plan_and_succeeds_once_space_is_
         model_server.script(tool_use("plan_create", plan), text("Planned."))
         again = cli.run("-c", "-p", "try again")
         assert again.rc == 0 and again.out == "Planned.\n", again.err
-        (made,) = _results(model_server.requests[-1])
-        assert not made.get("is_error"), _text(made)
+        (made,) = last_tool_results(model_server.requests[-1])
+        assert not made.get("is_error"), result_text(made)
         (plan_dir,) = (tasks / "todo").iterdir()
         assert sorted(p.name for p in plan_dir.iterdir()) == ["plan.md"]
         assert cli.run("plan").out.count("Port to Rust") >= 1
         model_server.assert_all_valid()
-    finally:
-        unmount(tasks)
 
 
 def test_a_half_made_plan_a_killed_writer_left_is_never_listed_and_the_next_writer_removes_it(project):
@@ -81,11 +67,7 @@ def test_a_task_change_that_landed_is_reported_done_when_only_the_derived_blocks
     first landed and a derived one hit a full disk, the model was told the update failed (and no
     `plan_update` was recorded) though the task had changed on disk."""
     tasks = project / ".evo-agent" / "tasks"
-    try:
-        mount_tmpfs(tasks, "256k")
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_or_skip(tasks, "256k"):
         model_server.script(
             tool_use("plan_create", {"title": "Port", "goal": "a port"}),
             tool_use("plan_task_create", {"subject": "Tests"}),  # one page
@@ -102,8 +84,8 @@ def test_a_task_change_that_landed_is_reported_done_when_only_the_derived_blocks
         assert update.rc == 0 and update.out == "Updated.\n", update.err
         assert json.loads((plan_dir / "task_1.json").read_text())["blocked_by"] == [2]  # the change landed
         assert (plan_dir / "task_2.json").read_bytes() == code_before  # the derived side: the old file, whole
-        (result,) = _results(model_server.requests[-1])
-        assert not result.get("is_error"), _text(result)
+        (result,) = last_tool_results(model_server.requests[-1])
+        assert not result.get("is_error"), result_text(result)
         ops = [r["op"] for r in cli.records(update.hint_id()) if r["type"] == "plan_update" and not r.get("restored")]
         assert ops == ["task_update"]
 
@@ -113,8 +95,6 @@ def test_a_task_change_that_landed_is_reported_done_when_only_the_derived_blocks
         assert start.rc == 0, start.err
         assert json.loads((plan_dir / "task_2.json").read_text())["blocks"] == [1]
         model_server.assert_all_valid()
-    finally:
-        unmount(tasks)
 
 
 def test_an_empty_plan_directory_an_older_version_left_does_not_block_plan_create(project):

@@ -8,7 +8,6 @@ by your evo-agent", so `-c` passed it by and `--resume ID -p` refused the user's
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ import pytest
 from evo_agent.session.origin import start_registry
 from tests.builders import history_of, seed_session
 from tests.fake_model_server import text, tool_use
-from tests.helpers import fill_disk, mount_tmpfs, needs_root, unmount
+from tests.helpers import fill_disk, needs_root, tmpfs_or_skip
 from tests.prompt_cache import plain
 
 from .driver import Repl
@@ -28,11 +27,7 @@ pytestmark = pytest.mark.faults
 def test_a_session_started_while_the_registry_could_not_be_written_is_the_users_once_space_is_back(
         cli, model_server):
     state = Path(cli.env["XDG_STATE_HOME"])
-    try:
-        mount_tmpfs(state, "256k")
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_or_skip(state, "256k"):
         registry = state / "evo-agent" / "made"
         assert start_registry(registry)  # the count began with an earlier session
         with open(registry, "ab") as f:  # its last page full: the next line needs a page of its own
@@ -56,8 +51,6 @@ def test_a_session_started_while_the_registry_could_not_be_written_is_the_users_
         by_id = cli.run("--resume", sid, "-p", "by id")
         assert by_id.rc == 0 and by_id.out == "By id.\n", by_id.err
         assert "recorded elsewhere" not in cli.run("sessions", "list", "--all").out
-    finally:
-        unmount(state)
 
 
 @needs_root
@@ -70,11 +63,7 @@ def test_a_plan_create_whose_registry_line_hits_a_full_disk_is_refused_and_made_
     from ..cli.test_plan import reminders
 
     state = Path(cli.env["XDG_STATE_HOME"])
-    try:
-        mount_tmpfs(state, "256k")
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_or_skip(state, "256k"):
         registry = state / "evo-agent" / "plans-made"
         assert start_registry(registry)  # the count began with an earlier plan
         with open(registry, "ab") as f:  # its last page full: the next line needs a page of its own
@@ -97,8 +86,6 @@ def test_a_plan_create_whose_registry_line_hits_a_full_disk_is_refused_and_made_
         assert resumed.rc == 0, resumed.err
         (told,) = reminders(model_server.requests[-1]["messages"][-1])
         assert "Port to Rust" in told
-    finally:
-        unmount(state)
 
 
 @needs_root
@@ -108,11 +95,7 @@ def test_a_registry_whose_first_line_hit_a_full_disk_does_not_disown_the_users_e
     earlier session of the user's, in every project, was "not made by your evo-agent" for good."""
     older = seed_session(cli.project, ("asked before the count began", "Earlier answer."))
     state = Path(cli.env["XDG_STATE_HOME"])
-    try:
-        mount_tmpfs(state, "256k")  # empty: no registry yet, as before the count began
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_or_skip(state, "256k"):  # empty: no registry yet, as before the count began
         (state / "evo-agent").mkdir(mode=0o700)
         filler = fill_disk(state, leave=0)
         model_server.script(text("Answer on a full disk."))
@@ -125,8 +108,6 @@ def test_a_registry_whose_first_line_hit_a_full_disk_does_not_disown_the_users_e
         model_server.script(text("Resumed."))
         resumed = cli.run("--resume", older, "-p", "still mine?")
         assert resumed.rc == 0 and resumed.out == "Resumed.\n", resumed.err
-    finally:
-        unmount(state)
 
 
 def test_an_empty_registry_a_killed_first_writer_left_does_not_disown_the_users_earlier_sessions(cli, model_server):
@@ -155,11 +136,7 @@ def test_an_import_whose_registry_line_hits_a_full_disk_is_an_error_and_leaves_n
     source = tmp_path / "cc.jsonl"
     _claude_code_source(source, 2)
     state = Path(cli.env["XDG_STATE_HOME"])
-    try:
-        mount_tmpfs(state, "256k")
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc.stderr.decode(errors='replace').strip()}")
-    try:
+    with tmpfs_or_skip(state, "256k"):
         registry = state / "evo-agent" / "made"
         assert start_registry(registry)
         with open(registry, "ab") as f:  # its last page full: the next line needs a page of its own
@@ -175,5 +152,3 @@ def test_an_import_whose_registry_line_hits_a_full_disk_is_an_error_and_leaves_n
         assert again.rc == 0, again.err
         listed = cli.run("sessions", "list")
         assert "recorded elsewhere" not in listed.out and len(cli.session_ids()) == 1, listed.out
-    finally:
-        unmount(state)
