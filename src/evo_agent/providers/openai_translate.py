@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from evo_agent.session import blocks, content_blocks, content_text, text_block, tool_results, tool_uses
+from evo_agent.session import api_tool_name, blocks, content_blocks, content_text, text_block, tool_results, tool_uses
 
 from .base import INVALID_ARGUMENTS_KEY
 from .http_client import MAX_JSON_DEPTH, load_json
@@ -47,7 +47,6 @@ from .http_client import MAX_JSON_DEPTH, load_json
 TOOL_ERROR_PREFIX = "Error: "
 IMAGE_PLACEHOLDER = "[image omitted]"
 ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-_NAME_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -230,8 +229,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
 
 def clean_tool_name(name: str) -> str:
     """A tool name both APIs accept (a malformed one becomes an unknown tool, not a broken history)."""
-    clean = _NAME_BAD_CHARS.sub("_", name.strip())[:64]
-    return clean or "unnamed_tool"
+    return api_tool_name(name)
 
 
 def _text_of_openai_content(content: Any) -> str:
