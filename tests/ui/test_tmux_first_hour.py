@@ -634,3 +634,22 @@ def test_the_resume_hint_of_a_long_rename_copies_as_one_line(terminals, project)
     t.wait(r"tokens · context")
     joined = [line.rstrip() for line in t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()]
     assert f"  evo-agent --resume '{name}'" in joined, joined
+
+
+def test_a_pasted_text_of_several_lines_starting_with_a_slash_command_is_a_prompt(terminals, project, model_server,
+                                                                                  tmp_path):
+    """A paste of notes whose first line was `/rename release` ran /rename with the whole rest of the paste as the
+    session's name; Claude Code sends a multi-line paste as a prompt."""
+    model_server.script(text("Read your notes."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    pasted = "/rename release\nthen summarise these notes\n- the parser is done"
+    (tmp_path / "paste").write_text(pasted)
+    t.tmux("load-buffer", "-b", "p", str(tmp_path / "paste"))
+    t.tmux("paste-buffer", "-p", "-b", "p", "-t", t.name)
+    t.wait(r"the parser is done")
+    t.keys("Enter")
+    screen = t.wait(r"Read your notes\.")
+    assert "is now named" not in t.scrollback(), screen
+    content = model_server.requests[-1]["messages"][-1]["content"]
+    assert (content if isinstance(content, str) else content[0]["text"]) == pasted, content

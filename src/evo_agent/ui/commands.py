@@ -209,10 +209,12 @@ def is_command(text: str) -> bool:
     """Whether a submitted line is meant as a slash command: a `/word` at its very start.
 
     A line that starts with a space, or whose first word holds a second `/` (a path dragged into the
-    terminal: `/home/me/err.log what is this?`), is a prompt for the model.
+    terminal: `/home/me/err.log what is this?`), is a prompt for the model; so is a text of several lines
+    (a paste of notes that begins with `/rename`), as Claude Code sends it: no command's argument spans lines.
     """
     words = text.split(None, 1)
-    return bool(words) and not text[:1].isspace() and _COMMAND_WORD.fullmatch(words[0]) is not None
+    return (bool(words) and not text[:1].isspace() and "\n" not in text.strip()
+            and _COMMAND_WORD.fullmatch(words[0]) is not None)
 
 
 def lookup(name: str) -> str | None:
