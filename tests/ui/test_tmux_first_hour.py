@@ -653,3 +653,25 @@ def test_a_pasted_text_of_several_lines_starting_with_a_slash_command_is_a_promp
     assert "is now named" not in t.scrollback(), screen
     content = model_server.requests[-1]["messages"][-1]["content"]
     assert (content if isinstance(content, str) else content[0]["text"]) == pasted, content
+
+
+def test_the_remember_path_and_the_memory_hint_copy_as_one_line_each(terminals, project):
+    """At 80 columns `/remember`'s file path was cut by the terminal and its `).` left alone on the next line,
+    and `/memory`'s `evo-agent memory edit|rm NAME` was wrapped between its words: each is whole on a line of
+    its own now, as /rename's hint is (tmux joins what only the terminal wrapped: `-J`)."""
+    t = open_app(terminals, project)
+    ready(t)
+    say(t, "/remember always run the whole test suite with nice before pushing a branch")
+    t.wait(r"Saved to")
+    t.wait(r"tokens · context")
+    memory_dir = project / ".evo-agent" / "memory"
+    saved = next(p for p in memory_dir.iterdir() if p.name != "MEMORY.md")
+    joined = [line.rstrip() for line in t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()]
+    assert f"  {saved}" in joined, joined
+    assert "." not in [line.strip() for line in t.screen().splitlines()], t.screen()
+    say(t, "/memory")
+    t.wait(r"edit\|rm NAME")
+    t.wait(r"tokens · context")
+    joined = [line.rstrip() for line in t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()]
+    assert "  evo-agent memory edit|rm NAME" in joined, joined
+    assert all(len(line) <= 80 for line in t.screen().splitlines())
