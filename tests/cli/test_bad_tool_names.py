@@ -61,3 +61,35 @@ def test_every_recorded_name_is_one_the_apis_accept_and_a_bad_one_never_names_a_
     assert api_tool_name(recorded) == recorded
     if recorded != name:
         assert recorded not in BUILT_IN and not recorded.startswith("mcp__")
+
+
+def _recorded_by_an_older_version(project) -> str:
+    """A session an older evo-agent recorded: the model's `read.file` kept as sent (every request after it got a 400)."""
+    from tests.builders import quiet_store
+
+    recorder = quiet_store(project).create(model="claude-sonnet-4-5", provider="anthropic")
+    recorder.user({"role": "user", "content": "read the readme"})
+    recorder.assistant({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_old", "name": "read.file", "input": {"path": "README.md"}}]},
+        input_tokens=100, output_tokens=10)
+    recorder.user({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_old", "is_error": True,
+                                                "content": "unknown tool 'read.file'"}]})
+    recorder.assistant({"role": "assistant", "content": [{"type": "text", "text": "Sorry."}]},
+                       input_tokens=100, output_tokens=10)
+    recorder.checkpoint()
+    return recorder.session_id
+
+
+def test_a_session_recorded_with_a_bad_name_by_an_older_version_resumes_with_either_api(
+        cli, project, model_server, openai_server):
+    sid = _recorded_by_an_older_version(project)
+    model_server.script("Back again.")
+    anthropic = cli.run("--resume", sid, "-p", "go on", env=model_server.env(cli.env))
+    assert anthropic.rc == 0 and anthropic.out == "Back again.\n", anthropic.err
+    assert model_server.valid_requests[-1]["messages"][1]["content"][0]["name"] == "invalid-name_read_file"
+    model_server.assert_all_valid()
+
+    openai_server.script("Back once more.")
+    chat = cli.run("--resume", sid, "-p", "go on", env=openai_server.env(cli.env))
+    assert chat.rc == 0 and chat.out == "Back once more.\n", chat.err
+    openai_server.assert_all_valid()

@@ -31,6 +31,7 @@ __all__ = [
     "INVALID_ARGUMENTS_KEY",
     "INVALID_TOOL_NAME_PREFIX",
     "api_tool_name",
+    "with_api_tool_names",
     "SUMMARY_PREFIX",
     "SUMMARY_SUFFIX",
     "summary_message",
@@ -81,6 +82,25 @@ def api_tool_name(name: object) -> str:
     text = name if isinstance(name, str) else ""
     kept = "".join(c if c in _TOOL_NAME_CHARS else "_" for c in text.strip()[:_TOOL_NAME_MAX * 4])
     return (INVALID_TOOL_NAME_PREFIX + (kept or "empty"))[:_TOOL_NAME_MAX]
+
+
+def with_api_tool_names(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`messages` as a request sends them: a tool_use name an older version recorded as the model sent it (one
+    the APIs refuse, so no request holding it ever succeeded) is sent as api_tool_name makes it, in every request,
+    so such a session resumes. The list itself when nothing changes (every session recorded since); never mutated."""
+    out = messages
+    for i, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list) or not any(
+                isinstance(b, dict) and b.get("type") == "tool_use" and api_tool_name(b.get("name")) != b.get("name")
+                for b in content):
+            continue
+        if out is messages:
+            out = list(messages)
+        out[i] = {**message, "content": [
+            {**b, "name": api_tool_name(b.get("name"))} if isinstance(b, dict) and b.get("type") == "tool_use" else b
+            for b in content]}
+    return out
 
 # The synthetic summary message is exactly SUMMARY_PREFIX + summary + SUMMARY_SUFFIX (SPEC §4 step 4).
 SUMMARY_PREFIX = "<previous-conversation-summary>\n"
