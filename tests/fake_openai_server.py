@@ -177,6 +177,7 @@ class InvalidChatRequest(AssertionError):
 
 
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_HISTORY_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")  # what OpenAI accepts back in an assistant's tool_calls
 _KNOWN_PARAMS = {
     "model", "messages", "tools", "tool_choice", "parallel_tool_calls", "stream", "stream_options",
     "max_tokens", "max_completion_tokens", "temperature", "top_p", "n", "stop", "seed", "user",
@@ -341,8 +342,9 @@ def check_chat_messages(messages: list) -> None:
                     if not isinstance(function, dict):
                         raise InvalidChatRequest(f"{cw}.function: expected an object")
                     _check_keys(f"{cw}.function", function, {"name", "arguments"}, set())
-                    if not isinstance(function["name"], str) or not function["name"]:
-                        raise InvalidChatRequest(f"{cw}.function.name: expected a non-empty string")
+                    if not isinstance(function["name"], str) or not _HISTORY_TOOL_NAME.match(function["name"]):
+                        raise InvalidChatRequest(f"{cw}.function.name: string does not match pattern. "
+                                                 "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.")
                     if not isinstance(function["arguments"], str):
                         raise InvalidChatRequest(f"{cw}.function.arguments: expected a string")
                     try:

@@ -102,3 +102,13 @@ def test_renaming_an_old_session_does_not_make_it_the_newest(demo_cli, project):
     went_on = demo_cli.run("-c", "-p", "go on")
     assert went_on.rc == 0, went_on.err
     assert _listed(demo_cli)[went_on.hint_id()]["resumed_from"] == new
+
+
+def test_the_resume_hint_of_a_rename_before_anything_was_said_works(demo_cli):
+    """`/rename nightly` as the first thing in a session: the hint `evo-agent --resume nightly` said no session
+    had that name (a session with nothing said in it was skipped), though the session was kept."""
+    named = demo_cli.run("--plain", input="/rename nightly\n/exit\n")
+    assert named.rc == 0 and "evo-agent --resume nightly" in named.out, named.err
+    resumed = demo_cli.run("--resume", "nightly", "-p", "hello again")
+    assert resumed.rc == 0, resumed.err
+    assert resumed.out.strip()

@@ -335,7 +335,7 @@ def test_odd_server_tool_names_are_made_safe_for_the_anthropic_api():
         {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "functions.bash", "arguments": "{}"}}]}}]},
         {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
     ]
-    assert assemble(chunks).message["content"] == [{"type": "tool_use", "id": "c1", "name": "functions_bash", "input": {}}]
+    assert assemble(chunks).message["content"] == [{"type": "tool_use", "id": "c1", "name": "invalid-name_functions_bash", "input": {}}]
 
 
 def test_calls_without_index_are_told_apart_by_id():

@@ -270,3 +270,20 @@ def test_a_teammates_growing_session_is_fetched_again_not_frozen(alice: Cli, bob
     assert copy == alice.transcript(sid).read_bytes() and len(copy) > len(first_copy)
     assert (bob.sessions_dir / sid / "messages.jsonl").stat().st_ino == inode  # only the new tail travelled
     assert not [p for p in bob.sessions_dir.iterdir() if p.name.startswith(".")  and p.name != ".gitignore"]
+
+
+def test_a_short_password_is_masked_only_where_it_stands_as_the_password(tmp_path: Path) -> None:
+    """The password `p` turned libpq's "port 9 failed" into "***ort 9" and "accepting" into "acce***ting"."""
+    hal = team_cli(tmp_path, "hal", "git@github.com:team/app.git", "postgresql://evo:p@127.0.0.1:9/none")
+    done = hal.run("sessions", "list", "--remote")
+    assert done.rc == 1 and len(done.err_lines) == 1, done.err
+    assert "postgresql://evo:***@127.0.0.1:9/none" in done.err and ":p@" not in done.err
+    assert "port 9 failed" in done.err and "***ort" not in done.err and "acce***ting" not in done.err
+
+
+def test_a_password_an_error_quotes_as_a_token_is_masked() -> None:
+    from evo_agent.sync.db import error_gist
+
+    url = "postgresql://evo:s3cr%zz@db/team"
+    said = error_gist(ValueError('invalid percent-encoded token: "s3cr%zz" (s3cr%zz)'), url)
+    assert "s3cr" not in said and said.count("***") == 2, said

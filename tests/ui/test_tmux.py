@@ -603,3 +603,22 @@ def test_an_approval_shows_a_commands_invisible_characters_escaped_once(terminal
     assert all(len(line) <= 80 for line in screen.splitlines())
     t.keys("Escape")
     t.wait(r"Not run\.")
+
+
+def test_an_external_sigint_acts_as_ctrl_c(terminals, project, tmp_path):
+    """`kill -INT <pid>` during a turn was ignored (the app reads Ctrl+C as a key, and nothing read the signal):
+    it stops the turn as Ctrl+C does, and at the prompt it arms, then leaves with 130, as Ctrl+C twice does."""
+    t = open_app(terminals, project, pid_file=tmp_path / "pid")
+    ready(t)
+    pid = int((tmp_path / "pid").read_text())
+    t.type("run sleep 30")
+    t.keys("Enter")
+    t.wait(r"working \d+ s .*bash\(sleep 30\)")
+    os.kill(pid, signal.SIGINT)
+    t.wait(r"Interrupted by user", timeout=15)
+    t.wait(r"tokens · context")
+    os.kill(pid, signal.SIGINT)
+    t.wait(r"Press Ctrl\+C again to exit")
+    os.kill(pid, signal.SIGINT)
+    t.wait(r"EXITED-130")
+    assert re.fullmatch(HINT, t.last_lines(2)[0])

@@ -634,3 +634,44 @@ def test_the_resume_hint_of_a_long_rename_copies_as_one_line(terminals, project)
     t.wait(r"tokens · context")
     joined = [line.rstrip() for line in t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()]
     assert f"  evo-agent --resume '{name}'" in joined, joined
+
+
+def test_a_pasted_text_of_several_lines_starting_with_a_slash_command_is_a_prompt(terminals, project, model_server,
+                                                                                  tmp_path):
+    """A paste of notes whose first line was `/rename release` ran /rename with the whole rest of the paste as the
+    session's name; Claude Code sends a multi-line paste as a prompt."""
+    model_server.script(text("Read your notes."))
+    t = open_app(terminals, project, env=model_server.env())
+    ready(t)
+    pasted = "/rename release\nthen summarise these notes\n- the parser is done"
+    (tmp_path / "paste").write_text(pasted)
+    t.tmux("load-buffer", "-b", "p", str(tmp_path / "paste"))
+    t.tmux("paste-buffer", "-p", "-b", "p", "-t", t.name)
+    t.wait(r"the parser is done")
+    t.keys("Enter")
+    screen = t.wait(r"Read your notes\.")
+    assert "is now named" not in t.scrollback(), screen
+    content = model_server.requests[-1]["messages"][-1]["content"]
+    assert (content if isinstance(content, str) else content[0]["text"]) == pasted, content
+
+
+def test_the_remember_path_and_the_memory_hint_copy_as_one_line_each(terminals, project):
+    """At 80 columns `/remember`'s file path was cut by the terminal and its `).` left alone on the next line,
+    and `/memory`'s `evo-agent memory edit|rm NAME` was wrapped between its words: each is whole on a line of
+    its own now, as /rename's hint is (tmux joins what only the terminal wrapped: `-J`)."""
+    t = open_app(terminals, project)
+    ready(t)
+    say(t, "/remember always run the whole test suite with nice before pushing a branch")
+    t.wait(r"Saved to")
+    t.wait(r"tokens · context")
+    memory_dir = project / ".evo-agent" / "memory"
+    saved = next(p for p in memory_dir.iterdir() if p.name != "MEMORY.md")
+    joined = [line.rstrip() for line in t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()]
+    assert f"  {saved}" in joined, joined
+    assert "." not in [line.strip() for line in t.screen().splitlines()], t.screen()
+    say(t, "/memory")
+    t.wait(r"edit\|rm NAME")
+    t.wait(r"tokens · context")
+    joined = [line.rstrip() for line in t.tmux("capture-pane", "-t", t.name, "-p", "-J").splitlines()]
+    assert "  evo-agent memory edit|rm NAME" in joined, joined
+    assert all(len(line) <= 80 for line in t.screen().splitlines())

@@ -653,7 +653,8 @@ class Agent:
 
     def remember(self, text: str, *, scope: str = "project") -> str:
         """`/remember TEXT`: save what the user said as a `feedback` topic file, without the model (recorded
-        as a `memory_write`; the model hears of it in the next message's reminder). One line; MemoryRefused."""
+        as a `memory_write`; the model hears of it in the next message's reminder). Two lines, the second the
+        file's path (shown whole, ui/commands.py); MemoryRefused."""
         if self.memory is None:
             raise RuntimeError("Auto Memory is off for this agent (EVO_AGENT_MEMORY=off)")
         change = self.memory.store.remember(text, scope=scope)
@@ -661,7 +662,7 @@ class Agent:
         extra = {"by": "user"}
         self.main_recorder.memory_write(change.scope, change.path, change.op, change.diff(), **extra)
         self.recorder.checkpoint()
-        return f"Saved to {change.path} ({self.memory.store.directory(change.scope) / change.file})."
+        return f"Saved to {change.path}, the file:\n{self.memory.store.directory(change.scope) / change.file}"
 
     # ---- reminders
     def queue_reminder(self, text: str, reason: str) -> None:

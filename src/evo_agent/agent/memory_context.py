@@ -155,7 +155,8 @@ class MemoryContext:
             lines.append(index.text or "  (empty)")
             if index.truncated:
                 lines.append(f"  … {index.lines} lines in all: past the bound the model sees, consolidate")
-        lines.append("Show one with /memory NAME; /remember TEXT saves a note; evo-agent memory edit|rm NAME.")
+        lines.append("Show one: /memory NAME; save a note: /remember TEXT; edit or remove one:")
+        lines.append(MEMORY_EDIT_COMMAND)
         return "\n".join(lines)
 
     # ---- inside
@@ -225,6 +226,10 @@ class Remembers(Protocol):
     def remember(self, text: str, *, scope: str = "project") -> str: ...
 
 
+# The last line of /memory's text: a command the front end shows whole on its own line (ui/commands.py).
+MEMORY_EDIT_COMMAND = "evo-agent memory edit|rm NAME"
+
+
 def remember_line(agent: Remembers, arg: str) -> tuple[str, bool]:
     """`/remember [--user] TEXT` in either front end: (the line to show, whether it was saved).
 
@@ -241,5 +246,6 @@ def remember_line(agent: Remembers, arg: str) -> tuple[str, bool]:
         return f"not saved: {exc}", False
 
 
-__all__ = ["MEMORY_INTRO", "MemoryContext", "Remembers", "carried_prefix", "kept_memory_tool", "memory_section",
+__all__ = ["MEMORY_EDIT_COMMAND", "MEMORY_INTRO",
+           "MemoryContext", "Remembers", "carried_prefix", "kept_memory_tool", "memory_section",
            "remember_line"]

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import threading
 
+from evo_agent.session import with_api_tool_names
+
 from .anthropic_cache import cached_request
 from .base import ModelResponse, ProviderCancelled, ProviderError, StreamCallbacks
 from .endpoint import open_client, setting
@@ -74,6 +76,7 @@ class AnthropicProvider:
     def build_body(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int,
                    cache_key: str | None = None) -> bytes:
         """The request's bytes; a conversation's request (with a `cache_key`) gets cache breakpoints."""
+        messages = with_api_tool_names(messages)  # a name an older version recorded that the API refuses
         sent_system: Any = system
         if cache_key is not None:
             sent_system, tools, messages = cached_request(system, tools, messages)

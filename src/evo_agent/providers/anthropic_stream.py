@@ -16,7 +16,7 @@ tells the model, and stop_reason says the answer was cut.
 
 from __future__ import annotations
 
-from evo_agent.session import text_block
+from evo_agent.session import api_tool_name, text_block
 
 from .base import INVALID_ARGUMENTS_KEY, ModelResponse, StreamEvent, TextDelta, ThinkingDelta, ToolNamed
 from .errors import BadAnswer, StreamError
@@ -42,7 +42,8 @@ def block_to_param(block: dict[str, Any]) -> dict[str, Any] | None:
         tool_input = block.get("input") or {}
         if not isinstance(tool_input, dict):
             raise BadAnswer("sent a tool_use block whose input is not an object")
-        return {"type": "tool_use", "id": _text(block, "id"), "name": _text(block, "name"), "input": dict(tool_input)}
+        return {"type": "tool_use", "id": _text(block, "id"), "name": api_tool_name(_text(block, "name")),
+                "input": dict(tool_input)}
     if kind == "thinking":
         return {"type": "thinking", "thinking": _text(block, "thinking", ""),
                 "signature": _text(block, "signature", "")}
@@ -126,7 +127,7 @@ class MessageAssembler:
             return []
         self.partial_json[index] = []
         if block.get("type") == "tool_use":
-            return [ToolNamed(block.get("id", ""), block.get("name", ""))]
+            return [ToolNamed(block.get("id", ""), api_tool_name(block.get("name", "")))]
         return []
 
     def _block_delta(self, event: dict[str, Any]) -> list[Event]:

@@ -25,6 +25,9 @@ What the translation does with what one side cannot say:
 - Tool call ids are kept when they are `^[A-Za-z0-9_-]{1,40}$` (what both APIs accept);
   any other id is sent as a stable hash of itself, the same in `tool_calls` and in the
   matching `tool` message.
+- A tool name outside `^[a-zA-Z0-9_-]{1,64}$` (a model's `functions.bash`) is recorded, and sent, as
+  `invalid-name_functions_bash` (session.api_tool_name): an unknown tool, never a real one, and a history
+  both APIs accept back.
 - Arguments that are not a JSON object (truncated by `length`, or plain invalid JSON)
   still become a `tool_use` block, with input {INVALID_ARGUMENTS_KEY: "<raw text>"}; the
   tool runner answers it with an error, so the model can send the call again. Empty
@@ -39,7 +42,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from evo_agent.session import blocks, content_blocks, content_text, text_block, tool_results, tool_uses
+from evo_agent.session import api_tool_name, blocks, content_blocks, content_text, text_block, tool_results, tool_uses
 
 from .base import INVALID_ARGUMENTS_KEY
 from .http_client import MAX_JSON_DEPTH, load_json
@@ -47,7 +50,6 @@ from .http_client import MAX_JSON_DEPTH, load_json
 TOOL_ERROR_PREFIX = "Error: "
 IMAGE_PLACEHOLDER = "[image omitted]"
 ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-_NAME_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -152,7 +154,7 @@ def _tool_call(block: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": wire_tool_call_id(block.get("id")),
         "type": "function",
-        "function": {"name": str(block.get("name", "")),
+        "function": {"name": api_tool_name(block.get("name")),
                      "arguments": json.dumps(block.get("input") or {}, ensure_ascii=False)},
     }
 
@@ -230,8 +232,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
 
 def clean_tool_name(name: str) -> str:
     """A tool name both APIs accept (a malformed one becomes an unknown tool, not a broken history)."""
-    clean = _NAME_BAD_CHARS.sub("_", name.strip())[:64]
-    return clean or "unnamed_tool"
+    return api_tool_name(name)
 
 
 def _text_of_openai_content(content: Any) -> str:

@@ -47,7 +47,9 @@ _EXPORTS: dict[str, str] = {
                      "SETTINGS_NAME", "SIDECHAIN_PATH_RE", "SIDECHAIN_SUFFIX", "STAGING_NAME", "SUBAGENT_DIR",
                      "sessions_dir", "transcript_path"), "layout"),
     **dict.fromkeys(("LiveLock", "LiveSessionStore", "Liveness", "probe_live"), "live"),
-    **dict.fromkeys(("INTERRUPTED_MARKER", "INVALID_ARGUMENTS_KEY", "SUMMARY_PREFIX", "SUMMARY_SUFFIX", "summary_text",
+    **dict.fromkeys(("INTERRUPTED_MARKER", "INVALID_ARGUMENTS_KEY", "INVALID_TOOL_NAME_PREFIX", "api_tool_name",
+                     "with_api_tool_names",
+                     "SUMMARY_PREFIX", "SUMMARY_SUFFIX", "summary_text",
                      "blocks", "content_blocks", "content_text", "has_tool_results", "one_line",
                      "text_block", "text_of", "tool_names_by_id", "tool_result_block", "tool_result_text",
                      "tool_results", "tool_uses", "tool_uses_by_id", "summary_message"), "messages"),
@@ -193,6 +195,8 @@ if TYPE_CHECKING:
     )
     from .messages import (
         INTERRUPTED_MARKER as INTERRUPTED_MARKER, INVALID_ARGUMENTS_KEY as INVALID_ARGUMENTS_KEY,
+        INVALID_TOOL_NAME_PREFIX as INVALID_TOOL_NAME_PREFIX, api_tool_name as api_tool_name,
+        with_api_tool_names as with_api_tool_names,
         SUMMARY_PREFIX as SUMMARY_PREFIX, SUMMARY_SUFFIX as SUMMARY_SUFFIX, summary_message as summary_message,
         summary_text as summary_text,
         REMINDER_CLOSE as REMINDER_CLOSE, REMINDER_OPEN as REMINDER_OPEN,

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 __all__ = [
     "INTERRUPTED_MARKER",
     "INVALID_ARGUMENTS_KEY",
+    "INVALID_TOOL_NAME_PREFIX",
+    "api_tool_name",
+    "with_api_tool_names",
     "SUMMARY_PREFIX",
     "SUMMARY_SUFFIX",
     "summary_message",
@@ -60,6 +63,44 @@ INTERRUPTED_MARKER = "[Request interrupted by user]"
 # A tool_use input that was not one JSON object (cut mid-call, or malformed) is stored by the provider as
 # {INVALID_ARGUMENTS_KEY: "<raw text>"}: the history stays valid and the tool runner refuses the call.
 INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
+
+# A tool name a model sent that the APIs refuse back (outside `^[a-zA-Z0-9_-]{1,64}$`, which both the Messages
+# API and chat completions accept) is recorded as INVALID_TOOL_NAME_PREFIX + its allowed characters: recorded
+# as sent, it made every later request of the session, and of its resumes, fail with a 400. The prefix (a
+# hyphen no tool of evo-agent's has, nor an MCP tool's `mcp__`) keeps it from naming a real tool, so the
+# runner answers it as an unknown tool, and the model sees in its history the name that was sent back.
+INVALID_TOOL_NAME_PREFIX = "invalid-name_"
+_TOOL_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_TOOL_NAME_MAX = 64
+
+
+def api_tool_name(name: object) -> str:
+    """The name to record for a tool call the model named `name`: itself when both APIs accept it back,
+    else INVALID_TOOL_NAME_PREFIX + its allowed characters (cut to 64), the same for the same name."""
+    if isinstance(name, str) and 0 < len(name) <= _TOOL_NAME_MAX and _TOOL_NAME_CHARS.issuperset(name):
+        return name
+    text = name if isinstance(name, str) else ""
+    kept = "".join(c if c in _TOOL_NAME_CHARS else "_" for c in text.strip()[:_TOOL_NAME_MAX * 4])
+    return (INVALID_TOOL_NAME_PREFIX + (kept or "empty"))[:_TOOL_NAME_MAX]
+
+
+def with_api_tool_names(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`messages` as a request sends them: a tool_use name an older version recorded as the model sent it (one
+    the APIs refuse, so no request holding it ever succeeded) is sent as api_tool_name makes it, in every request,
+    so such a session resumes. The list itself when nothing changes (every session recorded since); never mutated."""
+    out = messages
+    for i, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list) or not any(
+                isinstance(b, dict) and b.get("type") == "tool_use" and api_tool_name(b.get("name")) != b.get("name")
+                for b in content):
+            continue
+        if out is messages:
+            out = list(messages)
+        out[i] = {**message, "content": [
+            {**b, "name": api_tool_name(b.get("name"))} if isinstance(b, dict) and b.get("type") == "tool_use" else b
+            for b in content]}
+    return out
 
 # The synthetic summary message is exactly SUMMARY_PREFIX + summary + SUMMARY_SUFFIX (SPEC §4 step 4).
 SUMMARY_PREFIX = "<previous-conversation-summary>\n"

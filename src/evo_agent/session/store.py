@@ -412,6 +412,9 @@ class SessionStore:
             raise InvalidSessionId(
                 "invalid session id '': expected <13 digits>_<8 hex>, a prefix of one, or a session's name")
         named = [row for row in self.list() if row.meta.name and row.meta.name.casefold() == wanted]
+        if not named:  # a session named (/rename) before anything was said in it is kept, and resumes by its name
+            named = [row for row in self.list(include_empty=True) if row.meta.name
+                     and row.meta.name.casefold() == wanted and not row.meta.resumed_from]
         superseded = {row.meta.resumed_from for row in named if not row.foreign}
         heads = [row for row in named if row.id not in superseded]
         heads = [row for row in heads if not row.foreign] or heads

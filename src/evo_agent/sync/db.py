@@ -352,8 +352,16 @@ def error_gist(exc: BaseException, url: str | None = None) -> str:
     if url:
         text = text.replace(url, redact_url(url))
         for password in sorted(_passwords_of(url), key=len, reverse=True):
-            text = text.replace(password, "***")
+            text = _mask_token(text, password)
     return text[:300]
+
+
+def _mask_token(text: str, password: str) -> str:
+    """`text` with `password` masked where it stands as a token of its own (quoted, between blanks or a URL's
+    delimiters), never inside a word: a password `p` made libpq's "port 9 failed" read "***ort 9 failed"."""
+    import re
+
+    return re.sub(rf"(?<!\w){re.escape(password)}(?!\w)", "***", text)
 
 
 def _passwords_of(url: str) -> set[str]:

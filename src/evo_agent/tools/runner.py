@@ -7,7 +7,7 @@ problem becomes an `is_error` result the model can correct, never an exception.
 
 from __future__ import annotations
 
-from evo_agent.session import INVALID_ARGUMENTS_KEY
+from evo_agent.session import INVALID_ARGUMENTS_KEY, INVALID_TOOL_NAME_PREFIX
 
 from ._common import error
 from .base import Tool, ToolContext, ToolResult
@@ -103,6 +103,9 @@ def run_tool(tools: list[Tool], name: str, input: dict[str, Any], ctx: ToolConte
     tool = next((t for t in tools if t.name == name), None)
     if tool is None:
         known = ", ".join(t.name for t in tools) or "none"
+        if name.startswith(INVALID_TOOL_NAME_PREFIX):
+            return error(f"unknown tool {name!r}: the name you sent is not a tool's (a tool name is 1 to 64 letters, "
+                         f"digits, _ or -), so it is sent back as this one; nothing was run. Available tools: {known}")
         return error(f"unknown tool {name!r}; available tools: {known}")
     cleaned, problem = validate_input(tool, input)
     if problem is not None or cleaned is None:

@@ -111,14 +111,27 @@ def cmd_plan(screen: Screen, agent: AgentLike, arg: str) -> None:
 
 
 def cmd_memory(screen: Screen, agent: AgentLike, arg: str) -> None:
-    screen.notice(agent.memory_text(arg))
+    """`/memory`: its last line, a command, is shown whole on a line of its own (as /rename's hint): wrapped between
+    its words at 80 columns, it copied as two."""
+    from evo_agent.agent.memory_context import MEMORY_EDIT_COMMAND
+
+    text = agent.memory_text(arg)
+    if not arg and text.endswith("\n" + MEMORY_EDIT_COMMAND):
+        screen.notice_command(text[: -len(MEMORY_EDIT_COMMAND) - 1], MEMORY_EDIT_COMMAND)
+    else:
+        screen.notice(text)
 
 
 def cmd_remember(screen: Screen, agent: AgentLike, arg: str) -> None:
+    """`/remember`: the saved file's path on a line of its own, whole (a long one was cut, its `).` left alone)."""
     from evo_agent.agent.memory_context import remember_line
 
     line, saved = remember_line(agent, arg)
-    (screen.notice if saved else screen.error)(line)
+    head, _, path = line.partition("\n")
+    if saved and path:
+        screen.notice_command(head, path)
+    else:
+        (screen.notice if saved else screen.error)(line)
 
 
 def cmd_cost(screen: Screen, agent: AgentLike, arg: str) -> None:
@@ -209,10 +222,12 @@ def is_command(text: str) -> bool:
     """Whether a submitted line is meant as a slash command: a `/word` at its very start.
 
     A line that starts with a space, or whose first word holds a second `/` (a path dragged into the
-    terminal: `/home/me/err.log what is this?`), is a prompt for the model.
+    terminal: `/home/me/err.log what is this?`), is a prompt for the model; so is a text of several lines
+    (a paste of notes that begins with `/rename`), as Claude Code sends it: no command's argument spans lines.
     """
     words = text.split(None, 1)
-    return bool(words) and not text[:1].isspace() and _COMMAND_WORD.fullmatch(words[0]) is not None
+    return (bool(words) and not text[:1].isspace() and "\n" not in text.strip()
+            and _COMMAND_WORD.fullmatch(words[0]) is not None)
 
 
 def lookup(name: str) -> str | None:

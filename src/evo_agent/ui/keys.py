@@ -223,6 +223,7 @@ def interrupt_bindings(app: AgentApp) -> KeyBindings:
             app.interrupt()
 
     @kb.add("c-c")
+    @kb.add("<sigint>")  # `kill -INT` from outside (the terminal's Ctrl+C is a key here): what Ctrl+C does
     def _(event: KeyPressEvent) -> None:
         ctrl_c(app)
 
