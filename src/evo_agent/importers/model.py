@@ -257,7 +257,7 @@ def write_import(
 
         shutil.rmtree(recorder.session_dir, ignore_errors=True)  # made just now, by this import
         if unvouched:
-            from evo_agent.session.origin import made_file
+            from evo_agent.session import made_file
 
             raise ImportNotWritten(f"the new session {recorder.session_id} could not be recorded as yours in "
                                    f"{made_file()}")

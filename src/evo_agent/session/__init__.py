@@ -100,6 +100,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("reveal_invisible",), "invisible"),
     **dict.fromkeys(("linked_elsewhere",), "hardlinks"),
     **dict.fromkeys(("new_private_temp_dir",), "writer"),
+    **dict.fromkeys(("made_file",), "origin"),
 }
 
 __all__ = sorted(_EXPORTS, key=str.casefold)  # written once: the table above says what is public
@@ -211,6 +212,7 @@ if TYPE_CHECKING:
     from .meta import (
         SessionMeta as SessionMeta, clean_name as clean_name, prompt_text as prompt_text,
     )
+    from .origin import made_file as made_file
     from .plan_store import (
         OPEN_STATUSES as OPEN_STATUSES, Plan as Plan, PlanError as PlanError, PlanStore as PlanStore,
         TASK_STATUSES as TASK_STATUSES, Task as Task,
