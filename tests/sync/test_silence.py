@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import quiet_store
+from tests.builders import quiet_store, write_session
 
 from .helpers import complete_line_count, line_rows
 from .proxy import SilentProxy
@@ -119,8 +119,9 @@ def test_a_server_that_trickles_its_answer_never_hangs_a_command(sync_url: str, 
 
     alice = team_cli(tmp_path, "alice", "git@github.com:team/app.git", sync_url)
     sid = big_session(alice.project, 4000)
+    store = quiet_store(alice.project)  # 20 more sessions to list, as a turn writes them (not 20 runs: 8 s)
     for i in range(20):
-        alice.run("-p", f"session number {i} " + "words " * 30)
+        write_session(store, (f"session number {i} " + "words " * 30, "ok"), model="demo", provider="demo")
     assert alice.run("sessions", "push", "--all").rc == 0
     args = ("sessions", "show", sid) if when == "mid-fetch" else ("sessions", "list", "--remote", "--limit", "30")
     counting = SilentProxy(pg_cluster.port)  # how many bytes the command takes from the server at full speed
