@@ -56,6 +56,28 @@ def upstream(tmp_path: Path, files: dict[str, str | bytes], links: dict[str, str
     return origin
 
 
+def upstream_of_many(tmp_path: Path, files: dict[str, str], name: str = "hostile") -> Path:
+    """`upstream(tmp_path, files)`'s commit (README.md and `files`, regular files), built straight into git's index.
+
+    For tens of thousands of files: each distinct content is hashed once (`git hash-object -w`) and every path
+    is entered with `git update-index --index-info`, instead of writing every file and `git add`-ing it (40,000
+    files: ~7 s of the 13 s a test took). The commit, and so the victim's clone, holds the same tree; only the
+    upstream's own work tree is left empty, which no clone reads."""
+    origin = tmp_path / name
+    origin.mkdir()
+    subprocess.run([*GIT, "init", "-q", str(origin)], check=True)
+    every = {"README.md": "# a perfectly normal project\n", **files}
+    blob = {}
+    for content in set(every.values()):
+        hashed = git(origin, "hash-object", "-w", "--stdin", input=content)
+        assert hashed.returncode == 0, hashed.stderr
+        blob[content] = hashed.stdout.strip()
+    entries = "".join(f"100644 {blob[content]}\t{rel}\n" for rel, content in every.items())
+    assert git(origin, "update-index", "--add", "--index-info", input=entries).returncode == 0
+    assert git(origin, "commit", "-q", "-m", "init").returncode == 0
+    return origin
+
+
 def clone(origin: Path, dest: Path) -> Path:
     subprocess.run(["git", "clone", "-q", str(origin), str(dest)], check=True, timeout=60)
     return dest

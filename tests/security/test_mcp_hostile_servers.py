@@ -161,14 +161,17 @@ def test_a_listing_past_the_budget_leaves_tools_out_and_the_session_goes_on(tmp_
     assert "left out" in result.err and "raw" in result.err, result.err
 
 
-def test_a_server_that_exits_under_a_call_leaving_its_stdout_open_fails_the_call(raw_manager, tmp_path):
+def test_a_server_that_exits_under_a_call_leaving_its_stdout_open_fails_the_call(raw_manager, tmp_path, monkeypatch):
     """The server starts a process of its own session that holds its stdout, and exits: no end of the stream
-    ever comes, so the call waited out the whole call timeout (120 s) with the server "connected"."""
+    ever comes, so the call waited out the whole call timeout (120 s) with the server "connected". (The grace a
+    call has to read an answer sent before the exit is cut from 5 s to 1 s here: none is sent, it is only waited.)"""
     import os
     import signal
 
+    from evo_agent.tools import mcp_client
     from evo_agent.tools.mcp_client import McpCallError
 
+    monkeypatch.setattr(mcp_client, "_EXIT_GRACE_S", 1.0)
     pids = tmp_path / "kept-alive.pids"
     manager = raw_manager("forks", MCP_RAW_PIDS=str(pids))
     try:

@@ -6,7 +6,7 @@ building a table of every task, once per task, and deriving `blocks` searched a 
 time in the square of the number of tasks. `evo-agent plan show`, `/plan`, and the model's `plan_task_list` and
 `plan_task_update` (unasked in every mode but read-only; completing the first task unblocks all the others)
 then ran for many minutes. Built as every hostile repository is: git init, the
-planted plan committed, the victim's clone.
+planted plan committed (straight into git's index: one blob, forty thousand paths), the victim's clone.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import reply, text, tool_use
-from tests.security.hostile import clone, upstream
+from tests.security.hostile import clone, upstream_of_many
 
 PLAN = ".evo-agent/tasks/todo/2026-12-01-setup"
 TASKS = 40_000
@@ -25,7 +25,7 @@ def test_a_planted_plan_of_many_tasks_never_hangs_the_plan_command_nor_the_tools
     files = {f"{PLAN}/plan.md": "# Setup\n\n## Goal\n\nset it up\n", f"{PLAN}/task_1.json": '{"subject": "first"}\n'}
     every = json.dumps({"subject": "then this", "blocked_by": [1]}) + "\n"  # all blocked by the first: one blob
     files.update({f"{PLAN}/task_{n}.json": every for n in range(2, TASKS + 1)})
-    project = clone(upstream(tmp_path, files), tmp_path / "clone")
+    project = clone(upstream_of_many(tmp_path, files), tmp_path / "clone")
     home = tmp_path / "home"
     home.mkdir()
     cli = Cli(project, model_server.env(clean_env(home)))

@@ -4,7 +4,8 @@ A fetch assembles its copy in a hidden staging directory (`.fetch-<id>-<hex>`) a
 `finally` that removes it on failure never runs when the process is killed. Each killed pull left a partial copy of
 up to the session's size in the sessions directory, hidden and never removed, however many later fetches
 succeeded. Real cluster, mallory's chunks written with psycopg, bob's real console script through a proxy that
-hands him 1 MB a second so the kill lands mid-transfer; the control: a fetch left alone leaves no staging either.
+hands him 4 MB a second (a page a second) so the kill lands mid-transfer; the control: a fetch left alone leaves
+no staging either.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from .test_cli import team_cli
 from .test_poison_rows import members
 from .test_slow_link import SID, _full_chunks
 
+# The link's speed: each test acts once the first 4 MB page is written (a second), with two more pages (two
+# seconds) still to come; at 1 MB/s the same moments came four times later (15 s for the two tests, now ~5 s).
+RATE = 4 << 20
+
 
 def _staging(sessions_dir: Path) -> list[Path]:
     return sorted(sessions_dir.glob(".fetch-*")) if sessions_dir.is_dir() else []
@@ -36,7 +41,7 @@ def test_a_pull_killed_mid_way_leaves_no_staging_behind(tmp_path: Path, sync_url
     _full_chunks(mallory, 3)
     bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url)
     if killed:
-        proxy = SlowLinkProxy(pg_cluster.port, rate=1 << 20)
+        proxy = SlowLinkProxy(pg_cluster.port, rate=RATE)
         try:
             slow = dict(bob.env, EVO_AGENT_SYNC_URL=proxy.url(bob_url))
             proc = bob.popen("--resume", SID, "-p", "go on", env=slow, start_new_session=True,
@@ -73,7 +78,7 @@ def test_a_refresh_cut_by_the_server_stopping_mid_transfer_is_caught_up_whole(tm
     copy = bob.sessions_dir / SID / "messages.jsonl"
     before = copy.read_bytes()
     _full_chunks(mallory, 3, append=True)
-    proxy = SlowLinkProxy(pg_cluster.port, rate=1 << 20)
+    proxy = SlowLinkProxy(pg_cluster.port, rate=RATE)
     try:
         slow = dict(bob.env, EVO_AGENT_SYNC_URL=proxy.url(bob_url))
         proc = bob.popen("--resume", SID, "-p", "go on", env=slow, stdin=subprocess.DEVNULL)
