@@ -127,8 +127,7 @@ def test_a_server_that_trickles_its_answer_never_hangs_a_command(sync_url: str, 
     counting = SilentProxy(pg_cluster.port)  # how many bytes the command takes from the server at full speed
     try:
         bob = team_cli(tmp_path, "bob", "https://github.com/team/app", counting.url(sync_url),
-                       EVO_AGENT_SYNC_TIMEOUT="1",
-                       EVO_AGENT_SYNC_CONNECT_TIMEOUT="2")  # what bounds a trickled handshake: 2 s, not 5
+                       EVO_AGENT_SYNC_TIMEOUT="1")
         assert bob.run(*args).rc == 0
         total = max(link.sent["down"] for link in counting.links)
     finally:
