@@ -25,7 +25,7 @@ def test_a_lock_held_by_another_client_is_named_in_one_line(tmp_path: Path, sync
     _, mallory, bob_url = members(sync_url)
     push_raw(mallory, THEIRS, [record(THEIRS, type="session_start", model="m", provider="demo"),
                                user_line(THEIRS, "the wombat plan")])
-    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url, EVO_AGENT_SYNC_TIMEOUT="2")
+    bob = team_cli(tmp_path, "bob", "https://github.com/team/app", bob_url, EVO_AGENT_SYNC_TIMEOUT="4")
     commands = {"list": ("sessions", "list", "--remote"), "search": ("sessions", "search", "--remote", "wombat"),
                 "push": ("sessions", "push", "--all"), "resume": ("--resume", THEIRS, "-p", "go on"),
                 "a turn": ("-p", "while it is held")}
