@@ -4,7 +4,7 @@ A fetch assembles its copy in a hidden staging directory (`.fetch-<id>-<hex>`) a
 `finally` that removes it on failure never runs when the process is killed. Each killed pull left a partial copy of
 up to the session's size in the sessions directory, hidden and never removed, however many later fetches
 succeeded. Real cluster, mallory's chunks written with psycopg, bob's real console script through a proxy that
-hands him 4 MB a second (a page a second) so the kill lands mid-transfer; the control: a fetch left alone leaves
+hands him 2 MB a second (a page in two seconds) so the kill lands mid-transfer; the control: a fetch left alone leaves
 no staging either.
 """
 
@@ -25,9 +25,10 @@ from .test_cli import team_cli
 from .test_poison_rows import members
 from .test_slow_link import SID, _full_chunks
 
-# The link's speed: each test acts once the first 4 MB page is written (a second), with two more pages (two
-# seconds) still to come; at 1 MB/s the same moments came four times later (15 s for the two tests, now ~5 s).
-RATE = 4 << 20
+# The link's speed: each test acts once the first 4 MB page is written (two seconds), with two more pages (four
+# seconds) still to come, room enough for a loaded machine to act mid-transfer; at 1 MB/s the same moments came
+# twice as late (15 s for the two tests, now ~8 s).
+RATE = 2 << 20
 
 
 def _staging(sessions_dir: Path) -> list[Path]:
