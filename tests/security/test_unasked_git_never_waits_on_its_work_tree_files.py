@@ -141,3 +141,14 @@ def test_a_status_that_lists_ignored_files_walks_the_ignored_directories_too(tmp
     result, _, block = _bash(tmp_path, model_server, project, command)
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]
+
+
+@pytest.mark.parametrize("command", ["git diff --stat", "git status --short", "cd src && git diff --stat"])
+def test_a_fifo_beside_a_tracked_file_elsewhere_asks_when_git_runs_in_a_subdirectory(tmp_path, model_server,
+                                                                                    command):
+    """Started in `src/` (or the command moves there), git still reads the whole work tree: the index it was
+    checked against listed `src/` alone, so the walk skipped the ignored `vendor/` whose tracked file git diffs."""
+    project = _archive(tmp_path, _ignored_dir(tracked=True))
+    result, _, block = _bash(tmp_path, model_server, project / "src", command)
+    assert "not run (needs approval)" in result.err, (result.err, block)
+    assert "timed out" not in block["content"]

@@ -135,3 +135,31 @@ def test_a_fifo_in_a_directory_rg_skips_costs_no_question(tmp_path, model_server
     result, _, block = _bash(tmp_path, model_server, project, "rg needle")
     assert "needs approval" not in result.err, result.err
     assert "docs/notes.txt" in block["content"] and "timed out" not in block["content"]
+
+
+# ways rg enters a directory `.gitignore` excludes after all: a glob override (they outrank ignore files, in every
+# spelling), or an `.ignore`/`.rgignore` of the project's own that takes it back (`!vendor/`)
+ENTERS_IGNORED = {
+    "-g '*'": ("rg -g '*' needle", None),
+    "--glob=vendor": ("rg --glob=vendor needle", None),
+    "--glob 'vendor/**'": ("rg --glob 'vendor/**' needle", None),
+    "--iglob": ("rg --iglob '*' needle", None),
+    "-ng in a bundle": ("rg -ng '*' needle", None),
+    "an .ignore's !vendor/": ("rg needle", (".ignore", "!vendor/\n")),
+    "an .rgignore's !vendor/": ("rg needle", (".rgignore", "!vendor/\n")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENTERS_IGNORED))
+def test_an_unasked_rg_that_enters_an_ignored_directory_asks_for_its_fifo(tmp_path, model_server, case):
+    """The walk skips what `.gitignore` excludes only where rg does: a FIFO `.ignore` in `vendor/` held
+    `rg -g '*' needle` (and a plain `rg needle` beside an `.ignore` saying `!vendor/`) until the timeout."""
+    command, takes_back = ENTERS_IGNORED[case]
+    origin = _origin(tmp_path)
+    (origin / ".gitignore").write_text("vendor/\n")
+    if takes_back is not None:
+        (origin / takes_back[0]).write_text(takes_back[1])
+    (origin / "vendor" / "lib").mkdir(parents=True)
+    os.mkfifo(origin / "vendor" / "lib" / ".ignore")
+    project = unpack_archive_of(origin, tmp_path / "unpacked")
+    _asked(*_bash(tmp_path, model_server, project, command)[::2])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evo_agent.tools import BASIC_TOOLS, run_tool
 
 
@@ -88,6 +90,22 @@ def test_write_overwrites_verbatim(ctx):
     r = call(ctx, "write_file", path="f.txt", content="new\r\nline é")
     assert not r.is_error and "Overwrote" in r.content
     assert p.read_bytes() == "new\r\nline é".encode()
+
+
+@pytest.mark.parametrize("tool", ["write_file", "edit_file"])
+def test_a_platform_without_posix_fallocate_writes_files_as_before(ctx, monkeypatch, tool):
+    """The blocks a longer text needs are reserved first where the platform can (Linux); macOS's Python has no
+    `os.posix_fallocate`: every growing write and edit failed there with an AttributeError."""
+    import os
+
+    monkeypatch.delattr(os, "posix_fallocate", raising=False)
+    p = ctx.project_dir / "f.txt"
+    p.write_text("old\n")
+    args = {"content": "a longer new text\n"} if tool == "write_file" else {"old_string": "old",
+                                                                            "new_string": "a longer new text"}
+    r = call(ctx, tool, path="f.txt", **args)
+    assert not r.is_error, r.content
+    assert p.read_text() == "a longer new text\n"
 
 
 def test_write_onto_directory_is_error(ctx):

@@ -500,12 +500,12 @@ def test_notices_wrap_between_words_not_inside_them(terminals, project, size):
     ready(t)
     t.type("/memory")
     t.keys("Enter")
-    t.wait(r"NAME\.")
+    t.wait(r"edit\|rm NAME")  # the command, whole on a line of its own
     t.type("/cost")
     t.keys("Enter")
     lines = t.wait(r"for demo").splitlines()
     words = {w for line in lines for w in line.split()}
-    assert {"evo-agent", "memory", "edit|rm", "NAME.", "tokens", "calls", "known"} <= words, lines
+    assert {"evo-agent", "memory", "edit|rm", "NAME", "tokens", "calls", "known"} <= words, lines
     assert all(len(line) <= size[0] for line in lines)
 
 

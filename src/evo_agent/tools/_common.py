@@ -112,9 +112,10 @@ def overwrite(fd: int, data: bytes) -> None:
     (tests/faults/test_file_tools_disk.py). The file only grows by the reservation, and shrinks at the end.
     """
     size = os.fstat(fd).st_size
-    if len(data) > size:
+    reserve = getattr(os, "posix_fallocate", None)  # not on every platform (macOS): written unreserved there
+    if len(data) > size and reserve is not None:
         try:
-            os.posix_fallocate(fd, 0, len(data))
+            reserve(fd, 0, len(data))
         except OSError as exc:
             try:
                 os.ftruncate(fd, size)  # a fallback that wrote part of the reservation: the old text only

@@ -227,10 +227,12 @@ _TAIL_OBSOLETE_FOLLOW = re.compile(r"-[0-9]*[bcl]?f")
 
 
 def _rg_ignores_off(word: str) -> bool:
-    """Whether `word` may turn off rg's `.gitignore` (`--no-ignore…`, `--unrestricted`, `-u` in a bundle): read
-    generously, so the walk then enters every directory (a pattern that looks like one only costs time)."""
-    return word.startswith(("--no-ignore", "--unrestricted")) or (
-        word.startswith("-") and not word.startswith("--") and "u" in word)
+    """Whether `word` may turn off rg's `.gitignore` (`--no-ignore…`, `--unrestricted`, `-u` in a bundle) or take
+    rg into a directory it ignores (a glob override, `-g '*'`, `--glob=vendor`, `--iglob`: override globs outrank
+    ignore files): read generously, so the walk then enters every directory (a word that only looks like one costs
+    time, never a miss)."""
+    return word.startswith(("--no-ignore", "--unrestricted", "--glob", "--iglob")) or (
+        word.startswith("-") and not word.startswith("--") and ("u" in word or "g" in word))
 
 
 def _expanded(words: list[Word], where: _Where) -> list[str]:
@@ -543,7 +545,20 @@ def _gitignored_skipped(root: Path) -> Callable[[str], bool] | None:
     rules = IgnoreRules(root)
     if rules.ignored_within(root):
         return None
-    return lambda path: not rules.ignored(path, True)
+    overridden: dict[str, bool] = {}
+
+    def under_rg_ignore(directory: str) -> bool:
+        """Whether an `.ignore` or `.rgignore` lies in `directory` or above it: rg's own ignore files outrank
+        `.gitignore` (a `!vendor/` line there takes rg into a directory git ignores), so none is skipped below."""
+        known = overridden.get(directory)
+        if known is None:
+            parent = os.path.dirname(directory)
+            known = any(os.path.lexists(os.path.join(directory, n)) for n in (".ignore", ".rgignore")) or (
+                parent != directory and under_rg_ignore(parent))
+            overridden[directory] = known
+        return known
+
+    return lambda path: not rules.ignored(path, True) or under_rg_ignore(os.path.dirname(path))
 
 
 def _would_wait(path: str, project: Path | None) -> bool:
@@ -873,8 +888,10 @@ def _check_index(git: str, where: _Where, outside_asks: bool = True) -> set[str]
     argv = [git, "--no-pager", *(w for setting in door_config for w in ("-c", setting)), "ls-files", "-z",
             "--full-name"]
     try:
-        listed = subprocess.run(argv, cwd=where.cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
-                                env=env)
+        # from the top: run in a subdirectory, ls-files lists that subtree alone, and the walk then skipped an
+        # ignored directory elsewhere whose tracked files (and their FIFO `.gitattributes`) git still reads
+        listed = subprocess.run(argv, cwd=root or where.cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                                timeout=10, env=env)
     except (OSError, subprocess.TimeoutExpired):
         if not outside_asks:
             return set()  # log and show never read the index: as before, they run (the walk then skips ignored dirs)
