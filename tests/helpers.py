@@ -15,6 +15,22 @@ import pytest
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 
 
+def process_alive(pid: int) -> bool:
+    """Whether `pid` is a live process: a zombie counts as gone (it still answers kill(0)); where there is no
+    /proc (macOS), kill(0) alone says."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's: it exists
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return not os.path.exists("/proc/self")  # gone between the two looks, unless there is no /proc at all
+
+
 def wait_for(predicate, timeout: float = 20.0, what: str = "condition", interval: float = 0.02) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():

@@ -18,7 +18,7 @@ import pytest
 
 from tests.cli_runner import COMMAND
 from tests.fake_model_server import text, tool_use
-from tests.helpers import wait_for
+from tests.helpers import process_alive, wait_for
 from tests.prompt_cache import last_text
 
 
@@ -246,14 +246,6 @@ def test_bypass_warns_once_and_tools_never_see_the_agents_credentials(cli, model
         assert secret not in output
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_a_killed_agent_leaves_no_tool_running(cli, model_server, tmp_path):
     pids = tmp_path / "pids"
     command = f"sleep 300 & echo $! >> {pids}; (sleep 301; true) & echo $! >> {pids}; echo $$ >> {pids}; wait"
@@ -266,7 +258,7 @@ def test_a_killed_agent_leaves_no_tool_running(cli, model_server, tmp_path):
     cli.kill_9_when(proc, three_pids)  # SIGKILL of the agent's process group, not the tool's
     started = [int(p) for p in pids.read_text().split()]
     try:
-        wait_for(lambda: not any(_alive(p) for p in started), 10, "the tool's processes to die with the agent")
+        wait_for(lambda: not any(process_alive(p) for p in started), 10, "the tool's processes to die with the agent")
     finally:
         for pid in started:
             try:

@@ -8,7 +8,6 @@ tool's result), which the API accepts.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import time
@@ -19,6 +18,7 @@ from evo_agent.session import load_for_resume
 from tests.builders import history_of, seed_session
 from tests.cli_runner import COMMAND
 from tests.fake_model_server import hang, text, tool_use
+from tests.helpers import process_alive
 from tests.prompt_cache import plain
 
 pytestmark = pytest.mark.faults
@@ -32,18 +32,6 @@ def _wait_until(condition, proc, what: str, timeout: float = 60.0) -> None:
         assert proc.poll() is None, f"the agent ended before {what}: {proc.communicate()}"
         assert time.monotonic() < deadline, f"no {what} within {timeout}s"
         time.sleep(0.005)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["sigterm", "sighup"])
@@ -68,7 +56,7 @@ def test_a_signal_while_a_tool_runs_leaves_a_resumable_session_and_no_tool(cli, 
     (sid,) = cli.session_ids()
     assert err.splitlines()[-1] == f"Resume this session with: evo-agent --resume {sid}", err
     deadline = time.monotonic() + 30
-    while _alive(tool_pid):
+    while process_alive(tool_pid):
         assert time.monotonic() < deadline, "the tool outlived the agent"
         time.sleep(0.01)
     seen = model_server.requests[-1]["messages"]
@@ -146,7 +134,7 @@ def test_a_signal_while_an_mcp_call_is_in_flight_leaves_no_server_and_a_resumabl
     for started in where.glob("started.*"):
         pid = int(started.name.split(".")[1])
         deadline = time.monotonic() + 30
-        while _alive(pid):
+        while process_alive(pid):
             assert time.monotonic() < deadline, f"the MCP server {pid} outlived the agent"
             time.sleep(0.01)
     seen = model_server.requests[-1]["messages"]

@@ -20,19 +20,11 @@ import pytest
 
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text, tool_use
+from tests.helpers import process_alive
 
 BACKGROUND = ["sleep 600 & echo $! > {job}",
               "nohup sleep 600 >/dev/null 2>&1 & echo $! > {job}",
               "( sleep 600 & echo $! > {job} ) &"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        with open(f"/proc/{pid}/stat") as stat:  # a zombie is gone for this purpose
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (ProcessLookupError, FileNotFoundError):
-        return False
 
 
 def _wait_for_pid(path: Path, proc: subprocess.Popen) -> int:
@@ -46,9 +38,9 @@ def _wait_for_pid(path: Path, proc: subprocess.Popen) -> int:
 
 def _gone(pid: int) -> bool:
     deadline = time.monotonic() + 30  # generous: a loaded machine; the reaper looks every 2 s at most
-    while _alive(pid) and time.monotonic() < deadline:
+    while process_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return not _alive(pid)
+    return not process_alive(pid)
 
 
 def _kill(pids: list[int]) -> None:
@@ -71,7 +63,7 @@ def test_a_background_job_dies_with_the_killed_agent(tmp_path, project, model_se
     try:
         pids.append(_wait_for_pid(running, proc))
         pids.append(int(job.read_text()))
-        assert _alive(pids[1]), "the control: the background job runs while the agent lives"
+        assert process_alive(pids[1]), "the control: the background job runs while the agent lives"
         os.kill(proc.pid, signal.SIGKILL)  # the agent alone, as `kill -9 <pid>` does
         proc.wait(10)
         assert _gone(pids[0])  # the control: the call that was running dies with the agent (the reaper)
@@ -132,7 +124,7 @@ def test_the_job_outlives_its_calls_thread_and_dies_with_the_process(tmp_path, b
         line = child.stdout.readline()
         pids.append(int(job.read_text()))
         assert "job-alive" in line, line  # the control: the call's thread ended, the job did not
-        assert _alive(pids[0])
+        assert process_alive(pids[0])
         os.killpg(child.pid, signal.SIGKILL)  # the agent's own process group, as a terminal's kill does
         child.wait(10)
         assert _gone(pids[0]), "the background job outlived the killed process"

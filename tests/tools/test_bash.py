@@ -11,29 +11,17 @@ import pytest
 
 from evo_agent.tools import BASIC_TOOLS, ToolContext, run_tool
 from evo_agent.tools.bash import MAX_OUTPUT_CHARS
+from tests.helpers import process_alive
 
 
 def bash(ctx: ToolContext, command: str, **extra) -> object:
     return run_tool(BASIC_TOOLS, "bash", {"command": command, **extra}, ctx)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); it is dead for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return True  # no /proc (macOS): kill(0) succeeding means alive
-
-
 def _wait_dead(pid: int, within: float = 2.0) -> bool:
     end = time.monotonic() + within
     while time.monotonic() < end:
-        if not _alive(pid):
+        if not process_alive(pid):
             return True
         time.sleep(0.02)
     return False
