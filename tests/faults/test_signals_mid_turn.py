@@ -26,6 +26,18 @@ pytestmark = pytest.mark.faults
 CODES = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 
+def _signalled(proc: subprocess.Popen, sig: int) -> str:
+    """Send `sig` to the agent and wait for its end: the session its last line names, checked as a user sees it:
+    the signal's exit code, no traceback, the resume command last."""
+    proc.send_signal(sig)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == CODES[sig] and "Traceback" not in err, err
+    last = err.splitlines()[-1]
+    sid = last.rsplit(" ", 1)[1]
+    assert last == f"Resume this session with: evo-agent --resume {sid}", err
+    return sid
+
+
 def _wait_until(condition, proc, what: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -47,14 +59,11 @@ def test_a_signal_while_a_tool_runs_leaves_a_resumable_session_and_no_tool(cli, 
             proc.stdin.flush()
         _wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), proc, "tool start")
         tool_pid = int(pidfile.read_text())
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
+        sid = _signalled(proc, sig)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == CODES[sig] and "Traceback" not in err, err
-    (sid,) = cli.session_ids()
-    assert err.splitlines()[-1] == f"Resume this session with: evo-agent --resume {sid}", err
+    assert cli.session_ids() == [sid]
     deadline = time.monotonic() + 30
     while process_alive(tool_pid):
         assert time.monotonic() < deadline, "the tool outlived the agent"
@@ -84,14 +93,10 @@ def test_a_signal_while_a_compaction_summarises_keeps_the_history_the_model_last
         proc.stdin.flush()
         _wait_until(model_server.hanging.is_set, proc, "the summary call")
         seen = model_server.requests[0]["messages"]
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
+        sid = _signalled(proc, sig)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == CODES[sig] and "Traceback" not in err, err
-    sid = err.splitlines()[-1].rsplit(" ", 1)[1]
-    assert err.splitlines()[-1] == f"Resume this session with: evo-agent --resume {sid}", err
     loaded = load_for_resume(cli.transcript(sid))
     expected = seen + [{"role": "assistant", "content": [{"type": "text", "text": "Before."}]}]
     assert plain(loaded.messages) == plain(expected)
@@ -123,14 +128,10 @@ def test_a_signal_while_an_mcp_call_is_in_flight_leaves_no_server_and_a_resumabl
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_until(lambda: list(where.glob("hang.*")), proc, "the call reaching the server", timeout=180)
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
+        sid = _signalled(proc, sig)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == CODES[sig] and "Traceback" not in err, err
-    sid = err.splitlines()[-1].rsplit(" ", 1)[1]
-    assert err.splitlines()[-1] == f"Resume this session with: evo-agent --resume {sid}", err
     for started in where.glob("started.*"):
         pid = int(started.name.split(".")[1])
         deadline = time.monotonic() + 30
