@@ -78,3 +78,17 @@ class Terminal:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def open_app(terminals: list[Terminal], project, *args: str, **kwargs) -> Terminal:
+    """The real console script in a private tmux at the test's size, closed by the `terminals` fixture."""
+    t = Terminal(project, list(args), **kwargs)
+    terminals.append(t)
+    return t
+
+
+def ready(t: Terminal) -> None:
+    """Wait until the app reads keys: its welcome drawn (`/help for help`, or `/help` on a narrow screen), then the
+    status line."""
+    t.wait(r"· /help")
+    t.wait(r"tokens · context")

@@ -256,3 +256,18 @@ def self_signed_https(tmp_path: Path) -> Iterator[tuple[int, str, list[bytes]]]:
         yield listener.getsockname()[1], (tmp_path / "cert.pem").read_text(), received
     finally:
         shut_listener(listener, acceptor)  # a thread left in accept() took a later test's connections
+
+
+def run_bash_call(tmp_path: Path, model_server, project: Path, command: str):
+    """The model asks for `command` (15 s timeout) in print mode: (the run, its seconds, the tool_result block the
+    model was sent). The run's own 120 s timeout fails a hang, whatever the machine's speed."""
+    import time
+
+    from tests.cli_runner import Cli, clean_env
+    from tests.fake_model_server import text, tool_use
+
+    model_server.script(tool_use("bash", {"command": command, "timeout": 15}, id="t1"), text("done"))
+    cli = Cli(project, model_server.env(clean_env(tmp_path / "home")))
+    started = time.monotonic()
+    result = cli.run("-p", "look", timeout=120)
+    return result, time.monotonic() - started, model_server.requests[-1]["messages"][-1]["content"][0]

@@ -14,14 +14,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 
 import pytest
 
 from tests.cli_runner import Cli, clean_env
 from tests.fake_model_server import text, tool_use
 
-from .hostile import unpack_archive_of, upstream
+from .hostile import run_bash_call, unpack_archive_of, upstream
 
 COMMANDS = ["cat pipe", "head -5 pipe", "wc -l *", "grep needle pipe", "rg needle pipe", "tail -n 3 docs/../pipe",
             "nl link", "sort link", "cut -c1 docs/*", "cat docs/notes.txt | grep needle - pipe",
@@ -45,18 +44,12 @@ def _fifos(origin) -> None:
     os.mkfifo(origin / "docs" / "pipe")
 
 
-def _bash(tmp_path, model_server, project, command: str):
-    model_server.script(tool_use("bash", {"command": command, "timeout": 15}, id="t1"), text("done"))
-    cli = Cli(project, model_server.env(clean_env(tmp_path / "home")))
-    started = time.monotonic()
-    result = cli.run("-p", "look", timeout=120)  # a hang fails here, whatever the machine's speed
-    return result, time.monotonic() - started, model_server.requests[-1]["messages"][-1]["content"][0]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_an_unasked_read_of_a_fifo_asks_instead_of_hanging(tmp_path, model_server, command):
     project = _archive(tmp_path, _fifos)
-    result, _, block = _bash(tmp_path, model_server, project, command)
+    result, _, block = run_bash_call(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert block["is_error"] and "Not run" in block["content"] and "timed out" not in block["content"]
@@ -64,7 +57,7 @@ def test_an_unasked_read_of_a_fifo_asks_instead_of_hanging(tmp_path, model_serve
 
 def test_the_control_the_same_search_without_special_files_runs_unasked(tmp_path, model_server):
     project = _archive(tmp_path, lambda origin: None)
-    result, _, block = _bash(tmp_path, model_server, project, "grep -rn needle docs")
+    result, _, block = run_bash_call(tmp_path, model_server, project, "grep -rn needle docs")
     assert "needs approval" not in result.err
     assert "docs/notes.txt:1:a needle" in block["content"]
 
@@ -171,7 +164,7 @@ DOOR_ONLY = {"linked worktree's lock fifo": _worktree_lock_fifo,
 @pytest.mark.parametrize("command", ["git status", "git log -1 --oneline", "git diff --stat"])
 def test_an_unasked_git_whose_own_files_are_fifos_asks(tmp_path, model_server, name, kind, command):
     project = _archive(tmp_path, _planter(name, kind))
-    result, _, block = _bash(tmp_path, model_server, project, command)
+    result, _, block = run_bash_call(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]
@@ -181,7 +174,7 @@ def test_an_unasked_git_whose_own_files_are_fifos_asks(tmp_path, model_server, n
 @pytest.mark.parametrize("command", ["git status", "git log -1 --oneline"])
 def test_an_unasked_git_whose_refs_or_objects_hold_a_fifo_asks(tmp_path, model_server, where, command):
     project = _archive(tmp_path, DEEPER[where])
-    result, _, block = _bash(tmp_path, model_server, project, command)
+    result, _, block = run_bash_call(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]
@@ -215,7 +208,7 @@ STATE = {"branch reflog": (_state("logs/refs/heads/main"), "git log -g main -1")
 def test_an_unasked_git_whose_reflog_or_todo_list_is_a_fifo_asks(tmp_path, model_server, where):
     plant, command = STATE[where]
     project = _archive(tmp_path, plant)
-    result, _, block = _bash(tmp_path, model_server, project, command)
+    result, _, block = run_bash_call(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]
@@ -226,7 +219,7 @@ def test_an_unasked_git_whose_configuration_includes_a_fifo_asks(tmp_path, model
     """The command asks before any git reads the configuration (session.git_special_file follows its includes),
     and evo-agent's own git door skips such a repository (below, DEEPER)."""
     project = _archive(tmp_path, _include_fifo)
-    result, _, block = _bash(tmp_path, model_server, project, command)
+    result, _, block = run_bash_call(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]
@@ -246,7 +239,7 @@ def test_an_unasked_git_whose_configuration_names_a_fifo_asks(tmp_path, model_se
         subprocess.run(["git", "config", key, value], cwd=origin, check=True)
 
     project = _archive(tmp_path, plant)
-    result, _, block = _bash(tmp_path, model_server, project, command)
+    result, _, block = run_bash_call(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]

@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.cli_runner import Cli, clean_env
-from tests.fake_model_server import text, tool_use
-
-from .hostile import unpack_archive_of, upstream
+from .hostile import run_bash_call, unpack_archive_of, upstream
 
 
 def _fifo_at(rel: str):
@@ -60,12 +56,6 @@ CASES = {
 }
 
 
-def _bash(tmp_path, model_server, project, command: str):
-    model_server.script(tool_use("bash", {"command": command, "timeout": 15}, id="t1"), text("done"))
-    cli = Cli(project, model_server.env(clean_env(tmp_path / "home")))
-    started = time.monotonic()
-    result = cli.run("-p", "look", timeout=120)  # a hang fails here, whatever the machine's speed
-    return result, time.monotonic() - started, model_server.requests[-1]["messages"][-1]["content"][0]
 
 
 def _archive(tmp_path, plant) -> Path:
@@ -79,7 +69,7 @@ def _archive(tmp_path, plant) -> Path:
 def test_an_unasked_git_whose_work_tree_file_is_a_fifo_asks(tmp_path, model_server, case):
     plant, command = CASES[case]
     project = _archive(tmp_path, plant)
-    result, _, block = _bash(tmp_path, model_server, project, command)
+    result, _, block = run_bash_call(tmp_path, model_server, project, command)
     assert result.rc == 0, result.err
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]
@@ -98,7 +88,7 @@ def test_the_control_ordinary_files_and_a_nested_repository_run_unasked(tmp_path
         (origin / "vendor" / "lib" / ".git").write_text("gitdir: ../store\n")
 
     project = _archive(tmp_path, plant)
-    result, _, block = _bash(tmp_path, model_server, project, "git status --short")
+    result, _, block = run_bash_call(tmp_path, model_server, project, "git status --short")
     assert "needs approval" not in result.err, result.err
     assert "docs/notes.txt" in block["content"]
 
@@ -121,7 +111,7 @@ def _ignored_dir(tracked: bool, fifo: str = ".gitattributes"):
 def test_a_fifo_in_an_ignored_directory_holding_a_tracked_file_still_asks(tmp_path, model_server):
     """The walk skips what git ignores, but not a directory whose tracked file git diffs."""
     project = _archive(tmp_path, _ignored_dir(tracked=True))
-    result, _, block = _bash(tmp_path, model_server, project, "git diff --stat")
+    result, _, block = run_bash_call(tmp_path, model_server, project, "git diff --stat")
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]
 
@@ -129,7 +119,7 @@ def test_a_fifo_in_an_ignored_directory_holding_a_tracked_file_still_asks(tmp_pa
 def test_a_fifo_where_git_never_looks_costs_no_question(tmp_path, model_server):
     """An ignored `vendor/` git never enters (nothing tracked there): its FIFO holds nothing, so nothing asks."""
     project = _archive(tmp_path, _ignored_dir(tracked=False))
-    result, _, block = _bash(tmp_path, model_server, project, "git status --short")
+    result, _, block = run_bash_call(tmp_path, model_server, project, "git status --short")
     assert "needs approval" not in result.err, result.err
     assert "docs/notes.txt" in block["content"] and "timed out" not in block["content"]
 
@@ -138,7 +128,7 @@ def test_a_fifo_where_git_never_looks_costs_no_question(tmp_path, model_server):
 def test_a_status_that_lists_ignored_files_walks_the_ignored_directories_too(tmp_path, model_server, command):
     """`--ignored` makes git enter the directories it otherwise skips, and read their `.gitignore`."""
     project = _archive(tmp_path, _ignored_dir(tracked=False, fifo=".gitignore"))
-    result, _, block = _bash(tmp_path, model_server, project, command)
+    result, _, block = run_bash_call(tmp_path, model_server, project, command)
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]
 
@@ -149,6 +139,6 @@ def test_a_fifo_beside_a_tracked_file_elsewhere_asks_when_git_runs_in_a_subdirec
     """Started in `src/` (or the command moves there), git still reads the whole work tree: the index it was
     checked against listed `src/` alone, so the walk skipped the ignored `vendor/` whose tracked file git diffs."""
     project = _archive(tmp_path, _ignored_dir(tracked=True))
-    result, _, block = _bash(tmp_path, model_server, project / "src", command)
+    result, _, block = run_bash_call(tmp_path, model_server, project / "src", command)
     assert "not run (needs approval)" in result.err, (result.err, block)
     assert "timed out" not in block["content"]

@@ -14,20 +14,9 @@ import subprocess
 import pytest
 
 from tests.fake_model_server import hang, text
-from tests.tmux_terminal import Terminal
+from tests.tmux_terminal import Terminal, open_app, ready
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-def open_app(terminals, project, *args, **kwargs) -> Terminal:
-    t = Terminal(project, list(args), **kwargs)
-    terminals.append(t)
-    return t
-
-
-def ready(t: Terminal) -> None:
-    t.wait(r"· /help")  # the welcome (`/help for help`, or `/help` on a narrow screen)
-    t.wait(r"tokens · context")  # the status line: the app reads keys now
 
 
 def say(t: Terminal, line: str) -> None:

@@ -15,21 +15,10 @@ import subprocess
 import pytest
 
 from tests.fake_model_server import hang, text, tool_use
-from tests.tmux_terminal import EVO, Terminal
+from tests.tmux_terminal import EVO, Terminal, open_app, ready
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 HINT = r"Resume this session with: evo-agent --resume (\d{13}_[0-9a-f]{8})"
-
-
-def open_app(terminals, project, *args, **kwargs) -> Terminal:
-    t = Terminal(project, list(args), **kwargs)
-    terminals.append(t)
-    return t
-
-
-def ready(t: Terminal) -> None:
-    t.wait(r"· /help")  # the welcome (`/help for help`, or `/help` on a narrow screen)
-    t.wait(r"tokens · context")  # the status line: the app reads keys now
 
 
 def test_ctrl_z_suspends_the_app_to_the_shell_and_fg_brings_it_back_with_the_text_typed(terminals, project):
